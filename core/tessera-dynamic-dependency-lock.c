@@ -1,0 +1,491 @@
+/* tessera-dynamic-dependency-lock.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <string.h>
+
+/**
+ * TesseraDynamicDependencyLock:
+ *
+ * The seed's `DynamicDependencyLock`: the scheduler-side lock of one
+ * dependency, with the lifecycle hooks `job_before_start`, `job_started`
+ * and `job_finished`, and `to_json`, which tells the job process (through
+ * `locks.json`) which class rebuilds its side of the lock: the entry's
+ * "module" and "class" are looked up among the classes registered with
+ * [func@Tessera.DynamicDependencyLock.register_class].
+ *
+ * On a [class@Tessera.TrackedDynamicResource] the defaults do everything a
+ * plain lock needs: acquire and release through the resource, record the
+ * job's process when it starts, and write "lock_file_path".
+ */
+typedef struct
+{
+  TesseraDynamicDependency *dependency;
+} TesseraDynamicDependencyLockPrivate;
+
+enum {
+  PROP_0,
+  PROP_DEPENDENCY,
+  N_PROPS
+};
+
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_TYPE_WITH_PRIVATE (TesseraDynamicDependencyLock, tessera_dynamic_dependency_lock, TESSERA_TYPE_LOCK)
+
+#define PRIV(o) ((TesseraDynamicDependencyLockPrivate *) tessera_dynamic_dependency_lock_get_instance_private (o))
+
+/* (module, class) names → lock class; canonical names per type. */
+static GMutex registry_mutex;
+static GHashTable *class_by_name;   /* "module\x1fclass" → GType */
+static GHashTable *name_by_class;   /* GType → "module\x1fclass" */
+
+static TesseraTrackedDynamicResource *
+tracked_resource (TesseraDynamicDependencyLock *self)
+{
+  TesseraDynamicDependency *dependency = PRIV (self)->dependency;
+  TesseraDynamicResource *resource = dependency ? tessera_dynamic_dependency_get_resource (dependency) : NULL;
+
+  return TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource) ? TESSERA_TRACKED_DYNAMIC_RESOURCE (resource) : NULL;
+}
+
+static gboolean
+real_do_acquire (TesseraLock *lock, GError **error)
+{
+  TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
+  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+
+  if (resource == NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+                   _("%s must implement do_acquire for this resource"), G_OBJECT_TYPE_NAME (self));
+      return FALSE;
+    }
+  return tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, error);
+}
+
+static void
+real_do_release (TesseraLock *lock)
+{
+  TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
+  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+
+  if (resource != NULL)
+    tessera_tracked_dynamic_resource_release (resource, PRIV (self)->dependency);
+}
+
+static char *
+real_dup_lock_folder (TesseraDynamicDependencyLock *self)
+{
+  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+  return resource ? g_strdup (tessera_tracked_dynamic_resource_get_lock_folder (resource)) : NULL;
+}
+
+static gboolean
+real_job_hook (TesseraDynamicDependencyLock *self, TesseraJob *job, GError **error)
+{
+  return TRUE;
+}
+
+static gboolean
+real_job_started (TesseraDynamicDependencyLock *self, TesseraJob *job,
+                  TesseraProcess *process, GError **error)
+{
+  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+
+  if (resource == NULL)
+    return TRUE;
+  return tessera_tracked_dynamic_resource_record_process (resource, PRIV (self)->dependency,
+                                                          process, error);
+}
+
+static void
+real_to_json (TesseraDynamicDependencyLock *self, JsonObject *object)
+{
+  const char *name;
+  g_autofree char *lock_file_path = NULL;
+
+  g_mutex_lock (&registry_mutex);
+  name = name_by_class ? g_hash_table_lookup (name_by_class, GSIZE_TO_POINTER (G_OBJECT_TYPE (self))) : NULL;
+  if (name != NULL)
+    {
+      json_object_set_string_member (object, "module", name);
+      json_object_set_string_member (object, "class", name + strlen (name) + 1);
+    }
+  g_mutex_unlock (&registry_mutex);
+  if (name == NULL)
+    {
+      /* Not registered: name the GType, so the job side says what is missing. */
+      json_object_set_string_member (object, "module", "tessera");
+      json_object_set_string_member (object, "class", G_OBJECT_TYPE_NAME (self));
+    }
+  lock_file_path = tessera_dynamic_dependency_lock_dup_lock_file_path (self);
+  if (lock_file_path != NULL)
+    json_object_set_string_member (object, "lock_file_path", lock_file_path);
+}
+
+static TesseraJobDependencyLock *
+real_job_lock_from_json (TesseraDynamicDependencyLockClass *klass, JsonObject *data, GError **error)
+{
+  JsonNode *path = json_object_get_member (data, "lock_file_path");
+
+  if (path != NULL && !JSON_NODE_HOLDS_NULL (path) &&
+      (!JSON_NODE_HOLDS_VALUE (path) || json_node_get_value_type (path) != G_TYPE_STRING))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("“lock_file_path” must be a string"));
+      return NULL;
+    }
+  return tessera_job_dependency_lock_new (data);
+}
+
+static void
+tessera_dynamic_dependency_lock_finalize (GObject *object)
+{
+  g_clear_object (&PRIV (TESSERA_DYNAMIC_DEPENDENCY_LOCK (object))->dependency);
+  G_OBJECT_CLASS (tessera_dynamic_dependency_lock_parent_class)->finalize (object);
+}
+
+static void
+tessera_dynamic_dependency_lock_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_DEPENDENCY:
+      g_value_set_object (value, PRIV (TESSERA_DYNAMIC_DEPENDENCY_LOCK (object))->dependency);
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_dynamic_dependency_lock_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_DEPENDENCY:
+      g_set_object (&PRIV (TESSERA_DYNAMIC_DEPENDENCY_LOCK (object))->dependency, g_value_get_object (value));
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_dynamic_dependency_lock_class_init (TesseraDynamicDependencyLockClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  TesseraLockClass *lock_class = TESSERA_LOCK_CLASS (klass);
+
+  object_class->finalize = tessera_dynamic_dependency_lock_finalize;
+  object_class->get_property = tessera_dynamic_dependency_lock_get_property;
+  object_class->set_property = tessera_dynamic_dependency_lock_set_property;
+  lock_class->do_acquire = real_do_acquire;
+  lock_class->do_release = real_do_release;
+  klass->dup_lock_folder = real_dup_lock_folder;
+  klass->job_before_start = real_job_hook;
+  klass->job_started = real_job_started;
+  klass->job_finished = real_job_hook;
+  klass->to_json = real_to_json;
+  klass->job_lock_from_json = real_job_lock_from_json;
+
+  /**
+   * TesseraDynamicDependencyLock:dependency:
+   *
+   * The dependency this lock grants.
+   */
+  props[PROP_DEPENDENCY] = g_param_spec_object ("dependency", NULL, NULL, TESSERA_TYPE_DYNAMIC_DEPENDENCY,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+
+  tessera_dynamic_dependency_lock_register_class (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK,
+                                                  "tessera", "DynamicDependencyLock");
+}
+
+static void
+tessera_dynamic_dependency_lock_init (TesseraDynamicDependencyLock *self)
+{
+}
+
+/**
+ * tessera_dynamic_dependency_lock_get_dependency:
+ * @self: a lock
+ *
+ * Returns: (transfer none): the dependency this lock grants
+ */
+TesseraDynamicDependency *
+tessera_dynamic_dependency_lock_get_dependency (TesseraDynamicDependencyLock *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), NULL);
+  return PRIV (self)->dependency;
+}
+
+/**
+ * tessera_dynamic_dependency_lock_dup_lock_folder:
+ * @self: a lock
+ *
+ * Returns: (transfer full) (nullable): the resource's lock folder
+ */
+char *
+tessera_dynamic_dependency_lock_dup_lock_folder (TesseraDynamicDependencyLock *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), NULL);
+  return TESSERA_DYNAMIC_DEPENDENCY_LOCK_GET_CLASS (self)->dup_lock_folder (self);
+}
+
+/**
+ * tessera_dynamic_dependency_lock_dup_ipc_lock_path:
+ * @self: a lock
+ *
+ * Returns: (transfer full) (nullable): `ipc.lock` in the lock folder
+ */
+char *
+tessera_dynamic_dependency_lock_dup_ipc_lock_path (TesseraDynamicDependencyLock *self)
+{
+  g_autofree char *folder = tessera_dynamic_dependency_lock_dup_lock_folder (self);
+  return folder ? g_build_filename (folder, "ipc.lock", NULL) : NULL;
+}
+
+/**
+ * tessera_dynamic_dependency_lock_dup_lock_file_path:
+ * @self: a lock
+ *
+ * Returns: (transfer full) (nullable): `jobs/{task_id}@{identifier}.json`
+ *   in the lock folder, for the dependency's job
+ */
+char *
+tessera_dynamic_dependency_lock_dup_lock_file_path (TesseraDynamicDependencyLock *self)
+{
+  g_autofree char *folder = tessera_dynamic_dependency_lock_dup_lock_folder (self);
+  g_autofree char *name = NULL;
+  TesseraJob *job;
+
+  if (folder == NULL || PRIV (self)->dependency == NULL)
+    return NULL;
+  job = tessera_dynamic_dependency_get_target (PRIV (self)->dependency);
+  if (job == NULL)
+    return NULL;
+  name = tessera_job_dup_lock_file_name (job);
+  return g_build_filename (folder, "jobs", name, NULL);
+}
+
+/**
+ * tessera_dynamic_dependency_lock_job_before_start:
+ * @self: a lock
+ * @job: the job about to start
+ * @error: return location for a #GError
+ *
+ * Called after the job directory exists and before the job process is
+ * spawned.
+ *
+ * Returns: %FALSE with @error set to stop the start
+ */
+gboolean
+tessera_dynamic_dependency_lock_job_before_start (TesseraDynamicDependencyLock  *self,
+                                                  TesseraJob                    *job,
+                                                  GError                       **error)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), FALSE);
+  return TESSERA_DYNAMIC_DEPENDENCY_LOCK_GET_CLASS (self)->job_before_start (self, job, error);
+}
+
+/**
+ * tessera_dynamic_dependency_lock_job_started:
+ * @self: a lock
+ * @job: the job that started
+ * @process: the process running it
+ * @error: return location for a #GError
+ *
+ * Called once the job process runs; by default records @process in the
+ * lock file so that the holding is reclaimed when it dies.
+ *
+ * Returns: %FALSE with @error set on failure
+ */
+gboolean
+tessera_dynamic_dependency_lock_job_started (TesseraDynamicDependencyLock  *self,
+                                             TesseraJob                    *job,
+                                             TesseraProcess                *process,
+                                             GError                       **error)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), FALSE);
+  return TESSERA_DYNAMIC_DEPENDENCY_LOCK_GET_CLASS (self)->job_started (self, job, process, error);
+}
+
+/**
+ * tessera_dynamic_dependency_lock_job_finished:
+ * @self: a lock
+ * @job: the job that ended
+ * @error: return location for a #GError
+ *
+ * Called when the job ended, before the lock is released.
+ *
+ * Returns: %FALSE with @error set on failure
+ */
+gboolean
+tessera_dynamic_dependency_lock_job_finished (TesseraDynamicDependencyLock  *self,
+                                              TesseraJob                    *job,
+                                              GError                       **error)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), FALSE);
+  return TESSERA_DYNAMIC_DEPENDENCY_LOCK_GET_CLASS (self)->job_finished (self, job, error);
+}
+
+/**
+ * tessera_dynamic_dependency_lock_to_json:
+ * @self: a lock
+ *
+ * The entry of this lock in `locks.json`.
+ *
+ * Returns: (transfer full): an object with "module", "class" and what the
+ *   lock's class adds
+ */
+JsonObject *
+tessera_dynamic_dependency_lock_to_json (TesseraDynamicDependencyLock *self)
+{
+  JsonObject *object;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), NULL);
+  object = json_object_new ();
+  TESSERA_DYNAMIC_DEPENDENCY_LOCK_GET_CLASS (self)->to_json (self, object);
+  return object;
+}
+
+static gboolean
+check_json_name (const char *name, GError **error)
+{
+  if (name == NULL || *name == '\0' || strlen (name) > 200)
+    goto bad;
+  for (const char *p = name; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '.' && *p != '-')
+      goto bad;
+  if (strstr (name, "..") != NULL)
+    goto bad;
+  return TRUE;
+bad:
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+               _("“%s” is not an acceptable module or class name"), name ? name : "");
+  return FALSE;
+}
+
+/**
+ * tessera_dynamic_dependency_lock_register_class:
+ * @type: a subtype of #TesseraDynamicDependencyLock
+ * @module: the "module" name written in `locks.json`
+ * @class_name: the "class" name written in `locks.json`
+ *
+ * Makes @type the class that (@module, @class_name) from `locks.json`
+ * stands for. The first pair registered for a type is the one its
+ * `to_json` writes; later pairs are aliases (for instance experimaestro's
+ * own module name).
+ */
+void
+tessera_dynamic_dependency_lock_register_class (GType       type,
+                                                const char *module,
+                                                const char *class_name)
+{
+  g_return_if_fail (g_type_is_a (type, TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
+  g_return_if_fail (check_json_name (module, NULL) && check_json_name (class_name, NULL));
+
+  g_mutex_lock (&registry_mutex);
+  if (class_by_name == NULL)
+    {
+      class_by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      name_by_class = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+    }
+  g_hash_table_insert (class_by_name, g_strdup_printf ("%s%c%s", module, 0x1f, class_name),
+                       GSIZE_TO_POINTER (type));
+  if (!g_hash_table_contains (name_by_class, GSIZE_TO_POINTER (type)))
+    {
+      gsize lm = strlen (module), lc = strlen (class_name);
+      char *both = g_malloc (lm + lc + 2);
+      memcpy (both, module, lm + 1);
+      memcpy (both + lm + 1, class_name, lc + 1);
+      g_hash_table_insert (name_by_class, GSIZE_TO_POINTER (type), both);
+    }
+  g_mutex_unlock (&registry_mutex);
+}
+
+/**
+ * tessera_dynamic_dependency_lock_lookup_class:
+ * @module: a "module" name from `locks.json`
+ * @class_name: a "class" name from `locks.json`
+ * @error: return location for a #GError
+ *
+ * Finds the lock class registered for a (module, class) pair. Names are
+ * only ever looked up, never turned into paths: names outside
+ * `[A-Za-z0-9_.-]` are %TESSERA_ERROR_INVALID_NAME.
+ *
+ * Returns: the type, or %G_TYPE_INVALID with %TESSERA_ERROR_CLASS_NOT_FOUND
+ */
+GType
+tessera_dynamic_dependency_lock_lookup_class (const char  *module,
+                                              const char  *class_name,
+                                              GError     **error)
+{
+  g_autofree char *key = NULL;
+  GType type = G_TYPE_INVALID;
+
+  /* Make sure the core's own class is registered. */
+  g_type_ensure (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK);
+  g_type_class_unref (g_type_class_ref (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
+
+  if (!check_json_name (module, error) || !check_json_name (class_name, error))
+    return G_TYPE_INVALID;
+  key = g_strdup_printf ("%s%c%s", module, 0x1f, class_name);
+  g_mutex_lock (&registry_mutex);
+  if (class_by_name != NULL)
+    type = GPOINTER_TO_SIZE (g_hash_table_lookup (class_by_name, key));
+  g_mutex_unlock (&registry_mutex);
+  if (type == G_TYPE_INVALID)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_CLASS_NOT_FOUND,
+                 _("No lock class %s.%s is known"), module, class_name);
+  return type;
+}
+
+static const char *
+string_member (JsonObject *data, const char *member)
+{
+  JsonNode *node = json_object_get_member (data, member);
+
+  if (node && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    return json_node_get_string (node);
+  return NULL;
+}
+
+/**
+ * tessera_dynamic_dependency_lock_job_lock_from_json:
+ * @data: an entry of `locks.json`
+ * @error: return location for a #GError
+ *
+ * Builds the job-process side of a lock from its `locks.json` entry,
+ * through the class its "module" and "class" name.
+ *
+ * Returns: (transfer full): the job lock, or %NULL with @error set
+ */
+TesseraJobDependencyLock *
+tessera_dynamic_dependency_lock_job_lock_from_json (JsonObject  *data,
+                                                    GError     **error)
+{
+  const char *module, *class_name;
+  TesseraDynamicDependencyLockClass *klass;
+  TesseraJobDependencyLock *lock;
+  GType type;
+
+  g_return_val_if_fail (data != NULL, NULL);
+  module = string_member (data, "module");
+  class_name = string_member (data, "class");
+  if (module == NULL || class_name == NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_CLASS_NOT_FOUND,
+                   _("Lock data misses “module” or “class”"));
+      return NULL;
+    }
+  type = tessera_dynamic_dependency_lock_lookup_class (module, class_name, error);
+  if (type == G_TYPE_INVALID)
+    return NULL;
+  klass = g_type_class_ref (type);
+  lock = klass->job_lock_from_json (klass, data, error);
+  g_type_class_unref (klass);
+  return lock;
+}

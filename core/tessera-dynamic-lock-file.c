@@ -1,0 +1,481 @@
+/* tessera-dynamic-lock-file.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+
+/**
+ * TesseraDynamicLockFile:
+ *
+ * The seed's `DynamicLockFile`: one JSON file per holder in a resource's
+ * `jobs/` folder,
+ * `{"job_uri": …, "information": …, "process": {"type": "local", "pid": N}}`.
+ * A file is valid, and counts against the capacity, when "job_uri" is set.
+ * Subclasses map "information" through the `from_information` and
+ * `to_information` virtual functions.
+ *
+ * Tessera writes lock files atomically (a temporary name that does not end
+ * in ".json", then a rename) and never follows a symbolic link when
+ * reading one.
+ */
+typedef struct
+{
+  char *path;
+  char *job_uri;
+  TesseraProcess *process;
+  gint64 mtime_ns;
+} TesseraDynamicLockFilePrivate;
+
+enum {
+  PROP_0,
+  PROP_PATH,
+  PROP_JOB_URI,
+  PROP_PROCESS,
+  N_PROPS
+};
+
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_TYPE_WITH_PRIVATE (TesseraDynamicLockFile, tessera_dynamic_lock_file, G_TYPE_OBJECT)
+
+#define PRIV(o) ((TesseraDynamicLockFilePrivate *) tessera_dynamic_lock_file_get_instance_private (o))
+
+static void
+tessera_dynamic_lock_file_finalize (GObject *object)
+{
+  TesseraDynamicLockFilePrivate *priv = PRIV (TESSERA_DYNAMIC_LOCK_FILE (object));
+
+  g_free (priv->path);
+  g_free (priv->job_uri);
+  g_clear_object (&priv->process);
+  G_OBJECT_CLASS (tessera_dynamic_lock_file_parent_class)->finalize (object);
+}
+
+static void
+tessera_dynamic_lock_file_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TesseraDynamicLockFilePrivate *priv = PRIV (TESSERA_DYNAMIC_LOCK_FILE (object));
+
+  switch (prop_id)
+    {
+    case PROP_PATH: g_value_set_string (value, priv->path); break;
+    case PROP_JOB_URI: g_value_set_string (value, priv->job_uri); break;
+    case PROP_PROCESS: g_value_set_object (value, priv->process); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_dynamic_lock_file_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  TesseraDynamicLockFile *self = TESSERA_DYNAMIC_LOCK_FILE (object);
+  TesseraDynamicLockFilePrivate *priv = PRIV (self);
+
+  switch (prop_id)
+    {
+    case PROP_PATH: g_free (priv->path); priv->path = g_value_dup_string (value); break;
+    case PROP_JOB_URI: g_free (priv->job_uri); priv->job_uri = g_value_dup_string (value); break;
+    case PROP_PROCESS: tessera_dynamic_lock_file_set_process (self, g_value_get_object (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static gboolean
+tessera_dynamic_lock_file_real_from_information (TesseraDynamicLockFile *self,
+                                                 JsonNode *information,
+                                                 GError **error)
+{
+  return TRUE;
+}
+
+static JsonNode *
+tessera_dynamic_lock_file_real_to_information (TesseraDynamicLockFile *self)
+{
+  return NULL;
+}
+
+static void
+tessera_dynamic_lock_file_class_init (TesseraDynamicLockFileClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = tessera_dynamic_lock_file_finalize;
+  object_class->get_property = tessera_dynamic_lock_file_get_property;
+  object_class->set_property = tessera_dynamic_lock_file_set_property;
+  klass->from_information = tessera_dynamic_lock_file_real_from_information;
+  klass->to_information = tessera_dynamic_lock_file_real_to_information;
+
+  /**
+   * TesseraDynamicLockFile:path:
+   *
+   * Where the lock file lives.
+   */
+  props[PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraDynamicLockFile:job-uri:
+   *
+   * The holder's job URI; %NULL makes the lock file invalid.
+   */
+  props[PROP_JOB_URI] = g_param_spec_string ("job-uri", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraDynamicLockFile:process:
+   *
+   * The holder's process, once recorded.
+   */
+  props[PROP_PROCESS] = g_param_spec_object ("process", NULL, NULL, TESSERA_TYPE_PROCESS,
+    G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+tessera_dynamic_lock_file_init (TesseraDynamicLockFile *self)
+{
+}
+
+static gboolean
+check_type (GType lock_file_type, GError **error)
+{
+  if (!g_type_is_a (lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
+      G_TYPE_IS_ABSTRACT (lock_file_type))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+                   _("%s is not a concrete lock file type"), g_type_name (lock_file_type));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tessera_dynamic_lock_file_new_from_data:
+ * @lock_file_type: a concrete subtype of #TesseraDynamicLockFile
+ * @path: the path the data was read from
+ * @data: the JSON text of a lock file
+ * @length: the length of @data, or -1 when it is nul-terminated
+ * @error: return location for a #GError
+ *
+ * Parses a lock file. A missing "job_uri" makes an invalid (not counted)
+ * lock file, not an error; text that is not a JSON object, or members of
+ * the wrong type, are %TESSERA_ERROR_INVALID_LOCK_FILE.
+ *
+ * Returns: (transfer full): the lock file, or %NULL with @error set
+ */
+TesseraDynamicLockFile *
+tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
+                                         const char  *path,
+                                         const char  *data,
+                                         gssize       length,
+                                         GError     **error)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(GError) local = NULL;
+  g_autoptr(TesseraDynamicLockFile) self = NULL;
+  g_autoptr(TesseraProcess) process = NULL;
+  JsonNode *root, *job_uri, *information, *process_node;
+  JsonObject *object;
+
+  if (!check_type (lock_file_type, error))
+    return NULL;
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, data, length, &local))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("Lock file %s is not valid JSON: %s"), path, local->message);
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("Lock file %s is not a JSON object"), path);
+      return NULL;
+    }
+  object = json_node_get_object (root);
+  job_uri = json_object_get_member (object, "job_uri");
+  if (job_uri != NULL && !JSON_NODE_HOLDS_NULL (job_uri) &&
+      (!JSON_NODE_HOLDS_VALUE (job_uri) || json_node_get_value_type (job_uri) != G_TYPE_STRING))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("Lock file %s: “job_uri” must be a string"), path);
+      return NULL;
+    }
+  process_node = json_object_get_member (object, "process");
+  if (process_node != NULL && !JSON_NODE_HOLDS_NULL (process_node))
+    {
+      process = tessera_process_new_from_json (process_node, &local);
+      if (process == NULL)
+        {
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                       _("Lock file %s: %s"), path, local->message);
+          return NULL;
+        }
+    }
+  self = g_object_new (lock_file_type,
+                       "path", path,
+                       "job-uri", (job_uri && JSON_NODE_HOLDS_VALUE (job_uri))
+                                  ? json_node_get_string (job_uri) : NULL,
+                       "process", process,
+                       NULL);
+  information = json_object_get_member (object, "information");
+  if (information != NULL && JSON_NODE_HOLDS_NULL (information))
+    information = NULL;
+  if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, &local))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("Lock file %s: %s"), path, local->message);
+      return NULL;
+    }
+  return g_steal_pointer (&self);
+}
+
+/**
+ * tessera_dynamic_lock_file_load:
+ * @lock_file_type: a concrete subtype of #TesseraDynamicLockFile
+ * @path: the lock file
+ * @error: return location for a #GError
+ *
+ * Reads a lock file, without following a symbolic link. A Python peer
+ * writes in place, so text that does not parse is read again a few times
+ * before it is reported as %TESSERA_ERROR_INVALID_LOCK_FILE. A file that
+ * does not exist is `G_FILE_ERROR_NOENT`.
+ *
+ * Returns: (transfer full): the lock file, or %NULL with @error set
+ */
+TesseraDynamicLockFile *
+tessera_dynamic_lock_file_load (GType        lock_file_type,
+                                const char  *path,
+                                GError     **error)
+{
+  for (guint attempt = 0;; attempt++)
+    {
+      g_autofree char *data = NULL;
+      g_autoptr(GError) local = NULL;
+      gsize length;
+      struct stat st;
+      TesseraDynamicLockFile *self;
+
+      if (!_tessera_read_file_nofollow (path, &data, &length, &st, error))
+        return NULL;
+      self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, length, &local);
+      if (self != NULL)
+        {
+          PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+          return self;
+        }
+      if (attempt >= 3 || !g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE))
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
+        }
+      g_usleep (20 * 1000);
+    }
+}
+
+/**
+ * tessera_dynamic_lock_file_to_json:
+ * @self: a lock file
+ *
+ * Returns: (transfer full): the lock file's content: "job_uri",
+ *   "information" and, when known, "process"
+ */
+JsonNode *
+tessera_dynamic_lock_file_to_json (TesseraDynamicLockFile *self)
+{
+  TesseraDynamicLockFilePrivate *priv;
+  JsonObject *object;
+  JsonNode *node, *information;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
+  priv = PRIV (self);
+
+  object = json_object_new ();
+  if (priv->job_uri != NULL)
+    json_object_set_string_member (object, "job_uri", priv->job_uri);
+  else
+    json_object_set_null_member (object, "job_uri");
+  information = TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->to_information (self);
+  json_object_set_member (object, "information",
+                          information ? information : json_node_new (JSON_NODE_NULL));
+  if (priv->process != NULL)
+    json_object_set_member (object, "process", tessera_process_to_json (priv->process));
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_node_take_object (node, object);
+  return node;
+}
+
+/**
+ * tessera_dynamic_lock_file_save:
+ * @self: a lock file
+ * @error: return location for a #GError
+ *
+ * Writes the lock file atomically to its path.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+tessera_dynamic_lock_file_save (TesseraDynamicLockFile  *self,
+                                GError                 **error)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *text = NULL;
+  struct stat st;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), FALSE);
+
+  node = tessera_dynamic_lock_file_to_json (self);
+  text = json_to_string (node, FALSE);
+  if (!_tessera_write_file_atomic (PRIV (self)->path, text, -1, error))
+    return FALSE;
+  if (g_lstat (PRIV (self)->path, &st) == 0)
+    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+  return TRUE;
+}
+
+/**
+ * tessera_dynamic_lock_file_create:
+ * @lock_file_type: a concrete subtype of #TesseraDynamicLockFile
+ * @path: where to write the lock file
+ * @job_uri: the holder's job URI
+ * @information: (nullable): the type-specific "information"
+ * @process: (nullable): the holder's process, when already known
+ * @error: return location for a #GError
+ *
+ * The seed's `DynamicLockFile.create`: makes a lock file and writes it.
+ *
+ * Returns: (transfer full): the new lock file, or %NULL with @error set
+ */
+TesseraDynamicLockFile *
+tessera_dynamic_lock_file_create (GType            lock_file_type,
+                                  const char      *path,
+                                  const char      *job_uri,
+                                  JsonNode        *information,
+                                  TesseraProcess  *process,
+                                  GError         **error)
+{
+  g_autoptr(TesseraDynamicLockFile) self = NULL;
+
+  g_return_val_if_fail (path != NULL && job_uri != NULL, NULL);
+  if (!check_type (lock_file_type, error))
+    return NULL;
+  self = g_object_new (lock_file_type, "path", path, "job-uri", job_uri, "process", process, NULL);
+  if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, error))
+    return NULL;
+  if (!tessera_dynamic_lock_file_save (self, error))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+/**
+ * tessera_dynamic_lock_file_delete:
+ * @self: a lock file
+ * @error: return location for a #GError
+ *
+ * Removes the lock file from disk. A file that is already gone is not an
+ * error: peers may delete it at any moment.
+ *
+ * Returns: %TRUE when the file is gone
+ */
+gboolean
+tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
+                                  GError                 **error)
+{
+  const char *path;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), FALSE);
+  path = PRIV (self)->path;
+  if (g_unlink (path) < 0 && errno != ENOENT)
+    {
+      int saved = errno;
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO,
+                   _("Cannot delete lock file %s: %s"), path, g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tessera_dynamic_lock_file_get_path:
+ * @self: a lock file
+ *
+ * Returns: the lock file's path
+ */
+const char *
+tessera_dynamic_lock_file_get_path (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
+  return PRIV (self)->path;
+}
+
+/**
+ * tessera_dynamic_lock_file_get_job_uri:
+ * @self: a lock file
+ *
+ * Returns: (nullable): the holder's job URI
+ */
+const char *
+tessera_dynamic_lock_file_get_job_uri (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
+  return PRIV (self)->job_uri;
+}
+
+/**
+ * tessera_dynamic_lock_file_is_valid:
+ * @self: a lock file
+ *
+ * Returns: whether the lock file names a job, and so counts
+ */
+gboolean
+tessera_dynamic_lock_file_is_valid (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), FALSE);
+  return PRIV (self)->job_uri != NULL;
+}
+
+/**
+ * tessera_dynamic_lock_file_get_process:
+ * @self: a lock file
+ *
+ * Returns: (transfer none) (nullable): the holder's process, if recorded
+ */
+TesseraProcess *
+tessera_dynamic_lock_file_get_process (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
+  return PRIV (self)->process;
+}
+
+/**
+ * tessera_dynamic_lock_file_set_process:
+ * @self: a lock file
+ * @process: (nullable): the holder's process
+ *
+ * Sets the holder's process in memory; [method@Tessera.DynamicLockFile.save]
+ * writes it.
+ */
+void
+tessera_dynamic_lock_file_set_process (TesseraDynamicLockFile *self,
+                                       TesseraProcess         *process)
+{
+  g_return_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self));
+  if (g_set_object (&PRIV (self)->process, process))
+    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_PROCESS]);
+}
+
+/**
+ * tessera_dynamic_lock_file_get_mtime:
+ * @self: a lock file
+ *
+ * Returns: the modification time of the file when it was read or written,
+ *   in nanoseconds since the epoch (0 if unknown)
+ */
+gint64
+tessera_dynamic_lock_file_get_mtime (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), 0);
+  return PRIV (self)->mtime_ns;
+}

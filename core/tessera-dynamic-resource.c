@@ -1,0 +1,266 @@
+/* tessera-dynamic-resource.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+/**
+ * TesseraDynamicResource:
+ *
+ * The seed's `DynamicResource`: something a dependency waits on. Its state
+ * has a generation number that grows whenever it may have changed (a
+ * release, a holder's death, a capacity change, a fallback poll); a waiter
+ * remembers the generation before trying and sleeps in
+ * [method@Tessera.DynamicResource.wait] until it moves.
+ */
+typedef struct
+{
+  char *name;
+  GMutex mutex;
+  GCond cond;
+  guint64 generation;
+  TesseraResourcePoller *poller;
+} TesseraDynamicResourcePrivate;
+
+enum {
+  PROP_0,
+  PROP_NAME,
+  N_PROPS
+};
+
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (TesseraDynamicResource, tessera_dynamic_resource, G_TYPE_OBJECT)
+
+static void
+tessera_dynamic_resource_finalize (GObject *object)
+{
+  TesseraDynamicResource *self = TESSERA_DYNAMIC_RESOURCE (object);
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  g_free (priv->name);
+  g_mutex_clear (&priv->mutex);
+  g_cond_clear (&priv->cond);
+  g_clear_object (&priv->poller);
+  G_OBJECT_CLASS (tessera_dynamic_resource_parent_class)->finalize (object);
+}
+
+static void
+tessera_dynamic_resource_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TesseraDynamicResourcePrivate *priv =
+    tessera_dynamic_resource_get_instance_private (TESSERA_DYNAMIC_RESOURCE (object));
+
+  switch (prop_id)
+    {
+    case PROP_NAME: g_value_set_string (value, priv->name); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_dynamic_resource_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  TesseraDynamicResourcePrivate *priv =
+    tessera_dynamic_resource_get_instance_private (TESSERA_DYNAMIC_RESOURCE (object));
+
+  switch (prop_id)
+    {
+    case PROP_NAME: g_free (priv->name); priv->name = g_value_dup_string (value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_dynamic_resource_real_refresh_state (TesseraDynamicResource *self)
+{
+  tessera_dynamic_resource_notify_changed (self);
+}
+
+static void
+tessera_dynamic_resource_class_init (TesseraDynamicResourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = tessera_dynamic_resource_finalize;
+  object_class->get_property = tessera_dynamic_resource_get_property;
+  object_class->set_property = tessera_dynamic_resource_set_property;
+  klass->refresh_state = tessera_dynamic_resource_real_refresh_state;
+
+  /**
+   * TesseraDynamicResource:name:
+   *
+   * A human-readable name, used in messages.
+   */
+  props[PROP_NAME] = g_param_spec_string ("name", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+tessera_dynamic_resource_init (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  g_mutex_init (&priv->mutex);
+  g_cond_init (&priv->cond);
+  priv->poller = tessera_resource_poller_get_default ();
+}
+
+/**
+ * tessera_dynamic_resource_get_name:
+ * @self: a resource
+ *
+ * Returns: (nullable): the resource's name
+ */
+const char *
+tessera_dynamic_resource_get_name (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self), NULL);
+  priv = tessera_dynamic_resource_get_instance_private (self);
+  return priv->name;
+}
+
+/**
+ * tessera_dynamic_resource_get_generation:
+ * @self: a resource
+ *
+ * Read it before trying to acquire, then pass it to
+ * [method@Tessera.DynamicResource.wait]: a change that happens in between
+ * is not lost.
+ *
+ * Returns: the current generation of the resource's state
+ */
+guint64
+tessera_dynamic_resource_get_generation (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv;
+  guint64 generation;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self), 0);
+  priv = tessera_dynamic_resource_get_instance_private (self);
+  g_mutex_lock (&priv->mutex);
+  generation = priv->generation;
+  g_mutex_unlock (&priv->mutex);
+  return generation;
+}
+
+/**
+ * tessera_dynamic_resource_notify_changed:
+ * @self: a resource
+ *
+ * Says the resource's state may have changed: the generation grows and
+ * every waiter wakes up to try again. Safe from any thread.
+ */
+void
+tessera_dynamic_resource_notify_changed (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv;
+
+  g_return_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self));
+  priv = tessera_dynamic_resource_get_instance_private (self);
+  g_mutex_lock (&priv->mutex);
+  priv->generation++;
+  g_cond_broadcast (&priv->cond);
+  g_mutex_unlock (&priv->mutex);
+}
+
+/**
+ * tessera_dynamic_resource_refresh_state:
+ * @self: a resource
+ *
+ * Asks the resource to look at its state again, in case an event was
+ * missed (the seed's `refresh_state`), and wakes its waiters.
+ */
+void
+tessera_dynamic_resource_refresh_state (TesseraDynamicResource *self)
+{
+  g_return_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self));
+  TESSERA_DYNAMIC_RESOURCE_GET_CLASS (self)->refresh_state (self);
+}
+
+void
+_tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self)
+{
+  tessera_dynamic_resource_refresh_state (self);
+}
+
+static void
+wake_on_cancel (GCancellable *cancellable, gpointer data)
+{
+  TesseraDynamicResourcePrivate *priv = data;
+
+  g_mutex_lock (&priv->mutex);
+  g_cond_broadcast (&priv->cond);
+  g_mutex_unlock (&priv->mutex);
+}
+
+/**
+ * tessera_dynamic_resource_wait:
+ * @self: a resource
+ * @generation: the generation read before the last attempt
+ * @deadline: a monotonic time (g_get_monotonic_time()) to give up at, or
+ *   -1 to wait for ever
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocks until the resource's generation differs from @generation. While
+ * it waits, the [class@Tessera.ResourcePoller] polls the resource as a
+ * fallback. Works without any main loop in the calling thread.
+ *
+ * Returns: %TRUE when the state changed, %FALSE with
+ *   %TESSERA_ERROR_TIMEOUT at the deadline or `G_IO_ERROR_CANCELLED`
+ */
+gboolean
+tessera_dynamic_resource_wait (TesseraDynamicResource  *self,
+                               guint64                  generation,
+                               gint64                   deadline,
+                               GCancellable            *cancellable,
+                               GError                 **error)
+{
+  TesseraDynamicResourcePrivate *priv;
+  gulong handler = 0;
+  gboolean changed, cancelled = FALSE;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self), FALSE);
+  priv = tessera_dynamic_resource_get_instance_private (self);
+
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return FALSE;
+
+  tessera_resource_poller_register (priv->poller, self);
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (wake_on_cancel), priv, NULL);
+
+  g_mutex_lock (&priv->mutex);
+  while (priv->generation == generation)
+    {
+      if (cancellable != NULL && g_cancellable_is_cancelled (cancellable))
+        {
+          cancelled = TRUE;
+          break;
+        }
+      if (deadline < 0)
+        g_cond_wait (&priv->cond, &priv->mutex);
+      else if (!g_cond_wait_until (&priv->cond, &priv->mutex, deadline) &&
+               g_get_monotonic_time () >= deadline)
+        break;
+    }
+  changed = priv->generation != generation;
+  g_mutex_unlock (&priv->mutex);
+
+  if (cancellable != NULL)
+    g_cancellable_disconnect (cancellable, handler);
+  tessera_resource_poller_unregister (priv->poller, self);
+
+  if (changed)
+    return TRUE;
+  if (cancelled)
+    return !g_cancellable_set_error_if_cancelled (cancellable, error);
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT,
+               _("Timed out waiting for resource “%s”"),
+               priv->name ? priv->name : "?");
+  return FALSE;
+}

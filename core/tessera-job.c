@@ -1,0 +1,449 @@
+/* tessera-job.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/**
+ * TesseraJob:
+ *
+ * Who holds a lock: the seed's job, with its task id, its identifier and
+ * its job URI, the path `<job dir>/<name>` that experimaestro derives
+ * `<job_uri>.lock` and `<job_uri>.pid` from.
+ *
+ * While a job holds resources, its process keeps an fcntl lock on
+ * `<job_uri>.lock` ([method@Tessera.Job.hold]) and, once it knows its
+ * process, writes `<job_uri>.pid`: seed-era experimaestro watchers wait on
+ * the first and read the second to learn when the holder is gone.
+ */
+struct _TesseraJob
+{
+  GObject parent_instance;
+
+  char *task_id;
+  char *identifier;
+  char *job_uri;
+  TesseraProcess *process;
+  int lock_fd;
+  gboolean wrote_pid;
+};
+
+enum {
+  PROP_0,
+  PROP_TASK_ID,
+  PROP_IDENTIFIER,
+  PROP_JOB_URI,
+  PROP_PROCESS,
+  N_PROPS
+};
+
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_FINAL_TYPE (TesseraJob, tessera_job, G_TYPE_OBJECT)
+
+static void
+tessera_job_finalize (GObject *object)
+{
+  TesseraJob *self = TESSERA_JOB (object);
+
+  tessera_job_unhold (self);
+  g_free (self->task_id);
+  g_free (self->identifier);
+  g_free (self->job_uri);
+  g_clear_object (&self->process);
+  G_OBJECT_CLASS (tessera_job_parent_class)->finalize (object);
+}
+
+static void
+tessera_job_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TesseraJob *self = TESSERA_JOB (object);
+
+  switch (prop_id)
+    {
+    case PROP_TASK_ID: g_value_set_string (value, self->task_id); break;
+    case PROP_IDENTIFIER: g_value_set_string (value, self->identifier); break;
+    case PROP_JOB_URI: g_value_set_string (value, self->job_uri); break;
+    case PROP_PROCESS: g_value_set_object (value, self->process); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_job_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  TesseraJob *self = TESSERA_JOB (object);
+
+  switch (prop_id)
+    {
+    case PROP_TASK_ID: self->task_id = g_value_dup_string (value); break;
+    case PROP_IDENTIFIER: self->identifier = g_value_dup_string (value); break;
+    case PROP_JOB_URI: self->job_uri = g_value_dup_string (value); break;
+    case PROP_PROCESS: tessera_job_set_process (self, g_value_get_object (value), NULL); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_job_class_init (TesseraJobClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = tessera_job_finalize;
+  object_class->get_property = tessera_job_get_property;
+  object_class->set_property = tessera_job_set_property;
+
+  /**
+   * TesseraJob:task-id:
+   *
+   * The task identifier, the first half of the lock file name.
+   */
+  props[PROP_TASK_ID] = g_param_spec_string ("task-id", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraJob:identifier:
+   *
+   * The job identifier (in experimaestro, a hash), the second half of the
+   * lock file name.
+   */
+  props[PROP_IDENTIFIER] = g_param_spec_string ("identifier", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraJob:job-uri:
+   *
+   * The absolute path `<job dir>/<name>` written as "job_uri" in lock files.
+   */
+  props[PROP_JOB_URI] = g_param_spec_string ("job-uri", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraJob:process:
+   *
+   * The process that runs the job, once known. When set before a resource
+   * is acquired, the lock file names it from the start, so a crash of the
+   * holder is noticed at once.
+   */
+  props[PROP_PROCESS] = g_param_spec_object ("process", NULL, NULL, TESSERA_TYPE_PROCESS,
+    G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+tessera_job_init (TesseraJob *self)
+{
+  self->lock_fd = -1;
+}
+
+/**
+ * tessera_check_name:
+ * @name: a task id or job identifier from a caller or a file
+ * @error: return location for a #GError
+ *
+ * Checks that @name can become part of a file name in `jobs/` without
+ * escaping it: not empty, valid UTF-8, no `/`, no `..`, no control
+ * characters.
+ *
+ * Returns: %TRUE when @name is acceptable, else %FALSE with
+ *   %TESSERA_ERROR_INVALID_NAME
+ */
+gboolean
+tessera_check_name (const char  *name,
+                    GError     **error)
+{
+  const char *p;
+
+  if (name == NULL || *name == '\0')
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("A job name must not be empty"));
+      return FALSE;
+    }
+  if (!g_utf8_validate (name, -1, NULL))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("A job name must be valid UTF-8"));
+      return FALSE;
+    }
+  if (strchr (name, '/') != NULL || strstr (name, "..") != NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("Job name “%s” must not contain “/” or “..”"), name);
+      return FALSE;
+    }
+  for (p = name; *p != '\0'; p++)
+    if ((guchar) *p < 0x20 || *p == 0x7f)
+      {
+        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                     _("Job name “%s” must not contain control characters"), name);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/**
+ * tessera_lock_file_name:
+ * @task_id: a task id (checked with [func@Tessera.check_name] by callers)
+ * @identifier: a job identifier
+ *
+ * The seed's `get_job_lock_relpath`: `"{task_id}@{identifier}"` cut to 256
+ * characters, then ".json".
+ *
+ * Returns: (transfer full): the lock file name
+ */
+char *
+tessera_lock_file_name (const char *task_id,
+                        const char *identifier)
+{
+  g_autofree char *full = g_strdup_printf ("%s@%s", task_id, identifier);
+  g_autofree char *cut = g_utf8_validate (full, -1, NULL)
+                         ? g_utf8_substring (full, 0, MIN (256, g_utf8_strlen (full, -1)))
+                         : g_strndup (full, 256);
+  return g_strconcat (cut, ".json", NULL);
+}
+
+/**
+ * tessera_job_new:
+ * @task_id: the task id
+ * @identifier: the job identifier
+ * @job_uri: the absolute path `<job dir>/<name>` of the job
+ * @error: return location for a #GError
+ *
+ * Creates a job after checking its names with [func@Tessera.check_name].
+ *
+ * Returns: (transfer full): a new job, or %NULL with @error set
+ */
+TesseraJob *
+tessera_job_new (const char  *task_id,
+                 const char  *identifier,
+                 const char  *job_uri,
+                 GError     **error)
+{
+  if (!tessera_check_name (task_id, error) || !tessera_check_name (identifier, error))
+    return NULL;
+  if (job_uri == NULL || !g_path_is_absolute (job_uri) || !g_utf8_validate (job_uri, -1, NULL))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("A job URI must be an absolute path"));
+      return NULL;
+    }
+  return g_object_new (TESSERA_TYPE_JOB,
+                       "task-id", task_id,
+                       "identifier", identifier,
+                       "job-uri", job_uri,
+                       NULL);
+}
+
+/**
+ * tessera_job_get_task_id:
+ * @self: a job
+ *
+ * Returns: the task id
+ */
+const char *
+tessera_job_get_task_id (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  return self->task_id;
+}
+
+/**
+ * tessera_job_get_identifier:
+ * @self: a job
+ *
+ * Returns: the job identifier
+ */
+const char *
+tessera_job_get_identifier (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  return self->identifier;
+}
+
+/**
+ * tessera_job_get_job_uri:
+ * @self: a job
+ *
+ * Returns: the job URI
+ */
+const char *
+tessera_job_get_job_uri (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  return self->job_uri;
+}
+
+/**
+ * tessera_job_dup_lock_path:
+ * @self: a job
+ *
+ * Returns: (transfer full): `<job_uri>.lock`, derived as Python's
+ *   `Path.with_suffix` does
+ */
+char *
+tessera_job_dup_lock_path (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  return _tessera_path_with_suffix (self->job_uri, ".lock");
+}
+
+/**
+ * tessera_job_dup_pid_path:
+ * @self: a job
+ *
+ * Returns: (transfer full): `<job_uri>.pid`, derived as Python's
+ *   `Path.with_suffix` does
+ */
+char *
+tessera_job_dup_pid_path (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  return _tessera_path_with_suffix (self->job_uri, ".pid");
+}
+
+/**
+ * tessera_job_dup_lock_file_name:
+ * @self: a job
+ *
+ * Returns: (transfer full): the name of this job's lock file in `jobs/`
+ */
+char *
+tessera_job_dup_lock_file_name (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  return tessera_lock_file_name (self->task_id, self->identifier);
+}
+
+/**
+ * tessera_job_get_process:
+ * @self: a job
+ *
+ * Returns: (transfer none) (nullable): the process running the job, if known
+ */
+TesseraProcess *
+tessera_job_get_process (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  return self->process;
+}
+
+static gboolean
+write_pid_file (TesseraJob *self, GError **error)
+{
+  g_autofree char *path = tessera_job_dup_pid_path (self);
+  g_autoptr(JsonNode) node = tessera_process_to_json (self->process);
+  g_autofree char *text = json_to_string (node, FALSE);
+
+  if (!_tessera_write_file_atomic (path, text, -1, error))
+    return FALSE;
+  self->wrote_pid = TRUE;
+  return TRUE;
+}
+
+/**
+ * tessera_job_set_process:
+ * @self: a job
+ * @process: (nullable): the process running the job
+ * @error: return location for a #GError
+ *
+ * Records the process of the job. While the job is held
+ * ([method@Tessera.Job.hold]), `<job_uri>.pid` is written at once.
+ *
+ * Returns: %FALSE with @error set when `<job_uri>.pid` cannot be written
+ */
+gboolean
+tessera_job_set_process (TesseraJob      *self,
+                         TesseraProcess  *process,
+                         GError         **error)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
+  g_return_val_if_fail (process == NULL || TESSERA_IS_PROCESS (process), FALSE);
+
+  if (g_set_object (&self->process, process))
+    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_PROCESS]);
+  if (self->lock_fd >= 0 && self->process != NULL)
+    return write_pid_file (self, error);
+  return TRUE;
+}
+
+/**
+ * tessera_job_hold:
+ * @self: a job
+ * @error: return location for a #GError
+ *
+ * Takes the job lock `<job_uri>.lock` (creating the job directory if
+ * needed) and writes `<job_uri>.pid` when the process is known. Tessera
+ * calls this before it creates a lock file for the job; holding twice is
+ * fine. Fails with %TESSERA_ERROR_ALREADY_HELD when another process runs
+ * the same job.
+ *
+ * Returns: whether the job is now held by this process
+ */
+gboolean
+tessera_job_hold (TesseraJob  *self,
+                  GError     **error)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *lock_path = NULL;
+
+  g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
+
+  if (self->lock_fd >= 0)
+    return TRUE;
+  dir = g_path_get_dirname (self->job_uri);
+  if (!_tessera_mkdir_with_parents (dir, error))
+    return FALSE;
+  lock_path = tessera_job_dup_lock_path (self);
+  self->lock_fd = _tessera_job_lock_take (lock_path, FALSE, error);
+  if (self->lock_fd < 0)
+    return FALSE;
+  if (self->process != NULL && !write_pid_file (self, error))
+    {
+      tessera_job_unhold (self);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tessera_job_is_held:
+ * @self: a job
+ *
+ * Returns: whether this process holds the job lock
+ */
+gboolean
+tessera_job_is_held (TesseraJob *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
+  return self->lock_fd >= 0;
+}
+
+/**
+ * tessera_job_unhold:
+ * @self: a job
+ *
+ * Removes `<job_uri>.pid` if this process wrote it and lets the job lock
+ * go: for a seed-era watcher, the job has finished. Does nothing when the
+ * job is not held.
+ */
+void
+tessera_job_unhold (TesseraJob *self)
+{
+  g_return_if_fail (TESSERA_IS_JOB (self));
+
+  if (self->lock_fd < 0)
+    return;
+  if (self->wrote_pid)
+    {
+      g_autofree char *pid_path = tessera_job_dup_pid_path (self);
+      if (g_unlink (pid_path) < 0 && errno != ENOENT)
+        g_warning (_("Cannot remove %s: %s"), pid_path, g_strerror (errno));
+      self->wrote_pid = FALSE;
+    }
+  /* Closing the descriptor drops the open-file-description lock. */
+  close (self->lock_fd);
+  self->lock_fd = -1;
+}

@@ -1,0 +1,158 @@
+/* tessera-lock.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+/**
+ * TesseraLock:
+ *
+ * The seed's `Lock`: acquiring counts levels, so a lock taken twice is
+ * really taken once and really released when the level drops back to zero.
+ * A detached lock is never released by this object: the holding has been
+ * handed on (for instance to a job process that releases it through its
+ * [class@Tessera.JobDependencyLock]).
+ *
+ * A lock still held when the object is finalized is released then.
+ */
+typedef struct
+{
+  guint level;
+  gboolean detached;
+} TesseraLockPrivate;
+
+G_DEFINE_TYPE_WITH_PRIVATE (TesseraLock, tessera_lock, G_TYPE_OBJECT)
+
+static void
+tessera_lock_dispose (GObject *object)
+{
+  TesseraLock *self = TESSERA_LOCK (object);
+  TesseraLockPrivate *priv = tessera_lock_get_instance_private (self);
+
+  if (priv->level > 0)
+    {
+      priv->level = 1;
+      tessera_lock_release (self);
+    }
+  G_OBJECT_CLASS (tessera_lock_parent_class)->dispose (object);
+}
+
+static gboolean
+tessera_lock_real_do_acquire (TesseraLock *self, GError **error)
+{
+  return TRUE;
+}
+
+static void
+tessera_lock_real_do_release (TesseraLock *self)
+{
+}
+
+static void
+tessera_lock_class_init (TesseraLockClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = tessera_lock_dispose;
+  klass->do_acquire = tessera_lock_real_do_acquire;
+  klass->do_release = tessera_lock_real_do_release;
+}
+
+static void
+tessera_lock_init (TesseraLock *self)
+{
+}
+
+/**
+ * tessera_lock_acquire:
+ * @self: a lock
+ * @error: return location for a #GError
+ *
+ * Takes the lock, or adds a level when it is already held.
+ *
+ * Returns: %TRUE when held, %FALSE with @error set otherwise (for a
+ *   dynamic dependency lock, %TESSERA_ERROR_UNAVAILABLE when the resource
+ *   is full)
+ */
+gboolean
+tessera_lock_acquire (TesseraLock  *self,
+                      GError      **error)
+{
+  TesseraLockPrivate *priv;
+
+  g_return_val_if_fail (TESSERA_IS_LOCK (self), FALSE);
+  priv = tessera_lock_get_instance_private (self);
+
+  if (priv->level == 0 && !TESSERA_LOCK_GET_CLASS (self)->do_acquire (self, error))
+    return FALSE;
+  priv->level++;
+  return TRUE;
+}
+
+/**
+ * tessera_lock_release:
+ * @self: a lock
+ *
+ * Drops one level; the lock is really released when no level is left and
+ * it is not detached. Releasing a lock that is not held does nothing.
+ */
+void
+tessera_lock_release (TesseraLock *self)
+{
+  TesseraLockPrivate *priv;
+
+  g_return_if_fail (TESSERA_IS_LOCK (self));
+  priv = tessera_lock_get_instance_private (self);
+
+  if (priv->level == 0)
+    return;
+  priv->level--;
+  if (priv->level == 0 && !priv->detached)
+    TESSERA_LOCK_GET_CLASS (self)->do_release (self);
+}
+
+/**
+ * tessera_lock_detach:
+ * @self: a lock
+ *
+ * Hands the holding on: from now on this object never releases it.
+ */
+void
+tessera_lock_detach (TesseraLock *self)
+{
+  TesseraLockPrivate *priv;
+
+  g_return_if_fail (TESSERA_IS_LOCK (self));
+  priv = tessera_lock_get_instance_private (self);
+  priv->detached = TRUE;
+}
+
+/**
+ * tessera_lock_is_detached:
+ * @self: a lock
+ *
+ * Returns: whether [method@Tessera.Lock.detach] was called
+ */
+gboolean
+tessera_lock_is_detached (TesseraLock *self)
+{
+  TesseraLockPrivate *priv;
+
+  g_return_val_if_fail (TESSERA_IS_LOCK (self), FALSE);
+  priv = tessera_lock_get_instance_private (self);
+  return priv->detached;
+}
+
+/**
+ * tessera_lock_get_level:
+ * @self: a lock
+ *
+ * Returns: how many times the lock was acquired and not yet released
+ */
+guint
+tessera_lock_get_level (TesseraLock *self)
+{
+  TesseraLockPrivate *priv;
+
+  g_return_val_if_fail (TESSERA_IS_LOCK (self), 0);
+  priv = tessera_lock_get_instance_private (self);
+  return priv->level;
+}

@@ -1,0 +1,62 @@
+/* tessera-private.h: helpers shared inside libtessera-1, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "config.h"
+
+#include <sys/stat.h>
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+/* Messages go through the library's own domain, bound once. */
+const char *_tessera_gettext (const char *msgid) G_GNUC_FORMAT (1);
+#define _(s) _tessera_gettext (s)
+#define N_(s) (s)
+
+/* File helpers */
+gboolean _tessera_write_file_atomic   (const char  *path,
+                                       const char  *data,
+                                       gssize       length,
+                                       GError     **error);
+gboolean _tessera_read_file_nofollow  (const char  *path,
+                                       char       **data,
+                                       gsize       *length,
+                                       struct stat *st,
+                                       GError     **error);
+char    *_tessera_path_with_suffix    (const char  *path,
+                                       const char  *suffix);
+gboolean _tessera_mkdir_with_parents  (const char  *path,
+                                       GError     **error);
+gint64   _tessera_stat_mtime_ns       (const struct stat *st);
+
+/* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it */
+int      _tessera_ipc_lock_acquire    (const char  *path,
+                                       GError     **error);
+void     _tessera_ipc_lock_release    (int          fd);
+
+/* Job lock (`<job_uri>.lock`): OFD write lock */
+int      _tessera_job_lock_take       (const char  *path,
+                                       gboolean     wait,
+                                       GError     **error);
+gboolean _tessera_job_lock_is_held    (const char  *path);
+
+/* Processes */
+gboolean    _tessera_proc_stat        (GPid         pid,
+                                       guint64     *start_time,
+                                       char        *state);
+const char *_tessera_boot_id          (void);
+const char *_tessera_host_name        (void);
+int         _tessera_pidfd_open       (GPid         pid);
+
+/* Waiting (used by the poller) */
+void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
+
+/* Environment knobs, read once */
+double _tessera_poll_interval_initial (void);
+double _tessera_poll_interval_max     (void);
+gboolean _tessera_inotify_disabled    (void);
+
+G_END_DECLS

@@ -1,0 +1,1551 @@
+/* tessera-tracked-dynamic-resource.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#ifndef NFS_SUPER_MAGIC
+#define NFS_SUPER_MAGIC 0x6969
+#endif
+
+/**
+ * TesseraTrackedDynamicResource:
+ *
+ * The seed's `TrackedDynamicResource`: a resource whose holders are files
+ * in a lock folder F, in experimaestro's format:
+ *
+ * - `F/informations.json`: resource-level data (for a counter token,
+ *   `{"total": N}`); a change is applied in every running process;
+ * - `F/ipc.lock`: held (flock and an fcntl lock) around every
+ *   read-modify-write of F;
+ * - `F/jobs/{task_id}@{identifier}.json`: one [class@Tessera.DynamicLockFile]
+ *   per holder.
+ *
+ * The resource keeps a cache of the lock files and re-reads only what
+ * changed: inotify tells which names changed (read under ipc.lock, so the
+ * view is exact when it matters); without inotify (network file systems,
+ * `TESSERA_NO_INOTIFY=1`) the folder's modification time does. A holder's
+ * death is seen through a pidfd in the [class@Tessera.ResourcePoller]'s
+ * thread; the next process that looks removes the dead holder's file. A
+ * valid lock file with no process, older than [property@Tessera.TrackedDynamicResource:min-age],
+ * whose job lock is not held, is an orphan and is removed too.
+ *
+ * Subclasses implement the seed's accounting virtual functions; all of
+ * them run under the resource's thread lock.
+ */
+
+typedef struct
+{
+  char *name;
+  TesseraDynamicLockFile *lock_file;  /* NULL: unreadable or not a file */
+  gboolean accounted;
+  ino_t ino;
+  gint64 mtime_ns;
+  goffset size;
+  TesseraProcess *holder;             /* from the file or from <job_uri>.pid */
+  gboolean dead;                      /* the pidfd said so */
+  gboolean watched;
+} Entry;
+
+typedef struct
+{
+  GWeakRef resource;
+} WatchBox;
+
+typedef struct
+{
+  GPid pid;
+  int fd;
+  GSource *source;
+  GHashTable *names;
+} PidWatch;
+
+typedef struct
+{
+  char *lock_folder;
+  char *jobs_folder;
+  char *ipc_path;
+  char *info_path;
+  GType lock_file_type;
+  double min_age;
+
+  GMutex lock;                /* the seed's thread lock */
+  GHashTable *cache;          /* name → Entry */
+  GHashTable *attention;      /* names to look at on every refresh */
+  GHashTable *dirty;          /* names inotify reported */
+  gboolean force_scan;
+
+  gboolean jobs_known;
+  gint64 jobs_mtime_ns;
+  ino_t jobs_ino;
+
+  gboolean info_known;
+  gint64 info_mtime_ns;
+  ino_t info_ino;
+  goffset info_size;
+
+  WatchBox *box;
+  int inotify_fd;
+  int jobs_wd;
+  GSource *inotify_source;
+  GHashTable *pid_watches;    /* pid → PidWatch */
+} TesseraTrackedDynamicResourcePrivate;
+
+enum {
+  PROP_0,
+  PROP_LOCK_FOLDER,
+  PROP_LOCK_FILE_TYPE,
+  PROP_MIN_AGE,
+  N_PROPS
+};
+
+static GParamSpec *props[N_PROPS];
+
+static void tessera_tracked_dynamic_resource_initable_init (GInitableIface *iface);
+
+G_DEFINE_ABSTRACT_TYPE_WITH_CODE (TesseraTrackedDynamicResource, tessera_tracked_dynamic_resource,
+                                  TESSERA_TYPE_DYNAMIC_RESOURCE,
+                                  G_ADD_PRIVATE (TesseraTrackedDynamicResource)
+                                  G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE,
+                                                         tessera_tracked_dynamic_resource_initable_init))
+
+#define PRIV(o) ((TesseraTrackedDynamicResourcePrivate *) tessera_tracked_dynamic_resource_get_instance_private (o))
+#define KLASS(o) TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (o)
+
+static const char *
+resource_name (TesseraTrackedDynamicResource *self)
+{
+  const char *name = tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self));
+  return name ? name : PRIV (self)->lock_folder;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Watch boxes: sources in the poller's thread reach the resource through a
+ * weak reference, so they never keep it alive nor touch it once disposed. */
+
+static WatchBox *
+watch_box_new (TesseraTrackedDynamicResource *self)
+{
+  WatchBox *box = g_atomic_rc_box_new0 (WatchBox);
+  g_weak_ref_init (&box->resource, self);
+  return box;
+}
+
+static void
+watch_box_clear (WatchBox *box)
+{
+  g_weak_ref_clear (&box->resource);
+}
+
+static WatchBox *
+watch_box_ref (WatchBox *box)
+{
+  return g_atomic_rc_box_acquire (box);
+}
+
+static void
+watch_box_unref (gpointer box)
+{
+  g_atomic_rc_box_release_full (box, (GDestroyNotify) watch_box_clear);
+}
+
+static GMainContext *
+poller_context (void)
+{
+  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
+  return tessera_resource_poller_get_context (poller);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Entries */
+
+static void
+entry_free (Entry *entry)
+{
+  g_free (entry->name);
+  g_clear_object (&entry->lock_file);
+  g_clear_object (&entry->holder);
+  g_free (entry);
+}
+
+static void
+pid_watch_free (PidWatch *watch)
+{
+  g_source_destroy (watch->source);
+  g_source_unref (watch->source);
+  close (watch->fd);
+  g_hash_table_unref (watch->names);
+  g_free (watch);
+}
+
+static void
+unwatch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  PidWatch *watch;
+
+  if (!entry->watched || entry->holder == NULL)
+    return;
+  entry->watched = FALSE;
+  watch = g_hash_table_lookup (priv->pid_watches,
+                               GINT_TO_POINTER (tessera_process_get_pid (entry->holder)));
+  if (watch == NULL)
+    return;
+  g_hash_table_remove (watch->names, entry->name);
+  if (g_hash_table_size (watch->names) == 0)
+    g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (watch->pid));
+}
+
+static gboolean
+on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
+{
+  WatchBox *box = data;
+  g_autoptr(TesseraTrackedDynamicResource) self = g_weak_ref_get (&box->resource);
+  TesseraTrackedDynamicResourcePrivate *priv;
+  GHashTableIter iter;
+  gpointer key, value;
+  PidWatch *found = NULL;
+
+  if (self == NULL)
+    return G_SOURCE_REMOVE;
+  priv = PRIV (self);
+  g_mutex_lock (&priv->lock);
+  g_hash_table_iter_init (&iter, priv->pid_watches);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (((PidWatch *) value)->fd == fd)
+      {
+        found = value;
+        break;
+      }
+  if (found != NULL)
+    {
+      GHashTableIter names;
+      gpointer name;
+
+      g_hash_table_iter_init (&names, found->names);
+      while (g_hash_table_iter_next (&names, &name, NULL))
+        {
+          Entry *entry = g_hash_table_lookup (priv->cache, name);
+          if (entry != NULL)
+            {
+              entry->dead = TRUE;
+              entry->watched = FALSE;
+              g_hash_table_add (priv->attention, g_strdup (entry->name));
+            }
+        }
+      g_debug ("Holder %d of %s exited", found->pid, resource_name (self));
+      /* Removing the watch destroys this very source; keep it alive until
+       * the dispatch returns. */
+      g_source_ref (found->source);
+      {
+        GSource *source = found->source;
+        g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (found->pid));
+        g_mutex_unlock (&priv->lock);
+        g_source_unref (source);
+      }
+    }
+  else
+    g_mutex_unlock (&priv->lock);
+
+  tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+  return G_SOURCE_REMOVE;
+}
+
+/* Called with the thread lock held; holder known to be alive and local. */
+static void
+watch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  GPid pid = tessera_process_get_pid (entry->holder);
+  PidWatch *watch = g_hash_table_lookup (priv->pid_watches, GINT_TO_POINTER (pid));
+
+  if (watch == NULL)
+    {
+      int fd = _tessera_pidfd_open (pid);
+      if (fd < 0)
+        return;   /* no pidfd (old kernel, no descriptors left): polled instead */
+      /* The pid may have been reused between the check and the open. */
+      if (tessera_process_check (entry->holder) != TESSERA_PROCESS_ALIVE)
+        {
+          close (fd);
+          return;
+        }
+      watch = g_new0 (PidWatch, 1);
+      watch->pid = pid;
+      watch->fd = fd;
+      watch->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      watch->source = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+      g_source_set_name (watch->source, "tessera-pidfd");
+      g_source_set_callback (watch->source, (GSourceFunc) (void (*)(void)) on_pidfd_ready,
+                             watch_box_ref (priv->box), watch_box_unref);
+      g_hash_table_insert (priv->pid_watches, GINT_TO_POINTER (pid), watch);
+      g_source_attach (watch->source, poller_context ());
+    }
+  g_hash_table_add (watch->names, g_strdup (entry->name));
+  entry->watched = TRUE;
+}
+
+static void
+account (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->lock_file != NULL && !entry->accounted &&
+      tessera_dynamic_lock_file_is_valid (entry->lock_file))
+    {
+      KLASS (self)->account_lock_file (self, entry->lock_file);
+      entry->accounted = TRUE;
+    }
+}
+
+static void
+unaccount (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->accounted)
+    {
+      KLASS (self)->unaccount_lock_file (self, entry->lock_file);
+      entry->accounted = FALSE;
+    }
+}
+
+static void
+remove_entry (TesseraTrackedDynamicResource *self, const char *name)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  Entry *entry = g_hash_table_lookup (priv->cache, name);
+
+  if (entry == NULL)
+    return;
+  unaccount (self, entry);
+  unwatch_entry (self, entry);
+  g_hash_table_remove (priv->attention, name);
+  g_hash_table_remove (priv->cache, name);
+}
+
+/* Finds the holder of a lock file without "process": seed-era writers name
+ * it only through <job_uri>.pid. */
+static TesseraProcess *
+holder_from_pid_file (const char *job_uri)
+{
+  g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
+  g_autofree char *data = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  gsize length;
+
+  if (!_tessera_read_file_nofollow (pid_path, &data, &length, NULL, NULL))
+    return NULL;
+  if (!json_parser_load_from_data (parser, data, length, NULL))
+    return NULL;
+  return tessera_process_new_from_json (json_parser_get_root (parser), NULL);
+}
+
+/* Reads (or re-reads) one lock file. Called with the thread lock held. */
+static void
+load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct stat *st)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
+  g_autoptr(GError) error = NULL;
+  Entry *entry;
+
+  remove_entry (self, name);
+  entry = g_new0 (Entry, 1);
+  entry->name = g_strdup (name);
+  entry->ino = st->st_ino;
+  entry->mtime_ns = _tessera_stat_mtime_ns (st);
+  entry->size = st->st_size;
+
+  if (S_ISLNK (st->st_mode))
+    g_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
+  else if (!S_ISREG (st->st_mode))
+    g_warning (_("Ignoring %s: not a regular file"), path);
+  else
+    {
+      entry->lock_file = tessera_dynamic_lock_file_load (priv->lock_file_type, path, &error);
+      if (entry->lock_file == NULL)
+        {
+          if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+            {
+              entry_free (entry);
+              return;
+            }
+          g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
+        }
+    }
+
+  g_hash_table_insert (priv->cache, entry->name, entry);
+  if (entry->lock_file == NULL)
+    {
+      /* Re-examined on every refresh: a peer may still be writing it. */
+      g_hash_table_add (priv->attention, g_strdup (name));
+      return;
+    }
+  account (self, entry);
+  if (!tessera_dynamic_lock_file_is_valid (entry->lock_file))
+    return;
+  if (tessera_dynamic_lock_file_get_process (entry->lock_file) != NULL)
+    entry->holder = g_object_ref (tessera_dynamic_lock_file_get_process (entry->lock_file));
+  g_hash_table_add (priv->attention, g_strdup (name));
+}
+
+/* Decides whether a lock file still holds. Thread lock and ipc.lock held.
+ * Returns FALSE when the entry is gone. */
+static gboolean
+examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  const char *job_uri;
+  g_autofree char *reason = NULL;
+  g_autofree char *path = NULL;
+
+  if (entry->lock_file == NULL || !tessera_dynamic_lock_file_is_valid (entry->lock_file))
+    return TRUE;
+  job_uri = tessera_dynamic_lock_file_get_job_uri (entry->lock_file);
+
+  if (entry->holder == NULL)
+    entry->holder = holder_from_pid_file (job_uri);
+
+  if (entry->holder != NULL)
+    {
+      TesseraProcessState state = entry->dead ? TESSERA_PROCESS_DEAD
+                                              : tessera_process_check (entry->holder);
+      if (state == TESSERA_PROCESS_DEAD)
+        reason = g_strdup_printf (_("its process %d is gone"),
+                                  (int) tessera_process_get_pid (entry->holder));
+      else
+        {
+          if (state == TESSERA_PROCESS_ALIVE && !entry->watched)
+            watch_entry (self, entry);
+          /* Remote holders and watched ones need no more attention. */
+          if (state == TESSERA_PROCESS_REMOTE || entry->watched)
+            g_hash_table_remove (priv->attention, entry->name);
+          return TRUE;
+        }
+    }
+  else
+    {
+      g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
+      g_autofree char *job_dir = g_path_get_dirname (job_uri);
+      gint64 age_ns = now_ns - entry->mtime_ns;
+
+      /* A process holding the job lock is the holder, still starting. */
+      if (_tessera_job_lock_is_held (lock_path))
+        return TRUE;
+      if ((double) age_ns / 1e9 < priv->min_age)
+        return TRUE;
+      reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
+                         ? _("it has no process and nobody holds its job lock")
+                         : _("its job directory is gone"));
+    }
+
+  path = g_build_filename (priv->jobs_folder, entry->name, NULL);
+  {
+    struct stat st;
+    /* Only delete the very file we judged, not one recreated since. */
+    if (g_lstat (path, &st) == 0 && st.st_ino == entry->ino)
+      {
+        g_message (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
+        if (g_unlink (path) < 0 && errno != ENOENT)
+          g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
+      }
+  }
+  remove_entry (self, entry->name);
+  return FALSE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* informations.json */
+
+static JsonNode *
+read_informations (TesseraTrackedDynamicResource *self, struct stat *st, GError **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autofree char *data = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) local = NULL;
+  gsize length;
+
+  if (!_tessera_read_file_nofollow (priv->info_path, &data, &length, st, &local))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, "%s", local->message);
+      return NULL;
+    }
+  if (!json_parser_load_from_data (parser, data, length, &local))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                   _("%s is not valid JSON: %s"), priv->info_path, local->message);
+      return NULL;
+    }
+  if (json_parser_get_root (parser) == NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                   _("%s is empty"), priv->info_path);
+      return NULL;
+    }
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+/* Applies informations.json when it changed. Thread lock held. */
+static gboolean
+check_informations_locked (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  struct stat st;
+
+  if (g_lstat (priv->info_path, &st) < 0)
+    {
+      if (priv->info_known)
+        g_warning (_("%s disappeared; keeping the last capacity of %s"),
+                   priv->info_path, resource_name (self));
+      priv->info_known = FALSE;
+      return FALSE;
+    }
+  if (priv->info_known && st.st_ino == priv->info_ino &&
+      _tessera_stat_mtime_ns (&st) == priv->info_mtime_ns && st.st_size == priv->info_size)
+    return FALSE;
+
+  node = read_informations (self, &st, &error);
+  /* Remember what we looked at, good or bad, so a broken file is reported
+   * once per change rather than on every acquire. */
+  priv->info_known = TRUE;
+  priv->info_ino = st.st_ino;
+  priv->info_mtime_ns = _tessera_stat_mtime_ns (&st);
+  priv->info_size = st.st_size;
+  if (node == NULL)
+    {
+      g_warning (_("Keeping the last capacity of %s: %s"), resource_name (self), error->message);
+      return FALSE;
+    }
+  if (!KLASS (self)->handle_information_change (self, node, &error))
+    {
+      g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name (self),
+                 priv->info_path, error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* inotify */
+
+static gboolean
+drain_inotify_locked (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  gboolean relevant = FALSE;
+  char buf[16384] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+
+  if (priv->inotify_fd < 0)
+    return FALSE;
+  for (;;)
+    {
+      ssize_t n = read (priv->inotify_fd, buf, sizeof buf);
+      char *p;
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      for (p = buf; p < buf + n;)
+        {
+          struct inotify_event *ev = (struct inotify_event *) p;
+          p += sizeof (struct inotify_event) + ev->len;
+
+          if (ev->mask & IN_Q_OVERFLOW)
+            {
+              priv->force_scan = TRUE;
+              relevant = TRUE;
+            }
+          else if (ev->wd == priv->jobs_wd)
+            {
+              if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+                {
+                  priv->jobs_wd = -1;
+                  priv->force_scan = TRUE;
+                  relevant = TRUE;
+                }
+              else if (ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
+                {
+                  g_hash_table_add (priv->dirty, g_strdup (ev->name));
+                  relevant = TRUE;
+                }
+            }
+          else if (ev->len > 0 && strcmp (ev->name, "informations.json") == 0)
+            relevant |= check_informations_locked (self);
+          else if (ev->len > 0 && strcmp (ev->name, "jobs") == 0)
+            {
+              priv->force_scan = TRUE;
+              relevant = TRUE;
+            }
+        }
+    }
+  return relevant;
+}
+
+static gboolean
+on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
+{
+  WatchBox *box = data;
+  g_autoptr(TesseraTrackedDynamicResource) self = g_weak_ref_get (&box->resource);
+  gboolean relevant;
+
+  if (self == NULL)
+    return G_SOURCE_REMOVE;
+  g_mutex_lock (&PRIV (self)->lock);
+  relevant = drain_inotify_locked (self);
+  g_mutex_unlock (&PRIV (self)->lock);
+  if (relevant)
+    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+add_jobs_watch (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  if (priv->inotify_fd < 0 || priv->jobs_wd >= 0)
+    return;
+  priv->jobs_wd = inotify_add_watch (priv->inotify_fd, priv->jobs_folder,
+                                     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+                                     IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
+                                     IN_ONLYDIR | IN_DONT_FOLLOW);
+}
+
+static void
+setup_inotify (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  struct statfs sfs;
+
+  /* inotify sees nothing that other hosts do on a network file system:
+   * there the folder's mtime and the poller are the primary path. */
+  if (_tessera_inotify_disabled () ||
+      (statfs (priv->lock_folder, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC))
+    return;
+  priv->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  if (priv->inotify_fd < 0)
+    return;
+  if (inotify_add_watch (priv->inotify_fd, priv->lock_folder,
+                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
+                         IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
+    {
+      close (priv->inotify_fd);
+      priv->inotify_fd = -1;
+      return;
+    }
+  add_jobs_watch (self);
+  priv->inotify_source = g_unix_fd_source_new (priv->inotify_fd, G_IO_IN);
+  g_source_set_name (priv->inotify_source, "tessera-inotify");
+  g_source_set_callback (priv->inotify_source, (GSourceFunc) (void (*)(void)) on_inotify_ready,
+                         watch_box_ref (priv->box), watch_box_unref);
+  g_source_attach (priv->inotify_source, poller_context ());
+}
+
+/* ---------------------------------------------------------------------- */
+/* Refreshing the cache */
+
+static void
+stat_and_load (TesseraTrackedDynamicResource *self, const char *name)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
+  Entry *entry = g_hash_table_lookup (priv->cache, name);
+  struct stat st;
+
+  if (g_lstat (path, &st) < 0)
+    {
+      remove_entry (self, name);
+      return;
+    }
+  if (entry != NULL && entry->ino == st.st_ino &&
+      entry->mtime_ns == _tessera_stat_mtime_ns (&st) && entry->size == st.st_size)
+    return;
+  load_entry (self, name, &st);
+}
+
+static gboolean
+is_lock_file_name (const char *name)
+{
+  return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
+}
+
+static void
+scan_jobs_folder (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func (g_free);
+  GHashTableIter iter;
+  gpointer key;
+  DIR *dir;
+  struct dirent *d;
+
+  dir = opendir (priv->jobs_folder);
+  if (dir != NULL)
+    {
+      while ((d = readdir (dir)) != NULL)
+        if (is_lock_file_name (d->d_name))
+          g_hash_table_add (seen, g_strdup (d->d_name));
+      closedir (dir);
+    }
+  g_hash_table_iter_init (&iter, priv->cache);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (!g_hash_table_contains (seen, key))
+      g_ptr_array_add (gone, g_strdup (key));
+  for (guint i = 0; i < gone->len; i++)
+    remove_entry (self, g_ptr_array_index (gone, i));
+  g_hash_table_iter_init (&iter, seen);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    stat_and_load (self, key);
+}
+
+/* The seed's `_update`, done incrementally. Thread lock and ipc.lock held. */
+static void
+refresh_locked (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autoptr(GPtrArray) names = NULL;
+  GHashTableIter iter;
+  gpointer key;
+  struct stat st;
+  gboolean scan = priv->force_scan;
+
+  drain_inotify_locked (self);
+  check_informations_locked (self);
+
+  if (g_lstat (priv->jobs_folder, &st) < 0)
+    {
+      if (mkdir (priv->jobs_folder, 0777) < 0 && errno != EEXIST)
+        g_warning (_("Cannot create %s: %s"), priv->jobs_folder, g_strerror (errno));
+      g_lstat (priv->jobs_folder, &st);
+      scan = TRUE;
+    }
+  add_jobs_watch (self);
+  /* Without inotify, the folder's mtime says whether any name changed. */
+  if (priv->inotify_fd < 0 || priv->jobs_wd < 0)
+    scan |= !priv->jobs_known || st.st_ino != priv->jobs_ino ||
+            _tessera_stat_mtime_ns (&st) != priv->jobs_mtime_ns;
+  else
+    scan |= !priv->jobs_known;
+
+  if (scan)
+    {
+      g_hash_table_remove_all (priv->dirty);
+      scan_jobs_folder (self);
+      priv->force_scan = FALSE;
+      priv->jobs_known = TRUE;
+      priv->jobs_ino = st.st_ino;
+      priv->jobs_mtime_ns = _tessera_stat_mtime_ns (&st);
+    }
+  else if (g_hash_table_size (priv->dirty) > 0)
+    {
+      g_autoptr(GHashTable) dirty = priv->dirty;
+
+      priv->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      g_hash_table_iter_init (&iter, dirty);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        stat_and_load (self, key);
+    }
+
+  /* Holders that died, have no process yet or could not be watched. */
+  if (g_hash_table_size (priv->attention) > 0)
+    {
+      gint64 now_ns = g_get_real_time () * 1000;
+
+      names = g_ptr_array_new_with_free_func (g_free);
+      g_hash_table_iter_init (&iter, priv->attention);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        g_ptr_array_add (names, g_strdup (key));
+      for (guint i = 0; i < names->len; i++)
+        {
+          Entry *entry = g_hash_table_lookup (priv->cache, g_ptr_array_index (names, i));
+          if (entry == NULL)
+            g_hash_table_remove (priv->attention, g_ptr_array_index (names, i));
+          else if (entry->lock_file == NULL)
+            stat_and_load (self, entry->name);
+          else
+            examine_entry (self, entry, now_ns);
+        }
+    }
+}
+
+/* After our own change to jobs/, the folder's new mtime is explained. */
+static void
+note_own_change (TesseraTrackedDynamicResource *self, gint64 mtime_before)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  struct stat st;
+
+  if (priv->jobs_known && mtime_before == priv->jobs_mtime_ns &&
+      g_lstat (priv->jobs_folder, &st) == 0)
+    priv->jobs_mtime_ns = _tessera_stat_mtime_ns (&st);
+}
+
+static gint64
+jobs_mtime_now (TesseraTrackedDynamicResource *self)
+{
+  struct stat st;
+  return g_lstat (PRIV (self)->jobs_folder, &st) == 0 ? _tessera_stat_mtime_ns (&st) : -1;
+}
+
+/* Takes the thread lock then ipc.lock, in that order, always. */
+static int
+lock_both (TesseraTrackedDynamicResource *self, GError **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  int fd;
+
+  g_mutex_lock (&priv->lock);
+  fd = _tessera_ipc_lock_acquire (priv->ipc_path, error);
+  if (fd < 0)
+    g_mutex_unlock (&priv->lock);
+  return fd;
+}
+
+static void
+unlock_both (TesseraTrackedDynamicResource *self, int fd)
+{
+  _tessera_ipc_lock_release (fd);
+  g_mutex_unlock (&PRIV (self)->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* GObject */
+
+static void
+tessera_tracked_dynamic_resource_dispose (GObject *object)
+{
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (object);
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  g_mutex_lock (&priv->lock);
+  if (priv->inotify_source != NULL)
+    {
+      g_source_destroy (priv->inotify_source);
+      g_clear_pointer (&priv->inotify_source, g_source_unref);
+    }
+  g_hash_table_remove_all (priv->pid_watches);
+  g_mutex_unlock (&priv->lock);
+  G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->dispose (object);
+}
+
+static void
+tessera_tracked_dynamic_resource_finalize (GObject *object)
+{
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (object);
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  g_hash_table_unref (priv->pid_watches);
+  g_hash_table_unref (priv->cache);
+  g_hash_table_unref (priv->attention);
+  g_hash_table_unref (priv->dirty);
+  if (priv->inotify_fd >= 0)
+    close (priv->inotify_fd);
+  watch_box_unref (priv->box);
+  g_free (priv->lock_folder);
+  g_free (priv->jobs_folder);
+  g_free (priv->ipc_path);
+  g_free (priv->info_path);
+  g_mutex_clear (&priv->lock);
+  G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
+}
+
+static void
+tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (TESSERA_TRACKED_DYNAMIC_RESOURCE (object));
+
+  switch (prop_id)
+    {
+    case PROP_LOCK_FOLDER: g_value_set_string (value, priv->lock_folder); break;
+    case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
+    case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (object);
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  switch (prop_id)
+    {
+    case PROP_LOCK_FOLDER: g_free (priv->lock_folder); priv->lock_folder = g_value_dup_string (value); break;
+    case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
+    case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+tessera_tracked_dynamic_resource_refresh_state (TesseraDynamicResource *resource)
+{
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
+
+  /* Runs in the poller's thread, which never takes ipc.lock: mark the cache
+   * for a full re-read and let the waiters do it under ipc.lock. */
+  g_mutex_lock (&PRIV (self)->lock);
+  PRIV (self)->force_scan = TRUE;
+  g_mutex_unlock (&PRIV (self)->lock);
+  tessera_dynamic_resource_notify_changed (resource);
+}
+
+static void
+real_noop_lock_file (TesseraTrackedDynamicResource *self, TesseraDynamicLockFile *lock_file)
+{
+}
+
+static void
+real_noop_dependency (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency)
+{
+}
+
+static JsonNode *
+real_get_lock_file_information (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency)
+{
+  return NULL;
+}
+
+static gboolean
+real_handle_information_change (TesseraTrackedDynamicResource *self, JsonNode *informations, GError **error)
+{
+  return TRUE;
+}
+
+static JsonNode *
+real_initialize_informations (TesseraTrackedDynamicResource *self)
+{
+  return NULL;
+}
+
+static void
+real_reset_state (TesseraTrackedDynamicResource *self)
+{
+}
+
+static gboolean
+real_is_available (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency, GError **error)
+{
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+               _("%s does not implement is_available"), G_OBJECT_TYPE_NAME (self));
+  return FALSE;
+}
+
+static void
+tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = tessera_tracked_dynamic_resource_dispose;
+  object_class->finalize = tessera_tracked_dynamic_resource_finalize;
+  object_class->get_property = tessera_tracked_dynamic_resource_get_property;
+  object_class->set_property = tessera_tracked_dynamic_resource_set_property;
+  TESSERA_DYNAMIC_RESOURCE_CLASS (klass)->refresh_state = tessera_tracked_dynamic_resource_refresh_state;
+
+  klass->reset_state = real_reset_state;
+  klass->account_lock_file = real_noop_lock_file;
+  klass->unaccount_lock_file = real_noop_lock_file;
+  klass->is_available = real_is_available;
+  klass->do_acquire = real_noop_dependency;
+  klass->do_release = real_noop_dependency;
+  klass->get_lock_file_information = real_get_lock_file_information;
+  klass->handle_information_change = real_handle_information_change;
+  klass->initialize_informations = real_initialize_informations;
+
+  /**
+   * TesseraTrackedDynamicResource:lock-folder:
+   *
+   * The folder holding informations.json, ipc.lock and jobs/. Created if
+   * missing.
+   */
+  props[PROP_LOCK_FOLDER] = g_param_spec_string ("lock-folder", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:lock-file-type:
+   *
+   * The [class@Tessera.DynamicLockFile] subtype that reads this resource's
+   * lock files (the seed's `lock_file_class`).
+   */
+  props[PROP_LOCK_FILE_TYPE] = g_param_spec_gtype ("lock-file-type", NULL, NULL,
+    TESSERA_TYPE_DYNAMIC_LOCK_FILE,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:min-age:
+   *
+   * Seconds a lock file without a process is given before it may be
+   * removed as an orphan.
+   */
+  props[PROP_MIN_AGE] = g_param_spec_double ("min-age", NULL, NULL, 0, G_MAXDOUBLE, 30.0,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  g_mutex_init (&priv->lock);
+  priv->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
+  priv->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  priv->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  priv->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
+  priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
+  priv->min_age = 30.0;
+  priv->inotify_fd = -1;
+  priv->jobs_wd = -1;
+  priv->box = watch_box_new (self);
+}
+
+static gboolean
+tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
+                                                     GCancellable  *cancellable,
+                                                     GError       **error)
+{
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (initable);
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  int fd;
+
+  if (priv->lock_folder == NULL || *priv->lock_folder == '\0')
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("A tracked resource needs a lock folder"));
+      return FALSE;
+    }
+  if (!g_path_is_absolute (priv->lock_folder))
+    {
+      char *abs = g_canonicalize_filename (priv->lock_folder, NULL);
+      g_free (priv->lock_folder);
+      priv->lock_folder = abs;
+    }
+  if (!g_type_is_a (priv->lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
+      G_TYPE_IS_ABSTRACT (priv->lock_file_type))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("%s is not a concrete lock file type"), g_type_name (priv->lock_file_type));
+      return FALSE;
+    }
+  priv->jobs_folder = g_build_filename (priv->lock_folder, "jobs", NULL);
+  priv->ipc_path = g_build_filename (priv->lock_folder, "ipc.lock", NULL);
+  priv->info_path = g_build_filename (priv->lock_folder, "informations.json", NULL);
+  if (!_tessera_mkdir_with_parents (priv->jobs_folder, error))
+    return FALSE;
+
+  setup_inotify (self);
+
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  if (!g_file_test (priv->info_path, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr(JsonNode) initial = KLASS (self)->initialize_informations (self);
+      if (initial != NULL)
+        {
+          g_autofree char *text = json_to_string (initial, FALSE);
+          if (!_tessera_write_file_atomic (priv->info_path, text, -1, error))
+            {
+              unlock_both (self, fd);
+              return FALSE;
+            }
+        }
+    }
+  KLASS (self)->reset_state (self);
+  priv->force_scan = TRUE;
+  refresh_locked (self);
+  unlock_both (self, fd);
+  return TRUE;
+}
+
+static void
+tessera_tracked_dynamic_resource_initable_init (GInitableIface *iface)
+{
+  iface->init = tessera_tracked_dynamic_resource_initable_init_impl;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public API */
+
+/**
+ * tessera_tracked_dynamic_resource_get_lock_folder:
+ * @self: a tracked resource
+ *
+ * Returns: the absolute path of the lock folder
+ */
+const char *
+tessera_tracked_dynamic_resource_get_lock_folder (TesseraTrackedDynamicResource *self)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  return PRIV (self)->lock_folder;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_dup_jobs_folder:
+ * @self: a tracked resource
+ *
+ * Returns: (transfer full): the path of `jobs/` in the lock folder
+ */
+char *
+tessera_tracked_dynamic_resource_dup_jobs_folder (TesseraTrackedDynamicResource *self)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  return g_build_filename (PRIV (self)->lock_folder, "jobs", NULL);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_dup_ipc_lock_path:
+ * @self: a tracked resource
+ *
+ * Returns: (transfer full): the path of `ipc.lock` in the lock folder
+ */
+char *
+tessera_tracked_dynamic_resource_dup_ipc_lock_path (TesseraTrackedDynamicResource *self)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  return g_build_filename (PRIV (self)->lock_folder, "ipc.lock", NULL);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_dup_informations_path:
+ * @self: a tracked resource
+ *
+ * Returns: (transfer full): the path of `informations.json`
+ */
+char *
+tessera_tracked_dynamic_resource_dup_informations_path (TesseraTrackedDynamicResource *self)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  return g_build_filename (PRIV (self)->lock_folder, "informations.json", NULL);
+}
+
+static char *
+lock_file_name_for (TesseraDynamicDependency *dependency, GError **error)
+{
+  TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
+
+  if (job == NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+                   _("The dependency has no target job"));
+      return NULL;
+    }
+  if (!tessera_check_name (tessera_job_get_task_id (job), error) ||
+      !tessera_check_name (tessera_job_get_identifier (job), error))
+    return NULL;
+  return tessera_job_dup_lock_file_name (job);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_dup_lock_file_path:
+ * @self: a tracked resource
+ * @dependency: a dependency on @self
+ *
+ * Returns: (transfer full) (nullable): `jobs/{task_id}@{identifier}.json`
+ *   for the dependency's job, or %NULL when its names are not acceptable
+ */
+char *
+tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResource *self,
+                                                     TesseraDynamicDependency      *dependency)
+{
+  g_autofree char *name = NULL;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  name = lock_file_name_for (dependency, NULL);
+  return name ? g_build_filename (PRIV (self)->jobs_folder, name, NULL) : NULL;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_get_min_age:
+ * @self: a tracked resource
+ *
+ * Returns: the value of [property@Tessera.TrackedDynamicResource:min-age]
+ */
+double
+tessera_tracked_dynamic_resource_get_min_age (TesseraTrackedDynamicResource *self)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
+  return PRIV (self)->min_age;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_set_min_age:
+ * @self: a tracked resource
+ * @min_age: seconds
+ *
+ * Sets [property@Tessera.TrackedDynamicResource:min-age].
+ */
+void
+tessera_tracked_dynamic_resource_set_min_age (TesseraTrackedDynamicResource *self,
+                                              double                         min_age)
+{
+  g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
+  g_return_if_fail (min_age >= 0);
+
+  if (PRIV (self)->min_age != min_age)
+    {
+      PRIV (self)->min_age = min_age;
+      g_object_notify_by_pspec (G_OBJECT (self), props[PROP_MIN_AGE]);
+    }
+}
+
+/**
+ * tessera_tracked_dynamic_resource_update:
+ * @self: a tracked resource
+ * @error: return location for a #GError
+ *
+ * Brings the cache up to date now, under ipc.lock, removing the lock files
+ * of dead holders and old orphans on the way.
+ *
+ * Returns: %FALSE with @error set when ipc.lock cannot be taken
+ */
+gboolean
+tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
+                                         GError                        **error)
+{
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  PRIV (self)->force_scan = TRUE;
+  refresh_locked (self);
+  unlock_both (self, fd);
+  return TRUE;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_acquire:
+ * @self: a tracked resource
+ * @dependency: the dependency to grant
+ * @error: return location for a #GError
+ *
+ * The seed's `acquire`: under the thread lock and ipc.lock, refreshes the
+ * state, checks availability, takes the job lock, writes the lock file and
+ * calls `do_acquire`. Does not wait: see
+ * [method@Tessera.DynamicDependency.lock] for that.
+ *
+ * Returns: %TRUE when granted; %FALSE with %TESSERA_ERROR_UNAVAILABLE when
+ *   the resource is full, or another error
+ */
+gboolean
+tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
+                                          TesseraDynamicDependency       *dependency,
+                                          GError                        **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv;
+  g_autofree char *name = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(JsonNode) information = NULL;
+  g_autoptr(GError) local = NULL;
+  TesseraDynamicLockFile *lock_file;
+  TesseraJob *job;
+  Entry *entry;
+  struct stat st;
+  gint64 mtime_before;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
+  priv = PRIV (self);
+
+  name = lock_file_name_for (dependency, error);
+  if (name == NULL)
+    return FALSE;
+  job = tessera_dynamic_dependency_get_target (dependency);
+  path = g_build_filename (priv->jobs_folder, name, NULL);
+
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  refresh_locked (self);
+
+  entry = g_hash_table_lookup (priv->cache, name);
+  if (entry != NULL && entry->lock_file != NULL && tessera_dynamic_lock_file_is_valid (entry->lock_file))
+    {
+      unlock_both (self, fd);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
+                   _("Job %s already holds %s"), name, resource_name (self));
+      return FALSE;
+    }
+  if (!KLASS (self)->is_available (self, dependency, &local))
+    {
+      unlock_both (self, fd);
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+                     _("Resource %s is not available"), resource_name (self));
+      return FALSE;
+    }
+  if (!tessera_job_hold (job, error))
+    {
+      unlock_both (self, fd);
+      return FALSE;
+    }
+
+  mtime_before = jobs_mtime_now (self);
+  if (entry != NULL)
+    {
+      /* Our name is taken by something that does not count (garbage, a
+       * symlink): replace it. rename() never follows a symlink. */
+      g_message (_("Replacing unusable lock file %s"), path);
+      remove_entry (self, name);
+    }
+  information = KLASS (self)->get_lock_file_information (self, dependency);
+  lock_file = tessera_dynamic_lock_file_create (priv->lock_file_type, path,
+                                                tessera_job_get_job_uri (job), information,
+                                                tessera_job_get_process (job), error);
+  if (lock_file == NULL || g_lstat (path, &st) < 0)
+    {
+      g_clear_object (&lock_file);
+      unlock_both (self, fd);
+      return FALSE;
+    }
+  note_own_change (self, mtime_before);
+
+  entry = g_new0 (Entry, 1);
+  entry->name = g_strdup (name);
+  entry->lock_file = lock_file;
+  entry->ino = st.st_ino;
+  entry->mtime_ns = _tessera_stat_mtime_ns (&st);
+  entry->size = st.st_size;
+  g_hash_table_insert (priv->cache, entry->name, entry);
+  account (self, entry);
+  if (tessera_job_get_process (job) != NULL)
+    {
+      entry->holder = g_object_ref (tessera_job_get_process (job));
+      watch_entry (self, entry);
+    }
+  KLASS (self)->do_acquire (self, dependency);
+  g_debug ("Acquired %s for %s", resource_name (self), name);
+  unlock_both (self, fd);
+  return TRUE;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_release:
+ * @self: a tracked resource
+ * @dependency: a dependency granted by
+ *   [method@Tessera.TrackedDynamicResource.acquire]
+ *
+ * The seed's `release`: calls `do_release`, deletes the lock file and wakes
+ * waiters. A lock file that is already gone (the job process deleted it,
+ * or a peer judged the holder dead) is not an error.
+ */
+void
+tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource *self,
+                                          TesseraDynamicDependency      *dependency)
+{
+  TesseraTrackedDynamicResourcePrivate *priv;
+  g_autofree char *name = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
+  Entry *entry;
+  gint64 mtime_before;
+  int fd;
+
+  g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
+  priv = PRIV (self);
+
+  name = lock_file_name_for (dependency, NULL);
+  if (name == NULL)
+    return;
+  fd = lock_both (self, &error);
+  if (fd < 0)
+    {
+      g_warning (_("Cannot release %s: %s"), resource_name (self), error->message);
+      return;
+    }
+  refresh_locked (self);
+  entry = g_hash_table_lookup (priv->cache, name);
+  if (entry == NULL || entry->lock_file == NULL)
+    {
+      g_debug ("Lock file %s of %s already released", name, resource_name (self));
+      unlock_both (self, fd);
+      return;
+    }
+  lock_file = g_object_ref (entry->lock_file);
+  mtime_before = jobs_mtime_now (self);
+  remove_entry (self, name);
+  KLASS (self)->do_release (self, dependency);
+  if (!tessera_dynamic_lock_file_delete (lock_file, &error))
+    g_warning ("%s", error->message);
+  note_own_change (self, mtime_before);
+  unlock_both (self, fd);
+  tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+}
+
+/**
+ * tessera_tracked_dynamic_resource_record_process:
+ * @self: a tracked resource
+ * @dependency: a dependency granted by
+ *   [method@Tessera.TrackedDynamicResource.acquire]
+ * @process: the process that runs the job
+ * @error: return location for a #GError
+ *
+ * Writes @process into the dependency's lock file (and `<job_uri>.pid`),
+ * so that any peer reclaims the holding as soon as @process ends. This is
+ * what the default `job_started` of [class@Tessera.DynamicDependencyLock]
+ * does.
+ *
+ * Returns: %FALSE with @error set when the lock file is gone or cannot be
+ *   written
+ */
+gboolean
+tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
+                                                 TesseraDynamicDependency       *dependency,
+                                                 TesseraProcess                 *process,
+                                                 GError                        **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv;
+  g_autofree char *name = NULL;
+  Entry *entry;
+  struct stat st;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  g_return_val_if_fail (TESSERA_IS_PROCESS (process), FALSE);
+  priv = PRIV (self);
+
+  name = lock_file_name_for (dependency, error);
+  if (name == NULL)
+    return FALSE;
+  if (!tessera_job_set_process (tessera_dynamic_dependency_get_target (dependency), process, error))
+    return FALSE;
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  refresh_locked (self);
+  entry = g_hash_table_lookup (priv->cache, name);
+  if (entry == NULL || entry->lock_file == NULL)
+    {
+      unlock_both (self, fd);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
+                   _("Lock file %s of %s is missing"), name, resource_name (self));
+      return FALSE;
+    }
+  unwatch_entry (self, entry);
+  tessera_dynamic_lock_file_set_process (entry->lock_file, process);
+  if (!tessera_dynamic_lock_file_save (entry->lock_file, error))
+    {
+      unlock_both (self, fd);
+      return FALSE;
+    }
+  if (g_lstat (tessera_dynamic_lock_file_get_path (entry->lock_file), &st) == 0)
+    {
+      entry->ino = st.st_ino;
+      entry->mtime_ns = _tessera_stat_mtime_ns (&st);
+      entry->size = st.st_size;
+    }
+  g_set_object (&entry->holder, process);
+  entry->dead = FALSE;
+  g_hash_table_add (priv->attention, g_strdup (name));
+  examine_entry (self, entry, g_get_real_time () * 1000);
+  unlock_both (self, fd);
+  return TRUE;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_list_lock_files:
+ * @self: a tracked resource
+ *
+ * The valid lock files as last seen. Call
+ * [method@Tessera.TrackedDynamicResource.update] first for a fresh view.
+ *
+ * Returns: (transfer container) (element-type TesseraDynamicLockFile): the
+ *   lock files that count against the capacity
+ */
+GPtrArray *
+tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv;
+  GPtrArray *result = g_ptr_array_new_with_free_func (g_object_unref);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), result);
+  priv = PRIV (self);
+  g_mutex_lock (&priv->lock);
+  g_hash_table_iter_init (&iter, priv->cache);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Entry *entry = value;
+      if (entry->accounted)
+        g_ptr_array_add (result, g_object_ref (entry->lock_file));
+    }
+  g_mutex_unlock (&priv->lock);
+  return result;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_read_informations:
+ * @self: a tracked resource
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the parsed content of informations.json, or
+ *   %NULL with %TESSERA_ERROR_INVALID_INFORMATION
+ */
+JsonNode *
+tessera_tracked_dynamic_resource_read_informations (TesseraTrackedDynamicResource  *self,
+                                                    GError                        **error)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  return read_informations (self, NULL, error);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_write_informations:
+ * @self: a tracked resource
+ * @informations: the new resource-level data
+ * @error: return location for a #GError
+ *
+ * Replaces informations.json atomically under ipc.lock, after checking
+ * that this resource's class accepts it. Every process using the folder
+ * applies it; waiters here are woken at once.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResource  *self,
+                                                     JsonNode                       *informations,
+                                                     GError                        **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv;
+  g_autofree char *text = NULL;
+  gboolean ok;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  g_return_val_if_fail (informations != NULL, FALSE);
+  priv = PRIV (self);
+
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  /* Apply first: a shape the class rejects never reaches the disk. */
+  ok = KLASS (self)->handle_information_change (self, informations, error);
+  if (ok)
+    {
+      text = json_to_string (informations, FALSE);
+      ok = _tessera_write_file_atomic (priv->info_path, text, -1, error);
+    }
+  priv->info_known = FALSE;
+  refresh_locked (self);
+  unlock_both (self, fd);
+  if (ok)
+    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+  return ok;
+}

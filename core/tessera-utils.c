@@ -1,0 +1,406 @@
+/* tessera-utils.c: errors, i18n, files and inter-process locks
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libintl.h>
+#include <glib/gstdio.h>
+#include <locale.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#ifndef NFS_SUPER_MAGIC
+#define NFS_SUPER_MAGIC 0x6969
+#endif
+
+G_DEFINE_QUARK (tessera-error-quark, tessera_error)
+
+const char *
+_tessera_gettext (const char *msgid)
+{
+  static gsize bound = 0;
+
+  if (g_once_init_enter (&bound))
+    {
+      bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+      bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+      g_once_init_leave (&bound, 1);
+    }
+  return g_dgettext (GETTEXT_PACKAGE, msgid);
+}
+
+static double
+env_seconds (const char *name, double fallback)
+{
+  const char *value = g_getenv (name);
+  char *end = NULL;
+  double v;
+
+  if (value == NULL || *value == '\0')
+    return fallback;
+  v = g_ascii_strtod (value, &end);
+  if (end == value || *end != '\0' || !(v > 0))
+    {
+      g_warning (_("Ignoring %s=%s: not a positive number of seconds"), name, value);
+      return fallback;
+    }
+  return v;
+}
+
+/* The seed polls from 0.1 s, growing by 1.5 up to a maximum. */
+double
+_tessera_poll_interval_initial (void)
+{
+  return env_seconds ("TESSERA_POLL_INTERVAL", 0.1);
+}
+
+double
+_tessera_poll_interval_max (void)
+{
+  return MAX (env_seconds ("TESSERA_POLL_INTERVAL_MAX", 30.0),
+              _tessera_poll_interval_initial ());
+}
+
+gboolean
+_tessera_inotify_disabled (void)
+{
+  return g_strcmp0 (g_getenv ("TESSERA_NO_INOTIFY"), "1") == 0;
+}
+
+gint64
+_tessera_stat_mtime_ns (const struct stat *st)
+{
+  return (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
+}
+
+static void
+set_io_error (GError **error, int saved_errno, const char *what, const char *path)
+{
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO,
+               /* Translators: "Cannot open /x/y: No such file" */
+               _("Cannot %s %s: %s"), what, path, g_strerror (saved_errno));
+}
+
+gboolean
+_tessera_write_file_atomic (const char  *path,
+                            const char  *data,
+                            gssize       length,
+                            GError     **error)
+{
+  g_autoptr(GError) local = NULL;
+
+  /* GLib writes "path.XXXXXX" then renames: the temporary name never ends in
+   * ".json", so peers globbing jobs/ never see a half-written holder, and
+   * rename() replaces a symlink instead of following it. */
+  if (!g_file_set_contents_full (path, data, length,
+                                 G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO, "%s", local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+_tessera_read_file_nofollow (const char  *path,
+                             char       **data,
+                             gsize       *length,
+                             struct stat *st,
+                             GError     **error)
+{
+  int fd;
+  struct stat local_st;
+  GString *buf;
+  char chunk[8192];
+
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    {
+      int saved = errno;
+      if (saved == ENOENT)
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                     _("%s does not exist"), path);
+      else if (saved == ELOOP)
+        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                     _("%s is a symbolic link; refusing to follow it"), path);
+      else
+        set_io_error (error, saved, _("open"), path);
+      return FALSE;
+    }
+  if (fstat (fd, &local_st) < 0 || !S_ISREG (local_st.st_mode))
+    {
+      close (fd);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("%s is not a regular file"), path);
+      return FALSE;
+    }
+  buf = g_string_sized_new (local_st.st_size + 1);
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          close (fd);
+          g_string_free (buf, TRUE);
+          set_io_error (error, saved, _("read"), path);
+          return FALSE;
+        }
+      if (n == 0)
+        break;
+      g_string_append_len (buf, chunk, n);
+      /* Lock files are tiny; refuse to slurp something huge and hostile. */
+      if (buf->len > 16 * 1024 * 1024)
+        {
+          close (fd);
+          g_string_free (buf, TRUE);
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                       _("%s is too large"), path);
+          return FALSE;
+        }
+    }
+  close (fd);
+  if (st != NULL)
+    *st = local_st;
+  if (length != NULL)
+    *length = buf->len;
+  *data = g_string_free (buf, FALSE);
+  return TRUE;
+}
+
+/* Python's PurePath.with_suffix(): experimaestro derives "<job>.lock" and
+ * "<job>.pid" this way, so "a/b.c" gives "a/b.lock", not "a/b.c.lock". */
+char *
+_tessera_path_with_suffix (const char *path,
+                           const char *suffix)
+{
+  const char *base = strrchr (path, '/');
+  const char *dot;
+  gsize stem_len;
+
+  base = base ? base + 1 : path;
+  dot = strrchr (base, '.');
+  if (dot != NULL && dot != base && dot[1] != '\0')
+    stem_len = dot - path;
+  else
+    stem_len = strlen (path);
+  return g_strdup_printf ("%.*s%s", (int) stem_len, path, suffix);
+}
+
+gboolean
+_tessera_mkdir_with_parents (const char  *path,
+                             GError     **error)
+{
+  if (g_mkdir_with_parents (path, 0777) < 0)
+    {
+      set_io_error (error, errno, _("create folder"), path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+is_nfs (int fd)
+{
+  struct statfs sfs;
+  return fstatfs (fd, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC;
+}
+
+static int
+ofd_lock (int fd, short type, gboolean wait)
+{
+  struct flock fl = { 0 };
+
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 0;
+  fl.l_len = 0;
+  for (;;)
+    {
+      int r = fcntl (fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
+      if (r == 0 || errno != EINTR)
+        return r;
+    }
+}
+
+static int
+flock_retry (int fd, int op)
+{
+  for (;;)
+    {
+      int r = flock (fd, op);
+      if (r == 0 || errno != EINTR)
+        return r;
+    }
+}
+
+int
+_tessera_ipc_lock_acquire (const char  *path,
+                           GError     **error)
+{
+  for (;;)
+    {
+      struct stat fst, pst;
+      gboolean nfs;
+      /* 0666 & ~umask, like the Python peers. */
+      int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+
+      if (fd < 0)
+        {
+          set_io_error (error, errno, _("open"), path);
+          return -1;
+        }
+      /* On NFS flock is emulated with a whole-file fcntl lock: taking both
+       * would deadlock on ourselves, so take only the fcntl one there. */
+      nfs = is_nfs (fd);
+      if (!nfs && flock_retry (fd, LOCK_EX) < 0)
+        {
+          int saved = errno;
+          close (fd);
+          set_io_error (error, saved, _("lock"), path);
+          return -1;
+        }
+      if (ofd_lock (fd, F_WRLCK, TRUE) < 0)
+        {
+          int saved = errno;
+          close (fd);
+          set_io_error (error, saved, _("lock"), path);
+          return -1;
+        }
+      /* filelock-based peers unlink ipc.lock when they release: a lock on
+       * an unlinked inode excludes nobody, so start again on the new one. */
+      if (fstat (fd, &fst) == 0 && fst.st_nlink > 0 &&
+          lstat (path, &pst) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev)
+        return fd;
+      _tessera_ipc_lock_release (fd);
+    }
+}
+
+void
+_tessera_ipc_lock_release (int fd)
+{
+  if (fd < 0)
+    return;
+  ofd_lock (fd, F_UNLCK, FALSE);
+  flock_retry (fd, LOCK_UN);
+  close (fd);
+}
+
+int
+_tessera_job_lock_take (const char  *path,
+                        gboolean     wait,
+                        GError     **error)
+{
+  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+
+  if (fd < 0)
+    {
+      set_io_error (error, errno, _("open"), path);
+      return -1;
+    }
+  if (ofd_lock (fd, F_WRLCK, wait) < 0)
+    {
+      int saved = errno;
+      close (fd);
+      if (saved == EAGAIN || saved == EACCES)
+        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
+                     _("Job lock %s is held by another process"), path);
+      else
+        set_io_error (error, saved, _("lock"), path);
+      return -1;
+    }
+  return fd;
+}
+
+/* Whether some process (classic lockf or OFD) holds a lock on the file. */
+gboolean
+_tessera_job_lock_is_held (const char *path)
+{
+  struct flock fl = { 0 };
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  gboolean held;
+
+  if (fd < 0)
+    return FALSE;
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  held = fcntl (fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+  close (fd);
+  return held;
+}
+
+/* Field 3 (state) and field 22 (start time, in clock ticks since boot) of
+ * /proc/PID/stat; the command name may hold spaces and parentheses, so
+ * parse from the last ')'. */
+gboolean
+_tessera_proc_stat (GPid     pid,
+                    guint64 *start_time,
+                    char    *state)
+{
+  char path[64];
+  g_autofree char *contents = NULL;
+  const char *p;
+  int field;
+
+  if (pid <= 0)
+    return FALSE;
+  g_snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  if (!g_file_get_contents (path, &contents, NULL, NULL))
+    return FALSE;
+  p = strrchr (contents, ')');
+  if (p == NULL || p[1] != ' ')
+    return FALSE;
+  p += 2;
+  if (state != NULL)
+    *state = *p;
+  /* p is at field 3; advance to field 22 */
+  for (field = 3; field < 22 && *p != '\0'; p++)
+    if (*p == ' ')
+      field++;
+  if (field != 22)
+    return FALSE;
+  if (start_time != NULL)
+    *start_time = g_ascii_strtoull (p, NULL, 10);
+  return TRUE;
+}
+
+const char *
+_tessera_boot_id (void)
+{
+  static gsize once = 0;
+  static char *boot_id = NULL;
+
+  if (g_once_init_enter (&once))
+    {
+      if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &boot_id, NULL, NULL))
+        boot_id = g_strdup ("");
+      g_strstrip (boot_id);
+      g_once_init_leave (&once, 1);
+    }
+  return boot_id;
+}
+
+const char *
+_tessera_host_name (void)
+{
+  return g_get_host_name ();
+}
+
+int
+_tessera_pidfd_open (GPid pid)
+{
+#ifdef SYS_pidfd_open
+  return (int) syscall (SYS_pidfd_open, (pid_t) pid, 0);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}

@@ -1,0 +1,108 @@
+/* tessera-dynamic-dependency-lock.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(TESSERA_INSIDE) && !defined(TESSERA_COMPILATION)
+#error "Only <tessera/tessera.h> can be included directly."
+#endif
+
+#include <json-glib/json-glib.h>
+#include <tessera/tessera-version.h>
+#include <tessera/tessera-lock.h>
+#include <tessera/tessera-job.h>
+#include <tessera/tessera-process.h>
+#include <tessera/tessera-dynamic-dependency.h>
+#include <tessera/tessera-job-dependency-lock.h>
+
+G_BEGIN_DECLS
+
+#define TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK (tessera_dynamic_dependency_lock_get_type ())
+
+TESSERA_AVAILABLE_IN_ALL
+G_DECLARE_DERIVABLE_TYPE (TesseraDynamicDependencyLock, tessera_dynamic_dependency_lock, TESSERA, DYNAMIC_DEPENDENCY_LOCK, TesseraLock)
+
+/**
+ * TesseraDynamicDependencyLockClass:
+ * @dup_lock_folder: returns the resource's lock folder; the default asks the
+ *   dependency's resource when it is a [class@Tessera.TrackedDynamicResource]
+ * @job_before_start: called after the job directory exists, before the job
+ *   process is spawned
+ * @job_started: called once the job process runs; the default records
+ *   @process in the lock file
+ * @job_finished: called when the job ended, before the lock is released
+ * @to_json: adds this lock's members to @object; implementations chain up
+ *   first (the base adds "module" and "class")
+ * @job_lock_from_json: a class method that builds the job-process side of a
+ *   lock from what @to_json wrote; the default makes a plain
+ *   [class@Tessera.JobDependencyLock] from "lock_file_path"
+ *
+ * The class of [class@Tessera.DynamicDependencyLock]. The default
+ * `do_acquire` and `do_release` of a dynamic dependency lock call
+ * [method@Tessera.TrackedDynamicResource.acquire] and
+ * [method@Tessera.TrackedDynamicResource.release] on the dependency's
+ * resource.
+ */
+struct _TesseraDynamicDependencyLockClass
+{
+  TesseraLockClass parent_class;
+
+  char     *(*dup_lock_folder)  (TesseraDynamicDependencyLock *self);
+  gboolean  (*job_before_start) (TesseraDynamicDependencyLock *self,
+                                 TesseraJob                   *job,
+                                 GError                      **error);
+  gboolean  (*job_started)      (TesseraDynamicDependencyLock *self,
+                                 TesseraJob                   *job,
+                                 TesseraProcess               *process,
+                                 GError                      **error);
+  gboolean  (*job_finished)     (TesseraDynamicDependencyLock *self,
+                                 TesseraJob                   *job,
+                                 GError                      **error);
+  void      (*to_json)          (TesseraDynamicDependencyLock *self,
+                                 JsonObject                   *object);
+  TesseraJobDependencyLock *(*job_lock_from_json) (TesseraDynamicDependencyLockClass *klass,
+                                                   JsonObject                        *data,
+                                                   GError                           **error);
+
+  /*< private >*/
+  gpointer padding[8];
+};
+
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicDependency *tessera_dynamic_dependency_lock_get_dependency    (TesseraDynamicDependencyLock *self);
+TESSERA_AVAILABLE_IN_ALL
+char       *tessera_dynamic_dependency_lock_dup_lock_folder   (TesseraDynamicDependencyLock *self);
+TESSERA_AVAILABLE_IN_ALL
+char       *tessera_dynamic_dependency_lock_dup_ipc_lock_path (TesseraDynamicDependencyLock *self);
+TESSERA_AVAILABLE_IN_ALL
+char       *tessera_dynamic_dependency_lock_dup_lock_file_path (TesseraDynamicDependencyLock *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_dynamic_dependency_lock_job_before_start  (TesseraDynamicDependencyLock *self,
+                                                               TesseraJob                   *job,
+                                                               GError                      **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_dynamic_dependency_lock_job_started       (TesseraDynamicDependencyLock *self,
+                                                               TesseraJob                   *job,
+                                                               TesseraProcess               *process,
+                                                               GError                      **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_dynamic_dependency_lock_job_finished      (TesseraDynamicDependencyLock *self,
+                                                               TesseraJob                   *job,
+                                                               GError                      **error);
+TESSERA_AVAILABLE_IN_ALL
+JsonObject *tessera_dynamic_dependency_lock_to_json           (TesseraDynamicDependencyLock *self);
+
+TESSERA_AVAILABLE_IN_ALL
+void        tessera_dynamic_dependency_lock_register_class    (GType                         type,
+                                                               const char                   *module,
+                                                               const char                   *class_name);
+TESSERA_AVAILABLE_IN_ALL
+GType       tessera_dynamic_dependency_lock_lookup_class      (const char                   *module,
+                                                               const char                   *class_name,
+                                                               GError                      **error);
+TESSERA_AVAILABLE_IN_ALL
+TesseraJobDependencyLock *tessera_dynamic_dependency_lock_job_lock_from_json (JsonObject   *data,
+                                                                              GError      **error);
+
+G_END_DECLS

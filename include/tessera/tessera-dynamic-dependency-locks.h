@@ -1,0 +1,43 @@
+/* tessera-dynamic-dependency-locks.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(TESSERA_INSIDE) && !defined(TESSERA_COMPILATION)
+#error "Only <tessera/tessera.h> can be included directly."
+#endif
+
+#include <tessera/tessera-locks.h>
+#include <tessera/tessera-dynamic-dependency-lock.h>
+
+G_BEGIN_DECLS
+
+#define TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCKS (tessera_dynamic_dependency_locks_get_type ())
+
+TESSERA_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (TesseraDynamicDependencyLocks, tessera_dynamic_dependency_locks, TESSERA, DYNAMIC_DEPENDENCY_LOCKS, TesseraLocks)
+
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicDependencyLocks *tessera_dynamic_dependency_locks_new (void);
+TESSERA_AVAILABLE_IN_ALL
+gboolean  tessera_dynamic_dependency_locks_job_before_start (TesseraDynamicDependencyLocks *self,
+                                                             TesseraJob                    *job,
+                                                             GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean  tessera_dynamic_dependency_locks_job_started      (TesseraDynamicDependencyLocks *self,
+                                                             TesseraJob                    *job,
+                                                             TesseraProcess                *process,
+                                                             GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean  tessera_dynamic_dependency_locks_job_finished     (TesseraDynamicDependencyLocks *self,
+                                                             TesseraJob                    *job,
+                                                             GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+JsonNode *tessera_dynamic_dependency_locks_to_json          (TesseraDynamicDependencyLocks *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean  tessera_dynamic_dependency_locks_save             (TesseraDynamicDependencyLocks *self,
+                                                             const char                    *path,
+                                                             GError                       **error);
+
+G_END_DECLS

@@ -1,0 +1,55 @@
+/* tessera-dynamic-resource.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(TESSERA_INSIDE) && !defined(TESSERA_COMPILATION)
+#error "Only <tessera/tessera.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+#include <tessera/tessera-version.h>
+#include <tessera/tessera-resource-poller.h>
+
+G_BEGIN_DECLS
+
+#define TESSERA_TYPE_DYNAMIC_RESOURCE (tessera_dynamic_resource_get_type ())
+
+TESSERA_AVAILABLE_IN_ALL
+G_DECLARE_DERIVABLE_TYPE (TesseraDynamicResource, tessera_dynamic_resource, TESSERA, DYNAMIC_RESOURCE, GObject)
+
+/**
+ * TesseraDynamicResourceClass:
+ * @refresh_state: re-reads the state of the resource; called by the
+ *   [class@Tessera.ResourcePoller] as a fallback when events may have been
+ *   missed. Runs in the poller's thread.
+ *
+ * The class of [class@Tessera.DynamicResource].
+ */
+struct _TesseraDynamicResourceClass
+{
+  GObjectClass parent_class;
+
+  void (*refresh_state) (TesseraDynamicResource *self);
+
+  /*< private >*/
+  gpointer padding[8];
+};
+
+TESSERA_AVAILABLE_IN_ALL
+const char *tessera_dynamic_resource_get_name       (TesseraDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+guint64     tessera_dynamic_resource_get_generation (TesseraDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+void        tessera_dynamic_resource_notify_changed (TesseraDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+void        tessera_dynamic_resource_refresh_state  (TesseraDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_dynamic_resource_wait           (TesseraDynamicResource *self,
+                                                     guint64                 generation,
+                                                     gint64                  deadline,
+                                                     GCancellable           *cancellable,
+                                                     GError                **error);
+
+G_END_DECLS

@@ -1,0 +1,60 @@
+/* tessera-job.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(TESSERA_INSIDE) && !defined(TESSERA_COMPILATION)
+#error "Only <tessera/tessera.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+#include <tessera/tessera-version.h>
+#include <tessera/tessera-process.h>
+
+G_BEGIN_DECLS
+
+#define TESSERA_TYPE_JOB (tessera_job_get_type ())
+
+TESSERA_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (TesseraJob, tessera_job, TESSERA, JOB, GObject)
+
+TESSERA_AVAILABLE_IN_ALL
+TesseraJob     *tessera_job_new                (const char     *task_id,
+                                                const char     *identifier,
+                                                const char     *job_uri,
+                                                GError        **error);
+TESSERA_AVAILABLE_IN_ALL
+const char     *tessera_job_get_task_id        (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+const char     *tessera_job_get_identifier     (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+const char     *tessera_job_get_job_uri        (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+char           *tessera_job_dup_lock_path      (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+char           *tessera_job_dup_pid_path       (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+char           *tessera_job_dup_lock_file_name (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+TesseraProcess *tessera_job_get_process        (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_job_set_process        (TesseraJob     *self,
+                                                TesseraProcess *process,
+                                                GError        **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_job_hold               (TesseraJob     *self,
+                                                GError        **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_job_is_held            (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+void            tessera_job_unhold             (TesseraJob     *self);
+
+TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_check_name             (const char     *name,
+                                                GError        **error);
+TESSERA_AVAILABLE_IN_ALL
+char           *tessera_lock_file_name         (const char     *task_id,
+                                                const char     *identifier);
+
+G_END_DECLS

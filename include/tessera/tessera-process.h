@@ -1,0 +1,63 @@
+/* tessera-process.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(TESSERA_INSIDE) && !defined(TESSERA_COMPILATION)
+#error "Only <tessera/tessera.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+#include <json-glib/json-glib.h>
+#include <tessera/tessera-version.h>
+
+G_BEGIN_DECLS
+
+/**
+ * TesseraProcessState:
+ * @TESSERA_PROCESS_ALIVE: the process runs (or is judged to, see below)
+ * @TESSERA_PROCESS_DEAD: the process has exited, is a zombie, or its pid now
+ *   belongs to another process
+ * @TESSERA_PROCESS_REMOTE: the process runs on another host; a local pid
+ *   check says nothing about it, so it is treated as alive
+ *
+ * What a liveness check found out about a [class@Tessera.Process].
+ */
+typedef enum {
+  TESSERA_PROCESS_ALIVE,
+  TESSERA_PROCESS_DEAD,
+  TESSERA_PROCESS_REMOTE,
+} TesseraProcessState;
+
+#define TESSERA_TYPE_PROCESS (tessera_process_get_type ())
+
+TESSERA_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (TesseraProcess, tessera_process, TESSERA, PROCESS, GObject)
+
+TESSERA_AVAILABLE_IN_ALL
+TesseraProcess     *tessera_process_new_self        (void);
+TESSERA_AVAILABLE_IN_ALL
+TesseraProcess     *tessera_process_new_local       (GPid          pid);
+TESSERA_AVAILABLE_IN_ALL
+TesseraProcess     *tessera_process_new_from_json   (JsonNode     *node,
+                                                     GError      **error);
+TESSERA_AVAILABLE_IN_ALL
+JsonNode           *tessera_process_to_json         (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+GPid                tessera_process_get_pid         (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+guint64             tessera_process_get_start_time  (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_process_get_host        (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_process_get_boot_id     (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean            tessera_process_is_local        (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+TesseraProcessState tessera_process_check           (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean            tessera_process_equal           (TesseraProcess *a,
+                                                     TesseraProcess *b);
+
+G_END_DECLS

@@ -1,0 +1,25 @@
+/* tessera.h: the single header of libtessera-1
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#define TESSERA_INSIDE
+
+#include <tessera/tessera-version.h>
+#include <tessera/tessera-error.h>
+#include <tessera/tessera-process.h>
+#include <tessera/tessera-job.h>
+#include <tessera/tessera-lock.h>
+#include <tessera/tessera-locks.h>
+#include <tessera/tessera-resource-poller.h>
+#include <tessera/tessera-dynamic-resource.h>
+#include <tessera/tessera-dynamic-lock-file.h>
+#include <tessera/tessera-dynamic-dependency.h>
+#include <tessera/tessera-dynamic-dependency-lock.h>
+#include <tessera/tessera-dynamic-dependency-locks.h>
+#include <tessera/tessera-job-dependency-lock.h>
+#include <tessera/tessera-job-dependency-locks.h>
+#include <tessera/tessera-tracked-dynamic-resource.h>
+
+#undef TESSERA_INSIDE
