@@ -1,0 +1,203 @@
+/* tessera-helper.c: a real peer process for the multi-process tests.
+ *
+ *   tessera-helper cycle FOLDER TOTAL ID CYCLES LOG
+ *       CYCLES times: acquire 1 unit, log "A <monotonic µs> ID", hold
+ *       0-2 ms, log "R <monotonic µs> ID", release.
+ *   tessera-helper hold FOLDER TOTAL ID COUNT [--no-process]
+ *       acquire COUNT units, print "ACQUIRED", hold until stdin closes,
+ *       release, print "RELEASED".
+ *   tessera-helper wait FOLDER TOTAL ID TIMEOUT
+ *       check the resource is full, print "WAITING", then wait up to
+ *       TIMEOUT s: print "ACQUIRED polls=N" or "ERROR <code>".
+ *   tessera-helper flock PATH | lockf PATH
+ *       take only that kind of lock on PATH, print "LOCKED", hold until
+ *       stdin closes.
+ *
+ * TOTAL < 0 leaves informations.json alone.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+static void
+wait_for_stdin_eof (void)
+{
+  char buf[64];
+  while (read (0, buf, sizeof buf) > 0)
+    ;
+}
+
+static void
+say (const char *line)
+{
+  printf ("%s\n", line);
+  fflush (stdout);
+}
+
+static TestCounter *
+open_counter (const char *folder, const char *total)
+{
+  g_autoptr(GError) error = NULL;
+  TestCounter *counter = test_counter_new (folder, g_ascii_strtoll (total, NULL, 10), &error);
+
+  if (counter == NULL)
+    {
+      g_printerr ("helper: %s\n", error->message);
+      exit (2);
+    }
+  return counter;
+}
+
+static TesseraJob *
+make_job (const char *folder, const char *id, gboolean with_process)
+{
+  g_autofree char *base = g_build_filename (folder, "..", NULL);
+  g_autofree char *canon = g_canonicalize_filename (base, NULL);
+  TesseraJob *job = test_job_new (canon, "helper", id);
+
+  if (with_process)
+    {
+      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+      tessera_job_set_process (job, self, NULL);
+    }
+  return job;
+}
+
+static void
+log_line (int fd, char kind, const char *id)
+{
+  char line[128];
+  int n = g_snprintf (line, sizeof line, "%c %" G_GINT64_FORMAT " %s\n",
+                      kind, g_get_monotonic_time (), id);
+  /* One write per line with O_APPEND: lines of several processes never mix. */
+  if (write (fd, line, n) != n)
+    exit (3);
+}
+
+static int
+do_cycle (char **argv)
+{
+  g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
+  g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+  int cycles = atoi (argv[5]);
+  int fd = open (argv[6], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+  if (fd < 0)
+    return 2;
+  for (int i = 0; i < cycles; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 120, NULL, &error);
+
+      if (lock == NULL)
+        {
+          g_printerr ("helper %s: %s\n", argv[4], error->message);
+          return 1;
+        }
+      log_line (fd, 'A', argv[4]);
+      g_usleep (g_random_int_range (0, 2000));
+      log_line (fd, 'R', argv[4]);
+      tessera_lock_release (TESSERA_LOCK (lock));
+    }
+  close (fd);
+  return 0;
+}
+
+static int
+do_hold (int argc, char **argv)
+{
+  gboolean with_process = !(argc > 6 && strcmp (argv[6], "--no-process") == 0);
+  g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
+  g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], with_process);
+  g_autoptr(TesseraDynamicDependency) dep =
+    test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 120, NULL, &error);
+
+  if (lock == NULL)
+    {
+      g_printerr ("helper %s: %s\n", argv[4], error->message);
+      return 1;
+    }
+  say ("ACQUIRED");
+  wait_for_stdin_eof ();
+  tessera_lock_release (TESSERA_LOCK (lock));
+  say ("RELEASED");
+  return 0;
+}
+
+static int
+do_wait (char **argv)
+{
+  g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
+  g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  guint64 polls_before;
+
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  if (lock != NULL || !g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+    {
+      say ("ERROR not-full");
+      return 1;
+    }
+  g_clear_error (&error);
+  polls_before = tessera_resource_poller_get_poll_count (poller);
+  say ("WAITING");
+  lock = tessera_dynamic_dependency_lock (dep, g_ascii_strtod (argv[5], NULL), NULL, &error);
+  if (lock == NULL)
+    {
+      g_autofree char *line = g_strdup_printf ("ERROR %d %s", error->code, error->message);
+      say (line);
+      return 1;
+    }
+  {
+    g_autofree char *line = g_strdup_printf ("ACQUIRED polls=%" G_GUINT64_FORMAT,
+                                             tessera_resource_poller_get_poll_count (poller) - polls_before);
+    say (line);
+  }
+  tessera_lock_release (TESSERA_LOCK (lock));
+  return 0;
+}
+
+static int
+do_raw_lock (char **argv, gboolean use_flock)
+{
+  int fd = open (argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+  if (fd < 0)
+    return 2;
+  if (use_flock ? flock (fd, LOCK_EX) < 0 : lockf (fd, F_LOCK, 0) < 0)
+    return 2;
+  say ("LOCKED");
+  wait_for_stdin_eof ();
+  close (fd);
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc >= 7 && strcmp (argv[1], "cycle") == 0)
+    return do_cycle (argv);
+  if (argc >= 6 && strcmp (argv[1], "hold") == 0)
+    return do_hold (argc, argv);
+  if (argc >= 6 && strcmp (argv[1], "wait") == 0)
+    return do_wait (argv);
+  if (argc >= 3 && strcmp (argv[1], "flock") == 0)
+    return do_raw_lock (argv, TRUE);
+  if (argc >= 3 && strcmp (argv[1], "lockf") == 0)
+    return do_raw_lock (argv, FALSE);
+  g_printerr ("usage: see the comment at the top of tessera-helper.c\n");
+  return 2;
+}

@@ -1,0 +1,267 @@
+/* test-counter.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+
+/* ---- lock file ---- */
+
+struct _TestCounterLockFile
+{
+  TesseraDynamicLockFile parent_instance;
+  gint64 count;
+};
+
+G_DEFINE_FINAL_TYPE (TestCounterLockFile, test_counter_lock_file, TESSERA_TYPE_DYNAMIC_LOCK_FILE)
+
+static gboolean
+lock_file_from_information (TesseraDynamicLockFile *lf, JsonNode *info, GError **error)
+{
+  TestCounterLockFile *self = TEST_COUNTER_LOCK_FILE (lf);
+  JsonNode *count;
+
+  if (info == NULL)
+    {
+      self->count = 0;
+      return TRUE;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (info))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE, "information must be an object");
+      return FALSE;
+    }
+  count = json_object_get_member (json_node_get_object (info), "count");
+  if (count == NULL)
+    self->count = 0;
+  else if (JSON_NODE_HOLDS_VALUE (count) && json_node_get_value_type (count) == G_TYPE_INT64 &&
+           json_node_get_int (count) >= 0)
+    self->count = json_node_get_int (count);
+  else
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE, "count must be a non-negative integer");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static JsonNode *
+lock_file_to_information (TesseraDynamicLockFile *lf)
+{
+  JsonObject *object = json_object_new ();
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+
+  json_object_set_int_member (object, "count", TEST_COUNTER_LOCK_FILE (lf)->count);
+  json_node_take_object (node, object);
+  return node;
+}
+
+static void
+test_counter_lock_file_class_init (TestCounterLockFileClass *klass)
+{
+  TESSERA_DYNAMIC_LOCK_FILE_CLASS (klass)->from_information = lock_file_from_information;
+  TESSERA_DYNAMIC_LOCK_FILE_CLASS (klass)->to_information = lock_file_to_information;
+}
+
+static void
+test_counter_lock_file_init (TestCounterLockFile *self)
+{
+}
+
+gint64
+test_counter_lock_file_get_count (TestCounterLockFile *self)
+{
+  return self->count;
+}
+
+/* ---- dependency ---- */
+
+struct _TestCounterDependency
+{
+  TesseraDynamicDependency parent_instance;
+  gint64 count;
+};
+
+G_DEFINE_FINAL_TYPE (TestCounterDependency, test_counter_dependency, TESSERA_TYPE_DYNAMIC_DEPENDENCY)
+
+static void
+test_counter_dependency_class_init (TestCounterDependencyClass *klass)
+{
+}
+
+static void
+test_counter_dependency_init (TestCounterDependency *self)
+{
+}
+
+TesseraDynamicDependency *
+test_counter_dependency_new (TestCounter *counter, TesseraJob *job, gint64 count)
+{
+  TestCounterDependency *self = g_object_new (TEST_TYPE_COUNTER_DEPENDENCY,
+                                              "resource", counter, "target", job, NULL);
+  self->count = count;
+  return TESSERA_DYNAMIC_DEPENDENCY (self);
+}
+
+/* ---- resource ---- */
+
+struct _TestCounter
+{
+  TesseraTrackedDynamicResource parent_instance;
+  gint64 initial_total;
+  gint64 total;
+  gint64 used;
+};
+
+enum { PROP_0, PROP_TOTAL };
+
+G_DEFINE_FINAL_TYPE (TestCounter, test_counter, TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE)
+
+static void
+counter_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  if (prop_id == PROP_TOTAL)
+    TEST_COUNTER (object)->initial_total = g_value_get_int64 (value);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+counter_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  if (prop_id == PROP_TOTAL)
+    g_value_set_int64 (value, TEST_COUNTER (object)->total);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+counter_reset_state (TesseraTrackedDynamicResource *res)
+{
+  TEST_COUNTER (res)->used = 0;
+}
+
+static void
+counter_account (TesseraTrackedDynamicResource *res, TesseraDynamicLockFile *lf)
+{
+  TEST_COUNTER (res)->used += TEST_COUNTER_LOCK_FILE (lf)->count;
+}
+
+static void
+counter_unaccount (TesseraTrackedDynamicResource *res, TesseraDynamicLockFile *lf)
+{
+  TEST_COUNTER (res)->used -= TEST_COUNTER_LOCK_FILE (lf)->count;
+}
+
+static gboolean
+counter_is_available (TesseraTrackedDynamicResource *res, TesseraDynamicDependency *dep, GError **error)
+{
+  TestCounter *self = TEST_COUNTER (res);
+  return self->used + TEST_COUNTER_DEPENDENCY (dep)->count <= self->total;
+}
+
+static JsonNode *
+counter_information (TesseraTrackedDynamicResource *res, TesseraDynamicDependency *dep)
+{
+  JsonObject *object = json_object_new ();
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+
+  json_object_set_int_member (object, "count", TEST_COUNTER_DEPENDENCY (dep)->count);
+  json_node_take_object (node, object);
+  return node;
+}
+
+static gboolean
+counter_handle_information_change (TesseraTrackedDynamicResource *res, JsonNode *info, GError **error)
+{
+  JsonNode *total;
+
+  if (!JSON_NODE_HOLDS_OBJECT (info) ||
+      (total = json_object_get_member (json_node_get_object (info), "total")) == NULL ||
+      !JSON_NODE_HOLDS_VALUE (total) || json_node_get_value_type (total) != G_TYPE_INT64 ||
+      json_node_get_int (total) < 0)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                   "expected {\"total\": non-negative integer}");
+      return FALSE;
+    }
+  TEST_COUNTER (res)->total = json_node_get_int (total);
+  return TRUE;
+}
+
+static JsonNode *
+counter_initialize_informations (TesseraTrackedDynamicResource *res)
+{
+  TestCounter *self = TEST_COUNTER (res);
+  JsonObject *object;
+  JsonNode *node;
+
+  if (self->initial_total < 0)
+    return NULL;
+  object = json_object_new ();
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_object_set_int_member (object, "total", self->initial_total);
+  json_node_take_object (node, object);
+  return node;
+}
+
+static void
+test_counter_class_init (TestCounterClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  TesseraTrackedDynamicResourceClass *tracked = TESSERA_TRACKED_DYNAMIC_RESOURCE_CLASS (klass);
+
+  object_class->set_property = counter_set_property;
+  object_class->get_property = counter_get_property;
+  tracked->reset_state = counter_reset_state;
+  tracked->account_lock_file = counter_account;
+  tracked->unaccount_lock_file = counter_unaccount;
+  tracked->is_available = counter_is_available;
+  tracked->get_lock_file_information = counter_information;
+  tracked->handle_information_change = counter_handle_information_change;
+  tracked->initialize_informations = counter_initialize_informations;
+  g_object_class_install_property (object_class, PROP_TOTAL,
+    g_param_spec_int64 ("total", NULL, NULL, -1, G_MAXINT64, -1,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
+}
+
+static void
+test_counter_init (TestCounter *self)
+{
+  self->initial_total = -1;
+}
+
+TestCounter *
+test_counter_new (const char *folder, gint64 total, GError **error)
+{
+  g_autofree char *name = g_path_get_basename (folder);
+
+  return g_initable_new (TEST_TYPE_COUNTER, NULL, error,
+                         "lock-folder", folder,
+                         "lock-file-type", TEST_TYPE_COUNTER_LOCK_FILE,
+                         "name", name,
+                         "total", total,
+                         NULL);
+}
+
+gint64
+test_counter_get_total (TestCounter *self)
+{
+  return self->total;
+}
+
+gint64
+test_counter_get_used (TestCounter *self)
+{
+  return self->used;
+}
+
+TesseraJob *
+test_job_new (const char *base, const char *task_id, const char *identifier)
+{
+  g_autofree char *uri = g_build_filename (base, "jobs", task_id, identifier, task_id, NULL);
+  g_autoptr(GError) error = NULL;
+  TesseraJob *job = tessera_job_new (task_id, identifier, uri, &error);
+
+  g_assert_no_error (error);
+  return job;
+}

@@ -1,0 +1,32 @@
+/* test-counter.h: a small counting resource defined by the tests, so the
+ * core is exercised without any plugin. Same format as the seed's
+ * CounterToken: informations.json {"total": N}, information {"count": K}.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+#define TEST_TYPE_COUNTER (test_counter_get_type ())
+G_DECLARE_FINAL_TYPE (TestCounter, test_counter, TEST, COUNTER, TesseraTrackedDynamicResource)
+
+#define TEST_TYPE_COUNTER_LOCK_FILE (test_counter_lock_file_get_type ())
+G_DECLARE_FINAL_TYPE (TestCounterLockFile, test_counter_lock_file, TEST, COUNTER_LOCK_FILE, TesseraDynamicLockFile)
+
+#define TEST_TYPE_COUNTER_DEPENDENCY (test_counter_dependency_get_type ())
+G_DECLARE_FINAL_TYPE (TestCounterDependency, test_counter_dependency, TEST, COUNTER_DEPENDENCY, TesseraDynamicDependency)
+
+TestCounter *test_counter_new       (const char *folder, gint64 total, GError **error);
+gint64       test_counter_get_total (TestCounter *self);
+gint64       test_counter_get_used  (TestCounter *self);
+gint64       test_counter_lock_file_get_count (TestCounterLockFile *self);
+
+TesseraDynamicDependency *test_counter_dependency_new (TestCounter *counter, TesseraJob *job, gint64 count);
+
+/* A job under @base with a fresh directory: job_uri = base/jobs/<task>/<id>/<task> */
+TesseraJob *test_job_new (const char *base, const char *task_id, const char *identifier);
+
+G_END_DECLS

@@ -1,0 +1,320 @@
+/* test-format.c: the on-disk format, both directions (acceptance 1)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <string.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+}
+
+static void
+copy_fixture (const char *name, const char *dest)
+{
+  g_autofree char *src = g_test_build_filename (G_TEST_DIST, "fixtures", name, NULL);
+  g_autofree char *contents = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
+  test_write_file (dest, contents);
+}
+
+static JsonNode *
+parse_file (const char *path)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+
+  json_parser_load_from_file (parser, path, &error);
+  g_assert_no_error (error);
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+/* Lock files exactly as the Python code writes them are read and counted. */
+static void
+test_seed_files_accounted (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *a = g_build_filename (jobs, "my.task@5f1e2d.json", NULL);
+  g_autofree char *b = g_build_filename (jobs, "other.task@77aa01.json", NULL);
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(TesseraJob) job1 = NULL, job2 = NULL;
+  g_autoptr(TesseraDynamicDependency) dep1 = NULL, dep2 = NULL;
+
+  copy_fixture ("seed-lock-file.json", a);
+  copy_fixture ("seed-lock-file-process.json", b);
+  copy_fixture ("seed-informations.json", info);
+
+  counter = test_counter_new (f->folder, -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_counter_get_total (counter), ==, 5);
+  g_assert_cmpint (test_counter_get_used (counter), ==, 3);
+
+  files = tessera_tracked_dynamic_resource_list_lock_files (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter));
+  g_assert_cmpuint (files->len, ==, 2);
+  for (guint i = 0; i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lf = g_ptr_array_index (files, i);
+      if (g_str_has_suffix (tessera_dynamic_lock_file_get_path (lf), "my.task@5f1e2d.json"))
+        {
+          g_assert_cmpstr (tessera_dynamic_lock_file_get_job_uri (lf), ==, "/nonexistent/xpm/jobs/my.task/5f1e2d/task");
+          g_assert_null (tessera_dynamic_lock_file_get_process (lf));
+          g_assert_cmpint (test_counter_lock_file_get_count (TEST_COUNTER_LOCK_FILE (lf)), ==, 2);
+        }
+      else
+        {
+          g_assert_nonnull (tessera_dynamic_lock_file_get_process (lf));
+          g_assert_cmpint (tessera_process_get_pid (tessera_dynamic_lock_file_get_process (lf)), ==, 1);
+          g_assert_cmpint (test_counter_lock_file_get_count (TEST_COUNTER_LOCK_FILE (lf)), ==, 1);
+        }
+    }
+
+  /* 2 of 5 are left: a request for 2 passes, one more for 1 does not. */
+  job1 = test_job_new (f->tmp, "t1", "x");
+  dep1 = test_counter_dependency_new (counter, job1, 2);
+  {
+    g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep1, 0, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (lock);
+    job2 = test_job_new (f->tmp, "t2", "y");
+    dep2 = test_counter_dependency_new (counter, job2, 1);
+    g_assert_null (tessera_dynamic_dependency_lock (dep2, 0, NULL, &error));
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+    g_clear_error (&error);
+  }
+  /* The seed's files are still there: nothing of theirs was touched. */
+  g_assert_true (g_file_test (a, G_FILE_TEST_IS_REGULAR));
+  g_assert_true (g_file_test (b, G_FILE_TEST_IS_REGULAR));
+}
+
+static gboolean
+python_available (void)
+{
+  g_autofree char *python = g_find_program_in_path ("python3");
+  return python != NULL;
+}
+
+/* Reads a lock file the way the seed's DynamicLockFile and TokenLockFile do. */
+static const char python_reader[] =
+  "import json, sys\n"
+  "with open(sys.argv[1], 'rt') as fp:\n"
+  "    data = json.load(fp)\n"
+  "job_uri = data.get('job_uri')\n"
+  "info = data.get('information')\n"
+  "assert isinstance(info, dict), info\n"
+  "count = info.get('count', 0)\n"
+  "proc = data.get('process')\n"
+  "print(job_uri, count, proc['type'], proc['pid'])\n"
+  "with open(sys.argv[2], 'r') as f:\n"
+  "    print(json.load(f).get('total', 0))\n";
+
+/* What Tessera writes has the structure the Python code expects. */
+static void
+test_written_files_parse_as_seed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 4, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "my.task", "abc");
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *path = g_build_filename (f->folder, "jobs", "my.task@abc.json", NULL);
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *object, *information, *process;
+  GDir *dir;
+  const char *name;
+  guint n = 0;
+
+  g_assert_no_error (error);
+  g_assert_true (tessera_job_set_process (job, self, NULL));
+  dep = test_counter_dependency_new (counter, job, 2);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+
+  root = parse_file (path);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+  object = json_node_get_object (root);
+  g_assert_cmpstr (json_object_get_string_member (object, "job_uri"), ==, tessera_job_get_job_uri (job));
+  information = json_object_get_object_member (object, "information");
+  g_assert_cmpint (json_object_get_int_member (information, "count"), ==, 2);
+  process = json_object_get_object_member (object, "process");
+  g_assert_cmpstr (json_object_get_string_member (process, "type"), ==, "local");
+  g_assert_cmpint (json_object_get_int_member (process, "pid"), ==, getpid ());
+
+  /* The job side of experimaestro's layout: <job_uri>.pid names the holder. */
+  {
+    g_autofree char *pid_path = tessera_job_dup_pid_path (job);
+    g_autoptr(JsonNode) pid = parse_file (pid_path);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (pid), "pid"), ==, getpid ());
+  }
+
+  /* Only the lock file in jobs/: no temporary file left behind. */
+  dir = g_dir_open (jobs, 0, NULL);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_assert_cmpstr (name, ==, "my.task@abc.json");
+      n++;
+    }
+  g_dir_close (dir);
+  g_assert_cmpuint (n, ==, 1);
+
+  if (python_available ())
+    {
+      g_autofree char *out = NULL;
+      g_autofree char *expected = g_strdup_printf ("%s 2 local %d\n4\n", tessera_job_get_job_uri (job), getpid ());
+      g_autoptr(GSubprocess) py = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                                    "python3", "-c", python_reader, path, info, NULL);
+      g_assert_no_error (error);
+      g_subprocess_communicate_utf8 (py, NULL, NULL, &out, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (g_subprocess_get_exit_status (py), ==, 0);
+      g_assert_cmpstr (out, ==, expected);
+    }
+  else
+    g_test_message ("python3 not found: the Python reader part was not run");
+
+  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_names (void)
+{
+  GString *long_id = g_string_new (NULL);
+  g_autofree char *name = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *with_dot = NULL;
+
+  for (int i = 0; i < 300; i++)
+    g_string_append (long_id, "é");
+  name = tessera_lock_file_name ("t", long_id->str);
+  /* "t@" + 254 × "é", cut at 256 characters like Python's str[:256] */
+  g_assert_cmpint (g_utf8_strlen (name, -1), ==, 256 + 5);
+  g_assert_true (g_str_has_prefix (name, "t@é"));
+  g_assert_true (g_str_has_suffix (name, "é.json"));
+  g_string_free (long_id, TRUE);
+
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(TesseraJob) job = tessera_job_new ("a", "b", "/x/y/task.name", &error);
+    g_assert_no_error (error);
+    with_dot = tessera_job_dup_lock_path (job);
+    /* Path("/x/y/task.name").with_suffix(".lock") */
+    g_assert_cmpstr (with_dot, ==, "/x/y/task.lock");
+  }
+  expected = tessera_lock_file_name ("my.task", "abc");
+  g_assert_cmpstr (expected, ==, "my.task@abc.json");
+}
+
+static void
+test_locks_json_round_trip (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 2, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "rt", "1");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraJobDependencyLocks) job_locks = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autofree char *locks_path = g_build_filename (f->tmp, "locks.json", NULL);
+  g_autofree char *lock_file = g_build_filename (f->folder, "jobs", "rt@1.json", NULL);
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *entry;
+
+  g_assert_no_error (error);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (lock));
+  g_assert_true (tessera_dynamic_dependency_locks_job_started (locks, job, self, &error));
+  g_assert_no_error (error);
+  g_assert_true (tessera_dynamic_dependency_locks_save (locks, locks_path, &error));
+  g_assert_no_error (error);
+
+  root = parse_file (locks_path);
+  entry = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "dynamic_locks"), 0);
+  g_assert_cmpstr (json_object_get_string_member (entry, "module"), ==, "tessera");
+  g_assert_cmpstr (json_object_get_string_member (entry, "class"), ==, "DynamicDependencyLock");
+  g_assert_cmpstr (json_object_get_string_member (entry, "lock_file_path"), ==, lock_file);
+
+  /* The scheduler hands the holding to the job process. */
+  tessera_lock_detach (TESSERA_LOCK (lock));
+  job_locks = tessera_job_dependency_locks_load (locks_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (job_locks)->len, ==, 1);
+  g_assert_true (tessera_job_dependency_locks_acquire (job_locks, &error));
+  g_assert_no_error (error);
+  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));   /* detached: still held */
+  tessera_job_dependency_locks_release (job_locks);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  /* Acquiring again now fails: the lock file is gone. */
+  g_assert_false (tessera_job_dependency_locks_acquire (job_locks, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING);
+  g_clear_error (&error);
+
+  /* Capacity is back. */
+  g_assert_true (tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error));
+  g_assert_cmpint (test_counter_get_used (counter), ==, 0);
+}
+
+static void
+test_locks_json_unknown_class (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->tmp, "locks.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJobDependencyLocks) locks = NULL;
+  const char * const *skipped;
+
+  test_expect_warnings ();
+  test_write_file (path,
+    "{\"dynamic_locks\": [{\"module\": \"no.such.module\", \"class\": \"Nope\"},"
+    " {\"class\": \"MissingModule\"}, 42,"
+    " {\"module\": \"tessera\", \"class\": \"DynamicDependencyLock\"}]}");
+  locks = tessera_job_dependency_locks_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (locks)->len, ==, 1);
+  skipped = tessera_job_dependency_locks_get_skipped (locks);
+  g_assert_cmpuint (g_strv_length ((char **) skipped), ==, 3);
+  g_assert_cmpstr (skipped[0], ==, "no.such.module:Nope");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/format/seed-files/accounted", test_seed_files_accounted);
+  ADD ("/format/written-files/parse-as-seed", test_written_files_parse_as_seed);
+  g_test_add_func ("/format/names", test_names);
+  ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
+  ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);
+  return g_test_run ();
+}

@@ -1,0 +1,223 @@
+/* test-utils.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-utils.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gio/gunixinputstream.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <utime.h>
+
+struct _Helper
+{
+  GSubprocess *process;
+  int out_fd;
+  GString *pending;
+};
+
+char *
+test_make_tmpdir (void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp ("tessera-test-XXXXXX", &error);
+
+  g_assert_no_error (error);
+  return dir;
+}
+
+void
+test_remove_tree (const char *path)
+{
+  GDir *dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  if (dir != NULL)
+    {
+      while ((name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+          if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+            test_remove_tree (child);
+          else
+            g_unlink (child);
+        }
+      g_dir_close (dir);
+    }
+  g_rmdir (path);
+}
+
+void
+test_write_file (const char *path, const char *contents)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  g_mkdir_with_parents (dir, 0777);
+  g_file_set_contents (path, contents, -1, &error);
+  g_assert_no_error (error);
+}
+
+void
+test_set_file_age (const char *path, double seconds_ago)
+{
+  struct timeval tv[2];
+  gint64 when = g_get_real_time () - (gint64) (seconds_ago * G_USEC_PER_SEC);
+
+  tv[0].tv_sec = tv[1].tv_sec = when / G_USEC_PER_SEC;
+  tv[0].tv_usec = tv[1].tv_usec = when % G_USEC_PER_SEC;
+  g_assert_cmpint (utimes (path, tv), ==, 0);
+}
+
+static guint warnings_seen;
+
+static void
+count_tessera_warning (const char *log_domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+  if (level & G_LOG_LEVEL_WARNING)
+    g_atomic_int_inc (&warnings_seen);
+  if (g_test_verbose ())
+    g_test_message ("expected warning: %s", message);
+}
+
+/* Bad-input tests expect Tessera to warn instead of failing: count the
+ * warnings rather than aborting on them (warnings of other domains stay
+ * fatal). */
+void
+test_expect_warnings (void)
+{
+  g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+  g_log_set_fatal_mask ("Tessera", G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+  g_log_set_handler ("Tessera", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE, count_tessera_warning, NULL);
+}
+
+guint
+test_warning_count (void)
+{
+  return g_atomic_int_get (&warnings_seen);
+}
+
+Helper *
+helper_spawn (const char * const *env, const char *first_arg, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  Helper *helper;
+  const char *arg;
+  va_list ap;
+
+  g_ptr_array_add (argv, g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL));
+  va_start (ap, first_arg);
+  for (arg = first_arg; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+
+  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
+    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
+
+  helper = g_new0 (Helper, 1);
+  helper->process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  helper->out_fd = g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stdout_pipe (helper->process)));
+  helper->pending = g_string_new (NULL);
+  return helper;
+}
+
+/* Returns NULL on timeout or end of output. */
+char *
+helper_read_line (Helper *helper, double timeout_s)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+
+  for (;;)
+    {
+      const char *nl = strchr (helper->pending->str, '\n');
+      struct pollfd pfd = { helper->out_fd, POLLIN, 0 };
+      gint64 left;
+      char buf[256];
+      ssize_t n;
+
+      if (nl != NULL)
+        {
+          char *line = g_strndup (helper->pending->str, nl - helper->pending->str);
+          g_string_erase (helper->pending, 0, nl - helper->pending->str + 1);
+          return line;
+        }
+      left = (deadline - g_get_monotonic_time ()) / 1000;
+      if (left <= 0)
+        return NULL;
+      if (poll (&pfd, 1, (int) MIN (left, G_MAXINT)) <= 0)
+        continue;
+      n = read (helper->out_fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return NULL;
+      g_string_append_len (helper->pending, buf, n);
+    }
+}
+
+void
+helper_expect_line (Helper *helper, const char *prefix, double timeout_s)
+{
+  g_autofree char *line = helper_read_line (helper, timeout_s);
+
+  if (line == NULL || !g_str_has_prefix (line, prefix))
+    g_error ("expected a line starting with “%s” from the helper, got “%s”", prefix, line ? line : "(nothing)");
+}
+
+void
+helper_close_stdin (Helper *helper)
+{
+  GOutputStream *in = g_subprocess_get_stdin_pipe (helper->process);
+  g_output_stream_close (in, NULL, NULL);
+}
+
+void
+helper_kill (Helper *helper, int signum)
+{
+  g_subprocess_send_signal (helper->process, signum);
+}
+
+GPid
+helper_get_pid (Helper *helper)
+{
+  const char *id = g_subprocess_get_identifier (helper->process);
+  return id ? (GPid) atoi (id) : 0;
+}
+
+int
+helper_wait (Helper *helper)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_wait (helper->process, NULL, &error);
+  g_assert_no_error (error);
+  if (g_subprocess_get_if_signaled (helper->process))
+    return 128 + g_subprocess_get_term_sig (helper->process);
+  return g_subprocess_get_exit_status (helper->process);
+}
+
+void
+helper_free (Helper *helper)
+{
+  if (helper == NULL)
+    return;
+  if (g_subprocess_get_identifier (helper->process) != NULL)
+    {
+      g_subprocess_force_exit (helper->process);
+      g_subprocess_wait (helper->process, NULL, NULL);
+    }
+  g_object_unref (helper->process);
+  g_string_free (helper->pending, TRUE);
+  g_free (helper);
+}

@@ -1,0 +1,31 @@
+/* test-utils.h: temporary folders and helper processes for the tests
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct _Helper Helper;
+
+char    *test_make_tmpdir        (void);
+void     test_remove_tree        (const char *path);
+void     test_write_file         (const char *path, const char *contents);
+void     test_set_file_age       (const char *path, double seconds_ago);
+void     test_expect_warnings    (void);
+guint    test_warning_count      (void);
+
+Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
+char    *helper_read_line        (Helper *helper, double timeout_s);
+void     helper_expect_line      (Helper *helper, const char *prefix, double timeout_s);
+void     helper_close_stdin      (Helper *helper);
+void     helper_kill             (Helper *helper, int signum);
+int      helper_wait             (Helper *helper);
+GPid     helper_get_pid          (Helper *helper);
+void     helper_free             (Helper *helper);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Helper, helper_free)
+
+G_END_DECLS
