@@ -1,1 +1,326 @@
-int main(void){return 77;}
+/* test-bad-input.c: every kind of bad input gives a GError or a warning
+ * and a defined outcome — never a crash, never an over-allocation
+ * (acceptance 7).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *jobs;
+  char *info;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->jobs = g_build_filename (f->folder, "jobs", NULL);
+  f->info = g_build_filename (f->folder, "informations.json", NULL);
+  g_mkdir_with_parents (f->jobs, 0777);
+  test_expect_warnings ();
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->jobs);
+  g_free (f->info);
+}
+
+static TestCounter *
+open_counter (Fixture *f, gint64 total)
+{
+  g_autoptr(GError) error = NULL;
+  TestCounter *counter = test_counter_new (f->folder, total, &error);
+
+  g_assert_no_error (error);
+  return counter;
+}
+
+/* Number of units that can be had now, each by a new job (at most 5). */
+static int
+grantable (Fixture *f, TestCounter *counter)
+{
+  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
+  static int round = 0;
+
+  round++;
+  for (int i = 0; i < 5; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%d-%d", round, i);
+      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
+      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+      g_autoptr(GError) error = NULL;
+      TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+      if (lock == NULL)
+        {
+          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+          break;
+        }
+      g_ptr_array_add (locks, lock);
+    }
+  return (int) locks->len;
+}
+
+static void
+check_bad_lock_file (Fixture *f, const char *content)
+{
+  g_autofree char *path = g_build_filename (f->jobs, "bad@1.json", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+  guint before = test_warning_count ();
+
+  test_write_file (path, content);
+  counter = open_counter (f, 2);
+  g_assert_cmpuint (test_warning_count (), >, before);
+  /* Not a holder: the whole capacity is there, and no more. */
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_truncated (Fixture *f, gconstpointer data)
+{
+  check_bad_lock_file (f, "{\"job_uri\": \"/tmp/x\", \"informa");
+}
+
+static void
+test_not_json (Fixture *f, gconstpointer data)
+{
+  check_bad_lock_file (f, "this is not JSON\n\x01\x02");
+}
+
+static void
+test_empty (Fixture *f, gconstpointer data)
+{
+  check_bad_lock_file (f, "");
+}
+
+static void
+test_wrong_types (Fixture *f, gconstpointer data)
+{
+  const char *cases[] = {
+    "[1, 2, 3]",
+    "{\"job_uri\": 42, \"information\": {\"count\": 1}}",
+    "{\"job_uri\": \"/x\", \"information\": \"three\"}",
+    "{\"job_uri\": \"/x\", \"information\": {\"count\": -4}}",
+    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"pid\": \"nope\"}}",
+    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"type\": \"slurm\", \"pid\": 3}}",
+    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": 17}",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_test_message ("case %u: %s", i, cases[i]);
+      check_bad_lock_file (f, cases[i]);
+      test_remove_tree (f->jobs);
+      g_mkdir_with_parents (f->jobs, 0777);
+    }
+}
+
+/* A file without job_uri is invalid, counts nothing, and is no warning. */
+static void
+test_no_job_uri (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->jobs, "anon@1.json", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_write_file (path, "{\"information\": {\"count\": 1}}");
+  counter = open_counter (f, 1);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+}
+
+static void
+test_informations_missing (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = open_counter (f, -1);
+  g_autoptr(JsonNode) two = json_from_string ("{\"total\": 2}", NULL);
+  g_autoptr(GError) error = NULL;
+
+  /* Unknown capacity: nothing is granted, nothing crashes. */
+  g_assert_cmpint (test_counter_get_total (counter), ==, 0);
+  g_assert_cmpint (grantable (f, counter), ==, 0);
+  g_assert_true (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), two, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+}
+
+static void
+test_informations_garbage (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(JsonNode) bad = json_from_string ("{\"total\": \"many\"}", NULL);
+  g_autoptr(GError) error = NULL;
+  guint before = test_warning_count ();
+
+  test_write_file (f->info, "garbage{");
+  counter = open_counter (f, 5);   /* the file exists: the 5 is not written */
+  g_assert_cmpuint (test_warning_count (), >, before);
+  g_assert_cmpint (grantable (f, counter), ==, 0);
+
+  test_write_file (f->info, "{\"total\": 2}");
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+
+  /* Garbage or a wrong type later: the last good capacity stays. */
+  before = test_warning_count ();
+  test_write_file (f->info, "{\"total\": 2");
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  test_write_file (f->info, "{\"total\": [3]}");
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpuint (test_warning_count (), >=, before + 2);
+
+  /* Writing a wrong shape through the API is refused before the disk. */
+  g_assert_false (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), bad, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION);
+}
+
+static void
+test_symlink_lock_file (Fixture *f, gconstpointer data)
+{
+  g_autofree char *outside = g_build_filename (f->tmp, "outside.json", NULL);
+  g_autofree char *link = g_build_filename (f->jobs, "evil@1.json", NULL);
+  g_autofree char *mine = g_build_filename (f->jobs, "probe@mine.json", NULL);
+  g_autofree char *outside_after = NULL;
+  const char *outside_content = "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}}";
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  guint before = test_warning_count ();
+
+  test_write_file (outside, outside_content);
+  g_assert_cmpint (symlink (outside, link), ==, 0);
+  counter = open_counter (f, 1);
+  g_assert_cmpuint (test_warning_count (), >, before);
+  g_assert_cmpint (grantable (f, counter), ==, 1);   /* the link is not a holder */
+
+  /* Our own lock file's name is a symlink: it is replaced, not written through. */
+  g_assert_cmpint (symlink (outside, mine), ==, 0);
+  job = test_job_new (f->tmp, "probe", "mine");
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (mine, G_FILE_TEST_IS_SYMLINK));
+  g_assert_true (g_file_get_contents (outside, &outside_after, NULL, NULL));
+  g_assert_cmpstr (outside_after, ==, outside_content);
+}
+
+static void
+test_symlink_ipc_lock (Fixture *f, gconstpointer data)
+{
+  g_autofree char *outside = g_build_filename (f->tmp, "elsewhere", NULL);
+  g_autofree char *ipc = g_build_filename (f->folder, "ipc.lock", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  g_assert_cmpint (symlink (outside, ipc), ==, 0);
+  counter = test_counter_new (f->folder, 1, &error);
+  g_assert_null (counter);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_IO);
+  g_assert_false (g_file_test (outside, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_hostile_names (Fixture *f, gconstpointer data)
+{
+  const char *bad[] = { "../evil", "a/b", "..", "x..y", "", "tab\there" };
+  g_autoptr(TestCounter) counter = open_counter (f, 2);
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraJob) job = tessera_job_new (bad[i], "id", "/tmp/job/x", &error);
+      g_assert_null (job);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+      g_clear_error (&error);
+      job = tessera_job_new ("task", bad[i], "/tmp/job/x", &error);
+      g_assert_null (job);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+    }
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(TesseraJob) job = tessera_job_new ("task", "id", "relative/path", &error);
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+  }
+
+  /* A job built behind tessera_job_new's back is still refused. */
+  {
+    g_autofree char *uri = g_build_filename (f->tmp, "job", "x", NULL);
+    g_autoptr(TesseraJob) job = g_object_new (TESSERA_TYPE_JOB, "task-id", "../../escape",
+                                              "identifier", "1", "job-uri", uri, NULL);
+    g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+    g_autoptr(GError) error = NULL;
+    g_autofree char *escaped = g_build_filename (f->tmp, "escape@1.json", NULL);
+
+    g_assert_null (tessera_dynamic_dependency_lock (dep, 0, NULL, &error));
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+    g_assert_false (g_file_test (escaped, G_FILE_TEST_EXISTS));
+  }
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+}
+
+static void
+test_broken_locks_json (Fixture *f, gconstpointer data)
+{
+  const char *cases[] = {
+    "{not json",
+    "{\"dynamic_locks\": 3}",
+    "{\"dynamic_locks\": [{\"module\": \"tessera\", \"class\": \"DynamicDependencyLock\", \"lock_file_path\": 5}]}",
+  };
+  g_autofree char *path = g_build_filename (f->tmp, "locks.json", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraJobDependencyLocks) locks = NULL;
+
+      test_write_file (path, cases[i]);
+      locks = tessera_job_dependency_locks_load (path, &error);
+      g_assert_null (locks);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+    }
+  {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *missing = g_build_filename (f->tmp, "nope.json", NULL);
+    g_assert_null (tessera_job_dependency_locks_load (missing, &error));
+    g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  }
+  {
+    /* A hostile module name is refused as a name, never used as a path. */
+    g_autoptr(GError) error = NULL;
+    g_assert_cmpuint (tessera_dynamic_dependency_lock_lookup_class ("/usr/lib/evil", "X", &error), ==, G_TYPE_INVALID);
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/bad-input/lock-file/truncated", test_truncated);
+  ADD ("/bad-input/lock-file/not-json", test_not_json);
+  ADD ("/bad-input/lock-file/empty", test_empty);
+  ADD ("/bad-input/lock-file/wrong-types", test_wrong_types);
+  ADD ("/bad-input/lock-file/no-job-uri", test_no_job_uri);
+  ADD ("/bad-input/informations/missing", test_informations_missing);
+  ADD ("/bad-input/informations/garbage", test_informations_garbage);
+  ADD ("/bad-input/symlink/lock-file", test_symlink_lock_file);
+  ADD ("/bad-input/symlink/ipc-lock", test_symlink_ipc_lock);
+  ADD ("/bad-input/hostile-names", test_hostile_names);
+  ADD ("/bad-input/locks-json", test_broken_locks_json);
+  return g_test_run ();
+}

@@ -1,1 +1,103 @@
-int main(void){return 77;}
+/* test-crash.c: a holder killed with SIGKILL gives its capacity back at
+ * once, without waiting for polling (acceptance 5).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <signal.h>
+
+static const char * const no_poll_env[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  counter = test_counter_new (f->folder, 1, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+}
+
+static void
+check_waiter_gets_through (Helper *waiter)
+{
+  g_autofree char *line = helper_read_line (waiter, 90);
+  g_assert_cmpstr (line, ==, "ACQUIRED polls=0");
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
+static void
+test_sigkill_holder (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "victim", "1", NULL);
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *victim_file = g_build_filename (f->folder, "jobs", "helper@victim.json", NULL);
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  g_assert_true (g_file_test (victim_file, G_FILE_TEST_EXISTS));
+  waiter = helper_spawn (no_poll_env, "wait", f->folder, "-1", "waiter", "100", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  g_usleep (200 * 1000);
+  helper_kill (holder, SIGKILL);
+  g_assert_cmpint (helper_wait (holder), ==, 128 + SIGKILL);
+  check_waiter_gets_through (waiter);
+  /* The waiter removed the dead holder's file. */
+  g_assert_false (g_file_test (victim_file, G_FILE_TEST_EXISTS));
+}
+
+/* A seed-era lock file has no "process": its holder is named by
+ * <job_uri>.pid, and its death must be seen just as fast. */
+static void
+test_sigkill_seed_era_holder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *job_uri = g_build_filename (f->tmp, "xp", "jobs", "seed.task", "h1", "task", NULL);
+  g_autofree char *pid_path = g_strconcat (job_uri, ".pid", NULL);
+  g_autofree char *lock_file = g_build_filename (f->folder, "jobs", "seed.task@h1.json", NULL);
+  g_autofree char *dummy = g_build_filename (f->tmp, "dummy", NULL);
+  g_autofree char *content = NULL;
+  g_autofree char *pid_content = NULL;
+  g_autoptr(Helper) victim = helper_spawn (NULL, "flock", dummy, NULL);
+  g_autoptr(Helper) waiter = NULL;
+
+  helper_expect_line (victim, "LOCKED", 60);
+  pid_content = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) helper_get_pid (victim));
+  test_write_file (pid_path, pid_content);
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}}", job_uri);
+  test_write_file (lock_file, content);
+
+  waiter = helper_spawn (no_poll_env, "wait", f->folder, "-1", "waiter", "100", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  g_usleep (200 * 1000);
+  helper_kill (victim, SIGKILL);
+  helper_wait (victim);
+  check_waiter_gets_through (waiter);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/crash/sigkill-holder/waiter-woken-by-event", test_sigkill_holder);
+  ADD ("/crash/sigkill-seed-era-holder/waiter-woken-by-event", test_sigkill_seed_era_holder);
+  return g_test_run ();
+}

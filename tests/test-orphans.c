@@ -1,1 +1,329 @@
-int main(void){return 77;}
+/* test-orphans.c: orphans removed and kept, pid reuse, capacity changed
+ * at run time (acceptance 6).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *jobs;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autofree char *info = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->jobs = g_build_filename (f->folder, "jobs", NULL);
+  info = g_build_filename (f->folder, "informations.json", NULL);
+  test_write_file (info, "{\"total\": 1}");
+  g_mkdir_with_parents (f->jobs, 0777);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->jobs);
+}
+
+/* Writes jobs/<name>.json for a job under tmp/xp; returns its path. */
+static char *
+write_lock_file (Fixture *f, const char *name, const char *process_json, gboolean make_job_dir)
+{
+  g_autofree char *job_dir = g_build_filename (f->tmp, "xp", name, NULL);
+  g_autofree char *job_uri = g_build_filename (job_dir, "task", NULL);
+  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
+  char *path = g_build_filename (f->jobs, file_name, NULL);
+  g_autofree char *content = NULL;
+
+  if (make_job_dir)
+    g_mkdir_with_parents (job_dir, 0777);
+  if (process_json != NULL)
+    content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
+                               job_uri, process_json);
+  else
+    content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}}", job_uri);
+  test_write_file (path, content);
+  return path;
+}
+
+static TestCounter *
+open_counter (Fixture *f, double min_age)
+{
+  g_autoptr(GError) error = NULL;
+  TestCounter *counter = test_counter_new (f->folder, -1, &error);
+
+  g_assert_no_error (error);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), min_age);
+  return counter;
+}
+
+/* Whether one more unit can be had right now. */
+static gboolean
+can_acquire (Fixture *f, TestCounter *counter, const char *id)
+{
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+  if (lock == NULL)
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  return lock != NULL;
+}
+
+static void
+test_old_orphan_removed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "gone", NULL, FALSE);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_expect_warnings ();
+  test_set_file_age (path, 100);
+  counter = open_counter (f, 30);
+  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_old_orphan_with_job_dir_removed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "nopid", NULL, TRUE);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_expect_warnings ();
+  test_set_file_age (path, 100);
+  counter = open_counter (f, 30);
+  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_young_orphan_kept (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "young", NULL, FALSE);
+  g_autoptr(TestCounter) counter = open_counter (f, 30);
+
+  g_assert_cmpint (test_counter_get_used (counter), ==, 1);
+  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_min_age_settable (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "young", NULL, FALSE);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_expect_warnings ();
+  test_set_file_age (path, 5);
+  counter = open_counter (f, 30);
+  g_assert_false (can_acquire (f, counter, "1"));
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 2);
+  g_assert_true (can_acquire (f, counter, "2"));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* An old file without process whose job lock is held by a live process
+ * (a job still starting) is not an orphan. */
+static void
+test_held_job_lock_kept (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "starting", NULL, TRUE);
+  g_autofree char *job_lock = g_build_filename (f->tmp, "xp", "starting", "task.lock", NULL);
+  g_autoptr(Helper) starter = helper_spawn (NULL, "lockf", job_lock, NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  helper_expect_line (starter, "LOCKED", 60);
+  test_set_file_age (path, 100);
+  counter = open_counter (f, 30);
+  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  helper_close_stdin (starter);
+  g_assert_cmpint (helper_wait (starter), ==, 0);
+  test_expect_warnings ();
+  g_assert_true (can_acquire (f, counter, "2"));
+}
+
+/* Killed between acquiring and recording its process: the holder left a
+ * file with no process; it is reclaimed once older than min_age. */
+static void
+test_killed_before_recording_process (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "early", "1", "--no-process", NULL);
+  g_autofree char *path = g_build_filename (f->jobs, "helper@early.json", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_expect_warnings ();
+  helper_expect_line (holder, "ACQUIRED", 60);
+  counter = open_counter (f, 1);
+  g_assert_false (can_acquire (f, counter, "1"));   /* alive: its job lock is held */
+  helper_kill (holder, SIGKILL);
+  helper_wait (holder);
+  job = test_job_new (f->tmp, "after", "1");
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 60, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_pid_reuse (Fixture *f, gconstpointer data)
+{
+  guint64 start = 0;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autofree char *wrong = NULL;
+  g_autofree char *right = NULL;
+  g_autofree char *reused_path = NULL;
+  g_autofree char *live_path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_expect_warnings ();
+  start = tessera_process_get_start_time (self);
+  g_assert_cmpuint (start, >, 0);
+  /* Our own pid, but another start time: the recorded process is gone. */
+  wrong = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}",
+                           getpid (), start + 12345);
+  reused_path = write_lock_file (f, "reused", wrong, TRUE);
+  counter = open_counter (f, 30);
+  g_assert_false (g_file_test (reused_path, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (test_counter_get_used (counter), ==, 0);
+
+  /* The same pid with the right start time holds. */
+  right = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}",
+                           getpid (), start);
+  live_path = write_lock_file (f, "live", right, TRUE);
+  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_true (g_file_test (live_path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_other_boot_and_host (Fixture *f, gconstpointer data)
+{
+  g_autofree char *other_boot = NULL;
+  g_autofree char *boot_path = NULL;
+  g_autofree char *host_path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_expect_warnings ();
+  other_boot = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"boot_id\": \"00000000-dead-beef-0000-000000000000\"}", getpid ());
+  boot_path = write_lock_file (f, "rebooted", other_boot, TRUE);
+  counter = open_counter (f, 30);
+  g_assert_false (g_file_test (boot_path, G_FILE_TEST_EXISTS));
+
+  /* A holder on another host is never judged by a local pid check. */
+  host_path = write_lock_file (f, "remote",
+    "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}", TRUE);
+  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_true (g_file_test (host_path, G_FILE_TEST_EXISTS));
+}
+
+typedef struct
+{
+  TesseraDynamicDependency *dep;
+  TesseraDynamicDependencyLock *lock;
+  GError *error;
+} Waiter;
+
+static gpointer
+waiter_thread (gpointer data)
+{
+  Waiter *w = data;
+  w->lock = tessera_dynamic_dependency_lock (w->dep, 60, NULL, &w->error);
+  return NULL;
+}
+
+/* Like Python's open("w") + json.dump: in place, not atomic. */
+static void
+write_in_place (const char *path, const char *content)
+{
+  FILE *fp = fopen (path, "w");
+  g_assert_nonnull (fp);
+  fputs (content, fp);
+  fclose (fp);
+}
+
+static void
+test_capacity_raised (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = open_counter (f, 30);
+  g_autoptr(TesseraJob) job_a = test_job_new (f->tmp, "cap", "a");
+  g_autoptr(TesseraJob) job_b = test_job_new (f->tmp, "cap", "b");
+  g_autoptr(TesseraDynamicDependency) dep_a = test_counter_dependency_new (counter, job_a, 1);
+  g_autoptr(TesseraDynamicDependency) dep_b = test_counter_dependency_new (counter, job_b, 1);
+  g_autoptr(TesseraDynamicDependencyLock) held = NULL;
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  g_autoptr(GError) error = NULL;
+  Waiter w = { dep_b, NULL, NULL };
+  GThread *thread;
+
+  held = tessera_dynamic_dependency_lock (dep_a, 0, NULL, &error);
+  g_assert_no_error (error);
+  thread = g_thread_new ("waiter", waiter_thread, &w);
+  g_usleep (300 * 1000);
+  write_in_place (info, "{\"total\": 2}");
+  g_thread_join (thread);
+  g_assert_no_error (w.error);
+  g_assert_nonnull (w.lock);
+  g_assert_cmpint (test_counter_get_total (counter), ==, 2);
+  g_object_unref (w.lock);
+}
+
+static void
+test_capacity_lowered (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = open_counter (f, 30);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "cap", "a");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) held = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) three = json_from_string ("{\"total\": 3}", NULL);
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+
+  g_assert_true (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), three, &error));
+  g_assert_no_error (error);
+  held = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (can_acquire (f, counter, "1"));
+  /* Another process lowers the capacity to what is already held. */
+  write_in_place (info, "{\"total\": 1}");
+  g_assert_false (can_acquire (f, counter, "2"));
+  g_assert_cmpint (test_counter_get_total (counter), ==, 1);
+  tessera_lock_release (TESSERA_LOCK (held));
+  g_assert_true (can_acquire (f, counter, "3"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/orphans/old-without-job-dir/removed", test_old_orphan_removed);
+  ADD ("/orphans/old-without-process/removed", test_old_orphan_with_job_dir_removed);
+  ADD ("/orphans/young/kept", test_young_orphan_kept);
+  ADD ("/orphans/min-age/settable", test_min_age_settable);
+  ADD ("/orphans/job-lock-held/kept", test_held_job_lock_kept);
+  ADD ("/orphans/killed-before-recording-process/reclaimed", test_killed_before_recording_process);
+  ADD ("/pid-reuse/other-start-time-is-dead", test_pid_reuse);
+  ADD ("/pid-reuse/other-boot-dead-other-host-kept", test_other_boot_and_host);
+  ADD ("/capacity/raised-at-run-time-wakes-waiter", test_capacity_raised);
+  ADD ("/capacity/lowered-at-run-time", test_capacity_lowered);
+  return g_test_run ();
+}
