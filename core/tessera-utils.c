@@ -231,6 +231,28 @@ ofd_lock (int fd, short type, gboolean wait)
     }
 }
 
+/* Once we hold the flock, no Tessera peer can hold the fcntl lock (they
+ * take it after the flock): only a seed-era peer using lockf alone can, and
+ * only for the length of its own read-modify-write. Wait for it with short
+ * polls rather than F_OFD_SETLKW, so that every long blocking wait stays in
+ * flock(), which every tool understands (valgrind serialises all threads on
+ * an F_OFD_SETLKW it does not know to be blocking). */
+static int
+ofd_lock_after_flock (int fd)
+{
+  gulong delay_us = 500;
+
+  for (;;)
+    {
+      if (ofd_lock (fd, F_WRLCK, FALSE) == 0)
+        return 0;
+      if (errno != EAGAIN && errno != EACCES)
+        return -1;
+      g_usleep (delay_us);
+      delay_us = MIN (delay_us * 2, 20000);
+    }
+}
+
 static int
 flock_retry (int fd, int op)
 {
@@ -268,7 +290,7 @@ _tessera_ipc_lock_acquire (const char  *path,
           set_io_error (error, saved, _("lock"), path);
           return -1;
         }
-      if (ofd_lock (fd, F_WRLCK, TRUE) < 0)
+      if ((nfs ? ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
         {
           int saved = errno;
           close (fd);

@@ -2,7 +2,7 @@
  *
  *   tessera-helper cycle FOLDER TOTAL ID CYCLES LOG
  *       CYCLES times: acquire 1 unit, log "A <monotonic µs> ID", hold
- *       0-2 ms, log "R <monotonic µs> ID", release.
+ *       1-8 ms, log "R <monotonic µs> ID", release.
  *   tessera-helper hold FOLDER TOTAL ID COUNT [--no-process]
  *       acquire COUNT units, print "ACQUIRED", hold until stdin closes,
  *       release, print "RELEASED".
@@ -103,7 +103,7 @@ do_cycle (char **argv)
           return 1;
         }
       log_line (fd, 'A', argv[4]);
-      g_usleep (g_random_int_range (0, 2000));
+      g_usleep (g_random_int_range (1000, 8000));
       log_line (fd, 'R', argv[4]);
       tessera_lock_release (TESSERA_LOCK (lock));
     }
