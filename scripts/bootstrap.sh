@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what Tessera needs to build, test and run on Debian 12.
+set -euo pipefail
+
+packages=(
+  meson ninja-build pkg-config gcc libc6-dev
+  libglib2.0-dev libjson-glib-dev gettext
+  valgrind python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds with -Werror and runs the whole test suite three ways: plain,
+# under AddressSanitizer+UndefinedBehaviorSanitizer, and under valgrind.
+# Ends with one line "check: N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+status=0
+
+count() {
+  # meson test's summary: "Ok: N", "Fail: N", "Timeout: N", …
+  local log=$1 ok fail timeout
+  ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+  fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+  timeout=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+  passed=$((passed + ${ok:-0}))
+  failed=$((failed + ${fail:-0} + ${timeout:-0}))
+}
+
+run() {
+  local name=$1; shift
+  local log
+  log=$(mktemp)
+  echo "== $name: $*"
+  if ! "$@" 2>&1 | tee "$log"; then status=1; fi
+  count "$log"
+  rm -f "$log"
+}
+
+setup() {
+  local dir=$1; shift
+  if [ -d "$dir" ]; then
+    meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null || return 1
+  else
+    meson setup "$dir" -Dwerror=true "$@" >/dev/null || return 1
+  fi
+  ninja -C "$dir" || return 1
+}
+
+if setup _build; then
+  run tests meson test -C _build --print-errorlogs
+  run valgrind meson test -C _build --setup=valgrind --print-errorlogs
+else
+  status=1; failed=$((failed + 1))
+fi
+if setup _build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
+  run asan meson test -C _build-asan --setup=asan --print-errorlogs
+else
+  status=1; failed=$((failed + 1))
+fi
+
+echo "check: $passed passed, $failed failed"
+exit $status
