@@ -351,23 +351,6 @@ tessera_dynamic_dependency_lock_to_json (TesseraDynamicDependencyLock *self)
   return object;
 }
 
-static gboolean
-check_json_name (const char *name, GError **error)
-{
-  if (name == NULL || *name == '\0' || strlen (name) > 200)
-    goto bad;
-  for (const char *p = name; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '.' && *p != '-')
-      goto bad;
-  if (strstr (name, "..") != NULL)
-    goto bad;
-  return TRUE;
-bad:
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
-               _("“%s” is not an acceptable module or class name"), name ? name : "");
-  return FALSE;
-}
-
 /**
  * tessera_dynamic_dependency_lock_register_class:
  * @type: a subtype of #TesseraDynamicDependencyLock
@@ -385,7 +368,7 @@ tessera_dynamic_dependency_lock_register_class (GType       type,
                                                 const char *class_name)
 {
   g_return_if_fail (g_type_is_a (type, TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
-  g_return_if_fail (check_json_name (module, NULL) && check_json_name (class_name, NULL));
+  g_return_if_fail (tessera_check_plugin_name (module, NULL) && tessera_check_plugin_name (class_name, NULL));
 
   g_mutex_lock (&registry_mutex);
   if (class_by_name == NULL)
@@ -406,41 +389,43 @@ tessera_dynamic_dependency_lock_register_class (GType       type,
   g_mutex_unlock (&registry_mutex);
 }
 
+GType
+_tessera_lock_class_table_lookup (const char *module,
+                                  const char *class_name)
+{
+  g_autofree char *key = g_strdup_printf ("%s%c%s", module, 0x1f, class_name);
+  GType type = G_TYPE_INVALID;
+
+  /* The core's own class registers itself in its class_init. */
+  g_type_class_unref (g_type_class_ref (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
+  g_mutex_lock (&registry_mutex);
+  if (class_by_name != NULL)
+    type = GPOINTER_TO_SIZE (g_hash_table_lookup (class_by_name, key));
+  g_mutex_unlock (&registry_mutex);
+  return type;
+}
+
 /**
  * tessera_dynamic_dependency_lock_lookup_class:
  * @module: a "module" name from `locks.json`
  * @class_name: a "class" name from `locks.json`
  * @error: return location for a #GError
  *
- * Finds the lock class registered for a (module, class) pair. Names are
- * only ever looked up, never turned into paths: names outside
- * `[A-Za-z0-9_.-]` are %TESSERA_ERROR_INVALID_NAME.
+ * Finds the lock class registered for a (module, class) pair, asking the
+ * default [class@Tessera.Registry] to load the plugin that provides it
+ * when no loaded code does. Names are only ever looked up, never turned
+ * into paths: names outside `[A-Za-z0-9_.-]` are
+ * %TESSERA_ERROR_INVALID_NAME.
  *
  * Returns: the type, or %G_TYPE_INVALID with %TESSERA_ERROR_CLASS_NOT_FOUND
+ *   or another error
  */
 GType
 tessera_dynamic_dependency_lock_lookup_class (const char  *module,
                                               const char  *class_name,
                                               GError     **error)
 {
-  g_autofree char *key = NULL;
-  GType type = G_TYPE_INVALID;
-
-  /* Make sure the core's own class is registered. */
-  g_type_ensure (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK);
-  g_type_class_unref (g_type_class_ref (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
-
-  if (!check_json_name (module, error) || !check_json_name (class_name, error))
-    return G_TYPE_INVALID;
-  key = g_strdup_printf ("%s%c%s", module, 0x1f, class_name);
-  g_mutex_lock (&registry_mutex);
-  if (class_by_name != NULL)
-    type = GPOINTER_TO_SIZE (g_hash_table_lookup (class_by_name, key));
-  g_mutex_unlock (&registry_mutex);
-  if (type == G_TYPE_INVALID)
-    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_CLASS_NOT_FOUND,
-                 _("No lock class %s.%s is known"), module, class_name);
-  return type;
+  return tessera_registry_lookup_lock_class (tessera_registry_get_default (), module, class_name, error);
 }
 
 static const char *

@@ -77,6 +77,15 @@ tessera_dynamic_resource_real_refresh_state (TesseraDynamicResource *self)
   tessera_dynamic_resource_notify_changed (self);
 }
 
+static TesseraDynamicDependency *
+tessera_dynamic_resource_real_create_dependency (TesseraDynamicResource *self, TesseraJob *job,
+                                                 guint64 count, GError **error)
+{
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+               _("Resources of type %s cannot be asked for by count"), G_OBJECT_TYPE_NAME (self));
+  return NULL;
+}
+
 static void
 tessera_dynamic_resource_class_init (TesseraDynamicResourceClass *klass)
 {
@@ -86,6 +95,7 @@ tessera_dynamic_resource_class_init (TesseraDynamicResourceClass *klass)
   object_class->get_property = tessera_dynamic_resource_get_property;
   object_class->set_property = tessera_dynamic_resource_set_property;
   klass->refresh_state = tessera_dynamic_resource_real_refresh_state;
+  klass->create_dependency = tessera_dynamic_resource_real_create_dependency;
 
   /**
    * TesseraDynamicResource:name:
@@ -179,6 +189,28 @@ tessera_dynamic_resource_refresh_state (TesseraDynamicResource *self)
 {
   g_return_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self));
   TESSERA_DYNAMIC_RESOURCE_GET_CLASS (self)->refresh_state (self);
+}
+
+/**
+ * tessera_dynamic_resource_create_dependency:
+ * @self: a resource
+ * @job: the job that needs it
+ * @count: how much of it
+ * @error: return location for a #GError
+ *
+ * Makes the dependency that `--need NAME=COUNT` stands for.
+ *
+ * Returns: (transfer full): a new dependency, or %NULL with @error set
+ */
+TesseraDynamicDependency *
+tessera_dynamic_resource_create_dependency (TesseraDynamicResource  *self,
+                                            TesseraJob              *job,
+                                            guint64                  count,
+                                            GError                 **error)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self), NULL);
+  g_return_val_if_fail (TESSERA_IS_JOB (job), NULL);
+  return TESSERA_DYNAMIC_RESOURCE_GET_CLASS (self)->create_dependency (self, job, count, error);
 }
 
 void

@@ -54,6 +54,10 @@ int         _tessera_pidfd_open       (GPid         pid);
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
 
+/* (module, class) → lock class, among the registered ones only */
+GType _tessera_lock_class_table_lookup (const char *module,
+                                        const char *class_name);
+
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);

@@ -884,7 +884,10 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
   switch (prop_id)
     {
     case PROP_LOCK_FOLDER: g_free (priv->lock_folder); priv->lock_folder = g_value_dup_string (value); break;
-    case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
+    case PROP_LOCK_FILE_TYPE:
+      if (g_value_get_gtype (value) != G_TYPE_NONE)
+        priv->lock_file_type = g_value_get_gtype (value);
+      break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1003,7 +1006,7 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   priv->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   priv->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   priv->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
-  priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
+  priv->lock_file_type = G_TYPE_INVALID;
   priv->min_age = 30.0;
   priv->inotify_fd = -1;
   priv->jobs_wd = -1;
@@ -1031,6 +1034,10 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
       g_free (priv->lock_folder);
       priv->lock_folder = abs;
     }
+  if (priv->lock_file_type == G_TYPE_INVALID)
+    priv->lock_file_type = KLASS (self)->lock_file_type;
+  if (priv->lock_file_type == G_TYPE_INVALID)
+    priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
   if (!g_type_is_a (priv->lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
       G_TYPE_IS_ABSTRACT (priv->lock_file_type))
     {

@@ -11,8 +11,11 @@
 #include <gio/gio.h>
 #include <tessera/tessera-version.h>
 #include <tessera/tessera-resource-poller.h>
+#include <tessera/tessera-job.h>
 
 G_BEGIN_DECLS
+
+typedef struct _TesseraDynamicDependency TesseraDynamicDependency;
 
 #define TESSERA_TYPE_DYNAMIC_RESOURCE (tessera_dynamic_resource_get_type ())
 
@@ -24,6 +27,9 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicResource, tessera_dynamic_resource, TESS
  * @refresh_state: re-reads the state of the resource; called by the
  *   [class@Tessera.ResourcePoller] as a fallback when events may have been
  *   missed. Runs in the poller's thread.
+ * @create_dependency: returns a dependency of @job on @count units of the
+ *   resource (what `--need NAME=COUNT` asks for); resource types that hand
+ *   out something else interpret @count their own way
  *
  * The class of [class@Tessera.DynamicResource].
  */
@@ -32,6 +38,10 @@ struct _TesseraDynamicResourceClass
   GObjectClass parent_class;
 
   void (*refresh_state) (TesseraDynamicResource *self);
+  TesseraDynamicDependency *(*create_dependency) (TesseraDynamicResource *self,
+                                                  TesseraJob             *job,
+                                                  guint64                 count,
+                                                  GError                **error);
 
   /*< private >*/
   gpointer padding[8];
@@ -45,6 +55,11 @@ TESSERA_AVAILABLE_IN_ALL
 void        tessera_dynamic_resource_notify_changed (TesseraDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 void        tessera_dynamic_resource_refresh_state  (TesseraDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicDependency *tessera_dynamic_resource_create_dependency (TesseraDynamicResource *self,
+                                                                     TesseraJob             *job,
+                                                                     guint64                 count,
+                                                                     GError                **error);
 TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_dynamic_resource_wait           (TesseraDynamicResource *self,
                                                      guint64                 generation,

@@ -37,6 +37,10 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   (never %NULL); returns %FALSE with @error set when it has the wrong shape
  * @initialize_informations: returns the content of a new informations.json,
  *   written when the folder has none (%NULL to write nothing)
+ * @lock_file_type: the [class@Tessera.DynamicLockFile] subtype that reads
+ *   this class's lock files (the seed's `lock_file_class`); the
+ *   [property@Tessera.TrackedDynamicResource:lock-file-type] property, when
+ *   set, wins
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the seed's abstract
  * methods. All of them run with the resource's thread lock held, and all
@@ -64,6 +68,8 @@ struct _TesseraTrackedDynamicResourceClass
                                           JsonNode                      *informations,
                                           GError                       **error);
   JsonNode *(*initialize_informations)   (TesseraTrackedDynamicResource *self);
+
+  GType lock_file_type;
 
   /*< private >*/
   gpointer padding[12];

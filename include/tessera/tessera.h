@@ -21,5 +21,6 @@
 #include <tessera/tessera-job-dependency-lock.h>
 #include <tessera/tessera-job-dependency-locks.h>
 #include <tessera/tessera-tracked-dynamic-resource.h>
+#include <tessera/tessera-registry.h>
 
 #undef TESSERA_INSIDE

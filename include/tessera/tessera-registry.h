@@ -1,0 +1,69 @@
+/* tessera-registry.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(TESSERA_INSIDE) && !defined(TESSERA_COMPILATION)
+#error "Only <tessera/tessera.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+#include <tessera/tessera-version.h>
+
+G_BEGIN_DECLS
+
+#define TESSERA_TYPE_PLUGIN_INFO (tessera_plugin_info_get_type ())
+
+TESSERA_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (TesseraPluginInfo, tessera_plugin_info, TESSERA, PLUGIN_INFO, GObject)
+
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_plugin_info_get_module         (TesseraPluginInfo *self);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_plugin_info_get_name           (TesseraPluginInfo *self);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_plugin_info_get_manifest_path  (TesseraPluginInfo *self);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_plugin_info_get_module_path    (TesseraPluginInfo *self);
+TESSERA_AVAILABLE_IN_ALL
+const char * const *tessera_plugin_info_get_resource_types (TesseraPluginInfo *self);
+TESSERA_AVAILABLE_IN_ALL
+const char * const *tessera_plugin_info_get_classes        (TesseraPluginInfo *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean            tessera_plugin_info_is_loaded          (TesseraPluginInfo *self);
+
+#define TESSERA_TYPE_REGISTRY (tessera_registry_get_type ())
+
+TESSERA_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (TesseraRegistry, tessera_registry, TESSERA, REGISTRY, GObject)
+
+TESSERA_AVAILABLE_IN_ALL
+TesseraRegistry *tessera_registry_get_default            (void);
+TESSERA_AVAILABLE_IN_ALL
+TesseraRegistry *tessera_registry_new                    (const char * const *search_path);
+TESSERA_AVAILABLE_IN_ALL
+const char * const *tessera_registry_get_search_path     (TesseraRegistry *self);
+TESSERA_AVAILABLE_IN_ALL
+GPtrArray       *tessera_registry_list_plugins           (TesseraRegistry *self);
+TESSERA_AVAILABLE_IN_ALL
+GType            tessera_registry_lookup_resource_type   (TesseraRegistry *self,
+                                                          const char      *type_name,
+                                                          GError         **error);
+TESSERA_AVAILABLE_IN_ALL
+GType            tessera_registry_lookup_lock_class      (TesseraRegistry *self,
+                                                          const char      *module,
+                                                          const char      *class_name,
+                                                          GError         **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean         tessera_registry_is_module_loaded       (TesseraRegistry *self,
+                                                          const char      *module);
+
+TESSERA_AVAILABLE_IN_ALL
+void             tessera_registry_register_resource_type (const char      *type_name,
+                                                          GType            type);
+TESSERA_AVAILABLE_IN_ALL
+gboolean         tessera_check_plugin_name               (const char      *name,
+                                                          GError         **error);
+
+G_END_DECLS
