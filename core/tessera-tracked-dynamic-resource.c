@@ -452,7 +452,7 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
     /* Only delete the very file we judged, not one recreated since. */
     if (g_lstat (path, &st) == 0 && st.st_ino == entry->ino)
       {
-        g_message (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
+        g_info (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
         if (g_unlink (path) < 0 && errno != ENOENT)
           g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
       }
@@ -884,10 +884,7 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
   switch (prop_id)
     {
     case PROP_LOCK_FOLDER: g_free (priv->lock_folder); priv->lock_folder = g_value_dup_string (value); break;
-    case PROP_LOCK_FILE_TYPE:
-      if (g_value_get_gtype (value) != G_TYPE_NONE)
-        priv->lock_file_type = g_value_get_gtype (value);
-      break;
+    case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -980,11 +977,13 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * TesseraTrackedDynamicResource:lock-file-type:
    *
    * The [class@Tessera.DynamicLockFile] subtype that reads this resource's
-   * lock files (the seed's `lock_file_class`).
+   * lock files, when it is not the class's own `lock_file_type`. Only
+   * read when the resource is initialized. (Not a construct property:
+   * its default must not hide the class's choice.)
    */
   props[PROP_LOCK_FILE_TYPE] = g_param_spec_gtype ("lock-file-type", NULL, NULL,
     TESSERA_TYPE_DYNAMIC_LOCK_FILE,
-    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   /**
    * TesseraTrackedDynamicResource:min-age:
    *
@@ -1308,7 +1307,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     {
       /* Our name is taken by something that does not count (garbage, a
        * symlink): replace it. rename() never follows a symlink. */
-      g_message (_("Replacing unusable lock file %s"), path);
+      g_info (_("Replacing unusable lock file %s"), path);
       remove_entry (self, name);
     }
   information = KLASS (self)->get_lock_file_information (self, dependency);
