@@ -141,6 +141,12 @@ real_job_lock_from_json (TesseraDynamicDependencyLockClass *klass, JsonObject *d
   return tessera_job_dependency_lock_new (data);
 }
 
+static char **
+real_dup_environment (TesseraDynamicDependencyLock *self)
+{
+  return NULL;
+}
+
 static void
 tessera_dynamic_dependency_lock_finalize (GObject *object)
 {
@@ -189,6 +195,7 @@ tessera_dynamic_dependency_lock_class_init (TesseraDynamicDependencyLockClass *k
   klass->job_finished = real_job_hook;
   klass->to_json = real_to_json;
   klass->job_lock_from_json = real_job_lock_from_json;
+  klass->dup_environment = real_dup_environment;
 
   /**
    * TesseraDynamicDependencyLock:dependency:
@@ -329,6 +336,20 @@ tessera_dynamic_dependency_lock_job_finished (TesseraDynamicDependencyLock  *sel
 {
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), FALSE);
   return TESSERA_DYNAMIC_DEPENDENCY_LOCK_GET_CLASS (self)->job_finished (self, job, error);
+}
+
+/**
+ * tessera_dynamic_dependency_lock_dup_environment:
+ * @self: a lock
+ *
+ * Returns: (transfer full) (nullable) (array zero-terminated=1): the
+ *   `KEY=VALUE` environment entries a job holding this lock needs
+ */
+char **
+tessera_dynamic_dependency_lock_dup_environment (TesseraDynamicDependencyLock *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), NULL);
+  return TESSERA_DYNAMIC_DEPENDENCY_LOCK_GET_CLASS (self)->dup_environment (self);
 }
 
 /**

@@ -79,10 +79,10 @@ tessera_dynamic_resource_real_refresh_state (TesseraDynamicResource *self)
 
 static TesseraDynamicDependency *
 tessera_dynamic_resource_real_create_dependency (TesseraDynamicResource *self, TesseraJob *job,
-                                                 guint64 count, GError **error)
+                                                 const char *request, GError **error)
 {
   g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-               _("Resources of type %s cannot be asked for by count"), G_OBJECT_TYPE_NAME (self));
+               _("Resources of type %s cannot be asked for by name"), G_OBJECT_TYPE_NAME (self));
   return NULL;
 }
 
@@ -195,22 +195,25 @@ tessera_dynamic_resource_refresh_state (TesseraDynamicResource *self)
  * tessera_dynamic_resource_create_dependency:
  * @self: a resource
  * @job: the job that needs it
- * @count: how much of it
+ * @request: (nullable): what is asked for, in the resource type's words
+ *   (see [vfunc@Tessera.DynamicResource.create_dependency]); %NULL for one
+ *   unit
  * @error: return location for a #GError
  *
- * Makes the dependency that `--need NAME=COUNT` stands for.
+ * Makes the dependency that `--need NAME=REQUEST` stands for. A request
+ * the type does not understand is %TESSERA_ERROR_INVALID_CONFIGURATION.
  *
  * Returns: (transfer full): a new dependency, or %NULL with @error set
  */
 TesseraDynamicDependency *
 tessera_dynamic_resource_create_dependency (TesseraDynamicResource  *self,
                                             TesseraJob              *job,
-                                            guint64                  count,
+                                            const char              *request,
                                             GError                 **error)
 {
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (self), NULL);
   g_return_val_if_fail (TESSERA_IS_JOB (job), NULL);
-  return TESSERA_DYNAMIC_RESOURCE_GET_CLASS (self)->create_dependency (self, job, count, error);
+  return TESSERA_DYNAMIC_RESOURCE_GET_CLASS (self)->create_dependency (self, job, request, error);
 }
 
 void

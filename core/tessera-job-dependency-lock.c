@@ -90,6 +90,12 @@ real_release (TesseraJobDependencyLock *self)
     g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
 }
 
+static char **
+real_dup_environment (TesseraJobDependencyLock *self)
+{
+  return NULL;
+}
+
 static void
 tessera_job_dependency_lock_class_init (TesseraJobDependencyLockClass *klass)
 {
@@ -100,6 +106,7 @@ tessera_job_dependency_lock_class_init (TesseraJobDependencyLockClass *klass)
   object_class->set_property = tessera_job_dependency_lock_set_property;
   klass->acquire = real_acquire;
   klass->release = real_release;
+  klass->dup_environment = real_dup_environment;
 
   /**
    * TesseraJobDependencyLock:data:
@@ -214,6 +221,20 @@ tessera_job_dependency_lock_get_lock_file_path (TesseraJobDependencyLock *self)
 {
   g_return_val_if_fail (TESSERA_IS_JOB_DEPENDENCY_LOCK (self), NULL);
   return PRIV (self)->lock_file_path;
+}
+
+/**
+ * tessera_job_dependency_lock_dup_environment:
+ * @self: a job lock
+ *
+ * Returns: (transfer full) (nullable) (array zero-terminated=1): the
+ *   `KEY=VALUE` environment entries the job needs for this lock
+ */
+char **
+tessera_job_dependency_lock_dup_environment (TesseraJobDependencyLock *self)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB_DEPENDENCY_LOCK (self), NULL);
+  return TESSERA_JOB_DEPENDENCY_LOCK_GET_CLASS (self)->dup_environment (self);
 }
 
 /**

@@ -199,8 +199,11 @@ tessera_job_dependency_locks_get_locks (TesseraJobDependencyLocks *self)
 const char * const *
 tessera_job_dependency_locks_get_skipped (TesseraJobDependencyLocks *self)
 {
+  static const char * const none[] = { NULL };
+
   g_return_val_if_fail (TESSERA_IS_JOB_DEPENDENCY_LOCKS (self), NULL);
-  return (const char * const *) self->skipped->pdata;
+  /* An empty null-terminated GPtrArray may have no storage at all. */
+  return self->skipped->pdata ? (const char * const *) self->skipped->pdata : none;
 }
 
 /**

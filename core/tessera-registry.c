@@ -736,3 +736,189 @@ tessera_registry_is_module_loaded (TesseraRegistry *self,
   g_return_val_if_fail (TESSERA_IS_REGISTRY (self), FALSE);
   return module_is_loaded (module);
 }
+
+/**
+ * tessera_value_from_string:
+ * @pspec: the property to set
+ * @text: its value as written in a keyfile
+ * @value: (out caller-allocates): initialized here to the property's type
+ * @error: return location for a #GError
+ *
+ * Converts configuration text to a property value: integers and doubles
+ * in C syntax within the property's range, booleans as true/false,
+ * yes/no or 1/0, string lists separated by `;`, enums by nick or name.
+ *
+ * Returns: %FALSE with %TESSERA_ERROR_INVALID_CONFIGURATION when @text does
+ *   not fit the property (@value is then unset)
+ */
+gboolean
+tessera_value_from_string (GParamSpec  *pspec,
+                           const char  *text,
+                           GValue      *value,
+                           GError     **error)
+{
+  GType type = G_PARAM_SPEC_VALUE_TYPE (pspec);
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (G_IS_PARAM_SPEC (pspec) && text != NULL, FALSE);
+  g_value_init (value, type);
+  if (type == G_TYPE_STRING)
+    g_value_set_string (value, text);
+  else if (type == G_TYPE_BOOLEAN)
+    {
+      if (g_ascii_strcasecmp (text, "true") == 0 || g_ascii_strcasecmp (text, "yes") == 0 || strcmp (text, "1") == 0)
+        g_value_set_boolean (value, TRUE);
+      else if (g_ascii_strcasecmp (text, "false") == 0 || g_ascii_strcasecmp (text, "no") == 0 || strcmp (text, "0") == 0)
+        g_value_set_boolean (value, FALSE);
+      else
+        ok = FALSE;
+    }
+  else if (type == G_TYPE_INT || type == G_TYPE_INT64 || type == G_TYPE_LONG)
+    {
+      gint64 v;
+      ok = g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, &v, NULL);
+      if (ok && type == G_TYPE_INT64)
+        g_value_set_int64 (value, v);
+      else if (ok && type == G_TYPE_LONG)
+        g_value_set_long (value, (glong) v);
+      else if (ok)
+        {
+          ok = v >= G_MININT && v <= G_MAXINT;
+          g_value_set_int (value, (int) CLAMP (v, G_MININT, G_MAXINT));
+        }
+    }
+  else if (type == G_TYPE_UINT || type == G_TYPE_UINT64 || type == G_TYPE_ULONG)
+    {
+      guint64 v;
+      ok = g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, &v, NULL);
+      if (ok && type == G_TYPE_UINT64)
+        g_value_set_uint64 (value, v);
+      else if (ok && type == G_TYPE_ULONG)
+        g_value_set_ulong (value, (gulong) v);
+      else if (ok)
+        {
+          ok = v <= G_MAXUINT;
+          g_value_set_uint (value, (guint) MIN (v, G_MAXUINT));
+        }
+    }
+  else if (type == G_TYPE_DOUBLE || type == G_TYPE_FLOAT)
+    {
+      char *end = NULL;
+      double v = g_ascii_strtod (text, &end);
+      ok = end != text && *end == '\0';
+      if (type == G_TYPE_DOUBLE)
+        g_value_set_double (value, v);
+      else
+        g_value_set_float (value, (float) v);
+    }
+  else if (type == G_TYPE_STRV)
+    {
+      g_auto(GStrv) parts = g_strsplit (text, ";", -1);
+      g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+      for (guint i = 0; parts[i] != NULL; i++)
+        if (*g_strstrip (parts[i]) != '\0')
+          g_strv_builder_add (builder, parts[i]);
+      g_value_take_boxed (value, g_strv_builder_end (builder));
+    }
+  else if (G_TYPE_IS_ENUM (type))
+    {
+      GEnumClass *klass = g_type_class_ref (type);
+      GEnumValue *v = g_enum_get_value_by_nick (klass, text);
+      if (v == NULL)
+        v = g_enum_get_value_by_name (klass, text);
+      ok = v != NULL;
+      if (ok)
+        g_value_set_enum (value, v->value);
+      g_type_class_unref (klass);
+    }
+  else
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("Setting “%s” has a type (%s) that cannot be configured"),
+                   g_param_spec_get_name (pspec), g_type_name (type));
+      g_value_unset (value);
+      return FALSE;
+    }
+
+  /* Within the property's own range, too. */
+  if (ok && g_param_value_validate (pspec, value))
+    ok = FALSE;
+  if (!ok)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("“%s” is not a valid value for “%s” (%s expected)"),
+                   text, g_param_spec_get_name (pspec), g_type_name (type));
+      g_value_unset (value);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * tessera_registry_create_resource:
+ * @self: a registry
+ * @type_name: a resource type name
+ * @name: the resource's name
+ * @keys: (array zero-terminated=1): property names of the type
+ * @values: (array zero-terminated=1): their values as text, one per key
+ * @error: return location for a #GError
+ *
+ * Creates and initializes a resource of a plugin type from text settings,
+ * the way a keyfile's `[resource NAME]` group does: each key names a
+ * GObject property of the type, converted with
+ * [func@Tessera.value_from_string]. A key the type does not have is
+ * %TESSERA_ERROR_INVALID_CONFIGURATION.
+ *
+ * Returns: (transfer full): the resource, or %NULL with @error set
+ */
+TesseraDynamicResource *
+tessera_registry_create_resource (TesseraRegistry     *self,
+                                  const char          *type_name,
+                                  const char          *name,
+                                  const char * const  *keys,
+                                  const char * const  *values,
+                                  GError             **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  g_autoptr(GArray) gvalues = g_array_new (FALSE, TRUE, sizeof (GValue));
+  GObjectClass *klass;
+  GObject *object = NULL;
+  GType type;
+  guint n = keys ? g_strv_length ((char **) keys) : 0;
+
+  g_return_val_if_fail (TESSERA_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (n == (values ? g_strv_length ((char **) values) : 0), NULL);
+
+  type = tessera_registry_lookup_resource_type (self, type_name, error);
+  if (type == G_TYPE_INVALID)
+    return NULL;
+  g_array_set_clear_func (gvalues, (GDestroyNotify) g_value_unset);
+  klass = g_type_class_ref (type);
+  g_ptr_array_add (names, (gpointer) "name");
+  g_array_set_size (gvalues, 1);
+  g_value_init (&g_array_index (gvalues, GValue, 0), G_TYPE_STRING);
+  g_value_set_string (&g_array_index (gvalues, GValue, 0), name);
+  for (guint i = 0; i < n; i++)
+    {
+      GParamSpec *pspec = g_object_class_find_property (klass, keys[i]);
+      GValue value = G_VALUE_INIT;
+
+      if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || strcmp (keys[i], "name") == 0)
+        {
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                       _("Resource type “%s” has no setting “%s”"), type_name, keys[i]);
+          goto out;
+        }
+      if (!tessera_value_from_string (pspec, values[i], &value, error))
+        goto out;
+      g_ptr_array_add (names, (gpointer) pspec->name);
+      g_array_append_val (gvalues, value);
+    }
+  object = g_object_new_with_properties (type, names->len, (const char **) names->pdata,
+                                         (const GValue *) gvalues->data);
+  if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, error))
+    g_clear_object (&object);
+out:
+  g_type_class_unref (klass);
+  return object ? TESSERA_DYNAMIC_RESOURCE (object) : NULL;
+}

@@ -86,7 +86,7 @@ worker (const char *id, const char *folder)
       fprintf (stderr, "%s: %s\n", who, error->message);
       return 1;
     }
-  dep = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (pool), job, 1, &error);
+  dep = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (pool), job, "1", &error);
   say (who, "(pid %d) wants a token", getpid ());
   lock = tessera_dynamic_dependency_lock (dep, 60, NULL, &error);
   if (lock == NULL)

@@ -103,8 +103,8 @@ test_warning_count (void)
   return g_atomic_int_get (&warnings_seen);
 }
 
-Helper *
-helper_spawn (const char * const *env, const char *first_arg, ...)
+static Helper *
+helper_spawnv (const char *program, const char * const *env, const char *first_arg, va_list ap)
 {
   g_autoptr(GSubprocessLauncher) launcher =
     g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE);
@@ -112,13 +112,10 @@ helper_spawn (const char * const *env, const char *first_arg, ...)
   g_autoptr(GError) error = NULL;
   Helper *helper;
   const char *arg;
-  va_list ap;
 
-  g_ptr_array_add (argv, g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL));
-  va_start (ap, first_arg);
+  g_ptr_array_add (argv, g_test_build_filename (G_TEST_BUILT, program, NULL));
   for (arg = first_arg; arg != NULL; arg = va_arg (ap, const char *))
     g_ptr_array_add (argv, g_strdup (arg));
-  va_end (ap);
   g_ptr_array_add (argv, NULL);
 
   for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
@@ -130,6 +127,80 @@ helper_spawn (const char * const *env, const char *first_arg, ...)
   helper->out_fd = g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stdout_pipe (helper->process)));
   helper->pending = g_string_new (NULL);
   return helper;
+}
+
+Helper *
+helper_spawn (const char * const *env, const char *first_arg, ...)
+{
+  Helper *helper;
+  va_list ap;
+
+  va_start (ap, first_arg);
+  helper = helper_spawnv ("tessera-helper", env, first_arg, ap);
+  va_end (ap);
+  return helper;
+}
+
+Helper *
+plugin_helper_spawn (const char * const *env, const char *first_arg, ...)
+{
+  Helper *helper;
+  va_list ap;
+
+  va_start (ap, first_arg);
+  helper = helper_spawnv ("tessera-plugin-helper", env, first_arg, ap);
+  va_end (ap);
+  return helper;
+}
+
+static void
+log_event_clear (LogEvent *event)
+{
+  g_free (event->id);
+  g_free (event->request);
+  g_free (event->gpus);
+}
+
+static int
+compare_events (gconstpointer a, gconstpointer b)
+{
+  const LogEvent *x = a, *y = b;
+
+  if (x->time != y->time)
+    return x->time < y->time ? -1 : 1;
+  /* At the same microsecond, a release first: log lines stand inside the
+   * real holding, so that is the honest order. */
+  return (int) x->acquire - (int) y->acquire;
+}
+
+GArray *
+test_read_holder_log (const char *path)
+{
+  GArray *events = g_array_new (FALSE, TRUE, sizeof (LogEvent));
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  g_array_set_clear_func (events, (GDestroyNotify) log_event_clear);
+  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) f = g_strsplit (lines[i], " ", 5);
+      LogEvent ev = { 0 };
+      guint n = g_strv_length (f);
+
+      if (n == 0 || *lines[i] == '\0')
+        continue;
+      g_assert_cmpuint (n, >=, 3);
+      ev.acquire = f[0][0] == 'A';
+      ev.time = g_ascii_strtoll (f[1], NULL, 10);
+      ev.id = g_strdup (f[2]);
+      ev.request = g_strdup (n > 3 ? f[3] : "1");
+      ev.gpus = g_strdup (n > 4 ? f[4] : "-");
+      g_array_append_val (events, ev);
+    }
+  g_array_sort (events, compare_events);
+  return events;
 }
 
 /* Returns NULL on timeout or end of output. */
@@ -193,6 +264,13 @@ helper_get_pid (Helper *helper)
 {
   const char *id = g_subprocess_get_identifier (helper->process);
   return id ? (GPid) atoi (id) : 0;
+}
+
+gboolean
+helper_is_running (Helper *helper)
+{
+  /* The identifier goes once the child has been reaped. */
+  return g_subprocess_get_identifier (helper->process) != NULL;
 }
 
 int

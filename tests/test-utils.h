@@ -18,14 +18,28 @@ void     test_expect_warnings    (void);
 guint    test_warning_count      (void);
 
 Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
+Helper  *plugin_helper_spawn     (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 char    *helper_read_line        (Helper *helper, double timeout_s);
 void     helper_expect_line      (Helper *helper, const char *prefix, double timeout_s);
 void     helper_close_stdin      (Helper *helper);
 void     helper_kill             (Helper *helper, int signum);
 int      helper_wait             (Helper *helper);
+gboolean helper_is_running       (Helper *helper);
 GPid     helper_get_pid          (Helper *helper);
 void     helper_free             (Helper *helper);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Helper, helper_free)
+
+/* Holders' own timestamped log: "A|R <monotonic µs> ID [REQUEST [GPUS]]" */
+typedef struct
+{
+  gint64 time;
+  gboolean acquire;
+  char *id;
+  char *request;
+  char *gpus;
+} LogEvent;
+
+GArray  *test_read_holder_log    (const char *path);
 
 G_END_DECLS

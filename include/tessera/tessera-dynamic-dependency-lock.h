@@ -37,6 +37,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicDependencyLock, tessera_dynamic_dependen
  * @job_lock_from_json: a class method that builds the job-process side of a
  *   lock from what @to_json wrote; the default makes a plain
  *   [class@Tessera.JobDependencyLock] from "lock_file_path"
+ * @dup_environment: the environment variables (`KEY=VALUE`) a job holding
+ *   this lock needs, such as `CUDA_VISIBLE_DEVICES`; %NULL for none
  *
  * The class of [class@Tessera.DynamicDependencyLock]. The default
  * `do_acquire` and `do_release` of a dynamic dependency lock call
@@ -64,6 +66,7 @@ struct _TesseraDynamicDependencyLockClass
   TesseraJobDependencyLock *(*job_lock_from_json) (TesseraDynamicDependencyLockClass *klass,
                                                    JsonObject                        *data,
                                                    GError                           **error);
+  char    **(*dup_environment)  (TesseraDynamicDependencyLock *self);
 
   /*< private >*/
   gpointer padding[8];
@@ -90,6 +93,8 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_dynamic_dependency_lock_job_finished      (TesseraDynamicDependencyLock *self,
                                                                TesseraJob                   *job,
                                                                GError                      **error);
+TESSERA_AVAILABLE_IN_ALL
+char      **tessera_dynamic_dependency_lock_dup_environment   (TesseraDynamicDependencyLock *self);
 TESSERA_AVAILABLE_IN_ALL
 JsonObject *tessera_dynamic_dependency_lock_to_json           (TesseraDynamicDependencyLock *self);
 

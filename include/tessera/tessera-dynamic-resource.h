@@ -27,9 +27,10 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicResource, tessera_dynamic_resource, TESS
  * @refresh_state: re-reads the state of the resource; called by the
  *   [class@Tessera.ResourcePoller] as a fallback when events may have been
  *   missed. Runs in the poller's thread.
- * @create_dependency: returns a dependency of @job on @count units of the
- *   resource (what `--need NAME=COUNT` asks for); resource types that hand
- *   out something else interpret @count their own way
+ * @create_dependency: returns a dependency of @job on the resource, as
+ *   @request describes it (what `--need NAME=REQUEST` asks for: a count for
+ *   a counter token, "2:8192" for two GPUs of 8 GiB, "shared" for a
+ *   mutex…); %NULL asks for the type's default (one unit)
  *
  * The class of [class@Tessera.DynamicResource].
  */
@@ -40,7 +41,7 @@ struct _TesseraDynamicResourceClass
   void (*refresh_state) (TesseraDynamicResource *self);
   TesseraDynamicDependency *(*create_dependency) (TesseraDynamicResource *self,
                                                   TesseraJob             *job,
-                                                  guint64                 count,
+                                                  const char             *request,
                                                   GError                **error);
 
   /*< private >*/
@@ -58,7 +59,7 @@ void        tessera_dynamic_resource_refresh_state  (TesseraDynamicResource *sel
 TESSERA_AVAILABLE_IN_ALL
 TesseraDynamicDependency *tessera_dynamic_resource_create_dependency (TesseraDynamicResource *self,
                                                                      TesseraJob             *job,
-                                                                     guint64                 count,
+                                                                     const char             *request,
                                                                      GError                **error);
 TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_dynamic_resource_wait           (TesseraDynamicResource *self,

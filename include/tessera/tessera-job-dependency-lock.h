@@ -24,6 +24,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraJobDependencyLock, tessera_job_dependency_lock,
  *   verifies that the lock file exists
  * @release: called when the job process leaves; the default deletes the
  *   lock file
+ * @dup_environment: the environment variables (`KEY=VALUE`) the job needs
+ *   for this lock; %NULL for none
  *
  * The class of [class@Tessera.JobDependencyLock], the job-process side of a
  * lock that the scheduler already holds.
@@ -35,6 +37,7 @@ struct _TesseraJobDependencyLockClass
   gboolean (*acquire) (TesseraJobDependencyLock *self,
                        GError                  **error);
   void     (*release) (TesseraJobDependencyLock *self);
+  char   **(*dup_environment) (TesseraJobDependencyLock *self);
 
   /*< private >*/
   gpointer padding[8];
@@ -52,6 +55,8 @@ gboolean    tessera_job_dependency_lock_verify_lock_file   (TesseraJobDependency
                                                             GError                  **error);
 TESSERA_AVAILABLE_IN_ALL
 const char *tessera_job_dependency_lock_get_lock_file_path (TesseraJobDependencyLock *self);
+TESSERA_AVAILABLE_IN_ALL
+char      **tessera_job_dependency_lock_dup_environment    (TesseraJobDependencyLock *self);
 TESSERA_AVAILABLE_IN_ALL
 JsonObject *tessera_job_dependency_lock_get_data           (TesseraJobDependencyLock *self);
 

@@ -10,6 +10,7 @@
 
 #include <glib-object.h>
 #include <tessera/tessera-version.h>
+#include <tessera/tessera-dynamic-resource.h>
 
 G_BEGIN_DECLS
 
@@ -54,6 +55,18 @@ TESSERA_AVAILABLE_IN_ALL
 GType            tessera_registry_lookup_lock_class      (TesseraRegistry *self,
                                                           const char      *module,
                                                           const char      *class_name,
+                                                          GError         **error);
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicResource *tessera_registry_create_resource (TesseraRegistry    *self,
+                                                          const char         *type_name,
+                                                          const char         *name,
+                                                          const char * const *keys,
+                                                          const char * const *values,
+                                                          GError            **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean         tessera_value_from_string               (GParamSpec      *pspec,
+                                                          const char      *text,
+                                                          GValue          *value,
                                                           GError         **error);
 TESSERA_AVAILABLE_IN_ALL
 gboolean         tessera_registry_is_module_loaded       (TesseraRegistry *self,

@@ -133,13 +133,17 @@ initialize_informations (TesseraTrackedDynamicResource *resource)
   return node;
 }
 
+/* request: a count of tokens, 1 when absent */
 static TesseraDynamicDependency *
-create_dependency (TesseraDynamicResource *resource, TesseraJob *job, guint64 count, GError **error)
+create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char *request, GError **error)
 {
-  if (count < 1 || count > G_MAXINT32)
+  guint64 count = 1;
+
+  if (request != NULL &&
+      !g_ascii_string_to_unsigned (request, 10, 1, G_MAXINT32, &count, NULL))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("A token count must be between 1 and %d"), G_MAXINT32);
+                   _("“%s” is not a token count (1 to %d)"), request, G_MAXINT32);
       return NULL;
     }
   return g_object_new (TESSERA_TYPE_COUNTER_TOKEN_DEPENDENCY,

@@ -1,0 +1,305 @@
+/* tessera-gpu.c: a resource that hands out specific devices.
+ *
+ * informations.json lists the devices:
+ *   {"devices": [{"index": 0, "uuid": "GPU-…", "memory": 16384}, …]}
+ * and is written from the `devices` setting when the folder has none:
+ * "auto" detects them (NVML when the machine has it, else the driver's
+ * /proc entries, else none), or INDEX[:MEMORY_MIB[:UUID]];… lists them.
+ * Each lock file names the devices its holder has; a request takes the
+ * lowest free devices that have enough memory.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+#include <string.h>
+
+#include "tessera-gpu.h"
+
+struct _TesseraGpu
+{
+  TesseraTrackedDynamicResource parent_instance;
+
+  char *devices_setting;
+  GArray *devices;        /* from informations.json */
+  GHashTable *held;       /* index → holders (more than one only in broken folders) */
+};
+
+enum { PROP_0, PROP_DEVICES, PROP_HELD, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_DYNAMIC_TYPE (TesseraGpu, tessera_gpu, TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE)
+
+static void
+get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TesseraGpu *self = TESSERA_GPU (object);
+
+  switch (prop_id)
+    {
+    case PROP_DEVICES: g_value_set_string (value, self->devices_setting); break;
+    case PROP_HELD: g_value_set_int (value, (int) g_hash_table_size (self->held)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  TesseraGpu *self = TESSERA_GPU (object);
+
+  if (prop_id == PROP_DEVICES)
+    {
+      g_free (self->devices_setting);
+      self->devices_setting = g_value_dup_string (value);
+    }
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+reset_state (TesseraTrackedDynamicResource *resource)
+{
+  g_hash_table_remove_all (TESSERA_GPU (resource)->held);
+}
+
+static void
+change_held (TesseraGpu *self, TesseraDynamicLockFile *lock_file, int delta)
+{
+  GArray *devices = tessera_gpu_lock_file_get_devices (TESSERA_GPU_LOCK_FILE (lock_file));
+
+  for (guint i = 0; i < devices->len; i++)
+    {
+      gpointer key = GINT_TO_POINTER (g_array_index (devices, TesseraGpuDevice, i).index);
+      int n = GPOINTER_TO_INT (g_hash_table_lookup (self->held, key)) + delta;
+
+      if (n > 0)
+        g_hash_table_insert (self->held, key, GINT_TO_POINTER (n));
+      else
+        g_hash_table_remove (self->held, key);
+    }
+}
+
+static void
+account_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
+{
+  change_held (TESSERA_GPU (resource), lock_file, +1);
+}
+
+static void
+unaccount_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
+{
+  change_held (TESSERA_GPU (resource), lock_file, -1);
+}
+
+static gboolean
+fits (TesseraGpuDevice *device, guint64 min_memory)
+{
+  /* Memory that is not known cannot be promised. */
+  return min_memory == 0 || device->memory_mib >= min_memory;
+}
+
+/* The lowest free devices that fit, or NULL when there are not enough. */
+static GArray *
+pick (TesseraGpu *self, TesseraGpuDependency *dependency, guint *n_fitting)
+{
+  g_autoptr(GArray) chosen = tessera_gpu_devices_new ();
+  int wanted = tessera_gpu_dependency_get_count (dependency);
+  guint64 min_memory = tessera_gpu_dependency_get_min_memory (dependency);
+
+  *n_fitting = 0;
+  for (guint i = 0; i < self->devices->len; i++)
+    {
+      TesseraGpuDevice *device = &g_array_index (self->devices, TesseraGpuDevice, i);
+
+      if (!fits (device, min_memory))
+        continue;
+      (*n_fitting)++;
+      if ((int) chosen->len < wanted && !g_hash_table_contains (self->held, GINT_TO_POINTER (device->index)))
+        {
+          TesseraGpuDevice copy = { device->index, g_strdup (device->uuid), device->memory_mib };
+          g_array_append_val (chosen, copy);
+        }
+    }
+  return (int) chosen->len == wanted ? g_steal_pointer (&chosen) : NULL;
+}
+
+static gboolean
+is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, GError **error)
+{
+  TesseraGpu *self = TESSERA_GPU (resource);
+  TesseraGpuDependency *dep = TESSERA_GPU_DEPENDENCY (dependency);
+  g_autoptr(GArray) chosen = NULL;
+  guint n_fitting;
+
+  chosen = pick (self, dep, &n_fitting);
+  if ((int) n_fitting < tessera_gpu_dependency_get_count (dep))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE,
+                   _("%s has %u device(s) with at least %" G_GUINT64_FORMAT " MiB; %d can never be granted"),
+                   tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), n_fitting,
+                   tessera_gpu_dependency_get_min_memory (dep), tessera_gpu_dependency_get_count (dep));
+      return FALSE;
+    }
+  return chosen != NULL;
+}
+
+static JsonNode *
+get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  TesseraGpuDependency *dep = TESSERA_GPU_DEPENDENCY (dependency);
+  g_autoptr(GArray) chosen = NULL;
+  JsonObject *object;
+  JsonNode *node;
+  guint n_fitting;
+
+  /* Called right after is_available, under the same locks: same choice. */
+  chosen = pick (TESSERA_GPU (resource), dep, &n_fitting);
+  g_return_val_if_fail (chosen != NULL, NULL);
+  tessera_gpu_dependency_set_assigned (dep, chosen);
+  object = json_object_new ();
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_object_set_member (object, "devices", tessera_gpu_devices_to_json (chosen, FALSE));
+  json_node_take_object (node, object);
+  return node;
+}
+
+static void
+do_release (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  tessera_gpu_dependency_set_assigned (TESSERA_GPU_DEPENDENCY (dependency), NULL);
+}
+
+static gboolean
+handle_information_change (TesseraTrackedDynamicResource *resource, JsonNode *informations, GError **error)
+{
+  TesseraGpu *self = TESSERA_GPU (resource);
+  GArray *devices;
+
+  if (!JSON_NODE_HOLDS_OBJECT (informations))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                   _("a GPU resource's informations.json must be an object"));
+      return FALSE;
+    }
+  devices = tessera_gpu_devices_from_json (json_object_get_member (json_node_get_object (informations), "devices"),
+                                           TRUE, error);
+  if (devices == NULL)
+    return FALSE;
+  g_array_unref (self->devices);
+  self->devices = devices;
+  return TRUE;
+}
+
+static JsonNode *
+initialize_informations (TesseraTrackedDynamicResource *resource)
+{
+  TesseraGpu *self = TESSERA_GPU (resource);
+  g_autoptr(GArray) devices = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *object;
+  JsonNode *node;
+
+  if (self->devices_setting == NULL || g_strcmp0 (self->devices_setting, "auto") == 0)
+    devices = tessera_gpu_devices_detect ();
+  else
+    devices = tessera_gpu_devices_parse_spec (self->devices_setting, &error);
+  if (devices == NULL)
+    {
+      g_warning ("%s", error->message);
+      return NULL;
+    }
+  object = json_object_new ();
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_object_set_member (object, "devices", tessera_gpu_devices_to_json (devices, TRUE));
+  json_node_take_object (node, object);
+  return node;
+}
+
+/* request: N or N:MEMORY, MEMORY in MiB or with a G or M suffix ("2:16G") */
+static TesseraDynamicDependency *
+create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char *request, GError **error)
+{
+  g_auto(GStrv) parts = g_strsplit (request ? request : "1", ":", 2);
+  guint64 count = 0, memory = 0, unit = 1;
+  g_autofree char *number = NULL;
+
+  if (parts[1] != NULL)
+    {
+      gsize len = strlen (parts[1]);
+      number = g_strdup (parts[1]);
+      if (len > 0 && g_ascii_toupper (number[len - 1]) == 'G')
+        unit = 1024, number[len - 1] = '\0';
+      else if (len > 0 && g_ascii_toupper (number[len - 1]) == 'M')
+        number[len - 1] = '\0';
+    }
+  if (!g_ascii_string_to_unsigned (parts[0], 10, 1, 1024, &count, NULL) ||
+      (number != NULL && !g_ascii_string_to_unsigned (number, 10, 0, G_MAXUINT32, &memory, NULL)))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("“%s” is not a GPU request: use COUNT or COUNT:MEMORY (as in 2:16G)"), request);
+      return NULL;
+    }
+  return g_object_new (TESSERA_TYPE_GPU_DEPENDENCY, "resource", resource, "target", job,
+                       "count", (int) count, "min-memory", memory * unit, NULL);
+}
+
+static void
+finalize (GObject *object)
+{
+  TesseraGpu *self = TESSERA_GPU (object);
+
+  g_free (self->devices_setting);
+  g_array_unref (self->devices);
+  g_hash_table_unref (self->held);
+  G_OBJECT_CLASS (tessera_gpu_parent_class)->finalize (object);
+}
+
+static void
+tessera_gpu_class_init (TesseraGpuClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  TesseraTrackedDynamicResourceClass *tracked = TESSERA_TRACKED_DYNAMIC_RESOURCE_CLASS (klass);
+
+  object_class->get_property = get_property;
+  object_class->set_property = set_property;
+  object_class->finalize = finalize;
+  TESSERA_DYNAMIC_RESOURCE_CLASS (klass)->create_dependency = create_dependency;
+  tracked->reset_state = reset_state;
+  tracked->account_lock_file = account_lock_file;
+  tracked->unaccount_lock_file = unaccount_lock_file;
+  tracked->is_available = is_available;
+  tracked->do_release = do_release;
+  tracked->get_lock_file_information = get_lock_file_information;
+  tracked->handle_information_change = handle_information_change;
+  tracked->initialize_informations = initialize_informations;
+  tracked->lock_file_type = TESSERA_TYPE_GPU_LOCK_FILE;
+
+  /* "auto", or INDEX[:MEMORY_MIB[:UUID]] entries separated by ";";
+   * written to a new informations.json. */
+  props[PROP_DEVICES] = g_param_spec_string ("devices", NULL, NULL, "auto",
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /* Devices held, as last seen. */
+  props[PROP_HELD] = g_param_spec_int ("held", NULL, NULL, 0, G_MAXINT, 0,
+    G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+tessera_gpu_class_finalize (TesseraGpuClass *klass)
+{
+}
+
+static void
+tessera_gpu_init (TesseraGpu *self)
+{
+  self->devices = tessera_gpu_devices_new ();
+  self->held = g_hash_table_new (NULL, NULL);
+}
+
+void
+_tessera_gpu_register (GTypeModule *module)
+{
+  tessera_gpu_register_type (module);
+}

@@ -1,0 +1,231 @@
+/* tessera-mutex.c: one exclusive holder, or any number of shared holders.
+ *
+ * Fairness to writers: an exclusive request that has to wait leaves an
+ * intent file in F/intents/ (outside jobs/, so no peer counts it as a
+ * holder). While a live intent of another job exists, new shared requests
+ * wait too, so a stream of shared holders cannot starve an exclusive one.
+ * An intent is removed when its request is granted or given up, when its
+ * process is gone, or at the latest INTENT_LIFETIME seconds after its last
+ * attempt (a waiter attempts again at least every poll interval).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
+
+#include "tessera-mutex.h"
+
+#define INTENT_LIFETIME 300
+
+struct _TesseraMutex
+{
+  TesseraTrackedDynamicResource parent_instance;
+
+  gint64 exclusive;
+  gint64 shared;
+};
+
+enum { PROP_0, PROP_HOLDERS, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_DYNAMIC_TYPE (TesseraMutex, tessera_mutex, TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE)
+
+static void
+get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TesseraMutex *self = TESSERA_MUTEX (object);
+
+  if (prop_id == PROP_HOLDERS)
+    g_value_set_int64 (value, self->exclusive + self->shared);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+}
+
+static void
+reset_state (TesseraTrackedDynamicResource *resource)
+{
+  TESSERA_MUTEX (resource)->exclusive = TESSERA_MUTEX (resource)->shared = 0;
+}
+
+static void
+account_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
+{
+  if (tessera_mutex_lock_file_is_shared (TESSERA_MUTEX_LOCK_FILE (lock_file)))
+    TESSERA_MUTEX (resource)->shared++;
+  else
+    TESSERA_MUTEX (resource)->exclusive++;
+}
+
+static void
+unaccount_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
+{
+  if (tessera_mutex_lock_file_is_shared (TESSERA_MUTEX_LOCK_FILE (lock_file)))
+    TESSERA_MUTEX (resource)->shared--;
+  else
+    TESSERA_MUTEX (resource)->exclusive--;
+}
+
+static char *
+intents_folder (TesseraMutex *self)
+{
+  return g_build_filename (tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)),
+                           "intents", NULL);
+}
+
+/* Whether another job's exclusive request waits; stale intents go. */
+static gboolean
+exclusive_waiting (TesseraMutex *self, const char *own_name)
+{
+  g_autofree char *folder = intents_folder (self);
+  GDir *dir = g_dir_open (folder, 0, NULL);
+  const char *name;
+  gboolean waiting = FALSE;
+  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
+
+  if (dir == NULL)
+    return FALSE;
+  while (!waiting && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+      g_autofree char *text = NULL;
+      g_autoptr(JsonNode) node = NULL;
+      g_autoptr(TesseraProcess) process = NULL;
+      JsonObject *object;
+
+      if (!g_str_has_suffix (name, ".json") || g_strcmp0 (name, own_name) == 0)
+        continue;
+      if (g_file_test (path, G_FILE_TEST_IS_SYMLINK) || !g_file_get_contents (path, &text, NULL, NULL) ||
+          (node = json_from_string (text, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_unlink (path);
+          continue;
+        }
+      object = json_node_get_object (node);
+      if (json_object_has_member (object, "process"))
+        process = tessera_process_new_from_json (json_object_get_member (object, "process"), NULL);
+      if (json_object_get_int_member_with_default (object, "until", 0) < now ||
+          process == NULL || tessera_process_check (process) == TESSERA_PROCESS_DEAD)
+        {
+          g_unlink (path);
+          continue;
+        }
+      waiting = TRUE;
+    }
+  g_dir_close (dir);
+  return waiting;
+}
+
+static void
+write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char *name)
+{
+  g_autofree char *folder = intents_folder (self);
+  g_autofree char *path = g_build_filename (folder, name, NULL);
+  g_autoptr(TesseraProcess) process = tessera_process_new_self ();
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+  g_autofree char *text = NULL;
+  JsonObject *object = json_object_new ();
+  TesseraJob *job = tessera_dynamic_dependency_get_target (TESSERA_DYNAMIC_DEPENDENCY (dependency));
+
+  json_object_set_string_member (object, "job_uri", tessera_job_get_job_uri (job));
+  json_object_set_member (object, "process", tessera_process_to_json (process));
+  json_object_set_int_member (object, "until", g_get_real_time () / G_USEC_PER_SEC + INTENT_LIFETIME);
+  json_node_take_object (node, object);
+  text = json_to_string (node, FALSE);
+  g_mkdir_with_parents (folder, 0777);
+  /* A temporary file and a rename: never written through a symlink. */
+  if (g_file_set_contents (path, text, -1, NULL))
+    tessera_mutex_dependency_set_intent (dependency, path);
+}
+
+static gboolean
+is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, GError **error)
+{
+  TesseraMutex *self = TESSERA_MUTEX (resource);
+  TesseraMutexDependency *dep = TESSERA_MUTEX_DEPENDENCY (dependency);
+  g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
+
+  if (tessera_mutex_dependency_is_shared (dep))
+    return self->exclusive == 0 && !exclusive_waiting (self, name);
+  if (self->exclusive == 0 && self->shared == 0)
+    return TRUE;
+  write_intent (self, dep, name);
+  return FALSE;
+}
+
+static void
+do_acquire (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  tessera_mutex_dependency_drop_intent (TESSERA_MUTEX_DEPENDENCY (dependency));
+}
+
+static JsonNode *
+get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  JsonObject *object = json_object_new ();
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+
+  json_object_set_string_member (object, "mode",
+    tessera_mutex_dependency_is_shared (TESSERA_MUTEX_DEPENDENCY (dependency)) ? "shared" : "exclusive");
+  json_node_take_object (node, object);
+  return node;
+}
+
+/* request: "exclusive" (the default, also "1") or "shared" */
+static TesseraDynamicDependency *
+create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char *request, GError **error)
+{
+  gboolean shared;
+
+  if (request == NULL || g_strcmp0 (request, "exclusive") == 0 || g_strcmp0 (request, "1") == 0)
+    shared = FALSE;
+  else if (g_strcmp0 (request, "shared") == 0)
+    shared = TRUE;
+  else
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("A mutex is asked for as “exclusive” or “shared”, not “%s”"), request);
+      return NULL;
+    }
+  return g_object_new (TESSERA_TYPE_MUTEX_DEPENDENCY, "resource", resource, "target", job,
+                       "shared", shared, NULL);
+}
+
+static void
+tessera_mutex_class_init (TesseraMutexClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  TesseraTrackedDynamicResourceClass *tracked = TESSERA_TRACKED_DYNAMIC_RESOURCE_CLASS (klass);
+
+  object_class->get_property = get_property;
+  TESSERA_DYNAMIC_RESOURCE_CLASS (klass)->create_dependency = create_dependency;
+  tracked->reset_state = reset_state;
+  tracked->account_lock_file = account_lock_file;
+  tracked->unaccount_lock_file = unaccount_lock_file;
+  tracked->is_available = is_available;
+  tracked->do_acquire = do_acquire;
+  tracked->get_lock_file_information = get_lock_file_information;
+  tracked->lock_file_type = TESSERA_TYPE_MUTEX_LOCK_FILE;
+
+  /* Holders, shared or exclusive, as last seen. */
+  props[PROP_HOLDERS] = g_param_spec_int64 ("holders", NULL, NULL, 0, G_MAXINT64, 0,
+    G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+tessera_mutex_class_finalize (TesseraMutexClass *klass)
+{
+}
+
+static void
+tessera_mutex_init (TesseraMutex *self)
+{
+}
+
+void
+_tessera_mutex_register (GTypeModule *module)
+{
+  tessera_mutex_register_type (module);
+}

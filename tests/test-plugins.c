@@ -1,0 +1,562 @@
+/* test-plugins.c: the registry and the countertoken, gpu and mutex
+ * plugins (issue "Plugins", acceptance 1-5).
+ *
+ * TESSERA_PLUGIN_PATH names the build tree's plugin folders (set by
+ * meson); the third-party example is copied to a temporary folder.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <tessera/tessera.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-utils.h"
+
+/* ---------------------------------------------------------------------- */
+/* Registry */
+
+static void
+test_list_without_loading (void)
+{
+  if (g_test_subprocess ())
+    {
+      TesseraRegistry *registry = tessera_registry_get_default ();
+      g_autoptr(GPtrArray) plugins = tessera_registry_list_plugins (registry);
+      g_autoptr(GError) error = NULL;
+      gboolean seen[3] = { FALSE, FALSE, FALSE };
+      const char *names[3] = { "countertoken", "gpu", "mutex" };
+
+      for (guint i = 0; i < plugins->len; i++)
+        {
+          TesseraPluginInfo *info = g_ptr_array_index (plugins, i);
+          for (guint j = 0; j < 3; j++)
+            if (g_strcmp0 (tessera_plugin_info_get_module (info), names[j]) == 0)
+              {
+                seen[j] = TRUE;
+                g_assert_true (g_strv_contains (tessera_plugin_info_get_resource_types (info), names[j]));
+              }
+          g_assert_false (tessera_plugin_info_is_loaded (info));
+        }
+      g_assert_true (seen[0] && seen[1] && seen[2]);
+
+      /* A lookup loads exactly the module it needs. */
+      g_assert_true (g_type_is_a (tessera_registry_lookup_resource_type (registry, "mutex", &error),
+                                  TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE));
+      g_assert_no_error (error);
+      g_assert_true (tessera_registry_is_module_loaded (registry, "mutex"));
+      g_assert_false (tessera_registry_is_module_loaded (registry, "countertoken"));
+      g_assert_false (tessera_registry_is_module_loaded (registry, "gpu"));
+
+      /* A (module, class) pair from locks.json loads its provider. */
+      g_assert_true (g_type_is_a (tessera_registry_lookup_lock_class (registry, "experimaestro.tokens",
+                                                                      "CounterTokenLock", &error),
+                                  TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
+      g_assert_no_error (error);
+      g_assert_true (tessera_registry_is_module_loaded (registry, "countertoken"));
+      g_assert_false (tessera_registry_is_module_loaded (registry, "gpu"));
+
+      /* Asking again does not load anything twice. */
+      g_assert_true (tessera_registry_lookup_resource_type (registry, "countertoken", &error) != G_TYPE_INVALID);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+static void
+test_hostile_names (void)
+{
+  const char *bad[] = { "../countertoken", "/usr/lib/libc", "a/b", "..", ".hidden", "sp ace", "x;y", "" };
+  TesseraRegistry *registry = tessera_registry_get_default ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_cmpuint (tessera_registry_lookup_resource_type (registry, bad[i], &error), ==, G_TYPE_INVALID);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+      g_clear_error (&error);
+      g_assert_cmpuint (tessera_registry_lookup_lock_class (registry, bad[i], "CounterTokenLock", &error), ==, G_TYPE_INVALID);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+      g_clear_error (&error);
+      g_assert_cmpuint (tessera_registry_lookup_lock_class (registry, "tessera.countertoken", bad[i], &error), ==, G_TYPE_INVALID);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+    }
+  {
+    g_autoptr(GError) error = NULL;
+    g_assert_cmpuint (tessera_registry_lookup_resource_type (registry, "no-such-type", &error), ==, G_TYPE_INVALID);
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND);
+  }
+}
+
+/* A manifest whose Module is a path is ignored, not followed. */
+static void
+test_hostile_manifest (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *manifest = g_build_filename (tmp, "evil.plugin", NULL);
+  const char *path[] = { tmp, NULL };
+  g_autoptr(TesseraRegistry) registry = tessera_registry_new (path);
+  g_autoptr(GPtrArray) plugins = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_expect_warnings ();
+  test_write_file (manifest, "[Plugin]\nModule=../../tmp/evil\nResourceTypes=evil\n");
+  plugins = tessera_registry_list_plugins (registry);
+  g_assert_cmpuint (plugins->len, ==, 0);
+  g_assert_cmpuint (tessera_registry_lookup_resource_type (registry, "evil", &error), ==, G_TYPE_INVALID);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND);
+  test_remove_tree (tmp);
+}
+
+static void
+test_broken_module (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *manifest = g_build_filename (tmp, "broken.plugin", NULL);
+  g_autofree char *library = g_build_filename (tmp, "libbroken.so", NULL);
+  const char *path[] = { tmp, NULL };
+  g_autoptr(TesseraRegistry) registry = tessera_registry_new (path);
+  g_autoptr(GError) error = NULL;
+
+  test_write_file (manifest, "[Plugin]\nModule=broken\nResourceTypes=broken\n");
+  test_write_file (library, "this is not an ELF file");
+  g_assert_cmpuint (tessera_registry_lookup_resource_type (registry, "broken", &error), ==, G_TYPE_INVALID);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND);
+  g_assert_nonnull (strstr (error->message, manifest));
+  g_assert_nonnull (strstr (error->message, "libbroken.so"));
+  test_remove_tree (tmp);
+}
+
+/* A real shared module without the entry point its manifest implies. */
+static void
+test_module_without_entry_point (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *manifest = g_build_filename (tmp, "nosymbol.plugin", NULL);
+  g_autofree char *library = g_build_filename (tmp, "libnosymbol.so", NULL);
+  g_autofree char *source = g_test_build_filename (G_TEST_BUILT, "example-plugin", "libslots.so", NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+  const char *path[] = { tmp, NULL };
+  g_autoptr(TesseraRegistry) registry = tessera_registry_new (path);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_file_get_contents (source, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (library, contents, length, NULL));
+  test_write_file (manifest, "[Plugin]\nModule=nosymbol\nResourceTypes=nosymbol\n");
+  g_assert_cmpuint (tessera_registry_lookup_resource_type (registry, "nosymbol", &error), ==, G_TYPE_INVALID);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND);
+  g_assert_nonnull (strstr (error->message, "tessera_nosymbol_register_types"));
+  test_remove_tree (tmp);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Multi-process pattern, per type */
+
+static void
+run_cyclers (const char *type, const char *folder, const char *log, const char * const *requests,
+             guint n, const char *cycles, const char *hold_ms, const char *setting)
+{
+  Helper *helpers[16];
+
+  g_assert_cmpuint (n, <=, G_N_ELEMENTS (helpers));
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("p%u", i);
+      helpers[i] = plugin_helper_spawn (NULL, "cycle", type, folder, id, cycles, hold_ms, log,
+                                        requests[i], setting, NULL);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpint (helper_wait (helpers[i]), ==, 0);
+      helper_free (helpers[i]);
+    }
+}
+
+static TesseraTrackedDynamicResource *
+open_resource (const char *type, const char *folder)
+{
+  const char *keys[] = { "lock-folder", NULL };
+  const char *values[] = { folder, NULL };
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicResource *resource =
+    tessera_registry_create_resource (tessera_registry_get_default (), type, "r", keys, values, &error);
+
+  g_assert_no_error (error);
+  return TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
+}
+
+static void
+assert_all_back (const char *type, const char *folder)
+{
+  g_autoptr(TesseraTrackedDynamicResource) resource = open_resource (type, folder);
+  g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (tessera_tracked_dynamic_resource_update (resource, &error));
+  files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  g_assert_cmpuint (files->len, ==, 0);
+}
+
+static void
+test_countertoken_processes (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *log = g_build_filename (tmp, "log", NULL);
+  const char *requests[] = { "1", "1", "2", "1", "2", "1" };
+  g_autoptr(GArray) events = NULL;
+  int used = 0, max_used = 0, acquisitions = 0;
+
+  run_cyclers ("countertoken", folder, log, requests, G_N_ELEMENTS (requests), "30", "6", "total=3");
+  events = test_read_holder_log (log);
+  for (guint i = 0; i < events->len; i++)
+    {
+      LogEvent *ev = &g_array_index (events, LogEvent, i);
+      int count = atoi (ev->request);
+      used += ev->acquire ? count : -count;
+      acquisitions += ev->acquire;
+      max_used = MAX (max_used, used);
+    }
+  g_test_message ("countertoken: %d acquisitions, at most %d of 3 tokens", acquisitions, max_used);
+  g_assert_cmpint (acquisitions, ==, 6 * 30);
+  g_assert_cmpint (max_used, <=, 3);
+  g_assert_cmpint (used, ==, 0);
+  assert_all_back ("countertoken", folder);
+  test_remove_tree (tmp);
+}
+
+static void
+test_mutex_processes (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "mutex", NULL);
+  g_autofree char *log = g_build_filename (tmp, "log", NULL);
+  const char *requests[] = { "shared", "shared", "exclusive", "shared", "exclusive", "shared" };
+  g_autoptr(GArray) events = NULL;
+  int shared = 0, exclusive = 0, max_shared = 0, acquisitions = 0;
+
+  run_cyclers ("mutex", folder, log, requests, G_N_ELEMENTS (requests), "20", "6", "min-age=30");
+  events = test_read_holder_log (log);
+  for (guint i = 0; i < events->len; i++)
+    {
+      LogEvent *ev = &g_array_index (events, LogEvent, i);
+      int *counter = g_str_equal (ev->request, "shared") ? &shared : &exclusive;
+      *counter += ev->acquire ? 1 : -1;
+      acquisitions += ev->acquire;
+      max_shared = MAX (max_shared, shared);
+      g_assert_cmpint (exclusive, <=, 1);
+      g_assert_true (exclusive == 0 || shared == 0);
+    }
+  g_test_message ("mutex: %d acquisitions, at most %d shared holders together", acquisitions, max_shared);
+  g_assert_cmpint (acquisitions, ==, 6 * 20);
+  g_assert_cmpint (shared + exclusive, ==, 0);
+  assert_all_back ("mutex", folder);
+  test_remove_tree (tmp);
+}
+
+/* Shared holders that always overlap would starve an exclusive request
+ * without the intent mechanism: it would get through only once readers
+ * start to end, some 20 s later. It must get through while all of them
+ * go on. */
+static void
+test_mutex_exclusive_not_starved (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "mutex", NULL);
+  g_autofree char *log = g_build_filename (tmp, "log", NULL);
+  Helper *readers[3];
+  g_autoptr(Helper) writer = NULL;
+  g_autoptr(GArray) events = NULL;
+  guint running = 0;
+  int shared = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (readers); i++)
+    {
+      g_autofree char *id = g_strdup_printf ("reader%u", i);
+      readers[i] = plugin_helper_spawn (NULL, "cycle", "mutex", folder, id, "60", "400", log, "shared", NULL);
+      g_usleep (130 * 1000);   /* staggered: some reader always holds */
+    }
+  writer = plugin_helper_spawn (NULL, "hold", "mutex", folder, "writer", "exclusive", NULL);
+  helper_expect_line (writer, "ACQUIRED", 120);
+  for (guint i = 0; i < G_N_ELEMENTS (readers); i++)
+    running += helper_is_running (readers[i]);
+  g_test_message ("readers still running when the writer got the mutex: %u", running);
+  g_assert_cmpuint (running, ==, G_N_ELEMENTS (readers));
+  helper_close_stdin (writer);
+  helper_expect_line (writer, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (writer), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (readers); i++)
+    {
+      g_assert_cmpint (helper_wait (readers[i]), ==, 0);
+      helper_free (readers[i]);
+    }
+  events = test_read_holder_log (log);
+  for (guint i = 0; i < events->len; i++)
+    shared += g_array_index (events, LogEvent, i).acquire ? 1 : -1;
+  g_assert_cmpint (shared, ==, 0);
+  g_assert_cmpuint (events->len, ==, 2 * 3 * 60);
+  test_remove_tree (tmp);
+}
+
+static gboolean
+gpus_contain (const char *gpus, const char *index)
+{
+  g_auto(GStrv) list = g_strsplit (gpus, ",", -1);
+  return g_strv_contains ((const char * const *) list, index);
+}
+
+static void
+test_gpu_processes (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "gpus", NULL);
+  g_autofree char *log = g_build_filename (tmp, "log", NULL);
+  const char *requests[] = { "1", "2", "1:16G", "1", "2:16384", "1" };
+  g_autoptr(GArray) events = NULL;
+  GHashTable *holder_of = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  int acquisitions = 0;
+
+  run_cyclers ("gpu", folder, log, requests, G_N_ELEMENTS (requests), "25", "6",
+               "devices=0:16384:GPU-aaaa;1:16384:GPU-bbbb;2:8192;3:8192");
+  events = test_read_holder_log (log);
+  for (guint i = 0; i < events->len; i++)
+    {
+      LogEvent *ev = &g_array_index (events, LogEvent, i);
+      g_auto(GStrv) devices = g_strsplit (ev->gpus, ",", -1);
+      guint wanted = (guint) atoi (ev->request);
+
+      g_assert_cmpuint (g_strv_length (devices), ==, wanted);
+      if (strchr (ev->request, ':') != NULL)
+        for (guint d = 0; devices[d] != NULL; d++)   /* only the 16 GiB ones */
+          g_assert_true (g_str_equal (devices[d], "0") || g_str_equal (devices[d], "1"));
+      for (guint d = 0; devices[d] != NULL; d++)
+        {
+          if (ev->acquire)
+            {
+              /* Never the same device to two holders. */
+              if (g_hash_table_contains (holder_of, devices[d]))
+                g_error ("device %s given to %s while %s holds it", devices[d], ev->id,
+                         (char *) g_hash_table_lookup (holder_of, devices[d]));
+              g_hash_table_insert (holder_of, g_strdup (devices[d]), g_strdup (ev->id));
+            }
+          else
+            g_assert_true (g_hash_table_remove (holder_of, devices[d]));
+        }
+      acquisitions += ev->acquire;
+    }
+  g_test_message ("gpu: %d acquisitions", acquisitions);
+  g_assert_cmpint (acquisitions, ==, 6 * 25);
+  g_assert_cmpuint (g_hash_table_size (holder_of), ==, 0);
+  g_hash_table_unref (holder_of);
+  g_assert_false (gpus_contain ("0,1", "2"));
+  assert_all_back ("gpu", folder);
+  test_remove_tree (tmp);
+}
+
+static void
+test_gpu_environment (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "gpus", NULL);
+  g_autofree char *env_uuids = NULL;
+  g_autofree char *env_indices = NULL;
+  g_autoptr(Helper) a = NULL;
+  g_autoptr(Helper) b = NULL;
+
+  a = plugin_helper_spawn (NULL, "hold", "gpu", folder, "a", "2", "devices=0:100:GPU-aaaa;1:100:GPU-bbbb;2;3", NULL);
+  env_uuids = helper_read_line (a, 60);
+  g_assert_cmpstr (env_uuids, ==, "ACQUIRED CUDA_VISIBLE_DEVICES=GPU-aaaa,GPU-bbbb CUDA_DEVICE_ORDER=PCI_BUS_ID TESSERA_GPUS=0,1");
+  b = plugin_helper_spawn (NULL, "hold", "gpu", folder, "b", "2", NULL);
+  env_indices = helper_read_line (b, 60);
+  g_assert_cmpstr (env_indices, ==, "ACQUIRED CUDA_VISIBLE_DEVICES=2,3 CUDA_DEVICE_ORDER=PCI_BUS_ID TESSERA_GPUS=2,3");
+  helper_close_stdin (a);
+  helper_close_stdin (b);
+  g_assert_cmpint (helper_wait (a), ==, 0);
+  g_assert_cmpint (helper_wait (b), ==, 0);
+  test_remove_tree (tmp);
+}
+
+static void
+check_too_large (const char *type, const char *request, const char *setting)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "r", NULL);
+  g_autoptr(Helper) h = plugin_helper_spawn (NULL, "hold", type, folder, "big", request, setting, NULL);
+  g_autofree char *line = helper_read_line (h, 60);
+  g_autofree char *expected = g_strdup_printf ("ERROR %d ", TESSERA_ERROR_REQUEST_TOO_LARGE);
+
+  /* At once: the helper would wait 120 s otherwise. */
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, expected));
+  g_assert_cmpint (helper_wait (h), ==, 1);
+  test_remove_tree (tmp);
+}
+
+static void
+test_request_too_large (void)
+{
+  check_too_large ("countertoken", "4", "total=3");
+  check_too_large ("gpu", "3", "devices=0;1");
+  check_too_large ("gpu", "1:32G", "devices=0:16384;1:16384");
+}
+
+/* ---------------------------------------------------------------------- */
+/* locks.json */
+
+static void
+test_locks_json_round_trip (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *locks_path = g_build_filename (tmp, "locks.json", NULL);
+  g_autofree char *job_uri = g_build_filename (tmp, "jobs", "t", "1", "t", NULL);
+  g_autoptr(TesseraTrackedDynamicResource) token = open_resource ("countertoken", folder);
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraJobDependencyLocks) job_locks = NULL;
+  g_autoptr(JsonObject) entry = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) total = json_from_string ("{\"total\": 2}", NULL);
+  const char *lock_file;
+
+  g_assert_true (tessera_tracked_dynamic_resource_write_informations (token, total, &error));
+  job = tessera_job_new ("t", "1", job_uri, &error);
+  g_assert_no_error (error);
+  dep = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "2", &error);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (lock));
+  g_assert_true (tessera_dynamic_dependency_locks_job_started (locks, job, self, &error));
+  g_assert_true (tessera_dynamic_dependency_locks_save (locks, locks_path, &error));
+  g_assert_no_error (error);
+
+  /* The entry carries what the seed's CounterTokenLock.to_json carries. */
+  entry = tessera_dynamic_dependency_lock_to_json (lock);
+  g_assert_cmpstr (json_object_get_string_member (entry, "module"), ==, "tessera.countertoken");
+  g_assert_cmpstr (json_object_get_string_member (entry, "class"), ==, "CounterTokenLock");
+  g_assert_cmpstr (json_object_get_string_member (entry, "token_path"), ==, folder);
+  g_assert_cmpint (json_object_get_int_member (entry, "count"), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (entry, "name"), ==, "r");
+  lock_file = json_object_get_string_member (entry, "lock_file_path");
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_IS_REGULAR));
+
+  tessera_lock_detach (TESSERA_LOCK (lock));
+  job_locks = tessera_job_dependency_locks_load (locks_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (job_locks)->len, ==, 1);
+  g_assert_true (tessera_job_dependency_locks_acquire (job_locks, &error));
+  g_assert_no_error (error);
+  tessera_job_dependency_locks_release (job_locks);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  g_clear_object (&lock);
+  g_clear_object (&dep);
+  g_clear_object (&token);
+  test_remove_tree (tmp);
+}
+
+/* locks.json as experimaestro writes it (json.dump of CounterTokenLock.to_json). */
+static void
+test_locks_json_from_experimaestro (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *fixture = g_test_build_filename (G_TEST_DIST, "fixtures", "experimaestro-locks.json", NULL);
+  g_autofree char *template = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *locks_path = g_build_filename (tmp, "locks.json", NULL);
+  g_autofree char *lock_file = g_build_filename (tmp, "token", "jobs", "my.task@5f1e2d.json", NULL);
+  g_autoptr(GString) s = NULL;
+  g_autoptr(TesseraJobDependencyLocks) job_locks = NULL;
+  g_autoptr(GError) error = NULL;
+  TesseraJobDependencyLock *lock;
+
+  g_assert_true (g_file_get_contents (fixture, &template, NULL, NULL));
+  s = g_string_new (template);
+  g_string_replace (s, "/XPM", tmp, 0);
+  test_write_file (locks_path, s->str);
+  test_write_file (lock_file, "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}}");
+
+  job_locks = tessera_job_dependency_locks_load (locks_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (job_locks)->len, ==, 1);
+  g_assert_null (tessera_job_dependency_locks_get_skipped (job_locks)[0]);
+  lock = g_ptr_array_index (tessera_job_dependency_locks_get_locks (job_locks), 0);
+  g_assert_cmpstr (tessera_job_dependency_lock_get_lock_file_path (lock), ==, lock_file);
+  g_assert_true (tessera_job_dependency_locks_acquire (job_locks, &error));
+  g_assert_no_error (error);
+  tessera_job_dependency_locks_release (job_locks);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  test_remove_tree (tmp);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A third-party plugin, dropped into a folder of TESSERA_PLUGIN_PATH */
+
+static void
+copy_file (const char *from, const char *to)
+{
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  g_assert_true (g_file_get_contents (from, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (to, contents, length, NULL));
+}
+
+static void
+test_third_party_plugin (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *plugins = g_build_filename (tmp, "plugins", NULL);
+  g_autofree char *folder = g_build_filename (tmp, "builders", NULL);
+  g_autofree char *so = g_test_build_filename (G_TEST_BUILT, "example-plugin", "libslots.so", NULL);
+  g_autofree char *manifest = g_test_build_filename (G_TEST_BUILT, "example-plugin", "slots.plugin", NULL);
+  g_autofree char *so_copy = g_build_filename (plugins, "libslots.so", NULL);
+  g_autofree char *manifest_copy = g_build_filename (plugins, "slots.plugin", NULL);
+  const char *env[] = { "TESSERA_PLUGIN_PATH", plugins, NULL };
+  g_autoptr(Helper) first = NULL;
+  g_autoptr(Helper) second = NULL;
+  g_autofree char *line = NULL;
+
+  g_mkdir_with_parents (plugins, 0777);
+  copy_file (so, so_copy);
+  copy_file (manifest, manifest_copy);
+  first = plugin_helper_spawn (env, "hold", "slots", folder, "a", "1", "slots=1", NULL);
+  helper_expect_line (first, "ACQUIRED", 60);
+  second = plugin_helper_spawn (env, "hold", "slots", folder, "b", "1", "slots=1", NULL);
+  /* One slot: the second waits until the first lets go. */
+  line = helper_read_line (second, 0.5);
+  g_assert_null (line);
+  helper_close_stdin (first);
+  helper_expect_line (second, "ACQUIRED", 60);
+  helper_close_stdin (second);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  test_remove_tree (tmp);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/plugins/registry/list-without-loading", test_list_without_loading);
+  g_test_add_func ("/plugins/registry/hostile-names", test_hostile_names);
+  g_test_add_func ("/plugins/registry/hostile-manifest", test_hostile_manifest);
+  g_test_add_func ("/plugins/registry/broken-module", test_broken_module);
+  g_test_add_func ("/plugins/registry/module-without-entry-point", test_module_without_entry_point);
+  g_test_add_func ("/plugins/countertoken/processes", test_countertoken_processes);
+  g_test_add_func ("/plugins/mutex/processes", test_mutex_processes);
+  g_test_add_func ("/plugins/mutex/exclusive-not-starved", test_mutex_exclusive_not_starved);
+  g_test_add_func ("/plugins/gpu/processes", test_gpu_processes);
+  g_test_add_func ("/plugins/gpu/environment", test_gpu_environment);
+  g_test_add_func ("/plugins/request-too-large", test_request_too_large);
+  g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
+  g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
+  g_test_add_func ("/plugins/third-party", test_third_party_plugin);
+  return g_test_run ();
+}
