@@ -9,6 +9,10 @@
  *       acquire, print "ACQUIRED <environment>", hold until stdin closes,
  *       release, print "RELEASED".
  *
+ *   tessera-plugin-helper plugins
+ *       print "PLUGIN <module> <manifest>" for each plugin found, then load
+ *       each one's types: "LOADED <module>" or "ERROR <message>".
+ *
  * KEY=VALUE are settings of the resource type (as in a keyfile group).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -155,6 +159,29 @@ main (int argc, char **argv)
       tessera_lock_release (TESSERA_LOCK (lock));
       printf ("RELEASED\n");
       fflush (stdout);
+      return 0;
+    }
+  if (argc == 2 && strcmp (argv[1], "plugins") == 0)
+    {
+      TesseraRegistry *registry = tessera_registry_get_default ();
+      g_autoptr(GPtrArray) plugins = tessera_registry_list_plugins (registry);
+
+      for (guint i = 0; i < plugins->len; i++)
+        {
+          TesseraPluginInfo *info = g_ptr_array_index (plugins, i);
+          printf ("PLUGIN %s %s\n", tessera_plugin_info_get_module (info), tessera_plugin_info_get_manifest_path (info));
+        }
+      for (guint i = 0; i < plugins->len; i++)
+        {
+          TesseraPluginInfo *info = g_ptr_array_index (plugins, i);
+          const char * const *types = tessera_plugin_info_get_resource_types (info);
+          g_autoptr(GError) error = NULL;
+
+          if (types[0] != NULL && tessera_registry_lookup_resource_type (registry, types[0], &error) == G_TYPE_INVALID)
+            printf ("ERROR %s\n", error->message);
+          else
+            printf ("LOADED %s\n", tessera_plugin_info_get_module (info));
+        }
       return 0;
     }
   g_printerr ("usage: see the comment at the top of tessera-plugin-helper.c\n");
