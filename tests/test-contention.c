@@ -12,24 +12,6 @@
 #define CYCLES 50
 #define CAPACITY 3
 
-typedef struct
-{
-  gint64 time;
-  int delta;
-} Event;
-
-static int
-compare_events (gconstpointer a, gconstpointer b)
-{
-  const Event *x = a, *y = b;
-
-  if (x->time != y->time)
-    return x->time < y->time ? -1 : 1;
-  /* At the same microsecond count a release before an acquire: the log
-   * lines stand inside the real holding, so this is the honest order. */
-  return x->delta - y->delta;
-}
-
 static void
 test_contention (void)
 {
@@ -37,14 +19,12 @@ test_contention (void)
   g_autofree char *folder = g_build_filename (tmp, "token", NULL);
   g_autofree char *log = g_build_filename (tmp, "holders.log", NULL);
   g_autofree char *cycles = g_strdup_printf ("%d", CYCLES);
-  g_autofree char *contents = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(TestCounter) counter = test_counter_new (folder, CAPACITY, &error);
-  g_autoptr(GArray) events = g_array_new (FALSE, FALSE, sizeof (Event));
+  g_autoptr(GArray) events = NULL;
   g_autoptr(GHashTable) per_process = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(GPtrArray) files = NULL;
   Helper *helpers[PROCESSES];
-  g_auto(GStrv) lines = NULL;
   int holders = 0, max_holders = 0, acquisitions = 0;
 
   g_assert_no_error (error);
@@ -59,29 +39,19 @@ test_contention (void)
       helper_free (helpers[i]);
     }
 
-  g_assert_true (g_file_get_contents (log, &contents, NULL, NULL));
-  lines = g_strsplit (contents, "\n", -1);
-  for (guint i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++)
-    {
-      g_auto(GStrv) fields = g_strsplit (lines[i], " ", 3);
-      Event ev;
-
-      g_assert_cmpuint (g_strv_length (fields), ==, 3);
-      ev.time = g_ascii_strtoll (fields[1], NULL, 10);
-      ev.delta = fields[0][0] == 'A' ? 1 : -1;
-      g_array_append_val (events, ev);
-      if (ev.delta > 0)
-        {
-          acquisitions++;
-          g_hash_table_replace (per_process, g_strdup (fields[2]),
-            GINT_TO_POINTER (GPOINTER_TO_INT (g_hash_table_lookup (per_process, fields[2])) + 1));
-        }
-    }
-  g_array_sort (events, compare_events);
+  events = test_read_holder_log (log);
   for (guint i = 0; i < events->len; i++)
     {
-      holders += g_array_index (events, Event, i).delta;
+      LogEvent *ev = &g_array_index (events, LogEvent, i);
+
+      holders += ev->acquire ? 1 : -1;
       max_holders = MAX (max_holders, holders);
+      if (ev->acquire)
+        {
+          acquisitions++;
+          g_hash_table_replace (per_process, g_strdup (ev->id),
+            GINT_TO_POINTER (GPOINTER_TO_INT (g_hash_table_lookup (per_process, ev->id)) + 1));
+        }
     }
   g_test_message ("%d acquisitions, at most %d holders at once", acquisitions, max_holders);
 

@@ -85,23 +85,12 @@ can_acquire (Fixture *f, TestCounter *counter, const char *id)
   return lock != NULL;
 }
 
+/* data: whether the job directory exists (then only the process is missing) */
 static void
 test_old_orphan_removed (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "gone", NULL, FALSE);
-  g_autoptr(TestCounter) counter = NULL;
-
-  test_expect_warnings ();
-  test_set_file_age (path, 100);
-  counter = open_counter (f, 30);
-  g_assert_true (can_acquire (f, counter, "1"));
-  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
-}
-
-static void
-test_old_orphan_with_job_dir_removed (Fixture *f, gconstpointer data)
-{
-  g_autofree char *path = write_lock_file (f, "nopid", NULL, TRUE);
+  gboolean job_dir = GPOINTER_TO_INT (data);
+  g_autofree char *path = write_lock_file (f, job_dir ? "nopid" : "gone", NULL, job_dir);
   g_autoptr(TestCounter) counter = NULL;
 
   test_expect_warnings ();
@@ -315,8 +304,10 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
-  ADD ("/orphans/old-without-job-dir/removed", test_old_orphan_removed);
-  ADD ("/orphans/old-without-process/removed", test_old_orphan_with_job_dir_removed);
+  g_test_add ("/orphans/old-without-job-dir/removed", Fixture, GINT_TO_POINTER (FALSE),
+              fixture_set_up, test_old_orphan_removed, fixture_tear_down);
+  g_test_add ("/orphans/old-without-process/removed", Fixture, GINT_TO_POINTER (TRUE),
+              fixture_set_up, test_old_orphan_removed, fixture_tear_down);
   ADD ("/orphans/young/kept", test_young_orphan_kept);
   ADD ("/orphans/min-age/settable", test_min_age_settable);
   ADD ("/orphans/job-lock-held/kept", test_held_job_lock_kept);
