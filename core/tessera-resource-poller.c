@@ -46,16 +46,36 @@ G_DEFINE_FINAL_TYPE (TesseraResourcePoller, tessera_resource_poller, G_TYPE_OBJE
 static GMutex default_mutex;
 static TesseraResourcePoller *default_poller;   /* weak: cleared in dispose */
 
+/* Entries are shared by the table and by their timer source, so that a
+ * tick already dispatching never reads a freed entry. */
 static void
-poll_entry_free (PollEntry *entry)
+poll_entry_clear (PollEntry *entry)
+{
+  g_weak_ref_clear (&entry->resource);
+}
+
+static PollEntry *
+poll_entry_ref (PollEntry *entry)
+{
+  return g_atomic_rc_box_acquire (entry);
+}
+
+static void
+poll_entry_unref (gpointer entry)
+{
+  g_atomic_rc_box_release_full (entry, (GDestroyNotify) poll_entry_clear);
+}
+
+/* The table's destroy notify; called with the poller's mutex held. */
+static void
+poll_entry_drop (PollEntry *entry)
 {
   if (entry->timer != NULL)
     {
       g_source_destroy (entry->timer);
-      g_source_unref (entry->timer);
+      g_clear_pointer (&entry->timer, g_source_unref);
     }
-  g_weak_ref_clear (&entry->resource);
-  g_free (entry);
+  poll_entry_unref (entry);
 }
 
 static gpointer
@@ -127,7 +147,7 @@ static void
 tessera_resource_poller_init (TesseraResourcePoller *self)
 {
   g_mutex_init (&self->mutex);
-  self->entries = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) poll_entry_free);
+  self->entries = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) poll_entry_drop);
   self->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->context, FALSE);
   self->thread = g_thread_new ("tessera-poller", poller_thread, g_main_loop_ref (self->loop));
@@ -185,7 +205,7 @@ schedule_tick (TesseraResourcePoller *self, PollEntry *entry)
     }
   entry->timer = g_timeout_source_new ((guint) (entry->interval * 1000));
   g_source_set_name (entry->timer, "tessera-poll");
-  g_source_set_callback (entry->timer, poll_tick, entry, NULL);
+  g_source_set_callback (entry->timer, poll_tick, poll_entry_ref (entry), poll_entry_unref);
   g_source_attach (entry->timer, self->context);
 }
 
@@ -239,7 +259,7 @@ tessera_resource_poller_register (TesseraResourcePoller  *self,
   entry = g_hash_table_lookup (self->entries, resource);
   if (entry == NULL)
     {
-      entry = g_new0 (PollEntry, 1);
+      entry = g_atomic_rc_box_new0 (PollEntry);
       entry->poller = self;
       entry->key = resource;
       g_weak_ref_init (&entry->resource, resource);
