@@ -53,7 +53,6 @@ typedef struct
   gint64 mtime_ns;
   goffset size;
   TesseraProcess *holder;             /* from the file or from <job_uri>.pid */
-  gboolean dead;                      /* the pidfd said so */
   gboolean watched;
 } Entry;
 
@@ -65,10 +64,18 @@ typedef struct
 typedef struct
 {
   GPid pid;
+  guint64 serial;   /* tells this watch from a later one that reused its fd */
   int fd;
   GSource *source;
   GHashTable *names;
 } PidWatch;
+
+typedef struct
+{
+  WatchBox *box;
+  GPid pid;
+  guint64 serial;
+} PidWatchTicket;
 
 typedef struct
 {
@@ -99,6 +106,7 @@ typedef struct
   int jobs_wd;
   GSource *inotify_source;
   GHashTable *pid_watches;    /* pid → PidWatch */
+  guint64 next_serial;
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
@@ -206,56 +214,48 @@ unwatch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
     g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (watch->pid));
 }
 
+static void
+ticket_free (PidWatchTicket *ticket)
+{
+  watch_box_unref (ticket->box);
+  g_free (ticket);
+}
+
 static gboolean
 on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
 {
-  WatchBox *box = data;
-  g_autoptr(TesseraTrackedDynamicResource) self = g_weak_ref_get (&box->resource);
+  PidWatchTicket *ticket = data;
+  g_autoptr(TesseraTrackedDynamicResource) self = g_weak_ref_get (&ticket->box->resource);
   TesseraTrackedDynamicResourcePrivate *priv;
-  GHashTableIter iter;
-  gpointer key, value;
-  PidWatch *found = NULL;
+  PidWatch *watch;
 
   if (self == NULL)
     return G_SOURCE_REMOVE;
   priv = PRIV (self);
   g_mutex_lock (&priv->lock);
-  g_hash_table_iter_init (&iter, priv->pid_watches);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    if (((PidWatch *) value)->fd == fd)
-      {
-        found = value;
-        break;
-      }
-  if (found != NULL)
+  /* This dispatch may have waited for the lock while its watch was
+   * dropped and the descriptor number reused: only act on the very watch
+   * this source was made for. */
+  watch = g_hash_table_lookup (priv->pid_watches, GINT_TO_POINTER (ticket->pid));
+  if (watch != NULL && watch->serial == ticket->serial)
     {
       GHashTableIter names;
       gpointer name;
 
-      g_hash_table_iter_init (&names, found->names);
+      g_hash_table_iter_init (&names, watch->names);
       while (g_hash_table_iter_next (&names, &name, NULL))
         {
           Entry *entry = g_hash_table_lookup (priv->cache, name);
           if (entry != NULL)
             {
-              entry->dead = TRUE;
               entry->watched = FALSE;
               g_hash_table_add (priv->attention, g_strdup (entry->name));
             }
         }
-      g_debug ("Holder %d of %s exited", found->pid, resource_name (self));
-      /* Removing the watch destroys this very source; keep it alive until
-       * the dispatch returns. */
-      g_source_ref (found->source);
-      {
-        GSource *source = found->source;
-        g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (found->pid));
-        g_mutex_unlock (&priv->lock);
-        g_source_unref (source);
-      }
+      g_debug ("Holder %d of %s exited", watch->pid, resource_name (self));
+      g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (watch->pid));
     }
-  else
-    g_mutex_unlock (&priv->lock);
+  g_mutex_unlock (&priv->lock);
 
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   return G_SOURCE_REMOVE;
@@ -280,14 +280,20 @@ watch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
           close (fd);
           return;
         }
+      PidWatchTicket *ticket = g_new0 (PidWatchTicket, 1);
+
       watch = g_new0 (PidWatch, 1);
       watch->pid = pid;
+      watch->serial = ++priv->next_serial;
       watch->fd = fd;
+      ticket->box = watch_box_ref (priv->box);
+      ticket->pid = pid;
+      ticket->serial = watch->serial;
       watch->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       watch->source = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
       g_source_set_name (watch->source, "tessera-pidfd");
       g_source_set_callback (watch->source, (GSourceFunc) (void (*)(void)) on_pidfd_ready,
-                             watch_box_ref (priv->box), watch_box_unref);
+                             ticket, (GDestroyNotify) ticket_free);
       g_hash_table_insert (priv->pid_watches, GINT_TO_POINTER (pid), watch);
       g_source_attach (watch->source, poller_context ());
     }
@@ -381,7 +387,7 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
         }
     }
 
-  g_hash_table_insert (priv->cache, entry->name, entry);
+  g_hash_table_replace (priv->cache, entry->name, entry);
   if (entry->lock_file == NULL)
     {
       /* Re-examined on every refresh: a peer may still be writing it. */
@@ -415,8 +421,9 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
 
   if (entry->holder != NULL)
     {
-      TesseraProcessState state = entry->dead ? TESSERA_PROCESS_DEAD
-                                              : tessera_process_check (entry->holder);
+      /* The verdict comes from /proc (pid, start time, zombie state): an
+       * exit event only brought the entry here. */
+      TesseraProcessState state = tessera_process_check (entry->holder);
       if (state == TESSERA_PROCESS_DEAD)
         reason = g_strdup_printf (_("its process %d is gone"),
                                   (int) tessera_process_get_pid (entry->holder));
@@ -1328,7 +1335,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   entry->ino = st.st_ino;
   entry->mtime_ns = _tessera_stat_mtime_ns (&st);
   entry->size = st.st_size;
-  g_hash_table_insert (priv->cache, entry->name, entry);
+  g_hash_table_replace (priv->cache, entry->name, entry);
   account (self, entry);
   if (tessera_job_get_process (job) != NULL)
     {
@@ -1457,7 +1464,6 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
       entry->size = st.st_size;
     }
   g_set_object (&entry->holder, process);
-  entry->dead = FALSE;
   g_hash_table_add (priv->attention, g_strdup (name));
   examine_entry (self, entry, g_get_real_time () * 1000);
   unlock_both (self, fd);
