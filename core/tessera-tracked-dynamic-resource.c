@@ -943,6 +943,12 @@ real_reset_state (TesseraTrackedDynamicResource *self)
 {
 }
 
+static void
+real_get_usage (TesseraTrackedDynamicResource *self, gint64 *capacity, gint64 *free_units)
+{
+  *capacity = *free_units = -1;
+}
+
 static gboolean
 real_is_available (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency, GError **error)
 {
@@ -971,6 +977,7 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
   klass->get_lock_file_information = real_get_lock_file_information;
   klass->handle_information_change = real_handle_information_change;
   klass->initialize_informations = real_initialize_informations;
+  klass->get_usage = real_get_usage;
 
   /**
    * TesseraTrackedDynamicResource:lock-folder:
@@ -1468,6 +1475,32 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
   examine_entry (self, entry, g_get_real_time () * 1000);
   unlock_both (self, fd);
   return TRUE;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_get_usage:
+ * @self: a tracked resource
+ * @capacity: (out): units in all, or -1 when not known
+ * @free_units: (out): units free now, or -1 when not known
+ *
+ * The state as last seen, in the type's own unit. Call
+ * [method@Tessera.TrackedDynamicResource.update] first for a fresh view.
+ */
+void
+tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
+                                            gint64                        *capacity,
+                                            gint64                        *free_units)
+{
+  gint64 c = -1, f = -1;
+
+  g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
+  g_mutex_lock (&PRIV (self)->lock);
+  KLASS (self)->get_usage (self, &c, &f);
+  g_mutex_unlock (&PRIV (self)->lock);
+  if (capacity != NULL)
+    *capacity = c;
+  if (free_units != NULL)
+    *free_units = f;
 }
 
 /**

@@ -37,6 +37,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   (never %NULL); returns %FALSE with @error set when it has the wrong shape
  * @initialize_informations: returns the content of a new informations.json,
  *   written when the folder has none (%NULL to write nothing)
+ * @get_usage: how many units the resource has in all and how many are free
+ *   now, in the type's own unit (tokens, devices…); -1 when not known
  * @lock_file_type: the [class@Tessera.DynamicLockFile] subtype that reads
  *   this class's lock files (the seed's `lock_file_class`); the
  *   [property@Tessera.TrackedDynamicResource:lock-file-type] property, when
@@ -68,6 +70,9 @@ struct _TesseraTrackedDynamicResourceClass
                                           JsonNode                      *informations,
                                           GError                       **error);
   JsonNode *(*initialize_informations)   (TesseraTrackedDynamicResource *self);
+  void      (*get_usage)                 (TesseraTrackedDynamicResource *self,
+                                          gint64                        *capacity,
+                                          gint64                        *free_units);
 
   GType lock_file_type;
 
@@ -106,6 +111,10 @@ gboolean    tessera_tracked_dynamic_resource_record_process        (TesseraTrack
 TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_update                (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+void        tessera_tracked_dynamic_resource_get_usage             (TesseraTrackedDynamicResource *self,
+                                                                    gint64                        *capacity,
+                                                                    gint64                        *free_units);
 TESSERA_AVAILABLE_IN_ALL
 GPtrArray  *tessera_tracked_dynamic_resource_list_lock_files       (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL

@@ -134,6 +134,15 @@ initialize_informations (TesseraTrackedDynamicResource *resource)
 }
 
 /* request: a count of tokens, 1 when absent */
+static void
+get_usage (TesseraTrackedDynamicResource *resource, gint64 *capacity, gint64 *free_units)
+{
+  TesseraCounterToken *self = TESSERA_COUNTER_TOKEN (resource);
+
+  *capacity = self->total;
+  *free_units = MAX (0, self->total - self->used);
+}
+
 static TesseraDynamicDependency *
 create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char *request, GError **error)
 {
@@ -166,6 +175,7 @@ tessera_counter_token_class_init (TesseraCounterTokenClass *klass)
   tracked->get_lock_file_information = get_lock_file_information;
   tracked->handle_information_change = handle_information_change;
   tracked->initialize_informations = initialize_informations;
+  tracked->get_usage = get_usage;
   tracked->lock_file_type = TESSERA_TYPE_TOKEN_LOCK_FILE;
 
   /* The number of tokens; written to informations.json only when the

@@ -217,6 +217,19 @@ initialize_informations (TesseraTrackedDynamicResource *resource)
   return node;
 }
 
+static void
+get_usage (TesseraTrackedDynamicResource *resource, gint64 *capacity, gint64 *free_units)
+{
+  TesseraGpu *self = TESSERA_GPU (resource);
+  gint64 free_devices = 0;
+
+  for (guint i = 0; i < self->devices->len; i++)
+    free_devices += !g_hash_table_contains (self->held,
+                                            GINT_TO_POINTER (g_array_index (self->devices, TesseraGpuDevice, i).index));
+  *capacity = self->devices->len;
+  *free_units = free_devices;
+}
+
 /* request: N or N:MEMORY, MEMORY in MiB or with a G or M suffix ("2:16G") */
 static TesseraDynamicDependency *
 create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char *request, GError **error)
@@ -274,6 +287,7 @@ tessera_gpu_class_init (TesseraGpuClass *klass)
   tracked->get_lock_file_information = get_lock_file_information;
   tracked->handle_information_change = handle_information_change;
   tracked->initialize_informations = initialize_informations;
+  tracked->get_usage = get_usage;
   tracked->lock_file_type = TESSERA_TYPE_GPU_LOCK_FILE;
 
   /* "auto", or INDEX[:MEMORY_MIB[:UUID]] entries separated by ";";

@@ -172,6 +172,15 @@ get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynam
   return node;
 }
 
+static void
+get_usage (TesseraTrackedDynamicResource *resource, gint64 *capacity, gint64 *free_units)
+{
+  TesseraMutex *self = TESSERA_MUTEX (resource);
+
+  *capacity = 1;
+  *free_units = self->exclusive == 0 && self->shared == 0 ? 1 : 0;
+}
+
 /* request: "exclusive" (the default, also "1") or "shared" */
 static TesseraDynamicDependency *
 create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char *request, GError **error)
@@ -206,6 +215,7 @@ tessera_mutex_class_init (TesseraMutexClass *klass)
   tracked->is_available = is_available;
   tracked->do_acquire = do_acquire;
   tracked->get_lock_file_information = get_lock_file_information;
+  tracked->get_usage = get_usage;
   tracked->lock_file_type = TESSERA_TYPE_MUTEX_LOCK_FILE;
 
   /* Holders, shared or exclusive, as last seen. */

@@ -1,0 +1,422 @@
+/* test-tool.c: the `tessera` command with real processes, files and
+ * signals (issue "The tessera command", acceptance 1-4).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-utils.h"
+
+typedef struct
+{
+  char *tmp;
+  char *config;
+  char *log;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->config = g_build_filename (f->tmp, "tessera.conf", NULL);
+  f->log = g_build_filename (f->tmp, "log", NULL);
+  content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", f->tmp);
+  test_write_file (f->config, content);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->config);
+  g_free (f->log);
+}
+
+/* Runs `tessera ARGS…` with its stdout and stdin piped to us. */
+static GSubprocess *
+tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  GSubprocess *process;
+  const char *arg;
+  va_list ap;
+
+  g_ptr_array_add (argv, (gpointer) g_getenv ("TESSERA_TOOL"));
+  g_ptr_array_add (argv, (gpointer) "--config");
+  g_ptr_array_add (argv, f->config);
+  va_start (ap, first);
+  for (arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
+    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  return process;
+}
+
+static int
+exit_code (GSubprocess *process)
+{
+  g_subprocess_wait (process, NULL, NULL);
+  if (g_subprocess_get_if_signaled (process))
+    return 128 + g_subprocess_get_term_sig (process);
+  return g_subprocess_get_exit_status (process);
+}
+
+static char *
+read_line (GSubprocess *process, double timeout)
+{
+  /* The helpers' line reader works on any GSubprocess stdout pipe. */
+  GInputStream *out = g_subprocess_get_stdout_pipe (process);
+  GString *line = g_string_new (NULL);
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+  char c;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      GError *error = NULL;
+      gssize n;
+
+      if (!g_pollable_input_stream_is_readable (G_POLLABLE_INPUT_STREAM (out)))
+        {
+          g_usleep (10 * 1000);
+          continue;
+        }
+      n = g_input_stream_read (out, &c, 1, NULL, &error);
+      g_clear_error (&error);
+      if (n <= 0)
+        break;
+      if (c == '\n')
+        return g_string_free (line, FALSE);
+      g_string_append_c (line, c);
+    }
+  g_string_free (line, TRUE);
+  return NULL;
+}
+
+static char *
+run_capture (Fixture *f, int *status, const char *first, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  char *out = NULL;
+  const char *arg;
+  va_list ap;
+
+  g_ptr_array_add (argv, (gpointer) g_getenv ("TESSERA_TOOL"));
+  g_ptr_array_add (argv, (gpointer) "--config");
+  g_ptr_array_add (argv, f->config);
+  va_start (ap, first);
+  for (arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  *status = exit_code (process);
+  return out;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void
+test_runs_serialize (Fixture *f, gconstpointer data)
+{
+  g_autofree char *script = g_strdup_printf ("echo A $(date +%%s%%N) >> %s; sleep 0.4; echo R $(date +%%s%%N) >> %s",
+                                             f->log, f->log);
+  g_autoptr(GSubprocess) a = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_NONE, "run", "--need", "r", "--", "sh", "-c", script, NULL);
+  g_autoptr(GSubprocess) b = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_NONE, "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_cmpint (exit_code (a), ==, 0);
+  g_assert_cmpint (exit_code (b), ==, 0);
+  g_assert_true (g_file_get_contents (f->log, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  /* A, R, A, R: never two at once. */
+  g_assert_cmpuint (g_strv_length (lines), ==, 5);
+  g_assert_true (lines[0][0] == 'A' && lines[1][0] == 'R' && lines[2][0] == 'A' && lines[3][0] == 'R');
+  g_assert_cmpint (g_ascii_strtoll (lines[1] + 2, NULL, 10), <=, g_ascii_strtoll (lines[2] + 2, NULL, 10));
+}
+
+static void
+test_exit_status (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) seven = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_NONE, "run", "--need", "r", "--", "sh", "-c", "exit 7", NULL);
+  g_autoptr(GSubprocess) killed = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_NONE, "run", "--need", "r", "--", "sh", "-c", "kill -9 $$", NULL);
+  g_autoptr(GSubprocess) missing = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--need", "r", "--", "/nonexistent/command", NULL);
+
+  g_assert_cmpint (exit_code (seven), ==, 7);
+  g_assert_cmpint (exit_code (killed), ==, 128 + SIGKILL);
+  g_assert_cmpint (exit_code (missing), ==, 127);
+}
+
+static void
+test_sigterm_reaches_child (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) run =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "sh", "-c",
+                   "trap 'echo got-term; exit 3' TERM; echo ready; i=0; while [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done", NULL);
+  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *got = NULL;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  g_subprocess_send_signal (run, SIGTERM);
+  got = read_line (run, 60);
+  g_assert_cmpstr (got, ==, "got-term");
+  g_assert_cmpint (exit_code (run), ==, 3);
+}
+
+/* SIGKILL of the wrapper: the holding stays while the child lives, then
+ * a waiting run proceeds. */
+static void
+test_wrapper_killed (Fixture *f, gconstpointer data)
+{
+  const char *no_poll[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
+  g_autoptr(GSubprocess) first =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x; echo child-done", NULL);
+  g_autoptr(GSubprocess) second = NULL;
+  g_autofree char *ready = read_line (first, 60);
+  g_autofree char *early = NULL;
+  g_autofree char *late = NULL;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  g_subprocess_force_exit (first);
+  g_assert_cmpint (exit_code (first), ==, 128 + SIGKILL);
+
+  second = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "echo", "second", NULL);
+  /* The orphaned child still holds r. */
+  early = read_line (second, 1.0);
+  g_assert_null (early);
+  /* It ends when its stdin closes; the waiting run is woken by its exit. */
+  g_output_stream_close (g_subprocess_get_stdin_pipe (first), NULL, NULL);
+  late = read_line (second, 60);
+  g_assert_cmpstr (late, ==, "second");
+  g_assert_cmpint (exit_code (second), ==, 0);
+}
+
+static void
+test_no_wait_and_timeout (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) no_wait = NULL;
+  g_autoptr(GSubprocess) timeout = NULL;
+  gint64 start;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--no-wait", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (exit_code (no_wait), ==, 75);
+  start = g_get_monotonic_time ();
+  timeout = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--timeout", "0.5", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (exit_code (timeout), ==, 75);
+  g_assert_cmpint (g_get_monotonic_time () - start, >=, 500 * 1000);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+static JsonObject *
+status_of_r (Fixture *f, JsonNode **root)
+{
+  int status;
+  g_autofree char *out = run_capture (f, &status, "status", "--json", NULL);
+  JsonArray *resources;
+
+  g_assert_cmpint (status, ==, 0);
+  *root = json_from_string (out, NULL);
+  g_assert_nonnull (*root);
+  resources = json_object_get_array_member (json_node_get_object (*root), "resources");
+  g_assert_cmpuint (json_array_get_length (resources), ==, 1);
+  return json_array_get_object_element (resources, 0);
+}
+
+static void
+test_status_json (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--name", "trainer", "--", "sh", "-c", "echo $$; read x || true", NULL);
+  g_autofree char *pid = read_line (holder, 60);
+  g_autofree char *path = g_build_filename (f->tmp, "r", NULL);
+  g_autoptr(JsonNode) during = NULL;
+  g_autoptr(JsonNode) after = NULL;
+  JsonObject *r, *h;
+  JsonArray *holders;
+
+  g_assert_nonnull (pid);
+  r = status_of_r (f, &during);
+  g_assert_cmpstr (json_object_get_string_member (r, "name"), ==, "r");
+  g_assert_cmpstr (json_object_get_string_member (r, "type"), ==, "countertoken");
+  g_assert_cmpstr (json_object_get_string_member (r, "path"), ==, path);
+  g_assert_cmpint (json_object_get_int_member (r, "capacity"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 0);
+  holders = json_object_get_array_member (r, "holders");
+  g_assert_cmpuint (json_array_get_length (holders), ==, 1);
+  h = json_array_get_object_element (holders, 0);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (h, "job"), "trainer@"));
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (h, "job_uri"), "/trainer"));
+  /* The child, not the wrapper, is the holder. */
+  g_assert_cmpint (json_object_get_int_member (h, "pid"), ==, atoi (pid));
+  g_assert_cmpstr (json_object_get_string_member (h, "host"), ==, g_get_host_name ());
+  g_assert_cmpstr (json_object_get_string_member (h, "state"), ==, "alive");
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (h, "since"), "Z"));
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (h, "information"), "count"), ==, 1);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  r = status_of_r (f, &after);
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 1);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 0);
+}
+
+/* `tessera set r total=2` lets a waiting run through: no poll can, as the
+ * first poll would come after 1000 s. */
+static void
+test_set_wakes_waiter (Fixture *f, gconstpointer data)
+{
+  const char *no_poll[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *early = NULL;
+  g_autofree char *through = NULL;
+  g_autofree char *out = NULL;
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  waiter = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "echo", "through", NULL);
+  early = read_line (waiter, 1.0);
+  g_assert_null (early);
+  out = run_capture (f, &status, "set", "r", "total=2", NULL);
+  g_assert_cmpint (status, ==, 0);
+  through = read_line (waiter, 30);
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Configuration errors: exit 78 and one message naming file, group, key */
+
+typedef struct
+{
+  const char *content;
+  const char *group;
+  const char *key;
+} BadConfig;
+
+static void
+test_config_errors (Fixture *f, gconstpointer data)
+{
+  const BadConfig cases[] = {
+    { "[resource r]\ntype=no-such-type\n", "[resource r]", "type" },
+    { "[resource r]\ntype=countertoken\ntotl=3\n", "[resource r]", "totl" },
+    { "[resource r]\ntype=countertoken\ntotal=three\n", "[resource r]", "total" },
+    { "[resource r]\ntype=countertoken\ntotal=1\n[resource r]\ntype=mutex\n", "[resource r]", NULL },
+    { "[resource r]\ntype=countertoken\ntotal=1\ntotal=2\n", "[resource r]", "total" },
+    { "[resource r]\npath=/tmp/x\n", "[resource r]", "type" },
+    { "[pool r]\ntype=countertoken\n", "[pool r]", NULL },
+    { "[resource r/../x]\ntype=countertoken\n", "[resource r/../x]", NULL },
+    { "[resource r]\ntype=countertoken\npath=relative\n", "[resource r]", "path" },
+    { "not a keyfile at all\n", NULL, NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *out = NULL;
+      int status;
+
+      g_test_message ("case %u", i);
+      test_write_file (f->config, cases[i].content);
+      out = run_capture (f, &status, "status", NULL);
+      g_assert_cmpint (status, ==, 78);
+      g_assert_true (g_str_has_prefix (out, "tessera: "));
+      g_assert_nonnull (strstr (out, f->config));
+      if (cases[i].group != NULL)
+        g_assert_nonnull (strstr (out, cases[i].group));
+      if (cases[i].key != NULL)
+        g_assert_nonnull (strstr (out, cases[i].key));
+      /* One line. */
+      g_assert_cmpint (strchr (out, '\n') - out, ==, (int) strlen (out) - 1);
+    }
+}
+
+/* No configuration file anywhere: cpu and gpu from the built-in default. */
+static void
+test_default_configuration (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autofree char *cfg = g_build_filename (f->tmp, "no-config", NULL);
+  g_autofree char *cpu_path = g_build_filename (state, "tessera", "cpu", NULL);
+  JsonArray *resources;
+  JsonObject *cpu, *gpu;
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", cfg, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", cfg, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
+  process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_cmpint (exit_code (process), ==, 0);
+  root = json_from_string (out, NULL);
+  resources = json_object_get_array_member (json_node_get_object (root), "resources");
+  g_assert_cmpuint (json_array_get_length (resources), ==, 2);
+  cpu = json_array_get_object_element (resources, 0);
+  gpu = json_array_get_object_element (resources, 1);
+  g_assert_cmpstr (json_object_get_string_member (cpu, "name"), ==, "cpu");
+  g_assert_cmpstr (json_object_get_string_member (cpu, "type"), ==, "countertoken");
+  g_assert_cmpint (json_object_get_int_member (cpu, "capacity"), ==, g_get_num_processors ());
+  g_assert_cmpstr (json_object_get_string_member (cpu, "path"), ==, cpu_path);
+  g_assert_cmpstr (json_object_get_string_member (gpu, "name"), ==, "gpu");
+  g_assert_cmpstr (json_object_get_string_member (gpu, "type"), ==, "gpu");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/tool/run/two-runs-serialize", test_runs_serialize);
+  ADD ("/tool/run/exit-status-passes-through", test_exit_status);
+  ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
+  ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
+  ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
+  ADD ("/tool/status/json", test_status_json);
+  ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
+  ADD ("/tool/config/errors-exit-78", test_config_errors);
+  ADD ("/tool/config/built-in-default", test_default_configuration);
+  return g_test_run ();
+}

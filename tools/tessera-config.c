@@ -1,0 +1,380 @@
+/* tessera-config.c: `[resource NAME]` groups with `type=` and keys that
+ * are the type's GObject properties (`path` standing for `lock-folder`).
+ * Looked up from --config, $TESSERA_CONFIG, the user config dir, then the
+ * system config dirs; with no file anywhere, a built-in default: a `cpu`
+ * counter token sized to the CPUs and a `gpu` resource of the detected
+ * devices, under the user's state directory.
+ *
+ * Every key is checked against its type when the file is read, so a wrong
+ * key is reported at once, with the file, the group and the key.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+#include <string.h>
+
+#include "tessera-config.h"
+
+typedef struct
+{
+  char *name;
+  char *type;
+  GStrv keys;     /* property names */
+  GStrv values;
+  TesseraTrackedDynamicResource *resource;
+} Entry;
+
+struct _TesseraConfig
+{
+  char *source;         /* file, or NULL for the built-in default */
+  GPtrArray *entries;   /* Entry, in file order */
+};
+
+static void
+entry_free (Entry *entry)
+{
+  g_free (entry->name);
+  g_free (entry->type);
+  g_strfreev (entry->keys);
+  g_strfreev (entry->values);
+  g_clear_object (&entry->resource);
+  g_free (entry);
+}
+
+void
+tessera_config_free (TesseraConfig *self)
+{
+  if (self == NULL)
+    return;
+  g_free (self->source);
+  g_ptr_array_unref (self->entries);
+  g_free (self);
+}
+
+char *
+tessera_config_dup_state_dir (void)
+{
+  return g_build_filename (g_get_user_state_dir (), "tessera", NULL);
+}
+
+static TesseraConfig *
+config_new (const char *source)
+{
+  TesseraConfig *self = g_new0 (TesseraConfig, 1);
+
+  self->source = g_strdup (source);
+  self->entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_free);
+  return self;
+}
+
+static void
+config_error (GError **error, const char *file, const char *group, const char *key, const char *message)
+{
+  if (key != NULL)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                 "%s: [%s] %s: %s", file, group, key, message);
+  else if (group != NULL)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                 "%s: [%s]: %s", file, group, message);
+  else
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                 "%s: %s", file, message);
+}
+
+/* GKeyFile merges a group written twice: find that in the text itself. */
+static gboolean
+check_duplicates (const char *file, const char *text, GError **error)
+{
+  g_autoptr(GHashTable) groups = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GHashTable) keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autofree char *group = NULL;
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *line = g_strstrip (lines[i]);
+      char *eq;
+
+      if (*line == '#' || *line == '\0')
+        continue;
+      if (*line == '[' && line[strlen (line) - 1] == ']')
+        {
+          g_free (group);
+          group = g_strndup (line + 1, strlen (line) - 2);
+          if (!g_hash_table_add (groups, g_strdup (group)))
+            {
+              config_error (error, file, group, NULL, _("this group appears twice (duplicate resource)"));
+              return FALSE;
+            }
+          g_hash_table_remove_all (keys);
+          continue;
+        }
+      eq = strchr (line, '=');
+      if (eq != NULL && group != NULL)
+        {
+          g_autofree char *key = g_strstrip (g_strndup (line, eq - line));
+          if (!g_hash_table_add (keys, g_strdup (key)))
+            {
+              config_error (error, file, group, key, _("this key appears twice"));
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+/* Checks a group's keys against its type, and keeps them for opening. */
+static Entry *
+check_group (const char *file, GKeyFile *keyfile, const char *group, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  g_auto(GStrv) keys = NULL;
+  g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
+  g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+  g_autofree char *type = NULL;
+  g_autofree char *path = NULL;
+  const char *name = group + strlen ("resource ");
+  GObjectClass *klass = NULL;
+  GType gtype;
+  Entry *entry;
+
+  if (!tessera_check_plugin_name (name, NULL))
+    {
+      config_error (error, file, group, NULL, _("a resource name is made of letters, digits, “_”, “.” and “-”"));
+      return NULL;
+    }
+  type = g_key_file_get_string (keyfile, group, "type", NULL);
+  if (type == NULL)
+    {
+      config_error (error, file, group, "type", _("missing: every resource needs a type"));
+      return NULL;
+    }
+  gtype = tessera_registry_lookup_resource_type (tessera_registry_get_default (), type, &local);
+  if (gtype == G_TYPE_INVALID)
+    {
+      config_error (error, file, group, "type", local->message);
+      return NULL;
+    }
+  klass = g_type_class_ref (gtype);
+  keys = g_key_file_get_keys (keyfile, group, NULL, NULL);
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      const char *key = keys[i];
+      const char *property = g_str_equal (key, "path") ? "lock-folder" : key;
+      g_autofree char *value = NULL;
+      GParamSpec *pspec;
+      GValue checked = G_VALUE_INIT;
+
+      if (g_str_equal (key, "type"))
+        continue;
+      pspec = g_object_class_find_property (klass, property);
+      if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || g_str_equal (property, "name") ||
+          g_str_equal (property, "lock-file-type"))
+        {
+          g_autofree char *message = g_strdup_printf (_("type “%s” has no such setting"), type);
+          config_error (error, file, group, key, message);
+          g_type_class_unref (klass);
+          return NULL;
+        }
+      value = g_key_file_get_string (keyfile, group, key, NULL);
+      if (!tessera_value_from_string (pspec, value ? value : "", &checked, &local))
+        {
+          config_error (error, file, group, key, local->message);
+          g_type_class_unref (klass);
+          return NULL;
+        }
+      g_value_unset (&checked);
+      if (g_str_equal (key, "path"))
+        path = g_steal_pointer (&value);
+      else
+        {
+          g_strv_builder_add (names, property);
+          g_strv_builder_add (values, value);
+        }
+    }
+  g_type_class_unref (klass);
+  if (path == NULL)
+    {
+      g_autofree char *state = tessera_config_dup_state_dir ();
+      path = g_build_filename (state, name, NULL);
+    }
+  else if (!g_path_is_absolute (path))
+    {
+      config_error (error, file, group, "path", _("must be an absolute path"));
+      return NULL;
+    }
+  g_strv_builder_add (names, "lock-folder");
+  g_strv_builder_add (values, path);
+
+  entry = g_new0 (Entry, 1);
+  entry->name = g_strdup (name);
+  entry->type = g_steal_pointer (&type);
+  entry->keys = g_strv_builder_end (names);
+  entry->values = g_strv_builder_end (values);
+  return entry;
+}
+
+static TesseraConfig *
+load_file (const char *file, GError **error)
+{
+  g_autoptr(GKeyFile) keyfile = g_key_file_new ();
+  g_autoptr(TesseraConfig) self = config_new (file);
+  g_autoptr(GError) local = NULL;
+  g_autofree char *text = NULL;
+  g_auto(GStrv) groups = NULL;
+  gsize length;
+
+  if (!g_file_get_contents (file, &text, &length, &local))
+    {
+      config_error (error, file, NULL, NULL, local->message);
+      return NULL;
+    }
+  if (!g_key_file_load_from_data (keyfile, text, length, G_KEY_FILE_NONE, &local))
+    {
+      config_error (error, file, NULL, NULL, local->message);
+      return NULL;
+    }
+  if (!check_duplicates (file, text, error))
+    return NULL;
+  groups = g_key_file_get_groups (keyfile, NULL);
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      Entry *entry;
+
+      if (!g_str_has_prefix (groups[i], "resource "))
+        {
+          config_error (error, file, groups[i], NULL, _("unknown group: resources are [resource NAME]"));
+          return NULL;
+        }
+      entry = check_group (file, keyfile, groups[i], error);
+      if (entry == NULL)
+        return NULL;
+      g_ptr_array_add (self->entries, entry);
+    }
+  return g_steal_pointer (&self);
+}
+
+static TesseraConfig *
+builtin_default (void)
+{
+  TesseraConfig *self = config_new (NULL);
+  g_autofree char *state = tessera_config_dup_state_dir ();
+  Entry *cpu = g_new0 (Entry, 1);
+  Entry *gpu = g_new0 (Entry, 1);
+  const char *cpu_keys[] = { "lock-folder", "total", NULL };
+  const char *gpu_keys[] = { "lock-folder", "devices", NULL };
+  g_autofree char *cpus = g_strdup_printf ("%u", g_get_num_processors ());
+  g_autofree char *cpu_path = g_build_filename (state, "cpu", NULL);
+  g_autofree char *gpu_path = g_build_filename (state, "gpu", NULL);
+  const char *cpu_values[] = { cpu_path, cpus, NULL };
+  const char *gpu_values[] = { gpu_path, "auto", NULL };
+
+  cpu->name = g_strdup ("cpu");
+  cpu->type = g_strdup ("countertoken");
+  cpu->keys = g_strdupv ((char **) cpu_keys);
+  cpu->values = g_strdupv ((char **) cpu_values);
+  gpu->name = g_strdup ("gpu");
+  gpu->type = g_strdup ("gpu");
+  gpu->keys = g_strdupv ((char **) gpu_keys);
+  gpu->values = g_strdupv ((char **) gpu_values);
+  g_ptr_array_add (self->entries, cpu);
+  g_ptr_array_add (self->entries, gpu);
+  return self;
+}
+
+TesseraConfig *
+tessera_config_load (const char *explicit_path, GError **error)
+{
+  const char *env = g_getenv ("TESSERA_CONFIG");
+  const char * const *system_dirs = g_get_system_config_dirs ();
+  g_autofree char *user = g_build_filename (g_get_user_config_dir (), "tessera", "tessera.conf", NULL);
+
+  /* Named explicitly: it must exist. */
+  if (explicit_path != NULL)
+    return load_file (explicit_path, error);
+  if (env != NULL && *env != '\0')
+    return load_file (env, error);
+  if (g_file_test (user, G_FILE_TEST_EXISTS))
+    return load_file (user, error);
+  for (guint i = 0; system_dirs[i] != NULL; i++)
+    {
+      g_autofree char *path = g_build_filename (system_dirs[i], "tessera", "tessera.conf", NULL);
+      if (g_file_test (path, G_FILE_TEST_EXISTS))
+        return load_file (path, error);
+    }
+  return builtin_default ();
+}
+
+const char *
+tessera_config_get_source (TesseraConfig *self)
+{
+  return self->source;
+}
+
+GPtrArray *
+tessera_config_get_names (TesseraConfig *self)
+{
+  GPtrArray *names = g_ptr_array_new ();
+
+  for (guint i = 0; i < self->entries->len; i++)
+    g_ptr_array_add (names, ((Entry *) g_ptr_array_index (self->entries, i))->name);
+  return names;
+}
+
+static Entry *
+find (TesseraConfig *self, const char *name)
+{
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (self->entries, i);
+      if (g_str_equal (entry->name, name))
+        return entry;
+    }
+  return NULL;
+}
+
+gboolean
+tessera_config_has (TesseraConfig *self, const char *name)
+{
+  return find (self, name) != NULL;
+}
+
+const char *
+tessera_config_get_type_name (TesseraConfig *self, const char *name)
+{
+  Entry *entry = find (self, name);
+  return entry ? entry->type : NULL;
+}
+
+TesseraTrackedDynamicResource *
+tessera_config_open (TesseraConfig *self, const char *name, GError **error)
+{
+  Entry *entry = find (self, name);
+  TesseraDynamicResource *resource;
+
+  if (entry == NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("No resource named “%s” in %s"), name, self->source ? self->source : _("the built-in configuration"));
+      return NULL;
+    }
+  if (entry->resource == NULL)
+    {
+      resource = tessera_registry_create_resource (tessera_registry_get_default (), entry->type, entry->name,
+                                                   (const char * const *) entry->keys,
+                                                   (const char * const *) entry->values, error);
+      if (resource == NULL)
+        return NULL;
+      if (!TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource))
+        {
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                       _("Type “%s” is not a tracked resource"), entry->type);
+          g_object_unref (resource);
+          return NULL;
+        }
+      entry->resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
+    }
+  return entry->resource;
+}

@@ -1,0 +1,29 @@
+/* tessera-config.h: keyfile configuration of the `tessera` command
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+typedef struct _TesseraConfig TesseraConfig;
+
+TesseraConfig  *tessera_config_load          (const char     *explicit_path,
+                                              GError        **error);
+void            tessera_config_free          (TesseraConfig  *self);
+const char     *tessera_config_get_source    (TesseraConfig  *self);
+GPtrArray      *tessera_config_get_names     (TesseraConfig  *self);
+gboolean        tessera_config_has           (TesseraConfig  *self,
+                                              const char     *name);
+const char     *tessera_config_get_type_name (TesseraConfig  *self,
+                                              const char     *name);
+TesseraTrackedDynamicResource *tessera_config_open (TesseraConfig  *self,
+                                                    const char     *name,
+                                                    GError        **error);
+char           *tessera_config_dup_state_dir (void);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraConfig, tessera_config_free)
+
+G_END_DECLS

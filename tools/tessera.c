@@ -1,0 +1,938 @@
+/* tessera.c: the `tessera` command — run a command holding resources,
+ * and look after the pools.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <glib-unix.h>
+#include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "tessera-config.h"
+
+/* sysexits.h */
+#define EXIT_USAGE 64
+#define EXIT_UNAVAILABLE 69
+#define EXIT_IOERR 74
+#define EXIT_TEMPFAIL 75
+#define EXIT_CONFIG 78
+
+static char *opt_config = NULL;
+
+static int
+fail (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static int
+fail (int status, const char *format, ...)
+{
+  g_autofree char *message = NULL;
+  va_list ap;
+
+  va_start (ap, format);
+  message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_printerr ("tessera: %s\n", message);
+  return status;
+}
+
+static TesseraConfig *
+load_config (int *status)
+{
+  g_autoptr(GError) error = NULL;
+  TesseraConfig *config = tessera_config_load (opt_config, &error);
+
+  if (config == NULL)
+    *status = fail (EXIT_CONFIG, "%s", error->message);
+  return config;
+}
+
+static TesseraTrackedDynamicResource *
+open_resource (TesseraConfig *config, const char *name, int *status)
+{
+  g_autoptr(GError) error = NULL;
+  TesseraTrackedDynamicResource *resource;
+
+  if (!tessera_config_has (config, name))
+    {
+      *status = fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
+      return NULL;
+    }
+  resource = tessera_config_open (config, name, &error);
+  if (resource == NULL)
+    *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
+                    ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+  return resource;
+}
+
+static GOptionContext *
+new_context (const char *parameters, const char *summary, const GOptionEntry *entries)
+{
+  GOptionContext *context = g_option_context_new (parameters);
+
+  g_option_context_set_summary (context, summary);
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
+  if (entries != NULL)
+    g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  return context;
+}
+
+static gboolean
+parse (GOptionContext *context, int *argc, char ***argv, int *status)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!g_option_context_parse (context, argc, argv, &error))
+    {
+      *status = fail (EXIT_USAGE, "%s", error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The resources named on the command line, or all of them. */
+static GPtrArray *
+selected_names (TesseraConfig *config, int argc, char **argv, int *status)
+{
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+
+  if (argc <= 1)
+    {
+      g_autoptr(GPtrArray) all = tessera_config_get_names (config);
+      for (guint i = 0; i < all->len; i++)
+        g_ptr_array_add (names, g_strdup (g_ptr_array_index (all, i)));
+      return names;
+    }
+  for (int i = 1; i < argc; i++)
+    {
+      if (!tessera_config_has (config, argv[i]))
+        {
+          *status = fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), argv[i]);
+          g_ptr_array_unref (names);
+          return NULL;
+        }
+      g_ptr_array_add (names, g_strdup (argv[i]));
+    }
+  return names;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Describing a resource (status, watch, the waiting line) */
+
+static const char *
+holder_state (TesseraDynamicLockFile *lock_file)
+{
+  TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+
+  if (process == NULL)
+    return "unknown";
+  switch (tessera_process_check (process))
+    {
+    case TESSERA_PROCESS_ALIVE: return "alive";
+    case TESSERA_PROCESS_DEAD: return "dead";
+    case TESSERA_PROCESS_REMOTE: return "remote";
+    default: return "unknown";
+    }
+}
+
+static char *
+format_since (TesseraDynamicLockFile *lock_file)
+{
+  g_autoptr(GDateTime) when =
+    g_date_time_new_from_unix_utc (tessera_dynamic_lock_file_get_mtime (lock_file) / G_GINT64_CONSTANT (1000000000));
+  return when ? g_date_time_format_iso8601 (when) : g_strdup ("");
+}
+
+static char *
+holder_name (TesseraDynamicLockFile *lock_file)
+{
+  g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
+  return g_strndup (base, strlen (base) - strlen (".json"));
+}
+
+/* {"name", "type", "path", "capacity", "free", "holders": [...]} */
+static JsonNode *
+describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(GPtrArray) files = NULL;
+  gint64 capacity = -1, free_units = -1;
+
+  tessera_tracked_dynamic_resource_update (resource, NULL);
+  tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
+  files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, name);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, tessera_config_get_type_name (config, name));
+  json_builder_set_member_name (builder, "path");
+  json_builder_add_string_value (builder, tessera_tracked_dynamic_resource_get_lock_folder (resource));
+  json_builder_set_member_name (builder, "capacity");
+  json_builder_add_int_value (builder, capacity);
+  json_builder_set_member_name (builder, "free");
+  json_builder_add_int_value (builder, free_units);
+  json_builder_set_member_name (builder, "holders");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
+      TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+      g_autofree char *job = holder_name (lock_file);
+      g_autofree char *since = format_since (lock_file);
+      g_autoptr(JsonNode) full = tessera_dynamic_lock_file_to_json (lock_file);
+      JsonNode *information = json_object_get_member (json_node_get_object (full), "information");
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "job");
+      json_builder_add_string_value (builder, job);
+      json_builder_set_member_name (builder, "job_uri");
+      json_builder_add_string_value (builder, tessera_dynamic_lock_file_get_job_uri (lock_file));
+      json_builder_set_member_name (builder, "pid");
+      if (process)
+        json_builder_add_int_value (builder, tessera_process_get_pid (process));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "host");
+      if (process && tessera_process_get_host (process))
+        json_builder_add_string_value (builder, tessera_process_get_host (process));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "state");
+      json_builder_add_string_value (builder, holder_state (lock_file));
+      json_builder_set_member_name (builder, "since");
+      json_builder_add_string_value (builder, since);
+      json_builder_set_member_name (builder, "information");
+      json_builder_add_value (builder, information ? json_node_copy (information) : json_node_new (JSON_NODE_NULL));
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  return json_builder_get_root (builder);
+}
+
+static void
+print_description (JsonNode *node)
+{
+  JsonObject *object = json_node_get_object (node);
+  JsonArray *holders = json_object_get_array_member (object, "holders");
+  gint64 capacity = json_object_get_int_member (object, "capacity");
+
+  if (capacity >= 0)
+    /* Translators: "cpu (countertoken): 6 of 8 free" */
+    g_print (_("%s (%s): %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " free\n"),
+             json_object_get_string_member (object, "name"), json_object_get_string_member (object, "type"),
+             json_object_get_int_member (object, "free"), capacity);
+  else
+    g_print ("%s (%s)\n", json_object_get_string_member (object, "name"),
+             json_object_get_string_member (object, "type"));
+  if (json_array_get_length (holders) == 0)
+    g_print ("  %s\n", _("no holder"));
+  for (guint i = 0; i < json_array_get_length (holders); i++)
+    {
+      JsonObject *h = json_array_get_object_element (holders, i);
+      g_autofree char *info = json_to_string (json_object_get_member (h, "information"), FALSE);
+      JsonNode *pid = json_object_get_member (h, "pid");
+      g_autofree char *pid_text = JSON_NODE_HOLDS_NULL (pid) ? g_strdup ("?")
+                                  : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
+
+      /* Translators: job, pid, host, state (alive/dead/remote/unknown), time, details */
+      g_print (_("  %s  pid %s on %s, %s, since %s  %s\n"),
+               json_object_get_string_member (h, "job"), pid_text,
+               json_object_get_string_member_with_default (h, "host", "?")
+                 ? json_object_get_string_member_with_default (h, "host", "?") : "?",
+               json_object_get_string_member (h, "state"),
+               json_object_get_string_member (h, "since"), info);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* status */
+
+static int
+cmd_status (int argc, char **argv)
+{
+  gboolean as_json = FALSE;
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &as_json, N_("Print JSON (see the man page for its fields)"), NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("[NAME…]"), _("Show each resource's capacity, what is free, and its holders."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  int status = 0;
+
+  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
+      (names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "resources");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      TesseraTrackedDynamicResource *resource = open_resource (config, name, &status);
+      g_autoptr(JsonNode) node = NULL;
+
+      if (resource == NULL)
+        return status;
+      node = describe (config, name, resource);
+      if (as_json)
+        json_builder_add_value (builder, g_steal_pointer (&node));
+      else
+        print_description (node);
+    }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  if (as_json)
+    {
+      g_autoptr(JsonNode) root = json_builder_get_root (builder);
+      g_autofree char *text = json_to_string (root, TRUE);
+      g_print ("%s\n", text);
+    }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* set */
+
+static JsonNode *
+parse_value (const char *text)
+{
+  JsonNode *node = json_from_string (text, NULL);
+
+  /* A bare word is a string, as a shell user means it. */
+  if (node == NULL)
+    {
+      node = json_node_new (JSON_NODE_VALUE);
+      json_node_set_string (node, text);
+    }
+  return node;
+}
+
+static int
+cmd_set (int argc, char **argv)
+{
+  g_autoptr(GOptionContext) context =
+    new_context (_("NAME KEY=VALUE…"),
+                 _("Change a resource's run-time information (informations.json), e.g. “tessera set cpu total=16”. "
+                   "Waiting processes see it at once."), NULL);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(JsonNode) informations = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  TesseraTrackedDynamicResource *resource;
+  JsonObject *object;
+  int status = 0;
+
+  if (!parse (context, &argc, &argv, &status))
+    return status;
+  if (argc < 3)
+    return fail (EXIT_USAGE, _("usage: tessera set NAME KEY=VALUE…"));
+  if ((config = load_config (&status)) == NULL || (resource = open_resource (config, argv[1], &status)) == NULL)
+    return status;
+
+  informations = tessera_tracked_dynamic_resource_read_informations (resource, NULL);
+  if (informations == NULL || !JSON_NODE_HOLDS_OBJECT (informations))
+    {
+      g_clear_pointer (&informations, json_node_unref);
+      informations = json_node_new (JSON_NODE_OBJECT);
+      json_node_take_object (informations, json_object_new ());
+    }
+  object = json_node_get_object (informations);
+  for (int i = 2; i < argc; i++)
+    {
+      g_auto(GStrv) kv = g_strsplit (argv[i], "=", 2);
+      if (kv[1] == NULL || *kv[0] == '\0')
+        return fail (EXIT_USAGE, _("“%s” is not KEY=VALUE"), argv[i]);
+      json_object_set_member (object, kv[0], parse_value (kv[1]));
+    }
+  if (!tessera_tracked_dynamic_resource_write_informations (resource, informations, &error))
+    return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION) ? EXIT_USAGE : EXIT_IOERR,
+                 "%s", error->message);
+  text = json_to_string (informations, FALSE);
+  g_print ("%s: %s\n", argv[1], text);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* clean */
+
+static int
+cmd_clean (int argc, char **argv)
+{
+  double min_age = -1;
+  const GOptionEntry entries[] = {
+    { "min-age", 0, 0, G_OPTION_ARG_DOUBLE, &min_age,
+      N_("Remove holders without a process older than SECONDS (default: 30)"), N_("SECONDS") },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("[NAME…]"), _("Remove dead and orphaned holders now, saying what was removed."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  int status = 0;
+  guint removed = 0;
+
+  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
+      (names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      TesseraTrackedDynamicResource *resource = open_resource (config, name, &status);
+      g_autoptr(GPtrArray) before = NULL;
+      g_autoptr(GPtrArray) after = NULL;
+      g_autoptr(GError) error = NULL;
+
+      if (resource == NULL)
+        return status;
+      if (min_age >= 0)
+        tessera_tracked_dynamic_resource_set_min_age (resource, min_age);
+      /* Opening already looked once: compare what a fresh look leaves. */
+      before = tessera_tracked_dynamic_resource_list_lock_files (resource);
+      if (!tessera_tracked_dynamic_resource_update (resource, &error))
+        return fail (EXIT_IOERR, "%s", error->message);
+      after = tessera_tracked_dynamic_resource_list_lock_files (resource);
+      for (guint j = 0; j < before->len; j++)
+        {
+          TesseraDynamicLockFile *lock_file = g_ptr_array_index (before, j);
+          gboolean kept = FALSE;
+
+          for (guint k = 0; k < after->len && !kept; k++)
+            kept = g_str_equal (tessera_dynamic_lock_file_get_path (g_ptr_array_index (after, k)),
+                                tessera_dynamic_lock_file_get_path (lock_file));
+          if (!kept)
+            {
+              g_autofree char *job = holder_name (lock_file);
+              g_print (_("%s: removed %s (%s)\n"), name, job, holder_state (lock_file));
+              removed++;
+            }
+        }
+    }
+  if (removed == 0)
+    g_print ("%s\n", _("nothing to remove"));
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* watch */
+
+typedef struct
+{
+  TesseraDynamicResource *resource;
+  GAsyncQueue *changes;
+} WatchThread;
+
+static gpointer
+watch_thread (gpointer data)
+{
+  WatchThread *w = data;
+
+  for (;;)
+    {
+      guint64 generation = tessera_dynamic_resource_get_generation (w->resource);
+      if (tessera_dynamic_resource_wait (w->resource, generation, -1, NULL, NULL))
+        g_async_queue_push (w->changes, w->resource);
+    }
+  return NULL;
+}
+
+static int
+cmd_watch (int argc, char **argv)
+{
+  g_autoptr(GOptionContext) context =
+    new_context (_("[NAME…]"), _("Show the resources, again after every change, until interrupted."), NULL);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  g_autoptr(GAsyncQueue) changes = g_async_queue_new ();
+  int status = 0;
+
+  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
+      (names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+  for (guint i = 0; i < names->len; i++)
+    {
+      TesseraTrackedDynamicResource *resource = open_resource (config, g_ptr_array_index (names, i), &status);
+      WatchThread *w;
+
+      if (resource == NULL)
+        return status;
+      w = g_new0 (WatchThread, 1);
+      w->resource = TESSERA_DYNAMIC_RESOURCE (resource);
+      w->changes = changes;
+      g_thread_unref (g_thread_new ("tessera-watch", watch_thread, w));
+    }
+  for (;;)
+    {
+      g_autoptr(GDateTime) now = g_date_time_new_now_local ();
+      g_autofree char *stamp = g_date_time_format (now, "%H:%M:%S");
+
+      g_print ("— %s —\n", stamp);
+      for (guint i = 0; i < names->len; i++)
+        {
+          const char *name = g_ptr_array_index (names, i);
+          g_autoptr(JsonNode) node = describe (config, name, tessera_config_open (config, name, NULL));
+          print_description (node);
+        }
+      fflush (stdout);
+      /* Wake on a change; also every few seconds, for holders' liveness. */
+      g_async_queue_timeout_pop (changes, 5 * G_USEC_PER_SEC);
+      g_usleep (50 * 1000);   /* let a burst of changes settle */
+      while (g_async_queue_try_pop (changes) != NULL)
+        ;
+    }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* plugins */
+
+static int
+cmd_plugins (int argc, char **argv)
+{
+  g_autoptr(GOptionContext) context =
+    new_context (NULL, _("List the plugin folders, manifests, resource types and lock classes."), NULL);
+  TesseraRegistry *registry = tessera_registry_get_default ();
+  g_autoptr(GPtrArray) plugins = NULL;
+  const char * const *path;
+  int status = 0;
+
+  if (!parse (context, &argc, &argv, &status))
+    return status;
+  path = tessera_registry_get_search_path (registry);
+  g_print ("%s\n", _("Plugin folders:"));
+  for (guint i = 0; path[i] != NULL; i++)
+    g_print ("  %s\n", path[i]);
+  plugins = tessera_registry_list_plugins (registry);
+  for (guint i = 0; i < plugins->len; i++)
+    {
+      TesseraPluginInfo *info = g_ptr_array_index (plugins, i);
+      g_autofree char *types = g_strjoinv (", ", (char **) tessera_plugin_info_get_resource_types (info));
+      g_autofree char *classes = g_strjoinv (", ", (char **) tessera_plugin_info_get_classes (info));
+
+      g_print ("\n%s — %s\n", tessera_plugin_info_get_module (info), tessera_plugin_info_get_name (info));
+      g_print (_("  manifest: %s\n"), tessera_plugin_info_get_manifest_path (info));
+      g_print (_("  module:   %s (%s)\n"), tessera_plugin_info_get_module_path (info),
+               tessera_plugin_info_is_loaded (info) ? _("loaded") : _("not loaded"));
+      g_print (_("  types:    %s\n"), types);
+      g_print (_("  classes:  %s\n"), classes);
+    }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* run */
+
+typedef struct
+{
+  char *name;
+  char *request;
+  TesseraTrackedDynamicResource *resource;
+  TesseraDynamicDependencyLock *lock;
+} Need;
+
+static void
+need_free (Need *need)
+{
+  g_free (need->name);
+  g_free (need->request);
+  g_clear_object (&need->lock);
+  g_free (need);
+}
+
+static int
+compare_needs (gconstpointer a, gconstpointer b)
+{
+  return strcmp ((*(Need **) a)->name, (*(Need **) b)->name);
+}
+
+static gboolean interactive;
+
+/* Signals are caught from the start: while waiting they stop the wait
+ * (giving back what is held), once the child runs they are forwarded. */
+typedef struct
+{
+  GMainLoop *loop;
+  GSubprocess *child;
+  gboolean share_terminal;
+  int pending_signal;
+} RunState;
+
+static void
+clear_line (void)
+{
+  if (interactive)
+    g_printerr ("\r\033[K");
+}
+
+/* One self-updating line: what we wait for and who holds it. */
+static void
+show_waiting (Need *need)
+{
+  g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (need->resource);
+  g_autoptr(GString) holders = g_string_new (NULL);
+  struct winsize ws = { 0 };
+  guint width = ioctl (2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
+
+  if (!interactive)
+    return;
+  for (guint i = 0; i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
+      TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+      g_autofree char *job = holder_name (lock_file);
+
+      if (process != NULL)
+        g_string_append_printf (holders, "%s%s (pid %d)", i ? ", " : "", job, (int) tessera_process_get_pid (process));
+      else
+        g_string_append_printf (holders, "%s%s", i ? ", " : "", job);
+    }
+  {
+    g_autofree char *line = g_strdup_printf (_("tessera: waiting for %s, held by %s"), need->name,
+                                             holders->len ? holders->str : "?");
+    if (g_utf8_strlen (line, -1) >= width)
+      {
+        g_autofree char *cut = g_utf8_substring (line, 0, width - 2);
+        g_printerr ("\r\033[K%s…", cut);
+      }
+    else
+      g_printerr ("\r\033[K%s", line);
+  }
+}
+
+/* Acquires every need in name order, so two runs never deadlock. */
+static int
+acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait, RunState *state)
+{
+  gint64 deadline = no_wait ? g_get_monotonic_time ()
+                    : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
+
+  for (guint i = 0; i < needs->len; i++)
+    {
+      Need *need = g_ptr_array_index (needs, i);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraDynamicDependency) dep =
+        tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (need->resource), job,
+                                                    need->request, &error);
+      gboolean shown = FALSE;
+
+      if (dep == NULL)
+        return fail (EXIT_USAGE, "%s: %s", need->name, error->message);
+      for (;;)
+        {
+          gint64 now = g_get_monotonic_time ();
+          /* Short slices to refresh the waiting line; events still wake us. */
+          double slice = deadline < 0 ? 1.0 : MIN (1.0, MAX (0, (deadline - now) / 1e6));
+
+          need->lock = tessera_dynamic_dependency_lock (dep, slice, NULL, &error);
+          if (need->lock != NULL)
+            break;
+          if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+            {
+              clear_line ();
+              return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE)
+                           ? EXIT_UNAVAILABLE : 1, "%s: %s", need->name, error->message);
+            }
+          g_clear_error (&error);
+          while (g_main_context_iteration (NULL, FALSE))
+            ;
+          if (state->pending_signal != 0)
+            {
+              clear_line ();
+              return 128 + state->pending_signal;
+            }
+          if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+            {
+              clear_line ();
+              return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
+                           need->name);
+            }
+          show_waiting (need);
+          shown = TRUE;
+        }
+      if (shown)
+        clear_line ();
+    }
+  return 0;
+}
+
+static gboolean
+forward_signal (gpointer data, int signum)
+{
+  RunState *state = data;
+
+  if (state->child == NULL)
+    state->pending_signal = signum;
+  /* Ctrl-C on a shared terminal already reached the child. */
+  else if (!(signum == SIGINT && state->share_terminal))
+    g_subprocess_send_signal (state->child, signum);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_sigint (gpointer data) { return forward_signal (data, SIGINT); }
+static gboolean on_sigterm (gpointer data) { return forward_signal (data, SIGTERM); }
+static gboolean on_sighup (gpointer data) { return forward_signal (data, SIGHUP); }
+
+static void
+child_exited (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+  g_main_loop_quit (data);
+}
+
+static char *
+job_task_id (const char *name, const char *command)
+{
+  g_autofree char *base = g_path_get_basename (name ? name : command);
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = base; *p && s->len < 64; p++)
+    g_string_append_c (s, g_ascii_isalnum (*p) || *p == '-' || *p == '_' ? *p : (*p == '.' ? '_' : '-'));
+  if (s->len == 0)
+    g_string_append (s, "run");
+  return g_string_free (s, FALSE);
+}
+
+static int
+cmd_run (int argc, char **argv)
+{
+  g_auto(GStrv) need_args = NULL;
+  g_auto(GStrv) command = NULL;
+  g_autofree char *job_name = NULL;
+  double timeout = -1;
+  gboolean no_wait = FALSE;
+  const GOptionEntry entries[] = {
+    { "need", 'n', 0, G_OPTION_ARG_STRING_ARRAY, &need_args,
+      N_("A resource the command needs, with what of it (e.g. cpu=4, gpu=1:16G, db=shared)"), N_("NAME[=REQUEST]") },
+    { "timeout", 't', 0, G_OPTION_ARG_DOUBLE, &timeout, N_("Give up after SECONDS (exit 75)"), N_("SECONDS") },
+    { "no-wait", 0, 0, G_OPTION_ARG_NONE, &no_wait, N_("Give up at once when something is not free (exit 75)"), NULL },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &job_name, N_("The job's name in lock files (default: the command's)"), N_("NAME") },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("--need NAME[=REQUEST]… [--timeout SECONDS | --no-wait] -- COMMAND [ARG…]"),
+                 _("Run COMMAND once every resource it needs is held, with the environment the locks provide "
+                   "(TESSERA_LOCKS, CUDA_VISIBLE_DEVICES…), and give them back when it ends. "
+                   "The exit status is the command's (128+N when killed by signal N)."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) needs = g_ptr_array_new_with_free_func ((GDestroyNotify) need_free);
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(TesseraProcess) child_process = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) child = NULL;
+  g_autoptr(GMainLoop) loop = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) env = NULL;
+  g_autofree char *state_dir = tessera_config_dup_state_dir ();
+  g_autofree char *identifier = NULL;
+  g_autofree char *task_id = NULL;
+  g_autofree char *job_dir = NULL;
+  g_autofree char *job_uri = NULL;
+  g_autofree char *locks_path = NULL;
+  RunState run_state = { 0 };
+  guint sources[3];
+  int status = 0;
+
+  g_option_context_set_strict_posix (context, TRUE);
+  if (!parse (context, &argc, &argv, &status))
+    return status;
+  if (command == NULL || command[0] == NULL)
+    return fail (EXIT_USAGE, _("no command to run (put it after “--”)"));
+  if (need_args == NULL || need_args[0] == NULL)
+    return fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
+  if (no_wait && timeout >= 0)
+    return fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
+  if ((config = load_config (&status)) == NULL)
+    return status;
+
+  for (guint i = 0; need_args[i] != NULL; i++)
+    {
+      g_auto(GStrv) kv = g_strsplit (need_args[i], "=", 2);
+      Need *need = g_new0 (Need, 1);
+
+      need->name = g_strdup (kv[0]);
+      need->request = g_strdup (kv[1]);
+      g_ptr_array_add (needs, need);
+      for (guint j = 0; j + 1 < needs->len; j++)
+        if (g_str_equal (((Need *) g_ptr_array_index (needs, j))->name, need->name))
+          return fail (EXIT_USAGE, _("%s is needed twice"), need->name);
+      need->resource = open_resource (config, need->name, &status);
+      if (need->resource == NULL)
+        return status;
+    }
+  g_ptr_array_sort (needs, compare_needs);
+
+  /* A job in experimaestro's layout: <state>/jobs/<id>/<task>, holding
+   * <task>.lock and writing <task>.pid. */
+  task_id = job_task_id (job_name, command[0]);
+  identifier = g_strdup_printf ("%s-%d-%08x", g_get_host_name (), (int) getpid (), g_random_int ());
+  for (char *p = identifier; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
+      *p = '-';
+  job_dir = g_build_filename (state_dir, "jobs", identifier, NULL);
+  job_uri = g_build_filename (job_dir, task_id, NULL);
+  job = tessera_job_new (task_id, identifier, job_uri, &error);
+  if (job == NULL || !tessera_job_set_process (job, self, &error))
+    return fail (EXIT_USAGE, "%s", error->message);
+
+  interactive = isatty (2);
+  run_state.share_terminal = isatty (0) && tcgetpgrp (0) == getpgrp ();
+  sources[0] = g_unix_signal_add (SIGINT, on_sigint, &run_state);
+  sources[1] = g_unix_signal_add (SIGTERM, on_sigterm, &run_state);
+  sources[2] = g_unix_signal_add (SIGHUP, on_sighup, &run_state);
+  status = acquire_all (needs, job, timeout, no_wait, &run_state);
+  if (status != 0)
+    {
+      /* Locks acquired before the failure are released with the needs. */
+      tessera_job_unhold (job);
+      g_rmdir (job_dir);
+      return status;
+    }
+
+  for (guint i = 0; i < needs->len; i++)
+    tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (((Need *) g_ptr_array_index (needs, i))->lock));
+  locks_path = g_build_filename (job_dir, "locks.json", NULL);
+  if (!tessera_dynamic_dependency_locks_save (locks, locks_path, &error))
+    return fail (EXIT_IOERR, "%s", error->message);
+
+  env = g_get_environ ();
+  env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
+  for (guint i = 0; i < needs->len; i++)
+    {
+      g_auto(GStrv) extra = tessera_dynamic_dependency_lock_dup_environment (((Need *) g_ptr_array_index (needs, i))->lock);
+      for (guint j = 0; extra != NULL && extra[j] != NULL; j++)
+        {
+          g_auto(GStrv) kv = g_strsplit (extra[j], "=", 2);
+          env = g_environ_setenv (env, kv[0], kv[1] ? kv[1] : "", TRUE);
+        }
+    }
+
+  /* The command is the wrapper's stand-in: it gets its stdin too. */
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_INHERIT);
+  g_subprocess_launcher_set_environ (launcher, env);
+  child = g_subprocess_launcher_spawnv (launcher, (const char * const *) command, &error);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  if (child == NULL || run_state.pending_signal != 0)
+    {
+      if (child == NULL)
+        fail (127, "%s", error->message);
+      else
+        g_subprocess_send_signal (child, run_state.pending_signal);
+      tessera_lock_release (TESSERA_LOCK (locks));
+      g_unlink (locks_path);
+      tessera_job_unhold (job);
+      g_rmdir (job_dir);
+      if (child != NULL)
+        g_subprocess_wait (child, NULL, NULL);
+      return child == NULL ? 127 : 128 + run_state.pending_signal;
+    }
+  /* From now on the lock files name the child: they stay valid if this
+   * wrapper is killed, and any peer reclaims them once the child is gone. */
+  child_process = tessera_process_new_local ((GPid) atoi (g_subprocess_get_identifier (child)));
+  if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
+    g_printerr ("tessera: %s\n", error->message);
+
+  loop = g_main_loop_new (NULL, FALSE);
+  run_state.loop = loop;
+  run_state.child = child;
+  g_subprocess_wait_async (child, NULL, child_exited, loop);
+  g_main_loop_run (loop);
+  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
+    g_source_remove (sources[i]);
+
+  tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
+  tessera_lock_release (TESSERA_LOCK (locks));
+  g_unlink (locks_path);
+  tessera_job_unhold (job);
+  {
+    g_autofree char *lock_path = tessera_job_dup_lock_path (job);
+    g_unlink (lock_path);
+  }
+  g_rmdir (job_dir);
+
+  if (g_subprocess_get_if_signaled (child))
+    return 128 + g_subprocess_get_term_sig (child);
+  return g_subprocess_get_exit_status (child);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static const struct
+{
+  const char *name;
+  int (*run) (int argc, char **argv);
+  const char *summary;
+} commands[] = {
+  { "run", cmd_run, N_("Run a command once the resources it needs are held") },
+  { "status", cmd_status, N_("Show capacity, what is free and who holds what") },
+  { "set", cmd_set, N_("Change a resource's run-time information (e.g. its total)") },
+  { "clean", cmd_clean, N_("Remove dead and orphaned holders now") },
+  { "watch", cmd_watch, N_("Show the resources again after every change") },
+  { "plugins", cmd_plugins, N_("List plugin folders, types and classes") },
+};
+
+static int
+usage (FILE *out, int status)
+{
+  fprintf (out, "%s\n  tessera [--config FILE] COMMAND [OPTION…]\n\n%s\n", _("Usage:"), _("Commands:"));
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    fprintf (out, "  %-9s %s\n", commands[i].name, _(commands[i].summary));
+  fprintf (out, "\n%s\n", _("“tessera COMMAND --help” tells more; see also tessera(1)."));
+  return status;
+}
+
+int
+main (int argc, char **argv)
+{
+  int i = 1;
+
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+
+  /* Options before the command. */
+  for (; i < argc && argv[i][0] == '-'; i++)
+    {
+      if (g_str_equal (argv[i], "--help") || g_str_equal (argv[i], "-h"))
+        return usage (stdout, 0);
+      else if (g_str_equal (argv[i], "--version"))
+        {
+          printf ("tessera %s\n", PACKAGE_VERSION);
+          return 0;
+        }
+      else if ((g_str_equal (argv[i], "--config") || g_str_equal (argv[i], "-c")) && i + 1 < argc)
+        opt_config = argv[++i];
+      else if (g_str_has_prefix (argv[i], "--config="))
+        opt_config = argv[i] + strlen ("--config=");
+      else
+        {
+          fail (EXIT_USAGE, _("unknown option %s"), argv[i]);
+          return usage (stderr, EXIT_USAGE);
+        }
+    }
+  if (i >= argc)
+    return usage (stderr, EXIT_USAGE);
+  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+    if (g_str_equal (argv[i], commands[c].name))
+      return commands[c].run (argc - i, argv + i);
+  fail (EXIT_USAGE, _("unknown command “%s”"), argv[i]);
+  return usage (stderr, EXIT_USAGE);
+}
