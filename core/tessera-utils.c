@@ -28,7 +28,9 @@ _tessera_gettext (const char *msgid)
 
   if (g_once_init_enter (&bound))
     {
-      bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+      /* TESSERA_LOCALEDIR: catalogues of a build tree (meson devenv, tests). */
+      const char *dir = g_getenv ("TESSERA_LOCALEDIR");
+      bindtextdomain (GETTEXT_PACKAGE, dir && *dir ? dir : LOCALEDIR);
       bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
       g_once_init_leave (&bound, 1);
     }
@@ -79,13 +81,9 @@ _tessera_stat_mtime_ns (const struct stat *st)
   return (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
 }
 
-static void
-set_io_error (GError **error, int saved_errno, const char *what, const char *path)
-{
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO,
-               /* Translators: "Cannot open /x/y: No such file" */
-               _("Cannot %s %s: %s"), what, path, g_strerror (saved_errno));
-}
+/* A translated "… %s: %s" message with the path, then the system's reason. */
+#define set_io_error(error, saved_errno, format, path) \
+  g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
 
 gboolean
 _tessera_write_file_atomic (const char  *path,
@@ -130,7 +128,7 @@ _tessera_read_file_nofollow (const char  *path,
         g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                      _("%s is a symbolic link; refusing to follow it"), path);
       else
-        set_io_error (error, saved, _("open"), path);
+        set_io_error (error, saved, _("Cannot open %s: %s"), path);
       return FALSE;
     }
   if (fstat (fd, &local_st) < 0 || !S_ISREG (local_st.st_mode))
@@ -151,7 +149,7 @@ _tessera_read_file_nofollow (const char  *path,
           int saved = errno;
           close (fd);
           g_string_free (buf, TRUE);
-          set_io_error (error, saved, _("read"), path);
+          set_io_error (error, saved, _("Cannot read %s: %s"), path);
           return FALSE;
         }
       if (n == 0)
@@ -201,7 +199,7 @@ _tessera_mkdir_with_parents (const char  *path,
 {
   if (g_mkdir_with_parents (path, 0777) < 0)
     {
-      set_io_error (error, errno, _("create folder"), path);
+      set_io_error (error, errno, _("Cannot create the folder %s: %s"), path);
       return FALSE;
     }
   return TRUE;
@@ -277,7 +275,7 @@ _tessera_ipc_lock_acquire (const char  *path,
 
       if (fd < 0)
         {
-          set_io_error (error, errno, _("open"), path);
+          set_io_error (error, errno, _("Cannot open %s: %s"), path);
           return -1;
         }
       /* On NFS flock is emulated with a whole-file fcntl lock: taking both
@@ -287,14 +285,14 @@ _tessera_ipc_lock_acquire (const char  *path,
         {
           int saved = errno;
           close (fd);
-          set_io_error (error, saved, _("lock"), path);
+          set_io_error (error, saved, _("Cannot lock %s: %s"), path);
           return -1;
         }
       if ((nfs ? ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
         {
           int saved = errno;
           close (fd);
-          set_io_error (error, saved, _("lock"), path);
+          set_io_error (error, saved, _("Cannot lock %s: %s"), path);
           return -1;
         }
       /* filelock-based peers unlink ipc.lock when they release: a lock on
@@ -325,7 +323,7 @@ _tessera_job_lock_take (const char  *path,
 
   if (fd < 0)
     {
-      set_io_error (error, errno, _("open"), path);
+      set_io_error (error, errno, _("Cannot open %s: %s"), path);
       return -1;
     }
   if (ofd_lock (fd, F_WRLCK, wait) < 0)
@@ -336,7 +334,7 @@ _tessera_job_lock_take (const char  *path,
         g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
                      _("Job lock %s is held by another process"), path);
       else
-        set_io_error (error, saved, _("lock"), path);
+        set_io_error (error, saved, _("Cannot lock %s: %s"), path);
       return -1;
     }
   return fd;

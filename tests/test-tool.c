@@ -5,6 +5,7 @@
  */
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +405,37 @@ test_default_configuration (Fixture *f, gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (gpu, "type"), ==, "gpu");
 }
 
+/* Messages of the command and of the library, in French. */
+static void
+test_french (Fixture *f, gconstpointer data)
+{
+  const char *french[] = { "LC_ALL", "fr_FR.UTF-8", "LANGUAGE", "fr", NULL };
+  g_autoptr(GSubprocess) no_command = NULL;
+  g_autoptr(GSubprocess) bad_request = NULL;
+  g_autofree char *err1 = NULL;
+  g_autofree char *err2 = NULL;
+  char *previous = setlocale (LC_ALL, NULL);
+  g_autofree char *saved = g_strdup (previous);
+  gboolean have_french = setlocale (LC_ALL, "fr_FR.UTF-8") != NULL;
+
+  setlocale (LC_ALL, saved);
+  if (!have_french)
+    {
+      g_test_skip ("the fr_FR.UTF-8 locale is not installed (scripts/bootstrap.sh installs it)");
+      return;
+    }
+  no_command = tessera_spawn (f, french, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r", NULL);
+  g_subprocess_communicate_utf8 (no_command, NULL, NULL, NULL, &err1, NULL);
+  g_assert_cmpint (exit_code (no_command), ==, 64);
+  g_assert_cmpstr (err1, ==, "tessera: aucune commande à lancer (placez-la après « -- »)\n");
+
+  /* From the countertoken plugin, through the library's domain. */
+  bad_request = tessera_spawn (f, french, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r=many", "--", "true", NULL);
+  g_subprocess_communicate_utf8 (bad_request, NULL, NULL, NULL, &err2, NULL);
+  g_assert_cmpint (exit_code (bad_request), ==, 64);
+  g_assert_nonnull (strstr (err2, "« many » n’est pas un nombre de jetons"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -418,5 +450,6 @@ main (int argc, char **argv)
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   ADD ("/tool/config/errors-exit-78", test_config_errors);
   ADD ("/tool/config/built-in-default", test_default_configuration);
+  ADD ("/tool/translation/french", test_french);
   return g_test_run ();
 }

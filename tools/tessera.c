@@ -229,9 +229,9 @@ print_description (JsonNode *node)
 
   if (capacity >= 0)
     /* Translators: "cpu (countertoken): 6 of 8 free" */
-    g_print (_("%s (%s): %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " free\n"),
+    g_print (_("%s (%s): %lld of %lld free\n"),
              json_object_get_string_member (object, "name"), json_object_get_string_member (object, "type"),
-             json_object_get_int_member (object, "free"), capacity);
+             (long long) json_object_get_int_member (object, "free"), (long long) capacity);
   else
     g_print ("%s (%s)\n", json_object_get_string_member (object, "name"),
              json_object_get_string_member (object, "type"));
@@ -904,7 +904,9 @@ main (int argc, char **argv)
   int i = 1;
 
   setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  /* TESSERA_LOCALEDIR: catalogues of a build tree (meson devenv, tests). */
+  bindtextdomain (GETTEXT_PACKAGE, g_getenv ("TESSERA_LOCALEDIR") && *g_getenv ("TESSERA_LOCALEDIR")
+                                   ? g_getenv ("TESSERA_LOCALEDIR") : LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
 

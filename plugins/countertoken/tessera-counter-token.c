@@ -80,8 +80,9 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   if (count > self->total)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE,
-                   _("Token %s has %" G_GINT64_FORMAT " in all; %" G_GINT64_FORMAT " can never be granted"),
-                   tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), self->total, count);
+                   _("Token %s has %lld in all; %lld can never be granted"),
+                   tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)),
+                   (long long) self->total, (long long) count);
       return FALSE;
     }
   return self->used + count <= self->total;

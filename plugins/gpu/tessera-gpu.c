@@ -137,9 +137,10 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   if ((int) n_fitting < tessera_gpu_dependency_get_count (dep))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE,
-                   _("%s has %u device(s) with at least %" G_GUINT64_FORMAT " MiB; %d can never be granted"),
+                   _("%s has %u device(s) with at least %llu MiB; %d can never be granted"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), n_fitting,
-                   tessera_gpu_dependency_get_min_memory (dep), tessera_gpu_dependency_get_count (dep));
+                   (unsigned long long) tessera_gpu_dependency_get_min_memory (dep),
+                   tessera_gpu_dependency_get_count (dep));
       return FALSE;
     }
   return chosen != NULL;
