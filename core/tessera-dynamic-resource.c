@@ -216,6 +216,13 @@ tessera_dynamic_resource_create_dependency (TesseraDynamicResource  *self,
   return TESSERA_DYNAMIC_RESOURCE_GET_CLASS (self)->create_dependency (self, job, request, error);
 }
 
+GMainContext *
+_tessera_dynamic_resource_get_context (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+  return tessera_resource_poller_get_context (priv->poller);
+}
+
 void
 _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self)
 {

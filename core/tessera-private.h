@@ -53,6 +53,8 @@ int         _tessera_pidfd_open       (GPid         pid);
 
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
+/* The context of the resource's own poller, where its watches run. */
+GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 
 /* (module, class) → lock class, among the registered ones only */
 GType _tessera_lock_class_table_lookup (const char *module,

@@ -167,11 +167,13 @@ watch_box_unref (gpointer box)
   g_atomic_rc_box_release_full (box, (GDestroyNotify) watch_box_clear);
 }
 
+/* Always the poller this resource holds: the default one may be another
+ * by now (the last one gone, a new one made), and a context borrowed from
+ * a temporary reference could be freed before the source is attached. */
 static GMainContext *
-poller_context (void)
+poller_context (TesseraTrackedDynamicResource *self)
 {
-  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
-  return tessera_resource_poller_get_context (poller);
+  return _tessera_dynamic_resource_get_context (TESSERA_DYNAMIC_RESOURCE (self));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -295,7 +297,7 @@ watch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
       g_source_set_callback (watch->source, (GSourceFunc) (void (*)(void)) on_pidfd_ready,
                              ticket, (GDestroyNotify) ticket_free);
       g_hash_table_insert (priv->pid_watches, GINT_TO_POINTER (pid), watch);
-      g_source_attach (watch->source, poller_context ());
+      g_source_attach (watch->source, poller_context (self));
     }
   g_hash_table_add (watch->names, g_strdup (entry->name));
   entry->watched = TRUE;
@@ -656,7 +658,7 @@ setup_inotify (TesseraTrackedDynamicResource *self)
   g_source_set_name (priv->inotify_source, "tessera-inotify");
   g_source_set_callback (priv->inotify_source, (GSourceFunc) (void (*)(void)) on_inotify_ready,
                          watch_box_ref (priv->box), watch_box_unref);
-  g_source_attach (priv->inotify_source, poller_context ());
+  g_source_attach (priv->inotify_source, poller_context (self));
 }
 
 /* ---------------------------------------------------------------------- */
