@@ -746,6 +746,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
   RunState run_state = { 0 };
+  int gate[2] = { -1, -1 };
   guint sources[3];
   int status = 0;
 
@@ -823,14 +824,32 @@ cmd_run (int argc, char **argv)
         }
     }
 
-  /* The command is the wrapper's stand-in: it gets its stdin too. */
+  /* The command is the wrapper's stand-in: it gets its stdin too. It starts
+   * behind a gate (a shell reading fd 3, then exec'ing the command in the
+   * same process) that opens only once the lock files name it: were this
+   * wrapper killed in between, the gate reads end-of-file and the command
+   * never runs without a valid holding. */
+  if (!g_unix_open_pipe (gate, FD_CLOEXEC, &error))
+    return fail (1, "%s", error->message);
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_INHERIT);
   g_subprocess_launcher_set_environ (launcher, env);
-  child = g_subprocess_launcher_spawnv (launcher, (const char * const *) command, &error);
+  g_subprocess_launcher_take_fd (launcher, gate[0], 3);
+  {
+    g_autoptr(GPtrArray) gated = g_ptr_array_new ();
+    g_ptr_array_add (gated, (gpointer) "/bin/sh");
+    g_ptr_array_add (gated, (gpointer) "-c");
+    g_ptr_array_add (gated, (gpointer) "read -r go <&3 && [ \"$go\" = go ] || exit 125; exec 3<&-; exec \"$@\"");
+    g_ptr_array_add (gated, (gpointer) "tessera-gate");
+    for (guint i = 0; command[i] != NULL; i++)
+      g_ptr_array_add (gated, command[i]);
+    g_ptr_array_add (gated, NULL);
+    child = g_subprocess_launcher_spawnv (launcher, (const char * const *) gated->pdata, &error);
+  }
   while (g_main_context_iteration (NULL, FALSE))
     ;
   if (child == NULL || run_state.pending_signal != 0)
     {
+      close (gate[1]);   /* the gate reads end-of-file: the command never runs */
       if (child == NULL)
         fail (127, "%s", error->message);
       else
@@ -848,6 +867,9 @@ cmd_run (int argc, char **argv)
   child_process = tessera_process_new_local ((GPid) atoi (g_subprocess_get_identifier (child)));
   if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
     g_printerr ("tessera: %s\n", error->message);
+  if (write (gate[1], "go\n", 3) != 3)
+    g_printerr ("tessera: %s\n", g_strerror (errno));
+  close (gate[1]);
 
   loop = g_main_loop_new (NULL, FALSE);
   run_state.loop = loop;
