@@ -327,45 +327,109 @@ test_set_wakes_waiter (Fixture *f, gconstpointer data)
 
 typedef struct
 {
+  const char *name;
   const char *content;
   const char *group;
   const char *key;
 } BadConfig;
 
+static const BadConfig bad_configs[] = {
+  { "unknown-type", "[resource r]\ntype=no-such-type\n", "[resource r]", "type" },
+  { "wrong-key", "[resource r]\ntype=countertoken\ntotl=3\n", "[resource r]", "totl" },
+  { "wrong-value-type", "[resource r]\ntype=countertoken\ntotal=three\n", "[resource r]", "total" },
+  { "value-out-of-range", "[resource r]\ntype=countertoken\ntotal=-5\n", "[resource r]", "total" },
+  { "duplicate-resource", "[resource r]\ntype=countertoken\ntotal=1\n[resource r]\ntype=mutex\n", "[resource r]", NULL },
+  { "duplicate-key", "[resource r]\ntype=countertoken\ntotal=1\ntotal=2\n", "[resource r]", "total" },
+  { "missing-type", "[resource r]\npath=/tmp/x\n", "[resource r]", "type" },
+  { "unknown-group", "[pool r]\ntype=countertoken\n", "[pool r]", NULL },
+  { "hostile-name", "[resource r/../x]\ntype=countertoken\n", "[resource r/../x]", NULL },
+  { "relative-path", "[resource r]\ntype=countertoken\npath=relative\n", "[resource r]", "path" },
+  { "not-a-keyfile", "not a keyfile at all\n", NULL, NULL },
+};
+
+/* Configuration errors: exit 78 and one line naming file, group and key. */
 static void
-test_config_errors (Fixture *f, gconstpointer data)
+test_config_error (Fixture *f, gconstpointer data)
 {
-  const BadConfig cases[] = {
-    { "[resource r]\ntype=no-such-type\n", "[resource r]", "type" },
-    { "[resource r]\ntype=countertoken\ntotl=3\n", "[resource r]", "totl" },
-    { "[resource r]\ntype=countertoken\ntotal=three\n", "[resource r]", "total" },
-    { "[resource r]\ntype=countertoken\ntotal=1\n[resource r]\ntype=mutex\n", "[resource r]", NULL },
-    { "[resource r]\ntype=countertoken\ntotal=1\ntotal=2\n", "[resource r]", "total" },
-    { "[resource r]\npath=/tmp/x\n", "[resource r]", "type" },
-    { "[pool r]\ntype=countertoken\n", "[pool r]", NULL },
-    { "[resource r/../x]\ntype=countertoken\n", "[resource r/../x]", NULL },
-    { "[resource r]\ntype=countertoken\npath=relative\n", "[resource r]", "path" },
-    { "not a keyfile at all\n", NULL, NULL },
-  };
+  const BadConfig *bad = data;
+  g_autofree char *out = NULL;
+  int status;
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  test_write_file (f->config, bad->content);
+  out = run_capture (f, &status, "status", NULL);
+  g_test_message ("%s", out);
+  g_assert_cmpint (status, ==, 78);
+  g_assert_true (g_str_has_prefix (out, "tessera: "));
+  g_assert_nonnull (strstr (out, f->config));
+  if (bad->group != NULL)
+    g_assert_nonnull (strstr (out, bad->group));
+  if (bad->key != NULL)
+    g_assert_nonnull (strstr (out, bad->key));
+  g_assert_cmpint (strchr (out, '\n') - out, ==, (int) strlen (out) - 1);
+}
+
+/* A holder whose process is gone, removed by `tessera clean`, which says so. */
+static void
+test_clean (Fixture *f, gconstpointer data)
+{
+  g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "gone@1.json", NULL);
+  g_autofree char *first = NULL;
+  g_autofree char *again = NULL;
+  int status;
+
+  /* The pid of a process that ended: our own child, reaped. */
+  g_autoptr(GSubprocess) ended = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, NULL, "true", NULL);
+  g_autofree char *content = NULL;
+  g_autofree char *pid = g_strdup (g_subprocess_get_identifier (ended));
+
+  g_subprocess_wait (ended, NULL, NULL);
+  content = g_strdup_printf ("{\"job_uri\": \"/x/gone\", \"information\": {\"count\": 1}, "
+                             "\"process\": {\"type\": \"local\", \"pid\": %s, \"start_time\": 1}}", pid);
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  test_write_file (lock_file, content);
+  first = run_capture (f, &status, "clean", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (first, "r: removed gone@1"));
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  again = run_capture (f, &status, "clean", NULL);
+  g_assert_cmpstr (again, ==, "nothing to remove\n");
+}
+
+/* `tessera watch` shows the resources again when one changes. */
+static void
+test_watch (Fixture *f, gconstpointer data)
+{
+  const char *no_poll[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
+  g_autoptr(GSubprocess) watch = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "watch", NULL);
+  g_autofree char *out = NULL;
+  gboolean saw_three = FALSE;
+  int status;
+
+  for (int i = 0; i < 3; i++)
+    g_free (read_line (watch, 60));   /* first view: stamp, resource, no holder */
+  g_free (run_capture (f, &status, "set", "r", "total=3", NULL));
+  g_assert_cmpint (status, ==, 0);
+  for (int i = 0; i < 12 && !saw_three; i++)
     {
-      g_autofree char *out = NULL;
-      int status;
-
-      g_test_message ("case %u", i);
-      test_write_file (f->config, cases[i].content);
-      out = run_capture (f, &status, "status", NULL);
-      g_assert_cmpint (status, ==, 78);
-      g_assert_true (g_str_has_prefix (out, "tessera: "));
-      g_assert_nonnull (strstr (out, f->config));
-      if (cases[i].group != NULL)
-        g_assert_nonnull (strstr (out, cases[i].group));
-      if (cases[i].key != NULL)
-        g_assert_nonnull (strstr (out, cases[i].key));
-      /* One line. */
-      g_assert_cmpint (strchr (out, '\n') - out, ==, (int) strlen (out) - 1);
+      g_autofree char *line = read_line (watch, 4);
+      saw_three = line != NULL && strstr (line, "of 3 free") != NULL;
     }
+  g_subprocess_force_exit (watch);
+  g_assert_true (saw_three);
+}
+
+static void
+test_plugins_command (Fixture *f, gconstpointer data)
+{
+  int status;
+  g_autofree char *out = run_capture (f, &status, "plugins", NULL);
+
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Plugin folders:"));
+  g_assert_nonnull (strstr (out, "countertoken — Counter tokens"));
+  g_assert_nonnull (strstr (out, "mutex — Mutexes"));
+  g_assert_nonnull (strstr (out, "experimaestro.tokens:CounterTokenLock"));
+  g_assert_nonnull (strstr (out, "(not loaded)"));
 }
 
 /* No configuration file anywhere: cpu and gpu from the built-in default. */
@@ -448,7 +512,14 @@ main (int argc, char **argv)
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
-  ADD ("/tool/config/errors-exit-78", test_config_errors);
+  for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/tool/config/error/%s", bad_configs[i].name);
+      g_test_add (path, Fixture, &bad_configs[i], fixture_set_up, test_config_error, fixture_tear_down);
+    }
+  ADD ("/tool/clean/removes-dead-holder", test_clean);
+  ADD ("/tool/watch/updates-on-change", test_watch);
+  ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/translation/french", test_french);
   return g_test_run ();

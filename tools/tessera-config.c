@@ -348,6 +348,20 @@ tessera_config_get_type_name (TesseraConfig *self, const char *name)
   return entry ? entry->type : NULL;
 }
 
+/* The resource's folder, without opening it. */
+char *
+tessera_config_dup_path (TesseraConfig *self, const char *name)
+{
+  Entry *entry = find (self, name);
+
+  if (entry == NULL)
+    return NULL;
+  for (guint i = 0; entry->keys[i] != NULL; i++)
+    if (g_str_equal (entry->keys[i], "lock-folder"))
+      return g_strdup (entry->values[i]);
+  return NULL;
+}
+
 TesseraTrackedDynamicResource *
 tessera_config_open (TesseraConfig *self, const char *name, GError **error)
 {

@@ -19,6 +19,8 @@ gboolean        tessera_config_has           (TesseraConfig  *self,
                                               const char     *name);
 const char     *tessera_config_get_type_name (TesseraConfig  *self,
                                               const char     *name);
+char           *tessera_config_dup_path      (TesseraConfig  *self,
+                                              const char     *name);
 TesseraTrackedDynamicResource *tessera_config_open (TesseraConfig  *self,
                                                     const char     *name,
                                                     GError        **error);

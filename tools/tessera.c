@@ -370,6 +370,23 @@ cmd_set (int argc, char **argv)
 /* ---------------------------------------------------------------------- */
 /* clean */
 
+/* The lock file names in a resource's jobs/ folder. */
+static GHashTable *
+lock_file_names (const char *folder)
+{
+  g_autofree char *jobs = g_build_filename (folder, "jobs", NULL);
+  GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GDir *dir = g_dir_open (jobs, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      g_hash_table_add (names, g_strndup (name, strlen (name) - strlen (".json")));
+  if (dir != NULL)
+    g_dir_close (dir);
+  return names;
+}
+
 static int
 cmd_clean (int argc, char **argv)
 {
@@ -392,35 +409,29 @@ cmd_clean (int argc, char **argv)
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);
-      TesseraTrackedDynamicResource *resource = open_resource (config, name, &status);
-      g_autoptr(GPtrArray) before = NULL;
-      g_autoptr(GPtrArray) after = NULL;
+      g_autofree char *folder = tessera_config_dup_path (config, name);
+      /* Opening a resource already removes what is dead: look before. */
+      g_autoptr(GHashTable) before = lock_file_names (folder);
+      g_autoptr(GHashTable) after = NULL;
       g_autoptr(GError) error = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource (config, name, &status);
+      GHashTableIter iter;
+      gpointer job;
 
       if (resource == NULL)
         return status;
       if (min_age >= 0)
         tessera_tracked_dynamic_resource_set_min_age (resource, min_age);
-      /* Opening already looked once: compare what a fresh look leaves. */
-      before = tessera_tracked_dynamic_resource_list_lock_files (resource);
       if (!tessera_tracked_dynamic_resource_update (resource, &error))
         return fail (EXIT_IOERR, "%s", error->message);
-      after = tessera_tracked_dynamic_resource_list_lock_files (resource);
-      for (guint j = 0; j < before->len; j++)
-        {
-          TesseraDynamicLockFile *lock_file = g_ptr_array_index (before, j);
-          gboolean kept = FALSE;
-
-          for (guint k = 0; k < after->len && !kept; k++)
-            kept = g_str_equal (tessera_dynamic_lock_file_get_path (g_ptr_array_index (after, k)),
-                                tessera_dynamic_lock_file_get_path (lock_file));
-          if (!kept)
-            {
-              g_autofree char *job = holder_name (lock_file);
-              g_print (_("%s: removed %s (%s)\n"), name, job, holder_state (lock_file));
-              removed++;
-            }
-        }
+      after = lock_file_names (folder);
+      g_hash_table_iter_init (&iter, before);
+      while (g_hash_table_iter_next (&iter, &job, NULL))
+        if (!g_hash_table_contains (after, job))
+          {
+            g_print (_("%s: removed %s\n"), name, (const char *) job);
+            removed++;
+          }
     }
   if (removed == 0)
     g_print ("%s\n", _("nothing to remove"));
