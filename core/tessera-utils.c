@@ -19,6 +19,11 @@
 #define NFS_SUPER_MAGIC 0x6969
 #endif
 
+/**
+ * tessera_error_quark:
+ *
+ * Returns: the quark of the %TESSERA_ERROR domain
+ */
 G_DEFINE_QUARK (tessera-error-quark, tessera_error)
 
 const char *
