@@ -664,6 +664,15 @@ setup_inotify (TesseraTrackedDynamicResource *self)
 /* ---------------------------------------------------------------------- */
 /* Refreshing the cache */
 
+/* Whether names in jobs/ are known from inotify rather than from the
+ * folder's modification time. */
+static gboolean
+watching_jobs (TesseraTrackedDynamicResource *self)
+{
+  return PRIV (self)->inotify_fd >= 0 && PRIV (self)->jobs_wd >= 0;
+}
+
+
 static void
 stat_and_load (TesseraTrackedDynamicResource *self, const char *name)
 {
@@ -742,7 +751,7 @@ refresh_locked (TesseraTrackedDynamicResource *self)
     }
   add_jobs_watch (self);
   /* Without inotify, the folder's mtime says whether any name changed. */
-  if (priv->inotify_fd < 0 || priv->jobs_wd < 0)
+  if (!watching_jobs (self))
     scan |= !priv->jobs_known || st.st_ino != priv->jobs_ino ||
             _tessera_stat_mtime_ns (&st) != priv->jobs_mtime_ns;
   else
@@ -789,14 +798,15 @@ refresh_locked (TesseraTrackedDynamicResource *self)
     }
 }
 
-/* After our own change to jobs/, the folder's new mtime is explained. */
+/* After our own change to jobs/, the folder's new mtime is explained.
+ * Only the mtime path needs it: with inotify, no stat on the hot path. */
 static void
 note_own_change (TesseraTrackedDynamicResource *self, gint64 mtime_before)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   struct stat st;
 
-  if (priv->jobs_known && mtime_before == priv->jobs_mtime_ns &&
+  if (!watching_jobs (self) && priv->jobs_known && mtime_before == priv->jobs_mtime_ns &&
       g_lstat (priv->jobs_folder, &st) == 0)
     priv->jobs_mtime_ns = _tessera_stat_mtime_ns (&st);
 }
@@ -805,6 +815,9 @@ static gint64
 jobs_mtime_now (TesseraTrackedDynamicResource *self)
 {
   struct stat st;
+
+  if (watching_jobs (self))
+    return -1;
   return g_lstat (PRIV (self)->jobs_folder, &st) == 0 ? _tessera_stat_mtime_ns (&st) : -1;
 }
 

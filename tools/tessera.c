@@ -811,8 +811,11 @@ cmd_run (int argc, char **argv)
   status = acquire_all (needs, job, timeout, no_wait, &run_state);
   if (status != 0)
     {
+      g_autofree char *lock_path = tessera_job_dup_lock_path (job);
+
       /* Locks acquired before the failure are released with the needs. */
       tessera_job_unhold (job);
+      g_unlink (lock_path);
       g_rmdir (job_dir);
       return status;
     }
