@@ -166,7 +166,7 @@ tessera_dynamic_dependency_locks_to_json (TesseraDynamicDependencyLocks *self)
  * @error: return location for a #GError
  *
  * Writes `{"dynamic_locks": [...]}` atomically, for the job process to
- * read with [ctor@Tessera.JobDependencyLocks.load].
+ * read with [func@Tessera.JobDependencyLocks.load].
  *
  * Returns: %TRUE on success
  */

@@ -6,7 +6,7 @@ packages=(
   meson ninja-build pkg-config gcc libc6-dev
   libglib2.0-dev libjson-glib-dev gettext
   valgrind python3 locales
-  gobject-introspection libgirepository1.0-dev python3-gi
+  gobject-introspection libgirepository1.0-dev python3-gi gi-docgen
 )
 
 missing=()
