@@ -878,9 +878,13 @@ cmd_run (int argc, char **argv)
     }
   /* From now on the lock files name the child: they stay valid if this
    * wrapper is killed, and any peer reclaims them once the child is gone. */
-  child_process = tessera_process_new_local ((GPid) atoi (g_subprocess_get_identifier (child)));
-  if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
-    g_printerr ("tessera: %s\n", error->message);
+  /* The gate keeps the child alive until "go", unless something killed it. */
+  if (g_subprocess_get_identifier (child) != NULL)
+    {
+      child_process = tessera_process_new_local ((GPid) atoi (g_subprocess_get_identifier (child)));
+      if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
+        g_printerr ("tessera: %s\n", error->message);
+    }
   if (write (gate[1], "go\n", 3) != 3)
     g_printerr ("tessera: %s\n", g_strerror (errno));
   close (gate[1]);
