@@ -379,6 +379,55 @@ test_gpu_environment (void)
   test_remove_tree (tmp);
 }
 
+/* The job process's side of a gpu lock, rebuilt from its locks.json
+ * entry, gives the job the same environment as the scheduler's side. */
+static void
+test_gpu_job_side_environment (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "gpus", NULL);
+  g_autofree char *job_uri = g_build_filename (tmp, "jobs", "g", "1", "g", NULL);
+  const char *keys[] = { "lock-folder", "devices", NULL };
+  const char *values[] = { folder, "0:100:GPU-aaaa;1:100:GPU-bbbb;2:100:GPU-cccc", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicResource) gpus =
+    tessera_registry_create_resource (tessera_registry_get_default (), "gpu", "gpus", keys, values, &error);
+  g_autoptr(TesseraJob) job = tessera_job_new ("g", "1", job_uri, &error);
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(JsonObject) entry = NULL;
+  g_autoptr(TesseraJobDependencyLock) job_lock = NULL;
+  g_auto(GStrv) env = NULL;
+  g_auto(GStrv) job_env = NULL;
+
+  g_assert_no_error (error);
+  dep = tessera_dynamic_resource_create_dependency (gpus, job, "2", &error);
+  g_assert_no_error (error);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  env = tessera_dynamic_dependency_lock_dup_environment (lock);
+  g_assert_cmpstr (g_environ_getenv (env, "CUDA_VISIBLE_DEVICES"), ==, "GPU-aaaa,GPU-bbbb");
+  g_assert_cmpstr (g_environ_getenv (env, "TESSERA_GPUS"), ==, "0,1");
+
+  entry = tessera_dynamic_dependency_lock_to_json (lock);
+  g_assert_cmpstr (json_object_get_string_member (entry, "module"), ==, "tessera.gpu");
+  job_lock = tessera_dynamic_dependency_lock_job_lock_from_json (entry, &error);
+  g_assert_no_error (error);
+  job_env = tessera_job_dependency_lock_dup_environment (job_lock);
+  g_assert_cmpstrv (job_env, env);
+
+  tessera_lock_detach (TESSERA_LOCK (lock));
+  g_assert_true (tessera_job_dependency_lock_acquire (job_lock, &error));
+  g_assert_no_error (error);
+  tessera_job_dependency_lock_release (job_lock);
+  g_assert_false (g_file_test (tessera_job_dependency_lock_get_lock_file_path (job_lock), G_FILE_TEST_EXISTS));
+
+  g_clear_object (&lock);
+  g_clear_object (&dep);
+  g_clear_object (&gpus);
+  test_remove_tree (tmp);
+}
+
 static void
 check_too_large (const char *type, const char *request, const char *setting)
 {
@@ -554,6 +603,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/mutex/exclusive-not-starved", test_mutex_exclusive_not_starved);
   g_test_add_func ("/plugins/gpu/processes", test_gpu_processes);
   g_test_add_func ("/plugins/gpu/environment", test_gpu_environment);
+  g_test_add_func ("/plugins/gpu/job-side-environment", test_gpu_job_side_environment);
   g_test_add_func ("/plugins/request-too-large", test_request_too_large);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
