@@ -184,5 +184,5 @@ tessera_dynamic_dependency_locks_save (TesseraDynamicDependencyLocks  *self,
   json_object_set_member (object, "dynamic_locks", tessera_dynamic_dependency_locks_to_json (self));
   json_node_take_object (root, object);
   text = json_to_string (root, TRUE);
-  return _tessera_write_file_atomic (path, text, -1, error);
+  return _tessera_write_file_atomic (path, text, -1, FALSE, error);
 }

@@ -328,7 +328,7 @@ tessera_dynamic_lock_file_save (TesseraDynamicLockFile  *self,
 
   node = tessera_dynamic_lock_file_to_json (self);
   text = json_to_string (node, FALSE);
-  if (!_tessera_write_file_atomic (PRIV (self)->path, text, -1, error))
+  if (!_tessera_write_file_atomic (PRIV (self)->path, text, -1, FALSE, error))
     return FALSE;
   if (g_lstat (PRIV (self)->path, &st) == 0)
     PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);

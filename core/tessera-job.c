@@ -337,7 +337,7 @@ write_pid_file (TesseraJob *self, GError **error)
   g_autoptr(JsonNode) node = tessera_process_to_json (self->process);
   g_autofree char *text = json_to_string (node, FALSE);
 
-  if (!_tessera_write_file_atomic (path, text, -1, error))
+  if (!_tessera_write_file_atomic (path, text, -1, FALSE, error))
     return FALSE;
   self->wrote_pid = TRUE;
   return TRUE;

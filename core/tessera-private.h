@@ -20,6 +20,7 @@ const char *_tessera_gettext (const char *msgid) G_GNUC_FORMAT (1);
 gboolean _tessera_write_file_atomic   (const char  *path,
                                        const char  *data,
                                        gssize       length,
+                                       gboolean     durable,
                                        GError     **error);
 gboolean _tessera_read_file_nofollow  (const char  *path,
                                        char       **data,

@@ -1090,7 +1090,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
       if (initial != NULL)
         {
           g_autofree char *text = json_to_string (initial, FALSE);
-          if (!_tessera_write_file_atomic (priv->info_path, text, -1, error))
+          if (!_tessera_write_file_atomic (priv->info_path, text, -1, TRUE, error))
             {
               unlock_both (self, fd);
               return FALSE;
@@ -1600,7 +1600,7 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   if (ok)
     {
       text = json_to_string (informations, FALSE);
-      ok = _tessera_write_file_atomic (priv->info_path, text, -1, error);
+      ok = _tessera_write_file_atomic (priv->info_path, text, -1, TRUE, error);
     }
   priv->info_known = FALSE;
   refresh_locked (self);

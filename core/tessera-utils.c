@@ -90,19 +90,27 @@ _tessera_stat_mtime_ns (const struct stat *st)
 #define set_io_error(error, saved_errno, format, path) \
   g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
 
+/* Atomic always: GLib writes "path.XXXXXX" then renames, so the temporary
+ * name never ends in ".json" (peers globbing jobs/ never see a half-written
+ * holder) and rename() replaces a symlink instead of following it.
+ *
+ * Durable (fsync) only for what must outlive a crash of the machine:
+ * informations.json. A lock file, a .pid or a locks.json names processes
+ * that a reboot kills anyway (and the boot id tells), so syncing them
+ * would only slow every acquire down. */
 gboolean
 _tessera_write_file_atomic (const char  *path,
                             const char  *data,
                             gssize       length,
+                            gboolean     durable,
                             GError     **error)
 {
   g_autoptr(GError) local = NULL;
 
-  /* GLib writes "path.XXXXXX" then renames: the temporary name never ends in
-   * ".json", so peers globbing jobs/ never see a half-written holder, and
-   * rename() replaces a symlink instead of following it. */
   if (!g_file_set_contents_full (path, data, length,
-                                 G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local))
+                                 durable ? G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE
+                                         : G_FILE_SET_CONTENTS_NONE,
+                                 0644, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO, "%s", local->message);
       return FALSE;

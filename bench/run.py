@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Runs every benchmark of bench/ and prints one markdown table.
+
+Run through bench/run.sh (which builds, installs the peers' packages and
+uses the build tree's `tessera`, plugins and tessera-bench). Figures are
+medians with their spread, measured in one run on this machine; ratios are
+what the targets are about.
+"""
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = sys.argv[1]
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.join(BUILD, "bench", "tessera-bench")
+TESSERA = os.path.join(BUILD, "tools", "tessera")
+rows = []
+
+
+def parse(text):
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", text)}
+
+
+def row(what, median, spread, target="", met=""):
+    rows.append((what, median, spread, target, met))
+
+
+def stats_us(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2], values[n // 10], values[n * 9 // 10], values[min(n - 1, n * 99 // 100)]
+
+
+def cycle():
+    base = None
+    for others in (0, 100, 1000, 10000):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run([BENCH, "cycle", os.path.join(tmp, "tok"), str(others), "300"],
+                                 check=True, capture_output=True, text=True).stdout
+        s = parse(out)
+        if others == 0:
+            base = s["median"]
+            row("1. acquire+release, C API, 0 other holders", f"{s['median']} µs", f"p10 {s['p10']}, p90 {s['p90']} µs")
+        else:
+            ratio = s["median"] / base
+            row(f"1. acquire+release, C API, {others} other holders", f"{s['median']} µs",
+                f"p10 {s['p10']}, p90 {s['p90']} µs",
+                "10 000 within 2× of 0" if others == 10000 else "",
+                (f"{ratio:.2f}× — {'met' if ratio <= 2 else 'missed'}") if others == 10000 else f"{ratio:.2f}×")
+
+
+def handover():
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "log")
+        folder = os.path.join(tmp, "tok")
+        procs = [subprocess.Popen([BENCH, "handover", folder, role, "120", log]) for role in ("a", "b")]
+        for p in procs:
+            p.wait()
+        events = sorted((int(t), k, r) for k, t, r in (line.split() for line in open(log)))
+    latencies = []
+    last_release = None
+    for t, kind, role in events:
+        if kind == "R":
+            last_release = (t, role)
+        elif last_release is not None and last_release[1] != role:
+            latencies.append(t - last_release[0])
+            last_release = None
+    p50, p10, p90, p99 = stats_us(latencies)
+    row(f"2. hand-over latency between processes ({len(latencies)} hand-overs)",
+        f"p50 {p50 / 1000:.2f} ms", f"p10 {p10 / 1000:.2f}, p99 {p99 / 1000:.2f} ms",
+        "p50 < 2 ms, p99 < 20 ms", "met" if p50 < 2000 and p99 < 20000 else "missed")
+
+
+def throughput():
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "log")
+        folder = os.path.join(tmp, "tok")
+        procs = [subprocess.Popen([BENCH, "throughput", folder, "5", log]) for _ in range(16)]
+        for p in procs:
+            p.wait()
+        counts = [int(x) for x in open(log)]
+    total = sum(counts)
+    row("3. throughput, 16 processes on a capacity-4 token, 5 s", f"{total / 5:.0f} acquisitions/s",
+        f"per process {min(counts)}–{max(counts)} (max/min {max(counts) / max(1, min(counts)):.2f})")
+
+
+def command_overhead():
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "tessera.conf")
+        with open(conf, "w") as fp:
+            fp.write(f"[resource x]\ntype=countertoken\npath={tmp}/x\ntotal=1\n")
+        lockfile = os.path.join(tmp, "flock")
+        env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"))
+        commands = {"tessera": [TESSERA, "--config", conf, "run", "--need", "x=1", "--", "true"]}
+        if shutil.which("flock"):
+            commands["flock"] = ["flock", lockfile, "true"]
+        if shutil.which("sem"):
+            commands["sem"] = ["sem", "--will-cite", "--id", "tessera-bench", "true"]
+        times = {name: [] for name in commands}
+        for _ in range(3):   # warm caches
+            for cmd in commands.values():
+                subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(30):  # interleaved
+            for name, cmd in commands.items():
+                start = time.monotonic_ns()
+                subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                times[name].append((time.monotonic_ns() - start) / 1e6)
+    med = {name: statistics.median(v) for name, v in times.items()}
+    for name, values in times.items():
+        values.sort()
+        spread = f"p10 {values[3]:.2f}, p90 {values[27]:.2f} ms"
+        if name == "tessera":
+            row("4. `tessera run --need x=1 -- true`", f"{med[name]:.2f} ms", spread)
+        elif name == "flock":
+            ratio = med["tessera"] / med["flock"]
+            row("4. `flock FILE true` (util-linux)", f"{med[name]:.2f} ms", spread,
+                "tessera within 3× of flock", f"{ratio:.2f}× — {'met' if ratio <= 3 else 'missed'}")
+        else:
+            ratio = med["tessera"] / med["sem"]
+            row("4. `sem --id x true` (GNU parallel)", f"{med[name]:.2f} ms", spread,
+                "tessera far below sem", f"tessera/sem {ratio:.2f}× — {'met' if ratio < 0.5 else 'missed'}")
+    if "sem" not in med:
+        row("4. `sem --id x true` (GNU parallel)", "n/a", "sem not installed")
+
+
+def memory():
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "tessera.conf")
+        with open(conf, "w") as fp:
+            fp.write(f"[resource x]\ntype=countertoken\npath={tmp}/x\ntotal=1\n")
+        env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, "state"))
+        if shutil.which("/usr/bin/time") or os.path.exists("/usr/bin/time"):
+            out = subprocess.run(["/usr/bin/time", "-f", "%M", TESSERA, "--config", conf, "run", "--need", "x=1",
+                                  "--", "true"], env=env, capture_output=True, text=True).stderr
+            row("5. peak RSS of `tessera run … -- true`", f"{int(out.strip().splitlines()[-1]) / 1024:.1f} MiB",
+                "one run (the command's own RSS not included)")
+        out = subprocess.run([BENCH, "hold", os.path.join(tmp, "held")], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        row("5. peak RSS of a process holding one token through the API",
+            f"{parse(out)['maxrss_kib'] / 1024:.1f} MiB", "one run")
+
+
+def python_peer():
+    results = {}
+    for others, cycles in ((0, 300), (10000, 20)):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run([sys.executable, os.path.join(HERE, "python_peer.py"), os.path.join(tmp, "p"),
+                                  str(others), str(cycles)], check=True, capture_output=True, text=True).stdout
+        s = parse(out)
+        results[others] = s["median"]
+        row(f"6. reference: the seed's cycle in Python, {others} other holders", f"{s['median']} µs",
+            f"p10 {s['p10']}, p90 {s['p90']} µs", "", f"{s['median'] / results[0]:.0f}×" if others else "")
+
+
+def main():
+    for step in (cycle, handover, throughput, command_overhead, memory, python_peer):
+        step()
+    cpu = "?"
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"Machine: {platform.node()}, {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}, "
+          f"{time.strftime('%Y-%m-%d')}\n")
+    print("| measure | median | spread | target | ratio |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Builds Tessera, installs the peers it is compared with (util-linux flock,
+# GNU parallel's sem, /usr/bin/time), and prints the benchmark table.
+#   ./bench/run.sh [BUILD_DIR]
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-_build}
+./scripts/bootstrap.sh
+missing=""
+command -v sem >/dev/null || missing="$missing parallel"
+[ -x /usr/bin/time ] || missing="$missing time"
+if [ -n "$missing" ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+[ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
+ninja -C "$build" >/dev/null
+meson devenv -C "$build" python3 "$PWD/bench/run.py" "$PWD/$build"

@@ -1,0 +1,212 @@
+/* tessera-bench.c: measurements behind bench/run.sh. Each mode prints one
+ * line "median=… p10=… p90=… [more]" in microseconds unless said.
+ *
+ *   tessera-bench cycle FOLDER OTHERS CYCLES
+ *       acquire + release through the C API on a countertoken while OTHERS
+ *       other lock files are held in the folder.
+ *   tessera-bench handover FOLDER ROLE COUNT LOG
+ *       two processes (ROLE a and b) pass a 1-token countertoken back and
+ *       forth; each logs "R <µs>" just before releasing and "A <µs>" just
+ *       after acquiring.
+ *   tessera-bench throughput FOLDER SECONDS LOG
+ *       cycle on a token for SECONDS; log the number of acquisitions.
+ *   tessera-bench hold FOLDER
+ *       hold one token and exit: the RSS of a process holding through the API.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <tessera/tessera.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static TesseraTrackedDynamicResource *
+open_token (const char *folder, const char *total)
+{
+  const char *keys[] = { "lock-folder", "total", NULL };
+  const char *values[] = { folder, total, NULL };
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicResource *resource =
+    tessera_registry_create_resource (tessera_registry_get_default (), "countertoken", "bench",
+                                      keys, values, &error);
+  if (resource == NULL)
+    {
+      fprintf (stderr, "tessera-bench: %s\n", error->message);
+      exit (1);
+    }
+  return TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
+}
+
+static TesseraJob *
+make_job (const char *folder, const char *id)
+{
+  g_autofree char *uri = g_build_filename (folder, "..", "jobs", id, "bench", NULL);
+  g_autofree char *canon = g_canonicalize_filename (uri, NULL);
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  TesseraJob *job = tessera_job_new ("bench", id, canon, NULL);
+
+  tessera_job_set_process (job, self, NULL);
+  return job;
+}
+
+static TesseraDynamicDependencyLock *
+acquire (TesseraTrackedDynamicResource *token, TesseraDynamicDependency *dep, double timeout)
+{
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, timeout, NULL, &error);
+
+  if (lock == NULL)
+    {
+      fprintf (stderr, "tessera-bench: %s\n", error->message);
+      exit (1);
+    }
+  return lock;
+}
+
+static int
+compare (const void *a, const void *b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+static void
+print_stats (gint64 *values, guint n)
+{
+  qsort (values, n, sizeof *values, compare);
+  printf ("median=%" G_GINT64_FORMAT " p10=%" G_GINT64_FORMAT " p90=%" G_GINT64_FORMAT " p99=%" G_GINT64_FORMAT " n=%u\n",
+          values[n / 2], values[n / 10], values[n * 9 / 10], values[MIN (n - 1, n * 99 / 100)], n);
+}
+
+static int
+mode_cycle (const char *folder, int others, int cycles)
+{
+  g_autofree char *jobs = g_build_filename (folder, "jobs", NULL);
+  g_autofree char *uri = g_build_filename (folder, "..", "jobs", "others", "x", NULL);
+  g_autofree char *content = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) process = tessera_process_to_json (self);
+  g_autofree char *process_text = json_to_string (process, FALSE);
+  g_autoptr(TesseraTrackedDynamicResource) token = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autofree gint64 *times = g_new (gint64, cycles);
+
+  /* The other holders: alive (this process), one token each. */
+  g_mkdir_with_parents (jobs, 0777);
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}", uri, process_text);
+  for (int i = 0; i < others; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("other@%d.json", i);
+      g_autofree char *path = g_build_filename (jobs, name, NULL);
+      g_file_set_contents (path, content, -1, NULL);
+    }
+  token = open_token (folder, "1000000");
+  job = make_job (folder, "cycler");
+  dep = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "1", NULL);
+  for (int i = 0; i < cycles + 10; i++)
+    {
+      gint64 start = g_get_monotonic_time ();
+      g_autoptr(TesseraDynamicDependencyLock) lock = acquire (token, dep, 0);
+
+      tessera_lock_release (TESSERA_LOCK (lock));
+      if (i >= 10)   /* the first cycles warm the cache */
+        times[i - 10] = g_get_monotonic_time () - start;
+    }
+  print_stats (times, cycles);
+  return 0;
+}
+
+static void
+log_line (int fd, char kind, const char *role)
+{
+  char line[64];
+  int n = g_snprintf (line, sizeof line, "%c %" G_GINT64_FORMAT " %s\n", kind, g_get_monotonic_time (), role);
+  if (write (fd, line, n) != n)
+    exit (3);
+}
+
+static int
+mode_handover (const char *folder, const char *role, int count, const char *log)
+{
+  g_autoptr(TesseraTrackedDynamicResource) token = open_token (folder, "1");
+  g_autoptr(TesseraJob) job = make_job (folder, role);
+  g_autoptr(TesseraDynamicDependency) dep =
+    tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "1", NULL);
+  int fd = open (log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+  for (int i = 0; i < count; i++)
+    {
+      g_autoptr(TesseraDynamicDependencyLock) lock = acquire (token, dep, 60);
+
+      log_line (fd, 'A', role);
+      g_usleep (2000);
+      log_line (fd, 'R', role);
+      tessera_lock_release (TESSERA_LOCK (lock));
+      g_usleep (500);   /* let the other side in */
+    }
+  close (fd);
+  return 0;
+}
+
+static int
+mode_throughput (const char *folder, double seconds, const char *log)
+{
+  g_autoptr(TesseraTrackedDynamicResource) token = open_token (folder, "4");
+  g_autofree char *id = g_strdup_printf ("t%d", (int) getpid ());
+  g_autoptr(TesseraJob) job = make_job (folder, id);
+  g_autoptr(TesseraDynamicDependency) dep =
+    tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "1", NULL);
+  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+  long count = 0;
+  int fd = open (log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  char line[64];
+  int n;
+
+  while (g_get_monotonic_time () < end)
+    {
+      g_autoptr(TesseraDynamicDependencyLock) lock = acquire (token, dep, 60);
+      count++;
+      tessera_lock_release (TESSERA_LOCK (lock));
+    }
+  n = g_snprintf (line, sizeof line, "%ld\n", count);
+  if (write (fd, line, n) != n)
+    return 3;
+  close (fd);
+  return 0;
+}
+
+static int
+mode_hold (const char *folder)
+{
+  g_autoptr(TesseraTrackedDynamicResource) token = open_token (folder, "1");
+  g_autoptr(TesseraJob) job = make_job (folder, "holder");
+  g_autoptr(TesseraDynamicDependency) dep =
+    tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "1", NULL);
+  g_autoptr(TesseraDynamicDependencyLock) lock = acquire (token, dep, 0);
+  struct rusage usage;
+
+  getrusage (RUSAGE_SELF, &usage);
+  printf ("maxrss_kib=%ld\n", usage.ru_maxrss);
+  tessera_lock_release (TESSERA_LOCK (lock));
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc == 5 && strcmp (argv[1], "cycle") == 0)
+    return mode_cycle (argv[2], atoi (argv[3]), atoi (argv[4]));
+  if (argc == 6 && strcmp (argv[1], "handover") == 0)
+    return mode_handover (argv[2], argv[3], atoi (argv[4]), argv[5]);
+  if (argc == 5 && strcmp (argv[1], "throughput") == 0)
+    return mode_throughput (argv[2], g_ascii_strtod (argv[3], NULL), argv[4]);
+  if (argc == 3 && strcmp (argv[1], "hold") == 0)
+    return mode_hold (argv[2]);
+  fprintf (stderr, "usage: see the comment at the top of tessera-bench.c\n");
+  return 2;
+}
