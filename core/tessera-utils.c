@@ -90,7 +90,7 @@ _tessera_stat_mtime_ns (const struct stat *st)
 #define set_io_error(error, saved_errno, format, path) \
   g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
 
-/* Atomic always: GLib writes "path.XXXXXX" then renames, so the temporary
+/* Atomic always: GLib writes "path." plus a random suffix, then renames, so the temporary
  * name never ends in ".json" (peers globbing jobs/ never see a half-written
  * holder) and rename() replaces a symlink instead of following it.
  *
