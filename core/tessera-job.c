@@ -397,7 +397,7 @@ tessera_job_hold (TesseraJob  *self,
   if (!_tessera_mkdir_with_parents (dir, error))
     return FALSE;
   lock_path = tessera_job_dup_lock_path (self);
-  self->lock_fd = _tessera_job_lock_take (lock_path, FALSE, error);
+  self->lock_fd = _tessera_job_lock_take (lock_path, error);
   if (self->lock_fd < 0)
     return FALSE;
   if (self->process != NULL && !write_pid_file (self, error))

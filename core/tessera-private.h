@@ -40,7 +40,6 @@ void     _tessera_ipc_lock_release    (int          fd);
 
 /* Job lock (`<job_uri>.lock`): OFD write lock */
 int      _tessera_job_lock_take       (const char  *path,
-                                       gboolean     wait,
                                        GError     **error);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 

@@ -179,6 +179,22 @@ poller_context (TesseraTrackedDynamicResource *self)
 /* ---------------------------------------------------------------------- */
 /* Entries */
 
+/* What tells a lock file from the next one of the same name. */
+static void
+entry_set_stat (Entry *entry, const struct stat *st)
+{
+  entry->ino = st->st_ino;
+  entry->mtime_ns = _tessera_stat_mtime_ns (st);
+  entry->size = st->st_size;
+}
+
+static gboolean
+entry_same_stat (Entry *entry, const struct stat *st)
+{
+  return entry->ino == st->st_ino && entry->mtime_ns == _tessera_stat_mtime_ns (st) &&
+         entry->size == st->st_size;
+}
+
 static void
 entry_free (Entry *entry)
 {
@@ -367,9 +383,7 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
   remove_entry (self, name);
   entry = g_new0 (Entry, 1);
   entry->name = g_strdup (name);
-  entry->ino = st->st_ino;
-  entry->mtime_ns = _tessera_stat_mtime_ns (st);
-  entry->size = st->st_size;
+  entry_set_stat (entry, st);
 
   if (S_ISLNK (st->st_mode))
     g_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
@@ -686,8 +700,7 @@ stat_and_load (TesseraTrackedDynamicResource *self, const char *name)
       remove_entry (self, name);
       return;
     }
-  if (entry != NULL && entry->ino == st.st_ino &&
-      entry->mtime_ns == _tessera_stat_mtime_ns (&st) && entry->size == st.st_size)
+  if (entry != NULL && entry_same_stat (entry, &st))
     return;
   load_entry (self, name, &st);
 }
@@ -1354,9 +1367,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   entry = g_new0 (Entry, 1);
   entry->name = g_strdup (name);
   entry->lock_file = lock_file;
-  entry->ino = st.st_ino;
-  entry->mtime_ns = _tessera_stat_mtime_ns (&st);
-  entry->size = st.st_size;
+  entry_set_stat (entry, &st);
   g_hash_table_replace (priv->cache, entry->name, entry);
   account (self, entry);
   if (tessera_job_get_process (job) != NULL)
@@ -1480,11 +1491,7 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
       return FALSE;
     }
   if (g_lstat (tessera_dynamic_lock_file_get_path (entry->lock_file), &st) == 0)
-    {
-      entry->ino = st.st_ino;
-      entry->mtime_ns = _tessera_stat_mtime_ns (&st);
-      entry->size = st.st_size;
-    }
+    entry_set_stat (entry, &st);
   g_set_object (&entry->holder, process);
   g_hash_table_add (priv->attention, g_strdup (name));
   examine_entry (self, entry, g_get_real_time () * 1000);

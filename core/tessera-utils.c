@@ -329,7 +329,6 @@ _tessera_ipc_lock_release (int fd)
 
 int
 _tessera_job_lock_take (const char  *path,
-                        gboolean     wait,
                         GError     **error)
 {
   int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
@@ -339,7 +338,8 @@ _tessera_job_lock_take (const char  *path,
       set_io_error (error, errno, _("Cannot open %s: %s"), path);
       return -1;
     }
-  if (ofd_lock (fd, F_WRLCK, wait) < 0)
+  /* Never waits: a job runs once, so a held lock means another runs it. */
+  if (ofd_lock (fd, F_WRLCK, FALSE) < 0)
     {
       int saved = errno;
       close (fd);

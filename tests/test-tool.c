@@ -40,31 +40,39 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->log);
 }
 
-/* Runs `tessera ARGS…` with its stdout and stdin piped to us. */
+/* Runs `tessera --config CONFIG ARGS…` with its state in the fixture. */
 static GSubprocess *
-tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, ...)
+tessera_spawnv (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, va_list ap)
 {
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   g_autoptr(GError) error = NULL;
   g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
   GSubprocess *process;
-  const char *arg;
-  va_list ap;
 
   g_ptr_array_add (argv, (gpointer) g_getenv ("TESSERA_TOOL"));
   g_ptr_array_add (argv, (gpointer) "--config");
   g_ptr_array_add (argv, f->config);
-  va_start (ap, first);
-  for (arg = first; arg != NULL; arg = va_arg (ap, const char *))
+  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
     g_ptr_array_add (argv, (gpointer) arg);
-  va_end (ap);
   g_ptr_array_add (argv, NULL);
   g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
   for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
     g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
   process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
   g_assert_no_error (error);
+  return process;
+}
+
+static GSubprocess *
+tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, ...)
+{
+  GSubprocess *process;
+  va_list ap;
+
+  va_start (ap, first);
+  process = tessera_spawnv (f, env, flags, first, ap);
+  va_end (ap);
   return process;
 }
 
@@ -108,30 +116,18 @@ read_line (GSubprocess *process, double timeout)
   return NULL;
 }
 
+/* Runs `tessera ARGS…` to the end; returns its output, stderr included. */
 static char *
 run_capture (Fixture *f, int *status, const char *first, ...)
 {
-  g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
   char *out = NULL;
-  const char *arg;
   va_list ap;
 
-  g_ptr_array_add (argv, (gpointer) g_getenv ("TESSERA_TOOL"));
-  g_ptr_array_add (argv, (gpointer) "--config");
-  g_ptr_array_add (argv, f->config);
   va_start (ap, first);
-  for (arg = first; arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, (gpointer) arg);
+  process = tessera_spawnv (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, first, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
   *status = exit_code (process);
