@@ -42,9 +42,13 @@ setup() {
 # The plain build also makes the GIR (warnings fatal) and the API reference
 # (gi-docgen --fatal-warnings), so CI checks both.
 if setup _build -Dintrospection=enabled -Ddocs=true; then
-  run tests meson test -C _build --print-errorlogs
-  # Python (bindings) under valgrind or ASan tests the interpreter, not us.
-  run valgrind meson test -C _build --setup=valgrind --no-suite bindings --print-errorlogs
+  run tests meson test -C _build --no-suite stress --print-errorlogs
+  # The stress run prints the auditor's figures.
+  run stress meson test -C _build --suite stress --verbose
+  # Python (bindings) under valgrind or ASan tests the interpreter, not us;
+  # the stress driver under valgrind would audit too slowly to mean much
+  # (its holders run under ASan below).
+  run valgrind meson test -C _build --setup=valgrind --no-suite bindings --no-suite stress --print-errorlogs
 else
   status=1; failed=$((failed + 1))
 fi
