@@ -178,8 +178,15 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
           g_type_class_unref (klass);
           return NULL;
         }
-      value = g_key_file_get_string (keyfile, group, key, NULL);
-      if (!tessera_value_from_string (pspec, value ? value : "", &checked, &local))
+      /* NULL for a value that is not UTF-8: refused, not read as "". */
+      value = g_key_file_get_string (keyfile, group, key, &local);
+      if (value == NULL)
+        {
+          config_error (error, file, group, key, local->message);
+          g_type_class_unref (klass);
+          return NULL;
+        }
+      if (!tessera_value_from_string (pspec, value, &checked, &local))
         {
           config_error (error, file, group, key, local->message);
           g_type_class_unref (klass);
@@ -219,11 +226,8 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
 static TesseraConfig *
 load_file (const char *file, GError **error)
 {
-  g_autoptr(GKeyFile) keyfile = g_key_file_new ();
-  g_autoptr(TesseraConfig) self = config_new (file);
   g_autoptr(GError) local = NULL;
   g_autofree char *text = NULL;
-  g_auto(GStrv) groups = NULL;
   gsize length;
 
   if (!g_file_get_contents (file, &text, &length, &local))
@@ -231,6 +235,18 @@ load_file (const char *file, GError **error)
       config_error (error, file, NULL, NULL, local->message);
       return NULL;
     }
+  return tessera_config_load_from_data (file, text, length, error);
+}
+
+/* @file names the configuration in messages; @text is its content. */
+TesseraConfig *
+tessera_config_load_from_data (const char *file, const char *text, gsize length, GError **error)
+{
+  g_autoptr(GKeyFile) keyfile = g_key_file_new ();
+  g_autoptr(TesseraConfig) self = config_new (file);
+  g_autoptr(GError) local = NULL;
+  g_auto(GStrv) groups = NULL;
+
   if (!g_key_file_load_from_data (keyfile, text, length, G_KEY_FILE_NONE, &local))
     {
       config_error (error, file, NULL, NULL, local->message);

@@ -12,6 +12,10 @@ typedef struct _TesseraConfig TesseraConfig;
 
 TesseraConfig  *tessera_config_load          (const char     *explicit_path,
                                               GError        **error);
+TesseraConfig  *tessera_config_load_from_data (const char    *file,
+                                               const char    *text,
+                                               gsize          length,
+                                               GError       **error);
 void            tessera_config_free          (TesseraConfig  *self);
 const char     *tessera_config_get_source    (TesseraConfig  *self);
 GPtrArray      *tessera_config_get_names     (TesseraConfig  *self);
