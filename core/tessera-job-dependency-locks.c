@@ -58,6 +58,17 @@ tessera_job_dependency_locks_new (void)
   return g_object_new (TESSERA_TYPE_JOB_DEPENDENCY_LOCKS, NULL);
 }
 
+/* A string member for a message, "?" when absent or of another type. */
+static const char *
+string_member (JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return "?";
+  return json_node_get_string (node);
+}
+
 /**
  * tessera_job_dependency_locks_new_from_json:
  * @node: the content of `locks.json` (`{"dynamic_locks": [...]}`) or the
@@ -119,9 +130,8 @@ tessera_job_dependency_locks_new_from_json (JsonNode  *node,
         {
           JsonObject *object = json_node_get_object (element);
           g_warning (_("Skipping lock entry %u of locks.json: %s"), i, local->message);
-          g_ptr_array_add (self->skipped, g_strdup_printf ("%s:%s",
-            json_object_get_string_member_with_default (object, "module", "?"),
-            json_object_get_string_member_with_default (object, "class", "?")));
+          g_ptr_array_add (self->skipped, g_strdup_printf ("%s:%s", string_member (object, "module"),
+                                                           string_member (object, "class")));
           continue;
         }
       g_propagate_prefixed_error (error, g_steal_pointer (&local),

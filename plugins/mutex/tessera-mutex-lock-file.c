@@ -20,7 +20,7 @@ static gboolean
 from_information (TesseraDynamicLockFile *lock_file, JsonNode *info, GError **error)
 {
   TesseraMutexLockFile *self = TESSERA_MUTEX_LOCK_FILE (lock_file);
-  const char *mode = NULL;
+  JsonNode *mode;
 
   /* Anything not plainly "shared" counts as exclusive: the safe reading. */
   self->shared = FALSE;
@@ -32,8 +32,9 @@ from_information (TesseraDynamicLockFile *lock_file, JsonNode *info, GError **er
                    _("a mutex's “information” must be an object"));
       return FALSE;
     }
-  mode = json_object_get_string_member_with_default (json_node_get_object (info), "mode", "exclusive");
-  self->shared = g_strcmp0 (mode, "shared") == 0;
+  mode = json_object_get_member (json_node_get_object (info), "mode");
+  self->shared = mode != NULL && JSON_NODE_HOLDS_VALUE (mode) && json_node_get_value_type (mode) == G_TYPE_STRING &&
+                 g_strcmp0 (json_node_get_string (mode), "shared") == 0;
   return TRUE;
 }
 

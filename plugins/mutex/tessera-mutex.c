@@ -93,6 +93,7 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
       g_autoptr(JsonNode) node = NULL;
       g_autoptr(TesseraProcess) process = NULL;
       JsonObject *object;
+      JsonNode *until;
 
       if (!g_str_has_suffix (name, ".json") || g_strcmp0 (name, own_name) == 0)
         continue;
@@ -105,7 +106,10 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
       object = json_node_get_object (node);
       if (json_object_has_member (object, "process"))
         process = tessera_process_new_from_json (json_object_get_member (object, "process"), NULL);
-      if (json_object_get_int_member_with_default (object, "until", 0) < now ||
+      until = json_object_get_member (object, "until");
+      /* An intent without a plain number for "until" is not one. */
+      if (until == NULL || !JSON_NODE_HOLDS_VALUE (until) || json_node_get_value_type (until) != G_TYPE_INT64 ||
+          json_node_get_int (until) < now ||
           process == NULL || tessera_process_check (process) == TESSERA_PROCESS_DEAD)
         {
           g_unlink (path);
