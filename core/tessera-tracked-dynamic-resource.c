@@ -711,6 +711,33 @@ is_lock_file_name (const char *name)
   return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
 }
 
+/* "NAME.json.XXXXXX": the temporary file of an atomic write. */
+static gboolean
+is_temporary_name (const char *name)
+{
+  const char *dot = strrchr (name, '.');
+
+  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
+}
+
+/* A writer killed between its temporary file and the rename leaves the
+ * temporary behind; nothing else would ever remove it. A live writer's
+ * lasts microseconds, so one older than min-age is a dead writer's. */
+static void
+remove_stale_temporary (TesseraTrackedDynamicResource *self, const char *name)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
+  struct stat st;
+
+  if (g_lstat (path, &st) == 0 && S_ISREG (st.st_mode) &&
+      (double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st)) / 1e9 > priv->min_age)
+    {
+      g_info (_("Removing %s, left by a writer that did not finish"), path);
+      g_unlink (path);
+    }
+}
+
 static void
 scan_jobs_folder (TesseraTrackedDynamicResource *self)
 {
@@ -728,6 +755,8 @@ scan_jobs_folder (TesseraTrackedDynamicResource *self)
       while ((d = readdir (dir)) != NULL)
         if (is_lock_file_name (d->d_name))
           g_hash_table_add (seen, g_strdup (d->d_name));
+        else if (is_temporary_name (d->d_name))
+          remove_stale_temporary (self, d->d_name);
       closedir (dir);
     }
   g_hash_table_iter_init (&iter, priv->cache);

@@ -90,9 +90,12 @@ _tessera_stat_mtime_ns (const struct stat *st)
 #define set_io_error(error, saved_errno, format, path) \
   g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
 
-/* Atomic always: GLib writes "path." plus a random suffix, then renames, so the temporary
- * name never ends in ".json" (peers globbing jobs/ never see a half-written
- * holder) and rename() replaces a symlink instead of following it.
+/* Atomic always: the data goes to "path." plus a random suffix, then a
+ * rename, so the temporary name never ends in ".json" (peers globbing jobs/
+ * never see a half-written holder, and a writer killed half-way leaves no
+ * empty lock file) and rename() replaces a symlink instead of following it.
+ * (GLib's g_file_set_contents_full() writes in place unless asked for
+ * CONSISTENT, which also fsyncs every overwrite.)
  *
  * Durable (fsync) only for what must outlive a crash of the machine:
  * informations.json. A lock file, a .pid or a locks.json names processes
@@ -105,17 +108,57 @@ _tessera_write_file_atomic (const char  *path,
                             gboolean     durable,
                             GError     **error)
 {
-  g_autoptr(GError) local = NULL;
+  g_autofree char *tmp = g_strconcat (path, ".XXXXXX", NULL);
+  gsize left = length < 0 ? strlen (data) : (gsize) length;
+  int fd, saved;
 
-  if (!g_file_set_contents_full (path, data, length,
-                                 durable ? G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE
-                                         : G_FILE_SET_CONTENTS_NONE,
-                                 0644, &local))
+  /* 0644 & ~umask: readable by the other users of a shared folder. */
+  fd = g_mkstemp_full (tmp, O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0)
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO, "%s", local->message);
+      saved = errno;
+      set_io_error (error, saved, _("Cannot create a file beside %s: %s"), path);
       return FALSE;
     }
+  while (left > 0)
+    {
+      gssize n = write (fd, data, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        goto fail;
+      data += n;
+      left -= (gsize) n;
+    }
+  if (durable && fsync (fd) < 0)
+    goto fail;
+  if (close (fd) < 0)
+    {
+      fd = -1;
+      goto fail;
+    }
+  fd = -1;
+  if (rename (tmp, path) < 0)
+    goto fail;
+  if (durable)
+    {
+      g_autofree char *dir = g_path_get_dirname (path);
+      int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir_fd >= 0)
+        {
+          fsync (dir_fd);
+          close (dir_fd);
+        }
+    }
   return TRUE;
+
+fail:
+  saved = errno ? errno : EIO;
+  if (fd >= 0)
+    close (fd);
+  g_unlink (tmp);
+  set_io_error (error, saved, _("Cannot write %s: %s"), path);
+  return FALSE;
 }
 
 gboolean

@@ -5,7 +5,9 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct
@@ -203,6 +205,37 @@ test_written_files_parse_as_seed (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
+/* Recording the process rewrites the lock file through a new file and a
+ * rename, never in place: a writer killed half-way must not leave a
+ * truncated lock file (the stress run once found an empty one). */
+static void
+test_rewrite_is_atomic (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 4, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "late.task", "abc");
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *path = g_build_filename (f->folder, "jobs", "late.task@abc.json", NULL);
+  g_autoptr(JsonNode) root = NULL;
+  struct stat before, after;
+
+  g_assert_no_error (error);
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_lstat (path, &before), ==, 0);
+
+  g_assert_true (tessera_dynamic_dependency_lock_job_started (lock, job, self, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_lstat (path, &after), ==, 0);
+  g_assert_cmpuint (before.st_ino, !=, after.st_ino);
+  root = parse_file (path);
+  g_assert_true (json_object_has_member (json_node_get_object (root), "process"));
+  tessera_lock_release (TESSERA_LOCK (lock));
+}
+
 static void
 test_names (void)
 {
@@ -314,6 +347,7 @@ main (int argc, char **argv)
   ADD ("/format/seed-files/accounted", test_seed_files_accounted);
   ADD ("/format/written-files/parse-as-seed", test_written_files_parse_as_seed);
   g_test_add_func ("/format/names", test_names);
+  ADD ("/format/rewrite-is-atomic", test_rewrite_is_atomic);
   ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
   ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);
   return g_test_run ();

@@ -299,6 +299,24 @@ test_capacity_lowered (Fixture *f, gconstpointer data)
   g_assert_true (can_acquire (f, counter, "3"));
 }
 
+/* The temporary file of a writer killed before its rename goes once older
+ * than min-age; a young one (a writer at work) stays. */
+static void
+test_stale_temporary_removed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *stale = g_build_filename (f->jobs, "dead.task@1.json.Ab12Cd", NULL);
+  g_autofree char *young = g_build_filename (f->jobs, "live.task@2.json.Xy34Zw", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_write_file (stale, "{\"job_uri\": \"/x\", \"inf");
+  test_write_file (young, "");
+  test_set_file_age (stale, 100);
+  counter = open_counter (f, 30);
+  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -312,6 +330,7 @@ main (int argc, char **argv)
   ADD ("/orphans/min-age/settable", test_min_age_settable);
   ADD ("/orphans/job-lock-held/kept", test_held_job_lock_kept);
   ADD ("/orphans/killed-before-recording-process/reclaimed", test_killed_before_recording_process);
+  ADD ("/orphans/stale-temporary/removed", test_stale_temporary_removed);
   ADD ("/pid-reuse/other-start-time-is-dead", test_pid_reuse);
   ADD ("/pid-reuse/other-boot-dead-other-host-kept", test_other_boot_and_host);
   ADD ("/capacity/raised-at-run-time-wakes-waiter", test_capacity_raised);

@@ -96,7 +96,15 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
       JsonNode *until;
 
       if (!g_str_has_suffix (name, ".json") || g_strcmp0 (name, own_name) == 0)
-        continue;
+        {
+          struct stat st;
+          /* An intent's temporary file, left by a writer killed before its
+           * rename: older than any intent could live, it goes. */
+          if (strstr (name, ".json.") != NULL && g_lstat (path, &st) == 0 && S_ISREG (st.st_mode) &&
+              st.st_mtime < g_get_real_time () / G_USEC_PER_SEC - INTENT_LIFETIME)
+            g_unlink (path);
+          continue;
+        }
       if (g_file_test (path, G_FILE_TEST_IS_SYMLINK) || !g_file_get_contents (path, &text, NULL, NULL) ||
           (node = json_from_string (text, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
         {
@@ -138,8 +146,9 @@ write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char
   json_node_take_object (node, object);
   text = json_to_string (node, FALSE);
   g_mkdir_with_parents (folder, 0777);
-  /* A temporary file and a rename: never written through a symlink. */
-  if (g_file_set_contents (path, text, -1, NULL))
+  /* A temporary file and a rename: never written through a symlink. No
+   * fsync: an intent lives no longer than its process. */
+  if (g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, NULL))
     tessera_mutex_dependency_set_intent (dependency, path);
 }
 
