@@ -194,7 +194,10 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
         }
       g_value_unset (&checked);
       if (g_str_equal (key, "path"))
-        path = g_steal_pointer (&value);
+        {
+          g_free (path);
+          path = g_steal_pointer (&value);
+        }
       else
         {
           g_strv_builder_add (names, property);
@@ -247,6 +250,13 @@ tessera_config_load_from_data (const char *file, const char *text, gsize length,
   g_autoptr(GError) local = NULL;
   g_auto(GStrv) groups = NULL;
 
+  /* The duplicate check reads the text as a C string: a NUL byte would
+   * hide what follows it from that check, not from GKeyFile. */
+  if (memchr (text, '\0', length) != NULL)
+    {
+      config_error (error, file, NULL, NULL, _("the file contains a NUL byte"));
+      return NULL;
+    }
   if (!g_key_file_load_from_data (keyfile, text, length, G_KEY_FILE_NONE, &local))
     {
       config_error (error, file, NULL, NULL, local->message);
