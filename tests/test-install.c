@@ -108,7 +108,7 @@ test_example_builds_with_pkg_config (void)
       g_test_skip ("meson, cc or pkg-config is not in PATH");
       return;
     }
-  if (g_getenv ("ASAN_OPTIONS") != NULL)
+  if (g_getenv ("ASAN_OPTIONS") != NULL || g_getenv ("TSAN_OPTIONS") != NULL)
     {
       g_test_skip ("a sanitizer build's library needs the sanitizer runtime in the program too");
       return;
