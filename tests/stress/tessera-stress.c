@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define N_GPUS 4
@@ -78,6 +79,7 @@ typedef struct
   gboolean done;
   gboolean killed;            /* by the driver */
   gint64 kill_at;             /* when the driver will kill it, 0 never */
+  int pidfd;                  /* to kill it at once, and never another process */
   int status;                 /* exit status, or -signal */
 } Child;
 
@@ -443,6 +445,8 @@ snapshot (Stress *s, ResId id)
 static void
 child_free (Child *c)
 {
+  if (c->pidfd >= 0)
+    close (c->pidfd);
   g_clear_object (&c->process);
   g_free (c->id);
   g_free (c);
@@ -468,6 +472,7 @@ spawn (Stress *s, GRand *rand, gboolean peer, const char * const *argv)
   g_autofree char *err_path = g_build_filename (s->root, "stderr.log", NULL);
   int fd = open (err_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   Child *c = g_new0 (Child, 1);
+  const char *identifier;
 
   if (fd < 0)
     g_error ("%s: %s", err_path, g_strerror (errno));
@@ -477,8 +482,12 @@ spawn (Stress *s, GRand *rand, gboolean peer, const char * const *argv)
   c->process = g_subprocess_launcher_spawnv (launcher, argv, &error);
   if (c->process == NULL)
     g_error ("cannot start %s: %s", argv[0], error->message);
+  /* GSubprocess sends signals later, from GLib's worker thread: the kill
+   * must happen when the log says it did, so it goes through a pidfd. */
+  identifier = g_subprocess_get_identifier (c->process);
+  c->pidfd = identifier ? (int) syscall (SYS_pidfd_open, (pid_t) atoi (identifier), 0) : -1;
   if (g_rand_int_range (rand, 0, 100) < s->kill_percent)
-    c->kill_at = now_us () + g_rand_int_range (rand, 5000, 600000);
+    c->kill_at = now_us () + g_rand_int_range (rand, 5000, 1500000);
   g_subprocess_wait_async (c->process, NULL, child_exited, c);
   g_ptr_array_add (s->children, c);
   return c;
@@ -554,13 +563,14 @@ kill_due (Stress *s, gint64 now)
   for (guint i = 0; i < s->children->len; i++)
     {
       Child *c = g_ptr_array_index (s->children, i);
-      if (!c->done && !c->killed && c->kill_at != 0 && c->kill_at <= now)
+      if (!c->done && !c->killed && c->kill_at != 0 && c->kill_at <= now && c->pidfd >= 0)
         {
           g_autofree char *line = g_strdup_printf ("K %s", c->id);
           /* Logged first: the holding a log line claims must not outlive
            * the real one. */
           log_line (s, line);
-          g_subprocess_send_signal (c->process, SIGKILL);
+          if (syscall (SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+            g_error ("pidfd_send_signal: %s", g_strerror (errno));
           c->killed = TRUE;
         }
     }
