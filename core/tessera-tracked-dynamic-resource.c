@@ -54,6 +54,7 @@ typedef struct
   goffset size;
   TesseraProcess *holder;             /* from the file or from <job_uri>.pid */
   gboolean watched;
+  gboolean truncated;                 /* empty or cut short: not JSON at all */
 } Entry;
 
 typedef struct
@@ -371,6 +372,20 @@ holder_from_pid_file (const char *job_uri)
   return tessera_process_new_from_json (json_parser_get_root (parser), NULL);
 }
 
+/* Whether a file that did not load is not even JSON: what a writer in
+ * place (a Python peer) leaves when it dies half-way. */
+static gboolean
+is_truncated (const char *path)
+{
+  g_autofree char *data = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  gsize length;
+
+  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL))
+    return FALSE;
+  return length == 0 || !json_parser_load_from_data (parser, data, length, NULL);
+}
+
 /* Reads (or re-reads) one lock file. Called with the thread lock held. */
 static void
 load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct stat *st)
@@ -400,6 +415,7 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
               return;
             }
           g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
+          entry->truncated = is_truncated (path);
         }
     }
 
@@ -418,19 +434,13 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
   g_hash_table_add (priv->attention, g_strdup (name));
 }
 
-/* Decides whether a lock file still holds. Thread lock and ipc.lock held.
- * Returns FALSE when the entry is gone. */
+/* Whether the holder of a valid lock file is gone (then @reason says why).
+ * Thread lock and ipc.lock held. */
 static gboolean
-examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
+holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns, char **reason)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  const char *job_uri;
-  g_autofree char *reason = NULL;
-  g_autofree char *path = NULL;
-
-  if (entry->lock_file == NULL || !tessera_dynamic_lock_file_is_valid (entry->lock_file))
-    return TRUE;
-  job_uri = tessera_dynamic_lock_file_get_job_uri (entry->lock_file);
+  const char *job_uri = tessera_dynamic_lock_file_get_job_uri (entry->lock_file);
 
   if (entry->holder == NULL)
     entry->holder = holder_from_pid_file (job_uri);
@@ -441,17 +451,16 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
        * exit event only brought the entry here. */
       TesseraProcessState state = tessera_process_check (entry->holder);
       if (state == TESSERA_PROCESS_DEAD)
-        reason = g_strdup_printf (_("its process %d is gone"),
-                                  (int) tessera_process_get_pid (entry->holder));
-      else
         {
-          if (state == TESSERA_PROCESS_ALIVE && !entry->watched)
-            watch_entry (self, entry);
-          /* Remote holders and watched ones need no more attention. */
-          if (state == TESSERA_PROCESS_REMOTE || entry->watched)
-            g_hash_table_remove (priv->attention, entry->name);
+          *reason = g_strdup_printf (_("its process %d is gone"), (int) tessera_process_get_pid (entry->holder));
           return TRUE;
         }
+      if (state == TESSERA_PROCESS_ALIVE && !entry->watched)
+        watch_entry (self, entry);
+      /* Remote holders and watched ones need no more attention. */
+      if (state == TESSERA_PROCESS_REMOTE || entry->watched)
+        g_hash_table_remove (priv->attention, entry->name);
+      return FALSE;
     }
   else
     {
@@ -461,13 +470,37 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
 
       /* A process holding the job lock is the holder, still starting. */
       if (_tessera_job_lock_is_held (lock_path))
-        return TRUE;
+        return FALSE;
       if ((double) age_ns / 1e9 < priv->min_age)
-        return TRUE;
-      reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
-                         ? _("it has no process and nobody holds its job lock")
-                         : _("its job directory is gone"));
+        return FALSE;
+      *reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
+                          ? _("it has no process and nobody holds its job lock")
+                          : _("its job directory is gone"));
+      return TRUE;
     }
+}
+
+/* Decides whether a lock file still holds. Thread lock and ipc.lock held.
+ * Returns FALSE when the entry is gone. */
+static gboolean
+examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autofree char *reason = NULL;
+  g_autofree char *path = NULL;
+
+  if (entry->lock_file == NULL)
+    {
+      /* Seen under ipc.lock, which every writer holds, a file that is not
+       * JSON at all was left by a writer in place (a Python peer) that
+       * died: it never counted, and once old enough it goes rather than be
+       * warned about by every process for ever. */
+      if (!entry->truncated || (double) (now_ns - entry->mtime_ns) / 1e9 < priv->min_age)
+        return TRUE;
+      reason = g_strdup (_("it is not JSON (its writer died while writing it)"));
+    }
+  else if (!tessera_dynamic_lock_file_is_valid (entry->lock_file) || !holder_is_gone (self, entry, now_ns, &reason))
+    return TRUE;
 
   path = g_build_filename (priv->jobs_folder, entry->name, NULL);
   {
@@ -829,11 +862,16 @@ refresh_locked (TesseraTrackedDynamicResource *self)
         g_ptr_array_add (names, g_strdup (key));
       for (guint i = 0; i < names->len; i++)
         {
-          Entry *entry = g_hash_table_lookup (priv->cache, g_ptr_array_index (names, i));
+          const char *name = g_ptr_array_index (names, i);
+          Entry *entry = g_hash_table_lookup (priv->cache, name);
+          if (entry != NULL && entry->lock_file == NULL)
+            {
+              /* Read again if it changed (a peer may have finished it). */
+              stat_and_load (self, name);
+              entry = g_hash_table_lookup (priv->cache, name);
+            }
           if (entry == NULL)
-            g_hash_table_remove (priv->attention, g_ptr_array_index (names, i));
-          else if (entry->lock_file == NULL)
-            stat_and_load (self, entry->name);
+            g_hash_table_remove (priv->attention, name);
           else
             examine_entry (self, entry, now_ns);
         }

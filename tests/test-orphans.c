@@ -317,6 +317,34 @@ test_stale_temporary_removed (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
 }
 
+/* What a Python peer killed while writing in place leaves: an empty or
+ * cut-short file goes once older than min-age; JSON of another shape stays
+ * (it may be a format this version does not know). */
+static void
+test_truncated_removed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *empty = g_build_filename (f->jobs, "peer@dead.json", NULL);
+  g_autofree char *cut = g_build_filename (f->jobs, "peer@cut.json", NULL);
+  g_autofree char *young = g_build_filename (f->jobs, "peer@writing.json", NULL);
+  g_autofree char *other = g_build_filename (f->jobs, "peer@other.json", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_expect_warnings ();
+  test_write_file (empty, "");
+  test_write_file (cut, "{\"job_uri\": \"/x\", \"informa");
+  test_write_file (young, "");
+  test_write_file (other, "[1, 2]");
+  test_set_file_age (empty, 100);
+  test_set_file_age (cut, 100);
+  test_set_file_age (other, 100);
+  counter = open_counter (f, 30);
+  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_false (g_file_test (empty, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (cut, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (other, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -331,6 +359,7 @@ main (int argc, char **argv)
   ADD ("/orphans/job-lock-held/kept", test_held_job_lock_kept);
   ADD ("/orphans/killed-before-recording-process/reclaimed", test_killed_before_recording_process);
   ADD ("/orphans/stale-temporary/removed", test_stale_temporary_removed);
+  ADD ("/orphans/truncated-by-dead-writer/removed", test_truncated_removed);
   ADD ("/pid-reuse/other-start-time-is-dead", test_pid_reuse);
   ADD ("/pid-reuse/other-boot-dead-other-host-kept", test_other_boot_and_host);
   ADD ("/capacity/raised-at-run-time-wakes-waiter", test_capacity_raised);
