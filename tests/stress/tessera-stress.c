@@ -798,8 +798,9 @@ audit_log (Stress *s, Log *log, gint64 end)
     {
       Interval *iv = value;
       gint64 *killed = g_hash_table_lookup (log->kills, iv->id);
-      /* A kill logged just before the holder logged its grant ends it there. */
-      gint64 close = MAX (iv->a, iv->r ? iv->r : killed ? *killed : end);
+      /* A kill logged just before the holder logged its grant ends it there
+       * (a microsecond later, so that it opens before it closes). */
+      gint64 close = MAX (iv->a + 1, iv->r ? iv->r : killed ? *killed : end);
       Edge o = { iv->a, TRUE, iv }, c = { close, FALSE, iv };
 
       if (iv->a == 0)
