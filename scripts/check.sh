@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds with -Werror and runs the whole test suite four ways: plain (the
 # stress run printing its figures), under valgrind, under
-# AddressSanitizer+UndefinedBehaviorSanitizer, and under ThreadSanitizer.
+# AddressSanitizer+UndefinedBehaviorSanitizer, and under ThreadSanitizer;
+# then cppcheck.
 # Ends with one line "check: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +58,13 @@ if setup _build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
   run asan meson test -C _build-asan --setup=asan --no-suite bindings --print-errorlogs
 else
   status=1; failed=$((failed + 1))
+fi
+
+# Static analysis (cppcheck): clean, or each report suppressed where it
+# stands with the reason.
+if [ -f _build/compile_commands.json ]; then
+  echo "== analyze: scripts/analyze.sh"
+  if bash scripts/analyze.sh _build; then passed=$((passed + 1)); else status=1; failed=$((failed + 1)); fi
 fi
 
 # ThreadSanitizer for the threaded core (GLib's own locks annotated by

@@ -6,6 +6,7 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -244,7 +245,9 @@ static void
 write_in_place (const char *path, const char *content)
 {
   FILE *fp = fopen (path, "w");
-  g_assert_nonnull (fp);
+
+  if (fp == NULL)
+    g_error ("%s: %s", path, g_strerror (errno));
   fputs (content, fp);
   fclose (fp);
 }

@@ -120,6 +120,8 @@ detect_nvml (void)
             if (memory (h, &mem) == 0)
               device.memory_mib = mem.total / (1024 * 1024);
             g_array_append_val (devices, device);
+            /* device.uuid now belongs to the array (its clear function frees it). */
+            // cppcheck-suppress memleak
           }
       shutdown ();
     }
