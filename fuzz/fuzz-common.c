@@ -48,3 +48,12 @@ fuzz_quiet (void)
 {
   g_log_set_default_handler (drop_log, NULL);
 }
+
+void
+fuzz_load_plugins (void)
+{
+  fuzz_quiet ();
+  (void) fuzz_lock_file_type ("countertoken");
+  (void) fuzz_lock_file_type ("gpu");
+  (void) fuzz_lock_file_type ("mutex");
+}

@@ -23,3 +23,6 @@ GType fuzz_lock_file_type (const char *resource_type);
 char *fuzz_strndup (const uint8_t *data, size_t size);
 /* Quiets warnings about the bad input, which are expected by the thousand. */
 void  fuzz_quiet (void);
+/* fuzz_quiet(), and the three plugins loaded so that every input reaches
+ * their classes. */
+void  fuzz_load_plugins (void);

@@ -9,10 +9,7 @@
 int
 LLVMFuzzerInitialize (int *argc, char ***argv)
 {
-  fuzz_quiet ();
-  (void) fuzz_lock_file_type ("countertoken");
-  (void) fuzz_lock_file_type ("gpu");
-  (void) fuzz_lock_file_type ("mutex");
+  fuzz_load_plugins ();
   return 0;
 }
 
