@@ -340,6 +340,7 @@ static const BadConfig bad_configs[] = {
   { "unknown-group", "[pool r]\ntype=countertoken\n", "[pool r]", NULL },
   { "hostile-name", "[resource r/../x]\ntype=countertoken\n", "[resource r/../x]", NULL },
   { "relative-path", "[resource r]\ntype=countertoken\npath=relative\n", "[resource r]", "path" },
+  { "lock-folder-key", "[resource r]\ntype=countertoken\nlock-folder=relative\n", "[resource r]", "lock-folder" },
   { "not-a-keyfile", "not a keyfile at all\n", NULL, NULL },
 };
 

@@ -169,6 +169,14 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
 
       if (g_str_equal (key, "type"))
         continue;
+      /* The folder is "path", checked below: "lock-folder" would slip a
+       * relative one past that check. */
+      if (g_str_equal (key, "lock-folder"))
+        {
+          config_error (error, file, group, key, _("the folder of a resource is set with “path”"));
+          g_type_class_unref (klass);
+          return NULL;
+        }
       pspec = g_object_class_find_property (klass, property);
       if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || g_str_equal (property, "name") ||
           g_str_equal (property, "lock-file-type"))
