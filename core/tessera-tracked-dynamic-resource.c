@@ -747,7 +747,8 @@ is_lock_file_name (const char *name)
   return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
 }
 
-/* "NAME.json.XXXXXX": the temporary file of an atomic write. */
+/* NAME.json, a dot and six random characters: the temporary file of an
+ * atomic write (_tessera_write_file_atomic). */
 static gboolean
 is_temporary_name (const char *name)
 {

@@ -108,6 +108,7 @@ _tessera_write_file_atomic (const char  *path,
                             gboolean     durable,
                             GError     **error)
 {
+  /* g_mkstemp_full() replaces the six X with random characters. */
   g_autofree char *tmp = g_strconcat (path, ".XXXXXX", NULL);
   gsize left = length < 0 ? strlen (data) : (gsize) length;
   int fd, saved;

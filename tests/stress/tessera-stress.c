@@ -93,6 +93,7 @@ typedef struct
   char *root;
   char *log_path;
   int log_fd;
+  int err_fd;                 /* the holders' stderr, one file for all */
   Resource res[N_RES];
   GPtrArray *children;
   guint serial;
@@ -317,33 +318,45 @@ read_held (Resource *r, ResId id, const char *name, gboolean *unreadable)
   return h;
 }
 
-static void
-snapshot (Stress *s, ResId id)
+/* The lock files that count in one folder, read under ipc.lock; @t is
+ * when, @unreadable how many files could not be read. */
+static GPtrArray *
+read_folder (Resource *r, ResId id, gint64 *t, guint *unreadable)
 {
-  Resource *r = &s->res[id];
+  GPtrArray *held = g_ptr_array_new_with_free_func ((GDestroyNotify) held_free);
   g_autoptr(GHashTable) names = NULL;
-  g_autoptr(GPtrArray) held = g_ptr_array_new_with_free_func ((GDestroyNotify) held_free);
   GHashTableIter iter;
-  gpointer key, value;
-  gboolean fresh = FALSE;
-  gint64 used = 0, t;
-  guint devices = 0, carried_devices = 0, exclusive = 0;
-  guint unreadable = 0;
+  gpointer key;
 
+  *unreadable = 0;
   ipc_lock (r);
-  t = now_us ();
+  *t = now_us ();
   names = snapshot_names (r);
   g_hash_table_iter_init (&iter, names);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
       gboolean bad;
       Held *h = read_held (r, id, key, &bad);
-      unreadable += bad;
+      *unreadable += bad;
       if (h != NULL)
         g_ptr_array_add (held, h);
     }
   ipc_unlock (r);
-  r->unreadable = unreadable;
+  return held;
+}
+
+static void
+snapshot (Stress *s, ResId id)
+{
+  Resource *r = &s->res[id];
+  g_autoptr(GPtrArray) held = NULL;
+  GHashTableIter iter;
+  gpointer key, value;
+  gboolean fresh = FALSE;
+  gint64 used = 0, t;
+  guint devices = 0, carried_devices = 0, exclusive = 0;
+
+  held = read_folder (r, id, &t, &r->unreadable);
 
   for (guint i = 0; i < held->len; i++)
     {
@@ -469,13 +482,12 @@ spawn (Stress *s, GRand *rand, gboolean peer, const char * const *argv)
 {
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_INHERIT);
   g_autoptr(GError) error = NULL;
-  g_autofree char *err_path = g_build_filename (s->root, "stderr.log", NULL);
-  int fd = open (err_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   Child *c = g_new0 (Child, 1);
   const char *identifier;
+  int fd = dup (s->err_fd);
 
   if (fd < 0)
-    g_error ("%s: %s", err_path, g_strerror (errno));
+    g_error ("dup: %s", g_strerror (errno));
   g_subprocess_launcher_take_stderr_fd (launcher, fd);
   c->id = g_strdup (argv[peer ? 3 : 2]);
   c->peer = peer;
@@ -984,26 +996,17 @@ leaked (Stress *s, guint *unreadable)
   *unreadable = 0;
   for (int i = 0; i < N_RES; i++)
     {
-      Resource *r = &s->res[i];
-      g_autoptr(GHashTable) names = NULL;
-      GHashTableIter iter;
-      gpointer key;
+      gint64 t;
+      guint bad;
+      g_autoptr(GPtrArray) held = read_folder (&s->res[i], i, &t, &bad);
 
-      ipc_lock (r);
-      names = snapshot_names (r);
-      g_hash_table_iter_init (&iter, names);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
+      *unreadable += bad;
+      for (guint j = 0; j < held->len; j++)
         {
-          gboolean bad;
-          Held *h = read_held (r, i, key, &bad);
-          *unreadable += bad;
-          if (h == NULL)
-            continue;
+          Held *h = g_ptr_array_index (held, j);
           problem (s, "%s: lock file %s is left over", res_names[i], h->name);
           total += i == RES_CPU ? h->count : i == RES_GPU ? __builtin_popcount (h->devices) : 1;
-          held_free (h);
         }
-      ipc_unlock (r);
     }
   return total;
 }
@@ -1090,6 +1093,10 @@ main (int argc, char **argv)
   s.log_fd = open (s.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (s.log_fd < 0)
     g_error ("%s: %s", s.log_path, g_strerror (errno));
+  err_path = g_build_filename (root, "stderr.log", NULL);
+  s.err_fd = open (err_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (s.err_fd < 0)
+    g_error ("%s: %s", err_path, g_strerror (errno));
   s.children = g_ptr_array_new_with_free_func ((GDestroyNotify) child_free);
   s.problems = g_string_new (NULL);
   setup (&s);
@@ -1177,7 +1184,6 @@ main (int argc, char **argv)
   recovery_times (&s, &log, recoveries, orphans);
   g_array_sort (recoveries, double_compare);
   g_array_sort (orphans, double_compare);
-  err_path = g_build_filename (root, "stderr.log", NULL);
   warnings = count_lines (err_path, "WARNING");
   criticals = count_lines (err_path, "CRITICAL");
   if (criticals > 0)
@@ -1231,6 +1237,7 @@ main (int argc, char **argv)
     for (int i = 0; i < N_RES; i++)
       resource_clear (&s.res[i]);
     close (s.log_fd);
+    close (s.err_fd);
     g_ptr_array_unref (s.children);
     g_string_free (s.problems, TRUE);
     g_free (s.log_path);
