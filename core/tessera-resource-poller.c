@@ -213,7 +213,10 @@ static gboolean
 poll_tick (gpointer data)
 {
   PollEntry *entry = data;
-  TesseraResourcePoller *self = entry->poller;
+  /* Published with an atomic store before the entry was shared: the
+   * source reached this thread through GMainContext's own locking, which
+   * ThreadSanitizer cannot see, so make the hand-over explicit. */
+  TesseraResourcePoller *self = g_atomic_pointer_get (&entry->poller);
   TesseraDynamicResource *resource = NULL;
   GSource *current = g_main_current_source ();
 
@@ -260,10 +263,11 @@ tessera_resource_poller_register (TesseraResourcePoller  *self,
   if (entry == NULL)
     {
       entry = g_atomic_rc_box_new0 (PollEntry);
-      entry->poller = self;
       entry->key = resource;
       g_weak_ref_init (&entry->resource, resource);
       entry->interval = _tessera_poll_interval_initial ();
+      /* Last: everything above happens before the tick that reads it. */
+      g_atomic_pointer_set (&entry->poller, self);
       g_hash_table_insert (self->entries, resource, entry);
       schedule_tick (self, entry);
     }

@@ -60,6 +60,7 @@ typedef struct
 typedef struct
 {
   GWeakRef resource;
+  gint published;   /* set last, read first: see watch_box_resource() */
 } WatchBox;
 
 typedef struct
@@ -147,7 +148,19 @@ watch_box_new (TesseraTrackedDynamicResource *self)
 {
   WatchBox *box = g_atomic_rc_box_new0 (WatchBox);
   g_weak_ref_init (&box->resource, self);
+  g_atomic_int_set (&box->published, 1);
   return box;
+}
+
+/* Sources reach the poller's thread through GMainContext's own locking,
+ * which ThreadSanitizer cannot see: an atomic store made before the source
+ * was attached, read here first, makes the hand-over explicit. */
+static TesseraTrackedDynamicResource *
+watch_box_resource (WatchBox *box)
+{
+  if (!g_atomic_int_get (&box->published))
+    return NULL;
+  return g_weak_ref_get (&box->resource);
 }
 
 static void
@@ -244,7 +257,8 @@ static gboolean
 on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
 {
   PidWatchTicket *ticket = data;
-  g_autoptr(TesseraTrackedDynamicResource) self = g_weak_ref_get (&ticket->box->resource);
+  g_autoptr(TesseraTrackedDynamicResource) self =
+    watch_box_resource (g_atomic_pointer_get (&ticket->box));
   TesseraTrackedDynamicResourcePrivate *priv;
   PidWatch *watch;
 
@@ -305,9 +319,9 @@ watch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
       watch->pid = pid;
       watch->serial = ++priv->next_serial;
       watch->fd = fd;
-      ticket->box = watch_box_ref (priv->box);
       ticket->pid = pid;
       ticket->serial = watch->serial;
+      g_atomic_pointer_set (&ticket->box, watch_box_ref (priv->box));   /* last */
       watch->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       watch->source = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
       g_source_set_name (watch->source, "tessera-pidfd");
@@ -654,8 +668,7 @@ drain_inotify_locked (TesseraTrackedDynamicResource *self)
 static gboolean
 on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
 {
-  WatchBox *box = data;
-  g_autoptr(TesseraTrackedDynamicResource) self = g_weak_ref_get (&box->resource);
+  g_autoptr(TesseraTrackedDynamicResource) self = watch_box_resource (data);
   gboolean relevant;
 
   if (self == NULL)
