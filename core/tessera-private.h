@@ -65,4 +65,12 @@ double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);
 gboolean _tessera_inotify_disabled    (void);
 
+/* Named pause points for the race tests (tessera-pause-point.c); nothing
+ * at all unless built with -Dpause_points=true. */
+#if TESSERA_PAUSE_POINTS
+void _tessera_pause_point (const char *name);
+#else
+#define _tessera_pause_point(name) ((void) 0)
+#endif
+
 G_END_DECLS

@@ -1402,6 +1402,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
+  _tessera_pause_point ("acquire-locked");
   refresh_locked (self);
 
   entry = g_hash_table_lookup (priv->cache, name);

@@ -9,6 +9,10 @@
  *   tessera-helper wait FOLDER TOTAL ID TIMEOUT
  *       check the resource is full, print "WAITING", then wait up to
  *       TIMEOUT s: print "ACQUIRED polls=N" or "ERROR <code>".
+ *   tessera-helper try FOLDER TOTAL ID COUNT
+ *       open the resource and look at its folder, print "READY", wait for
+ *       a line on stdin, try once to acquire COUNT units: print "ACQUIRED"
+ *       or "UNAVAILABLE", then hold until stdin closes.
  *   tessera-helper flock PATH | lockf PATH
  *       take only that kind of lock on PATH, print "LOCKED", hold until
  *       stdin closes.
@@ -171,6 +175,33 @@ do_wait (char **argv)
 }
 
 static int
+do_try (char **argv)
+{
+  g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
+  g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
+  g_autoptr(TesseraDynamicDependency) dep =
+    test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  char buf[64];
+
+  if (!tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error))
+    {
+      g_printerr ("helper %s: %s\n", argv[4], error->message);
+      return 1;
+    }
+  say ("READY");
+  if (fgets (buf, sizeof buf, stdin) == NULL)
+    return 1;
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  say (lock != NULL ? "ACQUIRED" : "UNAVAILABLE");
+  wait_for_stdin_eof ();
+  if (lock != NULL)
+    tessera_lock_release (TESSERA_LOCK (lock));
+  return 0;
+}
+
+static int
 do_raw_lock (char **argv, gboolean use_flock)
 {
   int fd = open (argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -194,6 +225,8 @@ main (int argc, char **argv)
     return do_hold (argc, argv);
   if (argc >= 6 && strcmp (argv[1], "wait") == 0)
     return do_wait (argv);
+  if (argc >= 6 && strcmp (argv[1], "try") == 0)
+    return do_try (argv);
   if (argc >= 3 && strcmp (argv[1], "flock") == 0)
     return do_raw_lock (argv, TRUE);
   if (argc >= 3 && strcmp (argv[1], "lockf") == 0)

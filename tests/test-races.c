@@ -1,0 +1,110 @@
+/* test-races.c: races between looking at a folder and deciding, made
+ * deterministic with named pause points (-Dpause_points=true): a helper
+ * is held between two steps while the test changes the folder.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *pause_dir;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_assert_cmpint (g_mkdir (f->pause_dir, 0755), ==, 0);
+  counter = test_counter_new (f->folder, 1, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->pause_dir);
+}
+
+/* Holds the helper at pause point @point once it is told to go on. */
+static Helper *
+spawn_paused_try (Fixture *f, const char *point, const char *extra_env_name, const char *extra_env_value)
+{
+  const char *env[] = { "TESSERA_PAUSE_AT", point, "TESSERA_PAUSE_DIR", f->pause_dir,
+                        extra_env_name, extra_env_value, NULL };
+  Helper *helper = helper_spawn (env, "try", f->folder, "-1", "late", "1", NULL);
+
+  helper_expect_line (helper, "READY", 60);
+  helper_write_line (helper, "go");
+  {
+    g_autofree char *reached = g_strdup_printf ("%s/%s.reached", f->pause_dir, point);
+    test_wait_for_file (reached, 60);
+  }
+  return helper;
+}
+
+static void
+release_pause (Fixture *f, const char *point)
+{
+  g_autofree char *go = g_strdup_printf ("%s/%s.go", f->pause_dir, point);
+  test_write_file (go, "");
+}
+
+/* A valid lock file naming this (live) test process, holding the whole
+ * total of 1. */
+static void
+plant_live_holder (const char *jobs)
+{
+  g_autofree char *job_uri = g_build_filename (jobs, "..", "planted-job", NULL);
+  g_autofree char *path = g_build_filename (jobs, "planted@1.json", NULL);
+  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+                                           "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                                           job_uri, (int) getpid ());
+  test_write_file (path, json);
+}
+
+/* jobs/ replaced by a folder that already holds the whole total while the
+ * acquirer waited for ipc.lock: inotify reports it in the very drain the
+ * acquirer does under the lock, and the decision must follow that rescan
+ * rather than the cache from before. */
+static void
+test_folder_replaced_during_wait (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *old = g_build_filename (f->folder, "jobs-old", NULL);
+  g_autoptr(Helper) late = spawn_paused_try (f, "acquire-locked", NULL, NULL);
+  g_autofree char *line = NULL;
+
+  g_assert_cmpint (g_rename (jobs, old), ==, 0);
+  g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
+  plant_live_holder (jobs);
+  release_pause (f, "acquire-locked");
+
+  line = helper_read_line (late, 60);
+  g_assert_cmpstr (line, ==, "UNAVAILABLE");
+  helper_close_stdin (late);
+  g_assert_cmpint (helper_wait (late), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/races/folder-replaced-during-wait", Fixture, NULL,
+              fixture_set_up, test_folder_replaced_during_wait, fixture_tear_down);
+  return g_test_run ();
+}
