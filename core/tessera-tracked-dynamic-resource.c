@@ -829,9 +829,12 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   GHashTableIter iter;
   gpointer key;
   struct stat st;
-  gboolean scan = priv->force_scan;
+  gboolean scan;
 
+  /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
+   * read the flag only after it. */
   drain_inotify_locked (self);
+  scan = priv->force_scan;
   check_informations_locked (self);
 
   if (g_lstat (priv->jobs_folder, &st) < 0)
