@@ -177,6 +177,66 @@ test_reentrant_levels (Fixture *f, gconstpointer data)
   g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (held)), ==, 0);
 }
 
+typedef struct
+{
+  TestCounter *counter;
+  gint done;
+} UpdateRun;
+
+static void
+on_total_read_usage (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  gint64 capacity = -1;
+
+  /* A handler's natural reaction: look at the new state. */
+  tessera_tracked_dynamic_resource_get_usage (TESSERA_TRACKED_DYNAMIC_RESOURCE (object), &capacity, NULL);
+  g_assert_cmpint (capacity, ==, 3);
+  g_atomic_int_inc ((gint *) data);
+}
+
+static gpointer
+run_update (gpointer data)
+{
+  UpdateRun *run = data;
+  g_autoptr(GError) error = NULL;
+
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (run->counter), &error);
+  g_assert_no_error (error);
+  g_atomic_int_set (&run->done, 1);
+  return NULL;
+}
+
+/* A notify::total handler that reads the usage must not deadlock: the
+ * resource emits only once it has let go of its own lock. */
+static void
+test_notify_outside_lock (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) other = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) three = json_from_string ("{\"total\": 3}", NULL);
+  UpdateRun run = { f->counter, 0 };
+  gint notified = 0;
+  GThread *thread;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  g_signal_connect (f->counter, "notify::total", G_CALLBACK (on_total_read_usage), &notified);
+  other = test_counter_new (f->folder, -1, &error);
+  g_assert_no_error (error);
+  tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (other), three, &error);
+  g_assert_no_error (error);
+
+  thread = g_thread_new ("update", run_update, &run);
+  while (!g_atomic_int_get (&run.done))
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("update did not return: a notify handler deadlocked on the resource's lock");
+      g_usleep (10000);
+    }
+  g_thread_join (thread);
+  g_assert_cmpint (g_atomic_int_get (&notified), >=, 1);
+  g_signal_handlers_disconnect_by_data (f->counter, &notified);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -184,6 +244,7 @@ main (int argc, char **argv)
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/timeout", test_timeout);
+  ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
   ADD ("/wait/cancel", test_cancel);
   ADD ("/wait/async", test_async);
   ADD ("/wait/reentrant-levels", test_reentrant_levels);
