@@ -6,6 +6,10 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
 /* Polling only every 1000 s: a waiter that gets through did so by an event. */
 static const char * const no_poll_env[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
 
@@ -237,6 +241,87 @@ test_notify_outside_lock (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_data (f->counter, &notified);
 }
 
+/* Whether /proc/locks shows a request of this process blocked on a lock. */
+static gboolean
+this_process_blocked_on_a_lock (void)
+{
+  g_autofree char *locks = NULL;
+  g_autofree char *needle = g_strdup_printf (" %d ", (int) getpid ());
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents ("/proc/locks", &locks, NULL, NULL));
+  lines = g_strsplit (locks, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], "->") != NULL && strstr (lines[i], needle) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+static gpointer
+acquire_blocked (gpointer data)
+{
+  Fixture *f = data;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "blocked", "a");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+  return NULL;
+}
+
+/* A peer keeping folder A's ipc.lock must not stall this process's other
+ * resources: the waiter on B is woken when B's holder dies, although an
+ * acquirer of A is stuck behind the peer. */
+static void
+test_stuck_folder_does_not_stall_others (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder_b = g_build_filename (f->tmp, "other", NULL);
+  g_autofree char *ipc_a = g_build_filename (f->folder, "ipc.lock", NULL);
+  g_autofree char *event_a = g_build_filename (f->folder, "jobs", "event.txt", NULL);
+  g_autoptr(TestCounter) b = NULL;
+  g_autoptr(Helper) peer = NULL;
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  GThread *stuck;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  b = test_counter_new (folder_b, 1, &error);
+  g_assert_no_error (error);
+  holder = helper_spawn (no_poll_env, "hold", folder_b, "-1", "holder", "1", NULL);
+  helper_expect_line (holder, "ACQUIRED", 60);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (b), &error);
+  g_assert_no_error (error);
+
+  peer = helper_spawn (NULL, "flock", ipc_a, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+  stuck = g_thread_new ("stuck", acquire_blocked, f);
+  while (!this_process_blocked_on_a_lock ())
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("the acquirer of A never blocked on its ipc.lock");
+      g_usleep (5000);
+    }
+  /* An event on A for the poller's thread, then B's holder dies. */
+  test_write_file (event_a, "[]");
+  g_usleep (200 * 1000);   /* let the poller reach A's event first (not needed for correctness) */
+  helper_kill (holder, SIGKILL);
+  helper_wait (holder);
+
+  job = test_job_new (f->tmp, "waiter", "b");
+  dep = test_counter_dependency_new (b, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 30, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (lock);
+  tessera_lock_release (TESSERA_LOCK (lock));
+
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+  g_thread_join (stuck);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -245,6 +330,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
+  ADD ("/wait/stuck-folder-does-not-stall-others", test_stuck_folder_does_not_stall_others);
   ADD ("/wait/cancel", test_cancel);
   ADD ("/wait/async", test_async);
   ADD ("/wait/reentrant-levels", test_reentrant_levels);
