@@ -139,6 +139,43 @@ resource_name (TesseraTrackedDynamicResource *self)
   return name ? name : PRIV (self)->lock_folder;
 }
 
+/* The thread lock. Property notifications raised under it (a plugin's
+ * notify::total) are held back until it is released, so a handler may call
+ * back into the resource. */
+static void
+lock_thread (TesseraTrackedDynamicResource *self)
+{
+  g_object_freeze_notify (G_OBJECT (self));
+  g_mutex_lock (&PRIV (self)->lock);
+}
+
+static void
+unlock_thread (TesseraTrackedDynamicResource *self)
+{
+  g_mutex_unlock (&PRIV (self)->lock);
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+/* Takes ipc.lock then the thread lock, in that order, always: a peer that
+ * keeps ipc.lock must not keep the poller's thread (which needs only the
+ * thread lock) from serving this process's other resources. */
+static int
+lock_both (TesseraTrackedDynamicResource *self, GError **error)
+{
+  int fd = _tessera_ipc_lock_acquire (PRIV (self)->ipc_path, error);
+
+  if (fd >= 0)
+    lock_thread (self);
+  return fd;
+}
+
+static void
+unlock_both (TesseraTrackedDynamicResource *self, int fd)
+{
+  _tessera_ipc_lock_release (fd);
+  unlock_thread (self);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Watch boxes: sources in the poller's thread reach the resource through a
  * weak reference, so they never keep it alive nor touch it once disposed. */
@@ -265,7 +302,7 @@ on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
   if (self == NULL)
     return G_SOURCE_REMOVE;
   priv = PRIV (self);
-  g_mutex_lock (&priv->lock);
+  lock_thread (self);
   /* This dispatch may have waited for the lock while its watch was
    * dropped and the descriptor number reused: only act on the very watch
    * this source was made for. */
@@ -288,7 +325,7 @@ on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
       g_debug ("Holder %d of %s exited", watch->pid, resource_name (self));
       g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (watch->pid));
     }
-  g_mutex_unlock (&priv->lock);
+  unlock_thread (self);
 
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   return G_SOURCE_REMOVE;
@@ -673,9 +710,9 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
 
   if (self == NULL)
     return G_SOURCE_REMOVE;
-  g_mutex_lock (&PRIV (self)->lock);
+  lock_thread (self);
   relevant = drain_inotify_locked (self);
-  g_mutex_unlock (&PRIV (self)->lock);
+  unlock_thread (self);
   if (relevant)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   return G_SOURCE_CONTINUE;
@@ -921,27 +958,6 @@ jobs_mtime_now (TesseraTrackedDynamicResource *self)
   return g_lstat (PRIV (self)->jobs_folder, &st) == 0 ? _tessera_stat_mtime_ns (&st) : -1;
 }
 
-/* Takes the thread lock then ipc.lock, in that order, always. */
-static int
-lock_both (TesseraTrackedDynamicResource *self, GError **error)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  int fd;
-
-  g_mutex_lock (&priv->lock);
-  fd = _tessera_ipc_lock_acquire (priv->ipc_path, error);
-  if (fd < 0)
-    g_mutex_unlock (&priv->lock);
-  return fd;
-}
-
-static void
-unlock_both (TesseraTrackedDynamicResource *self, int fd)
-{
-  _tessera_ipc_lock_release (fd);
-  g_mutex_unlock (&PRIV (self)->lock);
-}
-
 /* ---------------------------------------------------------------------- */
 /* GObject */
 
@@ -1019,9 +1035,9 @@ tessera_tracked_dynamic_resource_refresh_state (TesseraDynamicResource *resource
 
   /* Runs in the poller's thread, which never takes ipc.lock: mark the cache
    * for a full re-read and let the waiters do it under ipc.lock. */
-  g_mutex_lock (&PRIV (self)->lock);
+  lock_thread (self);
   PRIV (self)->force_scan = TRUE;
-  g_mutex_unlock (&PRIV (self)->lock);
+  unlock_thread (self);
   tessera_dynamic_resource_notify_changed (resource);
 }
 
@@ -1604,9 +1620,9 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   gint64 c = -1, f = -1;
 
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
-  g_mutex_lock (&PRIV (self)->lock);
+  lock_thread (self);
   KLASS (self)->get_usage (self, &c, &f);
-  g_mutex_unlock (&PRIV (self)->lock);
+  unlock_thread (self);
   if (capacity != NULL)
     *capacity = c;
   if (free_units != NULL)
