@@ -320,6 +320,28 @@ test_stuck_folder_does_not_stall_others (Fixture *f, gconstpointer data)
   g_thread_join (stuck);
 }
 
+/* A waiter keeps its back-off across the wake-ups that poll ticks cause:
+ * from 0.1 s growing by 1.5, six seconds take about nine polls, not sixty. */
+static void
+test_backoff_kept_across_wakeups (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
+  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "patient", "a");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 before;
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  before = tessera_resource_poller_get_poll_count (poller);
+  lock = tessera_dynamic_dependency_lock (dep, 6, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_cmpuint (tessera_resource_poller_get_poll_count (poller) - before, <=, 20);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -328,6 +350,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
+  ADD ("/wait/backoff-kept-across-wakeups", test_backoff_kept_across_wakeups);
   ADD ("/wait/stuck-folder-does-not-stall-others", test_stuck_folder_does_not_stall_others);
   ADD ("/wait/cancel", test_cancel);
   ADD ("/wait/async", test_async);
