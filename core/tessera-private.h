@@ -53,6 +53,14 @@ int         _tessera_pidfd_open       (GPid         pid);
 
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
+/* The longest polling interval while somebody waits (set once, at init). */
+void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
+                                                      double                  seconds);
+void _tessera_resource_poller_register_full (TesseraResourcePoller  *poller,
+                                             TesseraDynamicResource *resource,
+                                             double                  interval_max);
+/* Where polling is the primary path (no inotify): the longest interval. */
+#define TESSERA_POLL_INTERVAL_MAX_UNWATCHED 2.0
 /* The context of the resource's own poller, where its watches run. */
 GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 

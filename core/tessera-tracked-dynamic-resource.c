@@ -738,10 +738,15 @@ setup_inotify (TesseraTrackedDynamicResource *self)
   struct statfs sfs;
 
   /* inotify sees nothing that other hosts do on a network file system:
-   * there the folder's mtime and the poller are the primary path. */
+   * there the folder's mtime and the poller are the primary path, so the
+   * poller's interval stays short. */
   if (_tessera_inotify_disabled () ||
       (statfs (priv->lock_folder, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC))
-    return;
+    {
+      _tessera_dynamic_resource_set_poll_interval_max (TESSERA_DYNAMIC_RESOURCE (self),
+        MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()));
+      return;
+    }
   priv->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
   if (priv->inotify_fd < 0)
     return;
