@@ -420,28 +420,37 @@ test_gpu_job_side_environment (void)
   test_remove_tree (tmp);
 }
 
+/* A request larger than the resource's current capacity keeps waiting,
+ * as experimaestro's does: capacity may grow (tessera set, another device),
+ * and then it is granted. */
 static void
-check_too_large (const char *type, const char *request, const char *setting)
+check_waits_for_capacity (const char *type, const char *request, const char *setting,
+                          const char *grown_informations)
 {
   g_autofree char *tmp = test_make_tmpdir ();
   g_autofree char *folder = g_build_filename (tmp, "r", NULL);
+  g_autofree char *info = g_build_filename (folder, "informations.json", NULL);
   g_autoptr(Helper) h = plugin_helper_spawn (NULL, "hold", type, folder, "big", request, setting, NULL);
-  g_autofree char *line = helper_read_line (h, 60);
-  g_autofree char *expected = g_strdup_printf ("ERROR %d ", TESSERA_ERROR_REQUEST_TOO_LARGE);
+  g_autofree char *line = NULL;
 
-  /* At once: the helper would wait 120 s otherwise. */
+  /* The folder exists once the helper opened the resource. */
+  test_wait_for_file (info, 60);
+  test_write_file (info, grown_informations);
+  line = helper_read_line (h, 60);
   g_assert_nonnull (line);
-  g_assert_true (g_str_has_prefix (line, expected));
-  g_assert_cmpint (helper_wait (h), ==, 1);
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED"));
+  helper_close_stdin (h);
+  helper_expect_line (h, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (h), ==, 0);
   test_remove_tree (tmp);
 }
 
 static void
-test_request_too_large (void)
+test_request_larger_than_capacity_waits (void)
 {
-  check_too_large ("countertoken", "4", "total=3");
-  check_too_large ("gpu", "3", "devices=0;1");
-  check_too_large ("gpu", "1:32G", "devices=0:16384;1:16384");
+  check_waits_for_capacity ("countertoken", "4", "total=3", "{\"total\": 4}");
+  check_waits_for_capacity ("gpu", "3", "devices=0;1",
+                            "{\"devices\": [{\"index\": 0}, {\"index\": 1}, {\"index\": 2}]}");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -596,7 +605,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/gpu/processes", test_gpu_processes);
   g_test_add_func ("/plugins/gpu/environment", test_gpu_environment);
   g_test_add_func ("/plugins/gpu/job-side-environment", test_gpu_job_side_environment);
-  g_test_add_func ("/plugins/request-too-large", test_request_too_large);
+  g_test_add_func ("/plugins/request-larger-than-capacity-waits", test_request_larger_than_capacity_waits);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
