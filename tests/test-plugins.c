@@ -13,6 +13,8 @@
 
 #include "test-utils.h"
 
+#include <unistd.h>
+
 /* ---------------------------------------------------------------------- */
 /* Registry */
 
@@ -590,6 +592,37 @@ test_third_party_plugin (void)
   test_remove_tree (tmp);
 }
 
+/* Lock files claiming absurd counts add up without wrapping round to a
+ * free pool: one claiming G_MAXINT64 and one claiming 1 leave nothing. */
+static void
+test_counts_saturate (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "r", NULL);
+  g_autofree char *config = g_build_filename (tmp, "tessera.conf", NULL);
+  g_autofree char *config_text = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=3\n", folder);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *counts[] = { "9223372036854775807", "1" };
+
+  test_write_file (config, config_text);
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/jobs/huge@%u.json", folder, i);
+      g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/job%u\", \"information\": {\"count\": %s}, "
+                                               "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                                               tmp, i, counts[i], (int) getpid ());
+      test_write_file (path, json);
+    }
+  run = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error, g_getenv ("TESSERA_TOOL"),
+                          "--config", config, "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait (run, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (run), ==, 75);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -606,6 +639,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/gpu/environment", test_gpu_environment);
   g_test_add_func ("/plugins/gpu/job-side-environment", test_gpu_job_side_environment);
   g_test_add_func ("/plugins/request-larger-than-capacity-waits", test_request_larger_than_capacity_waits);
+  g_test_add_func ("/plugins/counts-saturate", test_counts_saturate);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
