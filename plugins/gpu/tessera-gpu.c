@@ -136,8 +136,9 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   chosen = pick (self, dep, &n_fitting);
   if ((int) n_fitting < tessera_gpu_dependency_get_count (dep))
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE,
-                   _("%s has %u device(s) with at least %llu MiB; %d can never be granted"),
+      /* Devices may be added (informations.json): wait, saying why. */
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+                   _("%s has %u device(s) with at least %llu MiB, fewer than the %d asked for: waiting for more"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), n_fitting,
                    (unsigned long long) tessera_gpu_dependency_get_min_memory (dep),
                    tessera_gpu_dependency_get_count (dep));
