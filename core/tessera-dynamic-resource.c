@@ -286,6 +286,7 @@ tessera_dynamic_resource_wait (TesseraDynamicResource  *self,
                                                                       : _tessera_poll_interval_max ());
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (wake_on_cancel), priv, NULL);
+  _tessera_pause_point ("wait-registered");
 
   g_mutex_lock (&priv->mutex);
   while (priv->generation == generation)

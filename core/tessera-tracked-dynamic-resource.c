@@ -743,8 +743,10 @@ setup_inotify (TesseraTrackedDynamicResource *self)
   if (_tessera_inotify_disabled () ||
       (statfs (priv->lock_folder, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC))
     {
+      /* Never below a first interval set on purpose (TESSERA_POLL_INTERVAL). */
       _tessera_dynamic_resource_set_poll_interval_max (TESSERA_DYNAMIC_RESOURCE (self),
-        MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()));
+        MAX (MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()),
+             _tessera_poll_interval_initial ()));
       return;
     }
   priv->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);

@@ -64,16 +64,15 @@ release_pause (Fixture *f, const char *point)
   test_write_file (go, "");
 }
 
-/* A valid lock file naming this (live) test process, holding the whole
- * total of 1. */
+/* A valid lock file naming this (live) test process, holding @count. */
 static void
-plant_live_holder (const char *jobs)
+plant_live_holder (const char *jobs, int count)
 {
   g_autofree char *job_uri = g_build_filename (jobs, "..", "planted-job", NULL);
   g_autofree char *path = g_build_filename (jobs, "planted@1.json", NULL);
-  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %d}, "
                                            "\"process\": {\"type\": \"local\", \"pid\": %d}}",
-                                           job_uri, (int) getpid ());
+                                           job_uri, count, (int) getpid ());
   test_write_file (path, json);
 }
 
@@ -91,7 +90,7 @@ test_folder_replaced_during_wait (Fixture *f, gconstpointer data)
 
   g_assert_cmpint (g_rename (jobs, old), ==, 0);
   g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
-  plant_live_holder (jobs);
+  plant_live_holder (jobs, 1);
   release_pause (f, "acquire-locked");
 
   line = helper_read_line (late, 60);
@@ -100,11 +99,42 @@ test_folder_replaced_during_wait (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (late), ==, 0);
 }
 
+/* A clean-up seen by one thread wakes the others: a holder's lock file
+ * vanishes unseen (no inotify, no poll for 1000 s); the next acquire of
+ * this process notices it, takes one unit, and the waiter of the same
+ * process must be told there is another. */
+static void
+test_cleanup_wakes_waiters (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *planted = g_build_filename (jobs, "planted@1.json", NULL);
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  const char *env[] = { "TESSERA_PAUSE_AT", "wait-registered", "TESSERA_PAUSE_DIR", f->pause_dir,
+                        "TESSERA_NO_INOTIFY", "1", "TESSERA_POLL_INTERVAL", "1000", NULL };
+  g_autoptr(Helper) helper = NULL;
+  g_autofree char *a = NULL;
+  g_autofree char *w = NULL;
+
+  test_write_file (info, "{\"total\": 2}");
+  plant_live_holder (jobs, 2);
+  helper = helper_spawn (env, "wake", f->folder, NULL);
+  helper_expect_line (helper, "WAITING", 60);
+  g_assert_cmpint (g_unlink (planted), ==, 0);
+  helper_write_line (helper, "go");
+  a = helper_read_line (helper, 60);
+  g_assert_cmpstr (a, ==, "A ACQUIRED");
+  w = helper_read_line (helper, 60);
+  g_assert_cmpstr (w, ==, "W ACQUIRED");
+  g_assert_cmpint (helper_wait (helper), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/races/folder-replaced-during-wait", Fixture, NULL,
               fixture_set_up, test_folder_replaced_during_wait, fixture_tear_down);
+  g_test_add ("/races/cleanup-wakes-waiters", Fixture, NULL,
+              fixture_set_up, test_cleanup_wakes_waiters, fixture_tear_down);
   return g_test_run ();
 }
