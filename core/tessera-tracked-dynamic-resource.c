@@ -93,6 +93,8 @@ typedef struct
   GHashTable *attention;      /* names to look at on every refresh */
   GHashTable *dirty;          /* names inotify reported */
   gboolean force_scan;
+  guint64 view_serial;        /* moves whenever accounting changes */
+  gboolean refresh_changed;   /* a refresh changed it: wake this process's waiters */
 
   gboolean jobs_known;
   gint64 jobs_mtime_ns;
@@ -172,8 +174,13 @@ lock_both (TesseraTrackedDynamicResource *self, GError **error)
 static void
 unlock_both (TesseraTrackedDynamicResource *self, int fd)
 {
+  gboolean changed = PRIV (self)->refresh_changed;
+
+  PRIV (self)->refresh_changed = FALSE;
   _tessera_ipc_lock_release (fd);
   unlock_thread (self);
+  if (changed)
+    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -382,6 +389,7 @@ account (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->account_lock_file (self, entry->lock_file);
       entry->accounted = TRUE;
+      PRIV (self)->view_serial++;
     }
 }
 
@@ -392,6 +400,7 @@ unaccount (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->unaccount_lock_file (self, entry->lock_file);
       entry->accounted = FALSE;
+      PRIV (self)->view_serial++;
     }
 }
 
@@ -874,12 +883,14 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   gpointer key;
   struct stat st;
   gboolean scan;
+  guint64 serial_before = priv->view_serial;
 
   /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
    * read the flag only after it. */
   drain_inotify_locked (self);
   scan = priv->force_scan;
-  check_informations_locked (self);
+  if (check_informations_locked (self))
+    priv->view_serial++;
 
   if (g_lstat (priv->jobs_folder, &st) < 0)
     {
@@ -940,6 +951,10 @@ refresh_locked (TesseraTrackedDynamicResource *self)
             examine_entry (self, entry, now_ns);
         }
     }
+  /* What this refresh found (a holder gone, a peer's release whose events
+   * it consumed) other threads of this process have not seen. */
+  if (priv->view_serial != serial_before)
+    priv->refresh_changed = TRUE;
 }
 
 /* After our own change to jobs/, the folder's new mtime is explained.
