@@ -72,6 +72,7 @@ GType _tessera_lock_class_table_lookup (const char *module,
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);
 gboolean _tessera_inotify_disabled    (void);
+gboolean _tessera_fs_is_local         (const char *path);
 
 /* Named pause points for the race tests (tessera-pause-point.c); nothing
  * at all unless built with -Dpause_points=true. */

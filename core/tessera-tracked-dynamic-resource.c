@@ -11,12 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-
-#ifndef NFS_SUPER_MAGIC
-#define NFS_SUPER_MAGIC 0x6969
-#endif
 
 /**
  * TesseraTrackedDynamicResource:
@@ -96,9 +91,12 @@ typedef struct
   guint64 view_serial;        /* moves whenever accounting changes */
   gboolean refresh_changed;   /* a refresh changed it: wake this process's waiters */
 
+  gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
   gboolean jobs_known;
   gint64 jobs_mtime_ns;
   ino_t jobs_ino;
+  gint64 jobs_seen_mono;      /* our monotonic time when we first read that mtime */
+  gboolean jobs_mtime_clean;  /* a scan ran after that mtime's clock tick was over */
 
   gboolean info_known;
   gint64 info_mtime_ns;
@@ -744,13 +742,13 @@ static void
 setup_inotify (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  struct statfs sfs;
 
-  /* inotify sees nothing that other hosts do on a network file system:
-   * there the folder's mtime and the poller are the primary path, so the
-   * poller's interval stays short. */
-  if (_tessera_inotify_disabled () ||
-      (statfs (priv->lock_folder, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC))
+  /* inotify sees only what this kernel does: on any file system not known
+   * to be local, another host's change would go unseen, so jobs/ is read
+   * under ipc.lock before every decision and the poller is the primary
+   * path to wake waiters, with a short interval. */
+  priv->shared_fs = !_tessera_fs_is_local (priv->lock_folder);
+  if (_tessera_inotify_disabled () || priv->shared_fs)
     {
       /* Never below a first interval set on purpose (TESSERA_POLL_INTERVAL). */
       _tessera_dynamic_resource_set_poll_interval_max (TESSERA_DYNAMIC_RESOURCE (self),
@@ -873,6 +871,37 @@ scan_jobs_folder (TesseraTrackedDynamicResource *self)
     stat_and_load (self, key);
 }
 
+/* git's "racy" rule for the folder's mtime. A directory's mtime moves once
+ * per clock tick of its file system (one second on ext2 or some NFS
+ * servers, a jiffy elsewhere): a peer's change in the tick in which we read
+ * the mtime leaves it as we saw it. So an unchanged mtime proves nothing
+ * until we have scanned at a time when that tick was surely over, which
+ * we measure on our own monotonic clock from when we first read that
+ * mtime — never by comparing the file system's times with our wall clock.
+ * Whole-second times tell a coarse file system. */
+static gint64
+mtime_tick_us (gint64 mtime_ns)
+{
+  return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
+}
+
+/* Records the mtime read at @now_mono (taken before the read), after a
+ * scan or our own change. */
+static void
+note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 now_mono, gboolean scanned)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  if (mtime_ns != priv->jobs_mtime_ns || !priv->jobs_known)
+    {
+      priv->jobs_mtime_ns = mtime_ns;
+      priv->jobs_seen_mono = now_mono;
+      priv->jobs_mtime_clean = FALSE;
+    }
+  else if (scanned && now_mono - priv->jobs_seen_mono >= mtime_tick_us (mtime_ns))
+    priv->jobs_mtime_clean = TRUE;
+}
+
 /* The seed's `_update`, done incrementally. Thread lock and ipc.lock held. */
 static void
 refresh_locked (TesseraTrackedDynamicResource *self)
@@ -884,6 +913,7 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   struct stat st;
   gboolean scan;
   guint64 serial_before = priv->view_serial;
+  gint64 now_mono;
 
   /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
    * read the flag only after it. */
@@ -892,6 +922,7 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   if (check_informations_locked (self))
     priv->view_serial++;
 
+  now_mono = g_get_monotonic_time ();
   if (g_lstat (priv->jobs_folder, &st) < 0)
     {
       if (mkdir (priv->jobs_folder, 0777) < 0 && errno != EEXIST)
@@ -900,10 +931,13 @@ refresh_locked (TesseraTrackedDynamicResource *self)
       scan = TRUE;
     }
   add_jobs_watch (self);
-  /* Without inotify, the folder's mtime says whether any name changed. */
-  if (!watching_jobs (self))
+  if (priv->shared_fs)
+    scan = TRUE;
+  else if (!watching_jobs (self))
+    /* Without inotify, the folder's mtime says whether any name changed,
+     * unless it may hide a change made in the same clock tick. */
     scan |= !priv->jobs_known || st.st_ino != priv->jobs_ino ||
-            _tessera_stat_mtime_ns (&st) != priv->jobs_mtime_ns;
+            _tessera_stat_mtime_ns (&st) != priv->jobs_mtime_ns || !priv->jobs_mtime_clean;
   else
     scan |= !priv->jobs_known;
 
@@ -912,9 +946,11 @@ refresh_locked (TesseraTrackedDynamicResource *self)
       g_hash_table_remove_all (priv->dirty);
       scan_jobs_folder (self);
       priv->force_scan = FALSE;
+      if (priv->jobs_ino != st.st_ino)
+        priv->jobs_known = FALSE;
+      note_jobs_mtime (self, _tessera_stat_mtime_ns (&st), now_mono, TRUE);
       priv->jobs_known = TRUE;
       priv->jobs_ino = st.st_ino;
-      priv->jobs_mtime_ns = _tessera_stat_mtime_ns (&st);
     }
   else if (g_hash_table_size (priv->dirty) > 0)
     {
@@ -965,9 +1001,11 @@ note_own_change (TesseraTrackedDynamicResource *self, gint64 mtime_before)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   struct stat st;
 
+  gint64 now_mono = g_get_monotonic_time ();
+
   if (!watching_jobs (self) && priv->jobs_known && mtime_before == priv->jobs_mtime_ns &&
       g_lstat (priv->jobs_folder, &st) == 0)
-    priv->jobs_mtime_ns = _tessera_stat_mtime_ns (&st);
+    note_jobs_mtime (self, _tessera_stat_mtime_ns (&st), now_mono, FALSE);
 }
 
 static gint64
