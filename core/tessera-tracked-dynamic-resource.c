@@ -102,6 +102,9 @@ typedef struct
   gint64 info_mtime_ns;
   ino_t info_ino;
   goffset info_size;
+  gint64 info_seen_mono;      /* as for jobs/: see note_jobs_mtime() */
+  gboolean info_clean;
+  JsonNode *info_node;        /* what was last read, NULL when it was broken */
 
   WatchBox *box;
   int inotify_fd;
@@ -579,6 +582,40 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Folder and file times */
+
+/* git's "racy" rule for the folder's mtime. A directory's mtime moves once
+ * per clock tick of its file system (one second on ext2 or some NFS
+ * servers, a jiffy elsewhere): a peer's change in the tick in which we read
+ * the mtime leaves it as we saw it. So an unchanged mtime proves nothing
+ * until we have scanned at a time when that tick was surely over, which
+ * we measure on our own monotonic clock from when we first read that
+ * mtime — never by comparing the file system's times with our wall clock.
+ * Whole-second times tell a coarse file system. */
+static gint64
+mtime_tick_us (gint64 mtime_ns)
+{
+  return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
+}
+
+/* Records the mtime read at @now_mono (taken before the read), after a
+ * scan or our own change. */
+static void
+note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 now_mono, gboolean scanned)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  if (mtime_ns != priv->jobs_mtime_ns || !priv->jobs_known)
+    {
+      priv->jobs_mtime_ns = mtime_ns;
+      priv->jobs_seen_mono = now_mono;
+      priv->jobs_mtime_clean = FALSE;
+    }
+  else if (scanned && now_mono - priv->jobs_seen_mono >= mtime_tick_us (mtime_ns))
+    priv->jobs_mtime_clean = TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
 /* informations.json */
 
 static JsonNode *
@@ -617,6 +654,7 @@ check_informations_locked (TesseraTrackedDynamicResource *self)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
+  gint64 now_mono = g_get_monotonic_time ();
   struct stat st;
 
   if (g_lstat (priv->info_path, &st) < 0)
@@ -629,20 +667,38 @@ check_informations_locked (TesseraTrackedDynamicResource *self)
     }
   if (priv->info_known && st.st_ino == priv->info_ino &&
       _tessera_stat_mtime_ns (&st) == priv->info_mtime_ns && st.st_size == priv->info_size)
-    return FALSE;
+    {
+      /* A peer writing in place (Python's json.dump) in the clock tick we
+       * last read it leaves all three as they were: read it again until a
+       * read happened after that tick. */
+      if (priv->info_clean)
+        return FALSE;
+      priv->info_clean = now_mono - priv->info_seen_mono >= mtime_tick_us (priv->info_mtime_ns);
+      node = read_informations (self, &st, &error);
+      if ((node == NULL && priv->info_node == NULL) ||
+          (node != NULL && priv->info_node != NULL && json_node_equal (node, priv->info_node)))
+        return FALSE;
+    }
+  else
+    {
+      priv->info_seen_mono = now_mono;
+      priv->info_clean = FALSE;
+      node = read_informations (self, &st, &error);
+    }
 
-  node = read_informations (self, &st, &error);
   /* Remember what we looked at, good or bad, so a broken file is reported
    * once per change rather than on every acquire. */
   priv->info_known = TRUE;
   priv->info_ino = st.st_ino;
   priv->info_mtime_ns = _tessera_stat_mtime_ns (&st);
   priv->info_size = st.st_size;
+  g_clear_pointer (&priv->info_node, json_node_unref);
   if (node == NULL)
     {
       g_warning (_("Keeping the last capacity of %s: %s"), resource_name (self), error->message);
       return FALSE;
     }
+  priv->info_node = json_node_copy (node);
   if (!KLASS (self)->handle_information_change (self, node, &error))
     {
       g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name (self),
@@ -871,37 +927,6 @@ scan_jobs_folder (TesseraTrackedDynamicResource *self)
     stat_and_load (self, key);
 }
 
-/* git's "racy" rule for the folder's mtime. A directory's mtime moves once
- * per clock tick of its file system (one second on ext2 or some NFS
- * servers, a jiffy elsewhere): a peer's change in the tick in which we read
- * the mtime leaves it as we saw it. So an unchanged mtime proves nothing
- * until we have scanned at a time when that tick was surely over, which
- * we measure on our own monotonic clock from when we first read that
- * mtime — never by comparing the file system's times with our wall clock.
- * Whole-second times tell a coarse file system. */
-static gint64
-mtime_tick_us (gint64 mtime_ns)
-{
-  return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
-}
-
-/* Records the mtime read at @now_mono (taken before the read), after a
- * scan or our own change. */
-static void
-note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 now_mono, gboolean scanned)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-
-  if (mtime_ns != priv->jobs_mtime_ns || !priv->jobs_known)
-    {
-      priv->jobs_mtime_ns = mtime_ns;
-      priv->jobs_seen_mono = now_mono;
-      priv->jobs_mtime_clean = FALSE;
-    }
-  else if (scanned && now_mono - priv->jobs_seen_mono >= mtime_tick_us (mtime_ns))
-    priv->jobs_mtime_clean = TRUE;
-}
-
 /* The seed's `_update`, done incrementally. Thread lock and ipc.lock held. */
 static void
 refresh_locked (TesseraTrackedDynamicResource *self)
@@ -1046,6 +1071,7 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
 
   g_hash_table_unref (priv->pid_watches);
   g_hash_table_unref (priv->cache);
+  g_clear_pointer (&priv->info_node, json_node_unref);
   g_hash_table_unref (priv->attention);
   g_hash_table_unref (priv->dirty);
   if (priv->inotify_fd >= 0)
