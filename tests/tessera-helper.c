@@ -11,8 +11,8 @@
  *       TIMEOUT s: print "ACQUIRED polls=N" or "ERROR <code>".
  *   tessera-helper try FOLDER TOTAL ID COUNT
  *       open the resource and look at its folder, print "READY", wait for
- *       a line on stdin, try once to acquire COUNT units: print "ACQUIRED"
- *       or "UNAVAILABLE", then hold until stdin closes.
+ *       a line on stdin, try once to acquire COUNT units: print "ACQUIRED",
+ *       "UNAVAILABLE" or "ERROR <message>", then hold until stdin closes.
  *   tessera-helper wake FOLDER
  *       run with TESSERA_PAUSE_AT=wait-registered: a thread waits for 1
  *       unit (up to 30 s); once it is held at that pause point, print
@@ -200,7 +200,15 @@ do_try (char **argv)
   if (fgets (buf, sizeof buf, stdin) == NULL)
     return 1;
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-  say (lock != NULL ? "ACQUIRED" : "UNAVAILABLE");
+  if (lock != NULL)
+    say ("ACQUIRED");
+  else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+    say ("UNAVAILABLE");
+  else
+    {
+      g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
+      say (line);
+    }
   wait_for_stdin_eof ();
   if (lock != NULL)
     tessera_lock_release (TESSERA_LOCK (lock));

@@ -128,6 +128,44 @@ test_cleanup_wakes_waiters (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (helper), ==, 0);
 }
 
+/* Many live holders must not use up this process's descriptors: with 64
+ * allowed and 100 holders, a process watching each through a pidfd could
+ * no longer open ipc.lock. The rest are watched through /proc. */
+static void
+test_many_holders_few_descriptors (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  g_autofree char *helper_path = g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL);
+  g_autoptr(GPtrArray) sleepers = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GSubprocess) late = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+
+  test_write_file (info, "{\"total\": 1000}");
+  for (int i = 0; i < 100; i++)
+    {
+      GSubprocess *sleeper = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, "sleep", "300", NULL);
+      g_autofree char *path = g_strdup_printf ("%s/holder@%d.json", jobs, i);
+      g_autofree char *json = NULL;
+
+      g_assert_no_error (error);
+      g_ptr_array_add (sleepers, sleeper);
+      json = g_strdup_printf ("{\"job_uri\": \"%s/job%d\", \"information\": {\"count\": 1}, "
+                              "\"process\": {\"type\": \"local\", \"pid\": %s}}",
+                              f->tmp, i, g_subprocess_get_identifier (sleeper));
+      test_write_file (path, json);
+    }
+  late = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                           "prlimit", "--nofile=64", "--", helper_path, "try", f->folder, "-1", "late", "1", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (late, "go\n", NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (out, ==, "READY\nACQUIRED\n");
+  for (guint i = 0; i < sleepers->len; i++)
+    g_subprocess_force_exit (g_ptr_array_index (sleepers, i));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -136,5 +174,7 @@ main (int argc, char **argv)
               fixture_set_up, test_folder_replaced_during_wait, fixture_tear_down);
   g_test_add ("/races/cleanup-wakes-waiters", Fixture, NULL,
               fixture_set_up, test_cleanup_wakes_waiters, fixture_tear_down);
+  g_test_add ("/races/many-holders-few-descriptors", Fixture, NULL,
+              fixture_set_up, test_many_holders_few_descriptors, fixture_tear_down);
   return g_test_run ();
 }
