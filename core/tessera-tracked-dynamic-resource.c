@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /**
@@ -263,12 +264,40 @@ entry_free (Entry *entry)
   g_free (entry);
 }
 
+/* pidfds of the whole process: a quarter of its descriptor limit, so that
+ * 10 000 holders never starve it of descriptors for ipc.lock and files. */
+static gint pidfds_open;
+
+static gboolean
+pidfd_budget_take (void)
+{
+  static gsize budget;
+
+  if (g_once_init_enter (&budget))
+    {
+      struct rlimit rl;
+      rlim_t limit = getrlimit (RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+      g_once_init_leave (&budget, (gsize) CLAMP (limit / 4, 1, 4096));
+    }
+  if ((gsize) g_atomic_int_add (&pidfds_open, 1) < budget)
+    return TRUE;
+  g_atomic_int_add (&pidfds_open, -1);
+  return FALSE;
+}
+
+static void
+pidfd_budget_give (void)
+{
+  g_atomic_int_add (&pidfds_open, -1);
+}
+
 static void
 pid_watch_free (PidWatch *watch)
 {
   g_source_destroy (watch->source);
   g_source_unref (watch->source);
   close (watch->fd);
+  pidfd_budget_give ();
   g_hash_table_unref (watch->names);
   g_free (watch);
 }
@@ -349,13 +378,23 @@ watch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
 
   if (watch == NULL)
     {
-      int fd = _tessera_pidfd_open (pid);
+      int fd;
+
+      /* Past the budget, holders stay in the attention set, checked
+       * through /proc at every refresh and poll. */
+      if (!pidfd_budget_take ())
+        return;
+      fd = _tessera_pidfd_open (pid);
       if (fd < 0)
-        return;   /* no pidfd (old kernel, no descriptors left): polled instead */
+        {
+          pidfd_budget_give ();
+          return;   /* no pidfd (old kernel, no descriptors left): polled instead */
+        }
       /* The pid may have been reused between the check and the open. */
       if (tessera_process_check (entry->holder) != TESSERA_PROCESS_ALIVE)
         {
           close (fd);
+          pidfd_budget_give ();
           return;
         }
       PidWatchTicket *ticket = g_new0 (PidWatchTicket, 1);
