@@ -623,6 +623,39 @@ test_counts_saturate (void)
   test_remove_tree (tmp);
 }
 
+/* GPU holdings follow the device's UUID, not its index: after
+ * informations.json lists the devices in another order, the device a
+ * holder has is still taken. */
+static void
+test_gpu_held_by_uuid (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "g", NULL);
+  g_autofree char *info = g_build_filename (folder, "informations.json", NULL);
+  g_autoptr(Helper) first = NULL;
+  g_autoptr(Helper) second = NULL;
+  g_autofree char *line = NULL;
+
+  first = plugin_helper_spawn (NULL, "hold", "gpu", folder, "first", "1",
+                               "devices=0:1024:GPU-aaaa;1:1024:GPU-bbbb", NULL);
+  line = helper_read_line (first, 60);
+  g_assert_nonnull (strstr (line, "GPU-aaaa"));
+  g_clear_pointer (&line, g_free);
+  test_write_file (info, "{\"devices\": [{\"index\": 0, \"uuid\": \"GPU-bbbb\", \"memory\": 1024}, "
+                         "{\"index\": 1, \"uuid\": \"GPU-aaaa\", \"memory\": 1024}]}");
+  second = plugin_helper_spawn (NULL, "hold", "gpu", folder, "second", "1", NULL);
+  line = helper_read_line (second, 60);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED"));
+  g_assert_null (strstr (line, "GPU-aaaa"));
+  g_assert_nonnull (strstr (line, "GPU-bbbb"));
+  helper_close_stdin (first);
+  helper_close_stdin (second);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -640,6 +673,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/gpu/job-side-environment", test_gpu_job_side_environment);
   g_test_add_func ("/plugins/request-larger-than-capacity-waits", test_request_larger_than_capacity_waits);
   g_test_add_func ("/plugins/counts-saturate", test_counts_saturate);
+  g_test_add_func ("/plugins/gpu-held-by-uuid", test_gpu_held_by_uuid);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
