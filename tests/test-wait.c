@@ -164,6 +164,70 @@ test_async (Fixture *f, gconstpointer data)
   g_object_unref (s.got);
 }
 
+static guint
+count_threads (void)
+{
+  GDir *dir = g_dir_open ("/proc/self/task", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  g_dir_close (dir);
+  return n;
+}
+
+static void
+on_async_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock =
+    tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result, &error);
+
+  g_assert_null (lock);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  (*(guint *) data)++;
+}
+
+static gboolean
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Async waits wait through sources in the caller's context: twelve of
+ * them park no thread (a thread-pool thread each before), and a cancel
+ * ends each at once. */
+static void
+test_async_waits_park_no_thread (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
+  guint before = count_threads (), during, done = 0;
+  gboolean settled = FALSE;
+
+  for (int i = 0; i < 12; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("w%d", i);
+      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "async", id);
+      TesseraDynamicDependency *dep = test_counter_dependency_new (f->counter, job, 1);
+
+      g_ptr_array_add (deps, dep);
+      tessera_dynamic_dependency_lock_async (dep, 60, cancellable, on_async_done, &done);
+    }
+  /* Long enough for a thread pool to have grown for blocked tasks. */
+  g_timeout_add (2000, set_flag, &settled);
+  while (!settled)
+    g_main_context_iteration (NULL, TRUE);
+  during = count_threads ();
+  g_cancellable_cancel (cancellable);
+  while (done < 12)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (during, <=, before + 2);
+}
+
 static void
 test_reentrant_levels (Fixture *f, gconstpointer data)
 {
@@ -350,6 +414,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
+  ADD ("/wait/async-waits-park-no-thread", test_async_waits_park_no_thread);
   ADD ("/wait/backoff-kept-across-wakeups", test_backoff_kept_across_wakeups);
   ADD ("/wait/stuck-folder-does-not-stall-others", test_stuck_folder_does_not_stall_others);
   ADD ("/wait/cancel", test_cancel);
