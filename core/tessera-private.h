@@ -59,6 +59,16 @@ void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *se
 void _tessera_resource_poller_register_full (TesseraResourcePoller  *poller,
                                              TesseraDynamicResource *resource,
                                              double                  interval_max);
+gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
+                                                GMainContext           *context,
+                                                GSourceFunc             func,
+                                                gpointer                data,
+                                                GDestroyNotify          destroy);
+void     _tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
+                                                gpointer                handle);
+/* While set in this thread, ipc.lock is only tried: a peer holding it
+ * makes the acquire fail with G_IO_ERROR_WOULD_BLOCK. */
+void     _tessera_ipc_lock_set_try_only         (gboolean try_only);
 /* Where polling is the primary path (no inotify): the longest interval. */
 #define TESSERA_POLL_INTERVAL_MAX_UNWATCHED 2.0
 /* The context of the resource's own poller, where its watches run. */

@@ -348,10 +348,28 @@ flock_retry (int fd, int op)
     }
 }
 
+static GPrivate ipc_try_only;
+
+void
+_tessera_ipc_lock_set_try_only (gboolean try_only)
+{
+  g_private_set (&ipc_try_only, GINT_TO_POINTER (try_only));
+}
+
+static int
+fail_would_block (int fd, const char *path, GError **error)
+{
+  close (fd);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("%s is locked by another process"), path);
+  return -1;
+}
+
 int
 _tessera_ipc_lock_acquire (const char  *path,
                            GError     **error)
 {
+  gboolean try_only = GPOINTER_TO_INT (g_private_get (&ipc_try_only));
+
   for (;;)
     {
       struct stat fst, pst;
@@ -367,14 +385,33 @@ _tessera_ipc_lock_acquire (const char  *path,
       /* On NFS flock is emulated with a whole-file fcntl lock: taking both
        * would deadlock on ourselves, so take only the fcntl one there. */
       nfs = is_nfs (fd);
-      if (!nfs && flock_retry (fd, LOCK_EX) < 0)
+      if (try_only)
+        {
+          if (!nfs && flock_retry (fd, LOCK_EX | LOCK_NB) < 0)
+            {
+              if (errno == EWOULDBLOCK)
+                return fail_would_block (fd, path, error);
+              set_io_error (error, errno, _("Cannot lock %s: %s"), path);
+              close (fd);
+              return -1;
+            }
+          if (ofd_lock (fd, F_WRLCK, FALSE) < 0)
+            {
+              if (errno == EAGAIN || errno == EACCES)
+                return fail_would_block (fd, path, error);
+              set_io_error (error, errno, _("Cannot lock %s: %s"), path);
+              close (fd);
+              return -1;
+            }
+        }
+      else if (!nfs && flock_retry (fd, LOCK_EX) < 0)
         {
           int saved = errno;
           close (fd);
           set_io_error (error, saved, _("Cannot lock %s: %s"), path);
           return -1;
         }
-      if ((nfs ? ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
+      else if ((nfs ? ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
         {
           int saved = errno;
           close (fd);
