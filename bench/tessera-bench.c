@@ -12,6 +12,13 @@
  *       cycle on a token for SECONDS; log the number of acquisitions.
  *   tessera-bench hold FOLDER
  *       hold one token and exit: the RSS of a process holding through the API.
+ *   tessera-bench polling FOLDER
+ *       wait 20 s on a full 1-token countertoken (held by a lock file naming
+ *       this process); print "millirate=" the polls per 1000 s in the second
+ *       ten seconds: each poll is one ipc.lock take by the waiter.
+ *   tessera-bench big FOLDER COUNT TIMEOUT
+ *       wait up to TIMEOUT s for COUNT tokens of a 4-token countertoken;
+ *       print "served=0|1 wait=" µs.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -196,6 +203,60 @@ mode_hold (const char *folder)
   return 0;
 }
 
+static int
+mode_polling (const char *folder)
+{
+  g_autofree char *jobs = g_build_filename (folder, "jobs", NULL);
+  g_autofree char *path = g_build_filename (jobs, "holder@1.json", NULL);
+  g_autofree char *uri = g_build_filename (folder, "..", "jobs", "holder", "x", NULL);
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) process = tessera_process_to_json (self);
+  g_autofree char *process_text = json_to_string (process, FALSE);
+  g_autofree char *content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
+                                              uri, process_text);
+  g_autoptr(TesseraTrackedDynamicResource) token = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
+  guint64 at_10;
+
+  g_mkdir_with_parents (jobs, 0777);
+  g_file_set_contents (path, content, -1, NULL);
+  token = open_token (folder, "1");
+  job = make_job (folder, "waiter");
+  dep = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "1", NULL);
+  for (int half = 0; half < 2; half++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 10, NULL, &error);
+
+      if (lock != NULL)
+        return 1;
+      if (half == 0)
+        at_10 = tessera_resource_poller_get_poll_count (poller);
+    }
+  /* Polls per 1000 s: whole numbers for run.py. */
+  printf ("millirate=%" G_GUINT64_FORMAT "\n", (tessera_resource_poller_get_poll_count (poller) - at_10) * 100);
+  return 0;
+}
+
+static int
+mode_big (const char *folder, const char *count, double timeout)
+{
+  g_autoptr(TesseraTrackedDynamicResource) token = open_token (folder, "4");
+  g_autoptr(TesseraJob) job = make_job (folder, "big");
+  g_autoptr(TesseraDynamicDependency) dep =
+    tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, count, NULL);
+  g_autoptr(GError) error = NULL;
+  gint64 start = g_get_monotonic_time ();
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, timeout, NULL, &error);
+
+  printf ("served=%d wait=%" G_GINT64_FORMAT "\n", lock != NULL, g_get_monotonic_time () - start);
+  if (lock != NULL)
+    tessera_lock_release (TESSERA_LOCK (lock));
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -207,6 +268,10 @@ main (int argc, char **argv)
     return mode_throughput (argv[2], g_ascii_strtod (argv[3], NULL), argv[4]);
   if (argc == 3 && strcmp (argv[1], "hold") == 0)
     return mode_hold (argv[2]);
+  if (argc == 3 && strcmp (argv[1], "polling") == 0)
+    return mode_polling (argv[2]);
+  if (argc == 5 && strcmp (argv[1], "big") == 0)
+    return mode_big (argv[2], argv[3], g_ascii_strtod (argv[4], NULL));
   fprintf (stderr, "usage: see the comment at the top of tessera-bench.c\n");
   return 2;
 }
