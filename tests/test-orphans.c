@@ -218,11 +218,25 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
   counter = open_counter (f, 30);
   g_assert_false (g_file_test (boot_path, G_FILE_TEST_EXISTS));
 
-  /* A holder on another host is never judged by a local pid check. */
-  host_path = write_lock_file (f, "remote",
-    "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}", TRUE);
-  g_assert_false (can_acquire (f, counter, "1"));
-  g_assert_true (g_file_test (host_path, G_FILE_TEST_EXISTS));
+  /* A holder on another host is never judged by a local pid check: its
+   * job lock tells. */
+  {
+    g_autofree char *lock_path = g_build_filename (f->tmp, "xp", "remote", "task.lock", NULL);
+    g_autofree char *job_dir = g_path_get_dirname (lock_path);
+    g_autoptr(Helper) remote = NULL;
+
+    g_mkdir_with_parents (job_dir, 0777);
+    remote = helper_spawn (NULL, "lockf", lock_path, NULL);
+    helper_expect_line (remote, "LOCKED", 60);
+    host_path = write_lock_file (f, "remote",
+      "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}", TRUE);
+    g_assert_false (can_acquire (f, counter, "1"));
+    g_assert_true (g_file_test (host_path, G_FILE_TEST_EXISTS));
+    helper_close_stdin (remote);
+    g_assert_cmpint (helper_wait (remote), ==, 0);
+  }
+  g_assert_true (can_acquire (f, counter, "2"));
+  g_assert_false (g_file_test (host_path, G_FILE_TEST_EXISTS));
 }
 
 typedef struct

@@ -1,0 +1,467 @@
+/* test-hosts.c: who may judge a holder (issue 14). Holders Tessera cannot
+ * judge count; holders in other pid namespaces, on other hosts or hidden
+ * by hidepid are never taken for dead; a recorded identity decides when
+ * a pid check means something, the job lock (either kind) otherwise.
+ *
+ * Containers are made with unshare(1): CI runs as root, so a test that
+ * cannot get a namespace fails, it does not skip.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *jobs;
+  char *config;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autofree char *info = NULL;
+  g_autofree char *config = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->jobs = g_build_filename (f->folder, "jobs", NULL);
+  info = g_build_filename (f->folder, "informations.json", NULL);
+  g_mkdir_with_parents (f->jobs, 0777);
+  test_write_file (info, "{\"total\": 2}");
+  f->config = g_build_filename (f->tmp, "tessera.conf", NULL);
+  config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", f->tmp);
+  test_write_file (f->config, config);
+  test_expect_warnings ();
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->jobs);
+  g_free (f->config);
+}
+
+static TestCounter *
+open_counter (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  TestCounter *counter = test_counter_new (f->folder, -1, &error);
+
+  g_assert_no_error (error);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 30);
+  return counter;
+}
+
+/* How many single units can be had now, each by a new job (at most 3). */
+static int
+grantable (Fixture *f, TestCounter *counter)
+{
+  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
+  static int round = 0;
+
+  round++;
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%d-%d", round, i);
+      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
+      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+      g_autoptr(GError) error = NULL;
+      TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+      if (lock == NULL)
+        {
+          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+          break;
+        }
+      g_ptr_array_add (locks, lock);
+    }
+  return (int) locks->len;
+}
+
+/* tmp/xp/<name>/task: the job URI of a lock file written by the tests. */
+static char *
+job_uri_for (Fixture *f, const char *name)
+{
+  g_autofree char *job_dir = g_build_filename (f->tmp, "xp", name, NULL);
+
+  g_mkdir_with_parents (job_dir, 0777);
+  return g_build_filename (job_dir, "task", NULL);
+}
+
+/* Writes jobs/<name>@id.json with the given information and process
+ * (either may be NULL); returns its path. */
+static char *
+write_lock_file (Fixture *f, const char *name, const char *information, const char *process)
+{
+  g_autofree char *job_uri = job_uri_for (f, name);
+  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
+  char *path = g_build_filename (f->jobs, file_name, NULL);
+  GString *content = g_string_new (NULL);
+
+  g_string_append_printf (content, "{\"job_uri\": \"%s\"", job_uri);
+  if (information != NULL)
+    g_string_append_printf (content, ", \"information\": %s", information);
+  if (process != NULL)
+    g_string_append_printf (content, ", \"process\": %s", process);
+  g_string_append (content, "}");
+  test_write_file (path, content->str);
+  g_string_free (content, TRUE);
+  return path;
+}
+
+/* The pid of a process that has ended. */
+static GPid
+dead_pid (void)
+{
+  g_autofree char *out = NULL;
+
+  g_assert_true (g_spawn_command_line_sync ("sh -c 'echo $$'", &out, NULL, NULL, NULL));
+  g_assert_cmpint (atoi (out), >, 0);
+  return atoi (out);
+}
+
+/* Our own process spec as Tessera writes it, with @edit applied. */
+static char *
+own_spec (void (*edit) (JsonObject *spec, gpointer data), gpointer data)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) node = tessera_process_to_json (self);
+
+  if (edit != NULL)
+    edit (json_node_get_object (node), data);
+  return json_to_string (node, FALSE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fail closed: what cannot be understood counts */
+
+/* "count": 1.0 is the declared amount 1, as Python's json may write it. */
+static void
+test_float_count_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "float", "{\"count\": 1.0}", NULL);
+  g_autoptr(TestCounter) counter = open_counter (f);
+
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* Information with no readable amount holds the whole resource. */
+static void
+test_unreadable_information_counts_whole (Fixture *f, gconstpointer data)
+{
+  const char *cases[] = { "\"three\"", "{\"count\": -4}", "{\"count\": 1.5}", "[1]" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = write_lock_file (f, "odd", cases[i], NULL);
+      g_autoptr(TestCounter) counter = open_counter (f);
+
+      g_test_message ("information %s", cases[i]);
+      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_assert_cmpint (g_unlink (path), ==, 0);
+    }
+}
+
+/* experimaestro on Slurm: the process is not ours to judge, so it counts
+ * (and is not removed) whatever its pid. */
+static void
+test_slurm_lock_file_counts (Fixture *f, gconstpointer data)
+{
+  const char *slurm = "{\"type\": \"slurm\", \"pid\": \"4242\", \"options\": {\"partition\": \"gpu\"}}";
+  g_autofree char *path = write_lock_file (f, "slurm", "{\"count\": 1}", slurm);
+  g_autofree char *ssh_path = NULL;
+  g_autoptr(TestCounter) counter = open_counter (f);
+
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  ssh_path = write_lock_file (f, "ssh", "{\"count\": 1}", "{\"type\": \"ssh\", \"pid\": 17, \"host\": \"far\"}");
+  g_assert_cmpint (grantable (f, counter), ==, 0);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (ssh_path, G_FILE_TEST_EXISTS));
+}
+
+/* A seed-era lock file (no "process") whose <job_uri>.pid is of a type
+ * Tessera does not know is no orphan, however old. */
+static void
+test_slurm_pid_file_no_orphan (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "slurmpid", "{\"count\": 1}", NULL);
+  g_autofree char *job_uri = job_uri_for (f, "slurmpid");
+  g_autofree char *pid_path = g_strconcat (job_uri, ".pid", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_write_file (pid_path, "{\"type\": \"slurm\", \"pid\": \"4242\"}");
+  test_set_file_age (path, 3600);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Identity */
+
+static void
+test_spec_records_identity (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) node = tessera_process_to_json (self);
+  JsonObject *spec = json_node_get_object (node);
+  g_autofree char *ns_link = g_file_read_link ("/proc/self/ns/pid", NULL);
+  g_autofree char *ns_text = NULL;
+  struct stat st;
+
+  /* The seed's keys stay. */
+  g_assert_cmpstr (json_object_get_string_member (spec, "type"), ==, "local");
+  g_assert_cmpint (json_object_get_int_member (spec, "pid"), ==, getpid ());
+  g_assert_cmpint (json_object_get_int_member (spec, "start_time"), >, 0);
+  g_assert_true (json_object_has_member (spec, "boot_id"));
+  g_assert_cmpstr (json_object_get_string_member (spec, "host"), ==, g_get_host_name ());
+  /* And the identity. */
+  g_assert_true (json_object_has_member (spec, "machine_id"));
+  g_assert_cmpuint (strlen (json_object_get_string_member (spec, "host_id")), ==, 32);
+  g_assert_cmpint (stat ("/proc/self/ns/pid", &st), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (spec, "pid_ns"), ==, (gint64) st.st_ino);
+  g_assert_cmpint (json_object_get_int_member (spec, "uid"), ==, (gint64) getuid ());
+  g_assert_nonnull (ns_link);
+  /* A second reading gives the same host id: it is kept, not drawn again. */
+  {
+    g_autoptr(TesseraProcess) again = tessera_process_new_self ();
+    g_autoptr(JsonNode) again_node = tessera_process_to_json (again);
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (again_node), "host_id"), ==,
+                     json_object_get_string_member (spec, "host_id"));
+  }
+}
+
+/* experimaestro writes {"type": "local", "pid": P}, no host: on another
+ * host, P means nothing here, so a pid that is not running here is no
+ * verdict. */
+static void
+test_no_host_written_elsewhere_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) dead_pid ());
+  g_autofree char *path = write_lock_file (f, "elsewhere", "{\"count\": 1}", process);
+  g_autoptr(TestCounter) counter = open_counter (f);
+
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+set_boot (JsonObject *spec, gpointer data)
+{
+  json_object_set_string_member (spec, "boot_id", "00000000-dead-beef-0000-000000000000");
+}
+
+static void
+set_other_machine (JsonObject *spec, gpointer data)
+{
+  set_boot (spec, data);
+  json_object_set_string_member (spec, "machine_id", "0123456789abcdef0123456789abcdef");
+  json_object_set_string_member (spec, "host_id", "fedcba9876543210fedcba9876543210");
+}
+
+/* Our host, another boot: dead. */
+static void
+test_same_host_other_boot_dead (Fixture *f, gconstpointer data)
+{
+  g_autofree char *spec = own_spec (set_boot, NULL);
+  g_autofree char *path = write_lock_file (f, "rebooted", "{\"count\": 1}", spec);
+  g_autoptr(TestCounter) counter = open_counter (f);
+
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* Our host name on another machine (containers all named localhost):
+ * its boot id says nothing about it. */
+static void
+test_same_name_other_machine_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *path = write_lock_file (f, "twin", "{\"count\": 1}", spec);
+  g_autofree char *job_uri = job_uri_for (f, "twin");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autoptr(Helper) holder = helper_spawn (NULL, "lockf", lock_path, NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  helper_expect_line (holder, "LOCKED", 60);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+typedef struct
+{
+  GPid pid;
+} PidEdit;
+
+static void
+set_pid_no_start (JsonObject *spec, gpointer data)
+{
+  PidEdit *edit = data;
+
+  json_object_set_int_member (spec, "pid", edit->pid);
+  json_object_remove_member (spec, "start_time");
+}
+
+/* A Tessera spec of this host without a start time names a pid that now
+ * belongs to someone else: only the job lock can tell, in either kind. */
+static void
+test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
+{
+  const char *kind = data;
+  g_autofree char *job_uri = job_uri_for (f, "reused");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *dummy = g_build_filename (f->tmp, "dummy", NULL);
+  g_autoptr(Helper) other = helper_spawn (NULL, "flock", dummy, NULL);
+  g_autoptr(Helper) locker = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autofree char *spec = NULL;
+  g_autofree char *path = NULL;
+  PidEdit edit;
+
+  helper_expect_line (other, "LOCKED", 60);
+  edit.pid = helper_get_pid (other);
+  spec = own_spec (set_pid_no_start, &edit);
+
+  /* The job lock is held: the holder runs (its pid may look reused). */
+  locker = helper_spawn (NULL, kind, lock_path, NULL);
+  helper_expect_line (locker, "LOCKED", 60);
+  path = write_lock_file (f, "reused", "{\"count\": 1}", spec);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  /* Free: the live pid is another process; the holder is gone. */
+  helper_close_stdin (locker);
+  g_assert_cmpint (helper_wait (locker), ==, 0);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  helper_close_stdin (other);
+  helper_wait (other);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Containers: our host name, our kernel, their own pid namespace */
+
+static GSubprocess *
+spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  va_list ap;
+
+  if (in_container)
+    {
+      g_ptr_array_add (argv, (gpointer) "unshare");
+      g_ptr_array_add (argv, (gpointer) "--pid");
+      g_ptr_array_add (argv, (gpointer) "--fork");
+      g_ptr_array_add (argv, (gpointer) "--mount-proc");
+    }
+  g_ptr_array_add (argv, (gpointer) g_getenv ("TESSERA_TOOL"));
+  g_ptr_array_add (argv, (gpointer) "--config");
+  g_ptr_array_add (argv, f->config);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* The holder prints its line once it holds; the read ends at the latest
+ * when it dies (then NULL), and meson's timeout bounds the rest. */
+static char *
+read_line (GSubprocess *process)
+{
+  GDataInputStream *in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
+  char *line;
+
+  line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
+  g_object_unref (in);
+  return line;
+}
+
+static int
+exit_code (GSubprocess *process)
+{
+  g_subprocess_wait (process, NULL, NULL);
+  if (g_subprocess_get_if_signaled (process))
+    return 128 + g_subprocess_get_term_sig (process);
+  return g_subprocess_get_exit_status (process);
+}
+
+/* data: whether the holder is the one in the container (else the one
+ * that looks is). */
+static void
+test_container_holder_counts (Fixture *f, gconstpointer data)
+{
+  gboolean holder_inside = GPOINTER_TO_INT (data);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GDir) dir = NULL;
+  guint files = 0;
+
+  holder = spawn_tool (f, holder_inside, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                       "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  for (int i = 0; i < 2; i++)
+    {
+      other = spawn_tool (f, !holder_inside, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                          "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+      g_assert_no_error (error);
+      /* Unavailable: the holder was not taken for dead. */
+      g_assert_cmpint (exit_code (other), ==, 75);
+      g_clear_object (&other);
+    }
+  dir = g_dir_open (jobs, 0, &error);
+  g_assert_no_error (error);
+  for (const char *name; (name = g_dir_read_name (dir)) != NULL;)
+    files += g_str_has_suffix (name, ".json");
+  g_assert_cmpuint (files, ==, 1);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/hosts/fail-closed/float-count", NULL, test_float_count_counts);
+  ADD ("/hosts/fail-closed/unreadable-information-holds-all", NULL, test_unreadable_information_counts_whole);
+  ADD ("/hosts/fail-closed/slurm-and-ssh-lock-files-count", NULL, test_slurm_lock_file_counts);
+  ADD ("/hosts/fail-closed/slurm-pid-file-is-no-orphan", NULL, test_slurm_pid_file_no_orphan);
+  ADD ("/hosts/identity/spec-records-identity", NULL, test_spec_records_identity);
+  ADD ("/hosts/identity/no-host-written-elsewhere-counts", NULL, test_no_host_written_elsewhere_counts);
+  ADD ("/hosts/identity/same-host-other-boot-is-dead", NULL, test_same_host_other_boot_dead);
+  ADD ("/hosts/identity/same-name-other-machine-counts", NULL, test_same_name_other_machine_counts);
+  ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
+  ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
+  ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
+  ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
+  return g_test_run ();
+}
