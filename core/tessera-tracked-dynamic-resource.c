@@ -55,6 +55,8 @@ typedef struct
   TesseraProcess *holder;             /* from the file or from <job_uri>.pid */
   gboolean watched;
   gboolean truncated;                 /* empty or cut short: not JSON at all */
+  gboolean whole;                     /* names a job, amount unreadable: holds all */
+  guint64 seen_start;                 /* start time of its pid when seen alive here */
 } Entry;
 
 typedef struct
@@ -109,6 +111,7 @@ typedef struct
   GSource *inotify_source;
   GHashTable *pid_watches;    /* pid → PidWatch */
   guint64 next_serial;
+  guint whole_holders;        /* accounted entries that hold everything */
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
@@ -345,6 +348,7 @@ account (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->account_lock_file (self, entry->lock_file);
       entry->accounted = TRUE;
+      PRIV (self)->whole_holders += entry->whole;
     }
 }
 
@@ -355,6 +359,7 @@ unaccount (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->unaccount_lock_file (self, entry->lock_file);
       entry->accounted = FALSE;
+      PRIV (self)->whole_holders -= entry->whole;
     }
 }
 
@@ -373,20 +378,29 @@ remove_entry (TesseraTrackedDynamicResource *self, const char *name)
 }
 
 /* Finds the holder of a lock file without "process": seed-era writers name
- * it only through <job_uri>.pid. */
+ * it only through <job_uri>.pid. A `.pid` that is there but cannot be read
+ * names a holder all the same, one Tessera cannot judge. */
 static TesseraProcess *
 holder_from_pid_file (const char *job_uri)
 {
   g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
   g_autofree char *data = NULL;
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(GError) error = NULL;
+  TesseraProcess *process;
   gsize length;
 
-  if (!_tessera_read_file_nofollow (pid_path, &data, &length, NULL, NULL))
-    return NULL;
+  if (!_tessera_read_file_nofollow (pid_path, &data, &length, NULL, &error))
+    {
+      if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
+          g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR))
+        return NULL;
+      return _tessera_process_new_unknown (_("its .pid file cannot be read"));
+    }
   if (!json_parser_load_from_data (parser, data, length, NULL))
-    return NULL;
-  return tessera_process_new_from_json (json_parser_get_root (parser), NULL);
+    return _tessera_process_new_unknown (_("its .pid file is not JSON"));
+  process = tessera_process_new_from_json (json_parser_get_root (parser), NULL);
+  return process != NULL ? process : _tessera_process_new_unknown (_("its .pid file is not a process spec"));
 }
 
 /* Whether a file that did not load is not even JSON: what a writer in
@@ -403,6 +417,87 @@ is_truncated (const char *path)
   return length == 0 || !json_parser_load_from_data (parser, data, length, NULL);
 }
 
+/* Numbers written as 1.0 (Python's json may) become integers; FALSE when
+ * some number is not a whole one. */
+static gboolean
+integral_numbers (JsonNode *node)
+{
+  gboolean whole = TRUE;
+
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_autoptr(GList) members = json_object_get_values (json_node_get_object (node));
+      for (GList *l = members; l != NULL; l = l->next)
+        whole &= integral_numbers (l->data);
+    }
+  else if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *array = json_node_get_array (node);
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        whole &= integral_numbers (json_array_get_element (array, i));
+    }
+  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    {
+      double value = json_node_get_double (node);
+      if (value != (double) (gint64) value || value < (double) G_MININT64 || value > (double) G_MAXINT64)
+        return FALSE;
+      json_node_set_int (node, (gint64) value);
+    }
+  return whole;
+}
+
+/* A lock file that did not load but names a job still holds (fail closed):
+ * read again with whole floats made integers and an unreadable "process"
+ * dropped (@holder_unknown then set); if its "information" still cannot
+ * be read, without it, and @whole set: it holds everything. */
+static TesseraDynamicLockFile *
+salvage_lock_file (TesseraTrackedDynamicResource *self, const char *path,
+                   gboolean *whole, gboolean *holder_unknown)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autofree char *data = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
+  JsonNode *root;
+  TesseraDynamicLockFile *lock_file;
+  JsonObject *object;
+  JsonNode *member;
+  gsize length;
+
+  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL) ||
+      !json_parser_load_from_data (parser, data, length, NULL) ||
+      json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  root = json_parser_get_root (parser);
+  object = json_node_get_object (root);
+  member = json_object_get_member (object, "job_uri");
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      json_node_get_value_type (member) != G_TYPE_STRING || *json_node_get_string (member) == '\0')
+    return NULL;   /* names no job: it never counted */
+
+  member = json_object_get_member (object, "process");
+  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))
+    {
+      json_object_remove_member (object, "process");
+      *holder_unknown = TRUE;
+    }
+  member = json_object_get_member (object, "information");
+  if (member != NULL && integral_numbers (member))
+    {
+      text = json_to_string (root, FALSE);
+      lock_file = tessera_dynamic_lock_file_new_from_data (priv->lock_file_type, path, text, -1, NULL);
+      if (lock_file != NULL)
+        return lock_file;
+      g_clear_pointer (&text, g_free);
+    }
+  json_object_remove_member (object, "information");
+  text = json_to_string (root, FALSE);
+  lock_file = tessera_dynamic_lock_file_new_from_data (priv->lock_file_type, path, text, -1, NULL);
+  if (lock_file != NULL)
+    *whole = TRUE;
+  return lock_file;
+}
+
 /* Reads (or re-reads) one lock file. Called with the thread lock held. */
 static void
 load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct stat *st)
@@ -410,6 +505,7 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
   g_autoptr(GError) error = NULL;
+  gboolean holder_unknown = FALSE;
   Entry *entry;
 
   remove_entry (self, name);
@@ -431,8 +527,16 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
               entry_free (entry);
               return;
             }
-          g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
-          entry->truncated = is_truncated (path);
+          entry->lock_file = salvage_lock_file (self, path, &entry->whole, &holder_unknown);
+          if (entry->lock_file != NULL)
+            g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
+                       path, resource_name (self), error->message,
+                       entry->whole ? _("as holding everything") : _("for its declared amount"));
+          else
+            {
+              g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
+              entry->truncated = is_truncated (path);
+            }
         }
     }
 
@@ -446,47 +550,91 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
   account (self, entry);
   if (!tessera_dynamic_lock_file_is_valid (entry->lock_file))
     return;
-  if (tessera_dynamic_lock_file_get_process (entry->lock_file) != NULL)
+  if (holder_unknown)
+    entry->holder = _tessera_process_new_unknown (_("its process spec is not a JSON object"));
+  else if (tessera_dynamic_lock_file_get_process (entry->lock_file) != NULL)
     entry->holder = g_object_ref (tessera_dynamic_lock_file_get_process (entry->lock_file));
   g_hash_table_add (priv->attention, g_strdup (name));
 }
 
 /* Whether the holder of a valid lock file is gone (then @reason says why).
+ * Only a sure verdict frees capacity: what cannot be judged counts.
  * Thread lock and ipc.lock held. */
 static gboolean
 holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns, char **reason)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   const char *job_uri = tessera_dynamic_lock_file_get_job_uri (entry->lock_file);
+  g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
 
   if (entry->holder == NULL)
     entry->holder = holder_from_pid_file (job_uri);
 
   if (entry->holder != NULL)
     {
-      /* The verdict comes from /proc (pid, start time, zombie state): an
-       * exit event only brought the entry here. */
+      /* The verdict comes from /proc (pid, start time, zombie state) when
+       * the spec says its pid is ours, else from the job lock: an exit
+       * event only brought the entry here. */
       TesseraProcessState state = tessera_process_check (entry->holder);
+      GPid pid = tessera_process_get_pid (entry->holder);
+      guint64 start = 0;
+
+      /* A spec with no start time (experimaestro's) seen alive here: what
+       * runs under its pid then is the holder; another start time later
+       * is a reused pid. */
+      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0 &&
+          _tessera_proc_stat (pid, &start, NULL))
+        {
+          if (entry->seen_start == 0)
+            entry->seen_start = start;
+          else if (entry->seen_start != start)
+            state = TESSERA_PROCESS_DEAD;
+        }
+      if (state == TESSERA_PROCESS_REMOTE)
+        {
+          TesseraJobLockState lock = _tessera_job_lock_probe (lock_path);
+
+          /* A Tessera holder keeps its job lock for its whole life; an
+           * experimaestro one is known dead only once seen alive here. */
+          if (lock == TESSERA_JOB_LOCK_FREE && _tessera_process_written_by_tessera (entry->holder))
+            {
+              *reason = g_strdup_printf (_("its process %d cannot be seen from here and its job lock is free"),
+                                         (int) pid);
+              return TRUE;
+            }
+          if (lock == TESSERA_JOB_LOCK_FREE && entry->seen_start != 0)
+            state = TESSERA_PROCESS_DEAD;
+          else
+            return FALSE;   /* counts; looked at again on every refresh */
+        }
       if (state == TESSERA_PROCESS_DEAD)
         {
-          *reason = g_strdup_printf (_("its process %d is gone"), (int) tessera_process_get_pid (entry->holder));
+          *reason = g_strdup_printf (_("its process %d is gone"), (int) pid);
           return TRUE;
         }
-      if (state == TESSERA_PROCESS_ALIVE && !entry->watched)
+      if (state == TESSERA_PROCESS_UNKNOWN)
+        {
+          g_debug ("Holder of %s counts: %s", entry->name, _tessera_process_get_problem (entry->holder));
+          if (tessera_dynamic_lock_file_get_process (entry->lock_file) == NULL)
+            g_clear_object (&entry->holder);   /* its .pid is read again */
+          else
+            g_hash_table_remove (priv->attention, entry->name);
+          return FALSE;
+        }
+      if (!entry->watched)
         watch_entry (self, entry);
-      /* Remote holders and watched ones need no more attention. */
-      if (state == TESSERA_PROCESS_REMOTE || entry->watched)
+      /* Watched holders need no more attention. */
+      if (entry->watched)
         g_hash_table_remove (priv->attention, entry->name);
       return FALSE;
     }
   else
     {
-      g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
       g_autofree char *job_dir = g_path_get_dirname (job_uri);
       gint64 age_ns = now_ns - entry->mtime_ns;
 
       /* A process holding the job lock is the holder, still starting. */
-      if (_tessera_job_lock_is_held (lock_path))
+      if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
         return FALSE;
       if ((double) age_ns / 1e9 < priv->min_age)
         return FALSE;
@@ -1412,7 +1560,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                    _("Job %s already holds %s"), name, resource_name (self));
       return FALSE;
     }
-  if (!KLASS (self)->is_available (self, dependency, &local))
+  if (priv->whole_holders > 0 || !KLASS (self)->is_available (self, dependency, &local))
     {
       unlock_both (self, fd);
       if (local != NULL)
@@ -1602,6 +1750,8 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   g_mutex_lock (&PRIV (self)->lock);
   KLASS (self)->get_usage (self, &c, &f);
+  if (PRIV (self)->whole_holders > 0 && f > 0)
+    f = 0;   /* a holder whose amount cannot be read holds everything */
   g_mutex_unlock (&PRIV (self)->lock);
   if (capacity != NULL)
     *capacity = c;

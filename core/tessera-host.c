@@ -1,0 +1,171 @@
+/* tessera-host.c: who we are — this host's ids and our pid namespace, the
+ * facts a process spec records so that a reader can tell whether a pid
+ * check means anything to it.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The random half of the host id: cloned images share /etc/machine-id, so
+ * each host also draws an id once and keeps it in host-local state.
+ * /var/tmp survives reboots and is local to the machine. */
+#define HOST_ID_PATH "/var/tmp/tessera-host-id"
+#define HOST_ID_LENGTH 32
+
+static gboolean
+is_host_id (const char *text)
+{
+  if (strlen (text) != HOST_ID_LENGTH)
+    return FALSE;
+  for (const char *p = text; *p != '\0'; p++)
+    if (!g_ascii_isxdigit (*p) || g_ascii_isupper (*p))
+      return FALSE;
+  return TRUE;
+}
+
+/* Reads a small file without following a symbolic link; "" when it cannot. */
+static char *
+read_small_file (const char *path)
+{
+  g_autofree char *data = NULL;
+  gsize length = 0;
+
+  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL) || length > 256)
+    return g_strdup ("");
+  return g_strstrip (g_strndup (data, length));
+}
+
+/* Creates the host id file with its whole content at once: a temporary
+ * file linked to the final name, which fails when another process made
+ * it first (then its id wins). */
+static void
+create_host_id (void)
+{
+  g_autofree char *uuid = g_uuid_string_random ();
+  g_autofree char *tmp = g_strdup (HOST_ID_PATH ".XXXXXX");
+  GString *id = g_string_new (NULL);
+  int fd;
+
+  for (const char *p = uuid; *p != '\0'; p++)
+    if (*p != '-')
+      g_string_append_c (id, *p);
+  g_string_append_c (id, '\n');
+  fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    {
+      gboolean written = write (fd, id->str, id->len) == (gssize) id->len;
+
+      fchmod (fd, 0644);
+      close (fd);
+      if (written && link (tmp, HOST_ID_PATH) < 0 && errno != EEXIST)
+        g_debug ("Cannot create %s: %s", HOST_ID_PATH, g_strerror (errno));
+      g_unlink (tmp);
+    }
+  g_string_free (id, TRUE);
+}
+
+/**
+ * _tessera_machine_id:
+ *
+ * Returns: `/etc/machine-id`, or "" when there is none
+ */
+const char *
+_tessera_machine_id (void)
+{
+  static gsize once = 0;
+  static char *machine_id = NULL;
+
+  if (g_once_init_enter (&once))
+    {
+      machine_id = read_small_file ("/etc/machine-id");
+      g_once_init_leave (&once, 1);
+    }
+  return machine_id;
+}
+
+/**
+ * _tessera_host_id:
+ *
+ * Returns: this host's random id (32 hex digits), created on first use,
+ *   or "" when it can be neither read nor made
+ */
+const char *
+_tessera_host_id (void)
+{
+  static gsize once = 0;
+  static char *host_id = NULL;
+
+  if (g_once_init_enter (&once))
+    {
+      host_id = read_small_file (HOST_ID_PATH);
+      if (*host_id == '\0')
+        {
+          g_free (host_id);
+          create_host_id ();
+          host_id = read_small_file (HOST_ID_PATH);
+        }
+      if (!is_host_id (host_id))
+        {
+          if (*host_id != '\0')
+            g_warning (_("Ignoring %s: it does not hold a host id"), HOST_ID_PATH);
+          g_free (host_id);
+          host_id = g_strdup ("");
+        }
+      g_once_init_leave (&once, 1);
+    }
+  return host_id;
+}
+
+/**
+ * _tessera_pid_namespace:
+ *
+ * Pids are numbers in a pid namespace: this is ours (the inode of
+ * `/proc/self/ns/pid`). When the `/proc` we see belongs to another
+ * namespace (a pid namespace without its own /proc mounted), a pid check
+ * there would be about other processes, so the namespace is unknown.
+ *
+ * Returns: the namespace's inode, or 0 when unknown
+ */
+guint64
+_tessera_pid_namespace (void)
+{
+  static gsize once = 0;
+  static guint64 ns = 0;
+
+  if (g_once_init_enter (&once))
+    {
+      g_autofree char *self = g_file_read_link ("/proc/self", NULL);
+      struct stat st;
+
+      if (self != NULL && g_ascii_strtoll (self, NULL, 10) == (gint64) getpid () &&
+          stat ("/proc/self/ns/pid", &st) == 0)
+        ns = (guint64) st.st_ino;
+      g_once_init_leave (&once, 1);
+    }
+  return ns;
+}
+
+/**
+ * _tessera_is_this_host:
+ * @machine_id: (nullable): a recorded machine id
+ * @host_id: (nullable): a recorded host id
+ *
+ * A process is on our host only when both ids were recorded and match
+ * ours, and ours are known.
+ *
+ * Returns: whether the ids are this host's
+ */
+gboolean
+_tessera_is_this_host (const char *machine_id,
+                       const char *host_id)
+{
+  return host_id != NULL && *_tessera_host_id () != '\0' &&
+         strcmp (host_id, _tessera_host_id ()) == 0 &&
+         g_strcmp0 (machine_id != NULL ? machine_id : "", _tessera_machine_id ()) == 0;
+}
