@@ -446,6 +446,82 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (holder), ==, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* hidepid: /proc hides other users' processes */
+
+/* Runs the tool as user @uid with umask 0 and its own state folder;
+ * @hidepid: in a mount namespace whose /proc is mounted hidepid=2. */
+static GSubprocess *
+spawn_tool_as (Fixture *f, int uid, gboolean hidepid, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *state = g_strdup_printf ("%s/state-%d", f->tmp, uid);
+  GString *script = g_string_new (NULL);
+  va_list ap;
+
+  if (hidepid)
+    g_string_append (script, "mount -t proc -o hidepid=2 proc /proc && ");
+  g_string_append_printf (script, "exec setpriv --reuid=%d --regid=%d --clear-groups sh -c 'umask 0; exec \"$0\" \"$@\"' ",
+                          uid, uid);
+  g_string_append_printf (script, "'%s' --config '%s'", g_getenv ("TESSERA_TOOL"), f->config);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_string_append_printf (script, " '%s'", arg);
+  va_end (ap);
+
+  if (hidepid)
+    {
+      g_ptr_array_add (argv, g_strdup ("unshare"));
+      g_ptr_array_add (argv, g_strdup ("--mount"));
+      g_ptr_array_add (argv, g_strdup ("--propagation"));
+      g_ptr_array_add (argv, g_strdup ("private"));
+    }
+  g_ptr_array_add (argv, g_strdup ("sh"));
+  g_ptr_array_add (argv, g_strdup ("-c"));
+  g_ptr_array_add (argv, g_string_free (script, FALSE));
+  g_ptr_array_add (argv, NULL);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* A holder of another user, hidden from a judge by hidepid=2, is alive. */
+static void
+test_hidepid_holder_counts (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  g_assert_cmpint (g_chmod (f->tmp, 0777), ==, 0);
+  g_assert_cmpint (g_chmod (f->config, 0644), ==, 0);
+  holder = spawn_tool_as (f, 64001, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                          "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+  dir = g_dir_open (jobs, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      lock_file = g_build_filename (jobs, name, NULL);
+  g_assert_nonnull (lock_file);
+
+  other = spawn_tool_as (f, 64002, TRUE, G_SUBPROCESS_FLAGS_NONE, &error,
+                         "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -463,5 +539,6 @@ main (int argc, char **argv)
   ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
+  ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   return g_test_run ();
 }
