@@ -358,6 +358,50 @@ test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Orphans by observation: how long this host has seen a file, never its
+ * mtime against our clock */
+
+/* A writer whose clock runs an hour ahead (or a file server's): its fresh
+ * file without process is not old. */
+static void
+test_orphan_mtime_hour_behind_is_young (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "fresh", "{\"count\": 1}", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_set_file_age (path, 3600);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* A writer whose clock runs an hour behind: its orphan still ages, and
+ * what one process of this host saw, the next one knows. */
+static void
+test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "future", "{\"count\": 1}", NULL);
+  g_autoptr(TestCounter) first = NULL;
+  g_autoptr(TestCounter) second = NULL;
+  gint64 since = g_get_monotonic_time ();
+
+  test_set_file_age (path, -3600);
+  first = open_counter (f);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (first), 1);
+  g_assert_cmpint (grantable (f, first), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_clear_object (&first);
+  /* Let this host's observation grow older than min-age, with nobody
+   * looking; then a new process judges at once. */
+  while (g_get_monotonic_time () - since < (gint64) (1.2 * G_USEC_PER_SEC))
+    g_usleep (50 * 1000);
+  second = open_counter (f);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (second), 1);
+  g_assert_cmpint (grantable (f, second), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* ---------------------------------------------------------------------- */
 /* Containers: our host name, our kernel, their own pid namespace */
 
 static GSubprocess *
@@ -537,6 +581,8 @@ main (int argc, char **argv)
   ADD ("/hosts/identity/same-name-other-machine-counts", NULL, test_same_name_other_machine_counts);
   ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
+  ADD ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
+  ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
