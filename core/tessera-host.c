@@ -169,3 +169,136 @@ _tessera_is_this_host (const char *machine_id,
          strcmp (host_id, _tessera_host_id ()) == 0 &&
          g_strcmp0 (machine_id != NULL ? machine_id : "", _tessera_machine_id ()) == 0;
 }
+
+/* ---------------------------------------------------------------------- */
+/* What this host has seen: first-seen times on the monotonic clock, kept
+ * in host-local state so that every process of the host (short-lived
+ * commands as well as long waiters) judges an orphan's age alike. The
+ * clock restarts at boot, so the folder is per boot id; it is per user,
+ * so no user can forge another's observations. */
+
+static char *
+seen_folder (void)
+{
+  return g_strdup_printf ("/var/tmp/tessera-%u/seen-%s", (unsigned) getuid (),
+                          *_tessera_boot_id () != '\0' ? _tessera_boot_id () : "unknown");
+}
+
+/* Removes the folders of earlier boots (their times mean nothing now). */
+static void
+forget_other_boots (const char *parent, const char *keep)
+{
+  g_autoptr(GDir) dir = g_dir_open (parent, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      g_autoptr(GDir) old = NULL;
+      const char *file;
+
+      if (!g_str_has_prefix (name, "seen-") || strcmp (name, keep) == 0)
+        continue;
+      path = g_build_filename (parent, name, NULL);
+      old = g_dir_open (path, 0, NULL);
+      while (old != NULL && (file = g_dir_read_name (old)) != NULL)
+        {
+          g_autofree char *victim = g_build_filename (path, file, NULL);
+          g_unlink (victim);
+        }
+      g_rmdir (path);
+    }
+}
+
+/* The folder, made when missing; NULL when it is not ours to use. */
+static char *
+seen_folder_ready (void)
+{
+  g_autofree char *folder = seen_folder ();
+  g_autofree char *parent = g_path_get_dirname (folder);
+  g_autofree char *base = g_path_get_basename (folder);
+  struct stat st;
+
+  if (g_mkdir (parent, 0700) < 0 && errno != EEXIST)
+    return NULL;
+  if (g_lstat (parent, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != getuid ())
+    return NULL;
+  if (g_mkdir (folder, 0700) == 0)
+    forget_other_boots (parent, base);
+  else if (errno != EEXIST)
+    return NULL;
+  if (g_lstat (folder, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != getuid ())
+    return NULL;
+  return g_steal_pointer (&folder);
+}
+
+static char *
+seen_path (const char *folder, const char *key)
+{
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key, -1);
+
+  return g_build_filename (folder, digest, NULL);
+}
+
+static gint64
+read_seen (const char *path)
+{
+  g_autofree char *text = read_small_file (path);
+  char *end = NULL;
+  gint64 when = g_ascii_strtoll (text, &end, 10);
+
+  return *text != '\0' && end != NULL && *end == '\0' && when > 0 ? when : 0;
+}
+
+/**
+ * _tessera_first_seen:
+ * @key: what was seen (a file and the stat values that tell it from the
+ *   next one of the same name)
+ *
+ * Returns: when this host first saw @key, in g_get_monotonic_time()'s
+ *   microseconds: now when it never did (or cannot remember)
+ */
+gint64
+_tessera_first_seen (const char *key)
+{
+  g_autofree char *folder = seen_folder_ready ();
+  g_autofree char *path = NULL;
+  g_autofree char *tmp = NULL;
+  g_autofree char *text = NULL;
+  gint64 now = g_get_monotonic_time ();
+  gint64 when;
+  int fd;
+
+  if (folder == NULL)
+    return now;
+  path = seen_path (folder, key);
+  if ((when = read_seen (path)) > 0)
+    return MIN (when, now);
+  /* Written whole, then linked: the first writer's time wins. */
+  tmp = g_build_filename (folder, ".seen-XXXXXX", NULL);
+  fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return now;
+  text = g_strdup_printf ("%" G_GINT64_FORMAT "\n", now);
+  if (write (fd, text, strlen (text)) == (gssize) strlen (text) &&
+      link (tmp, path) < 0 && errno == EEXIST && (when = read_seen (path)) > 0)
+    now = MIN (when, now);
+  close (fd);
+  g_unlink (tmp);
+  return now;
+}
+
+/**
+ * _tessera_forget_seen:
+ * @key: as given to _tessera_first_seen()
+ *
+ * Drops what this host remembers of @key (the file is gone).
+ */
+void
+_tessera_forget_seen (const char *key)
+{
+  g_autofree char *folder = seen_folder ();
+  g_autofree char *path = seen_path (folder, key);
+
+  g_unlink (path);
+}

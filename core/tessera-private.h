@@ -64,6 +64,8 @@ const char *_tessera_host_id          (void);
 guint64     _tessera_pid_namespace    (void);
 gboolean    _tessera_is_this_host     (const char  *machine_id,
                                        const char  *host_id);
+gint64      _tessera_first_seen       (const char  *key);
+void        _tessera_forget_seen      (const char  *key);
 /* Whether a spec carries any member only Tessera writes: then its holder
  * keeps its job lock for its whole life, and a free job lock is a death. */
 gboolean    _tessera_process_written_by_tessera (TesseraProcess *process);

@@ -37,8 +37,9 @@
  * `TESSERA_NO_INOTIFY=1`) the folder's modification time does. A holder's
  * death is seen through a pidfd in the [class@Tessera.ResourcePoller]'s
  * thread; the next process that looks removes the dead holder's file. A
- * valid lock file with no process, older than [property@Tessera.TrackedDynamicResource:min-age],
- * whose job lock is not held, is an orphan and is removed too.
+ * valid lock file with no process, seen unchanged by this host for
+ * [property@Tessera.TrackedDynamicResource:min-age], whose job lock is
+ * not held (in either kind), is an orphan and is removed too.
  *
  * Subclasses implement the seed's accounting virtual functions; all of
  * them run under the resource's thread lock.
@@ -57,6 +58,7 @@ typedef struct
   gboolean truncated;                 /* empty or cut short: not JSON at all */
   gboolean whole;                     /* names a job, amount unreadable: holds all */
   guint64 seen_start;                 /* start time of its pid when seen alive here */
+  gint64 first_seen_us;               /* monotonic: when this host first saw it; 0: not asked */
 } Entry;
 
 typedef struct
@@ -557,6 +559,30 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
   g_hash_table_add (priv->attention, g_strdup (name));
 }
 
+/* What tells this very file from the next one of the same name, for the
+ * host's memory of when it was first seen. */
+static char *
+seen_key (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  return g_strdup_printf ("%s/%s\n%" G_GUINT64_FORMAT "\n%" G_GINT64_FORMAT "\n%" G_GINT64_FORMAT,
+                          PRIV (self)->jobs_folder, entry->name, (guint64) entry->ino,
+                          entry->mtime_ns, (gint64) entry->size);
+}
+
+/* Whether this host has seen the file unchanged for min-age: the age of
+ * an orphan, on our monotonic clock, never its mtime against our clock
+ * (the writer's or the file server's clock may be anything). */
+static gboolean
+seen_for_min_age (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->first_seen_us == 0)
+    {
+      g_autofree char *key = seen_key (self, entry);
+      entry->first_seen_us = _tessera_first_seen (key);
+    }
+  return (double) (g_get_monotonic_time () - entry->first_seen_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
+}
+
 /* Whether the holder of a valid lock file is gone (then @reason says why).
  * Only a sure verdict frees capacity: what cannot be judged counts.
  * Thread lock and ipc.lock held. */
@@ -631,12 +657,13 @@ holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns
   else
     {
       g_autofree char *job_dir = g_path_get_dirname (job_uri);
-      gint64 age_ns = now_ns - entry->mtime_ns;
 
-      /* A process holding the job lock is the holder, still starting. */
+      (void) now_ns;
+      /* A process holding the job lock (either kind) is the holder, still
+       * starting. */
       if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
         return FALSE;
-      if ((double) age_ns / 1e9 < priv->min_age)
+      if (!seen_for_min_age (self, entry))
         return FALSE;
       *reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
                           ? _("it has no process and nobody holds its job lock")
@@ -660,7 +687,7 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
        * JSON at all was left by a writer in place (a Python peer) that
        * died: it never counted, and once old enough it goes rather than be
        * warned about by every process for ever. */
-      if (!entry->truncated || (double) (now_ns - entry->mtime_ns) / 1e9 < priv->min_age)
+      if (!entry->truncated || !seen_for_min_age (self, entry))
         return TRUE;
       reason = g_strdup (_("it is not JSON (its writer died while writing it)"));
     }
@@ -676,6 +703,11 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
         g_info (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
         if (g_unlink (path) < 0 && errno != ENOENT)
           g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
+        if (entry->first_seen_us != 0)
+          {
+            g_autofree char *key = seen_key (self, entry);
+            _tessera_forget_seen (key);
+          }
       }
   }
   remove_entry (self, entry->name);
@@ -1262,7 +1294,9 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * TesseraTrackedDynamicResource:min-age:
    *
    * Seconds a lock file without a process is given before it may be
-   * removed as an orphan.
+   * removed as an orphan, counted from when this host first saw it as it
+   * is (on the monotonic clock, shared by the host's processes through
+   * `/var/tmp/tessera-UID/`), never from its modification time.
    */
   props[PROP_MIN_AGE] = g_param_spec_double ("min-age", NULL, NULL, 0, G_MAXDOUBLE, 30.0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
