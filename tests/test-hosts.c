@@ -491,6 +491,113 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Another host: its own UTS, pid and mount namespaces, with its own
+ * /etc/machine-id, boot id and host-local state (/var/tmp) bind-mounted,
+ * and our host name (the machines all called alike). Namespaces on one
+ * kernel share locks, as NFSv4 or Lustre `flock` hosts do through the
+ * file server. */
+
+static GSubprocess *
+spawn_on_other_host (Fixture *f, const char *host, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
+  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
+  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
+  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
+  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s", digest, digest + 8);
+  g_autofree char *line = g_strconcat (digest, "\n", NULL);
+  g_autofree char *boot_line = g_strconcat (boot, "\n", NULL);
+  GString *script = g_string_new (NULL);
+  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
+                         "sh", "-c", NULL, NULL };
+  va_list ap;
+
+  g_mkdir_with_parents (var_tmp, 0777);
+  test_write_file (machine_id, line);
+  test_write_file (boot_id, boot_line);
+  g_string_append_printf (script,
+                          "set -e; hostname '%s'; mount -t proc proc /proc; "
+                          "mount --bind '%s' /etc/machine-id; "
+                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
+                          "mount --bind '%s' /var/tmp; "
+                          "exec '%s' --config '%s'",
+                          g_get_host_name (), machine_id, boot_id, var_tmp,
+                          g_getenv ("TESSERA_TOOL"), f->config);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_string_append_printf (script, " '%s'", arg);
+  va_end (ap);
+  argv[9] = script->str;
+  {
+    GSubprocess *process = g_subprocess_launcher_spawnv (launcher, argv, error);
+    g_string_free (script, TRUE);
+    return process;
+  }
+}
+
+/* The init of the namespace an `unshare --fork` made: its only child. */
+static GPid
+namespace_init (GSubprocess *unshare)
+{
+  int pid = atoi (g_subprocess_get_identifier (unshare));
+  g_autofree char *path = g_strdup_printf ("/proc/%d/task/%d/children", pid, pid);
+  g_autofree char *children = NULL;
+
+  g_assert_true (g_file_get_contents (path, &children, NULL, NULL));
+  g_assert_cmpint (atoi (children), >, 0);
+  return atoi (children);
+}
+
+/* A holder on another host named like ours counts while it lives; when
+ * the whole host dies (SIGKILL to its namespace's init), a waiter here
+ * gets through: the job lock tells, within the poll interval. */
+static void
+test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *through = NULL;
+  gint64 killed;
+  double reclaim;
+
+  holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* No over-allocation: same host name, other machine, other boot. */
+  other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
+  waiter = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                        "run", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+
+  kill (namespace_init (holder), SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);   /* unshare reports the kill its own way */
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_test_message ("reclaim time of a dead host (job-lock path, poll interval max 1 s, "
+                  "waiter started just before the kill): %.2f s", reclaim);
+  g_assert_cmpfloat (reclaim, <, 30);
+}
+
+/* ---------------------------------------------------------------------- */
 /* hidepid: /proc hides other users' processes */
 
 /* Runs the tool as user @uid with umask 0 and its own state folder;
@@ -585,6 +692,7 @@ main (int argc, char **argv)
   ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
+  ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   return g_test_run ();
 }
