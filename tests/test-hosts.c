@@ -498,9 +498,9 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
  * file server. */
 
 static GSubprocess *
-spawn_on_other_host (Fixture *f, const char *host, GSubprocessFlags flags, GError **error, ...)
+spawn_on_other_host_full (Fixture *f, GSubprocessLauncher *launcher, const char *host,
+                          GError **error, va_list ap)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
   g_autofree char *root = g_build_filename (f->tmp, host, NULL);
   g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
   g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
@@ -512,7 +512,6 @@ spawn_on_other_host (Fixture *f, const char *host, GSubprocessFlags flags, GErro
   GString *script = g_string_new (NULL);
   const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
                          "sh", "-c", NULL, NULL };
-  va_list ap;
 
   g_mkdir_with_parents (var_tmp, 0777);
   test_write_file (machine_id, line);
@@ -522,19 +521,50 @@ spawn_on_other_host (Fixture *f, const char *host, GSubprocessFlags flags, GErro
                           "mount --bind '%s' /etc/machine-id; "
                           "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
                           "mount --bind '%s' /var/tmp; "
-                          "exec '%s' --config '%s'",
-                          g_get_host_name (), machine_id, boot_id, var_tmp,
-                          g_getenv ("TESSERA_TOOL"), f->config);
-  va_start (ap, error);
+                          "exec '%s'",
+                          g_get_host_name (), machine_id, boot_id, var_tmp, g_getenv ("TESSERA_TOOL"));
   for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
     g_string_append_printf (script, " '%s'", arg);
-  va_end (ap);
   argv[9] = script->str;
   {
     GSubprocess *process = g_subprocess_launcher_spawnv (launcher, argv, error);
     g_string_free (script, TRUE);
     return process;
   }
+}
+
+static GSubprocess *
+spawn_default_on_other_host_va (Fixture *f, GSubprocessLauncher *launcher, const char *host, GError **error, ...)
+{
+  GSubprocess *process;
+  va_list ap;
+
+  va_start (ap, error);
+  process = spawn_on_other_host_full (f, launcher, host, error, ap);
+  va_end (ap);
+  return process;
+}
+
+static GSubprocess *
+spawn_default_on_other_host (Fixture *f, GSubprocessLauncher *launcher, const char *host, GError **error)
+{
+  return spawn_default_on_other_host_va (f, launcher, host, error, "status", "--json", NULL);
+}
+
+/* Runs `tessera ARGS…` on the simulated @host, with the fixture's
+ * configuration. */
+static GSubprocess *
+spawn_on_other_host (Fixture *f, const char *host, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  GSubprocess *process;
+  va_list ap;
+
+  g_subprocess_launcher_setenv (launcher, "TESSERA_CONFIG", f->config, TRUE);
+  va_start (ap, error);
+  process = spawn_on_other_host_full (f, launcher, host, error, ap);
+  va_end (ap);
+  return process;
 }
 
 /* The init of the namespace an `unshare --fork` made: its only child. */
@@ -595,6 +625,51 @@ test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
   g_test_message ("reclaim time of a dead host (job-lock path, poll interval max 1 s, "
                   "waiter started just before the kill): %.2f s", reclaim);
   g_assert_cmpfloat (reclaim, <, 30);
+}
+
+/* With no configuration, the built-in pools are per host: two hosts that
+ * share a home (one XDG_STATE_HOME) do not share a `cpu` pool sized for
+ * one of them. */
+static char *
+default_cpu_path (Fixture *f, const char *host)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "home-state", NULL);
+  g_autofree char *cfg = g_build_filename (f->tmp, "no-config", NULL);
+  JsonArray *resources;
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", cfg, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", cfg, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
+  if (host == NULL)
+    process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
+  else
+    process = spawn_default_on_other_host (f, launcher, host, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (process), ==, 0);
+  root = json_from_string (out, NULL);
+  g_assert_nonnull (root);
+  resources = json_object_get_array_member (json_node_get_object (root), "resources");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (resources, 0), "name"), ==, "cpu");
+  return g_strdup (json_object_get_string_member (json_array_get_object_element (resources, 0), "path"));
+}
+
+static void
+test_default_pools_per_host (Fixture *f, gconstpointer data)
+{
+  g_autofree char *here = default_cpu_path (f, NULL);
+  g_autofree char *there = default_cpu_path (f, "host-b");
+  g_autofree char *again = default_cpu_path (f, NULL);
+
+  g_assert_cmpstr (here, ==, again);
+  g_assert_cmpstr (here, !=, there);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -693,6 +768,7 @@ main (int argc, char **argv)
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
   ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
+  ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   return g_test_run ();
 }
