@@ -247,16 +247,28 @@ test_spec_records_identity (Fixture *f, gconstpointer data)
 
 /* experimaestro writes {"type": "local", "pid": P}, no host: on another
  * host, P means nothing here, so a pid that is not running here is no
- * verdict. */
+ * verdict; the job lock, which the job holds while it runs, is. */
 static void
 test_no_host_written_elsewhere_counts (Fixture *f, gconstpointer data)
 {
   g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) dead_pid ());
-  g_autofree char *path = write_lock_file (f, "elsewhere", "{\"count\": 1}", process);
-  g_autoptr(TestCounter) counter = open_counter (f);
+  g_autofree char *job_uri = job_uri_for (f, "elsewhere");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autoptr(Helper) job = helper_spawn (NULL, "lockf", lock_path, NULL);
+  g_autofree char *path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
 
+  helper_expect_line (job, "LOCKED", 60);
+  path = write_lock_file (f, "elsewhere", "{\"count\": 1}", process);
+  counter = open_counter (f);
   g_assert_cmpint (grantable (f, counter), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  /* The job ended without its lock file (killed): now it goes. */
+  helper_close_stdin (job);
+  g_assert_cmpint (helper_wait (job), ==, 0);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
 static void
