@@ -66,9 +66,6 @@ gboolean    _tessera_is_this_host     (const char  *machine_id,
                                        const char  *host_id);
 gint64      _tessera_first_seen       (const char  *key);
 void        _tessera_forget_seen      (const char  *key);
-/* Whether a spec carries any member only Tessera writes: then its holder
- * keeps its job lock for its whole life, and a free job lock is a death. */
-gboolean    _tessera_process_written_by_tessera (TesseraProcess *process);
 /* The problem that keeps Tessera from judging the spec, or NULL. */
 const char *_tessera_process_get_problem        (TesseraProcess *process);
 TesseraProcess *_tessera_process_new_unknown    (const char     *problem);

@@ -42,7 +42,6 @@ struct _TesseraProcess
   char *type;           /* "local" unless the spec said otherwise */
   char *problem;        /* why Tessera cannot judge it; NULL when it can */
   JsonNode *spec;       /* the spec as read, written back when not understood */
-  gboolean by_tessera;  /* it carries members only Tessera writes */
 };
 
 G_DEFINE_FINAL_TYPE (TesseraProcess, tessera_process, G_TYPE_OBJECT)
@@ -111,7 +110,6 @@ tessera_process_new_local (GPid pid)
     self->uid = (gint64) getuid ();
   else if (stat (path, &st) == 0)
     self->uid = (gint64) st.st_uid;
-  self->by_tessera = TRUE;
   return self;
 }
 
@@ -180,9 +178,6 @@ TesseraProcess *
 tessera_process_new_from_json (JsonNode  *node,
                                GError   **error)
 {
-  static const char * const tessera_members[] = {
-    "start_time", "boot_id", "host", "machine_id", "host_id", "pid_ns", "uid",
-  };
   JsonObject *object;
   JsonNode *type_node;
   const char *type;
@@ -220,9 +215,6 @@ tessera_process_new_from_json (JsonNode  *node,
   if ((value = optional_int (object, "pid_ns")) > 0)
     self->pid_ns = (guint64) value;
   self->uid = optional_int (object, "uid");
-  for (guint i = 0; i < G_N_ELEMENTS (tessera_members); i++)
-    if (json_object_has_member (object, tessera_members[i]))
-      self->by_tessera = TRUE;
   return self;
 }
 
@@ -367,12 +359,6 @@ tessera_process_get_uid (TesseraProcess *self)
 {
   g_return_val_if_fail (TESSERA_IS_PROCESS (self), -1);
   return self->uid;
-}
-
-gboolean
-_tessera_process_written_by_tessera (TesseraProcess *self)
-{
-  return self->by_tessera;
 }
 
 /* Whether the spec says where its pid means something: host, boot and pid

@@ -606,32 +606,26 @@ holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns
       guint64 start = 0;
 
       /* A spec with no start time (experimaestro's) seen alive here: what
-       * runs under its pid then is the holder; another start time later
-       * is a reused pid. */
+       * runs under its pid then may be the holder; another start time
+       * later is another process, and the job lock decides. */
       if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0 &&
           _tessera_proc_stat (pid, &start, NULL))
         {
           if (entry->seen_start == 0)
             entry->seen_start = start;
           else if (entry->seen_start != start)
-            state = TESSERA_PROCESS_DEAD;
+            state = TESSERA_PROCESS_REMOTE;
         }
       if (state == TESSERA_PROCESS_REMOTE)
         {
-          TesseraJobLockState lock = _tessera_job_lock_probe (lock_path);
-
-          /* A Tessera holder keeps its job lock for its whole life; an
-           * experimaestro one is known dead only once seen alive here. */
-          if (lock == TESSERA_JOB_LOCK_FREE && _tessera_process_written_by_tessera (entry->holder))
-            {
-              *reason = g_strdup_printf (_("its process %d cannot be seen from here and its job lock is free"),
-                                         (int) pid);
-              return TRUE;
-            }
-          if (lock == TESSERA_JOB_LOCK_FREE && entry->seen_start != 0)
-            state = TESSERA_PROCESS_DEAD;
-          else
-            return FALSE;   /* counts; looked at again on every refresh */
+          /* A holder keeps its job lock for its whole life (Tessera's and
+           * experimaestro's jobs alike); one that cannot be probed counts,
+           * looked at again on every refresh. */
+          if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
+            return FALSE;
+          *reason = g_strdup_printf (_("its process %d cannot be seen from here and its job lock is free"),
+                                     (int) pid);
+          return TRUE;
         }
       if (state == TESSERA_PROCESS_DEAD)
         {
