@@ -413,6 +413,37 @@ test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
+/* experimaestro's spec has no start time: its pid, alive here, may now be
+ * another process's. The job holds its job lock while it runs, but takes
+ * it a moment after its spec is written (Python starting), so a free job
+ * lock decides only once this host has seen it free for min-age. */
+static void
+test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dummy = g_build_filename (f->tmp, "dummy", NULL);
+  g_autoptr(Helper) other = helper_spawn (NULL, "flock", dummy, NULL);
+  g_autofree char *process = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  gint64 since = g_get_monotonic_time ();
+
+  helper_expect_line (other, "LOCKED", 60);
+  process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) helper_get_pid (other));
+  path = write_lock_file (f, "reused-xp", "{\"count\": 1}", process);
+  counter = open_counter (f);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  while (grantable (f, counter) != 2)
+    {
+      g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
+      g_usleep (20 * 1000);
+    }
+  g_assert_cmpint (g_get_monotonic_time () - since, >=, G_USEC_PER_SEC);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  helper_close_stdin (other);
+  helper_wait (other);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Containers: our host name, our kernel, their own pid namespace */
 
@@ -775,6 +806,7 @@ main (int argc, char **argv)
   ADD ("/hosts/identity/same-name-other-machine-counts", NULL, test_same_name_other_machine_counts);
   ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
+  ADD ("/hosts/identity/experimaestro-pid-reuse-no-start-time", NULL, test_experimaestro_pid_reuse);
   ADD ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
   ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
