@@ -66,6 +66,9 @@ gboolean    _tessera_is_this_host     (const char  *machine_id,
                                        const char  *host_id);
 gint64      _tessera_first_seen       (const char  *key);
 void        _tessera_forget_seen      (const char  *key);
+/* Whether a spec carries any member only Tessera writes: its holder took
+ * its job lock before writing it, so a free job lock is a death at once. */
+gboolean    _tessera_process_written_by_tessera (TesseraProcess *process);
 /* The problem that keeps Tessera from judging the spec, or NULL. */
 const char *_tessera_process_get_problem        (TesseraProcess *process);
 TesseraProcess *_tessera_process_new_unknown    (const char     *problem);

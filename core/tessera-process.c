@@ -42,6 +42,7 @@ struct _TesseraProcess
   char *type;           /* "local" unless the spec said otherwise */
   char *problem;        /* why Tessera cannot judge it; NULL when it can */
   JsonNode *spec;       /* the spec as read, written back when not understood */
+  gboolean by_tessera;  /* it carries members only Tessera writes */
 };
 
 G_DEFINE_FINAL_TYPE (TesseraProcess, tessera_process, G_TYPE_OBJECT)
@@ -105,6 +106,7 @@ tessera_process_new_local (GPid pid)
   self->machine_id = nonempty_dup (_tessera_machine_id ());
   self->host_id = nonempty_dup (_tessera_host_id ());
   self->pid_ns = _tessera_pid_namespace ();
+  self->by_tessera = TRUE;
   g_snprintf (path, sizeof path, "/proc/%d", (int) pid);
   if (pid == getpid ())
     self->uid = (gint64) getuid ();
@@ -178,6 +180,9 @@ TesseraProcess *
 tessera_process_new_from_json (JsonNode  *node,
                                GError   **error)
 {
+  static const char * const tessera_members[] = {
+    "start_time", "boot_id", "host", "machine_id", "host_id", "pid_ns", "uid",
+  };
   JsonObject *object;
   JsonNode *type_node;
   const char *type;
@@ -215,6 +220,9 @@ tessera_process_new_from_json (JsonNode  *node,
   if ((value = optional_int (object, "pid_ns")) > 0)
     self->pid_ns = (guint64) value;
   self->uid = optional_int (object, "uid");
+  for (guint i = 0; i < G_N_ELEMENTS (tessera_members); i++)
+    if (json_object_has_member (object, tessera_members[i]))
+      self->by_tessera = TRUE;
   return self;
 }
 
@@ -346,6 +354,12 @@ const char *
 _tessera_process_get_problem (TesseraProcess *self)
 {
   return self->problem;
+}
+
+gboolean
+_tessera_process_written_by_tessera (TesseraProcess *self)
+{
+  return self->by_tessera;
 }
 
 /**

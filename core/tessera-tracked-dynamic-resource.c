@@ -57,8 +57,9 @@ typedef struct
   gboolean watched;
   gboolean truncated;                 /* empty or cut short: not JSON at all */
   gboolean whole;                     /* names a job, amount unreadable: holds all */
-  guint64 seen_start;                 /* start time of its pid when seen alive here */
+  gboolean lock_seen_held;            /* its job lock was seen held: its job ran */
   gint64 first_seen_us;               /* monotonic: when this host first saw it; 0: not asked */
+  gint64 lock_free_since_us;          /* monotonic: its job lock first seen free; 0: not */
 } Entry;
 
 typedef struct
@@ -583,6 +584,43 @@ seen_for_min_age (TesseraTrackedDynamicResource *self, Entry *entry)
   return (double) (g_get_monotonic_time () - entry->first_seen_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
 }
 
+static char *
+lock_free_key (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  g_autofree char *key = seen_key (self, entry);
+
+  return g_strconcat ("job lock free\n", key, NULL);
+}
+
+static void
+forget_lock_free (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->lock_free_since_us != 0)
+    {
+      g_autofree char *key = lock_free_key (self, entry);
+      _tessera_forget_seen (key);
+      entry->lock_free_since_us = 0;
+    }
+}
+
+/* Whether a free job lock is a sure death. A Tessera holder takes its job
+ * lock before its lock file exists, and a job whose lock was seen held has
+ * run: then at once. An experimaestro job takes it only once its process
+ * has started (Python starting can take seconds after its spec was
+ * written): then once this host has seen it free for min-age. */
+static gboolean
+lock_free_for_long (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->lock_seen_held || _tessera_process_written_by_tessera (entry->holder))
+    return TRUE;
+  if (entry->lock_free_since_us == 0)
+    {
+      g_autofree char *key = lock_free_key (self, entry);
+      entry->lock_free_since_us = _tessera_first_seen (key);
+    }
+  return (double) (g_get_monotonic_time () - entry->lock_free_since_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
+}
+
 /* Whether the holder of a valid lock file is gone (then @reason says why).
  * Only a sure verdict frees capacity: what cannot be judged counts.
  * Thread lock and ipc.lock held. */
@@ -603,27 +641,25 @@ holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns
        * event only brought the entry here. */
       TesseraProcessState state = tessera_process_check (entry->holder);
       GPid pid = tessera_process_get_pid (entry->holder);
-      guint64 start = 0;
 
-      /* A spec with no start time (experimaestro's) seen alive here: what
-       * runs under its pid then may be the holder; another start time
-       * later is another process, and the job lock decides. */
-      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0 &&
-          _tessera_proc_stat (pid, &start, NULL))
-        {
-          if (entry->seen_start == 0)
-            entry->seen_start = start;
-          else if (entry->seen_start != start)
-            state = TESSERA_PROCESS_REMOTE;
-        }
+      /* A live pid with no start time to compare (experimaestro's spec)
+       * may be another process now: the job lock decides too. */
+      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0)
+        state = TESSERA_PROCESS_REMOTE;
       if (state == TESSERA_PROCESS_REMOTE)
         {
-          /* A holder keeps its job lock for its whole life (Tessera's and
-           * experimaestro's jobs alike); one that cannot be probed counts,
-           * looked at again on every refresh. */
           if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
-            return FALSE;
-          *reason = g_strdup_printf (_("its process %d cannot be seen from here and its job lock is free"),
+            {
+              /* Held (or not ours to probe): the holder runs. */
+              entry->lock_seen_held = TRUE;
+              forget_lock_free (self, entry);
+              if (tessera_process_check (entry->holder) == TESSERA_PROCESS_ALIVE && !entry->watched)
+                watch_entry (self, entry);   /* its exit brings it back here */
+              return FALSE;
+            }
+          if (!lock_free_for_long (self, entry))
+            return FALSE;   /* counts; looked at again on every refresh */
+          *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
                                      (int) pid);
           return TRUE;
         }
@@ -702,6 +738,7 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
             g_autofree char *key = seen_key (self, entry);
             _tessera_forget_seen (key);
           }
+        forget_lock_free (self, entry);
       }
   }
   remove_entry (self, entry->name);
