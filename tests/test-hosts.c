@@ -12,7 +12,11 @@
 #include "test-utils.h"
 
 #include <glib/gstdio.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -367,6 +371,89 @@ test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
 
   helper_close_stdin (other);
   helper_wait (other);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A mount whose locks do not cross hosts (most FUSE file systems, NFS
+ * `nolock` or `local_lock=all`, Lustre `localflock`): a free job lock says
+ * nothing about a holder on another host. */
+
+static void
+die_with_parent (gpointer data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* Until @path is a mount point in /proc/self/mountinfo (a minute at most). */
+static void
+wait_for_mount (const char *path)
+{
+  g_autofree char *needle = g_strdup_printf (" %s ", path);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autofree char *mounts = NULL;
+
+      g_assert_true (g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL));
+      if (strstr (mounts, needle) != NULL)
+        return;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+}
+
+static void
+test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "token", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *info = g_build_filename (view_folder, "informations.json", NULL);
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *own = own_spec (set_boot, NULL);
+  g_autofree char *job_uri = job_uri_for (f, "far");
+  g_autofree char *content = NULL;
+  g_autofree char *path = g_build_filename (view_jobs, "far@id.json", NULL);
+  g_autofree char *rebooted = g_build_filename (view_jobs, "rebooted@id.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocess) bindfs = NULL;
+  TestCounter *counter;
+
+  /* In a mount namespace of our own, with the FUSE daemon in the
+   * foreground and ended with us, so that a failing test leaves nothing
+   * behind. */
+  g_assert_cmpint (unshare (CLONE_NEWNS), ==, 0);
+  g_assert_cmpint (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), ==, 0);
+  g_mkdir_with_parents (real, 0777);
+  g_mkdir_with_parents (view, 0777);
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  bindfs = g_subprocess_launcher_spawn (launcher, &error, "bindfs", "-f", "--no-allow-other", real, view, NULL);
+  g_assert_no_error (error);
+  wait_for_mount (view);
+
+  g_mkdir_with_parents (view_jobs, 0777);
+  test_write_file (info, "{\"total\": 2}");
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
+                             job_uri, spec);
+  test_write_file (path, content);
+  g_free (content);
+  /* Our own host's holder of another boot is still judged: our ids. */
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
+                             job_uri, own);
+  test_write_file (rebooted, content);
+
+  counter = test_counter_new (view_folder, -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
+  g_object_unref (counter);
+
+  g_assert_cmpint (umount2 (view, 0), ==, 0);
+  g_assert_true (g_subprocess_wait (bindfs, NULL, &error));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -807,6 +894,7 @@ main (int argc, char **argv)
   ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/experimaestro-pid-reuse-no-start-time", NULL, test_experimaestro_pid_reuse);
+  ADD ("/hosts/lockless-mount/other-hosts-holder-counts", NULL, test_lockless_mount_other_host_counts);
   ADD ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
   ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
