@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -301,4 +302,121 @@ _tessera_forget_seen (const char *key)
   g_autofree char *path = seen_path (folder, key);
 
   g_unlink (path);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Whether locks cross hosts where a pool lives */
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static char *
+unescape_mount_field (const char *field)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const char *p = field; *p != '\0'; p++)
+    {
+      if (p[0] == '\\' && g_ascii_isdigit (p[1]) && g_ascii_isdigit (p[2]) && g_ascii_isdigit (p[3]))
+        {
+          g_string_append_c (out, (char) ((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0')));
+          p += 3;
+        }
+      else
+        g_string_append_c (out, *p);
+    }
+  return g_string_free (out, FALSE);
+}
+
+static gboolean
+has_option (const char *options, const char *option)
+{
+  g_auto(GStrv) parts = g_strsplit (options, ",", -1);
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    if (strcmp (parts[i], option) == 0 || (g_str_has_suffix (option, "=") && g_str_has_prefix (parts[i], option)))
+      return TRUE;
+  return FALSE;
+}
+
+/**
+ * _tessera_locks_cross_hosts:
+ * @path: a folder
+ * @why: (out) (optional): when they do not, the file system and option
+ *   that say so
+ *
+ * Job locks and ipc.lock mean something for other hosts only where the
+ * file system's lock manager spans hosts. They do not on most FUSE file
+ * systems, on NFS mounted `nolock` or with `local_lock` other than `none`,
+ * and on Lustre mounted `localflock`. Read from `/proc/self/mountinfo`;
+ * when it cannot be read, locks are taken to cross (the common case).
+ *
+ * Returns: whether locks on @path are seen by other hosts
+ */
+gboolean
+_tessera_locks_cross_hosts (const char  *path,
+                            char       **why)
+{
+  g_autofree char *real = realpath (path, NULL);
+  g_autofree char *mounts = NULL;
+  g_autofree char *best_type = NULL;
+  g_autofree char *best_options = NULL;
+  g_auto(GStrv) lines = NULL;
+  gsize best_length = 0;
+
+  if (why != NULL)
+    *why = NULL;
+  if (real == NULL || !g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL))
+    return TRUE;
+  lines = g_strsplit (mounts, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
+      g_autofree char *point = NULL;
+      guint n = g_strv_length (fields), dash;
+      gsize length;
+
+      for (dash = 6; dash < n && strcmp (fields[dash], "-") != 0; dash++)
+        ;
+      if (n < 7 || dash + 1 >= n)
+        continue;
+      point = unescape_mount_field (fields[4]);
+      length = strlen (point);
+      /* The deepest mount point above the folder; a later one on the same
+       * point covers an earlier one. */
+      if (!(strcmp (point, "/") == 0 ||
+            (g_str_has_prefix (real, point) && (real[length] == '\0' || real[length] == '/'))))
+        continue;
+      if (strcmp (point, "/") == 0)
+        length = 1;
+      if (length < best_length)
+        continue;
+      best_length = length;
+      g_free (best_type);
+      g_free (best_options);
+      best_type = g_strdup (fields[dash + 1]);
+      best_options = g_strjoin (",", fields[5], dash + 3 < n ? fields[dash + 3] : "", NULL);
+    }
+  if (best_type == NULL)
+    return TRUE;
+  if (strcmp (best_type, "fuse") == 0 || g_str_has_prefix (best_type, "fuse."))
+    {
+      if (why != NULL)
+        *why = g_strdup (best_type);
+      return FALSE;
+    }
+  if ((strcmp (best_type, "nfs") == 0 || strcmp (best_type, "nfs4") == 0) &&
+      (has_option (best_options, "nolock") ||
+       (has_option (best_options, "local_lock=") && !has_option (best_options, "local_lock=none"))))
+    {
+      if (why != NULL)
+        *why = g_strdup_printf ("%s (%s)", best_type,
+                                has_option (best_options, "nolock") ? "nolock" : "local_lock");
+      return FALSE;
+    }
+  if (strcmp (best_type, "lustre") == 0 && has_option (best_options, "localflock"))
+    {
+      if (why != NULL)
+        *why = g_strdup ("lustre (localflock)");
+      return FALSE;
+    }
+  return TRUE;
 }

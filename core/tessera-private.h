@@ -65,6 +65,10 @@ guint64     _tessera_pid_namespace    (void);
 gboolean    _tessera_is_this_host     (const char  *machine_id,
                                        const char  *host_id);
 gint64      _tessera_first_seen       (const char  *key);
+gboolean    _tessera_locks_cross_hosts (const char *path,
+                                        char      **why);
+/* Whether the spec's host ids are this host's. */
+gboolean    _tessera_process_on_this_host (TesseraProcess *process);
 void        _tessera_forget_seen      (const char  *key);
 /* Whether a spec carries any member only Tessera writes: its holder took
  * its job lock before writing it, so a free job lock is a death at once. */

@@ -357,6 +357,12 @@ _tessera_process_get_problem (TesseraProcess *self)
 }
 
 gboolean
+_tessera_process_on_this_host (TesseraProcess *self)
+{
+  return self->host_id != NULL && _tessera_is_this_host (self->machine_id, self->host_id);
+}
+
+gboolean
 _tessera_process_written_by_tessera (TesseraProcess *self)
 {
   return self->by_tessera;

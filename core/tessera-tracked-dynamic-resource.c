@@ -115,6 +115,7 @@ typedef struct
   GHashTable *pid_watches;    /* pid → PidWatch */
   guint64 next_serial;
   guint whole_holders;        /* accounted entries that hold everything */
+  int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
@@ -621,6 +622,29 @@ lock_free_for_long (TesseraTrackedDynamicResource *self, Entry *entry)
   return (double) (g_get_monotonic_time () - entry->lock_free_since_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
 }
 
+/* Whether a job lock's state here is its state for every host. Where it is
+ * not, a free job lock says nothing about a holder on another host, so no
+ * such holder can ever be judged dead: said once per resource. */
+static gboolean
+locks_cross_hosts (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  if (priv->locks_cross_hosts == 0)
+    {
+      g_autofree char *why = NULL;
+
+      priv->locks_cross_hosts = _tessera_locks_cross_hosts (priv->lock_folder, &why) ? 1 : -1;
+      if (priv->locks_cross_hosts < 0)
+        g_warning (_("Locks on the file system of %s (%s) do not cross hosts: holders that may run on "
+                     "another host are never judged dead, and ipc.lock cannot exclude other hosts. "
+                     "Share a pool between hosts only on a mount whose locks do (NFS without "
+                     "“nolock” or “local_lock”, Lustre with “flock”) or in the etcd store."),
+                   priv->lock_folder, why);
+    }
+  return priv->locks_cross_hosts > 0;
+}
+
 /* Whether the holder of a valid lock file is gone (then @reason says why).
  * Only a sure verdict frees capacity: what cannot be judged counts.
  * Thread lock and ipc.lock held. */
@@ -659,6 +683,8 @@ holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns
             }
           if (!lock_free_for_long (self, entry))
             return FALSE;   /* counts; looked at again on every refresh */
+          if (!locks_cross_hosts (self) && !_tessera_process_on_this_host (entry->holder))
+            return FALSE;   /* it may run on a host whose locks we cannot see */
           *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
                                      (int) pid);
           return TRUE;

@@ -421,6 +421,7 @@ test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
   g_autoptr(GSubprocess) bindfs = NULL;
   TestCounter *counter;
+  guint before;
 
   /* In a mount namespace of our own, with the FUSE daemon in the
    * foreground and ended with us, so that a failing test leaves nothing
@@ -445,9 +446,11 @@ test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
                              job_uri, own);
   test_write_file (rebooted, content);
 
+  before = test_warning_count ();
   counter = test_counter_new (view_folder, -1, &error);
   g_assert_no_error (error);
   g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpuint (test_warning_count (), >, before);   /* says why, and the fix */
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
   g_object_unref (counter);
