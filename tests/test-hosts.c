@@ -427,7 +427,7 @@ test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
    * foreground and ended with us, so that a failing test leaves nothing
    * behind. */
   g_assert_cmpint (unshare (CLONE_NEWNS), ==, 0);
-  g_assert_cmpint (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), ==, 0);
+  g_assert_cmpint (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL), ==, 0);
   g_mkdir_with_parents (real, 0777);
   g_mkdir_with_parents (view, 0777);
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
