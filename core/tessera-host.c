@@ -251,6 +251,32 @@ read_seen (const char *path)
   return *text != '\0' && end != NULL && *end == '\0' && when > 0 ? when : 0;
 }
 
+/* Records are dropped when their file is judged, but a file deleted by its
+ * owner leaves one: once per process, drop those a day old (by the times
+ * they hold, on this boot's monotonic clock). */
+static void
+drop_old_records (const char *folder)
+{
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once))
+    {
+      g_autoptr(GDir) dir = g_dir_open (folder, 0, NULL);
+      gint64 limit = g_get_monotonic_time () - (gint64) 24 * 3600 * G_USEC_PER_SEC;
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (folder, name, NULL);
+          gint64 when = read_seen (path);
+
+          if (when > 0 && when < limit)
+            g_unlink (path);
+        }
+      g_once_init_leave (&once, 1);
+    }
+}
+
 /**
  * _tessera_first_seen:
  * @key: what was seen (a file and the stat values that tell it from the
@@ -272,6 +298,7 @@ _tessera_first_seen (const char *key)
 
   if (folder == NULL)
     return now;
+  drop_old_records (folder);
   path = seen_path (folder, key);
   if ((when = read_seen (path)) > 0)
     return MIN (when, now);
