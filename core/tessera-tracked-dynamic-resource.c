@@ -422,23 +422,26 @@ is_truncated (const char *path)
 }
 
 /* Numbers written as 1.0 (Python's json may) become integers; FALSE when
- * some number is not a whole one. */
+ * some number is not a whole one, or the information is nested deeper than
+ * any type's needs (then it is not read at all). */
 static gboolean
-integral_numbers (JsonNode *node)
+integral_numbers (JsonNode *node, guint depth)
 {
   gboolean whole = TRUE;
 
+  if (depth > 32)
+    return FALSE;
   if (JSON_NODE_HOLDS_OBJECT (node))
     {
       g_autoptr(GList) members = json_object_get_values (json_node_get_object (node));
       for (GList *l = members; l != NULL; l = l->next)
-        whole &= integral_numbers (l->data);
+        whole &= integral_numbers (l->data, depth + 1);
     }
   else if (JSON_NODE_HOLDS_ARRAY (node))
     {
       JsonArray *array = json_node_get_array (node);
       for (guint i = 0; i < json_array_get_length (array); i++)
-        whole &= integral_numbers (json_array_get_element (array, i));
+        whole &= integral_numbers (json_array_get_element (array, i), depth + 1);
     }
   else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
     {
@@ -486,7 +489,7 @@ salvage_lock_file (TesseraTrackedDynamicResource *self, const char *path,
       *holder_unknown = TRUE;
     }
   member = json_object_get_member (object, "information");
-  if (member != NULL && integral_numbers (member))
+  if (member != NULL && integral_numbers (member, 0))
     {
       text = json_to_string (root, FALSE);
       lock_file = tessera_dynamic_lock_file_new_from_data (priv->lock_file_type, path, text, -1, NULL);
