@@ -20,6 +20,7 @@ typedef struct
   GCond cond;
   guint64 generation;
   TesseraResourcePoller *poller;
+  double poll_interval_max;   /* 0: the poller's default */
 } TesseraDynamicResourcePrivate;
 
 enum {
@@ -224,6 +225,14 @@ _tessera_dynamic_resource_get_context (TesseraDynamicResource *self)
 }
 
 void
+_tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
+                                                 double                  seconds)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+  priv->poll_interval_max = seconds;
+}
+
+void
 _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self)
 {
   tessera_dynamic_resource_refresh_state (self);
@@ -272,9 +281,12 @@ tessera_dynamic_resource_wait (TesseraDynamicResource  *self,
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
 
-  tessera_resource_poller_register (priv->poller, self);
+  _tessera_resource_poller_register_full (priv->poller, self,
+                                          priv->poll_interval_max > 0 ? priv->poll_interval_max
+                                                                      : _tessera_poll_interval_max ());
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (wake_on_cancel), priv, NULL);
+  _tessera_pause_point ("wait-registered");
 
   g_mutex_lock (&priv->mutex);
   while (priv->generation == generation)

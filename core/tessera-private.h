@@ -79,6 +79,14 @@ TesseraProcess *_tessera_process_new_unknown    (const char     *problem);
 
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
+/* The longest polling interval while somebody waits (set once, at init). */
+void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
+                                                      double                  seconds);
+void _tessera_resource_poller_register_full (TesseraResourcePoller  *poller,
+                                             TesseraDynamicResource *resource,
+                                             double                  interval_max);
+/* Where polling is the primary path (no inotify): the longest interval. */
+#define TESSERA_POLL_INTERVAL_MAX_UNWATCHED 2.0
 /* The context of the resource's own poller, where its watches run. */
 GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 
@@ -90,5 +98,14 @@ GType _tessera_lock_class_table_lookup (const char *module,
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);
 gboolean _tessera_inotify_disabled    (void);
+gboolean _tessera_fs_is_local         (const char *path);
+
+/* Named pause points for the race tests (tessera-pause-point.c); nothing
+ * at all unless built with -Dpause_points=true. */
+#if TESSERA_PAUSE_POINTS
+void _tessera_pause_point (const char *name);
+#else
+#define _tessera_pause_point(name) ((void) 0)
+#endif
 
 G_END_DECLS

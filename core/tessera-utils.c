@@ -80,6 +80,35 @@ _tessera_inotify_disabled (void)
   return g_strcmp0 (g_getenv ("TESSERA_NO_INOTIFY"), "1") == 0;
 }
 
+/* File systems where every change to a folder is made by this kernel, so
+ * inotify reports all of them. Anything else (NFS, CIFS, Lustre, GPFS,
+ * CephFS, FUSE, …) may be changed by another host behind inotify's back. */
+gboolean
+_tessera_fs_is_local (const char *path)
+{
+  static const unsigned long local_types[] = {
+    0xEF53,       /* ext2, ext3, ext4 */
+    0x58465342,   /* xfs */
+    0x9123683E,   /* btrfs */
+    0x01021994,   /* tmpfs */
+    0x858458F6,   /* ramfs */
+    0xF2F52010,   /* f2fs */
+    0x2FC12FC1,   /* zfs */
+    0x3153464A,   /* jfs */
+    0x52654973,   /* reiserfs */
+    0xCA451A4E,   /* bcachefs */
+    0x794C7630,   /* overlayfs: its upper layer is this kernel's */
+  };
+  struct statfs sfs;
+
+  if (statfs (path, &sfs) < 0)
+    return FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (local_types); i++)
+    if ((unsigned long) sfs.f_type == local_types[i])
+      return TRUE;
+  return FALSE;
+}
+
 gint64
 _tessera_stat_mtime_ns (const struct stat *st)
 {

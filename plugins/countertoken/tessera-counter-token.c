@@ -16,7 +16,8 @@ struct _TesseraCounterToken
 
   gint64 initial_total;   /* written to a new informations.json; -1: none */
   gint64 total;
-  gint64 used;
+  gint64 used;            /* sum of the counts no larger than G_MAXINT32 */
+  guint huge;             /* lock files claiming more: each takes everything */
 };
 
 enum { PROP_0, PROP_TOTAL, PROP_USED, N_PROPS };
@@ -32,7 +33,7 @@ get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
   switch (prop_id)
     {
     case PROP_TOTAL: g_value_set_int64 (value, self->total); break;
-    case PROP_USED: g_value_set_int64 (value, self->used); break;
+    case PROP_USED: g_value_set_int64 (value, self->huge > 0 ? G_MAXINT64 : self->used); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -56,18 +57,40 @@ static void
 reset_state (TesseraTrackedDynamicResource *resource)
 {
   TESSERA_COUNTER_TOKEN (resource)->used = 0;
+  TESSERA_COUNTER_TOKEN (resource)->huge = 0;
+}
+
+/* No request is above G_MAXINT32, so neither is a real holder: a file that
+ * claims more counts as taking everything, and the sum of the others
+ * (at most G_MAXINT32 each) cannot overflow. */
+static gboolean
+is_huge (gint64 count)
+{
+  return count > G_MAXINT32;
 }
 
 static void
 account_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
 {
-  TESSERA_COUNTER_TOKEN (resource)->used += count_of (lock_file);
+  TesseraCounterToken *self = TESSERA_COUNTER_TOKEN (resource);
+  gint64 count = count_of (lock_file);
+
+  if (is_huge (count))
+    self->huge++;
+  else
+    self->used += count;
 }
 
 static void
 unaccount_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
 {
-  TESSERA_COUNTER_TOKEN (resource)->used -= count_of (lock_file);
+  TesseraCounterToken *self = TESSERA_COUNTER_TOKEN (resource);
+  gint64 count = count_of (lock_file);
+
+  if (is_huge (count))
+    self->huge--;
+  else
+    self->used -= count;
 }
 
 static gboolean
@@ -76,16 +99,17 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraCounterToken *self = TESSERA_COUNTER_TOKEN (resource);
   gint64 count = tessera_counter_token_dependency_get_count (TESSERA_COUNTER_TOKEN_DEPENDENCY (dependency));
 
-  /* Waiting for more than there is would be waiting for ever. */
+  /* More than there is in all waits, as experimaestro's does: the total
+   * may grow (tessera set, informations.json); the error says why. */
   if (count > self->total)
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE,
-                   _("Token %s has %lld in all; %lld can never be granted"),
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+                   _("Token %s has %lld in all, fewer than the %lld asked for: waiting for the total to grow"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)),
                    (long long) self->total, (long long) count);
       return FALSE;
     }
-  return self->used + count <= self->total;
+  return self->huge == 0 && count <= self->total - self->used;
 }
 
 static JsonNode *
@@ -141,7 +165,7 @@ get_usage (TesseraTrackedDynamicResource *resource, gint64 *capacity, gint64 *fr
   TesseraCounterToken *self = TESSERA_COUNTER_TOKEN (resource);
 
   *capacity = self->total;
-  *free_units = MAX (0, self->total - self->used);
+  *free_units = self->huge > 0 ? 0 : MAX (0, self->total - self->used);
 }
 
 static TesseraDynamicDependency *
