@@ -485,16 +485,16 @@ test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
   g_autofree char *path = write_lock_file (f, "future", "{\"count\": 1}", NULL);
   g_autoptr(TestCounter) first = NULL;
   g_autoptr(TestCounter) second = NULL;
-  gint64 since = g_get_monotonic_time ();
+  gint64 since;
 
   test_set_file_age (path, -3600);
   first = open_counter (f);
-  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (first), 1);
   g_assert_cmpint (grantable (f, first), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   g_clear_object (&first);
-  /* Let this host's observation grow older than min-age, with nobody
-   * looking; then a new process judges at once. */
+  /* Let this host's observation (made before now) grow older than
+   * min-age, with nobody looking; then a new process judges at once. */
+  since = g_get_monotonic_time ();
   while (g_get_monotonic_time () - since < (gint64) (1.2 * G_USEC_PER_SEC))
     g_usleep (50 * 1000);
   second = open_counter (f);
@@ -521,8 +521,8 @@ test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
   process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) helper_get_pid (other));
   path = write_lock_file (f, "reused-xp", "{\"count\": 1}", process);
   counter = open_counter (f);
-  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   g_assert_cmpint (grantable (f, counter), ==, 1);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   while (grantable (f, counter) != 2)
     {
       g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
