@@ -39,8 +39,15 @@ int      _tessera_ipc_lock_acquire    (const char  *path,
 void     _tessera_ipc_lock_release    (int          fd);
 
 /* Job lock (`<job_uri>.lock`): OFD write lock */
+typedef enum {
+  TESSERA_JOB_LOCK_FREE,
+  TESSERA_JOB_LOCK_HELD,
+  TESSERA_JOB_LOCK_UNKNOWN,   /* cannot be opened or probed: no verdict */
+} TesseraJobLockState;
+
 int      _tessera_job_lock_take       (const char  *path,
                                        GError     **error);
+TesseraJobLockState _tessera_job_lock_probe (const char *path);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 
 /* Processes */
@@ -50,6 +57,25 @@ gboolean    _tessera_proc_stat        (GPid         pid,
 const char *_tessera_boot_id          (void);
 const char *_tessera_host_name        (void);
 int         _tessera_pidfd_open       (GPid         pid);
+
+/* This host (tessera-host.c) */
+const char *_tessera_machine_id       (void);
+const char *_tessera_host_id          (void);
+guint64     _tessera_pid_namespace    (void);
+gboolean    _tessera_is_this_host     (const char  *machine_id,
+                                       const char  *host_id);
+gint64      _tessera_first_seen       (const char  *key);
+gboolean    _tessera_locks_cross_hosts (const char *path,
+                                        char      **why);
+/* Whether the spec's host ids are this host's. */
+gboolean    _tessera_process_on_this_host (TesseraProcess *process);
+void        _tessera_forget_seen      (const char  *key);
+/* Whether a spec carries any member only Tessera writes: its holder took
+ * its job lock before writing it, so a free job lock is a death at once. */
+gboolean    _tessera_process_written_by_tessera (TesseraProcess *process);
+/* The problem that keeps Tessera from judging the spec, or NULL. */
+const char *_tessera_process_get_problem        (TesseraProcess *process);
+TesseraProcess *_tessera_process_new_unknown    (const char     *problem);
 
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);

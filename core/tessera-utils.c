@@ -463,21 +463,41 @@ _tessera_job_lock_take (const char  *path,
   return fd;
 }
 
-/* Whether some process (classic lockf or OFD) holds a lock on the file. */
+/* Whether some process holds the job lock, in either kind: an fcntl lock
+ * (classic lockf, as fasteners takes it, or OFD, as Tessera does) or a
+ * flock (filelock, newer experimaestro). Never blocks: the flock probe
+ * takes a shared lock without waiting and drops it at once. */
+TesseraJobLockState
+_tessera_job_lock_probe (const char *path)
+{
+  struct flock fl = { 0 };
+  struct stat st;
+  TesseraJobLockState state = TESSERA_JOB_LOCK_FREE;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+  if (fd < 0)
+    return errno == ENOENT || errno == ENOTDIR ? TESSERA_JOB_LOCK_FREE : TESSERA_JOB_LOCK_UNKNOWN;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    state = TESSERA_JOB_LOCK_UNKNOWN;
+  else
+    {
+      fl.l_type = F_WRLCK;
+      fl.l_whence = SEEK_SET;
+      if (fcntl (fd, F_OFD_GETLK, &fl) < 0)
+        state = TESSERA_JOB_LOCK_UNKNOWN;
+      else if (fl.l_type != F_UNLCK)
+        state = TESSERA_JOB_LOCK_HELD;
+      else if (flock (fd, LOCK_SH | LOCK_NB) < 0)
+        state = errno == EWOULDBLOCK ? TESSERA_JOB_LOCK_HELD : TESSERA_JOB_LOCK_UNKNOWN;
+    }
+  close (fd);
+  return state;
+}
+
 gboolean
 _tessera_job_lock_is_held (const char *path)
 {
-  struct flock fl = { 0 };
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  gboolean held;
-
-  if (fd < 0)
-    return FALSE;
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  held = fcntl (fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-  close (fd);
-  return held;
+  return _tessera_job_lock_probe (path) == TESSERA_JOB_LOCK_HELD;
 }
 
 /* Field 3 (state) and field 22 (start time, in clock ticks since boot) of

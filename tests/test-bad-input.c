@@ -114,17 +114,40 @@ test_wrong_types (Fixture *f, gconstpointer data)
   const char *cases[] = {
     "[1, 2, 3]",
     "{\"job_uri\": 42, \"information\": {\"count\": 1}}",
-    "{\"job_uri\": \"/x\", \"information\": \"three\"}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": -4}}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"pid\": \"nope\"}}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"type\": \"slurm\", \"pid\": 3}}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": 17}",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_test_message ("case %u: %s", i, cases[i]);
       check_bad_lock_file (f, cases[i]);
+      test_remove_tree (f->jobs);
+      g_mkdir_with_parents (f->jobs, 0777);
+    }
+}
+
+/* A file that names a job counts whatever else in it cannot be
+ * understood: its declared amount when readable, else everything. */
+static void
+test_names_a_job (Fixture *f, gconstpointer data)
+{
+  struct { const char *content; int grantable; } cases[] = {
+    { "{\"job_uri\": \"/x\", \"information\": \"three\"}", 0 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": -4}}", 0 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"pid\": \"nope\"}}", 1 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"type\": \"slurm\", \"pid\": 3}}", 1 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": 17}", 1 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_build_filename (f->jobs, "bad@1.json", NULL);
+      g_autoptr(TestCounter) counter = NULL;
+
+      g_test_message ("case %u: %s", i, cases[i].content);
+      test_write_file (path, cases[i].content);
+      counter = open_counter (f, 2);
+      g_assert_cmpint (grantable (f, counter), ==, cases[i].grantable);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
       test_remove_tree (f->jobs);
       g_mkdir_with_parents (f->jobs, 0777);
     }
@@ -315,6 +338,7 @@ main (int argc, char **argv)
   ADD ("/bad-input/lock-file/not-json", test_not_json);
   ADD ("/bad-input/lock-file/empty", test_empty);
   ADD ("/bad-input/lock-file/wrong-types", test_wrong_types);
+  ADD ("/bad-input/lock-file/names-a-job-counts", test_names_a_job);
   ADD ("/bad-input/lock-file/no-job-uri", test_no_job_uri);
   ADD ("/bad-input/informations/missing", test_informations_missing);
   ADD ("/bad-input/informations/garbage", test_informations_garbage);

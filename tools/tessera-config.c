@@ -3,7 +3,7 @@
  * Looked up from --config, $TESSERA_CONFIG, the user config dir, then the
  * system config dirs; with no file anywhere, a built-in default: a `cpu`
  * counter token sized to the CPUs and a `gpu` resource of the detected
- * devices, under the user's state directory.
+ * devices, under the user's state directory, in a folder per host.
  *
  * Every key is checked against its type when the file is read, so a wrong
  * key is reported at once, with the file, the group and the key.
@@ -290,11 +290,31 @@ tessera_config_load_from_data (const char *file, const char *text, gsize length,
   return g_steal_pointer (&self);
 }
 
+/* The built-in pools count this machine's CPUs and GPUs, so they are per
+ * host even when the state folder is a home shared by many hosts (NFS):
+ * the folder names the machine id and the host name (clones of one image
+ * share a machine id, not their names). A pool shared by hosts is what a
+ * configured `path` is for. */
+static char *
+dup_host_state_dir (void)
+{
+  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *machine_id = NULL;
+  g_autofree char *name = NULL;
+
+  if (!g_file_get_contents ("/etc/machine-id", &machine_id, NULL, NULL))
+    machine_id = g_strdup ("");
+  g_strstrip (machine_id);
+  name = g_strdup_printf ("host-%s%s%s", g_get_host_name (), *machine_id ? "-" : "", machine_id);
+  g_strdelimit (name, "/", '_');
+  return g_build_filename (state, name, NULL);
+}
+
 static TesseraConfig *
 builtin_default (void)
 {
   TesseraConfig *self = config_new (NULL);
-  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *state = dup_host_state_dir ();
   Entry *cpu = g_new0 (Entry, 1);
   Entry *gpu = g_new0 (Entry, 1);
   const char *cpu_keys[] = { "lock-folder", "total", NULL };
