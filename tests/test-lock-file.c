@@ -150,9 +150,11 @@ test_base_keeps_information (void)
   created = tessera_dynamic_lock_file_create (TESSERA_TYPE_DYNAMIC_LOCK_FILE, path, "/jobs/t/1/t",
                                               information, NULL, &error);
   g_assert_no_error (error);
+  g_assert_true (json_node_equal (tessera_dynamic_lock_file_get_information (created), information));
 
   loaded = tessera_dynamic_lock_file_load (TESSERA_TYPE_DYNAMIC_LOCK_FILE, path, &error);
   g_assert_no_error (error);
+  g_assert_true (json_node_equal (tessera_dynamic_lock_file_get_information (loaded), information));
   tessera_dynamic_lock_file_set_process (loaded, self);
   g_assert_true (tessera_dynamic_lock_file_save (loaded, &error));
   g_assert_no_error (error);
@@ -180,6 +182,7 @@ test_base_without_information (void)
   test_write_file (path, "{\"job_uri\": \"/jobs/t/1/t\"}");
   loaded = tessera_dynamic_lock_file_load (TESSERA_TYPE_DYNAMIC_LOCK_FILE, path, &error);
   g_assert_no_error (error);
+  g_assert_null (tessera_dynamic_lock_file_get_information (loaded));
   g_assert_true (tessera_dynamic_lock_file_save (loaded, &error));
   root = parse_file (path);
   g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (json_node_get_object (root), "information")));

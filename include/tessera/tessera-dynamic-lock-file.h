@@ -21,14 +21,30 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicLockFile, tessera_dynamic_lock_file, TES
 
 /**
  * TesseraDynamicLockFileClass:
- * @from_information: reads the type-specific "information" member (which
- *   may be %NULL when the file has none); returns %FALSE with @error set
- *   when it has the wrong shape
- * @to_information: returns the type-specific "information" member, or
- *   %NULL for JSON `null`
+ * @parent_class: the parent class
+ * @from_information: optional. Interprets the "information" member of a
+ *   lock file that was just read or created: @information is %NULL when
+ *   the file has none (or JSON `null`). Return %FALSE with @error set when
+ *   it has the wrong shape: the resource then warns, leaves the file out
+ *   of its accounting and reads it again on each refresh. The base
+ *   class has already kept @information (see
+ *   [method@Tessera.DynamicLockFile.get_information]), so a subclass only
+ *   copies out what it counts. Called on the thread that reads the file —
+ *   the caller's, a worker or Tessera's watcher thread — with the
+ *   resource's thread lock held: never block, never call back into the
+ *   resource.
+ * @to_information: optional. Returns the "information" member to write
+ *   (transfer full), or %NULL for JSON `null`. The default writes back,
+ *   unchanged, the information the file was read or created with, so most
+ *   subclasses leave it alone; override it only if the subclass changes
+ *   its fields after creation. Same threads and locks as
+ *   @from_information.
  *
- * The class of [class@Tessera.DynamicLockFile]: subclasses map the
- * "information" member of a lock file onto their own fields.
+ * The class of [class@Tessera.DynamicLockFile]. A resource type gives its
+ * lock-file subclass in
+ * `lock_file_type` member of #TesseraTrackedDynamicResourceClass; the subclass
+ * turns the type-specific "information" into fields that
+ * [vfunc@Tessera.TrackedDynamicResource.account_lock_file] reads.
  */
 struct _TesseraDynamicLockFileClass
 {
@@ -79,6 +95,8 @@ TesseraProcess         *tessera_dynamic_lock_file_get_process  (TesseraDynamicLo
 TESSERA_AVAILABLE_IN_ALL
 void                    tessera_dynamic_lock_file_set_process  (TesseraDynamicLockFile *self,
                                                                 TesseraProcess         *process);
+TESSERA_AVAILABLE_IN_ALL
+JsonNode               *tessera_dynamic_lock_file_get_information (TesseraDynamicLockFile *self);
 TESSERA_AVAILABLE_IN_ALL
 gint64                  tessera_dynamic_lock_file_get_mtime    (TesseraDynamicLockFile *self);
 
