@@ -304,6 +304,8 @@ tessera_dynamic_lock_file_load (GType        lock_file_type,
  * tessera_dynamic_lock_file_to_json:
  * @self: a lock file
  *
+ * The JSON written by [method@Tessera.DynamicLockFile.save].
+ *
  * Returns: (transfer full): the lock file's content: "job_uri",
  *   "information" and, when known, "process"
  */
@@ -427,6 +429,8 @@ tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
  * tessera_dynamic_lock_file_get_path:
  * @self: a lock file
  *
+ * Where the lock file lives.
+ *
  * Returns: the lock file's path
  */
 const char *
@@ -439,6 +443,8 @@ tessera_dynamic_lock_file_get_path (TesseraDynamicLockFile *self)
 /**
  * tessera_dynamic_lock_file_get_job_uri:
  * @self: a lock file
+ *
+ * The holder's job URI, the "job_uri" member.
  *
  * Returns: (nullable): the holder's job URI
  */
@@ -453,6 +459,9 @@ tessera_dynamic_lock_file_get_job_uri (TesseraDynamicLockFile *self)
  * tessera_dynamic_lock_file_is_valid:
  * @self: a lock file
  *
+ * Whether the lock file counts against the capacity: it does when
+ * "job_uri" is set.
+ *
  * Returns: whether the lock file names a job, and so counts
  */
 gboolean
@@ -465,6 +474,8 @@ tessera_dynamic_lock_file_is_valid (TesseraDynamicLockFile *self)
 /**
  * tessera_dynamic_lock_file_get_process:
  * @self: a lock file
+ *
+ * The holder's process, the "process" member.
  *
  * Returns: (transfer none) (nullable): the holder's process, if recorded
  */
@@ -516,6 +527,8 @@ tessera_dynamic_lock_file_get_information (TesseraDynamicLockFile *self)
 /**
  * tessera_dynamic_lock_file_get_mtime:
  * @self: a lock file
+ *
+ * When the file was last read or written by this object.
  *
  * Returns: the modification time of the file when it was read or written,
  *   in nanoseconds since the epoch (0 if unknown)

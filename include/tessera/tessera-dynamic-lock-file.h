@@ -22,30 +22,55 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicLockFile, tessera_dynamic_lock_file, TES
 /**
  * TesseraDynamicLockFileClass:
  * @parent_class: the parent class
- * @from_information: optional. Interprets the "information" member of a
- *   lock file that was just read or created: @information is %NULL when
- *   the file has none (or JSON `null`). Return %FALSE with @error set when
- *   it has the wrong shape: the resource then warns, leaves the file out
- *   of its accounting and reads it again on each refresh. The base
- *   class has already kept @information (see
- *   [method@Tessera.DynamicLockFile.get_information]), so a subclass only
- *   copies out what it counts. Called on the thread that reads the file —
- *   the caller's, a worker or Tessera's watcher thread — with the
- *   resource's thread lock held: never block, never call back into the
- *   resource.
- * @to_information: optional. Returns the "information" member to write
- *   (transfer full), or %NULL for JSON `null`. The default writes back,
- *   unchanged, the information the file was read or created with, so most
- *   subclasses leave it alone; override it only if the subclass changes
- *   its fields after creation. Same threads and locks as
- *   @from_information.
+ * @from_information: optional: interprets the "information" member
+ * @to_information: optional: the "information" member to write; the
+ *   default writes back what was read or created
  *
- * The class of [class@Tessera.DynamicLockFile]. A resource type gives its
- * lock-file subclass in
- * `lock_file_type` member of #TesseraTrackedDynamicResourceClass; the subclass
- * turns the type-specific "information" into fields that
+ * The class of [class@Tessera.DynamicLockFile]. A resource type names its
+ * lock-file subclass in the `lock_file_type` member of
+ * #TesseraTrackedDynamicResourceClass; the subclass turns the
+ * type-specific "information" into fields that
  * [vfunc@Tessera.TrackedDynamicResource.account_lock_file] reads.
  */
+/**
+ * TesseraDynamicLockFileClass::from_information:
+ * @self: the lock file being read or created
+ * @information: (nullable): the "information" member, or %NULL when the
+ *   file has none or JSON `null`
+ * @error: return location for a #GError
+ *
+ * Interprets the "information" of a lock file: copies out what the
+ * resource counts (a count, devices, a mode…). Optional: the base class
+ * has already kept @information (see
+ * [method@Tessera.DynamicLockFile.get_information]) and writes it back
+ * unchanged.
+ *
+ * Called on any thread — the application's, a worker's — with the
+ * resource's thread lock (and usually ipc.lock) held when a resource
+ * reads the file: must not block and must not call into the resource.
+ *
+ * Returns: %FALSE with @error set when @information has the wrong shape:
+ *   the resource then warns, leaves the file out of its accounting and
+ *   reads it again on each refresh
+ */
+
+/**
+ * TesseraDynamicLockFileClass::to_information:
+ * @self: the lock file being written
+ *
+ * The "information" member to write when the lock file is saved (again:
+ * recording the holder's process rewrites the file). Optional: the
+ * default returns, unchanged, the information the file was read or
+ * created with; override it only if the subclass changes its fields after
+ * creation.
+ *
+ * Same threads and locks as
+ * [vfunc@Tessera.DynamicLockFile.from_information].
+ *
+ * Returns: (transfer full) (nullable): the information, or %NULL for JSON
+ *   `null`
+ */
+
 struct _TesseraDynamicLockFileClass
 {
   GObjectClass parent_class;
