@@ -182,11 +182,60 @@ test_example_builds_with_pkg_config (void)
   test_remove_tree (tmp);
 }
 
+/* The installed `tessera` finds its library without LD_LIBRARY_PATH, even
+ * under a prefix the dynamic linker does not search (here: a DESTDIR). */
+static void
+test_tool_runs_without_library_path (void)
+{
+  const char *build_root = g_getenv ("TESSERA_BUILD_ROOT");
+  const char *prefix = g_getenv ("TESSERA_PREFIX");
+  const char *bindir_option = g_getenv ("TESSERA_BINDIR");
+  g_autofree char *meson = g_find_program_in_path ("meson");
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *tool = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_nonnull (build_root);
+  g_assert_nonnull (bindir_option);
+  if (meson == NULL)
+    {
+      g_test_skip ("meson is not in PATH");
+      return;
+    }
+  tool = g_build_filename (tmp, prefix,
+                           g_path_is_absolute (bindir_option) ? bindir_option + strlen (prefix) : bindir_option,
+                           "tessera", NULL);
+  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error,
+                              meson, "install", "-C", build_root, "--no-rebuild", "--quiet",
+                              "--destdir", tmp, NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait_check (process, NULL, &error));
+  g_clear_object (&process);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_unsetenv (launcher, "LD_LIBRARY_PATH");
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, tool, "--version", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s%s", out, err);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  g_assert_true (g_str_has_prefix (out, "tessera "));
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/install/plugins-found-without-plugin-path", test_installed_plugins_found);
   g_test_add_func ("/install/example-builds-with-pkg-config", test_example_builds_with_pkg_config);
+  g_test_add_func ("/install/tool-runs-without-library-path", test_tool_runs_without_library_path);
   return g_test_run ();
 }
