@@ -9,6 +9,12 @@
 
 #include "test-utils.h"
 
+#include <tessera/tessera.h>
+
+#if !TESSERA_CHECK_VERSION (0, 1, 0)
+#error "TESSERA_CHECK_VERSION (0, 1, 0) must hold from the first release on"
+#endif
+
 static void
 test_installed_plugins_found (void)
 {
@@ -230,6 +236,25 @@ test_tool_runs_without_library_path (void)
   test_remove_tree (tmp);
 }
 
+/* The version macros say the project's version, and compare as a
+ * program expects. */
+static void
+test_version_macros (void)
+{
+  g_autofree char *version = g_strdup_printf ("%d.%d.%d", TESSERA_MAJOR_VERSION,
+                                              TESSERA_MINOR_VERSION, TESSERA_MICRO_VERSION);
+
+  g_assert_cmpstr (version, ==, g_getenv ("TESSERA_VERSION"));
+  g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION, TESSERA_MICRO_VERSION));
+  g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION, 0));
+  g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, 0, 0));
+  g_assert_false (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION, TESSERA_MICRO_VERSION + 1));
+  g_assert_false (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION + 1, 0));
+  g_assert_false (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION + 1, 0, 0));
+  if (TESSERA_MINOR_VERSION > 0)
+    g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION - 1, 99));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -237,5 +262,6 @@ main (int argc, char **argv)
   g_test_add_func ("/install/plugins-found-without-plugin-path", test_installed_plugins_found);
   g_test_add_func ("/install/example-builds-with-pkg-config", test_example_builds_with_pkg_config);
   g_test_add_func ("/install/tool-runs-without-library-path", test_tool_runs_without_library_path);
+  g_test_add_func ("/install/version-macros", test_version_macros);
   return g_test_run ();
 }
