@@ -55,12 +55,12 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * Threads: every virtual function here is called with the resource's
  * thread lock held, on the thread that called into the resource — the
  * application's thread for blocking calls, a worker thread of
- * [method@Tessera.DynamicDependency.lock_async] — never concurrently for
- * one resource. All but @handle_information_change and @get_usage also
- * hold ipc.lock, so every process of the pool waits while they run: they
- * must not block (no I/O beyond what they are given, no waiting), and must
- * not call the resource's public methods (the thread lock is not
- * recursive).
+ * [method@Tessera.DynamicDependency.lock_async] — or, for
+ * @handle_information_change only, on the poller's thread; never
+ * concurrently for one resource. All but @get_usage usually hold ipc.lock
+ * too, so every process of the pool waits while they run: they must not
+ * block (no I/O beyond what they are given, no waiting), and must not
+ * call the resource's public methods (the thread lock is not recursive).
  */
 /**
  * TesseraTrackedDynamicResourceClass::reset_state:
@@ -170,9 +170,9 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * writing. On failure the last good state is kept. The default accepts
  * anything.
  *
- * Called with the thread lock held (and ipc.lock when called from a
- * refresh or from write_informations), on any thread, never concurrently
- * for one resource; must not block.
+ * Called with the thread lock held, on any thread — including the
+ * poller's, without ipc.lock, when it sees informations.json change —
+ * never concurrently for one resource; must not block.
  *
  * Returns: %FALSE with @error set when @informations has the wrong shape
  */
