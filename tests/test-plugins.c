@@ -496,6 +496,10 @@ test_locks_json_round_trip (void)
   tessera_job_dependency_locks_release (job_locks);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 
+  /* The set holds the lock, which holds the resource: drop them all before
+   * the folder goes, or the poller warns that informations.json vanished. */
+  g_clear_object (&locks);
+  g_clear_object (&job_locks);
   g_clear_object (&lock);
   g_clear_object (&dep);
   g_clear_object (&token);
