@@ -223,6 +223,34 @@ tessera_counter_resource_init (TesseraCounterResource *self)
 }
 
 /**
+ * tessera_counter_resource_new:
+ * @name: the resource's name, as in `[resource NAME]`
+ * @path: the absolute path of its folder, created if missing (the key
+ *   file's `path`)
+ * @total: the number of units, written to informations.json when the
+ *   folder has none; -1 to write nothing
+ * @error: return location for a #GError
+ *
+ * Opens a counter in the same format as the `countertoken` plugin, with
+ * no plugin and no property list to get wrong. Any thread.
+ *
+ * Returns: (transfer full): the counter, or %NULL with @error set when the
+ *   folder cannot be used
+ */
+TesseraCounterResource *
+tessera_counter_resource_new (const char  *name,
+                              const char  *path,
+                              gint64       total,
+                              GError     **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (total >= -1 && total <= G_MAXINT32, NULL);
+
+  return g_initable_new (TESSERA_TYPE_COUNTER_RESOURCE, NULL, error,
+                         "name", name, "lock-folder", path, "total", total, NULL);
+}
+
+/**
  * tessera_counter_resource_get_total:
  * @self: a counter
  *

@@ -42,6 +42,11 @@ struct _TesseraCounterResourceClass
 };
 
 TESSERA_AVAILABLE_IN_ALL
+TesseraCounterResource *tessera_counter_resource_new (const char  *name,
+                                                      const char  *path,
+                                                      gint64       total,
+                                                      GError     **error);
+TESSERA_AVAILABLE_IN_ALL
 gint64 tessera_counter_resource_get_total (TesseraCounterResource *self);
 TESSERA_AVAILABLE_IN_ALL
 gint64 tessera_counter_resource_get_used  (TesseraCounterResource *self);

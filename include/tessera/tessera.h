@@ -24,6 +24,7 @@
 #include <tessera/tessera-counter-lock-file.h>
 #include <tessera/tessera-counter-dependency.h>
 #include <tessera/tessera-counter-resource.h>
+#include <tessera/tessera-acquire.h>
 #include <tessera/tessera-registry.h>
 
 #undef TESSERA_INSIDE
