@@ -93,7 +93,7 @@ tessera_job_new_private (const char  *name,
 }
 
 /**
- * tessera_dynamic_resource_acquire:
+ * tessera_dynamic_resource_take:
  * @self: a resource
  * @request: (nullable): what to take, as `--need NAME=REQUEST` says it: a
  *   count for a counter, "2:8192" for GPUs, "shared" for a mutex; %NULL
@@ -117,7 +117,7 @@ tessera_job_new_private (const char  *name,
  *   (%TESSERA_ERROR_TIMEOUT, %TESSERA_ERROR_REQUEST_TOO_LARGE, …)
  */
 TesseraDynamicDependencyLock *
-tessera_dynamic_resource_acquire (TesseraDynamicResource  *self,
+tessera_dynamic_resource_take (TesseraDynamicResource  *self,
                                   const char              *request,
                                   double                   timeout,
                                   GCancellable            *cancellable,

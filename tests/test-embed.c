@@ -73,7 +73,7 @@ test_acquire_and_clean (void)
   g_assert_cmpuint (count_entries (private_jobs), ==, 0);
   counter = tessera_counter_resource_new ("licences", folder, 2, &error);
   g_assert_no_error (error);
-  lock = tessera_dynamic_resource_acquire (TESSERA_DYNAMIC_RESOURCE (counter), "2", 10, NULL, &error);
+  lock = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), "2", 10, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (tessera_counter_resource_get_used (counter), ==, 2);
 
@@ -97,7 +97,7 @@ test_acquire_and_clean (void)
                                                                               "information"), "count"),
                    ==, 2);
 
-  second = tessera_dynamic_resource_acquire (TESSERA_DYNAMIC_RESOURCE (counter), NULL, 0, NULL, &error);
+  second = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), NULL, 0, NULL, &error);
   g_assert_null (second);
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
   g_clear_error (&error);
@@ -127,7 +127,7 @@ test_acquire_too_large (void)
   g_autoptr(GError) error = NULL;
   gint64 start = g_get_monotonic_time ();
 
-  lock = tessera_dynamic_resource_acquire (TESSERA_DYNAMIC_RESOURCE (counter), "3", 60, NULL, &error);
+  lock = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), "3", 60, NULL, &error);
   g_assert_null (lock);
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE);
   g_assert_cmpint (g_get_monotonic_time () - start, <, 30 * G_USEC_PER_SEC);

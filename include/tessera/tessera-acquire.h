@@ -20,7 +20,7 @@ TESSERA_AVAILABLE_IN_ALL
 TesseraJob                   *tessera_job_new_private          (const char              *name,
                                                                 GError                 **error);
 TESSERA_AVAILABLE_IN_ALL
-TesseraDynamicDependencyLock *tessera_dynamic_resource_acquire (TesseraDynamicResource  *self,
+TesseraDynamicDependencyLock *tessera_dynamic_resource_take (TesseraDynamicResource  *self,
                                                                 const char              *request,
                                                                 double                   timeout,
                                                                 GCancellable            *cancellable,
