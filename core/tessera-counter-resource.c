@@ -24,13 +24,17 @@
  * through such a plugin.
  *
  * A request (`--need NAME=REQUEST`) is a count from 1 to 2³¹−1; none
- * means 1.
+ * means 1. A request larger than the total waits, as experimaestro's
+ * does: the total may grow. A lock file that claims more than 2³¹−1 takes
+ * everything (no real holder can), so absurd counts never wrap round to
+ * a free pool.
  */
 typedef struct
 {
   gint64 initial_total;   /* written to a new informations.json; -1: none */
   gint64 total;
-  gint64 used;
+  gint64 used;            /* sum of the counts no larger than G_MAXINT32 */
+  guint huge;             /* lock files claiming more: each takes everything */
 } TesseraCounterResourcePrivate;
 
 enum { PROP_0, PROP_TOTAL, PROP_USED, N_PROPS };
@@ -46,7 +50,7 @@ get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
   switch (prop_id)
     {
     case PROP_TOTAL: g_value_set_int64 (value, PRIV (object)->total); break;
-    case PROP_USED: g_value_set_int64 (value, PRIV (object)->used); break;
+    case PROP_USED: g_value_set_int64 (value, PRIV (object)->huge > 0 ? G_MAXINT64 : PRIV (object)->used); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -70,18 +74,40 @@ static void
 reset_state (TesseraTrackedDynamicResource *resource)
 {
   PRIV (resource)->used = 0;
+  PRIV (resource)->huge = 0;
+}
+
+/* No request is above G_MAXINT32, so neither is a real holder: a file that
+ * claims more counts as taking everything, and the sum of the others
+ * (at most G_MAXINT32 each) cannot overflow. */
+static gboolean
+is_huge (gint64 count)
+{
+  return count > G_MAXINT32;
 }
 
 static void
 account_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
 {
-  PRIV (resource)->used += count_of (lock_file);
+  TesseraCounterResourcePrivate *priv = PRIV (resource);
+  gint64 count = count_of (lock_file);
+
+  if (is_huge (count))
+    priv->huge++;
+  else
+    priv->used += count;
 }
 
 static void
 unaccount_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock_file)
 {
-  PRIV (resource)->used -= count_of (lock_file);
+  TesseraCounterResourcePrivate *priv = PRIV (resource);
+  gint64 count = count_of (lock_file);
+
+  if (is_huge (count))
+    priv->huge--;
+  else
+    priv->used -= count;
 }
 
 static gboolean
@@ -90,16 +116,17 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraCounterResourcePrivate *priv = PRIV (resource);
   gint64 count = tessera_counter_dependency_get_count (TESSERA_COUNTER_DEPENDENCY (dependency));
 
-  /* Waiting for more than there is would be waiting for ever. */
+  /* More than there is in all waits, as experimaestro's does: the total
+   * may grow (tessera set, informations.json); the error says why. */
   if (count > priv->total)
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE,
-                   _("Token %s has %lld in all; %lld can never be granted"),
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+                   _("Token %s has %lld in all, fewer than the %lld asked for: waiting for the total to grow"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)),
                    (long long) priv->total, (long long) count);
       return FALSE;
     }
-  return priv->used + count <= priv->total;
+  return priv->huge == 0 && count <= priv->total - priv->used;
 }
 
 static JsonNode *
@@ -154,7 +181,7 @@ get_usage (TesseraTrackedDynamicResource *resource, gint64 *capacity, gint64 *fr
   TesseraCounterResourcePrivate *priv = PRIV (resource);
 
   *capacity = priv->total;
-  *free_units = MAX (0, priv->total - priv->used);
+  *free_units = priv->huge > 0 ? 0 : MAX (0, priv->total - priv->used);
 }
 
 /* request: a count of units, 1 when absent */
@@ -209,7 +236,8 @@ tessera_counter_resource_class_init (TesseraCounterResourceClass *klass)
   /**
    * TesseraCounterResource:used:
    *
-   * The units held, by every process, as last read from the folder.
+   * The units held, by every process, as last read from the folder
+   * (%G_MAXINT64 while a lock file claims more than any request can).
    */
   props[PROP_USED] = g_param_spec_int64 ("used", NULL, NULL, 0, G_MAXINT64, 0,
     G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
@@ -274,11 +302,12 @@ tessera_counter_resource_get_total (TesseraCounterResource *self)
  * The units held by every process, as last read. Same threading note as
  * [method@Tessera.CounterResource.get_total].
  *
- * Returns: the units held
+ * Returns: the units held (%G_MAXINT64 while a lock file claims more
+ *   than any request can)
  */
 gint64
 tessera_counter_resource_get_used (TesseraCounterResource *self)
 {
   g_return_val_if_fail (TESSERA_IS_COUNTER_RESOURCE (self), 0);
-  return PRIV (self)->used;
+  return PRIV (self)->huge > 0 ? G_MAXINT64 : PRIV (self)->used;
 }

@@ -222,20 +222,188 @@ tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
     }
 }
 
-static void
-lock_in_thread (GTask        *task,
-                gpointer      source_object,
-                gpointer      task_data,
-                GCancellable *cancellable)
+/* The asynchronous lock waits through sources in the caller's context:
+ * an attempt only tries ipc.lock (a peer holding it means another try a
+ * few milliseconds later), and a full resource wakes the task through a
+ * waker, the poller, the deadline or the cancellable. No thread waits. */
+typedef struct
 {
-  GError *error = NULL;
-  TesseraDynamicDependencyLock *lock =
-    tessera_dynamic_dependency_lock (source_object, *(double *) task_data, cancellable, &error);
+  gint64 deadline;        /* monotonic µs, or -1 */
+  guint64 generation;     /* the resource's, before the last attempt */
+  gpointer waker;
+  gboolean polling;       /* registered with the poller */
+  GSource *next;          /* the next attempt, when one is scheduled */
+  GSource *timeout;
+  GSource *cancel;
+  gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
+} AsyncLock;
 
-  if (lock != NULL)
-    g_task_return_pointer (task, lock, g_object_unref);
-  else
-    g_task_return_error (task, error);
+static void attempt (GTask *task);
+
+static void
+drop_source (GSource **source)
+{
+  if (*source != NULL)
+    {
+      g_source_destroy (*source);
+      g_clear_pointer (source, g_source_unref);
+    }
+}
+
+static void
+async_lock_stop (GTask *task)
+{
+  AsyncLock *state = g_task_get_task_data (task);
+  TesseraDynamicResource *resource = PRIV (g_task_get_source_object (task))->resource;
+
+  if (state->waker != NULL)
+    _tessera_dynamic_resource_remove_waker (resource, g_steal_pointer (&state->waker));
+  if (state->polling)
+    {
+      g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
+      tessera_resource_poller_unregister (poller, resource);
+      state->polling = FALSE;
+    }
+  drop_source (&state->next);
+  drop_source (&state->timeout);
+  drop_source (&state->cancel);
+}
+
+static void
+async_lock_free (gpointer data)
+{
+  g_free (data);
+}
+
+static void
+return_error (GTask *task, GError *error)
+{
+  async_lock_stop (task);
+  g_task_return_error (task, error);
+}
+
+static gboolean
+on_next_attempt (gpointer data)
+{
+  GTask *task = data;
+  AsyncLock *state = g_task_get_task_data (task);
+
+  g_clear_pointer (&state->next, g_source_unref);
+  attempt (task);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_attempt (GTask *task, guint delay_ms)
+{
+  AsyncLock *state = g_task_get_task_data (task);
+
+  if (state->next != NULL)
+    return;
+  state->next = delay_ms > 0 ? g_timeout_source_new (delay_ms) : g_idle_source_new ();
+  g_source_set_name (state->next, "tessera-lock-attempt");
+  g_source_set_callback (state->next, on_next_attempt, g_object_ref (task), g_object_unref);
+  g_source_attach (state->next, g_task_get_context (task));
+}
+
+static gboolean
+on_resource_changed (gpointer data)
+{
+  schedule_attempt (data, 0);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_deadline (gpointer data)
+{
+  GTask *task = data;
+  AsyncLock *state = g_task_get_task_data (task);
+
+  g_clear_pointer (&state->timeout, g_source_unref);
+  /* One last try, as the blocking lock makes one at its deadline. */
+  state->deadline = 0;
+  attempt (task);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_cancelled (GCancellable *cancellable, gpointer data)
+{
+  GTask *task = data;
+  GError *error = NULL;
+
+  g_cancellable_set_error_if_cancelled (cancellable, &error);
+  return_error (task, error);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+attempt (GTask *task)
+{
+  TesseraDynamicDependency *self = g_task_get_source_object (task);
+  TesseraDynamicResource *resource = PRIV (self)->resource;
+  AsyncLock *state = g_task_get_task_data (task);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  GError *error = NULL;
+  gboolean acquired;
+
+  if (g_task_return_error_if_cancelled (task))
+    {
+      async_lock_stop (task);
+      return;
+    }
+  state->generation = tessera_dynamic_resource_get_generation (resource);
+  lock = tessera_dynamic_dependency_create_lock (self, &error);
+  if (lock == NULL)
+    {
+      return_error (task, error);
+      return;
+    }
+  _tessera_ipc_lock_set_try_only (TRUE);
+  acquired = tessera_lock_acquire (TESSERA_LOCK (lock), &error);
+  _tessera_ipc_lock_set_try_only (FALSE);
+  if (acquired)
+    {
+      async_lock_stop (task);
+      g_task_return_pointer (task, g_steal_pointer (&lock), g_object_unref);
+      return;
+    }
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      /* A peer's critical section: try again shortly. */
+      g_clear_error (&error);
+      schedule_attempt (task, state->busy_delay_ms);
+      state->busy_delay_ms = MIN (state->busy_delay_ms * 2, 50);
+      return;
+    }
+  state->busy_delay_ms = 1;
+  if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE))
+    {
+      return_error (task, error);
+      return;
+    }
+  g_clear_error (&error);
+  if (state->deadline == 0 || (state->deadline > 0 && g_get_monotonic_time () >= state->deadline))
+    {
+      return_error (task, g_error_new (TESSERA_ERROR, TESSERA_ERROR_TIMEOUT,
+                                       _("Timed out waiting for resource “%s”"),
+                                       tessera_dynamic_resource_get_name (resource)
+                                       ? tessera_dynamic_resource_get_name (resource) : "?"));
+      return;
+    }
+  if (state->waker == NULL)
+    {
+      g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
+
+      state->waker = _tessera_dynamic_resource_add_waker (resource, g_task_get_context (task),
+                                                          on_resource_changed, g_object_ref (task),
+                                                          g_object_unref);
+      tessera_resource_poller_register (poller, resource);
+      state->polling = TRUE;
+    }
+  /* A change between the attempt and the waker going in place. */
+  if (tessera_dynamic_resource_get_generation (resource) != state->generation)
+    schedule_attempt (task, 0);
 }
 
 /**
@@ -248,7 +416,10 @@ lock_in_thread (GTask        *task,
  * @user_data: data for @callback
  *
  * Acquires without blocking the caller; finish with
- * [method@Tessera.DynamicDependency.lock_finish].
+ * [method@Tessera.DynamicDependency.lock_finish]. The wait runs in the
+ * caller's thread-default main context, through its sources: no thread is
+ * kept busy while the resource is full, and ipc.lock is only tried (a
+ * peer holding it delays the next try by a few milliseconds).
  */
 void
 tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
@@ -258,16 +429,33 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
                                        gpointer                  user_data)
 {
   g_autoptr(GTask) task = NULL;
-  double *data;
+  AsyncLock *state;
 
   g_return_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (self));
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_name (task, "tessera_dynamic_dependency_lock_async");
-  data = g_new (double, 1);
-  *data = timeout;
-  g_task_set_task_data (task, data, g_free);
-  g_task_run_in_thread (task, lock_in_thread);
+  g_task_set_return_on_cancel (task, FALSE);
+  state = g_new0 (AsyncLock, 1);
+  state->busy_delay_ms = 1;
+  state->deadline = timeout < 0 || isinf (timeout) || isnan (timeout) ? -1
+                    : timeout == 0 ? 0
+                    : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+  g_task_set_task_data (task, state, async_lock_free);
+  if (state->deadline > 0)
+    {
+      state->timeout = g_timeout_source_new ((guint) MIN (timeout * 1000, (double) G_MAXUINT));
+      g_source_set_callback (state->timeout, on_deadline, g_object_ref (task), g_object_unref);
+      g_source_attach (state->timeout, g_task_get_context (task));
+    }
+  if (cancellable != NULL)
+    {
+      state->cancel = g_cancellable_source_new (cancellable);
+      g_source_set_callback (state->cancel, (GSourceFunc) (void (*)(void)) on_cancelled,
+                             g_object_ref (task), g_object_unref);
+      g_source_attach (state->cancel, g_task_get_context (task));
+    }
+  schedule_attempt (task, 0);
 }
 
 /**

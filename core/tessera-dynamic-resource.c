@@ -20,7 +20,43 @@ typedef struct
   GCond cond;
   guint64 generation;
   TesseraResourcePoller *poller;
+  double poll_interval_max;   /* 0: the poller's default */
+  GList *wakers;              /* Waker*, under mutex */
 } TesseraDynamicResourcePrivate;
+
+/* An asynchronous waiter: @func runs in @context after each change. */
+typedef struct
+{
+  GMainContext *context;
+  GSourceFunc func;
+  gpointer data;
+  GDestroyNotify destroy;
+  gint removed;
+} Waker;
+
+static void
+waker_clear (Waker *waker)
+{
+  if (waker->destroy != NULL)
+    waker->destroy (waker->data);
+  g_main_context_unref (waker->context);
+}
+
+static void
+waker_unref (gpointer waker)
+{
+  g_atomic_rc_box_release_full (waker, (GDestroyNotify) waker_clear);
+}
+
+static gboolean
+waker_dispatch (gpointer data)
+{
+  Waker *waker = data;
+
+  if (!g_atomic_int_get (&waker->removed))
+    waker->func (waker->data);
+  return G_SOURCE_REMOVE;
+}
 
 enum {
   PROP_0,
@@ -39,6 +75,7 @@ tessera_dynamic_resource_finalize (GObject *object)
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
   g_free (priv->name);
+  g_list_free_full (priv->wakers, waker_unref);
   g_mutex_clear (&priv->mutex);
   g_cond_clear (&priv->cond);
   g_clear_object (&priv->poller);
@@ -176,7 +213,51 @@ tessera_dynamic_resource_notify_changed (TesseraDynamicResource *self)
   g_mutex_lock (&priv->mutex);
   priv->generation++;
   g_cond_broadcast (&priv->cond);
+  for (GList *l = priv->wakers; l != NULL; l = l->next)
+    {
+      Waker *waker = l->data;
+      g_main_context_invoke_full (waker->context, G_PRIORITY_DEFAULT, waker_dispatch,
+                                  g_atomic_rc_box_acquire (waker), waker_unref);
+    }
   g_mutex_unlock (&priv->mutex);
+}
+
+/* Calls @func in @context after each change of @self, until the returned
+ * handle goes to _tessera_dynamic_resource_remove_waker(). */
+gpointer
+_tessera_dynamic_resource_add_waker (TesseraDynamicResource *self,
+                                     GMainContext           *context,
+                                     GSourceFunc             func,
+                                     gpointer                data,
+                                     GDestroyNotify          destroy)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+  Waker *waker = g_atomic_rc_box_new0 (Waker);
+
+  waker->context = g_main_context_ref (context);
+  waker->func = func;
+  waker->data = data;
+  waker->destroy = destroy;
+  g_mutex_lock (&priv->mutex);
+  priv->wakers = g_list_prepend (priv->wakers, waker);
+  g_mutex_unlock (&priv->mutex);
+  return waker;
+}
+
+/* After this, @func is not called again, even from a wake-up already on
+ * its way (call it in the waker's context). */
+void
+_tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
+                                        gpointer                handle)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+  Waker *waker = handle;
+
+  g_atomic_int_set (&waker->removed, 1);
+  g_mutex_lock (&priv->mutex);
+  priv->wakers = g_list_remove (priv->wakers, waker);
+  g_mutex_unlock (&priv->mutex);
+  waker_unref (waker);
 }
 
 /**
@@ -223,6 +304,14 @@ _tessera_dynamic_resource_get_context (TesseraDynamicResource *self)
 {
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
   return tessera_resource_poller_get_context (priv->poller);
+}
+
+void
+_tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
+                                                 double                  seconds)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+  priv->poll_interval_max = seconds;
 }
 
 void
@@ -274,9 +363,12 @@ tessera_dynamic_resource_wait (TesseraDynamicResource  *self,
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
 
-  tessera_resource_poller_register (priv->poller, self);
+  _tessera_resource_poller_register_full (priv->poller, self,
+                                          priv->poll_interval_max > 0 ? priv->poll_interval_max
+                                                                      : _tessera_poll_interval_max ());
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (wake_on_cancel), priv, NULL);
+  _tessera_pause_point ("wait-registered");
 
   g_mutex_lock (&priv->mutex);
   while (priv->generation == generation)

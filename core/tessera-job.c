@@ -29,6 +29,7 @@ struct _TesseraJob
   char *identifier;
   char *job_uri;
   TesseraProcess *process;
+  GMutex mutex;     /* lock_fd and wrote_pid: acquires of one job may run in parallel */
   int lock_fd;
   gboolean wrote_pid;
 };
@@ -52,6 +53,7 @@ tessera_job_finalize (GObject *object)
   TesseraJob *self = TESSERA_JOB (object);
 
   tessera_job_unhold (self);
+  g_mutex_clear (&self->mutex);
   g_free (self->task_id);
   g_free (self->identifier);
   g_free (self->job_uri);
@@ -135,6 +137,7 @@ tessera_job_class_init (TesseraJobClass *klass)
 static void
 tessera_job_init (TesseraJob *self)
 {
+  g_mutex_init (&self->mutex);
   self->lock_fd = -1;
 }
 
@@ -362,11 +365,34 @@ tessera_job_set_process (TesseraJob      *self,
   g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
   g_return_val_if_fail (process == NULL || TESSERA_IS_PROCESS (process), FALSE);
 
-  if (g_set_object (&self->process, process))
-    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_PROCESS]);
+  gboolean changed, ok = TRUE;
+
+  g_mutex_lock (&self->mutex);
+  changed = g_set_object (&self->process, process);
   if (self->lock_fd >= 0 && self->process != NULL)
-    return write_pid_file (self, error);
-  return TRUE;
+    ok = write_pid_file (self, error);
+  g_mutex_unlock (&self->mutex);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_PROCESS]);
+  return ok;
+}
+
+/* Called with the job's mutex held. */
+static void
+unhold_locked (TesseraJob *self)
+{
+  if (self->lock_fd < 0)
+    return;
+  if (self->wrote_pid)
+    {
+      g_autofree char *pid_path = tessera_job_dup_pid_path (self);
+      if (g_unlink (pid_path) < 0 && errno != ENOENT)
+        g_warning (_("Cannot remove %s: %s"), pid_path, g_strerror (errno));
+      self->wrote_pid = FALSE;
+    }
+  /* Closing the descriptor drops the open-file-description lock. */
+  close (self->lock_fd);
+  self->lock_fd = -1;
 }
 
 /**
@@ -388,24 +414,27 @@ tessera_job_hold (TesseraJob  *self,
 {
   g_autofree char *dir = NULL;
   g_autofree char *lock_path = NULL;
+  gboolean ok = FALSE;
 
   g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
 
+  g_mutex_lock (&self->mutex);
   if (self->lock_fd >= 0)
-    return TRUE;
-  dir = g_path_get_dirname (self->job_uri);
-  if (!_tessera_mkdir_with_parents (dir, error))
-    return FALSE;
-  lock_path = tessera_job_dup_lock_path (self);
-  self->lock_fd = _tessera_job_lock_take (lock_path, error);
-  if (self->lock_fd < 0)
-    return FALSE;
-  if (self->process != NULL && !write_pid_file (self, error))
     {
-      tessera_job_unhold (self);
-      return FALSE;
+      g_mutex_unlock (&self->mutex);
+      return TRUE;
     }
-  return TRUE;
+  dir = g_path_get_dirname (self->job_uri);
+  lock_path = tessera_job_dup_lock_path (self);
+  if (_tessera_mkdir_with_parents (dir, error) &&
+      (self->lock_fd = _tessera_job_lock_take (lock_path, error)) >= 0)
+    {
+      ok = self->process == NULL || write_pid_file (self, error);
+      if (!ok)
+        unhold_locked (self);
+    }
+  g_mutex_unlock (&self->mutex);
+  return ok;
 }
 
 /**
@@ -417,8 +446,13 @@ tessera_job_hold (TesseraJob  *self,
 gboolean
 tessera_job_is_held (TesseraJob *self)
 {
+  gboolean held;
+
   g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
-  return self->lock_fd >= 0;
+  g_mutex_lock (&self->mutex);
+  held = self->lock_fd >= 0;
+  g_mutex_unlock (&self->mutex);
+  return held;
 }
 
 /**
@@ -434,16 +468,7 @@ tessera_job_unhold (TesseraJob *self)
 {
   g_return_if_fail (TESSERA_IS_JOB (self));
 
-  if (self->lock_fd < 0)
-    return;
-  if (self->wrote_pid)
-    {
-      g_autofree char *pid_path = tessera_job_dup_pid_path (self);
-      if (g_unlink (pid_path) < 0 && errno != ENOENT)
-        g_warning (_("Cannot remove %s: %s"), pid_path, g_strerror (errno));
-      self->wrote_pid = FALSE;
-    }
-  /* Closing the descriptor drops the open-file-description lock. */
-  close (self->lock_fd);
-  self->lock_fd = -1;
+  g_mutex_lock (&self->mutex);
+  unhold_locked (self);
+  g_mutex_unlock (&self->mutex);
 }

@@ -53,6 +53,24 @@ int         _tessera_pidfd_open       (GPid         pid);
 
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
+/* The longest polling interval while somebody waits (set once, at init). */
+void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
+                                                      double                  seconds);
+void _tessera_resource_poller_register_full (TesseraResourcePoller  *poller,
+                                             TesseraDynamicResource *resource,
+                                             double                  interval_max);
+gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
+                                                GMainContext           *context,
+                                                GSourceFunc             func,
+                                                gpointer                data,
+                                                GDestroyNotify          destroy);
+void     _tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
+                                                gpointer                handle);
+/* While set in this thread, ipc.lock is only tried: a peer holding it
+ * makes the acquire fail with G_IO_ERROR_WOULD_BLOCK. */
+void     _tessera_ipc_lock_set_try_only         (gboolean try_only);
+/* Where polling is the primary path (no inotify): the longest interval. */
+#define TESSERA_POLL_INTERVAL_MAX_UNWATCHED 2.0
 /* The context of the resource's own poller, where its watches run. */
 GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 
@@ -64,5 +82,14 @@ GType _tessera_lock_class_table_lookup (const char *module,
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);
 gboolean _tessera_inotify_disabled    (void);
+gboolean _tessera_fs_is_local         (const char *path);
+
+/* Named pause points for the race tests (tessera-pause-point.c); nothing
+ * at all unless built with -Dpause_points=true. */
+#if TESSERA_PAUSE_POINTS
+void _tessera_pause_point (const char *name);
+#else
+#define _tessera_pause_point(name) ((void) 0)
+#endif
 
 G_END_DECLS

@@ -7,14 +7,17 @@
 /**
  * TesseraResourcePoller:
  *
- * The private thread every resource of a process shares, like the seed's
- * single event-loop thread. Its [struct@GLib.MainContext] runs the file
- * watches and process-exit watches of tracked resources, and the fallback
- * polling: while a resource has waiters, the poller refreshes it at growing
- * intervals (0.1 s, times 1.5, up to `TESSERA_POLL_INTERVAL_MAX` seconds,
- * 30 by default; `TESSERA_POLL_INTERVAL` sets the first interval), so that
- * a missed event (a network file system, an overflowing inotify queue)
- * costs time but never a hang.
+ * The private thread every resource of a process shares, like
+ * experimaestro's single event-loop thread. Its [struct@GLib.MainContext]
+ * runs the file watches and process-exit watches of tracked resources, and
+ * the fallback polling: while a resource has waiters, the poller refreshes
+ * it at growing intervals (0.1 s, times 1.5 with ±10 % jitter, up to
+ * `TESSERA_POLL_INTERVAL_MAX` seconds, 30 by default, or 2 s for a folder
+ * watched without inotify, where polling is the primary path;
+ * `TESSERA_POLL_INTERVAL` sets the first interval), so that a missed event
+ * (a network file system, an overflowing inotify queue) costs time but
+ * never a hang. The interval is kept across the wake-ups of one wait and
+ * starts again only once nobody has waited on the resource for a while.
  *
  * The thread stops when the last reference to the poller is dropped.
  */
@@ -38,8 +41,12 @@ typedef struct
   GWeakRef resource;
   guint waiters;
   double interval;
-  GSource *timer;
+  double interval_max;
+  GSource *timer;     /* the next tick, or the expiry of an idle entry */
 } PollEntry;
+
+/* How long an entry nobody waits on keeps its interval. */
+#define IDLE_EXPIRY_S 5.0
 
 G_DEFINE_FINAL_TYPE (TesseraResourcePoller, tessera_resource_poller, G_TYPE_OBJECT)
 
@@ -194,16 +201,20 @@ tessera_resource_poller_get_context (TesseraResourcePoller *self)
 
 static gboolean poll_tick (gpointer data);
 
-/* Called with self->mutex held. */
+/* Called with self->mutex held. @delay_s is the interval (with jitter, so
+ * waiters of many processes do not poll in step) or the idle expiry. */
 static void
 schedule_tick (TesseraResourcePoller *self, PollEntry *entry)
 {
+  double delay_s = entry->waiters > 0 ? entry->interval * g_random_double_range (0.9, 1.1)
+                                      : IDLE_EXPIRY_S;
+
   if (entry->timer != NULL)
     {
       g_source_destroy (entry->timer);
       g_source_unref (entry->timer);
     }
-  entry->timer = g_timeout_source_new ((guint) (entry->interval * 1000));
+  entry->timer = g_timeout_source_new ((guint) (delay_s * 1000));
   g_source_set_name (entry->timer, "tessera-poll");
   g_source_set_callback (entry->timer, poll_tick, poll_entry_ref (entry), poll_entry_unref);
   g_source_attach (entry->timer, self->context);
@@ -227,9 +238,16 @@ poll_tick (gpointer data)
       g_mutex_unlock (&self->mutex);
       return G_SOURCE_REMOVE;
     }
+  if (entry->waiters == 0)
+    {
+      /* Idle long enough: the next wait starts again at the first interval. */
+      g_hash_table_remove (self->entries, entry->key);
+      g_mutex_unlock (&self->mutex);
+      return G_SOURCE_REMOVE;
+    }
   resource = g_weak_ref_get (&entry->resource);
   self->poll_count++;
-  entry->interval = MIN (entry->interval * 1.5, _tessera_poll_interval_max ());
+  entry->interval = MIN (entry->interval * 1.5, entry->interval_max);
   schedule_tick (self, entry);
   g_mutex_unlock (&self->mutex);
 
@@ -253,25 +271,46 @@ void
 tessera_resource_poller_register (TesseraResourcePoller  *self,
                                   TesseraDynamicResource *resource)
 {
+  _tessera_resource_poller_register_full (self, resource, _tessera_poll_interval_max ());
+}
+
+/* Like tessera_resource_poller_register(), with the longest interval for
+ * this resource (shorter where polling is the primary path). */
+void
+_tessera_resource_poller_register_full (TesseraResourcePoller  *self,
+                                        TesseraDynamicResource *resource,
+                                        double                  interval_max)
+{
   PollEntry *entry;
+  g_autoptr(TesseraDynamicResource) known = NULL;
 
   g_return_if_fail (TESSERA_IS_RESOURCE_POLLER (self));
   g_return_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (resource));
 
   g_mutex_lock (&self->mutex);
   entry = g_hash_table_lookup (self->entries, resource);
+  /* An idle entry left by a resource since freed, whose address was reused. */
+  if (entry != NULL && (known = g_weak_ref_get (&entry->resource)) != resource)
+    {
+      g_hash_table_remove (self->entries, resource);
+      entry = NULL;
+    }
   if (entry == NULL)
     {
       entry = g_atomic_rc_box_new0 (PollEntry);
       entry->key = resource;
       g_weak_ref_init (&entry->resource, resource);
-      entry->interval = _tessera_poll_interval_initial ();
+      entry->interval = MIN (_tessera_poll_interval_initial (), interval_max);
       /* Last: everything above happens before the tick that reads it. */
       g_atomic_pointer_set (&entry->poller, self);
       g_hash_table_insert (self->entries, resource, entry);
-      schedule_tick (self, entry);
     }
-  entry->waiters++;
+  entry->interval_max = interval_max;
+  entry->interval = MIN (entry->interval, interval_max);
+  /* The first waiter (again) starts the ticks at the interval reached so
+   * far: a waiter woken by a tick that waits again keeps its back-off. */
+  if (entry->waiters++ == 0)
+    schedule_tick (self, entry);
   g_mutex_unlock (&self->mutex);
 }
 
@@ -292,8 +331,10 @@ tessera_resource_poller_unregister (TesseraResourcePoller  *self,
 
   g_mutex_lock (&self->mutex);
   entry = g_hash_table_lookup (self->entries, resource);
-  if (entry != NULL && --entry->waiters == 0)
-    g_hash_table_remove (self->entries, resource);
+  /* Idle: no more ticks, but the interval is kept a while for the next
+   * wait (schedule_tick arms the expiry). */
+  if (entry != NULL && entry->waiters > 0 && --entry->waiters == 0)
+    schedule_tick (self, entry);
   g_mutex_unlock (&self->mutex);
 }
 

@@ -11,12 +11,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/vfs.h>
+#include <sys/resource.h>
 #include <unistd.h>
-
-#ifndef NFS_SUPER_MAGIC
-#define NFS_SUPER_MAGIC 0x6969
-#endif
 
 /**
  * TesseraTrackedDynamicResource:
@@ -93,15 +89,23 @@ typedef struct
   GHashTable *attention;      /* names to look at on every refresh */
   GHashTable *dirty;          /* names inotify reported */
   gboolean force_scan;
+  guint64 view_serial;        /* moves whenever accounting changes */
+  gboolean refresh_changed;   /* a refresh changed it: wake this process's waiters */
 
+  gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
   gboolean jobs_known;
   gint64 jobs_mtime_ns;
   ino_t jobs_ino;
+  gint64 jobs_seen_mono;      /* our monotonic time when we first read that mtime */
+  gboolean jobs_mtime_clean;  /* a scan ran after that mtime's clock tick was over */
 
   gboolean info_known;
   gint64 info_mtime_ns;
   ino_t info_ino;
   goffset info_size;
+  gint64 info_seen_mono;      /* as for jobs/: see note_jobs_mtime() */
+  gboolean info_clean;
+  JsonNode *info_node;        /* what was last read, NULL when it was broken */
 
   WatchBox *box;
   int inotify_fd;
@@ -137,6 +141,48 @@ resource_name (TesseraTrackedDynamicResource *self)
 {
   const char *name = tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self));
   return name ? name : PRIV (self)->lock_folder;
+}
+
+/* The thread lock. Property notifications raised under it (a plugin's
+ * notify::total) are held back until it is released, so a handler may call
+ * back into the resource. */
+static void
+lock_thread (TesseraTrackedDynamicResource *self)
+{
+  g_object_freeze_notify (G_OBJECT (self));
+  g_mutex_lock (&PRIV (self)->lock);
+}
+
+static void
+unlock_thread (TesseraTrackedDynamicResource *self)
+{
+  g_mutex_unlock (&PRIV (self)->lock);
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+/* Takes ipc.lock then the thread lock, in that order, always: a peer that
+ * keeps ipc.lock must not keep the poller's thread (which needs only the
+ * thread lock) from serving this process's other resources. */
+static int
+lock_both (TesseraTrackedDynamicResource *self, GError **error)
+{
+  int fd = _tessera_ipc_lock_acquire (PRIV (self)->ipc_path, error);
+
+  if (fd >= 0)
+    lock_thread (self);
+  return fd;
+}
+
+static void
+unlock_both (TesseraTrackedDynamicResource *self, int fd)
+{
+  gboolean changed = PRIV (self)->refresh_changed;
+
+  PRIV (self)->refresh_changed = FALSE;
+  _tessera_ipc_lock_release (fd);
+  unlock_thread (self);
+  if (changed)
+    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -218,12 +264,40 @@ entry_free (Entry *entry)
   g_free (entry);
 }
 
+/* pidfds of the whole process: a quarter of its descriptor limit, so that
+ * 10 000 holders never starve it of descriptors for ipc.lock and files. */
+static gint pidfds_open;
+
+static gboolean
+pidfd_budget_take (void)
+{
+  static gsize budget;
+
+  if (g_once_init_enter (&budget))
+    {
+      struct rlimit rl;
+      rlim_t limit = getrlimit (RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+      g_once_init_leave (&budget, (gsize) CLAMP (limit / 4, 1, 4096));
+    }
+  if ((gsize) g_atomic_int_add (&pidfds_open, 1) < budget)
+    return TRUE;
+  g_atomic_int_add (&pidfds_open, -1);
+  return FALSE;
+}
+
+static void
+pidfd_budget_give (void)
+{
+  g_atomic_int_add (&pidfds_open, -1);
+}
+
 static void
 pid_watch_free (PidWatch *watch)
 {
   g_source_destroy (watch->source);
   g_source_unref (watch->source);
   close (watch->fd);
+  pidfd_budget_give ();
   g_hash_table_unref (watch->names);
   g_free (watch);
 }
@@ -265,7 +339,7 @@ on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
   if (self == NULL)
     return G_SOURCE_REMOVE;
   priv = PRIV (self);
-  g_mutex_lock (&priv->lock);
+  lock_thread (self);
   /* This dispatch may have waited for the lock while its watch was
    * dropped and the descriptor number reused: only act on the very watch
    * this source was made for. */
@@ -288,7 +362,7 @@ on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
       g_debug ("Holder %d of %s exited", watch->pid, resource_name (self));
       g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (watch->pid));
     }
-  g_mutex_unlock (&priv->lock);
+  unlock_thread (self);
 
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   return G_SOURCE_REMOVE;
@@ -304,13 +378,23 @@ watch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
 
   if (watch == NULL)
     {
-      int fd = _tessera_pidfd_open (pid);
+      int fd;
+
+      /* Past the budget, holders stay in the attention set, checked
+       * through /proc at every refresh and poll. */
+      if (!pidfd_budget_take ())
+        return;
+      fd = _tessera_pidfd_open (pid);
       if (fd < 0)
-        return;   /* no pidfd (old kernel, no descriptors left): polled instead */
+        {
+          pidfd_budget_give ();
+          return;   /* no pidfd (old kernel, no descriptors left): polled instead */
+        }
       /* The pid may have been reused between the check and the open. */
       if (tessera_process_check (entry->holder) != TESSERA_PROCESS_ALIVE)
         {
           close (fd);
+          pidfd_budget_give ();
           return;
         }
       PidWatchTicket *ticket = g_new0 (PidWatchTicket, 1);
@@ -345,6 +429,7 @@ account (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->account_lock_file (self, entry->lock_file);
       entry->accounted = TRUE;
+      PRIV (self)->view_serial++;
     }
 }
 
@@ -355,6 +440,7 @@ unaccount (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->unaccount_lock_file (self, entry->lock_file);
       entry->accounted = FALSE;
+      PRIV (self)->view_serial++;
     }
 }
 
@@ -535,6 +621,40 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Folder and file times */
+
+/* git's "racy" rule for the folder's mtime. A directory's mtime moves once
+ * per clock tick of its file system (one second on ext2 or some NFS
+ * servers, a jiffy elsewhere): a peer's change in the tick in which we read
+ * the mtime leaves it as we saw it. So an unchanged mtime proves nothing
+ * until we have scanned at a time when that tick was surely over, which
+ * we measure on our own monotonic clock from when we first read that
+ * mtime — never by comparing the file system's times with our wall clock.
+ * Whole-second times tell a coarse file system. */
+static gint64
+mtime_tick_us (gint64 mtime_ns)
+{
+  return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
+}
+
+/* Records the mtime read at @now_mono (taken before the read), after a
+ * scan or our own change. */
+static void
+note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 now_mono, gboolean scanned)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  if (mtime_ns != priv->jobs_mtime_ns || !priv->jobs_known)
+    {
+      priv->jobs_mtime_ns = mtime_ns;
+      priv->jobs_seen_mono = now_mono;
+      priv->jobs_mtime_clean = FALSE;
+    }
+  else if (scanned && now_mono - priv->jobs_seen_mono >= mtime_tick_us (mtime_ns))
+    priv->jobs_mtime_clean = TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
 /* informations.json */
 
 static JsonNode *
@@ -573,6 +693,7 @@ check_informations_locked (TesseraTrackedDynamicResource *self)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
+  gint64 now_mono = g_get_monotonic_time ();
   struct stat st;
 
   if (g_lstat (priv->info_path, &st) < 0)
@@ -585,20 +706,38 @@ check_informations_locked (TesseraTrackedDynamicResource *self)
     }
   if (priv->info_known && st.st_ino == priv->info_ino &&
       _tessera_stat_mtime_ns (&st) == priv->info_mtime_ns && st.st_size == priv->info_size)
-    return FALSE;
+    {
+      /* A peer writing in place (Python's json.dump) in the clock tick we
+       * last read it leaves all three as they were: read it again until a
+       * read happened after that tick. */
+      if (priv->info_clean)
+        return FALSE;
+      priv->info_clean = now_mono - priv->info_seen_mono >= mtime_tick_us (priv->info_mtime_ns);
+      node = read_informations (self, &st, &error);
+      if ((node == NULL && priv->info_node == NULL) ||
+          (node != NULL && priv->info_node != NULL && json_node_equal (node, priv->info_node)))
+        return FALSE;
+    }
+  else
+    {
+      priv->info_seen_mono = now_mono;
+      priv->info_clean = FALSE;
+      node = read_informations (self, &st, &error);
+    }
 
-  node = read_informations (self, &st, &error);
   /* Remember what we looked at, good or bad, so a broken file is reported
    * once per change rather than on every acquire. */
   priv->info_known = TRUE;
   priv->info_ino = st.st_ino;
   priv->info_mtime_ns = _tessera_stat_mtime_ns (&st);
   priv->info_size = st.st_size;
+  g_clear_pointer (&priv->info_node, json_node_unref);
   if (node == NULL)
     {
       g_warning (_("Keeping the last capacity of %s: %s"), resource_name (self), error->message);
       return FALSE;
     }
+  priv->info_node = json_node_copy (node);
   if (!KLASS (self)->handle_information_change (self, node, &error))
     {
       g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name (self),
@@ -673,9 +812,9 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
 
   if (self == NULL)
     return G_SOURCE_REMOVE;
-  g_mutex_lock (&PRIV (self)->lock);
+  lock_thread (self);
   relevant = drain_inotify_locked (self);
-  g_mutex_unlock (&PRIV (self)->lock);
+  unlock_thread (self);
   if (relevant)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   return G_SOURCE_CONTINUE;
@@ -698,13 +837,20 @@ static void
 setup_inotify (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  struct statfs sfs;
 
-  /* inotify sees nothing that other hosts do on a network file system:
-   * there the folder's mtime and the poller are the primary path. */
-  if (_tessera_inotify_disabled () ||
-      (statfs (priv->lock_folder, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC))
-    return;
+  /* inotify sees only what this kernel does: on any file system not known
+   * to be local, another host's change would go unseen, so jobs/ is read
+   * under ipc.lock before every decision and the poller is the primary
+   * path to wake waiters, with a short interval. */
+  priv->shared_fs = !_tessera_fs_is_local (priv->lock_folder);
+  if (_tessera_inotify_disabled () || priv->shared_fs)
+    {
+      /* Never below a first interval set on purpose (TESSERA_POLL_INTERVAL). */
+      _tessera_dynamic_resource_set_poll_interval_max (TESSERA_DYNAMIC_RESOURCE (self),
+        MAX (MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()),
+             _tessera_poll_interval_initial ()));
+      return;
+    }
   priv->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
   if (priv->inotify_fd < 0)
     return;
@@ -829,11 +975,18 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   GHashTableIter iter;
   gpointer key;
   struct stat st;
-  gboolean scan = priv->force_scan;
+  gboolean scan;
+  guint64 serial_before = priv->view_serial;
+  gint64 now_mono;
 
+  /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
+   * read the flag only after it. */
   drain_inotify_locked (self);
-  check_informations_locked (self);
+  scan = priv->force_scan;
+  if (check_informations_locked (self))
+    priv->view_serial++;
 
+  now_mono = g_get_monotonic_time ();
   if (g_lstat (priv->jobs_folder, &st) < 0)
     {
       if (mkdir (priv->jobs_folder, 0777) < 0 && errno != EEXIST)
@@ -842,10 +995,13 @@ refresh_locked (TesseraTrackedDynamicResource *self)
       scan = TRUE;
     }
   add_jobs_watch (self);
-  /* Without inotify, the folder's mtime says whether any name changed. */
-  if (!watching_jobs (self))
+  if (priv->shared_fs)
+    scan = TRUE;
+  else if (!watching_jobs (self))
+    /* Without inotify, the folder's mtime says whether any name changed,
+     * unless it may hide a change made in the same clock tick. */
     scan |= !priv->jobs_known || st.st_ino != priv->jobs_ino ||
-            _tessera_stat_mtime_ns (&st) != priv->jobs_mtime_ns;
+            _tessera_stat_mtime_ns (&st) != priv->jobs_mtime_ns || !priv->jobs_mtime_clean;
   else
     scan |= !priv->jobs_known;
 
@@ -854,9 +1010,11 @@ refresh_locked (TesseraTrackedDynamicResource *self)
       g_hash_table_remove_all (priv->dirty);
       scan_jobs_folder (self);
       priv->force_scan = FALSE;
+      if (priv->jobs_ino != st.st_ino)
+        priv->jobs_known = FALSE;
+      note_jobs_mtime (self, _tessera_stat_mtime_ns (&st), now_mono, TRUE);
       priv->jobs_known = TRUE;
       priv->jobs_ino = st.st_ino;
-      priv->jobs_mtime_ns = _tessera_stat_mtime_ns (&st);
     }
   else if (g_hash_table_size (priv->dirty) > 0)
     {
@@ -893,6 +1051,10 @@ refresh_locked (TesseraTrackedDynamicResource *self)
             examine_entry (self, entry, now_ns);
         }
     }
+  /* What this refresh found (a holder gone, a peer's release whose events
+   * it consumed) other threads of this process have not seen. */
+  if (priv->view_serial != serial_before)
+    priv->refresh_changed = TRUE;
 }
 
 /* After our own change to jobs/, the folder's new mtime is explained.
@@ -903,9 +1065,11 @@ note_own_change (TesseraTrackedDynamicResource *self, gint64 mtime_before)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   struct stat st;
 
+  gint64 now_mono = g_get_monotonic_time ();
+
   if (!watching_jobs (self) && priv->jobs_known && mtime_before == priv->jobs_mtime_ns &&
       g_lstat (priv->jobs_folder, &st) == 0)
-    priv->jobs_mtime_ns = _tessera_stat_mtime_ns (&st);
+    note_jobs_mtime (self, _tessera_stat_mtime_ns (&st), now_mono, FALSE);
 }
 
 static gint64
@@ -916,27 +1080,6 @@ jobs_mtime_now (TesseraTrackedDynamicResource *self)
   if (watching_jobs (self))
     return -1;
   return g_lstat (PRIV (self)->jobs_folder, &st) == 0 ? _tessera_stat_mtime_ns (&st) : -1;
-}
-
-/* Takes the thread lock then ipc.lock, in that order, always. */
-static int
-lock_both (TesseraTrackedDynamicResource *self, GError **error)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  int fd;
-
-  g_mutex_lock (&priv->lock);
-  fd = _tessera_ipc_lock_acquire (priv->ipc_path, error);
-  if (fd < 0)
-    g_mutex_unlock (&priv->lock);
-  return fd;
-}
-
-static void
-unlock_both (TesseraTrackedDynamicResource *self, int fd)
-{
-  _tessera_ipc_lock_release (fd);
-  g_mutex_unlock (&PRIV (self)->lock);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -967,6 +1110,7 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
 
   g_hash_table_unref (priv->pid_watches);
   g_hash_table_unref (priv->cache);
+  g_clear_pointer (&priv->info_node, json_node_unref);
   g_hash_table_unref (priv->attention);
   g_hash_table_unref (priv->dirty);
   if (priv->inotify_fd >= 0)
@@ -1016,9 +1160,9 @@ tessera_tracked_dynamic_resource_refresh_state (TesseraDynamicResource *resource
 
   /* Runs in the poller's thread, which never takes ipc.lock: mark the cache
    * for a full re-read and let the waiters do it under ipc.lock. */
-  g_mutex_lock (&PRIV (self)->lock);
+  lock_thread (self);
   PRIV (self)->force_scan = TRUE;
-  g_mutex_unlock (&PRIV (self)->lock);
+  unlock_thread (self);
   tessera_dynamic_resource_notify_changed (resource);
 }
 
@@ -1402,6 +1546,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
+  _tessera_pause_point ("acquire-locked");
   refresh_locked (self);
 
   entry = g_hash_table_lookup (priv->cache, name);
@@ -1600,9 +1745,9 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   gint64 c = -1, f = -1;
 
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
-  g_mutex_lock (&PRIV (self)->lock);
+  lock_thread (self);
   KLASS (self)->get_usage (self, &c, &f);
-  g_mutex_unlock (&PRIV (self)->lock);
+  unlock_thread (self);
   if (capacity != NULL)
     *capacity = c;
   if (free_units != NULL)

@@ -82,6 +82,35 @@ _tessera_inotify_disabled (void)
   return g_strcmp0 (g_getenv ("TESSERA_NO_INOTIFY"), "1") == 0;
 }
 
+/* File systems where every change to a folder is made by this kernel, so
+ * inotify reports all of them. Anything else (NFS, CIFS, Lustre, GPFS,
+ * CephFS, FUSE, …) may be changed by another host behind inotify's back. */
+gboolean
+_tessera_fs_is_local (const char *path)
+{
+  static const unsigned long local_types[] = {
+    0xEF53,       /* ext2, ext3, ext4 */
+    0x58465342,   /* xfs */
+    0x9123683E,   /* btrfs */
+    0x01021994,   /* tmpfs */
+    0x858458F6,   /* ramfs */
+    0xF2F52010,   /* f2fs */
+    0x2FC12FC1,   /* zfs */
+    0x3153464A,   /* jfs */
+    0x52654973,   /* reiserfs */
+    0xCA451A4E,   /* bcachefs */
+    0x794C7630,   /* overlayfs: its upper layer is this kernel's */
+  };
+  struct statfs sfs;
+
+  if (statfs (path, &sfs) < 0)
+    return FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (local_types); i++)
+    if ((unsigned long) sfs.f_type == local_types[i])
+      return TRUE;
+  return FALSE;
+}
+
 gint64
 _tessera_stat_mtime_ns (const struct stat *st)
 {
@@ -321,10 +350,28 @@ flock_retry (int fd, int op)
     }
 }
 
+static GPrivate ipc_try_only;
+
+void
+_tessera_ipc_lock_set_try_only (gboolean try_only)
+{
+  g_private_set (&ipc_try_only, GINT_TO_POINTER (try_only));
+}
+
+static int
+fail_would_block (int fd, const char *path, GError **error)
+{
+  close (fd);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("%s is locked by another process"), path);
+  return -1;
+}
+
 int
 _tessera_ipc_lock_acquire (const char  *path,
                            GError     **error)
 {
+  gboolean try_only = GPOINTER_TO_INT (g_private_get (&ipc_try_only));
+
   for (;;)
     {
       struct stat fst, pst;
@@ -340,14 +387,33 @@ _tessera_ipc_lock_acquire (const char  *path,
       /* On NFS flock is emulated with a whole-file fcntl lock: taking both
        * would deadlock on ourselves, so take only the fcntl one there. */
       nfs = is_nfs (fd);
-      if (!nfs && flock_retry (fd, LOCK_EX) < 0)
+      if (try_only)
+        {
+          if (!nfs && flock_retry (fd, LOCK_EX | LOCK_NB) < 0)
+            {
+              if (errno == EWOULDBLOCK)
+                return fail_would_block (fd, path, error);
+              set_io_error (error, errno, _("Cannot lock %s: %s"), path);
+              close (fd);
+              return -1;
+            }
+          if (ofd_lock (fd, F_WRLCK, FALSE) < 0)
+            {
+              if (errno == EAGAIN || errno == EACCES)
+                return fail_would_block (fd, path, error);
+              set_io_error (error, errno, _("Cannot lock %s: %s"), path);
+              close (fd);
+              return -1;
+            }
+        }
+      else if (!nfs && flock_retry (fd, LOCK_EX) < 0)
         {
           int saved = errno;
           close (fd);
           set_io_error (error, saved, _("Cannot lock %s: %s"), path);
           return -1;
         }
-      if ((nfs ? ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
+      else if ((nfs ? ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
         {
           int saved = errno;
           close (fd);

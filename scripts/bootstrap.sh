@@ -7,6 +7,7 @@ packages=(
   libglib2.0-dev libjson-glib-dev gettext
   valgrind python3 locales cppcheck
   gobject-introspection libgirepository1.0-dev python3-gi gi-docgen
+  bindfs e2fsprogs mount util-linux
 )
 
 missing=()

@@ -9,6 +9,16 @@
  *   tessera-helper wait FOLDER TOTAL ID TIMEOUT
  *       check the resource is full, print "WAITING", then wait up to
  *       TIMEOUT s: print "ACQUIRED polls=N" or "ERROR <code>".
+ *   tessera-helper try FOLDER TOTAL ID COUNT
+ *       open the resource and look at its folder, print "READY", wait for
+ *       a line on stdin, try once to acquire COUNT units: print "ACQUIRED",
+ *       "UNAVAILABLE" or "ERROR <message>", then hold until stdin closes.
+ *   tessera-helper wake FOLDER
+ *       run with TESSERA_PAUSE_AT=wait-registered: a thread waits for 1
+ *       unit (up to 30 s); once it is held at that pause point, print
+ *       "WAITING" and wait for a line on stdin; then the main thread takes
+ *       1 unit at once ("A ACQUIRED" or "A UNAVAILABLE"), lets the waiter
+ *       go on and prints "W ACQUIRED" or "W <error>".
  *   tessera-helper flock PATH | lockf PATH
  *       take only that kind of lock on PATH, print "LOCKED", hold until
  *       stdin closes.
@@ -171,6 +181,86 @@ do_wait (char **argv)
 }
 
 static int
+do_try (char **argv)
+{
+  g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
+  g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
+  g_autoptr(TesseraDynamicDependency) dep =
+    test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  char buf[64];
+
+  if (!tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error))
+    {
+      g_printerr ("helper %s: %s\n", argv[4], error->message);
+      return 1;
+    }
+  say ("READY");
+  if (fgets (buf, sizeof buf, stdin) == NULL)
+    return 1;
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  if (lock != NULL)
+    say ("ACQUIRED");
+  else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+    say ("UNAVAILABLE");
+  else
+    {
+      g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
+      say (line);
+    }
+  wait_for_stdin_eof ();
+  if (lock != NULL)
+    tessera_lock_release (TESSERA_LOCK (lock));
+  return 0;
+}
+
+static gpointer
+wait_one (gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (data, 30, NULL, &error);
+  g_autofree char *line = lock != NULL ? g_strdup ("W ACQUIRED") : g_strdup_printf ("W %s", error->message);
+
+  say (line);
+  if (lock != NULL)
+    tessera_lock_release (TESSERA_LOCK (lock));
+  return NULL;
+}
+
+static int
+do_wake (char **argv)
+{
+  g_autoptr(TestCounter) counter = open_counter (argv[2], "-1");
+  g_autoptr(TesseraJob) job_w = make_job (argv[2], "waiter", TRUE);
+  g_autoptr(TesseraJob) job_a = make_job (argv[2], "taker", TRUE);
+  g_autoptr(TesseraDynamicDependency) dep_w = test_counter_dependency_new (counter, job_w, 1);
+  g_autoptr(TesseraDynamicDependency) dep_a = test_counter_dependency_new (counter, job_a, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *dir = g_getenv ("TESSERA_PAUSE_DIR");
+  g_autofree char *reached = g_strdup_printf ("%s/wait-registered.reached", dir);
+  g_autofree char *go = g_strdup_printf ("%s/wait-registered.go", dir);
+  GThread *waiter;
+  char buf[64];
+
+  waiter = g_thread_new ("waiter", wait_one, dep_w);
+  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
+    g_usleep (2000);
+  say ("WAITING");
+  if (fgets (buf, sizeof buf, stdin) == NULL)
+    return 1;
+  lock = tessera_dynamic_dependency_lock (dep_a, 0, NULL, &error);
+  say (lock != NULL ? "A ACQUIRED" : "A UNAVAILABLE");
+  if (!g_file_set_contents (go, "", 0, NULL))
+    return 1;
+  g_thread_join (waiter);
+  if (lock != NULL)
+    tessera_lock_release (TESSERA_LOCK (lock));
+  return 0;
+}
+
+static int
 do_raw_lock (char **argv, gboolean use_flock)
 {
   int fd = open (argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -194,6 +284,10 @@ main (int argc, char **argv)
     return do_hold (argc, argv);
   if (argc >= 6 && strcmp (argv[1], "wait") == 0)
     return do_wait (argv);
+  if (argc >= 3 && strcmp (argv[1], "wake") == 0)
+    return do_wake (argv);
+  if (argc >= 6 && strcmp (argv[1], "try") == 0)
+    return do_try (argv);
   if (argc >= 3 && strcmp (argv[1], "flock") == 0)
     return do_raw_lock (argv, TRUE);
   if (argc >= 3 && strcmp (argv[1], "lockf") == 0)

@@ -185,6 +185,8 @@ counter_handle_information_change (TesseraTrackedDynamicResource *res, JsonNode 
       return FALSE;
     }
   TEST_COUNTER (res)->total = json_node_get_int (total);
+  /* As a plugin would: tell whoever watches the capacity. */
+  g_object_notify (G_OBJECT (res), "total");
   return TRUE;
 }
 

@@ -87,6 +87,67 @@ test_unlinked_lock (void)
   check_peer_blocks ("flock", TRUE);
 }
 
+static guint
+count_open_fds (void)
+{
+  GDir *dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  g_dir_close (dir);
+  return n;
+}
+
+typedef struct
+{
+  TesseraJob *job;
+  gint go;
+  gint failures;
+} HoldRace;
+
+static gpointer
+hold_in_thread (gpointer data)
+{
+  HoldRace *race = data;
+  g_autoptr(GError) error = NULL;
+
+  while (!g_atomic_int_get (&race->go))
+    g_thread_yield ();
+  if (!tessera_job_hold (race->job, &error))
+    g_atomic_int_inc (&race->failures);
+  return NULL;
+}
+
+/* Parallel acquires for one job (lock_async per dependency) hold it once:
+ * no spurious ALREADY_HELD, no descriptor lost. */
+static void
+test_parallel_hold (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  guint fds_before = count_open_fds ();
+
+  for (int round = 0; round < 50; round++)
+    {
+      g_autofree char *id = g_strdup_printf ("%d", round);
+      g_autoptr(TesseraJob) job = test_job_new (tmp, "race", id);
+      HoldRace race = { job, 0, 0 };
+      GThread *threads[4];
+
+      for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+        threads[i] = g_thread_new ("hold", hold_in_thread, &race);
+      g_atomic_int_set (&race.go, 1);
+      for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+        g_thread_join (threads[i]);
+      g_assert_cmpint (race.failures, ==, 0);
+      g_assert_true (tessera_job_is_held (job));
+      tessera_job_unhold (job);
+    }
+  g_assert_cmpuint (count_open_fds (), ==, fds_before);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -94,5 +155,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ipc/flock-peer-blocks-acquire", test_flock_peer);
   g_test_add_func ("/ipc/lockf-peer-blocks-acquire", test_lockf_peer);
   g_test_add_func ("/ipc/unlinked-ipc-lock-is-reopened", test_unlinked_lock);
+  g_test_add_func ("/ipc/parallel-hold-of-one-job", test_parallel_hold);
   return g_test_run ();
 }

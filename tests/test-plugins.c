@@ -13,6 +13,8 @@
 
 #include "test-utils.h"
 
+#include <unistd.h>
+
 /* ---------------------------------------------------------------------- */
 /* Registry */
 
@@ -420,28 +422,37 @@ test_gpu_job_side_environment (void)
   test_remove_tree (tmp);
 }
 
+/* A request larger than the resource's current capacity keeps waiting,
+ * as experimaestro's does: capacity may grow (tessera set, another device),
+ * and then it is granted. */
 static void
-check_too_large (const char *type, const char *request, const char *setting)
+check_waits_for_capacity (const char *type, const char *request, const char *setting,
+                          const char *grown_informations)
 {
   g_autofree char *tmp = test_make_tmpdir ();
   g_autofree char *folder = g_build_filename (tmp, "r", NULL);
+  g_autofree char *info = g_build_filename (folder, "informations.json", NULL);
   g_autoptr(Helper) h = plugin_helper_spawn (NULL, "hold", type, folder, "big", request, setting, NULL);
-  g_autofree char *line = helper_read_line (h, 60);
-  g_autofree char *expected = g_strdup_printf ("ERROR %d ", TESSERA_ERROR_REQUEST_TOO_LARGE);
+  g_autofree char *line = NULL;
 
-  /* At once: the helper would wait 120 s otherwise. */
+  /* The folder exists once the helper opened the resource. */
+  test_wait_for_file (info, 60);
+  test_write_file (info, grown_informations);
+  line = helper_read_line (h, 60);
   g_assert_nonnull (line);
-  g_assert_true (g_str_has_prefix (line, expected));
-  g_assert_cmpint (helper_wait (h), ==, 1);
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED"));
+  helper_close_stdin (h);
+  helper_expect_line (h, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (h), ==, 0);
   test_remove_tree (tmp);
 }
 
 static void
-test_request_too_large (void)
+test_request_larger_than_capacity_waits (void)
 {
-  check_too_large ("countertoken", "4", "total=3");
-  check_too_large ("gpu", "3", "devices=0;1");
-  check_too_large ("gpu", "1:32G", "devices=0:16384;1:16384");
+  check_waits_for_capacity ("countertoken", "4", "total=3", "{\"total\": 4}");
+  check_waits_for_capacity ("gpu", "3", "devices=0;1",
+                            "{\"devices\": [{\"index\": 0}, {\"index\": 1}, {\"index\": 2}]}");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -617,6 +628,70 @@ test_tool_module_missing (void)
   test_remove_tree (tmp);
 }
 
+/* Lock files claiming absurd counts add up without wrapping round to a
+ * free pool: one claiming G_MAXINT64 and one claiming 1 leave nothing. */
+static void
+test_counts_saturate (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "r", NULL);
+  g_autofree char *config = g_build_filename (tmp, "tessera.conf", NULL);
+  g_autofree char *config_text = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=3\n", folder);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *counts[] = { "9223372036854775807", "1" };
+
+  test_write_file (config, config_text);
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/jobs/huge@%u.json", folder, i);
+      g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/job%u\", \"information\": {\"count\": %s}, "
+                                               "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                                               tmp, i, counts[i], (int) getpid ());
+      test_write_file (path, json);
+    }
+  run = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error, g_getenv ("TESSERA_TOOL"),
+                          "--config", config, "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait (run, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (run), ==, 75);
+  test_remove_tree (tmp);
+}
+
+/* GPU holdings follow the device's UUID, not its index: after
+ * informations.json lists the devices in another order, the device a
+ * holder has is still taken. */
+static void
+test_gpu_held_by_uuid (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "g", NULL);
+  g_autofree char *info = g_build_filename (folder, "informations.json", NULL);
+  g_autoptr(Helper) first = NULL;
+  g_autoptr(Helper) second = NULL;
+  g_autofree char *line = NULL;
+
+  first = plugin_helper_spawn (NULL, "hold", "gpu", folder, "first", "1",
+                               "devices=0:1024:GPU-aaaa;1:1024:GPU-bbbb", NULL);
+  line = helper_read_line (first, 60);
+  g_assert_nonnull (strstr (line, "GPU-aaaa"));
+  g_clear_pointer (&line, g_free);
+  test_write_file (info, "{\"devices\": [{\"index\": 0, \"uuid\": \"GPU-bbbb\", \"memory\": 1024}, "
+                         "{\"index\": 1, \"uuid\": \"GPU-aaaa\", \"memory\": 1024}]}");
+  second = plugin_helper_spawn (NULL, "hold", "gpu", folder, "second", "1", NULL);
+  line = helper_read_line (second, 60);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED"));
+  g_assert_null (strstr (line, "GPU-aaaa"));
+  g_assert_nonnull (strstr (line, "GPU-bbbb"));
+  helper_close_stdin (first);
+  helper_close_stdin (second);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -632,7 +707,9 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/gpu/processes", test_gpu_processes);
   g_test_add_func ("/plugins/gpu/environment", test_gpu_environment);
   g_test_add_func ("/plugins/gpu/job-side-environment", test_gpu_job_side_environment);
-  g_test_add_func ("/plugins/request-too-large", test_request_too_large);
+  g_test_add_func ("/plugins/request-larger-than-capacity-waits", test_request_larger_than_capacity_waits);
+  g_test_add_func ("/plugins/counts-saturate", test_counts_saturate);
+  g_test_add_func ("/plugins/gpu-held-by-uuid", test_gpu_held_by_uuid);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);

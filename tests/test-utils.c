@@ -249,6 +249,33 @@ helper_expect_line (Helper *helper, const char *prefix, double timeout_s)
 }
 
 void
+helper_write_line (Helper *helper, const char *line)
+{
+  GOutputStream *in = g_subprocess_get_stdin_pipe (helper->process);
+  g_autofree char *text = g_strconcat (line, "\n", NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_output_stream_write_all (in, text, strlen (text), NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_output_stream_flush (in, NULL, &error);
+  g_assert_no_error (error);
+}
+
+/* Waits (up to @timeout_s, generous) until @path exists. */
+void
+test_wait_for_file (const char *path, double timeout_s)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+
+  while (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("%s did not appear within %.0f s", path, timeout_s);
+      g_usleep (5000);
+    }
+}
+
+void
 helper_close_stdin (Helper *helper)
 {
   GOutputStream *in = g_subprocess_get_stdin_pipe (helper->process);

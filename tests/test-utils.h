@@ -16,11 +16,13 @@ void     test_write_file         (const char *path, const char *contents);
 void     test_set_file_age       (const char *path, double seconds_ago);
 void     test_expect_warnings    (void);
 guint    test_warning_count      (void);
+void     test_wait_for_file      (const char *path, double timeout_s);
 
 Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 Helper  *plugin_helper_spawn     (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 char    *helper_read_line        (Helper *helper, double timeout_s);
 void     helper_expect_line      (Helper *helper, const char *prefix, double timeout_s);
+void     helper_write_line       (Helper *helper, const char *line);
 void     helper_close_stdin      (Helper *helper);
 void     helper_kill             (Helper *helper, int signum);
 int      helper_wait             (Helper *helper);

@@ -6,6 +6,10 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
 /* Polling only every 1000 s: a waiter that gets through did so by an event. */
 static const char * const no_poll_env[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
 
@@ -160,6 +164,70 @@ test_async (Fixture *f, gconstpointer data)
   g_object_unref (s.got);
 }
 
+static guint
+count_threads (void)
+{
+  GDir *dir = g_dir_open ("/proc/self/task", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  g_dir_close (dir);
+  return n;
+}
+
+static void
+on_async_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock =
+    tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result, &error);
+
+  g_assert_null (lock);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  (*(guint *) data)++;
+}
+
+static gboolean
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Async waits wait through sources in the caller's context: twelve of
+ * them park no thread (a thread-pool thread each before), and a cancel
+ * ends each at once. */
+static void
+test_async_waits_park_no_thread (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
+  guint before = count_threads (), during, done = 0;
+  gboolean settled = FALSE;
+
+  for (int i = 0; i < 12; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("w%d", i);
+      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "async", id);
+      TesseraDynamicDependency *dep = test_counter_dependency_new (f->counter, job, 1);
+
+      g_ptr_array_add (deps, dep);
+      tessera_dynamic_dependency_lock_async (dep, 60, cancellable, on_async_done, &done);
+    }
+  /* Long enough for a thread pool to have grown for blocked tasks. */
+  g_timeout_add (2000, set_flag, &settled);
+  while (!settled)
+    g_main_context_iteration (NULL, TRUE);
+  during = count_threads ();
+  g_cancellable_cancel (cancellable);
+  while (done < 12)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (during, <=, before + 2);
+}
+
 static void
 test_reentrant_levels (Fixture *f, gconstpointer data)
 {
@@ -177,6 +245,167 @@ test_reentrant_levels (Fixture *f, gconstpointer data)
   g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (held)), ==, 0);
 }
 
+typedef struct
+{
+  TestCounter *counter;
+  gint done;
+} UpdateRun;
+
+static void
+on_total_read_usage (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  /* A handler's natural reaction: look at the new state. */
+  tessera_tracked_dynamic_resource_get_usage (TESSERA_TRACKED_DYNAMIC_RESOURCE (object), NULL, NULL);
+  g_assert_cmpint (test_counter_get_total (TEST_COUNTER (object)), ==, 3);
+  g_atomic_int_inc ((gint *) data);
+}
+
+static gpointer
+run_update (gpointer data)
+{
+  UpdateRun *run = data;
+  g_autoptr(GError) error = NULL;
+
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (run->counter), &error);
+  g_assert_no_error (error);
+  g_atomic_int_set (&run->done, 1);
+  return NULL;
+}
+
+/* A notify::total handler that reads the usage must not deadlock: the
+ * resource emits only once it has let go of its own lock. */
+static void
+test_notify_outside_lock (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) other = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) three = json_from_string ("{\"total\": 3}", NULL);
+  UpdateRun run = { f->counter, 0 };
+  gint notified = 0;
+  GThread *thread;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  g_signal_connect (f->counter, "notify::total", G_CALLBACK (on_total_read_usage), &notified);
+  other = test_counter_new (f->folder, -1, &error);
+  g_assert_no_error (error);
+  tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (other), three, &error);
+  g_assert_no_error (error);
+
+  thread = g_thread_new ("update", run_update, &run);
+  while (!g_atomic_int_get (&run.done))
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("update did not return: a notify handler deadlocked on the resource's lock");
+      g_usleep (10000);
+    }
+  g_thread_join (thread);
+  g_assert_cmpint (g_atomic_int_get (&notified), >=, 1);
+  g_signal_handlers_disconnect_by_data (f->counter, &notified);
+}
+
+/* Whether /proc/locks shows a request of this process blocked on a lock. */
+static gboolean
+this_process_blocked_on_a_lock (void)
+{
+  g_autofree char *locks = NULL;
+  g_autofree char *needle = g_strdup_printf (" %d ", (int) getpid ());
+  g_auto(GStrv) lines = NULL;
+
+  g_assert_true (g_file_get_contents ("/proc/locks", &locks, NULL, NULL));
+  lines = g_strsplit (locks, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], "->") != NULL && strstr (lines[i], needle) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+static gpointer
+acquire_blocked (gpointer data)
+{
+  Fixture *f = data;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "blocked", "a");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+  return NULL;
+}
+
+/* A peer keeping folder A's ipc.lock must not stall this process's other
+ * resources: the waiter on B is woken when B's holder dies, although an
+ * acquirer of A is stuck behind the peer. */
+static void
+test_stuck_folder_does_not_stall_others (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder_b = g_build_filename (f->tmp, "other", NULL);
+  g_autofree char *ipc_a = g_build_filename (f->folder, "ipc.lock", NULL);
+  g_autofree char *event_a = g_build_filename (f->folder, "jobs", "event.txt", NULL);
+  g_autoptr(TestCounter) b = NULL;
+  g_autoptr(Helper) peer = NULL;
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  GThread *stuck;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  b = test_counter_new (folder_b, 1, &error);
+  g_assert_no_error (error);
+  holder = helper_spawn (no_poll_env, "hold", folder_b, "-1", "holder", "1", NULL);
+  helper_expect_line (holder, "ACQUIRED", 60);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (b), &error);
+  g_assert_no_error (error);
+
+  peer = helper_spawn (NULL, "flock", ipc_a, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+  stuck = g_thread_new ("stuck", acquire_blocked, f);
+  while (!this_process_blocked_on_a_lock ())
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("the acquirer of A never blocked on its ipc.lock");
+      g_usleep (5000);
+    }
+  /* An event on A for the poller's thread, then B's holder dies. */
+  test_write_file (event_a, "[]");
+  g_usleep (200 * 1000);   /* let the poller reach A's event first (not needed for correctness) */
+  helper_kill (holder, SIGKILL);
+  helper_wait (holder);
+
+  job = test_job_new (f->tmp, "waiter", "b");
+  dep = test_counter_dependency_new (b, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 30, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (lock);
+  tessera_lock_release (TESSERA_LOCK (lock));
+
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+  g_thread_join (stuck);
+}
+
+/* A waiter keeps its back-off across the wake-ups that poll ticks cause:
+ * from 0.1 s growing by 1.5, six seconds take about nine polls, not sixty. */
+static void
+test_backoff_kept_across_wakeups (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
+  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "patient", "a");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 before;
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  before = tessera_resource_poller_get_poll_count (poller);
+  lock = tessera_dynamic_dependency_lock (dep, 6, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_cmpuint (tessera_resource_poller_get_poll_count (poller) - before, <=, 20);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -184,6 +413,10 @@ main (int argc, char **argv)
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/timeout", test_timeout);
+  ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
+  ADD ("/wait/async-waits-park-no-thread", test_async_waits_park_no_thread);
+  ADD ("/wait/backoff-kept-across-wakeups", test_backoff_kept_across_wakeups);
+  ADD ("/wait/stuck-folder-does-not-stall-others", test_stuck_folder_does_not_stall_others);
   ADD ("/wait/cancel", test_cancel);
   ADD ("/wait/async", test_async);
   ADD ("/wait/reentrant-levels", test_reentrant_levels);

@@ -45,7 +45,7 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicLockFile, tessera_dynamic_lock_file, TES
  * [method@Tessera.DynamicLockFile.get_information]) and writes it back
  * unchanged.
  *
- * Called on any thread — the application's, a worker's — with the
+ * Called on any thread — the application's, the poller's — with the
  * resource's thread lock (and usually ipc.lock) held when a resource
  * reads the file: must not block and must not call into the resource.
  *

@@ -54,8 +54,9 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *
  * Threads: every virtual function here is called with the resource's
  * thread lock held, on the thread that called into the resource — the
- * application's thread for blocking calls, a worker thread of
- * [method@Tessera.DynamicDependency.lock_async] — or, for
+ * application's thread for blocking calls, the thread running the
+ * caller's main context for [method@Tessera.DynamicDependency.lock_async]
+ * — or, for
  * @handle_information_change only, on the poller's thread; never
  * concurrently for one resource. All but @get_usage usually hold ipc.lock
  * too, so every process of the pool waits while they run: they must not
@@ -114,8 +115,9 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.
  *
- * Returns: %TRUE to grant it; %FALSE without @error to wait for a change;
- *   %FALSE with @error set (for instance %TESSERA_ERROR_REQUEST_TOO_LARGE)
+ * Returns: %TRUE to grant it; %FALSE without @error, or with
+ *   %TESSERA_ERROR_UNAVAILABLE to say why, to wait for a change; %FALSE
+ *   with any other error (for instance %TESSERA_ERROR_REQUEST_TOO_LARGE)
  *   when it can never be granted
  */
 

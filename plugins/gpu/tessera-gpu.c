@@ -23,7 +23,7 @@ struct _TesseraGpu
 
   char *devices_setting;
   GArray *devices;        /* from informations.json */
-  GHashTable *held;       /* index → holders (more than one only in broken folders) */
+  GHashTable *held;       /* device key (held_key) → holders (more than one only in broken folders) */
 };
 
 enum { PROP_0, PROP_DEVICES, PROP_HELD, N_PROPS };
@@ -64,6 +64,15 @@ reset_state (TesseraTrackedDynamicResource *resource)
   g_hash_table_remove_all (TESSERA_GPU (resource)->held);
 }
 
+/* A device is known by its UUID when it has one: indices change when the
+ * driver or informations.json lists the devices in another order. */
+static char *
+held_key (const TesseraGpuDevice *device, gboolean by_index)
+{
+  return device->uuid != NULL && !by_index ? g_strconcat ("uuid:", device->uuid, NULL)
+                                           : g_strdup_printf ("index:%d", device->index);
+}
+
 static void
 change_held (TesseraGpu *self, TesseraDynamicLockFile *lock_file, int delta)
 {
@@ -71,14 +80,27 @@ change_held (TesseraGpu *self, TesseraDynamicLockFile *lock_file, int delta)
 
   for (guint i = 0; i < devices->len; i++)
     {
-      gpointer key = GINT_TO_POINTER (g_array_index (devices, TesseraGpuDevice, i).index);
+      char *key = held_key (&g_array_index (devices, TesseraGpuDevice, i), FALSE);
       int n = GPOINTER_TO_INT (g_hash_table_lookup (self->held, key)) + delta;
 
       if (n > 0)
         g_hash_table_insert (self->held, key, GINT_TO_POINTER (n));
       else
-        g_hash_table_remove (self->held, key);
+        {
+          g_hash_table_remove (self->held, key);
+          g_free (key);
+        }
     }
+}
+
+/* Held by UUID, or by index through a lock file that names no UUID. */
+static gboolean
+is_held (TesseraGpu *self, const TesseraGpuDevice *device)
+{
+  g_autofree char *by_uuid = held_key (device, FALSE);
+  g_autofree char *by_index = held_key (device, TRUE);
+
+  return g_hash_table_contains (self->held, by_uuid) || g_hash_table_contains (self->held, by_index);
 }
 
 static void
@@ -116,7 +138,7 @@ pick (TesseraGpu *self, TesseraGpuDependency *dependency, guint *n_fitting)
       if (!fits (device, min_memory))
         continue;
       (*n_fitting)++;
-      if ((int) chosen->len < wanted && !g_hash_table_contains (self->held, GINT_TO_POINTER (device->index)))
+      if ((int) chosen->len < wanted && !is_held (self, device))
         {
           TesseraGpuDevice copy = { device->index, g_strdup (device->uuid), device->memory_mib };
           g_array_append_val (chosen, copy);
@@ -136,8 +158,9 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   chosen = pick (self, dep, &n_fitting);
   if ((int) n_fitting < tessera_gpu_dependency_get_count (dep))
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE,
-                   _("%s has %u device(s) with at least %llu MiB; %d can never be granted"),
+      /* Devices may be added (informations.json): wait, saying why. */
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+                   _("%s has %u device(s) with at least %llu MiB, fewer than the %d asked for: waiting for more"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), n_fitting,
                    (unsigned long long) tessera_gpu_dependency_get_min_memory (dep),
                    tessera_gpu_dependency_get_count (dep));
@@ -225,8 +248,7 @@ get_usage (TesseraTrackedDynamicResource *resource, gint64 *capacity, gint64 *fr
   gint64 free_devices = 0;
 
   for (guint i = 0; i < self->devices->len; i++)
-    free_devices += !g_hash_table_contains (self->held,
-                                            GINT_TO_POINTER (g_array_index (self->devices, TesseraGpuDevice, i).index));
+    free_devices += !is_held (self, &g_array_index (self->devices, TesseraGpuDevice, i));
   *capacity = self->devices->len;
   *free_units = free_devices;
 }
@@ -310,7 +332,7 @@ static void
 tessera_gpu_init (TesseraGpu *self)
 {
   self->devices = tessera_gpu_devices_new ();
-  self->held = g_hash_table_new (NULL, NULL);
+  self->held = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 void

@@ -1,0 +1,182 @@
+/* test-filesystems.c: change detection on file systems other than the
+ * machine's own: a FUSE view (bindfs), as a stand-in for any shared file
+ * system whose other writers inotify cannot see, and an ext2 image with
+ * one-second timestamps. Needs root (mounts); fails without it.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *mount_point;
+  char *image;
+  gboolean fuse;
+} Fixture;
+
+static void
+run_or_fail (const char * const *argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
+                NULL, NULL, NULL, &err, &status, &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("%s failed: %s", argv[0], err);
+}
+
+static void
+fuse_set_up (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  real = g_build_filename (f->tmp, "real", NULL);
+  f->mount_point = g_build_filename (f->tmp, "view", NULL);
+  f->fuse = TRUE;
+  g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
+  run_or_fail ((const char *[]) { "bindfs", real, f->mount_point, NULL });
+}
+
+static void
+ext2_set_up (Fixture *f, gconstpointer data)
+{
+  f->tmp = test_make_tmpdir ();
+  f->image = g_build_filename (f->tmp, "ext2.img", NULL);
+  f->mount_point = g_build_filename (f->tmp, "ext2", NULL);
+  g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
+  run_or_fail ((const char *[]) { "truncate", "-s", "16M", f->image, NULL });
+  /* 128-byte inodes have no room for nanoseconds: one-second times. */
+  run_or_fail ((const char *[]) { "mkfs.ext2", "-q", "-I", "128", f->image, NULL });
+  run_or_fail ((const char *[]) { "mount", "-o", "loop", f->image, f->mount_point, NULL });
+}
+
+static void
+tear_down (Fixture *f, gconstpointer data)
+{
+  if (f->fuse)
+    run_or_fail ((const char *[]) { "fusermount", "-u", f->mount_point, NULL });
+  else
+    run_or_fail ((const char *[]) { "umount", f->mount_point, NULL });
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->mount_point);
+  g_free (f->image);
+}
+
+/* A valid lock file naming this (live) test process, holding @count. */
+static char *
+plant_live_holder (const char *folder, int count)
+{
+  g_autofree char *job_uri = g_build_filename (folder, "planted-job", NULL);
+  char *path = g_build_filename (folder, "jobs", "planted@1.json", NULL);
+  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %d}, "
+                                           "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                                           job_uri, count, (int) getpid ());
+  test_write_file (path, json);
+  return path;
+}
+
+/* Another host writes through its own mount (here: the folder under the
+ * FUSE view), which inotify on ours never reports: the acquirer must read
+ * jobs/ before deciding. */
+static void
+test_fuse_other_writer (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", "token", NULL);
+  g_autofree char *view = g_build_filename (f->mount_point, "token", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(Helper) late = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *planted = NULL;
+  g_autofree char *line = NULL;
+
+  counter = test_counter_new (real, 1, &error);
+  g_assert_no_error (error);
+  late = helper_spawn (NULL, "try", view, "-1", "late", "1", NULL);
+  helper_expect_line (late, "READY", 60);
+  planted = plant_live_holder (real, 1);
+  helper_write_line (late, "go");
+  line = helper_read_line (late, 60);
+  g_assert_cmpstr (line, ==, "UNAVAILABLE");
+  helper_close_stdin (late);
+  g_assert_cmpint (helper_wait (late), ==, 0);
+}
+
+static gint64
+mtime_of (const char *path)
+{
+  struct stat st;
+
+  g_assert_cmpint (g_lstat (path, &st), ==, 0);
+  return (gint64) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+/* With one-second directory times and no inotify, a holder created in the
+ * second the acquirer last read jobs/ leaves its mtime as it was: the
+ * acquirer must not trust it. Rounds in which the second ticked over in
+ * between prove nothing and are tried again. */
+static void
+test_coarse_mtime_same_tick (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder = g_build_filename (f->mount_point, "token", NULL);
+  g_autofree char *jobs = g_build_filename (folder, "jobs", NULL);
+  const char *env[] = { "TESSERA_NO_INOTIFY", "1", NULL };
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+  int rounds = 0;
+
+  counter = test_counter_new (folder, 2, &error);
+  g_assert_no_error (error);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+  g_assert_no_error (error);
+
+  for (;;)
+    {
+      g_autoptr(Helper) late = helper_spawn (env, "try", folder, "-1", "late", "1", NULL);
+      g_autofree char *planted = NULL;
+      g_autofree char *line = NULL;
+      gint64 before;
+
+      helper_expect_line (late, "READY", 60);
+      before = mtime_of (jobs);
+      planted = plant_live_holder (folder, 2);
+      if (mtime_of (jobs) != before)
+        {
+          /* The second ticked over: the mtime shows the change anyway. */
+          helper_close_stdin (late);
+          helper_wait (late);
+          g_unlink (planted);
+          g_assert_cmpint (++rounds, <, 20);
+          g_usleep (100 * 1000);
+          continue;
+        }
+      helper_write_line (late, "go");
+      line = helper_read_line (late, 60);
+      g_assert_cmpstr (line, ==, "UNAVAILABLE");
+      helper_close_stdin (late);
+      g_assert_cmpint (helper_wait (late), ==, 0);
+      break;
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/filesystems/fuse/other-writer-seen", Fixture, NULL,
+              fuse_set_up, test_fuse_other_writer, tear_down);
+  g_test_add ("/filesystems/ext2/coarse-mtime-same-tick", Fixture, NULL,
+              ext2_set_up, test_coarse_mtime_same_tick, tear_down);
+  return g_test_run ();
+}

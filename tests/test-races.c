@@ -1,0 +1,182 @@
+/* test-races.c: races between looking at a folder and deciding, made
+ * deterministic with named pause points (-Dpause_points=true): a helper
+ * is held between two steps while the test changes the folder.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *pause_dir;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_assert_cmpint (g_mkdir (f->pause_dir, 0755), ==, 0);
+  counter = test_counter_new (f->folder, 1, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->pause_dir);
+}
+
+/* Holds the helper at pause point @point once it is told to go on. */
+static Helper *
+spawn_paused_try (Fixture *f, const char *point, const char *extra_env_name, const char *extra_env_value)
+{
+  const char *env[] = { "TESSERA_PAUSE_AT", point, "TESSERA_PAUSE_DIR", f->pause_dir,
+                        extra_env_name, extra_env_value, NULL };
+  Helper *helper = helper_spawn (env, "try", f->folder, "-1", "late", "1", NULL);
+
+  helper_expect_line (helper, "READY", 60);
+  helper_write_line (helper, "go");
+  {
+    g_autofree char *reached = g_strdup_printf ("%s/%s.reached", f->pause_dir, point);
+    test_wait_for_file (reached, 60);
+  }
+  return helper;
+}
+
+static void
+release_pause (Fixture *f, const char *point)
+{
+  g_autofree char *go = g_strdup_printf ("%s/%s.go", f->pause_dir, point);
+  test_write_file (go, "");
+}
+
+/* A valid lock file naming this (live) test process, holding @count. */
+static void
+plant_live_holder (const char *jobs, int count)
+{
+  g_autofree char *job_uri = g_build_filename (jobs, "..", "planted-job", NULL);
+  g_autofree char *path = g_build_filename (jobs, "planted@1.json", NULL);
+  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %d}, "
+                                           "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                                           job_uri, count, (int) getpid ());
+  test_write_file (path, json);
+}
+
+/* jobs/ replaced by a folder that already holds the whole total while the
+ * acquirer waited for ipc.lock: inotify reports it in the very drain the
+ * acquirer does under the lock, and the decision must follow that rescan
+ * rather than the cache from before. */
+static void
+test_folder_replaced_during_wait (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *old = g_build_filename (f->folder, "jobs-old", NULL);
+  g_autoptr(Helper) late = spawn_paused_try (f, "acquire-locked", NULL, NULL);
+  g_autofree char *line = NULL;
+
+  g_assert_cmpint (g_rename (jobs, old), ==, 0);
+  g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
+  plant_live_holder (jobs, 1);
+  release_pause (f, "acquire-locked");
+
+  line = helper_read_line (late, 60);
+  g_assert_cmpstr (line, ==, "UNAVAILABLE");
+  helper_close_stdin (late);
+  g_assert_cmpint (helper_wait (late), ==, 0);
+}
+
+/* A clean-up seen by one thread wakes the others: a holder's lock file
+ * vanishes unseen (no inotify, no poll for 1000 s); the next acquire of
+ * this process notices it, takes one unit, and the waiter of the same
+ * process must be told there is another. */
+static void
+test_cleanup_wakes_waiters (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *planted = g_build_filename (jobs, "planted@1.json", NULL);
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  const char *env[] = { "TESSERA_PAUSE_AT", "wait-registered", "TESSERA_PAUSE_DIR", f->pause_dir,
+                        "TESSERA_NO_INOTIFY", "1", "TESSERA_POLL_INTERVAL", "1000", NULL };
+  g_autoptr(Helper) helper = NULL;
+  g_autofree char *a = NULL;
+  g_autofree char *w = NULL;
+
+  test_write_file (info, "{\"total\": 2}");
+  plant_live_holder (jobs, 2);
+  helper = helper_spawn (env, "wake", f->folder, NULL);
+  helper_expect_line (helper, "WAITING", 60);
+  g_assert_cmpint (g_unlink (planted), ==, 0);
+  helper_write_line (helper, "go");
+  a = helper_read_line (helper, 60);
+  g_assert_cmpstr (a, ==, "A ACQUIRED");
+  w = helper_read_line (helper, 60);
+  g_assert_cmpstr (w, ==, "W ACQUIRED");
+  g_assert_cmpint (helper_wait (helper), ==, 0);
+}
+
+/* Many live holders must not use up this process's descriptors: with 64
+ * allowed and 100 holders, a process watching each through a pidfd could
+ * no longer open ipc.lock. The rest are watched through /proc. */
+static void
+test_many_holders_few_descriptors (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  g_autofree char *helper_path = g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL);
+  g_autoptr(GPtrArray) sleepers = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GSubprocess) late = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+
+  test_write_file (info, "{\"total\": 1000}");
+  for (int i = 0; i < 100; i++)
+    {
+      /* Silent: a failed test must not keep the runner waiting for their output. */
+      GSubprocess *sleeper = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                               &error, "sleep", "120", NULL);
+      g_autofree char *path = g_strdup_printf ("%s/holder@%d.json", jobs, i);
+      g_autofree char *json = NULL;
+
+      g_assert_no_error (error);
+      g_ptr_array_add (sleepers, sleeper);
+      json = g_strdup_printf ("{\"job_uri\": \"%s/job%d\", \"information\": {\"count\": 1}, "
+                              "\"process\": {\"type\": \"local\", \"pid\": %s}}",
+                              f->tmp, i, g_subprocess_get_identifier (sleeper));
+      test_write_file (path, json);
+    }
+  late = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                           "prlimit", "--nofile=64", "--", helper_path, "try", f->folder, "-1", "late", "1", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (late, "go\n", NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (out, ==, "READY\nACQUIRED\n");
+  for (guint i = 0; i < sleepers->len; i++)
+    g_subprocess_force_exit (g_ptr_array_index (sleepers, i));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/races/folder-replaced-during-wait", Fixture, NULL,
+              fixture_set_up, test_folder_replaced_during_wait, fixture_tear_down);
+  g_test_add ("/races/cleanup-wakes-waiters", Fixture, NULL,
+              fixture_set_up, test_cleanup_wakes_waiters, fixture_tear_down);
+  g_test_add ("/races/many-holders-few-descriptors", Fixture, NULL,
+              fixture_set_up, test_many_holders_few_descriptors, fixture_tear_down);
+  return g_test_run ();
+}
