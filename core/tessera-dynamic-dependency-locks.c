@@ -31,6 +31,9 @@ tessera_dynamic_dependency_locks_init (TesseraDynamicDependencyLocks *self)
 /**
  * tessera_dynamic_dependency_locks_new:
  *
+ * Makes an empty set of dynamic dependency locks, for a scheduler
+ * to acquire together and write to `locks.json`.
+ *
  * Returns: (transfer full): an empty set of dynamic dependency locks;
  *   append [class@Tessera.DynamicDependencyLock]s with
  *   [method@Tessera.Locks.append]
@@ -134,6 +137,9 @@ tessera_dynamic_dependency_locks_job_finished (TesseraDynamicDependencyLocks  *s
 /**
  * tessera_dynamic_dependency_locks_to_json:
  * @self: a set of locks
+ *
+ * The `dynamic_locks` array of `locks.json`: each lock's entry, as
+ * [vfunc@Tessera.DynamicDependencyLock.to_json] writes it.
  *
  * Returns: (transfer full): a JSON array with the entry of each lock
  */

@@ -114,6 +114,8 @@ tessera_dynamic_dependency_init (TesseraDynamicDependency *self)
  * tessera_dynamic_dependency_get_resource:
  * @self: a dependency
  *
+ * The resource this dependency asks for.
+ *
  * Returns: (transfer none): the resource depended on
  */
 TesseraDynamicResource *
@@ -126,6 +128,8 @@ tessera_dynamic_dependency_get_resource (TesseraDynamicDependency *self)
 /**
  * tessera_dynamic_dependency_get_target:
  * @self: a dependency
+ *
+ * The job that will hold the resource.
  *
  * Returns: (transfer none): the job that needs the resource
  */
@@ -140,6 +144,10 @@ tessera_dynamic_dependency_get_target (TesseraDynamicDependency *self)
  * tessera_dynamic_dependency_create_lock:
  * @self: a dependency
  * @error: return location for a #GError
+ *
+ * Makes a lock for this dependency through
+ * [vfunc@Tessera.DynamicDependency.create_lock]; acquire it with
+ * [method@Tessera.Lock.acquire].
  *
  * Returns: (transfer full): a new lock for this dependency, not acquired
  */
@@ -455,6 +463,8 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
  * @self: a dependency
  * @result: the result passed to the callback
  * @error: return location for a #GError
+ *
+ * Finishes [method@Tessera.DynamicDependency.lock_async].
  *
  * Returns: (transfer full): the acquired lock, or %NULL with @error set
  */

@@ -158,6 +158,8 @@ tessera_dynamic_resource_init (TesseraDynamicResource *self)
  * tessera_dynamic_resource_get_name:
  * @self: a resource
  *
+ * The name of the resource, as in `[resource NAME]` of a key file.
+ *
  * Returns: (nullable): the resource's name
  */
 const char *

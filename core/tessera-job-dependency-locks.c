@@ -50,6 +50,8 @@ tessera_job_dependency_locks_init (TesseraJobDependencyLocks *self)
 /**
  * tessera_job_dependency_locks_new:
  *
+ * Makes an empty set of job locks.
+ *
  * Returns: (transfer full): an empty set of job locks
  */
 TesseraJobDependencyLocks *
@@ -190,6 +192,8 @@ tessera_job_dependency_locks_append (TesseraJobDependencyLocks *self,
  * tessera_job_dependency_locks_get_locks:
  * @self: a set of job locks
  *
+ * The job locks built from `locks.json`, in file order.
+ *
  * Returns: (transfer none) (element-type TesseraJobDependencyLock): the locks
  */
 GPtrArray *
@@ -202,6 +206,9 @@ tessera_job_dependency_locks_get_locks (TesseraJobDependencyLocks *self)
 /**
  * tessera_job_dependency_locks_get_skipped:
  * @self: a set of job locks
+ *
+ * The entries of `locks.json` that no plugin of this process
+ * understands.
  *
  * Returns: (transfer none) (array zero-terminated=1): "module:class" of
  *   each entry of `locks.json` that was skipped

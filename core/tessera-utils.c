@@ -22,6 +22,8 @@
 /**
  * tessera_error_quark:
  *
+ * The error domain of Tessera's errors, %TESSERA_ERROR.
+ *
  * Returns: the quark of the %TESSERA_ERROR domain
  */
 G_DEFINE_QUARK (tessera-error-quark, tessera_error)

@@ -507,6 +507,10 @@ test_locks_json_round_trip (void)
   tessera_job_dependency_locks_release (job_locks);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 
+  /* The set holds the lock, which holds the resource: drop them all before
+   * the folder goes, or the poller warns that informations.json vanished. */
+  g_clear_object (&locks);
+  g_clear_object (&job_locks);
   g_clear_object (&lock);
   g_clear_object (&dep);
   g_clear_object (&token);
@@ -589,6 +593,38 @@ test_third_party_plugin (void)
   helper_close_stdin (second);
   g_assert_cmpint (helper_wait (first), ==, 0);
   g_assert_cmpint (helper_wait (second), ==, 0);
+  test_remove_tree (tmp);
+}
+
+/* `tessera plugins` says when a manifest's module is not there, rather
+ * than the ordinary "not loaded" of a module it has not needed yet. */
+static void
+test_tool_module_missing (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *manifest = g_test_build_filename (G_TEST_BUILT, "example-plugin", "slots.plugin", NULL);
+  g_autofree char *manifest_copy = g_build_filename (tmp, "slots.plugin", NULL);
+  g_autofree char *out = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *line;
+  g_autofree char *path = g_strdup_printf ("%s:%s", tmp, g_getenv ("TESSERA_PLUGIN_PATH"));
+
+  copy_file (manifest, manifest_copy);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PLUGIN_PATH", path, TRUE);
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "plugins", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", out);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  line = strstr (out, "libslots.so");
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "libslots.so (module missing)"));
+  /* The installed plugins are still listed, not loaded. */
+  g_assert_nonnull (strstr (out, "libcountertoken.so (not loaded)"));
   test_remove_tree (tmp);
 }
 
@@ -677,5 +713,6 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
+  g_test_add_func ("/plugins/tool/module-missing", test_tool_module_missing);
   return g_test_run ();
 }

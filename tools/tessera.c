@@ -537,7 +537,9 @@ cmd_plugins (int argc, char **argv)
       g_print ("\n%s — %s\n", tessera_plugin_info_get_module (info), tessera_plugin_info_get_name (info));
       g_print (_("  manifest: %s\n"), tessera_plugin_info_get_manifest_path (info));
       g_print (_("  module:   %s (%s)\n"), tessera_plugin_info_get_module_path (info),
-               tessera_plugin_info_is_loaded (info) ? _("loaded") : _("not loaded"));
+               tessera_plugin_info_is_loaded (info) ? _("loaded")
+               : !g_file_test (tessera_plugin_info_get_module_path (info), G_FILE_TEST_IS_REGULAR)
+               ? _("module missing") : _("not loaded"));
       g_print (_("  types:    %s\n"), types);
       g_print (_("  classes:  %s\n"), classes);
     }

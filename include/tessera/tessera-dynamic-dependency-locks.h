@@ -18,6 +18,14 @@ G_BEGIN_DECLS
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraDynamicDependencyLocks, tessera_dynamic_dependency_locks, TESSERA, DYNAMIC_DEPENDENCY_LOCKS, TesseraLocks)
 
+/**
+ * TesseraDynamicDependencyLocksClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.DynamicDependencyLocks], a final type: it has no virtual
+ * functions of its own.
+ */
+
 TESSERA_AVAILABLE_IN_ALL
 TesseraDynamicDependencyLocks *tessera_dynamic_dependency_locks_new (void);
 TESSERA_AVAILABLE_IN_ALL

@@ -41,6 +41,14 @@ typedef enum {
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraProcess, tessera_process, TESSERA, PROCESS, GObject)
 
+/**
+ * TesseraProcessClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.Process], a final type: it has no virtual
+ * functions of its own.
+ */
+
 TESSERA_AVAILABLE_IN_ALL
 TesseraProcess     *tessera_process_new_self        (void);
 TESSERA_AVAILABLE_IN_ALL

@@ -21,6 +21,10 @@
 #include <tessera/tessera-job-dependency-lock.h>
 #include <tessera/tessera-job-dependency-locks.h>
 #include <tessera/tessera-tracked-dynamic-resource.h>
+#include <tessera/tessera-counter-lock-file.h>
+#include <tessera/tessera-counter-dependency.h>
+#include <tessera/tessera-counter-resource.h>
+#include <tessera/tessera-acquire.h>
 #include <tessera/tessera-registry.h>
 
 #undef TESSERA_INSIDE
