@@ -273,6 +273,8 @@ tessera_process_to_json (TesseraProcess *self)
  * tessera_process_get_pid:
  * @self: a process
  *
+ * Gets the process id.
+ *
  * Returns: the process id
  */
 GPid
@@ -285,6 +287,8 @@ tessera_process_get_pid (TesseraProcess *self)
 /**
  * tessera_process_get_start_time:
  * @self: a process
+ *
+ * Gets the start time in clock ticks after boot, or 0 when unknown.
  *
  * Returns: the start time in clock ticks after boot, or 0 when unknown
  */
@@ -299,6 +303,8 @@ tessera_process_get_start_time (TesseraProcess *self)
  * tessera_process_get_host:
  * @self: a process
  *
+ * Gets the host the process runs on, when recorded.
+ *
  * Returns: (nullable): the host the process runs on, when recorded
  */
 const char *
@@ -311,6 +317,9 @@ tessera_process_get_host (TesseraProcess *self)
 /**
  * tessera_process_get_boot_id:
  * @self: a process
+ *
+ * Gets the boot id of the machine when the process was recorded,
+ * when known.
  *
  * Returns: (nullable): the boot id of the machine when the process was
  *   recorded, when known
@@ -326,6 +335,9 @@ tessera_process_get_boot_id (TesseraProcess *self)
  * tessera_process_get_process_type:
  * @self: a process
  *
+ * Gets the spec's "type": "local" for the processes Tessera judges, another
+ * name (experimaestro's "slurm", "ssh"…) for the others.
+ *
  * Returns: the spec's "type": "local" for the processes Tessera judges,
  *   another name (experimaestro's "slurm", "ssh"…) for the others
  */
@@ -339,6 +351,9 @@ tessera_process_get_process_type (TesseraProcess *self)
 /**
  * tessera_process_get_problem:
  * @self: a process
+ *
+ * Gets why Tessera cannot judge this process (its holder then
+ * counts until it is removed by hand), or %NULL when it can.
  *
  * Returns: (nullable): why Tessera cannot judge this process (its holder
  *   then counts until it is removed by hand), or %NULL when it can
@@ -371,6 +386,8 @@ _tessera_process_written_by_tessera (TesseraProcess *self)
 /**
  * tessera_process_get_uid:
  * @self: a process
+ *
+ * Gets the user id the process ran as when recorded, or -1 when unknown.
  *
  * Returns: the user id the process ran as when recorded, or -1 when unknown
  */
@@ -486,6 +503,9 @@ tessera_process_check (TesseraProcess *self)
  * tessera_process_equal:
  * @a: a process
  * @b: another process
+ *
+ * Tells whether both name the same process (pid, and start time, boot and
+ * host where both know them).
  *
  * Returns: whether both name the same process (pid, and start time, boot
  *   and host where both know them)

@@ -1600,6 +1600,8 @@ tessera_tracked_dynamic_resource_initable_init (GInitableIface *iface)
  * tessera_tracked_dynamic_resource_get_lock_folder:
  * @self: a tracked resource
  *
+ * Gets the absolute path of the lock folder.
+ *
  * Returns: the absolute path of the lock folder
  */
 const char *
@@ -1612,6 +1614,8 @@ tessera_tracked_dynamic_resource_get_lock_folder (TesseraTrackedDynamicResource 
 /**
  * tessera_tracked_dynamic_resource_dup_jobs_folder:
  * @self: a tracked resource
+ *
+ * Gets the path of `jobs/` in the lock folder.
  *
  * Returns: (transfer full): the path of `jobs/` in the lock folder
  */
@@ -1626,6 +1630,8 @@ tessera_tracked_dynamic_resource_dup_jobs_folder (TesseraTrackedDynamicResource 
  * tessera_tracked_dynamic_resource_dup_ipc_lock_path:
  * @self: a tracked resource
  *
+ * Gets the path of `ipc.lock` in the lock folder.
+ *
  * Returns: (transfer full): the path of `ipc.lock` in the lock folder
  */
 char *
@@ -1638,6 +1644,8 @@ tessera_tracked_dynamic_resource_dup_ipc_lock_path (TesseraTrackedDynamicResourc
 /**
  * tessera_tracked_dynamic_resource_dup_informations_path:
  * @self: a tracked resource
+ *
+ * Gets the path of `informations.json`.
  *
  * Returns: (transfer full): the path of `informations.json`
  */
@@ -1670,6 +1678,9 @@ lock_file_name_for (TesseraDynamicDependency *dependency, GError **error)
  * @self: a tracked resource
  * @dependency: a dependency on @self
  *
+ * Gets `jobs/{task_id}@{identifier}.json` for the dependency's
+ * job, or %NULL when its names are not acceptable.
+ *
  * Returns: (transfer full) (nullable): `jobs/{task_id}@{identifier}.json`
  *   for the dependency's job, or %NULL when its names are not acceptable
  */
@@ -1687,6 +1698,8 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 /**
  * tessera_tracked_dynamic_resource_get_min_age:
  * @self: a tracked resource
+ *
+ * Gets the value of [property@Tessera.TrackedDynamicResource:min-age].
  *
  * Returns: the value of [property@Tessera.TrackedDynamicResource:min-age]
  */
@@ -2034,6 +2047,9 @@ tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource 
  * tessera_tracked_dynamic_resource_read_informations:
  * @self: a tracked resource
  * @error: return location for a #GError
+ *
+ * Gets the parsed content of informations.json, or %NULL
+ * with %TESSERA_ERROR_INVALID_INFORMATION.
  *
  * Returns: (transfer full): the parsed content of informations.json, or
  *   %NULL with %TESSERA_ERROR_INVALID_INFORMATION
