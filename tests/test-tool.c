@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <locale.h>
 #include <signal.h>
@@ -498,6 +499,116 @@ test_french (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err2, "« many » n’est pas un nombre de jetons"));
 }
 
+/* ---------------------------------------------------------------------- */
+/* Crashes and wrong exits */
+
+static void
+assert_one_message (const char *out)
+{
+  g_test_message ("%s", out);
+  g_assert_true (g_str_has_prefix (out, "tessera: "));
+  g_assert_cmpint (strchr (out, '\n') - out, ==, (int) strlen (out) - 1);
+}
+
+/* `--need ''` and `--need =2` name no resource: a usage error, no crash. */
+static void
+test_empty_need (Fixture *f, gconstpointer data)
+{
+  const char *needs[] = { "", "=2" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (needs); i++)
+    {
+      int status;
+      g_autofree char *out = run_capture (f, &status, "run", "--need", "r", "--need", needs[i], "--", "true", NULL);
+
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+    }
+}
+
+/* A negative or not-a-number timeout is a usage error, not "for ever". */
+static void
+test_bad_timeout (Fixture *f, gconstpointer data)
+{
+  const char *timeouts[] = { "-5", "nan", "-inf", "-0.5" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (timeouts); i++)
+    {
+      int status;
+      g_autofree char *out = run_capture (f, &status, "run", "--timeout", timeouts[i], "--need", "r", "--", "true", NULL);
+
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, timeouts[i]));
+    }
+}
+
+/* A command that cannot be started: 127 when it is not found, 126 when it
+ * cannot be executed (as env(1) and nohup(1)), in tessera's own words. */
+static void
+test_command_not_run (Fixture *f, gconstpointer data)
+{
+  g_autofree char *script = g_build_filename (f->tmp, "not-executable", NULL);
+  g_autofree char *missing = NULL;
+  g_autofree char *in_path = NULL;
+  g_autofree char *denied = NULL;
+  int status;
+
+  missing = run_capture (f, &status, "run", "--need", "r", "--", "/nonexistent/command", NULL);
+  g_assert_cmpint (status, ==, 127);
+  assert_one_message (missing);
+  g_assert_nonnull (strstr (missing, "/nonexistent/command"));
+  g_assert_nonnull (strstr (missing, "No such file or directory"));
+  g_assert_null (strstr (missing, "gate"));
+
+  in_path = run_capture (f, &status, "run", "--need", "r", "--", "no-such-command-for-tessera", NULL);
+  g_assert_cmpint (status, ==, 127);
+  assert_one_message (in_path);
+  g_assert_cmpstr (in_path, ==, "tessera: no-such-command-for-tessera: command not found\n");
+
+  test_write_file (script, "#!/bin/sh\necho should not run\n");
+  g_assert_cmpint (g_chmod (script, 0644), ==, 0);
+  denied = run_capture (f, &status, "run", "--need", "r", "--", script, NULL);
+  g_assert_cmpint (status, ==, 126);
+  assert_one_message (denied);
+  g_assert_nonnull (strstr (denied, script));
+  g_assert_nonnull (strstr (denied, "Permission denied"));
+
+  /* Nothing is left held. */
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* A full file system while taking the resource is an I/O error: 74, as
+ * for `tessera set`. The pool is on a 64 KiB tmpfs in a mount namespace. */
+static void
+test_enospc (Fixture *f, gconstpointer data)
+{
+  g_autofree char *mnt = g_build_filename (f->tmp, "small", NULL);
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", mnt);
+  g_autofree char *script = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  const char *tool = g_getenv ("TESSERA_TOOL");
+
+  g_assert_cmpint (g_mkdir (mnt, 0755), ==, 0);
+  test_write_file (f->config, content);
+  script = g_strdup_printf ("set -e; mount -t tmpfs -o size=64k tmpfs '%s'; '%s' --config '%s' status >/dev/null; "
+                            "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null || true; "
+                            "'%s' --config '%s' run --need r -- echo ran || echo status=$?",
+                            mnt, tool, f->config, mnt, tool, f->config);
+  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                              "unshare", "--mount", "sh", "-c", script, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s%s", out, err);
+  g_assert_cmpstr (out, ==, "status=74\n");
+  g_assert_nonnull (strstr (err, "No space left on device"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -508,6 +619,10 @@ main (int argc, char **argv)
   ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
+  ADD ("/tool/run/empty-need-is-usage-error", test_empty_need);
+  ADD ("/tool/run/bad-timeout-is-usage-error", test_bad_timeout);
+  ADD ("/tool/run/command-not-run-127-126", test_command_not_run);
+  ADD ("/tool/run/no-space-exits-74", test_enospc);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
