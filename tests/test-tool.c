@@ -5,6 +5,7 @@
  */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <fcntl.h>
 #include <json-glib/json-glib.h>
 #include <locale.h>
 #include <signal.h>
@@ -609,6 +610,73 @@ test_enospc (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err, "No space left on device"));
 }
 
+/* ---------------------------------------------------------------------- */
+/* Signals and descriptors, as flock(1) and nohup(1) */
+
+static void
+ignore_sighup (gpointer data)
+{
+  signal (SIGHUP, SIG_IGN);
+}
+
+/* `exec 5<file; tessera run … -- sh -c 'cat <&5'` works, and the command
+ * gets no descriptor of tessera's own. */
+static void
+test_inherited_fd (Fixture *f, gconstpointer data)
+{
+  g_autofree char *file = g_build_filename (f->tmp, "passed", NULL);
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  int fd;
+
+  test_write_file (file, "through fd 5\n");
+  fd = g_open (file, O_RDONLY, 0);
+  g_assert_cmpint (fd, >=, 0);
+  g_subprocess_launcher_take_fd (launcher, fd, 5);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                         "run", "--need", "r", "--", "sh", "-c",
+                                         "cat <&5; ls /proc/$$/fd | sort -n | tr '\\n' ' '", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (process), ==, 0);
+  g_assert_cmpstr (out, ==, "through fd 5\n0 1 2 5 ");
+}
+
+/* Under nohup, SIGHUP to the wrapper neither stops it nor reaches the
+ * command: a signal ignored at start stays ignored. */
+static void
+test_ignored_signal_stays_ignored (Fixture *f, gconstpointer data)
+{
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *after = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                     "run", "--need", "r", "--", "sh", "-c",
+                                     "echo ready; read x; kill -HUP $$; echo survived", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  g_subprocess_send_signal (run, SIGHUP);
+  /* The command ends only when told; had the SIGHUP reached it, it would
+   * be gone, and its own `kill -HUP $$` shows SIGHUP is ignored there too. */
+  g_output_stream_close (g_subprocess_get_stdin_pipe (run), NULL, NULL);
+  after = read_line (run, 60);
+  g_assert_cmpstr (after, ==, "survived");
+  g_assert_cmpint (exit_code (run), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -623,6 +691,8 @@ main (int argc, char **argv)
   ADD ("/tool/run/bad-timeout-is-usage-error", test_bad_timeout);
   ADD ("/tool/run/command-not-run-127-126", test_command_not_run);
   ADD ("/tool/run/no-space-exits-74", test_enospc);
+  ADD ("/tool/run/inherited-fd-reaches-command", test_inherited_fd);
+  ADD ("/tool/run/ignored-signal-stays-ignored", test_ignored_signal_stays_ignored);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
