@@ -6,6 +6,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
 #include <glib-unix.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tessera-config.h"
@@ -545,6 +549,191 @@ cmd_plugins (int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Starting the command behind a gate */
+
+/* The signal mask and the ignored signals this process started with: the
+ * command gets them back, as from nohup(1) or flock(1). */
+static sigset_t start_mask;
+static sigset_t start_ignored;
+
+static void
+remember_start_signals (void)
+{
+  sigemptyset (&start_ignored);
+  pthread_sigmask (SIG_SETMASK, NULL, &start_mask);
+  for (int sig = 1; sig < NSIG; sig++)
+    {
+      struct sigaction sa;
+
+      if (sigaction (sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+        sigaddset (&start_ignored, sig);
+    }
+}
+
+/* A started command: its pid, the write end of its gate, and the read end
+ * of the pipe on which it reports a failed exec (an errno). */
+typedef struct
+{
+  GPid pid;
+  int gate;
+  int report;
+} Gated;
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+G_GNUC_NORETURN static void
+gated_child (int gate, int report, char **candidates, char **argv, char **sh_argv, char **envp)
+{
+  struct sigaction dfl = { 0 }, ign = { 0 };
+  gboolean denied = FALSE;
+  int err = ENOENT;
+  char go;
+  ssize_t n;
+
+  dfl.sa_handler = SIG_DFL;
+  ign.sa_handler = SIG_IGN;
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
+  pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
+
+  /* The gate opens once the lock files name this process; end-of-file
+   * means the wrapper is gone or gave up: never run without a holding. */
+  do
+    n = read (gate, &go, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1 || go != 'g')
+    _exit (125);
+  close (gate);
+
+  for (guint i = 0; candidates[i] != NULL; i++)
+    {
+      execve (candidates[i], argv, envp);
+      err = errno;
+      if (err == ENOEXEC)
+        {
+          /* A script without "#!": the shell runs it, as execvp does. */
+          sh_argv[1] = candidates[i];
+          execve ("/bin/sh", sh_argv, envp);
+          err = errno;
+        }
+      if (err == EACCES)
+        denied = TRUE;
+      else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT)
+        break;
+    }
+  if (denied && (err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV || err == ETIMEDOUT))
+    err = EACCES;
+  while (write (report, &err, sizeof err) < 0 && errno == EINTR)
+    ;
+  _exit (err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* Forks the command, which waits behind its gate (see gated_open) until
+ * the lock files name it. Where to look for it is worked out here, as
+ * posix_spawnp does, so that the child only calls execve(). Descriptors
+ * without close-on-exec pass to the command; Tessera's own have it. */
+static gboolean
+gated_spawn (char **command, char **env, Gated *gated, GError **error)
+{
+  g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) sh_argv = g_ptr_array_new ();
+  int gate[2] = { -1, -1 }, report[2] = { -1, -1 };
+  sigset_t all, saved;
+  int fork_errno;
+  GPid pid;
+
+  if (strchr (command[0], '/') != NULL)
+    g_ptr_array_add (candidates, g_strdup (command[0]));
+  else
+    {
+      const char *path = g_environ_getenv (env, "PATH");
+      g_auto(GStrv) dirs = g_strsplit (path != NULL ? path : "/bin:/usr/bin", ":", -1);
+
+      for (guint i = 0; dirs[i] != NULL; i++)
+        g_ptr_array_add (candidates, g_build_filename (*dirs[i] ? dirs[i] : ".", command[0], NULL));
+    }
+  g_ptr_array_add (candidates, NULL);
+  g_ptr_array_add (sh_argv, (gpointer) "/bin/sh");
+  for (guint i = 0; command[i] != NULL; i++)
+    g_ptr_array_add (sh_argv, command[i]);
+  g_ptr_array_add (sh_argv, NULL);
+
+  if (!g_unix_open_pipe (gate, FD_CLOEXEC, error) || !g_unix_open_pipe (report, FD_CLOEXEC, error))
+    {
+      if (gate[0] >= 0)
+        {
+          close (gate[0]);
+          close (gate[1]);
+        }
+      return FALSE;
+    }
+  /* No handler of this process may run in the child before it resets them. */
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &saved);
+  pid = fork ();
+  fork_errno = errno;
+  if (pid == 0)
+    {
+      close (gate[1]);
+      close (report[0]);
+      gated_child (gate[0], report[1], (char **) candidates->pdata, command, (char **) sh_argv->pdata, env);
+    }
+  pthread_sigmask (SIG_SETMASK, &saved, NULL);
+  close (gate[0]);
+  close (report[1]);
+  if (pid < 0)
+    {
+      close (gate[1]);
+      close (report[0]);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (fork_errno),
+                   _("Cannot start a process: %s"), g_strerror (fork_errno));
+      return FALSE;
+    }
+  gated->pid = pid;
+  gated->gate = gate[1];
+  gated->report = report[0];
+  return TRUE;
+}
+
+/* Opens the gate (@go) or closes it for good; then returns 0 when the
+ * command runs, or the errno of its failed exec. */
+static int
+gated_open (Gated *gated, gboolean go)
+{
+  int err = 0;
+  ssize_t n;
+
+  if (go && write (gated->gate, "g", 1) != 1)
+    g_printerr ("tessera: %s\n", g_strerror (errno));
+  close (gated->gate);
+  gated->gate = -1;
+  do
+    n = read (gated->report, &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  close (gated->report);
+  gated->report = -1;
+  return n == sizeof err ? err : 0;
+}
+
+static int
+gated_wait (GPid pid)
+{
+  int wstatus = 0;
+
+  while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  return wstatus;
+}
+
+static int
+exit_status_of (int wstatus)
+{
+  if (WIFSIGNALED (wstatus))
+    return 128 + WTERMSIG (wstatus);
+  return WEXITSTATUS (wstatus);
+}
+
+/* ---------------------------------------------------------------------- */
 /* run */
 
 typedef struct
@@ -577,7 +766,8 @@ static gboolean interactive;
 typedef struct
 {
   GMainLoop *loop;
-  GSubprocess *child;
+  GPid child;          /* 0 until started, and again once reaped */
+  int wait_status;
   gboolean share_terminal;
   int pending_signal;
 } RunState;
@@ -624,6 +814,13 @@ show_waiting (Need *need)
   }
 }
 
+static gboolean
+is_io_error (const GError *error)
+{
+  return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) || error->domain == G_IO_ERROR ||
+         error->domain == G_FILE_ERROR;
+}
+
 /* Acquires every need in name order, so two runs never deadlock. */
 static int
 acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait, RunState *state)
@@ -654,8 +851,8 @@ acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait
           if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
             {
               clear_line ();
-              return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE)
-                           ? EXIT_UNAVAILABLE : 1, "%s: %s", need->name, error->message);
+              return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
+                           : is_io_error (error) ? EXIT_IOERR : 1, "%s: %s", need->name, error->message);
             }
           g_clear_error (&error);
           while (g_main_context_iteration (NULL, FALSE))
@@ -685,11 +882,11 @@ forward_signal (gpointer data, int signum)
 {
   RunState *state = data;
 
-  if (state->child == NULL)
+  if (state->child == 0)
     state->pending_signal = signum;
   /* Ctrl-C on a shared terminal already reached the child. */
   else if (!(signum == SIGINT && state->share_terminal))
-    g_subprocess_send_signal (state->child, signum);
+    kill (state->child, signum);
   return G_SOURCE_CONTINUE;
 }
 
@@ -698,10 +895,13 @@ static gboolean on_sigterm (gpointer data) { return forward_signal (data, SIGTER
 static gboolean on_sighup (gpointer data) { return forward_signal (data, SIGHUP); }
 
 static void
-child_exited (GObject *source, GAsyncResult *result, gpointer data)
+child_exited (GPid pid, int wait_status, gpointer data)
 {
-  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
-  g_main_loop_quit (data);
+  RunState *state = data;
+
+  state->child = 0;
+  state->wait_status = wait_status;
+  g_main_loop_quit (state->loop);
 }
 
 static char *
@@ -723,12 +923,13 @@ cmd_run (int argc, char **argv)
   g_auto(GStrv) need_args = NULL;
   g_auto(GStrv) command = NULL;
   g_autofree char *job_name = NULL;
+  g_autofree char *timeout_text = NULL;
   double timeout = -1;
   gboolean no_wait = FALSE;
   const GOptionEntry entries[] = {
     { "need", 'n', 0, G_OPTION_ARG_STRING_ARRAY, &need_args,
       N_("A resource the command needs, with what of it (e.g. cpu=4, gpu=1:16G, db=shared)"), N_("NAME[=REQUEST]") },
-    { "timeout", 't', 0, G_OPTION_ARG_DOUBLE, &timeout, N_("Give up after SECONDS (exit 75)"), N_("SECONDS") },
+    { "timeout", 't', 0, G_OPTION_ARG_STRING, &timeout_text, N_("Give up after SECONDS (exit 75)"), N_("SECONDS") },
     { "no-wait", 0, 0, G_OPTION_ARG_NONE, &no_wait, N_("Give up at once when something is not free (exit 75)"), NULL },
     { "name", 0, 0, G_OPTION_ARG_STRING, &job_name, N_("The job's name in lock files (default: the command's)"), N_("NAME") },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, NULL },
@@ -745,8 +946,8 @@ cmd_run (int argc, char **argv)
   g_autoptr(TesseraJob) job = NULL;
   g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autoptr(TesseraProcess) child_process = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) child = NULL;
+  Gated child = { 0, -1, -1 };
+  int exec_errno;
   g_autoptr(GMainLoop) loop = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) env = NULL;
@@ -757,7 +958,6 @@ cmd_run (int argc, char **argv)
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
   RunState run_state = { 0 };
-  int gate[2] = { -1, -1 };
   guint sources[3];
   int status = 0;
 
@@ -768,7 +968,17 @@ cmd_run (int argc, char **argv)
     return fail (EXIT_USAGE, _("no command to run (put it after “--”)"));
   if (need_args == NULL || need_args[0] == NULL)
     return fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
-  if (no_wait && timeout >= 0)
+  if (timeout_text != NULL)
+    {
+      char *end = NULL;
+
+      timeout = g_ascii_strtod (timeout_text, &end);
+      if (end == timeout_text || *end != '\0' || isnan (timeout) || timeout < 0)
+        return fail (EXIT_USAGE, _("--timeout wants a number of seconds, 0 or more, not “%s”"), timeout_text);
+      if (isinf (timeout))
+        timeout = -1;   /* for ever, as without --timeout */
+    }
+  if (no_wait && timeout_text != NULL)
     return fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
   if ((config = load_config (&status)) == NULL)
     return status;
@@ -776,8 +986,11 @@ cmd_run (int argc, char **argv)
   for (guint i = 0; need_args[i] != NULL; i++)
     {
       g_auto(GStrv) kv = g_strsplit (need_args[i], "=", 2);
-      Need *need = g_new0 (Need, 1);
+      Need *need;
 
+      if (kv[0] == NULL || *kv[0] == '\0')   /* g_strsplit ("") is empty */
+        return fail (EXIT_USAGE, _("“--need %s” names no resource (give NAME or NAME=REQUEST)"), need_args[i]);
+      need = g_new0 (Need, 1);
       need->name = g_strdup (kv[0]);
       need->request = g_strdup (kv[1]);
       g_ptr_array_add (needs, need);
@@ -824,7 +1037,11 @@ cmd_run (int argc, char **argv)
     tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (((Need *) g_ptr_array_index (needs, i))->lock));
   locks_path = g_build_filename (job_dir, "locks.json", NULL);
   if (!tessera_dynamic_dependency_locks_save (locks, locks_path, &error))
-    return fail (EXIT_IOERR, "%s", error->message);
+    {
+      tessera_lock_release (TESSERA_LOCK (locks));
+      tessera_job_unhold (job);
+      return fail (EXIT_IOERR, "%s", error->message);
+    }
 
   env = g_get_environ ();
   env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
@@ -838,62 +1055,53 @@ cmd_run (int argc, char **argv)
         }
     }
 
-  /* The command is the wrapper's stand-in: it gets its stdin too. It starts
-   * behind a gate (a shell reading fd 3, then exec'ing the command in the
-   * same process) that opens only once the lock files name it: were this
-   * wrapper killed in between, the gate reads end-of-file and the command
-   * never runs without a valid holding. */
-  if (!g_unix_open_pipe (gate, FD_CLOEXEC, &error))
-    return fail (1, "%s", error->message);
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_INHERIT);
-  g_subprocess_launcher_set_environ (launcher, env);
-  g_subprocess_launcher_take_fd (launcher, gate[0], 3);
-  {
-    g_autoptr(GPtrArray) gated = g_ptr_array_new ();
-    g_ptr_array_add (gated, (gpointer) "/bin/sh");
-    g_ptr_array_add (gated, (gpointer) "-c");
-    g_ptr_array_add (gated, (gpointer) "read -r go <&3 && [ \"$go\" = go ] || exit 125; exec 3<&-; exec \"$@\"");
-    g_ptr_array_add (gated, (gpointer) "tessera-gate");
-    for (guint i = 0; command[i] != NULL; i++)
-      g_ptr_array_add (gated, command[i]);
-    g_ptr_array_add (gated, NULL);
-    child = g_subprocess_launcher_spawnv (launcher, (const char * const *) gated->pdata, &error);
-  }
+  /* The command is the wrapper's stand-in: it gets its stdin, its other
+   * descriptors and its process group. It waits behind a gate that opens
+   * only once the lock files name it: were this wrapper killed in between,
+   * the gate reads end-of-file and the command never runs without a valid
+   * holding. */
+  if (!gated_spawn (command, env, &child, &error))
+    status = fail (1, "%s", error->message);
   while (g_main_context_iteration (NULL, FALSE))
     ;
-  if (child == NULL || run_state.pending_signal != 0)
+  if (status != 0 || run_state.pending_signal != 0)
     {
-      close (gate[1]);   /* the gate reads end-of-file: the command never runs */
-      if (child == NULL)
-        fail (127, "%s", error->message);
-      else
-        g_subprocess_send_signal (child, run_state.pending_signal);
+      if (status == 0)
+        {
+          gated_open (&child, FALSE);   /* the command never runs */
+          gated_wait (child.pid);
+          status = 128 + run_state.pending_signal;
+        }
       tessera_lock_release (TESSERA_LOCK (locks));
       g_unlink (locks_path);
       tessera_job_unhold (job);
       g_rmdir (job_dir);
-      if (child != NULL)
-        g_subprocess_wait (child, NULL, NULL);
-      return child == NULL ? 127 : 128 + run_state.pending_signal;
+      return status;
     }
   /* From now on the lock files name the child: they stay valid if this
    * wrapper is killed, and any peer reclaims them once the child is gone. */
-  /* The gate keeps the child alive until "go", unless something killed it. */
-  if (g_subprocess_get_identifier (child) != NULL)
+  child_process = tessera_process_new_local (child.pid);
+  if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
+    g_printerr ("tessera: %s\n", error->message);
+  exec_errno = gated_open (&child, TRUE);
+  if (exec_errno != 0)
     {
-      child_process = tessera_process_new_local ((GPid) atoi (g_subprocess_get_identifier (child)));
-      if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
-        g_printerr ("tessera: %s\n", error->message);
+      gated_wait (child.pid);
+      if (exec_errno == ENOENT && strchr (command[0], '/') == NULL)
+        fail (127, _("%s: command not found"), command[0]);
+      else
+        fail (126, _("cannot run “%s”: %s"), command[0], g_strerror (exec_errno));
+      status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
     }
-  if (write (gate[1], "go\n", 3) != 3)
-    g_printerr ("tessera: %s\n", g_strerror (errno));
-  close (gate[1]);
-
-  loop = g_main_loop_new (NULL, FALSE);
-  run_state.loop = loop;
-  run_state.child = child;
-  g_subprocess_wait_async (child, NULL, child_exited, loop);
-  g_main_loop_run (loop);
+  else
+    {
+      loop = g_main_loop_new (NULL, FALSE);
+      run_state.loop = loop;
+      run_state.child = child.pid;
+      g_child_watch_add (child.pid, child_exited, &run_state);
+      g_main_loop_run (loop);
+      status = exit_status_of (run_state.wait_status);
+    }
   for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
     g_source_remove (sources[i]);
 
@@ -906,10 +1114,7 @@ cmd_run (int argc, char **argv)
     g_unlink (lock_path);
   }
   g_rmdir (job_dir);
-
-  if (g_subprocess_get_if_signaled (child))
-    return 128 + g_subprocess_get_term_sig (child);
-  return g_subprocess_get_exit_status (child);
+  return status;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -943,6 +1148,7 @@ main (int argc, char **argv)
 {
   int i = 1;
 
+  remember_start_signals ();
   setlocale (LC_ALL, "");
   /* TESSERA_LOCALEDIR: catalogues of a build tree (meson devenv, tests). */
   bindtextdomain (GETTEXT_PACKAGE, g_getenv ("TESSERA_LOCALEDIR") && *g_getenv ("TESSERA_LOCALEDIR")
