@@ -6,6 +6,8 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <json-glib/json-glib.h>
 #include <locale.h>
 #include <signal.h>
@@ -678,6 +680,98 @@ test_ignored_signal_stays_ignored (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (run), ==, 0);
 }
 
+/* Under nohup, a command that handles SIGHUP itself (a daemon's "reload")
+ * gets none from the wrapper: tessera does not catch what it was told to
+ * ignore, so it forwards nothing. */
+static void
+test_ignored_signal_not_forwarded (Fixture *f, gconstpointer data)
+{
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *after = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                     "run", "--need", "r", "--", "perl", "-e",
+                                     "$| = 1; $SIG{HUP} = sub { print \"got-hup\\n\" }; print \"ready\\n\"; "
+                                     "while (<STDIN>) {} print \"done\\n\";", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  g_subprocess_send_signal (run, SIGHUP);
+  /* The wrapper forwards in order: a forwarded SIGHUP would reach the
+   * command before this SIGTERM, which ends it. */
+  g_subprocess_send_signal (run, SIGTERM);
+  after = read_line (run, 60);
+  g_assert_cmpstr (after, ==, NULL);
+  g_assert_cmpint (exit_code (run), ==, 128 + SIGTERM);
+}
+
+/* The terminal is a pseudo-terminal whose session the wrapper leads. */
+static void
+become_terminal_session (gpointer data)
+{
+  const char *slave = data;
+  int fd;
+
+  setsid ();
+  fd = open (slave, O_RDWR);
+  if (fd >= 0)
+    ioctl (fd, TIOCSCTTY, 0);
+  /* stdin stays /dev/null: only the controlling terminal is shared. */
+}
+
+/* One Ctrl-C, one SIGINT: with stdin not a terminal, the command still
+ * shares the wrapper's controlling terminal and foreground process group,
+ * so the terminal's SIGINT reaches it; the wrapper does not add another.
+ * perl counts each delivery (a shell's trap merges them). */
+static void
+test_one_ctrl_c_one_sigint (Fixture *f, gconstpointer data)
+{
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *count = NULL;
+  char *slave;
+  int master = posix_openpt (O_RDWR | O_NOCTTY);
+
+  g_assert_cmpint (master, >=, 0);
+  g_assert_cmpint (grantpt (master), ==, 0);
+  g_assert_cmpint (unlockpt (master), ==, 0);
+  slave = ptsname (master);
+  g_assert_nonnull (slave);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, become_terminal_session, g_strdup (slave), g_free);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                     "run", "--need", "r", "--", "perl", "-e",
+                                     "$| = 1; $n = 0; $SIG{INT} = sub { $n++; print \"int\\n\" }; "
+                                     "$SIG{TERM} = sub { print \"count $n\\n\"; exit 0 }; "
+                                     "print \"ready\\n\"; sleep 1 while 1;", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  g_assert_cmpint (write (master, "\003", 1), ==, 1);   /* Ctrl-C */
+  first = read_line (run, 60);
+  g_assert_cmpstr (first, ==, "int");
+  /* A forwarded copy would follow within this second. */
+  second = read_line (run, 1.0);
+  g_assert_cmpstr (second, ==, NULL);
+  g_subprocess_send_signal (run, SIGTERM);
+  count = read_line (run, 60);
+  g_assert_cmpstr (count, ==, "count 1");
+  g_assert_cmpint (exit_code (run), ==, 0);
+  close (master);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -694,6 +788,8 @@ main (int argc, char **argv)
   ADD ("/tool/run/no-space-exits-74", test_enospc);
   ADD ("/tool/run/inherited-fd-reaches-command", test_inherited_fd);
   ADD ("/tool/run/ignored-signal-stays-ignored", test_ignored_signal_stays_ignored);
+  ADD ("/tool/run/ignored-signal-not-forwarded", test_ignored_signal_not_forwarded);
+  ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
