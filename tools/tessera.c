@@ -890,6 +890,23 @@ forward_signal (gpointer data, int signum)
   return G_SOURCE_CONTINUE;
 }
 
+/* Whether Ctrl-C on our controlling terminal reaches the command by itself:
+ * we are in the terminal's foreground process group, which the command
+ * shares. Judged from the controlling terminal, not from stdin, which may
+ * be a file or /dev/null while the terminal still sends SIGINT. */
+static gboolean
+in_terminal_foreground (void)
+{
+  int fd = open ("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  gboolean foreground;
+
+  if (fd < 0)
+    return FALSE;
+  foreground = tcgetpgrp (fd) == getpgrp ();
+  close (fd);
+  return foreground;
+}
+
 static gboolean on_sigint (gpointer data) { return forward_signal (data, SIGINT); }
 static gboolean on_sigterm (gpointer data) { return forward_signal (data, SIGTERM); }
 static gboolean on_sighup (gpointer data) { return forward_signal (data, SIGHUP); }
@@ -1017,10 +1034,12 @@ cmd_run (int argc, char **argv)
     return fail (EXIT_USAGE, "%s", error->message);
 
   interactive = isatty (2);
-  run_state.share_terminal = isatty (0) && tcgetpgrp (0) == getpgrp ();
-  sources[0] = g_unix_signal_add (SIGINT, on_sigint, &run_state);
-  sources[1] = g_unix_signal_add (SIGTERM, on_sigterm, &run_state);
-  sources[2] = g_unix_signal_add (SIGHUP, on_sighup, &run_state);
+  run_state.share_terminal = in_terminal_foreground ();
+  /* A signal ignored at start (nohup) stays ignored, here and in the
+   * command: no handler, nothing forwarded. */
+  sources[0] = sigismember (&start_ignored, SIGINT) ? 0 : g_unix_signal_add (SIGINT, on_sigint, &run_state);
+  sources[1] = sigismember (&start_ignored, SIGTERM) ? 0 : g_unix_signal_add (SIGTERM, on_sigterm, &run_state);
+  sources[2] = sigismember (&start_ignored, SIGHUP) ? 0 : g_unix_signal_add (SIGHUP, on_sighup, &run_state);
   status = acquire_all (needs, job, timeout, no_wait, &run_state);
   if (status != 0)
     {
@@ -1103,7 +1122,8 @@ cmd_run (int argc, char **argv)
       status = exit_status_of (run_state.wait_status);
     }
   for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
-    g_source_remove (sources[i]);
+    if (sources[i] != 0)
+      g_source_remove (sources[i]);
 
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
   tessera_lock_release (TESSERA_LOCK (locks));
