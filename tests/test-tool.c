@@ -90,10 +90,8 @@ exit_code (GSubprocess *process)
 }
 
 static char *
-read_line (GSubprocess *process, double timeout)
+read_stream_line (GInputStream *out, double timeout)
 {
-  /* The helpers' line reader works on any GSubprocess stdout pipe. */
-  GInputStream *out = g_subprocess_get_stdout_pipe (process);
   GString *line = g_string_new (NULL);
   gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
   char c;
@@ -118,6 +116,18 @@ read_line (GSubprocess *process, double timeout)
     }
   g_string_free (line, TRUE);
   return NULL;
+}
+
+static char *
+read_line (GSubprocess *process, double timeout)
+{
+  return read_stream_line (g_subprocess_get_stdout_pipe (process), timeout);
+}
+
+static char *
+read_error_line (GSubprocess *process, double timeout)
+{
+  return read_stream_line (g_subprocess_get_stderr_pipe (process), timeout);
 }
 
 /* Runs `tessera ARGS…` to the end; returns its output, stderr included. */
@@ -772,6 +782,48 @@ test_one_ctrl_c_one_sigint (Fixture *f, gconstpointer data)
   close (master);
 }
 
+/* With stderr not a terminal (a CI log), one line says when the wait
+ * starts, what is awaited and who holds it; Ctrl-C then ends the wait at
+ * once, not at the next poll. */
+static void
+test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
+{
+  const char *no_poll[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--name", "holder", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *more = NULL;
+  gint64 start;
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  waiter = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r", "--", "true", NULL);
+  line = read_error_line (waiter, 60);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "tessera: waiting for r, held by holder@"));
+  g_assert_null (strchr (line, '\r'));
+  g_assert_null (strchr (line, '\033'));
+
+  start = g_get_monotonic_time ();
+  g_subprocess_send_signal (waiter, SIGINT);
+  status = exit_code (waiter);
+  g_test_message ("ended %.3f s after SIGINT", (g_get_monotonic_time () - start) / 1e6);
+  g_assert_cmpint (status, ==, 128 + SIGINT);
+  /* A poll slice is a second; "at once" leaves plenty of margin below. */
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 600 * 1000);
+  more = read_error_line (waiter, 1.0);
+  g_assert_null (more);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  /* The interrupted waiter left nothing held. */
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -790,6 +842,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/ignored-signal-stays-ignored", test_ignored_signal_stays_ignored);
   ADD ("/tool/run/ignored-signal-not-forwarded", test_ignored_signal_not_forwarded);
   ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
+  ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
