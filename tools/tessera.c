@@ -779,16 +779,22 @@ clear_line (void)
     g_printerr ("\r\033[K");
 }
 
-/* One self-updating line: what we wait for and who holds it. */
+/* How often a log (stderr not a terminal) hears that we still wait. */
+#define WAITING_REPORT_INTERVAL (60 * G_USEC_PER_SEC)
+
+/* What we wait for and who holds it: on a terminal, one self-updating line;
+ * in a log, one line when the wait starts (@since == @last_report) and one
+ * a minute after the last, as srun does. */
 static void
-show_waiting (Need *need)
+show_waiting (Need *need, gint64 since, gint64 *last_report)
 {
   g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (need->resource);
   g_autoptr(GString) holders = g_string_new (NULL);
   struct winsize ws = { 0 };
   guint width = ioctl (2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
+  gint64 now = g_get_monotonic_time ();
 
-  if (!interactive)
+  if (!interactive && *last_report != since && now - *last_report < WAITING_REPORT_INTERVAL)
     return;
   for (guint i = 0; i < files->len; i++)
     {
@@ -804,6 +810,17 @@ show_waiting (Need *need)
   {
     g_autofree char *line = g_strdup_printf (_("tessera: waiting for %s, held by %s"), need->name,
                                              holders->len ? holders->str : "?");
+
+    if (!interactive)
+      {
+        if (*last_report == since)
+          g_printerr ("%s\n", line);
+        else
+          g_printerr (_("tessera: still waiting for %s after %u min, held by %s\n"), need->name,
+                      (guint) ((now - since) / (60 * G_USEC_PER_SEC)), holders->len ? holders->str : "?");
+        *last_report = now;
+        return;
+      }
     if (g_utf8_strlen (line, -1) >= width)
       {
         g_autofree char *cut = g_utf8_substring (line, 0, width - 2);
@@ -836,6 +853,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait
         tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (need->resource), job,
                                                     need->request, &error);
       gboolean shown = FALSE;
+      gint64 since = 0, last_report = 0;
 
       if (dep == NULL)
         return fail (EXIT_USAGE, "%s: %s", need->name, error->message);
@@ -868,7 +886,9 @@ acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait
               return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
                            need->name);
             }
-          show_waiting (need);
+          if (!shown)
+            since = last_report = g_get_monotonic_time ();
+          show_waiting (need, since, &last_report);
           shown = TRUE;
         }
       if (shown)
