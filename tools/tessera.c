@@ -761,16 +761,23 @@ compare_needs (gconstpointer a, gconstpointer b)
 
 static gboolean interactive;
 
-/* Signals are caught from the start: while waiting they stop the wait
- * (giving back what is held), once the child runs they are forwarded. */
+/* Signals are caught from the start, on a thread of their own: while
+ * waiting they cancel the wait at once (giving back what is held), once
+ * the child runs they are forwarded. @lock orders the signal thread's
+ * look at @child with the main thread's start of the child. */
 typedef struct
 {
+  GMutex lock;
+  GCancellable *cancel;
   GMainLoop *loop;
   GPid child;          /* 0 until started, and again once reaped */
   int wait_status;
   gboolean share_terminal;
   int pending_signal;
 } RunState;
+
+/* Static: the signal thread may look at it until the process exits. */
+static RunState run_state;
 
 static void
 clear_line (void)
@@ -860,12 +867,23 @@ acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait
       for (;;)
         {
           gint64 now = g_get_monotonic_time ();
-          /* Short slices to refresh the waiting line; events still wake us. */
-          double slice = deadline < 0 ? 1.0 : MIN (1.0, MAX (0, (deadline - now) / 1e6));
+          /* One try first, to say at once that we wait; then slices to
+           * refresh the waiting line (events still wake us; a signal
+           * cancels the wait). */
+          double slice = !shown ? 0
+                         : interactive ? 1.0
+                         : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
 
-          need->lock = tessera_dynamic_dependency_lock (dep, slice, NULL, &error);
+          if (deadline >= 0)
+            slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
+          need->lock = tessera_dynamic_dependency_lock (dep, slice, state->cancel, &error);
           if (need->lock != NULL)
             break;
+          if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+            {
+              clear_line ();
+              return 128 + g_atomic_int_get (&state->pending_signal);
+            }
           if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
             {
               clear_line ();
@@ -873,13 +891,6 @@ acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait
                            : is_io_error (error) ? EXIT_IOERR : 1, "%s: %s", need->name, error->message);
             }
           g_clear_error (&error);
-          while (g_main_context_iteration (NULL, FALSE))
-            ;
-          if (state->pending_signal != 0)
-            {
-              clear_line ();
-              return 128 + state->pending_signal;
-            }
           if (deadline >= 0 && g_get_monotonic_time () >= deadline)
             {
               clear_line ();
@@ -902,11 +913,16 @@ forward_signal (gpointer data, int signum)
 {
   RunState *state = data;
 
+  g_mutex_lock (&state->lock);
   if (state->child == 0)
-    state->pending_signal = signum;
+    {
+      g_atomic_int_set (&state->pending_signal, signum);
+      g_cancellable_cancel (state->cancel);
+    }
   /* Ctrl-C on a shared terminal already reached the child. */
   else if (!(signum == SIGINT && state->share_terminal))
     kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
   return G_SOURCE_CONTINUE;
 }
 
@@ -927,6 +943,31 @@ in_terminal_foreground (void)
   return foreground;
 }
 
+static gpointer
+signal_thread (gpointer data)
+{
+  GMainContext *context = data;
+
+  for (;;)
+    g_main_context_iteration (context, TRUE);
+  return NULL;
+}
+
+/* Catches @signum on the signal thread's @context, unless it was ignored
+ * at start (nohup): then it stays ignored, here and in the command. */
+static void
+catch_signal (GMainContext *context, int signum, GSourceFunc callback)
+{
+  GSource *source;
+
+  if (sigismember (&start_ignored, signum))
+    return;
+  source = g_unix_signal_source_new (signum);
+  g_source_set_callback (source, callback, &run_state, NULL);
+  g_source_attach (source, context);
+  g_source_unref (source);
+}
+
 static gboolean on_sigint (gpointer data) { return forward_signal (data, SIGINT); }
 static gboolean on_sigterm (gpointer data) { return forward_signal (data, SIGTERM); }
 static gboolean on_sighup (gpointer data) { return forward_signal (data, SIGHUP); }
@@ -936,7 +977,9 @@ child_exited (GPid pid, int wait_status, gpointer data)
 {
   RunState *state = data;
 
+  g_mutex_lock (&state->lock);
   state->child = 0;
+  g_mutex_unlock (&state->lock);
   state->wait_status = wait_status;
   g_main_loop_quit (state->loop);
 }
@@ -994,8 +1037,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *job_dir = NULL;
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
-  RunState run_state = { 0 };
-  guint sources[3];
+  GMainContext *signal_context = NULL;
   int status = 0;
 
   g_option_context_set_strict_posix (context, TRUE);
@@ -1055,11 +1097,14 @@ cmd_run (int argc, char **argv)
 
   interactive = isatty (2);
   run_state.share_terminal = in_terminal_foreground ();
-  /* A signal ignored at start (nohup) stays ignored, here and in the
-   * command: no handler, nothing forwarded. */
-  sources[0] = sigismember (&start_ignored, SIGINT) ? 0 : g_unix_signal_add (SIGINT, on_sigint, &run_state);
-  sources[1] = sigismember (&start_ignored, SIGTERM) ? 0 : g_unix_signal_add (SIGTERM, on_sigterm, &run_state);
-  sources[2] = sigismember (&start_ignored, SIGHUP) ? 0 : g_unix_signal_add (SIGHUP, on_sighup, &run_state);
+  run_state.cancel = g_cancellable_new ();
+  signal_context = g_main_context_new ();
+  catch_signal (signal_context, SIGINT, on_sigint);
+  catch_signal (signal_context, SIGTERM, on_sigterm);
+  catch_signal (signal_context, SIGHUP, on_sighup);
+  g_thread_unref (g_thread_new ("tessera-signals", signal_thread, signal_context));
+  /* A command that is gone before its gate opens must not kill us. */
+  signal (SIGPIPE, SIG_IGN);
   status = acquire_all (needs, job, timeout, no_wait, &run_state);
   if (status != 0)
     {
@@ -1101,15 +1146,18 @@ cmd_run (int argc, char **argv)
    * holding. */
   if (!gated_spawn (command, env, &child, &error))
     status = fail (1, "%s", error->message);
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  if (status != 0 || run_state.pending_signal != 0)
+  /* From here a signal goes to the child (at its gate, it ends there);
+   * one that came before stops everything. */
+  g_mutex_lock (&run_state.lock);
+  run_state.child = child.pid;
+  g_mutex_unlock (&run_state.lock);
+  if (status != 0 || g_atomic_int_get (&run_state.pending_signal) != 0)
     {
       if (status == 0)
         {
           gated_open (&child, FALSE);   /* the command never runs */
           gated_wait (child.pid);
-          status = 128 + run_state.pending_signal;
+          status = 128 + g_atomic_int_get (&run_state.pending_signal);
         }
       tessera_lock_release (TESSERA_LOCK (locks));
       g_unlink (locks_path);
@@ -1126,6 +1174,9 @@ cmd_run (int argc, char **argv)
   if (exec_errno != 0)
     {
       gated_wait (child.pid);
+      g_mutex_lock (&run_state.lock);
+      run_state.child = 0;
+      g_mutex_unlock (&run_state.lock);
       if (exec_errno == ENOENT && strchr (command[0], '/') == NULL)
         fail (127, _("%s: command not found"), command[0]);
       else
@@ -1136,14 +1187,10 @@ cmd_run (int argc, char **argv)
     {
       loop = g_main_loop_new (NULL, FALSE);
       run_state.loop = loop;
-      run_state.child = child.pid;
       g_child_watch_add (child.pid, child_exited, &run_state);
       g_main_loop_run (loop);
       status = exit_status_of (run_state.wait_status);
     }
-  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
-    if (sources[i] != 0)
-      g_source_remove (sources[i]);
 
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
   tessera_lock_release (TESSERA_LOCK (locks));
