@@ -824,6 +824,79 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Output and habits */
+
+/* Runs `tessera ARGS…` as typed (no --config added); output and stderr. */
+static char *
+run_plain (Fixture *f, int *status, const char * const *argv)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autofree char *nowhere = g_build_filename (f->tmp, "no-config", NULL);
+  char *out = NULL;
+
+  g_ptr_array_add (args, (gpointer) g_getenv ("TESSERA_TOOL"));
+  for (guint i = 0; argv[i] != NULL; i++)
+    g_ptr_array_add (args, (gpointer) argv[i]);
+  g_ptr_array_add (args, NULL);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", nowhere, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", nowhere, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  *status = exit_code (process);
+  g_test_message ("%s", out);
+  return out;
+}
+
+/* Global options after the subcommand; `tessera help [CMD]`; usage lines
+ * that name the subcommand. */
+static void
+test_command_line_habits (Fixture *f, gconstpointer data)
+{
+  const char *run_config[] = { "run", "--config", f->config, "--need", "r", "--", "true", NULL };
+  const char *status_config[] = { "status", "--json", "--config", f->config, NULL };
+  const char *help[] = { "help", NULL };
+  const char *help_run[] = { "help", "run", NULL };
+  const char *run_help[] = { "run", "--help", NULL };
+  const char *help_nothing[] = { "help", "nothing", NULL };
+  g_autofree char *out1 = NULL, *out2 = NULL, *out3 = NULL, *out4 = NULL, *out5 = NULL, *out6 = NULL;
+  int status;
+
+  out1 = run_plain (f, &status, run_config);
+  g_assert_cmpint (status, ==, 0);
+  out2 = run_plain (f, &status, status_config);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out2, "\"name\" : \"r\""));
+
+  out3 = run_plain (f, &status, help);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out3, "tessera [--config FILE] COMMAND [OPTION…]"));
+  g_assert_nonnull (strstr (out3, "  help "));
+
+  out4 = run_plain (f, &status, help_run);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out4, "tessera run [OPTION…]"));
+  g_assert_nonnull (strstr (out4, "--need"));
+  g_assert_nonnull (strstr (out4, "--config"));
+
+  out5 = run_plain (f, &status, run_help);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out5, ==, out4);
+
+  out6 = run_plain (f, &status, help_nothing);
+  g_assert_cmpint (status, ==, 64);
+  g_assert_true (g_str_has_prefix (out6, "tessera: unknown command “nothing”\n"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -853,6 +926,7 @@ main (int argc, char **argv)
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
+  ADD ("/tool/command-line/habits", test_command_line_habits);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/translation/french", test_french);
   return g_test_run ();
