@@ -31,6 +31,7 @@
 #define EXIT_CONFIG 78
 
 static char *opt_config = NULL;
+static char *opt_config_late = NULL;   /* --config after the subcommand */
 
 static int
 fail (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
@@ -80,12 +81,19 @@ open_resource (TesseraConfig *config, const char *name, int *status)
 static GOptionContext *
 new_context (const char *parameters, const char *summary, const GOptionEntry *entries)
 {
+  /* The global options work after the subcommand too. */
+  static const GOptionEntry global_entries[] = {
+    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &opt_config_late, N_("Read the configuration from FILE only"),
+      N_("FILE") },
+    { NULL }
+  };
   GOptionContext *context = g_option_context_new (parameters);
 
   g_option_context_set_summary (context, summary);
   g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   if (entries != NULL)
     g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  g_option_context_add_main_entries (context, global_entries, GETTEXT_PACKAGE);
   return context;
 }
 
@@ -99,6 +107,8 @@ parse (GOptionContext *context, int *argc, char ***argv, int *status)
       *status = fail (EXIT_USAGE, "%s", error->message);
       return FALSE;
     }
+  if (opt_config_late != NULL)
+    opt_config = opt_config_late;
   return TRUE;
 }
 
@@ -1206,6 +1216,9 @@ cmd_run (int argc, char **argv)
 
 /* ---------------------------------------------------------------------- */
 
+static int cmd_help (int argc, char **argv);
+static int usage (FILE *out, int status);
+
 static const struct
 {
   const char *name;
@@ -1218,7 +1231,38 @@ static const struct
   { "clean", cmd_clean, N_("Remove dead and orphaned holders now") },
   { "watch", cmd_watch, N_("Show the resources again after every change") },
   { "plugins", cmd_plugins, N_("List plugin folders, types and classes") },
+  { "help", cmd_help, N_("Show this list, or a command's options (tessera help COMMAND)") },
 };
+
+static int
+run_command (int argc, char **argv)
+{
+  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+    if (g_str_equal (argv[0], commands[c].name))
+      {
+        /* Usage lines read "tessera run [OPTION…]". */
+        g_autofree char *prgname = g_strdup_printf ("tessera %s", commands[c].name);
+
+        g_set_prgname (prgname);
+        return commands[c].run (argc, argv);
+      }
+  fail (EXIT_USAGE, _("unknown command “%s”"), argv[0]);
+  return usage (stderr, EXIT_USAGE);
+}
+
+/* `tessera help` is `tessera --help`; `tessera help CMD` is `tessera CMD --help`. */
+static int
+cmd_help (int argc, char **argv)
+{
+  char *help_argv[] = { NULL, (char *) "--help", NULL };
+
+  if (argc < 2)
+    return usage (stdout, 0);
+  if (g_str_equal (argv[1], "help"))
+    return usage (stdout, 0);
+  help_argv[0] = argv[1];
+  return run_command (2, help_argv);
+}
 
 static int
 usage (FILE *out, int status)
@@ -1265,9 +1309,5 @@ main (int argc, char **argv)
     }
   if (i >= argc)
     return usage (stderr, EXIT_USAGE);
-  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
-    if (g_str_equal (argv[i], commands[c].name))
-      return commands[c].run (argc - i, argv + i);
-  fail (EXIT_USAGE, _("unknown command “%s”"), argv[i]);
-  return usage (stderr, EXIT_USAGE);
+  return run_command (argc - i, argv + i);
 }
