@@ -897,6 +897,39 @@ test_command_line_habits (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_prefix (out6, "tessera: unknown command “nothing”\n"));
 }
 
+/* ---------------------------------------------------------------------- */
+/* Configuration and settings */
+
+/* `tessera set` refuses a setting the type does not have: a typo, or a
+ * total for a mutex, changes nothing and says so. */
+static void
+test_set_refuses_unknown (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n"
+                                              "[resource m]\ntype=mutex\npath=%s/m\n", f->tmp, f->tmp);
+  g_autofree char *informations = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  g_autofree char *typo = NULL, *mutex = NULL, *good = NULL, *text = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  typo = run_capture (f, &status, "set", "r", "totl=16", NULL);
+  g_assert_cmpint (status, ==, 64);
+  assert_one_message (typo);
+  g_assert_nonnull (strstr (typo, "totl"));
+  g_assert_nonnull (strstr (typo, "total"));
+  g_assert_true (g_file_get_contents (informations, &text, NULL, NULL));
+  g_assert_null (strstr (text, "totl"));
+
+  mutex = run_capture (f, &status, "set", "m", "total=3", NULL);
+  g_assert_cmpint (status, ==, 64);
+  assert_one_message (mutex);
+  g_assert_nonnull (strstr (mutex, "m (mutex)"));
+
+  good = run_capture (f, &status, "set", "r", "total=16", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (good, ==, "r: {\"total\":16}\n");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -923,6 +956,7 @@ main (int argc, char **argv)
       g_autofree char *path = g_strdup_printf ("/tool/config/error/%s", bad_configs[i].name);
       g_test_add (path, Fixture, &bad_configs[i], fixture_set_up, test_config_error, fixture_tear_down);
     }
+  ADD ("/tool/set/refuses-unknown-settings", test_set_refuses_unknown);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
