@@ -336,6 +336,31 @@ parse_value (const char *text)
   return node;
 }
 
+/* What `tessera set` may change: the members informations.json has, and
+ * the settings the type itself declares (a counter token's total, a GPU
+ * pool's devices) — not those of the base classes (folder, min-age…). */
+static GPtrArray *
+run_time_settings (TesseraTrackedDynamicResource *resource, JsonNode *informations)
+{
+  GPtrArray *settings = g_ptr_array_new_with_free_func (g_free);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (resource);
+  g_autofree GParamSpec **pspecs = NULL;
+  guint n_pspecs;
+
+  if (informations != NULL && JSON_NODE_HOLDS_OBJECT (informations))
+    {
+      g_autoptr(GList) members = json_object_get_members (json_node_get_object (informations));
+      for (GList *l = members; l != NULL; l = l->next)
+        g_ptr_array_add (settings, g_strdup (l->data));
+    }
+  pspecs = g_object_class_list_properties (klass, &n_pspecs);
+  for (guint i = 0; i < n_pspecs; i++)
+    if (pspecs[i]->owner_type == G_OBJECT_CLASS_TYPE (klass) && (pspecs[i]->flags & G_PARAM_WRITABLE) &&
+        !g_ptr_array_find_with_equal_func (settings, pspecs[i]->name, g_str_equal, NULL))
+      g_ptr_array_add (settings, g_strdup (pspecs[i]->name));
+  return settings;
+}
+
 static int
 cmd_set (int argc, char **argv)
 {
@@ -347,6 +372,7 @@ cmd_set (int argc, char **argv)
   g_autoptr(JsonNode) informations = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
+  g_autoptr(GPtrArray) settings = NULL;
   TesseraTrackedDynamicResource *resource;
   JsonObject *object;
   int status = 0;
@@ -366,11 +392,23 @@ cmd_set (int argc, char **argv)
       json_node_take_object (informations, json_object_new ());
     }
   object = json_node_get_object (informations);
+  settings = run_time_settings (resource, informations);
   for (int i = 2; i < argc; i++)
     {
       g_auto(GStrv) kv = g_strsplit (argv[i], "=", 2);
-      if (kv[1] == NULL || *kv[0] == '\0')
+      if (kv[0] == NULL || kv[1] == NULL || *kv[0] == '\0')
         return fail (EXIT_USAGE, _("“%s” is not KEY=VALUE"), argv[i]);
+      if (settings->len == 0)
+        return fail (EXIT_USAGE, _("%s (%s) has no run-time settings"), argv[1],
+                     tessera_config_get_type_name (config, argv[1]));
+      if (!g_ptr_array_find_with_equal_func (settings, kv[0], g_str_equal, NULL))
+        {
+          g_autofree char *known = NULL;
+
+          g_ptr_array_add (settings, NULL);
+          known = g_strjoinv (", ", (char **) settings->pdata);
+          return fail (EXIT_USAGE, _("%s has no setting “%s” (it has: %s)"), argv[1], kv[0], known);
+        }
       json_object_set_member (object, kv[0], parse_value (kv[1]));
     }
   if (!tessera_tracked_dynamic_resource_write_informations (resource, informations, &error))
