@@ -356,6 +356,9 @@ static const BadConfig bad_configs[] = {
   { "relative-path", "[resource r]\ntype=countertoken\npath=relative\n", "[resource r]", "path" },
   { "lock-folder-key", "[resource r]\ntype=countertoken\nlock-folder=relative\n", "[resource r]", "lock-folder" },
   { "not-a-keyfile", "not a keyfile at all\n", NULL, NULL },
+  { "total-minus-one", "[resource r]\ntype=countertoken\npath=/tmp/tessera-never/r\ntotal=-1\n", "[resource r]", "total" },
+  { "same-folder", "[resource r]\ntype=countertoken\npath=/tmp/tessera-never/r\ntotal=1\n"
+    "[resource s]\ntype=mutex\npath=/tmp/tessera-never/x/../r/\n", "[resource s]", "path" },
 };
 
 /* Configuration errors: exit 78 and one line naming file, group and key. */
@@ -930,6 +933,113 @@ test_set_refuses_unknown (Fixture *f, gconstpointer data)
   g_assert_cmpstr (good, ==, "r: {\"total\":16}\n");
 }
 
+/* Two resources on one folder reached through two paths (a symbolic
+ * link): one pool counted twice, a configuration error. */
+static void
+test_config_same_folder_link (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *link = g_build_filename (f->tmp, "link", NULL);
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=1\n"
+                                              "[resource s]\ntype=countertoken\npath=%s\ntotal=1\n", real, link);
+  g_autofree char *out = NULL;
+  int status;
+
+  g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
+  g_assert_cmpint (symlink (real, link), ==, 0);
+  test_write_file (f->config, content);
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 78);
+  assert_one_message (out);
+  g_assert_nonnull (strstr (out, f->config));
+  g_assert_nonnull (strstr (out, "[resource s] path"));
+  g_assert_nonnull (strstr (out, "[resource r]"));
+}
+
+/* No total and no informations.json yet: nothing says how big the pool
+ * is (78); joining an existing pool without a total is fine. */
+static void
+test_config_missing_total (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\n", f->tmp);
+  g_autofree char *refused = NULL, *joined = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  refused = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 78);
+  assert_one_message (refused);
+  g_assert_nonnull (strstr (refused, f->config));
+  g_assert_nonnull (strstr (refused, "[resource r] total"));
+
+  /* Set up by someone else, with 3: the configuration joins it. */
+  g_free (content);
+  content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=3\n", f->tmp);
+  test_write_file (f->config, content);
+  g_free (run_capture (f, &status, "status", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_free (content);
+  content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\n", f->tmp);
+  test_write_file (f->config, content);
+  joined = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (joined, ==, "r (countertoken): 3 of 3 free\n  no holder\n");
+}
+
+/* informations.json wins once it exists; status and run say so in one
+ * line when the configuration says otherwise. */
+static void
+test_config_differs_notice (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL, *ran = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "set", "r", "total=2", NULL));
+  g_assert_cmpint (status, ==, 0);
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "r (countertoken): 2 of 2 free\n"));
+  g_assert_nonnull (strstr (out, "tessera: r: informations.json says total=2, the configuration total=1; "
+                                 "informations.json wins"));
+  ran = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 0);
+  assert_one_message (ran);
+  g_assert_nonnull (strstr (ran, "informations.json wins"));
+}
+
+/* A broken informations.json is not a pool of 0: say which file, why,
+ * and how to fix it (78). */
+static void
+test_broken_informations (Fixture *f, gconstpointer data)
+{
+  g_autofree char *informations = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  const char *broken[] = { "{\"total\": ", "{\"total\": \"eight\"}", "[1, 2]" };
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));
+  g_assert_cmpint (status, ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (broken); i++)
+    {
+      g_autofree char *out = NULL, *ran = NULL;
+
+      test_write_file (informations, broken[i]);
+      out = run_capture (f, &status, "status", NULL);
+      g_assert_cmpint (status, ==, 78);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, informations));
+      g_assert_nonnull (strstr (out, "tessera set r total="));
+      ran = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+      g_assert_cmpint (status, ==, 78);
+      g_assert_cmpstr (ran, ==, out);
+    }
+  /* The fix it names works. */
+  g_free (run_capture (f, &status, "set", "r", "total=1", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -957,6 +1067,10 @@ main (int argc, char **argv)
       g_test_add (path, Fixture, &bad_configs[i], fixture_set_up, test_config_error, fixture_tear_down);
     }
   ADD ("/tool/set/refuses-unknown-settings", test_set_refuses_unknown);
+  ADD ("/tool/config/same-folder-through-a-link", test_config_same_folder_link);
+  ADD ("/tool/config/missing-total-for-a-new-pool", test_config_missing_total);
+  ADD ("/tool/config/informations-json-wins-with-a-notice", test_config_differs_notice);
+  ADD ("/tool/config/broken-informations-json", test_broken_informations);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
