@@ -60,10 +60,13 @@ load_config (int *status)
   return config;
 }
 
+/* Opens a resource; with @check, also checks its informations.json against
+ * the configuration (not for `set`, which is how a broken one is fixed). */
 static TesseraTrackedDynamicResource *
-open_resource (TesseraConfig *config, const char *name, int *status)
+open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status)
 {
   g_autoptr(GError) error = NULL;
+  g_autofree char *notice = NULL;
   TesseraTrackedDynamicResource *resource;
 
   if (!tessera_config_has (config, name))
@@ -75,7 +78,20 @@ open_resource (TesseraConfig *config, const char *name, int *status)
   if (resource == NULL)
     *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
                     ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+  else if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
+    {
+      *status = fail (EXIT_CONFIG, "%s", error->message);
+      return NULL;
+    }
+  else if (notice != NULL)
+    g_printerr ("tessera: %s\n", notice);
   return resource;
+}
+
+static TesseraTrackedDynamicResource *
+open_resource (TesseraConfig *config, const char *name, int *status)
+{
+  return open_resource_full (config, name, TRUE, status);
 }
 
 static GOptionContext *
@@ -381,7 +397,8 @@ cmd_set (int argc, char **argv)
     return status;
   if (argc < 3)
     return fail (EXIT_USAGE, _("usage: tessera set NAME KEY=VALUE…"));
-  if ((config = load_config (&status)) == NULL || (resource = open_resource (config, argv[1], &status)) == NULL)
+  if ((config = load_config (&status)) == NULL ||
+      (resource = open_resource_full (config, argv[1], FALSE, &status)) == NULL)
     return status;
 
   informations = tessera_tracked_dynamic_resource_read_informations (resource, NULL);
@@ -466,7 +483,7 @@ cmd_clean (int argc, char **argv)
       g_autoptr(GHashTable) before = lock_file_names (folder);
       g_autoptr(GHashTable) after = NULL;
       g_autoptr(GError) error = NULL;
-      TesseraTrackedDynamicResource *resource = open_resource (config, name, &status);
+      TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
       GHashTableIter iter;
       gpointer job;
 
