@@ -1040,6 +1040,34 @@ test_broken_informations (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* The library's warnings reach a user of the command as the command's own
+ * short lines, once each: not GLib's "(tessera status:PID): Tessera-WARNING". */
+static void
+test_warnings_are_short (Fixture *f, gconstpointer data)
+{
+  g_autofree char *bad = g_build_filename (f->tmp, "r", "jobs", "bad@1.json", NULL);
+  g_autofree char *out = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint about_bad = 0;
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  test_write_file (bad, "{not json");
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_test_message ("%s", out);
+  g_assert_null (strstr (out, "WARNING"));
+  g_assert_null (strstr (out, "(tessera"));
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], "bad@1.json") != NULL)
+      {
+        g_assert_true (g_str_has_prefix (lines[i], "tessera: "));
+        about_bad++;
+      }
+  g_assert_cmpuint (about_bad, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1075,6 +1103,7 @@ main (int argc, char **argv)
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
   ADD ("/tool/command-line/habits", test_command_line_habits);
+  ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/translation/french", test_french);
   return g_test_run ();
