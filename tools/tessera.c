@@ -49,6 +49,63 @@ fail (int status, const char *format, ...)
   return status;
 }
 
+/* The library's warnings, shown as the command's own short lines, once
+ * each (watch would repeat them); held back while a resource is opened, so
+ * that a failed check's one message says it all. The library keeps its log
+ * domain for embedders; errors and criticals (bugs) keep GLib's form. */
+static GMutex log_lock;
+static GHashTable *log_shown;     /* messages already printed */
+static GPtrArray *log_held;       /* non-NULL: hold */
+
+static void
+show_log_message (const char *message)
+{
+  if (log_shown == NULL)
+    log_shown = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (g_hash_table_add (log_shown, g_strdup (message)))
+    g_printerr ("tessera: %s\n", message);
+}
+
+static GLogWriterOutput
+log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
+{
+  const char *domain = NULL, *message = NULL;
+
+  for (gsize i = 0; i < n_fields; i++)
+    if (g_str_equal (fields[i].key, "GLIB_DOMAIN"))
+      domain = fields[i].value;
+    else if (g_str_equal (fields[i].key, "MESSAGE"))
+      message = fields[i].value;
+  if (domain == NULL || message == NULL || !g_str_has_prefix (domain, "Tessera") ||
+      !(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE)))
+    return g_log_writer_default (level, fields, n_fields, data);
+  g_mutex_lock (&log_lock);
+  if (log_held != NULL)
+    g_ptr_array_add (log_held, g_strdup (message));
+  else
+    show_log_message (message);
+  g_mutex_unlock (&log_lock);
+  return G_LOG_WRITER_HANDLED;
+}
+
+static void
+hold_log (void)
+{
+  g_mutex_lock (&log_lock);
+  log_held = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_unlock (&log_lock);
+}
+
+static void
+release_log (gboolean show)
+{
+  g_mutex_lock (&log_lock);
+  for (guint i = 0; show && log_held != NULL && i < log_held->len; i++)
+    show_log_message (g_ptr_array_index (log_held, i));
+  g_clear_pointer (&log_held, g_ptr_array_unref);
+  g_mutex_unlock (&log_lock);
+}
+
 static TesseraConfig *
 load_config (int *status)
 {
@@ -74,16 +131,23 @@ open_resource_full (TesseraConfig *config, const char *name, gboolean check, int
       *status = fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
       return NULL;
     }
+  hold_log ();
   resource = tessera_config_open (config, name, &error);
   if (resource == NULL)
-    *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
-                    ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
-  else if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
     {
+      release_log (TRUE);
+      *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
+                      ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+      return NULL;
+    }
+  if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
+    {
+      release_log (FALSE);   /* this message says it all */
       *status = fail (EXIT_CONFIG, "%s", error->message);
       return NULL;
     }
-  else if (notice != NULL)
+  release_log (TRUE);
+  if (notice != NULL)
     g_printerr ("tessera: %s\n", notice);
   return resource;
 }
@@ -1335,6 +1399,7 @@ main (int argc, char **argv)
   int i = 1;
 
   remember_start_signals ();
+  g_log_set_writer_func (log_writer, NULL, NULL);
   setlocale (LC_ALL, "");
   /* TESSERA_LOCALEDIR: catalogues of a build tree (meson devenv, tests). */
   bindtextdomain (GETTEXT_PACKAGE, g_getenv ("TESSERA_LOCALEDIR") && *g_getenv ("TESSERA_LOCALEDIR")
