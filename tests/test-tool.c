@@ -1068,6 +1068,43 @@ test_warnings_are_short (Fixture *f, gconstpointer data)
   g_assert_cmpuint (about_bad, ==, 1);
 }
 
+/* `tessera watch` is quiet while nothing changes (a holder that lives on,
+ * polls that find nothing new), and shows a change. */
+static void
+test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) watch = NULL;
+  g_autofree char *idle = NULL;
+  gboolean saw_three = FALSE;
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  watch = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "watch", NULL);
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *line = read_line (watch, 60);   /* first view: stamp, resource, the holder */
+      g_assert_nonnull (line);
+    }
+  /* Nothing changes: nothing more is printed. */
+  idle = read_line (watch, 2.0);
+  g_assert_null (idle);
+  g_free (run_capture (f, &status, "set", "r", "total=3", NULL));
+  g_assert_cmpint (status, ==, 0);
+  for (int i = 0; i < 3 && !saw_three; i++)
+    {
+      g_autofree char *line = read_line (watch, 30);
+      saw_three = line != NULL && strstr (line, "of 3 free") != NULL;
+    }
+  g_subprocess_force_exit (watch);
+  g_assert_true (saw_three);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1101,6 +1138,7 @@ main (int argc, char **argv)
   ADD ("/tool/config/broken-informations-json", test_broken_informations);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/watch/updates-on-change", test_watch);
+  ADD ("/tool/watch/quiet-when-idle", test_watch_quiet_when_idle);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
   ADD ("/tool/command-line/habits", test_command_line_habits);
   ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
