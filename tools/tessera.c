@@ -315,7 +315,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
 }
 
 static void
-print_description (JsonNode *node)
+format_description (JsonNode *node, GString *out)
 {
   JsonObject *object = json_node_get_object (node);
   JsonArray *holders = json_object_get_array_member (object, "holders");
@@ -323,14 +323,14 @@ print_description (JsonNode *node)
 
   if (capacity >= 0)
     /* Translators: "cpu (countertoken): 6 of 8 free" */
-    g_print (_("%s (%s): %lld of %lld free\n"),
+    g_string_append_printf (out, _("%s (%s): %lld of %lld free\n"),
              json_object_get_string_member (object, "name"), json_object_get_string_member (object, "type"),
              (long long) json_object_get_int_member (object, "free"), (long long) capacity);
   else
-    g_print ("%s (%s)\n", json_object_get_string_member (object, "name"),
+    g_string_append_printf (out, "%s (%s)\n", json_object_get_string_member (object, "name"),
              json_object_get_string_member (object, "type"));
   if (json_array_get_length (holders) == 0)
-    g_print ("  %s\n", _("no holder"));
+    g_string_append_printf (out, "  %s\n", _("no holder"));
   for (guint i = 0; i < json_array_get_length (holders); i++)
     {
       JsonObject *h = json_array_get_object_element (holders, i);
@@ -340,13 +340,22 @@ print_description (JsonNode *node)
                                   : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
 
       /* Translators: job, pid, host, state (alive/dead/remote/unknown), time, details */
-      g_print (_("  %s  pid %s on %s, %s, since %s  %s\n"),
+      g_string_append_printf (out, _("  %s  pid %s on %s, %s, since %s  %s\n"),
                json_object_get_string_member (h, "job"), pid_text,
                json_object_get_string_member_with_default (h, "host", "?")
                  ? json_object_get_string_member_with_default (h, "host", "?") : "?",
                json_object_get_string_member (h, "state"),
                json_object_get_string_member (h, "since"), info);
     }
+}
+
+static void
+print_description (JsonNode *node)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  format_description (node, out);
+  g_print ("%s", out->str);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -602,6 +611,8 @@ cmd_watch (int argc, char **argv)
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   g_autoptr(GAsyncQueue) changes = g_async_queue_new ();
+  GString *shown = NULL;
+  gboolean on_terminal = isatty (1);
   int status = 0;
 
   if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
@@ -621,17 +632,29 @@ cmd_watch (int argc, char **argv)
     }
   for (;;)
     {
-      g_autoptr(GDateTime) now = g_date_time_new_now_local ();
-      g_autofree char *stamp = g_date_time_format (now, "%H:%M:%S");
+      g_autoptr(GString) view = g_string_new (NULL);
 
-      g_print ("— %s —\n", stamp);
       for (guint i = 0; i < names->len; i++)
         {
           const char *name = g_ptr_array_index (names, i);
           g_autoptr(JsonNode) node = describe (config, name, tessera_config_open (config, name, NULL));
-          print_description (node);
+          format_description (node, view);
         }
-      fflush (stdout);
+      /* Redrawn when it changed only: polls and wake-ups that find nothing
+       * new leave the screen as it is. */
+      if (shown == NULL || !g_str_equal (shown->str, view->str))
+        {
+          g_autoptr(GDateTime) now = g_date_time_new_now_local ();
+          g_autofree char *stamp = g_date_time_format (now, "%H:%M:%S");
+
+          if (on_terminal)
+            g_print ("\033[H\033[2J");   /* one stable screen, as watch(1) */
+          g_print ("— %s —\n%s", stamp, view->str);
+          fflush (stdout);
+          if (shown != NULL)
+            g_string_free (shown, TRUE);
+          shown = g_steal_pointer (&view);
+        }
       /* Wake on a change; also every few seconds, for holders' liveness. */
       g_async_queue_timeout_pop (changes, 5 * G_USEC_PER_SEC);
       g_usleep (50 * 1000);   /* let a burst of changes settle */
