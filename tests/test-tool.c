@@ -1105,6 +1105,75 @@ test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (holder), ==, 0);
 }
 
+static guint
+count_job_folders (Fixture *f)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "state", "tessera", "jobs", NULL);
+  GDir *dir = g_dir_open (jobs, 0, NULL);
+  guint n = 0;
+
+  while (dir != NULL && g_dir_read_name (dir) != NULL)
+    n++;
+  if (dir != NULL)
+    g_dir_close (dir);
+  return n;
+}
+
+/* A wrapper killed with SIGKILL leaves its job folder in the state
+ * directory; once its command has ended too, `tessera clean` removes it,
+ * and leaves alone the folder of a job that still runs. */
+static void
+test_clean_job_folders (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\n", f->tmp);
+  g_autoptr(GSubprocess) killed = NULL;
+  g_autoptr(GSubprocess) running = NULL;
+  g_autofree char *ready1 = NULL, *ready2 = NULL, *out = NULL, *again = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  killed = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  running = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                           "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready1 = read_line (killed, 60);
+  ready2 = read_line (running, 60);
+  g_assert_cmpstr (ready1, ==, "ready");
+  g_assert_cmpstr (ready2, ==, "ready");
+  g_subprocess_force_exit (killed);
+  g_assert_cmpint (exit_code (killed), ==, 128 + SIGKILL);
+  g_assert_cmpuint (count_job_folders (f), ==, 2);
+
+  /* The orphaned command still runs: its folder (its locks.json) stays. */
+  g_free (run_capture (f, &status, "clean", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpuint (count_job_folders (f), ==, 2);
+
+  /* It ends (its stdin closes with the wrapper's pipe): the folder goes. */
+  g_output_stream_close (g_subprocess_get_stdin_pipe (killed), NULL, NULL);
+  for (int i = 0; i < 600; i++)
+    {
+      g_autofree char *pending = NULL;
+
+      g_free (out);
+      out = run_capture (f, &status, "clean", NULL);
+      g_assert_cmpint (status, ==, 0);
+      if (count_job_folders (f) == 1)
+        break;
+      /* A command that has not exited yet: ask again. */
+      pending = read_line (running, 0.1);
+      g_assert_null (pending);
+    }
+  g_assert_cmpuint (count_job_folders (f), ==, 1);
+  g_assert_nonnull (strstr (out, "removed the job folder"));
+  again = run_capture (f, &status, "clean", NULL);
+  g_assert_cmpstr (again, ==, "nothing to remove\n");
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (running), NULL, NULL);
+  g_assert_cmpint (exit_code (running), ==, 0);
+  g_assert_cmpuint (count_job_folders (f), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1137,6 +1206,7 @@ main (int argc, char **argv)
   ADD ("/tool/config/informations-json-wins-with-a-notice", test_config_differs_notice);
   ADD ("/tool/config/broken-informations-json", test_broken_informations);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
+  ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/watch/quiet-when-idle", test_watch_quiet_when_idle);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
