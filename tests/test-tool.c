@@ -1151,6 +1151,7 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
 
   /* It ends (its stdin closes with the wrapper's pipe): the folder goes. */
   g_output_stream_close (g_subprocess_get_stdin_pipe (killed), NULL, NULL);
+  g_free (read_line (killed, 60));   /* end of file: the command has closed its stdout */
   for (int i = 0; i < 600; i++)
     {
       g_autofree char *pending = NULL;

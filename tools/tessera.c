@@ -529,6 +529,97 @@ lock_file_names (const char *folder)
   return names;
 }
 
+/* Whether a job folder of `tessera run` (<state>/jobs/<identifier>) may
+ * go: its wrapper is gone (the job lock is free), and its command too (no
+ * lock file that its locks.json names is left: a peer removes them once
+ * the command has ended). Only Tessera's own file names are in it. */
+static gboolean
+job_folder_is_done (const char *folder, GPtrArray *files)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = g_dir_open (folder, 0, &error);
+  const char *name;
+
+  if (dir == NULL)
+    return FALSE;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+
+      if (!g_file_test (path, G_FILE_TEST_IS_REGULAR) || g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+        return FALSE;
+      if (g_str_has_suffix (name, ".lock"))
+        {
+          struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+          int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+          gboolean held;
+
+          if (fd < 0)
+            return FALSE;
+          held = fcntl (fd, F_OFD_GETLK, &lock) < 0 || lock.l_type != F_UNLCK;
+          close (fd);
+          if (held)
+            return FALSE;
+        }
+      else if (g_str_equal (name, "locks.json"))
+        {
+          g_autoptr(JsonParser) parser = json_parser_new ();
+          JsonNode *root;
+          JsonArray *locks;
+
+          if (!json_parser_load_from_file (parser, path, NULL) || (root = json_parser_get_root (parser)) == NULL ||
+              !JSON_NODE_HOLDS_OBJECT (root) ||
+              (locks = json_object_get_array_member (json_node_get_object (root), "dynamic_locks")) == NULL)
+            return FALSE;
+          for (guint i = 0; i < json_array_get_length (locks); i++)
+            {
+              JsonNode *element = json_array_get_element (locks, i);
+              const char *lock_file = JSON_NODE_HOLDS_OBJECT (element)
+                ? json_object_get_string_member_with_default (json_node_get_object (element), "lock_file_path", NULL)
+                : NULL;
+              GStatBuf st;
+
+              if (lock_file == NULL || g_lstat (lock_file, &st) == 0 || errno != ENOENT)
+                return FALSE;
+            }
+        }
+      else if (!g_str_has_suffix (name, ".pid"))
+        return FALSE;
+      g_ptr_array_add (files, g_steal_pointer (&path));
+    }
+  return TRUE;
+}
+
+/* Removes the job folders that `tessera run` left (a wrapper killed by
+ * SIGKILL cannot clean up), once their jobs are done. */
+static guint
+clean_job_folders (void)
+{
+  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
+  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+  const char *name;
+  guint removed = 0;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *folder = g_build_filename (jobs, name, NULL);
+      g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+
+      if (g_file_test (folder, G_FILE_TEST_IS_SYMLINK) || !g_file_test (folder, G_FILE_TEST_IS_DIR) ||
+          !job_folder_is_done (folder, files))
+        continue;
+      for (guint i = 0; i < files->len; i++)
+        g_unlink (g_ptr_array_index (files, i));
+      if (g_rmdir (folder) == 0)
+        {
+          g_print (_("removed the job folder %s\n"), folder);
+          removed++;
+        }
+    }
+  return removed;
+}
+
 static int
 cmd_clean (int argc, char **argv)
 {
@@ -575,6 +666,9 @@ cmd_clean (int argc, char **argv)
             removed++;
           }
     }
+  /* Job folders belong to no resource: cleaned when all are. */
+  if (argc <= 1)
+    removed += clean_job_folders ();
   if (removed == 0)
     g_print ("%s\n", _("nothing to remove"));
   return 0;
