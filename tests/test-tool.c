@@ -1175,6 +1175,54 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
   g_assert_cmpuint (count_job_folders (f), ==, 0);
 }
 
+/* TESSERA_POLL_INTERVAL is checked once and kept above a sane floor: a
+ * tiny value does not spin, a wrong one is said once. The CPU time of a
+ * two-second wait is the shell's `times` for its children. */
+static void
+test_poll_interval_setting (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  const char *values[] = { "1e-9", "nope" };
+
+  g_assert_cmpstr (ready, ==, "ready");
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      g_autofree char *script =
+        g_strdup_printf ("XDG_STATE_HOME='%s' TESSERA_POLL_INTERVAL='%s' '%s' --config '%s' run --timeout 2 "
+                         "--need r -- true 2>&1; echo status=$?; times",
+                         state, values[i], g_getenv ("TESSERA_TOOL"), f->config);
+      g_autoptr(GSubprocess) sh = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *out = NULL;
+      g_auto(GStrv) lines = NULL;
+      guint n, warnings = 0;
+      double user_min, user_s, sys_min, sys_s;
+
+      sh = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "sh", "-c", script, NULL);
+      g_assert_no_error (error);
+      g_subprocess_communicate_utf8 (sh, NULL, NULL, &out, NULL, &error);
+      g_assert_no_error (error);
+      g_test_message ("%s", out);
+      lines = g_strsplit (g_strstrip (out), "\n", -1);
+      n = g_strv_length (lines);
+      g_assert_cmpuint (n, >=, 3);
+      g_assert_cmpstr (lines[n - 3], ==, "status=75");
+      /* The children's line: "XmY.YYYs XmZ.ZZZs". */
+      g_assert_cmpint (sscanf (lines[n - 1], "%lfm%lfs %lfm%lfs", &user_min, &user_s, &sys_min, &sys_s), ==, 4);
+      g_assert_cmpfloat (user_min * 60 + user_s + sys_min * 60 + sys_s, <, 0.5);
+      for (guint j = 0; j < n; j++)
+        if (strstr (lines[j], "TESSERA_POLL_INTERVAL") != NULL)
+          warnings++;
+      g_assert_cmpuint (warnings, ==, 1);
+    }
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1206,6 +1254,7 @@ main (int argc, char **argv)
   ADD ("/tool/config/missing-total-for-a-new-pool", test_config_missing_total);
   ADD ("/tool/config/informations-json-wins-with-a-notice", test_config_differs_notice);
   ADD ("/tool/config/broken-informations-json", test_broken_informations);
+  ADD ("/tool/config/poll-interval-checked-once", test_poll_interval_setting);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
   ADD ("/tool/watch/updates-on-change", test_watch);
