@@ -1223,6 +1223,43 @@ test_poll_interval_setting (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (holder), ==, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* All at once */
+
+/* `run --need cpu=2 --need db` waiting for db holds no cpu meanwhile: a
+ * `--no-wait --need cpu=1` gets one; once db is free, the waiter takes
+ * both. */
+static void
+test_all_at_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource cpu]\ntype=countertoken\npath=%s/cpu\ntotal=2\n"
+                                              "[resource db]\ntype=mutex\npath=%s/db\n", f->tmp, f->tmp);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *ready = NULL, *waiting = NULL, *through = NULL, *meanwhile = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "db", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready = read_line (holder, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--need", "cpu=2", "--need", "db", "--", "echo", "through", NULL);
+  waiting = read_error_line (waiter, 60);
+  g_assert_nonnull (waiting);
+  g_assert_true (g_str_has_prefix (waiting, "tessera: waiting for db"));
+
+  meanwhile = run_capture (f, &status, "run", "--no-wait", "--need", "cpu=1", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 0);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  through = read_line (waiter, 60);
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1242,6 +1279,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/ignored-signal-not-forwarded", test_ignored_signal_not_forwarded);
   ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
   ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
+  ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
