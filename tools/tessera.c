@@ -1091,66 +1091,87 @@ is_io_error (const GError *error)
          error->domain == G_FILE_ERROR;
 }
 
-/* Acquires every need in name order, so two runs never deadlock. */
-static int
-acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait, RunState *state)
+static Need *
+need_of (GPtrArray *needs, GPtrArray *deps, TesseraDynamicDependency *dep)
 {
+  for (guint i = 0; i < deps->len; i++)
+    if (g_ptr_array_index (deps, i) == dep)
+      return g_ptr_array_index (needs, i);
+  return g_ptr_array_index (needs, 0);
+}
+
+/* Acquires every need at once, or none (see
+ * tessera_dynamic_dependency_locks_acquire_all): a waiting run holds
+ * nothing, and two runs never deadlock. */
+static int
+acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *locks, double timeout,
+             gboolean no_wait, RunState *state)
+{
+  g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
   gint64 deadline = no_wait ? g_get_monotonic_time ()
                     : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
+  gboolean shown = FALSE;
+  gint64 since = 0, last_report = 0;
+  GPtrArray *held;
 
   for (guint i = 0; i < needs->len; i++)
     {
       Need *need = g_ptr_array_index (needs, i);
       g_autoptr(GError) error = NULL;
-      g_autoptr(TesseraDynamicDependency) dep =
+      TesseraDynamicDependency *dep =
         tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (need->resource), job,
                                                     need->request, &error);
-      gboolean shown = FALSE;
-      gint64 since = 0, last_report = 0;
 
       if (dep == NULL)
         return fail (EXIT_USAGE, "%s: %s", need->name, error->message);
-      for (;;)
-        {
-          gint64 now = g_get_monotonic_time ();
-          /* One try first, to say at once that we wait; then slices to
-           * refresh the waiting line (events still wake us; a signal
-           * cancels the wait). */
-          double slice = !shown ? 0
-                         : interactive ? 1.0
-                         : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
-
-          if (deadline >= 0)
-            slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
-          need->lock = tessera_dynamic_dependency_lock (dep, slice, state->cancel, &error);
-          if (need->lock != NULL)
-            break;
-          if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-            {
-              clear_line ();
-              return 128 + g_atomic_int_get (&state->pending_signal);
-            }
-          if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
-            {
-              clear_line ();
-              return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
-                           : is_io_error (error) ? EXIT_IOERR : 1, "%s: %s", need->name, error->message);
-            }
-          g_clear_error (&error);
-          if (deadline >= 0 && g_get_monotonic_time () >= deadline)
-            {
-              clear_line ();
-              return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
-                           need->name);
-            }
-          if (!shown)
-            since = last_report = g_get_monotonic_time ();
-          show_waiting (need, since, &last_report);
-          shown = TRUE;
-        }
-      if (shown)
-        clear_line ();
+      g_ptr_array_add (deps, dep);
     }
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      gint64 now = g_get_monotonic_time ();
+      /* One try first, to say at once that we wait; then slices to
+       * refresh the waiting line (events still wake us; a signal cancels
+       * the wait). */
+      double slice = !shown ? 0
+                     : interactive ? 1.0
+                     : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
+      Need *need;
+
+      if (deadline >= 0)
+        slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
+      if (tessera_dynamic_dependency_locks_acquire_all (locks, (TesseraDynamicDependency **) deps->pdata, deps->len,
+                                                        slice, state->cancel, &error))
+        break;
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          clear_line ();
+          return 128 + g_atomic_int_get (&state->pending_signal);
+        }
+      need = need_of (needs, deps, tessera_dynamic_dependency_locks_get_waiting_for (locks));
+      if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+        {
+          clear_line ();
+          return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
+                       : is_io_error (error) ? EXIT_IOERR : 1, "%s: %s", need->name, error->message);
+        }
+      if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+        {
+          clear_line ();
+          return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
+                       need->name);
+        }
+      if (!shown)
+        since = last_report = g_get_monotonic_time ();
+      show_waiting (need, since, &last_report);
+      shown = TRUE;
+    }
+  if (shown)
+    clear_line ();
+  /* The locks come in the order of the needs. */
+  held = tessera_locks_get_locks (TESSERA_LOCKS (locks));
+  for (guint i = 0; i < needs->len; i++)
+    ((Need *) g_ptr_array_index (needs, i))->lock = g_object_ref (g_ptr_array_index (held, i));
   return 0;
 }
 
@@ -1351,20 +1372,18 @@ cmd_run (int argc, char **argv)
   g_thread_unref (g_thread_new ("tessera-signals", signal_thread, signal_context));
   /* A command that is gone before its gate opens must not kill us. */
   signal (SIGPIPE, SIG_IGN);
-  status = acquire_all (needs, job, timeout, no_wait, &run_state);
+  status = acquire_all (needs, job, locks, timeout, no_wait, &run_state);
   if (status != 0)
     {
       g_autofree char *lock_path = tessera_job_dup_lock_path (job);
 
-      /* Locks acquired before the failure are released with the needs. */
+      /* Nothing is held on a failure: all or none. */
       tessera_job_unhold (job);
       g_unlink (lock_path);
       g_rmdir (job_dir);
       return status;
     }
 
-  for (guint i = 0; i < needs->len; i++)
-    tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (((Need *) g_ptr_array_index (needs, i))->lock));
   locks_path = g_build_filename (job_dir, "locks.json", NULL);
   if (!tessera_dynamic_dependency_locks_save (locks, locks_path, &error))
     {
