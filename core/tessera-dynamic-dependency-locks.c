@@ -396,6 +396,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               tessera_locks_append (TESSERA_LOCKS (self), TESSERA_LOCK (ordered[i]));
               g_object_unref (ordered[i]);
             }
+          set_waiting_for (self, NULL);
           return TRUE;
         }
       release_held (pools);
