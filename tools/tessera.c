@@ -1210,38 +1210,39 @@ in_terminal_foreground (void)
   return foreground;
 }
 
+/* The signals a run catches: SIGINT, SIGTERM and SIGHUP, unless ignored at
+ * start (nohup): those stay ignored, here and in the command. */
+static sigset_t run_signals;
+
+/* They are blocked in every thread (before any exists) and taken here
+ * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
+ * and none can defer them (sanitizers delay handlers to safe points). */
 static gpointer
 signal_thread (gpointer data)
 {
-  GMainContext *context = data;
-
   for (;;)
-    g_main_context_iteration (context, TRUE);
+    {
+      int signum = sigwaitinfo (&run_signals, NULL);
+
+      if (signum > 0)
+        forward_signal (&run_state, signum);
+    }
   return NULL;
 }
 
-/* Catches @signum on the signal thread's @context, unless it was ignored
- * at start (nohup): then it stays ignored, here and in the command. */
+/* Before any thread exists, so that all of them block the signals. */
 static void
-catch_signal (GMainContext *context, int signum, GSourceFunc callback)
+start_signal_thread (void)
 {
-  GSource *source;
+  const int caught[] = { SIGINT, SIGTERM, SIGHUP };
 
-  if (sigismember (&start_ignored, signum))
-    return;
-  source = g_unix_signal_source_new (signum);
-  g_source_set_callback (source, callback, &run_state, NULL);
-  g_source_attach (source, context);
-  /* The context keeps its own reference: this drops ours, as GLib's
-   * g_unix_signal_add() does (cppcheck's gtk.cfg pairs the source with
-   * g_source_destroy only). */
-  // cppcheck-suppress mismatchAllocDealloc
-  g_source_unref (source);
+  sigemptyset (&run_signals);
+  for (guint i = 0; i < G_N_ELEMENTS (caught); i++)
+    if (!sigismember (&start_ignored, caught[i]))
+      sigaddset (&run_signals, caught[i]);
+  pthread_sigmask (SIG_BLOCK, &run_signals, NULL);
+  g_thread_unref (g_thread_new ("tessera-signals", signal_thread, NULL));
 }
-
-static gboolean on_sigint (gpointer data) { return forward_signal (data, SIGINT); }
-static gboolean on_sigterm (gpointer data) { return forward_signal (data, SIGTERM); }
-static gboolean on_sighup (gpointer data) { return forward_signal (data, SIGHUP); }
 
 static void
 child_exited (GPid pid, int wait_status, gpointer data)
@@ -1308,7 +1309,6 @@ cmd_run (int argc, char **argv)
   g_autofree char *job_dir = NULL;
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
-  GMainContext *signal_context = NULL;
   int status = 0;
 
   g_option_context_set_strict_posix (context, TRUE);
@@ -1330,6 +1330,10 @@ cmd_run (int argc, char **argv)
     }
   if (no_wait && timeout_text != NULL)
     return fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
+  /* Signals are caught from here on (opening resources starts threads). */
+  run_state.share_terminal = in_terminal_foreground ();
+  run_state.cancel = g_cancellable_new ();
+  start_signal_thread ();
   if ((config = load_config (&status)) == NULL)
     return status;
 
@@ -1367,13 +1371,6 @@ cmd_run (int argc, char **argv)
     return fail (EXIT_USAGE, "%s", error->message);
 
   interactive = isatty (2);
-  run_state.share_terminal = in_terminal_foreground ();
-  run_state.cancel = g_cancellable_new ();
-  signal_context = g_main_context_new ();
-  catch_signal (signal_context, SIGINT, on_sigint);
-  catch_signal (signal_context, SIGTERM, on_sigterm);
-  catch_signal (signal_context, SIGHUP, on_sighup);
-  g_thread_unref (g_thread_new ("tessera-signals", signal_thread, signal_context));
   /* A command that is gone before its gate opens must not kill us. */
   signal (SIGPIPE, SIG_IGN);
   status = acquire_all (needs, job, locks, timeout, no_wait, &run_state);
