@@ -949,7 +949,8 @@ gated_open (Gated *gated, gboolean go)
   int err = 0;
   ssize_t n;
 
-  if (go && write (gated->gate, "g", 1) != 1)
+  /* EPIPE: a signal passed on has already ended the command. */
+  if (go && write (gated->gate, "g", 1) != 1 && errno != EPIPE)
     g_printerr ("tessera: %s\n", g_strerror (errno));
   close (gated->gate);
   gated->gate = -1;
