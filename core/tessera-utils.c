@@ -9,6 +9,7 @@
 #include <libintl.h>
 #include <glib/gstdio.h>
 #include <locale.h>
+#include <math.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
@@ -44,6 +45,11 @@ _tessera_gettext (const char *msgid)
   return g_dgettext (GETTEXT_PACKAGE, msgid);
 }
 
+/* Below this, polling is a busy loop. */
+#define POLL_INTERVAL_FLOOR 0.01
+
+/* Read once per process (a wrong value is said once, not at every poll),
+ * and kept at or above the floor. */
 static double
 env_seconds (const char *name, double fallback)
 {
@@ -54,10 +60,15 @@ env_seconds (const char *name, double fallback)
   if (value == NULL || *value == '\0')
     return fallback;
   v = g_ascii_strtod (value, &end);
-  if (end == value || *end != '\0' || !(v > 0))
+  if (end == value || *end != '\0' || !(v > 0) || isinf (v))
     {
       g_warning (_("Ignoring %s=%s: not a positive number of seconds"), name, value);
       return fallback;
+    }
+  if (v < POLL_INTERVAL_FLOOR)
+    {
+      g_warning (_("%s=%s is too short: polling every %g s instead"), name, value, POLL_INTERVAL_FLOOR);
+      return POLL_INTERVAL_FLOOR;
     }
   return v;
 }
@@ -66,14 +77,29 @@ env_seconds (const char *name, double fallback)
 double
 _tessera_poll_interval_initial (void)
 {
-  return env_seconds ("TESSERA_POLL_INTERVAL", 0.1);
+  static gsize once = 0;
+  static double initial;
+
+  if (g_once_init_enter (&once))
+    {
+      initial = env_seconds ("TESSERA_POLL_INTERVAL", 0.1);
+      g_once_init_leave (&once, 1);
+    }
+  return initial;
 }
 
 double
 _tessera_poll_interval_max (void)
 {
-  return MAX (env_seconds ("TESSERA_POLL_INTERVAL_MAX", 30.0),
-              _tessera_poll_interval_initial ());
+  static gsize once = 0;
+  static double max;
+
+  if (g_once_init_enter (&once))
+    {
+      max = env_seconds ("TESSERA_POLL_INTERVAL_MAX", 30.0);
+      g_once_init_leave (&once, 1);
+    }
+  return MAX (max, _tessera_poll_interval_initial ());
 }
 
 gboolean

@@ -48,4 +48,14 @@ gboolean  tessera_dynamic_dependency_locks_save             (TesseraDynamicDepen
                                                              const char                    *path,
                                                              GError                       **error);
 
+TESSERA_AVAILABLE_IN_ALL
+gboolean  tessera_dynamic_dependency_locks_acquire_all      (TesseraDynamicDependencyLocks  *self,
+                                                             TesseraDynamicDependency      **dependencies,
+                                                             guint                           n_dependencies,
+                                                             double                          timeout,
+                                                             GCancellable                   *cancellable,
+                                                             GError                        **error);
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicDependency *tessera_dynamic_dependency_locks_get_waiting_for (TesseraDynamicDependencyLocks *self);
+
 G_END_DECLS
