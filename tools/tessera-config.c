@@ -127,6 +127,17 @@ check_duplicates (const char *file, const char *text, GError **error)
   return TRUE;
 }
 
+/* A setting of the resource type (its class or a base of it below the
+ * generic tracked resource, such as the public counting base), not one of
+ * the core's own properties. */
+gboolean
+tessera_config_is_type_setting (GParamSpec *pspec)
+{
+  return g_type_is_a (pspec->owner_type, TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE) &&
+         pspec->owner_type != TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE &&
+         (pspec->flags & G_PARAM_WRITABLE);
+}
+
 /* A type's own setting that sets a new pool up and has no default: an
  * int64 whose minimum and default are -1, "not given" (a counter token's
  * total). */
@@ -541,7 +552,7 @@ first_own_setting (GObjectClass *klass)
 
   pspecs = g_object_class_list_properties (klass, &n);
   for (guint i = 0; i < n; i++)
-    if (pspecs[i]->owner_type == G_OBJECT_CLASS_TYPE (klass) && (pspecs[i]->flags & G_PARAM_WRITABLE))
+    if (tessera_config_is_type_setting (pspecs[i]))
       return pspecs[i]->name;
   return NULL;
 }
@@ -589,7 +600,7 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
   if (g_lstat (path, &st) < 0 && errno == ENOENT)
     {
       for (guint i = 0; i < n; i++)
-        if (pspecs[i]->owner_type == G_OBJECT_CLASS_TYPE (klass) && is_setup_setting (pspecs[i]) &&
+        if (tessera_config_is_type_setting (pspecs[i]) && is_setup_setting (pspecs[i]) &&
             entry_get (entry, pspecs[i]->name) == NULL)
           {
             g_autofree char *group = g_strdup_printf ("resource %s", name);
@@ -622,7 +633,7 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
       g_autofree char *text = NULL;
       GValue value = G_VALUE_INIT;
 
-      if (pspec->owner_type != G_OBJECT_CLASS_TYPE (klass) || !(pspec->flags & G_PARAM_WRITABLE) || member == NULL)
+      if (!tessera_config_is_type_setting (pspec) || member == NULL)
         continue;
       text = scalar_text (member);
       if (text == NULL)

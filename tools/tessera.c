@@ -444,7 +444,7 @@ run_time_settings (TesseraTrackedDynamicResource *resource, JsonNode *informatio
     }
   pspecs = g_object_class_list_properties (klass, &n_pspecs);
   for (guint i = 0; i < n_pspecs; i++)
-    if (pspecs[i]->owner_type == G_OBJECT_CLASS_TYPE (klass) && (pspecs[i]->flags & G_PARAM_WRITABLE) &&
+    if (tessera_config_is_type_setting (pspecs[i]) &&
         !g_ptr_array_find_with_equal_func (settings, pspecs[i]->name, g_str_equal, NULL))
       g_ptr_array_add (settings, g_strdup (pspecs[i]->name));
   return settings;
