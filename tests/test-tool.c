@@ -1268,6 +1268,20 @@ test_all_at_once (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (waiter), ==, 0);
 }
 
+/* A request larger than the current total waits (the total may grow)
+ * and says once why it waits, in a log as on a terminal. */
+static void
+test_larger_than_total_says_why_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  int status;
+
+  out = run_capture (f, &status, "run", "--timeout", "1.5", "--need", "r=2", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  g_assert_nonnull (strstr (out, "fewer than the 2 asked for"));
+  g_assert_null (strstr (strstr (out, "fewer than the 2 asked for") + 1, "fewer than the 2 asked for"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1278,6 +1292,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
+  ADD ("/tool/run/larger-than-total-says-why-once", test_larger_than_total_says_why_once);
   ADD ("/tool/run/empty-need-is-usage-error", test_empty_need);
   ADD ("/tool/run/bad-timeout-is-usage-error", test_bad_timeout);
   ADD ("/tool/run/command-not-run-127-126", test_command_not_run);
