@@ -120,7 +120,7 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
    * may grow (tessera set, informations.json); the error says why. */
   if (count > priv->total)
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY,
                    _("Token %s has %lld in all, fewer than the %lld asked for: waiting for the total to grow"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)),
                    (long long) priv->total, (long long) count);

@@ -19,6 +19,7 @@ struct _TesseraDynamicDependencyLocks
 {
   TesseraLocks parent_instance;
   TesseraDynamicDependency *waiting_for;   /* what the last acquire_all could not take */
+  char *waiting_reason;                    /* why, when it is larger than its resource */
 };
 
 G_DEFINE_FINAL_TYPE (TesseraDynamicDependencyLocks, tessera_dynamic_dependency_locks, TESSERA_TYPE_LOCKS)
@@ -27,6 +28,7 @@ static void
 tessera_dynamic_dependency_locks_dispose (GObject *object)
 {
   g_clear_object (&TESSERA_DYNAMIC_DEPENDENCY_LOCKS (object)->waiting_for);
+  g_clear_pointer (&TESSERA_DYNAMIC_DEPENDENCY_LOCKS (object)->waiting_reason, g_free);
   G_OBJECT_CLASS (tessera_dynamic_dependency_locks_parent_class)->dispose (object);
 }
 
@@ -255,9 +257,18 @@ release_held (GArray *pools)
 }
 
 static void
+set_waiting_reason (TesseraDynamicDependencyLocks *self, const char *reason)
+{
+  g_free (self->waiting_reason);
+  self->waiting_reason = g_strdup (reason);
+}
+
+static void
 set_waiting_for (TesseraDynamicDependencyLocks *self, TesseraDynamicDependency *dependency)
 {
   g_set_object (&self->waiting_for, dependency);
+  if (dependency == NULL)
+    set_waiting_reason (self, NULL);
 }
 
 /**
@@ -377,7 +388,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               pool->lock = g_steal_pointer (&lock);
               continue;
             }
-          if (!g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE))
+          if (!_tessera_error_means_wait (local))
             {
               release_held (pools);
               set_waiting_for (self, pool->dependency);
@@ -386,6 +397,8 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
             }
           blocker = pool;
           generation = before;
+          set_waiting_reason (self, g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY)
+                                    ? local->message : NULL);
         }
       if (blocker == NULL)
         {
@@ -435,4 +448,24 @@ tessera_dynamic_dependency_locks_get_waiting_for (TesseraDynamicDependencyLocks 
 {
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), NULL);
   return self->waiting_for;
+}
+
+/**
+ * tessera_dynamic_dependency_locks_get_waiting_reason:
+ * @self: the job's dynamic dependency locks
+ *
+ * After [method@Tessera.DynamicDependencyLocks.acquire_all] timed out
+ * waiting for a dependency larger than its resource's current capacity
+ * (%TESSERA_ERROR_OVER_CAPACITY from the resource type): the type's own
+ * words on why it waits. Such a request keeps waiting, since the capacity
+ * may grow; a command says this once.
+ *
+ * Returns: (transfer none) (nullable): the reason, or %NULL when the
+ *   dependency waits only because the resource is busy
+ */
+const char *
+tessera_dynamic_dependency_locks_get_waiting_reason (TesseraDynamicDependencyLocks *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), NULL);
+  return self->waiting_reason;
 }

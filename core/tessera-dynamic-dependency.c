@@ -204,7 +204,7 @@ tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
         return NULL;
       if (tessera_lock_acquire (TESSERA_LOCK (lock), &local))
         return g_steal_pointer (&lock);
-      if (!g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE))
+      if (!_tessera_error_means_wait (local))
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
@@ -377,7 +377,7 @@ attempt (GTask *task)
       return;
     }
   state->busy_delay_ms = 1;
-  if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE))
+  if (!_tessera_error_means_wait (error))
     {
       return_error (task, error);
       return;

@@ -104,6 +104,15 @@ GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *sel
 GType _tessera_lock_class_table_lookup (const char *module,
                                         const char *class_name);
 
+/* Whether an acquire that failed with @error should wait and try again:
+ * the resource is full, or smaller than the request for now. */
+static inline gboolean
+_tessera_error_means_wait (const GError *error)
+{
+  return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE) ||
+         g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY);
+}
+
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);

@@ -1115,6 +1115,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
                     : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
   gboolean shown = FALSE;
   gint64 since = 0, last_report = 0;
+  g_autofree char *told_reason = NULL;
   GPtrArray *held;
 
   for (guint i = 0; i < needs->len; i++)
@@ -1166,6 +1167,18 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
         }
       if (!shown)
         since = last_report = g_get_monotonic_time ();
+      /* Larger than the resource for now: say why once (it may grow). */
+      {
+        const char *reason = tessera_dynamic_dependency_locks_get_waiting_reason (locks);
+
+        if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
+          {
+            clear_line ();
+            g_printerr ("tessera: %s\n", reason);
+            g_free (told_reason);
+            told_reason = g_strdup (reason);
+          }
+      }
       show_waiting (need, since, &last_report);
       shown = TRUE;
     }

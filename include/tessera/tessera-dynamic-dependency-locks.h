@@ -57,5 +57,7 @@ gboolean  tessera_dynamic_dependency_locks_acquire_all      (TesseraDynamicDepen
                                                              GError                        **error);
 TESSERA_AVAILABLE_IN_ALL
 TesseraDynamicDependency *tessera_dynamic_dependency_locks_get_waiting_for (TesseraDynamicDependencyLocks *self);
+TESSERA_AVAILABLE_IN_ALL
+const char               *tessera_dynamic_dependency_locks_get_waiting_reason (TesseraDynamicDependencyLocks *self);
 
 G_END_DECLS
