@@ -108,6 +108,33 @@ test_empty (Fixture *f, gconstpointer data)
   check_bad_lock_file (f, "");
 }
 
+static char *
+deep_json (gsize depth)
+{
+  GString *text = g_string_new (NULL);
+
+  for (gsize i = 0; i < depth; i++)
+    g_string_append_c (text, '[');
+  return g_string_free (text, FALSE);
+}
+
+/* JSON nested 100 000 deep (json-glib recurses once per level) is refused
+ * before parsing, as a lock file and as informations.json: a warning, no
+ * crash. */
+static void
+test_deep_json (Fixture *f, gconstpointer data)
+{
+  g_autofree char *deep = deep_json (100000);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+
+  check_bad_lock_file (f, deep);
+  test_write_file (f->info, deep);
+  counter = open_counter (f, 2);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+  g_assert_no_error (error);
+}
+
 static void
 test_wrong_types (Fixture *f, gconstpointer data)
 {
@@ -334,6 +361,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/bad-input/deep-json", test_deep_json);
   ADD ("/bad-input/lock-file/truncated", test_truncated);
   ADD ("/bad-input/lock-file/not-json", test_not_json);
   ADD ("/bad-input/lock-file/empty", test_empty);
