@@ -205,7 +205,7 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
   if (!check_type (lock_file_type, error))
     return NULL;
   parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, data, length, &local))
+  if (!_tessera_json_load (parser, data, length, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                    _("Lock file %s is not valid JSON: %s"), path, local->message);

@@ -163,7 +163,7 @@ tessera_job_dependency_locks_load (const char  *path,
 
   if (!_tessera_read_file_nofollow (path, &data, &length, NULL, error))
     return NULL;
-  if (!json_parser_load_from_data (parser, data, length, &local))
+  if (!_tessera_json_load (parser, data, length, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                    _("%s is not valid JSON: %s"), path, local->message);

@@ -113,6 +113,13 @@ _tessera_error_means_wait (const GError *error)
          g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY);
 }
 
+/* json_parser_load_from_data() refusing nesting deeper than
+ * TESSERA_JSON_MAX_DEPTH (tessera-json.c): for every file of a folder. */
+gboolean _tessera_json_load (JsonParser  *parser,
+                             const char  *data,
+                             gssize       length,
+                             GError     **error);
+
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);

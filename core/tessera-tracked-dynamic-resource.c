@@ -487,7 +487,7 @@ holder_from_pid_file (const char *job_uri)
         return NULL;
       return _tessera_process_new_unknown (_("its .pid file cannot be read"));
     }
-  if (!json_parser_load_from_data (parser, data, length, NULL))
+  if (!_tessera_json_load (parser, data, length, NULL))
     return _tessera_process_new_unknown (_("its .pid file is not JSON"));
   process = tessera_process_new_from_json (json_parser_get_root (parser), NULL);
   return process != NULL ? process : _tessera_process_new_unknown (_("its .pid file is not a process spec"));
@@ -504,7 +504,7 @@ is_truncated (const char *path)
 
   if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL))
     return FALSE;
-  return length == 0 || !json_parser_load_from_data (parser, data, length, NULL);
+  return length == 0 || !_tessera_json_load (parser, data, length, NULL);
 }
 
 /* Numbers written as 1.0 (Python's json may) become integers; FALSE when
@@ -558,7 +558,7 @@ salvage_lock_file (TesseraTrackedDynamicResource *self, const char *path,
   gsize length;
 
   if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL) ||
-      !json_parser_load_from_data (parser, data, length, NULL) ||
+      !_tessera_json_load (parser, data, length, NULL) ||
       json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return NULL;
   root = json_parser_get_root (parser);
@@ -911,7 +911,7 @@ read_informations (TesseraTrackedDynamicResource *self, struct stat *st, GError 
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, "%s", local->message);
       return NULL;
     }
-  if (!json_parser_load_from_data (parser, data, length, &local))
+  if (!_tessera_json_load (parser, data, length, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
                    _("%s is not valid JSON: %s"), priv->info_path, local->message);

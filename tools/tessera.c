@@ -414,7 +414,7 @@ cmd_status (int argc, char **argv)
 static JsonNode *
 parse_value (const char *text)
 {
-  JsonNode *node = json_from_string (text, NULL);
+  JsonNode *node = tessera_json_parse (text, -1, NULL);
 
   /* A bare word is a string, as a shell user means it. */
   if (node == NULL)
@@ -563,11 +563,11 @@ job_folder_is_done (const char *folder, GPtrArray *files)
         }
       else if (g_str_equal (name, "locks.json"))
         {
-          g_autoptr(JsonParser) parser = json_parser_new ();
-          JsonNode *root;
+          g_autofree char *text = NULL;
+          g_autoptr(JsonNode) root = NULL;
           JsonArray *locks;
 
-          if (!json_parser_load_from_file (parser, path, NULL) || (root = json_parser_get_root (parser)) == NULL ||
+          if (!g_file_get_contents (path, &text, NULL, NULL) || (root = tessera_json_parse (text, -1, NULL)) == NULL ||
               !JSON_NODE_HOLDS_OBJECT (root) ||
               (locks = json_object_get_array_member (json_node_get_object (root), "dynamic_locks")) == NULL)
             return FALSE;

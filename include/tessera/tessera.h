@@ -8,6 +8,7 @@
 
 #include <tessera/tessera-version.h>
 #include <tessera/tessera-error.h>
+#include <tessera/tessera-json.h>
 #include <tessera/tessera-process.h>
 #include <tessera/tessera-job.h>
 #include <tessera/tessera-lock.h>

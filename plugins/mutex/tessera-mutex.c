@@ -106,7 +106,7 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
           continue;
         }
       if (g_file_test (path, G_FILE_TEST_IS_SYMLINK) || !g_file_get_contents (path, &text, NULL, NULL) ||
-          (node = json_from_string (text, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+          (node = tessera_json_parse (text, -1, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
         {
           g_unlink (path);
           continue;
