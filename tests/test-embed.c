@@ -140,6 +140,30 @@ test_acquire_too_large (void)
   test_remove_tree (tmp);
 }
 
+/* One name for the folder everywhere: "path", as in the key file, works
+ * as a property of every tracked resource. */
+static void
+test_path_property (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "cpu", NULL);
+  g_autofree char *info = g_build_filename (folder, "informations.json", NULL);
+  g_autoptr(TesseraCounterResource) resource = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+
+  resource = g_initable_new (TESSERA_TYPE_COUNTER_RESOURCE, NULL, &error,
+                             "name", "cpu", "path", folder, "total", (gint64) 2, NULL);
+  g_assert_no_error (error);
+  g_object_get (resource, "path", &path, NULL);
+  g_assert_cmpstr (path, ==, folder);
+  g_assert_cmpstr (tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource)),
+                   ==, folder);
+  g_assert_true (g_file_test (info, G_FILE_TEST_EXISTS));
+  g_clear_object (&resource);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -155,6 +179,7 @@ main (int argc, char **argv)
   g_test_add_func ("/embed/readme-api", test_readme_api);
   g_test_add_func ("/embed/acquire-and-clean", test_acquire_and_clean);
   g_test_add_func ("/embed/acquire-too-large", test_acquire_too_large);
+  g_test_add_func ("/embed/path-property", test_path_property);
   status = g_test_run ();
   test_remove_tree (state);
   return status;
