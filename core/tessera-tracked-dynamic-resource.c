@@ -125,6 +125,7 @@ typedef struct
 enum {
   PROP_0,
   PROP_LOCK_FOLDER,
+  PROP_PATH,
   PROP_LOCK_FILE_TYPE,
   PROP_MIN_AGE,
   N_PROPS
@@ -1371,7 +1372,8 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
 
   switch (prop_id)
     {
-    case PROP_LOCK_FOLDER: g_value_set_string (value, priv->lock_folder); break;
+    case PROP_LOCK_FOLDER:
+    case PROP_PATH: g_value_set_string (value, priv->lock_folder); break;
     case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1386,7 +1388,15 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
 
   switch (prop_id)
     {
-    case PROP_LOCK_FOLDER: g_free (priv->lock_folder); priv->lock_folder = g_value_dup_string (value); break;
+    case PROP_LOCK_FOLDER:
+    case PROP_PATH:
+      /* Two names, one folder: the one not given arrives as NULL. */
+      if (g_value_get_string (value) != NULL)
+        {
+          g_free (priv->lock_folder);
+          priv->lock_folder = g_value_dup_string (value);
+        }
+      break;
     case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1482,6 +1492,15 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * missing.
    */
   props[PROP_LOCK_FOLDER] = g_param_spec_string ("lock-folder", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:path:
+   *
+   * The lock folder under the name the key file, the command and the docs
+   * use: the same as [property@Tessera.TrackedDynamicResource:lock-folder],
+   * which is its older name.
+   */
+  props[PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
    * TesseraTrackedDynamicResource:lock-file-type:
