@@ -293,6 +293,9 @@ test_status_json (Fixture *f, gconstpointer data)
   g_assert_cmpint (json_object_get_int_member (h, "pid"), ==, atoi (pid));
   g_assert_cmpstr (json_object_get_string_member (h, "host"), ==, g_get_host_name ());
   g_assert_cmpstr (json_object_get_string_member (h, "state"), ==, "alive");
+  /* Whose job it is: the uid the process ran as, and its name. */
+  g_assert_cmpint (json_object_get_int_member (h, "uid"), ==, getuid ());
+  g_assert_cmpstr (json_object_get_string_member (h, "user"), ==, g_get_user_name ());
   g_assert_true (g_str_has_suffix (json_object_get_string_member (h, "since"), "Z"));
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (h, "information"), "count"), ==, 1);
 
