@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "tessera-config.h"
@@ -303,6 +304,21 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "state");
       json_builder_add_string_value (builder, holder_state (lock_file));
+      /* Whose job it is, when the process spec says (Tessera records it). */
+      json_builder_set_member_name (builder, "uid");
+      if (process && tessera_process_get_uid (process) >= 0)
+        json_builder_add_int_value (builder, tessera_process_get_uid (process));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "user");
+      {
+        struct passwd *pw = process && tessera_process_get_uid (process) >= 0
+                            ? getpwuid ((uid_t) tessera_process_get_uid (process)) : NULL;
+        if (pw != NULL)
+          json_builder_add_string_value (builder, pw->pw_name);
+        else
+          json_builder_add_null_value (builder);
+      }
       json_builder_set_member_name (builder, "since");
       json_builder_add_string_value (builder, since);
       json_builder_set_member_name (builder, "information");
@@ -339,9 +355,16 @@ format_description (JsonNode *node, GString *out)
       g_autofree char *pid_text = JSON_NODE_HOLDS_NULL (pid) ? g_strdup ("?")
                                   : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
 
-      /* Translators: job, pid, host, state (alive/dead/remote/unknown), time, details */
-      g_string_append_printf (out, _("  %s  pid %s on %s, %s, since %s  %s\n"),
-               json_object_get_string_member (h, "job"), pid_text,
+      JsonNode *user = json_object_get_member (h, "user");
+      JsonNode *uid = json_object_get_member (h, "uid");
+      g_autofree char *user_text = user && !JSON_NODE_HOLDS_NULL (user) ? g_strdup (json_node_get_string (user))
+                                   : uid && !JSON_NODE_HOLDS_NULL (uid)
+                                   ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (uid))
+                                   : g_strdup ("?");
+
+      /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
+      g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
+               json_object_get_string_member (h, "job"), user_text, pid_text,
                json_object_get_string_member_with_default (h, "host", "?")
                  ? json_object_get_string_member_with_default (h, "host", "?") : "?",
                json_object_get_string_member (h, "state"),
