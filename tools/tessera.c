@@ -1087,8 +1087,9 @@ show_waiting (Need *need, gint64 since, gint64 *last_report)
         g_string_append_printf (holders, "%s%s", i ? ", " : "", job);
     }
   {
-    g_autofree char *line = g_strdup_printf (_("tessera: waiting for %s, held by %s"), need->name,
-                                             holders->len ? holders->str : "?");
+    g_autofree char *line = holders->len ? g_strdup_printf (_("tessera: waiting for %s, held by %s"), need->name,
+                                                            holders->str)
+                                         : g_strdup_printf (_("tessera: waiting for %s"), need->name);
 
     if (!interactive)
       {
