@@ -1285,6 +1285,41 @@ test_larger_than_total_says_why_once (Fixture *f, gconstpointer data)
   g_assert_null (strstr (strstr (out, "fewer than the 2 asked for") + 1, "fewer than the 2 asked for"));
 }
 
+/* Names from the folder reach the output escaped: a lock file named with
+ * a terminal escape and a byte that is not UTF-8 neither clears the
+ * screen of whoever runs status nor makes status --json invalid. */
+static void
+test_hostile_names_escaped (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autofree char *path = g_strdup_printf ("%s/evil\033[2J\377@1.json", jobs);
+  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/evil\033[2J\", \"information\": {\"count\": 1}, "
+                                           "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                                           f->tmp, (int) getpid ());
+  g_autofree char *text = NULL;
+  g_autofree char *out = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *r, *h;
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));   /* makes the folder */
+  test_write_file (path, json);
+  text = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_null (strchr (text, '\033'));
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  g_assert_nonnull (strstr (text, "evil\\x1B[2J\\xFF@1"));
+
+  out = run_capture (f, &status, "status", "--json", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_utf8_validate (out, -1, NULL));
+  root = json_from_string (out, NULL);
+  g_assert_nonnull (root);
+  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  h = json_array_get_object_element (json_object_get_array_member (r, "holders"), 0);
+  g_assert_cmpstr (json_object_get_string_member (h, "job"), ==, "evil\033[2J\\xFF@1");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1295,6 +1330,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
+  ADD ("/tool/status/hostile-names-escaped", test_hostile_names_escaped);
   ADD ("/tool/run/larger-than-total-says-why-once", test_larger_than_total_says_why_once);
   ADD ("/tool/run/empty-need-is-usage-error", test_empty_need);
   ADD ("/tool/run/bad-timeout-is-usage-error", test_bad_timeout);
