@@ -58,13 +58,19 @@ static GMutex log_lock;
 static GHashTable *log_shown;     /* messages already printed */
 static GPtrArray *log_held;       /* non-NULL: hold */
 
+static char *escape_name (const char *name, gboolean for_terminal);
+
 static void
 show_log_message (const char *message)
 {
   if (log_shown == NULL)
     log_shown = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   if (g_hash_table_add (log_shown, g_strdup (message)))
-    g_printerr ("tessera: %s\n", message);
+    {
+      /* Library messages name files of the folder: never raw to a terminal. */
+      g_autofree char *shown = escape_name (message, TRUE);
+      g_printerr ("tessera: %s\n", shown);
+    }
 }
 
 static GLogWriterOutput
@@ -246,11 +252,42 @@ format_since (TesseraDynamicLockFile *lock_file)
   return when ? g_date_time_format_iso8601 (when) : g_strdup ("");
 }
 
+/* Names and paths come from a folder a co-user may write: for JSON, bytes
+ * that are not UTF-8 become the text \xNN (valid UTF-8 passes as is, and
+ * JSON escapes control characters itself); for a terminal, control
+ * characters too, and a backslash is doubled, so no name can move the
+ * cursor, clear the screen or pass for another. */
+static char *
+escape_name (const char *name, gboolean for_terminal)
+{
+  GString *out = g_string_new (NULL);
+  const char *p = name;
+
+  while (*p != '\0')
+    {
+      gunichar c = g_utf8_get_char_validated (p, -1);
+
+      if (c == (gunichar) -1 || c == (gunichar) -2)
+        {
+          g_string_append_printf (out, "\\x%02X", (guchar) *p);
+          p++;
+          continue;
+        }
+      if (for_terminal && (c < 0x20 || (c >= 0x7f && c < 0xa0)))
+        g_string_append_printf (out, "\\x%02X", c);
+      else
+        g_string_append_len (out, p, g_utf8_next_char (p) - p);
+      p = g_utf8_next_char (p);
+    }
+  return g_string_free (out, FALSE);
+}
+
 static char *
 holder_name (TesseraDynamicLockFile *lock_file)
 {
   g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
-  return g_strndup (base, strlen (base) - strlen (".json"));
+  g_autofree char *name = g_strndup (base, strlen (base) - strlen (".json"));
+  return escape_name (name, FALSE);
 }
 
 /* {"name", "type", "path", "capacity", "free", "holders": [...]} */
@@ -291,7 +328,10 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
       json_builder_set_member_name (builder, "job_uri");
-      json_builder_add_string_value (builder, tessera_dynamic_lock_file_get_job_uri (lock_file));
+      {
+        g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (lock_file), FALSE);
+        json_builder_add_string_value (builder, job_uri);
+      }
       json_builder_set_member_name (builder, "pid");
       if (process)
         json_builder_add_int_value (builder, tessera_process_get_pid (process));
@@ -299,7 +339,10 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "host");
       if (process && tessera_process_get_host (process))
-        json_builder_add_string_value (builder, tessera_process_get_host (process));
+        {
+          g_autofree char *host = escape_name (tessera_process_get_host (process), FALSE);
+          json_builder_add_string_value (builder, host);
+        }
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "state");
@@ -362,13 +405,17 @@ format_description (JsonNode *node, GString *out)
                                    ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (uid))
                                    : g_strdup ("?");
 
+      const char *host = json_object_get_string_member_with_default (h, "host", "?");
+      g_autofree char *job_text = escape_name (json_object_get_string_member (h, "job"), TRUE);
+      g_autofree char *host_text = escape_name (host ? host : "?", TRUE);
+      g_autofree char *info_text = escape_name (info, TRUE);
+      g_autofree char *user_safe = escape_name (user_text, TRUE);
+
       /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
       g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
-               json_object_get_string_member (h, "job"), user_text, pid_text,
-               json_object_get_string_member_with_default (h, "host", "?")
-                 ? json_object_get_string_member_with_default (h, "host", "?") : "?",
+               job_text, user_safe, pid_text, host_text,
                json_object_get_string_member (h, "state"),
-               json_object_get_string_member (h, "since"), info);
+               json_object_get_string_member (h, "since"), info_text);
     }
 }
 
@@ -685,7 +732,10 @@ cmd_clean (int argc, char **argv)
       while (g_hash_table_iter_next (&iter, &job, NULL))
         if (!g_hash_table_contains (after, job))
           {
-            g_print (_("%s: removed %s\n"), name, (const char *) job);
+            {
+              g_autofree char *shown = escape_name (job, TRUE);
+              g_print (_("%s: removed %s\n"), name, shown);
+            }
             removed++;
           }
     }
@@ -1079,7 +1129,8 @@ show_waiting (Need *need, gint64 since, gint64 *last_report)
     {
       TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
       TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
-      g_autofree char *job = holder_name (lock_file);
+      g_autofree char *name = holder_name (lock_file);
+      g_autofree char *job = escape_name (name, TRUE);
 
       if (process != NULL)
         g_string_append_printf (holders, "%s%s (pid %d)", i ? ", " : "", job, (int) tessera_process_get_pid (process));
