@@ -13,6 +13,7 @@
 
 #include "test-utils.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------- */
@@ -692,6 +693,33 @@ test_gpu_held_by_uuid (void)
   test_remove_tree (tmp);
 }
 
+/* A FIFO planted in a mutex's intents/ is never opened for reading (that
+ * would block for ever, under ipc.lock): a shared request still gets
+ * the free mutex at once. */
+static void
+test_mutex_fifo_intent (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "m", NULL);
+  g_autofree char *intents = g_build_filename (folder, "intents", NULL);
+  g_autofree char *fifo = g_build_filename (intents, "planted@1.json", NULL);
+  g_autofree char *config = g_build_filename (tmp, "tessera.conf", NULL);
+  g_autofree char *config_text = g_strdup_printf ("[resource db]\ntype=mutex\npath=%s\n", folder);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_write_file (config, config_text);
+  g_assert_cmpint (g_mkdir_with_parents (intents, 0755), ==, 0);
+  g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
+  run = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error, g_getenv ("TESSERA_TOOL"),
+                          "--config", config, "run", "--no-wait", "--need", "db=shared", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait (run, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (run), ==, 0);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -710,6 +738,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/request-larger-than-capacity-waits", test_request_larger_than_capacity_waits);
   g_test_add_func ("/plugins/counts-saturate", test_counts_saturate);
   g_test_add_func ("/plugins/gpu-held-by-uuid", test_gpu_held_by_uuid);
+  g_test_add_func ("/plugins/mutex/fifo-intent-does-not-hang", test_mutex_fifo_intent);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
