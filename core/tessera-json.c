@@ -87,3 +87,29 @@ tessera_json_parse (const char  *data,
     }
   return json_node_ref (json_parser_get_root (parser));
 }
+
+/**
+ * tessera_json_read_file:
+ * @path: a file in a shared folder
+ * @error: return location for a #GError
+ *
+ * Reads and parses a JSON file of a folder a co-user may write, as Tessera
+ * reads its own: a symbolic link is not followed, only a regular file is
+ * read (a FIFO or device is refused without blocking), its size is bounded
+ * and so is its nesting ([func@Tessera.json_parse]).
+ *
+ * Returns: (transfer full): the root node, or %NULL with @error set
+ *   (`G_FILE_ERROR_NOENT` when it does not exist)
+ */
+JsonNode *
+tessera_json_read_file (const char  *path,
+                        GError     **error)
+{
+  g_autofree char *data = NULL;
+  gsize length;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, error))
+    return NULL;
+  return tessera_json_parse (data, (gssize) length, error);
+}

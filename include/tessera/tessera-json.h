@@ -22,8 +22,11 @@ G_BEGIN_DECLS
 #define TESSERA_JSON_MAX_DEPTH 64
 
 TESSERA_AVAILABLE_IN_ALL
-JsonNode *tessera_json_parse (const char  *data,
-                              gssize       length,
-                              GError     **error);
+JsonNode *tessera_json_parse     (const char  *data,
+                                  gssize       length,
+                                  GError     **error);
+TESSERA_AVAILABLE_IN_ALL
+JsonNode *tessera_json_read_file (const char  *path,
+                                  GError     **error);
 
 G_END_DECLS
