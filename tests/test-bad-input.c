@@ -8,6 +8,7 @@
 #include "test-utils.h"
 
 #include <stdio.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 typedef struct
@@ -133,6 +134,48 @@ test_deep_json (Fixture *f, gconstpointer data)
   counter = open_counter (f, 2);
   tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
   g_assert_no_error (error);
+}
+
+/* Opens of @name in @folder reported by @fd (IN_OPEN) so far. */
+static guint
+count_opens (int fd, const char *name)
+{
+  char buf[16384] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  guint opens = 0;
+  ssize_t n;
+
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n;)
+      {
+        struct inotify_event *ev = (struct inotify_event *) p;
+        if ((ev->mask & IN_OPEN) && ev->len > 0 && g_str_equal (ev->name, name))
+          opens++;
+        p += sizeof (struct inotify_event) + ev->len;
+      }
+  return opens;
+}
+
+/* JSON that is not a lock file is read once per change: not retried
+ * under ipc.lock (a hundred of them cost every status six seconds) nor
+ * read again to be judged. */
+static void
+test_not_a_lock_file_read_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->jobs, "list@1.json", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  test_write_file (path, "[1]");
+  /* Closes too: inotify merges identical events that follow each other. */
+  g_assert_cmpint (inotify_add_watch (fd, f->jobs, IN_OPEN | IN_CLOSE_NOWRITE), >=, 0);
+  counter = open_counter (f, 2);
+  g_assert_cmpuint (count_opens (fd, "list@1.json"), ==, 1);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_opens (fd, "list@1.json"), ==, 0);
+  close (fd);
 }
 
 static void
@@ -362,6 +405,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/bad-input/deep-json", test_deep_json);
+  ADD ("/bad-input/not-a-lock-file-read-once", test_not_a_lock_file_read_once);
   ADD ("/bad-input/lock-file/truncated", test_truncated);
   ADD ("/bad-input/lock-file/not-json", test_not_json);
   ADD ("/bad-input/lock-file/empty", test_empty);
