@@ -270,6 +270,29 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
  *
  * Returns: (transfer full): the lock file, or %NULL with @error set
  */
+/* One read, no retry (under ipc.lock every writer has finished): the
+ * lock file, or NULL with @error and, when the file could be read, its
+ * text in @data for the caller to judge. */
+TesseraDynamicLockFile *
+_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                      const char  *path,
+                                      char       **data,
+                                      gsize       *length,
+                                      GError     **error)
+{
+  struct stat st;
+  TesseraDynamicLockFile *self;
+
+  *data = NULL;
+  *length = 0;
+  if (!_tessera_read_file_nofollow (path, data, length, &st, error))
+    return NULL;
+  self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, *data, *length, error);
+  if (self != NULL)
+    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+  return self;
+}
+
 TesseraDynamicLockFile *
 tessera_dynamic_lock_file_load (GType        lock_file_type,
                                 const char  *path,

@@ -120,6 +120,12 @@ gboolean _tessera_json_load (JsonParser  *parser,
                              gssize       length,
                              GError     **error);
 
+TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                                              const char  *path,
+                                                              char       **data,
+                                                              gsize       *length,
+                                                              GError     **error);
+
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);

@@ -497,14 +497,10 @@ holder_from_pid_file (const char *job_uri)
 /* Whether a file that did not load is not even JSON: what a writer in
  * place (a Python peer) leaves when it dies half-way. */
 static gboolean
-is_truncated (const char *path)
+is_truncated (const char *data, gsize length)
 {
-  g_autofree char *data = NULL;
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-  gsize length;
 
-  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL))
-    return FALSE;
   return length == 0 || !_tessera_json_load (parser, data, length, NULL);
 }
 
@@ -545,21 +541,18 @@ integral_numbers (JsonNode *node, guint depth)
  * dropped (@holder_unknown then set); if its "information" still cannot
  * be read, without it, and @whole set: it holds everything. */
 static TesseraDynamicLockFile *
-salvage_lock_file (TesseraTrackedDynamicResource *self, const char *path,
+salvage_lock_file (TesseraTrackedDynamicResource *self, const char *path, const char *data, gsize length,
                    gboolean *whole, gboolean *holder_unknown)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *data = NULL;
   g_autofree char *text = NULL;
   g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
   JsonNode *root;
   TesseraDynamicLockFile *lock_file;
   JsonObject *object;
   JsonNode *member;
-  gsize length;
 
-  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL) ||
-      !_tessera_json_load (parser, data, length, NULL) ||
+  if (!_tessera_json_load (parser, data, length, NULL) ||
       json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return NULL;
   root = json_parser_get_root (parser);
@@ -613,7 +606,12 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
     g_warning (_("Ignoring %s: not a regular file"), path);
   else
     {
-      entry->lock_file = tessera_dynamic_lock_file_load (priv->lock_file_type, path, &error);
+      g_autofree char *data = NULL;
+      gsize length;
+
+      /* Read once: under ipc.lock no writer is half-way, and what does not
+       * load is judged from this very text. */
+      entry->lock_file = _tessera_dynamic_lock_file_load_once (priv->lock_file_type, path, &data, &length, &error);
       if (entry->lock_file == NULL)
         {
           if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
@@ -621,7 +619,8 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
               entry_free (entry);
               return;
             }
-          entry->lock_file = salvage_lock_file (self, path, &entry->whole, &holder_unknown);
+          entry->lock_file = data != NULL ? salvage_lock_file (self, path, data, length, &entry->whole, &holder_unknown)
+                                          : NULL;
           if (entry->lock_file != NULL)
             g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
                        path, resource_name (self), error->message,
@@ -629,7 +628,7 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
           else
             {
               g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
-              entry->truncated = is_truncated (path);
+              entry->truncated = data != NULL && is_truncated (data, length);
             }
         }
     }
