@@ -126,6 +126,8 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_
                                                               gsize       *length,
                                                               GError     **error);
 
+void _tessera_share_like_parent (int fd, const char *path);
+
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);

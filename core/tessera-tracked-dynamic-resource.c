@@ -1229,7 +1229,9 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   now_mono = g_get_monotonic_time ();
   if (g_lstat (priv->jobs_folder, &st) < 0)
     {
-      if (mkdir (priv->jobs_folder, 0777) < 0 && errno != EEXIST)
+      if (mkdir (priv->jobs_folder, 0777) == 0)
+        _tessera_share_like_parent (-1, priv->jobs_folder);
+      else if (errno != EEXIST)
         g_warning (_("Cannot create %s: %s"), priv->jobs_folder, g_strerror (errno));
       g_lstat (priv->jobs_folder, &st);
       scan = TRUE;
@@ -1579,6 +1581,10 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   priv->info_path = g_build_filename (priv->lock_folder, "informations.json", NULL);
   if (!_tessera_mkdir_with_parents (priv->jobs_folder, error))
     return FALSE;
+  /* In a group's shared folder, the pool is the group's (see
+   * _tessera_share_like_parent: only what we own, only when needed). */
+  _tessera_share_like_parent (-1, priv->lock_folder);
+  _tessera_share_like_parent (-1, priv->jobs_folder);
 
   setup_inotify (self);
 

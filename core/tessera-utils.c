@@ -307,6 +307,42 @@ _tessera_path_with_suffix (const char *path,
   return g_strdup_printf ("%.*s%s", (int) stem_len, path, suffix);
 }
 
+/* A pool shared by the users of a group lives in a group-writable (and
+ * usually setgid) folder: what Tessera creates there must be usable by
+ * the others whatever the creator's umask. So a folder, or a file others
+ * must open for writing (ipc.lock), that we just created in a
+ * group-writable folder takes that folder's group and its group bits
+ * (setgid too for a folder). Nothing happens elsewhere, nor to a file we
+ * do not own. @fd may be -1: @path is then opened (never followed). */
+void
+_tessera_share_like_parent (int         fd,
+                            const char *path)
+{
+  g_autofree char *parent = g_path_get_dirname (path);
+  struct stat pst, st;
+  int own_fd = -1;
+
+  if (stat (parent, &pst) < 0 || !(pst.st_mode & S_IWGRP))
+    return;
+  if (fd < 0)
+    fd = own_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return;
+  if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
+    {
+      mode_t add = S_IRGRP | S_IWGRP | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
+
+      /* Not a member of that group: the folder's setgid bit did it already,
+       * or nothing can. */
+      if (st.st_gid != pst.st_gid && fchown (fd, (uid_t) -1, pst.st_gid) < 0)
+        g_debug ("Cannot give %s the group of %s: %s", path, parent, g_strerror (errno));
+      if ((st.st_mode & add) != add && fchmod (fd, (st.st_mode & 07777) | add) < 0)
+        g_debug ("Cannot open %s to the group of %s: %s", path, parent, g_strerror (errno));
+    }
+  if (own_fd >= 0)
+    close (own_fd);
+}
+
 gboolean
 _tessera_mkdir_with_parents (const char  *path,
                              GError     **error)
@@ -402,8 +438,18 @@ _tessera_ipc_lock_acquire (const char  *path,
     {
       struct stat fst, pst;
       gboolean nfs;
-      /* 0666 & ~umask, like the Python peers. */
-      int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+      /* 0666 & ~umask, like the Python peers; made usable by the pool's
+       * group when we are the one creating it. */
+      int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+      if (fd < 0 && errno == ENOENT)
+        {
+          fd = open (path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+          if (fd >= 0)
+            _tessera_share_like_parent (fd, path);
+          else if (errno == EEXIST)
+            continue;
+        }
 
       if (fd < 0)
         {
