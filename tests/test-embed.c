@@ -12,17 +12,6 @@
 
 int readme_api (const char *folder);
 
-static guint
-count_entries (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  guint n = 0;
-
-  while (dir != NULL && g_dir_read_name (dir) != NULL)
-    n++;
-  return n;
-}
-
 static char *
 private_jobs_folder (void)
 {
@@ -44,8 +33,8 @@ test_readme_api (void)
   g_assert_cmpint (readme_api (folder), ==, 0);
   g_assert_true (g_file_get_contents (informations, &text, NULL, NULL));
   g_assert_cmpstr (text, ==, "{\"total\":8}");
-  g_assert_cmpuint (count_entries (jobs), ==, 0);
-  g_assert_cmpuint (count_entries (private_jobs), ==, 0);
+  g_assert_cmpuint (test_count_entries (jobs), ==, 0);
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 0);
   test_remove_tree (tmp);
 }
 
@@ -70,7 +59,7 @@ test_acquire_and_clean (void)
   g_autofree char *text = NULL;
   g_autoptr(JsonNode) root = NULL;
 
-  g_assert_cmpuint (count_entries (private_jobs), ==, 0);
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 0);
   counter = tessera_counter_resource_new ("licences", folder, 2, &error);
   g_assert_no_error (error);
   lock = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), "2", 10, NULL, &error);
@@ -84,7 +73,7 @@ test_acquire_and_clean (void)
   lock_path = tessera_job_dup_lock_path (job);
   g_assert_true (g_file_test (pid_path, G_FILE_TEST_IS_REGULAR));
   g_assert_true (g_file_test (lock_path, G_FILE_TEST_IS_REGULAR));
-  g_assert_cmpuint (count_entries (private_jobs), ==, 1);
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 1);
 
   lock_file = tessera_dynamic_dependency_lock_dup_lock_file_path (lock);
   g_assert_true (g_file_get_contents (lock_file, &text, NULL, NULL));
@@ -102,14 +91,14 @@ test_acquire_and_clean (void)
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
   g_clear_error (&error);
   /* The failed attempt's private job is gone already. */
-  g_assert_cmpuint (count_entries (private_jobs), ==, 1);
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 1);
 
   g_clear_object (&lock);
   g_assert_false (g_file_test (pid_path, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (lock_path, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
-  g_assert_cmpuint (count_entries (private_jobs), ==, 0);
-  g_assert_cmpuint (count_entries (jobs), ==, 0);
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 0);
+  g_assert_cmpuint (test_count_entries (jobs), ==, 0);
 
   g_clear_object (&counter);
   test_remove_tree (tmp);
@@ -135,7 +124,7 @@ test_acquire_too_large (void)
   lock = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), "three", 60, NULL, &error);
   g_assert_null (lock);
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
-  g_assert_cmpuint (count_entries (private_jobs), ==, 0);
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 0);
   g_clear_object (&counter);
   test_remove_tree (tmp);
 }

@@ -21,20 +21,6 @@ typedef struct
 } Fixture;
 
 static void
-run_or_fail (const char * const *argv)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
-                NULL, NULL, NULL, &err, &status, &error);
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("%s failed: %s", argv[0], err);
-}
-
-static void
 fuse_set_up (Fixture *f, gconstpointer data)
 {
   g_autofree char *real = NULL;
@@ -45,7 +31,7 @@ fuse_set_up (Fixture *f, gconstpointer data)
   f->fuse = TRUE;
   g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
   g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
-  run_or_fail ((const char *[]) { "bindfs", real, f->mount_point, NULL });
+  test_run_or_fail ((const char *[]) { "bindfs", real, f->mount_point, NULL });
 }
 
 static void
@@ -55,19 +41,19 @@ ext2_set_up (Fixture *f, gconstpointer data)
   f->image = g_build_filename (f->tmp, "ext2.img", NULL);
   f->mount_point = g_build_filename (f->tmp, "ext2", NULL);
   g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
-  run_or_fail ((const char *[]) { "truncate", "-s", "16M", f->image, NULL });
+  test_run_or_fail ((const char *[]) { "truncate", "-s", "16M", f->image, NULL });
   /* 128-byte inodes have no room for nanoseconds: one-second times. */
-  run_or_fail ((const char *[]) { "mkfs.ext2", "-q", "-I", "128", f->image, NULL });
-  run_or_fail ((const char *[]) { "mount", "-o", "loop", f->image, f->mount_point, NULL });
+  test_run_or_fail ((const char *[]) { "mkfs.ext2", "-q", "-I", "128", f->image, NULL });
+  test_run_or_fail ((const char *[]) { "mount", "-o", "loop", f->image, f->mount_point, NULL });
 }
 
 static void
 tear_down (Fixture *f, gconstpointer data)
 {
   if (f->fuse)
-    run_or_fail ((const char *[]) { "fusermount", "-u", f->mount_point, NULL });
+    test_run_or_fail ((const char *[]) { "fusermount", "-u", f->mount_point, NULL });
   else
-    run_or_fail ((const char *[]) { "umount", f->mount_point, NULL });
+    test_run_or_fail ((const char *[]) { "umount", f->mount_point, NULL });
   test_remove_tree (f->tmp);
   g_free (f->tmp);
   g_free (f->mount_point);

@@ -87,19 +87,6 @@ test_unlinked_lock (void)
   check_peer_blocks ("flock", TRUE);
 }
 
-static guint
-count_open_fds (void)
-{
-  GDir *dir = g_dir_open ("/proc/self/fd", 0, NULL);
-  guint n = 0;
-
-  g_assert_nonnull (dir);
-  while (g_dir_read_name (dir) != NULL)
-    n++;
-  g_dir_close (dir);
-  return n;
-}
-
 typedef struct
 {
   TesseraJob *job;
@@ -126,7 +113,7 @@ static void
 test_parallel_hold (void)
 {
   g_autofree char *tmp = test_make_tmpdir ();
-  guint fds_before = count_open_fds ();
+  guint fds_before = test_count_entries ("/proc/self/fd");
 
   for (int round = 0; round < 50; round++)
     {
@@ -145,7 +132,7 @@ test_parallel_hold (void)
       tessera_job_unhold (job);
     }
   /* No descriptor left behind (GLib's own may close meanwhile). */
-  g_assert_cmpuint (count_open_fds (), <=, fds_before);
+  g_assert_cmpuint (test_count_entries ("/proc/self/fd"), <=, fds_before);
   test_remove_tree (tmp);
 }
 

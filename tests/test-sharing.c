@@ -23,20 +23,6 @@ typedef struct
 } Fixture;
 
 static void
-run_or_fail (const char * const *argv)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *err = NULL;
-  int status = 0;
-
-  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
-                NULL, NULL, NULL, &err, &status, &error);
-  g_assert_no_error (error);
-  if (!g_spawn_check_wait_status (status, NULL))
-    g_error ("%s failed: %s", argv[0], err);
-}
-
-static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
   g_autofree char *content = NULL;
@@ -47,11 +33,11 @@ fixture_set_up (Fixture *f, gconstpointer data)
   f->tmp = test_make_tmpdir ();
   g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
   f->group = g_strdup_printf ("tsg%d", (int) getpid () % 100000);
-  run_or_fail ((const char *[]) { "groupadd", f->group, NULL });
+  test_run_or_fail ((const char *[]) { "groupadd", f->group, NULL });
   for (int i = 0; i < 2; i++)
     {
       f->users[i] = g_strdup_printf ("tsu%d%c", (int) getpid () % 100000, 'a' + i);
-      run_or_fail ((const char *[]) { "useradd", "-M", "-N", "-g", f->group, "-s", "/bin/sh", f->users[i], NULL });
+      test_run_or_fail ((const char *[]) { "useradd", "-M", "-N", "-g", f->group, "-s", "/bin/sh", f->users[i], NULL });
     }
   gr = getgrnam (f->group);
   g_assert_nonnull (gr);
@@ -71,10 +57,10 @@ fixture_tear_down (Fixture *f, gconstpointer data)
 {
   for (int i = 0; i < 2; i++)
     {
-      run_or_fail ((const char *[]) { "userdel", f->users[i], NULL });
+      test_run_or_fail ((const char *[]) { "userdel", f->users[i], NULL });
       g_free (f->users[i]);
     }
-  run_or_fail ((const char *[]) { "groupdel", f->group, NULL });
+  test_run_or_fail ((const char *[]) { "groupdel", f->group, NULL });
   test_remove_tree (f->tmp);
   g_free (f->tmp);
   g_free (f->group);

@@ -261,6 +261,35 @@ helper_write_line (Helper *helper, const char *line)
   g_assert_no_error (error);
 }
 
+/* Entries of a folder (0 when it cannot be read): open descriptors in
+ * /proc/self/fd, threads in /proc/self/task, files left somewhere. */
+guint
+test_count_entries (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  guint n = 0;
+
+  while (dir != NULL && g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+/* Runs a system command (mount, useradd…) or fails the test with its
+ * error output. */
+void
+test_run_or_fail (const char * const *argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  int status = 0;
+
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
+                NULL, NULL, NULL, &err, &status, &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("%s failed: %s", argv[0], err);
+}
+
 /* Waits (up to @timeout_s, generous) until @path exists. */
 void
 test_wait_for_file (const char *path, double timeout_s)

@@ -17,6 +17,8 @@ void     test_set_file_age       (const char *path, double seconds_ago);
 void     test_expect_warnings    (void);
 guint    test_warning_count      (void);
 void     test_wait_for_file      (const char *path, double timeout_s);
+guint    test_count_entries      (const char *path);
+void     test_run_or_fail        (const char * const *argv);
 
 Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 Helper  *plugin_helper_spawn     (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;

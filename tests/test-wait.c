@@ -164,19 +164,6 @@ test_async (Fixture *f, gconstpointer data)
   g_object_unref (s.got);
 }
 
-static guint
-count_threads (void)
-{
-  GDir *dir = g_dir_open ("/proc/self/task", 0, NULL);
-  guint n = 0;
-
-  g_assert_nonnull (dir);
-  while (g_dir_read_name (dir) != NULL)
-    n++;
-  g_dir_close (dir);
-  return n;
-}
-
 static void
 on_async_done (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -205,7 +192,7 @@ test_async_waits_park_no_thread (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
-  guint before = count_threads (), during, done = 0;
+  guint before = test_count_entries ("/proc/self/task"), during, done = 0;
   gboolean settled = FALSE;
 
   for (int i = 0; i < 12; i++)
@@ -221,7 +208,7 @@ test_async_waits_park_no_thread (Fixture *f, gconstpointer data)
   g_timeout_add (2000, set_flag, &settled);
   while (!settled)
     g_main_context_iteration (NULL, TRUE);
-  during = count_threads ();
+  during = test_count_entries ("/proc/self/task");
   g_cancellable_cancel (cancellable);
   while (done < 12)
     g_main_context_iteration (NULL, TRUE);
