@@ -7,6 +7,7 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -279,6 +280,48 @@ test_informations_garbage (Fixture *f, gconstpointer data)
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION);
 }
 
+/* jobs/ replaced by a symbolic link to a folder of the victim's: nothing
+ * there is ever deleted (here a lock file whose holder is dead, which in
+ * the real jobs/ would go), and acquiring fails with a clear error rather
+ * than counting through the link. */
+static void
+test_symlink_jobs_folder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *victim = g_build_filename (f->tmp, "victim", NULL);
+  g_autofree char *precious = g_build_filename (victim, "dead@1.json", NULL);
+  g_autofree char *real = g_build_filename (f->folder, "jobs-real", NULL);
+  g_autofree char *json = NULL;
+  g_autoptr(GSubprocess) gone = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* A pid that surely ended: a child we reaped. */
+  gone = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, "true", NULL);
+  g_assert_no_error (error);
+  json = g_strdup_printf ("{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}, "
+                          "\"process\": {\"type\": \"local\", \"pid\": %s}}",
+                          victim, g_subprocess_get_identifier (gone));
+  g_subprocess_wait (gone, NULL, &error);
+  g_assert_no_error (error);
+  test_write_file (precious, json);
+  counter = open_counter (f, 2);
+  g_assert_cmpint (g_rename (f->jobs, real), ==, 0);
+  g_assert_cmpint (symlink (victim, f->jobs), ==, 0);
+
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), NULL);
+  job = test_job_new (f->tmp, "probe", "a");
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_true (g_file_test (precious, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (test_count_entries (victim), ==, 1);
+  g_assert_null (lock);
+  g_assert_nonnull (error);
+  g_assert_false (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT));
+}
+
 static void
 test_symlink_lock_file (Fixture *f, gconstpointer data)
 {
@@ -416,6 +459,7 @@ main (int argc, char **argv)
   ADD ("/bad-input/informations/garbage", test_informations_garbage);
   ADD ("/bad-input/symlink/lock-file", test_symlink_lock_file);
   ADD ("/bad-input/symlink/ipc-lock", test_symlink_ipc_lock);
+  ADD ("/bad-input/symlink/jobs-folder", test_symlink_jobs_folder);
   ADD ("/bad-input/hostile-names", test_hostile_names);
   ADD ("/bad-input/locks-json", test_broken_locks_json);
   return g_test_run ();
