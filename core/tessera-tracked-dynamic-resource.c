@@ -98,6 +98,7 @@ typedef struct
   gboolean refresh_changed;   /* a refresh changed it: wake this process's waiters */
 
   gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
+  gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
   gboolean jobs_known;
   gint64 jobs_mtime_ns;
   ino_t jobs_ino;
@@ -841,12 +842,18 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
 
   path = g_build_filename (priv->jobs_folder, entry->name, NULL);
   {
+    /* Only delete the very file we judged, not one recreated since, and
+     * only in the real jobs/: through a descriptor opened without
+     * following a link, so a folder swapped for a link meanwhile is never
+     * reached. */
+    int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    /* Only delete the very file we judged, not one recreated since. */
-    if (g_lstat (path, &st) == 0 && st.st_ino == entry->ino)
+
+    if (dir_fd >= 0 && fstatat (dir_fd, entry->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_ino == entry->ino && S_ISREG (st.st_mode))
       {
         g_info (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
-        if (g_unlink (path) < 0 && errno != ENOENT)
+        if (unlinkat (dir_fd, entry->name, 0) < 0 && errno != ENOENT)
           g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
         if (entry->first_seen_us != 0)
           {
@@ -855,6 +862,8 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
           }
         forget_lock_free (self, entry);
       }
+    if (dir_fd >= 0)
+      close (dir_fd);
   }
   remove_entry (self, entry->name);
   return FALSE;
@@ -1164,14 +1173,17 @@ remove_stale_temporary (TesseraTrackedDynamicResource *self, const char *name)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
+  int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st;
 
-  if (g_lstat (path, &st) == 0 && S_ISREG (st.st_mode) &&
+  if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
       (double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st)) / 1e9 > priv->min_age)
     {
       g_info (_("Removing %s, left by a writer that did not finish"), path);
-      g_unlink (path);
+      unlinkat (dir_fd, name, 0);
     }
+  if (dir_fd >= 0)
+    close (dir_fd);
 }
 
 static void
@@ -1185,7 +1197,13 @@ scan_jobs_folder (TesseraTrackedDynamicResource *self)
   DIR *dir;
   struct dirent *d;
 
-  dir = opendir (priv->jobs_folder);
+  {
+    /* Never through a link, should jobs/ have been swapped for one. */
+    int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
+    if (dir == NULL && dir_fd >= 0)
+      close (dir_fd);
+  }
   if (dir != NULL)
     {
       while ((d = readdir (dir)) != NULL)
@@ -1236,6 +1254,17 @@ refresh_locked (TesseraTrackedDynamicResource *self)
       g_lstat (priv->jobs_folder, &st);
       scan = TRUE;
     }
+  /* A co-user may replace jobs/ by a link to a folder of ours: read,
+   * write and delete nothing through it (acquire then fails, saying so). */
+  if (!S_ISDIR (st.st_mode))
+    {
+      if (!priv->jobs_hostile)
+        g_warning (_("%s is not a folder (a symbolic link?): nothing is read, written or deleted through it; remove it"),
+                   priv->jobs_folder);
+      priv->jobs_hostile = TRUE;
+      return;
+    }
+  priv->jobs_hostile = FALSE;
   add_jobs_watch (self);
   if (priv->shared_fs)
     scan = TRUE;
@@ -1827,6 +1856,13 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     return FALSE;
   _tessera_pause_point ("acquire-locked");
   refresh_locked (self);
+  if (priv->jobs_hostile)
+    {
+      unlock_both (self, fd);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("%s is not a folder (a symbolic link?): refusing to use it; remove it"), priv->jobs_folder);
+      return FALSE;
+    }
 
   entry = g_hash_table_lookup (priv->cache, name);
   if (entry != NULL && entry->lock_file != NULL && tessera_dynamic_lock_file_is_valid (entry->lock_file))
@@ -1935,7 +1971,8 @@ tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource *self,
   mtime_before = jobs_mtime_now (self);
   remove_entry (self, name);
   KLASS (self)->do_release (self, dependency);
-  if (!tessera_dynamic_lock_file_delete (lock_file, &error))
+  /* jobs/ swapped for a link since we acquired: our file is not there. */
+  if (!priv->jobs_hostile && !tessera_dynamic_lock_file_delete (lock_file, &error))
     g_warning ("%s", error->message);
   note_own_change (self, mtime_before);
   unlock_both (self, fd);
@@ -1984,7 +2021,7 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
     return FALSE;
   refresh_locked (self);
   entry = g_hash_table_lookup (priv->cache, name);
-  if (entry == NULL || entry->lock_file == NULL)
+  if (entry == NULL || entry->lock_file == NULL || priv->jobs_hostile)
     {
       unlock_both (self, fd);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
