@@ -9,6 +9,7 @@
 #include "test-utils.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,6 +157,54 @@ test_coarse_mtime_same_tick (Fixture *f, gconstpointer data)
     }
 }
 
+static void
+ro_set_up (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  real = g_build_filename (f->tmp, "real", NULL);
+  f->mount_point = g_build_filename (f->tmp, "ro", NULL);
+  g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
+}
+
+/* status only looks: on a read-only mount of a pool it shows the pool (no
+ * folder or file to create, no dead holder to remove), and a resource it
+ * cannot read is reported without hiding the others. */
+static void
+test_status_read_only (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", "token", NULL);
+  g_autofree char *config = g_build_filename (f->tmp, "tessera.conf", NULL);
+  /* tmp bound read-only on tmp/ro: the pool is seen at ro/real/token. */
+  g_autofree char *content = g_strdup_printf ("[resource missing]\ntype=countertoken\npath=%s/none\n\n"
+                                              "[resource token]\ntype=countertoken\npath=%s/real/token\n",
+                                              f->mount_point, f->mount_point);
+  g_autofree char *ipc = g_build_filename (real, "ipc.lock", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GSubprocess) status = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  counter = test_counter_new (real, 3, &error);
+  g_assert_no_error (error);
+  g_clear_object (&counter);
+  g_unlink (ipc);   /* a pool whose ipc.lock nobody made yet */
+  test_write_file (config, content);
+  test_run_or_fail ((const char *[]) { "mount", "--bind", "-o", "ro", f->tmp, f->mount_point, NULL });
+  status = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                             g_getenv ("TESSERA_TOOL"), "--config", config, "status", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (status, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("status: %s / %s", out, err);
+  g_assert_nonnull (strstr (out, "token (countertoken): 3 of 3 free"));
+  g_assert_nonnull (strstr (err, "missing"));
+  g_assert_cmpint (g_subprocess_get_exit_status (status), !=, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -164,5 +213,7 @@ main (int argc, char **argv)
               fuse_set_up, test_fuse_other_writer, tear_down);
   g_test_add ("/filesystems/ext2/coarse-mtime-same-tick", Fixture, NULL,
               ext2_set_up, test_coarse_mtime_same_tick, tear_down);
+  g_test_add ("/filesystems/ro/status-only-looks", Fixture, NULL,
+              ro_set_up, test_status_read_only, tear_down);
   return g_test_run ();
 }
