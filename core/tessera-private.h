@@ -127,6 +127,7 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_
                                                               GError     **error);
 
 void _tessera_share_like_parent (int fd, const char *path);
+int  _tessera_ipc_lock_acquire_shared (const char *path);
 
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);

@@ -99,6 +99,7 @@ typedef struct
 
   gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
+  gboolean read_only;         /* only look: create, change and remove nothing */
   gboolean jobs_known;
   gint64 jobs_mtime_ns;
   ino_t jobs_ino;
@@ -129,6 +130,7 @@ enum {
   PROP_PATH,
   PROP_LOCK_FILE_TYPE,
   PROP_MIN_AGE,
+  PROP_READ_ONLY,
   N_PROPS
 };
 
@@ -172,11 +174,22 @@ unlock_thread (TesseraTrackedDynamicResource *self)
 /* Takes ipc.lock then the thread lock, in that order, always: a peer that
  * keeps ipc.lock must not keep the poller's thread (which needs only the
  * thread lock) from serving this process's other resources. */
+/* No ipc.lock held, but go on (read-only: none could be opened). */
+#define IPC_LOCK_NONE G_MAXINT
+
 static int
 lock_both (TesseraTrackedDynamicResource *self, GError **error)
 {
-  int fd = _tessera_ipc_lock_acquire (PRIV (self)->ipc_path, error);
+  int fd;
 
+  if (PRIV (self)->read_only)
+    {
+      fd = _tessera_ipc_lock_acquire_shared (PRIV (self)->ipc_path);
+      if (fd < 0)
+        fd = IPC_LOCK_NONE;
+    }
+  else
+    fd = _tessera_ipc_lock_acquire (PRIV (self)->ipc_path, error);
   if (fd >= 0)
     lock_thread (self);
   return fd;
@@ -188,7 +201,8 @@ unlock_both (TesseraTrackedDynamicResource *self, int fd)
   gboolean changed = PRIV (self)->refresh_changed;
 
   PRIV (self)->refresh_changed = FALSE;
-  _tessera_ipc_lock_release (fd);
+  if (fd != IPC_LOCK_NONE)
+    _tessera_ipc_lock_release (fd);
   unlock_thread (self);
   if (changed)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
@@ -840,6 +854,9 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
   else if (!tessera_dynamic_lock_file_is_valid (entry->lock_file) || !holder_is_gone (self, entry, now_ns, &reason))
     return TRUE;
 
+  /* A read-only view shows the dead holder as dead and leaves it be. */
+  if (priv->read_only)
+    return TRUE;
   path = g_build_filename (priv->jobs_folder, entry->name, NULL);
   {
     /* Only delete the very file we judged, not one recreated since, and
@@ -1173,7 +1190,7 @@ remove_stale_temporary (TesseraTrackedDynamicResource *self, const char *name)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
-  int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int dir_fd = priv->read_only ? -1 : open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st;
 
   if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
@@ -1247,11 +1264,14 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   now_mono = g_get_monotonic_time ();
   if (g_lstat (priv->jobs_folder, &st) < 0)
     {
+      if (priv->read_only)
+        return;   /* nothing to make, nothing to read: an empty pool */
       if (mkdir (priv->jobs_folder, 0777) == 0)
         _tessera_share_like_parent (-1, priv->jobs_folder);
       else if (errno != EEXIST)
         g_warning (_("Cannot create %s: %s"), priv->jobs_folder, g_strerror (errno));
-      g_lstat (priv->jobs_folder, &st);
+      if (g_lstat (priv->jobs_folder, &st) < 0)
+        st.st_mode = 0;   /* not a folder: see below */
       scan = TRUE;
     }
   /* A co-user may replace jobs/ by a link to a folder of ours: read,
@@ -1406,6 +1426,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_PATH: g_value_set_string (value, priv->lock_folder); break;
     case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
+    case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1429,6 +1450,7 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
       break;
     case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
+    case PROP_READ_ONLY: priv->read_only = g_value_get_boolean (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1553,6 +1575,17 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    */
   props[PROP_MIN_AGE] = g_param_spec_double ("min-age", NULL, NULL, 0, G_MAXDOUBLE, 30.0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:read-only:
+   *
+   * Only look at the folder: create, change and remove nothing (no folder
+   * or file made, no dead holder removed: such holders still count), take
+   * ipc.lock shared when it can be opened and read without it otherwise
+   * (a read-only mount, a pool of another group). What `tessera status`
+   * uses. Acquiring, releasing and writing informations.json fail.
+   */
+  props[PROP_READ_ONLY] = g_param_spec_boolean ("read-only", NULL, NULL, FALSE,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
@@ -1608,12 +1641,16 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   priv->jobs_folder = g_build_filename (priv->lock_folder, "jobs", NULL);
   priv->ipc_path = g_build_filename (priv->lock_folder, "ipc.lock", NULL);
   priv->info_path = g_build_filename (priv->lock_folder, "informations.json", NULL);
-  if (!_tessera_mkdir_with_parents (priv->jobs_folder, error))
-    return FALSE;
-  /* In a group's shared folder, the pool is the group's (see
-   * _tessera_share_like_parent: only what we own, only when needed). */
-  _tessera_share_like_parent (-1, priv->lock_folder);
-  _tessera_share_like_parent (-1, priv->jobs_folder);
+  /* A read-only view of a pool nobody set up yet is an empty pool. */
+  if (!priv->read_only)
+    {
+      if (!_tessera_mkdir_with_parents (priv->jobs_folder, error))
+        return FALSE;
+      /* In a group's shared folder, the pool is the group's (see
+       * _tessera_share_like_parent: only what we own, only when needed). */
+      _tessera_share_like_parent (-1, priv->lock_folder);
+      _tessera_share_like_parent (-1, priv->jobs_folder);
+    }
 
   setup_inotify (self);
 
@@ -1623,7 +1660,10 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   if (!g_file_test (priv->info_path, G_FILE_TEST_EXISTS))
     {
       g_autoptr(JsonNode) initial = KLASS (self)->initialize_informations (self);
-      if (initial != NULL)
+      /* Only looking: what the first writer would set up, kept in memory. */
+      if (initial != NULL && priv->read_only)
+        KLASS (self)->handle_information_change (self, initial, NULL);
+      else if (initial != NULL)
         {
           g_autofree char *text = json_to_string (initial, FALSE);
           if (!_tessera_write_file_atomic (priv->info_path, text, -1, TRUE, error))
@@ -1844,6 +1884,11 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
   priv = PRIV (self);
+  if (priv->read_only)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
+      return FALSE;
+    }
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -2010,6 +2055,11 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_PROCESS (process), FALSE);
   priv = PRIV (self);
+  if (priv->read_only)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
+      return FALSE;
+    }
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -2148,6 +2198,11 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (informations != NULL, FALSE);
   priv = PRIV (self);
+  if (priv->read_only)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
+      return FALSE;
+    }
 
   fd = lock_both (self, error);
   if (fd < 0)

@@ -501,6 +501,27 @@ _tessera_ipc_lock_acquire (const char  *path,
     }
 }
 
+/* For a reader that changes nothing (status): a shared hold on ipc.lock
+ * when it can be opened, so no writer is half-way; -1 when it cannot (a
+ * read-only mount, a pool of another group, none made yet): the caller
+ * then reads without it, and the view may be moving. */
+int
+_tessera_ipc_lock_acquire_shared (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) ||
+      (!is_nfs (fd) && flock_retry (fd, LOCK_SH) < 0) || ofd_lock (fd, F_RDLCK, TRUE) < 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
 void
 _tessera_ipc_lock_release (int fd)
 {

@@ -32,6 +32,7 @@ struct _TesseraConfig
 {
   char *source;         /* file, or NULL for the built-in default */
   GPtrArray *entries;   /* Entry, in file order */
+  gboolean read_only;   /* open resources only to look (status, watch) */
 };
 
 static void
@@ -492,6 +493,14 @@ tessera_config_dup_path (TesseraConfig *self, const char *name)
   return NULL;
 }
 
+/* From now on, open resources only to look: create, change and remove
+ * nothing (see TesseraTrackedDynamicResource:read-only). */
+void
+tessera_config_set_read_only (TesseraConfig *self, gboolean read_only)
+{
+  self->read_only = read_only;
+}
+
 TesseraTrackedDynamicResource *
 tessera_config_open (TesseraConfig *self, const char *name, GError **error)
 {
@@ -506,9 +515,23 @@ tessera_config_open (TesseraConfig *self, const char *name, GError **error)
     }
   if (entry->resource == NULL)
     {
+      g_autoptr(GStrvBuilder) keys = g_strv_builder_new ();
+      g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+      g_auto(GStrv) all_keys = NULL;
+      g_auto(GStrv) all_values = NULL;
+
+      g_strv_builder_addv (keys, (const char **) entry->keys);
+      g_strv_builder_addv (values, (const char **) entry->values);
+      if (self->read_only)
+        {
+          g_strv_builder_add (keys, "read-only");
+          g_strv_builder_add (values, "true");
+        }
+      all_keys = g_strv_builder_end (keys);
+      all_values = g_strv_builder_end (values);
       resource = tessera_registry_create_resource (tessera_registry_get_default (), entry->type, entry->name,
-                                                   (const char * const *) entry->keys,
-                                                   (const char * const *) entry->values, error);
+                                                   (const char * const *) all_keys,
+                                                   (const char * const *) all_values, error);
       if (resource == NULL)
         return NULL;
       if (!TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource))

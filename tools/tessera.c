@@ -450,17 +450,25 @@ cmd_status (int argc, char **argv)
       (names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
 
+  /* status only looks: it works on a read-only mount and on a pool it may
+   * not change, and a resource it cannot read hides none of the others. */
+  tessera_config_set_read_only (config, TRUE);
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "resources");
   json_builder_begin_array (builder);
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);
-      TesseraTrackedDynamicResource *resource = open_resource (config, name, &status);
+      int one_status = 0;
+      TesseraTrackedDynamicResource *resource = open_resource (config, name, &one_status);
       g_autoptr(JsonNode) node = NULL;
 
       if (resource == NULL)
-        return status;
+        {
+          if (status == 0)
+            status = one_status;
+          continue;
+        }
       node = describe (config, name, resource);
       if (as_json)
         json_builder_add_value (builder, g_steal_pointer (&node));
@@ -475,7 +483,7 @@ cmd_status (int argc, char **argv)
       g_autofree char *text = json_to_string (root, TRUE);
       g_print ("%s\n", text);
     }
-  return 0;
+  return status;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -785,6 +793,7 @@ cmd_watch (int argc, char **argv)
   if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
       (names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
+  tessera_config_set_read_only (config, TRUE);   /* watch only looks, as status */
   for (guint i = 0; i < names->len; i++)
     {
       TesseraTrackedDynamicResource *resource = open_resource (config, g_ptr_array_index (names, i), &status);
