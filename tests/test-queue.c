@@ -1,0 +1,255 @@
+/* test-queue.c: waiters queue in the folder; past their patience they
+ * reserve what they need, before that they idle nothing, and a dead one
+ * blocks no one. Real processes (tessera-helper) on a real folder.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *queue;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->queue = g_build_filename (f->folder, "queue", NULL);
+  counter = test_counter_new (f->folder, 4, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->queue);
+}
+
+/* The queue entries (the JSON files in F/queue) as parsed objects. */
+static GPtrArray *
+read_queue (Fixture *f)
+{
+  GPtrArray *entries = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
+  g_autoptr(GDir) dir = g_dir_open (f->queue, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (f->queue, name, NULL);
+      g_autoptr(JsonParser) parser = json_parser_new ();
+
+      if (!g_str_has_suffix (name, ".json") || !json_parser_load_from_file (parser, path, NULL))
+        continue;
+      if (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        g_ptr_array_add (entries, json_node_copy (json_parser_get_root (parser)));
+    }
+  return entries;
+}
+
+/* Waits (up to @timeout_s) until the queue holds an entry, reserving when
+ * @reserving is set. */
+static void
+wait_for_queue_entry (Fixture *f, gboolean reserving, double timeout_s)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+
+  for (;;)
+    {
+      g_autoptr(GPtrArray) entries = read_queue (f);
+
+      for (guint i = 0; i < entries->len; i++)
+        {
+          JsonObject *object = json_node_get_object (g_ptr_array_index (entries, i));
+          if (!reserving || json_object_get_boolean_member_with_default (object, "reserve", FALSE))
+            return;
+        }
+      if (g_get_monotonic_time () > deadline)
+        g_error ("no %s queue entry in %s within %.0f s", reserving ? "reserving" : "", f->queue, timeout_s);
+      g_usleep (10 * 1000);
+    }
+}
+
+/* Starts a helper that takes 1 token at once and holds it: returns its
+ * answer ("ACQUIRED" or "UNAVAILABLE") in @line. */
+static Helper *
+take_one (Fixture *f, const char *id, char **line)
+{
+  Helper *helper = helper_spawn (NULL, "try", f->folder, "-1", id, "1", NULL);
+
+  helper_expect_line (helper, "READY", 60);
+  helper_write_line (helper, "go");
+  *line = helper_read_line (helper, 60);
+  return helper;
+}
+
+static void
+release_one (Helper *helper)
+{
+  helper_close_stdin (helper);
+  g_assert_cmpint (helper_wait (helper), ==, 0);
+  helper_free (helper);
+}
+
+/* A request for 4 tokens of 4 among a stream of 1-token requests that
+ * overlap (each small holder takes its token before the previous one lets
+ * go, so 4 are never free at once): without reservations it starves; with
+ * them it is served about a patience after it arrived. */
+static void
+test_large_request_served (Fixture *f, gconstpointer data)
+{
+  static const char * const patience_env[] = { "TESSERA_PATIENCE", "1", NULL };
+  g_autoptr(Helper) big = NULL;
+  g_autofree char *line = NULL;
+  Helper *held;
+  gint64 deadline;
+  long ms;
+
+  held = take_one (f, "small0", &line);
+  g_assert_cmpstr (line, ==, "ACQUIRED");
+  big = helper_spawn (patience_env, "request", f->folder, "-1", "big", "4", "60",
+                      data != NULL ? "async" : NULL, NULL);
+  helper_expect_line (big, "WAITING", 60);
+
+  /* The stream goes on until the big request's reservation stops it. */
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  for (guint i = 1;; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("small%u", i);
+      g_autofree char *answer = NULL;
+      Helper *next;
+
+      if (g_get_monotonic_time () > deadline)
+        g_error ("1-token requests were still served 20 s after a 4-token request with a "
+                 "1 s patience began to wait (%u of them)", i);
+      next = take_one (f, id, &answer);
+      if (g_strcmp0 (answer, "UNAVAILABLE") == 0)
+        {
+          release_one (next);
+          break;
+        }
+      g_assert_cmpstr (answer, ==, "ACQUIRED");
+      release_one (held);
+      held = next;
+    }
+  release_one (held);
+
+  g_clear_pointer (&line, g_free);
+  line = helper_read_line (big, 90);
+  g_test_message ("4-token request: %s", line);
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED ms="));
+  ms = strtol (line + strlen ("ACQUIRED ms="), NULL, 10);
+  /* Patience 1 s, plus a generous margin for a loaded machine. */
+  g_assert_cmpint (ms, <, 16 * 1000);
+  helper_close_stdin (big);
+  helper_expect_line (big, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (big), ==, 0);
+}
+
+/* A waiter within its patience does not keep a free token from a small
+ * request; once served, it leaves no entry behind. */
+static void
+test_patient_waiter_idles_nothing (Fixture *f, gconstpointer data)
+{
+  static const char * const patience_env[] = { "TESSERA_PATIENCE", "60", NULL };
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "2", NULL);
+  g_autoptr(Helper) big = NULL;
+  g_autoptr(Helper) small = NULL;
+  g_autoptr(GPtrArray) entries = NULL;
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  big = helper_spawn (patience_env, "request", f->folder, "-1", "big", "4", "100",
+                      data != NULL ? "async" : NULL, NULL);
+  helper_expect_line (big, "WAITING", 60);
+  wait_for_queue_entry (f, FALSE, 60);
+
+  small = helper_spawn (NULL, "try", f->folder, "-1", "small", "1", NULL);
+  helper_expect_line (small, "READY", 60);
+  helper_write_line (small, "go");
+  helper_expect_line (small, "ACQUIRED", 60);
+  g_assert_true (helper_is_running (big));
+
+  helper_close_stdin (small);
+  g_assert_cmpint (helper_wait (small), ==, 0);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  helper_expect_line (big, "ACQUIRED", 90);
+  entries = read_queue (f);
+  g_assert_cmpuint (entries->len, ==, 0);
+  helper_close_stdin (big);
+  helper_expect_line (big, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (big), ==, 0);
+}
+
+/* A reserving waiter keeps later small requests out; SIGKILLed, it keeps
+ * no one out. */
+static void
+test_killed_reserving_waiter (Fixture *f, gconstpointer data)
+{
+  static const char * const patience_env[] = { "TESSERA_PATIENCE", "0.5", NULL };
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "2", NULL);
+  g_autoptr(Helper) big = NULL;
+  g_autoptr(Helper) first = NULL;
+  g_autoptr(Helper) second = NULL;
+  g_autoptr(GPtrArray) entries = NULL;
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  big = helper_spawn (patience_env, "request", f->folder, "-1", "big", "4", "100",
+                      data != NULL ? "async" : NULL, NULL);
+  helper_expect_line (big, "WAITING", 60);
+  wait_for_queue_entry (f, TRUE, 60);
+
+  /* 2 held and 4 reserved: nothing is left for a later arrival. */
+  first = helper_spawn (NULL, "try", f->folder, "-1", "first", "1", NULL);
+  helper_expect_line (first, "READY", 60);
+  helper_write_line (first, "go");
+  helper_expect_line (first, "UNAVAILABLE", 60);
+  helper_close_stdin (first);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+
+  helper_kill (big, SIGKILL);
+  helper_wait (big);
+
+  second = helper_spawn (NULL, "try", f->folder, "-1", "second", "1", NULL);
+  helper_expect_line (second, "READY", 60);
+  helper_write_line (second, "go");
+  helper_expect_line (second, "ACQUIRED", 60);
+  /* The dead waiter's entry went with the decision that ignored it. */
+  entries = read_queue (f);
+  g_assert_cmpuint (entries->len, ==, 0);
+  helper_close_stdin (second);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/queue/large-request-served-within-patience", NULL, test_large_request_served);
+  ADD ("/queue/large-request-served-within-patience/async", "async", test_large_request_served);
+  ADD ("/queue/patient-waiter-idles-nothing", NULL, test_patient_waiter_idles_nothing);
+  ADD ("/queue/patient-waiter-idles-nothing/async", "async", test_patient_waiter_idles_nothing);
+  ADD ("/queue/killed-reserving-waiter-blocks-no-one", NULL, test_killed_reserving_waiter);
+  ADD ("/queue/killed-reserving-waiter-blocks-no-one/async", "async", test_killed_reserving_waiter);
+  return g_test_run ();
+}
