@@ -83,6 +83,7 @@ typedef struct
   char *info_path;
   GType lock_file_type;
   double min_age;
+  double patience;            /* seconds a waiter takes what is free before it reserves */
 
   GMutex lock;                /* the seed's thread lock */
   GHashTable *cache;          /* name → Entry */
@@ -120,6 +121,7 @@ enum {
   PROP_LOCK_FOLDER,
   PROP_LOCK_FILE_TYPE,
   PROP_MIN_AGE,
+  PROP_PATIENCE,
   N_PROPS
 };
 
@@ -1134,6 +1136,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_LOCK_FOLDER: g_value_set_string (value, priv->lock_folder); break;
     case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
+    case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1149,6 +1152,7 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
     case PROP_LOCK_FOLDER: g_free (priv->lock_folder); priv->lock_folder = g_value_dup_string (value); break;
     case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
+    case PROP_PATIENCE: priv->patience = g_value_get_double (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1262,6 +1266,18 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    */
   props[PROP_MIN_AGE] = g_param_spec_double ("min-age", NULL, NULL, 0, G_MAXDOUBLE, 30.0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:patience:
+   *
+   * Seconds a waiter takes only what is free. Past them, it reserves what
+   * it needs: later arrivals take only what is left, so a large request is
+   * served at most about this long after a stream of small ones began. A
+   * shorter wait never keeps capacity idle. The default, 60, can be
+   * changed with `TESSERA_PATIENCE`; experimaestro peers ignore
+   * reservations. Read when a waiter first fails to acquire.
+   */
+  props[PROP_PATIENCE] = g_param_spec_double ("patience", NULL, NULL, 0, G_MAXDOUBLE, 60.0,
+    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
@@ -1277,6 +1293,7 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   priv->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
   priv->lock_file_type = G_TYPE_INVALID;
   priv->min_age = 30.0;
+  priv->patience = _tessera_patience_default ();
   priv->inotify_fd = -1;
   priv->jobs_wd = -1;
   priv->box = watch_box_new (self);
@@ -1526,11 +1543,13 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   g_autofree char *path = NULL;
   g_autoptr(JsonNode) information = NULL;
   g_autoptr(GError) local = NULL;
+  g_autoptr(TesseraWaitQueueView) queue = NULL;
   TesseraDynamicLockFile *lock_file;
   TesseraJob *job;
   Entry *entry;
   struct stat st;
   gint64 mtime_before;
+  gboolean available;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
@@ -1548,6 +1567,8 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     return FALSE;
   _tessera_pause_point ("acquire-locked");
   refresh_locked (self);
+  queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
+                                    priv->patience, dependency, name);
 
   entry = g_hash_table_lookup (priv->cache, name);
   if (entry != NULL && entry->lock_file != NULL && tessera_dynamic_lock_file_is_valid (entry->lock_file))
@@ -1557,8 +1578,13 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                    _("Job %s already holds %s"), name, resource_name (self));
       return FALSE;
     }
-  if (!KLASS (self)->is_available (self, dependency, &local))
+  /* Waiters before us whose patience is over count as holders here. */
+  _tessera_wait_queue_account (self, queue, TRUE);
+  available = KLASS (self)->is_available (self, dependency, &local);
+  _tessera_wait_queue_account (self, queue, FALSE);
+  if (!available)
     {
+      _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE, local == NULL);
       unlock_both (self, fd);
       if (local != NULL)
         g_propagate_error (error, g_steal_pointer (&local));
@@ -1605,6 +1631,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
       watch_entry (self, entry);
     }
   KLASS (self)->do_acquire (self, dependency);
+  _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   g_debug ("Acquired %s for %s", resource_name (self), name);
   unlock_both (self, fd);
   return TRUE;

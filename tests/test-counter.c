@@ -219,6 +219,7 @@ test_counter_class_init (TestCounterClass *klass)
   tracked->unaccount_lock_file = counter_unaccount;
   tracked->is_available = counter_is_available;
   tracked->get_lock_file_information = counter_information;
+  tracked->get_wait_information = counter_information;
   tracked->handle_information_change = counter_handle_information_change;
   tracked->initialize_informations = counter_initialize_informations;
   g_object_class_install_property (object_class, PROP_TOTAL,

@@ -43,6 +43,11 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   this class's lock files (the seed's `lock_file_class`); the
  *   [property@Tessera.TrackedDynamicResource:lock-file-type] property, when
  *   set, wins
+ * @get_wait_information: the "information" of @dependency's entry in the
+ *   waiters' queue: what it needs, in the shape of a lock file's, read back
+ *   through @lock_file_type and @account_lock_file to reserve it once the
+ *   waiter's patience is over; it must not depend on what is free. %NULL
+ *   (the default) for a type whose waiters reserve nothing
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the seed's abstract
  * methods. All of them run with the resource's thread lock held, and all
@@ -76,8 +81,11 @@ struct _TesseraTrackedDynamicResourceClass
 
   GType lock_file_type;
 
+  JsonNode *(*get_wait_information)      (TesseraTrackedDynamicResource *self,
+                                          TesseraDynamicDependency      *dependency);
+
   /*< private >*/
-  gpointer padding[12];
+  gpointer padding[11];
 };
 
 TESSERA_AVAILABLE_IN_ALL
