@@ -30,6 +30,7 @@
 typedef struct
 {
   gint64 since;       /* monotonic µs of the first failed attempt; 0 = none yet */
+  gint64 last;        /* monotonic µs of the last failed attempt */
   double patience;    /* seconds, the resource's at that attempt */
   gint64 ticket;
   gboolean reserve;   /* what the entry on disk says */
@@ -91,9 +92,14 @@ _tessera_wait_get_patience_deadline (TesseraDynamicDependency *dependency)
 {
   WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
 
+  gint64 end;
+
   if (state == NULL || state->since == 0 || state->reserve)
     return -1;
-  return state->since + (gint64) (state->patience * G_USEC_PER_SEC);
+  end = state->since + (gint64) (state->patience * G_USEC_PER_SEC);
+  /* Tried since and still not reserving: its request exceeds the whole
+   * capacity, and only a change can help. */
+  return state->last >= end ? -1 : end;
 }
 
 void
@@ -166,6 +172,9 @@ _tessera_wait_queue_read (const char               *lock_folder,
   TesseraWaitQueueView *view = g_new0 (TesseraWaitQueueView, 1);
   WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
   gint64 own_ticket = state != NULL && state->ticket > 0 ? state->ticket : G_MAXINT64;
+  /* Who is alive matters for reservations, and for the ticket of a
+   * waiter about to enter: judge the others only then. */
+  gboolean judge_all = state != NULL && state->ticket == 0;
   DIR *dir;
   struct dirent *dent;
 
@@ -187,6 +196,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
       struct stat st;
       gsize length;
       gint64 ticket;
+      gboolean reserve;
       const char *reason = NULL;
 
       /* Temporary files of the atomic writer do not end in ".json". */
@@ -212,6 +222,9 @@ _tessera_wait_queue_read (const char               *lock_folder,
           view->own_seen = TRUE;
           continue;
         }
+      reserve = json_object_get_boolean_member_with_default (object, "reserve", FALSE);
+      if (!reserve && !judge_all)
+        continue;
       lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
       if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
         continue;
@@ -220,8 +233,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
           remove_dead (path, &st, reason);
           continue;
         }
-      if (json_object_get_boolean_member_with_default (object, "reserve", FALSE) &&
-          ticket > 0 && ticket < own_ticket)
+      if (reserve && ticket > 0 && ticket < own_ticket)
         g_ptr_array_add (view->ahead, g_steal_pointer (&lock_file));
     }
   closedir (dir);
@@ -315,6 +327,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
     return;
 
   now = g_get_monotonic_time ();
+  state->last = now;
   if (state->since == 0)
     {
       state->since = now;
