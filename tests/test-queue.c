@@ -239,6 +239,115 @@ test_killed_reserving_waiter (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* The same in one process (so that valgrind sees the queue's code): the
+ * "patience" property, a waiting thread or an async wait that reserves,
+ * a try that finds nothing left, and no entry left behind. */
+typedef struct
+{
+  TesseraDynamicDependency *dep;
+  TesseraDynamicDependencyLock *lock;
+  GError *error;
+  gboolean done;
+} InProcessWait;
+
+static gpointer
+wait_in_thread (gpointer data)
+{
+  InProcessWait *wait = data;
+
+  wait->lock = tessera_dynamic_dependency_lock (wait->dep, 60, NULL, &wait->error);
+  return NULL;
+}
+
+static void
+on_in_process_locked (GObject *source, GAsyncResult *result, gpointer data)
+{
+  InProcessWait *wait = data;
+
+  wait->lock = tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result, &wait->error);
+  wait->done = TRUE;
+}
+
+static gboolean
+has_reserving_entry (Fixture *f)
+{
+  g_autoptr(GPtrArray) entries = read_queue (f);
+
+  for (guint i = 0; i < entries->len; i++)
+    if (json_object_get_boolean_member_with_default (json_node_get_object (g_ptr_array_index (entries, i)),
+                                                     "reserve", FALSE))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+test_in_process (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, -1, &error);
+  g_autoptr(TesseraJob) job_a = test_job_new (f->tmp, "local", "a");
+  g_autoptr(TesseraJob) job_big = test_job_new (f->tmp, "local", "big");
+  g_autoptr(TesseraJob) job_c = test_job_new (f->tmp, "local", "c");
+  g_autoptr(TesseraDynamicDependency) dep_a = NULL;
+  g_autoptr(TesseraDynamicDependency) dep_big = NULL;
+  g_autoptr(TesseraDynamicDependency) dep_c = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) held = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) refused = NULL;
+  g_autoptr(GPtrArray) entries = NULL;
+  InProcessWait wait = { NULL, NULL, NULL, FALSE };
+  GThread *thread = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  double patience = 0;
+
+  g_assert_no_error (error);
+  g_object_get (counter, "patience", &patience, NULL);
+  g_assert_cmpfloat (patience, ==, 60);
+  g_object_set (counter, "patience", 0.3, NULL);
+  dep_a = test_counter_dependency_new (counter, job_a, 2);
+  dep_big = test_counter_dependency_new (counter, job_big, 4);
+  dep_c = test_counter_dependency_new (counter, job_c, 1);
+  held = tessera_dynamic_dependency_lock (dep_a, 0, NULL, &error);
+  g_assert_no_error (error);
+
+  wait.dep = dep_big;
+  if (data != NULL)
+    tessera_dynamic_dependency_lock_async (dep_big, 60, NULL, on_in_process_locked, &wait);
+  else
+    thread = g_thread_new ("waiter", wait_in_thread, &wait);
+  while (!has_reserving_entry (f))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (data != NULL)
+        g_main_context_iteration (NULL, TRUE);
+      else
+        g_usleep (10 * 1000);
+    }
+
+  /* 2 held, 4 reserved: a try for 1 finds nothing left. */
+  refused = tessera_dynamic_dependency_lock (dep_c, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (refused);
+  g_clear_error (&error);
+
+  tessera_lock_release (TESSERA_LOCK (held));
+  if (data != NULL)
+    {
+      while (!wait.done)
+        g_main_context_iteration (NULL, TRUE);
+      /* Sources of the finished task may still hold it (and the resource). */
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+    }
+  else
+    g_thread_join (thread);
+  g_assert_no_error (wait.error);
+  g_assert_nonnull (wait.lock);
+  entries = read_queue (f);
+  g_assert_cmpuint (entries->len, ==, 0);
+  tessera_lock_release (TESSERA_LOCK (wait.lock));
+  g_clear_object (&wait.lock);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -251,5 +360,7 @@ main (int argc, char **argv)
   ADD ("/queue/patient-waiter-idles-nothing/async", "async", test_patient_waiter_idles_nothing);
   ADD ("/queue/killed-reserving-waiter-blocks-no-one", NULL, test_killed_reserving_waiter);
   ADD ("/queue/killed-reserving-waiter-blocks-no-one/async", "async", test_killed_reserving_waiter);
+  ADD ("/queue/in-process/reserve-then-serve", NULL, test_in_process);
+  ADD ("/queue/in-process/reserve-then-serve/async", "async", test_in_process);
   return g_test_run ();
 }
