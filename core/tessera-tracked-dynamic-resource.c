@@ -1152,7 +1152,12 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
     case PROP_LOCK_FOLDER: g_free (priv->lock_folder); priv->lock_folder = g_value_dup_string (value); break;
     case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
-    case PROP_PATIENCE: priv->patience = g_value_get_double (value); break;
+    case PROP_PATIENCE:
+      /* Read by acquires in any thread. */
+      lock_thread (self);
+      priv->patience = g_value_get_double (value);
+      unlock_thread (self);
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
