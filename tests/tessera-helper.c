@@ -20,8 +20,9 @@
  *       1 unit at once ("A ACQUIRED" or "A UNAVAILABLE"), lets the waiter
  *       go on and prints "W ACQUIRED" or "W <error>".
  *   tessera-helper request FOLDER TOTAL ID COUNT TIMEOUT [async]
- *       print "WAITING", then acquire COUNT units waiting up to TIMEOUT s
- *       (through lock_async and a main loop with "async"): print
+ *       try once to acquire COUNT units; if that fails, print "WAITING",
+ *       then wait up to TIMEOUT s (through lock_async and a main loop with
+ *       "async"): print
  *       "ACQUIRED ms=N" (N: milliseconds waited) or "ERROR <code> <message>",
  *       hold until stdin closes, release, print "RELEASED".
  *   tessera-helper flock PATH | lockf PATH
@@ -294,9 +295,11 @@ do_request (int argc, char **argv)
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   gint64 start;
 
-  say ("WAITING");
   start = g_get_monotonic_time ();
-  if (argc > 7 && strcmp (argv[7], "async") == 0)
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, NULL);
+  if (lock == NULL)
+    say ("WAITING");
+  if (lock == NULL && argc > 7 && strcmp (argv[7], "async") == 0)
     {
       AsyncRequest request = { g_main_loop_new (NULL, FALSE), NULL, NULL };
 
@@ -306,7 +309,7 @@ do_request (int argc, char **argv)
       lock = request.lock;
       error = request.error;
     }
-  else
+  else if (lock == NULL)
     lock = tessera_dynamic_dependency_lock (dep, timeout, NULL, &error);
   if (lock == NULL)
     {
