@@ -165,10 +165,10 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * needs no main loop in the calling thread.
  *
  * On a [class@Tessera.TrackedDynamicResource] whose type says what a
- * waiter needs, a waiting call has an entry in the folder's queue from its
- * first failed try until it returns; past the resource's
- * [property@Tessera.TrackedDynamicResource:patience] it reserves what it
- * needs, and later arrivals take only what is left.
+ * waiter needs, a call that has waited longer than the resource's
+ * [property@Tessera.TrackedDynamicResource:patience] reserves what it
+ * needs (an entry in the folder's queue until it returns), and later
+ * requests take only what is left.
  *
  * Returns: (transfer full): the acquired lock, or %NULL with
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is

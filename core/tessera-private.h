@@ -77,7 +77,8 @@ GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *sel
 /* The waiters' queue of a lock folder (tessera-wait-queue.c). The wait
  * loops mark a dependency as waiting for the length of a lock() call; the
  * tracked resource's acquire reads the queue, counts the reservations
- * before the acquirer's around is_available, and enters or leaves it. */
+ * before the acquirer's around is_available, and, past the patience, enters
+ * the queue (or leaves it). */
 typedef struct _TesseraWaitQueueView TesseraWaitQueueView;
 void     _tessera_wait_begin                  (TesseraDynamicDependency      *dependency);
 void     _tessera_wait_end                    (TesseraDynamicDependency      *dependency);

@@ -1275,9 +1275,10 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * TesseraTrackedDynamicResource:patience:
    *
    * Seconds a waiter takes only what is free. Past them, it reserves what
-   * it needs: later arrivals take only what is left, so a large request is
-   * served at most about this long after a stream of small ones began. A
-   * shorter wait never keeps capacity idle. The default, 60, can be
+   * it needs (an entry in the folder's `queue/`): later requests take only
+   * what is left, so a large request among a stream of small ones is
+   * served about this long after it began to wait. A shorter wait never
+   * keeps capacity idle. The default, 60, can be
    * changed with `TESSERA_PATIENCE`; experimaestro peers ignore
    * reservations. Read when a waiter first fails to acquire.
    */

@@ -44,10 +44,10 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   [property@Tessera.TrackedDynamicResource:lock-file-type] property, when
  *   set, wins
  * @get_wait_information: the "information" of @dependency's entry in the
- *   waiters' queue: what it needs, in the shape of a lock file's, read back
- *   through @lock_file_type and @account_lock_file to reserve it once the
- *   waiter's patience is over; it must not depend on what is free. %NULL
- *   (the default) for a type whose waiters reserve nothing
+ *   waiters' queue once its patience is over: what it needs, in the shape
+ *   of a lock file's, read back through @lock_file_type and
+ *   @account_lock_file to reserve it; it must not depend on what is free.
+ *   %NULL (the default) for a type whose waiters reserve nothing
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the seed's abstract
  * methods. All of them run with the resource's thread lock held, and all
