@@ -292,8 +292,8 @@ write_entry (TesseraTrackedDynamicResource *self,
 
 /* After a decision of acquire on @dependency. Thread lock and ipc.lock
  * held. A dependency that is not waiting (one try) leaves no entry; a
- * waiting one enters the queue at its first failure, reserves once its
- * patience is over while the resource is merely full (not while its
+ * waiting one starts its patience at its first failure, enters the queue
+ * once that is over while the resource is merely full (not while its
  * request exceeds the whole capacity), and leaves at success. */
 void
 _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
