@@ -156,6 +156,13 @@ static gboolean
 counter_is_available (TesseraTrackedDynamicResource *res, TesseraDynamicDependency *dep, GError **error)
 {
   TestCounter *self = TEST_COUNTER (res);
+
+  /* As the countertoken plugin: more than the whole total waits, saying why. */
+  if (TEST_COUNTER_DEPENDENCY (dep)->count > self->total)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "more than the total");
+      return FALSE;
+    }
   return self->used + TEST_COUNTER_DEPENDENCY (dep)->count <= self->total;
 }
 

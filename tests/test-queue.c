@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 typedef struct
 {
@@ -255,7 +256,8 @@ typedef struct
   TesseraDynamicDependency *dep;
   TesseraDynamicDependencyLock *lock;
   GError *error;
-  gboolean done;
+  gint done;
+  double timeout;
 } InProcessWait;
 
 static gpointer
@@ -263,7 +265,8 @@ wait_in_thread (gpointer data)
 {
   InProcessWait *wait = data;
 
-  wait->lock = tessera_dynamic_dependency_lock (wait->dep, 60, NULL, &wait->error);
+  wait->lock = tessera_dynamic_dependency_lock (wait->dep, wait->timeout, NULL, &wait->error);
+  g_atomic_int_set (&wait->done, TRUE);
   return NULL;
 }
 
@@ -273,7 +276,7 @@ on_in_process_locked (GObject *source, GAsyncResult *result, gpointer data)
   InProcessWait *wait = data;
 
   wait->lock = tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result, &wait->error);
-  wait->done = TRUE;
+  g_atomic_int_set (&wait->done, TRUE);
 }
 
 static gboolean
@@ -302,7 +305,7 @@ test_in_process (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependencyLock) held = NULL;
   g_autoptr(TesseraDynamicDependencyLock) refused = NULL;
   g_autoptr(GPtrArray) entries = NULL;
-  InProcessWait wait = { NULL, NULL, NULL, FALSE };
+  InProcessWait wait = { NULL, NULL, NULL, FALSE, 0 };
   GThread *thread = NULL;
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   double patience = 0;
@@ -318,6 +321,7 @@ test_in_process (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
 
   wait.dep = dep_big;
+  wait.timeout = 60;
   if (data != NULL)
     tessera_dynamic_dependency_lock_async (dep_big, 60, NULL, on_in_process_locked, &wait);
   else
@@ -340,7 +344,7 @@ test_in_process (Fixture *f, gconstpointer data)
   tessera_lock_release (TESSERA_LOCK (held));
   if (data != NULL)
     {
-      while (!wait.done)
+      while (!g_atomic_int_get (&wait.done))
         g_main_context_iteration (NULL, TRUE);
       /* Sources of the finished task may still hold it (and the resource). */
       while (g_main_context_iteration (NULL, FALSE))
@@ -354,6 +358,60 @@ test_in_process (Fixture *f, gconstpointer data)
   g_assert_cmpuint (entries->len, ==, 0);
   tessera_lock_release (TESSERA_LOCK (wait.lock));
   g_clear_object (&wait.lock);
+}
+
+/* CPU seconds this process has used. */
+static double
+cpu_seconds (void)
+{
+  struct rusage usage;
+
+  getrusage (RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+/* A request larger than the whole capacity waits for the total to grow:
+ * past its patience it reserves nothing (the others go on) and does not
+ * spin on a patience deadline already over. */
+static void
+test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, -1, &error);
+  g_autoptr(TesseraJob) job_big = test_job_new (f->tmp, "local", "big");
+  g_autoptr(TesseraJob) job_c = test_job_new (f->tmp, "local", "c");
+  g_autoptr(TesseraDynamicDependency) dep_big = NULL;
+  g_autoptr(TesseraDynamicDependency) dep_c = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  InProcessWait wait = { NULL, NULL, NULL, FALSE, 0 };
+  GThread *thread;
+  double cpu_before;
+
+  g_assert_no_error (error);
+  g_object_set (counter, "patience", 0.1, NULL);
+  dep_big = test_counter_dependency_new (counter, job_big, 5);
+  dep_c = test_counter_dependency_new (counter, job_c, 4);
+  cpu_before = cpu_seconds ();
+  wait.dep = dep_big;
+  wait.timeout = 1.5;
+  thread = g_thread_new ("waiter", wait_in_thread, &wait);
+  /* The whole wait long, nothing is reserved. */
+  while (!g_atomic_int_get (&wait.done))
+    {
+      g_autoptr(GPtrArray) entries = read_queue (f);
+      g_assert_cmpuint (entries->len, ==, 0);
+      g_usleep (10 * 1000);
+    }
+  g_thread_join (thread);
+  g_assert_error (wait.error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (wait.lock);
+  g_clear_error (&wait.error);
+  /* Sleeping, not spinning: well under the 1.4 s past the patience. */
+  g_assert_cmpfloat (cpu_seconds () - cpu_before, <, 0.5);
+  lock = tessera_dynamic_dependency_lock (dep_c, 0, NULL, &error);
+  g_assert_no_error (error);
+  tessera_lock_release (TESSERA_LOCK (lock));
 }
 
 int
@@ -370,5 +428,6 @@ main (int argc, char **argv)
   ADD ("/queue/killed-reserving-waiter-blocks-no-one/async", "async", test_killed_reserving_waiter);
   ADD ("/queue/in-process/reserve-then-serve", NULL, test_in_process);
   ADD ("/queue/in-process/reserve-then-serve/async", "async", test_in_process);
+  ADD ("/queue/in-process/too-large-reserves-nothing", NULL, test_too_large_reserves_nothing);
   return g_test_run ();
 }
