@@ -258,14 +258,29 @@ typedef struct
   GError *error;
   gint done;
   double timeout;
+  double cpu;       /* seconds the waiting thread used */
 } InProcessWait;
+
+/* CPU seconds the calling thread has used. */
+static double
+thread_cpu_seconds (void)
+{
+  struct rusage usage;
+
+  getrusage (RUSAGE_THREAD, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
 
 static gpointer
 wait_in_thread (gpointer data)
 {
   InProcessWait *wait = data;
 
+  double cpu_before = thread_cpu_seconds ();
+
   wait->lock = tessera_dynamic_dependency_lock (wait->dep, wait->timeout, NULL, &wait->error);
+  wait->cpu = thread_cpu_seconds () - cpu_before;
   g_atomic_int_set (&wait->done, TRUE);
   return NULL;
 }
@@ -305,7 +320,7 @@ test_in_process (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependencyLock) held = NULL;
   g_autoptr(TesseraDynamicDependencyLock) refused = NULL;
   g_autoptr(GPtrArray) entries = NULL;
-  InProcessWait wait = { NULL, NULL, NULL, FALSE, 0 };
+  InProcessWait wait = { NULL, NULL, NULL, FALSE, 0, 0 };
   GThread *thread = NULL;
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   double patience = 0;
@@ -360,16 +375,6 @@ test_in_process (Fixture *f, gconstpointer data)
   g_clear_object (&wait.lock);
 }
 
-/* CPU seconds this process has used. */
-static double
-cpu_seconds (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
-         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
 
 /* A request larger than the whole capacity waits for the total to grow:
  * past its patience it reserves nothing (the others go on) and does not
@@ -384,15 +389,13 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependency) dep_big = NULL;
   g_autoptr(TesseraDynamicDependency) dep_c = NULL;
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  InProcessWait wait = { NULL, NULL, NULL, FALSE, 0 };
+  InProcessWait wait = { NULL, NULL, NULL, FALSE, 0, 0 };
   GThread *thread;
-  double cpu_before;
 
   g_assert_no_error (error);
   g_object_set (counter, "patience", 0.1, NULL);
   dep_big = test_counter_dependency_new (counter, job_big, 5);
   dep_c = test_counter_dependency_new (counter, job_c, 4);
-  cpu_before = cpu_seconds ();
   wait.dep = dep_big;
   wait.timeout = 1.5;
   thread = g_thread_new ("waiter", wait_in_thread, &wait);
@@ -408,7 +411,7 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   g_assert_null (wait.lock);
   g_clear_error (&wait.error);
   /* Sleeping, not spinning: well under the 1.4 s past the patience. */
-  g_assert_cmpfloat (cpu_seconds () - cpu_before, <, 0.5);
+  g_assert_cmpfloat (wait.cpu, <, 0.5);
   lock = tessera_dynamic_dependency_lock (dep_c, 0, NULL, &error);
   g_assert_no_error (error);
   tessera_lock_release (TESSERA_LOCK (lock));
