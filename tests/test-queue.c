@@ -261,6 +261,27 @@ typedef struct
   double cpu;       /* seconds the waiting thread used */
 } InProcessWait;
 
+/* Drops the test's resource and waits until it is gone: the poller's
+ * thread may hold it a moment longer (draining its inotify events), and
+ * it must not see the fixture remove the folder. */
+static void
+drop_resource (TestCounter **counter)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  GWeakRef weak;
+  GObject *alive;
+
+  g_weak_ref_init (&weak, *counter);
+  g_clear_object (counter);
+  while ((alive = g_weak_ref_get (&weak)) != NULL)
+    {
+      g_object_unref (alive);
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (1000);
+    }
+  g_weak_ref_clear (&weak);
+}
+
 /* CPU seconds the calling thread has used. */
 static double
 thread_cpu_seconds (void)
@@ -373,6 +394,11 @@ test_in_process (Fixture *f, gconstpointer data)
   g_assert_cmpuint (entries->len, ==, 0);
   tessera_lock_release (TESSERA_LOCK (wait.lock));
   g_clear_object (&wait.lock);
+  g_clear_object (&held);
+  g_clear_object (&dep_a);
+  g_clear_object (&dep_big);
+  g_clear_object (&dep_c);
+  drop_resource (&counter);
 }
 
 
@@ -415,6 +441,10 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   lock = tessera_dynamic_dependency_lock (dep_c, 0, NULL, &error);
   g_assert_no_error (error);
   tessera_lock_release (TESSERA_LOCK (lock));
+  g_clear_object (&lock);
+  g_clear_object (&dep_big);
+  g_clear_object (&dep_c);
+  drop_resource (&counter);
 }
 
 int
