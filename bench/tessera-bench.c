@@ -34,7 +34,7 @@
 static TesseraTrackedDynamicResource *
 open_token (const char *folder, const char *total)
 {
-  const char *keys[] = { "lock-folder", "total", NULL };
+  const char *keys[] = { "path", "total", NULL };
   const char *values[] = { folder, total, NULL };
   g_autoptr(GError) error = NULL;
   TesseraDynamicResource *resource =

@@ -219,6 +219,8 @@ tessera_dynamic_dependency_lock_init (TesseraDynamicDependencyLock *self)
  * tessera_dynamic_dependency_lock_get_dependency:
  * @self: a lock
  *
+ * The dependency this lock grants.
+ *
  * Returns: (transfer none): the dependency this lock grants
  */
 TesseraDynamicDependency *
@@ -231,6 +233,9 @@ tessera_dynamic_dependency_lock_get_dependency (TesseraDynamicDependencyLock *se
 /**
  * tessera_dynamic_dependency_lock_dup_lock_folder:
  * @self: a lock
+ *
+ * The resource's lock folder, from
+ * [vfunc@Tessera.DynamicDependencyLock.dup_lock_folder].
  *
  * Returns: (transfer full) (nullable): the resource's lock folder
  */
@@ -245,6 +250,8 @@ tessera_dynamic_dependency_lock_dup_lock_folder (TesseraDynamicDependencyLock *s
  * tessera_dynamic_dependency_lock_dup_ipc_lock_path:
  * @self: a lock
  *
+ * Where the resource's `ipc.lock` is.
+ *
  * Returns: (transfer full) (nullable): `ipc.lock` in the lock folder
  */
 char *
@@ -257,6 +264,8 @@ tessera_dynamic_dependency_lock_dup_ipc_lock_path (TesseraDynamicDependencyLock 
 /**
  * tessera_dynamic_dependency_lock_dup_lock_file_path:
  * @self: a lock
+ *
+ * Where this lock's lock file is, or will be, written.
  *
  * Returns: (transfer full) (nullable): `jobs/{task_id}@{identifier}.json`
  *   in the lock folder, for the dependency's job
@@ -341,6 +350,9 @@ tessera_dynamic_dependency_lock_job_finished (TesseraDynamicDependencyLock  *sel
 /**
  * tessera_dynamic_dependency_lock_dup_environment:
  * @self: a lock
+ *
+ * The environment a job holding this lock needs, from
+ * [vfunc@Tessera.DynamicDependencyLock.dup_environment].
  *
  * Returns: (transfer full) (nullable) (array zero-terminated=1): the
  *   `KEY=VALUE` environment entries a job holding this lock needs

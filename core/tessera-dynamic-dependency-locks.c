@@ -4,6 +4,10 @@
  */
 #include "tessera-private.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+
 /**
  * TesseraDynamicDependencyLocks:
  *
@@ -14,13 +18,24 @@
 struct _TesseraDynamicDependencyLocks
 {
   TesseraLocks parent_instance;
+  TesseraDynamicDependency *waiting_for;   /* what the last acquire_all could not take */
+  char *waiting_reason;                    /* why, when it is larger than its resource */
 };
 
 G_DEFINE_FINAL_TYPE (TesseraDynamicDependencyLocks, tessera_dynamic_dependency_locks, TESSERA_TYPE_LOCKS)
 
 static void
+tessera_dynamic_dependency_locks_dispose (GObject *object)
+{
+  g_clear_object (&TESSERA_DYNAMIC_DEPENDENCY_LOCKS (object)->waiting_for);
+  g_clear_pointer (&TESSERA_DYNAMIC_DEPENDENCY_LOCKS (object)->waiting_reason, g_free);
+  G_OBJECT_CLASS (tessera_dynamic_dependency_locks_parent_class)->dispose (object);
+}
+
+static void
 tessera_dynamic_dependency_locks_class_init (TesseraDynamicDependencyLocksClass *klass)
 {
+  G_OBJECT_CLASS (klass)->dispose = tessera_dynamic_dependency_locks_dispose;
 }
 
 static void
@@ -30,6 +45,9 @@ tessera_dynamic_dependency_locks_init (TesseraDynamicDependencyLocks *self)
 
 /**
  * tessera_dynamic_dependency_locks_new:
+ *
+ * Makes an empty set of dynamic dependency locks, for a scheduler
+ * to acquire together and write to `locks.json`.
  *
  * Returns: (transfer full): an empty set of dynamic dependency locks;
  *   append [class@Tessera.DynamicDependencyLock]s with
@@ -135,6 +153,9 @@ tessera_dynamic_dependency_locks_job_finished (TesseraDynamicDependencyLocks  *s
  * tessera_dynamic_dependency_locks_to_json:
  * @self: a set of locks
  *
+ * The `dynamic_locks` array of `locks.json`: each lock's entry, as
+ * [vfunc@Tessera.DynamicDependencyLock.to_json] writes it.
+ *
  * Returns: (transfer full): a JSON array with the entry of each lock
  */
 JsonNode *
@@ -185,4 +206,266 @@ tessera_dynamic_dependency_locks_save (TesseraDynamicDependencyLocks  *self,
   json_node_take_object (root, object);
   text = json_to_string (root, TRUE);
   return _tessera_write_file_atomic (path, text, -1, FALSE, error);
+}
+
+/* ---------------------------------------------------------------------- */
+/* All at once */
+
+typedef struct
+{
+  guint index;                        /* in the caller's array */
+  TesseraDynamicDependency *dependency;
+  gboolean in_folder;                 /* a folder pool: ordered by (dev, ino) */
+  dev_t dev;
+  ino_t ino;
+  const char *name;
+  TesseraDynamicDependencyLock *lock; /* held in this attempt */
+} Pool;
+
+/* Folders first, by (st_dev, st_ino): one folder reached through two paths
+ * sorts as one; then other stores (etcd…) by resource name. */
+static int
+compare_pools (gconstpointer a, gconstpointer b)
+{
+  const Pool *x = a, *y = b;
+
+  if (x->in_folder != y->in_folder)
+    return x->in_folder ? -1 : 1;
+  if (x->in_folder)
+    {
+      if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+      if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+      return 0;
+    }
+  return g_strcmp0 (x->name, y->name);
+}
+
+static void
+release_held (GArray *pools)
+{
+  for (guint i = pools->len; i-- > 0;)
+    {
+      Pool *pool = &g_array_index (pools, Pool, i);
+      if (pool->lock != NULL)
+        {
+          tessera_lock_release (TESSERA_LOCK (pool->lock));
+          g_clear_object (&pool->lock);
+        }
+    }
+}
+
+static void
+set_waiting_reason (TesseraDynamicDependencyLocks *self, const char *reason)
+{
+  g_free (self->waiting_reason);
+  self->waiting_reason = g_strdup (reason);
+}
+
+static void
+set_waiting_for (TesseraDynamicDependencyLocks *self, TesseraDynamicDependency *dependency)
+{
+  g_set_object (&self->waiting_for, dependency);
+  if (dependency == NULL)
+    set_waiting_reason (self, NULL);
+}
+
+/**
+ * tessera_dynamic_dependency_locks_acquire_all:
+ * @self: the job's dynamic dependency locks
+ * @dependencies: (array length=n_dependencies): what the job needs
+ * @n_dependencies: the length of @dependencies
+ * @timeout: seconds to wait at most; 0 tries once, a negative value waits
+ *   for ever
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Takes every dependency or none, as a batch scheduler allocates a job:
+ * while one is not free, nothing is held, so others may take what this
+ * job would otherwise sit on (no hold-and-wait), and two jobs never
+ * deadlock. Pools cannot be taken in one atomic step, so each attempt
+ * tries them in a fixed order — folders by the (st_dev, st_ino) of their
+ * folder, then other stores by name — and gives back what it took as soon
+ * as one is not free; it then waits for that one to change (a change
+ * elsewhere cannot make the set available while it is full) and tries
+ * them all again. Two dependencies on one folder, whatever the paths,
+ * fail with %TESSERA_ERROR_ALREADY_HELD: a job holds a pool once.
+ *
+ * On success the locks are appended to @self in the order of
+ * @dependencies. On failure nothing is held, and
+ * [method@Tessera.DynamicDependencyLocks.get_waiting_for] tells which
+ * dependency was not free (or failed).
+ *
+ * Blocks the calling thread; needs no main loop there.
+ *
+ * Returns: %TRUE when every dependency is held; %FALSE with
+ *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and one is not free),
+ *   `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
+ */
+gboolean
+tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *self,
+                                              TesseraDynamicDependency      **dependencies,
+                                              guint                           n_dependencies,
+                                              double                          timeout,
+                                              GCancellable                   *cancellable,
+                                              GError                        **error)
+{
+  g_autoptr(GArray) pools = NULL;
+  gint64 deadline;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), FALSE);
+  g_return_val_if_fail (dependencies != NULL || n_dependencies == 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  set_waiting_for (self, NULL);
+  deadline = timeout < 0 || isinf (timeout) ? -1
+             : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+  pools = g_array_sized_new (FALSE, TRUE, sizeof (Pool), n_dependencies);
+  for (guint i = 0; i < n_dependencies; i++)
+    {
+      TesseraDynamicResource *resource;
+      Pool pool = { 0 };
+
+      g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependencies[i]), FALSE);
+      resource = tessera_dynamic_dependency_get_resource (dependencies[i]);
+      pool.index = i;
+      pool.dependency = dependencies[i];
+      pool.name = tessera_dynamic_resource_get_name (resource);
+      if (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource))
+        {
+          const char *folder = tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource));
+          GStatBuf st;
+
+          if (folder == NULL || g_stat (folder, &st) < 0)
+            {
+              int saved = errno;
+
+              set_waiting_for (self, dependencies[i]);
+              g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO, _("Cannot read %s: %s"),
+                           folder ? folder : "?", g_strerror (saved));
+              return FALSE;
+            }
+          pool.in_folder = TRUE;
+          pool.dev = st.st_dev;
+          pool.ino = st.st_ino;
+        }
+      g_array_append_val (pools, pool);
+    }
+  g_array_sort (pools, compare_pools);
+  for (guint i = 1; i < pools->len; i++)
+    {
+      Pool *a = &g_array_index (pools, Pool, i - 1), *b = &g_array_index (pools, Pool, i);
+
+      if (a->in_folder && b->in_folder && a->dev == b->dev && a->ino == b->ino)
+        {
+          set_waiting_for (self, b->dependency);
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
+                       _("“%s” and “%s” are one pool (the same folder): a job holds it once"),
+                       a->name ? a->name : "?", b->name ? b->name : "?");
+          return FALSE;
+        }
+    }
+
+  for (;;)
+    {
+      Pool *blocker = NULL;
+      guint64 generation = 0;
+
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      for (guint i = 0; i < pools->len && blocker == NULL; i++)
+        {
+          Pool *pool = &g_array_index (pools, Pool, i);
+          TesseraDynamicResource *resource = tessera_dynamic_dependency_get_resource (pool->dependency);
+          g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+          g_autoptr(GError) local = NULL;
+          guint64 before = tessera_dynamic_resource_get_generation (resource);
+
+          lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
+          if (lock != NULL && tessera_lock_acquire (TESSERA_LOCK (lock), &local))
+            {
+              pool->lock = g_steal_pointer (&lock);
+              continue;
+            }
+          if (!_tessera_error_means_wait (local))
+            {
+              release_held (pools);
+              set_waiting_for (self, pool->dependency);
+              g_propagate_error (error, g_steal_pointer (&local));
+              return FALSE;
+            }
+          blocker = pool;
+          generation = before;
+          set_waiting_reason (self, g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY)
+                                    ? local->message : NULL);
+        }
+      if (blocker == NULL)
+        {
+          /* All held: hand them over in the caller's order. */
+          g_autofree TesseraDynamicDependencyLock **ordered = g_new0 (TesseraDynamicDependencyLock *, pools->len);
+
+          for (guint i = 0; i < pools->len; i++)
+            {
+              Pool *pool = &g_array_index (pools, Pool, i);
+              ordered[pool->index] = g_steal_pointer (&pool->lock);
+            }
+          for (guint i = 0; i < pools->len; i++)
+            {
+              tessera_locks_append (TESSERA_LOCKS (self), TESSERA_LOCK (ordered[i]));
+              g_object_unref (ordered[i]);
+            }
+          set_waiting_for (self, NULL);
+          return TRUE;
+        }
+      release_held (pools);
+      set_waiting_for (self, blocker->dependency);
+      if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+        {
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT, _("Timed out waiting for resource “%s”"),
+                       blocker->name ? blocker->name : "?");
+          return FALSE;
+        }
+      if (!tessera_dynamic_resource_wait (tessera_dynamic_dependency_get_resource (blocker->dependency),
+                                          generation, deadline, cancellable, error))
+        return FALSE;
+    }
+}
+
+/**
+ * tessera_dynamic_dependency_locks_get_waiting_for:
+ * @self: the job's dynamic dependency locks
+ *
+ * After [method@Tessera.DynamicDependencyLocks.acquire_all] failed: the
+ * dependency that was not free (with %TESSERA_ERROR_TIMEOUT) or whose
+ * acquiring failed.
+ *
+ * Returns: (transfer none) (nullable): that dependency, or %NULL after a
+ *   success or before any attempt
+ */
+TesseraDynamicDependency *
+tessera_dynamic_dependency_locks_get_waiting_for (TesseraDynamicDependencyLocks *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), NULL);
+  return self->waiting_for;
+}
+
+/**
+ * tessera_dynamic_dependency_locks_get_waiting_reason:
+ * @self: the job's dynamic dependency locks
+ *
+ * After [method@Tessera.DynamicDependencyLocks.acquire_all] timed out
+ * waiting for a dependency larger than its resource's current capacity
+ * (%TESSERA_ERROR_OVER_CAPACITY from the resource type): the type's own
+ * words on why it waits. Such a request keeps waiting, since the capacity
+ * may grow; a command says this once.
+ *
+ * Returns: (transfer none) (nullable): the reason, or %NULL when the
+ *   dependency waits only because the resource is busy
+ */
+const char *
+tessera_dynamic_dependency_locks_get_waiting_reason (TesseraDynamicDependencyLocks *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), NULL);
+  return self->waiting_reason;
 }

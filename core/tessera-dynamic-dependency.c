@@ -114,6 +114,8 @@ tessera_dynamic_dependency_init (TesseraDynamicDependency *self)
  * tessera_dynamic_dependency_get_resource:
  * @self: a dependency
  *
+ * The resource this dependency asks for.
+ *
  * Returns: (transfer none): the resource depended on
  */
 TesseraDynamicResource *
@@ -126,6 +128,8 @@ tessera_dynamic_dependency_get_resource (TesseraDynamicDependency *self)
 /**
  * tessera_dynamic_dependency_get_target:
  * @self: a dependency
+ *
+ * The job that will hold the resource.
  *
  * Returns: (transfer none): the job that needs the resource
  */
@@ -140,6 +144,10 @@ tessera_dynamic_dependency_get_target (TesseraDynamicDependency *self)
  * tessera_dynamic_dependency_create_lock:
  * @self: a dependency
  * @error: return location for a #GError
+ *
+ * Makes a lock for this dependency through
+ * [vfunc@Tessera.DynamicDependency.create_lock]; acquire it with
+ * [method@Tessera.Lock.acquire].
  *
  * Returns: (transfer full): a new lock for this dependency, not acquired
  */
@@ -196,7 +204,7 @@ lock_until (TesseraDynamicDependency  *self,
         return NULL;
       if (tessera_lock_acquire (TESSERA_LOCK (lock), &local))
         return g_steal_pointer (&lock);
-      if (!g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE))
+      if (!_tessera_error_means_wait (local))
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
@@ -211,9 +219,7 @@ lock_until (TesseraDynamicDependency  *self,
         }
       g_clear_error (&local);
       /* Wake at the end of the patience too, to start reserving. */
-      wake = _tessera_wait_get_patience_deadline (self);
-      if (wake < 0 || (deadline >= 0 && deadline < wake))
-        wake = deadline;
+      wake = _tessera_wait_wake_time (self, deadline);
       if (!tessera_dynamic_resource_wait (resource, generation, wake, cancellable, &local))
         {
           if (wake != deadline && g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
@@ -415,7 +421,7 @@ attempt (GTask *task)
       return;
     }
   state->busy_delay_ms = 1;
-  if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE))
+  if (!_tessera_error_means_wait (error))
     {
       return_error (task, error);
       return;
@@ -513,6 +519,8 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
  * @self: a dependency
  * @result: the result passed to the callback
  * @error: return location for a #GError
+ *
+ * Finishes [method@Tessera.DynamicDependency.lock_async].
  *
  * Returns: (transfer full): the acquired lock, or %NULL with @error set
  */

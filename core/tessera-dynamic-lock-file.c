@@ -10,12 +10,17 @@
 /**
  * TesseraDynamicLockFile:
  *
- * The seed's `DynamicLockFile`: one JSON file per holder in a resource's
- * `jobs/` folder,
+ * One JSON file per holder in a resource's `jobs/` folder (experimaestro's
+ * `DynamicLockFile`),
  * `{"job_uri": …, "information": …, "process": {"type": "local", "pid": N}}`.
  * A file is valid, and counts against the capacity, when "job_uri" is set.
- * Subclasses map "information" through the `from_information` and
- * `to_information` virtual functions.
+ *
+ * The base class keeps the "information" member it was read or created
+ * with and writes it back unchanged whenever the file is saved again (for
+ * instance when the holder's process is recorded). A subclass interprets
+ * it in [vfunc@Tessera.DynamicLockFile.from_information]; it overrides
+ * [vfunc@Tessera.DynamicLockFile.to_information] only if it changes what
+ * is written.
  *
  * Tessera writes lock files atomically (a temporary name that does not end
  * in ".json", then a rename) and never follows a symbolic link when
@@ -26,6 +31,7 @@ typedef struct
   char *path;
   char *job_uri;
   TesseraProcess *process;
+  JsonNode *information;   /* sealed; NULL for JSON null or no member */
   gint64 mtime_ns;
 } TesseraDynamicLockFilePrivate;
 
@@ -51,6 +57,7 @@ tessera_dynamic_lock_file_finalize (GObject *object)
   g_free (priv->path);
   g_free (priv->job_uri);
   g_clear_object (&priv->process);
+  g_clear_pointer (&priv->information, json_node_unref);
   G_OBJECT_CLASS (tessera_dynamic_lock_file_parent_class)->finalize (object);
 }
 
@@ -91,10 +98,27 @@ tessera_dynamic_lock_file_real_from_information (TesseraDynamicLockFile *self,
   return TRUE;
 }
 
+/* The information as it was read or created, unchanged: a subclass that
+ * only reads it never loses what it does not understand. */
 static JsonNode *
 tessera_dynamic_lock_file_real_to_information (TesseraDynamicLockFile *self)
 {
-  return NULL;
+  JsonNode *information = PRIV (self)->information;
+
+  return information != NULL ? json_node_copy (information) : NULL;
+}
+
+/* Keeps a sealed copy of @information; JSON null is kept as %NULL. */
+static void
+keep_information (TesseraDynamicLockFile *self, JsonNode *information)
+{
+  TesseraDynamicLockFilePrivate *priv = PRIV (self);
+
+  g_clear_pointer (&priv->information, json_node_unref);
+  if (information == NULL || JSON_NODE_HOLDS_NULL (information))
+    return;
+  priv->information = json_node_copy (information);
+  json_node_seal (priv->information);
 }
 
 static void
@@ -181,7 +205,7 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
   if (!check_type (lock_file_type, error))
     return NULL;
   parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, data, length, &local))
+  if (!_tessera_json_load (parser, data, length, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                    _("Lock file %s is not valid JSON: %s"), path, local->message);
@@ -223,6 +247,7 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
   information = json_object_get_member (object, "information");
   if (information != NULL && JSON_NODE_HOLDS_NULL (information))
     information = NULL;
+  keep_information (self, information);
   if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
@@ -245,6 +270,29 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
  *
  * Returns: (transfer full): the lock file, or %NULL with @error set
  */
+/* One read, no retry (under ipc.lock every writer has finished): the
+ * lock file, or NULL with @error and, when the file could be read, its
+ * text in @data for the caller to judge. */
+TesseraDynamicLockFile *
+_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                      const char  *path,
+                                      char       **data,
+                                      gsize       *length,
+                                      GError     **error)
+{
+  struct stat st;
+  TesseraDynamicLockFile *self;
+
+  *data = NULL;
+  *length = 0;
+  if (!_tessera_read_file_nofollow (path, data, length, &st, error))
+    return NULL;
+  self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, *data, *length, error);
+  if (self != NULL)
+    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+  return self;
+}
+
 TesseraDynamicLockFile *
 tessera_dynamic_lock_file_load (GType        lock_file_type,
                                 const char  *path,
@@ -278,6 +326,8 @@ tessera_dynamic_lock_file_load (GType        lock_file_type,
 /**
  * tessera_dynamic_lock_file_to_json:
  * @self: a lock file
+ *
+ * The JSON written by [method@Tessera.DynamicLockFile.save].
  *
  * Returns: (transfer full): the lock file's content: "job_uri",
  *   "information" and, when known, "process"
@@ -362,6 +412,7 @@ tessera_dynamic_lock_file_create (GType            lock_file_type,
   if (!check_type (lock_file_type, error))
     return NULL;
   self = g_object_new (lock_file_type, "path", path, "job-uri", job_uri, "process", process, NULL);
+  keep_information (self, information);
   if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, error))
     return NULL;
   if (!tessera_dynamic_lock_file_save (self, error))
@@ -401,6 +452,8 @@ tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
  * tessera_dynamic_lock_file_get_path:
  * @self: a lock file
  *
+ * Where the lock file lives.
+ *
  * Returns: the lock file's path
  */
 const char *
@@ -413,6 +466,8 @@ tessera_dynamic_lock_file_get_path (TesseraDynamicLockFile *self)
 /**
  * tessera_dynamic_lock_file_get_job_uri:
  * @self: a lock file
+ *
+ * The holder's job URI, the "job_uri" member.
  *
  * Returns: (nullable): the holder's job URI
  */
@@ -427,6 +482,9 @@ tessera_dynamic_lock_file_get_job_uri (TesseraDynamicLockFile *self)
  * tessera_dynamic_lock_file_is_valid:
  * @self: a lock file
  *
+ * Whether the lock file counts against the capacity: it does when
+ * "job_uri" is set.
+ *
  * Returns: whether the lock file names a job, and so counts
  */
 gboolean
@@ -439,6 +497,8 @@ tessera_dynamic_lock_file_is_valid (TesseraDynamicLockFile *self)
 /**
  * tessera_dynamic_lock_file_get_process:
  * @self: a lock file
+ *
+ * The holder's process, the "process" member.
  *
  * Returns: (transfer none) (nullable): the holder's process, if recorded
  */
@@ -467,8 +527,31 @@ tessera_dynamic_lock_file_set_process (TesseraDynamicLockFile *self,
 }
 
 /**
+ * tessera_dynamic_lock_file_get_information:
+ * @self: a lock file
+ *
+ * The "information" member exactly as the lock file was read or created
+ * with it. The default [vfunc@Tessera.DynamicLockFile.to_information]
+ * writes it back unchanged, so a subclass needs only
+ * [vfunc@Tessera.DynamicLockFile.from_information] to interpret it.
+ *
+ * The node is sealed (immutable) and may be read from any thread.
+ *
+ * Returns: (transfer none) (nullable): the information, or %NULL when the
+ *   file has none or JSON `null`
+ */
+JsonNode *
+tessera_dynamic_lock_file_get_information (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
+  return PRIV (self)->information;
+}
+
+/**
  * tessera_dynamic_lock_file_get_mtime:
  * @self: a lock file
+ *
+ * When the file was last read or written by this object.
  *
  * Returns: the modification time of the file when it was read or written,
  *   in nanoseconds since the epoch (0 if unknown)

@@ -37,7 +37,7 @@ typedef struct
 static void
 waker_clear (Waker *waker)
 {
-  if (waker->destroy != NULL)
+  if (waker->destroy != NULL && waker->data != NULL)
     waker->destroy (waker->data);
   g_main_context_unref (waker->context);
 }
@@ -158,6 +158,8 @@ tessera_dynamic_resource_init (TesseraDynamicResource *self)
  * tessera_dynamic_resource_get_name:
  * @self: a resource
  *
+ * The name of the resource, as in `[resource NAME]` of a key file.
+ *
  * Returns: (nullable): the resource's name
  */
 const char *
@@ -255,6 +257,11 @@ _tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
   g_mutex_lock (&priv->mutex);
   priv->wakers = g_list_remove (priv->wakers, waker);
   g_mutex_unlock (&priv->mutex);
+  /* Wake-ups already on their way keep the box, not the data: let the
+   * data go now, so it does not outlive the wait (it may hold the
+   * resource). */
+  if (waker->destroy != NULL)
+    g_clear_pointer (&waker->data, waker->destroy);
   waker_unref (waker);
 }
 

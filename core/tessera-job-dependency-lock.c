@@ -160,6 +160,9 @@ tessera_job_dependency_lock_new (JsonObject *data)
  * @self: a job lock
  * @error: return location for a #GError
  *
+ * Checks that the scheduler's lock file is still there (a peer
+ * removes the lock file of a holder it judged dead).
+ *
  * Returns: %TRUE when there is no lock file to check or it exists,
  *   %FALSE with %TESSERA_ERROR_LOCK_FILE_MISSING otherwise
  */
@@ -214,6 +217,8 @@ tessera_job_dependency_lock_release (TesseraJobDependencyLock *self)
  * tessera_job_dependency_lock_get_lock_file_path:
  * @self: a job lock
  *
+ * The lock file the scheduler wrote for this job.
+ *
  * Returns: (nullable): the lock file this job lock stands for
  */
 const char *
@@ -226,6 +231,9 @@ tessera_job_dependency_lock_get_lock_file_path (TesseraJobDependencyLock *self)
 /**
  * tessera_job_dependency_lock_dup_environment:
  * @self: a job lock
+ *
+ * The environment the job needs for this lock, from
+ * [vfunc@Tessera.JobDependencyLock.dup_environment].
  *
  * Returns: (transfer full) (nullable) (array zero-terminated=1): the
  *   `KEY=VALUE` environment entries the job needs for this lock
@@ -240,6 +248,8 @@ tessera_job_dependency_lock_dup_environment (TesseraJobDependencyLock *self)
 /**
  * tessera_job_dependency_lock_get_data:
  * @self: a job lock
+ *
+ * The `locks.json` entry this job lock was built from.
  *
  * Returns: (transfer none) (nullable): the lock's entry in `locks.json`
  */

@@ -50,6 +50,8 @@ tessera_job_dependency_locks_init (TesseraJobDependencyLocks *self)
 /**
  * tessera_job_dependency_locks_new:
  *
+ * Makes an empty set of job locks.
+ *
  * Returns: (transfer full): an empty set of job locks
  */
 TesseraJobDependencyLocks *
@@ -161,7 +163,7 @@ tessera_job_dependency_locks_load (const char  *path,
 
   if (!_tessera_read_file_nofollow (path, &data, &length, NULL, error))
     return NULL;
-  if (!json_parser_load_from_data (parser, data, length, &local))
+  if (!_tessera_json_load (parser, data, length, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                    _("%s is not valid JSON: %s"), path, local->message);
@@ -190,6 +192,8 @@ tessera_job_dependency_locks_append (TesseraJobDependencyLocks *self,
  * tessera_job_dependency_locks_get_locks:
  * @self: a set of job locks
  *
+ * The job locks built from `locks.json`, in file order.
+ *
  * Returns: (transfer none) (element-type TesseraJobDependencyLock): the locks
  */
 GPtrArray *
@@ -202,6 +206,9 @@ tessera_job_dependency_locks_get_locks (TesseraJobDependencyLocks *self)
 /**
  * tessera_job_dependency_locks_get_skipped:
  * @self: a set of job locks
+ *
+ * The entries of `locks.json` that no plugin of this process
+ * understands.
  *
  * Returns: (transfer none) (array zero-terminated=1): "module:class" of
  *   each entry of `locks.json` that was skipped

@@ -244,6 +244,8 @@ tessera_job_new (const char  *task_id,
  * tessera_job_get_task_id:
  * @self: a job
  *
+ * Gets the task id.
+ *
  * Returns: the task id
  */
 const char *
@@ -256,6 +258,8 @@ tessera_job_get_task_id (TesseraJob *self)
 /**
  * tessera_job_get_identifier:
  * @self: a job
+ *
+ * Gets the job identifier.
  *
  * Returns: the job identifier
  */
@@ -270,6 +274,8 @@ tessera_job_get_identifier (TesseraJob *self)
  * tessera_job_get_job_uri:
  * @self: a job
  *
+ * Gets the job URI.
+ *
  * Returns: the job URI
  */
 const char *
@@ -282,6 +288,9 @@ tessera_job_get_job_uri (TesseraJob *self)
 /**
  * tessera_job_dup_lock_path:
  * @self: a job
+ *
+ * Gets `<job_uri>.lock`, derived as Python's
+ * `Path.with_suffix` does.
  *
  * Returns: (transfer full): `<job_uri>.lock`, derived as Python's
  *   `Path.with_suffix` does
@@ -297,6 +306,9 @@ tessera_job_dup_lock_path (TesseraJob *self)
  * tessera_job_dup_pid_path:
  * @self: a job
  *
+ * Gets `<job_uri>.pid`, derived as Python's
+ * `Path.with_suffix` does.
+ *
  * Returns: (transfer full): `<job_uri>.pid`, derived as Python's
  *   `Path.with_suffix` does
  */
@@ -311,6 +323,8 @@ tessera_job_dup_pid_path (TesseraJob *self)
  * tessera_job_dup_lock_file_name:
  * @self: a job
  *
+ * Gets the name of this job's lock file in `jobs/`.
+ *
  * Returns: (transfer full): the name of this job's lock file in `jobs/`
  */
 char *
@@ -323,6 +337,8 @@ tessera_job_dup_lock_file_name (TesseraJob *self)
 /**
  * tessera_job_get_process:
  * @self: a job
+ *
+ * Gets the process running the job, if known.
  *
  * Returns: (transfer none) (nullable): the process running the job, if known
  */
@@ -440,6 +456,8 @@ tessera_job_hold (TesseraJob  *self,
 /**
  * tessera_job_is_held:
  * @self: a job
+ *
+ * Tells whether this process holds the job lock.
  *
  * Returns: whether this process holds the job lock
  */

@@ -129,6 +129,9 @@ tessera_lock_detach (TesseraLock *self)
  * tessera_lock_is_detached:
  * @self: a lock
  *
+ * Whether the lock was detached: releasing it no longer lets the
+ * resource go.
+ *
  * Returns: whether [method@Tessera.Lock.detach] was called
  */
 gboolean
@@ -144,6 +147,8 @@ tessera_lock_is_detached (TesseraLock *self)
 /**
  * tessera_lock_get_level:
  * @self: a lock
+ *
+ * The lock's re-entrance level.
  *
  * Returns: how many times the lock was acquired and not yet released
  */

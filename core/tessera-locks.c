@@ -84,6 +84,8 @@ tessera_locks_init (TesseraLocks *self)
 /**
  * tessera_locks_new:
  *
+ * Makes an empty set of locks, acquired and released together.
+ *
  * Returns: (transfer full): a new, empty set of locks
  */
 TesseraLocks *
@@ -130,6 +132,8 @@ tessera_locks_clear (TesseraLocks *self)
 /**
  * tessera_locks_get_locks:
  * @self: a set of locks
+ *
+ * The locks of the set, in the order they were appended.
  *
  * Returns: (transfer none) (element-type TesseraLock): the locks of the set
  */

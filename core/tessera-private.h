@@ -39,8 +39,15 @@ int      _tessera_ipc_lock_acquire    (const char  *path,
 void     _tessera_ipc_lock_release    (int          fd);
 
 /* Job lock (`<job_uri>.lock`): OFD write lock */
+typedef enum {
+  TESSERA_JOB_LOCK_FREE,
+  TESSERA_JOB_LOCK_HELD,
+  TESSERA_JOB_LOCK_UNKNOWN,   /* cannot be opened or probed: no verdict */
+} TesseraJobLockState;
+
 int      _tessera_job_lock_take       (const char  *path,
                                        GError     **error);
+TesseraJobLockState _tessera_job_lock_probe (const char *path);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 
 /* Processes */
@@ -50,6 +57,25 @@ gboolean    _tessera_proc_stat        (GPid         pid,
 const char *_tessera_boot_id          (void);
 const char *_tessera_host_name        (void);
 int         _tessera_pidfd_open       (GPid         pid);
+
+/* This host (tessera-host.c) */
+const char *_tessera_machine_id       (void);
+const char *_tessera_host_id          (void);
+guint64     _tessera_pid_namespace    (void);
+gboolean    _tessera_is_this_host     (const char  *machine_id,
+                                       const char  *host_id);
+gint64      _tessera_first_seen       (const char  *key);
+gboolean    _tessera_locks_cross_hosts (const char *path,
+                                        char      **why);
+/* Whether the spec's host ids are this host's. */
+gboolean    _tessera_process_on_this_host (TesseraProcess *process);
+void        _tessera_forget_seen      (const char  *key);
+/* Whether a spec carries any member only Tessera writes: its holder took
+ * its job lock before writing it, so a free job lock is a death at once. */
+gboolean    _tessera_process_written_by_tessera (TesseraProcess *process);
+/* The problem that keeps Tessera from judging the spec, or NULL. */
+const char *_tessera_process_get_problem        (TesseraProcess *process);
+TesseraProcess *_tessera_process_new_unknown    (const char     *problem);
 
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
@@ -85,6 +111,11 @@ void     _tessera_wait_end                    (TesseraDynamicDependency      *de
 /* When a waiter that does not reserve yet must try again to start
  * reserving (monotonic µs), or -1. */
 gint64   _tessera_wait_get_patience_deadline  (TesseraDynamicDependency      *dependency);
+gint64   _tessera_wait_wake_time              (TesseraDynamicDependency      *dependency,
+                                               gint64                         deadline);
+/* Begins a wait on each; freeing the array ends them. */
+GPtrArray *_tessera_wait_begin_all            (TesseraDynamicDependency     **dependencies,
+                                               guint                          n_dependencies);
 TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lock_folder,
                                                GType                         lock_file_type,
                                                double                        min_age,
@@ -106,6 +137,30 @@ double   _tessera_patience_default            (void);
 /* (module, class) → lock class, among the registered ones only */
 GType _tessera_lock_class_table_lookup (const char *module,
                                         const char *class_name);
+
+/* Whether an acquire that failed with @error should wait and try again:
+ * the resource is full, or smaller than the request for now. */
+static inline gboolean
+_tessera_error_means_wait (const GError *error)
+{
+  return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE) ||
+         g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY);
+}
+
+/* json_parser_load_from_data() refusing nesting deeper than
+ * TESSERA_JSON_MAX_DEPTH (tessera-json.c): for every file of a folder. */
+gboolean _tessera_json_load (JsonParser  *parser,
+                             const char  *data,
+                             gssize       length,
+                             GError     **error);
+
+TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                                              const char  *path,
+                                                              char       **data,
+                                                              gsize       *length,
+                                                              GError     **error);
+
+void _tessera_share_like_parent (int fd, const char *path);
 
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);

@@ -4,26 +4,45 @@
  */
 #include "tessera-private.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /**
  * TesseraProcess:
  *
  * The process that holds a lock: the seed's local process spec
- * `{"type": "local", "pid": N}`, which Tessera extends with "start_time"
- * (field 22 of `/proc/PID/stat`), "boot_id" and "host" so that a reused pid,
- * a reboot or a holder on another machine are told apart. Readers ignore
- * members they do not know, so the extended spec stays readable by
- * experimaestro.
+ * `{"type": "local", "pid": N}`, which Tessera extends so that a reader
+ * knows whether a pid check means anything to it: "start_time" (field 22
+ * of `/proc/PID/stat`), "boot_id", "host" (the host name, for people),
+ * "machine_id" (`/etc/machine-id`), "host_id" (a random id drawn once per
+ * host, as cloned images share machine ids), "pid_ns" (the inode of the
+ * writer's `/proc/self/ns/pid`, where the pid number means something) and
+ * "uid". Readers ignore members they do not know, so the extended spec
+ * stays readable by experimaestro.
+ *
+ * A spec Tessera cannot judge (another process type such as experimaestro's
+ * "slurm" or "ssh", or a pid that is not a number) is kept as it was read:
+ * [method@Tessera.Process.check] says %TESSERA_PROCESS_UNKNOWN and its
+ * holder counts.
  */
 struct _TesseraProcess
 {
   GObject parent_instance;
 
-  GPid pid;
+  GPid pid;             /* 0 when the spec has none Tessera can use */
   guint64 start_time;   /* 0 when unknown */
   char *boot_id;        /* NULL when unknown */
   char *host;           /* NULL when unknown */
+  char *machine_id;     /* NULL when unknown */
+  char *host_id;        /* NULL when unknown */
+  guint64 pid_ns;       /* 0 when unknown */
+  gint64 uid;           /* -1 when unknown */
+  char *type;           /* "local" unless the spec said otherwise */
+  char *problem;        /* why Tessera cannot judge it; NULL when it can */
+  JsonNode *spec;       /* the spec as read, written back when not understood */
+  gboolean by_tessera;  /* it carries members only Tessera writes */
 };
 
 G_DEFINE_FINAL_TYPE (TesseraProcess, tessera_process, G_TYPE_OBJECT)
@@ -35,6 +54,11 @@ tessera_process_finalize (GObject *object)
 
   g_free (self->boot_id);
   g_free (self->host);
+  g_free (self->machine_id);
+  g_free (self->host_id);
+  g_free (self->type);
+  g_free (self->problem);
+  g_clear_pointer (&self->spec, json_node_unref);
   G_OBJECT_CLASS (tessera_process_parent_class)->finalize (object);
 }
 
@@ -47,15 +71,22 @@ tessera_process_class_init (TesseraProcessClass *klass)
 static void
 tessera_process_init (TesseraProcess *self)
 {
+  self->uid = -1;
+}
+
+static char *
+nonempty_dup (const char *text)
+{
+  return text != NULL && *text != '\0' ? g_strdup (text) : NULL;
 }
 
 /**
  * tessera_process_new_local:
- * @pid: a process id on this machine
+ * @pid: a process id on this machine, in our pid namespace
  *
- * Describes a running process of this machine, with its start time, this
- * boot's id and this host's name. When @pid does not run, the start time
- * stays unknown (0) and [method@Tessera.Process.check] reports it dead.
+ * Describes a running process of this machine, with its start time and
+ * owner, this boot's id, this host's ids and name, and our pid namespace.
+ * When @pid does not run, the start time stays unknown (0).
  *
  * Returns: (transfer full): a new process
  */
@@ -63,12 +94,35 @@ TesseraProcess *
 tessera_process_new_local (GPid pid)
 {
   TesseraProcess *self = g_object_new (TESSERA_TYPE_PROCESS, NULL);
+  char path[64];
+  struct stat st;
 
+  self->type = g_strdup ("local");
   self->pid = pid;
   if (!_tessera_proc_stat (pid, &self->start_time, NULL))
     self->start_time = 0;
-  self->boot_id = g_strdup (_tessera_boot_id ());
+  self->boot_id = nonempty_dup (_tessera_boot_id ());
   self->host = g_strdup (_tessera_host_name ());
+  self->machine_id = nonempty_dup (_tessera_machine_id ());
+  self->host_id = nonempty_dup (_tessera_host_id ());
+  self->pid_ns = _tessera_pid_namespace ();
+  self->by_tessera = TRUE;
+  g_snprintf (path, sizeof path, "/proc/%d", (int) pid);
+  if (pid == getpid ())
+    self->uid = (gint64) getuid ();
+  else if (stat (path, &st) == 0)
+    self->uid = (gint64) st.st_uid;
+  return self;
+}
+
+/* A holder named by something Tessera cannot read at all (a `.pid` that is
+ * not a JSON object): it counts, for @problem. */
+TesseraProcess *
+_tessera_process_new_unknown (const char *problem)
+{
+  TesseraProcess *self = g_object_new (TESSERA_TYPE_PROCESS, NULL);
+
+  self->problem = g_strdup (problem);
   return self;
 }
 
@@ -96,6 +150,18 @@ optional_string (JsonObject *object, const char *member)
   return NULL;
 }
 
+/* A non-negative integer member, or -1. */
+static gint64
+optional_int (JsonObject *object, const char *member)
+{
+  JsonNode *node = json_object_get_member (object, member);
+
+  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
+      json_node_get_value_type (node) == G_TYPE_INT64 && json_node_get_int (node) >= 0)
+    return json_node_get_int (node);
+  return -1;
+}
+
 /**
  * tessera_process_new_from_json:
  * @node: a process spec such as `{"type": "local", "pid": 42}`
@@ -103,8 +169,10 @@ optional_string (JsonObject *object, const char *member)
  *
  * Reads a process spec as experimaestro writes it in `<job>.pid` and as
  * Tessera writes it in a lock file's "process" member. Unknown members are
- * ignored; a spec that is not an object, whose "type" is not "local" or
- * whose "pid" is not a positive integer is an error.
+ * ignored. A spec whose "type" is not "local" (experimaestro's "slurm",
+ * "ssh"…) or whose "pid" is not a positive integer is read all the same:
+ * Tessera cannot judge it ([method@Tessera.Process.get_problem] says why),
+ * so its holder counts. Only a spec that is not a JSON object is an error.
  *
  * Returns: (transfer full): a new process, or %NULL with @error set
  */
@@ -112,10 +180,13 @@ TesseraProcess *
 tessera_process_new_from_json (JsonNode  *node,
                                GError   **error)
 {
+  static const char * const tessera_members[] = {
+    "start_time", "boot_id", "host", "machine_id", "host_id", "pid_ns", "uid",
+  };
   JsonObject *object;
-  JsonNode *pid_node, *start_node;
+  JsonNode *type_node;
   const char *type;
-  gint64 pid;
+  gint64 pid, value;
   TesseraProcess *self;
 
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
@@ -125,31 +196,33 @@ tessera_process_new_from_json (JsonNode  *node,
       return NULL;
     }
   object = json_node_get_object (node);
-  type = optional_string (object, "type");
-  if (type != NULL && g_strcmp0 (type, "local") != 0)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("Unsupported process type “%s”"), type);
-      return NULL;
-    }
-  pid_node = json_object_get_member (object, "pid");
-  if (pid_node == NULL || !JSON_NODE_HOLDS_VALUE (pid_node) ||
-      json_node_get_value_type (pid_node) != G_TYPE_INT64 ||
-      (pid = json_node_get_int (pid_node)) <= 0 || pid > G_MAXINT32)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("A process spec needs a positive integer “pid”"));
-      return NULL;
-    }
   self = g_object_new (TESSERA_TYPE_PROCESS, NULL);
-  self->pid = (GPid) pid;
-  start_node = json_object_get_member (object, "start_time");
-  if (start_node != NULL && JSON_NODE_HOLDS_VALUE (start_node) &&
-      json_node_get_value_type (start_node) == G_TYPE_INT64 &&
-      json_node_get_int (start_node) > 0)
-    self->start_time = (guint64) json_node_get_int (start_node);
-  self->boot_id = g_strdup (optional_string (object, "boot_id"));
+  type_node = json_object_get_member (object, "type");
+  type = optional_string (object, "type");
+  self->type = g_strdup (type != NULL ? type : "local");
+  if (type_node != NULL && type == NULL)
+    self->problem = g_strdup (_("its process type is not a string"));
+  else if (g_strcmp0 (self->type, "local") != 0)
+    self->problem = g_strdup_printf (_("its process type “%s” is not known here"), self->type);
+  else if ((pid = optional_int (object, "pid")) <= 0 || pid > G_MAXINT32)
+    self->problem = g_strdup (_("its process spec has no usable “pid”"));
+  else
+    self->pid = (GPid) pid;
+  if (self->problem != NULL)
+    self->spec = json_node_copy (node);
+
+  if ((value = optional_int (object, "start_time")) > 0)
+    self->start_time = (guint64) value;
+  self->boot_id = nonempty_dup (optional_string (object, "boot_id"));
   self->host = g_strdup (optional_string (object, "host"));
+  self->machine_id = g_strdup (optional_string (object, "machine_id"));
+  self->host_id = nonempty_dup (optional_string (object, "host_id"));
+  if ((value = optional_int (object, "pid_ns")) > 0)
+    self->pid_ns = (guint64) value;
+  self->uid = optional_int (object, "uid");
+  for (guint i = 0; i < G_N_ELEMENTS (tessera_members); i++)
+    if (json_object_has_member (object, tessera_members[i]))
+      self->by_tessera = TRUE;
   return self;
 }
 
@@ -158,7 +231,8 @@ tessera_process_new_from_json (JsonNode  *node,
  * @self: a process
  *
  * Writes the process spec: "type" and "pid" as experimaestro expects, and
- * the members Tessera knows when they are known.
+ * the members Tessera knows when they are known. A spec Tessera could not
+ * judge is written back as it was read.
  *
  * Returns: (transfer full): a JSON object node
  */
@@ -170,15 +244,26 @@ tessera_process_to_json (TesseraProcess *self)
 
   g_return_val_if_fail (TESSERA_IS_PROCESS (self), NULL);
 
+  if (self->spec != NULL)
+    return json_node_copy (self->spec);
   object = json_object_new ();
-  json_object_set_string_member (object, "type", "local");
-  json_object_set_int_member (object, "pid", self->pid);
+  json_object_set_string_member (object, "type", self->type != NULL ? self->type : "local");
+  if (self->pid > 0)
+    json_object_set_int_member (object, "pid", self->pid);
   if (self->start_time > 0)
     json_object_set_int_member (object, "start_time", (gint64) self->start_time);
-  if (self->boot_id != NULL && *self->boot_id != '\0')
+  if (self->boot_id != NULL)
     json_object_set_string_member (object, "boot_id", self->boot_id);
   if (self->host != NULL)
     json_object_set_string_member (object, "host", self->host);
+  if (self->machine_id != NULL)
+    json_object_set_string_member (object, "machine_id", self->machine_id);
+  if (self->host_id != NULL)
+    json_object_set_string_member (object, "host_id", self->host_id);
+  if (self->pid_ns > 0)
+    json_object_set_int_member (object, "pid_ns", (gint64) self->pid_ns);
+  if (self->uid >= 0)
+    json_object_set_int_member (object, "uid", self->uid);
   node = json_node_new (JSON_NODE_OBJECT);
   json_node_take_object (node, object);
   return node;
@@ -187,6 +272,8 @@ tessera_process_to_json (TesseraProcess *self)
 /**
  * tessera_process_get_pid:
  * @self: a process
+ *
+ * Gets the process id.
  *
  * Returns: the process id
  */
@@ -201,6 +288,8 @@ tessera_process_get_pid (TesseraProcess *self)
  * tessera_process_get_start_time:
  * @self: a process
  *
+ * Gets the start time in clock ticks after boot, or 0 when unknown.
+ *
  * Returns: the start time in clock ticks after boot, or 0 when unknown
  */
 guint64
@@ -213,6 +302,8 @@ tessera_process_get_start_time (TesseraProcess *self)
 /**
  * tessera_process_get_host:
  * @self: a process
+ *
+ * Gets the host the process runs on, when recorded.
  *
  * Returns: (nullable): the host the process runs on, when recorded
  */
@@ -227,6 +318,9 @@ tessera_process_get_host (TesseraProcess *self)
  * tessera_process_get_boot_id:
  * @self: a process
  *
+ * Gets the boot id of the machine when the process was recorded,
+ * when known.
+ *
  * Returns: (nullable): the boot id of the machine when the process was
  *   recorded, when known
  */
@@ -238,58 +332,180 @@ tessera_process_get_boot_id (TesseraProcess *self)
 }
 
 /**
+ * tessera_process_get_process_type:
+ * @self: a process
+ *
+ * Gets the spec's "type": "local" for the processes Tessera judges, another
+ * name (experimaestro's "slurm", "ssh"…) for the others.
+ *
+ * Returns: the spec's "type": "local" for the processes Tessera judges,
+ *   another name (experimaestro's "slurm", "ssh"…) for the others
+ */
+const char *
+tessera_process_get_process_type (TesseraProcess *self)
+{
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), NULL);
+  return self->type != NULL ? self->type : "local";
+}
+
+/**
+ * tessera_process_get_problem:
+ * @self: a process
+ *
+ * Gets why Tessera cannot judge this process (its holder then
+ * counts until it is removed by hand), or %NULL when it can.
+ *
+ * Returns: (nullable): why Tessera cannot judge this process (its holder
+ *   then counts until it is removed by hand), or %NULL when it can
+ */
+const char *
+tessera_process_get_problem (TesseraProcess *self)
+{
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), NULL);
+  return self->problem;
+}
+
+const char *
+_tessera_process_get_problem (TesseraProcess *self)
+{
+  return self->problem;
+}
+
+gboolean
+_tessera_process_on_this_host (TesseraProcess *self)
+{
+  return self->host_id != NULL && _tessera_is_this_host (self->machine_id, self->host_id);
+}
+
+gboolean
+_tessera_process_written_by_tessera (TesseraProcess *self)
+{
+  return self->by_tessera;
+}
+
+/**
+ * tessera_process_get_uid:
+ * @self: a process
+ *
+ * Gets the user id the process ran as when recorded, or -1 when unknown.
+ *
+ * Returns: the user id the process ran as when recorded, or -1 when unknown
+ */
+gint64
+tessera_process_get_uid (TesseraProcess *self)
+{
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), -1);
+  return self->uid;
+}
+
+/* Whether the spec says where its pid means something: host, boot and pid
+ * namespace. Only then can a pid check give a verdict of death. */
+static gboolean
+has_identity (TesseraProcess *self)
+{
+  return self->host_id != NULL && self->boot_id != NULL && self->pid_ns > 0;
+}
+
+/**
  * tessera_process_is_local:
  * @self: a process
  *
- * A process is local when it names no host (the seed's specs never do) or
- * names this one. A pid check only means something for a local process.
+ * A process recorded with its host ids is local when they are this
+ * host's; one recorded without them (the seed's specs, older Tessera)
+ * when it names no host or this host's name. Only
+ * [method@Tessera.Process.check] says whether a pid check means anything.
  *
- * Returns: whether the process runs on this machine
+ * Returns: whether the process may run on this machine
  */
 gboolean
 tessera_process_is_local (TesseraProcess *self)
 {
   g_return_val_if_fail (TESSERA_IS_PROCESS (self), FALSE);
+  if (self->host_id != NULL)
+    return _tessera_is_this_host (self->machine_id, self->host_id);
   return self->host == NULL || g_strcmp0 (self->host, _tessera_host_name ()) == 0;
+}
+
+/* The pid in our /proc. @sure: the spec's identity says the pid is ours,
+ * so a pid that is gone is a dead holder. */
+static TesseraProcessState
+check_pid (TesseraProcess *self, gboolean sure)
+{
+  guint64 start = 0;
+  char state = '?';
+
+  if (_tessera_proc_stat (self->pid, &start, &state))
+    {
+      if (state == 'Z' || state == 'X' || state == 'x')
+        return TESSERA_PROCESS_DEAD;
+      if (self->start_time != 0)
+        return start == self->start_time ? TESSERA_PROCESS_ALIVE : TESSERA_PROCESS_DEAD;
+      /* A live pid with no start time to compare may have been reused:
+       * only the job lock can tell, unless the spec is not sure to be
+       * about our pids at all (then a live pid is a holder, for safety). */
+      return sure ? TESSERA_PROCESS_REMOTE : TESSERA_PROCESS_ALIVE;
+    }
+  /* Not in /proc: gone, or hidden from us (hidepid), which kill() tells. */
+  if (kill (self->pid, 0) < 0 && errno == ESRCH)
+    return TESSERA_PROCESS_DEAD;
+  return TESSERA_PROCESS_REMOTE;
 }
 
 /**
  * tessera_process_check:
  * @self: a process
  *
- * Judges whether the process still holds: a local process is dead when its
- * pid is gone, is a zombie, has another start time than recorded (the pid
- * was reused) or was recorded during another boot. A process on another
- * host is never judged by a local pid check.
+ * Judges whether the process still holds, as far as a pid check can:
+ *
+ * - a spec Tessera cannot judge (another process type) is
+ *   %TESSERA_PROCESS_UNKNOWN;
+ * - with its host ids, boot id and pid namespace recorded: on another host
+ *   it is %TESSERA_PROCESS_REMOTE; on ours but during another boot, dead;
+ *   in another pid namespace, remote; in ours, dead when its pid is gone,
+ *   is a zombie or has another start time, and remote (the job lock
+ *   decides) when it has no start time or is hidden by `hidepid`
+ *   (`kill (pid, 0)` answers EPERM);
+ * - without them (experimaestro's and older Tessera's specs), the pid
+ *   may be another host's or another namespace's: a matching live process
+ *   here is alive, anything else is remote, never dead.
  *
  * Returns: what was found
  */
 TesseraProcessState
 tessera_process_check (TesseraProcess *self)
 {
-  guint64 start = 0;
-  char state = '?';
+  TesseraProcessState state;
 
-  g_return_val_if_fail (TESSERA_IS_PROCESS (self), TESSERA_PROCESS_DEAD);
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), TESSERA_PROCESS_UNKNOWN);
 
+  if (self->problem != NULL)
+    return TESSERA_PROCESS_UNKNOWN;
+  if (has_identity (self))
+    {
+      if (!_tessera_is_this_host (self->machine_id, self->host_id))
+        return TESSERA_PROCESS_REMOTE;
+      if (*_tessera_boot_id () != '\0' && g_strcmp0 (self->boot_id, _tessera_boot_id ()) != 0)
+        return TESSERA_PROCESS_DEAD;
+      if (_tessera_pid_namespace () == 0 || self->pid_ns != _tessera_pid_namespace ())
+        return TESSERA_PROCESS_REMOTE;
+      return check_pid (self, TRUE);
+    }
   if (!tessera_process_is_local (self))
     return TESSERA_PROCESS_REMOTE;
-  if (self->boot_id != NULL && *self->boot_id != '\0' &&
-      *_tessera_boot_id () != '\0' && g_strcmp0 (self->boot_id, _tessera_boot_id ()) != 0)
-    return TESSERA_PROCESS_DEAD;
-  if (!_tessera_proc_stat (self->pid, &start, &state))
-    return TESSERA_PROCESS_DEAD;
-  if (state == 'Z' || state == 'X' || state == 'x')
-    return TESSERA_PROCESS_DEAD;
-  if (self->start_time != 0 && start != self->start_time)
-    return TESSERA_PROCESS_DEAD;
-  return TESSERA_PROCESS_ALIVE;
+  if (self->boot_id != NULL && *_tessera_boot_id () != '\0' &&
+      g_strcmp0 (self->boot_id, _tessera_boot_id ()) != 0)
+    return TESSERA_PROCESS_REMOTE;
+  state = check_pid (self, FALSE);
+  return state == TESSERA_PROCESS_ALIVE ? TESSERA_PROCESS_ALIVE : TESSERA_PROCESS_REMOTE;
 }
 
 /**
  * tessera_process_equal:
  * @a: a process
  * @b: another process
+ *
+ * Tells whether both name the same process (pid, and start time, boot and
+ * host where both know them).
  *
  * Returns: whether both name the same process (pid, and start time, boot
  *   and host where both know them)
@@ -307,6 +523,12 @@ tessera_process_equal (TesseraProcess *a,
   if (a->boot_id && b->boot_id && g_strcmp0 (a->boot_id, b->boot_id) != 0)
     return FALSE;
   if (a->host && b->host && g_strcmp0 (a->host, b->host) != 0)
+    return FALSE;
+  if (a->host_id && b->host_id && g_strcmp0 (a->host_id, b->host_id) != 0)
+    return FALSE;
+  if (a->pid_ns && b->pid_ns && a->pid_ns != b->pid_ns)
+    return FALSE;
+  if (g_strcmp0 (a->type, b->type) != 0)
     return FALSE;
   return TRUE;
 }

@@ -263,6 +263,8 @@ tessera_plugin_info_init (TesseraPluginInfo *self)
  * tessera_plugin_info_get_module:
  * @self: a plugin
  *
+ * The plugin's module name.
+ *
  * Returns: the manifest's `Module`
  */
 const char *
@@ -275,6 +277,8 @@ tessera_plugin_info_get_module (TesseraPluginInfo *self)
 /**
  * tessera_plugin_info_get_name:
  * @self: a plugin
+ *
+ * The plugin's name for people.
  *
  * Returns: the manifest's human-readable `Name`
  */
@@ -289,6 +293,8 @@ tessera_plugin_info_get_name (TesseraPluginInfo *self)
  * tessera_plugin_info_get_manifest_path:
  * @self: a plugin
  *
+ * Where the plugin's manifest was found.
+ *
  * Returns: the manifest file
  */
 const char *
@@ -302,6 +308,9 @@ tessera_plugin_info_get_manifest_path (TesseraPluginInfo *self)
  * tessera_plugin_info_get_module_path:
  * @self: a plugin
  *
+ * Where the plugin's shared module is: `lib<Module>.so` next to the
+ * manifest.
+ *
  * Returns: the shared module loaded for this plugin
  */
 const char *
@@ -314,6 +323,8 @@ tessera_plugin_info_get_module_path (TesseraPluginInfo *self)
 /**
  * tessera_plugin_info_get_resource_types:
  * @self: a plugin
+ *
+ * The manifest's `ResourceTypes`.
  *
  * Returns: (transfer none) (array zero-terminated=1): the resource type
  *   names the plugin provides
@@ -329,6 +340,8 @@ tessera_plugin_info_get_resource_types (TesseraPluginInfo *self)
  * tessera_plugin_info_get_classes:
  * @self: a plugin
  *
+ * The manifest's `Classes`.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the `module:class`
  *   pairs of locks.json the plugin understands
  */
@@ -342,6 +355,8 @@ tessera_plugin_info_get_classes (TesseraPluginInfo *self)
 /**
  * tessera_plugin_info_is_loaded:
  * @self: a plugin
+ *
+ * Whether the plugin's module was loaded.
  *
  * Returns: whether the plugin's module is loaded in this process
  */
@@ -359,6 +374,9 @@ tessera_plugin_info_is_loaded (TesseraPluginInfo *self)
  * tessera_check_plugin_name:
  * @name: a module, class or resource type name from data
  * @error: return location for a #GError
+ *
+ * Checks a name that came from data (a key file's `type=`, a
+ * `locks.json` entry) before it is looked up in the manifests.
  *
  * Returns: %TRUE when @name is made of `[A-Za-z0-9_.-]` only, is not
  *   empty, has no `..` and does not start with a dot; else %FALSE with
@@ -482,6 +500,9 @@ tessera_registry_get_default (void)
 /**
  * tessera_registry_get_search_path:
  * @self: a registry
+ *
+ * Where the registry looks for plugin manifests:
+ * `TESSERA_PLUGIN_PATH`, then the installed plugin folder.
  *
  * Returns: (transfer none) (array zero-terminated=1): the folders searched
  *   for manifests, in order
@@ -749,6 +770,8 @@ tessera_registry_lookup_lock_class (TesseraRegistry  *self,
  * tessera_registry_is_module_loaded:
  * @self: a registry
  * @module: a module name
+ *
+ * Whether a plugin module was loaded.
  *
  * Returns: whether that plugin module is loaded in this process
  */

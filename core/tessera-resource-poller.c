@@ -189,6 +189,9 @@ tessera_resource_poller_get_default (void)
  * tessera_resource_poller_get_context:
  * @self: the poller
  *
+ * Gets the main context run by the poller's thread; sources
+ * attached to it run there.
+ *
  * Returns: (transfer none): the main context run by the poller's thread;
  *   sources attached to it run there
  */

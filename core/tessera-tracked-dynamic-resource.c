@@ -33,8 +33,9 @@
  * `TESSERA_NO_INOTIFY=1`) the folder's modification time does. A holder's
  * death is seen through a pidfd in the [class@Tessera.ResourcePoller]'s
  * thread; the next process that looks removes the dead holder's file. A
- * valid lock file with no process, older than [property@Tessera.TrackedDynamicResource:min-age],
- * whose job lock is not held, is an orphan and is removed too.
+ * valid lock file with no process, seen unchanged by this host for
+ * [property@Tessera.TrackedDynamicResource:min-age], whose job lock is
+ * not held (in either kind), is an orphan and is removed too.
  *
  * Subclasses implement the seed's accounting virtual functions; all of
  * them run under the resource's thread lock.
@@ -51,6 +52,10 @@ typedef struct
   TesseraProcess *holder;             /* from the file or from <job_uri>.pid */
   gboolean watched;
   gboolean truncated;                 /* empty or cut short: not JSON at all */
+  gboolean whole;                     /* names a job, amount unreadable: holds all */
+  gboolean lock_seen_held;            /* its job lock was seen held: its job ran */
+  gint64 first_seen_us;               /* monotonic: when this host first saw it; 0: not asked */
+  gint64 lock_free_since_us;          /* monotonic: its job lock first seen free; 0: not */
 } Entry;
 
 typedef struct
@@ -114,11 +119,14 @@ typedef struct
   GSource *inotify_source;
   GHashTable *pid_watches;    /* pid → PidWatch */
   guint64 next_serial;
+  guint whole_holders;        /* accounted entries that hold everything */
+  int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
   PROP_0,
   PROP_LOCK_FOLDER,
+  PROP_PATH,
   PROP_LOCK_FILE_TYPE,
   PROP_MIN_AGE,
   PROP_PATIENCE,
@@ -431,6 +439,7 @@ account (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->account_lock_file (self, entry->lock_file);
       entry->accounted = TRUE;
+      PRIV (self)->whole_holders += entry->whole;
       PRIV (self)->view_serial++;
     }
 }
@@ -442,6 +451,7 @@ unaccount (TesseraTrackedDynamicResource *self, Entry *entry)
     {
       KLASS (self)->unaccount_lock_file (self, entry->lock_file);
       entry->accounted = FALSE;
+      PRIV (self)->whole_holders -= entry->whole;
       PRIV (self)->view_serial++;
     }
 }
@@ -461,34 +471,120 @@ remove_entry (TesseraTrackedDynamicResource *self, const char *name)
 }
 
 /* Finds the holder of a lock file without "process": seed-era writers name
- * it only through <job_uri>.pid. */
+ * it only through <job_uri>.pid. A `.pid` that is there but cannot be read
+ * names a holder all the same, one Tessera cannot judge. */
 static TesseraProcess *
 holder_from_pid_file (const char *job_uri)
 {
   g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
   g_autofree char *data = NULL;
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(GError) error = NULL;
+  TesseraProcess *process;
   gsize length;
 
-  if (!_tessera_read_file_nofollow (pid_path, &data, &length, NULL, NULL))
-    return NULL;
-  if (!json_parser_load_from_data (parser, data, length, NULL))
-    return NULL;
-  return tessera_process_new_from_json (json_parser_get_root (parser), NULL);
+  if (!_tessera_read_file_nofollow (pid_path, &data, &length, NULL, &error))
+    {
+      if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
+          g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR))
+        return NULL;
+      return _tessera_process_new_unknown (_("its .pid file cannot be read"));
+    }
+  if (!_tessera_json_load (parser, data, length, NULL))
+    return _tessera_process_new_unknown (_("its .pid file is not JSON"));
+  process = tessera_process_new_from_json (json_parser_get_root (parser), NULL);
+  return process != NULL ? process : _tessera_process_new_unknown (_("its .pid file is not a process spec"));
 }
 
 /* Whether a file that did not load is not even JSON: what a writer in
  * place (a Python peer) leaves when it dies half-way. */
 static gboolean
-is_truncated (const char *path)
+is_truncated (const char *data, gsize length)
 {
-  g_autofree char *data = NULL;
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-  gsize length;
 
-  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL))
+  return length == 0 || !_tessera_json_load (parser, data, length, NULL);
+}
+
+/* Numbers written as 1.0 (Python's json may) become integers; FALSE when
+ * some number is not a whole one, or the information is nested deeper than
+ * any type's needs (then it is not read at all). */
+static gboolean
+integral_numbers (JsonNode *node, guint depth)
+{
+  gboolean whole = TRUE;
+
+  if (depth > 32)
     return FALSE;
-  return length == 0 || !json_parser_load_from_data (parser, data, length, NULL);
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_autoptr(GList) members = json_object_get_values (json_node_get_object (node));
+      for (GList *l = members; l != NULL; l = l->next)
+        whole &= integral_numbers (l->data, depth + 1);
+    }
+  else if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *array = json_node_get_array (node);
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        whole &= integral_numbers (json_array_get_element (array, i), depth + 1);
+    }
+  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    {
+      double value = json_node_get_double (node);
+      if (value != (double) (gint64) value || value < (double) G_MININT64 || value > (double) G_MAXINT64)
+        return FALSE;
+      json_node_set_int (node, (gint64) value);
+    }
+  return whole;
+}
+
+/* A lock file that did not load but names a job still holds (fail closed):
+ * read again with whole floats made integers and an unreadable "process"
+ * dropped (@holder_unknown then set); if its "information" still cannot
+ * be read, without it, and @whole set: it holds everything. */
+static TesseraDynamicLockFile *
+salvage_lock_file (TesseraTrackedDynamicResource *self, const char *path, const char *data, gsize length,
+                   gboolean *whole, gboolean *holder_unknown)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autofree char *text = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
+  JsonNode *root;
+  TesseraDynamicLockFile *lock_file;
+  JsonObject *object;
+  JsonNode *member;
+
+  if (!_tessera_json_load (parser, data, length, NULL) ||
+      json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  root = json_parser_get_root (parser);
+  object = json_node_get_object (root);
+  member = json_object_get_member (object, "job_uri");
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      json_node_get_value_type (member) != G_TYPE_STRING || *json_node_get_string (member) == '\0')
+    return NULL;   /* names no job: it never counted */
+
+  member = json_object_get_member (object, "process");
+  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))
+    {
+      json_object_remove_member (object, "process");
+      *holder_unknown = TRUE;
+    }
+  member = json_object_get_member (object, "information");
+  if (member != NULL && integral_numbers (member, 0))
+    {
+      text = json_to_string (root, FALSE);
+      lock_file = tessera_dynamic_lock_file_new_from_data (priv->lock_file_type, path, text, -1, NULL);
+      if (lock_file != NULL)
+        return lock_file;
+      g_clear_pointer (&text, g_free);
+    }
+  json_object_remove_member (object, "information");
+  text = json_to_string (root, FALSE);
+  lock_file = tessera_dynamic_lock_file_new_from_data (priv->lock_file_type, path, text, -1, NULL);
+  if (lock_file != NULL)
+    *whole = TRUE;
+  return lock_file;
 }
 
 /* Reads (or re-reads) one lock file. Called with the thread lock held. */
@@ -498,6 +594,7 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
   g_autoptr(GError) error = NULL;
+  gboolean holder_unknown = FALSE;
   Entry *entry;
 
   remove_entry (self, name);
@@ -511,7 +608,12 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
     g_warning (_("Ignoring %s: not a regular file"), path);
   else
     {
-      entry->lock_file = tessera_dynamic_lock_file_load (priv->lock_file_type, path, &error);
+      g_autofree char *data = NULL;
+      gsize length;
+
+      /* Read once: under ipc.lock no writer is half-way, and what does not
+       * load is judged from this very text. */
+      entry->lock_file = _tessera_dynamic_lock_file_load_once (priv->lock_file_type, path, &data, &length, &error);
       if (entry->lock_file == NULL)
         {
           if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
@@ -519,8 +621,17 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
               entry_free (entry);
               return;
             }
-          g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
-          entry->truncated = is_truncated (path);
+          entry->lock_file = data != NULL ? salvage_lock_file (self, path, data, length, &entry->whole, &holder_unknown)
+                                          : NULL;
+          if (entry->lock_file != NULL)
+            g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
+                       path, resource_name (self), error->message,
+                       entry->whole ? _("as holding everything") : _("for its declared amount"));
+          else
+            {
+              g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
+              entry->truncated = data != NULL && is_truncated (data, length);
+            }
         }
     }
 
@@ -534,49 +645,172 @@ load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct 
   account (self, entry);
   if (!tessera_dynamic_lock_file_is_valid (entry->lock_file))
     return;
-  if (tessera_dynamic_lock_file_get_process (entry->lock_file) != NULL)
+  if (holder_unknown)
+    entry->holder = _tessera_process_new_unknown (_("its process spec is not a JSON object"));
+  else if (tessera_dynamic_lock_file_get_process (entry->lock_file) != NULL)
     entry->holder = g_object_ref (tessera_dynamic_lock_file_get_process (entry->lock_file));
   g_hash_table_add (priv->attention, g_strdup (name));
 }
 
+/* What tells this very file from the next one of the same name, for the
+ * host's memory of when it was first seen. */
+static char *
+seen_key (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  return g_strdup_printf ("%s/%s\n%" G_GUINT64_FORMAT "\n%" G_GINT64_FORMAT "\n%" G_GINT64_FORMAT,
+                          PRIV (self)->jobs_folder, entry->name, (guint64) entry->ino,
+                          entry->mtime_ns, (gint64) entry->size);
+}
+
+/* Whether this host has seen the file unchanged for min-age: the age of
+ * an orphan, on our monotonic clock, never its mtime against our clock
+ * (the writer's or the file server's clock may be anything). */
+static gboolean
+seen_for_min_age (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->first_seen_us == 0)
+    {
+      g_autofree char *key = seen_key (self, entry);
+      entry->first_seen_us = _tessera_first_seen (key);
+    }
+  return (double) (g_get_monotonic_time () - entry->first_seen_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
+}
+
+static char *
+lock_free_key (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  g_autofree char *key = seen_key (self, entry);
+
+  return g_strconcat ("job lock free\n", key, NULL);
+}
+
+static void
+forget_lock_free (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->lock_free_since_us != 0)
+    {
+      g_autofree char *key = lock_free_key (self, entry);
+      _tessera_forget_seen (key);
+      entry->lock_free_since_us = 0;
+    }
+}
+
+/* Whether a free job lock is a sure death. A Tessera holder takes its job
+ * lock before its lock file exists, and a job whose lock was seen held has
+ * run: then at once. An experimaestro job takes it only once its process
+ * has started (Python starting can take seconds after its spec was
+ * written): then once this host has seen it free for min-age. */
+static gboolean
+lock_free_for_long (TesseraTrackedDynamicResource *self, Entry *entry)
+{
+  if (entry->lock_seen_held || _tessera_process_written_by_tessera (entry->holder))
+    return TRUE;
+  if (entry->lock_free_since_us == 0)
+    {
+      g_autofree char *key = lock_free_key (self, entry);
+      entry->lock_free_since_us = _tessera_first_seen (key);
+    }
+  return (double) (g_get_monotonic_time () - entry->lock_free_since_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
+}
+
+/* Whether a job lock's state here is its state for every host. Where it is
+ * not, a free job lock says nothing about a holder on another host, so no
+ * such holder can ever be judged dead: said once per resource. */
+static gboolean
+locks_cross_hosts (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  if (priv->locks_cross_hosts == 0)
+    {
+      g_autofree char *why = NULL;
+
+      priv->locks_cross_hosts = _tessera_locks_cross_hosts (priv->lock_folder, &why) ? 1 : -1;
+      if (priv->locks_cross_hosts < 0)
+        g_warning (_("Locks on the file system of %s (%s) do not cross hosts: holders that may run on "
+                     "another host are never judged dead, and ipc.lock cannot exclude other hosts. "
+                     "Share a pool between hosts only on a mount whose locks do (NFS without "
+                     "“nolock” or “local_lock”, Lustre with “flock”) or in the etcd store."),
+                   priv->lock_folder, why);
+    }
+  return priv->locks_cross_hosts > 0;
+}
+
 /* Whether the holder of a valid lock file is gone (then @reason says why).
+ * Only a sure verdict frees capacity: what cannot be judged counts.
  * Thread lock and ipc.lock held. */
 static gboolean
 holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns, char **reason)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   const char *job_uri = tessera_dynamic_lock_file_get_job_uri (entry->lock_file);
+  g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
 
   if (entry->holder == NULL)
     entry->holder = holder_from_pid_file (job_uri);
 
   if (entry->holder != NULL)
     {
-      /* The verdict comes from /proc (pid, start time, zombie state): an
-       * exit event only brought the entry here. */
+      /* The verdict comes from /proc (pid, start time, zombie state) when
+       * the spec says its pid is ours, else from the job lock: an exit
+       * event only brought the entry here. */
       TesseraProcessState state = tessera_process_check (entry->holder);
-      if (state == TESSERA_PROCESS_DEAD)
+      GPid pid = tessera_process_get_pid (entry->holder);
+
+      /* A live pid with no start time to compare (experimaestro's spec)
+       * may be another process now: the job lock decides too. */
+      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0)
+        state = TESSERA_PROCESS_REMOTE;
+      if (state == TESSERA_PROCESS_REMOTE)
         {
-          *reason = g_strdup_printf (_("its process %d is gone"), (int) tessera_process_get_pid (entry->holder));
+          if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
+            {
+              /* Held (or not ours to probe): the holder runs. */
+              entry->lock_seen_held = TRUE;
+              forget_lock_free (self, entry);
+              if (tessera_process_check (entry->holder) == TESSERA_PROCESS_ALIVE && !entry->watched)
+                watch_entry (self, entry);   /* its exit brings it back here */
+              return FALSE;
+            }
+          if (!lock_free_for_long (self, entry))
+            return FALSE;   /* counts; looked at again on every refresh */
+          if (!locks_cross_hosts (self) && !_tessera_process_on_this_host (entry->holder))
+            return FALSE;   /* it may run on a host whose locks we cannot see */
+          *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
+                                     (int) pid);
           return TRUE;
         }
-      if (state == TESSERA_PROCESS_ALIVE && !entry->watched)
+      if (state == TESSERA_PROCESS_DEAD)
+        {
+          *reason = g_strdup_printf (_("its process %d is gone"), (int) pid);
+          return TRUE;
+        }
+      if (state == TESSERA_PROCESS_UNKNOWN)
+        {
+          g_debug ("Holder of %s counts: %s", entry->name, _tessera_process_get_problem (entry->holder));
+          if (tessera_dynamic_lock_file_get_process (entry->lock_file) == NULL)
+            g_clear_object (&entry->holder);   /* its .pid is read again */
+          else
+            g_hash_table_remove (priv->attention, entry->name);
+          return FALSE;
+        }
+      if (!entry->watched)
         watch_entry (self, entry);
-      /* Remote holders and watched ones need no more attention. */
-      if (state == TESSERA_PROCESS_REMOTE || entry->watched)
+      /* Watched holders need no more attention. */
+      if (entry->watched)
         g_hash_table_remove (priv->attention, entry->name);
       return FALSE;
     }
   else
     {
-      g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
       g_autofree char *job_dir = g_path_get_dirname (job_uri);
-      gint64 age_ns = now_ns - entry->mtime_ns;
 
-      /* A process holding the job lock is the holder, still starting. */
-      if (_tessera_job_lock_is_held (lock_path))
+      (void) now_ns;
+      /* A process holding the job lock (either kind) is the holder, still
+       * starting. */
+      if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
         return FALSE;
-      if ((double) age_ns / 1e9 < priv->min_age)
+      if (!seen_for_min_age (self, entry))
         return FALSE;
       *reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
                           ? _("it has no process and nobody holds its job lock")
@@ -600,7 +834,7 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
        * JSON at all was left by a writer in place (a Python peer) that
        * died: it never counted, and once old enough it goes rather than be
        * warned about by every process for ever. */
-      if (!entry->truncated || (double) (now_ns - entry->mtime_ns) / 1e9 < priv->min_age)
+      if (!entry->truncated || !seen_for_min_age (self, entry))
         return TRUE;
       reason = g_strdup (_("it is not JSON (its writer died while writing it)"));
     }
@@ -616,6 +850,12 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
         g_info (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
         if (g_unlink (path) < 0 && errno != ENOENT)
           g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
+        if (entry->first_seen_us != 0)
+          {
+            g_autofree char *key = seen_key (self, entry);
+            _tessera_forget_seen (key);
+          }
+        forget_lock_free (self, entry);
       }
   }
   remove_entry (self, entry->name);
@@ -673,7 +913,7 @@ read_informations (TesseraTrackedDynamicResource *self, struct stat *st, GError 
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, "%s", local->message);
       return NULL;
     }
-  if (!json_parser_load_from_data (parser, data, length, &local))
+  if (!_tessera_json_load (parser, data, length, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
                    _("%s is not valid JSON: %s"), priv->info_path, local->message);
@@ -991,7 +1231,9 @@ refresh_locked (TesseraTrackedDynamicResource *self)
   now_mono = g_get_monotonic_time ();
   if (g_lstat (priv->jobs_folder, &st) < 0)
     {
-      if (mkdir (priv->jobs_folder, 0777) < 0 && errno != EEXIST)
+      if (mkdir (priv->jobs_folder, 0777) == 0)
+        _tessera_share_like_parent (-1, priv->jobs_folder);
+      else if (errno != EEXIST)
         g_warning (_("Cannot create %s: %s"), priv->jobs_folder, g_strerror (errno));
       g_lstat (priv->jobs_folder, &st);
       scan = TRUE;
@@ -1133,7 +1375,8 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
 
   switch (prop_id)
     {
-    case PROP_LOCK_FOLDER: g_value_set_string (value, priv->lock_folder); break;
+    case PROP_LOCK_FOLDER:
+    case PROP_PATH: g_value_set_string (value, priv->lock_folder); break;
     case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
@@ -1149,7 +1392,15 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
 
   switch (prop_id)
     {
-    case PROP_LOCK_FOLDER: g_free (priv->lock_folder); priv->lock_folder = g_value_dup_string (value); break;
+    case PROP_LOCK_FOLDER:
+    case PROP_PATH:
+      /* Two names, one folder: the one not given arrives as NULL. */
+      if (g_value_get_string (value) != NULL)
+        {
+          g_free (priv->lock_folder);
+          priv->lock_folder = g_value_dup_string (value);
+        }
+      break;
     case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     case PROP_PATIENCE:
@@ -1253,6 +1504,15 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
   props[PROP_LOCK_FOLDER] = g_param_spec_string ("lock-folder", NULL, NULL, NULL,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
+   * TesseraTrackedDynamicResource:path:
+   *
+   * The lock folder under the name the key file, the command and the docs
+   * use: the same as [property@Tessera.TrackedDynamicResource:lock-folder],
+   * which is its older name.
+   */
+  props[PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
    * TesseraTrackedDynamicResource:lock-file-type:
    *
    * The [class@Tessera.DynamicLockFile] subtype that reads this resource's
@@ -1267,7 +1527,9 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * TesseraTrackedDynamicResource:min-age:
    *
    * Seconds a lock file without a process is given before it may be
-   * removed as an orphan.
+   * removed as an orphan, counted from when this host first saw it as it
+   * is (on the monotonic clock, shared by the host's processes through
+   * `/var/tmp/tessera-UID/`), never from its modification time.
    */
   props[PROP_MIN_AGE] = g_param_spec_double ("min-age", NULL, NULL, 0, G_MAXDOUBLE, 30.0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1342,6 +1604,10 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   priv->info_path = g_build_filename (priv->lock_folder, "informations.json", NULL);
   if (!_tessera_mkdir_with_parents (priv->jobs_folder, error))
     return FALSE;
+  /* In a group's shared folder, the pool is the group's (see
+   * _tessera_share_like_parent: only what we own, only when needed). */
+  _tessera_share_like_parent (-1, priv->lock_folder);
+  _tessera_share_like_parent (-1, priv->jobs_folder);
 
   setup_inotify (self);
 
@@ -1381,6 +1647,8 @@ tessera_tracked_dynamic_resource_initable_init (GInitableIface *iface)
  * tessera_tracked_dynamic_resource_get_lock_folder:
  * @self: a tracked resource
  *
+ * Gets the absolute path of the lock folder.
+ *
  * Returns: the absolute path of the lock folder
  */
 const char *
@@ -1393,6 +1661,8 @@ tessera_tracked_dynamic_resource_get_lock_folder (TesseraTrackedDynamicResource 
 /**
  * tessera_tracked_dynamic_resource_dup_jobs_folder:
  * @self: a tracked resource
+ *
+ * Gets the path of `jobs/` in the lock folder.
  *
  * Returns: (transfer full): the path of `jobs/` in the lock folder
  */
@@ -1407,6 +1677,8 @@ tessera_tracked_dynamic_resource_dup_jobs_folder (TesseraTrackedDynamicResource 
  * tessera_tracked_dynamic_resource_dup_ipc_lock_path:
  * @self: a tracked resource
  *
+ * Gets the path of `ipc.lock` in the lock folder.
+ *
  * Returns: (transfer full): the path of `ipc.lock` in the lock folder
  */
 char *
@@ -1419,6 +1691,8 @@ tessera_tracked_dynamic_resource_dup_ipc_lock_path (TesseraTrackedDynamicResourc
 /**
  * tessera_tracked_dynamic_resource_dup_informations_path:
  * @self: a tracked resource
+ *
+ * Gets the path of `informations.json`.
  *
  * Returns: (transfer full): the path of `informations.json`
  */
@@ -1451,6 +1725,9 @@ lock_file_name_for (TesseraDynamicDependency *dependency, GError **error)
  * @self: a tracked resource
  * @dependency: a dependency on @self
  *
+ * Gets `jobs/{task_id}@{identifier}.json` for the dependency's
+ * job, or %NULL when its names are not acceptable.
+ *
  * Returns: (transfer full) (nullable): `jobs/{task_id}@{identifier}.json`
  *   for the dependency's job, or %NULL when its names are not acceptable
  */
@@ -1468,6 +1745,8 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 /**
  * tessera_tracked_dynamic_resource_get_min_age:
  * @self: a tracked resource
+ *
+ * Gets the value of [property@Tessera.TrackedDynamicResource:min-age].
  *
  * Returns: the value of [property@Tessera.TrackedDynamicResource:min-age]
  */
@@ -1586,7 +1865,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     }
   /* Waiters before us whose patience is over count as holders here. */
   _tessera_wait_queue_account (self, queue, TRUE);
-  available = KLASS (self)->is_available (self, dependency, &local);
+  available = priv->whole_holders == 0 && KLASS (self)->is_available (self, dependency, &local);
   _tessera_wait_queue_account (self, queue, FALSE);
   if (!available)
     {
@@ -1780,6 +2059,8 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   lock_thread (self);
   KLASS (self)->get_usage (self, &c, &f);
+  if (PRIV (self)->whole_holders > 0 && f > 0)
+    f = 0;   /* a holder whose amount cannot be read holds everything */
   unlock_thread (self);
   if (capacity != NULL)
     *capacity = c;
@@ -1823,6 +2104,9 @@ tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource 
  * tessera_tracked_dynamic_resource_read_informations:
  * @self: a tracked resource
  * @error: return location for a #GError
+ *
+ * Gets the parsed content of informations.json, or %NULL
+ * with %TESSERA_ERROR_INVALID_INFORMATION.
  *
  * Returns: (transfer full): the parsed content of informations.json, or
  *   %NULL with %TESSERA_ERROR_INVALID_INFORMATION

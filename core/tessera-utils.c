@@ -9,6 +9,7 @@
 #include <libintl.h>
 #include <glib/gstdio.h>
 #include <locale.h>
+#include <math.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
@@ -21,6 +22,8 @@
 
 /**
  * tessera_error_quark:
+ *
+ * The error domain of Tessera's errors, %TESSERA_ERROR.
  *
  * Returns: the quark of the %TESSERA_ERROR domain
  */
@@ -42,6 +45,11 @@ _tessera_gettext (const char *msgid)
   return g_dgettext (GETTEXT_PACKAGE, msgid);
 }
 
+/* Below this, polling is a busy loop. */
+#define POLL_INTERVAL_FLOOR 0.01
+
+/* Read once per process (a wrong value is said once, not at every poll),
+ * and kept at or above the floor. */
 static double
 env_seconds (const char *name, double fallback)
 {
@@ -52,10 +60,15 @@ env_seconds (const char *name, double fallback)
   if (value == NULL || *value == '\0')
     return fallback;
   v = g_ascii_strtod (value, &end);
-  if (end == value || *end != '\0' || !(v > 0))
+  if (end == value || *end != '\0' || !(v > 0) || isinf (v))
     {
       g_warning (_("Ignoring %s=%s: not a positive number of seconds"), name, value);
       return fallback;
+    }
+  if (v < POLL_INTERVAL_FLOOR)
+    {
+      g_warning (_("%s=%s is too short: polling every %g s instead"), name, value, POLL_INTERVAL_FLOOR);
+      return POLL_INTERVAL_FLOOR;
     }
   return v;
 }
@@ -64,14 +77,29 @@ env_seconds (const char *name, double fallback)
 double
 _tessera_poll_interval_initial (void)
 {
-  return env_seconds ("TESSERA_POLL_INTERVAL", 0.1);
+  static gsize once = 0;
+  static double initial;
+
+  if (g_once_init_enter (&once))
+    {
+      initial = env_seconds ("TESSERA_POLL_INTERVAL", 0.1);
+      g_once_init_leave (&once, 1);
+    }
+  return initial;
 }
 
 double
 _tessera_poll_interval_max (void)
 {
-  return MAX (env_seconds ("TESSERA_POLL_INTERVAL_MAX", 30.0),
-              _tessera_poll_interval_initial ());
+  static gsize once = 0;
+  static double max;
+
+  if (g_once_init_enter (&once))
+    {
+      max = env_seconds ("TESSERA_POLL_INTERVAL_MAX", 30.0);
+      g_once_init_leave (&once, 1);
+    }
+  return MAX (max, _tessera_poll_interval_initial ());
 }
 
 /* How long a waiter takes what is free before it reserves (seconds). */
@@ -286,6 +314,42 @@ _tessera_path_with_suffix (const char *path,
   return g_strdup_printf ("%.*s%s", (int) stem_len, path, suffix);
 }
 
+/* A pool shared by the users of a group lives in a group-writable (and
+ * usually setgid) folder: what Tessera creates there must be usable by
+ * the others whatever the creator's umask. So a folder, or a file others
+ * must open for writing (ipc.lock), that we just created in a
+ * group-writable folder takes that folder's group and its group bits
+ * (setgid too for a folder). Nothing happens elsewhere, nor to a file we
+ * do not own. @fd may be -1: @path is then opened (never followed). */
+void
+_tessera_share_like_parent (int         fd,
+                            const char *path)
+{
+  g_autofree char *parent = g_path_get_dirname (path);
+  struct stat pst, st;
+  int own_fd = -1;
+
+  if (stat (parent, &pst) < 0 || !(pst.st_mode & S_IWGRP))
+    return;
+  if (fd < 0)
+    fd = own_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return;
+  if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
+    {
+      mode_t add = S_IRGRP | S_IWGRP | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
+
+      /* Not a member of that group: the folder's setgid bit did it already,
+       * or nothing can. */
+      if (st.st_gid != pst.st_gid && fchown (fd, (uid_t) -1, pst.st_gid) < 0)
+        g_debug ("Cannot give %s the group of %s: %s", path, parent, g_strerror (errno));
+      if ((st.st_mode & add) != add && fchmod (fd, (st.st_mode & 07777) | add) < 0)
+        g_debug ("Cannot open %s to the group of %s: %s", path, parent, g_strerror (errno));
+    }
+  if (own_fd >= 0)
+    close (own_fd);
+}
+
 gboolean
 _tessera_mkdir_with_parents (const char  *path,
                              GError     **error)
@@ -381,8 +445,18 @@ _tessera_ipc_lock_acquire (const char  *path,
     {
       struct stat fst, pst;
       gboolean nfs;
-      /* 0666 & ~umask, like the Python peers. */
-      int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+      /* 0666 & ~umask, like the Python peers; made usable by the pool's
+       * group when we are the one creating it. */
+      int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+      if (fd < 0 && errno == ENOENT)
+        {
+          fd = open (path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+          if (fd >= 0)
+            _tessera_share_like_parent (fd, path);
+          else if (errno == EEXIST)
+            continue;
+        }
 
       if (fd < 0)
         {
@@ -470,21 +544,41 @@ _tessera_job_lock_take (const char  *path,
   return fd;
 }
 
-/* Whether some process (classic lockf or OFD) holds a lock on the file. */
+/* Whether some process holds the job lock, in either kind: an fcntl lock
+ * (classic lockf, as fasteners takes it, or OFD, as Tessera does) or a
+ * flock (filelock, newer experimaestro). Never blocks: the flock probe
+ * takes a shared lock without waiting and drops it at once. */
+TesseraJobLockState
+_tessera_job_lock_probe (const char *path)
+{
+  struct flock fl = { 0 };
+  struct stat st;
+  TesseraJobLockState state = TESSERA_JOB_LOCK_FREE;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+  if (fd < 0)
+    return errno == ENOENT || errno == ENOTDIR ? TESSERA_JOB_LOCK_FREE : TESSERA_JOB_LOCK_UNKNOWN;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    state = TESSERA_JOB_LOCK_UNKNOWN;
+  else
+    {
+      fl.l_type = F_WRLCK;
+      fl.l_whence = SEEK_SET;
+      if (fcntl (fd, F_OFD_GETLK, &fl) < 0)
+        state = TESSERA_JOB_LOCK_UNKNOWN;
+      else if (fl.l_type != F_UNLCK)
+        state = TESSERA_JOB_LOCK_HELD;
+      else if (flock (fd, LOCK_SH | LOCK_NB) < 0)
+        state = errno == EWOULDBLOCK ? TESSERA_JOB_LOCK_HELD : TESSERA_JOB_LOCK_UNKNOWN;
+    }
+  close (fd);
+  return state;
+}
+
 gboolean
 _tessera_job_lock_is_held (const char *path)
 {
-  struct flock fl = { 0 };
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  gboolean held;
-
-  if (fd < 0)
-    return FALSE;
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  held = fcntl (fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
-  close (fd);
-  return held;
+  return _tessera_job_lock_probe (path) == TESSERA_JOB_LOCK_HELD;
 }
 
 /* Field 3 (state) and field 22 (start time, in clock ticks since boot) of

@@ -106,6 +106,39 @@ _tessera_wait_get_patience_deadline (TesseraDynamicDependency *dependency)
   return state->last >= end ? -1 : end;
 }
 
+/* When a wait for @dependency must end at the latest: @deadline, or
+ * earlier when its patience ends before (to start reserving). */
+gint64
+_tessera_wait_wake_time (TesseraDynamicDependency *dependency,
+                         gint64                    deadline)
+{
+  gint64 wake = _tessera_wait_get_patience_deadline (dependency);
+
+  return wake < 0 || (deadline >= 0 && deadline < wake) ? deadline : wake;
+}
+
+static void
+end_and_unref (gpointer dependency)
+{
+  _tessera_wait_end (dependency);
+  g_object_unref (dependency);
+}
+
+/* For a wait on several dependencies at once: ends them all when freed. */
+GPtrArray *
+_tessera_wait_begin_all (TesseraDynamicDependency **dependencies,
+                         guint                      n_dependencies)
+{
+  GPtrArray *waiting = g_ptr_array_new_with_free_func (end_and_unref);
+
+  for (guint i = 0; i < n_dependencies; i++)
+    {
+      _tessera_wait_begin (dependencies[i]);
+      g_ptr_array_add (waiting, g_object_ref (dependencies[i]));
+    }
+  return waiting;
+}
+
 void
 _tessera_wait_queue_view_free (TesseraWaitQueueView *view)
 {

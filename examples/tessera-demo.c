@@ -48,7 +48,7 @@ open_pool (const char *folder, GError **error)
 
   if (type == G_TYPE_INVALID)
     return NULL;
-  return g_initable_new (type, NULL, error, "name", "demo", "lock-folder", folder,
+  return g_initable_new (type, NULL, error, "name", "demo", "path", folder,
                          "total", (gint64) TOKENS, NULL);
 }
 

@@ -8,6 +8,7 @@
 #include "test-utils.h"
 
 #include <stdio.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 typedef struct
@@ -108,23 +109,115 @@ test_empty (Fixture *f, gconstpointer data)
   check_bad_lock_file (f, "");
 }
 
+static char *
+deep_json (gsize depth)
+{
+  GString *text = g_string_new (NULL);
+
+  for (gsize i = 0; i < depth; i++)
+    g_string_append_c (text, '[');
+  return g_string_free (text, FALSE);
+}
+
+/* JSON nested 100 000 deep (json-glib recurses once per level) is refused
+ * before parsing, as a lock file and as informations.json: a warning, no
+ * crash. */
+static void
+test_deep_json (Fixture *f, gconstpointer data)
+{
+  g_autofree char *deep = deep_json (100000);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+
+  check_bad_lock_file (f, deep);
+  test_write_file (f->info, deep);
+  counter = open_counter (f, 2);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+  g_assert_no_error (error);
+}
+
+/* Opens of @name in @folder reported by @fd (IN_OPEN) so far. */
+static guint
+count_opens (int fd, const char *name)
+{
+  char buf[16384] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  guint opens = 0;
+  ssize_t n;
+
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n;)
+      {
+        struct inotify_event *ev = (struct inotify_event *) p;
+        if ((ev->mask & IN_OPEN) && ev->len > 0 && g_str_equal (ev->name, name))
+          opens++;
+        p += sizeof (struct inotify_event) + ev->len;
+      }
+  return opens;
+}
+
+/* JSON that is not a lock file is read once per change: not retried
+ * under ipc.lock (a hundred of them cost every status six seconds) nor
+ * read again to be judged. */
+static void
+test_not_a_lock_file_read_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->jobs, "list@1.json", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  test_write_file (path, "[1]");
+  /* Closes too: inotify merges identical events that follow each other. */
+  g_assert_cmpint (inotify_add_watch (fd, f->jobs, IN_OPEN | IN_CLOSE_NOWRITE), >=, 0);
+  counter = open_counter (f, 2);
+  g_assert_cmpuint (count_opens (fd, "list@1.json"), ==, 1);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_opens (fd, "list@1.json"), ==, 0);
+  close (fd);
+}
+
 static void
 test_wrong_types (Fixture *f, gconstpointer data)
 {
   const char *cases[] = {
     "[1, 2, 3]",
     "{\"job_uri\": 42, \"information\": {\"count\": 1}}",
-    "{\"job_uri\": \"/x\", \"information\": \"three\"}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": -4}}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"pid\": \"nope\"}}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"type\": \"slurm\", \"pid\": 3}}",
-    "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": 17}",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_test_message ("case %u: %s", i, cases[i]);
       check_bad_lock_file (f, cases[i]);
+      test_remove_tree (f->jobs);
+      g_mkdir_with_parents (f->jobs, 0777);
+    }
+}
+
+/* A file that names a job counts whatever else in it cannot be
+ * understood: its declared amount when readable, else everything. */
+static void
+test_names_a_job (Fixture *f, gconstpointer data)
+{
+  struct { const char *content; int grantable; } cases[] = {
+    { "{\"job_uri\": \"/x\", \"information\": \"three\"}", 0 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": -4}}", 0 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"pid\": \"nope\"}}", 1 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": {\"type\": \"slurm\", \"pid\": 3}}", 1 },
+    { "{\"job_uri\": \"/x\", \"information\": {\"count\": 1}, \"process\": 17}", 1 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_build_filename (f->jobs, "bad@1.json", NULL);
+      g_autoptr(TestCounter) counter = NULL;
+
+      g_test_message ("case %u: %s", i, cases[i].content);
+      test_write_file (path, cases[i].content);
+      counter = open_counter (f, 2);
+      g_assert_cmpint (grantable (f, counter), ==, cases[i].grantable);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
       test_remove_tree (f->jobs);
       g_mkdir_with_parents (f->jobs, 0777);
     }
@@ -311,10 +404,13 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/bad-input/deep-json", test_deep_json);
+  ADD ("/bad-input/not-a-lock-file-read-once", test_not_a_lock_file_read_once);
   ADD ("/bad-input/lock-file/truncated", test_truncated);
   ADD ("/bad-input/lock-file/not-json", test_not_json);
   ADD ("/bad-input/lock-file/empty", test_empty);
   ADD ("/bad-input/lock-file/wrong-types", test_wrong_types);
+  ADD ("/bad-input/lock-file/names-a-job-counts", test_names_a_job);
   ADD ("/bad-input/lock-file/no-job-uri", test_no_job_uri);
   ADD ("/bad-input/informations/missing", test_informations_missing);
   ADD ("/bad-input/informations/garbage", test_informations_garbage);

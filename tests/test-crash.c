@@ -71,12 +71,17 @@ test_sigkill_seed_era_holder (Fixture *f, gconstpointer data)
   g_autofree char *job_uri = g_build_filename (f->tmp, "xp", "jobs", "seed.task", "h1", "task", NULL);
   g_autofree char *pid_path = g_strconcat (job_uri, ".pid", NULL);
   g_autofree char *lock_file = g_build_filename (f->folder, "jobs", "seed.task@h1.json", NULL);
-  g_autofree char *dummy = g_build_filename (f->tmp, "dummy", NULL);
+  g_autofree char *job_lock = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *job_dir = g_path_get_dirname (job_uri);
   g_autofree char *content = NULL;
   g_autofree char *pid_content = NULL;
-  g_autoptr(Helper) victim = helper_spawn (NULL, "flock", dummy, NULL);
+  g_autoptr(Helper) victim = NULL;
   g_autoptr(Helper) waiter = NULL;
 
+  /* Like experimaestro's job process, the victim holds its job lock while
+   * it runs. */
+  g_mkdir_with_parents (job_dir, 0777);
+  victim = helper_spawn (NULL, "lockf", job_lock, NULL);
   helper_expect_line (victim, "LOCKED", 60);
   pid_content = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) helper_get_pid (victim));
   test_write_file (pid_path, pid_content);

@@ -5,9 +5,16 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <gio/gio.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "test-utils.h"
+
+#include <tessera/tessera.h>
+
+#if !TESSERA_CHECK_VERSION (0, 1, 0)
+#error "TESSERA_CHECK_VERSION (0, 1, 0) must hold from the first release on"
+#endif
 
 static void
 test_installed_plugins_found (void)
@@ -182,11 +189,293 @@ test_example_builds_with_pkg_config (void)
   test_remove_tree (tmp);
 }
 
+/* The installed `tessera` finds its library without LD_LIBRARY_PATH, even
+ * under a prefix the dynamic linker does not search (here: a DESTDIR). */
+static void
+test_tool_runs_without_library_path (void)
+{
+  const char *build_root = g_getenv ("TESSERA_BUILD_ROOT");
+  const char *prefix = g_getenv ("TESSERA_PREFIX");
+  const char *bindir_option = g_getenv ("TESSERA_BINDIR");
+  g_autofree char *meson = g_find_program_in_path ("meson");
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *tool = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_nonnull (build_root);
+  g_assert_nonnull (bindir_option);
+  if (meson == NULL)
+    {
+      g_test_skip ("meson is not in PATH");
+      return;
+    }
+  tool = g_build_filename (tmp, prefix,
+                           g_path_is_absolute (bindir_option) ? bindir_option + strlen (prefix) : bindir_option,
+                           "tessera", NULL);
+  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error,
+                              meson, "install", "-C", build_root, "--no-rebuild", "--quiet",
+                              "--destdir", tmp, NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait_check (process, NULL, &error));
+  g_clear_object (&process);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_unsetenv (launcher, "LD_LIBRARY_PATH");
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, tool, "--version", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s%s", out, err);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  g_assert_true (g_str_has_prefix (out, "tessera "));
+  test_remove_tree (tmp);
+}
+
+/* The version macros say the project's version, and compare as a
+ * program expects. */
+static void
+test_version_macros (void)
+{
+  g_autofree char *version = g_strdup_printf ("%d.%d.%d", TESSERA_MAJOR_VERSION,
+                                              TESSERA_MINOR_VERSION, TESSERA_MICRO_VERSION);
+
+  g_assert_cmpstr (version, ==, g_getenv ("TESSERA_VERSION"));
+  g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION, TESSERA_MICRO_VERSION));
+  g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION, 0));
+  g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, 0, 0));
+  g_assert_false (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION, TESSERA_MICRO_VERSION + 1));
+  g_assert_false (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION + 1, 0));
+  g_assert_false (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION + 1, 0, 0));
+  if (TESSERA_MINOR_VERSION > 0)
+    g_assert_true (TESSERA_CHECK_VERSION (TESSERA_MAJOR_VERSION, TESSERA_MINOR_VERSION - 1, 99));
+}
+
+/* ---------------------------------------------------------------------- */
+/* The guide's plugin, built out of tree from its installed copy */
+
+static void
+run_checked (const char *const *env, const char *const *argv)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                       G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *command = g_strjoinv (" ", (char **) argv);
+
+  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
+    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
+  process = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s\n%s", command, out);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
+static GSubprocess *
+tessera_run (const char *tool, const char *config, const char *plugindir, GSubprocessFlags flags,
+             const char *first, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  GSubprocess *process;
+  va_list ap;
+
+  g_ptr_array_add (argv, (gpointer) tool);
+  g_ptr_array_add (argv, (gpointer) "--config");
+  g_ptr_array_add (argv, (gpointer) config);
+  va_start (ap, first);
+  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  g_subprocess_launcher_unsetenv (launcher, "LD_LIBRARY_PATH");
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PLUGIN_PATH", plugindir, TRUE);
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C", TRUE);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  return process;
+}
+
+static int
+exit_status (GSubprocess *process)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_subprocess_wait (process, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  return g_subprocess_get_exit_status (process);
+}
+
+/* The one lock file in @jobs, once the launcher has recorded its process. */
+static JsonObject *
+wait_for_recorded_lock_file (const char *jobs)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+      const char *name = dir ? g_dir_read_name (dir) : NULL;
+
+      if (name != NULL && g_str_has_suffix (name, ".json"))
+        {
+          g_autofree char *path = g_build_filename (jobs, name, NULL);
+          g_autofree char *text = NULL;
+          g_autoptr(JsonNode) root = NULL;
+
+          if (g_file_get_contents (path, &text, NULL, NULL) &&
+              (root = json_from_string (text, NULL)) != NULL && JSON_NODE_HOLDS_OBJECT (root) &&
+              json_object_has_member (json_node_get_object (root), "process"))
+            return json_object_ref (json_node_get_object (root));
+        }
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);   /* polling a file another process writes */
+    }
+}
+
+/* docs/writing-a-plugin.md: the licences plugin, copied from where Tessera
+ * installs its documentation, is built with meson against the installed
+ * library found by pkg-config, installed into
+ * `pkg-config --variable=plugindir tessera-1`, and run by the installed
+ * `tessera run`: one user holds at most `per-user` licences. */
+static void
+test_licences_plugin_out_of_tree (void)
+{
+  const char *build_root = g_getenv ("TESSERA_BUILD_ROOT");
+  const char *prefix = g_getenv ("TESSERA_PREFIX");
+  const char *libdir_option = g_getenv ("TESSERA_LIBDIR");
+  const char *bindir_option = g_getenv ("TESSERA_BINDIR");
+  const char *datadir_option = g_getenv ("TESSERA_DATADIR");
+  g_autofree char *meson = g_find_program_in_path ("meson");
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *dest_prefix = g_build_filename (tmp, prefix, NULL);
+  g_autofree char *libdir = NULL;
+  g_autofree char *tool = NULL;
+  g_autofree char *source = NULL;
+  g_autofree char *plugindir = NULL;
+  g_autofree char *pc_dir = g_build_filename (tmp, "pc", NULL);
+  g_autofree char *pc_in = NULL;
+  g_autofree char *pc_text = NULL;
+  g_autofree char *pc_out = g_build_filename (pc_dir, "tessera-1.pc", NULL);
+  g_autofree char *build = g_build_filename (tmp, "licences-build", NULL);
+  g_autofree char *pool = g_build_filename (tmp, "matlab", NULL);
+  g_autofree char *jobs = g_build_filename (pool, "jobs", NULL);
+  g_autofree char *config = g_build_filename (tmp, "tessera.conf", NULL);
+  g_autofree char *config_text = NULL;
+  g_autofree char *module = NULL;
+  g_autofree char *ready = NULL;
+  g_autoptr(GString) pc = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autoptr(GDataInputStream) holder_out = NULL;
+  g_autoptr(JsonObject) lock_file = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *information;
+
+  g_assert_nonnull (build_root);
+  if (meson == NULL)
+    {
+      g_test_skip ("meson is not in PATH");
+      return;
+    }
+#define UNDER_DEST(option) g_build_filename (dest_prefix, g_path_is_absolute (option) ? (option) + strlen (prefix) : (option), NULL)
+  libdir = UNDER_DEST (libdir_option);
+  {
+    g_autofree char *bindir = UNDER_DEST (bindir_option);
+    g_autofree char *datadir = UNDER_DEST (datadir_option);
+    tool = g_build_filename (bindir, "tessera", NULL);
+    source = g_build_filename (datadir, "doc", "tessera-1", "examples", "licences", NULL);
+  }
+#undef UNDER_DEST
+  plugindir = g_build_filename (libdir, "tessera-1", "plugins", NULL);
+  module = g_build_filename (plugindir, "liblicences.so", NULL);
+
+  {
+    const char *argv[] = { meson, "install", "-C", build_root, "--no-rebuild", "--quiet", "--destdir", tmp, NULL };
+    run_checked (NULL, argv);
+  }
+  g_assert_true (g_file_test (source, G_FILE_TEST_IS_DIR));
+
+  /* The .pc names the real prefix; point it at the DESTDIR copy. */
+  pc_in = g_build_filename (libdir, "pkgconfig", "tessera-1.pc", NULL);
+  g_assert_true (g_file_get_contents (pc_in, &pc_text, NULL, NULL));
+  pc = g_string_new (pc_text);
+  {
+    g_autofree char *from = g_strdup_printf ("prefix=%s\n", prefix);
+    g_autofree char *to = g_strdup_printf ("prefix=%s\n", dest_prefix);
+    g_assert_cmpuint (g_string_replace (pc, from, to, 1), ==, 1);
+  }
+  g_mkdir_with_parents (pc_dir, 0777);
+  g_assert_true (g_file_set_contents (pc_out, pc->str, -1, NULL));
+
+  /* As the guide says: meson setup, meson install. */
+  {
+    const char *env[] = { "PKG_CONFIG_PATH", pc_dir, NULL };
+    const char *setup[] = { meson, "setup", build, source, NULL };
+    const char *install[] = { meson, "install", "-C", build, NULL };
+    run_checked (env, setup);
+    run_checked (env, install);
+  }
+  g_assert_true (g_file_test (module, G_FILE_TEST_IS_REGULAR));
+
+  config_text = g_strdup_printf ("[resource matlab]\ntype=licences\npath=%s\ntotal=4\nper-user=2\n", pool);
+  g_assert_true (g_file_set_contents (config, config_text, -1, NULL));
+
+  /* This user takes 2 of the 4 licences... */
+  holder = tessera_run (tool, config, plugindir, G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE,
+                        "run", "--need", "matlab=2", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  holder_out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (holder));
+  ready = g_data_input_stream_read_line_utf8 (holder_out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* ...and its lock file, rewritten when the process was recorded, still
+   * says how many and whose. */
+  lock_file = wait_for_recorded_lock_file (jobs);
+  information = json_object_get_object_member (lock_file, "information");
+  g_assert_nonnull (information);
+  g_assert_cmpint (json_object_get_int_member (information, "count"), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (information, "user"), ==, g_get_user_name ());
+
+  /* Two are free, but not for this user. */
+  other = tessera_run (tool, config, plugindir, G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                       "run", "--no-wait", "--need", "matlab=1", "--", "true", NULL);
+  g_assert_cmpint (exit_status (other), ==, 75);
+  g_clear_object (&other);
+  /* More than the cap can never be granted. */
+  other = tessera_run (tool, config, plugindir, G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                       "run", "--no-wait", "--need", "matlab=3", "--", "true", NULL);
+  g_assert_cmpint (exit_status (other), ==, 69);
+  g_clear_object (&other);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_status (holder), ==, 0);
+  other = tessera_run (tool, config, plugindir, G_SUBPROCESS_FLAGS_NONE,
+                       "run", "--no-wait", "--need", "matlab=2", "--", "true", NULL);
+  g_assert_cmpint (exit_status (other), ==, 0);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/install/plugins-found-without-plugin-path", test_installed_plugins_found);
   g_test_add_func ("/install/example-builds-with-pkg-config", test_example_builds_with_pkg_config);
+  g_test_add_func ("/install/tool-runs-without-library-path", test_tool_runs_without_library_path);
+  g_test_add_func ("/install/version-macros", test_version_macros);
+  g_test_add_func ("/install/licences-plugin-out-of-tree", test_licences_plugin_out_of_tree);
   return g_test_run ();
 }

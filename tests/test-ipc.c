@@ -144,7 +144,8 @@ test_parallel_hold (void)
       g_assert_true (tessera_job_is_held (job));
       tessera_job_unhold (job);
     }
-  g_assert_cmpuint (count_open_fds (), ==, fds_before);
+  /* No descriptor left behind (GLib's own may close meanwhile). */
+  g_assert_cmpuint (count_open_fds (), <=, fds_before);
   test_remove_tree (tmp);
 }
 

@@ -86,6 +86,24 @@ can_acquire (Fixture *f, TestCounter *counter, const char *id)
   return lock != NULL;
 }
 
+/* Waits until one more unit can be had: the orphan in the way goes only
+ * once this host has seen it for @min_age seconds (counted from @since,
+ * taken before the resource first looked), and within a minute. */
+static void
+assert_reclaimed_after (Fixture *f, TestCounter *counter, gint64 since, double min_age)
+{
+  for (int round = 0;; round++)
+    {
+      g_autofree char *id = g_strdup_printf ("wait-%d", round);
+
+      if (can_acquire (f, counter, id))
+        break;
+      g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
+      g_usleep (20 * 1000);
+    }
+  g_assert_cmpint (g_get_monotonic_time () - since, >=, (gint64) (min_age * G_USEC_PER_SEC));
+}
+
 /* data: whether the job directory exists (then only the process is missing) */
 static void
 test_old_orphan_removed (Fixture *f, gconstpointer data)
@@ -93,11 +111,14 @@ test_old_orphan_removed (Fixture *f, gconstpointer data)
   gboolean job_dir = GPOINTER_TO_INT (data);
   g_autofree char *path = write_lock_file (f, job_dir ? "nopid" : "gone", NULL, job_dir);
   g_autoptr(TestCounter) counter = NULL;
+  gint64 since = g_get_monotonic_time ();
 
   test_expect_warnings ();
-  test_set_file_age (path, 100);
+  test_set_file_age (path, 100);   /* its time says nothing: we see it now */
   counter = open_counter (f, 30);
-  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_false (can_acquire (f, counter, "1"));
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
+  assert_reclaimed_after (f, counter, since, 1);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -117,29 +138,29 @@ test_min_age_settable (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_lock_file (f, "young", NULL, FALSE);
   g_autoptr(TestCounter) counter = NULL;
+  gint64 since = g_get_monotonic_time ();
 
   test_expect_warnings ();
-  test_set_file_age (path, 5);
   counter = open_counter (f, 30);
   g_assert_false (can_acquire (f, counter, "1"));
-  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 2);
-  g_assert_true (can_acquire (f, counter, "2"));
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
+  assert_reclaimed_after (f, counter, since, 1);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
-/* An old file without process whose job lock is held by a live process
- * (a job still starting) is not an orphan. */
+/* A file without process whose job lock is held by a live process (a job
+ * still starting), in either kind (data: "lockf" or "flock"), is not an
+ * orphan however long it has been seen. */
 static void
 test_held_job_lock_kept (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_lock_file (f, "starting", NULL, TRUE);
   g_autofree char *job_lock = g_build_filename (f->tmp, "xp", "starting", "task.lock", NULL);
-  g_autoptr(Helper) starter = helper_spawn (NULL, "lockf", job_lock, NULL);
+  g_autoptr(Helper) starter = helper_spawn (NULL, data, job_lock, NULL);
   g_autoptr(TestCounter) counter = NULL;
 
   helper_expect_line (starter, "LOCKED", 60);
-  test_set_file_age (path, 100);
-  counter = open_counter (f, 30);
+  counter = open_counter (f, 0);
   g_assert_false (can_acquire (f, counter, "1"));
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   helper_close_stdin (starter);
@@ -218,11 +239,25 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
   counter = open_counter (f, 30);
   g_assert_false (g_file_test (boot_path, G_FILE_TEST_EXISTS));
 
-  /* A holder on another host is never judged by a local pid check. */
-  host_path = write_lock_file (f, "remote",
-    "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}", TRUE);
-  g_assert_false (can_acquire (f, counter, "1"));
-  g_assert_true (g_file_test (host_path, G_FILE_TEST_EXISTS));
+  /* A holder on another host is never judged by a local pid check: its
+   * job lock tells. */
+  {
+    g_autofree char *lock_path = g_build_filename (f->tmp, "xp", "remote", "task.lock", NULL);
+    g_autofree char *job_dir = g_path_get_dirname (lock_path);
+    g_autoptr(Helper) remote = NULL;
+
+    g_mkdir_with_parents (job_dir, 0777);
+    remote = helper_spawn (NULL, "lockf", lock_path, NULL);
+    helper_expect_line (remote, "LOCKED", 60);
+    host_path = write_lock_file (f, "remote",
+      "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}", TRUE);
+    g_assert_false (can_acquire (f, counter, "1"));
+    g_assert_true (g_file_test (host_path, G_FILE_TEST_EXISTS));
+    helper_close_stdin (remote);
+    g_assert_cmpint (helper_wait (remote), ==, 0);
+  }
+  g_assert_true (can_acquire (f, counter, "2"));
+  g_assert_false (g_file_test (host_path, G_FILE_TEST_EXISTS));
 }
 
 typedef struct
@@ -331,19 +366,28 @@ test_truncated_removed (Fixture *f, gconstpointer data)
   g_autofree char *young = g_build_filename (f->jobs, "peer@writing.json", NULL);
   g_autofree char *other = g_build_filename (f->jobs, "peer@other.json", NULL);
   g_autoptr(TestCounter) counter = NULL;
+  gint64 since = g_get_monotonic_time ();
 
   test_expect_warnings ();
   test_write_file (empty, "");
   test_write_file (cut, "{\"job_uri\": \"/x\", \"informa");
-  test_write_file (young, "");
   test_write_file (other, "[1, 2]");
   test_set_file_age (empty, 100);
   test_set_file_age (cut, 100);
   test_set_file_age (other, 100);
   counter = open_counter (f, 30);
   g_assert_true (can_acquire (f, counter, "1"));
-  g_assert_false (g_file_test (empty, G_FILE_TEST_EXISTS));
-  g_assert_false (g_file_test (cut, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (empty, G_FILE_TEST_EXISTS));   /* just seen */
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
+  while (g_file_test (empty, G_FILE_TEST_EXISTS) || g_file_test (cut, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
+      g_usleep (20 * 1000);
+      tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), NULL);
+    }
+  g_assert_cmpint (g_get_monotonic_time () - since, >=, G_USEC_PER_SEC);
+  test_write_file (young, "");
+  g_assert_true (can_acquire (f, counter, "2"));
   g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (other, G_FILE_TEST_EXISTS));
 }
@@ -359,7 +403,10 @@ main (int argc, char **argv)
               fixture_set_up, test_old_orphan_removed, fixture_tear_down);
   ADD ("/orphans/young/kept", test_young_orphan_kept);
   ADD ("/orphans/min-age/settable", test_min_age_settable);
-  ADD ("/orphans/job-lock-held/kept", test_held_job_lock_kept);
+  g_test_add ("/orphans/job-lock-held/lockf/kept", Fixture, "lockf",
+              fixture_set_up, test_held_job_lock_kept, fixture_tear_down);
+  g_test_add ("/orphans/job-lock-held/flock/kept", Fixture, "flock",
+              fixture_set_up, test_held_job_lock_kept, fixture_tear_down);
   ADD ("/orphans/killed-before-recording-process/reclaimed", test_killed_before_recording_process);
   ADD ("/orphans/stale-temporary/removed", test_stale_temporary_removed);
   ADD ("/orphans/truncated-by-dead-writer/removed", test_truncated_removed);

@@ -13,6 +13,7 @@
 
 #include "test-utils.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------- */
@@ -507,6 +508,10 @@ test_locks_json_round_trip (void)
   tessera_job_dependency_locks_release (job_locks);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 
+  /* The set holds the lock, which holds the resource: drop them all before
+   * the folder goes, or the poller warns that informations.json vanished. */
+  g_clear_object (&locks);
+  g_clear_object (&job_locks);
   g_clear_object (&lock);
   g_clear_object (&dep);
   g_clear_object (&token);
@@ -592,6 +597,38 @@ test_third_party_plugin (void)
   test_remove_tree (tmp);
 }
 
+/* `tessera plugins` says when a manifest's module is not there, rather
+ * than the ordinary "not loaded" of a module it has not needed yet. */
+static void
+test_tool_module_missing (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *manifest = g_test_build_filename (G_TEST_BUILT, "example-plugin", "slots.plugin", NULL);
+  g_autofree char *manifest_copy = g_build_filename (tmp, "slots.plugin", NULL);
+  g_autofree char *out = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *line;
+  g_autofree char *path = g_strdup_printf ("%s:%s", tmp, g_getenv ("TESSERA_PLUGIN_PATH"));
+
+  copy_file (manifest, manifest_copy);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PLUGIN_PATH", path, TRUE);
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "plugins", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", out);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  line = strstr (out, "libslots.so");
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "libslots.so (module missing)"));
+  /* The installed plugins are still listed, not loaded. */
+  g_assert_nonnull (strstr (out, "libcountertoken.so (not loaded)"));
+  test_remove_tree (tmp);
+}
+
 /* Lock files claiming absurd counts add up without wrapping round to a
  * free pool: one claiming G_MAXINT64 and one claiming 1 leave nothing. */
 static void
@@ -656,6 +693,33 @@ test_gpu_held_by_uuid (void)
   test_remove_tree (tmp);
 }
 
+/* A FIFO planted in a mutex's intents/ is never opened for reading (that
+ * would block for ever, under ipc.lock): a shared request still gets
+ * the free mutex at once. */
+static void
+test_mutex_fifo_intent (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "m", NULL);
+  g_autofree char *intents = g_build_filename (folder, "intents", NULL);
+  g_autofree char *fifo = g_build_filename (intents, "planted@1.json", NULL);
+  g_autofree char *config = g_build_filename (tmp, "tessera.conf", NULL);
+  g_autofree char *config_text = g_strdup_printf ("[resource db]\ntype=mutex\npath=%s\n", folder);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_write_file (config, config_text);
+  g_assert_cmpint (g_mkdir_with_parents (intents, 0755), ==, 0);
+  g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
+  run = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error, g_getenv ("TESSERA_TOOL"),
+                          "--config", config, "run", "--no-wait", "--need", "db=shared", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait (run, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (run), ==, 0);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -674,8 +738,10 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/request-larger-than-capacity-waits", test_request_larger_than_capacity_waits);
   g_test_add_func ("/plugins/counts-saturate", test_counts_saturate);
   g_test_add_func ("/plugins/gpu-held-by-uuid", test_gpu_held_by_uuid);
+  g_test_add_func ("/plugins/mutex/fifo-intent-does-not-hang", test_mutex_fifo_intent);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
+  g_test_add_func ("/plugins/tool/module-missing", test_tool_module_missing);
   return g_test_run ();
 }

@@ -4,6 +4,10 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <json-glib/json-glib.h>
 #include <locale.h>
 #include <signal.h>
@@ -86,10 +90,8 @@ exit_code (GSubprocess *process)
 }
 
 static char *
-read_line (GSubprocess *process, double timeout)
+read_stream_line (GInputStream *out, double timeout)
 {
-  /* The helpers' line reader works on any GSubprocess stdout pipe. */
-  GInputStream *out = g_subprocess_get_stdout_pipe (process);
   GString *line = g_string_new (NULL);
   gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
   char c;
@@ -114,6 +116,18 @@ read_line (GSubprocess *process, double timeout)
     }
   g_string_free (line, TRUE);
   return NULL;
+}
+
+static char *
+read_line (GSubprocess *process, double timeout)
+{
+  return read_stream_line (g_subprocess_get_stdout_pipe (process), timeout);
+}
+
+static char *
+read_error_line (GSubprocess *process, double timeout)
+{
+  return read_stream_line (g_subprocess_get_stderr_pipe (process), timeout);
 }
 
 /* Runs `tessera ARGS…` to the end; returns its output, stderr included. */
@@ -279,6 +293,9 @@ test_status_json (Fixture *f, gconstpointer data)
   g_assert_cmpint (json_object_get_int_member (h, "pid"), ==, atoi (pid));
   g_assert_cmpstr (json_object_get_string_member (h, "host"), ==, g_get_host_name ());
   g_assert_cmpstr (json_object_get_string_member (h, "state"), ==, "alive");
+  /* Whose job it is: the uid the process ran as, and its name. */
+  g_assert_cmpint (json_object_get_int_member (h, "uid"), ==, getuid ());
+  g_assert_cmpstr (json_object_get_string_member (h, "user"), ==, g_get_user_name ());
   g_assert_true (g_str_has_suffix (json_object_get_string_member (h, "since"), "Z"));
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (h, "information"), "count"), ==, 1);
 
@@ -342,6 +359,9 @@ static const BadConfig bad_configs[] = {
   { "relative-path", "[resource r]\ntype=countertoken\npath=relative\n", "[resource r]", "path" },
   { "lock-folder-key", "[resource r]\ntype=countertoken\nlock-folder=relative\n", "[resource r]", "lock-folder" },
   { "not-a-keyfile", "not a keyfile at all\n", NULL, NULL },
+  { "total-minus-one", "[resource r]\ntype=countertoken\npath=/tmp/tessera-never/r\ntotal=-1\n", "[resource r]", "total" },
+  { "same-folder", "[resource r]\ntype=countertoken\npath=/tmp/tessera-never/r\ntotal=1\n"
+    "[resource s]\ntype=mutex\npath=/tmp/tessera-never/x/../r/\n", "[resource s]", "path" },
 };
 
 /* Configuration errors: exit 78 and one line naming file, group and key. */
@@ -462,7 +482,10 @@ test_default_configuration (Fixture *f, gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (cpu, "name"), ==, "cpu");
   g_assert_cmpstr (json_object_get_string_member (cpu, "type"), ==, "countertoken");
   g_assert_cmpint (json_object_get_int_member (cpu, "capacity"), ==, g_get_num_processors ());
-  g_assert_cmpstr (json_object_get_string_member (cpu, "path"), ==, cpu_path);
+  /* Per host: under the state folder, in a folder of this host's own. */
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (cpu, "path"), state));
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (cpu, "path"), "/cpu"));
+  g_assert_cmpstr (json_object_get_string_member (cpu, "path"), !=, cpu_path);
   g_assert_cmpstr (json_object_get_string_member (gpu, "name"), ==, "gpu");
   g_assert_cmpstr (json_object_get_string_member (gpu, "type"), ==, "gpu");
 }
@@ -498,6 +521,805 @@ test_french (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err2, "« many » n’est pas un nombre de jetons"));
 }
 
+/* ---------------------------------------------------------------------- */
+/* Crashes and wrong exits */
+
+static void
+assert_one_message (const char *out)
+{
+  g_test_message ("%s", out);
+  g_assert_true (g_str_has_prefix (out, "tessera: "));
+  g_assert_cmpint (strchr (out, '\n') - out, ==, (int) strlen (out) - 1);
+}
+
+/* `--need ''` and `--need =2` name no resource: a usage error, no crash. */
+static void
+test_empty_need (Fixture *f, gconstpointer data)
+{
+  const char *needs[] = { "", "=2" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (needs); i++)
+    {
+      int status;
+      g_autofree char *out = run_capture (f, &status, "run", "--need", "r", "--need", needs[i], "--", "true", NULL);
+
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+    }
+}
+
+/* A negative or not-a-number timeout is a usage error, not "for ever". */
+static void
+test_bad_timeout (Fixture *f, gconstpointer data)
+{
+  const char *timeouts[] = { "-5", "nan", "-inf", "-0.5" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (timeouts); i++)
+    {
+      int status;
+      g_autofree char *out = run_capture (f, &status, "run", "--timeout", timeouts[i], "--need", "r", "--", "true", NULL);
+
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, timeouts[i]));
+    }
+}
+
+/* A command that cannot be started: 127 when it is not found, 126 when it
+ * cannot be executed (as env(1) and nohup(1)), in tessera's own words. */
+static void
+test_command_not_run (Fixture *f, gconstpointer data)
+{
+  g_autofree char *script = g_build_filename (f->tmp, "not-executable", NULL);
+  g_autofree char *missing = NULL;
+  g_autofree char *in_path = NULL;
+  g_autofree char *denied = NULL;
+  int status;
+
+  missing = run_capture (f, &status, "run", "--need", "r", "--", "/nonexistent/command", NULL);
+  g_assert_cmpint (status, ==, 127);
+  assert_one_message (missing);
+  g_assert_nonnull (strstr (missing, "/nonexistent/command"));
+  g_assert_nonnull (strstr (missing, "No such file or directory"));
+  g_assert_null (strstr (missing, "gate"));
+
+  in_path = run_capture (f, &status, "run", "--need", "r", "--", "no-such-command-for-tessera", NULL);
+  g_assert_cmpint (status, ==, 127);
+  assert_one_message (in_path);
+  g_assert_cmpstr (in_path, ==, "tessera: no-such-command-for-tessera: command not found\n");
+
+  test_write_file (script, "#!/bin/sh\necho should not run\n");
+  g_assert_cmpint (g_chmod (script, 0644), ==, 0);
+  denied = run_capture (f, &status, "run", "--need", "r", "--", script, NULL);
+  g_assert_cmpint (status, ==, 126);
+  assert_one_message (denied);
+  g_assert_nonnull (strstr (denied, script));
+  g_assert_nonnull (strstr (denied, "Permission denied"));
+
+  /* Nothing is left held. */
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* A full file system while taking the resource is an I/O error: 74, as
+ * for `tessera set`. The pool is on a 64 KiB tmpfs in a mount namespace. */
+static void
+test_enospc (Fixture *f, gconstpointer data)
+{
+  g_autofree char *mnt = g_build_filename (f->tmp, "small", NULL);
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", mnt);
+  g_autofree char *script = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  const char *tool = g_getenv ("TESSERA_TOOL");
+
+  g_assert_cmpint (g_mkdir (mnt, 0755), ==, 0);
+  test_write_file (f->config, content);
+  script = g_strdup_printf ("set -e; mount -t tmpfs -o size=64k tmpfs '%s'; '%s' --config '%s' status >/dev/null; "
+                            "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null || true; "
+                            "'%s' --config '%s' run --need r -- echo ran || echo status=$?",
+                            mnt, tool, f->config, mnt, tool, f->config);
+  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                              "unshare", "--mount", "sh", "-c", script, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s%s", out, err);
+  g_assert_cmpstr (out, ==, "status=74\n");
+  g_assert_nonnull (strstr (err, "No space left on device"));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Signals and descriptors, as flock(1) and nohup(1) */
+
+static void
+ignore_sighup (gpointer data)
+{
+  signal (SIGHUP, SIG_IGN);
+}
+
+/* `exec 5<file; tessera run … -- sh -c 'cat <&5'` works, and the command
+ * gets no descriptor of tessera's own. */
+static void
+test_inherited_fd (Fixture *f, gconstpointer data)
+{
+  g_autofree char *file = g_build_filename (f->tmp, "passed", NULL);
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  int fd;
+
+  test_write_file (file, "through fd 5\n");
+  fd = g_open (file, O_RDONLY, 0);
+  g_assert_cmpint (fd, >=, 0);
+  g_subprocess_launcher_take_fd (launcher, fd, 5);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                         "run", "--need", "r", "--", "sh", "-c",
+                                         "cat <&5; exec ls /proc/self/fd", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (process), ==, 0);
+  /* ls's own descriptor for the folder is the lowest free one: 3. */
+  g_assert_cmpstr (out, ==, "through fd 5\n0\n1\n2\n3\n5\n");
+}
+
+/* Under nohup, SIGHUP to the wrapper neither stops it nor reaches the
+ * command: a signal ignored at start stays ignored. */
+static void
+test_ignored_signal_stays_ignored (Fixture *f, gconstpointer data)
+{
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *after = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                     "run", "--need", "r", "--", "sh", "-c",
+                                     "echo ready; read x; kill -HUP $$; echo survived", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  g_subprocess_send_signal (run, SIGHUP);
+  /* The command ends only when told; had the SIGHUP reached it, it would
+   * be gone, and its own `kill -HUP $$` shows SIGHUP is ignored there too. */
+  g_output_stream_close (g_subprocess_get_stdin_pipe (run), NULL, NULL);
+  after = read_line (run, 60);
+  g_assert_cmpstr (after, ==, "survived");
+  g_assert_cmpint (exit_code (run), ==, 0);
+}
+
+/* Under nohup, a command that handles SIGHUP itself (a daemon's "reload")
+ * gets none from the wrapper: tessera does not catch what it was told to
+ * ignore, so it forwards nothing. */
+static void
+test_ignored_signal_not_forwarded (Fixture *f, gconstpointer data)
+{
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *after = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                     "run", "--need", "r", "--", "perl", "-e",
+                                     "$| = 1; $SIG{HUP} = sub { print \"got-hup\\n\" }; print \"ready\\n\"; "
+                                     "while (<STDIN>) {} print \"done\\n\";", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  g_subprocess_send_signal (run, SIGHUP);
+  /* The wrapper forwards in order: a forwarded SIGHUP would reach the
+   * command before this SIGTERM, which ends it. */
+  g_subprocess_send_signal (run, SIGTERM);
+  after = read_line (run, 60);
+  g_assert_cmpstr (after, ==, NULL);
+  g_assert_cmpint (exit_code (run), ==, 128 + SIGTERM);
+}
+
+/* The terminal is a pseudo-terminal whose session the wrapper leads. */
+static void
+become_terminal_session (gpointer data)
+{
+  const char *slave = data;
+  int fd;
+
+  setsid ();
+  fd = open (slave, O_RDWR);
+  if (fd >= 0)
+    ioctl (fd, TIOCSCTTY, 0);
+  /* stdin stays /dev/null: only the controlling terminal is shared. */
+}
+
+/* One Ctrl-C, one SIGINT: with stdin not a terminal, the command still
+ * shares the wrapper's controlling terminal and foreground process group,
+ * so the terminal's SIGINT reaches it; the wrapper does not add another.
+ * perl counts each delivery (a shell's trap merges them). */
+static void
+test_one_ctrl_c_one_sigint (Fixture *f, gconstpointer data)
+{
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *count = NULL;
+  char *slave;
+  int master = posix_openpt (O_RDWR | O_NOCTTY);
+
+  g_assert_cmpint (master, >=, 0);
+  g_assert_cmpint (grantpt (master), ==, 0);
+  g_assert_cmpint (unlockpt (master), ==, 0);
+  slave = ptsname (master);
+  g_assert_nonnull (slave);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, become_terminal_session, g_strdup (slave), g_free);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                     "run", "--need", "r", "--", "perl", "-e",
+                                     "$| = 1; $n = 0; $SIG{INT} = sub { $n++; print \"int\\n\" }; "
+                                     "$SIG{TERM} = sub { print \"count $n\\n\"; exit 0 }; "
+                                     "print \"ready\\n\"; sleep 1 while 1;", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  g_assert_cmpint (write (master, "\003", 1), ==, 1);   /* Ctrl-C */
+  first = read_line (run, 60);
+  g_assert_cmpstr (first, ==, "int");
+  /* A forwarded copy would follow within this second. */
+  second = read_line (run, 1.0);
+  g_assert_cmpstr (second, ==, NULL);
+  g_subprocess_send_signal (run, SIGTERM);
+  count = read_line (run, 60);
+  g_assert_cmpstr (count, ==, "count 1");
+  g_assert_cmpint (exit_code (run), ==, 0);
+  close (master);
+}
+
+/* With stderr not a terminal (a CI log), one line says when the wait
+ * starts, what is awaited and who holds it; Ctrl-C then ends the wait at
+ * once, not at the next poll. */
+static void
+test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
+{
+  g_autofree char *tsan_options = NULL;
+  const char *env[] = { "TESSERA_POLL_INTERVAL", "1000", "TSAN_OPTIONS", NULL, NULL };
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--name", "holder", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *more = NULL;
+  gint64 start;
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  /* ThreadSanitizer sleeps a second before a process exits (to catch races
+   * at exit): not what is measured here. */
+  tsan_options = g_strdup_printf ("%s:atexit_sleep_ms=0", g_getenv ("TSAN_OPTIONS") ? g_getenv ("TSAN_OPTIONS") : "");
+  env[3] = tsan_options;
+  waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r", "--", "true", NULL);
+  line = read_error_line (waiter, 60);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "tessera: waiting for r, held by holder@"));
+  g_assert_null (strchr (line, '\r'));
+  g_assert_null (strchr (line, '\033'));
+
+  start = g_get_monotonic_time ();
+  g_subprocess_send_signal (waiter, SIGINT);
+  status = exit_code (waiter);
+  g_test_message ("ended %.3f s after SIGINT", (g_get_monotonic_time () - start) / 1e6);
+  g_assert_cmpint (status, ==, 128 + SIGINT);
+  /* A poll slice is a second; "at once" leaves plenty of margin below. */
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 600 * 1000);
+  more = read_error_line (waiter, 1.0);
+  g_assert_null (more);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  /* The interrupted waiter left nothing held. */
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Output and habits */
+
+/* Runs `tessera ARGS…` as typed (no --config added); output and stderr. */
+static char *
+run_plain (Fixture *f, int *status, const char * const *argv)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autofree char *nowhere = g_build_filename (f->tmp, "no-config", NULL);
+  char *out = NULL;
+
+  g_ptr_array_add (args, (gpointer) g_getenv ("TESSERA_TOOL"));
+  for (guint i = 0; argv[i] != NULL; i++)
+    g_ptr_array_add (args, (gpointer) argv[i]);
+  g_ptr_array_add (args, NULL);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", nowhere, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", nowhere, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  *status = exit_code (process);
+  g_test_message ("%s", out);
+  return out;
+}
+
+/* Global options after the subcommand; `tessera help [CMD]`; usage lines
+ * that name the subcommand. */
+static void
+test_command_line_habits (Fixture *f, gconstpointer data)
+{
+  const char *run_config[] = { "run", "--config", f->config, "--need", "r", "--", "true", NULL };
+  const char *status_config[] = { "status", "--json", "--config", f->config, NULL };
+  const char *help[] = { "help", NULL };
+  const char *help_run[] = { "help", "run", NULL };
+  const char *run_help[] = { "run", "--help", NULL };
+  const char *help_nothing[] = { "help", "nothing", NULL };
+  g_autofree char *out1 = NULL, *out2 = NULL, *out3 = NULL, *out4 = NULL, *out5 = NULL, *out6 = NULL;
+  int status;
+
+  out1 = run_plain (f, &status, run_config);
+  g_assert_cmpint (status, ==, 0);
+  out2 = run_plain (f, &status, status_config);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out2, "\"name\" : \"r\""));
+
+  out3 = run_plain (f, &status, help);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out3, "tessera [--config FILE] COMMAND [OPTION…]"));
+  g_assert_nonnull (strstr (out3, "  help "));
+
+  out4 = run_plain (f, &status, help_run);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out4, "tessera run [OPTION…]"));
+  g_assert_nonnull (strstr (out4, "--need"));
+  g_assert_nonnull (strstr (out4, "--config"));
+
+  out5 = run_plain (f, &status, run_help);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out5, ==, out4);
+
+  out6 = run_plain (f, &status, help_nothing);
+  g_assert_cmpint (status, ==, 64);
+  g_assert_true (g_str_has_prefix (out6, "tessera: unknown command “nothing”\n"));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Configuration and settings */
+
+/* `tessera set` refuses a setting the type does not have: a typo, or a
+ * total for a mutex, changes nothing and says so. */
+static void
+test_set_refuses_unknown (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n"
+                                              "[resource m]\ntype=mutex\npath=%s/m\n", f->tmp, f->tmp);
+  g_autofree char *informations = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  g_autofree char *typo = NULL, *mutex = NULL, *good = NULL, *text = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  typo = run_capture (f, &status, "set", "r", "totl=16", NULL);
+  g_assert_cmpint (status, ==, 64);
+  assert_one_message (typo);
+  g_assert_nonnull (strstr (typo, "totl"));
+  g_assert_nonnull (strstr (typo, "total"));
+  g_assert_true (g_file_get_contents (informations, &text, NULL, NULL));
+  g_assert_null (strstr (text, "totl"));
+
+  mutex = run_capture (f, &status, "set", "m", "total=3", NULL);
+  g_assert_cmpint (status, ==, 64);
+  assert_one_message (mutex);
+  g_assert_nonnull (strstr (mutex, "m (mutex)"));
+
+  good = run_capture (f, &status, "set", "r", "total=16", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (good, ==, "r: {\"total\":16}\n");
+}
+
+/* Two resources on one folder reached through two paths (a symbolic
+ * link): one pool counted twice, a configuration error. */
+static void
+test_config_same_folder_link (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *link = g_build_filename (f->tmp, "link", NULL);
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=1\n"
+                                              "[resource s]\ntype=countertoken\npath=%s\ntotal=1\n", real, link);
+  g_autofree char *out = NULL;
+  int status;
+
+  g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
+  g_assert_cmpint (symlink (real, link), ==, 0);
+  test_write_file (f->config, content);
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 78);
+  assert_one_message (out);
+  g_assert_nonnull (strstr (out, f->config));
+  g_assert_nonnull (strstr (out, "[resource s] path"));
+  g_assert_nonnull (strstr (out, "[resource r]"));
+}
+
+/* No total and no informations.json yet: nothing says how big the pool
+ * is (78); joining an existing pool without a total is fine. */
+static void
+test_config_missing_total (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\n", f->tmp);
+  g_autofree char *refused = NULL, *joined = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  refused = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 78);
+  assert_one_message (refused);
+  g_assert_nonnull (strstr (refused, f->config));
+  g_assert_nonnull (strstr (refused, "[resource r] total"));
+
+  /* Set up by someone else, with 3: the configuration joins it. */
+  g_free (content);
+  content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=3\n", f->tmp);
+  test_write_file (f->config, content);
+  g_free (run_capture (f, &status, "status", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_free (content);
+  content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\n", f->tmp);
+  test_write_file (f->config, content);
+  joined = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (joined, ==, "r (countertoken): 3 of 3 free\n  no holder\n");
+}
+
+/* informations.json wins once it exists; status and run say so in one
+ * line when the configuration says otherwise. */
+static void
+test_config_differs_notice (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL, *ran = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "set", "r", "total=2", NULL));
+  g_assert_cmpint (status, ==, 0);
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "r (countertoken): 2 of 2 free\n"));
+  g_assert_nonnull (strstr (out, "tessera: r: informations.json says total=2, the configuration total=1; "
+                                 "informations.json wins"));
+  ran = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 0);
+  assert_one_message (ran);
+  g_assert_nonnull (strstr (ran, "informations.json wins"));
+}
+
+/* A broken informations.json is not a pool of 0: say which file, why,
+ * and how to fix it (78). */
+static void
+test_broken_informations (Fixture *f, gconstpointer data)
+{
+  g_autofree char *informations = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  const char *broken[] = { "{\"total\": ", "{\"total\": \"eight\"}", "[1, 2]" };
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));
+  g_assert_cmpint (status, ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (broken); i++)
+    {
+      g_autofree char *out = NULL, *ran = NULL;
+
+      test_write_file (informations, broken[i]);
+      out = run_capture (f, &status, "status", NULL);
+      g_assert_cmpint (status, ==, 78);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, informations));
+      g_assert_nonnull (strstr (out, "tessera set r total="));
+      ran = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+      g_assert_cmpint (status, ==, 78);
+      g_assert_cmpstr (ran, ==, out);
+    }
+  /* The fix it names works. */
+  g_free (run_capture (f, &status, "set", "r", "total=1", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* The library's warnings reach a user of the command as the command's own
+ * short lines, once each: not GLib's "(tessera status:PID): Tessera-WARNING". */
+static void
+test_warnings_are_short (Fixture *f, gconstpointer data)
+{
+  g_autofree char *bad = g_build_filename (f->tmp, "r", "jobs", "bad@1.json", NULL);
+  g_autofree char *out = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint about_bad = 0;
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  test_write_file (bad, "{not json");
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_test_message ("%s", out);
+  g_assert_null (strstr (out, "WARNING"));
+  g_assert_null (strstr (out, "(tessera"));
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (strstr (lines[i], "bad@1.json") != NULL)
+      {
+        g_assert_true (g_str_has_prefix (lines[i], "tessera: "));
+        about_bad++;
+      }
+  g_assert_cmpuint (about_bad, ==, 1);
+}
+
+/* `tessera watch` is quiet while nothing changes (a holder that lives on,
+ * polls that find nothing new), and shows a change. */
+static void
+test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) watch = NULL;
+  g_autofree char *idle = NULL;
+  gboolean saw_three = FALSE;
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  watch = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "watch", NULL);
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *line = read_line (watch, 60);   /* first view: stamp, resource, the holder */
+      g_assert_nonnull (line);
+    }
+  /* Nothing changes: nothing more is printed. */
+  idle = read_line (watch, 2.0);
+  g_assert_null (idle);
+  g_free (run_capture (f, &status, "set", "r", "total=3", NULL));
+  g_assert_cmpint (status, ==, 0);
+  for (int i = 0; i < 3 && !saw_three; i++)
+    {
+      g_autofree char *line = read_line (watch, 30);
+      saw_three = line != NULL && strstr (line, "of 3 free") != NULL;
+    }
+  g_subprocess_force_exit (watch);
+  g_assert_true (saw_three);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+static guint
+count_job_folders (Fixture *f)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "state", "tessera", "jobs", NULL);
+  GDir *dir = g_dir_open (jobs, 0, NULL);
+  guint n = 0;
+
+  while (dir != NULL && g_dir_read_name (dir) != NULL)
+    n++;
+  if (dir != NULL)
+    g_dir_close (dir);
+  return n;
+}
+
+/* A wrapper killed with SIGKILL leaves its job folder in the state
+ * directory; once its command has ended too, `tessera clean` removes it,
+ * and leaves alone the folder of a job that still runs. */
+static void
+test_clean_job_folders (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\n", f->tmp);
+  g_autoptr(GSubprocess) killed = NULL;
+  g_autoptr(GSubprocess) running = NULL;
+  g_autofree char *ready1 = NULL, *ready2 = NULL, *out = NULL, *again = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  killed = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  running = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                           "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready1 = read_line (killed, 60);
+  ready2 = read_line (running, 60);
+  g_assert_cmpstr (ready1, ==, "ready");
+  g_assert_cmpstr (ready2, ==, "ready");
+  g_subprocess_force_exit (killed);
+  g_assert_cmpint (exit_code (killed), ==, 128 + SIGKILL);
+  g_assert_cmpuint (count_job_folders (f), ==, 2);
+
+  /* The orphaned command still runs: its folder (its locks.json) stays. */
+  g_free (run_capture (f, &status, "clean", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpuint (count_job_folders (f), ==, 2);
+
+  /* It ends (its stdin closes with the wrapper's pipe): the folder goes. */
+  g_output_stream_close (g_subprocess_get_stdin_pipe (killed), NULL, NULL);
+  g_free (read_line (killed, 60));   /* end of file: the command has closed its stdout */
+  for (int i = 0; i < 600; i++)
+    {
+      g_autofree char *pending = NULL;
+
+      g_free (out);
+      out = run_capture (f, &status, "clean", NULL);
+      g_assert_cmpint (status, ==, 0);
+      if (count_job_folders (f) == 1)
+        break;
+      /* A command that has not exited yet: ask again. */
+      pending = read_line (running, 0.1);
+      g_assert_null (pending);
+    }
+  g_assert_cmpuint (count_job_folders (f), ==, 1);
+  g_assert_nonnull (strstr (out, "removed the job folder"));
+  again = run_capture (f, &status, "clean", NULL);
+  g_assert_cmpstr (again, ==, "nothing to remove\n");
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (running), NULL, NULL);
+  g_assert_cmpint (exit_code (running), ==, 0);
+  g_assert_cmpuint (count_job_folders (f), ==, 0);
+}
+
+/* TESSERA_POLL_INTERVAL is checked once and kept above a sane floor: a
+ * tiny value does not spin, a wrong one is said once. The CPU time of a
+ * two-second wait is the shell's `times` for its children. */
+static void
+test_poll_interval_setting (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  const char *values[] = { "1e-9", "nope" };
+
+  g_assert_cmpstr (ready, ==, "ready");
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      g_autofree char *script =
+        g_strdup_printf ("XDG_STATE_HOME='%s' TESSERA_POLL_INTERVAL='%s' '%s' --config '%s' run --timeout 2 "
+                         "--need r -- true 2>&1; echo status=$?; times",
+                         state, values[i], g_getenv ("TESSERA_TOOL"), f->config);
+      g_autoptr(GSubprocess) sh = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *out = NULL;
+      g_auto(GStrv) lines = NULL;
+      guint n, warnings = 0;
+      double user_min, user_s, sys_min, sys_s;
+
+      sh = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "sh", "-c", script, NULL);
+      g_assert_no_error (error);
+      g_subprocess_communicate_utf8 (sh, NULL, NULL, &out, NULL, &error);
+      g_assert_no_error (error);
+      g_test_message ("%s", out);
+      lines = g_strsplit (g_strstrip (out), "\n", -1);
+      n = g_strv_length (lines);
+      g_assert_cmpuint (n, >=, 3);
+      g_assert_cmpstr (lines[n - 3], ==, "status=75");
+      /* The children's line: "XmY.YYYs XmZ.ZZZs". */
+      g_assert_cmpint (sscanf (lines[n - 1], "%lfm%lfs %lfm%lfs", &user_min, &user_s, &sys_min, &sys_s), ==, 4);
+      g_assert_cmpfloat (user_min * 60 + user_s + sys_min * 60 + sys_s, <, 0.5);
+      for (guint j = 0; j < n; j++)
+        if (strstr (lines[j], "TESSERA_POLL_INTERVAL") != NULL)
+          warnings++;
+      g_assert_cmpuint (warnings, ==, 1);
+    }
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* All at once */
+
+/* `run --need cpu=2 --need db` waiting for db holds no cpu meanwhile: a
+ * `--no-wait --need cpu=1` gets one; once db is free, the waiter takes
+ * both. */
+static void
+test_all_at_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource cpu]\ntype=countertoken\npath=%s/cpu\ntotal=2\n"
+                                              "[resource db]\ntype=mutex\npath=%s/db\n", f->tmp, f->tmp);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *ready = NULL, *waiting = NULL, *through = NULL, *meanwhile = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "db", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready = read_line (holder, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--need", "cpu=2", "--need", "db", "--", "echo", "through", NULL);
+  waiting = read_error_line (waiter, 60);
+  g_assert_nonnull (waiting);
+  g_assert_true (g_str_has_prefix (waiting, "tessera: waiting for db"));
+
+  meanwhile = run_capture (f, &status, "run", "--no-wait", "--need", "cpu=1", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 0);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  through = read_line (waiter, 60);
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+}
+
+/* A request larger than the current total waits (the total may grow)
+ * and says once why it waits, in a log as on a terminal. */
+static void
+test_larger_than_total_says_why_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  int status;
+
+  out = run_capture (f, &status, "run", "--timeout", "1.5", "--need", "r=2", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  g_assert_nonnull (strstr (out, "fewer than the 2 asked for"));
+  g_assert_null (strstr (strstr (out, "fewer than the 2 asked for") + 1, "fewer than the 2 asked for"));
+}
+
+/* Names from the folder reach the output escaped: a lock file named with
+ * a terminal escape and a byte that is not UTF-8 neither clears the
+ * screen of whoever runs status nor makes status --json invalid. */
+static void
+test_hostile_names_escaped (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autofree char *path = g_strdup_printf ("%s/evil\033[2J\377@1.json", jobs);
+  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/evil\033[2J\", \"information\": {\"count\": 1}, "
+                                           "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                                           f->tmp, (int) getpid ());
+  g_autofree char *text = NULL;
+  g_autofree char *out = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *r, *h;
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));   /* makes the folder */
+  test_write_file (path, json);
+  text = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_null (strchr (text, '\033'));
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  g_assert_nonnull (strstr (text, "evil\\x1B[2J\\xFF@1"));
+
+  out = run_capture (f, &status, "status", "--json", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_utf8_validate (out, -1, NULL));
+  root = json_from_string (out, NULL);
+  g_assert_nonnull (root);
+  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  h = json_array_get_object_element (json_object_get_array_member (r, "holders"), 0);
+  g_assert_cmpstr (json_object_get_string_member (h, "job"), ==, "evil\033[2J\\xFF@1");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -508,6 +1330,18 @@ main (int argc, char **argv)
   ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
+  ADD ("/tool/status/hostile-names-escaped", test_hostile_names_escaped);
+  ADD ("/tool/run/larger-than-total-says-why-once", test_larger_than_total_says_why_once);
+  ADD ("/tool/run/empty-need-is-usage-error", test_empty_need);
+  ADD ("/tool/run/bad-timeout-is-usage-error", test_bad_timeout);
+  ADD ("/tool/run/command-not-run-127-126", test_command_not_run);
+  ADD ("/tool/run/no-space-exits-74", test_enospc);
+  ADD ("/tool/run/inherited-fd-reaches-command", test_inherited_fd);
+  ADD ("/tool/run/ignored-signal-stays-ignored", test_ignored_signal_stays_ignored);
+  ADD ("/tool/run/ignored-signal-not-forwarded", test_ignored_signal_not_forwarded);
+  ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
+  ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
+  ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
@@ -515,9 +1349,19 @@ main (int argc, char **argv)
       g_autofree char *path = g_strdup_printf ("/tool/config/error/%s", bad_configs[i].name);
       g_test_add (path, Fixture, &bad_configs[i], fixture_set_up, test_config_error, fixture_tear_down);
     }
+  ADD ("/tool/set/refuses-unknown-settings", test_set_refuses_unknown);
+  ADD ("/tool/config/same-folder-through-a-link", test_config_same_folder_link);
+  ADD ("/tool/config/missing-total-for-a-new-pool", test_config_missing_total);
+  ADD ("/tool/config/informations-json-wins-with-a-notice", test_config_differs_notice);
+  ADD ("/tool/config/broken-informations-json", test_broken_informations);
+  ADD ("/tool/config/poll-interval-checked-once", test_poll_interval_setting);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
+  ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
   ADD ("/tool/watch/updates-on-change", test_watch);
+  ADD ("/tool/watch/quiet-when-idle", test_watch_quiet_when_idle);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
+  ADD ("/tool/command-line/habits", test_command_line_habits);
+  ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/translation/french", test_french);
   return g_test_run ();

@@ -3,7 +3,7 @@
  * Looked up from --config, $TESSERA_CONFIG, the user config dir, then the
  * system config dirs; with no file anywhere, a built-in default: a `cpu`
  * counter token sized to the CPUs and a `gpu` resource of the detected
- * devices, under the user's state directory.
+ * devices, under the user's state directory, in a folder per host.
  *
  * Every key is checked against its type when the file is read, so a wrong
  * key is reported at once, with the file, the group and the key.
@@ -12,7 +12,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "tessera-config.h"
@@ -125,6 +127,27 @@ check_duplicates (const char *file, const char *text, GError **error)
   return TRUE;
 }
 
+/* A setting of the resource type (its class or a base of it below the
+ * generic tracked resource, such as the public counting base), not one of
+ * the core's own properties. */
+gboolean
+tessera_config_is_type_setting (GParamSpec *pspec)
+{
+  return g_type_is_a (pspec->owner_type, TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE) &&
+         pspec->owner_type != TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE &&
+         (pspec->flags & G_PARAM_WRITABLE);
+}
+
+/* A type's own setting that sets a new pool up and has no default: an
+ * int64 whose minimum and default are -1, "not given" (a counter token's
+ * total). */
+static gboolean
+is_setup_setting (GParamSpec *pspec)
+{
+  return G_IS_PARAM_SPEC_INT64 (pspec) && G_PARAM_SPEC_INT64 (pspec)->minimum == -1 &&
+         G_PARAM_SPEC_INT64 (pspec)->default_value == -1;
+}
+
 /* Checks a group's keys against its type, and keeps them for opening. */
 static Entry *
 check_group (const char *file, GKeyFile *keyfile, const char *group, GError **error)
@@ -200,6 +223,15 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
           g_type_class_unref (klass);
           return NULL;
         }
+      /* -1 is how a setting such as a counter token's total says "not
+       * given": written, it would set up a pool of nothing. */
+      if (is_setup_setting (pspec) && g_value_get_int64 (&checked) < 0)
+        {
+          g_value_unset (&checked);
+          config_error (error, file, group, key, _("must be 0 or more"));
+          g_type_class_unref (klass);
+          return NULL;
+        }
       g_value_unset (&checked);
       if (g_str_equal (key, "path"))
         {
@@ -249,6 +281,48 @@ load_file (const char *file, GError **error)
   return tessera_config_load_from_data (file, text, length, error);
 }
 
+static const char *
+entry_get (Entry *entry, const char *key)
+{
+  for (guint i = 0; entry->keys[i] != NULL; i++)
+    if (g_str_equal (entry->keys[i], key))
+      return entry->values[i];
+  return NULL;
+}
+
+/* One folder is one pool: two resources on it, whatever the paths (a
+ * "..", a trailing "/", a symbolic link), would count it twice. */
+static gboolean
+check_folders (TesseraConfig *self, const char *file, GError **error)
+{
+  for (guint j = 1; j < self->entries->len; j++)
+    {
+      Entry *later = g_ptr_array_index (self->entries, j);
+      g_autofree char *later_path = g_canonicalize_filename (entry_get (later, "lock-folder"), NULL);
+      GStatBuf later_st;
+      gboolean later_exists = g_stat (later_path, &later_st) == 0;
+
+      for (guint i = 0; i < j; i++)
+        {
+          Entry *earlier = g_ptr_array_index (self->entries, i);
+          g_autofree char *earlier_path = g_canonicalize_filename (entry_get (earlier, "lock-folder"), NULL);
+          GStatBuf earlier_st;
+
+          if (g_str_equal (earlier_path, later_path) ||
+              (later_exists && g_stat (earlier_path, &earlier_st) == 0 &&
+               earlier_st.st_dev == later_st.st_dev && earlier_st.st_ino == later_st.st_ino))
+            {
+              g_autofree char *group = g_strdup_printf ("resource %s", later->name);
+              g_autofree char *message = g_strdup_printf (_("the same folder as [resource %s]: one pool, counted once"),
+                                                          earlier->name);
+              config_error (error, file, group, "path", message);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
 /* @file names the configuration in messages; @text is its content. */
 TesseraConfig *
 tessera_config_load_from_data (const char *file, const char *text, gsize length, GError **error)
@@ -287,14 +361,36 @@ tessera_config_load_from_data (const char *file, const char *text, gsize length,
         return NULL;
       g_ptr_array_add (self->entries, entry);
     }
+  if (!check_folders (self, file, error))
+    return NULL;
   return g_steal_pointer (&self);
+}
+
+/* The built-in pools count this machine's CPUs and GPUs, so they are per
+ * host even when the state folder is a home shared by many hosts (NFS):
+ * the folder names the machine id and the host name (clones of one image
+ * share a machine id, not their names). A pool shared by hosts is what a
+ * configured `path` is for. */
+static char *
+dup_host_state_dir (void)
+{
+  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *machine_id = NULL;
+  g_autofree char *name = NULL;
+
+  if (!g_file_get_contents ("/etc/machine-id", &machine_id, NULL, NULL))
+    machine_id = g_strdup ("");
+  g_strstrip (machine_id);
+  name = g_strdup_printf ("host-%s%s%s", g_get_host_name (), *machine_id ? "-" : "", machine_id);
+  g_strdelimit (name, "/", '_');
+  return g_build_filename (state, name, NULL);
 }
 
 static TesseraConfig *
 builtin_default (void)
 {
   TesseraConfig *self = config_new (NULL);
-  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *state = dup_host_state_dir ();
   Entry *cpu = g_new0 (Entry, 1);
   Entry *gpu = g_new0 (Entry, 1);
   const char *cpu_keys[] = { "lock-folder", "total", NULL };
@@ -425,4 +521,155 @@ tessera_config_open (TesseraConfig *self, const char *name, GError **error)
       entry->resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
     }
   return entry->resource;
+}
+
+/* A scalar member of informations.json as the configuration writes it. */
+static char *
+scalar_text (JsonNode *node)
+{
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return NULL;
+  switch (json_node_get_value_type (node))
+    {
+    case G_TYPE_INT64: return g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (node));
+    case G_TYPE_BOOLEAN: return g_strdup (json_node_get_boolean (node) ? "true" : "false");
+    case G_TYPE_STRING: return g_strdup (json_node_get_string (node));
+    case G_TYPE_DOUBLE:
+      {
+        char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+        return g_strdup (g_ascii_dtostr (buffer, sizeof buffer, json_node_get_double (node)));
+      }
+    default: return NULL;
+    }
+}
+
+/* The first setting of the type's own, for "tessera set NAME KEY=…". */
+static const char *
+first_own_setting (GObjectClass *klass)
+{
+  g_autofree GParamSpec **pspecs = NULL;
+  guint n;
+
+  pspecs = g_object_class_list_properties (klass, &n);
+  for (guint i = 0; i < n; i++)
+    if (tessera_config_is_type_setting (pspecs[i]))
+      return pspecs[i]->name;
+  return NULL;
+}
+
+static void
+broken_error (GError **error, const char *name, const char *path, const char *detail, GObjectClass *klass)
+{
+  const char *setting = first_own_setting (klass);
+
+  if (setting != NULL)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                 _("%s: %s is broken (%s); fix it with “tessera set %s %s=…”, or remove it to set the pool up "
+                   "again from the configuration"), name, path, detail, name, setting);
+  else
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                 _("%s: %s is broken (%s); remove it to set the pool up again from the configuration"),
+                 name, path, detail);
+}
+
+/*
+ * informations.json, once it exists, wins over the configuration (it is
+ * what `tessera set` and experimaestro change): the configuration only sets
+ * a new pool up. Fails when the folder has none and the configuration does
+ * not say how to set it up (%TESSERA_ERROR_INVALID_CONFIGURATION), or when
+ * it cannot be read as the type's (%TESSERA_ERROR_INVALID_INFORMATION).
+ * Sets @notice to a line to show when the two say different things.
+ */
+gboolean
+tessera_config_check_informations (TesseraConfig *self, const char *name, TesseraTrackedDynamicResource *resource,
+                                   char **notice, GError **error)
+{
+  Entry *entry = find (self, name);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (resource);
+  g_autofree char *path = tessera_tracked_dynamic_resource_dup_informations_path (resource);
+  g_autofree GParamSpec **pspecs = NULL;
+  g_autoptr(JsonNode) informations = NULL;
+  g_autoptr(GError) local = NULL;
+  GStatBuf st;
+  JsonObject *object;
+  guint n;
+
+  *notice = NULL;
+  g_return_val_if_fail (entry != NULL, FALSE);
+  pspecs = g_object_class_list_properties (klass, &n);
+  if (g_lstat (path, &st) < 0 && errno == ENOENT)
+    {
+      for (guint i = 0; i < n; i++)
+        if (tessera_config_is_type_setting (pspecs[i]) && is_setup_setting (pspecs[i]) &&
+            entry_get (entry, pspecs[i]->name) == NULL)
+          {
+            g_autofree char *group = g_strdup_printf ("resource %s", name);
+            g_autofree char *message =
+              g_strdup_printf (_("missing: %s has no informations.json yet, so this sets the pool up"),
+                               tessera_tracked_dynamic_resource_get_lock_folder (resource));
+            config_error (error, self->source ? self->source : _("the built-in configuration"), group,
+                          pspecs[i]->name, message);
+            return FALSE;
+          }
+      return TRUE;
+    }
+  informations = tessera_tracked_dynamic_resource_read_informations (resource, &local);
+  if (informations == NULL)
+    {
+      broken_error (error, name, path, local->message, klass);
+      return FALSE;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (informations))
+    {
+      broken_error (error, name, path, _("it must be a JSON object"), klass);
+      return FALSE;
+    }
+  object = json_node_get_object (informations);
+  for (guint i = 0; i < n; i++)
+    {
+      GParamSpec *pspec = pspecs[i];
+      JsonNode *member = json_object_get_member (object, pspec->name);
+      const char *configured = entry_get (entry, pspec->name);
+      g_autofree char *text = NULL;
+      GValue value = G_VALUE_INIT;
+
+      if (!tessera_config_is_type_setting (pspec) || member == NULL)
+        continue;
+      text = scalar_text (member);
+      if (text == NULL)
+        {
+          if (JSON_NODE_HOLDS_VALUE (member) || JSON_NODE_HOLDS_NULL (member))
+            {
+              g_autofree char *detail = g_strdup_printf (_("“%s” has a value of the wrong type"), pspec->name);
+              broken_error (error, name, path, detail, klass);
+              return FALSE;
+            }
+          continue;   /* an array or object: the type's own business (GPU devices) */
+        }
+      if (!tessera_value_from_string (pspec, text, &value, &local) ||
+          (is_setup_setting (pspec) && g_value_get_int64 (&value) < 0))
+        {
+          g_autofree char *detail = local != NULL ? g_strdup_printf ("“%s”: %s", pspec->name, local->message)
+                                                  : g_strdup_printf (_("“%s” must be 0 or more"), pspec->name);
+          if (G_IS_VALUE (&value))
+            g_value_unset (&value);
+          broken_error (error, name, path, detail, klass);
+          return FALSE;
+        }
+      if (configured != NULL && *notice == NULL)
+        {
+          GValue wanted = G_VALUE_INIT;
+          gboolean differs = tessera_value_from_string (pspec, configured, &wanted, NULL) &&
+                             g_param_values_cmp (pspec, &value, &wanted) != 0;
+
+          if (G_IS_VALUE (&wanted))
+            g_value_unset (&wanted);
+          if (differs)
+            *notice = g_strdup_printf (_("%s: informations.json says %s=%s, the configuration %s=%s; "
+                                     "informations.json wins (“tessera set %s %s=%s” changes it)"),
+                                   name, pspec->name, text, pspec->name, configured, name, pspec->name, configured);
+        }
+      g_value_unset (&value);
+    }
+  return TRUE;
 }

@@ -29,6 +29,12 @@ TesseraTrackedDynamicResource *tessera_config_open (TesseraConfig  *self,
                                                     const char     *name,
                                                     GError        **error);
 char           *tessera_config_dup_state_dir (void);
+gboolean        tessera_config_is_type_setting (GParamSpec *pspec);
+gboolean        tessera_config_check_informations (TesseraConfig                 *self,
+                                                   const char                    *name,
+                                                   TesseraTrackedDynamicResource *resource,
+                                                   char                         **notice,
+                                                   GError                       **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraConfig, tessera_config_free)
 

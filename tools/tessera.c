@@ -6,6 +6,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
 #include <glib-unix.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "tessera-config.h"
@@ -27,6 +32,7 @@
 #define EXIT_CONFIG 78
 
 static char *opt_config = NULL;
+static char *opt_config_late = NULL;   /* --config after the subcommand */
 
 static int
 fail (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
@@ -44,6 +50,69 @@ fail (int status, const char *format, ...)
   return status;
 }
 
+/* The library's warnings, shown as the command's own short lines, once
+ * each (watch would repeat them); held back while a resource is opened, so
+ * that a failed check's one message says it all. The library keeps its log
+ * domain for embedders; errors and criticals (bugs) keep GLib's form. */
+static GMutex log_lock;
+static GHashTable *log_shown;     /* messages already printed */
+static GPtrArray *log_held;       /* non-NULL: hold */
+
+static char *escape_name (const char *name, gboolean for_terminal);
+
+static void
+show_log_message (const char *message)
+{
+  if (log_shown == NULL)
+    log_shown = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (g_hash_table_add (log_shown, g_strdup (message)))
+    {
+      /* Library messages name files of the folder: never raw to a terminal. */
+      g_autofree char *shown = escape_name (message, TRUE);
+      g_printerr ("tessera: %s\n", shown);
+    }
+}
+
+static GLogWriterOutput
+log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
+{
+  const char *domain = NULL, *message = NULL;
+
+  for (gsize i = 0; i < n_fields; i++)
+    if (g_str_equal (fields[i].key, "GLIB_DOMAIN"))
+      domain = fields[i].value;
+    else if (g_str_equal (fields[i].key, "MESSAGE"))
+      message = fields[i].value;
+  if (domain == NULL || message == NULL || !g_str_has_prefix (domain, "Tessera") ||
+      !(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE)))
+    return g_log_writer_default (level, fields, n_fields, data);
+  g_mutex_lock (&log_lock);
+  if (log_held != NULL)
+    g_ptr_array_add (log_held, g_strdup (message));
+  else
+    show_log_message (message);
+  g_mutex_unlock (&log_lock);
+  return G_LOG_WRITER_HANDLED;
+}
+
+static void
+hold_log (void)
+{
+  g_mutex_lock (&log_lock);
+  log_held = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_unlock (&log_lock);
+}
+
+static void
+release_log (gboolean show)
+{
+  g_mutex_lock (&log_lock);
+  for (guint i = 0; show && log_held != NULL && i < log_held->len; i++)
+    show_log_message (g_ptr_array_index (log_held, i));
+  g_clear_pointer (&log_held, g_ptr_array_unref);
+  g_mutex_unlock (&log_lock);
+}
+
 static TesseraConfig *
 load_config (int *status)
 {
@@ -55,10 +124,13 @@ load_config (int *status)
   return config;
 }
 
+/* Opens a resource; with @check, also checks its informations.json against
+ * the configuration (not for `set`, which is how a broken one is fixed). */
 static TesseraTrackedDynamicResource *
-open_resource (TesseraConfig *config, const char *name, int *status)
+open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status)
 {
   g_autoptr(GError) error = NULL;
+  g_autofree char *notice = NULL;
   TesseraTrackedDynamicResource *resource;
 
   if (!tessera_config_has (config, name))
@@ -66,22 +138,49 @@ open_resource (TesseraConfig *config, const char *name, int *status)
       *status = fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
       return NULL;
     }
+  hold_log ();
   resource = tessera_config_open (config, name, &error);
   if (resource == NULL)
-    *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
-                    ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+    {
+      release_log (TRUE);
+      *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
+                      ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+      return NULL;
+    }
+  if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
+    {
+      release_log (FALSE);   /* this message says it all */
+      *status = fail (EXIT_CONFIG, "%s", error->message);
+      return NULL;
+    }
+  release_log (TRUE);
+  if (notice != NULL)
+    g_printerr ("tessera: %s\n", notice);
   return resource;
+}
+
+static TesseraTrackedDynamicResource *
+open_resource (TesseraConfig *config, const char *name, int *status)
+{
+  return open_resource_full (config, name, TRUE, status);
 }
 
 static GOptionContext *
 new_context (const char *parameters, const char *summary, const GOptionEntry *entries)
 {
+  /* The global options work after the subcommand too. */
+  static const GOptionEntry global_entries[] = {
+    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &opt_config_late, N_("Read the configuration from FILE only"),
+      N_("FILE") },
+    { NULL }
+  };
   GOptionContext *context = g_option_context_new (parameters);
 
   g_option_context_set_summary (context, summary);
   g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
   if (entries != NULL)
     g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  g_option_context_add_main_entries (context, global_entries, GETTEXT_PACKAGE);
   return context;
 }
 
@@ -95,6 +194,8 @@ parse (GOptionContext *context, int *argc, char ***argv, int *status)
       *status = fail (EXIT_USAGE, "%s", error->message);
       return FALSE;
     }
+  if (opt_config_late != NULL)
+    opt_config = opt_config_late;
   return TRUE;
 }
 
@@ -151,11 +252,42 @@ format_since (TesseraDynamicLockFile *lock_file)
   return when ? g_date_time_format_iso8601 (when) : g_strdup ("");
 }
 
+/* Names and paths come from a folder a co-user may write: for JSON, bytes
+ * that are not UTF-8 become the text \xNN (valid UTF-8 passes as is, and
+ * JSON escapes control characters itself); for a terminal, control
+ * characters too, and a backslash is doubled, so no name can move the
+ * cursor, clear the screen or pass for another. */
+static char *
+escape_name (const char *name, gboolean for_terminal)
+{
+  GString *out = g_string_new (NULL);
+  const char *p = name;
+
+  while (*p != '\0')
+    {
+      gunichar c = g_utf8_get_char_validated (p, -1);
+
+      if (c == (gunichar) -1 || c == (gunichar) -2)
+        {
+          g_string_append_printf (out, "\\x%02X", (guchar) *p);
+          p++;
+          continue;
+        }
+      if (for_terminal && (c < 0x20 || (c >= 0x7f && c < 0xa0)))
+        g_string_append_printf (out, "\\x%02X", c);
+      else
+        g_string_append_len (out, p, g_utf8_next_char (p) - p);
+      p = g_utf8_next_char (p);
+    }
+  return g_string_free (out, FALSE);
+}
+
 static char *
 holder_name (TesseraDynamicLockFile *lock_file)
 {
   g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
-  return g_strndup (base, strlen (base) - strlen (".json"));
+  g_autofree char *name = g_strndup (base, strlen (base) - strlen (".json"));
+  return escape_name (name, FALSE);
 }
 
 /* {"name", "type", "path", "capacity", "free", "holders": [...]} */
@@ -196,7 +328,10 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
       json_builder_set_member_name (builder, "job_uri");
-      json_builder_add_string_value (builder, tessera_dynamic_lock_file_get_job_uri (lock_file));
+      {
+        g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (lock_file), FALSE);
+        json_builder_add_string_value (builder, job_uri);
+      }
       json_builder_set_member_name (builder, "pid");
       if (process)
         json_builder_add_int_value (builder, tessera_process_get_pid (process));
@@ -204,11 +339,29 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "host");
       if (process && tessera_process_get_host (process))
-        json_builder_add_string_value (builder, tessera_process_get_host (process));
+        {
+          g_autofree char *host = escape_name (tessera_process_get_host (process), FALSE);
+          json_builder_add_string_value (builder, host);
+        }
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "state");
       json_builder_add_string_value (builder, holder_state (lock_file));
+      /* Whose job it is, when the process spec says (Tessera records it). */
+      json_builder_set_member_name (builder, "uid");
+      if (process && tessera_process_get_uid (process) >= 0)
+        json_builder_add_int_value (builder, tessera_process_get_uid (process));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "user");
+      {
+        struct passwd *pw = process && tessera_process_get_uid (process) >= 0
+                            ? getpwuid ((uid_t) tessera_process_get_uid (process)) : NULL;
+        if (pw != NULL)
+          json_builder_add_string_value (builder, pw->pw_name);
+        else
+          json_builder_add_null_value (builder);
+      }
       json_builder_set_member_name (builder, "since");
       json_builder_add_string_value (builder, since);
       json_builder_set_member_name (builder, "information");
@@ -221,7 +374,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
 }
 
 static void
-print_description (JsonNode *node)
+format_description (JsonNode *node, GString *out)
 {
   JsonObject *object = json_node_get_object (node);
   JsonArray *holders = json_object_get_array_member (object, "holders");
@@ -229,14 +382,14 @@ print_description (JsonNode *node)
 
   if (capacity >= 0)
     /* Translators: "cpu (countertoken): 6 of 8 free" */
-    g_print (_("%s (%s): %lld of %lld free\n"),
+    g_string_append_printf (out, _("%s (%s): %lld of %lld free\n"),
              json_object_get_string_member (object, "name"), json_object_get_string_member (object, "type"),
              (long long) json_object_get_int_member (object, "free"), (long long) capacity);
   else
-    g_print ("%s (%s)\n", json_object_get_string_member (object, "name"),
+    g_string_append_printf (out, "%s (%s)\n", json_object_get_string_member (object, "name"),
              json_object_get_string_member (object, "type"));
   if (json_array_get_length (holders) == 0)
-    g_print ("  %s\n", _("no holder"));
+    g_string_append_printf (out, "  %s\n", _("no holder"));
   for (guint i = 0; i < json_array_get_length (holders); i++)
     {
       JsonObject *h = json_array_get_object_element (holders, i);
@@ -245,14 +398,34 @@ print_description (JsonNode *node)
       g_autofree char *pid_text = JSON_NODE_HOLDS_NULL (pid) ? g_strdup ("?")
                                   : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
 
-      /* Translators: job, pid, host, state (alive/dead/remote/unknown), time, details */
-      g_print (_("  %s  pid %s on %s, %s, since %s  %s\n"),
-               json_object_get_string_member (h, "job"), pid_text,
-               json_object_get_string_member_with_default (h, "host", "?")
-                 ? json_object_get_string_member_with_default (h, "host", "?") : "?",
+      JsonNode *user = json_object_get_member (h, "user");
+      JsonNode *uid = json_object_get_member (h, "uid");
+      g_autofree char *user_text = user && !JSON_NODE_HOLDS_NULL (user) ? g_strdup (json_node_get_string (user))
+                                   : uid && !JSON_NODE_HOLDS_NULL (uid)
+                                   ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (uid))
+                                   : g_strdup ("?");
+
+      const char *host = json_object_get_string_member_with_default (h, "host", "?");
+      g_autofree char *job_text = escape_name (json_object_get_string_member (h, "job"), TRUE);
+      g_autofree char *host_text = escape_name (host ? host : "?", TRUE);
+      g_autofree char *info_text = escape_name (info, TRUE);
+      g_autofree char *user_safe = escape_name (user_text, TRUE);
+
+      /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
+      g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
+               job_text, user_safe, pid_text, host_text,
                json_object_get_string_member (h, "state"),
-               json_object_get_string_member (h, "since"), info);
+               json_object_get_string_member (h, "since"), info_text);
     }
+}
+
+static void
+print_description (JsonNode *node)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  format_description (node, out);
+  g_print ("%s", out->str);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -311,7 +484,7 @@ cmd_status (int argc, char **argv)
 static JsonNode *
 parse_value (const char *text)
 {
-  JsonNode *node = json_from_string (text, NULL);
+  JsonNode *node = tessera_json_parse (text, -1, NULL);
 
   /* A bare word is a string, as a shell user means it. */
   if (node == NULL)
@@ -320,6 +493,31 @@ parse_value (const char *text)
       json_node_set_string (node, text);
     }
   return node;
+}
+
+/* What `tessera set` may change: the members informations.json has, and
+ * the settings the type itself declares (a counter token's total, a GPU
+ * pool's devices) — not those of the base classes (folder, min-age…). */
+static GPtrArray *
+run_time_settings (TesseraTrackedDynamicResource *resource, JsonNode *informations)
+{
+  GPtrArray *settings = g_ptr_array_new_with_free_func (g_free);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (resource);
+  g_autofree GParamSpec **pspecs = NULL;
+  guint n_pspecs;
+
+  if (informations != NULL && JSON_NODE_HOLDS_OBJECT (informations))
+    {
+      g_autoptr(GList) members = json_object_get_members (json_node_get_object (informations));
+      for (GList *l = members; l != NULL; l = l->next)
+        g_ptr_array_add (settings, g_strdup (l->data));
+    }
+  pspecs = g_object_class_list_properties (klass, &n_pspecs);
+  for (guint i = 0; i < n_pspecs; i++)
+    if (tessera_config_is_type_setting (pspecs[i]) &&
+        !g_ptr_array_find_with_equal_func (settings, pspecs[i]->name, g_str_equal, NULL))
+      g_ptr_array_add (settings, g_strdup (pspecs[i]->name));
+  return settings;
 }
 
 static int
@@ -333,6 +531,7 @@ cmd_set (int argc, char **argv)
   g_autoptr(JsonNode) informations = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
+  g_autoptr(GPtrArray) settings = NULL;
   TesseraTrackedDynamicResource *resource;
   JsonObject *object;
   int status = 0;
@@ -341,7 +540,8 @@ cmd_set (int argc, char **argv)
     return status;
   if (argc < 3)
     return fail (EXIT_USAGE, _("usage: tessera set NAME KEY=VALUE…"));
-  if ((config = load_config (&status)) == NULL || (resource = open_resource (config, argv[1], &status)) == NULL)
+  if ((config = load_config (&status)) == NULL ||
+      (resource = open_resource_full (config, argv[1], FALSE, &status)) == NULL)
     return status;
 
   informations = tessera_tracked_dynamic_resource_read_informations (resource, NULL);
@@ -352,11 +552,23 @@ cmd_set (int argc, char **argv)
       json_node_take_object (informations, json_object_new ());
     }
   object = json_node_get_object (informations);
+  settings = run_time_settings (resource, informations);
   for (int i = 2; i < argc; i++)
     {
       g_auto(GStrv) kv = g_strsplit (argv[i], "=", 2);
-      if (kv[1] == NULL || *kv[0] == '\0')
+      if (kv[0] == NULL || kv[1] == NULL || *kv[0] == '\0')
         return fail (EXIT_USAGE, _("“%s” is not KEY=VALUE"), argv[i]);
+      if (settings->len == 0)
+        return fail (EXIT_USAGE, _("%s (%s) has no run-time settings"), argv[1],
+                     tessera_config_get_type_name (config, argv[1]));
+      if (!g_ptr_array_find_with_equal_func (settings, kv[0], g_str_equal, NULL))
+        {
+          g_autofree char *known = NULL;
+
+          g_ptr_array_add (settings, NULL);
+          known = g_strjoinv (", ", (char **) settings->pdata);
+          return fail (EXIT_USAGE, _("%s has no setting “%s” (it has: %s)"), argv[1], kv[0], known);
+        }
       json_object_set_member (object, kv[0], parse_value (kv[1]));
     }
   if (!tessera_tracked_dynamic_resource_write_informations (resource, informations, &error))
@@ -387,6 +599,97 @@ lock_file_names (const char *folder)
   return names;
 }
 
+/* Whether a job folder of `tessera run` (<state>/jobs/<identifier>) may
+ * go: its wrapper is gone (the job lock is free), and its command too (no
+ * lock file that its locks.json names is left: a peer removes them once
+ * the command has ended). Only Tessera's own file names are in it. */
+static gboolean
+job_folder_is_done (const char *folder, GPtrArray *files)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = g_dir_open (folder, 0, &error);
+  const char *name;
+
+  if (dir == NULL)
+    return FALSE;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+
+      if (!g_file_test (path, G_FILE_TEST_IS_REGULAR) || g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+        return FALSE;
+      if (g_str_has_suffix (name, ".lock"))
+        {
+          struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+          int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+          gboolean held;
+
+          if (fd < 0)
+            return FALSE;
+          held = fcntl (fd, F_OFD_GETLK, &lock) < 0 || lock.l_type != F_UNLCK;
+          close (fd);
+          if (held)
+            return FALSE;
+        }
+      else if (g_str_equal (name, "locks.json"))
+        {
+          g_autofree char *text = NULL;
+          g_autoptr(JsonNode) root = NULL;
+          JsonArray *locks;
+
+          if (!g_file_get_contents (path, &text, NULL, NULL) || (root = tessera_json_parse (text, -1, NULL)) == NULL ||
+              !JSON_NODE_HOLDS_OBJECT (root) ||
+              (locks = json_object_get_array_member (json_node_get_object (root), "dynamic_locks")) == NULL)
+            return FALSE;
+          for (guint i = 0; i < json_array_get_length (locks); i++)
+            {
+              JsonNode *element = json_array_get_element (locks, i);
+              const char *lock_file = JSON_NODE_HOLDS_OBJECT (element)
+                ? json_object_get_string_member_with_default (json_node_get_object (element), "lock_file_path", NULL)
+                : NULL;
+              GStatBuf st;
+
+              if (lock_file == NULL || g_lstat (lock_file, &st) == 0 || errno != ENOENT)
+                return FALSE;
+            }
+        }
+      else if (!g_str_has_suffix (name, ".pid"))
+        return FALSE;
+      g_ptr_array_add (files, g_steal_pointer (&path));
+    }
+  return TRUE;
+}
+
+/* Removes the job folders that `tessera run` left (a wrapper killed by
+ * SIGKILL cannot clean up), once their jobs are done. */
+static guint
+clean_job_folders (void)
+{
+  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
+  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+  const char *name;
+  guint removed = 0;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *folder = g_build_filename (jobs, name, NULL);
+      g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+
+      if (g_file_test (folder, G_FILE_TEST_IS_SYMLINK) || !g_file_test (folder, G_FILE_TEST_IS_DIR) ||
+          !job_folder_is_done (folder, files))
+        continue;
+      for (guint i = 0; i < files->len; i++)
+        g_unlink (g_ptr_array_index (files, i));
+      if (g_rmdir (folder) == 0)
+        {
+          g_print (_("removed the job folder %s\n"), folder);
+          removed++;
+        }
+    }
+  return removed;
+}
+
 static int
 cmd_clean (int argc, char **argv)
 {
@@ -414,7 +717,7 @@ cmd_clean (int argc, char **argv)
       g_autoptr(GHashTable) before = lock_file_names (folder);
       g_autoptr(GHashTable) after = NULL;
       g_autoptr(GError) error = NULL;
-      TesseraTrackedDynamicResource *resource = open_resource (config, name, &status);
+      TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
       GHashTableIter iter;
       gpointer job;
 
@@ -429,10 +732,16 @@ cmd_clean (int argc, char **argv)
       while (g_hash_table_iter_next (&iter, &job, NULL))
         if (!g_hash_table_contains (after, job))
           {
-            g_print (_("%s: removed %s\n"), name, (const char *) job);
+            {
+              g_autofree char *shown = escape_name (job, TRUE);
+              g_print (_("%s: removed %s\n"), name, shown);
+            }
             removed++;
           }
     }
+  /* Job folders belong to no resource: cleaned when all are. */
+  if (argc <= 1)
+    removed += clean_job_folders ();
   if (removed == 0)
     g_print ("%s\n", _("nothing to remove"));
   return 0;
@@ -469,6 +778,8 @@ cmd_watch (int argc, char **argv)
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   g_autoptr(GAsyncQueue) changes = g_async_queue_new ();
+  GString *shown = NULL;
+  gboolean on_terminal = isatty (1);
   int status = 0;
 
   if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
@@ -488,17 +799,29 @@ cmd_watch (int argc, char **argv)
     }
   for (;;)
     {
-      g_autoptr(GDateTime) now = g_date_time_new_now_local ();
-      g_autofree char *stamp = g_date_time_format (now, "%H:%M:%S");
+      g_autoptr(GString) view = g_string_new (NULL);
 
-      g_print ("— %s —\n", stamp);
       for (guint i = 0; i < names->len; i++)
         {
           const char *name = g_ptr_array_index (names, i);
           g_autoptr(JsonNode) node = describe (config, name, tessera_config_open (config, name, NULL));
-          print_description (node);
+          format_description (node, view);
         }
-      fflush (stdout);
+      /* Redrawn when it changed only: polls and wake-ups that find nothing
+       * new leave the screen as it is. */
+      if (shown == NULL || !g_str_equal (shown->str, view->str))
+        {
+          g_autoptr(GDateTime) now = g_date_time_new_now_local ();
+          g_autofree char *stamp = g_date_time_format (now, "%H:%M:%S");
+
+          if (on_terminal)
+            g_print ("\033[H\033[2J");   /* one stable screen, as watch(1) */
+          g_print ("— %s —\n%s", stamp, view->str);
+          fflush (stdout);
+          if (shown != NULL)
+            g_string_free (shown, TRUE);
+          shown = g_steal_pointer (&view);
+        }
       /* Wake on a change; also every few seconds, for holders' liveness. */
       g_async_queue_timeout_pop (changes, 5 * G_USEC_PER_SEC);
       g_usleep (50 * 1000);   /* let a burst of changes settle */
@@ -537,11 +860,199 @@ cmd_plugins (int argc, char **argv)
       g_print ("\n%s — %s\n", tessera_plugin_info_get_module (info), tessera_plugin_info_get_name (info));
       g_print (_("  manifest: %s\n"), tessera_plugin_info_get_manifest_path (info));
       g_print (_("  module:   %s (%s)\n"), tessera_plugin_info_get_module_path (info),
-               tessera_plugin_info_is_loaded (info) ? _("loaded") : _("not loaded"));
+               tessera_plugin_info_is_loaded (info) ? _("loaded")
+               : !g_file_test (tessera_plugin_info_get_module_path (info), G_FILE_TEST_IS_REGULAR)
+               ? _("module missing") : _("not loaded"));
       g_print (_("  types:    %s\n"), types);
       g_print (_("  classes:  %s\n"), classes);
     }
   return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Starting the command behind a gate */
+
+/* The signal mask and the ignored signals this process started with: the
+ * command gets them back, as from nohup(1) or flock(1). */
+static sigset_t start_mask;
+static sigset_t start_ignored;
+
+static void
+remember_start_signals (void)
+{
+  sigemptyset (&start_ignored);
+  pthread_sigmask (SIG_SETMASK, NULL, &start_mask);
+  for (int sig = 1; sig < NSIG; sig++)
+    {
+      struct sigaction sa;
+
+      if (sigaction (sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+        sigaddset (&start_ignored, sig);
+    }
+}
+
+/* A started command: its pid, the write end of its gate, and the read end
+ * of the pipe on which it reports a failed exec (an errno). */
+typedef struct
+{
+  GPid pid;
+  int gate;
+  int report;
+} Gated;
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+G_GNUC_NORETURN static void
+gated_child (int gate, int report, char **candidates, char **argv, char **sh_argv, char **envp)
+{
+  struct sigaction dfl = { 0 }, ign = { 0 };
+  gboolean denied = FALSE;
+  int err = ENOENT;
+  char go;
+  ssize_t n;
+
+  dfl.sa_handler = SIG_DFL;
+  ign.sa_handler = SIG_IGN;
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
+  pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
+
+  /* The gate opens once the lock files name this process; end-of-file
+   * means the wrapper is gone or gave up: never run without a holding. */
+  do
+    n = read (gate, &go, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1 || go != 'g')
+    _exit (125);
+  close (gate);
+
+  for (guint i = 0; candidates[i] != NULL; i++)
+    {
+      execve (candidates[i], argv, envp);
+      err = errno;
+      if (err == ENOEXEC)
+        {
+          /* A script without "#!": the shell runs it, as execvp does. */
+          sh_argv[1] = candidates[i];
+          execve ("/bin/sh", sh_argv, envp);
+          err = errno;
+        }
+      if (err == EACCES)
+        denied = TRUE;
+      else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT)
+        break;
+    }
+  if (denied && (err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV || err == ETIMEDOUT))
+    err = EACCES;
+  while (write (report, &err, sizeof err) < 0 && errno == EINTR)
+    ;
+  _exit (err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* Forks the command, which waits behind its gate (see gated_open) until
+ * the lock files name it. Where to look for it is worked out here, as
+ * posix_spawnp does, so that the child only calls execve(). Descriptors
+ * without close-on-exec pass to the command; Tessera's own have it. */
+static gboolean
+gated_spawn (char **command, char **env, Gated *gated, GError **error)
+{
+  g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) sh_argv = g_ptr_array_new ();
+  int gate[2] = { -1, -1 }, report[2] = { -1, -1 };
+  sigset_t all, saved;
+  int fork_errno;
+  GPid pid;
+
+  if (strchr (command[0], '/') != NULL)
+    g_ptr_array_add (candidates, g_strdup (command[0]));
+  else
+    {
+      const char *path = g_environ_getenv (env, "PATH");
+      g_auto(GStrv) dirs = g_strsplit (path != NULL ? path : "/bin:/usr/bin", ":", -1);
+
+      for (guint i = 0; dirs[i] != NULL; i++)
+        g_ptr_array_add (candidates, g_build_filename (*dirs[i] ? dirs[i] : ".", command[0], NULL));
+    }
+  g_ptr_array_add (candidates, NULL);
+  g_ptr_array_add (sh_argv, (gpointer) "/bin/sh");
+  for (guint i = 0; command[i] != NULL; i++)
+    g_ptr_array_add (sh_argv, command[i]);
+  g_ptr_array_add (sh_argv, NULL);
+
+  if (!g_unix_open_pipe (gate, FD_CLOEXEC, error) || !g_unix_open_pipe (report, FD_CLOEXEC, error))
+    {
+      if (gate[0] >= 0)
+        {
+          close (gate[0]);
+          close (gate[1]);
+        }
+      return FALSE;
+    }
+  /* No handler of this process may run in the child before it resets them. */
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &saved);
+  pid = fork ();
+  fork_errno = errno;
+  if (pid == 0)
+    {
+      close (gate[1]);
+      close (report[0]);
+      gated_child (gate[0], report[1], (char **) candidates->pdata, command, (char **) sh_argv->pdata, env);
+    }
+  pthread_sigmask (SIG_SETMASK, &saved, NULL);
+  close (gate[0]);
+  close (report[1]);
+  if (pid < 0)
+    {
+      close (gate[1]);
+      close (report[0]);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (fork_errno),
+                   _("Cannot start a process: %s"), g_strerror (fork_errno));
+      return FALSE;
+    }
+  gated->pid = pid;
+  gated->gate = gate[1];
+  gated->report = report[0];
+  return TRUE;
+}
+
+/* Opens the gate (@go) or closes it for good; then returns 0 when the
+ * command runs, or the errno of its failed exec. */
+static int
+gated_open (Gated *gated, gboolean go)
+{
+  int err = 0;
+  ssize_t n;
+
+  /* EPIPE: a signal passed on has already ended the command. */
+  if (go && write (gated->gate, "g", 1) != 1 && errno != EPIPE)
+    g_printerr ("tessera: %s\n", g_strerror (errno));
+  close (gated->gate);
+  gated->gate = -1;
+  do
+    n = read (gated->report, &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  close (gated->report);
+  gated->report = -1;
+  return n == sizeof err ? err : 0;
+}
+
+static int
+gated_wait (GPid pid)
+{
+  int wstatus = 0;
+
+  while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  return wstatus;
+}
+
+static int
+exit_status_of (int wstatus)
+{
+  if (WIFSIGNALED (wstatus))
+    return 128 + WTERMSIG (wstatus);
+  return WEXITSTATUS (wstatus);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -572,15 +1083,23 @@ compare_needs (gconstpointer a, gconstpointer b)
 
 static gboolean interactive;
 
-/* Signals are caught from the start: while waiting they stop the wait
- * (giving back what is held), once the child runs they are forwarded. */
+/* Signals are caught from the start, on a thread of their own: while
+ * waiting they cancel the wait at once (giving back what is held), once
+ * the child runs they are forwarded. @lock orders the signal thread's
+ * look at @child with the main thread's start of the child. */
 typedef struct
 {
+  GMutex lock;
+  GCancellable *cancel;
   GMainLoop *loop;
-  GSubprocess *child;
+  GPid child;          /* 0 until started, and again once reaped */
+  int wait_status;
   gboolean share_terminal;
   int pending_signal;
 } RunState;
+
+/* Static: the signal thread may look at it until the process exits. */
+static RunState run_state;
 
 static void
 clear_line (void)
@@ -589,22 +1108,29 @@ clear_line (void)
     g_printerr ("\r\033[K");
 }
 
-/* One self-updating line: what we wait for and who holds it. */
+/* How often a log (stderr not a terminal) hears that we still wait. */
+#define WAITING_REPORT_INTERVAL (60 * G_USEC_PER_SEC)
+
+/* What we wait for and who holds it: on a terminal, one self-updating line;
+ * in a log, one line when the wait starts (@since == @last_report) and one
+ * a minute after the last, as srun does. */
 static void
-show_waiting (Need *need)
+show_waiting (Need *need, gint64 since, gint64 *last_report)
 {
   g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (need->resource);
   g_autoptr(GString) holders = g_string_new (NULL);
   struct winsize ws = { 0 };
   guint width = ioctl (2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
+  gint64 now = g_get_monotonic_time ();
 
-  if (!interactive)
+  if (!interactive && *last_report != since && now - *last_report < WAITING_REPORT_INTERVAL)
     return;
   for (guint i = 0; i < files->len; i++)
     {
       TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
       TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
-      g_autofree char *job = holder_name (lock_file);
+      g_autofree char *name = holder_name (lock_file);
+      g_autofree char *job = escape_name (name, TRUE);
 
       if (process != NULL)
         g_string_append_printf (holders, "%s%s (pid %d)", i ? ", " : "", job, (int) tessera_process_get_pid (process));
@@ -612,8 +1138,20 @@ show_waiting (Need *need)
         g_string_append_printf (holders, "%s%s", i ? ", " : "", job);
     }
   {
-    g_autofree char *line = g_strdup_printf (_("tessera: waiting for %s, held by %s"), need->name,
-                                             holders->len ? holders->str : "?");
+    g_autofree char *line = holders->len ? g_strdup_printf (_("tessera: waiting for %s, held by %s"), need->name,
+                                                            holders->str)
+                                         : g_strdup_printf (_("tessera: waiting for %s"), need->name);
+
+    if (!interactive)
+      {
+        if (*last_report == since)
+          g_printerr ("%s\n", line);
+        else
+          g_printerr (_("tessera: still waiting for %s after %u min, held by %s\n"), need->name,
+                      (guint) ((now - since) / (60 * G_USEC_PER_SEC)), holders->len ? holders->str : "?");
+        *last_report = now;
+        return;
+      }
     if (g_utf8_strlen (line, -1) >= width)
       {
         g_autofree char *cut = g_utf8_substring (line, 0, width - 2);
@@ -624,59 +1162,107 @@ show_waiting (Need *need)
   }
 }
 
-/* Acquires every need in name order, so two runs never deadlock. */
-static int
-acquire_all (GPtrArray *needs, TesseraJob *job, double timeout, gboolean no_wait, RunState *state)
+static gboolean
+is_io_error (const GError *error)
 {
+  return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) || error->domain == G_IO_ERROR ||
+         error->domain == G_FILE_ERROR;
+}
+
+static Need *
+need_of (GPtrArray *needs, GPtrArray *deps, TesseraDynamicDependency *dep)
+{
+  for (guint i = 0; i < deps->len; i++)
+    if (g_ptr_array_index (deps, i) == dep)
+      return g_ptr_array_index (needs, i);
+  return g_ptr_array_index (needs, 0);
+}
+
+/* Acquires every need at once, or none (see
+ * tessera_dynamic_dependency_locks_acquire_all): a waiting run holds
+ * nothing, and two runs never deadlock. */
+static int
+acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *locks, double timeout,
+             gboolean no_wait, RunState *state)
+{
+  g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
   gint64 deadline = no_wait ? g_get_monotonic_time ()
                     : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
+  gboolean shown = FALSE;
+  gint64 since = 0, last_report = 0;
+  g_autofree char *told_reason = NULL;
+  GPtrArray *held;
 
   for (guint i = 0; i < needs->len; i++)
     {
       Need *need = g_ptr_array_index (needs, i);
       g_autoptr(GError) error = NULL;
-      g_autoptr(TesseraDynamicDependency) dep =
+      TesseraDynamicDependency *dep =
         tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (need->resource), job,
                                                     need->request, &error);
-      gboolean shown = FALSE;
 
       if (dep == NULL)
         return fail (EXIT_USAGE, "%s: %s", need->name, error->message);
-      for (;;)
-        {
-          gint64 now = g_get_monotonic_time ();
-          /* Short slices to refresh the waiting line; events still wake us. */
-          double slice = deadline < 0 ? 1.0 : MIN (1.0, MAX (0, (deadline - now) / 1e6));
-
-          need->lock = tessera_dynamic_dependency_lock (dep, slice, NULL, &error);
-          if (need->lock != NULL)
-            break;
-          if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
-            {
-              clear_line ();
-              return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE)
-                           ? EXIT_UNAVAILABLE : 1, "%s: %s", need->name, error->message);
-            }
-          g_clear_error (&error);
-          while (g_main_context_iteration (NULL, FALSE))
-            ;
-          if (state->pending_signal != 0)
-            {
-              clear_line ();
-              return 128 + state->pending_signal;
-            }
-          if (deadline >= 0 && g_get_monotonic_time () >= deadline)
-            {
-              clear_line ();
-              return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
-                           need->name);
-            }
-          show_waiting (need);
-          shown = TRUE;
-        }
-      if (shown)
-        clear_line ();
+      g_ptr_array_add (deps, dep);
     }
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      gint64 now = g_get_monotonic_time ();
+      /* One try first, to say at once that we wait; then slices to
+       * refresh the waiting line (events still wake us; a signal cancels
+       * the wait). */
+      double slice = !shown ? 0
+                     : interactive ? 1.0
+                     : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
+      Need *need;
+
+      if (deadline >= 0)
+        slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
+      if (tessera_dynamic_dependency_locks_acquire_all (locks, (TesseraDynamicDependency **) deps->pdata, deps->len,
+                                                        slice, state->cancel, &error))
+        break;
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          clear_line ();
+          return 128 + g_atomic_int_get (&state->pending_signal);
+        }
+      need = need_of (needs, deps, tessera_dynamic_dependency_locks_get_waiting_for (locks));
+      if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+        {
+          clear_line ();
+          return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
+                       : is_io_error (error) ? EXIT_IOERR : 1, "%s: %s", need->name, error->message);
+        }
+      if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+        {
+          clear_line ();
+          return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
+                       need->name);
+        }
+      if (!shown)
+        since = last_report = g_get_monotonic_time ();
+      /* Larger than the resource for now: say why once (it may grow). */
+      {
+        const char *reason = tessera_dynamic_dependency_locks_get_waiting_reason (locks);
+
+        if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
+          {
+            clear_line ();
+            g_printerr ("tessera: %s\n", reason);
+            g_free (told_reason);
+            told_reason = g_strdup (reason);
+          }
+      }
+      show_waiting (need, since, &last_report);
+      shown = TRUE;
+    }
+  if (shown)
+    clear_line ();
+  /* The locks come in the order of the needs. */
+  held = tessera_locks_get_locks (TESSERA_LOCKS (locks));
+  for (guint i = 0; i < needs->len; i++)
+    ((Need *) g_ptr_array_index (needs, i))->lock = g_object_ref (g_ptr_array_index (held, i));
   return 0;
 }
 
@@ -685,23 +1271,80 @@ forward_signal (gpointer data, int signum)
 {
   RunState *state = data;
 
-  if (state->child == NULL)
-    state->pending_signal = signum;
+  g_mutex_lock (&state->lock);
+  if (state->child == 0)
+    {
+      g_atomic_int_set (&state->pending_signal, signum);
+      g_cancellable_cancel (state->cancel);
+    }
   /* Ctrl-C on a shared terminal already reached the child. */
   else if (!(signum == SIGINT && state->share_terminal))
-    g_subprocess_send_signal (state->child, signum);
+    kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
   return G_SOURCE_CONTINUE;
 }
 
-static gboolean on_sigint (gpointer data) { return forward_signal (data, SIGINT); }
-static gboolean on_sigterm (gpointer data) { return forward_signal (data, SIGTERM); }
-static gboolean on_sighup (gpointer data) { return forward_signal (data, SIGHUP); }
+/* Whether Ctrl-C on our controlling terminal reaches the command by itself:
+ * we are in the terminal's foreground process group, which the command
+ * shares. Judged from the controlling terminal, not from stdin, which may
+ * be a file or /dev/null while the terminal still sends SIGINT. */
+static gboolean
+in_terminal_foreground (void)
+{
+  int fd = open ("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  gboolean foreground;
+
+  if (fd < 0)
+    return FALSE;
+  foreground = tcgetpgrp (fd) == getpgrp ();
+  close (fd);
+  return foreground;
+}
+
+/* The signals a run catches: SIGINT, SIGTERM and SIGHUP, unless ignored at
+ * start (nohup): those stay ignored, here and in the command. */
+static sigset_t run_signals;
+
+/* They are blocked in every thread (before any exists) and taken here
+ * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
+ * and none can defer them (sanitizers delay handlers to safe points). */
+static gpointer
+signal_thread (gpointer data)
+{
+  for (;;)
+    {
+      int signum = sigwaitinfo (&run_signals, NULL);
+
+      if (signum > 0)
+        forward_signal (&run_state, signum);
+    }
+  return NULL;
+}
+
+/* Before any thread exists, so that all of them block the signals. */
+static void
+start_signal_thread (void)
+{
+  const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+
+  sigemptyset (&run_signals);
+  for (guint i = 0; i < G_N_ELEMENTS (caught); i++)
+    if (!sigismember (&start_ignored, caught[i]))
+      sigaddset (&run_signals, caught[i]);
+  pthread_sigmask (SIG_BLOCK, &run_signals, NULL);
+  g_thread_unref (g_thread_new ("tessera-signals", signal_thread, NULL));
+}
 
 static void
-child_exited (GObject *source, GAsyncResult *result, gpointer data)
+child_exited (GPid pid, int wait_status, gpointer data)
 {
-  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
-  g_main_loop_quit (data);
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  state->child = 0;
+  g_mutex_unlock (&state->lock);
+  state->wait_status = wait_status;
+  g_main_loop_quit (state->loop);
 }
 
 static char *
@@ -723,12 +1366,13 @@ cmd_run (int argc, char **argv)
   g_auto(GStrv) need_args = NULL;
   g_auto(GStrv) command = NULL;
   g_autofree char *job_name = NULL;
+  g_autofree char *timeout_text = NULL;
   double timeout = -1;
   gboolean no_wait = FALSE;
   const GOptionEntry entries[] = {
     { "need", 'n', 0, G_OPTION_ARG_STRING_ARRAY, &need_args,
       N_("A resource the command needs, with what of it (e.g. cpu=4, gpu=1:16G, db=shared)"), N_("NAME[=REQUEST]") },
-    { "timeout", 't', 0, G_OPTION_ARG_DOUBLE, &timeout, N_("Give up after SECONDS (exit 75)"), N_("SECONDS") },
+    { "timeout", 't', 0, G_OPTION_ARG_STRING, &timeout_text, N_("Give up after SECONDS (exit 75)"), N_("SECONDS") },
     { "no-wait", 0, 0, G_OPTION_ARG_NONE, &no_wait, N_("Give up at once when something is not free (exit 75)"), NULL },
     { "name", 0, 0, G_OPTION_ARG_STRING, &job_name, N_("The job's name in lock files (default: the command's)"), N_("NAME") },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, NULL },
@@ -745,8 +1389,8 @@ cmd_run (int argc, char **argv)
   g_autoptr(TesseraJob) job = NULL;
   g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autoptr(TesseraProcess) child_process = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) child = NULL;
+  Gated child = { 0, -1, -1 };
+  int exec_errno;
   g_autoptr(GMainLoop) loop = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) env = NULL;
@@ -756,9 +1400,6 @@ cmd_run (int argc, char **argv)
   g_autofree char *job_dir = NULL;
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
-  RunState run_state = { 0 };
-  int gate[2] = { -1, -1 };
-  guint sources[3];
   int status = 0;
 
   g_option_context_set_strict_posix (context, TRUE);
@@ -768,16 +1409,33 @@ cmd_run (int argc, char **argv)
     return fail (EXIT_USAGE, _("no command to run (put it after “--”)"));
   if (need_args == NULL || need_args[0] == NULL)
     return fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
-  if (no_wait && timeout >= 0)
+  if (timeout_text != NULL)
+    {
+      char *end = NULL;
+
+      timeout = g_ascii_strtod (timeout_text, &end);
+      if (end == timeout_text || *end != '\0' || isnan (timeout) || timeout < 0)
+        return fail (EXIT_USAGE, _("--timeout wants a number of seconds, 0 or more, not “%s”"), timeout_text);
+      if (isinf (timeout))
+        timeout = -1;   /* for ever, as without --timeout */
+    }
+  if (no_wait && timeout_text != NULL)
     return fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
+  /* Signals are caught from here on (opening resources starts threads). */
+  run_state.share_terminal = in_terminal_foreground ();
+  run_state.cancel = g_cancellable_new ();
+  start_signal_thread ();
   if ((config = load_config (&status)) == NULL)
     return status;
 
   for (guint i = 0; need_args[i] != NULL; i++)
     {
       g_auto(GStrv) kv = g_strsplit (need_args[i], "=", 2);
-      Need *need = g_new0 (Need, 1);
+      Need *need;
 
+      if (kv[0] == NULL || *kv[0] == '\0')   /* g_strsplit ("") is empty */
+        return fail (EXIT_USAGE, _("“--need %s” names no resource (give NAME or NAME=REQUEST)"), need_args[i]);
+      need = g_new0 (Need, 1);
       need->name = g_strdup (kv[0]);
       need->request = g_strdup (kv[1]);
       g_ptr_array_add (needs, need);
@@ -804,27 +1462,27 @@ cmd_run (int argc, char **argv)
     return fail (EXIT_USAGE, "%s", error->message);
 
   interactive = isatty (2);
-  run_state.share_terminal = isatty (0) && tcgetpgrp (0) == getpgrp ();
-  sources[0] = g_unix_signal_add (SIGINT, on_sigint, &run_state);
-  sources[1] = g_unix_signal_add (SIGTERM, on_sigterm, &run_state);
-  sources[2] = g_unix_signal_add (SIGHUP, on_sighup, &run_state);
-  status = acquire_all (needs, job, timeout, no_wait, &run_state);
+  /* A command that is gone before its gate opens must not kill us. */
+  signal (SIGPIPE, SIG_IGN);
+  status = acquire_all (needs, job, locks, timeout, no_wait, &run_state);
   if (status != 0)
     {
       g_autofree char *lock_path = tessera_job_dup_lock_path (job);
 
-      /* Locks acquired before the failure are released with the needs. */
+      /* Nothing is held on a failure: all or none. */
       tessera_job_unhold (job);
       g_unlink (lock_path);
       g_rmdir (job_dir);
       return status;
     }
 
-  for (guint i = 0; i < needs->len; i++)
-    tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (((Need *) g_ptr_array_index (needs, i))->lock));
   locks_path = g_build_filename (job_dir, "locks.json", NULL);
   if (!tessera_dynamic_dependency_locks_save (locks, locks_path, &error))
-    return fail (EXIT_IOERR, "%s", error->message);
+    {
+      tessera_lock_release (TESSERA_LOCK (locks));
+      tessera_job_unhold (job);
+      return fail (EXIT_IOERR, "%s", error->message);
+    }
 
   env = g_get_environ ();
   env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
@@ -838,64 +1496,58 @@ cmd_run (int argc, char **argv)
         }
     }
 
-  /* The command is the wrapper's stand-in: it gets its stdin too. It starts
-   * behind a gate (a shell reading fd 3, then exec'ing the command in the
-   * same process) that opens only once the lock files name it: were this
-   * wrapper killed in between, the gate reads end-of-file and the command
-   * never runs without a valid holding. */
-  if (!g_unix_open_pipe (gate, FD_CLOEXEC, &error))
-    return fail (1, "%s", error->message);
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_INHERIT);
-  g_subprocess_launcher_set_environ (launcher, env);
-  g_subprocess_launcher_take_fd (launcher, gate[0], 3);
-  {
-    g_autoptr(GPtrArray) gated = g_ptr_array_new ();
-    g_ptr_array_add (gated, (gpointer) "/bin/sh");
-    g_ptr_array_add (gated, (gpointer) "-c");
-    g_ptr_array_add (gated, (gpointer) "read -r go <&3 && [ \"$go\" = go ] || exit 125; exec 3<&-; exec \"$@\"");
-    g_ptr_array_add (gated, (gpointer) "tessera-gate");
-    for (guint i = 0; command[i] != NULL; i++)
-      g_ptr_array_add (gated, command[i]);
-    g_ptr_array_add (gated, NULL);
-    child = g_subprocess_launcher_spawnv (launcher, (const char * const *) gated->pdata, &error);
-  }
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-  if (child == NULL || run_state.pending_signal != 0)
+  /* The command is the wrapper's stand-in: it gets its stdin, its other
+   * descriptors and its process group. It waits behind a gate that opens
+   * only once the lock files name it: were this wrapper killed in between,
+   * the gate reads end-of-file and the command never runs without a valid
+   * holding. */
+  if (!gated_spawn (command, env, &child, &error))
+    status = fail (1, "%s", error->message);
+  /* From here a signal goes to the child (at its gate, it ends there);
+   * one that came before stops everything. */
+  g_mutex_lock (&run_state.lock);
+  run_state.child = child.pid;
+  g_mutex_unlock (&run_state.lock);
+  if (status != 0 || g_atomic_int_get (&run_state.pending_signal) != 0)
     {
-      close (gate[1]);   /* the gate reads end-of-file: the command never runs */
-      if (child == NULL)
-        fail (127, "%s", error->message);
-      else
-        g_subprocess_send_signal (child, run_state.pending_signal);
+      if (status == 0)
+        {
+          gated_open (&child, FALSE);   /* the command never runs */
+          gated_wait (child.pid);
+          status = 128 + g_atomic_int_get (&run_state.pending_signal);
+        }
       tessera_lock_release (TESSERA_LOCK (locks));
       g_unlink (locks_path);
       tessera_job_unhold (job);
       g_rmdir (job_dir);
-      if (child != NULL)
-        g_subprocess_wait (child, NULL, NULL);
-      return child == NULL ? 127 : 128 + run_state.pending_signal;
+      return status;
     }
   /* From now on the lock files name the child: they stay valid if this
    * wrapper is killed, and any peer reclaims them once the child is gone. */
-  /* The gate keeps the child alive until "go", unless something killed it. */
-  if (g_subprocess_get_identifier (child) != NULL)
+  child_process = tessera_process_new_local (child.pid);
+  if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
+    g_printerr ("tessera: %s\n", error->message);
+  exec_errno = gated_open (&child, TRUE);
+  if (exec_errno != 0)
     {
-      child_process = tessera_process_new_local ((GPid) atoi (g_subprocess_get_identifier (child)));
-      if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
-        g_printerr ("tessera: %s\n", error->message);
+      gated_wait (child.pid);
+      g_mutex_lock (&run_state.lock);
+      run_state.child = 0;
+      g_mutex_unlock (&run_state.lock);
+      if (exec_errno == ENOENT && strchr (command[0], '/') == NULL)
+        fail (127, _("%s: command not found"), command[0]);
+      else
+        fail (126, _("cannot run “%s”: %s"), command[0], g_strerror (exec_errno));
+      status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
     }
-  if (write (gate[1], "go\n", 3) != 3)
-    g_printerr ("tessera: %s\n", g_strerror (errno));
-  close (gate[1]);
-
-  loop = g_main_loop_new (NULL, FALSE);
-  run_state.loop = loop;
-  run_state.child = child;
-  g_subprocess_wait_async (child, NULL, child_exited, loop);
-  g_main_loop_run (loop);
-  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
-    g_source_remove (sources[i]);
+  else
+    {
+      loop = g_main_loop_new (NULL, FALSE);
+      run_state.loop = loop;
+      g_child_watch_add (child.pid, child_exited, &run_state);
+      g_main_loop_run (loop);
+      status = exit_status_of (run_state.wait_status);
+    }
 
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
   tessera_lock_release (TESSERA_LOCK (locks));
@@ -906,13 +1558,13 @@ cmd_run (int argc, char **argv)
     g_unlink (lock_path);
   }
   g_rmdir (job_dir);
-
-  if (g_subprocess_get_if_signaled (child))
-    return 128 + g_subprocess_get_term_sig (child);
-  return g_subprocess_get_exit_status (child);
+  return status;
 }
 
 /* ---------------------------------------------------------------------- */
+
+static int cmd_help (int argc, char **argv);
+static int usage (FILE *out, int status);
 
 static const struct
 {
@@ -926,7 +1578,38 @@ static const struct
   { "clean", cmd_clean, N_("Remove dead and orphaned holders now") },
   { "watch", cmd_watch, N_("Show the resources again after every change") },
   { "plugins", cmd_plugins, N_("List plugin folders, types and classes") },
+  { "help", cmd_help, N_("Show this list, or a command's options (tessera help COMMAND)") },
 };
+
+static int
+run_command (int argc, char **argv)
+{
+  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+    if (g_str_equal (argv[0], commands[c].name))
+      {
+        /* Usage lines read "tessera run [OPTION…]". */
+        g_autofree char *prgname = g_strdup_printf ("tessera %s", commands[c].name);
+
+        g_set_prgname (prgname);
+        return commands[c].run (argc, argv);
+      }
+  fail (EXIT_USAGE, _("unknown command “%s”"), argv[0]);
+  return usage (stderr, EXIT_USAGE);
+}
+
+/* `tessera help` is `tessera --help`; `tessera help CMD` is `tessera CMD --help`. */
+static int
+cmd_help (int argc, char **argv)
+{
+  char *help_argv[] = { NULL, (char *) "--help", NULL };
+
+  if (argc < 2)
+    return usage (stdout, 0);
+  if (g_str_equal (argv[1], "help"))
+    return usage (stdout, 0);
+  help_argv[0] = argv[1];
+  return run_command (2, help_argv);
+}
 
 static int
 usage (FILE *out, int status)
@@ -943,6 +1626,8 @@ main (int argc, char **argv)
 {
   int i = 1;
 
+  remember_start_signals ();
+  g_log_set_writer_func (log_writer, NULL, NULL);
   setlocale (LC_ALL, "");
   /* TESSERA_LOCALEDIR: catalogues of a build tree (meson devenv, tests). */
   bindtextdomain (GETTEXT_PACKAGE, g_getenv ("TESSERA_LOCALEDIR") && *g_getenv ("TESSERA_LOCALEDIR")
@@ -972,9 +1657,5 @@ main (int argc, char **argv)
     }
   if (i >= argc)
     return usage (stderr, EXIT_USAGE);
-  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
-    if (g_str_equal (argv[i], commands[c].name))
-      return commands[c].run (argc - i, argv + i);
-  fail (EXIT_USAGE, _("unknown command “%s”"), argv[i]);
-  return usage (stderr, EXIT_USAGE);
+  return run_command (argc - i, argv + i);
 }

@@ -46,6 +46,102 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicDependencyLock, tessera_dynamic_dependen
  * [method@Tessera.TrackedDynamicResource.release] on the dependency's
  * resource.
  */
+/**
+ * TesseraDynamicDependencyLockClass::dup_lock_folder:
+ * @self: the lock
+ *
+ * The resource's lock folder; the default asks the dependency's resource
+ * when it is a [class@Tessera.TrackedDynamicResource]. Any thread, no lock
+ * held.
+ *
+ * Returns: (transfer full) (nullable): the folder, or %NULL when the
+ *   resource has none
+ */
+
+/**
+ * TesseraDynamicDependencyLockClass::job_before_start:
+ * @self: the lock, already acquired
+ * @job: the job
+ * @error: return location for a #GError
+ *
+ * Called by the launcher after the job directory exists and before the
+ * job process is spawned; the default does nothing. Runs on the
+ * launcher's thread with no lock held.
+ *
+ * Returns: %FALSE with @error set to cancel the launch
+ */
+
+/**
+ * TesseraDynamicDependencyLockClass::job_started:
+ * @self: the lock, already acquired
+ * @job: the job
+ * @process: the job's process, now running
+ * @error: return location for a #GError
+ *
+ * Called by the launcher once the job process runs; the default records
+ * @process in the lock file
+ * ([method@Tessera.TrackedDynamicResource.record_process]), so peers judge
+ * the holder by that process. Runs on the launcher's thread with no lock
+ * held; an override chains up.
+ *
+ * Returns: %FALSE with @error set when the process could not be recorded
+ */
+
+/**
+ * TesseraDynamicDependencyLockClass::job_finished:
+ * @self: the lock
+ * @job: the job
+ * @error: return location for a #GError
+ *
+ * Called by the launcher when the job ended, before the lock is released;
+ * the default does nothing. Runs on the launcher's thread with no lock
+ * held.
+ *
+ * Returns: %FALSE with @error set on failure (the lock is released anyway)
+ */
+
+/**
+ * TesseraDynamicDependencyLockClass::to_json:
+ * @self: the lock
+ * @object: the `locks.json` entry being written
+ *
+ * Adds this lock's members to its `locks.json` entry, for the job process
+ * to rebuild it with the class's `job_lock_from_json` (see
+ * [func@Tessera.DynamicDependencyLock.job_lock_from_json]).
+ * Implementations chain up first: the base adds "module", "class" and
+ * "lock_file_path". Runs on the launcher's thread with no lock held.
+ */
+
+/**
+ * TesseraDynamicDependencyLockClass::job_lock_from_json:
+ * @klass: the lock class named by the entry's "module" and "class"
+ * @data: the `locks.json` entry, as
+ *   [vfunc@Tessera.DynamicDependencyLock.to_json] wrote it (or
+ *   experimaestro did)
+ * @error: return location for a #GError
+ *
+ * A class method: builds the job-process side of a lock from its
+ * `locks.json` entry; the default makes a plain
+ * [class@Tessera.JobDependencyLock] from "lock_file_path". Runs in the job
+ * process with no lock held; @data comes from a file, so check every
+ * member.
+ *
+ * Returns: (transfer full): the job-side lock, or %NULL with @error set
+ *   when @data has the wrong shape
+ */
+
+/**
+ * TesseraDynamicDependencyLockClass::dup_environment:
+ * @self: the lock, already acquired
+ *
+ * The environment variables a job holding this lock needs, such as
+ * `CUDA_VISIBLE_DEVICES`; the launcher sets them for the job. Any thread,
+ * no lock held.
+ *
+ * Returns: (transfer full) (nullable) (array zero-terminated=1): `KEY=VALUE`
+ *   strings, or %NULL for none
+ */
+
 struct _TesseraDynamicDependencyLockClass
 {
   TesseraLockClass parent_class;

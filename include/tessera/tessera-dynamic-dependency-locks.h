@@ -18,6 +18,14 @@ G_BEGIN_DECLS
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraDynamicDependencyLocks, tessera_dynamic_dependency_locks, TESSERA, DYNAMIC_DEPENDENCY_LOCKS, TesseraLocks)
 
+/**
+ * TesseraDynamicDependencyLocksClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.DynamicDependencyLocks], a final type: it has no virtual
+ * functions of its own.
+ */
+
 TESSERA_AVAILABLE_IN_ALL
 TesseraDynamicDependencyLocks *tessera_dynamic_dependency_locks_new (void);
 TESSERA_AVAILABLE_IN_ALL
@@ -39,5 +47,17 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean  tessera_dynamic_dependency_locks_save             (TesseraDynamicDependencyLocks *self,
                                                              const char                    *path,
                                                              GError                       **error);
+
+TESSERA_AVAILABLE_IN_ALL
+gboolean  tessera_dynamic_dependency_locks_acquire_all      (TesseraDynamicDependencyLocks  *self,
+                                                             TesseraDynamicDependency      **dependencies,
+                                                             guint                           n_dependencies,
+                                                             double                          timeout,
+                                                             GCancellable                   *cancellable,
+                                                             GError                        **error);
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicDependency *tessera_dynamic_dependency_locks_get_waiting_for (TesseraDynamicDependencyLocks *self);
+TESSERA_AVAILABLE_IN_ALL
+const char               *tessera_dynamic_dependency_locks_get_waiting_reason (TesseraDynamicDependencyLocks *self);
 
 G_END_DECLS

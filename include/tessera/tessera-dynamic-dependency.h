@@ -29,6 +29,20 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicDependency, tessera_dynamic_dependency, 
  *
  * The class of [class@Tessera.DynamicDependency].
  */
+/**
+ * TesseraDynamicDependencyClass::create_lock:
+ * @self: the dependency
+ * @error: return location for a #GError
+ *
+ * Makes a new, not yet acquired lock for this dependency; the default
+ * makes a plain [class@Tessera.DynamicDependencyLock]. A type overrides it
+ * to give its own lock class (one that adds members to `locks.json` or
+ * environment variables for the job). Called on the thread that locks the
+ * dependency, with no lock held.
+ *
+ * Returns: (transfer full): the lock, or %NULL with @error set
+ */
+
 struct _TesseraDynamicDependencyClass
 {
   GObjectClass parent_class;

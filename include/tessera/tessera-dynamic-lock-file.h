@@ -21,15 +21,56 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicLockFile, tessera_dynamic_lock_file, TES
 
 /**
  * TesseraDynamicLockFileClass:
- * @from_information: reads the type-specific "information" member (which
- *   may be %NULL when the file has none); returns %FALSE with @error set
- *   when it has the wrong shape
- * @to_information: returns the type-specific "information" member, or
- *   %NULL for JSON `null`
+ * @parent_class: the parent class
+ * @from_information: optional: interprets the "information" member
+ * @to_information: optional: the "information" member to write; the
+ *   default writes back what was read or created
  *
- * The class of [class@Tessera.DynamicLockFile]: subclasses map the
- * "information" member of a lock file onto their own fields.
+ * The class of [class@Tessera.DynamicLockFile]. A resource type names its
+ * lock-file subclass in the `lock_file_type` member of
+ * #TesseraTrackedDynamicResourceClass; the subclass turns the
+ * type-specific "information" into fields that
+ * [vfunc@Tessera.TrackedDynamicResource.account_lock_file] reads.
  */
+/**
+ * TesseraDynamicLockFileClass::from_information:
+ * @self: the lock file being read or created
+ * @information: (nullable): the "information" member, or %NULL when the
+ *   file has none or JSON `null`
+ * @error: return location for a #GError
+ *
+ * Interprets the "information" of a lock file: copies out what the
+ * resource counts (a count, devices, a mode…). Optional: the base class
+ * has already kept @information (see
+ * [method@Tessera.DynamicLockFile.get_information]) and writes it back
+ * unchanged.
+ *
+ * Called on any thread — the application's, the poller's — with the
+ * resource's thread lock (and usually ipc.lock) held when a resource
+ * reads the file: must not block and must not call into the resource.
+ *
+ * Returns: %FALSE with @error set when @information has the wrong shape:
+ *   the resource then warns, leaves the file out of its accounting and
+ *   reads it again on each refresh
+ */
+
+/**
+ * TesseraDynamicLockFileClass::to_information:
+ * @self: the lock file being written
+ *
+ * The "information" member to write when the lock file is saved (again:
+ * recording the holder's process rewrites the file). Optional: the
+ * default returns, unchanged, the information the file was read or
+ * created with; override it only if the subclass changes its fields after
+ * creation.
+ *
+ * Same threads and locks as
+ * [vfunc@Tessera.DynamicLockFile.from_information].
+ *
+ * Returns: (transfer full) (nullable): the information, or %NULL for JSON
+ *   `null`
+ */
+
 struct _TesseraDynamicLockFileClass
 {
   GObjectClass parent_class;
@@ -79,6 +120,8 @@ TesseraProcess         *tessera_dynamic_lock_file_get_process  (TesseraDynamicLo
 TESSERA_AVAILABLE_IN_ALL
 void                    tessera_dynamic_lock_file_set_process  (TesseraDynamicLockFile *self,
                                                                 TesseraProcess         *process);
+TESSERA_AVAILABLE_IN_ALL
+JsonNode               *tessera_dynamic_lock_file_get_information (TesseraDynamicLockFile *self);
 TESSERA_AVAILABLE_IN_ALL
 gint64                  tessera_dynamic_lock_file_get_mtime    (TesseraDynamicLockFile *self);
 

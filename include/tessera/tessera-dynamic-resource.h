@@ -34,6 +34,36 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicResource, tessera_dynamic_resource, TESS
  *
  * The class of [class@Tessera.DynamicResource].
  */
+/**
+ * TesseraDynamicResourceClass::refresh_state:
+ * @self: the resource
+ *
+ * Re-reads the state of the resource, or marks it for re-reading:
+ * called by the [class@Tessera.ResourcePoller] as a fallback when events
+ * may have been missed. Runs in the poller's thread, which every resource
+ * of the process shares: it must not block (never take ipc.lock here) and
+ * must end with [method@Tessera.DynamicResource.notify_changed] when
+ * waiters should try again.
+ */
+
+/**
+ * TesseraDynamicResourceClass::create_dependency:
+ * @self: the resource
+ * @job: the job that will hold the resource
+ * @request: (nullable): what `--need NAME=REQUEST` asks for: a count for a
+ *   counter token, "2:8192" for two GPUs of 8 GiB, "shared" for a mutex…;
+ *   %NULL asks for the type's default (one unit)
+ * @error: return location for a #GError
+ *
+ * Turns a request into a [class@Tessera.DynamicDependency] of @job on the
+ * resource. Called on the application's thread, with no lock held; it
+ * only parses and checks @request (a request that can never fit is better
+ * refused here, with %TESSERA_ERROR_REQUEST_TOO_LARGE).
+ *
+ * Returns: (transfer full) (nullable): the dependency, or %NULL with
+ *   @error set when @request is malformed
+ */
+
 struct _TesseraDynamicResourceClass
 {
   GObjectClass parent_class;

@@ -36,6 +36,9 @@ G_BEGIN_DECLS
  * @TESSERA_ERROR_ALREADY_HELD: the job already holds this resource
  * @TESSERA_ERROR_IO: a file-system operation failed
  * @TESSERA_ERROR_REQUEST_TOO_LARGE: the request can never be granted, even by an empty resource
+ * @TESSERA_ERROR_OVER_CAPACITY: the request is larger than the resource's
+ *   current capacity (its total, its devices); waiting goes on, since the
+ *   capacity may grow, and the message says why
  *
  * Error codes of the %TESSERA_ERROR domain.
  */
@@ -53,6 +56,7 @@ typedef enum {
   TESSERA_ERROR_ALREADY_HELD,
   TESSERA_ERROR_IO,
   TESSERA_ERROR_REQUEST_TOO_LARGE,
+  TESSERA_ERROR_OVER_CAPACITY,
 } TesseraError;
 
 TESSERA_AVAILABLE_IN_ALL

@@ -30,6 +30,39 @@ G_DECLARE_DERIVABLE_TYPE (TesseraJobDependencyLock, tessera_job_dependency_lock,
  * The class of [class@Tessera.JobDependencyLock], the job-process side of a
  * lock that the scheduler already holds.
  */
+/**
+ * TesseraJobDependencyLockClass::acquire:
+ * @self: the job-side lock
+ * @error: return location for a #GError
+ *
+ * Called when the job process enters its locks (see
+ * [class@Tessera.JobDependencyLocks]); the default verifies that the lock
+ * file the scheduler wrote still exists. Runs in the job process, on the
+ * thread that enters the locks, with no lock held.
+ *
+ * Returns: %TRUE when the job may run; %FALSE with @error set otherwise
+ */
+
+/**
+ * TesseraJobDependencyLockClass::release:
+ * @self: the job-side lock
+ *
+ * Called when the job process leaves its locks, in reverse order; the
+ * default deletes the lock file. Runs in the job process, on the thread
+ * that leaves the locks, with no lock held.
+ */
+
+/**
+ * TesseraJobDependencyLockClass::dup_environment:
+ * @self: the job-side lock
+ *
+ * The environment variables the job needs for this lock, such as
+ * `CUDA_VISIBLE_DEVICES`. Runs in the job process, with no lock held.
+ *
+ * Returns: (transfer full) (nullable) (array zero-terminated=1): `KEY=VALUE`
+ *   strings, or %NULL for none
+ */
+
 struct _TesseraJobDependencyLockClass
 {
   GObjectClass parent_class;

@@ -17,6 +17,14 @@ G_BEGIN_DECLS
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraJobDependencyLocks, tessera_job_dependency_locks, TESSERA, JOB_DEPENDENCY_LOCKS, GObject)
 
+/**
+ * TesseraJobDependencyLocksClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.JobDependencyLocks], a final type: it has no virtual
+ * functions of its own.
+ */
+
 TESSERA_AVAILABLE_IN_ALL
 TesseraJobDependencyLocks *tessera_job_dependency_locks_new           (void);
 TESSERA_AVAILABLE_IN_ALL

@@ -19,6 +19,14 @@ G_BEGIN_DECLS
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraJob, tessera_job, TESSERA, JOB, GObject)
 
+/**
+ * TesseraJobClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.Job], a final type: it has no virtual
+ * functions of its own.
+ */
+
 TESSERA_AVAILABLE_IN_ALL
 TesseraJob     *tessera_job_new                (const char     *task_id,
                                                 const char     *identifier,

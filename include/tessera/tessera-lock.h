@@ -27,6 +27,27 @@ G_DECLARE_DERIVABLE_TYPE (TesseraLock, tessera_lock, TESSERA, LOCK, GObject)
  * The class of [class@Tessera.Lock]: subclasses implement the seed's
  * `_acquire` and `_release`.
  */
+/**
+ * TesseraLockClass::do_acquire:
+ * @self: the lock
+ * @error: return location for a #GError
+ *
+ * Really takes the lock: called by [method@Tessera.Lock.acquire] when the
+ * level goes from 0 to 1, on the thread that calls it, with no Tessera
+ * lock held (it may block, for instance on ipc.lock).
+ *
+ * Returns: %TRUE when the lock is taken; %FALSE with @error set otherwise
+ */
+
+/**
+ * TesseraLockClass::do_release:
+ * @self: the lock
+ *
+ * Really lets the lock go: called by [method@Tessera.Lock.release] when
+ * the level drops back to 0 on a lock that is not detached, on the thread
+ * that calls it, with no Tessera lock held.
+ */
+
 struct _TesseraLockClass
 {
   GObjectClass parent_class;

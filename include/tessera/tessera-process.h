@@ -19,8 +19,13 @@ G_BEGIN_DECLS
  * @TESSERA_PROCESS_ALIVE: the process runs (or is judged to, see below)
  * @TESSERA_PROCESS_DEAD: the process has exited, is a zombie, or its pid now
  *   belongs to another process
- * @TESSERA_PROCESS_REMOTE: the process runs on another host; a local pid
- *   check says nothing about it, so it is treated as alive
+ * @TESSERA_PROCESS_REMOTE: a pid check here says nothing sure about the
+ *   process (another host, another pid namespace, hidden by `hidepid`, no
+ *   start time to tell a reused pid): its job lock decides, and while
+ *   nothing decides, it counts
+ * @TESSERA_PROCESS_UNKNOWN: Tessera cannot judge the process at all (a
+ *   process type it does not know, such as experimaestro's "slurm", or a
+ *   pid it cannot read): its holder counts
  *
  * What a liveness check found out about a [class@Tessera.Process].
  */
@@ -28,12 +33,21 @@ typedef enum {
   TESSERA_PROCESS_ALIVE,
   TESSERA_PROCESS_DEAD,
   TESSERA_PROCESS_REMOTE,
+  TESSERA_PROCESS_UNKNOWN,
 } TesseraProcessState;
 
 #define TESSERA_TYPE_PROCESS (tessera_process_get_type ())
 
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraProcess, tessera_process, TESSERA, PROCESS, GObject)
+
+/**
+ * TesseraProcessClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.Process], a final type: it has no virtual
+ * functions of its own.
+ */
 
 TESSERA_AVAILABLE_IN_ALL
 TesseraProcess     *tessera_process_new_self        (void);
@@ -52,6 +66,12 @@ TESSERA_AVAILABLE_IN_ALL
 const char         *tessera_process_get_host        (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
 const char         *tessera_process_get_boot_id     (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_process_get_process_type (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_process_get_problem     (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+gint64              tessera_process_get_uid         (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
 gboolean            tessera_process_is_local        (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL

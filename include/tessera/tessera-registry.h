@@ -19,6 +19,14 @@ G_BEGIN_DECLS
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraPluginInfo, tessera_plugin_info, TESSERA, PLUGIN_INFO, GObject)
 
+/**
+ * TesseraPluginInfoClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.PluginInfo], a final type: it has no virtual
+ * functions of its own.
+ */
+
 TESSERA_AVAILABLE_IN_ALL
 const char         *tessera_plugin_info_get_module         (TesseraPluginInfo *self);
 TESSERA_AVAILABLE_IN_ALL
@@ -38,6 +46,14 @@ gboolean            tessera_plugin_info_is_loaded          (TesseraPluginInfo *s
 
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraRegistry, tessera_registry, TESSERA, REGISTRY, GObject)
+
+/**
+ * TesseraRegistryClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.Registry], a final type: it has no virtual
+ * functions of its own.
+ */
 
 TESSERA_AVAILABLE_IN_ALL
 TesseraRegistry *tessera_registry_get_default            (void);

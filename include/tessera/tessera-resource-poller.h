@@ -20,6 +20,14 @@ typedef struct _TesseraDynamicResource TesseraDynamicResource;
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraResourcePoller, tessera_resource_poller, TESSERA, RESOURCE_POLLER, GObject)
 
+/**
+ * TesseraResourcePollerClass:
+ * @parent_class: the parent class
+ *
+ * The class of [class@Tessera.ResourcePoller], a final type: it has no virtual
+ * functions of its own.
+ */
+
 TESSERA_AVAILABLE_IN_ALL
 TesseraResourcePoller *tessera_resource_poller_get_default  (void);
 TESSERA_AVAILABLE_IN_ALL

@@ -23,36 +23,214 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
 
 /**
  * TesseraTrackedDynamicResourceClass:
- * @reset_state: forgets all accounting before lock files are read again
- * @account_lock_file: counts a valid lock file against the capacity
- * @unaccount_lock_file: undoes @account_lock_file for a lock file that is gone
- * @is_available: whether @dependency can be granted now; returns %FALSE
- *   without error when it must wait, %FALSE with @error set when it can
- *   never be granted
- * @do_acquire: called after the lock file of @dependency was created
- * @do_release: called before the lock file of @dependency is deleted
- * @get_lock_file_information: the "information" to write in the lock file
- *   of @dependency (%NULL for none)
- * @handle_information_change: applies informations.json, given parsed
- *   (never %NULL); returns %FALSE with @error set when it has the wrong shape
- * @initialize_informations: returns the content of a new informations.json,
- *   written when the folder has none (%NULL to write nothing)
- * @get_usage: how many units the resource has in all and how many are free
- *   now, in the type's own unit (tokens, devices…); -1 when not known
+ * @parent_class: the parent class
+ * @reset_state: optional: forgets all accounting before lock files are read
+ *   again
+ * @account_lock_file: required: counts a valid lock file against the
+ *   capacity
+ * @unaccount_lock_file: required: undoes @account_lock_file for a lock file
+ *   that is gone
+ * @is_available: required: whether @dependency can be granted now
+ * @do_acquire: optional: called after the lock file of @dependency was
+ *   created
+ * @do_release: optional: called before the lock file of @dependency is
+ *   deleted
+ * @get_lock_file_information: optional: the "information" to write in the
+ *   lock file of @dependency
+ * @handle_information_change: optional: applies informations.json
+ * @initialize_informations: optional: the content of a new
+ *   informations.json
+ * @get_usage: optional: capacity and free units, for `tessera status`
  * @lock_file_type: the [class@Tessera.DynamicLockFile] subtype that reads
- *   this class's lock files (the seed's `lock_file_class`); the
+ *   this class's lock files (experimaestro's `lock_file_class`); the
  *   [property@Tessera.TrackedDynamicResource:lock-file-type] property, when
  *   set, wins
- * @get_wait_information: the "information" of @dependency's entry in the
- *   waiters' queue once its patience is over: what it needs, in the shape
- *   of a lock file's, read back through @lock_file_type and
- *   @account_lock_file to reserve it; it must not depend on what is free.
- *   %NULL (the default) for a type whose waiters reserve nothing
+ * @get_wait_information: optional: what a waiter past its patience
+ *   reserves, for the folder's queue
  *
- * The class of [class@Tessera.TrackedDynamicResource]: the seed's abstract
- * methods. All of them run with the resource's thread lock held, and all
- * but @handle_information_change also hold ipc.lock.
+ * The class of [class@Tessera.TrackedDynamicResource]: the counting rules of
+ * a resource type. Each virtual function has its own page; in short, a
+ * type must implement @account_lock_file, @unaccount_lock_file and
+ * @is_available (with @reset_state when it keeps totals), and implements
+ * the others when it writes per-holder or resource-level data.
+ *
+ * Threads: every virtual function here is called with the resource's
+ * thread lock held, on the thread that called into the resource — the
+ * application's thread for blocking calls, the thread running the
+ * caller's main context for [method@Tessera.DynamicDependency.lock_async]
+ * — or, for
+ * @handle_information_change only, on the poller's thread; never
+ * concurrently for one resource. All but @get_usage usually hold ipc.lock
+ * too, so every process of the pool waits while they run: they must not
+ * block (no I/O beyond what they are given, no waiting), and must not
+ * call the resource's public methods (the thread lock is not recursive).
  */
+/**
+ * TesseraTrackedDynamicResourceClass::reset_state:
+ * @self: the resource
+ *
+ * Forgets all accounting: Tessera is about to read every lock file again
+ * and will call [vfunc@Tessera.TrackedDynamicResource.account_lock_file]
+ * for each valid one. Implement it when the class keeps totals.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::account_lock_file:
+ * @self: the resource
+ * @lock_file: a valid lock file, of the class's
+ *   `lock_file_type`
+ *
+ * Counts a holder: @lock_file appeared in `jobs/` (written by this
+ * process, another process or experimaestro). Required for any type
+ * with a capacity.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::unaccount_lock_file:
+ * @self: the resource
+ * @lock_file: a lock file that was passed to
+ *   [vfunc@Tessera.TrackedDynamicResource.account_lock_file]
+ *
+ * Undoes the accounting of @lock_file: its holder released it, died or
+ * the file changed (it is then accounted again as read now).
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::is_available:
+ * @self: the resource
+ * @dependency: the request, as
+ *   [vfunc@Tessera.DynamicResource.create_dependency] made it
+ * @error: return location for a #GError
+ *
+ * Whether @dependency fits now, the state being fresh from disk. Required;
+ * the default fails.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ *
+ * Returns: %TRUE to grant it; %FALSE without @error, or with
+ *   %TESSERA_ERROR_UNAVAILABLE to say why, to wait for a change; %FALSE
+ *   with any other error (for instance %TESSERA_ERROR_REQUEST_TOO_LARGE)
+ *   when it can never be granted
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::do_acquire:
+ * @self: the resource
+ * @dependency: the request just granted
+ *
+ * Called after the lock file of @dependency was written. Most types need
+ * nothing here: the new lock file is accounted like any other.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::do_release:
+ * @self: the resource
+ * @dependency: the request being released
+ *
+ * Called before the lock file of @dependency is deleted.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::get_lock_file_information:
+ * @self: the resource
+ * @dependency: the request being granted
+ *
+ * The "information" member of the lock file about to be written for the
+ * request, which [vfunc@Tessera.DynamicLockFile.from_information] reads
+ * back (a count, devices, a mode…). The default writes none.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ *
+ * Returns: (transfer full) (nullable): the information, or %NULL for JSON
+ *   `null`
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::handle_information_change:
+ * @self: the resource
+ * @informations: the parsed content of informations.json (never %NULL)
+ * @error: return location for a #GError
+ *
+ * Applies resource-level data: called when informations.json is first
+ * read and whenever it changes on disk, and by
+ * [method@Tessera.TrackedDynamicResource.write_informations] before
+ * writing. On failure the last good state is kept. The default accepts
+ * anything.
+ *
+ * Called with the thread lock held, on any thread — including the
+ * poller's, without ipc.lock, when it sees informations.json change —
+ * never concurrently for one resource; must not block.
+ *
+ * Returns: %FALSE with @error set when @informations has the wrong shape
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::initialize_informations:
+ * @self: the resource
+ *
+ * The content of informations.json for a folder that has none, usually
+ * from construct properties (a counter's `total`). The default writes
+ * nothing.
+ *
+ * Called once, during initialisation, with the thread lock and ipc.lock
+ * held, on the thread that initialises the resource.
+ *
+ * Returns: (transfer full) (nullable): the informations, or %NULL to write
+ *   no file
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::get_usage:
+ * @self: the resource
+ * @capacity: (out): the number of units in all, or -1 when not known
+ * @free_units: (out): the number of units free now, or -1 when not known
+ *
+ * What `tessera status` prints, in the type's own unit (tokens,
+ * devices…). The default knows nothing (-1, -1).
+ *
+ * Called with the thread lock held (not ipc.lock), on any thread, never
+ * concurrently for one resource; must not block.
+ */
+
+/**
+ * TesseraTrackedDynamicResourceClass::get_wait_information:
+ * @self: the resource
+ * @dependency: a request that has waited longer than the resource's
+ *   [property@Tessera.TrackedDynamicResource:patience]
+ *
+ * What the request needs, in the shape of a lock file's "information":
+ * it goes into the request's entry in the folder's `queue/`, and every
+ * later request reads it back through the class's lock file type and
+ * counts it with [vfunc@Tessera.TrackedDynamicResource.account_lock_file]
+ * while it decides, so the waiter's share is reserved. It must not depend
+ * on what is free (a count, not devices chosen now). Leave it %NULL (the
+ * default) for a type whose waiters reserve nothing; the counting base
+ * [class@Tessera.CounterResource] returns its lock file's information.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ *
+ * Returns: (transfer full) (nullable): the information, or %NULL for JSON
+ *   `null`
+ */
+
 struct _TesseraTrackedDynamicResourceClass
 {
   TesseraDynamicResourceClass parent_class;

@@ -8,6 +8,7 @@
 
 #include <tessera/tessera-version.h>
 #include <tessera/tessera-error.h>
+#include <tessera/tessera-json.h>
 #include <tessera/tessera-process.h>
 #include <tessera/tessera-job.h>
 #include <tessera/tessera-lock.h>
@@ -21,6 +22,10 @@
 #include <tessera/tessera-job-dependency-lock.h>
 #include <tessera/tessera-job-dependency-locks.h>
 #include <tessera/tessera-tracked-dynamic-resource.h>
+#include <tessera/tessera-counter-lock-file.h>
+#include <tessera/tessera-counter-dependency.h>
+#include <tessera/tessera-counter-resource.h>
+#include <tessera/tessera-acquire.h>
 #include <tessera/tessera-registry.h>
 
 #undef TESSERA_INSIDE

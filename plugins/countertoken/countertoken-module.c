@@ -13,7 +13,6 @@ G_MODULE_EXPORT void tessera_countertoken_register_types (GTypeModule *module);
 G_MODULE_EXPORT void
 tessera_countertoken_register_types (GTypeModule *module)
 {
-  _tessera_token_lock_file_register (module);
   _tessera_counter_token_dependency_register (module);
   _tessera_counter_token_job_lock_register (module);
   _tessera_counter_token_lock_register (module);

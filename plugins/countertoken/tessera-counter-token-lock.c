@@ -27,7 +27,7 @@ tessera_counter_token_lock_to_json (TesseraDynamicDependencyLock *lock, JsonObje
   json_object_set_string_member (object, "token_path",
     tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (token)));
   json_object_set_int_member (object, "count",
-    tessera_counter_token_dependency_get_count (TESSERA_COUNTER_TOKEN_DEPENDENCY (dependency)));
+    tessera_counter_dependency_get_count (TESSERA_COUNTER_DEPENDENCY (dependency)));
   json_object_set_string_member (object, "name", tessera_dynamic_resource_get_name (token));
 }
 

@@ -11,13 +11,10 @@
 G_BEGIN_DECLS
 
 #define TESSERA_TYPE_COUNTER_TOKEN (tessera_counter_token_get_type ())
-G_DECLARE_FINAL_TYPE (TesseraCounterToken, tessera_counter_token, TESSERA, COUNTER_TOKEN, TesseraTrackedDynamicResource)
-
-#define TESSERA_TYPE_TOKEN_LOCK_FILE (tessera_token_lock_file_get_type ())
-G_DECLARE_FINAL_TYPE (TesseraTokenLockFile, tessera_token_lock_file, TESSERA, TOKEN_LOCK_FILE, TesseraDynamicLockFile)
+G_DECLARE_FINAL_TYPE (TesseraCounterToken, tessera_counter_token, TESSERA, COUNTER_TOKEN, TesseraCounterResource)
 
 #define TESSERA_TYPE_COUNTER_TOKEN_DEPENDENCY (tessera_counter_token_dependency_get_type ())
-G_DECLARE_FINAL_TYPE (TesseraCounterTokenDependency, tessera_counter_token_dependency, TESSERA, COUNTER_TOKEN_DEPENDENCY, TesseraDynamicDependency)
+G_DECLARE_FINAL_TYPE (TesseraCounterTokenDependency, tessera_counter_token_dependency, TESSERA, COUNTER_TOKEN_DEPENDENCY, TesseraCounterDependency)
 
 #define TESSERA_TYPE_COUNTER_TOKEN_LOCK (tessera_counter_token_lock_get_type ())
 G_DECLARE_FINAL_TYPE (TesseraCounterTokenLock, tessera_counter_token_lock, TESSERA, COUNTER_TOKEN_LOCK, TesseraDynamicDependencyLock)
@@ -26,12 +23,8 @@ G_DECLARE_FINAL_TYPE (TesseraCounterTokenLock, tessera_counter_token_lock, TESSE
 G_DECLARE_FINAL_TYPE (TesseraCounterTokenJobLock, tessera_counter_token_job_lock, TESSERA, COUNTER_TOKEN_JOB_LOCK, TesseraJobDependencyLock)
 
 void _tessera_counter_token_register (GTypeModule *module);
-void _tessera_token_lock_file_register (GTypeModule *module);
 void _tessera_counter_token_dependency_register (GTypeModule *module);
 void _tessera_counter_token_lock_register (GTypeModule *module);
 void _tessera_counter_token_job_lock_register (GTypeModule *module);
-
-gint64 tessera_token_lock_file_get_count (TesseraTokenLockFile *self);
-gint64 tessera_counter_token_dependency_get_count (TesseraCounterTokenDependency *self);
 
 G_END_DECLS

@@ -159,7 +159,7 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   if ((int) n_fitting < tessera_gpu_dependency_get_count (dep))
     {
       /* Devices may be added (informations.json): wait, saying why. */
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY,
                    _("%s has %u device(s) with at least %llu MiB, fewer than the %d asked for: waiting for more"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), n_fitting,
                    (unsigned long long) tessera_gpu_dependency_get_min_memory (dep),

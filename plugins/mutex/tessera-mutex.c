@@ -89,7 +89,6 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
   while (!waiting && (name = g_dir_read_name (dir)) != NULL)
     {
       g_autofree char *path = g_build_filename (folder, name, NULL);
-      g_autofree char *text = NULL;
       g_autoptr(JsonNode) node = NULL;
       g_autoptr(TesseraProcess) process = NULL;
       JsonObject *object;
@@ -105,10 +104,14 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
             g_unlink (path);
           continue;
         }
-      if (g_file_test (path, G_FILE_TEST_IS_SYMLINK) || !g_file_get_contents (path, &text, NULL, NULL) ||
-          (node = json_from_string (text, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+      /* Never blocks (a FIFO), never follows a link, bounded: a co-user
+       * may have planted it. */
+      if ((node = tessera_json_read_file (path, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
         {
-          g_unlink (path);
+          struct stat st;
+          /* Only a regular file is ours to remove. */
+          if (g_lstat (path, &st) == 0 && S_ISREG (st.st_mode))
+            g_unlink (path);
           continue;
         }
       object = json_node_get_object (node);

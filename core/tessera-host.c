@@ -1,0 +1,449 @@
+/* tessera-host.c: who we are — this host's ids and our pid namespace, the
+ * facts a process spec records so that a reader can tell whether a pid
+ * check means anything to it.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The random half of the host id: cloned images share /etc/machine-id, so
+ * each host also draws an id once and keeps it in host-local state.
+ * /var/tmp survives reboots and is local to the machine. */
+#define HOST_ID_PATH "/var/tmp/tessera-host-id"
+#define HOST_ID_LENGTH 32
+
+static gboolean
+is_host_id (const char *text)
+{
+  if (strlen (text) != HOST_ID_LENGTH)
+    return FALSE;
+  for (const char *p = text; *p != '\0'; p++)
+    if (!g_ascii_isxdigit (*p) || g_ascii_isupper (*p))
+      return FALSE;
+  return TRUE;
+}
+
+/* Reads a small file without following a symbolic link; "" when it cannot. */
+static char *
+read_small_file (const char *path)
+{
+  g_autofree char *data = NULL;
+  gsize length = 0;
+
+  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL) || length > 256)
+    return g_strdup ("");
+  return g_strstrip (g_strndup (data, length));
+}
+
+/* Creates the host id file with its whole content at once: a temporary
+ * file linked to the final name, which fails when another process made
+ * it first (then its id wins). */
+static void
+create_host_id (void)
+{
+  g_autofree char *uuid = g_uuid_string_random ();
+  g_autofree char *tmp = g_strdup (HOST_ID_PATH ".XXXXXX");
+  GString *id = g_string_new (NULL);
+  int fd;
+
+  for (const char *p = uuid; *p != '\0'; p++)
+    if (*p != '-')
+      g_string_append_c (id, *p);
+  g_string_append_c (id, '\n');
+  fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0)
+    {
+      gboolean written = write (fd, id->str, id->len) == (gssize) id->len;
+
+      fchmod (fd, 0644);
+      close (fd);
+      if (written && link (tmp, HOST_ID_PATH) < 0 && errno != EEXIST)
+        g_debug ("Cannot create %s: %s", HOST_ID_PATH, g_strerror (errno));
+      g_unlink (tmp);
+    }
+  g_string_free (id, TRUE);
+}
+
+/**
+ * _tessera_machine_id:
+ *
+ * Returns: `/etc/machine-id`, or "" when there is none
+ */
+const char *
+_tessera_machine_id (void)
+{
+  static gsize once = 0;
+  static char *machine_id = NULL;
+
+  if (g_once_init_enter (&once))
+    {
+      machine_id = read_small_file ("/etc/machine-id");
+      g_once_init_leave (&once, 1);
+    }
+  return machine_id;
+}
+
+/**
+ * _tessera_host_id:
+ *
+ * Returns: this host's random id (32 hex digits), created on first use,
+ *   or "" when it can be neither read nor made
+ */
+const char *
+_tessera_host_id (void)
+{
+  static gsize once = 0;
+  static char *host_id = NULL;
+
+  if (g_once_init_enter (&once))
+    {
+      host_id = read_small_file (HOST_ID_PATH);
+      if (*host_id == '\0')
+        {
+          g_free (host_id);
+          create_host_id ();
+          host_id = read_small_file (HOST_ID_PATH);
+        }
+      if (!is_host_id (host_id))
+        {
+          if (*host_id != '\0')
+            g_warning (_("Ignoring %s: it does not hold a host id"), HOST_ID_PATH);
+          g_free (host_id);
+          host_id = g_strdup ("");
+        }
+      g_once_init_leave (&once, 1);
+    }
+  return host_id;
+}
+
+/**
+ * _tessera_pid_namespace:
+ *
+ * Pids are numbers in a pid namespace: this is ours (the inode of
+ * `/proc/self/ns/pid`). When the `/proc` we see belongs to another
+ * namespace (a pid namespace without its own /proc mounted), a pid check
+ * there would be about other processes, so the namespace is unknown.
+ *
+ * Returns: the namespace's inode, or 0 when unknown
+ */
+guint64
+_tessera_pid_namespace (void)
+{
+  static gsize once = 0;
+  static guint64 ns = 0;
+
+  if (g_once_init_enter (&once))
+    {
+      g_autofree char *self = g_file_read_link ("/proc/self", NULL);
+      struct stat st;
+
+      if (self != NULL && g_ascii_strtoll (self, NULL, 10) == (gint64) getpid () &&
+          stat ("/proc/self/ns/pid", &st) == 0)
+        ns = (guint64) st.st_ino;
+      g_once_init_leave (&once, 1);
+    }
+  return ns;
+}
+
+/**
+ * _tessera_is_this_host:
+ * @machine_id: (nullable): a recorded machine id
+ * @host_id: (nullable): a recorded host id
+ *
+ * A process is on our host only when both ids were recorded and match
+ * ours, and ours are known.
+ *
+ * Returns: whether the ids are this host's
+ */
+gboolean
+_tessera_is_this_host (const char *machine_id,
+                       const char *host_id)
+{
+  return host_id != NULL && *_tessera_host_id () != '\0' &&
+         strcmp (host_id, _tessera_host_id ()) == 0 &&
+         g_strcmp0 (machine_id != NULL ? machine_id : "", _tessera_machine_id ()) == 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* What this host has seen: first-seen times on the monotonic clock, kept
+ * in host-local state so that every process of the host (short-lived
+ * commands as well as long waiters) judges an orphan's age alike. The
+ * clock restarts at boot, so the folder is per boot id; it is per user,
+ * so no user can forge another's observations. */
+
+static char *
+seen_folder (void)
+{
+  return g_strdup_printf ("/var/tmp/tessera-%u/seen-%s", (unsigned) getuid (),
+                          *_tessera_boot_id () != '\0' ? _tessera_boot_id () : "unknown");
+}
+
+/* Removes the folders of earlier boots (their times mean nothing now). */
+static void
+forget_other_boots (const char *parent, const char *keep)
+{
+  g_autoptr(GDir) dir = g_dir_open (parent, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      g_autoptr(GDir) old = NULL;
+      const char *file;
+
+      if (!g_str_has_prefix (name, "seen-") || strcmp (name, keep) == 0)
+        continue;
+      path = g_build_filename (parent, name, NULL);
+      old = g_dir_open (path, 0, NULL);
+      while (old != NULL && (file = g_dir_read_name (old)) != NULL)
+        {
+          g_autofree char *victim = g_build_filename (path, file, NULL);
+          g_unlink (victim);
+        }
+      g_rmdir (path);
+    }
+}
+
+/* The folder, made when missing; NULL when it is not ours to use. */
+static char *
+seen_folder_ready (void)
+{
+  g_autofree char *folder = seen_folder ();
+  g_autofree char *parent = g_path_get_dirname (folder);
+  g_autofree char *base = g_path_get_basename (folder);
+  struct stat st;
+
+  if (g_mkdir (parent, 0700) < 0 && errno != EEXIST)
+    return NULL;
+  if (g_lstat (parent, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != getuid ())
+    return NULL;
+  if (g_mkdir (folder, 0700) == 0)
+    forget_other_boots (parent, base);
+  else if (errno != EEXIST)
+    return NULL;
+  if (g_lstat (folder, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != getuid ())
+    return NULL;
+  return g_steal_pointer (&folder);
+}
+
+static char *
+seen_path (const char *folder, const char *key)
+{
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key, -1);
+
+  return g_build_filename (folder, digest, NULL);
+}
+
+static gint64
+read_seen (const char *path)
+{
+  g_autofree char *text = read_small_file (path);
+  char *end = NULL;
+  gint64 when = g_ascii_strtoll (text, &end, 10);
+
+  return *text != '\0' && end != NULL && *end == '\0' && when > 0 ? when : 0;
+}
+
+/* Records are dropped when their file is judged, but a file deleted by its
+ * owner leaves one: once per process, drop those a day old (by the times
+ * they hold, on this boot's monotonic clock). */
+static void
+drop_old_records (const char *folder)
+{
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once))
+    {
+      g_autoptr(GDir) dir = g_dir_open (folder, 0, NULL);
+      gint64 limit = g_get_monotonic_time () - (gint64) 24 * 3600 * G_USEC_PER_SEC;
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (folder, name, NULL);
+          gint64 when = read_seen (path);
+
+          if (when > 0 && when < limit)
+            g_unlink (path);
+        }
+      g_once_init_leave (&once, 1);
+    }
+}
+
+/**
+ * _tessera_first_seen:
+ * @key: what was seen (a file and the stat values that tell it from the
+ *   next one of the same name)
+ *
+ * Returns: when this host first saw @key, in g_get_monotonic_time()'s
+ *   microseconds: now when it never did (or cannot remember)
+ */
+gint64
+_tessera_first_seen (const char *key)
+{
+  g_autofree char *folder = seen_folder_ready ();
+  g_autofree char *path = NULL;
+  g_autofree char *tmp = NULL;
+  g_autofree char *text = NULL;
+  gint64 now = g_get_monotonic_time ();
+  gint64 when;
+  int fd;
+
+  if (folder == NULL)
+    return now;
+  drop_old_records (folder);
+  path = seen_path (folder, key);
+  if ((when = read_seen (path)) > 0)
+    return MIN (when, now);
+  /* Written whole, then linked: the first writer's time wins. */
+  tmp = g_build_filename (folder, ".seen-XXXXXX", NULL);
+  fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return now;
+  text = g_strdup_printf ("%" G_GINT64_FORMAT "\n", now);
+  if (write (fd, text, strlen (text)) == (gssize) strlen (text) &&
+      link (tmp, path) < 0 && errno == EEXIST && (when = read_seen (path)) > 0)
+    now = MIN (when, now);
+  close (fd);
+  g_unlink (tmp);
+  return now;
+}
+
+/**
+ * _tessera_forget_seen:
+ * @key: as given to _tessera_first_seen()
+ *
+ * Drops what this host remembers of @key (the file is gone).
+ */
+void
+_tessera_forget_seen (const char *key)
+{
+  g_autofree char *folder = seen_folder ();
+  g_autofree char *path = seen_path (folder, key);
+
+  g_unlink (path);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Whether locks cross hosts where a pool lives */
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static char *
+unescape_mount_field (const char *field)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const char *p = field; *p != '\0'; p++)
+    {
+      if (p[0] == '\\' && g_ascii_isdigit (p[1]) && g_ascii_isdigit (p[2]) && g_ascii_isdigit (p[3]))
+        {
+          g_string_append_c (out, (char) ((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0')));
+          p += 3;
+        }
+      else
+        g_string_append_c (out, *p);
+    }
+  return g_string_free (out, FALSE);
+}
+
+static gboolean
+has_option (const char *options, const char *option)
+{
+  g_auto(GStrv) parts = g_strsplit (options, ",", -1);
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    if (strcmp (parts[i], option) == 0 || (g_str_has_suffix (option, "=") && g_str_has_prefix (parts[i], option)))
+      return TRUE;
+  return FALSE;
+}
+
+/**
+ * _tessera_locks_cross_hosts:
+ * @path: a folder
+ * @why: (out) (optional): when they do not, the file system and option
+ *   that say so
+ *
+ * Job locks and ipc.lock mean something for other hosts only where the
+ * file system's lock manager spans hosts. They do not on most FUSE file
+ * systems, on NFS mounted `nolock` or with `local_lock` other than `none`,
+ * and on Lustre mounted `localflock`. Read from `/proc/self/mountinfo`;
+ * when it cannot be read, locks are taken to cross (the common case).
+ *
+ * Returns: whether locks on @path are seen by other hosts
+ */
+gboolean
+_tessera_locks_cross_hosts (const char  *path,
+                            char       **why)
+{
+  g_autofree char *real = realpath (path, NULL);
+  g_autofree char *mounts = NULL;
+  g_autofree char *best_type = NULL;
+  g_autofree char *best_options = NULL;
+  g_auto(GStrv) lines = NULL;
+  gsize best_length = 0;
+
+  if (why != NULL)
+    *why = NULL;
+  if (real == NULL || !g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL))
+    return TRUE;
+  lines = g_strsplit (mounts, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
+      g_autofree char *point = NULL;
+      guint n = g_strv_length (fields), dash;
+      gsize length;
+
+      for (dash = 6; dash < n && strcmp (fields[dash], "-") != 0; dash++)
+        ;
+      if (n < 7 || dash + 1 >= n)
+        continue;
+      point = unescape_mount_field (fields[4]);
+      length = strlen (point);
+      /* The deepest mount point above the folder; a later one on the same
+       * point covers an earlier one. */
+      if (!(strcmp (point, "/") == 0 ||
+            (g_str_has_prefix (real, point) && (real[length] == '\0' || real[length] == '/'))))
+        continue;
+      if (strcmp (point, "/") == 0)
+        length = 1;
+      if (length < best_length)
+        continue;
+      best_length = length;
+      g_free (best_type);
+      g_free (best_options);
+      best_type = g_strdup (fields[dash + 1]);
+      best_options = g_strjoin (",", fields[5], dash + 3 < n ? fields[dash + 3] : "", NULL);
+    }
+  if (best_type == NULL)
+    return TRUE;
+  if (strcmp (best_type, "fuse") == 0 || g_str_has_prefix (best_type, "fuse."))
+    {
+      if (why != NULL)
+        *why = g_strdup (best_type);
+      return FALSE;
+    }
+  if ((strcmp (best_type, "nfs") == 0 || strcmp (best_type, "nfs4") == 0) &&
+      (has_option (best_options, "nolock") ||
+       (has_option (best_options, "local_lock=") && !has_option (best_options, "local_lock=none"))))
+    {
+      if (why != NULL)
+        *why = g_strdup_printf ("%s (%s)", best_type,
+                                has_option (best_options, "nolock") ? "nolock" : "local_lock");
+      return FALSE;
+    }
+  if (strcmp (best_type, "lustre") == 0 && has_option (best_options, "localflock"))
+    {
+      if (why != NULL)
+        *why = g_strdup ("lustre (localflock)");
+      return FALSE;
+    }
+  return TRUE;
+}

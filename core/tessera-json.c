@@ -1,0 +1,115 @@
+/* tessera-json.c: bounded JSON parsing
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <string.h>
+
+/* json-glib recurses once per level of nesting: a file of a hundred
+ * thousand '[' overflows the stack of whoever reads it. Count the depth
+ * first, outside strings, in one pass. */
+static gboolean
+depth_fits (const char *data, gsize length)
+{
+  gboolean in_string = FALSE;
+  int depth = 0;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      char c = data[i];
+
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = FALSE;
+        }
+      else if (c == '"')
+        in_string = TRUE;
+      else if (c == '[' || c == '{')
+        {
+          if (++depth > TESSERA_JSON_MAX_DEPTH)
+            return FALSE;
+        }
+      else if (c == ']' || c == '}')
+        depth--;
+    }
+  return TRUE;
+}
+
+/* json_parser_load_from_data() into @parser, after the same check. */
+gboolean
+_tessera_json_load (JsonParser  *parser,
+                    const char  *data,
+                    gssize       length,
+                    GError     **error)
+{
+  if (!depth_fits (data, length < 0 ? strlen (data) : (gsize) length))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("JSON nested more than %d levels deep"), TESSERA_JSON_MAX_DEPTH);
+      return FALSE;
+    }
+  return json_parser_load_from_data (parser, data, length, error);
+}
+
+/**
+ * tessera_json_parse:
+ * @data: (array length=length) (element-type guint8): the text
+ * @length: its length in bytes, or -1 when it ends with a NUL
+ * @error: return location for a #GError
+ *
+ * Parses JSON read from a shared folder, where a hostile co-user may have
+ * written it: nesting deeper than %TESSERA_JSON_MAX_DEPTH is refused
+ * before json-glib sees the text (it would recurse once per level), and so
+ * is an empty document. Plugins reading their own files should use it too.
+ *
+ * Returns: (transfer full): the root node, or %NULL with @error set
+ *   (%JSON_PARSER_ERROR, or %TESSERA_ERROR_INVALID_LOCK_FILE for nesting
+ *   too deep or no content)
+ */
+JsonNode *
+tessera_json_parse (const char  *data,
+                    gssize       length,
+                    GError     **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+
+  g_return_val_if_fail (data != NULL || length == 0, NULL);
+  if (!_tessera_json_load (parser, data, length, error))
+    return NULL;
+  if (json_parser_get_root (parser) == NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE, _("no JSON content"));
+      return NULL;
+    }
+  return json_node_ref (json_parser_get_root (parser));
+}
+
+/**
+ * tessera_json_read_file:
+ * @path: a file in a shared folder
+ * @error: return location for a #GError
+ *
+ * Reads and parses a JSON file of a folder a co-user may write, as Tessera
+ * reads its own: a symbolic link is not followed, only a regular file is
+ * read (a FIFO or device is refused without blocking), its size is bounded
+ * and so is its nesting ([func@Tessera.json_parse]).
+ *
+ * Returns: (transfer full): the root node, or %NULL with @error set
+ *   (`G_FILE_ERROR_NOENT` when it does not exist)
+ */
+JsonNode *
+tessera_json_read_file (const char  *path,
+                        GError     **error)
+{
+  g_autofree char *data = NULL;
+  gsize length;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, error))
+    return NULL;
+  return tessera_json_parse (data, (gssize) length, error);
+}

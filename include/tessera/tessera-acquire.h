@@ -1,0 +1,29 @@
+/* tessera-acquire.h: the short path for applications that embed Tessera
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(TESSERA_INSIDE) && !defined(TESSERA_COMPILATION)
+#error "Only <tessera/tessera.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+#include <tessera/tessera-version.h>
+#include <tessera/tessera-job.h>
+#include <tessera/tessera-dynamic-resource.h>
+#include <tessera/tessera-dynamic-dependency-lock.h>
+
+G_BEGIN_DECLS
+
+TESSERA_AVAILABLE_IN_ALL
+TesseraJob                   *tessera_job_new_private          (const char              *name,
+                                                                GError                 **error);
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicDependencyLock *tessera_dynamic_resource_take (TesseraDynamicResource  *self,
+                                                                const char              *request,
+                                                                double                   timeout,
+                                                                GCancellable            *cancellable,
+                                                                GError                 **error);
+
+G_END_DECLS

@@ -1,0 +1,909 @@
+/* test-hosts.c: who may judge a holder (issue 14). Holders Tessera cannot
+ * judge count; holders in other pid namespaces, on other hosts or hidden
+ * by hidepid are never taken for dead; a recorded identity decides when
+ * a pid check means something, the job lock (either kind) otherwise.
+ *
+ * Containers are made with unshare(1): CI runs as root, so a test that
+ * cannot get a namespace fails, it does not skip.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <glib/gstdio.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *jobs;
+  char *config;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autofree char *info = NULL;
+  g_autofree char *config = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->jobs = g_build_filename (f->folder, "jobs", NULL);
+  info = g_build_filename (f->folder, "informations.json", NULL);
+  g_mkdir_with_parents (f->jobs, 0777);
+  test_write_file (info, "{\"total\": 2}");
+  f->config = g_build_filename (f->tmp, "tessera.conf", NULL);
+  config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", f->tmp);
+  test_write_file (f->config, config);
+  test_expect_warnings ();
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->jobs);
+  g_free (f->config);
+}
+
+static TestCounter *
+open_counter (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  TestCounter *counter = test_counter_new (f->folder, -1, &error);
+
+  g_assert_no_error (error);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 30);
+  return counter;
+}
+
+/* How many single units can be had now, each by a new job (at most 3). */
+static int
+grantable (Fixture *f, TestCounter *counter)
+{
+  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
+  static int round = 0;
+
+  round++;
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%d-%d", round, i);
+      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
+      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+      g_autoptr(GError) error = NULL;
+      TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+      if (lock == NULL)
+        {
+          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+          break;
+        }
+      g_ptr_array_add (locks, lock);
+    }
+  return (int) locks->len;
+}
+
+/* tmp/xp/<name>/task: the job URI of a lock file written by the tests. */
+static char *
+job_uri_for (Fixture *f, const char *name)
+{
+  g_autofree char *job_dir = g_build_filename (f->tmp, "xp", name, NULL);
+
+  g_mkdir_with_parents (job_dir, 0777);
+  return g_build_filename (job_dir, "task", NULL);
+}
+
+/* Writes jobs/<name>@id.json with the given information and process
+ * (either may be NULL); returns its path. */
+static char *
+write_lock_file (Fixture *f, const char *name, const char *information, const char *process)
+{
+  g_autofree char *job_uri = job_uri_for (f, name);
+  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
+  char *path = g_build_filename (f->jobs, file_name, NULL);
+  GString *content = g_string_new (NULL);
+
+  g_string_append_printf (content, "{\"job_uri\": \"%s\"", job_uri);
+  if (information != NULL)
+    g_string_append_printf (content, ", \"information\": %s", information);
+  if (process != NULL)
+    g_string_append_printf (content, ", \"process\": %s", process);
+  g_string_append (content, "}");
+  test_write_file (path, content->str);
+  g_string_free (content, TRUE);
+  return path;
+}
+
+/* The pid of a process that has ended. */
+static GPid
+dead_pid (void)
+{
+  g_autofree char *out = NULL;
+
+  g_assert_true (g_spawn_command_line_sync ("sh -c 'echo $$'", &out, NULL, NULL, NULL));
+  g_assert_cmpint (atoi (out), >, 0);
+  return atoi (out);
+}
+
+/* Our own process spec as Tessera writes it, with @edit applied. */
+static char *
+own_spec (void (*edit) (JsonObject *spec, gpointer data), gpointer data)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) node = tessera_process_to_json (self);
+
+  if (edit != NULL)
+    edit (json_node_get_object (node), data);
+  return json_to_string (node, FALSE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fail closed: what cannot be understood counts */
+
+/* "count": 1.0 is the declared amount 1, as Python's json may write it. */
+static void
+test_float_count_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "float", "{\"count\": 1.0}", NULL);
+  g_autoptr(TestCounter) counter = open_counter (f);
+
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* Information with no readable amount holds the whole resource. */
+static void
+test_unreadable_information_counts_whole (Fixture *f, gconstpointer data)
+{
+  const char *cases[] = { "\"three\"", "{\"count\": -4}", "{\"count\": 1.5}", "[1]" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = write_lock_file (f, "odd", cases[i], NULL);
+      g_autoptr(TestCounter) counter = open_counter (f);
+
+      g_test_message ("information %s", cases[i]);
+      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_assert_cmpint (g_unlink (path), ==, 0);
+    }
+}
+
+/* experimaestro on Slurm: the process is not ours to judge, so it counts
+ * (and is not removed) whatever its pid. */
+static void
+test_slurm_lock_file_counts (Fixture *f, gconstpointer data)
+{
+  const char *slurm = "{\"type\": \"slurm\", \"pid\": \"4242\", \"options\": {\"partition\": \"gpu\"}}";
+  g_autofree char *path = write_lock_file (f, "slurm", "{\"count\": 1}", slurm);
+  g_autofree char *ssh_path = NULL;
+  g_autoptr(TestCounter) counter = open_counter (f);
+
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  ssh_path = write_lock_file (f, "ssh", "{\"count\": 1}", "{\"type\": \"ssh\", \"pid\": 17, \"host\": \"far\"}");
+  g_assert_cmpint (grantable (f, counter), ==, 0);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (ssh_path, G_FILE_TEST_EXISTS));
+}
+
+/* A seed-era lock file (no "process") whose <job_uri>.pid is of a type
+ * Tessera does not know is no orphan, however old. */
+static void
+test_slurm_pid_file_no_orphan (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "slurmpid", "{\"count\": 1}", NULL);
+  g_autofree char *job_uri = job_uri_for (f, "slurmpid");
+  g_autofree char *pid_path = g_strconcat (job_uri, ".pid", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_write_file (pid_path, "{\"type\": \"slurm\", \"pid\": \"4242\"}");
+  test_set_file_age (path, 3600);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Identity */
+
+static void
+test_spec_records_identity (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) node = tessera_process_to_json (self);
+  JsonObject *spec = json_node_get_object (node);
+  g_autofree char *ns_link = g_file_read_link ("/proc/self/ns/pid", NULL);
+  g_autofree char *ns_text = NULL;
+  struct stat st;
+
+  /* The seed's keys stay. */
+  g_assert_cmpstr (json_object_get_string_member (spec, "type"), ==, "local");
+  g_assert_cmpint (json_object_get_int_member (spec, "pid"), ==, getpid ());
+  g_assert_cmpint (json_object_get_int_member (spec, "start_time"), >, 0);
+  g_assert_true (json_object_has_member (spec, "boot_id"));
+  g_assert_cmpstr (json_object_get_string_member (spec, "host"), ==, g_get_host_name ());
+  /* And the identity. */
+  g_assert_true (json_object_has_member (spec, "machine_id"));
+  g_assert_cmpuint (strlen (json_object_get_string_member (spec, "host_id")), ==, 32);
+  g_assert_cmpint (stat ("/proc/self/ns/pid", &st), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (spec, "pid_ns"), ==, (gint64) st.st_ino);
+  g_assert_cmpint (json_object_get_int_member (spec, "uid"), ==, (gint64) getuid ());
+  g_assert_nonnull (ns_link);
+  /* A second reading gives the same host id: it is kept, not drawn again. */
+  {
+    g_autoptr(TesseraProcess) again = tessera_process_new_self ();
+    g_autoptr(JsonNode) again_node = tessera_process_to_json (again);
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (again_node), "host_id"), ==,
+                     json_object_get_string_member (spec, "host_id"));
+  }
+}
+
+/* experimaestro writes {"type": "local", "pid": P}, no host: on another
+ * host, P means nothing here, so a pid that is not running here is no
+ * verdict; the job lock, which the job holds while it runs, is. */
+static void
+test_no_host_written_elsewhere_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) dead_pid ());
+  g_autofree char *job_uri = job_uri_for (f, "elsewhere");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autoptr(Helper) job = helper_spawn (NULL, "lockf", lock_path, NULL);
+  g_autofree char *path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  helper_expect_line (job, "LOCKED", 60);
+  path = write_lock_file (f, "elsewhere", "{\"count\": 1}", process);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  /* The job ended without its lock file (killed): now it goes. */
+  helper_close_stdin (job);
+  g_assert_cmpint (helper_wait (job), ==, 0);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+set_boot (JsonObject *spec, gpointer data)
+{
+  json_object_set_string_member (spec, "boot_id", "00000000-dead-beef-0000-000000000000");
+}
+
+static void
+set_other_machine (JsonObject *spec, gpointer data)
+{
+  set_boot (spec, data);
+  json_object_set_string_member (spec, "machine_id", "0123456789abcdef0123456789abcdef");
+  json_object_set_string_member (spec, "host_id", "fedcba9876543210fedcba9876543210");
+}
+
+/* Our host, another boot: dead. */
+static void
+test_same_host_other_boot_dead (Fixture *f, gconstpointer data)
+{
+  g_autofree char *spec = own_spec (set_boot, NULL);
+  g_autofree char *path = write_lock_file (f, "rebooted", "{\"count\": 1}", spec);
+  g_autoptr(TestCounter) counter = open_counter (f);
+
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* Our host name on another machine (containers all named localhost):
+ * its boot id says nothing about it. */
+static void
+test_same_name_other_machine_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *path = write_lock_file (f, "twin", "{\"count\": 1}", spec);
+  g_autofree char *job_uri = job_uri_for (f, "twin");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autoptr(Helper) holder = helper_spawn (NULL, "lockf", lock_path, NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  helper_expect_line (holder, "LOCKED", 60);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+typedef struct
+{
+  GPid pid;
+} PidEdit;
+
+static void
+set_pid_no_start (JsonObject *spec, gpointer data)
+{
+  PidEdit *edit = data;
+
+  json_object_set_int_member (spec, "pid", edit->pid);
+  json_object_remove_member (spec, "start_time");
+}
+
+/* A Tessera spec of this host without a start time names a pid that now
+ * belongs to someone else: only the job lock can tell, in either kind. */
+static void
+test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
+{
+  const char *kind = data;
+  g_autofree char *job_uri = job_uri_for (f, "reused");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *dummy = g_build_filename (f->tmp, "dummy", NULL);
+  g_autoptr(Helper) other = helper_spawn (NULL, "flock", dummy, NULL);
+  g_autoptr(Helper) locker = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autofree char *spec = NULL;
+  g_autofree char *path = NULL;
+  PidEdit edit;
+
+  helper_expect_line (other, "LOCKED", 60);
+  edit.pid = helper_get_pid (other);
+  spec = own_spec (set_pid_no_start, &edit);
+
+  /* The job lock is held: the holder runs (its pid may look reused). */
+  locker = helper_spawn (NULL, kind, lock_path, NULL);
+  helper_expect_line (locker, "LOCKED", 60);
+  path = write_lock_file (f, "reused", "{\"count\": 1}", spec);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  /* Free: the live pid is another process; the holder is gone. */
+  helper_close_stdin (locker);
+  g_assert_cmpint (helper_wait (locker), ==, 0);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  helper_close_stdin (other);
+  helper_wait (other);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A mount whose locks do not cross hosts (most FUSE file systems, NFS
+ * `nolock` or `local_lock=all`, Lustre `localflock`): a free job lock says
+ * nothing about a holder on another host. */
+
+static void
+die_with_parent (gpointer data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* Until @path is a mount point in /proc/self/mountinfo (a minute at most). */
+static void
+wait_for_mount (const char *path)
+{
+  g_autofree char *needle = g_strdup_printf (" %s ", path);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autofree char *mounts = NULL;
+
+      g_assert_true (g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL));
+      if (strstr (mounts, needle) != NULL)
+        return;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+}
+
+static void
+test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "token", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *info = g_build_filename (view_folder, "informations.json", NULL);
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *own = own_spec (set_boot, NULL);
+  g_autofree char *job_uri = job_uri_for (f, "far");
+  g_autofree char *content = NULL;
+  g_autofree char *path = g_build_filename (view_jobs, "far@id.json", NULL);
+  g_autofree char *rebooted = g_build_filename (view_jobs, "rebooted@id.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocess) bindfs = NULL;
+  TestCounter *counter;
+  guint before;
+
+  /* In a mount namespace of our own, with the FUSE daemon in the
+   * foreground and ended with us, so that a failing test leaves nothing
+   * behind. */
+  g_assert_cmpint (unshare (CLONE_NEWNS), ==, 0);
+  g_assert_cmpint (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL), ==, 0);
+  g_mkdir_with_parents (real, 0777);
+  g_mkdir_with_parents (view, 0777);
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  bindfs = g_subprocess_launcher_spawn (launcher, &error, "bindfs", "-f", "--no-allow-other", real, view, NULL);
+  g_assert_no_error (error);
+  wait_for_mount (view);
+
+  g_mkdir_with_parents (view_jobs, 0777);
+  test_write_file (info, "{\"total\": 2}");
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
+                             job_uri, spec);
+  test_write_file (path, content);
+  g_free (content);
+  /* Our own host's holder of another boot is still judged: our ids. */
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
+                             job_uri, own);
+  test_write_file (rebooted, content);
+
+  before = test_warning_count ();
+  counter = test_counter_new (view_folder, -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpuint (test_warning_count (), >, before);   /* says why, and the fix */
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
+  g_object_unref (counter);
+
+  g_assert_cmpint (umount2 (view, 0), ==, 0);
+  g_assert_true (g_subprocess_wait (bindfs, NULL, &error));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Orphans by observation: how long this host has seen a file, never its
+ * mtime against our clock */
+
+/* A writer whose clock runs an hour ahead (or a file server's): its fresh
+ * file without process is not old. */
+static void
+test_orphan_mtime_hour_behind_is_young (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "fresh", "{\"count\": 1}", NULL);
+  g_autoptr(TestCounter) counter = NULL;
+
+  test_set_file_age (path, 3600);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* A writer whose clock runs an hour behind: its orphan still ages, and
+ * what one process of this host saw, the next one knows. */
+static void
+test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "future", "{\"count\": 1}", NULL);
+  g_autoptr(TestCounter) first = NULL;
+  g_autoptr(TestCounter) second = NULL;
+  gint64 since;
+
+  test_set_file_age (path, -3600);
+  first = open_counter (f);
+  g_assert_cmpint (grantable (f, first), ==, 1);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_clear_object (&first);
+  /* Let this host's observation (made before now) grow older than
+   * min-age, with nobody looking; then a new process judges at once. */
+  since = g_get_monotonic_time ();
+  while (g_get_monotonic_time () - since < (gint64) (1.2 * G_USEC_PER_SEC))
+    g_usleep (50 * 1000);
+  second = open_counter (f);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (second), 1);
+  g_assert_cmpint (grantable (f, second), ==, 2);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* experimaestro's spec has no start time: its pid, alive here, may now be
+ * another process's. The job holds its job lock while it runs, but takes
+ * it a moment after its spec is written (Python starting), so a free job
+ * lock decides only once this host has seen it free for min-age. */
+static void
+test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dummy = g_build_filename (f->tmp, "dummy", NULL);
+  g_autoptr(Helper) other = helper_spawn (NULL, "flock", dummy, NULL);
+  g_autofree char *process = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  gint64 since = g_get_monotonic_time ();
+
+  helper_expect_line (other, "LOCKED", 60);
+  process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) helper_get_pid (other));
+  path = write_lock_file (f, "reused-xp", "{\"count\": 1}", process);
+  counter = open_counter (f);
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
+  while (grantable (f, counter) != 2)
+    {
+      g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
+      g_usleep (20 * 1000);
+    }
+  g_assert_cmpint (g_get_monotonic_time () - since, >=, G_USEC_PER_SEC);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  helper_close_stdin (other);
+  helper_wait (other);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Containers: our host name, our kernel, their own pid namespace */
+
+static GSubprocess *
+spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  va_list ap;
+
+  if (in_container)
+    {
+      g_ptr_array_add (argv, (gpointer) "unshare");
+      g_ptr_array_add (argv, (gpointer) "--pid");
+      g_ptr_array_add (argv, (gpointer) "--fork");
+      g_ptr_array_add (argv, (gpointer) "--mount-proc");
+    }
+  g_ptr_array_add (argv, (gpointer) g_getenv ("TESSERA_TOOL"));
+  g_ptr_array_add (argv, (gpointer) "--config");
+  g_ptr_array_add (argv, f->config);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* The holder prints its line once it holds; the read ends at the latest
+ * when it dies (then NULL), and meson's timeout bounds the rest. */
+static char *
+read_line (GSubprocess *process)
+{
+  GDataInputStream *in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
+  char *line;
+
+  line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
+  g_object_unref (in);
+  return line;
+}
+
+static int
+exit_code (GSubprocess *process)
+{
+  g_subprocess_wait (process, NULL, NULL);
+  if (g_subprocess_get_if_signaled (process))
+    return 128 + g_subprocess_get_term_sig (process);
+  return g_subprocess_get_exit_status (process);
+}
+
+/* data: whether the holder is the one in the container (else the one
+ * that looks is). */
+static void
+test_container_holder_counts (Fixture *f, gconstpointer data)
+{
+  gboolean holder_inside = GPOINTER_TO_INT (data);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GDir) dir = NULL;
+  guint files = 0;
+
+  holder = spawn_tool (f, holder_inside, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                       "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  for (int i = 0; i < 2; i++)
+    {
+      other = spawn_tool (f, !holder_inside, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                          "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+      g_assert_no_error (error);
+      /* Unavailable: the holder was not taken for dead. */
+      g_assert_cmpint (exit_code (other), ==, 75);
+      g_clear_object (&other);
+    }
+  dir = g_dir_open (jobs, 0, &error);
+  g_assert_no_error (error);
+  for (const char *name; (name = g_dir_read_name (dir)) != NULL;)
+    files += g_str_has_suffix (name, ".json");
+  g_assert_cmpuint (files, ==, 1);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Another host: its own UTS, pid and mount namespaces, with its own
+ * /etc/machine-id, boot id and host-local state (/var/tmp) bind-mounted,
+ * and our host name (the machines all called alike). Namespaces on one
+ * kernel share locks, as NFSv4 or Lustre `flock` hosts do through the
+ * file server. */
+
+static GSubprocess *
+spawn_on_other_host_full (Fixture *f, GSubprocessLauncher *launcher, const char *host,
+                          GError **error, va_list ap)
+{
+  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
+  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
+  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
+  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
+  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s", digest, digest + 8);
+  g_autofree char *line = g_strconcat (digest, "\n", NULL);
+  g_autofree char *boot_line = g_strconcat (boot, "\n", NULL);
+  GString *script = g_string_new (NULL);
+  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
+                         "sh", "-c", NULL, NULL };
+
+  g_mkdir_with_parents (var_tmp, 0777);
+  test_write_file (machine_id, line);
+  test_write_file (boot_id, boot_line);
+  g_string_append_printf (script,
+                          "set -e; hostname '%s'; mount -t proc proc /proc; "
+                          "mount --bind '%s' /etc/machine-id; "
+                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
+                          "mount --bind '%s' /var/tmp; "
+                          "exec '%s'",
+                          g_get_host_name (), machine_id, boot_id, var_tmp, g_getenv ("TESSERA_TOOL"));
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_string_append_printf (script, " '%s'", arg);
+  argv[9] = script->str;
+  {
+    GSubprocess *process = g_subprocess_launcher_spawnv (launcher, argv, error);
+    g_string_free (script, TRUE);
+    return process;
+  }
+}
+
+static GSubprocess *
+spawn_default_on_other_host_va (Fixture *f, GSubprocessLauncher *launcher, const char *host, GError **error, ...)
+{
+  GSubprocess *process;
+  va_list ap;
+
+  va_start (ap, error);
+  process = spawn_on_other_host_full (f, launcher, host, error, ap);
+  va_end (ap);
+  return process;
+}
+
+static GSubprocess *
+spawn_default_on_other_host (Fixture *f, GSubprocessLauncher *launcher, const char *host, GError **error)
+{
+  return spawn_default_on_other_host_va (f, launcher, host, error, "status", "--json", NULL);
+}
+
+/* Runs `tessera ARGS…` on the simulated @host, with the fixture's
+ * configuration. */
+static GSubprocess *
+spawn_on_other_host (Fixture *f, const char *host, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  GSubprocess *process;
+  va_list ap;
+
+  g_subprocess_launcher_setenv (launcher, "TESSERA_CONFIG", f->config, TRUE);
+  va_start (ap, error);
+  process = spawn_on_other_host_full (f, launcher, host, error, ap);
+  va_end (ap);
+  return process;
+}
+
+/* The init of the namespace an `unshare --fork` made: its only child. */
+static GPid
+namespace_init (GSubprocess *unshare)
+{
+  int pid = atoi (g_subprocess_get_identifier (unshare));
+  g_autofree char *path = g_strdup_printf ("/proc/%d/task/%d/children", pid, pid);
+  g_autofree char *children = NULL;
+
+  g_assert_true (g_file_get_contents (path, &children, NULL, NULL));
+  g_assert_cmpint (atoi (children), >, 0);
+  return atoi (children);
+}
+
+/* A holder on another host named like ours counts while it lives; when
+ * the whole host dies (SIGKILL to its namespace's init), a waiter here
+ * gets through: the job lock tells, within the poll interval. */
+static void
+test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *through = NULL;
+  gint64 killed;
+  double reclaim;
+
+  holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* No over-allocation: same host name, other machine, other boot. */
+  other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
+  waiter = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                        "run", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+
+  kill (namespace_init (holder), SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);   /* unshare reports the kill its own way */
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_test_message ("reclaim time of a dead host (job-lock path, poll interval max 1 s, "
+                  "waiter started just before the kill): %.2f s", reclaim);
+  g_assert_cmpfloat (reclaim, <, 30);
+}
+
+/* With no configuration, the built-in pools are per host: two hosts that
+ * share a home (one XDG_STATE_HOME) do not share a `cpu` pool sized for
+ * one of them. */
+static char *
+default_cpu_path (Fixture *f, const char *host)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "home-state", NULL);
+  g_autofree char *cfg = g_build_filename (f->tmp, "no-config", NULL);
+  JsonArray *resources;
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", cfg, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", cfg, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
+  if (host == NULL)
+    process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
+  else
+    process = spawn_default_on_other_host (f, launcher, host, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (process), ==, 0);
+  root = json_from_string (out, NULL);
+  g_assert_nonnull (root);
+  resources = json_object_get_array_member (json_node_get_object (root), "resources");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (resources, 0), "name"), ==, "cpu");
+  return g_strdup (json_object_get_string_member (json_array_get_object_element (resources, 0), "path"));
+}
+
+static void
+test_default_pools_per_host (Fixture *f, gconstpointer data)
+{
+  g_autofree char *here = default_cpu_path (f, NULL);
+  g_autofree char *there = default_cpu_path (f, "host-b");
+  g_autofree char *again = default_cpu_path (f, NULL);
+
+  g_assert_cmpstr (here, ==, again);
+  g_assert_cmpstr (here, !=, there);
+}
+
+/* ---------------------------------------------------------------------- */
+/* hidepid: /proc hides other users' processes */
+
+/* Runs the tool as user @uid with umask 0 and its own state folder;
+ * @hidepid: in a mount namespace whose /proc is mounted hidepid=2. */
+static GSubprocess *
+spawn_tool_as (Fixture *f, int uid, gboolean hidepid, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *state = g_strdup_printf ("%s/state-%d", f->tmp, uid);
+  GString *script = g_string_new (NULL);
+  va_list ap;
+
+  if (hidepid)
+    g_string_append (script, "mount -t proc -o hidepid=2 proc /proc && ");
+  g_string_append_printf (script, "exec setpriv --reuid=%d --regid=%d --clear-groups sh -c 'umask 0; exec \"$0\" \"$@\"' ",
+                          uid, uid);
+  g_string_append_printf (script, "'%s' --config '%s'", g_getenv ("TESSERA_TOOL"), f->config);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_string_append_printf (script, " '%s'", arg);
+  va_end (ap);
+
+  if (hidepid)
+    {
+      g_ptr_array_add (argv, g_strdup ("unshare"));
+      g_ptr_array_add (argv, g_strdup ("--mount"));
+      g_ptr_array_add (argv, g_strdup ("--propagation"));
+      g_ptr_array_add (argv, g_strdup ("private"));
+    }
+  g_ptr_array_add (argv, g_strdup ("sh"));
+  g_ptr_array_add (argv, g_strdup ("-c"));
+  g_ptr_array_add (argv, g_string_free (script, FALSE));
+  g_ptr_array_add (argv, NULL);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* A holder of another user, hidden from a judge by hidepid=2, is alive. */
+static void
+test_hidepid_holder_counts (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  g_assert_cmpint (g_chmod (f->tmp, 0777), ==, 0);
+  g_assert_cmpint (g_chmod (f->config, 0644), ==, 0);
+  holder = spawn_tool_as (f, 64001, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                          "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+  dir = g_dir_open (jobs, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      lock_file = g_build_filename (jobs, name, NULL);
+  g_assert_nonnull (lock_file);
+
+  other = spawn_tool_as (f, 64002, TRUE, G_SUBPROCESS_FLAGS_NONE, &error,
+                         "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/hosts/fail-closed/float-count", NULL, test_float_count_counts);
+  ADD ("/hosts/fail-closed/unreadable-information-holds-all", NULL, test_unreadable_information_counts_whole);
+  ADD ("/hosts/fail-closed/slurm-and-ssh-lock-files-count", NULL, test_slurm_lock_file_counts);
+  ADD ("/hosts/fail-closed/slurm-pid-file-is-no-orphan", NULL, test_slurm_pid_file_no_orphan);
+  ADD ("/hosts/identity/spec-records-identity", NULL, test_spec_records_identity);
+  ADD ("/hosts/identity/no-host-written-elsewhere-counts", NULL, test_no_host_written_elsewhere_counts);
+  ADD ("/hosts/identity/same-host-other-boot-is-dead", NULL, test_same_host_other_boot_dead);
+  ADD ("/hosts/identity/same-name-other-machine-counts", NULL, test_same_name_other_machine_counts);
+  ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
+  ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
+  ADD ("/hosts/identity/experimaestro-pid-reuse-no-start-time", NULL, test_experimaestro_pid_reuse);
+  ADD ("/hosts/lockless-mount/other-hosts-holder-counts", NULL, test_lockless_mount_other_host_counts);
+  ADD ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
+  ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
+  ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
+  ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
+  ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
+  ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
+  ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
+  return g_test_run ();
+}

@@ -1,0 +1,233 @@
+/* test-tool-acquire-all.c: tessera_dynamic_dependency_locks_acquire_all(),
+ * which `tessera run` uses to take every --need at once or none.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <unistd.h>
+
+#include "test-counter.h"
+#include "test-utils.h"
+
+typedef struct
+{
+  char *tmp;
+  TestCounter *cpu;     /* total 2 */
+  TestCounter *db;      /* total 1 */
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *cpu = NULL, *db = NULL;
+
+  f->tmp = test_make_tmpdir ();
+  cpu = g_build_filename (f->tmp, "cpu", NULL);
+  db = g_build_filename (f->tmp, "db", NULL);
+  f->cpu = test_counter_new (cpu, 2, &error);
+  g_assert_no_error (error);
+  f->db = test_counter_new (db, 1, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  g_clear_object (&f->cpu);
+  g_clear_object (&f->db);
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+}
+
+/* Holds @count of @counter for a job of its own. */
+static TesseraDynamicDependencyLock *
+hold (Fixture *f, TestCounter *counter, gint64 count, const char *id)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "holder", id);
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, count);
+  TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+  g_assert_no_error (error);
+  return lock;
+}
+
+/* Whether @count of @counter can be taken now (and gives it back). */
+static gboolean
+can_take (Fixture *f, TestCounter *counter, gint64 count, const char *id)
+{
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, count);
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, NULL);
+
+  if (lock == NULL)
+    return FALSE;
+  tessera_lock_release (TESSERA_LOCK (lock));
+  return TRUE;
+}
+
+/* Tries to take @count of @counter, again and again, for up to @seconds. */
+static gboolean
+take_within (Fixture *f, TestCounter *counter, gint64 count, double seconds)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+
+  for (guint i = 0; g_get_monotonic_time () < deadline; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("probe-within-%u", i);
+
+      if (can_take (f, counter, count, id))
+        return TRUE;
+      g_usleep (10 * 1000);   /* the waiter was within a try */
+    }
+  return FALSE;
+}
+
+typedef struct
+{
+  TesseraDynamicDependencyLocks *locks;
+  TesseraDynamicDependency *deps[2];
+  double timeout;
+  GCancellable *cancellable;
+  GError *error;
+  gboolean ok;
+} Attempt;
+
+static gpointer
+attempt_thread (gpointer data)
+{
+  Attempt *a = data;
+
+  a->ok = tessera_dynamic_dependency_locks_acquire_all (a->locks, a->deps, 2, a->timeout, a->cancellable, &a->error);
+  return NULL;
+}
+
+static void
+attempt_init (Attempt *a, Fixture *f, TesseraJob *job, double timeout)
+{
+  a->locks = tessera_dynamic_dependency_locks_new ();
+  a->deps[0] = test_counter_dependency_new (f->cpu, job, 2);
+  a->deps[1] = test_counter_dependency_new (f->db, job, 1);
+  a->timeout = timeout;
+  a->cancellable = g_cancellable_new ();
+  a->error = NULL;
+  a->ok = FALSE;
+}
+
+static void
+attempt_clear (Attempt *a)
+{
+  tessera_lock_release (TESSERA_LOCK (a->locks));
+  g_clear_object (&a->locks);
+  g_clear_object (&a->deps[0]);
+  g_clear_object (&a->deps[1]);
+  g_clear_object (&a->cancellable);
+  g_clear_error (&a->error);
+}
+
+/* db is held: the attempt times out holding nothing, and says db was the
+ * one not free; cpu stays free for others all along. */
+static void
+test_timeout_holds_nothing (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraDynamicDependencyLock) db = hold (f, f->db, 1, "db");
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "both", "1");
+  Attempt a;
+
+  attempt_init (&a, f, job, 0.3);
+  attempt_thread (&a);
+  g_assert_false (a.ok);
+  g_assert_error (a.error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_true (tessera_dynamic_dependency_locks_get_waiting_for (a.locks) == a.deps[1]);
+  g_assert_cmpuint (tessera_locks_get_locks (TESSERA_LOCKS (a.locks))->len, ==, 0);
+  g_assert_true (can_take (f, f->cpu, 2, "probe-1"));
+  attempt_clear (&a);
+}
+
+/* While one waits for db, cpu can be taken by others; once db is free,
+ * the waiter takes both, in the order it asked for them. */
+static void
+test_waits_then_takes_both (Fixture *f, gconstpointer data)
+{
+  TesseraDynamicDependencyLock *db = hold (f, f->db, 1, "db");
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "both", "2");
+  GThread *thread;
+  GPtrArray *held;
+  Attempt a;
+
+  attempt_init (&a, f, job, -1);
+  thread = g_thread_new ("attempt", attempt_thread, &a);
+  /* The waiter holds cpu only within a try; while it waits for db, it
+   * holds nothing, so a probe gets all of cpu. */
+  g_assert_true (take_within (f, f->cpu, 2, 60));
+  tessera_lock_release (TESSERA_LOCK (db));
+  g_object_unref (db);
+  g_thread_join (thread);
+  g_assert_no_error (a.error);
+  g_assert_true (a.ok);
+  g_assert_null (tessera_dynamic_dependency_locks_get_waiting_for (a.locks));
+  held = tessera_locks_get_locks (TESSERA_LOCKS (a.locks));
+  g_assert_cmpuint (held->len, ==, 2);
+  g_assert_true (tessera_dynamic_dependency_lock_get_dependency (g_ptr_array_index (held, 0)) == a.deps[0]);
+  g_assert_true (tessera_dynamic_dependency_lock_get_dependency (g_ptr_array_index (held, 1)) == a.deps[1]);
+  g_assert_false (can_take (f, f->cpu, 1, "probe-5"));
+  g_assert_false (can_take (f, f->db, 1, "probe-6"));
+  attempt_clear (&a);
+  g_assert_true (can_take (f, f->cpu, 2, "probe-7"));
+}
+
+/* Cancelling ends the wait at once, holding nothing. */
+static void
+test_cancel (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraDynamicDependencyLock) db = hold (f, f->db, 1, "db");
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "both", "3");
+  GThread *thread;
+  Attempt a;
+
+  attempt_init (&a, f, job, -1);
+  thread = g_thread_new ("attempt", attempt_thread, &a);
+  g_cancellable_cancel (a.cancellable);
+  g_thread_join (thread);
+  g_assert_false (a.ok);
+  g_assert_error (a.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (tessera_locks_get_locks (TESSERA_LOCKS (a.locks))->len, ==, 0);
+  g_assert_true (can_take (f, f->cpu, 2, "probe-8"));
+  attempt_clear (&a);
+}
+
+/* One folder through two paths is one pool: refused, nothing taken. */
+static void
+test_same_folder_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "cpu", NULL);
+  g_autofree char *link = g_build_filename (f->tmp, "cpu-link", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) again = NULL;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "twice", "4");
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  TesseraDynamicDependency *deps[2];
+
+  g_assert_cmpint (symlink (real, link), ==, 0);
+  again = test_counter_new (link, 2, &error);
+  g_assert_no_error (error);
+  deps[0] = test_counter_dependency_new (f->cpu, job, 1);
+  deps[1] = test_counter_dependency_new (again, job, 1);
+  g_assert_false (tessera_dynamic_dependency_locks_acquire_all (locks, deps, 2, 0, NULL, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD);
+  g_assert_true (can_take (f, f->cpu, 2, "probe-9"));
+  g_object_unref (deps[0]);
+  g_object_unref (deps[1]);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/acquire-all/timeout-holds-nothing", test_timeout_holds_nothing);
+  ADD ("/acquire-all/waits-then-takes-both", test_waits_then_takes_both);
+  ADD ("/acquire-all/cancel-ends-the-wait", test_cancel);
+  ADD ("/acquire-all/one-folder-twice-refused", test_same_folder_refused);
+  return g_test_run ();
+}
