@@ -105,28 +105,14 @@ release_one (Helper *helper)
   helper_free (helper);
 }
 
-/* A request for 4 tokens of 4 among a stream of 1-token requests that
- * overlap (each small holder takes its token before the previous one lets
- * go, so 4 are never free at once): without reservations it starves; with
- * them it is served about a patience after it arrived. */
+/* 1-token requests that overlap, starting with @held's: each takes its
+ * token before the previous one lets go, so 4 are never free at once.
+ * Goes on until one is refused (a reservation), for 20 s at most. */
 static void
-test_large_request_served (Fixture *f, gconstpointer data)
+relay_until_refused (Fixture *f, Helper *held)
 {
-  static const char * const patience_env[] = { "TESSERA_PATIENCE", "1", NULL };
-  g_autoptr(Helper) big = NULL;
-  g_autofree char *line = NULL;
-  Helper *held;
-  gint64 deadline;
-  long ms;
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
 
-  held = take_one (f, "small0", &line);
-  g_assert_cmpstr (line, ==, "ACQUIRED");
-  big = helper_spawn (patience_env, "request", f->folder, "-1", "big", "4", "60",
-                      data != NULL ? "async" : NULL, NULL);
-  helper_expect_line (big, "WAITING", 60);
-
-  /* The stream goes on until the big request's reservation stops it. */
-  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   for (guint i = 1;; i++)
     {
       g_autofree char *id = g_strdup_printf ("small%u", i);
@@ -147,6 +133,27 @@ test_large_request_served (Fixture *f, gconstpointer data)
       held = next;
     }
   release_one (held);
+}
+
+/* A request for 4 tokens of 4 among a stream of 1-token requests that
+ * overlap (each small holder takes its token before the previous one lets
+ * go, so 4 are never free at once): without reservations it starves; with
+ * them it is served about a patience after it arrived. */
+static void
+test_large_request_served (Fixture *f, gconstpointer data)
+{
+  static const char * const patience_env[] = { "TESSERA_PATIENCE", "1", NULL };
+  g_autoptr(Helper) big = NULL;
+  g_autofree char *line = NULL;
+  Helper *held;
+  long ms;
+
+  held = take_one (f, "small0", &line);
+  g_assert_cmpstr (line, ==, "ACQUIRED");
+  big = helper_spawn (patience_env, "request", f->folder, "-1", "big", "4", "60",
+                      data != NULL ? "async" : NULL, NULL);
+  helper_expect_line (big, "WAITING", 60);
+  relay_until_refused (f, held);
 
   g_clear_pointer (&line, g_free);
   line = helper_read_line (big, 90);
@@ -158,6 +165,40 @@ test_large_request_served (Fixture *f, gconstpointer data)
   helper_close_stdin (big);
   helper_expect_line (big, "RELEASED", 60);
   g_assert_cmpint (helper_wait (big), ==, 0);
+}
+
+/* `tessera run` takes a job's resources all at once: waiting, it
+ * reserves too, and is served among a stream of small requests. */
+static void
+test_tool_run_served (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_build_filename (f->tmp, "tessera.conf", NULL);
+  g_autofree char *content = g_strdup_printf ("[resource tok]\ntype=countertoken\npath=%s\n", f->folder);
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *ran = NULL;
+  Helper *held;
+
+  test_write_file (config, content);
+  held = take_one (f, "small0", &line);
+  g_assert_cmpstr (line, ==, "ACQUIRED");
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PATIENCE", "1", TRUE);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", config,
+                                     "run", "--need", "tok=4", "--", "echo", "RAN", NULL);
+  g_assert_no_error (error);
+  relay_until_refused (f, held);
+
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (run));
+  ran = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (ran, ==, "RAN");
+  g_subprocess_wait_check (run, NULL, &error);
+  g_assert_no_error (error);
 }
 
 /* A waiter within its patience does not keep free tokens from small
@@ -459,6 +500,7 @@ main (int argc, char **argv)
   ADD ("/queue/patient-waiter-idles-nothing/async", "async", test_patient_waiter_idles_nothing);
   ADD ("/queue/killed-reserving-waiter-blocks-no-one", NULL, test_killed_reserving_waiter);
   ADD ("/queue/killed-reserving-waiter-blocks-no-one/async", "async", test_killed_reserving_waiter);
+  ADD ("/queue/tool-run-served-within-patience", NULL, test_tool_run_served);
   ADD ("/queue/in-process/reserve-then-serve", NULL, test_in_process);
   ADD ("/queue/in-process/reserve-then-serve/async", "async", test_in_process);
   ADD ("/queue/in-process/too-large-reserves-nothing", NULL, test_too_large_reserves_nothing);
