@@ -348,9 +348,10 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       if (state->path != NULL && g_unlink (state->path) < 0 && errno != ENOENT)
         g_warning (_("Cannot delete queue entry %s: %s"), state->path, g_strerror (errno));
       g_clear_pointer (&state->path, g_free);
-      state->since = 0;
       state->ticket = 0;
       state->reserve = FALSE;
+      /* The patience goes on: taking all of a job's dependencies at once
+       * may give this one back and wait again. */
       return;
     }
   /* A type that cannot say what a waiter needs reserves nothing. */
