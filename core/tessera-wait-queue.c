@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Anyone takes what is free until a waiter has waited longer than its
  * patience. From then on the waiter has an entry in `F/queue/`, named like
@@ -318,7 +319,10 @@ write_entry (TesseraTrackedDynamicResource *self,
   json_object_set_boolean_member (object, "reserve", state->reserve);
   json_generator_set_root (generator, root);
   text = json_generator_to_data (generator, NULL);
-  if (!_tessera_mkdir_with_parents (view->folder, error))
+  if (mkdir (view->folder, 0777) == 0)
+    /* In a group's shared pool, the others must write and clean it too. */
+    _tessera_share_like_parent (-1, view->folder);
+  else if (errno != EEXIST && !_tessera_mkdir_with_parents (view->folder, error))
     return FALSE;
   return _tessera_write_file_atomic (path, text, -1, FALSE, error);
 }
