@@ -218,6 +218,7 @@ tessera_counter_resource_class_init (TesseraCounterResourceClass *klass)
   tracked->unaccount_lock_file = unaccount_lock_file;
   tracked->is_available = is_available;
   tracked->get_lock_file_information = get_lock_file_information;
+  tracked->get_wait_information = get_lock_file_information;
   tracked->handle_information_change = handle_information_change;
   tracked->initialize_informations = initialize_informations;
   tracked->get_usage = get_usage;

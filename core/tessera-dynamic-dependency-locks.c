@@ -312,6 +312,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
                                               GError                        **error)
 {
   g_autoptr(GArray) pools = NULL;
+  g_autoptr(GPtrArray) waiting = NULL;
   gint64 deadline;
 
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), FALSE);
@@ -366,6 +367,10 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
           return FALSE;
         }
     }
+
+  /* Past their patience, waiting dependencies reserve (one try does not). */
+  if (timeout != 0)
+    waiting = _tessera_wait_begin_all (dependencies, n_dependencies);
 
   for (;;)
     {
@@ -426,9 +431,18 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
                        blocker->name ? blocker->name : "?");
           return FALSE;
         }
-      if (!tessera_dynamic_resource_wait (tessera_dynamic_dependency_get_resource (blocker->dependency),
-                                          generation, deadline, cancellable, error))
-        return FALSE;
+      {
+        g_autoptr(GError) local = NULL;
+        gint64 wake = _tessera_wait_wake_time (blocker->dependency, deadline);
+
+        if (!tessera_dynamic_resource_wait (tessera_dynamic_dependency_get_resource (blocker->dependency),
+                                            generation, wake, cancellable, &local) &&
+            !(wake != deadline && g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT)))
+          {
+            g_propagate_error (error, g_steal_pointer (&local));
+            return FALSE;
+          }
+      }
     }
 }
 

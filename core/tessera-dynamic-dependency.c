@@ -172,30 +172,30 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * capacity change, in any process) and, as a fallback, by polling. It
  * needs no main loop in the calling thread.
  *
+ * On a [class@Tessera.TrackedDynamicResource] whose type says what a
+ * waiter needs, a call that has waited longer than the resource's
+ * [property@Tessera.TrackedDynamicResource:patience] reserves what it
+ * needs (an entry in the folder's queue until it returns), and later
+ * requests take only what is left.
+ *
  * Returns: (transfer full): the acquired lock, or %NULL with
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
-TesseraDynamicDependencyLock *
-tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
-                                 double                     timeout,
-                                 GCancellable              *cancellable,
-                                 GError                   **error)
+static TesseraDynamicDependencyLock *
+lock_until (TesseraDynamicDependency  *self,
+            gint64                     deadline,
+            GCancellable              *cancellable,
+            GError                   **error)
 {
-  TesseraDynamicResource *resource;
-  gint64 deadline;
+  TesseraDynamicResource *resource = PRIV (self)->resource;
 
-  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (self), NULL);
-  resource = PRIV (self)->resource;
-  g_return_val_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (resource), NULL);
-
-  deadline = timeout < 0 || isinf (timeout) ? -1
-             : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
   for (;;)
     {
       g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
       g_autoptr(GError) local = NULL;
       guint64 generation = tessera_dynamic_resource_get_generation (resource);
+      gint64 wake;
 
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return NULL;
@@ -217,9 +217,39 @@ tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
                        ? tessera_dynamic_resource_get_name (resource) : "?");
           return NULL;
         }
-      if (!tessera_dynamic_resource_wait (resource, generation, deadline, cancellable, error))
-        return NULL;
+      g_clear_error (&local);
+      /* Wake at the end of the patience too, to start reserving. */
+      wake = _tessera_wait_wake_time (self, deadline);
+      if (!tessera_dynamic_resource_wait (resource, generation, wake, cancellable, &local))
+        {
+          if (wake != deadline && g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+            continue;
+          g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
+        }
     }
+}
+
+TesseraDynamicDependencyLock *
+tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
+                                 double                     timeout,
+                                 GCancellable              *cancellable,
+                                 GError                   **error)
+{
+  TesseraDynamicDependencyLock *lock;
+  gint64 deadline;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (self), NULL);
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_RESOURCE (PRIV (self)->resource), NULL);
+
+  deadline = timeout < 0 || isinf (timeout) ? -1
+             : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+  /* One try (timeout 0) does not queue. */
+  if (timeout != 0)
+    _tessera_wait_begin (self);
+  lock = lock_until (self, deadline, cancellable, error);
+  _tessera_wait_end (self);
+  return lock;
 }
 
 /* The asynchronous lock waits through sources in the caller's context:
@@ -235,6 +265,7 @@ typedef struct
   GSource *next;          /* the next attempt, when one is scheduled */
   GSource *timeout;
   GSource *cancel;
+  GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
 } AsyncLock;
 
@@ -267,6 +298,8 @@ async_lock_stop (GTask *task)
   drop_source (&state->next);
   drop_source (&state->timeout);
   drop_source (&state->cancel);
+  drop_source (&state->patience);
+  _tessera_wait_end (g_task_get_source_object (task));
 }
 
 static void
@@ -310,6 +343,17 @@ static gboolean
 on_resource_changed (gpointer data)
 {
   schedule_attempt (data, 0);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_patience_over (gpointer data)
+{
+  GTask *task = data;
+  AsyncLock *state = g_task_get_task_data (task);
+
+  g_clear_pointer (&state->patience, g_source_unref);
+  schedule_attempt (task, 0);
   return G_SOURCE_REMOVE;
 }
 
@@ -401,6 +445,16 @@ attempt (GTask *task)
       tessera_resource_poller_register (poller, resource);
       state->polling = TRUE;
     }
+  /* Try again when the patience is over, to start reserving. */
+  if (state->patience == NULL && _tessera_wait_get_patience_deadline (self) >= 0)
+    {
+      gint64 left_ms = (_tessera_wait_get_patience_deadline (self) - g_get_monotonic_time () + 999) / 1000;
+
+      state->patience = g_timeout_source_new ((guint) CLAMP (left_ms, 0, G_MAXUINT));
+      g_source_set_name (state->patience, "tessera-lock-patience");
+      g_source_set_callback (state->patience, on_patience_over, g_object_ref (task), g_object_unref);
+      g_source_attach (state->patience, g_task_get_context (task));
+    }
   /* A change between the attempt and the waker going in place. */
   if (tessera_dynamic_resource_get_generation (resource) != state->generation)
     schedule_attempt (task, 0);
@@ -442,6 +496,8 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
                     : timeout == 0 ? 0
                     : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
   g_task_set_task_data (task, state, async_lock_free);
+  if (state->deadline != 0)
+    _tessera_wait_begin (self);
   if (state->deadline > 0)
     {
       state->timeout = g_timeout_source_new ((guint) MIN (timeout * 1000, (double) G_MAXUINT));

@@ -100,6 +100,40 @@ void     _tessera_ipc_lock_set_try_only         (gboolean try_only);
 /* The context of the resource's own poller, where its watches run. */
 GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 
+/* The waiters' queue of a lock folder (tessera-wait-queue.c). The wait
+ * loops mark a dependency as waiting for the length of a lock() call; the
+ * tracked resource's acquire reads the queue, counts the reservations
+ * before the acquirer's around is_available, and, past the patience, enters
+ * the queue (or leaves it). */
+typedef struct _TesseraWaitQueueView TesseraWaitQueueView;
+void     _tessera_wait_begin                  (TesseraDynamicDependency      *dependency);
+void     _tessera_wait_end                    (TesseraDynamicDependency      *dependency);
+/* When a waiter that does not reserve yet must try again to start
+ * reserving (monotonic µs), or -1. */
+gint64   _tessera_wait_get_patience_deadline  (TesseraDynamicDependency      *dependency);
+gint64   _tessera_wait_wake_time              (TesseraDynamicDependency      *dependency,
+                                               gint64                         deadline);
+/* Begins a wait on each; freeing the array ends them. */
+GPtrArray *_tessera_wait_begin_all            (TesseraDynamicDependency     **dependencies,
+                                               guint                          n_dependencies);
+TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lock_folder,
+                                               GType                         lock_file_type,
+                                               double                        min_age,
+                                               double                        patience,
+                                               TesseraDynamicDependency     *dependency,
+                                               const char                   *own_name);
+void     _tessera_wait_queue_account          (TesseraTrackedDynamicResource *self,
+                                               TesseraWaitQueueView          *view,
+                                               gboolean                       account);
+void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *self,
+                                               TesseraWaitQueueView          *view,
+                                               TesseraDynamicDependency      *dependency,
+                                               gboolean                       acquired,
+                                               gboolean                       full);
+void     _tessera_wait_queue_view_free        (TesseraWaitQueueView          *view);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraWaitQueueView, _tessera_wait_queue_view_free)
+double   _tessera_patience_default            (void);
+
 /* (module, class) → lock class, among the registered ones only */
 GType _tessera_lock_class_table_lookup (const char *module,
                                         const char *class_name);

@@ -88,6 +88,7 @@ typedef struct
   char *info_path;
   GType lock_file_type;
   double min_age;
+  double patience;            /* seconds a waiter takes what is free before it reserves */
 
   GMutex lock;                /* the seed's thread lock */
   GHashTable *cache;          /* name → Entry */
@@ -131,6 +132,7 @@ enum {
   PROP_LOCK_FILE_TYPE,
   PROP_MIN_AGE,
   PROP_READ_ONLY,
+  PROP_PATIENCE,
   N_PROPS
 };
 
@@ -1427,6 +1429,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
+    case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1451,6 +1454,12 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
     case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     case PROP_READ_ONLY: priv->read_only = g_value_get_boolean (value); break;
+    case PROP_PATIENCE:
+      /* Read by acquires in any thread. */
+      lock_thread (self);
+      priv->patience = g_value_get_double (value);
+      unlock_thread (self);
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1586,6 +1595,19 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    */
   props[PROP_READ_ONLY] = g_param_spec_boolean ("read-only", NULL, NULL, FALSE,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:patience:
+   *
+   * Seconds a waiter takes only what is free. Past them, it reserves what
+   * it needs (an entry in the folder's `queue/`): later requests take only
+   * what is left, so a large request among a stream of small ones is
+   * served about this long after it began to wait. A shorter wait never
+   * keeps capacity idle. The default, 60, can be
+   * changed with `TESSERA_PATIENCE`; experimaestro peers ignore
+   * reservations. Read when a waiter first fails to acquire.
+   */
+  props[PROP_PATIENCE] = g_param_spec_double ("patience", NULL, NULL, 0, G_MAXDOUBLE, 60.0,
+    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
@@ -1601,6 +1623,7 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   priv->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
   priv->lock_file_type = G_TYPE_INVALID;
   priv->min_age = 30.0;
+  priv->patience = _tessera_patience_default ();
   priv->inotify_fd = -1;
   priv->jobs_wd = -1;
   priv->box = watch_box_new (self);
@@ -1874,11 +1897,13 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   g_autofree char *path = NULL;
   g_autoptr(JsonNode) information = NULL;
   g_autoptr(GError) local = NULL;
+  g_autoptr(TesseraWaitQueueView) queue = NULL;
   TesseraDynamicLockFile *lock_file;
   TesseraJob *job;
   Entry *entry;
   struct stat st;
   gint64 mtime_before;
+  gboolean available;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
@@ -1908,6 +1933,8 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                    _("%s is not a folder (a symbolic link?): refusing to use it; remove it"), priv->jobs_folder);
       return FALSE;
     }
+  queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
+                                    priv->patience, dependency, name);
 
   entry = g_hash_table_lookup (priv->cache, name);
   if (entry != NULL && entry->lock_file != NULL && tessera_dynamic_lock_file_is_valid (entry->lock_file))
@@ -1917,8 +1944,13 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                    _("Job %s already holds %s"), name, resource_name (self));
       return FALSE;
     }
-  if (priv->whole_holders > 0 || !KLASS (self)->is_available (self, dependency, &local))
+  /* Waiters before us whose patience is over count as holders here. */
+  _tessera_wait_queue_account (self, queue, TRUE);
+  available = priv->whole_holders == 0 && KLASS (self)->is_available (self, dependency, &local);
+  _tessera_wait_queue_account (self, queue, FALSE);
+  if (!available)
     {
+      _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE, local == NULL);
       unlock_both (self, fd);
       if (local != NULL)
         g_propagate_error (error, g_steal_pointer (&local));
@@ -1965,6 +1997,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
       watch_entry (self, entry);
     }
   KLASS (self)->do_acquire (self, dependency);
+  _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   g_debug ("Acquired %s for %s", resource_name (self), name);
   unlock_both (self, fd);
   return TRUE;

@@ -102,6 +102,13 @@ _tessera_poll_interval_max (void)
   return MAX (max, _tessera_poll_interval_initial ());
 }
 
+/* How long a waiter takes what is free before it reserves (seconds). */
+double
+_tessera_patience_default (void)
+{
+  return env_seconds ("TESSERA_PATIENCE", 60.0);
+}
+
 gboolean
 _tessera_inotify_disabled (void)
 {

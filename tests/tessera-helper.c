@@ -19,6 +19,12 @@
  *       "WAITING" and wait for a line on stdin; then the main thread takes
  *       1 unit at once ("A ACQUIRED" or "A UNAVAILABLE"), lets the waiter
  *       go on and prints "W ACQUIRED" or "W <error>".
+ *   tessera-helper request FOLDER TOTAL ID COUNT TIMEOUT [async]
+ *       try once to acquire COUNT units; if that fails, print "WAITING",
+ *       then wait up to TIMEOUT s (through lock_async and a main loop with
+ *       "async"): print
+ *       "ACQUIRED ms=N" (N: milliseconds waited) or "ERROR <code> <message>",
+ *       hold until stdin closes, release, print "RELEASED".
  *   tessera-helper flock PATH | lockf PATH
  *       take only that kind of lock on PATH, print "LOCKED", hold until
  *       stdin closes.
@@ -265,6 +271,68 @@ do_wake (char **argv)
   return 0;
 }
 
+typedef struct
+{
+  GMainLoop *loop;
+  TesseraDynamicDependencyLock *lock;
+  GError *error;
+} AsyncRequest;
+
+static void
+on_request_locked (GObject *source, GAsyncResult *result, gpointer data)
+{
+  AsyncRequest *request = data;
+
+  request->lock = tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result,
+                                                          &request->error);
+  g_main_loop_quit (request->loop);
+}
+
+static int
+do_request (int argc, char **argv)
+{
+  g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
+  g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
+  g_autoptr(TesseraDynamicDependency) dep =
+    test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
+  double timeout = g_ascii_strtod (argv[6], NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  gint64 start;
+
+  start = g_get_monotonic_time ();
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, NULL);
+  if (lock == NULL)
+    say ("WAITING");
+  if (lock == NULL && argc > 7 && strcmp (argv[7], "async") == 0)
+    {
+      AsyncRequest request = { g_main_loop_new (NULL, FALSE), NULL, NULL };
+
+      tessera_dynamic_dependency_lock_async (dep, timeout, NULL, on_request_locked, &request);
+      g_main_loop_run (request.loop);
+      g_main_loop_unref (request.loop);
+      lock = request.lock;
+      error = request.error;
+    }
+  else if (lock == NULL)
+    lock = tessera_dynamic_dependency_lock (dep, timeout, NULL, &error);
+  if (lock == NULL)
+    {
+      g_autofree char *line = g_strdup_printf ("ERROR %d %s", error->code, error->message);
+      say (line);
+      return 1;
+    }
+  {
+    g_autofree char *line = g_strdup_printf ("ACQUIRED ms=%" G_GINT64_FORMAT,
+                                             (g_get_monotonic_time () - start) / 1000);
+    say (line);
+  }
+  wait_for_stdin_eof ();
+  tessera_lock_release (TESSERA_LOCK (lock));
+  say ("RELEASED");
+  return 0;
+}
+
 static int
 do_raw_lock (char **argv, gboolean use_flock)
 {
@@ -293,6 +361,8 @@ main (int argc, char **argv)
     return do_wake (argv);
   if (argc >= 6 && strcmp (argv[1], "try") == 0)
     return do_try (argv);
+  if (argc >= 7 && strcmp (argv[1], "request") == 0)
+    return do_request (argc, argv);
   if (argc >= 3 && strcmp (argv[1], "flock") == 0)
     return do_raw_lock (argv, TRUE);
   if (argc >= 3 && strcmp (argv[1], "lockf") == 0)

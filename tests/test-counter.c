@@ -156,6 +156,13 @@ static gboolean
 counter_is_available (TesseraTrackedDynamicResource *res, TesseraDynamicDependency *dep, GError **error)
 {
   TestCounter *self = TEST_COUNTER (res);
+
+  /* As the countertoken plugin: more than the whole total waits, saying why. */
+  if (TEST_COUNTER_DEPENDENCY (dep)->count > self->total)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "more than the total");
+      return FALSE;
+    }
   return self->used + TEST_COUNTER_DEPENDENCY (dep)->count <= self->total;
 }
 
@@ -219,6 +226,7 @@ test_counter_class_init (TestCounterClass *klass)
   tracked->unaccount_lock_file = counter_unaccount;
   tracked->is_available = counter_is_available;
   tracked->get_lock_file_information = counter_information;
+  tracked->get_wait_information = counter_information;
   tracked->handle_information_change = counter_handle_information_change;
   tracked->initialize_informations = counter_initialize_informations;
   g_object_class_install_property (object_class, PROP_TOTAL,

@@ -45,6 +45,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   this class's lock files (experimaestro's `lock_file_class`); the
  *   [property@Tessera.TrackedDynamicResource:lock-file-type] property, when
  *   set, wins
+ * @get_wait_information: optional: what a waiter past its patience
+ *   reserves, for the folder's queue
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the counting rules of
  * a resource type. Each virtual function has its own page; in short, a
@@ -207,6 +209,28 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * concurrently for one resource; must not block.
  */
 
+/**
+ * TesseraTrackedDynamicResourceClass::get_wait_information:
+ * @self: the resource
+ * @dependency: a request that has waited longer than the resource's
+ *   [property@Tessera.TrackedDynamicResource:patience]
+ *
+ * What the request needs, in the shape of a lock file's "information":
+ * it goes into the request's entry in the folder's `queue/`, and every
+ * later request reads it back through the class's lock file type and
+ * counts it with [vfunc@Tessera.TrackedDynamicResource.account_lock_file]
+ * while it decides, so the waiter's share is reserved. It must not depend
+ * on what is free (a count, not devices chosen now). Leave it %NULL (the
+ * default) for a type whose waiters reserve nothing; the counting base
+ * [class@Tessera.CounterResource] returns its lock file's information.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ *
+ * Returns: (transfer full) (nullable): the information, or %NULL for JSON
+ *   `null`
+ */
+
 struct _TesseraTrackedDynamicResourceClass
 {
   TesseraDynamicResourceClass parent_class;
@@ -235,8 +259,11 @@ struct _TesseraTrackedDynamicResourceClass
 
   GType lock_file_type;
 
+  JsonNode *(*get_wait_information)      (TesseraTrackedDynamicResource *self,
+                                          TesseraDynamicDependency      *dependency);
+
   /*< private >*/
-  gpointer padding[12];
+  gpointer padding[11];
 };
 
 TESSERA_AVAILABLE_IN_ALL

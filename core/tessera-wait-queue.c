@@ -1,0 +1,400 @@
+/* tessera-wait-queue.c: the waiters' queue of a lock folder
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Anyone takes what is free until a waiter has waited longer than its
+ * patience. From then on the waiter has an entry in `F/queue/`, named like
+ * its lock file and shaped like one ("job_uri", "information" = what it
+ * asks for, "process" = the waiting process) with two more keys:
+ * "ticket", its place in the queue (one more than the largest ticket there
+ * when it entered), and "reserve" (true). Every acquire of the folder by a
+ * later arrival (a larger ticket, or none: any acquirer whose patience is
+ * not over) first counts those reservations as if they were held.
+ * experimaestro globs only the JSON files of jobs/: it never sees the
+ * queue and takes what is free, as it always has.
+ *
+ * Waits shorter than the patience write nothing: with 16 processes on 4
+ * tokens, queueing every waiter halved the throughput (each acquire read
+ * a dozen entries). Among waiters with the same patience, the queue's
+ * order is their arrival order.
+ *
+ * The queue is read and written under ipc.lock, from the acquire itself,
+ * so it costs no extra lock take. An entry is removed by its waiter when
+ * the wait ends (granted, timed out, cancelled, failed), and by anyone who
+ * finds its process dead, with the holders' rules. */
+
+#define QUEUE_FOLDER "queue"
+
+typedef struct
+{
+  gint64 since;       /* monotonic µs of the first failed attempt; 0 = none yet */
+  gint64 last;        /* monotonic µs of the last failed attempt */
+  double patience;    /* seconds, the resource's at that attempt */
+  gint64 ticket;
+  gboolean reserve;   /* what the entry on disk says */
+  char *path;         /* the entry, once written */
+  gboolean warned;
+} WaitState;
+
+struct _TesseraWaitQueueView
+{
+  char *folder;
+  char *own_name;
+  double patience;
+  gint64 max_ticket;
+  GPtrArray *ahead;   /* lock files of live reservations before ours */
+  gboolean accounted;
+};
+
+static GQuark
+wait_state_quark (void)
+{
+  return g_quark_from_static_string ("tessera-wait-state");
+}
+
+static void
+wait_state_free (gpointer data)
+{
+  WaitState *state = data;
+
+  g_free (state->path);
+  g_free (state);
+}
+
+/* From the wait loops. A dependency is waited for by one call at a time. */
+void
+_tessera_wait_begin (TesseraDynamicDependency *dependency)
+{
+  if (g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ()) == NULL)
+    g_object_set_qdata_full (G_OBJECT (dependency), wait_state_quark (),
+                             g_new0 (WaitState, 1), wait_state_free);
+}
+
+void
+_tessera_wait_end (TesseraDynamicDependency *dependency)
+{
+  WaitState *state = g_object_steal_qdata (G_OBJECT (dependency), wait_state_quark ());
+
+  if (state == NULL)
+    return;
+  /* Our own entry: no need for ipc.lock to delete it (readers take what
+   * they find, and a missing entry reserves nothing). */
+  if (state->path != NULL && g_unlink (state->path) < 0 && errno != ENOENT)
+    g_warning (_("Cannot delete queue entry %s: %s"), state->path, g_strerror (errno));
+  wait_state_free (state);
+}
+
+gint64
+_tessera_wait_get_patience_deadline (TesseraDynamicDependency *dependency)
+{
+  WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
+
+  gint64 end;
+
+  if (state == NULL || state->since == 0 || state->reserve)
+    return -1;
+  end = state->since + (gint64) (state->patience * G_USEC_PER_SEC);
+  /* Tried since and still not reserving: its request exceeds the whole
+   * capacity, and only a change can help. */
+  return state->last >= end ? -1 : end;
+}
+
+/* When a wait for @dependency must end at the latest: @deadline, or
+ * earlier when its patience ends before (to start reserving). */
+gint64
+_tessera_wait_wake_time (TesseraDynamicDependency *dependency,
+                         gint64                    deadline)
+{
+  gint64 wake = _tessera_wait_get_patience_deadline (dependency);
+
+  return wake < 0 || (deadline >= 0 && deadline < wake) ? deadline : wake;
+}
+
+static void
+end_and_unref (gpointer dependency)
+{
+  _tessera_wait_end (dependency);
+  g_object_unref (dependency);
+}
+
+/* For a wait on several dependencies at once: ends them all when freed. */
+GPtrArray *
+_tessera_wait_begin_all (TesseraDynamicDependency **dependencies,
+                         guint                      n_dependencies)
+{
+  GPtrArray *waiting = g_ptr_array_new_with_free_func (end_and_unref);
+
+  for (guint i = 0; i < n_dependencies; i++)
+    {
+      _tessera_wait_begin (dependencies[i]);
+      g_ptr_array_add (waiting, g_object_ref (dependencies[i]));
+    }
+  return waiting;
+}
+
+void
+_tessera_wait_queue_view_free (TesseraWaitQueueView *view)
+{
+  g_warn_if_fail (!view->accounted);
+  g_free (view->folder);
+  g_free (view->own_name);
+  g_ptr_array_unref (view->ahead);
+  g_free (view);
+}
+
+/* Deletes a queue entry judged dead, if it is still the file we read. */
+static void
+remove_dead (const char *path, const struct stat *st, const char *reason)
+{
+  struct stat now;
+
+  if (g_lstat (path, &now) == 0 && now.st_ino == st->st_ino && S_ISREG (now.st_mode))
+    {
+      g_info (_("Removing queue entry %s: %s"), path, reason);
+      if (g_unlink (path) < 0 && errno != ENOENT)
+        g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (errno));
+    }
+}
+
+/* Whether the waiter of an entry still waits, by the holders' rules: a
+ * process that can be checked here is checked; another host's waiter
+ * counts while its job lock is held or its entry is younger than
+ * @min_age (a reserving waiter rewrites its entry on every attempt). */
+static gboolean
+waiter_is_alive (TesseraDynamicLockFile *lock_file, const struct stat *st, double min_age, const char **reason)
+{
+  TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+  g_autofree char *lock_path = NULL;
+  double age;
+
+  if (process == NULL)
+    {
+      *reason = _("it names no process");
+      return FALSE;
+    }
+  switch (tessera_process_check (process))
+    {
+    case TESSERA_PROCESS_DEAD:
+      *reason = _("its process is gone");
+      return FALSE;
+    case TESSERA_PROCESS_ALIVE:
+      return TRUE;
+    default:
+      break;
+    }
+  lock_path = _tessera_path_with_suffix (tessera_dynamic_lock_file_get_job_uri (lock_file), ".lock");
+  if (_tessera_job_lock_is_held (lock_path))
+    return TRUE;
+  age = (double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (st)) / 1e9;
+  *reason = _("its process is on another host and it was not renewed");
+  return age < min_age;
+}
+
+/* Reads the queue. Thread lock and ipc.lock held. */
+TesseraWaitQueueView *
+_tessera_wait_queue_read (const char               *lock_folder,
+                          GType                     lock_file_type,
+                          double                    min_age,
+                          double                    patience,
+                          TesseraDynamicDependency *dependency,
+                          const char               *own_name)
+{
+  TesseraWaitQueueView *view = g_new0 (TesseraWaitQueueView, 1);
+  WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
+  gint64 own_ticket = state != NULL && state->ticket > 0 ? state->ticket : G_MAXINT64;
+  DIR *dir;
+  struct dirent *dent;
+
+  view->folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  view->own_name = g_strdup (own_name);
+  view->patience = patience;
+  view->ahead = g_ptr_array_new_with_free_func (g_object_unref);
+
+  dir = opendir (view->folder);
+  if (dir == NULL)
+    return view;
+  while ((dent = readdir (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      g_autofree char *data = NULL;
+      g_autoptr(JsonParser) parser = NULL;
+      g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
+      JsonObject *object;
+      struct stat st;
+      gsize length;
+      gint64 ticket;
+      gboolean reserve;
+      const char *reason = NULL;
+
+      /* Temporary files of the atomic writer do not end in ".json". */
+      if (!g_str_has_suffix (dent->d_name, ".json") || dent->d_name[0] == '.')
+        continue;
+      path = g_build_filename (view->folder, dent->d_name, NULL);
+      if (!_tessera_read_file_nofollow (path, &data, &length, &st, NULL))
+        continue;
+      parser = json_parser_new_immutable ();
+      if (!json_parser_load_from_data (parser, data, length, NULL) ||
+          !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        {
+          /* Never counted; gone once old (its writer died while writing). */
+          if ((double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st)) / 1e9 > min_age)
+            remove_dead (path, &st, _("it is not JSON"));
+          continue;
+        }
+      object = json_node_get_object (json_parser_get_root (parser));
+      ticket = json_object_get_int_member_with_default (object, "ticket", 0);
+      view->max_ticket = MAX (view->max_ticket, ticket);
+      if (strcmp (dent->d_name, own_name) == 0)
+        continue;
+      reserve = json_object_get_boolean_member_with_default (object, "reserve", FALSE);
+      if (!reserve)
+        continue;
+      lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
+      if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
+        continue;
+      if (!waiter_is_alive (lock_file, &st, min_age, &reason))
+        {
+          remove_dead (path, &st, reason);
+          continue;
+        }
+      if (ticket > 0 && ticket < own_ticket)
+        g_ptr_array_add (view->ahead, g_steal_pointer (&lock_file));
+    }
+  closedir (dir);
+  return view;
+}
+
+/* Counts the reservations before ours as held (@account) or stops
+ * counting them. Thread lock and ipc.lock held; the plugin's own
+ * account/unaccount do it, so resource types need nothing more. */
+void
+_tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
+                             TesseraWaitQueueView          *view,
+                             gboolean                       account)
+{
+  TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
+
+  if (account == view->accounted)
+    return;
+  for (guint i = 0; i < view->ahead->len; i++)
+    if (account)
+      klass->account_lock_file (self, g_ptr_array_index (view->ahead, i));
+    else
+      klass->unaccount_lock_file (self, g_ptr_array_index (view->ahead, i));
+  view->accounted = account;
+}
+
+static gboolean
+write_entry (TesseraTrackedDynamicResource *self,
+             TesseraWaitQueueView          *view,
+             TesseraDynamicDependency      *dependency,
+             WaitState                     *state,
+             const char                    *path,
+             GError                       **error)
+{
+  TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
+  TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
+  g_autoptr(TesseraProcess) process = tessera_process_new_self ();
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
+  g_autofree char *text = NULL;
+  JsonObject *object = json_object_new ();
+  JsonNode *information;
+
+  json_node_take_object (root, object);
+  json_object_set_string_member (object, "job_uri", tessera_job_get_job_uri (job));
+  information = klass->get_wait_information (self, dependency);
+  if (information != NULL)
+    json_object_set_member (object, "information", information);
+  json_object_set_member (object, "process", tessera_process_to_json (process));
+  json_object_set_int_member (object, "ticket", state->ticket);
+  json_object_set_boolean_member (object, "reserve", state->reserve);
+  json_generator_set_root (generator, root);
+  text = json_generator_to_data (generator, NULL);
+  if (mkdir (view->folder, 0777) == 0)
+    /* In a group's shared pool, the others must write and clean it too. */
+    _tessera_share_like_parent (-1, view->folder);
+  else if (errno != EEXIST && !_tessera_mkdir_with_parents (view->folder, error))
+    return FALSE;
+  return _tessera_write_file_atomic (path, text, -1, FALSE, error);
+}
+
+/* After a decision of acquire on @dependency. Thread lock and ipc.lock
+ * held. A dependency that is not waiting (one try) leaves no entry; a
+ * waiting one starts its patience at its first failure, enters the queue
+ * once that is over while the resource is merely full (not while its
+ * request exceeds the whole capacity), and leaves at success. */
+void
+_tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
+                                   TesseraWaitQueueView          *view,
+                                   TesseraDynamicDependency      *dependency,
+                                   gboolean                       acquired,
+                                   gboolean                       full)
+{
+  WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean reserve;
+  gint64 now;
+
+  if (state == NULL)
+    return;
+  if (acquired)
+    {
+      if (state->path != NULL && g_unlink (state->path) < 0 && errno != ENOENT)
+        g_warning (_("Cannot delete queue entry %s: %s"), state->path, g_strerror (errno));
+      g_clear_pointer (&state->path, g_free);
+      state->ticket = 0;
+      state->reserve = FALSE;
+      /* The patience goes on: taking all of a job's dependencies at once
+       * may give this one back and wait again. */
+      return;
+    }
+  /* A type that cannot say what a waiter needs reserves nothing. */
+  if (TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->get_wait_information == NULL)
+    return;
+
+  now = g_get_monotonic_time ();
+  state->last = now;
+  if (state->since == 0)
+    {
+      state->since = now;
+      state->patience = view->patience;
+    }
+  reserve = full && now - state->since >= (gint64) (state->patience * G_USEC_PER_SEC);
+  if (!reserve)
+    {
+      /* Within its patience, or asking for more than the whole capacity
+       * (the total shrank): no entry. */
+      if (state->path != NULL && g_unlink (state->path) < 0 && errno != ENOENT)
+        g_warning (_("Cannot delete queue entry %s: %s"), state->path, g_strerror (errno));
+      g_clear_pointer (&state->path, g_free);
+      state->ticket = 0;
+      state->reserve = FALSE;
+      return;
+    }
+  if (state->ticket == 0)
+    state->ticket = view->max_ticket + 1;
+  /* Rewritten on every attempt: its new time tells other hosts that it
+   * still waits. */
+  state->reserve = TRUE;
+  path = g_build_filename (view->folder, view->own_name, NULL);
+  if (!write_entry (self, view, dependency, state, path, &error))
+    {
+      if (!state->warned)
+        g_warning (_("Cannot queue for %s: %s"), tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self))
+                   ? tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)) : "?", error->message);
+      state->warned = TRUE;
+      return;
+    }
+  g_free (state->path);
+  state->path = g_steal_pointer (&path);
+}
