@@ -4,6 +4,8 @@
  */
 #include "tessera-private.h"
 
+#include <fcntl.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -156,12 +158,20 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
 {
   struct stat now;
 
-  if (g_lstat (path, &now) == 0 && now.st_ino == st->st_ino && S_ISREG (now.st_mode))
+  g_autofree char *folder = g_path_get_dirname (path);
+  g_autofree char *name = g_path_get_basename (path);
+  /* Only in the real queue/, never through a link planted in its place. */
+  int dir_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (dir_fd >= 0 && fstatat (dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+      now.st_ino == st->st_ino && S_ISREG (now.st_mode))
     {
       g_info (_("Removing queue entry %s: %s"), path, reason);
-      if (g_unlink (path) < 0 && errno != ENOENT)
+      if (unlinkat (dir_fd, name, 0) < 0 && errno != ENOENT)
         g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (errno));
     }
+  if (dir_fd >= 0)
+    close (dir_fd);
 }
 
 /* Whether the waiter of an entry still waits, by the holders' rules: a
@@ -218,7 +228,13 @@ _tessera_wait_queue_read (const char               *lock_folder,
   view->patience = patience;
   view->ahead = g_ptr_array_new_with_free_func (g_object_unref);
 
-  dir = opendir (view->folder);
+  {
+    /* Never through a link planted in place of queue/. */
+    int dir_fd = open (view->folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
+    if (dir == NULL && dir_fd >= 0)
+      close (dir_fd);
+  }
   if (dir == NULL)
     return view;
   while ((dent = readdir (dir)) != NULL)
@@ -241,7 +257,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
       if (!_tessera_read_file_nofollow (path, &data, &length, &st, NULL))
         continue;
       parser = json_parser_new_immutable ();
-      if (!json_parser_load_from_data (parser, data, length, NULL) ||
+      if (!_tessera_json_load (parser, data, length, NULL) ||
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           /* Never counted; gone once old (its writer died while writing). */
