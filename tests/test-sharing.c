@@ -86,8 +86,8 @@ tessera_as (Fixture *f, const char *user, char **out, const char *first, ...)
       g_assert_cmpint (g_mkdir (state, 0700), ==, 0);
       g_assert_cmpint (chown (state, pw->pw_uid, pw->pw_gid), ==, 0);
     }
-  for (const char *a = "runuser\0-u"; *a; a += strlen (a) + 1)
-    g_ptr_array_add (argv, g_strdup (a));
+  g_ptr_array_add (argv, g_strdup ("runuser"));
+  g_ptr_array_add (argv, g_strdup ("-u"));
   g_ptr_array_add (argv, g_strdup (user));
   g_ptr_array_add (argv, g_strdup ("--"));
   g_ptr_array_add (argv, g_strdup ("sh"));
