@@ -393,6 +393,54 @@ test_backoff_kept_across_wakeups (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+typedef struct
+{
+  Fixture *f;
+  GCancellable *cancellable;
+  GError *error;
+  gint done;
+} BlockedLock;
+
+static gpointer
+lock_behind_peer (gpointer data)
+{
+  BlockedLock *b = data;
+  g_autoptr(TesseraJob) job = test_job_new (b->f->tmp, "behind", "a");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (b->f->counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 60, b->cancellable, &b->error);
+
+  g_atomic_int_set (&b->done, 1);
+  return NULL;
+}
+
+/* A peer keeping ipc.lock must not make a wait deaf to its cancellable
+ * (nor to its timeout): cancelling ends it at once. */
+static void
+test_cancel_behind_ipc_lock (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ipc = g_build_filename (f->folder, "ipc.lock", NULL);
+  g_autoptr(Helper) peer = helper_spawn (NULL, "flock", ipc, NULL);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  BlockedLock b = { f, cancellable, NULL, 0 };
+  GThread *thread;
+  gint64 deadline;
+
+  helper_expect_line (peer, "LOCKED", 60);
+  thread = g_thread_new ("behind", lock_behind_peer, &b);
+  g_usleep (300 * 1000);   /* let it reach ipc.lock (not needed for correctness) */
+  g_cancellable_cancel (cancellable);
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (!g_atomic_int_get (&b.done) && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+  /* Let the peer go in any case, so a failing run still ends. */
+  helper_close_stdin (peer);
+  g_thread_join (thread);
+  g_assert_error (b.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+  g_clear_error (&b.error);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -401,6 +449,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
+  ADD ("/wait/cancel-behind-ipc-lock", test_cancel_behind_ipc_lock);
   ADD ("/wait/async-waits-park-no-thread", test_async_waits_park_no_thread);
   ADD ("/wait/backoff-kept-across-wakeups", test_backoff_kept_across_wakeups);
   ADD ("/wait/stuck-folder-does-not-stall-others", test_stuck_folder_does_not_stall_others);
