@@ -170,7 +170,9 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * Acquires the resource for the dependency's job, waiting while it is
  * full. The wait is woken by events (a release, a holder's death, a
  * capacity change, in any process) and, as a fallback, by polling. It
- * needs no main loop in the calling thread.
+ * needs no main loop in the calling thread. With a @cancellable, ipc.lock
+ * is only tried (a peer holding it delays the next try by 1 to 50 ms), so
+ * cancelling ends the wait even while a stuck peer keeps the folder locked.
  *
  * On a [class@Tessera.TrackedDynamicResource] whose type says what a
  * waiter needs, a call that has waited longer than the resource's
@@ -182,6 +184,40 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
+static gboolean
+acquire_or_try (TesseraDynamicDependencyLock *lock, GCancellable *cancellable, GError **error)
+{
+  gboolean try_only = cancellable != NULL;
+  gboolean ok;
+
+  if (try_only)
+    _tessera_ipc_lock_set_try_only (TRUE);
+  ok = tessera_lock_acquire (TESSERA_LOCK (lock), error);
+  if (try_only)
+    _tessera_ipc_lock_set_try_only (FALSE);
+  return ok;
+}
+
+/* While a peer holds ipc.lock (a critical section of microseconds, or a
+ * stuck peer): sleep 1 ms, then twice as long each time up to 50 ms,
+ * waking at once when @cancellable is cancelled (FALSE with @error). */
+static gboolean
+sleep_a_little (gulong *delay_us, GCancellable *cancellable, GError **error)
+{
+  GPollFD pollfd;
+  gint ms = (gint) MAX (1, *delay_us / 1000);
+
+  *delay_us = MIN (*delay_us * 2, 50000);
+  if (g_cancellable_make_pollfd (cancellable, &pollfd))
+    {
+      g_poll (&pollfd, 1, ms);
+      g_cancellable_release_fd (cancellable);
+    }
+  else
+    g_usleep ((gulong) ms * 1000);
+  return !g_cancellable_set_error_if_cancelled (cancellable, error);
+}
+
 static TesseraDynamicDependencyLock *
 lock_until (TesseraDynamicDependency  *self,
             gint64                     deadline,
@@ -189,6 +225,7 @@ lock_until (TesseraDynamicDependency  *self,
             GError                   **error)
 {
   TesseraDynamicResource *resource = PRIV (self)->resource;
+  gulong busy_delay_us = 1000;
 
   for (;;)
     {
@@ -202,8 +239,18 @@ lock_until (TesseraDynamicDependency  *self,
       lock = tessera_dynamic_dependency_create_lock (self, error);
       if (lock == NULL)
         return NULL;
-      if (tessera_lock_acquire (TESSERA_LOCK (lock), &local))
+      /* A wait that can be cancelled only tries ipc.lock, so a peer
+       * keeping it does not make the wait deaf to its cancellable. */
+      if (acquire_or_try (lock, cancellable, &local))
         return g_steal_pointer (&lock);
+      if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        {
+          g_clear_error (&local);
+          if (!sleep_a_little (&busy_delay_us, cancellable, error))
+            return NULL;
+          continue;
+        }
+      busy_delay_us = 1000;
       if (!_tessera_error_means_wait (local))
         {
           g_propagate_error (error, g_steal_pointer (&local));
