@@ -1321,6 +1321,61 @@ test_hostile_names_escaped (Fixture *f, gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (h, "job"), ==, "evil\033[2J\\xFF@1");
 }
 
+/* The only lock file in jobs/ (the run's), or NULL. */
+static char *
+find_lock_file (Fixture *f)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      return g_build_filename (jobs, name, NULL);
+  return NULL;
+}
+
+/* A run whose lock file disappears (clean --force, a peer's mistaken
+ * verdict) says so at once; with --on-lost=end it also ends the command. */
+static void
+check_lost_lock_file (Fixture *f, gboolean end)
+{
+  g_autoptr(GSubprocess) run =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                   "run", "--need", "r", end ? "--on-lost=end" : "--on-lost=warn",
+                   "--", "sh", "-c", "echo ready; sleep 60", NULL);
+  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *path = find_lock_file (f);
+  g_autofree char *said = NULL;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  g_assert_nonnull (path);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  said = read_error_line (run, 30);
+  g_assert_nonnull (said);
+  g_assert_nonnull (strstr (said, "is gone"));
+  if (end)
+    g_assert_cmpint (exit_code (run), ==, 128 + SIGTERM);
+  else
+    {
+      g_assert_true (g_subprocess_get_identifier (run) != NULL);   /* still running */
+      g_subprocess_send_signal (run, SIGTERM);
+      exit_code (run);
+    }
+}
+
+static void
+test_lost_lock_file_warns (Fixture *f, gconstpointer data)
+{
+  check_lost_lock_file (f, FALSE);
+}
+
+static void
+test_lost_lock_file_ends (Fixture *f, gconstpointer data)
+{
+  check_lost_lock_file (f, TRUE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1331,6 +1386,8 @@ main (int argc, char **argv)
   ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
+  ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
+  ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
   ADD ("/tool/status/hostile-names-escaped", test_hostile_names_escaped);
   ADD ("/tool/run/larger-than-total-says-why-once", test_larger_than_total_says_why_once);
   ADD ("/tool/run/empty-need-is-usage-error", test_empty_need);
