@@ -1275,6 +1275,48 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
   return 0;
 }
 
+/* A lock file of ours that disappears while the command runs (a
+ * `clean --force`, a peer's mistaken verdict, an older Tessera) means our
+ * share may be handed to another run: say so once per resource, and with
+ * --on-lost=end end the command (SIGTERM). Checked every second. */
+typedef struct
+{
+  GPtrArray *paths;     /* lock file paths, one per need */
+  GPtrArray *names;     /* the needs' names */
+  GHashTable *told;     /* paths already reported */
+  gboolean end;
+  RunState *state;
+} LostWatch;
+
+static gboolean
+check_lost (gpointer data)
+{
+  LostWatch *w = data;
+
+  for (guint i = 0; i < w->paths->len; i++)
+    {
+      const char *path = g_ptr_array_index (w->paths, i);
+      struct stat st;
+
+      if (g_hash_table_contains (w->told, path) || lstat (path, &st) == 0 || errno != ENOENT)
+        continue;
+      g_hash_table_add (w->told, (gpointer) path);
+      {
+        g_autofree char *shown = escape_name (path, TRUE);
+        g_printerr (_("tessera: %s: this run's lock file %s is gone: its share may be handed to another run\n"),
+                    (const char *) g_ptr_array_index (w->names, i), shown);
+      }
+      if (w->end)
+        {
+          g_mutex_lock (&w->state->lock);
+          if (w->state->child != 0)
+            kill (w->state->child, SIGTERM);
+          g_mutex_unlock (&w->state->lock);
+        }
+    }
+  return G_SOURCE_CONTINUE;
+}
+
 static gboolean
 forward_signal (gpointer data, int signum)
 {
@@ -1376,6 +1418,8 @@ cmd_run (int argc, char **argv)
   g_auto(GStrv) command = NULL;
   g_autofree char *job_name = NULL;
   g_autofree char *timeout_text = NULL;
+  g_autofree char *on_lost_text = NULL;
+  gboolean on_lost_end = FALSE;
   double timeout = -1;
   gboolean no_wait = FALSE;
   const GOptionEntry entries[] = {
@@ -1384,6 +1428,9 @@ cmd_run (int argc, char **argv)
     { "timeout", 't', 0, G_OPTION_ARG_STRING, &timeout_text, N_("Give up after SECONDS (exit 75)"), N_("SECONDS") },
     { "no-wait", 0, 0, G_OPTION_ARG_NONE, &no_wait, N_("Give up at once when something is not free (exit 75)"), NULL },
     { "name", 0, 0, G_OPTION_ARG_STRING, &job_name, N_("The job's name in lock files (default: the command's)"), N_("NAME") },
+    { "on-lost", 0, 0, G_OPTION_ARG_STRING, &on_lost_text,
+      N_("When a lock file of this run disappears while the command runs: warn (default) or end the command"),
+      N_("warn|end") },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, NULL },
     { NULL }
   };
@@ -1430,6 +1477,9 @@ cmd_run (int argc, char **argv)
     }
   if (no_wait && timeout_text != NULL)
     return fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
+  if (on_lost_text != NULL && !g_str_equal (on_lost_text, "warn") && !g_str_equal (on_lost_text, "end"))
+    return fail (EXIT_USAGE, _("--on-lost wants “warn” or “end”, not “%s”"), on_lost_text);
+  on_lost_end = g_strcmp0 (on_lost_text, "end") == 0;
   /* Signals are caught from here on (opening resources starts threads). */
   run_state.share_terminal = in_terminal_foreground ();
   run_state.cancel = g_cancellable_new ();
@@ -1551,10 +1601,27 @@ cmd_run (int argc, char **argv)
     }
   else
     {
+      g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
+      g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
+      g_autofree char *lock_name = tessera_job_dup_lock_file_name (job);
+      LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state };
+      guint lost_source;
+
+      for (guint i = 0; i < needs->len; i++)
+        {
+          Need *need = g_ptr_array_index (needs, i);
+          g_autofree char *jobs = tessera_tracked_dynamic_resource_dup_jobs_folder (need->resource);
+
+          g_ptr_array_add (lost_paths, g_build_filename (jobs, lock_name, NULL));
+          g_ptr_array_add (lost_names, need->name);
+        }
       loop = g_main_loop_new (NULL, FALSE);
       run_state.loop = loop;
       g_child_watch_add (child.pid, child_exited, &run_state);
+      lost_source = g_timeout_add_seconds (1, check_lost, &lost);
       g_main_loop_run (loop);
+      g_source_remove (lost_source);
       status = exit_status_of (run_state.wait_status);
     }
 
