@@ -50,6 +50,11 @@ int      _tessera_job_lock_take       (const char  *path,
 TesseraJobLockState _tessera_job_lock_probe (const char *path);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 
+/* Task ids and job identifiers: safe as part of a file name in `jobs/`
+ * (tessera-job.c) */
+gboolean _tessera_check_name          (const char  *name,
+                                       GError     **error);
+
 /* Processes */
 gboolean    _tessera_proc_stat        (GPid         pid,
                                        guint64     *start_time,
