@@ -139,10 +139,6 @@ void     _tessera_wait_queue_view_free        (TesseraWaitQueueView          *vi
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraWaitQueueView, _tessera_wait_queue_view_free)
 double   _tessera_patience_default            (void);
 
-/* (module, class) → lock class, among the registered ones only */
-GType _tessera_lock_class_table_lookup (const char *module,
-                                        const char *class_name);
-
 /* Whether an acquire that failed with @error should wait and try again:
  * the resource is full, or smaller than the request for now. */
 static inline gboolean
