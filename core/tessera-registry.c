@@ -67,14 +67,16 @@ tessera_registry_register_resource_type (const char *type_name,
   g_mutex_unlock (&tables_mutex);
 }
 
+/* The GType under @key in one of the tables (which may not exist yet). */
 static GType
-registered_resource_type (const char *type_name)
+table_lookup (GHashTable **table,
+              const char  *key)
 {
   GType type = G_TYPE_INVALID;
 
   g_mutex_lock (&tables_mutex);
-  if (resource_types != NULL)
-    type = GPOINTER_TO_SIZE (g_hash_table_lookup (resource_types, type_name));
+  if (*table != NULL)
+    type = GPOINTER_TO_SIZE (g_hash_table_lookup (*table, key));
   g_mutex_unlock (&tables_mutex);
   return type;
 }
@@ -126,13 +128,8 @@ registered_lock_class (const char *module,
                        const char *class_name)
 {
   g_autofree char *key = g_strdup_printf ("%s%c%s", module, 0x1f, class_name);
-  GType type = G_TYPE_INVALID;
 
-  g_mutex_lock (&tables_mutex);
-  if (class_by_name != NULL)
-    type = GPOINTER_TO_SIZE (g_hash_table_lookup (class_by_name, key));
-  g_mutex_unlock (&tables_mutex);
-  return type;
+  return table_lookup (&class_by_name, key);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -398,7 +395,7 @@ tessera_registry_lookup_resource_type (TesseraRegistry  *self,
       g_object_unref (info);
       return G_TYPE_INVALID;
     }
-  type = registered_resource_type (type_name);
+  type = table_lookup (&resource_types, type_name);
   if (type == G_TYPE_INVALID)
     g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND,
                  _("Plugin %s does not register resource type “%s”"), tessera_plugin_info_get_manifest_path (info), type_name);
