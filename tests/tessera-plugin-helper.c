@@ -8,6 +8,15 @@
  *   tessera-plugin-helper hold TYPE FOLDER ID REQUEST [KEY=VALUE...]
  *       acquire, print "ACQUIRED <environment>", hold until stdin closes,
  *       release, print "RELEASED".
+ *   tessera-plugin-helper try TYPE FOLDER ID REQUEST [KEY=VALUE...]
+ *       open the resource and read its folder, print "READY", wait for a
+ *       line on stdin, try once: print "ACQUIRED", "UNAVAILABLE" or
+ *       "ERROR <message>", then hold until stdin closes.
+ *   tessera-plugin-helper request TYPE FOLDER ID REQUEST TIMEOUT [KEY=VALUE...]
+ *       try once; if that fails, print "WAITING" and wait up to TIMEOUT s:
+ *       print "ACQUIRED ms=N" (N: milliseconds since the first try) or
+ *       "ERROR <code> <message>"; hold until stdin closes, release, print
+ *       "RELEASED".
  *
  *   tessera-plugin-helper plugins
  *       print "PLUGIN <module> <manifest>" for each plugin found, then load
@@ -108,6 +117,101 @@ acquire (TesseraDynamicResource *resource, TesseraJob *job, const char *request)
   return lock;
 }
 
+static TesseraDynamicDependency *
+dependency_for (TesseraDynamicResource *resource, TesseraJob *job, const char *request)
+{
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicDependency *dep = tessera_dynamic_resource_create_dependency (resource, job, request, &error);
+
+  if (dep == NULL)
+    {
+      g_printerr ("helper: %s\n", error->message);
+      exit (2);
+    }
+  return dep;
+}
+
+static void
+say (const char *line)
+{
+  printf ("%s\n", line);
+  fflush (stdout);
+}
+
+static void
+wait_for_stdin_eof (void)
+{
+  char buf[64];
+
+  while (read (0, buf, sizeof buf) > 0)
+    ;
+}
+
+static int
+do_try (char **argv)
+{
+  g_autoptr(TesseraDynamicResource) resource = open_resource (argv[2], argv[3], argv + 6);
+  g_autoptr(TesseraJob) job = make_job (argv[3], argv[4]);
+  g_autoptr(TesseraDynamicDependency) dep = dependency_for (resource, job, argv[5]);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  char buf[64];
+
+  if (!tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource), &error))
+    {
+      g_printerr ("helper %s: %s\n", argv[4], error->message);
+      return 1;
+    }
+  say ("READY");
+  if (fgets (buf, sizeof buf, stdin) == NULL)
+    return 1;
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  if (lock != NULL)
+    say ("ACQUIRED");
+  else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+    say ("UNAVAILABLE");
+  else
+    {
+      g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
+      say (line);
+    }
+  wait_for_stdin_eof ();
+  if (lock != NULL)
+    tessera_lock_release (TESSERA_LOCK (lock));
+  return 0;
+}
+
+static int
+do_request (char **argv)
+{
+  g_autoptr(TesseraDynamicResource) resource = open_resource (argv[2], argv[3], argv + 7);
+  g_autoptr(TesseraJob) job = make_job (argv[3], argv[4]);
+  g_autoptr(TesseraDynamicDependency) dep = dependency_for (resource, job, argv[5]);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+  gint64 start = g_get_monotonic_time ();
+
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, NULL);
+  if (lock == NULL)
+    {
+      say ("WAITING");
+      lock = tessera_dynamic_dependency_lock (dep, g_ascii_strtod (argv[6], NULL), NULL, &error);
+    }
+  if (lock == NULL)
+    {
+      line = g_strdup_printf ("ERROR %d %s", error->code, error->message);
+      say (line);
+      return 1;
+    }
+  line = g_strdup_printf ("ACQUIRED ms=%" G_GINT64_FORMAT, (g_get_monotonic_time () - start) / 1000);
+  say (line);
+  wait_for_stdin_eof ();
+  tessera_lock_release (TESSERA_LOCK (lock));
+  say ("RELEASED");
+  return 0;
+}
+
 static void
 log_line (int fd, char kind, const char *id, const char *request, const char *gpus)
 {
@@ -161,6 +265,10 @@ main (int argc, char **argv)
       fflush (stdout);
       return 0;
     }
+  if (argc >= 6 && strcmp (argv[1], "try") == 0)
+    return do_try (argv);
+  if (argc >= 7 && strcmp (argv[1], "request") == 0)
+    return do_request (argv);
   if (argc == 2 && strcmp (argv[1], "plugins") == 0)
     {
       TesseraRegistry *registry = tessera_registry_get_default ();
