@@ -319,6 +319,81 @@ test_killed_reserving_waiter (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* The devices named by the lock file of job @id, as "2" or "0,3". */
+static char *
+held_devices (Fixture *f, const char *id)
+{
+  g_autofree char *name = g_strdup_printf ("helper@%s.json", id);
+  g_autofree char *path = g_build_filename (f->jobs, name, NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  JsonArray *devices;
+
+  json_parser_load_from_file (parser, path, &error);
+  g_assert_no_error (error);
+  devices = json_object_get_array_member (
+    json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "information"), "devices");
+  for (guint i = 0; i < json_array_get_length (devices); i++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, i > 0 ? "," : "",
+                            json_object_get_int_member (json_array_get_object_element (devices, i), "index"));
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static Helper *
+hold_one (Fixture *f, const char *id)
+{
+  Helper *holder = plugin_helper_spawn (NULL, "hold", f->type, f->folder, id, "1", f->setting, NULL);
+  g_autofree char *line = helper_read_line (holder, 60);
+
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED"));
+  return holder;
+}
+
+/* A later request granted while a waiter reserves takes a device the
+ * waiter did not reserve, though a reserved one is lower and free: on 2
+ * large devices (0, 1) and 2 small ones, 1 held, a waiter for 2 large
+ * ones reserves 0 (free) and 1; the next 1-device request gets 2, not 0;
+ * once 1 comes free, the waiter has both. */
+static void
+test_later_request_takes_unreserved_device (Fixture *f, gconstpointer data)
+{
+  Helper *holders[2];
+  g_autoptr(Helper) large = NULL;
+  g_autoptr(JsonNode) entry = NULL;
+  g_autofree char *devices = NULL;
+  g_autofree char *answer = NULL;
+  Helper *small;
+
+  f->setting = "devices=0:16384:GPU-aaaa;1:16384:GPU-bbbb;2:1024:GPU-cccc;3:1024:GPU-dddd";
+  for (guint i = 0; i < G_N_ELEMENTS (holders); i++)
+    {
+      g_autofree char *id = g_strdup_printf ("holder%u", i);
+
+      holders[i] = hold_one (f, id);
+    }
+  devices = held_devices (f, "holder1");
+  g_assert_cmpstr (devices, ==, "1");
+  g_clear_pointer (&devices, g_free);
+  release (holders[0]);
+  large = start_patient_request (f, "large", "2:16G");
+  entry = wait_for_reservation (f, 60);
+
+  small = try_once (f, "small", "1", &answer);
+  g_assert_cmpstr (answer, ==, "ACQUIRED");
+  devices = held_devices (f, "small");
+  g_assert_cmpstr (devices, ==, "2");
+  g_clear_pointer (&devices, g_free);
+  release (holders[1]);
+  helper_expect_line (large, "ACQUIRED", 60);
+  devices = held_devices (f, "large");
+  g_assert_cmpstr (devices, ==, "0,1");
+  helper_close_stdin (large);
+  helper_expect_line (large, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (large), ==, 0);
+  release (small);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -327,6 +402,7 @@ main (int argc, char **argv)
 #define ADD(path, type, fn) g_test_add (path, Fixture, type, fixture_set_up, fn, fixture_tear_down)
   ADD ("/queue/gpu/large-request-served-within-patience", "gpu", test_large_request_served);
   ADD ("/queue/gpu/killed-reserving-waiter-blocks-no-one", "gpu", test_killed_reserving_waiter);
+  ADD ("/queue/gpu/later-request-takes-unreserved-device", "gpu", test_later_request_takes_unreserved_device);
   ADD ("/queue/mutex/exclusive-among-shared-served-within-patience", "mutex", test_large_request_served);
   ADD ("/queue/mutex/shared-among-exclusive-served-within-patience", "mutex", test_shared_among_exclusive_served);
   return g_test_run ();
