@@ -13,6 +13,7 @@ struct _TesseraMutexDependency
   TesseraDynamicDependency parent_instance;
   gboolean shared;
   char *intent;   /* intent file written while waiting, if any */
+  gboolean queued;  /* reserving in the folder's queue since its last decision */
 };
 
 enum { PROP_0, PROP_SHARED, N_PROPS };
@@ -102,6 +103,21 @@ tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
       g_unlink (self->intent);
       g_clear_pointer (&self->intent, g_free);
     }
+}
+
+/* Past its patience, a request reserves its mode in the folder's queue;
+ * the queue then orders it among the other reserving waiters, and a
+ * shared one no longer yields to intents (see tessera-mutex.c). */
+void
+tessera_mutex_dependency_set_queued (TesseraMutexDependency *self, gboolean queued)
+{
+  self->queued = queued;
+}
+
+gboolean
+tessera_mutex_dependency_is_queued (TesseraMutexDependency *self)
+{
+  return self->queued;
 }
 
 void

@@ -8,6 +8,15 @@
  * process is gone, or at the latest INTENT_LIFETIME seconds after its last
  * attempt (a waiter attempts again at least every poll interval).
  *
+ * Past its patience, a waiter also reserves in the folder's queue, as
+ * other types' waiters do: an exclusive one the whole mutex, a shared one
+ * a share (which keeps later exclusive requests out). Intents stay, for
+ * Tessera peers that do not read the queue; but a shared waiter that
+ * reserves no longer yields to them: the exclusive requests that wrote
+ * them come after it in the queue, and wait for its share (yielding to
+ * each other, the two would wait for ever). So a stream of exclusive
+ * requests cannot starve a shared one either.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -163,7 +172,7 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
 
   if (tessera_mutex_dependency_is_shared (dep))
-    return self->exclusive == 0 && !exclusive_waiting (self, name);
+    return self->exclusive == 0 && (tessera_mutex_dependency_is_queued (dep) || !exclusive_waiting (self, name));
   if (self->exclusive == 0 && self->shared == 0)
     return TRUE;
   write_intent (self, dep, name);
@@ -174,6 +183,7 @@ static void
 do_acquire (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
 {
   tessera_mutex_dependency_drop_intent (TESSERA_MUTEX_DEPENDENCY (dependency));
+  tessera_mutex_dependency_set_queued (TESSERA_MUTEX_DEPENDENCY (dependency), FALSE);
 }
 
 static JsonNode *
@@ -186,6 +196,14 @@ get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynam
     tessera_mutex_dependency_is_shared (TESSERA_MUTEX_DEPENDENCY (dependency)) ? "shared" : "exclusive");
   json_node_take_object (node, object);
   return node;
+}
+
+/* Past its patience, a waiter reserves its own mode. */
+static JsonNode *
+get_wait_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  tessera_mutex_dependency_set_queued (TESSERA_MUTEX_DEPENDENCY (dependency), TRUE);
+  return get_lock_file_information (resource, dependency);
 }
 
 static void
@@ -231,6 +249,7 @@ tessera_mutex_class_init (TesseraMutexClass *klass)
   tracked->is_available = is_available;
   tracked->do_acquire = do_acquire;
   tracked->get_lock_file_information = get_lock_file_information;
+  tracked->get_wait_information = get_wait_information;
   tracked->get_usage = get_usage;
   tracked->lock_file_type = TESSERA_TYPE_MUTEX_LOCK_FILE;
 
