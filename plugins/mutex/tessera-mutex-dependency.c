@@ -13,7 +13,7 @@ struct _TesseraMutexDependency
   TesseraDynamicDependency parent_instance;
   gboolean shared;
   char *intent;   /* intent file written while waiting, if any */
-  gboolean queued;  /* reserving in the folder's queue since its last decision */
+  gboolean queued;  /* its last attempt reserved in the folder's queue */
 };
 
 enum { PROP_0, PROP_SHARED, N_PROPS };
@@ -105,19 +105,24 @@ tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
     }
 }
 
-/* Past its patience, a request reserves its mode in the folder's queue;
- * the queue then orders it among the other reserving waiters, and a
- * shared one no longer yields to intents (see tessera-mutex.c). */
+/* Past its patience, a request reserves its mode in the folder's queue at
+ * each attempt; the queue then orders it among the other reserving
+ * waiters, and a shared one no longer yields to intents (see
+ * tessera-mutex.c). Said by one attempt, read by the next decision only,
+ * so that a wait that ended does not carry it over. */
 void
-tessera_mutex_dependency_set_queued (TesseraMutexDependency *self, gboolean queued)
+tessera_mutex_dependency_set_queued (TesseraMutexDependency *self)
 {
-  self->queued = queued;
+  self->queued = TRUE;
 }
 
 gboolean
-tessera_mutex_dependency_is_queued (TesseraMutexDependency *self)
+tessera_mutex_dependency_take_queued (TesseraMutexDependency *self)
 {
-  return self->queued;
+  gboolean queued = self->queued;
+
+  self->queued = FALSE;
+  return queued;
 }
 
 void

@@ -170,9 +170,10 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraMutex *self = TESSERA_MUTEX (resource);
   TesseraMutexDependency *dep = TESSERA_MUTEX_DEPENDENCY (dependency);
   g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
+  gboolean queued = tessera_mutex_dependency_take_queued (dep);
 
   if (tessera_mutex_dependency_is_shared (dep))
-    return self->exclusive == 0 && (tessera_mutex_dependency_is_queued (dep) || !exclusive_waiting (self, name));
+    return self->exclusive == 0 && (queued || !exclusive_waiting (self, name));
   if (self->exclusive == 0 && self->shared == 0)
     return TRUE;
   write_intent (self, dep, name);
@@ -183,7 +184,6 @@ static void
 do_acquire (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
 {
   tessera_mutex_dependency_drop_intent (TESSERA_MUTEX_DEPENDENCY (dependency));
-  tessera_mutex_dependency_set_queued (TESSERA_MUTEX_DEPENDENCY (dependency), FALSE);
 }
 
 static JsonNode *
@@ -202,7 +202,7 @@ get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynam
 static JsonNode *
 get_wait_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
 {
-  tessera_mutex_dependency_set_queued (TESSERA_MUTEX_DEPENDENCY (dependency), TRUE);
+  tessera_mutex_dependency_set_queued (TESSERA_MUTEX_DEPENDENCY (dependency));
   return get_lock_file_information (resource, dependency);
 }
 
