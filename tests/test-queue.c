@@ -41,17 +41,17 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->queue);
 }
 
-/* The queue entries (the JSON files in F/queue) as parsed objects. */
+/* The queue entries (the JSON files in @queue) as parsed objects. */
 static GPtrArray *
-read_queue (Fixture *f)
+read_queue_at (const char *queue)
 {
   GPtrArray *entries = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
-  g_autoptr(GDir) dir = g_dir_open (f->queue, 0, NULL);
+  g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
   const char *name;
 
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
-      g_autofree char *path = g_build_filename (f->queue, name, NULL);
+      g_autofree char *path = g_build_filename (queue, name, NULL);
       g_autoptr(JsonParser) parser = json_parser_new ();
 
       if (!g_str_has_suffix (name, ".json") || !json_parser_load_from_file (parser, path, NULL))
@@ -60,6 +60,13 @@ read_queue (Fixture *f)
         g_ptr_array_add (entries, json_node_copy (json_parser_get_root (parser)));
     }
   return entries;
+}
+
+/* The entries of the fixture's counter, F/queue. */
+static GPtrArray *
+read_queue (Fixture *f)
+{
+  return read_queue_at (f->queue);
 }
 
 /* Waits (up to @timeout_s) until the queue holds a reserving entry. */
@@ -306,8 +313,9 @@ typedef struct
  * thread may hold it a moment longer (draining its inotify events), and
  * it must not see the fixture remove the folder. */
 static void
-drop_resource (TestCounter **counter)
+drop_resource (gpointer resource_location)
 {
+  GObject **counter = resource_location;
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   GWeakRef weak;
   GObject *alive;
@@ -357,15 +365,21 @@ on_in_process_locked (GObject *source, GAsyncResult *result, gpointer data)
 }
 
 static gboolean
-has_reserving_entry (Fixture *f)
+has_reserving_entry_at (const char *queue)
 {
-  g_autoptr(GPtrArray) entries = read_queue (f);
+  g_autoptr(GPtrArray) entries = read_queue_at (queue);
 
   for (guint i = 0; i < entries->len; i++)
     if (json_object_get_boolean_member_with_default (json_node_get_object (g_ptr_array_index (entries, i)),
                                                      "reserve", FALSE))
       return TRUE;
   return FALSE;
+}
+
+static gboolean
+has_reserving_entry (Fixture *f)
+{
+  return has_reserving_entry_at (f->queue);
 }
 
 static void
@@ -488,6 +502,90 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   drop_resource (&counter);
 }
 
+/* A plugin's waiter in this process (so that valgrind sees the plugin's
+ * reservations): @held is granted, @waiting waits and reserves past its
+ * patience, @refused finds nothing left; once @held is released, the
+ * waiter is served and leaves no entry. */
+typedef struct
+{
+  const char *type;
+  const char *devices;   /* the gpu's setting, or NULL */
+  const char *held;
+  const char *waiting;
+  const char *refused;
+} PluginCase;
+
+static const PluginCase gpu_case = { "gpu", "0:1024:GPU-aaaa;1:1024:GPU-bbbb;2;3", "2", "4", "1" };
+static const PluginCase exclusive_case = { "mutex", NULL, "shared", "exclusive", "shared" };
+static const PluginCase shared_case = { "mutex", NULL, "exclusive", "shared", "exclusive" };
+
+static TesseraDynamicDependency *
+plugin_dependency (TesseraDynamicResource *resource, Fixture *f, const char *id, const char *request)
+{
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", id);
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicDependency *dep = tessera_dynamic_resource_create_dependency (resource, job, request, &error);
+
+  g_assert_no_error (error);
+  return dep;
+}
+
+static void
+test_in_process_plugin (Fixture *f, gconstpointer data)
+{
+  const PluginCase *c = data;
+  g_autofree char *folder = g_build_filename (f->tmp, c->type, NULL);
+  g_autofree char *queue = g_build_filename (folder, "queue", NULL);
+  const char *keys[] = { "lock-folder", c->devices != NULL ? "devices" : NULL, NULL };
+  const char *values[] = { folder, c->devices, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicResource) resource =
+    tessera_registry_create_resource (tessera_registry_get_default (), c->type, "r", keys, values, &error);
+  g_autoptr(TesseraDynamicDependency) dep_held = NULL;
+  g_autoptr(TesseraDynamicDependency) dep_waiting = NULL;
+  g_autoptr(TesseraDynamicDependency) dep_refused = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) held = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) refused = NULL;
+  g_autoptr(GPtrArray) entries = NULL;
+  InProcessWait wait = { NULL, NULL, NULL, FALSE, 60, 0 };
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  GThread *thread;
+
+  g_assert_no_error (error);
+  g_object_set (resource, "patience", 0.3, NULL);
+  dep_held = plugin_dependency (resource, f, "held", c->held);
+  dep_waiting = plugin_dependency (resource, f, "waiting", c->waiting);
+  dep_refused = plugin_dependency (resource, f, "refused", c->refused);
+  held = tessera_dynamic_dependency_lock (dep_held, 0, NULL, &error);
+  g_assert_no_error (error);
+
+  wait.dep = dep_waiting;
+  thread = g_thread_new ("waiter", wait_in_thread, &wait);
+  while (!has_reserving_entry_at (queue))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+  refused = tessera_dynamic_dependency_lock (dep_refused, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (refused);
+  g_clear_error (&error);
+
+  tessera_lock_release (TESSERA_LOCK (held));
+  g_thread_join (thread);
+  g_assert_no_error (wait.error);
+  g_assert_nonnull (wait.lock);
+  entries = read_queue_at (queue);
+  g_assert_cmpuint (entries->len, ==, 0);
+  tessera_lock_release (TESSERA_LOCK (wait.lock));
+  g_clear_object (&wait.lock);
+  g_clear_object (&held);
+  g_clear_object (&dep_held);
+  g_clear_object (&dep_waiting);
+  g_clear_object (&dep_refused);
+  drop_resource (&resource);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -504,5 +602,8 @@ main (int argc, char **argv)
   ADD ("/queue/in-process/reserve-then-serve", NULL, test_in_process);
   ADD ("/queue/in-process/reserve-then-serve/async", "async", test_in_process);
   ADD ("/queue/in-process/too-large-reserves-nothing", NULL, test_too_large_reserves_nothing);
+  ADD ("/queue/in-process/gpu-reserves-devices", &gpu_case, test_in_process_plugin);
+  ADD ("/queue/in-process/mutex-exclusive-reserves-the-mutex", &exclusive_case, test_in_process_plugin);
+  ADD ("/queue/in-process/mutex-shared-reserves-a-share", &shared_case, test_in_process_plugin);
   return g_test_run ();
 }
