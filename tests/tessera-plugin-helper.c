@@ -28,6 +28,8 @@
  */
 #include <tessera/tessera.h>
 
+#include "test-peer.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,54 +133,14 @@ dependency_for (TesseraDynamicResource *resource, TesseraJob *job, const char *r
   return dep;
 }
 
-static void
-say (const char *line)
-{
-  printf ("%s\n", line);
-  fflush (stdout);
-}
-
-static void
-wait_for_stdin_eof (void)
-{
-  char buf[64];
-
-  while (read (0, buf, sizeof buf) > 0)
-    ;
-}
-
 static int
 do_try (char **argv)
 {
   g_autoptr(TesseraDynamicResource) resource = open_resource (argv[2], argv[3], argv + 6);
   g_autoptr(TesseraJob) job = make_job (argv[3], argv[4]);
   g_autoptr(TesseraDynamicDependency) dep = dependency_for (resource, job, argv[5]);
-  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  g_autoptr(GError) error = NULL;
-  char buf[64];
 
-  if (!tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource), &error))
-    {
-      g_printerr ("helper %s: %s\n", argv[4], error->message);
-      return 1;
-    }
-  say ("READY");
-  if (fgets (buf, sizeof buf, stdin) == NULL)
-    return 1;
-  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-  if (lock != NULL)
-    say ("ACQUIRED");
-  else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
-    say ("UNAVAILABLE");
-  else
-    {
-      g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
-      say (line);
-    }
-  wait_for_stdin_eof ();
-  if (lock != NULL)
-    tessera_lock_release (TESSERA_LOCK (lock));
-  return 0;
+  return test_peer_try (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource), dep, argv[4]);
 }
 
 static int
@@ -187,29 +149,8 @@ do_request (char **argv)
   g_autoptr(TesseraDynamicResource) resource = open_resource (argv[2], argv[3], argv + 7);
   g_autoptr(TesseraJob) job = make_job (argv[3], argv[4]);
   g_autoptr(TesseraDynamicDependency) dep = dependency_for (resource, job, argv[5]);
-  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *line = NULL;
-  gint64 start = g_get_monotonic_time ();
 
-  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, NULL);
-  if (lock == NULL)
-    {
-      say ("WAITING");
-      lock = tessera_dynamic_dependency_lock (dep, g_ascii_strtod (argv[6], NULL), NULL, &error);
-    }
-  if (lock == NULL)
-    {
-      line = g_strdup_printf ("ERROR %d %s", error->code, error->message);
-      say (line);
-      return 1;
-    }
-  line = g_strdup_printf ("ACQUIRED ms=%" G_GINT64_FORMAT, (g_get_monotonic_time () - start) / 1000);
-  say (line);
-  wait_for_stdin_eof ();
-  tessera_lock_release (TESSERA_LOCK (lock));
-  say ("RELEASED");
-  return 0;
+  return test_peer_request (dep, g_ascii_strtod (argv[6], NULL), FALSE);
 }
 
 static void
