@@ -10,12 +10,14 @@
  *
  * Past its patience, a waiter also reserves in the folder's queue, as
  * other types' waiters do: an exclusive one the whole mutex, a shared one
- * a share (which keeps later exclusive requests out). Intents stay, for
- * Tessera peers that do not read the queue; but a shared waiter that
- * reserves no longer yields to them: the exclusive requests that wrote
- * them come after it in the queue, and wait for its share (yielding to
- * each other, the two would wait for ever). So a stream of exclusive
- * requests cannot starve a shared one either.
+ * a share (which keeps later exclusive requests out). Intents stay (an
+ * exclusive request still goes first from its first wait, and Tessera
+ * peers that do not read the queue still see it); but a shared waiter
+ * that reserves no longer yields to them: an exclusive waiter ahead of it
+ * in the queue reserves the whole mutex, which it counts, and the others
+ * come after it and wait for its share (yielding to each other, the two
+ * would wait for ever). So a stream of exclusive requests cannot starve a
+ * shared one either.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
