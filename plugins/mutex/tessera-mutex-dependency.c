@@ -13,6 +13,7 @@ struct _TesseraMutexDependency
   TesseraDynamicDependency parent_instance;
   gboolean shared;
   char *intent;   /* intent file written while waiting, if any */
+  gboolean queued;  /* its last attempt reserved in the folder's queue */
 };
 
 enum { PROP_0, PROP_SHARED, N_PROPS };
@@ -102,6 +103,26 @@ tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
       g_unlink (self->intent);
       g_clear_pointer (&self->intent, g_free);
     }
+}
+
+/* Past its patience, a request reserves its mode in the folder's queue at
+ * each attempt; the queue then orders it among the other reserving
+ * waiters, and a shared one no longer yields to intents (see
+ * tessera-mutex.c). Said by one attempt, read by the next decision only,
+ * so that a wait that ended does not carry it over. */
+void
+tessera_mutex_dependency_set_queued (TesseraMutexDependency *self)
+{
+  self->queued = TRUE;
+}
+
+gboolean
+tessera_mutex_dependency_take_queued (TesseraMutexDependency *self)
+{
+  gboolean queued = self->queued;
+
+  self->queued = FALSE;
+  return queued;
 }
 
 void

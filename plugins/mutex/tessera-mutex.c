@@ -8,6 +8,17 @@
  * process is gone, or at the latest INTENT_LIFETIME seconds after its last
  * attempt (a waiter attempts again at least every poll interval).
  *
+ * Past its patience, a waiter also reserves in the folder's queue, as
+ * other types' waiters do: an exclusive one the whole mutex, a shared one
+ * a share (which keeps later exclusive requests out). Intents stay (an
+ * exclusive request still goes first from its first wait, and Tessera
+ * peers that do not read the queue still see it); but a shared waiter
+ * that reserves no longer yields to them: an exclusive waiter ahead of it
+ * in the queue reserves the whole mutex, which it counts, and the others
+ * come after it and wait for its share (yielding to each other, the two
+ * would wait for ever). So a stream of exclusive requests cannot starve a
+ * shared one either.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -161,9 +172,10 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraMutex *self = TESSERA_MUTEX (resource);
   TesseraMutexDependency *dep = TESSERA_MUTEX_DEPENDENCY (dependency);
   g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
+  gboolean queued = tessera_mutex_dependency_take_queued (dep);
 
   if (tessera_mutex_dependency_is_shared (dep))
-    return self->exclusive == 0 && !exclusive_waiting (self, name);
+    return self->exclusive == 0 && (queued || !exclusive_waiting (self, name));
   if (self->exclusive == 0 && self->shared == 0)
     return TRUE;
   write_intent (self, dep, name);
@@ -186,6 +198,14 @@ get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynam
     tessera_mutex_dependency_is_shared (TESSERA_MUTEX_DEPENDENCY (dependency)) ? "shared" : "exclusive");
   json_node_take_object (node, object);
   return node;
+}
+
+/* Past its patience, a waiter reserves its own mode. */
+static JsonNode *
+get_wait_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  tessera_mutex_dependency_set_queued (TESSERA_MUTEX_DEPENDENCY (dependency));
+  return get_lock_file_information (resource, dependency);
 }
 
 static void
@@ -231,6 +251,7 @@ tessera_mutex_class_init (TesseraMutexClass *klass)
   tracked->is_available = is_available;
   tracked->do_acquire = do_acquire;
   tracked->get_lock_file_information = get_lock_file_information;
+  tracked->get_wait_information = get_wait_information;
   tracked->get_usage = get_usage;
   tracked->lock_file_type = TESSERA_TYPE_MUTEX_LOCK_FILE;
 
