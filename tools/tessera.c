@@ -125,9 +125,10 @@ load_config (int *status)
 }
 
 /* Opens a resource; with @check, also checks its informations.json against
- * the configuration (not for `set`, which is how a broken one is fixed). */
+ * the configuration (not for `set`, which is how a broken one is fixed).
+ * On failure, the message said is also in @why when given. */
 static TesseraTrackedDynamicResource *
-open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status)
+open_resource_why (TesseraConfig *config, const char *name, gboolean check, int *status, char **why)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *notice = NULL;
@@ -145,18 +146,28 @@ open_resource_full (TesseraConfig *config, const char *name, gboolean check, int
       release_log (TRUE);
       *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
                       ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+      if (why != NULL)
+        *why = g_strdup (error->message);
       return NULL;
     }
   if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
     {
       release_log (FALSE);   /* this message says it all */
       *status = fail (EXIT_CONFIG, "%s", error->message);
+      if (why != NULL)
+        *why = g_strdup (error->message);
       return NULL;
     }
   release_log (TRUE);
   if (notice != NULL)
     g_printerr ("tessera: %s\n", notice);
   return resource;
+}
+
+static TesseraTrackedDynamicResource *
+open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status)
+{
+  return open_resource_why (config, name, check, status, NULL);
 }
 
 static TesseraTrackedDynamicResource *
@@ -786,6 +797,7 @@ cmd_watch (int argc, char **argv)
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   g_autoptr(GAsyncQueue) changes = g_async_queue_new ();
+  g_autoptr(GHashTable) unreadable = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   GString *shown = NULL;
   gboolean on_terminal = isatty (1);
   int status = 0;
@@ -796,16 +808,24 @@ cmd_watch (int argc, char **argv)
   tessera_config_set_read_only (config, TRUE);   /* watch only looks, as status */
   for (guint i = 0; i < names->len; i++)
     {
-      TesseraTrackedDynamicResource *resource = open_resource (config, g_ptr_array_index (names, i), &status);
+      const char *name = g_ptr_array_index (names, i);
+      char *why = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource_why (config, name, TRUE, &status, &why);
       WatchThread *w;
 
+      /* As status: one resource that cannot be read hides no other. */
       if (resource == NULL)
-        return status;
+        {
+          g_hash_table_insert (unreadable, g_strdup (name), why);
+          continue;
+        }
       w = g_new0 (WatchThread, 1);
       w->resource = TESSERA_DYNAMIC_RESOURCE (resource);
       w->changes = changes;
       g_thread_unref (g_thread_new ("tessera-watch", watch_thread, w));
     }
+  if (g_hash_table_size (unreadable) == names->len)
+    return status;
   for (;;)
     {
       g_autoptr(GString) view = g_string_new (NULL);
@@ -813,7 +833,18 @@ cmd_watch (int argc, char **argv)
       for (guint i = 0; i < names->len; i++)
         {
           const char *name = g_ptr_array_index (names, i);
-          g_autoptr(JsonNode) node = describe (config, name, tessera_config_open (config, name, NULL));
+          const char *why = g_hash_table_lookup (unreadable, name);
+          g_autoptr(JsonNode) node = NULL;
+
+          if (why != NULL)
+            {
+              g_autofree char *why_text = escape_name (why, TRUE);
+              /* Translators: "gpu (gpu): cannot be read: <why>" */
+              g_string_append_printf (view, _("%s (%s): cannot be read: %s\n"), name,
+                                      tessera_config_get_type_name (config, name), why_text);
+              continue;
+            }
+          node = describe (config, name, tessera_config_open (config, name, NULL));
           format_description (node, view);
         }
       /* Redrawn when it changed only: polls and wake-ups that find nothing
