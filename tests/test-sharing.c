@@ -86,11 +86,109 @@ test_two_users_share_a_pool (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out_status, "2 of 2 free"));
 }
 
+/* `tessera init`, run by root (a site's administrator) with @umask. */
+static void
+init_as_root (Fixture *f, const char *umask_text, const char *path, const char *group)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *script = g_strdup_printf ("umask %s; exec \"$@\"", umask_text);
+  int status;
+
+  for (const char *const *a = (const char *[]) { "sh", "-c", script, "sh", "env", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
+  g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->tmp));
+  for (const char *const *a = (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->config, "init", path,
+                                                 "--group", group, NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out, NULL);
+  g_test_message ("init: %.*s", (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* @path (never followed) has group @gid and at least the bits @bits. */
+static void
+assert_shared (const char *folder, const char *name, guint gid, guint bits)
+{
+  g_autofree char *path = g_build_filename (folder, name, NULL);
+  GStatBuf st;
+
+  g_assert_cmpint (g_lstat (path, &st), ==, 0);
+  if (st.st_gid != gid || (st.st_mode & bits) != bits)
+    g_error ("%s: group %u, mode %o; wanted group %u and the bits %o", path, (guint) st.st_gid,
+             (guint) st.st_mode & 07777, gid, bits);
+}
+
+/* A site prepares a pool with `tessera init` (as root, umask 077): the
+ * folder and each configured resource in it are the group's, and two
+ * users with umask 022 share it at once. */
+static void
+test_init_then_share (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *site = g_build_filename (f->tmp, "site", NULL);
+  g_autofree char *r = g_build_filename (site, "r", NULL);
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n\n"
+                                              "[resource m]\ntype=mutex\npath=%s/m\n", r, site);
+
+  test_write_file (f->config, content);
+  init_as_root (f, "077", site, f->users->group);
+  assert_shared (site, "", f->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "", f->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "jobs", f->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "ipc.lock", f->users->gid, S_IRGRP | S_IWGRP);
+  assert_shared (r, "informations.json", f->users->gid, S_IRGRP);
+  assert_shared (site, "m/jobs", f->users->gid, S_ISGID | S_IRWXG);
+
+  for (int i = 0; i < 2; i++)
+    {
+      g_clear_pointer (&out, g_free);
+      g_assert_cmpint (tessera_as (f, f->users->users[i], &out, "run", "--need", "r", "--need", "m", "--", "true", NULL),
+                       ==, 0);
+      g_test_message ("user %d: %s", i, out);
+    }
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "status", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "r (countertoken): 2 of 2 free"));
+  g_assert_nonnull (strstr (out, "m (mutex): 1 of 1 free"));
+}
+
+/* mode= and group= of a resource win over what it would take from the
+ * pool's folder. */
+static void
+test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *site = g_build_filename (f->tmp, "site", NULL);
+  g_autofree char *p = g_build_filename (site, "p", NULL);
+  g_autofree char *content = g_strdup_printf ("[resource p]\ntype=countertoken\npath=%s\ntotal=1\n"
+                                              "mode=2770\ngroup=%s\n", p, f->users->group);
+  GStatBuf st;
+
+  test_write_file (f->config, content);
+  /* The pool's folder is root's group's; the resource says otherwise. */
+  init_as_root (f, "022", site, "root");
+  g_assert_cmpint (g_lstat (p, &st), ==, 0);
+  g_assert_cmpuint (st.st_gid, ==, f->users->gid);
+  g_assert_cmpuint (st.st_mode & 07777, ==, 02770);
+  assert_shared (p, "jobs", f->users->gid, 02770);
+  assert_shared (p, "ipc.lock", f->users->gid, 0660);
+  assert_shared (p, "informations.json", f->users->gid, 0660);
+  g_assert_cmpint (g_lstat (p, &st), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "p", "--", "true", NULL), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/sharing/two-users-share-a-setgid-pool", Fixture, NULL,
               fixture_set_up, test_two_users_share_a_pool, fixture_tear_down);
+  g_test_add ("/sharing/init/then-two-users-share", Fixture, NULL,
+              fixture_set_up, test_init_then_share, fixture_tear_down);
+  g_test_add ("/sharing/init/mode-and-group-settings", Fixture, NULL,
+              fixture_set_up, test_init_mode_and_group_settings, fixture_tear_down);
   return g_test_run ();
 }
