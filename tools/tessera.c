@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -872,6 +874,161 @@ cmd_watch (int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------- */
+/* init */
+
+/* Opens @fd's folder to group @gid: group-writable and setgid, whatever
+ * the umask, so that what is created in it is the group's too. */
+static gboolean
+share_folder (int fd, const char *path, gid_t gid)
+{
+  struct stat st;
+
+  if (fstat (fd, &st) < 0 || (st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
+      fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_IRWXG) < 0)
+    {
+      int saved = errno;
+      fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Whether @folder is @pool or lies inside it. */
+static gboolean
+is_in_pool (const char *folder, const char *pool)
+{
+  return g_str_equal (folder, pool) ||
+         (g_str_has_prefix (folder, pool) && folder[strlen (pool)] == G_DIR_SEPARATOR);
+}
+
+/* Sets up one resource of the pool as `run` would (its folder, jobs/,
+ * ipc.lock, informations.json), its group and bits taken from the pool. */
+static gboolean
+init_resource (TesseraConfig *config, const char *name, int *status)
+{
+  TesseraTrackedDynamicResource *resource = open_resource (config, name, status);
+
+  const char *folder;
+  g_autofree char *informations = NULL;
+  struct stat st, folder_st;
+  int fd;
+
+  if (resource == NULL)
+    return FALSE;
+  /* informations.json is written with the umask's bits: in a shared
+   * resource, every member must read it. */
+  folder = tessera_tracked_dynamic_resource_get_lock_folder (resource);
+  informations = g_build_filename (folder, "informations.json", NULL);
+  fd = open (informations, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid () &&
+      g_stat (folder, &folder_st) == 0 && (folder_st.st_mode & S_IWGRP) &&
+      fchmod (fd, (st.st_mode & 07777) | S_IRGRP) < 0)
+    g_printerr (_("tessera: cannot open %s to its group: %s\n"), informations, g_strerror (errno));
+  if (fd >= 0)
+    close (fd);
+  /* Translators: "prepared cpu (countertoken) in /srv/pool/cpu" */
+  g_print (_("prepared %s (%s) in %s\n"), name, tessera_config_get_type_name (config, name),
+           tessera_tracked_dynamic_resource_get_lock_folder (resource));
+  return TRUE;
+}
+
+static int
+cmd_init (int argc, char **argv)
+{
+  g_autofree char *group = NULL;
+  g_auto(GStrv) types = NULL;
+  const GOptionEntry entries[] = {
+    { "group", 'g', 0, G_OPTION_ARG_STRING, &group, N_("Share the pool with the users of GROUP"), N_("GROUP") },
+    { "type", 't', 0, G_OPTION_ARG_STRING_ARRAY, &types,
+      N_("Set up only the configured resources of type TYPE (again for more types)"), N_("TYPE") },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("PATH [--group GROUP] [--type TYPE…]"),
+                 _("Prepare a pool folder: create it (with --group, the group's: group-writable and setgid, "
+                   "whatever the umask) and set up each configured resource whose path lies in it."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  g_autofree char *pool = NULL;
+  g_autofree char *parent = NULL;
+  struct stat parent_st;
+  guint prepared = 0;
+  int status = 0, fd;
+  gboolean shared = TRUE;
+
+  if (!parse (context, &argc, &argv, &status))
+    return status;
+  if (argc != 2)
+    return fail (EXIT_USAGE, _("usage: tessera init PATH [--group GROUP] [--type TYPE…]"));
+  if ((config = load_config (&status)) == NULL)
+    return status;
+  pool = g_canonicalize_filename (argv[1], NULL);
+  for (guint i = 0; types != NULL && types[i] != NULL; i++)
+    if (tessera_registry_lookup_resource_type (tessera_registry_get_default (), types[i], NULL) == G_TYPE_INVALID)
+      return fail (EXIT_USAGE, _("no resource type “%s” (see “tessera plugins”)"), types[i]);
+
+  /* The pool's folder, and its group. */
+  parent = g_path_get_dirname (pool);
+  if (g_mkdir_with_parents (parent, 0777) < 0 || (mkdir (pool, 0777) < 0 && errno != EEXIST))
+    {
+      int saved = errno;
+      return fail (EXIT_IOERR, _("cannot create the folder %s: %s"), pool, g_strerror (saved));
+    }
+  fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int saved = errno;
+      return fail (EXIT_IOERR, _("cannot open the folder %s: %s"), pool, g_strerror (saved));
+    }
+  if (group != NULL)
+    {
+      struct group *gr = getgrnam (group);
+
+      if (gr == NULL)
+        {
+          close (fd);
+          return fail (EXIT_USAGE, _("no group named “%s”"), group);
+        }
+      shared = share_folder (fd, pool, gr->gr_gid);
+    }
+  else if (stat (parent, &parent_st) == 0 && (parent_st.st_mode & S_IWGRP))
+    /* In a group's folder, the pool is that group's, as Tessera makes
+     * everything it creates there. */
+    shared = share_folder (fd, pool, parent_st.st_gid);
+  close (fd);
+  if (!shared)
+    return EXIT_IOERR;
+
+  /* Its resources, as `run` sets them up. */
+  names = tessera_config_get_names (config);
+  for (guint t = 0; t == 0 || (types != NULL && types[t] != NULL); t++)
+    {
+      guint of_type = 0;
+
+      for (guint i = 0; i < names->len; i++)
+        {
+          const char *name = g_ptr_array_index (names, i);
+          g_autofree char *folder = tessera_config_dup_path (config, name);
+
+          if (folder == NULL || !is_in_pool (folder, pool) ||
+              (types != NULL && !g_str_equal (types[t], tessera_config_get_type_name (config, name))))
+            continue;
+          if (!init_resource (config, name, &status))
+            return status;
+          of_type++;
+        }
+      if (types != NULL && of_type == 0)
+        return fail (EXIT_CONFIG, _("no resource of type “%s” is configured in %s (%s): give one a path there"),
+                     types[t], pool, tessera_config_get_source (config) ? tessera_config_get_source (config)
+                                                                        : _("the built-in configuration"));
+      prepared += of_type;
+    }
+  if (prepared == 0)
+    g_print (_("prepared %s; no configured resource lies in it (give each a path=%s/NAME)\n"), pool, pool);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* plugins */
 
 static int
@@ -1685,6 +1842,7 @@ static const struct
   { "clean", cmd_clean, N_("Remove dead and orphaned holders now") },
   { "watch", cmd_watch, N_("Show the resources again after every change") },
   { "plugins", cmd_plugins, N_("List plugin folders, types and classes") },
+  { "init", cmd_init, N_("Prepare a pool folder, shared by a group if asked, and its configured resources") },
   { "help", cmd_help, N_("Show this list, or a command's options (tessera help COMMAND)") },
 };
 
