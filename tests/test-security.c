@@ -450,6 +450,27 @@ test_link_intents_waiting (Fixture *f, gconstpointer data)
   assert_victim_untouched (f);
 }
 
+/* The intents/ folder the first user's waiting request makes is the
+ * group's, as jobs/ is: the second user's requests judge and remove
+ * stale intents there. */
+static void
+test_intents_folder_shared (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *intents = g_build_filename (f->pool, "m", "intents", NULL);
+  GStatBuf st;
+
+  make_pool (f);
+  holder = hold_as_second (f, "m=shared");
+  g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "run", "--timeout", "0.5", "--need", "m", "--", "true", NULL),
+                   ==, 75);
+  g_assert_cmpint (g_lstat (intents, &st), ==, 0);
+  g_assert_cmpuint (st.st_gid, ==, f->users->gid);
+  g_assert_cmpuint (st.st_mode & (S_ISGID | S_IRWXG), ==, S_ISGID | S_IRWXG);
+  release_held (holder);
+}
+
 static void
 test_link_lock_file (Fixture *f, gconstpointer data)
 {
@@ -627,6 +648,7 @@ main (int argc, char **argv)
   ADD ("link/intents", test_link_intents);
   ADD ("link/intents-waiting", test_link_intents_waiting);
   ADD ("link/lock-file", test_link_lock_file);
+  ADD ("share/intents-folder", test_intents_folder_shared);
   ADD ("link/temporary", test_link_temporary);
   ADD ("link/informations", test_link_informations);
   ADD ("link/ipc-lock", test_link_ipc_lock);
