@@ -113,7 +113,6 @@ plant (Fixture *f, const char *script)
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  g_autofree char *content = NULL;
   static const char *victim_files[][2] = {
     { "a.json", "{\"a\": 1}\n" },
     { "b.json", "[1]\n" },
@@ -124,17 +123,9 @@ fixture_set_up (Fixture *f, gconstpointer data)
 
   f->users = test_users_new ("tx");
   f->tmp = test_make_tmpdir ();
-  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
-  /* The site's shared folder: group-writable, setgid, the group's. */
-  f->pool = g_build_filename (f->tmp, "pools", NULL);
-  g_assert_cmpint (g_mkdir (f->pool, 0755), ==, 0);
-  g_assert_cmpint (chown (f->pool, 0, f->users->gid), ==, 0);
-  g_assert_cmpint (chmod (f->pool, 02775), ==, 0);
-  f->config = g_build_filename (f->tmp, "tessera.conf", NULL);
-  content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=8\n\n"
-                             "[resource m]\ntype=mutex\npath=%s/m\n", f->pool, f->pool);
-  test_write_file (f->config, content);
-  g_assert_cmpint (chmod (f->config, 0644), ==, 0);
+  f->pool = test_make_group_pool (f->tmp, f->users->gid,
+                                  "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
+                                  "[resource m]\ntype=mutex\npath=@DIR@/m\n", &f->config);
   for (int i = 0; i < 2; i++)
     {
       f->state[i] = test_user_folder (f->tmp, f->users->users[i]);
@@ -200,6 +191,7 @@ assert_small (void)
 
   /* The largest of all the commands waited for so far. */
   g_assert_cmpint (getrusage (RUSAGE_CHILDREN, &usage), ==, 0);
+  g_test_message ("largest resident size so far: %ld KiB", usage.ru_maxrss);
   g_assert_cmpint (usage.ru_maxrss, <, MAX_RSS_KB);
 }
 
@@ -379,21 +371,58 @@ status_text (Fixture *f, const char * const *wrap)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Links */
+/* Plantings that the first user's whole round must cope with */
+
+typedef struct
+{
+  const char *path;
+  const char *script;          /* as the second user: see sh_as() */
+  gboolean nothing_readable;   /* no resource can be read after it */
+} Planting;
+
+static const Planting plantings[] = {
+  { "link/jobs",
+    "cd \"$1/r\"; mv jobs jobs.old; ln -s \"$2\" jobs" },
+  { "link/intents",
+    "ln -s \"$2\" \"$1/m/intents\"" },
+  { "link/lock-file",
+    "for n in a b c; do ln -s \"$2/$n.json\" \"$1/r/jobs/$n.json\"; ln -s \"$2/$n.json\" \"$1/m/jobs/$n.json\"; done" },
+  { "link/temporary",
+    "mkdir -p \"$1/m/intents\"; "
+    "for d in r/jobs m/jobs m/intents; do "
+    "  ln -s \"$2/a.json\" \"$1/$d/x.json.Ab12Cd\"; ln -s \"$2/d.json.Ab12Cd\" \"$1/$d/d.json.Ab12Cd\"; "
+    "  ln -s \"$2\" \"$1/$d/dir.json.Ab12Cd\"; "
+    "  touch -h -d '2 hours ago' \"$1/$d/x.json.Ab12Cd\" \"$1/$d/d.json.Ab12Cd\" \"$1/$d/dir.json.Ab12Cd\"; "
+    "done" },
+  { "link/ipc-lock",
+    "for d in r m; do rm -f \"$1/$d/ipc.lock\"; ln -s \"$2/b.json\" \"$1/$d/ipc.lock\"; done" },
+  { "fifo/jobs",
+    "mkfifo \"$1/r/jobs/fifo.json\" \"$1/m/jobs/fifo.json\"" },
+  { "fifo/intents",
+    "mkdir -p \"$1/m/intents\"; mkfifo \"$1/m/intents/fifo.json\" \"$1/m/intents/fifo.json.Ab12Cd\"" },
+  { "json/deep",
+    "head -c 100000 /dev/zero | tr '\\0' '[' > \"$3/deep\"; mkdir -p \"$1/m/intents\"; "
+    "for p in r/jobs/deep.json m/jobs/deep.json m/intents/deep.json r/informations.json m/informations.json; do "
+    "  rm -f \"$1/$p\"; cp \"$3/deep\" \"$1/$p\"; "
+    "done",
+    TRUE },
+  { "json/huge",
+    "{ printf '{\"job_uri\": \"'; head -c 17000000 /dev/zero | tr '\\0' a; printf '\", \"total\": 8}'; } > \"$3/huge\"; "
+    "mkdir -p \"$1/m/intents\"; "
+    "for p in r/jobs/huge.json m/jobs/huge.json m/intents/huge.json r/informations.json m/informations.json; do "
+    "  rm -f \"$1/$p\"; cp \"$3/huge\" \"$1/$p\"; "
+    "done",
+    TRUE },
+};
 
 static void
-test_link_jobs (Fixture *f, gconstpointer data)
+test_planted (Fixture *f, gconstpointer data)
 {
-  make_pool (f);
-  plant (f, "cd \"$1/r\"; mv jobs jobs.old; ln -s \"$2\" jobs");
-  first_user_round (f);
-}
+  const Planting *planting = data;
 
-static void
-test_link_intents (Fixture *f, gconstpointer data)
-{
   make_pool (f);
-  plant (f, "ln -s \"$2\" \"$1/m/intents\"");
+  plant (f, planting->script);
+  f->nothing_readable = planting->nothing_readable;
   first_user_round (f);
 }
 
@@ -472,27 +501,6 @@ test_intents_folder_shared (Fixture *f, gconstpointer data)
 }
 
 static void
-test_link_lock_file (Fixture *f, gconstpointer data)
-{
-  make_pool (f);
-  plant (f, "for n in a b c; do ln -s \"$2/$n.json\" \"$1/r/jobs/$n.json\"; ln -s \"$2/$n.json\" \"$1/m/jobs/$n.json\"; done");
-  first_user_round (f);
-}
-
-static void
-test_link_temporary (Fixture *f, gconstpointer data)
-{
-  make_pool (f);
-  plant (f, "mkdir -p \"$1/m/intents\"; "
-            "for d in r/jobs m/jobs m/intents; do "
-            "  ln -s \"$2/a.json\" \"$1/$d/x.json.Ab12Cd\"; ln -s \"$2/d.json.Ab12Cd\" \"$1/$d/d.json.Ab12Cd\"; "
-            "  ln -s \"$2\" \"$1/$d/dir.json.Ab12Cd\"; "
-            "  touch -h -d '2 hours ago' \"$1/$d/x.json.Ab12Cd\" \"$1/$d/d.json.Ab12Cd\" \"$1/$d/dir.json.Ab12Cd\"; "
-            "done");
-  first_user_round (f);
-}
-
-static void
 test_link_informations (Fixture *f, gconstpointer data)
 {
   make_pool (f);
@@ -504,32 +512,8 @@ test_link_informations (Fixture *f, gconstpointer data)
   first_user_round (f);
 }
 
-static void
-test_link_ipc_lock (Fixture *f, gconstpointer data)
-{
-  make_pool (f);
-  plant (f, "for d in r m; do rm -f \"$1/$d/ipc.lock\"; ln -s \"$2/b.json\" \"$1/$d/ipc.lock\"; done");
-  first_user_round (f);
-}
-
 /* ---------------------------------------------------------------------- */
 /* FIFOs */
-
-static void
-test_fifo_jobs (Fixture *f, gconstpointer data)
-{
-  make_pool (f);
-  plant (f, "mkfifo \"$1/r/jobs/fifo.json\" \"$1/m/jobs/fifo.json\"");
-  first_user_round (f);
-}
-
-static void
-test_fifo_intents (Fixture *f, gconstpointer data)
-{
-  make_pool (f);
-  plant (f, "mkdir -p \"$1/m/intents\"; mkfifo \"$1/m/intents/fifo.json\" \"$1/m/intents/fifo.json.Ab12Cd\"");
-  first_user_round (f);
-}
 
 /* A lock file names a job whose `.lock` and `.pid` are FIFOs: without a
  * "process" (seed-era: the .pid is read), and with one (the job lock is
@@ -537,6 +521,8 @@ test_fifo_intents (Fixture *f, gconstpointer data)
 static void
 test_fifo_job_lock_and_pid (Fixture *f, gconstpointer data)
 {
+  g_autofree char *job_lock = g_build_filename (f->evil, "job.lock", NULL);
+
   make_pool (f);
   plant (f, "mkfifo \"$3/job.lock\" \"$3/job.pid\"; "
             "printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}}' \"$3\" > \"$1/r/jobs/seed.json\"; "
@@ -546,35 +532,7 @@ test_fifo_job_lock_and_pid (Fixture *f, gconstpointer data)
             "touch -d '2 hours ago' \"$1/r/jobs/seed.json\" \"$1/r/jobs/other.json\" \"$1/m/jobs/seed.json\"");
   first_user_round (f);
   /* Nothing the lock files name was written or removed. */
-  g_assert_true (g_file_test (g_build_filename (f->evil, "job.lock", NULL), G_FILE_TEST_EXISTS));
-}
-
-/* ---------------------------------------------------------------------- */
-/* Deep and huge JSON */
-
-static void
-test_deep_json (Fixture *f, gconstpointer data)
-{
-  make_pool (f);
-  plant (f, "head -c 100000 /dev/zero | tr '\\0' '[' > \"$3/deep\"; mkdir -p \"$1/m/intents\"; "
-            "for p in r/jobs/deep.json m/jobs/deep.json m/intents/deep.json r/informations.json m/informations.json; do "
-            "  rm -f \"$1/$p\"; cp \"$3/deep\" \"$1/$p\"; "
-            "done");
-  f->nothing_readable = TRUE;
-  first_user_round (f);
-}
-
-static void
-test_huge_json (Fixture *f, gconstpointer data)
-{
-  make_pool (f);
-  plant (f, "{ printf '{\"job_uri\": \"'; head -c 17000000 /dev/zero | tr '\\0' a; printf '\", \"total\": 8}'; } > \"$3/huge\"; "
-            "mkdir -p \"$1/m/intents\"; "
-            "for p in r/jobs/huge.json m/jobs/huge.json m/intents/huge.json r/informations.json m/informations.json; do "
-            "  rm -f \"$1/$p\"; cp \"$3/huge\" \"$1/$p\"; "
-            "done");
-  f->nothing_readable = TRUE;
-  first_user_round (f);
+  g_assert_true (g_file_test (job_lock, G_FILE_TEST_EXISTS));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -643,20 +601,16 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (plantings); i++)
+    {
+      g_autofree char *path = g_strconcat ("/security/", plantings[i].path, NULL);
+      g_test_add (path, Fixture, &plantings[i], fixture_set_up, test_planted, fixture_tear_down);
+    }
 #define ADD(path, fn) g_test_add ("/security/" path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
-  ADD ("link/jobs", test_link_jobs);
-  ADD ("link/intents", test_link_intents);
   ADD ("link/intents-waiting", test_link_intents_waiting);
-  ADD ("link/lock-file", test_link_lock_file);
   ADD ("share/intents-folder", test_intents_folder_shared);
-  ADD ("link/temporary", test_link_temporary);
   ADD ("link/informations", test_link_informations);
-  ADD ("link/ipc-lock", test_link_ipc_lock);
-  ADD ("fifo/jobs", test_fifo_jobs);
-  ADD ("fifo/intents", test_fifo_intents);
   ADD ("fifo/job-lock-and-pid", test_fifo_job_lock_and_pid);
-  ADD ("json/deep", test_deep_json);
-  ADD ("json/huge", test_huge_json);
   ADD ("names/hostile", test_hostile_names);
   ADD ("proc/hidepid", test_hidepid);
 #undef ADD

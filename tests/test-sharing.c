@@ -22,20 +22,10 @@ typedef struct
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  g_autofree char *content = NULL;
-
   f->users = test_users_new ("ts");
   f->tmp = test_make_tmpdir ();
-  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
-  /* The site's shared folder: group-writable, setgid, the group's. */
-  f->pool = g_build_filename (f->tmp, "pools", NULL);
-  g_assert_cmpint (g_mkdir (f->pool, 0755), ==, 0);
-  g_assert_cmpint (chown (f->pool, 0, f->users->gid), ==, 0);
-  g_assert_cmpint (chmod (f->pool, 02775), ==, 0);
-  f->config = g_build_filename (f->tmp, "tessera.conf", NULL);
-  content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\n", f->pool);
-  test_write_file (f->config, content);
-  g_assert_cmpint (chmod (f->config, 0644), ==, 0);
+  f->pool = test_make_group_pool (f->tmp, f->users->gid,
+                                  "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n", &f->config);
 }
 
 static void
@@ -121,6 +111,18 @@ assert_shared (const char *folder, const char *name, guint gid, guint bits)
              (guint) st.st_mode & 07777, gid, bits);
 }
 
+/* The configuration @format (@DIR@: a site folder not made yet) in use;
+ * returns that folder. */
+static char *
+use_site (Fixture *f, const char *format)
+{
+  char *site = g_build_filename (f->tmp, "site", NULL);
+  g_autofree char *content = test_substitute (format, "@DIR@", site);
+
+  test_write_file (f->config, content);
+  return site;
+}
+
 /* A site prepares a pool with `tessera init` (as root, umask 077): the
  * folder and each configured resource in it are the group's, and two
  * users with umask 022 share it at once. */
@@ -128,12 +130,10 @@ static void
 test_init_then_share (Fixture *f, gconstpointer data)
 {
   g_autofree char *out = NULL;
-  g_autofree char *site = g_build_filename (f->tmp, "site", NULL);
+  g_autofree char *site = use_site (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n\n"
+                                       "[resource m]\ntype=mutex\npath=@DIR@/m\n");
   g_autofree char *r = g_build_filename (site, "r", NULL);
-  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n\n"
-                                              "[resource m]\ntype=mutex\npath=%s/m\n", r, site);
 
-  test_write_file (f->config, content);
   init_as_root (f, "077", site, f->users->group);
   assert_shared (site, "", f->users->gid, S_ISGID | S_IRWXG);
   assert_shared (r, "", f->users->gid, S_ISGID | S_IRWXG);
@@ -161,13 +161,12 @@ static void
 test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
 {
   g_autofree char *out = NULL;
-  g_autofree char *site = g_build_filename (f->tmp, "site", NULL);
+  g_autofree char *format = g_strdup_printf ("[resource p]\ntype=countertoken\npath=@DIR@/p\ntotal=1\n"
+                                             "mode=2770\ngroup=%s\n", f->users->group);
+  g_autofree char *site = use_site (f, format);
   g_autofree char *p = g_build_filename (site, "p", NULL);
-  g_autofree char *content = g_strdup_printf ("[resource p]\ntype=countertoken\npath=%s\ntotal=1\n"
-                                              "mode=2770\ngroup=%s\n", p, f->users->group);
   GStatBuf st;
 
-  test_write_file (f->config, content);
   /* The pool's folder is root's group's; the resource says otherwise. */
   init_as_root (f, "022", site, "root");
   g_assert_cmpint (g_lstat (p, &st), ==, 0);
@@ -176,7 +175,6 @@ test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
   assert_shared (p, "jobs", f->users->gid, 02770);
   assert_shared (p, "ipc.lock", f->users->gid, 0660);
   assert_shared (p, "informations.json", f->users->gid, 0660);
-  g_assert_cmpint (g_lstat (p, &st), ==, 0);
   g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "p", "--", "true", NULL), ==, 0);
 }
 

@@ -408,6 +408,36 @@ test_users_free (TestUsers *users)
   g_free (users);
 }
 
+/* @text with every @token replaced by @value. */
+char *
+test_substitute (const char *text, const char *token, const char *value)
+{
+  g_auto(GStrv) parts = g_strsplit (text, token, -1);
+
+  return g_strjoinv (value, parts);
+}
+
+/* A site's shared folder in @tmp (made 0755): group-writable, setgid,
+ * @gid's; and a configuration file @config_text beside it, which every
+ * user may read. Returns the folder; the file's path in @config. */
+char *
+test_make_group_pool (const char *tmp, guint gid, const char *config_text, char **config)
+{
+  char *pool = g_build_filename (tmp, "pools", NULL);
+  g_autofree char *text = NULL;
+
+  g_assert_cmpint (chmod (tmp, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
+  g_assert_cmpint (chown (pool, 0, gid), ==, 0);
+  g_assert_cmpint (chmod (pool, 02775), ==, 0);
+  /* @DIR@ in @config_text: the pool's folder. */
+  text = test_substitute (config_text, "@DIR@", pool);
+  *config = g_build_filename (tmp, "tessera.conf", NULL);
+  test_write_file (*config, text);
+  g_assert_cmpint (chmod (*config, 0644), ==, 0);
+  return pool;
+}
+
 /* A folder @user owns (0700), for its state and its own files. */
 char *
 test_user_folder (const char *parent, const char *user)

@@ -58,6 +58,8 @@ typedef struct
 TestUsers *test_users_new        (const char *prefix);
 void     test_users_free         (TestUsers *users);
 char    *test_user_folder        (const char *parent, const char *user);
+char    *test_substitute         (const char *text, const char *token, const char *value);
+char    *test_make_group_pool    (const char *tmp, guint gid, const char *config_text, char **config);
 void     test_argv_as_user       (GPtrArray *argv, const char *user, double timeout_s);
 void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char *state, const char *config,
                                   double timeout_s);
