@@ -76,6 +76,44 @@ test_two_users_share_a_pool (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out_status, "2 of 2 free"));
 }
 
+/* A user whose umask is 077 (common on clusters) sets the pool up; the
+ * other still reads and uses it: what is created in a group pool is the
+ * group's whatever the umask, informations.json and lock files included. */
+static void
+test_strict_umask (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autofree char *state = test_user_folder (f->tmp, f->users->users[0]);
+  g_autofree char *out = NULL;
+  g_autofree char *status_out = NULL;
+  g_autofree char *informations = g_build_filename (f->pool, "r", "informations.json", NULL);
+  GStatBuf st;
+
+  test_argv_as_user (argv, f->users->users[0], 120);
+  for (const char *const *a = (const char *[]) { "sh", "-c", "umask 077; exec \"$@\"", "sh", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_tessera (argv, state, f->config);
+  for (const char *const *a = (const char *[]) { "run", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  g_assert_cmpint (test_run_capture (argv, &bytes, NULL), ==, 0);
+
+  /* Pending in core (files written with the umask's bits): reported as
+   * a known failure, not hidden, until _tessera_write_file_atomic()
+   * shares what it writes like jobs/ and ipc.lock. Remove this with it. */
+  if (g_access (informations, R_OK) == 0 &&
+      (g_stat (informations, &st) != 0 || !(st.st_mode & S_IRGRP)))
+    {
+      g_test_incomplete ("informations.json written by a user with umask 077 is not the group's (core fix pending)");
+      return;
+    }
+  g_assert_cmpint (tessera_as (f, f->users->users[1], &status_out, "status", NULL), ==, 0);
+  g_test_message ("second user's status: %s", status_out);
+  g_assert_nonnull (strstr (status_out, "2 of 2 free"));
+  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+}
+
 /* `tessera init`, run by root (a site's administrator) with @umask. */
 static void
 init_as_root (Fixture *f, const char *umask_text, const char *path, const char *group)
@@ -184,6 +222,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/sharing/two-users-share-a-setgid-pool", Fixture, NULL,
               fixture_set_up, test_two_users_share_a_pool, fixture_tear_down);
+  g_test_add ("/sharing/strict-umask", Fixture, NULL,
+              fixture_set_up, test_strict_umask, fixture_tear_down);
   g_test_add ("/sharing/init/then-two-users-share", Fixture, NULL,
               fixture_set_up, test_init_then_share, fixture_tear_down);
   g_test_add ("/sharing/init/mode-and-group-settings", Fixture, NULL,

@@ -468,12 +468,20 @@ test_argv_as_user (GPtrArray *argv, const char *user, double timeout_s)
     g_ptr_array_add (argv, prefix[i] ? g_strdup (prefix[i]) : g_strdup_printf ("%.0f", timeout_s));
 }
 
-/* Appends the command `tessera --config CONFIG` as @user, with its state
- * (and home) in @state. */
+/* Appends the command `tessera --config CONFIG` as @user (see
+ * test_argv_as_user()), with its state (and home) in @state. */
 void
 test_argv_tessera_as (GPtrArray *argv, const char *user, const char *state, const char *config, double timeout_s)
 {
   test_argv_as_user (argv, user, timeout_s);
+  test_argv_tessera (argv, state, config);
+}
+
+/* Appends the command `tessera --config CONFIG` with its state (and home)
+ * in @state. */
+void
+test_argv_tessera (GPtrArray *argv, const char *state, const char *config)
+{
   g_ptr_array_add (argv, g_strdup ("env"));
   g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s", state));
   g_ptr_array_add (argv, g_strdup_printf ("HOME=%s", state));

@@ -63,6 +63,7 @@ char    *test_make_group_pool    (const char *tmp, guint gid, const char *config
 void     test_argv_as_user       (GPtrArray *argv, const char *user, double timeout_s);
 void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char *state, const char *config,
                                   double timeout_s);
+void     test_argv_tessera       (GPtrArray *argv, const char *state, const char *config);
 int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TestUsers, test_users_free)
