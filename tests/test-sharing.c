@@ -114,13 +114,15 @@ test_strict_umask (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
 }
 
-/* `tessera init`, run by root (a site's administrator) with @umask. */
-static void
-init_as_root (Fixture *f, const char *umask_text, const char *path, const char *group)
+/* `tessera init PATH ARGS…`, run by root (a site's administrator) with
+ * @umask; returns its exit status. */
+static int
+init_as_root (Fixture *f, const char *umask_text, const char *path, ...)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GBytes) out = NULL;
   g_autofree char *script = g_strdup_printf ("umask %s; exec \"$@\"", umask_text);
+  va_list ap;
   int status;
 
   for (const char *const *a = (const char *[]) { "sh", "-c", script, "sh", "env", NULL }; *a != NULL; a++)
@@ -128,12 +130,16 @@ init_as_root (Fixture *f, const char *umask_text, const char *path, const char *
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
   g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->tmp));
   for (const char *const *a = (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->config, "init", path,
-                                                 "--group", group, NULL }; *a != NULL; a++)
+                                                 NULL }; *a != NULL; a++)
     g_ptr_array_add (argv, g_strdup (*a));
+  va_start (ap, path);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
   g_ptr_array_add (argv, NULL);
   status = test_run_capture (argv, &out, NULL);
   g_test_message ("init: %.*s", (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
-  g_assert_cmpint (status, ==, 0);
+  return status;
 }
 
 /* @path (never followed) has group @gid and at least the bits @bits. */
@@ -172,7 +178,7 @@ test_init_then_share (Fixture *f, gconstpointer data)
                                        "[resource m]\ntype=mutex\npath=@DIR@/m\n");
   g_autofree char *r = g_build_filename (site, "r", NULL);
 
-  init_as_root (f, "077", site, f->users->group);
+  g_assert_cmpint (init_as_root (f, "077", site, "--group", f->users->group, NULL), ==, 0);
   assert_shared (site, "", f->users->gid, S_ISGID | S_IRWXG);
   assert_shared (r, "", f->users->gid, S_ISGID | S_IRWXG);
   assert_shared (r, "jobs", f->users->gid, S_ISGID | S_IRWXG);
@@ -206,7 +212,7 @@ test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
   GStatBuf st;
 
   /* The pool's folder is root's group's; the resource says otherwise. */
-  init_as_root (f, "022", site, "root");
+  g_assert_cmpint (init_as_root (f, "022", site, "--group", "root", NULL), ==, 0);
   g_assert_cmpint (g_lstat (p, &st), ==, 0);
   g_assert_cmpuint (st.st_gid, ==, f->users->gid);
   g_assert_cmpuint (st.st_mode & 07777, ==, 02770);
@@ -214,6 +220,21 @@ test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
   assert_shared (p, "ipc.lock", f->users->gid, 0660);
   assert_shared (p, "informations.json", f->users->gid, 0660);
   g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "p", "--", "true", NULL), ==, 0);
+}
+
+/* What init cannot do it refuses before it changes anything. */
+static void
+test_init_refusals (Fixture *f, gconstpointer data)
+{
+  g_autofree char *site = use_site (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n");
+
+  g_assert_cmpint (init_as_root (f, "022", site, "--group", "no-such-group-here", NULL), ==, 64);
+  g_assert_false (g_file_test (site, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (init_as_root (f, "022", site, "--type", "no-such-type", NULL), ==, 64);
+  g_assert_false (g_file_test (site, G_FILE_TEST_EXISTS));
+  /* A type that has no resource configured there. */
+  g_assert_cmpint (init_as_root (f, "022", site, "--type", "mutex", NULL), ==, 78);
+  g_assert_cmpint (init_as_root (f, "022", site, "--type", "countertoken", NULL), ==, 0);
 }
 
 int
@@ -226,6 +247,8 @@ main (int argc, char **argv)
               fixture_set_up, test_strict_umask, fixture_tear_down);
   g_test_add ("/sharing/init/then-two-users-share", Fixture, NULL,
               fixture_set_up, test_init_then_share, fixture_tear_down);
+  g_test_add ("/sharing/init/refusals", Fixture, NULL,
+              fixture_set_up, test_init_refusals, fixture_tear_down);
   g_test_add ("/sharing/init/mode-and-group-settings", Fixture, NULL,
               fixture_set_up, test_init_mode_and_group_settings, fixture_tear_down);
   return g_test_run ();
