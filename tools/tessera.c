@@ -952,6 +952,8 @@ cmd_init (int argc, char **argv)
   g_autofree char *pool = NULL;
   g_autofree char *parent = NULL;
   struct stat parent_st;
+  struct group *gr = NULL;
+  gid_t gid = 0;
   guint prepared = 0;
   int status = 0, fd;
   gboolean shared = TRUE;
@@ -966,6 +968,10 @@ cmd_init (int argc, char **argv)
   for (guint i = 0; types != NULL && types[i] != NULL; i++)
     if (tessera_registry_lookup_resource_type (tessera_registry_get_default (), types[i], NULL) == G_TYPE_INVALID)
       return fail (EXIT_USAGE, _("no resource type “%s” (see “tessera plugins”)"), types[i]);
+  if (group != NULL && (gr = getgrnam (group)) == NULL)
+    return fail (EXIT_USAGE, _("no group named “%s”"), group);
+  if (gr != NULL)
+    gid = gr->gr_gid;   /* getgrnam's answer does not last */
 
   /* The pool's folder, and its group. */
   parent = g_path_get_dirname (pool);
@@ -981,16 +987,7 @@ cmd_init (int argc, char **argv)
       return fail (EXIT_IOERR, _("cannot open the folder %s: %s"), pool, g_strerror (saved));
     }
   if (group != NULL)
-    {
-      struct group *gr = getgrnam (group);
-
-      if (gr == NULL)
-        {
-          close (fd);
-          return fail (EXIT_USAGE, _("no group named “%s”"), group);
-        }
-      shared = share_folder (fd, pool, gr->gr_gid);
-    }
+    shared = share_folder (fd, pool, gid);
   else if (stat (parent, &parent_st) == 0 && (parent_st.st_mode & S_IWGRP))
     /* In a group's folder, the pool is that group's, as Tessera makes
      * everything it creates there. */
