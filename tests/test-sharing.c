@@ -222,6 +222,30 @@ test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "p", "--", "true", NULL), ==, 0);
 }
 
+/* A member of the group (umask 022) prepares the pool in a folder of its
+ * own; the other member uses it at once. */
+static void
+test_init_by_a_member (Fixture *f, gconstpointer data)
+{
+  g_autofree char *own = test_user_folder (f->tmp, f->users->users[0]);
+  g_autofree char *site = g_build_filename (own, "pool", NULL);
+  g_autofree char *format = test_substitute ("[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n",
+                                             "@DIR@", site);
+  g_autofree char *out = NULL;
+  g_autofree char *status_out = NULL;
+
+  g_assert_cmpint (chmod (own, 0755), ==, 0);
+  test_write_file (f->config, format);
+  g_assert_cmpint (tessera_as (f, f->users->users[0], &out, "init", site, "--group", f->users->group, NULL), ==, 0);
+  g_test_message ("init: %s", out);
+  assert_shared (site, "", f->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (site, "r/jobs", f->users->gid, S_ISGID | S_IRWXG);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->users->users[1], &status_out, "status", NULL), ==, 0);
+  g_assert_nonnull (strstr (status_out, "2 of 2 free"));
+}
+
 /* What init cannot do it refuses before it changes anything. */
 static void
 test_init_refusals (Fixture *f, gconstpointer data)
@@ -247,6 +271,8 @@ main (int argc, char **argv)
               fixture_set_up, test_strict_umask, fixture_tear_down);
   g_test_add ("/sharing/init/then-two-users-share", Fixture, NULL,
               fixture_set_up, test_init_then_share, fixture_tear_down);
+  g_test_add ("/sharing/init/by-a-member", Fixture, NULL,
+              fixture_set_up, test_init_by_a_member, fixture_tear_down);
   g_test_add ("/sharing/init/refusals", Fixture, NULL,
               fixture_set_up, test_init_refusals, fixture_tear_down);
   g_test_add ("/sharing/init/mode-and-group-settings", Fixture, NULL,
