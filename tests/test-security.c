@@ -27,10 +27,7 @@
 
 typedef struct
 {
-  char *tmp;
-  TestUsers *users;
-  char *pool;
-  char *config;
+  TestGroupPool *gp;
   char *state[2];
   char *victim;          /* the first user's, outside the pool */
   char *evil;            /* the second user's own folder */
@@ -94,7 +91,7 @@ sh_as (Fixture *f, const char *user, const char *script)
   g_ptr_array_add (argv, g_strdup ("-ec"));
   g_ptr_array_add (argv, g_strdup (script));
   g_ptr_array_add (argv, g_strdup ("sh"));
-  g_ptr_array_add (argv, g_strdup (f->pool));
+  g_ptr_array_add (argv, g_strdup (f->gp->pool));
   g_ptr_array_add (argv, g_strdup (f->victim));
   g_ptr_array_add (argv, g_strdup (f->evil));
   g_ptr_array_add (argv, NULL);
@@ -107,7 +104,7 @@ sh_as (Fixture *f, const char *user, const char *script)
 static void
 plant (Fixture *f, const char *script)
 {
-  sh_as (f, f->users->users[1], script);
+  sh_as (f, f->gp->users->users[1], script);
 }
 
 static void
@@ -121,14 +118,11 @@ fixture_set_up (Fixture *f, gconstpointer data)
     { "notes.txt", "mine\n" },
   };
 
-  f->users = test_users_new ("tx");
-  f->tmp = test_make_tmpdir ();
-  f->pool = test_make_group_pool (f->tmp, f->users->gid,
-                                  "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
-                                  "[resource m]\ntype=mutex\npath=@DIR@/m\n", &f->config);
+  f->gp = test_group_pool_new ("tx", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
+                                     "[resource m]\ntype=mutex\npath=@DIR@/m\n");
   for (int i = 0; i < 2; i++)
     {
-      f->state[i] = test_user_folder (f->tmp, f->users->users[i]);
+      f->state[i] = test_user_folder (f->gp->tmp, f->gp->users->users[i]);
       g_assert_cmpint (chmod (f->state[i], 0755), ==, 0);
     }
   f->evil = g_strdup (f->state[1]);
@@ -143,18 +137,14 @@ fixture_set_up (Fixture *f, gconstpointer data)
       test_write_file (path, victim_files[i][1]);
       test_set_file_age (path, 7200);
     }
-  test_run_or_fail ((const char *[]) { "chown", "-R", f->users->users[0], f->victim, NULL });
+  test_run_or_fail ((const char *[]) { "chown", "-R", f->gp->users->users[0], f->victim, NULL });
   f->victim_before = snapshot (f->victim);
 }
 
 static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  g_clear_pointer (&f->users, test_users_free);
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
-  g_free (f->pool);
-  g_free (f->config);
+  g_clear_pointer (&f->gp, test_group_pool_free);
   for (int i = 0; i < 2; i++)
     g_free (f->state[i]);
   g_free (f->victim);
@@ -206,7 +196,7 @@ tessera_v (Fixture *f, const char * const *wrap, GBytes **out, GBytes **err, con
 
   for (guint i = 0; wrap != NULL && wrap[i] != NULL; i++)
     g_ptr_array_add (argv, g_strdup (wrap[i]));
-  test_argv_tessera_as (argv, f->users->users[0], f->state[0], f->config, BOUND_S);
+  test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S);
   for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
     g_ptr_array_add (argv, g_strdup (arg));
   g_ptr_array_add (argv, NULL);
@@ -246,7 +236,7 @@ spawn_as_first (Fixture *f, const char * const *wrap, const char * const *args)
     g_ptr_array_add (argv, g_strdup (*a));
   for (guint i = 0; wrap != NULL && wrap[i] != NULL; i++)
     g_ptr_array_add (argv, g_strdup (wrap[i]));
-  test_argv_tessera_as (argv, f->users->users[0], f->state[0], f->config, BOUND_S);
+  test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S);
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, g_strdup (args[i]));
   g_ptr_array_add (argv, NULL);
@@ -434,7 +424,7 @@ hold_as_second (Fixture *f, const char *need)
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   Helper *holder;
 
-  test_argv_tessera_as (argv, f->users->users[1], f->state[1], f->config, BOUND_S * 4);
+  test_argv_tessera_as (argv, f->gp->users->users[1], f->state[1], f->gp->config, BOUND_S * 4);
   for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL };
        *a != NULL; a++)
     g_ptr_array_add (argv, g_strdup (*a));
@@ -487,7 +477,7 @@ test_intents_folder_shared (Fixture *f, gconstpointer data)
 {
   g_autoptr(Helper) holder = NULL;
   g_autoptr(GBytes) out = NULL;
-  g_autofree char *intents = g_build_filename (f->pool, "m", "intents", NULL);
+  g_autofree char *intents = g_build_filename (f->gp->pool, "m", "intents", NULL);
   GStatBuf st;
 
   make_pool (f);
@@ -495,7 +485,7 @@ test_intents_folder_shared (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "run", "--timeout", "0.5", "--need", "m", "--", "true", NULL),
                    ==, 75);
   g_assert_cmpint (g_lstat (intents, &st), ==, 0);
-  g_assert_cmpuint (st.st_gid, ==, f->users->gid);
+  g_assert_cmpuint (st.st_gid, ==, f->gp->users->gid);
   g_assert_cmpuint (st.st_mode & (S_ISGID | S_IRWXG), ==, S_ISGID | S_IRWXG);
   release_held (holder);
 }
@@ -565,7 +555,7 @@ test_hidepid (Fixture *f, gconstpointer data)
                            "mount -t proc -o hidepid=2 proc /proc && exec \"$@\"", "sh", NULL };
   g_autoptr(Helper) holder = NULL;
   g_autofree char *text = NULL;
-  g_autofree char *jobs = g_build_filename (f->pool, "r", "jobs", NULL);
+  g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
   guint before;
 
   make_pool (f);
@@ -579,7 +569,7 @@ test_hidepid (Fixture *f, gconstpointer data)
 
     for (guint i = 0; hidden[i] != NULL; i++)
       g_ptr_array_add (ps, g_strdup (hidden[i]));
-    test_argv_as_user (ps, f->users->users[0], BOUND_S);
+    test_argv_as_user (ps, f->gp->users->users[0], BOUND_S);
     g_ptr_array_add (ps, g_strdup ("sh"));
     g_ptr_array_add (ps, g_strdup ("-c"));
     g_ptr_array_add (ps, g_strdup ("ls /proc | grep -c '^[0-9]'"));

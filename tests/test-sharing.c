@@ -13,29 +13,19 @@
 
 typedef struct
 {
-  char *tmp;
-  TestUsers *users;
-  char *config;
-  char *pool;
+  TestGroupPool *gp;
 } Fixture;
 
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  f->users = test_users_new ("ts");
-  f->tmp = test_make_tmpdir ();
-  f->pool = test_make_group_pool (f->tmp, f->users->gid,
-                                  "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n", &f->config);
+  f->gp = test_group_pool_new ("ts", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n");
 }
 
 static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  g_clear_pointer (&f->users, test_users_free);
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
-  g_free (f->config);
-  g_free (f->pool);
+  g_clear_pointer (&f->gp, test_group_pool_free);
 }
 
 /* Runs `tessera ARGS…` as @user with umask 022; returns its exit status
@@ -44,12 +34,12 @@ static int
 tessera_as (Fixture *f, const char *user, char **out, const char *first, ...)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *state = test_user_folder (f->tmp, user);
+  g_autofree char *state = test_user_folder (f->gp->tmp, user);
   g_autoptr(GBytes) bytes = NULL;
   va_list ap;
   int status;
 
-  test_argv_tessera_as (argv, user, state, f->config, 120);
+  test_argv_tessera_as (argv, user, state, f->gp->config, 120);
   va_start (ap, first);
   for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
     g_ptr_array_add (argv, g_strdup (arg));
@@ -68,11 +58,11 @@ test_two_users_share_a_pool (Fixture *f, gconstpointer data)
   g_autofree char *out_b = NULL;
   g_autofree char *out_status = NULL;
 
-  g_assert_cmpint (tessera_as (f, f->users->users[0], &out_a, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out_a, "run", "--need", "r", "--", "true", NULL), ==, 0);
   g_test_message ("first user: %s", out_a);
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &out_b, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out_b, "run", "--need", "r", "--", "true", NULL), ==, 0);
   g_test_message ("second user: %s", out_b);
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &out_status, "status", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out_status, "status", NULL), ==, 0);
   g_assert_nonnull (strstr (out_status, "2 of 2 free"));
 }
 
@@ -84,16 +74,16 @@ test_strict_umask (Fixture *f, gconstpointer data)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GBytes) bytes = NULL;
-  g_autofree char *state = test_user_folder (f->tmp, f->users->users[0]);
+  g_autofree char *state = test_user_folder (f->gp->tmp, f->gp->users->users[0]);
   g_autofree char *out = NULL;
   g_autofree char *status_out = NULL;
-  g_autofree char *informations = g_build_filename (f->pool, "r", "informations.json", NULL);
+  g_autofree char *informations = g_build_filename (f->gp->pool, "r", "informations.json", NULL);
   GStatBuf st;
 
-  test_argv_as_user (argv, f->users->users[0], 120);
+  test_argv_as_user (argv, f->gp->users->users[0], 120);
   for (const char *const *a = (const char *[]) { "sh", "-c", "umask 077; exec \"$@\"", "sh", NULL }; *a != NULL; a++)
     g_ptr_array_add (argv, g_strdup (*a));
-  test_argv_tessera (argv, state, f->config);
+  test_argv_tessera (argv, state, f->gp->config);
   for (const char *const *a = (const char *[]) { "run", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
     g_ptr_array_add (argv, g_strdup (*a));
   g_ptr_array_add (argv, NULL);
@@ -108,10 +98,10 @@ test_strict_umask (Fixture *f, gconstpointer data)
       g_test_incomplete ("informations.json written by a user with umask 077 is not the group's (core fix pending)");
       return;
     }
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &status_out, "status", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &status_out, "status", NULL), ==, 0);
   g_test_message ("second user's status: %s", status_out);
   g_assert_nonnull (strstr (status_out, "2 of 2 free"));
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
 }
 
 /* `tessera init PATH ARGS…`, run by root (a site's administrator) with
@@ -128,8 +118,8 @@ init_as_root (Fixture *f, const char *umask_text, const char *path, ...)
   for (const char *const *a = (const char *[]) { "sh", "-c", script, "sh", "env", NULL }; *a != NULL; a++)
     g_ptr_array_add (argv, g_strdup (*a));
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
-  g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->tmp));
-  for (const char *const *a = (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->config, "init", path,
+  g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->gp->tmp));
+  for (const char *const *a = (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->gp->config, "init", path,
                                                  NULL }; *a != NULL; a++)
     g_ptr_array_add (argv, g_strdup (*a));
   va_start (ap, path);
@@ -160,10 +150,10 @@ assert_shared (const char *folder, const char *name, guint gid, guint bits)
 static char *
 use_site (Fixture *f, const char *format)
 {
-  char *site = g_build_filename (f->tmp, "site", NULL);
+  char *site = g_build_filename (f->gp->tmp, "site", NULL);
   g_autofree char *content = test_substitute (format, "@DIR@", site);
 
-  test_write_file (f->config, content);
+  test_write_file (f->gp->config, content);
   return site;
 }
 
@@ -178,23 +168,23 @@ test_init_then_share (Fixture *f, gconstpointer data)
                                        "[resource m]\ntype=mutex\npath=@DIR@/m\n");
   g_autofree char *r = g_build_filename (site, "r", NULL);
 
-  g_assert_cmpint (init_as_root (f, "077", site, "--group", f->users->group, NULL), ==, 0);
-  assert_shared (site, "", f->users->gid, S_ISGID | S_IRWXG);
-  assert_shared (r, "", f->users->gid, S_ISGID | S_IRWXG);
-  assert_shared (r, "jobs", f->users->gid, S_ISGID | S_IRWXG);
-  assert_shared (r, "ipc.lock", f->users->gid, S_IRGRP | S_IWGRP);
-  assert_shared (r, "informations.json", f->users->gid, S_IRGRP);
-  assert_shared (site, "m/jobs", f->users->gid, S_ISGID | S_IRWXG);
+  g_assert_cmpint (init_as_root (f, "077", site, "--group", f->gp->users->group, NULL), ==, 0);
+  assert_shared (site, "", f->gp->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "", f->gp->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "jobs", f->gp->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "ipc.lock", f->gp->users->gid, S_IRGRP | S_IWGRP);
+  assert_shared (r, "informations.json", f->gp->users->gid, S_IRGRP);
+  assert_shared (site, "m/jobs", f->gp->users->gid, S_ISGID | S_IRWXG);
 
   for (int i = 0; i < 2; i++)
     {
       g_clear_pointer (&out, g_free);
-      g_assert_cmpint (tessera_as (f, f->users->users[i], &out, "run", "--need", "r", "--need", "m", "--", "true", NULL),
+      g_assert_cmpint (tessera_as (f, f->gp->users->users[i], &out, "run", "--need", "r", "--need", "m", "--", "true", NULL),
                        ==, 0);
       g_test_message ("user %d: %s", i, out);
     }
   g_clear_pointer (&out, g_free);
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "status", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "status", NULL), ==, 0);
   g_assert_nonnull (strstr (out, "r (countertoken): 2 of 2 free"));
   g_assert_nonnull (strstr (out, "m (mutex): 1 of 1 free"));
 }
@@ -206,7 +196,7 @@ test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
 {
   g_autofree char *out = NULL;
   g_autofree char *format = g_strdup_printf ("[resource p]\ntype=countertoken\npath=@DIR@/p\ntotal=1\n"
-                                             "mode=2770\ngroup=%s\n", f->users->group);
+                                             "mode=2770\ngroup=%s\n", f->gp->users->group);
   g_autofree char *site = use_site (f, format);
   g_autofree char *p = g_build_filename (site, "p", NULL);
   GStatBuf st;
@@ -214,12 +204,12 @@ test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
   /* The pool's folder is root's group's; the resource says otherwise. */
   g_assert_cmpint (init_as_root (f, "022", site, "--group", "root", NULL), ==, 0);
   g_assert_cmpint (g_lstat (p, &st), ==, 0);
-  g_assert_cmpuint (st.st_gid, ==, f->users->gid);
+  g_assert_cmpuint (st.st_gid, ==, f->gp->users->gid);
   g_assert_cmpuint (st.st_mode & 07777, ==, 02770);
-  assert_shared (p, "jobs", f->users->gid, 02770);
-  assert_shared (p, "ipc.lock", f->users->gid, 0660);
-  assert_shared (p, "informations.json", f->users->gid, 0660);
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "p", "--", "true", NULL), ==, 0);
+  assert_shared (p, "jobs", f->gp->users->gid, 02770);
+  assert_shared (p, "ipc.lock", f->gp->users->gid, 0660);
+  assert_shared (p, "informations.json", f->gp->users->gid, 0660);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "run", "--need", "p", "--", "true", NULL), ==, 0);
 }
 
 /* A member of the group (umask 022) prepares the pool in a folder of its
@@ -227,7 +217,7 @@ test_init_mode_and_group_settings (Fixture *f, gconstpointer data)
 static void
 test_init_by_a_member (Fixture *f, gconstpointer data)
 {
-  g_autofree char *own = test_user_folder (f->tmp, f->users->users[0]);
+  g_autofree char *own = test_user_folder (f->gp->tmp, f->gp->users->users[0]);
   g_autofree char *site = g_build_filename (own, "pool", NULL);
   g_autofree char *format = test_substitute ("[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n",
                                              "@DIR@", site);
@@ -235,14 +225,14 @@ test_init_by_a_member (Fixture *f, gconstpointer data)
   g_autofree char *status_out = NULL;
 
   g_assert_cmpint (chmod (own, 0755), ==, 0);
-  test_write_file (f->config, format);
-  g_assert_cmpint (tessera_as (f, f->users->users[0], &out, "init", site, "--group", f->users->group, NULL), ==, 0);
+  test_write_file (f->gp->config, format);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "init", site, "--group", f->gp->users->group, NULL), ==, 0);
   g_test_message ("init: %s", out);
-  assert_shared (site, "", f->users->gid, S_ISGID | S_IRWXG);
-  assert_shared (site, "r/jobs", f->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (site, "", f->gp->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (site, "r/jobs", f->gp->users->gid, S_ISGID | S_IRWXG);
   g_clear_pointer (&out, g_free);
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
-  g_assert_cmpint (tessera_as (f, f->users->users[1], &status_out, "status", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &status_out, "status", NULL), ==, 0);
   g_assert_nonnull (strstr (status_out, "2 of 2 free"));
 }
 

@@ -417,25 +417,41 @@ test_substitute (const char *text, const char *token, const char *value)
   return g_strjoinv (value, parts);
 }
 
-/* A site's shared folder in @tmp (made 0755): group-writable, setgid,
- * @gid's; and a configuration file @config_text beside it, which every
- * user may read. Returns the folder; the file's path in @config. */
-char *
-test_make_group_pool (const char *tmp, guint gid, const char *config_text, char **config)
+/* Two real users of a new group, and a site's shared folder for them in
+ * a new temporary folder (made 0755): group-writable, setgid, the
+ * group's; beside it a configuration file @config_text (@DIR@ standing
+ * for the shared folder) that every user may read. */
+TestGroupPool *
+test_group_pool_new (const char *prefix, const char *config_text)
 {
-  char *pool = g_build_filename (tmp, "pools", NULL);
+  TestGroupPool *gp = g_new0 (TestGroupPool, 1);
   g_autofree char *text = NULL;
 
-  g_assert_cmpint (chmod (tmp, 0755), ==, 0);
-  g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
-  g_assert_cmpint (chown (pool, 0, gid), ==, 0);
-  g_assert_cmpint (chmod (pool, 02775), ==, 0);
-  /* @DIR@ in @config_text: the pool's folder. */
-  text = test_substitute (config_text, "@DIR@", pool);
-  *config = g_build_filename (tmp, "tessera.conf", NULL);
-  test_write_file (*config, text);
-  g_assert_cmpint (chmod (*config, 0644), ==, 0);
-  return pool;
+  gp->users = test_users_new (prefix);
+  gp->tmp = test_make_tmpdir ();
+  gp->pool = g_build_filename (gp->tmp, "pools", NULL);
+  g_assert_cmpint (chmod (gp->tmp, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (gp->pool, 0755), ==, 0);
+  g_assert_cmpint (chown (gp->pool, 0, gp->users->gid), ==, 0);
+  g_assert_cmpint (chmod (gp->pool, 02775), ==, 0);
+  text = test_substitute (config_text, "@DIR@", gp->pool);
+  gp->config = g_build_filename (gp->tmp, "tessera.conf", NULL);
+  test_write_file (gp->config, text);
+  g_assert_cmpint (chmod (gp->config, 0644), ==, 0);
+  return gp;
+}
+
+void
+test_group_pool_free (TestGroupPool *gp)
+{
+  if (gp == NULL)
+    return;
+  test_users_free (gp->users);
+  test_remove_tree (gp->tmp);
+  g_free (gp->tmp);
+  g_free (gp->pool);
+  g_free (gp->config);
+  g_free (gp);
 }
 
 /* A folder @user owns (0700), for its state and its own files. */

@@ -59,7 +59,6 @@ TestUsers *test_users_new        (const char *prefix);
 void     test_users_free         (TestUsers *users);
 char    *test_user_folder        (const char *parent, const char *user);
 char    *test_substitute         (const char *text, const char *token, const char *value);
-char    *test_make_group_pool    (const char *tmp, guint gid, const char *config_text, char **config);
 void     test_argv_as_user       (GPtrArray *argv, const char *user, double timeout_s);
 void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char *state, const char *config,
                                   double timeout_s);
@@ -67,5 +66,17 @@ void     test_argv_tessera       (GPtrArray *argv, const char *state, const char
 int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TestUsers, test_users_free)
+
+/* Those users' shared folder (setgid, the group's) and a configuration. */
+typedef struct
+{
+  char *tmp;         /* all of it, removed after */
+  TestUsers *users;
+  char *pool;        /* the shared folder */
+  char *config;
+} TestGroupPool;
+
+TestGroupPool *test_group_pool_new  (const char *prefix, const char *config_text);
+void     test_group_pool_free    (TestGroupPool *gp);
 
 G_END_DECLS
