@@ -141,13 +141,16 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
 {
   int dir_fd = _tessera_mutex_open_intents (tessera_tracked_dynamic_resource_get_lock_folder
                                               (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)), FALSE);
-  DIR *dir = dir_fd >= 0 ? fdopendir (dup (dir_fd)) : NULL;
+  int list_fd = dir_fd >= 0 ? dup (dir_fd) : -1;
+  DIR *dir = list_fd >= 0 ? fdopendir (list_fd) : NULL;
   struct dirent *d;
   gboolean waiting = FALSE;
   gint64 now = g_get_real_time () / G_USEC_PER_SEC;
 
   if (dir == NULL)
     {
+      if (list_fd >= 0)
+        close (list_fd);
       if (dir_fd >= 0)
         close (dir_fd);
       return FALSE;
