@@ -4,7 +4,10 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tessera-mutex.h"
 
@@ -100,7 +103,17 @@ tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
 {
   if (self->intent != NULL)
     {
-      g_unlink (self->intent);
+      /* In the real intents/ only (@intent is F/intents/NAME). */
+      g_autofree char *intents = g_path_get_dirname (self->intent);
+      g_autofree char *folder = g_path_get_dirname (intents);
+      g_autofree char *name = g_path_get_basename (self->intent);
+      int dir_fd = _tessera_mutex_open_intents (folder, FALSE);
+      struct stat st;
+
+      if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+        unlinkat (dir_fd, name, 0);
+      if (dir_fd >= 0)
+        close (dir_fd);
       g_clear_pointer (&self->intent, g_free);
     }
 }

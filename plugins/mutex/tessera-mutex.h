@@ -32,5 +32,7 @@ void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, cons
 void     tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self);
 void     tessera_mutex_dependency_set_queued (TesseraMutexDependency *self);
 gboolean tessera_mutex_dependency_take_queued (TesseraMutexDependency *self);
+/* F/intents/ opened without following a link, or -1. */
+int      _tessera_mutex_open_intents (const char *lock_folder, gboolean create);
 
 G_END_DECLS
