@@ -640,8 +640,14 @@ ignore_sighup (gpointer data)
   signal (SIGHUP, SIG_IGN);
 }
 
+static int
+compare_numbers (gconstpointer a, gconstpointer b)
+{
+  return atoi (*(const char * const *) a) - atoi (*(const char * const *) b);
+}
+
 /* `exec 5<file; tessera run … -- sh -c 'cat <&5'` works, and the command
- * gets no descriptor of tessera's own. */
+ * gets no descriptor of tessera's own but the job lock it is told of. */
 static void
 test_inherited_fd (Fixture *f, gconstpointer data)
 {
@@ -651,6 +657,9 @@ test_inherited_fd (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *out = NULL;
+  g_autofree char *expected = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GPtrArray) fds = g_ptr_array_new_with_free_func (g_free);
   int fd;
 
   test_write_file (file, "through fd 5\n");
@@ -660,13 +669,25 @@ test_inherited_fd (Fixture *f, gconstpointer data)
   g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
   process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
                                          "run", "--need", "r", "--", "sh", "-c",
-                                         "cat <&5; exec ls /proc/self/fd", NULL);
+                                         "cat <&5; echo \"$TESSERA_JOB_LOCK_FD\"; exec ls /proc/self/fd", NULL);
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (exit_code (process), ==, 0);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), >=, 3);
+  g_assert_cmpstr (lines[0], ==, "through fd 5");
+  g_assert_cmpint (atoi (lines[1]), >, 5);
   /* ls's own descriptor for the folder is the lowest free one: 3. */
-  g_assert_cmpstr (out, ==, "through fd 5\n0\n1\n2\n3\n5\n");
+  for (guint i = 2; lines[i] != NULL && *lines[i] != '\0'; i++)
+    g_ptr_array_add (fds, g_strdup (lines[i]));
+  g_ptr_array_sort (fds, compare_numbers);
+  expected = g_strdup_printf ("0 1 2 3 5 %s", lines[1]);
+  g_ptr_array_add (fds, NULL);
+  {
+    g_autofree char *got = g_strjoinv (" ", (char **) fds->pdata);
+    g_assert_cmpstr (got, ==, expected);
+  }
 }
 
 /* Under nohup, SIGHUP to the wrapper neither stops it nor reaches the
