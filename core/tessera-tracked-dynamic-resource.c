@@ -774,7 +774,8 @@ holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns
 
       /* A live pid with no start time to compare (experimaestro's spec)
        * may be another process now: the job lock decides too. */
-      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0)
+      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0 &&
+          tessera_process_get_spec (entry->holder) == NULL)
         state = TESSERA_PROCESS_REMOTE;
       if (state == TESSERA_PROCESS_REMOTE)
         {
@@ -802,11 +803,15 @@ holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns
         }
       if (state == TESSERA_PROCESS_UNKNOWN)
         {
-          g_debug ("Holder of %s counts: %s", entry->name, _tessera_process_get_problem (entry->holder));
+          g_debug ("Holder of %s counts: %s", entry->name,
+                   _tessera_process_get_problem (entry->holder) != NULL
+                   ? _tessera_process_get_problem (entry->holder) : "its process type cannot tell");
           if (tessera_dynamic_lock_file_get_process (entry->lock_file) == NULL)
             g_clear_object (&entry->holder);   /* its .pid is read again */
-          else
+          else if (_tessera_process_get_problem (entry->holder) != NULL)
             g_hash_table_remove (priv->attention, entry->name);
+          /* else a plugin could not tell yet (Slurm did not answer): asked
+           * again at the next look, through its cache. */
           return FALSE;
         }
       if (!entry->watched)

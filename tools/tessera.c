@@ -1096,7 +1096,7 @@ typedef struct
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 G_GNUC_NORETURN static void
-gated_child (int gate, int report, char **candidates, char **argv, char **sh_argv, char **envp)
+gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv, char **envp)
 {
   struct sigaction dfl = { 0 }, ign = { 0 };
   gboolean denied = FALSE;
@@ -1119,6 +1119,9 @@ gated_child (int gate, int report, char **candidates, char **argv, char **sh_arg
   if (n != 1 || go != 'g')
     _exit (125);
   close (gate);
+  /* The command keeps the job lock for its whole life. */
+  if (keep_fd >= 0)
+    fcntl (keep_fd, F_SETFD, 0);
 
   for (guint i = 0; candidates[i] != NULL; i++)
     {
@@ -1148,7 +1151,7 @@ gated_child (int gate, int report, char **candidates, char **argv, char **sh_arg
  * posix_spawnp does, so that the child only calls execve(). Descriptors
  * without close-on-exec pass to the command; Tessera's own have it. */
 static gboolean
-gated_spawn (char **command, char **env, Gated *gated, GError **error)
+gated_spawn (char **command, char **env, int keep_fd, Gated *gated, GError **error)
 {
   g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) sh_argv = g_ptr_array_new ();
@@ -1191,7 +1194,7 @@ gated_spawn (char **command, char **env, Gated *gated, GError **error)
     {
       close (gate[1]);
       close (report[0]);
-      gated_child (gate[0], report[1], (char **) candidates->pdata, command, (char **) sh_argv->pdata, env);
+      gated_child (gate[0], report[1], keep_fd, (char **) candidates->pdata, command, (char **) sh_argv->pdata, env);
     }
   pthread_sigmask (SIG_SETMASK, &saved, NULL);
   close (gate[0]);
@@ -1632,6 +1635,7 @@ cmd_run (int argc, char **argv)
   g_autoptr(TesseraProcess) child_process = NULL;
   Gated child = { 0, -1, -1 };
   int exec_errno;
+  int job_lock_fd;
   g_autoptr(GMainLoop) loop = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) env = NULL;
@@ -1730,6 +1734,15 @@ cmd_run (int argc, char **argv)
 
   env = g_get_environ ();
   env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
+  /* The command gets the locked job lock, as flock(1) passes its lock:
+   * the lock then lasts exactly as long as the holding, which is what a
+   * judge that cannot see our pids (another host or pid namespace) uses. */
+  job_lock_fd = tessera_job_dup_lock_fd (job);
+  if (job_lock_fd >= 0)
+    {
+      g_autofree char *text = g_strdup_printf ("%d", job_lock_fd);
+      env = g_environ_setenv (env, "TESSERA_JOB_LOCK_FD", text, TRUE);
+    }
   for (guint i = 0; i < needs->len; i++)
     {
       g_auto(GStrv) extra = tessera_dynamic_dependency_lock_dup_environment (((Need *) g_ptr_array_index (needs, i))->lock);
@@ -1745,8 +1758,10 @@ cmd_run (int argc, char **argv)
    * only once the lock files name it: were this wrapper killed in between,
    * the gate reads end-of-file and the command never runs without a valid
    * holding. */
-  if (!gated_spawn (command, env, &child, &error))
+  if (!gated_spawn (command, env, job_lock_fd, &child, &error))
     status = fail (1, "%s", error->message);
+  if (job_lock_fd >= 0)
+    close (job_lock_fd);
   /* From here a signal goes to the child (at its gate, it ends there);
    * one that came before stops everything. */
   g_mutex_lock (&run_state.lock);
