@@ -2,7 +2,9 @@
 # etcd-fixture.sh start DIR N | stop DIR | kill DIR K | leader DIR
 # A private etcd cluster of N members (1 or 3) whose data and logs live in
 # DIR, on free loopback ports. DIR/endpoints lists the client URLs, comma
-# separated, in member order.
+# separated, in member order. The members are stopped by `stop`, and in
+# any case once the process that ran `start` (the test) has ended, even if
+# it aborted.
 set -euo pipefail
 
 action=$1
@@ -47,6 +49,9 @@ start)
     echo $! >"$dir/pid-$i"
   done
   echo "$endpoints" >"$dir/endpoints"
+  # A test that aborts never calls stop: a watchdog does, once it is gone.
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec bash "$2" stop "$3"' \
+    watchdog "$PPID" "$0" "$dir" </dev/null >/dev/null 2>&1 &
   wait_for 60 healthy
   ;;
 stop)

@@ -2,6 +2,8 @@
 # slurm-fixture.sh start|stop DIR: a private single-node Slurm (munged,
 # slurmctld, slurmd) whose files all live in DIR, on free loopback ports.
 # Clients find it through SLURM_CONF=DIR/slurm.conf. Needs root (as CI).
+# The daemons are stopped by `stop`, and in any case once the process that
+# ran `start` (the test) has ended, even if it aborted.
 set -euo pipefail
 
 action=$1
@@ -69,6 +71,10 @@ CONF
   export SLURM_CONF=$dir/slurm.conf
   slurmctld -f "$SLURM_CONF" -i
   slurmd -f "$SLURM_CONF" -N "$host"
+  # A test that aborts never calls stop: a watchdog does, once it is gone.
+  owner=$PPID
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec bash "$2" stop "$3"' \
+    watchdog "$owner" "$0" "$dir" </dev/null >/dev/null 2>&1 &
   wait_for 60 node_idle
   ;;
 stop)
@@ -79,7 +85,7 @@ stop)
   fi
   stop_pid_file "$dir/slurmctld.pid"
   stop_pid_file "$dir/slurmd.pid"
-  munged --stop --socket="$dir/munge.sock" >/dev/null 2>&1 || true
+  munged --stop --socket="$dir/munge.sock" >/dev/null 2>&1 || stop_pid_file "$dir/munged.pid"
   ;;
 controller-stop)
   stop_pid_file "$dir/slurmctld.pid"
