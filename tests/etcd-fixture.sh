@@ -63,7 +63,8 @@ stop)
   done
   ;;
 kill)
-  kill -9 "$(cat "$dir/pid-$3")"
+  # Already gone (it crashed, say under load) is as good: it is not there.
+  kill -9 "$(cat "$dir/pid-$3")" 2>/dev/null || echo "etcd-fixture: member $3 had already stopped" >&2
   ;;
 leader)
   # The member number (1…N) of the current leader.
