@@ -36,6 +36,7 @@ stop_pid_file () {   # kills the daemon named by a pid file and waits for it
 case $action in
 start)
   mkdir -p "$dir/state" "$dir/spool" "$dir/log"
+  chmod 755 "$dir"   # other users' clients reach munged's socket and slurm.conf
   head -c 1024 /dev/urandom >"$dir/munge.key"
   chmod 600 "$dir/munge.key"
   munged --force --key-file="$dir/munge.key" --socket="$dir/munge.sock" \
@@ -65,6 +66,7 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 MinJobAge=2
+PrivateData=jobs
 NodeName=$host NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8
 CONF

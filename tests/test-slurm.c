@@ -236,6 +236,99 @@ test_hostile_job_id_counts (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
 }
 
+/* With PrivateData=jobs (as many sites set it), a user who does not own a
+ * job is told "Invalid job id" for it while it runs: that is no death.
+ * The fixture's Slurm hides jobs so; root submits, nobody judges. */
+static void
+test_private_job_of_another_user_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *id = submit_job ();
+  g_autofree char *id_json = g_strdup_printf ("\"%s\"", id);
+  g_autofree char *path = NULL;
+  g_autofree char *config = g_build_filename (f->tmp, "tessera.conf", NULL);
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autofree char *text = g_strdup_printf ("[resource token]\ntype=countertoken\npath=%s\n", f->folder);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+  const char *cancel[] = { "scancel", id, NULL };
+  const char *open_up[] = { "chmod", "-R", "a+rwX", f->tmp, NULL };
+  int status;
+
+  wait_until_running (id);
+  path = write_slurm_lock_file (f, "private", id_json);
+  test_write_file (config, text);
+  g_mkdir_with_parents (state, 0777);
+  test_run_or_fail (open_up);
+  test_argv_as_user (argv, "nobody", 120);
+  g_ptr_array_add (argv, g_strdup ("env"));
+  g_ptr_array_add (argv, g_strdup_printf ("SLURM_CONF=%s", g_getenv ("SLURM_CONF")));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
+  test_argv_tessera (argv, state, config);
+  g_ptr_array_add (argv, g_strdup ("run"));
+  g_ptr_array_add (argv, g_strdup ("--no-wait"));
+  g_ptr_array_add (argv, g_strdup ("--need"));
+  g_ptr_array_add (argv, g_strdup ("token"));
+  g_ptr_array_add (argv, g_strdup ("--"));
+  g_ptr_array_add (argv, g_strdup ("true"));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out, NULL);
+  g_test_message ("nobody's run: %d, %.*s", status, (int) g_bytes_get_size (out),
+                  (const char *) g_bytes_get_data (out, NULL));
+  g_assert_cmpint (status, ==, 75);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  test_run_or_fail (cancel);
+}
+
+/* A bare array id names every task: it holds while any task runs, though
+ * squeue lists an ended task first. */
+static void
+test_array_with_an_ended_task_counts (Fixture *f, gconstpointer data)
+{
+  const char *argv[] = { "sbatch", "--parsable", "--output=/dev/null", "--array=0-2", "--wrap",
+                         "if [ \"$SLURM_ARRAY_TASK_ID\" = 0 ]; then exit 0; fi; sleep 600", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *id_json = NULL;
+  g_autofree char *task = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  int status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                               &out, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_strstrip (out);
+  task = g_strdup_printf ("%s_1", out);
+  wait_until_running (task);
+  /* Task 0 has ended when squeue shows it so. */
+  {
+    const char *probe[] = { "squeue", "--noheader", "--states=all", "--format=%i %T", "--jobs", out, NULL };
+    gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+
+    while (TRUE)
+      {
+        g_autofree char *listing = NULL;
+
+        g_assert_true (g_spawn_sync (NULL, (char **) probe, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                     &listing, NULL, NULL, NULL));
+        if (strstr (listing, "_0 COMPLETED") != NULL)
+          break;
+        g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+        g_usleep (G_USEC_PER_SEC / 10);
+      }
+  }
+  id_json = g_strdup_printf ("\"%s\"", out);
+  path = write_slurm_lock_file (f, "array-ended", id_json);
+  counter = open_counter (f);
+  assert_busy (f, counter);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  {
+    const char *cancel[] = { "scancel", out, NULL };
+    test_run_or_fail (cancel);
+  }
+}
+
 /* An array task's id (JOB_TASK) is understood. */
 static void
 test_array_task_counts (Fixture *f, gconstpointer data)
@@ -287,6 +380,8 @@ main (int argc, char **argv)
        test_running_job_counts_then_ended_job_frees);
   ADD ("/slurm/forgotten-job-is-dead", NULL, test_forgotten_job_is_dead);
   ADD ("/slurm/array-task-counts", NULL, test_array_task_counts);
+  ADD ("/slurm/array-with-an-ended-task-counts", NULL, test_array_with_an_ended_task_counts);
+  ADD ("/slurm/private-job-of-another-user-counts", NULL, test_private_job_of_another_user_counts);
   ADD ("/slurm/hostile-job-id-counts", NULL, test_hostile_job_id_counts);
   ADD ("/slurm/controller-down-counts", NULL, test_controller_down_counts);
 #undef ADD
