@@ -6,6 +6,9 @@
 
 #include "tessera-slurm-process-type.h"
 
+#include <string.h>
+#include <unistd.h>
+
 /* TesseraSlurmProcessType:
  *
  * Judges experimaestro's `{"type": "slurm", "pid": "JOBID", …}` holders by
@@ -19,13 +22,19 @@
  * ipc.lock at every look at the folder: a live job is asked again after
  * ALIVE_TTL, an unknown one after UNKNOWN_TTL (so a controller that does
  * not answer costs one timeout per UNKNOWN_TTL, not one per acquire), and
- * an ended job never again. A Slurm that did not answer in time is not
+ * an ended job after an hour (job ids come round again).
+ *
+ * A bare array id names all its tasks: it holds while any task may run.
+ * Where Slurm hides other users' jobs (PrivateData=jobs), "Invalid job
+ * id" may mean "not yours" as well as "over": for any user but root it
+ * then says nothing, and the holder counts. A Slurm that did not answer in time is not
  * asked again, for any job, for UNKNOWN_TTL; a host with no Slurm
  * configuration (no SLURM_CONF, no /etc/slurm/slurm.conf, where squeue
  * would retry for a minute) is never asked. */
 
 #define ALIVE_TTL_US   (5 * G_USEC_PER_SEC)
 #define UNKNOWN_TTL_US (30 * G_USEC_PER_SEC)
+#define DEAD_TTL_US    (G_GINT64_CONSTANT (3600) * G_USEC_PER_SEC)   /* ids come round again */
 #define DEFAULT_TIMEOUT_S 5.0
 #define MAX_CACHED 4096   /* ids come from files anyone may write */
 
@@ -36,6 +45,7 @@ struct _TesseraSlurmProcessType
   GMutex mutex;
   GHashTable *verdicts;   /* job id → Verdict */
   gint64 silent_until;    /* monotonic µs: Slurm did not answer in time */
+  int private_jobs;       /* PrivateData hides others' jobs: -1 not known yet */
 };
 
 typedef struct
@@ -77,14 +87,24 @@ command_timeout (void)
   return value;
 }
 
+/* Where Slurm's clients find their configuration: SLURM_CONF, the usual
+ * places, or the copy a configless node keeps. Without one, squeue would
+ * retry for a minute. */
 static gboolean
 slurm_configured (void)
 {
+  static const char * const places[] = {
+    "/etc/slurm/slurm.conf", "/etc/slurm-llnl/slurm.conf", "/run/slurm/conf/slurm.conf",
+    "/usr/local/etc/slurm.conf",
+  };
   const char *conf = g_getenv ("SLURM_CONF");
 
   if (conf != NULL && *conf != '\0')
     return g_file_test (conf, G_FILE_TEST_IS_REGULAR);
-  return g_file_test ("/etc/slurm/slurm.conf", G_FILE_TEST_IS_REGULAR);
+  for (guint i = 0; i < G_N_ELEMENTS (places); i++)
+    if (g_file_test (places[i], G_FILE_TEST_IS_REGULAR))
+      return TRUE;
+  return FALSE;
 }
 
 /* Only `^[0-9]+(_[0-9]+)?$` (a job, or an array task) is ever passed on,
@@ -217,7 +237,7 @@ run_command (const char * const *argv, int *status, char **out, char **err, gboo
 static TesseraProcessState
 state_from_word (const char *text)
 {
-  g_auto(GStrv) words = g_strsplit_set (text, " \t\n+", 2);
+  g_auto(GStrv) words = g_strsplit_set (text, " \t+", 2);
   const char *word = words[0] != NULL ? words[0] : "";
 
   if (g_strv_contains (alive_states, word))
@@ -225,6 +245,30 @@ state_from_word (const char *text)
   if (g_strv_contains (ended_states, word))
     return TESSERA_PROCESS_DEAD;
   return TESSERA_PROCESS_UNKNOWN;
+}
+
+/* One line per job, or per task of an array: alive if any task may run,
+ * dead only if every one has ended. */
+static TesseraProcessState
+state_from_lines (const char *text)
+{
+  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+  gboolean any = FALSE, unknown = FALSE;
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      TesseraProcessState state;
+
+      g_strstrip (lines[i]);
+      if (*lines[i] == '\0')
+        continue;
+      any = TRUE;
+      state = state_from_word (lines[i]);
+      if (state == TESSERA_PROCESS_ALIVE)
+        return TESSERA_PROCESS_ALIVE;
+      unknown |= state == TESSERA_PROCESS_UNKNOWN;
+    }
+  return any && !unknown ? TESSERA_PROCESS_DEAD : TESSERA_PROCESS_UNKNOWN;
 }
 
 static TesseraProcessState
@@ -245,11 +289,51 @@ ask_sacct (const char *id, gboolean *timed_out)
    * nothing sure. */
   if (*out == '\0')
     return TESSERA_PROCESS_UNKNOWN;
-  return state_from_word (out);
+  return state_from_lines (out);
+}
+
+/* Whether Slurm hides other users' jobs from us (PrivateData=jobs), read
+ * once from `scontrol show config`; root sees every job. */
+static gboolean
+jobs_are_private (TesseraSlurmProcessType *self, gboolean *timed_out)
+{
+  const char *argv[] = { "scontrol", "show", "config", NULL };
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status = -1, known;
+  gboolean private_jobs = TRUE;   /* until Slurm says otherwise */
+
+  if (geteuid () == 0)
+    return FALSE;
+  g_mutex_lock (&self->mutex);
+  known = self->private_jobs;
+  g_mutex_unlock (&self->mutex);
+  if (known >= 0)
+    return known;
+  if (!run_command (argv, &status, &out, &err, timed_out) || status != 0)
+    return TRUE;   /* not known: asked again next time */
+  {
+    g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
+
+    for (guint i = 0; lines[i] != NULL; i++)
+      if (g_str_has_prefix (lines[i], "PrivateData"))
+        {
+          const char *value = strchr (lines[i], '=');
+          g_auto(GStrv) flags = g_strsplit_set (value != NULL ? value + 1 : "", ", ", -1);
+
+          private_jobs = g_strv_contains ((const char * const *) flags, "jobs") ||
+                         g_strv_contains ((const char * const *) flags, "all");
+          break;
+        }
+  }
+  g_mutex_lock (&self->mutex);
+  self->private_jobs = private_jobs;
+  g_mutex_unlock (&self->mutex);
+  return private_jobs;
 }
 
 static TesseraProcessState
-ask_slurm (const char *id, gboolean *timed_out)
+ask_slurm (TesseraSlurmProcessType *self, const char *id, gboolean *timed_out)
 {
   const char *argv[] = {
     "squeue", "--noheader", "--states=all", "--format=%T", "--jobs", id, NULL
@@ -264,17 +348,15 @@ ask_slurm (const char *id, gboolean *timed_out)
     {
       g_strstrip (out);
       if (*out != '\0')
-        return state_from_word (out);
+        return state_from_lines (out);
       return ask_sacct (id, timed_out);
     }
   /* The controller answered and has no such job: it left Slurm's memory
    * (MinJobAge after its end). A job it never knew is judged the same
-   * way: the pool's hosts must all talk to the job's cluster. */
+   * way: the pool's hosts must all talk to the job's cluster. Unless it
+   * hides jobs: then it may be another user's, running. */
   if (err != NULL && strstr (err, "Invalid job id") != NULL)
-    {
-      TesseraProcessState state = ask_sacct (id, timed_out);
-      return state == TESSERA_PROCESS_ALIVE ? TESSERA_PROCESS_ALIVE : TESSERA_PROCESS_DEAD;
-    }
+    return jobs_are_private (self, timed_out) ? TESSERA_PROCESS_UNKNOWN : TESSERA_PROCESS_DEAD;
   g_debug ("slurm: squeue failed for job %s: %s", id, err != NULL ? err : "");
   return TESSERA_PROCESS_UNKNOWN;
 }
@@ -304,17 +386,18 @@ tessera_slurm_process_type_check (TesseraProcessType *type,
   g_mutex_unlock (&self->mutex);
 
   /* Asked without the mutex: another id need not wait for this one. */
-  state = ask_slurm (id, &timed_out);
+  state = ask_slurm (self, id, &timed_out);
+  now = g_get_monotonic_time ();   /* the verdict is as old as the answer */
 
   g_mutex_lock (&self->mutex);
   if (timed_out)
-    self->silent_until = g_get_monotonic_time () + UNKNOWN_TTL_US;
+    self->silent_until = now + UNKNOWN_TTL_US;
   if (g_hash_table_size (self->verdicts) >= MAX_CACHED)
     g_hash_table_remove_all (self->verdicts);
   verdict = g_new (Verdict, 1);
   verdict->state = state;
-  verdict->expires = state == TESSERA_PROCESS_DEAD ? G_MAXINT64
-                     : now + (state == TESSERA_PROCESS_ALIVE ? ALIVE_TTL_US : UNKNOWN_TTL_US);
+  verdict->expires = now + (state == TESSERA_PROCESS_DEAD ? DEAD_TTL_US
+                            : state == TESSERA_PROCESS_ALIVE ? ALIVE_TTL_US : UNKNOWN_TTL_US);
   g_hash_table_replace (self->verdicts, g_strdup (id), verdict);
   g_mutex_unlock (&self->mutex);
   return state;
@@ -347,6 +430,7 @@ static void
 tessera_slurm_process_type_init (TesseraSlurmProcessType *self)
 {
   g_mutex_init (&self->mutex);
+  self->private_jobs = -1;
   self->verdicts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
 }
 
