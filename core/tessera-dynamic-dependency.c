@@ -338,8 +338,7 @@ async_lock_stop (GTask *task)
     _tessera_dynamic_resource_remove_waker (resource, g_steal_pointer (&state->waker));
   if (state->polling)
     {
-      g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
-      tessera_resource_poller_unregister (poller, resource);
+      _tessera_dynamic_resource_end_polling (resource);
       state->polling = FALSE;
     }
   drop_source (&state->next);
@@ -484,12 +483,10 @@ attempt (GTask *task)
     }
   if (state->waker == NULL)
     {
-      g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
-
       state->waker = _tessera_dynamic_resource_add_waker (resource, g_task_get_context (task),
                                                           on_resource_changed, g_object_ref (task),
                                                           g_object_unref);
-      tessera_resource_poller_register (poller, resource);
+      _tessera_dynamic_resource_begin_polling (resource);
       state->polling = TRUE;
     }
   /* Try again when the patience is over, to start reserving. */

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-private.h"
+#include "tessera-poller-private.h"
 
 /**
  * TesseraDynamicResource:
@@ -12,6 +13,17 @@
  * release, a holder's death, a capacity change, a fallback poll); a waiter
  * remembers the generation before trying and sleeps in
  * [method@Tessera.DynamicResource.wait] until it moves.
+ *
+ * While somebody waits, the resource is also polled as a fallback, so that
+ * a missed event (a network file system, an overflowing inotify queue)
+ * costs time but never a hang: Tessera's private thread calls
+ * [vfunc@Tessera.DynamicResource.refresh_state] at growing intervals
+ * (0.1 s, times 1.5 with ±10 % jitter, up to `TESSERA_POLL_INTERVAL_MAX`
+ * seconds, 30 by default, or 2 s for a folder watched without inotify,
+ * where polling is the primary path; `TESSERA_POLL_INTERVAL` sets the
+ * first interval). The interval is kept across the wake-ups of one wait
+ * and starts again only once nobody has waited on the resource for a
+ * while.
  */
 typedef struct
 {
@@ -19,10 +31,20 @@ typedef struct
   GMutex mutex;
   GCond cond;
   guint64 generation;
-  TesseraResourcePoller *poller;
-  double poll_interval_max;   /* 0: the poller's default */
   GList *wakers;              /* Waker*, under mutex */
+
+  /* The fallback polling's back-off, under mutex */
+  TesseraPoller *poller;
+  guint poll_waiters;         /* waits under way */
+  double poll_interval;       /* reached so far; 0: start again */
+  double poll_interval_max;   /* 0: the default */
+  GSource *poll_timer;        /* the next poll, or the back-off's expiry */
 } TesseraDynamicResourcePrivate;
+
+/* How long a resource nobody waits on keeps its polling interval. */
+#define POLL_IDLE_EXPIRY_S 5.0
+
+static void drop_poll_timer (TesseraDynamicResourcePrivate *priv);
 
 /* An asynchronous waiter: @func runs in @context after each change. */
 typedef struct
@@ -76,9 +98,10 @@ tessera_dynamic_resource_finalize (GObject *object)
 
   g_free (priv->name);
   g_list_free_full (priv->wakers, waker_unref);
+  drop_poll_timer (priv);
+  g_clear_pointer (&priv->poller, _tessera_poller_unref);
   g_mutex_clear (&priv->mutex);
   g_cond_clear (&priv->cond);
-  g_clear_object (&priv->poller);
   G_OBJECT_CLASS (tessera_dynamic_resource_parent_class)->finalize (object);
 }
 
@@ -151,7 +174,7 @@ tessera_dynamic_resource_init (TesseraDynamicResource *self)
 
   g_mutex_init (&priv->mutex);
   g_cond_init (&priv->cond);
-  priv->poller = tessera_resource_poller_get_default ();
+  priv->poller = _tessera_poller_get_default ();
 }
 
 /**
@@ -308,7 +331,7 @@ GMainContext *
 _tessera_dynamic_resource_get_context (TesseraDynamicResource *self)
 {
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
-  return tessera_resource_poller_get_context (priv->poller);
+  return _tessera_poller_get_context (priv->poller);
 }
 
 void
@@ -316,13 +339,121 @@ _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
                                                  double                  seconds)
 {
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  g_mutex_lock (&priv->mutex);
   priv->poll_interval_max = seconds;
+  g_mutex_unlock (&priv->mutex);
 }
 
-void
-_tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self)
+static gboolean poll_tick (gpointer data);
+
+/* Called with the mutex held. */
+static double
+poll_interval_max (TesseraDynamicResourcePrivate *priv)
 {
-  tessera_dynamic_resource_refresh_state (self);
+  return priv->poll_interval_max > 0 ? priv->poll_interval_max : _tessera_poll_interval_max ();
+}
+
+static void
+weak_ref_free (gpointer ref)
+{
+  g_weak_ref_clear (ref);
+  g_free (ref);
+}
+
+/* Called with the mutex held (or from finalize). */
+static void
+drop_poll_timer (TesseraDynamicResourcePrivate *priv)
+{
+  if (priv->poll_timer != NULL)
+    {
+      g_source_destroy (priv->poll_timer);
+      g_clear_pointer (&priv->poll_timer, g_source_unref);
+    }
+}
+
+/* Called with the mutex held: arms the next poll, with jitter so that
+ * waiters of many processes do not poll in step, or, once nobody waits,
+ * the expiry of the interval reached. The timer sees the resource through
+ * a weak reference: it never keeps it alive. */
+static void
+schedule_poll (TesseraDynamicResource *self, TesseraDynamicResourcePrivate *priv)
+{
+  double delay_s = priv->poll_waiters > 0 ? priv->poll_interval * g_random_double_range (0.9, 1.1)
+                                          : POLL_IDLE_EXPIRY_S;
+  GWeakRef *ref = g_new (GWeakRef, 1);
+
+  g_weak_ref_init (ref, self);
+  drop_poll_timer (priv);
+  priv->poll_timer = _tessera_poller_add_timer (priv->poller, delay_s, poll_tick, ref, weak_ref_free);
+}
+
+/* Runs in the poller's thread. */
+static gboolean
+poll_tick (gpointer data)
+{
+  g_autoptr(TesseraDynamicResource) self = g_weak_ref_get (data);
+  TesseraDynamicResourcePrivate *priv;
+  gboolean poll = FALSE;
+
+  if (self == NULL)
+    return G_SOURCE_REMOVE;
+  priv = tessera_dynamic_resource_get_instance_private (self);
+  g_mutex_lock (&priv->mutex);
+  /* Rescheduled meanwhile: this tick has been replaced. */
+  if (priv->poll_timer == g_main_current_source ())
+    {
+      if (priv->poll_waiters > 0)
+        {
+          poll = TRUE;
+          priv->poll_interval = MIN (priv->poll_interval * 1.5, poll_interval_max (priv));
+          schedule_poll (self, priv);
+        }
+      else
+        {
+          /* Idle long enough: the next wait starts again at the first
+           * interval. */
+          priv->poll_interval = 0;
+          drop_poll_timer (priv);
+        }
+    }
+  g_mutex_unlock (&priv->mutex);
+
+  if (poll)
+    tessera_dynamic_resource_refresh_state (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* Polls @self as a fallback while somebody waits on it. Each call is
+ * matched by _tessera_dynamic_resource_end_polling(). */
+void
+_tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  g_mutex_lock (&priv->mutex);
+  if (priv->poll_interval == 0)
+    priv->poll_interval = _tessera_poll_interval_initial ();
+  priv->poll_interval = MIN (priv->poll_interval, poll_interval_max (priv));
+  /* The first waiter (again) starts the polls at the interval reached so
+   * far: a waiter woken by a poll that waits again keeps its back-off. */
+  if (priv->poll_waiters++ == 0)
+    schedule_poll (self, priv);
+  g_mutex_unlock (&priv->mutex);
+}
+
+/* Stops polling @self once nobody waits on it any more. */
+void
+_tessera_dynamic_resource_end_polling (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  g_mutex_lock (&priv->mutex);
+  /* Idle: no more polls, but the interval is kept a while for the next
+   * wait (schedule_poll arms the expiry). */
+  if (priv->poll_waiters > 0 && --priv->poll_waiters == 0)
+    schedule_poll (self, priv);
+  g_mutex_unlock (&priv->mutex);
 }
 
 static void
@@ -345,8 +476,9 @@ wake_on_cancel (GCancellable *cancellable, gpointer data)
  * @error: return location for a #GError
  *
  * Blocks until the resource's generation differs from @generation. While
- * it waits, the [class@Tessera.ResourcePoller] polls the resource as a
- * fallback. Works without any main loop in the calling thread.
+ * it waits, Tessera's private thread polls the resource as a fallback
+ * (see [class@Tessera.DynamicResource]). Works without any main loop in
+ * the calling thread.
  *
  * Returns: %TRUE when the state changed, %FALSE with
  *   %TESSERA_ERROR_TIMEOUT at the deadline or `G_IO_ERROR_CANCELLED`
@@ -368,9 +500,7 @@ tessera_dynamic_resource_wait (TesseraDynamicResource  *self,
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
 
-  _tessera_resource_poller_register_full (priv->poller, self,
-                                          priv->poll_interval_max > 0 ? priv->poll_interval_max
-                                                                      : _tessera_poll_interval_max ());
+  _tessera_dynamic_resource_begin_polling (self);
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (wake_on_cancel), priv, NULL);
   _tessera_pause_point ("wait-registered");
@@ -394,7 +524,7 @@ tessera_dynamic_resource_wait (TesseraDynamicResource  *self,
 
   if (cancellable != NULL)
     g_cancellable_disconnect (cancellable, handler);
-  tessera_resource_poller_unregister (priv->poller, self);
+  _tessera_dynamic_resource_end_polling (self);
 
   if (changed)
     return TRUE;

@@ -83,14 +83,13 @@ const char *_tessera_process_get_problem        (TesseraProcess *process);
 TesseraProcess *_tessera_process_new_unknown    (const char     *problem);
 TesseraProcessType *_tessera_process_type_for   (const char     *type_name);
 
-/* Waiting (used by the poller) */
-void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);
+/* Waiting */
 /* The longest polling interval while somebody waits (set once, at init). */
 void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
                                                       double                  seconds);
-void _tessera_resource_poller_register_full (TesseraResourcePoller  *poller,
-                                             TesseraDynamicResource *resource,
-                                             double                  interval_max);
+/* Fallback polling while somebody waits: each begin is matched by an end. */
+void _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self);
+void _tessera_dynamic_resource_end_polling   (TesseraDynamicResource *self);
 gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
                                                 GMainContext           *context,
                                                 GSourceFunc             func,

@@ -157,10 +157,9 @@ do_wait (char **argv)
   g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
   g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
-  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
   g_autoptr(GError) error = NULL;
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  guint64 polls_before;
+  guint polls_before;
 
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
   if (lock != NULL || !g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
@@ -169,7 +168,7 @@ do_wait (char **argv)
       return 1;
     }
   g_clear_error (&error);
-  polls_before = tessera_resource_poller_get_poll_count (poller);
+  polls_before = test_counter_get_polls (counter);
   say ("WAITING");
   lock = tessera_dynamic_dependency_lock (dep, g_ascii_strtod (argv[5], NULL), NULL, &error);
   if (lock == NULL)
@@ -179,8 +178,8 @@ do_wait (char **argv)
       return 1;
     }
   {
-    g_autofree char *line = g_strdup_printf ("ACQUIRED polls=%" G_GUINT64_FORMAT,
-                                             tessera_resource_poller_get_poll_count (poller) - polls_before);
+    g_autofree char *line = g_strdup_printf ("ACQUIRED polls=%u",
+                                             test_counter_get_polls (counter) - polls_before);
     say (line);
   }
   tessera_lock_release (TESSERA_LOCK (lock));

@@ -110,6 +110,7 @@ struct _TestCounter
   gint64 initial_total;
   gint64 total;
   gint64 used;
+  guint polls;      /* atomic */
 };
 
 enum { PROP_0, PROP_TOTAL };
@@ -213,6 +214,15 @@ counter_initialize_informations (TesseraTrackedDynamicResource *res)
   return node;
 }
 
+/* The fallback poll is the only caller of refresh_state: counting its
+ * calls tells a wake-up by an event from one by polling. */
+static void
+counter_refresh_state (TesseraDynamicResource *res)
+{
+  g_atomic_int_inc (&TEST_COUNTER (res)->polls);
+  TESSERA_DYNAMIC_RESOURCE_CLASS (test_counter_parent_class)->refresh_state (res);
+}
+
 static void
 test_counter_class_init (TestCounterClass *klass)
 {
@@ -221,6 +231,7 @@ test_counter_class_init (TestCounterClass *klass)
 
   object_class->set_property = counter_set_property;
   object_class->get_property = counter_get_property;
+  TESSERA_DYNAMIC_RESOURCE_CLASS (klass)->refresh_state = counter_refresh_state;
   tracked->reset_state = counter_reset_state;
   tracked->account_lock_file = counter_account;
   tracked->unaccount_lock_file = counter_unaccount;
@@ -263,6 +274,12 @@ gint64
 test_counter_get_used (TestCounter *self)
 {
   return self->used;
+}
+
+guint
+test_counter_get_polls (TestCounter *self)
+{
+  return (guint) g_atomic_int_get (&self->polls);
 }
 
 TesseraJob *

@@ -22,6 +22,8 @@ G_DECLARE_FINAL_TYPE (TestCounterDependency, test_counter_dependency, TEST, COUN
 TestCounter *test_counter_new       (const char *folder, gint64 total, GError **error);
 gint64       test_counter_get_total (TestCounter *self);
 gint64       test_counter_get_used  (TestCounter *self);
+/* How many fallback polls of the resource ran so far. */
+guint        test_counter_get_polls (TestCounter *self);
 gint64       test_counter_lock_file_get_count (TestCounterLockFile *self);
 
 TesseraDynamicDependency *test_counter_dependency_new (TestCounter *counter, TesseraJob *job, gint64 count);

@@ -377,18 +377,17 @@ static void
 test_backoff_kept_across_wakeups (Fixture *f, gconstpointer data)
 {
   g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
-  g_autoptr(TesseraResourcePoller) poller = tessera_resource_poller_get_default ();
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "patient", "a");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autoptr(GError) error = NULL;
-  guint64 before;
+  guint before;
 
   helper_expect_line (holder, "ACQUIRED", 60);
-  before = tessera_resource_poller_get_poll_count (poller);
+  before = test_counter_get_polls (f->counter);
   lock = tessera_dynamic_dependency_lock (dep, 6, NULL, &error);
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-  g_assert_cmpuint (tessera_resource_poller_get_poll_count (poller) - before, <=, 20);
+  g_assert_cmpuint (test_counter_get_polls (f->counter) - before, <=, 20);
   helper_close_stdin (holder);
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }

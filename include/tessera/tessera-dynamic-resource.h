@@ -10,7 +10,6 @@
 
 #include <gio/gio.h>
 #include <tessera/tessera-version.h>
-#include <tessera/tessera-resource-poller.h>
 #include <tessera/tessera-job.h>
 
 G_BEGIN_DECLS
@@ -24,9 +23,9 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicResource, tessera_dynamic_resource, TESS
 
 /**
  * TesseraDynamicResourceClass:
- * @refresh_state: re-reads the state of the resource; called by the
- *   [class@Tessera.ResourcePoller] as a fallback when events may have been
- *   missed. Runs in the poller's thread.
+ * @refresh_state: re-reads the state of the resource; called by Tessera's
+ *   private poller thread as a fallback when events may have been missed.
+ *   Runs in the poller's thread.
  * @create_dependency: returns a dependency of @job on the resource, as
  *   @request describes it (what `--need NAME=REQUEST` asks for: a count for
  *   a counter token, "2:8192" for two GPUs of 8 GiB, "shared" for a
@@ -39,11 +38,13 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicResource, tessera_dynamic_resource, TESS
  * @self: the resource
  *
  * Re-reads the state of the resource, or marks it for re-reading:
- * called by the [class@Tessera.ResourcePoller] as a fallback when events
- * may have been missed. Runs in the poller's thread, which every resource
- * of the process shares: it must not block (never take ipc.lock here) and
- * must end with [method@Tessera.DynamicResource.notify_changed] when
- * waiters should try again.
+ * called by Tessera's private poller thread as a fallback when events
+ * may have been missed, while somebody waits (see
+ * [class@Tessera.DynamicResource]). Runs in the poller's thread, which
+ * every resource of the process shares: it must not block (never take
+ * ipc.lock here) and must end with
+ * [method@Tessera.DynamicResource.notify_changed] when waiters should try
+ * again.
  */
 
 /**

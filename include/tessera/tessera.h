@@ -14,7 +14,6 @@
 #include <tessera/tessera-job.h>
 #include <tessera/tessera-lock.h>
 #include <tessera/tessera-locks.h>
-#include <tessera/tessera-resource-poller.h>
 #include <tessera/tessera-dynamic-resource.h>
 #include <tessera/tessera-dynamic-lock-file.h>
 #include <tessera/tessera-dynamic-dependency.h>
