@@ -251,6 +251,27 @@ test_init_refusals (Fixture *f, gconstpointer data)
   g_assert_cmpint (init_as_root (f, "022", site, "--type", "countertoken", NULL), ==, 0);
 }
 
+/* A member of the group plants the pool's name as a link to a folder of
+ * root's: init must not hand that folder to the group. */
+static void
+test_init_refuses_a_link (Fixture *f, gconstpointer data)
+{
+  g_autofree char *site = use_site (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n");
+  g_autofree char *victim = g_build_filename (f->gp->tmp, "victim", NULL);
+  g_autofree char *inside = g_build_filename (victim, "r", NULL);
+  struct stat before, after;
+
+  g_assert_cmpint (g_mkdir (victim, 0700), ==, 0);
+  g_assert_cmpint (symlink (victim, site), ==, 0);
+  g_assert_cmpint (stat (victim, &before), ==, 0);
+  g_assert_cmpint (init_as_root (f, "022", site, "--group", f->gp->users->group, NULL), !=, 0);
+  g_assert_cmpint (init_as_root (f, "022", site, NULL), !=, 0);
+  g_assert_cmpint (stat (victim, &after), ==, 0);
+  g_assert_cmpint (after.st_mode, ==, before.st_mode);
+  g_assert_cmpint (after.st_gid, ==, before.st_gid);
+  g_assert_false (g_file_test (inside, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -265,6 +286,8 @@ main (int argc, char **argv)
               fixture_set_up, test_init_by_a_member, fixture_tear_down);
   g_test_add ("/sharing/init/refusals", Fixture, NULL,
               fixture_set_up, test_init_refusals, fixture_tear_down);
+  g_test_add ("/sharing/init/refuses-a-link", Fixture, NULL,
+              fixture_set_up, test_init_refuses_a_link, fixture_tear_down);
   g_test_add ("/sharing/init/mode-and-group-settings", Fixture, NULL,
               fixture_set_up, test_init_mode_and_group_settings, fixture_tear_down);
   return g_test_run ();
