@@ -980,12 +980,25 @@ cmd_init (int argc, char **argv)
       int saved = errno;
       return fail (EXIT_IOERR, _("cannot create the folder %s: %s"), pool, g_strerror (saved));
     }
-  fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* Never through a link: a co-user of a group's folder may have planted
+   * the pool's name as one, to have a folder of ours handed to the group. */
+  fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
     {
       int saved = errno;
+      if (saved == ELOOP || saved == ENOTDIR)
+        return fail (EXIT_IOERR, _("%s is not a folder (a link is never followed there)"), pool);
       return fail (EXIT_IOERR, _("cannot open the folder %s: %s"), pool, g_strerror (saved));
     }
+  {
+    struct stat st;
+
+    if (fstat (fd, &st) < 0 || st.st_uid != geteuid ())
+      {
+        close (fd);
+        return fail (EXIT_IOERR, _("%s belongs to another user: only its owner may prepare it"), pool);
+      }
+  }
   if (group != NULL)
     shared = share_folder (fd, pool, gid);
   else if (stat (parent, &parent_st) == 0 && (parent_st.st_mode & S_IWGRP))
