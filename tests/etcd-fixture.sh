@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# etcd-fixture.sh start DIR N | stop DIR | kill DIR K | leader DIR
+# etcd-fixture.sh start DIR N | stop DIR | kill DIR K | freeze DIR K | thaw DIR K | leader DIR
 # A private etcd cluster of N members (1 or 3) whose data and logs live in
 # DIR, on free loopback ports. DIR/endpoints lists the client URLs, comma
 # separated, in member order. The members are stopped by `stop`, and in
@@ -58,6 +58,7 @@ stop)
   for pidfile in "$dir"/pid-*; do
     [ -e "$pidfile" ] || continue
     pid=$(cat "$pidfile")
+    kill -CONT "$pid" 2>/dev/null || true
     kill "$pid" 2>/dev/null || true
     wait_for 30 sh -c "! kill -0 $pid" || kill -9 "$pid" 2>/dev/null || true
   done
@@ -65,6 +66,12 @@ stop)
 kill)
   # Already gone (it crashed, say under load) is as good: it is not there.
   kill -9 "$(cat "$dir/pid-$3")" 2>/dev/null || echo "etcd-fixture: member $3 had already stopped" >&2
+  ;;
+freeze)
+  kill -STOP "$(cat "$dir/pid-$3")"
+  ;;
+thaw)
+  kill -CONT "$(cat "$dir/pid-$3")"
   ;;
 leader)
   # The member number (1…N) of the current leader.
@@ -78,7 +85,7 @@ leader)
   exit 1
   ;;
 *)
-  echo "usage: $0 start DIR N | stop DIR | kill DIR K | leader DIR" >&2
+  echo "usage: $0 start DIR N | stop DIR | kill DIR K | freeze DIR K | thaw DIR K | leader DIR" >&2
   exit 64
   ;;
 esac

@@ -8,6 +8,7 @@
 #include "tessera-etcd-client.h"
 #include "test-utils.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct
@@ -257,22 +258,60 @@ test_watch (Fixture *f, gconstpointer data)
   }
 }
 
-/* Three members: the leader is killed while a watch is open; calls and
- * the watch go on through the other members after the election. */
-static void
-test_leader_killed (Fixture *f, gconstpointer data)
+/* The member number (1…N) of the leader. */
+static char *
+leader_of (Fixture *f)
 {
   g_autofree char *script = g_test_build_filename (G_TEST_DIST, "etcd-fixture.sh", NULL);
   const char *argv[] = { "bash", script, "leader", f->dir, NULL };
   g_autoptr(GError) error = NULL;
+  char *leader = NULL;
+  int status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                               &leader, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  return g_strstrip (leader);
+}
+
+/* The fixture's client again, with member @first's endpoint first: the
+ * member its calls and watches go to while it answers. */
+static void
+prefer_member (Fixture *f, const char *first)
+{
+  g_auto(GStrv) list = endpoints (f);
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_auto(GStrv) ordered = NULL;
+  g_autoptr(GError) error = NULL;
+  guint k = (guint) atoi (first) - 1;
+
+  g_assert_cmpuint (k, <, g_strv_length (list));
+  g_strv_builder_add (builder, list[k]);
+  for (guint i = 0; list[i] != NULL; i++)
+    if (i != k)
+      g_strv_builder_add (builder, list[i]);
+  ordered = g_strv_builder_end (builder);
+  g_clear_object (&f->client);
+  f->client = tessera_etcd_client_new ((const char * const *) ordered, &error);
+  g_assert_no_error (error);
+}
+
+/* Three members: the leader, which the watch and the calls go to, is
+ * killed; calls and the watch go on through the other members after the
+ * election. */
+static void
+test_leader_killed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
   g_autoptr(TesseraEtcdWatch) watch = NULL;
   g_autoptr(GPtrArray) events = NULL;
-  g_autofree char *leader = NULL;
+  g_autofree char *leader = leader_of (f);
   g_autofree char *end = tessera_etcd_prefix_end ("/k/");
   gint64 revision = 0;
   gint64 start;
-  int status = 0;
 
+  prefer_member (f, leader);
   put (f, "/k/a", "1", 0);
   g_ptr_array_unref (range_prefix (f, "/k/", &revision));
   watch = tessera_etcd_client_watch (f->client, "/k/", end, revision + 1, &error);
@@ -280,12 +319,6 @@ test_leader_killed (Fixture *f, gconstpointer data)
   put (f, "/k/b", "2", 0);
   events = collect_events (watch, 1);
   g_clear_pointer (&events, g_ptr_array_unref);
-
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
-                               &leader, NULL, &status, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_strstrip (leader);
   fixture_run (f, "kill", leader);
 
   start = g_get_monotonic_time ();
@@ -298,6 +331,120 @@ test_leader_killed (Fixture *f, gconstpointer data)
     g_autoptr(GPtrArray) kvs = range_prefix (f, "/k/", NULL);
     g_assert_cmpuint (kvs->len, ==, 3);
   }
+}
+
+/* Three members: the member the watch reads from is frozen (SIGSTOP): it
+ * keeps the stream open and says nothing. The watch goes on through
+ * another member within its idle bound. */
+static void
+test_frozen_member (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autofree char *end = tessera_etcd_prefix_end ("/z/");
+  gint64 revision = 0;
+  gint64 start;
+
+  prefer_member (f, "1");
+  put (f, "/z/a", "1", 0);
+  g_ptr_array_unref (range_prefix (f, "/z/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/z/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  put (f, "/z/b", "2", 0);
+  events = collect_events (watch, 1);
+  g_clear_pointer (&events, g_ptr_array_unref);
+
+  fixture_run (f, "freeze", "1");
+  start = g_get_monotonic_time ();
+  put (f, "/z/c", "3", 0);
+  events = collect_events (watch, 1);
+  g_test_message ("the watch saw a change %.1f s after its member froze",
+                  (g_get_monotonic_time () - start) / 1e6);
+  assert_value (((TesseraEtcdEvent *) g_ptr_array_index (events, 0))->kv, "/z/c", "3");
+  fixture_run (f, "thaw", "1");
+}
+
+/* Large values under a prefix (each near etcd's limit, together well past
+ * one reply's) leave it readable and watchable. */
+static void
+test_large_values (Fixture *f, gconstpointer data)
+{
+  g_autofree char *large = g_strnfill (1300 * 1024, 'v');
+  g_autofree char *end = tessera_etcd_prefix_end ("/big/");
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) kvs = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 revision = 0;
+
+  put (f, "/big/0", "small", 0);
+  g_ptr_array_unref (range_prefix (f, "/big/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/big/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  for (int i = 1; i <= 14; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("/big/%02d", i);
+      put (f, key, large, 0);
+    }
+  kvs = range_prefix (f, "/big/", NULL);
+  g_assert_cmpuint (kvs->len, ==, 15);
+  assert_value (g_ptr_array_index (kvs, 14), "/big/14", large);
+  events = collect_events (watch, 14);
+  assert_value (((TesseraEtcdEvent *) g_ptr_array_index (events, 13))->kv, "/big/14", large);
+}
+
+/* The reply to a conditional put is lost after etcd applied it: the
+ * client, sending it again, must not report a failure while the key it
+ * wrote sits on its lease. */
+static void
+test_lost_reply (Fixture *f, gconstpointer data)
+{
+  g_autofree char *proxy = g_test_build_filename (G_TEST_DIST, "etcd-drop-proxy.py", NULL);
+  g_auto(GStrv) list = endpoints (f);
+  g_autofree char *upstream = g_strdup (strrchr (list[0], ':') + 1);
+  g_autoptr(GSocket) probe = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, 0, NULL);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autofree char *port = NULL;
+  g_autofree char *url = NULL;
+  g_autofree char *ready = NULL;
+  g_autoptr(GSubprocess) relay = NULL;
+  g_autoptr(TesseraEtcdClient) client = NULL;
+  g_autoptr(GBytes) mine = text_bytes ("{\"count\": 1}");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDataInputStream) lines = NULL;
+  gint64 seen = 0, lease;
+  gboolean ok = FALSE;
+
+  g_assert_true (g_socket_bind (probe, any, TRUE, NULL));
+  bound = g_socket_get_local_address (probe, NULL);
+  port = g_strdup_printf ("%u", g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+  g_socket_close (probe, NULL);
+  relay = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "python3", proxy, upstream, port, NULL);
+  g_assert_no_error (error);
+  lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (relay));
+  ready = g_data_input_stream_read_line (lines, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  url = g_strdup_printf ("http://127.0.0.1:%s", port);
+  client = tessera_etcd_client_new ((const char *[]) { url, NULL }, &error);
+  g_assert_no_error (error);
+  lease = tessera_etcd_client_lease_grant (client, 60, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (tessera_etcd_client_range (client, "/r/", "/r0", &seen, NULL, NULL, &error));
+  g_assert_true (tessera_etcd_client_put_if_unchanged (client, "/r/", seen, "/r/jobs/me@1", mine, lease,
+                                                        &ok, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  {
+    g_autoptr(GPtrArray) kvs = range_prefix (f, "/r/", NULL);
+    g_assert_cmpuint (kvs->len, ==, 1);
+  }
+  g_subprocess_force_exit (relay);
+  g_subprocess_wait (relay, NULL, NULL);
 }
 
 /* No member answers: a clear error once the retry time is spent. */
@@ -345,7 +492,10 @@ main (int argc, char **argv)
   ADD ("/etcd/client/watch", NULL, test_watch);
   ADD ("/etcd/client/nobody-answers", NULL, test_nobody_answers);
   ADD ("/etcd/client/bad-endpoints", NULL, test_bad_endpoints);
+  ADD ("/etcd/client/large-values", NULL, test_large_values);
+  ADD ("/etcd/client/lost-reply", NULL, test_lost_reply);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
+  ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD
 
   return g_test_run ();

@@ -39,6 +39,7 @@
 #define MAX_MESSAGE (16 * 1024 * 1024)
 #define REQUEST_TIMEOUT_S 10
 #define DEFAULT_RETRY_TIME_S 30.0
+#define WATCH_IDLE_S 20
 
 /* gRPC status codes that the gateway puts in "code". */
 #define GRPC_NOT_FOUND 5
@@ -271,7 +272,9 @@ tessera_etcd_client_new (const char * const *endpoints,
       return NULL;
     }
   self->session = soup_session_new_with_options ("timeout", REQUEST_TIMEOUT_S, "idle-timeout", 60, NULL);
-  self->streams = soup_session_new_with_options ("timeout", 0, NULL);
+  /* A member that stops (frozen, cut off) keeps its streams open and says
+   * nothing: a watch silent for this long is opened again elsewhere. */
+  self->streams = soup_session_new_with_options ("timeout", WATCH_IDLE_S, NULL);
   return g_steal_pointer (&self);
 }
 
@@ -392,12 +395,58 @@ pause_for (double seconds, GCancellable *cancellable, GError **error)
 
 typedef enum { ANSWERED, TRY_ANOTHER, FAILED, REAUTHENTICATE } Outcome;
 
+/* Reads a reply body, refusing one larger than MAX_MESSAGE before it is
+ * all in memory. */
+static GBytes *
+read_bounded (GInputStream *stream, GCancellable *cancellable, gboolean *too_large, GError **error)
+{
+  g_autoptr(GByteArray) body = g_byte_array_new ();
+  guint8 chunk[65536];
+
+  while (TRUE)
+    {
+      gssize n = g_input_stream_read (stream, chunk, sizeof chunk, cancellable, error);
+
+      if (n < 0)
+        return NULL;
+      if (n == 0)
+        break;
+      if (body->len + (gsize) n > MAX_MESSAGE)
+        {
+          *too_large = TRUE;
+          g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_BAD_REPLY,
+                       _("etcd sent a reply larger than %d bytes"), MAX_MESSAGE);
+          return NULL;
+        }
+      g_byte_array_append (body, chunk, (guint) n);
+    }
+  return g_byte_array_free_to_bytes (g_steal_pointer (&body));
+}
+
+/* Whether a request that failed this way may still have been applied. */
+static gboolean
+maybe_applied (const GError *error)
+{
+  if (error == NULL)
+    return TRUE;
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE) ||
+      g_error_matches (error, G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND))
+    return FALSE;
+  /* etcd refused before proposing: nothing was applied. */
+  if (error->domain == TESSERA_ETCD_ERROR && strstr (error->message, "no leader") != NULL)
+    return FALSE;
+  return TRUE;
+}
+
 /* One request to one endpoint. */
 static Outcome
 call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, const char *body,
-           const char *token, JsonNode **reply, GCancellable *cancellable, GError **error)
+           const char *token, JsonNode **reply, gboolean *too_large, GCancellable *cancellable, GError **error)
 {
   g_autoptr(SoupMessage) message = new_request (self, endpoint, method, body, token);
+  g_autoptr(GInputStream) stream = NULL;
   g_autoptr(GBytes) bytes = NULL;
   g_autoptr(JsonNode) root = NULL;
   JsonObject *object;
@@ -405,9 +454,11 @@ call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, co
   gint64 code;
   const char *text;
 
-  bytes = soup_session_send_and_read (self->session, message, cancellable, error);
+  stream = soup_session_send (self->session, message, cancellable, error);
+  if (stream != NULL)
+    bytes = read_bounded (stream, cancellable, too_large, error);
   if (bytes == NULL)
-    return g_cancellable_is_cancelled (cancellable) ? FAILED : TRY_ANOTHER;
+    return g_cancellable_is_cancelled (cancellable) || *too_large ? FAILED : TRY_ANOTHER;
   status = soup_message_get_status (message);
   root = parse_reply (bytes, error);
   if (root == NULL)
@@ -439,6 +490,8 @@ call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, co
   return FAILED;
 }
 
+static JsonNode *call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
+                            gboolean *doubt, gboolean *too_large, GCancellable *cancellable, GError **error);
 static JsonNode *call (TesseraEtcdClient *self, const char *method, JsonNode *request,
                        GCancellable *cancellable, GError **error);
 static JsonNode *new_request_node (JsonObject **object);
@@ -482,10 +535,12 @@ dup_token (TesseraEtcdClient *self, GCancellable *cancellable, GError **error)
 }
 
 /* Sends @request to `/v3/METHOD`, riding out members that do not answer
- * and elections, for up to the retry time. */
+ * and elections, for up to the retry time. @doubt tells whether an attempt
+ * before the one that answered may have been applied (its reply was lost):
+ * the answer then says nothing of what that attempt did. */
 static JsonNode *
-call (TesseraEtcdClient *self, const char *method, JsonNode *request,
-      GCancellable *cancellable, GError **error)
+call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
+           gboolean *doubt, gboolean *too_large, GCancellable *cancellable, GError **error)
 {
   g_autofree char *body = json_to_string (request, FALSE);
   gboolean authenticating = g_str_equal (method, "auth/authenticate");
@@ -520,7 +575,8 @@ call (TesseraEtcdClient *self, const char *method, JsonNode *request,
                 }
             }
           g_clear_error (&last);
-          outcome = call_once (self, self->endpoints[i], method, body, token, &reply, cancellable, &last);
+          outcome = call_once (self, self->endpoints[i], method, body, token, &reply, too_large,
+                               cancellable, &last);
           if (outcome == ANSWERED)
             {
               g_mutex_lock (&self->mutex);
@@ -538,6 +594,8 @@ call (TesseraEtcdClient *self, const char *method, JsonNode *request,
               k--;
               continue;
             }
+          if (outcome == TRY_ANOTHER && maybe_applied (last))
+            *doubt = TRUE;
           if (outcome != TRY_ANOTHER)
             {
               if (last == NULL)
@@ -557,6 +615,15 @@ call (TesseraEtcdClient *self, const char *method, JsonNode *request,
                _("No etcd endpoint answered (%s): %s"), self->endpoints[0],
                last != NULL ? last->message : "?");
   return NULL;
+}
+
+static JsonNode *
+call (TesseraEtcdClient *self, const char *method, JsonNode *request,
+      GCancellable *cancellable, GError **error)
+{
+  gboolean doubt = FALSE, too_large = FALSE;
+
+  return call_full (self, method, request, &doubt, &too_large, cancellable, error);
 }
 
 static JsonNode *
@@ -581,6 +648,31 @@ header_revision (JsonObject *reply)
   return member_int (member_object (reply, "header"), "revision");
 }
 
+/* One page of a range read: at most @limit keys from @key, at @revision
+ * (0: the latest). */
+static JsonNode *
+range_page (TesseraEtcdClient *self, const char *key, gsize key_length, const char *range_end,
+            gint64 revision, gint64 limit, gboolean *too_large, GCancellable *cancellable, GError **error)
+{
+  JsonObject *object;
+  g_autoptr(JsonNode) request = new_request_node (&object);
+  gboolean doubt = FALSE;
+
+  set_bytes (object, "key", key, key_length);
+  if (range_end != NULL)
+    set_key (object, "range_end", range_end);
+  set_int (object, "limit", limit);
+  if (revision > 0)
+    set_int (object, "revision", revision);
+  return call_full (self, "kv/range", request, &doubt, too_large, cancellable, error);
+}
+
+#define RANGE_PAGE 512
+
+/* Reads every key from @key to @range_end (just @key without one) at one
+ * revision, in pages: a page too large to read (large values) is read
+ * again in smaller ones, so that a few large values under a prefix do not
+ * make the whole of it unreadable. */
 gboolean
 tessera_etcd_client_range (TesseraEtcdClient  *self,
                            const char         *key,
@@ -590,43 +682,73 @@ tessera_etcd_client_range (TesseraEtcdClient  *self,
                            GCancellable       *cancellable,
                            GError            **error)
 {
-  JsonObject *object;
-  g_autoptr(JsonNode) request = new_request_node (&object);
-  g_autoptr(JsonNode) reply = NULL;
   g_autoptr(GPtrArray) result = g_ptr_array_new_with_free_func ((GDestroyNotify) tessera_etcd_kv_free);
-  JsonObject *answer;
-  JsonNode *list;
+  g_autofree char *next = g_strdup (key);
+  gsize next_length = strlen (key);
+  gint64 at = 0;
+  gint64 limit = RANGE_PAGE;
 
   g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
 
-  set_key (object, "key", key);
-  if (range_end != NULL)
-    set_key (object, "range_end", range_end);
-  reply = call (self, "kv/range", request, cancellable, error);
-  if (reply == NULL)
-    return FALSE;
-  answer = json_node_get_object (reply);
-  list = json_object_get_member (answer, "kvs");
-  if (list != NULL && !JSON_NODE_HOLDS_ARRAY (list))
+  while (TRUE)
     {
-      g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_BAD_REPLY, _("etcd sent “kvs” that is not a list"));
-      return FALSE;
-    }
-  for (guint i = 0; list != NULL && i < json_array_get_length (json_node_get_array (list)); i++)
-    {
-      JsonNode *item = json_array_get_element (json_node_get_array (list), i);
-      TesseraEtcdKv *kv;
+      g_autoptr(GError) local = NULL;
+      gboolean too_large = FALSE;
+      g_autoptr(JsonNode) reply = range_page (self, next, next_length, range_end, at, limit, &too_large,
+                                              cancellable, &local);
+      JsonObject *answer;
+      JsonNode *list;
+      guint n;
 
-      if (!JSON_NODE_HOLDS_OBJECT (item) || (kv = kv_from_json (json_node_get_object (item), error)) == NULL)
+      if (reply == NULL)
         {
-          if (error != NULL && *error == NULL)
-            g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_BAD_REPLY, _("etcd sent a key-value that is not an object"));
+          if (too_large && limit > 1)
+            {
+              limit /= 2;
+              continue;
+            }
+          g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      g_ptr_array_add (result, kv);
+      answer = json_node_get_object (reply);
+      if (at == 0)
+        at = header_revision (answer);
+      list = json_object_get_member (answer, "kvs");
+      if (list != NULL && !JSON_NODE_HOLDS_ARRAY (list))
+        {
+          g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_BAD_REPLY, _("etcd sent “kvs” that is not a list"));
+          return FALSE;
+        }
+      n = list != NULL ? json_array_get_length (json_node_get_array (list)) : 0;
+      for (guint i = 0; i < n; i++)
+        {
+          JsonNode *item = json_array_get_element (json_node_get_array (list), i);
+          TesseraEtcdKv *kv;
+
+          if (!JSON_NODE_HOLDS_OBJECT (item) || (kv = kv_from_json (json_node_get_object (item), error)) == NULL)
+            {
+              if (error != NULL && *error == NULL)
+                g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_BAD_REPLY,
+                             _("etcd sent a key-value that is not an object"));
+              return FALSE;
+            }
+          g_ptr_array_add (result, kv);
+        }
+      if (range_end == NULL || !json_object_get_boolean_member_with_default (answer, "more", FALSE) || n == 0)
+        break;
+      /* The next page starts just after the last key: that key and a NUL. */
+      {
+        const char *last = ((TesseraEtcdKv *) g_ptr_array_index (result, result->len - 1))->key;
+
+        next_length = strlen (last) + 1;
+        g_free (next);
+        next = g_malloc0 (next_length + 1);
+        memcpy (next, last, next_length - 1);
+      }
+      limit = MIN (limit * 2, RANGE_PAGE);
     }
   if (revision != NULL)
-    *revision = header_revision (answer);
+    *revision = at;
   if (kvs != NULL)
     *kvs = g_steal_pointer (&result);
   return TRUE;
@@ -716,6 +838,7 @@ tessera_etcd_client_put_if_unchanged (TesseraEtcdClient *self,
   JsonArray *compares = json_array_new ();
   JsonObject *operation = json_object_new ();
   JsonArray *success = json_array_new ();
+  gboolean doubt = FALSE, too_large = FALSE;
 
   g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
   g_return_val_if_fail (end != NULL, FALSE);
@@ -732,12 +855,29 @@ tessera_etcd_client_put_if_unchanged (TesseraEtcdClient *self,
   json_array_add_object_element (success, operation);
   json_object_set_array_member (object, "success", success);
 
-  reply = call (self, "kv/txn", request, cancellable, error);
+  reply = call_full (self, "kv/txn", request, &doubt, &too_large, cancellable, error);
   if (reply == NULL)
     return FALSE;
   *succeeded = json_object_get_boolean_member_with_default (json_node_get_object (reply), "succeeded", FALSE);
   if (revision != NULL)
     *revision = header_revision (json_node_get_object (reply));
+  if (!*succeeded && doubt)
+    {
+      /* An earlier attempt whose reply was lost may have put the key, and
+       * this one failed because of it: the key, with our value on our
+       * lease, says so. */
+      g_autoptr(GPtrArray) found = NULL;
+
+      if (!tessera_etcd_client_range (self, key, NULL, NULL, &found, cancellable, error))
+        return FALSE;
+      if (found->len == 1 && ((TesseraEtcdKv *) g_ptr_array_index (found, 0))->lease == lease &&
+          value != NULL && g_bytes_equal (((TesseraEtcdKv *) g_ptr_array_index (found, 0))->value, value))
+        {
+          *succeeded = TRUE;
+          if (revision != NULL)
+            *revision = ((TesseraEtcdKv *) g_ptr_array_index (found, 0))->mod_revision;
+        }
+    }
   return TRUE;
 }
 
@@ -844,6 +984,7 @@ struct _TesseraEtcdWatch
   GThread *thread;
   gint64 next_revision;        /* where a new stream starts; the thread's */
   gint64 revision;             /* the last one handed out; the reader's */
+  GPtrArray *pending;          /* events of a change still in fragments */
 };
 
 /* Splits a stream of JSON objects ({…}{…} or one per line) into its
@@ -941,7 +1082,8 @@ emit_message (const char *data, gsize length, gpointer user_data)
   if (result != NULL && watch->next_revision == 0 && member_int (member_object (result, "header"), "revision") > 0)
     watch->next_revision = member_int (member_object (result, "header"), "revision") + 1;
   if (result != NULL && member_int (member_object (result, "header"), "revision") > 0 &&
-      json_object_has_member (result, "events"))
+      json_object_has_member (result, "events") &&
+      !json_object_get_boolean_member_with_default (result, "fragment", FALSE))
     {
       gint64 newest = 0;
       JsonNode *events = json_object_get_member (result, "events");
@@ -983,8 +1125,9 @@ read_stream (TesseraEtcdWatch *watch, const char *endpoint, gboolean *got_any, G
   set_key (create, "key", watch->key);
   if (watch->range_end != NULL)
     set_key (create, "range_end", watch->range_end);
-  if (watch->next_revision > 0)
-    set_int (create, "start_revision", watch->next_revision);
+  set_int (create, "start_revision", watch->next_revision);
+  /* Large changes come in pieces (each under etcd's request limit). */
+  json_object_set_boolean_member (create, "fragment", TRUE);
   json_object_set_object_member (object, "create_request", create);
   body = json_to_string (request, FALSE);
   token = dup_token (client, watch->cancellable, error);
@@ -994,6 +1137,9 @@ read_stream (TesseraEtcdWatch *watch, const char *endpoint, gboolean *got_any, G
       return FALSE;
     }
   message = new_request (client, endpoint, "watch", body, token);
+  /* A member that has lost its leader ends the watch instead of keeping
+   * it open on a view that no longer moves. */
+  soup_message_headers_replace (soup_message_get_request_headers (message), "Grpc-Metadata-hasleader", "true");
   stream = soup_session_send (client->streams, message, watch->cancellable, error);
   if (stream == NULL)
     {
@@ -1089,6 +1235,9 @@ tessera_etcd_client_watch (TesseraEtcdClient  *self,
   TesseraEtcdWatch *watch;
 
   g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), NULL);
+  /* Always from a known revision: a watch "from now" that is reopened
+   * would lose what came in between. */
+  g_return_val_if_fail (start_revision > 0, NULL);
 
   watch = g_new0 (TesseraEtcdWatch, 1);
   watch->client = g_object_ref (self);
@@ -1190,14 +1339,20 @@ tessera_etcd_watch_next (TesseraEtcdWatch  *watch,
             item_free (item);
             return NULL;
           }
-        if (member_int (result, "compact_revision") > 0 ||
-            json_object_get_boolean_member_with_default (result, "canceled", FALSE))
+        if (member_int (result, "compact_revision") > 0)
           {
             g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_COMPACTED,
                          _("etcd compacted the revisions this watch needs (up to %" G_GINT64_FORMAT ")"),
                          member_int (result, "compact_revision"));
             item_free (item);
             return NULL;
+          }
+        if (json_object_get_boolean_member_with_default (result, "canceled", FALSE))
+          {
+            /* Cancelled for another reason (its member lost the leader):
+             * the reading thread opens it again elsewhere. */
+            item_free (item);
+            continue;
           }
         if (!json_object_has_member (result, "events"))
           {
@@ -1206,14 +1361,28 @@ tessera_etcd_watch_next (TesseraEtcdWatch  *watch,
             continue;
           }
         events = events_of (result, error);
-        if (events != NULL)
+        if (events == NULL)
           {
-            for (guint i = 0; i < events->len; i++)
-              watch->revision = MAX (watch->revision,
-                                     ((TesseraEtcdEvent *) g_ptr_array_index (events, i))->kv->mod_revision);
-            if (revision != NULL)
-              *revision = watch->revision;
+            item_free (item);
+            return NULL;
           }
+        /* A large change comes in fragments: handed out whole. */
+        if (watch->pending == NULL)
+          watch->pending = g_ptr_array_new_with_free_func ((GDestroyNotify) tessera_etcd_event_free);
+        while (events->len > 0)
+          g_ptr_array_add (watch->pending, g_ptr_array_steal_index (events, 0));
+        g_ptr_array_unref (events);
+        if (json_object_get_boolean_member_with_default (result, "fragment", FALSE))
+          {
+            item_free (item);
+            continue;
+          }
+        events = g_steal_pointer (&watch->pending);
+        for (guint i = 0; i < events->len; i++)
+          watch->revision = MAX (watch->revision,
+                                 ((TesseraEtcdEvent *) g_ptr_array_index (events, i))->kv->mod_revision);
+        if (revision != NULL)
+          *revision = watch->revision;
         item_free (item);
         return events;
       }
@@ -1229,6 +1398,7 @@ tessera_etcd_watch_free (TesseraEtcdWatch *watch)
   if (watch->thread != NULL)
     g_thread_join (watch->thread);
   g_async_queue_unref (watch->queue);
+  g_clear_pointer (&watch->pending, g_ptr_array_unref);
   g_object_unref (watch->cancellable);
   g_object_unref (watch->client);
   g_free (watch->key);
