@@ -2,9 +2,9 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -83,9 +83,7 @@ typedef struct
 typedef struct
 {
   char *lock_folder;
-  char *jobs_folder;
-  char *ipc_path;
-  char *info_path;
+  TesseraLockFolder *folder;  /* made at init, from lock_folder */
   GType lock_file_type;
   double min_age;
   double patience;            /* seconds a waiter takes what is free before it reserves */
@@ -186,12 +184,12 @@ lock_both (TesseraTrackedDynamicResource *self, GError **error)
 
   if (PRIV (self)->read_only)
     {
-      fd = _tessera_ipc_lock_acquire_shared (PRIV (self)->ipc_path);
+      fd = _tessera_lock_folder_lock (PRIV (self)->folder, TRUE, NULL);
       if (fd < 0)
         fd = IPC_LOCK_NONE;
     }
   else
-    fd = _tessera_ipc_lock_acquire (PRIV (self)->ipc_path, error);
+    fd = _tessera_lock_folder_lock (PRIV (self)->folder, FALSE, error);
   if (fd >= 0)
     lock_thread (self);
   return fd;
@@ -204,7 +202,7 @@ unlock_both (TesseraTrackedDynamicResource *self, int fd)
 
   PRIV (self)->refresh_changed = FALSE;
   if (fd != IPC_LOCK_NONE)
-    _tessera_ipc_lock_release (fd);
+    _tessera_lock_folder_unlock (fd);
   unlock_thread (self);
   if (changed)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
@@ -607,7 +605,7 @@ static void
 load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct stat *st)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
+  g_autofree char *path = _tessera_lock_folder_dup_job_path (priv->folder, name);
   g_autoptr(GError) error = NULL;
   gboolean holder_unknown = FALSE;
   Entry *entry;
@@ -673,7 +671,7 @@ static char *
 seen_key (TesseraTrackedDynamicResource *self, Entry *entry)
 {
   return g_strdup_printf ("%s/%s\n%" G_GUINT64_FORMAT "\n%" G_GINT64_FORMAT "\n%" G_GINT64_FORMAT,
-                          PRIV (self)->jobs_folder, entry->name, (guint64) entry->ino,
+                          _tessera_lock_folder_get_jobs_path (PRIV (self)->folder), entry->name, (guint64) entry->ino,
                           entry->mtime_ns, (gint64) entry->size);
 }
 
@@ -842,6 +840,7 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   g_autofree char *reason = NULL;
   g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
 
   if (entry->lock_file == NULL)
     {
@@ -859,31 +858,20 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
   /* A read-only view shows the dead holder as dead and leaves it be. */
   if (priv->read_only)
     return TRUE;
-  path = g_build_filename (priv->jobs_folder, entry->name, NULL);
-  {
-    /* Only delete the very file we judged, not one recreated since, and
-     * only in the real jobs/: through a descriptor opened without
-     * following a link, so a folder swapped for a link meanwhile is never
-     * reached. */
-    int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-
-    if (dir_fd >= 0 && fstatat (dir_fd, entry->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        st.st_ino == entry->ino && S_ISREG (st.st_mode))
-      {
-        g_info (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
-        if (unlinkat (dir_fd, entry->name, 0) < 0 && errno != ENOENT)
-          g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
-        if (entry->first_seen_us != 0)
-          {
-            g_autofree char *key = seen_key (self, entry);
-            _tessera_forget_seen (key);
-          }
-        forget_lock_free (self, entry);
-      }
-    if (dir_fd >= 0)
-      close (dir_fd);
-  }
+  path = _tessera_lock_folder_dup_job_path (priv->folder, entry->name);
+  /* Only the very file we judged, never through a link. */
+  if (_tessera_lock_folder_remove_job (priv->folder, entry->name, entry->ino, &error))
+    {
+      g_info (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
+      if (error != NULL)
+        g_warning ("%s", error->message);
+      if (entry->first_seen_us != 0)
+        {
+          g_autofree char *key = seen_key (self, entry);
+          _tessera_forget_seen (key);
+        }
+      forget_lock_free (self, entry);
+    }
   remove_entry (self, entry->name);
   return FALSE;
 }
@@ -898,14 +886,8 @@ examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
  * until we have scanned at a time when that tick was surely over, which
  * we measure on our own monotonic clock from when we first read that
  * mtime — never by comparing the file system's times with our wall clock.
- * Whole-second times tell a coarse file system. */
-static gint64
-mtime_tick_us (gint64 mtime_ns)
-{
-  return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
-}
-
-/* Records the mtime read at @now_mono (taken before the read), after a
+ *
+ * Records the mtime read at @now_mono (taken before the read), after a
  * scan or our own change. */
 static void
 note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 now_mono, gboolean scanned)
@@ -918,7 +900,7 @@ note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 no
       priv->jobs_seen_mono = now_mono;
       priv->jobs_mtime_clean = FALSE;
     }
-  else if (scanned && now_mono - priv->jobs_seen_mono >= mtime_tick_us (mtime_ns))
+  else if (scanned && now_mono - priv->jobs_seen_mono >= _tessera_lock_folder_mtime_tick_us (mtime_ns))
     priv->jobs_mtime_clean = TRUE;
 }
 
@@ -934,7 +916,7 @@ read_informations (TesseraTrackedDynamicResource *self, struct stat *st, GError 
   g_autoptr(GError) local = NULL;
   gsize length;
 
-  if (!_tessera_read_file_nofollow (priv->info_path, &data, &length, st, &local))
+  if (!_tessera_lock_folder_read_informations (priv->folder, &data, &length, st, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, "%s", local->message);
       return NULL;
@@ -942,13 +924,14 @@ read_informations (TesseraTrackedDynamicResource *self, struct stat *st, GError 
   if (!_tessera_json_load (parser, data, length, &local))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                   _("%s is not valid JSON: %s"), priv->info_path, local->message);
+                   _("%s is not valid JSON: %s"), _tessera_lock_folder_get_informations_path (priv->folder),
+                   local->message);
       return NULL;
     }
   if (json_parser_get_root (parser) == NULL)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                   _("%s is empty"), priv->info_path);
+                   _("%s is empty"), _tessera_lock_folder_get_informations_path (priv->folder));
       return NULL;
     }
   return json_node_copy (json_parser_get_root (parser));
@@ -964,11 +947,11 @@ check_informations_locked (TesseraTrackedDynamicResource *self)
   gint64 now_mono = g_get_monotonic_time ();
   struct stat st;
 
-  if (g_lstat (priv->info_path, &st) < 0)
+  if (!_tessera_lock_folder_stat_informations (priv->folder, &st))
     {
       if (priv->info_known)
         g_warning (_("%s disappeared; keeping the last capacity of %s"),
-                   priv->info_path, resource_name (self));
+                   _tessera_lock_folder_get_informations_path (priv->folder), resource_name (self));
       priv->info_known = FALSE;
       return FALSE;
     }
@@ -980,7 +963,7 @@ check_informations_locked (TesseraTrackedDynamicResource *self)
        * read happened after that tick. */
       if (priv->info_clean)
         return FALSE;
-      priv->info_clean = now_mono - priv->info_seen_mono >= mtime_tick_us (priv->info_mtime_ns);
+      priv->info_clean = now_mono - priv->info_seen_mono >= _tessera_lock_folder_mtime_tick_us (priv->info_mtime_ns);
       node = read_informations (self, &st, &error);
       if ((node == NULL && priv->info_node == NULL) ||
           (node != NULL && priv->info_node != NULL && json_node_equal (node, priv->info_node)))
@@ -1009,7 +992,7 @@ check_informations_locked (TesseraTrackedDynamicResource *self)
   if (!KLASS (self)->handle_information_change (self, node, &error))
     {
       g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name (self),
-                 priv->info_path, error->message);
+                 _tessera_lock_folder_get_informations_path (priv->folder), error->message);
       return FALSE;
     }
   return TRUE;
@@ -1095,7 +1078,7 @@ add_jobs_watch (TesseraTrackedDynamicResource *self)
 
   if (priv->inotify_fd < 0 || priv->jobs_wd >= 0)
     return;
-  priv->jobs_wd = inotify_add_watch (priv->inotify_fd, priv->jobs_folder,
+  priv->jobs_wd = inotify_add_watch (priv->inotify_fd, _tessera_lock_folder_get_jobs_path (priv->folder),
                                      IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
                                      IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
                                      IN_ONLYDIR | IN_DONT_FOLLOW);
@@ -1110,7 +1093,7 @@ setup_inotify (TesseraTrackedDynamicResource *self)
    * to be local, another host's change would go unseen, so jobs/ is read
    * under ipc.lock before every decision and the poller is the primary
    * path to wake waiters, with a short interval. */
-  priv->shared_fs = !_tessera_fs_is_local (priv->lock_folder);
+  priv->shared_fs = !_tessera_lock_folder_is_local (priv->folder);
   if (_tessera_inotify_disabled () || priv->shared_fs)
     {
       /* Never below a first interval set on purpose (TESSERA_POLL_INTERVAL). */
@@ -1154,11 +1137,10 @@ static void
 stat_and_load (TesseraTrackedDynamicResource *self, const char *name)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
   Entry *entry = g_hash_table_lookup (priv->cache, name);
   struct stat st;
 
-  if (g_lstat (path, &st) < 0)
+  if (!_tessera_lock_folder_stat_job (priv->folder, name, &st))
     {
       remove_entry (self, name);
       return;
@@ -1168,70 +1150,15 @@ stat_and_load (TesseraTrackedDynamicResource *self, const char *name)
   load_entry (self, name, &st);
 }
 
-static gboolean
-is_lock_file_name (const char *name)
-{
-  return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
-}
-
-/* NAME.json, a dot and six random characters: the temporary file of an
- * atomic write (_tessera_write_file_atomic). */
-static gboolean
-is_temporary_name (const char *name)
-{
-  const char *dot = strrchr (name, '.');
-
-  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
-}
-
-/* A writer killed between its temporary file and the rename leaves the
- * temporary behind; nothing else would ever remove it. A live writer's
- * lasts microseconds, so one older than min-age is a dead writer's. */
-static void
-remove_stale_temporary (TesseraTrackedDynamicResource *self, const char *name)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
-  int dir_fd = priv->read_only ? -1 : open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  struct stat st;
-
-  if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
-      (double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st)) / 1e9 > priv->min_age)
-    {
-      g_info (_("Removing %s, left by a writer that did not finish"), path);
-      unlinkat (dir_fd, name, 0);
-    }
-  if (dir_fd >= 0)
-    close (dir_fd);
-}
-
 static void
 scan_jobs_folder (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GHashTable) seen = _tessera_lock_folder_list_jobs (priv->folder, priv->min_age, priv->read_only);
   g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func (g_free);
   GHashTableIter iter;
   gpointer key;
-  DIR *dir;
-  struct dirent *d;
 
-  {
-    /* Never through a link, should jobs/ have been swapped for one. */
-    int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
-    if (dir == NULL && dir_fd >= 0)
-      close (dir_fd);
-  }
-  if (dir != NULL)
-    {
-      while ((d = readdir (dir)) != NULL)
-        if (is_lock_file_name (d->d_name))
-          g_hash_table_add (seen, g_strdup (d->d_name));
-        else if (is_temporary_name (d->d_name))
-          remove_stale_temporary (self, d->d_name);
-      closedir (dir);
-    }
   g_hash_table_iter_init (&iter, priv->cache);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     if (!g_hash_table_contains (seen, key))
@@ -1264,15 +1191,12 @@ refresh_locked (TesseraTrackedDynamicResource *self)
     priv->view_serial++;
 
   now_mono = g_get_monotonic_time ();
-  if (g_lstat (priv->jobs_folder, &st) < 0)
+  if (!_tessera_lock_folder_stat_jobs (priv->folder, &st))
     {
       if (priv->read_only)
         return;   /* nothing to make, nothing to read: an empty pool */
-      if (mkdir (priv->jobs_folder, 0777) == 0)
-        _tessera_share_like_parent (-1, priv->jobs_folder);
-      else if (errno != EEXIST)
-        g_warning (_("Cannot create %s: %s"), priv->jobs_folder, g_strerror (errno));
-      if (g_lstat (priv->jobs_folder, &st) < 0)
+      _tessera_lock_folder_make_jobs (priv->folder);
+      if (!_tessera_lock_folder_stat_jobs (priv->folder, &st))
         st.st_mode = 0;   /* not a folder: see below */
       scan = TRUE;
     }
@@ -1282,7 +1206,7 @@ refresh_locked (TesseraTrackedDynamicResource *self)
     {
       if (!priv->jobs_hostile)
         g_warning (_("%s is not a folder (a symbolic link?): nothing is read, written or deleted through it; remove it"),
-                   priv->jobs_folder);
+                   _tessera_lock_folder_get_jobs_path (priv->folder));
       priv->jobs_hostile = TRUE;
       return;
     }
@@ -1361,7 +1285,7 @@ note_own_change (TesseraTrackedDynamicResource *self, gint64 mtime_before)
   gint64 now_mono = g_get_monotonic_time ();
 
   if (!watching_jobs (self) && priv->jobs_known && mtime_before == priv->jobs_mtime_ns &&
-      g_lstat (priv->jobs_folder, &st) == 0)
+      _tessera_lock_folder_stat_jobs (priv->folder, &st))
     note_jobs_mtime (self, _tessera_stat_mtime_ns (&st), now_mono, FALSE);
 }
 
@@ -1372,7 +1296,7 @@ jobs_mtime_now (TesseraTrackedDynamicResource *self)
 
   if (watching_jobs (self))
     return -1;
-  return g_lstat (PRIV (self)->jobs_folder, &st) == 0 ? _tessera_stat_mtime_ns (&st) : -1;
+  return _tessera_lock_folder_stat_jobs (PRIV (self)->folder, &st) ? _tessera_stat_mtime_ns (&st) : -1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1410,9 +1334,7 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
     close (priv->inotify_fd);
   watch_box_unref (priv->box);
   g_free (priv->lock_folder);
-  g_free (priv->jobs_folder);
-  g_free (priv->ipc_path);
-  g_free (priv->info_path);
+  _tessera_lock_folder_free (priv->folder);
   g_mutex_clear (&priv->lock);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
 }
@@ -1661,26 +1583,17 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
                    _("%s is not a concrete lock file type"), g_type_name (priv->lock_file_type));
       return FALSE;
     }
-  priv->jobs_folder = g_build_filename (priv->lock_folder, "jobs", NULL);
-  priv->ipc_path = g_build_filename (priv->lock_folder, "ipc.lock", NULL);
-  priv->info_path = g_build_filename (priv->lock_folder, "informations.json", NULL);
+  priv->folder = _tessera_lock_folder_new (priv->lock_folder);
   /* A read-only view of a pool nobody set up yet is an empty pool. */
-  if (!priv->read_only)
-    {
-      if (!_tessera_mkdir_with_parents (priv->jobs_folder, error))
-        return FALSE;
-      /* In a group's shared folder, the pool is the group's (see
-       * _tessera_share_like_parent: only what we own, only when needed). */
-      _tessera_share_like_parent (-1, priv->lock_folder);
-      _tessera_share_like_parent (-1, priv->jobs_folder);
-    }
+  if (!priv->read_only && !_tessera_lock_folder_create (priv->folder, error))
+    return FALSE;
 
   setup_inotify (self);
 
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  if (!g_file_test (priv->info_path, G_FILE_TEST_EXISTS))
+  if (!_tessera_lock_folder_has_informations (priv->folder))
     {
       g_autoptr(JsonNode) initial = KLASS (self)->initialize_informations (self);
       /* Only looking: what the first writer would set up, kept in memory. */
@@ -1689,7 +1602,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
       else if (initial != NULL)
         {
           g_autofree char *text = json_to_string (initial, FALSE);
-          if (!_tessera_write_file_atomic (priv->info_path, text, -1, TRUE, error))
+          if (!_tessera_lock_folder_write_informations (priv->folder, text, error))
             {
               unlock_both (self, fd);
               return FALSE;
@@ -1808,7 +1721,7 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   name = lock_file_name_for (dependency, NULL);
-  return name ? g_build_filename (PRIV (self)->jobs_folder, name, NULL) : NULL;
+  return name && PRIV (self)->folder ? _tessera_lock_folder_dup_job_path (PRIV (self)->folder, name) : NULL;
 }
 
 /**
@@ -1919,7 +1832,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (name == NULL)
     return FALSE;
   job = tessera_dynamic_dependency_get_target (dependency);
-  path = g_build_filename (priv->jobs_folder, name, NULL);
+  path = _tessera_lock_folder_dup_job_path (priv->folder, name);
 
   fd = lock_both (self, error);
   if (fd < 0)
@@ -1930,7 +1843,8 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     {
       unlock_both (self, fd);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("%s is not a folder (a symbolic link?): refusing to use it; remove it"), priv->jobs_folder);
+                   _("%s is not a folder (a symbolic link?): refusing to use it; remove it"),
+                   _tessera_lock_folder_get_jobs_path (priv->folder));
       return FALSE;
     }
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
@@ -2245,7 +2159,7 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   if (ok)
     {
       text = json_to_string (informations, FALSE);
-      ok = _tessera_write_file_atomic (priv->info_path, text, -1, TRUE, error);
+      ok = _tessera_lock_folder_write_informations (priv->folder, text, error);
     }
   priv->info_known = FALSE;
   refresh_locked (self);
