@@ -4,6 +4,7 @@
  */
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
+#include "tessera-resource-informations-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,13 +106,7 @@ typedef struct
   gint64 jobs_seen_mono;      /* our monotonic time when we first read that mtime */
   gboolean jobs_mtime_clean;  /* a scan ran after that mtime's clock tick was over */
 
-  gboolean info_known;
-  gint64 info_mtime_ns;
-  ino_t info_ino;
-  goffset info_size;
-  gint64 info_seen_mono;      /* as for jobs/: see note_jobs_mtime() */
-  gboolean info_clean;
-  JsonNode *info_node;        /* what was last read, NULL when it was broken */
+  TesseraResourceInformations *informations;
 
   WatchBox *box;
   int inotify_fd;
@@ -907,95 +902,18 @@ note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 no
 /* ---------------------------------------------------------------------- */
 /* informations.json */
 
-static JsonNode *
-read_informations (TesseraTrackedDynamicResource *self, struct stat *st, GError **error)
+static gboolean
+apply_informations (gpointer owner, JsonNode *informations, GError **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *data = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) local = NULL;
-  gsize length;
-
-  if (!_tessera_lock_folder_read_informations (priv->folder, &data, &length, st, &local))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, "%s", local->message);
-      return NULL;
-    }
-  if (!_tessera_json_load (parser, data, length, &local))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                   _("%s is not valid JSON: %s"), _tessera_lock_folder_get_informations_path (priv->folder),
-                   local->message);
-      return NULL;
-    }
-  if (json_parser_get_root (parser) == NULL)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                   _("%s is empty"), _tessera_lock_folder_get_informations_path (priv->folder));
-      return NULL;
-    }
-  return json_node_copy (json_parser_get_root (parser));
+  return KLASS (owner)->handle_information_change (owner, informations, error);
 }
 
 /* Applies informations.json when it changed. Thread lock held. */
 static gboolean
 check_informations_locked (TesseraTrackedDynamicResource *self)
 {
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-  gint64 now_mono = g_get_monotonic_time ();
-  struct stat st;
-
-  if (!_tessera_lock_folder_stat_informations (priv->folder, &st))
-    {
-      if (priv->info_known)
-        g_warning (_("%s disappeared; keeping the last capacity of %s"),
-                   _tessera_lock_folder_get_informations_path (priv->folder), resource_name (self));
-      priv->info_known = FALSE;
-      return FALSE;
-    }
-  if (priv->info_known && st.st_ino == priv->info_ino &&
-      _tessera_stat_mtime_ns (&st) == priv->info_mtime_ns && st.st_size == priv->info_size)
-    {
-      /* A peer writing in place (Python's json.dump) in the clock tick we
-       * last read it leaves all three as they were: read it again until a
-       * read happened after that tick. */
-      if (priv->info_clean)
-        return FALSE;
-      priv->info_clean = now_mono - priv->info_seen_mono >= _tessera_lock_folder_mtime_tick_us (priv->info_mtime_ns);
-      node = read_informations (self, &st, &error);
-      if ((node == NULL && priv->info_node == NULL) ||
-          (node != NULL && priv->info_node != NULL && json_node_equal (node, priv->info_node)))
-        return FALSE;
-    }
-  else
-    {
-      priv->info_seen_mono = now_mono;
-      priv->info_clean = FALSE;
-      node = read_informations (self, &st, &error);
-    }
-
-  /* Remember what we looked at, good or bad, so a broken file is reported
-   * once per change rather than on every acquire. */
-  priv->info_known = TRUE;
-  priv->info_ino = st.st_ino;
-  priv->info_mtime_ns = _tessera_stat_mtime_ns (&st);
-  priv->info_size = st.st_size;
-  g_clear_pointer (&priv->info_node, json_node_unref);
-  if (node == NULL)
-    {
-      g_warning (_("Keeping the last capacity of %s: %s"), resource_name (self), error->message);
-      return FALSE;
-    }
-  priv->info_node = json_node_copy (node);
-  if (!KLASS (self)->handle_information_change (self, node, &error))
-    {
-      g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name (self),
-                 _tessera_lock_folder_get_informations_path (priv->folder), error->message);
-      return FALSE;
-    }
-  return TRUE;
+  return _tessera_resource_informations_check (PRIV (self)->informations, resource_name (self),
+                                               apply_informations, self);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1327,7 +1245,7 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
 
   g_hash_table_unref (priv->pid_watches);
   g_hash_table_unref (priv->cache);
-  g_clear_pointer (&priv->info_node, json_node_unref);
+  g_clear_pointer (&priv->informations, _tessera_resource_informations_free);
   g_hash_table_unref (priv->attention);
   g_hash_table_unref (priv->dirty);
   if (priv->inotify_fd >= 0)
@@ -1584,6 +1502,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
       return FALSE;
     }
   priv->folder = _tessera_lock_folder_new (priv->lock_folder);
+  priv->informations = _tessera_resource_informations_new (priv->folder);
   /* A read-only view of a pool nobody set up yet is an empty pool. */
   if (!priv->read_only && !_tessera_lock_folder_create (priv->folder, error))
     return FALSE;
@@ -1599,14 +1518,10 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && priv->read_only)
         KLASS (self)->handle_information_change (self, initial, NULL);
-      else if (initial != NULL)
+      else if (initial != NULL && !_tessera_resource_informations_write (priv->informations, initial, error))
         {
-          g_autofree char *text = json_to_string (initial, FALSE);
-          if (!_tessera_lock_folder_write_informations (priv->folder, text, error))
-            {
-              unlock_both (self, fd);
-              return FALSE;
-            }
+          unlock_both (self, fd);
+          return FALSE;
         }
     }
   KLASS (self)->reset_state (self);
@@ -2117,7 +2032,7 @@ tessera_tracked_dynamic_resource_read_informations (TesseraTrackedDynamicResourc
                                                     GError                        **error)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return read_informations (self, NULL, error);
+  return _tessera_resource_informations_read (PRIV (self)->informations, NULL, error);
 }
 
 /**
@@ -2138,7 +2053,6 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
                                                      GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
-  g_autofree char *text = NULL;
   gboolean ok;
   int fd;
 
@@ -2157,11 +2071,8 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   /* Apply first: a shape the class rejects never reaches the disk. */
   ok = KLASS (self)->handle_information_change (self, informations, error);
   if (ok)
-    {
-      text = json_to_string (informations, FALSE);
-      ok = _tessera_lock_folder_write_informations (priv->folder, text, error);
-    }
-  priv->info_known = FALSE;
+    ok = _tessera_resource_informations_write (priv->informations, informations, error);
+  _tessera_resource_informations_forget (priv->informations);
   refresh_locked (self);
   unlock_both (self, fd);
   if (ok)
