@@ -29,7 +29,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraLockFolder, _tessera_lock_folder_free)
 
 const char *_tessera_lock_folder_get_path         (TesseraLockFolder  *folder);
 const char *_tessera_lock_folder_get_jobs_path    (TesseraLockFolder  *folder);
-const char *_tessera_lock_folder_get_ipc_path     (TesseraLockFolder  *folder);
 const char *_tessera_lock_folder_get_informations_path (TesseraLockFolder *folder);
 char       *_tessera_lock_folder_dup_job_path     (TesseraLockFolder  *folder,
                                                    const char         *name);

@@ -62,12 +62,6 @@ _tessera_lock_folder_get_jobs_path (TesseraLockFolder *folder)
 }
 
 const char *
-_tessera_lock_folder_get_ipc_path (TesseraLockFolder *folder)
-{
-  return folder->ipc_path;
-}
-
-const char *
 _tessera_lock_folder_get_informations_path (TesseraLockFolder *folder)
 {
   return folder->info_path;

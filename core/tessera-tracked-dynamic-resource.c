@@ -2,21 +2,28 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-lock-folder-private.h"
+
+/* The resource is the GObject, its vfunc dispatch and the acquire /
+ * release / record-process protocol; the rest is in units below it. Calls
+ * go one way only (A -> B: A calls B, B never calls A):
+ *
+ *   tracked resource -> lock file cache -> holder monitor -> lock folder -> utils
+ *   tracked resource -> lock file cache -> folder monitor -> lock folder
+ *   tracked resource -> folder monitor, holder monitor (made, started, stopped)
+ *   tracked resource -> resource informations -> lock folder
+ *   tracked resource -> lock folder, watch box
+ *
+ * Upward only through callbacks: the cache's TesseraLockFileCacheCalls
+ * (account, unaccount, name), the informations' TesseraInformationsApply,
+ * and the poller-thread sources (inotify, pidfd), which reach the resource
+ * through a TesseraWatchBox (on_inotify_ready, on_holder_exited here). */
 #include "tessera-folder-monitor-private.h"
 #include "tessera-holder-monitor-private.h"
 #include "tessera-lock-file-cache-private.h"
+#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
-#include "tessera-watch-box-private.h"
 #include "tessera-resource-informations-private.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <glib-unix.h>
-#include <glib/gstdio.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
+#include "tessera-watch-box-private.h"
 
 /**
  * TesseraTrackedDynamicResource:
