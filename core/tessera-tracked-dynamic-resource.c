@@ -382,7 +382,8 @@ tessera_tracked_dynamic_resource_refresh_state (TesseraDynamicResource *resource
   /* Runs in the poller's thread, which never takes ipc.lock: mark the cache
    * for a full re-read and let the waiters do it under ipc.lock. */
   lock_thread (self);
-  _tessera_folder_monitor_force_scan (PRIV (self)->monitor);
+  if (PRIV (self)->monitor != NULL)   /* NULL: not initialized */
+    _tessera_folder_monitor_force_scan (PRIV (self)->monitor);
   unlock_thread (self);
   tessera_dynamic_resource_notify_changed (resource);
 }
