@@ -32,7 +32,7 @@ private_job_files_free (gpointer data)
   g_free (files);
 }
 
-/* A name from a program name: what check_name accepts, never empty. */
+/* A name from a program name: what _tessera_check_name() accepts, never empty. */
 static char *
 sanitize_name (const char *name)
 {
@@ -59,7 +59,7 @@ sanitize_name (const char *name)
  * the folder when the last reference to the job goes. Any thread.
  *
  * Returns: (transfer full): the job, or %NULL with @error set when @name is
- *   not acceptable (see [func@Tessera.check_name]) or the folder cannot be
+ *   not acceptable as a job name (see [ctor@Tessera.Job.new]) or the folder cannot be
  *   made
  */
 TesseraJob *

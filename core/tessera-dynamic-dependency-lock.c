@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-private.h"
+#include "tessera-registry-private.h"
 
 #include <string.h>
 
@@ -36,11 +37,6 @@ static GParamSpec *props[N_PROPS];
 G_DEFINE_TYPE_WITH_PRIVATE (TesseraDynamicDependencyLock, tessera_dynamic_dependency_lock, TESSERA_TYPE_LOCK)
 
 #define PRIV(o) ((TesseraDynamicDependencyLockPrivate *) tessera_dynamic_dependency_lock_get_instance_private (o))
-
-/* (module, class) names → lock class; canonical names per type. */
-static GMutex registry_mutex;
-static GHashTable *class_by_name;   /* "module\x1fclass" → GType */
-static GHashTable *name_by_class;   /* GType → "module\x1fclass" */
 
 static TesseraTrackedDynamicResource *
 tracked_resource (TesseraDynamicDependencyLock *self)
@@ -104,18 +100,15 @@ real_job_started (TesseraDynamicDependencyLock *self, TesseraJob *job,
 static void
 real_to_json (TesseraDynamicDependencyLock *self, JsonObject *object)
 {
-  const char *name;
+  const char *module, *class_name;
   g_autofree char *lock_file_path = NULL;
 
-  g_mutex_lock (&registry_mutex);
-  name = name_by_class ? g_hash_table_lookup (name_by_class, GSIZE_TO_POINTER (G_OBJECT_TYPE (self))) : NULL;
-  if (name != NULL)
+  if (_tessera_registry_lock_class_name (G_OBJECT_TYPE (self), &module, &class_name))
     {
-      json_object_set_string_member (object, "module", name);
-      json_object_set_string_member (object, "class", name + strlen (name) + 1);
+      json_object_set_string_member (object, "module", module);
+      json_object_set_string_member (object, "class", class_name);
     }
-  g_mutex_unlock (&registry_mutex);
-  if (name == NULL)
+  else
     {
       /* Not registered: name the GType, so the job side says what is missing. */
       json_object_set_string_member (object, "module", "tessera");
@@ -403,39 +396,7 @@ tessera_dynamic_dependency_lock_register_class (GType       type,
   g_return_if_fail (g_type_is_a (type, TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
   g_return_if_fail (tessera_check_plugin_name (module, NULL) && tessera_check_plugin_name (class_name, NULL));
 
-  g_mutex_lock (&registry_mutex);
-  if (class_by_name == NULL)
-    {
-      class_by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      name_by_class = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-    }
-  g_hash_table_insert (class_by_name, g_strdup_printf ("%s%c%s", module, 0x1f, class_name),
-                       GSIZE_TO_POINTER (type));
-  if (!g_hash_table_contains (name_by_class, GSIZE_TO_POINTER (type)))
-    {
-      gsize lm = strlen (module), lc = strlen (class_name);
-      char *both = g_malloc (lm + lc + 2);
-      memcpy (both, module, lm + 1);
-      memcpy (both + lm + 1, class_name, lc + 1);
-      g_hash_table_insert (name_by_class, GSIZE_TO_POINTER (type), both);
-    }
-  g_mutex_unlock (&registry_mutex);
-}
-
-GType
-_tessera_lock_class_table_lookup (const char *module,
-                                  const char *class_name)
-{
-  g_autofree char *key = g_strdup_printf ("%s%c%s", module, 0x1f, class_name);
-  GType type = G_TYPE_INVALID;
-
-  /* The core's own class registers itself in its class_init. */
-  g_type_class_unref (g_type_class_ref (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
-  g_mutex_lock (&registry_mutex);
-  if (class_by_name != NULL)
-    type = GPOINTER_TO_SIZE (g_hash_table_lookup (class_by_name, key));
-  g_mutex_unlock (&registry_mutex);
-  return type;
+  _tessera_registry_register_lock_class (type, module, class_name);
 }
 
 /**
@@ -458,6 +419,8 @@ tessera_dynamic_dependency_lock_lookup_class (const char  *module,
                                               const char  *class_name,
                                               GError     **error)
 {
+  /* The core's own class registers itself in its class_init. */
+  g_type_class_unref (g_type_class_ref (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK));
   return tessera_registry_lookup_lock_class (tessera_registry_get_default (), module, class_name, error);
 }
 

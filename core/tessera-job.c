@@ -142,21 +142,13 @@ tessera_job_init (TesseraJob *self)
   self->lock_fd = -1;
 }
 
-/**
- * tessera_check_name:
- * @name: a task id or job identifier from a caller or a file
- * @error: return location for a #GError
- *
- * Checks that @name can become part of a file name in `jobs/` without
- * escaping it: not empty, valid UTF-8, no `/`, no `..`, no control
- * characters.
- *
- * Returns: %TRUE when @name is acceptable, else %FALSE with
- *   %TESSERA_ERROR_INVALID_NAME
- */
+/* Checks that @name (a task id or job identifier from a caller or a file)
+ * can become part of a file name in `jobs/` without escaping it: not
+ * empty, valid UTF-8, no `/`, no `..`, no control characters. Else
+ * %TESSERA_ERROR_INVALID_NAME. */
 gboolean
-tessera_check_name (const char  *name,
-                    GError     **error)
+_tessera_check_name (const char  *name,
+                     GError     **error)
 {
   const char *p;
 
@@ -190,7 +182,7 @@ tessera_check_name (const char  *name,
 
 /**
  * tessera_lock_file_name:
- * @task_id: a task id (checked with [func@Tessera.check_name] by callers)
+ * @task_id: a task id (its names checked by callers)
  * @identifier: a job identifier
  *
  * The seed's `get_job_lock_relpath`: `"{task_id}@{identifier}"` cut to 256
@@ -216,7 +208,8 @@ tessera_lock_file_name (const char *task_id,
  * @job_uri: the absolute path `<job dir>/<name>` of the job
  * @error: return location for a #GError
  *
- * Creates a job after checking its names with [func@Tessera.check_name].
+ * Creates a job after checking its names (not empty, valid UTF-8, no
+ * `/`, no `..`, no control characters).
  *
  * Returns: (transfer full): a new job, or %NULL with @error set
  */
@@ -226,7 +219,7 @@ tessera_job_new (const char  *task_id,
                  const char  *job_uri,
                  GError     **error)
 {
-  if (!tessera_check_name (task_id, error) || !tessera_check_name (identifier, error))
+  if (!_tessera_check_name (task_id, error) || !_tessera_check_name (identifier, error))
     return NULL;
   if (job_uri == NULL || !g_path_is_absolute (job_uri) || !g_utf8_validate (job_uri, -1, NULL))
     {

@@ -46,6 +46,11 @@ int      _tessera_job_lock_take       (const char  *path,
 TesseraJobLockState _tessera_job_lock_probe (const char *path);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 
+/* Task ids and job identifiers: safe as part of a file name in `jobs/`
+ * (tessera-job.c) */
+gboolean _tessera_check_name          (const char  *name,
+                                       GError     **error);
+
 /* Processes */
 gboolean    _tessera_proc_stat        (GPid         pid,
                                        guint64     *start_time,
@@ -126,10 +131,6 @@ void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *se
 void     _tessera_wait_queue_view_free        (TesseraWaitQueueView          *view);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraWaitQueueView, _tessera_wait_queue_view_free)
 double   _tessera_patience_default            (void);
-
-/* (module, class) → lock class, among the registered ones only */
-GType _tessera_lock_class_table_lookup (const char *module,
-                                        const char *class_name);
 
 /* Whether an acquire that failed with @error should wait and try again:
  * the resource is full, or smaller than the request for now. */

@@ -1,46 +1,17 @@
-/* tessera-registry.c
+/* tessera-registry.c: finds resource types and lock classes in plugins:
+ * the search path and its manifests, lookups, and the two type tables
+ * (resource type name → GType, (module, class) → lock class)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-private.h"
+#include "tessera-config-values-private.h"
+#include "tessera-plugin-info-private.h"
+#include "tessera-plugin-module-private.h"
+#include "tessera-registry-private.h"
 
 #include <dlfcn.h>
-#include <gmodule.h>
 #include <string.h>
-
-/**
- * TesseraPluginInfo:
- *
- * What a plugin manifest (`*.plugin`) says, read without loading the
- * module:
- *
- * ```
- * [Plugin]
- * Module=countertoken
- * Name=Counter tokens
- * ResourceTypes=countertoken
- * Classes=tessera.countertoken:CounterTokenLock;experimaestro.tokens:CounterTokenLock
- * ```
- *
- * The module file is `lib<Module>.so` next to the manifest; its entry point
- * is `tessera_<Module>_register_types (GTypeModule *)` (with `-` and `.`
- * turned into `_`), which registers its types with
- * [func@Tessera.Registry.register_resource_type] and
- * [func@Tessera.DynamicDependencyLock.register_class].
- */
-struct _TesseraPluginInfo
-{
-  GObject parent_instance;
-
-  char *module;
-  char *name;
-  char *manifest_path;
-  char *module_path;
-  GStrv resource_types;
-  GStrv classes;
-};
-
-G_DEFINE_FINAL_TYPE (TesseraPluginInfo, tessera_plugin_info, G_TYPE_OBJECT)
 
 /**
  * TesseraRegistry:
@@ -67,89 +38,13 @@ struct _TesseraRegistry
 G_DEFINE_FINAL_TYPE (TesseraRegistry, tessera_registry, G_TYPE_OBJECT)
 
 /* ---------------------------------------------------------------------- */
-/* Modules: one GTypeModule per module name, kept for the process's life,
- * since GTypes registered by a module outlive any unloading. */
+/* The type tables, filled by the plugins' entry points (and the core's own
+ * lock class) and kept for the process's life, like the types. */
 
-#define TESSERA_TYPE_PLUGIN_MODULE (tessera_plugin_module_get_type ())
-G_DECLARE_FINAL_TYPE (TesseraPluginModule, tessera_plugin_module, TESSERA, PLUGIN_MODULE, GTypeModule)
-
-struct _TesseraPluginModule
-{
-  GTypeModule parent_instance;
-
-  char *module_name;
-  char *path;
-  char *error;
-  GModule *library;
-  gboolean in_use;
-};
-
-G_DEFINE_FINAL_TYPE (TesseraPluginModule, tessera_plugin_module, G_TYPE_TYPE_MODULE)
-
-static GRecMutex modules_mutex;
-static GHashTable *modules;          /* module name → TesseraPluginModule */
+static GMutex tables_mutex;
 static GHashTable *resource_types;   /* resource type name → GType */
-
-static char *
-entry_point_name (const char *module_name)
-{
-  char *symbol = g_strdup_printf ("tessera_%s_register_types", module_name);
-
-  for (char *p = symbol; *p; p++)
-    if (*p == '-' || *p == '.')
-      *p = '_';
-  return symbol;
-}
-
-static gboolean
-tessera_plugin_module_load (GTypeModule *type_module)
-{
-  TesseraPluginModule *self = TESSERA_PLUGIN_MODULE (type_module);
-  g_autofree char *symbol = entry_point_name (self->module_name);
-  void (*register_types) (GTypeModule *) = NULL;
-  gpointer address = NULL;
-
-  g_clear_pointer (&self->error, g_free);
-  if (self->library == NULL)
-    {
-      self->library = g_module_open (self->path, G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
-      if (self->library == NULL)
-        {
-          self->error = g_strdup (g_module_error ());
-          return FALSE;
-        }
-    }
-  if (!g_module_symbol (self->library, symbol, &address) || address == NULL)
-    {
-      self->error = g_strdup_printf (_("it has no entry point %s: %s"), symbol, g_module_error ());
-      g_module_close (self->library);
-      self->library = NULL;
-      return FALSE;
-    }
-  /* Types outlive modules: never let the library go. */
-  g_module_make_resident (self->library);
-  memcpy (&register_types, &address, sizeof register_types);
-  register_types (type_module);
-  return TRUE;
-}
-
-static void
-tessera_plugin_module_unload (GTypeModule *type_module)
-{
-  /* Never unloaded: see load(). */
-}
-
-static void
-tessera_plugin_module_class_init (TesseraPluginModuleClass *klass)
-{
-  G_TYPE_MODULE_CLASS (klass)->load = tessera_plugin_module_load;
-  G_TYPE_MODULE_CLASS (klass)->unload = tessera_plugin_module_unload;
-}
-
-static void
-tessera_plugin_module_init (TesseraPluginModule *self)
-{
-}
+static GHashTable *class_by_name;    /* "module\x1fclass" → GType */
+static GHashTable *name_by_class;    /* GType → "module\0class" */
 
 /**
  * tessera_registry_register_resource_type:
@@ -165,238 +60,80 @@ tessera_registry_register_resource_type (const char *type_name,
   g_return_if_fail (tessera_check_plugin_name (type_name, NULL));
   g_return_if_fail (g_type_is_a (type, TESSERA_TYPE_DYNAMIC_RESOURCE));
 
-  g_rec_mutex_lock (&modules_mutex);
+  g_mutex_lock (&tables_mutex);
   if (resource_types == NULL)
     resource_types = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_hash_table_replace (resource_types, g_strdup (type_name), GSIZE_TO_POINTER (type));
-  g_rec_mutex_unlock (&modules_mutex);
+  g_mutex_unlock (&tables_mutex);
 }
 
+/* The GType under @key in one of the tables (which may not exist yet). */
 static GType
-registered_resource_type (const char *type_name)
+table_lookup (GHashTable **table,
+              const char  *key)
 {
   GType type = G_TYPE_INVALID;
 
-  g_rec_mutex_lock (&modules_mutex);
-  if (resource_types != NULL)
-    type = GPOINTER_TO_SIZE (g_hash_table_lookup (resource_types, type_name));
-  g_rec_mutex_unlock (&modules_mutex);
+  g_mutex_lock (&tables_mutex);
+  if (*table != NULL)
+    type = GPOINTER_TO_SIZE (g_hash_table_lookup (*table, key));
+  g_mutex_unlock (&tables_mutex);
   return type;
 }
 
-static gboolean
-module_is_loaded (const char *module_name)
+void
+_tessera_registry_register_lock_class (GType       type,
+                                       const char *module,
+                                       const char *class_name)
 {
-  TesseraPluginModule *module;
-  gboolean loaded;
-
-  g_rec_mutex_lock (&modules_mutex);
-  module = modules ? g_hash_table_lookup (modules, module_name) : NULL;
-  loaded = module != NULL && module->in_use;
-  g_rec_mutex_unlock (&modules_mutex);
-  return loaded;
-}
-
-static gboolean
-ensure_loaded (TesseraPluginInfo *info, GError **error)
-{
-  TesseraPluginModule *module;
-  gboolean ok = TRUE;
-
-  g_rec_mutex_lock (&modules_mutex);
-  if (modules == NULL)
-    modules = g_hash_table_new (g_str_hash, g_str_equal);
-  module = g_hash_table_lookup (modules, info->module);
-  if (module == NULL)
+  g_mutex_lock (&tables_mutex);
+  if (class_by_name == NULL)
     {
-      module = g_object_new (TESSERA_TYPE_PLUGIN_MODULE, NULL);
-      module->module_name = g_strdup (info->module);
-      module->path = g_strdup (info->module_path);
-      g_type_module_set_name (G_TYPE_MODULE (module), info->module);
-      g_hash_table_insert (modules, module->module_name, module);
+      class_by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      name_by_class = g_hash_table_new_full (NULL, NULL, NULL, g_free);
     }
-  if (!module->in_use)
+  g_hash_table_insert (class_by_name, g_strdup_printf ("%s%c%s", module, 0x1f, class_name),
+                       GSIZE_TO_POINTER (type));
+  if (!g_hash_table_contains (name_by_class, GSIZE_TO_POINTER (type)))
     {
-      if (g_type_module_use (G_TYPE_MODULE (module)))
-        module->in_use = TRUE;
-      else
-        {
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND,
-                       _("Cannot load plugin module %s (from %s): %s"),
-                       module->path, info->manifest_path, module->error ? module->error : "?");
-          ok = FALSE;
-        }
+      gsize lm = strlen (module), lc = strlen (class_name);
+      char *both = g_malloc (lm + lc + 2);
+      memcpy (both, module, lm + 1);
+      memcpy (both + lm + 1, class_name, lc + 1);
+      g_hash_table_insert (name_by_class, GSIZE_TO_POINTER (type), both);
     }
-  g_rec_mutex_unlock (&modules_mutex);
-  return ok;
+  g_mutex_unlock (&tables_mutex);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Plugin info */
-
-static void
-tessera_plugin_info_finalize (GObject *object)
-{
-  TesseraPluginInfo *self = TESSERA_PLUGIN_INFO (object);
-
-  g_free (self->module);
-  g_free (self->name);
-  g_free (self->manifest_path);
-  g_free (self->module_path);
-  g_strfreev (self->resource_types);
-  g_strfreev (self->classes);
-  G_OBJECT_CLASS (tessera_plugin_info_parent_class)->finalize (object);
-}
-
-static void
-tessera_plugin_info_class_init (TesseraPluginInfoClass *klass)
-{
-  G_OBJECT_CLASS (klass)->finalize = tessera_plugin_info_finalize;
-}
-
-static void
-tessera_plugin_info_init (TesseraPluginInfo *self)
-{
-}
-
-/**
- * tessera_plugin_info_get_module:
- * @self: a plugin
- *
- * The plugin's module name.
- *
- * Returns: the manifest's `Module`
- */
-const char *
-tessera_plugin_info_get_module (TesseraPluginInfo *self)
-{
-  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
-  return self->module;
-}
-
-/**
- * tessera_plugin_info_get_name:
- * @self: a plugin
- *
- * The plugin's name for people.
- *
- * Returns: the manifest's human-readable `Name`
- */
-const char *
-tessera_plugin_info_get_name (TesseraPluginInfo *self)
-{
-  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
-  return self->name;
-}
-
-/**
- * tessera_plugin_info_get_manifest_path:
- * @self: a plugin
- *
- * Where the plugin's manifest was found.
- *
- * Returns: the manifest file
- */
-const char *
-tessera_plugin_info_get_manifest_path (TesseraPluginInfo *self)
-{
-  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
-  return self->manifest_path;
-}
-
-/**
- * tessera_plugin_info_get_module_path:
- * @self: a plugin
- *
- * Where the plugin's shared module is: `lib<Module>.so` next to the
- * manifest.
- *
- * Returns: the shared module loaded for this plugin
- */
-const char *
-tessera_plugin_info_get_module_path (TesseraPluginInfo *self)
-{
-  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
-  return self->module_path;
-}
-
-/**
- * tessera_plugin_info_get_resource_types:
- * @self: a plugin
- *
- * The manifest's `ResourceTypes`.
- *
- * Returns: (transfer none) (array zero-terminated=1): the resource type
- *   names the plugin provides
- */
-const char * const *
-tessera_plugin_info_get_resource_types (TesseraPluginInfo *self)
-{
-  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
-  return (const char * const *) self->resource_types;
-}
-
-/**
- * tessera_plugin_info_get_classes:
- * @self: a plugin
- *
- * The manifest's `Classes`.
- *
- * Returns: (transfer none) (array zero-terminated=1): the `module:class`
- *   pairs of locks.json the plugin understands
- */
-const char * const *
-tessera_plugin_info_get_classes (TesseraPluginInfo *self)
-{
-  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
-  return (const char * const *) self->classes;
-}
-
-/**
- * tessera_plugin_info_is_loaded:
- * @self: a plugin
- *
- * Whether the plugin's module was loaded.
- *
- * Returns: whether the plugin's module is loaded in this process
- */
 gboolean
-tessera_plugin_info_is_loaded (TesseraPluginInfo *self)
+_tessera_registry_lock_class_name (GType        type,
+                                   const char **module,
+                                   const char **class_name)
 {
-  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), FALSE);
-  return module_is_loaded (self->module);
+  const char *name;
+
+  g_mutex_lock (&tables_mutex);
+  name = name_by_class ? g_hash_table_lookup (name_by_class, GSIZE_TO_POINTER (type)) : NULL;
+  g_mutex_unlock (&tables_mutex);
+  if (name == NULL)
+    return FALSE;
+  /* Never removed nor replaced: the strings stay valid. */
+  *module = name;
+  *class_name = name + strlen (name) + 1;
+  return TRUE;
+}
+
+static GType
+registered_lock_class (const char *module,
+                       const char *class_name)
+{
+  g_autofree char *key = g_strdup_printf ("%s%c%s", module, 0x1f, class_name);
+
+  return table_lookup (&class_by_name, key);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Registry */
-
-/**
- * tessera_check_plugin_name:
- * @name: a module, class or resource type name from data
- * @error: return location for a #GError
- *
- * Checks a name that came from data (a key file's `type=`, a
- * `locks.json` entry) before it is looked up in the manifests.
- *
- * Returns: %TRUE when @name is made of `[A-Za-z0-9_.-]` only, is not
- *   empty, has no `..` and does not start with a dot; else %FALSE with
- *   %TESSERA_ERROR_INVALID_NAME
- */
-gboolean
-tessera_check_plugin_name (const char  *name,
-                           GError     **error)
-{
-  if (name == NULL || *name == '\0' || *name == '.' || strlen (name) > 200 || strstr (name, "..") != NULL)
-    goto bad;
-  for (const char *p = name; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '.' && *p != '-')
-      goto bad;
-  return TRUE;
-bad:
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
-               _("“%s” is not an acceptable plugin, type or class name"), name ? name : "");
-  return FALSE;
-}
 
 static void
 tessera_registry_finalize (GObject *object)
@@ -514,64 +251,6 @@ tessera_registry_get_search_path (TesseraRegistry *self)
   return (const char * const *) self->search_path;
 }
 
-static GStrv
-checked_list (GKeyFile *keyfile, const char *key, gboolean pairs, const char *path)
-{
-  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
-  g_auto(GStrv) values = g_key_file_get_string_list (keyfile, "Plugin", key, NULL, NULL);
-
-  for (guint i = 0; values != NULL && values[i] != NULL; i++)
-    {
-      g_autoptr(GError) error = NULL;
-      g_auto(GStrv) parts = pairs ? g_strsplit (values[i], ":", 2) : NULL;
-      gboolean ok = pairs
-        ? (g_strv_length (parts) == 2 && tessera_check_plugin_name (parts[0], &error) &&
-           tessera_check_plugin_name (parts[1], &error))
-        : tessera_check_plugin_name (values[i], &error);
-
-      if (ok)
-        g_strv_builder_add (builder, values[i]);
-      else
-        g_warning (_("%s: ignoring %s entry “%s”"), path, key, values[i]);
-    }
-  return g_strv_builder_end (builder);
-}
-
-static TesseraPluginInfo *
-read_manifest (const char *dir, const char *file_name)
-{
-  g_autofree char *path = g_build_filename (dir, file_name, NULL);
-  g_autoptr(GKeyFile) keyfile = g_key_file_new ();
-  g_autoptr(GError) error = NULL;
-  g_autofree char *module = NULL;
-  g_autofree char *library = NULL;
-  TesseraPluginInfo *info;
-
-  if (!g_key_file_load_from_file (keyfile, path, G_KEY_FILE_NONE, &error))
-    {
-      g_warning (_("Ignoring plugin manifest %s: %s"), path, error->message);
-      return NULL;
-    }
-  module = g_key_file_get_string (keyfile, "Plugin", "Module", &error);
-  if (module == NULL || !tessera_check_plugin_name (module, &error))
-    {
-      g_warning (_("Ignoring plugin manifest %s: %s"), path, error->message);
-      return NULL;
-    }
-  library = g_strconcat ("lib", module, ".so", NULL);
-  info = g_object_new (TESSERA_TYPE_PLUGIN_INFO, NULL);
-  info->module = g_steal_pointer (&module);
-  info->name = g_key_file_get_locale_string (keyfile, "Plugin", "Name", NULL, NULL);
-  if (info->name == NULL)
-    info->name = g_strdup (info->module);
-  info->manifest_path = g_steal_pointer (&path);
-  /* The module lives next to its manifest: only its name comes from data. */
-  info->module_path = g_build_filename (dir, library, NULL);
-  info->resource_types = checked_list (keyfile, "ResourceTypes", FALSE, info->manifest_path);
-  info->classes = checked_list (keyfile, "Classes", TRUE, info->manifest_path);
-  return info;
-}
-
 static int
 compare_strings (gconstpointer a, gconstpointer b)
 {
@@ -604,18 +283,22 @@ ensure_scanned (TesseraRegistry *self)
       g_ptr_array_sort (names, compare_strings);
       for (guint j = 0; j < names->len; j++)
         {
-          TesseraPluginInfo *info = read_manifest (dir_path, g_ptr_array_index (names, j));
+          TesseraPluginInfo *info = _tessera_plugin_info_new_from_file (dir_path, g_ptr_array_index (names, j));
+          const char *module;
+
           if (info == NULL)
             continue;
           /* Earlier folders of the search path win. */
-          if (g_hash_table_contains (seen, info->module))
+          module = tessera_plugin_info_get_module (info);
+          if (g_hash_table_contains (seen, module))
             {
-              g_debug ("Plugin %s of %s hidden by an earlier one", info->module, info->manifest_path);
+              g_debug ("Plugin %s of %s hidden by an earlier one", module,
+                       tessera_plugin_info_get_manifest_path (info));
               g_object_unref (info);
               continue;
             }
           g_ptr_array_add (self->plugins, info);
-          g_hash_table_add (seen, info->module);
+          g_hash_table_add (seen, (gpointer) module);
         }
     }
 }
@@ -649,10 +332,19 @@ find_plugin (TesseraRegistry *self, const char *wanted, gboolean pair)
   for (guint i = 0; i < self->plugins->len; i++)
     {
       TesseraPluginInfo *info = g_ptr_array_index (self->plugins, i);
-      if (g_strv_contains ((const char * const *) (pair ? info->classes : info->resource_types), wanted))
+      if (g_strv_contains (pair ? tessera_plugin_info_get_classes (info) : tessera_plugin_info_get_resource_types (info),
+                          wanted))
         return info;
     }
   return NULL;
+}
+
+static gboolean
+ensure_loaded (TesseraPluginInfo *info, GError **error)
+{
+  return _tessera_plugin_module_ensure_loaded (tessera_plugin_info_get_module (info),
+                                               tessera_plugin_info_get_module_path (info),
+                                               tessera_plugin_info_get_manifest_path (info), error);
 }
 
 static char *
@@ -703,10 +395,10 @@ tessera_registry_lookup_resource_type (TesseraRegistry  *self,
       g_object_unref (info);
       return G_TYPE_INVALID;
     }
-  type = registered_resource_type (type_name);
+  type = table_lookup (&resource_types, type_name);
   if (type == G_TYPE_INVALID)
     g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND,
-                 _("Plugin %s does not register resource type “%s”"), info->manifest_path, type_name);
+                 _("Plugin %s does not register resource type “%s”"), tessera_plugin_info_get_manifest_path (info), type_name);
   g_object_unref (info);
   return type;
 }
@@ -737,7 +429,7 @@ tessera_registry_lookup_lock_class (TesseraRegistry  *self,
   if (!tessera_check_plugin_name (module, error) || !tessera_check_plugin_name (class_name, error))
     return G_TYPE_INVALID;
 
-  type = _tessera_lock_class_table_lookup (module, class_name);
+  type = registered_lock_class (module, class_name);
   if (type != G_TYPE_INVALID)
     return type;
 
@@ -758,10 +450,10 @@ tessera_registry_lookup_lock_class (TesseraRegistry  *self,
       g_object_unref (info);
       return G_TYPE_INVALID;
     }
-  type = _tessera_lock_class_table_lookup (module, class_name);
+  type = registered_lock_class (module, class_name);
   if (type == G_TYPE_INVALID)
     g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_CLASS_NOT_FOUND,
-                 _("Plugin %s does not register lock class %s"), info->manifest_path, pair);
+                 _("Plugin %s does not register lock class %s"), tessera_plugin_info_get_manifest_path (info), pair);
   g_object_unref (info);
   return type;
 }
@@ -780,124 +472,7 @@ tessera_registry_is_module_loaded (TesseraRegistry *self,
                                    const char      *module)
 {
   g_return_val_if_fail (TESSERA_IS_REGISTRY (self), FALSE);
-  return module_is_loaded (module);
-}
-
-/**
- * tessera_value_from_string:
- * @pspec: the property to set
- * @text: its value as written in a keyfile
- * @value: (out caller-allocates): initialized here to the property's type
- * @error: return location for a #GError
- *
- * Converts configuration text to a property value: integers and doubles
- * in C syntax within the property's range, booleans as true/false,
- * yes/no or 1/0, string lists separated by `;`, enums by nick or name.
- *
- * Returns: %FALSE with %TESSERA_ERROR_INVALID_CONFIGURATION when @text does
- *   not fit the property (@value is then unset)
- */
-gboolean
-tessera_value_from_string (GParamSpec  *pspec,
-                           const char  *text,
-                           GValue      *value,
-                           GError     **error)
-{
-  GType type = G_PARAM_SPEC_VALUE_TYPE (pspec);
-  gboolean ok = TRUE;
-
-  g_return_val_if_fail (G_IS_PARAM_SPEC (pspec) && text != NULL, FALSE);
-  g_value_init (value, type);
-  if (type == G_TYPE_STRING)
-    g_value_set_string (value, text);
-  else if (type == G_TYPE_BOOLEAN)
-    {
-      if (g_ascii_strcasecmp (text, "true") == 0 || g_ascii_strcasecmp (text, "yes") == 0 || strcmp (text, "1") == 0)
-        g_value_set_boolean (value, TRUE);
-      else if (g_ascii_strcasecmp (text, "false") == 0 || g_ascii_strcasecmp (text, "no") == 0 || strcmp (text, "0") == 0)
-        g_value_set_boolean (value, FALSE);
-      else
-        ok = FALSE;
-    }
-  else if (type == G_TYPE_INT || type == G_TYPE_INT64 || type == G_TYPE_LONG)
-    {
-      gint64 v;
-      ok = g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, &v, NULL);
-      if (ok && type == G_TYPE_INT64)
-        g_value_set_int64 (value, v);
-      else if (ok && type == G_TYPE_LONG)
-        g_value_set_long (value, (glong) v);
-      else if (ok)
-        {
-          ok = v >= G_MININT && v <= G_MAXINT;
-          g_value_set_int (value, (int) CLAMP (v, G_MININT, G_MAXINT));
-        }
-    }
-  else if (type == G_TYPE_UINT || type == G_TYPE_UINT64 || type == G_TYPE_ULONG)
-    {
-      guint64 v;
-      ok = g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT64, &v, NULL);
-      if (ok && type == G_TYPE_UINT64)
-        g_value_set_uint64 (value, v);
-      else if (ok && type == G_TYPE_ULONG)
-        g_value_set_ulong (value, (gulong) v);
-      else if (ok)
-        {
-          ok = v <= G_MAXUINT;
-          g_value_set_uint (value, (guint) MIN (v, G_MAXUINT));
-        }
-    }
-  else if (type == G_TYPE_DOUBLE || type == G_TYPE_FLOAT)
-    {
-      char *end = NULL;
-      double v = g_ascii_strtod (text, &end);
-      ok = end != text && *end == '\0';
-      if (type == G_TYPE_DOUBLE)
-        g_value_set_double (value, v);
-      else
-        g_value_set_float (value, (float) v);
-    }
-  else if (type == G_TYPE_STRV)
-    {
-      g_auto(GStrv) parts = g_strsplit (text, ";", -1);
-      g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
-      for (guint i = 0; parts[i] != NULL; i++)
-        if (*g_strstrip (parts[i]) != '\0')
-          g_strv_builder_add (builder, parts[i]);
-      g_value_take_boxed (value, g_strv_builder_end (builder));
-    }
-  else if (G_TYPE_IS_ENUM (type))
-    {
-      GEnumClass *klass = g_type_class_ref (type);
-      GEnumValue *v = g_enum_get_value_by_nick (klass, text);
-      if (v == NULL)
-        v = g_enum_get_value_by_name (klass, text);
-      ok = v != NULL;
-      if (ok)
-        g_value_set_enum (value, v->value);
-      g_type_class_unref (klass);
-    }
-  else
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("Setting “%s” has a type (%s) that cannot be configured"),
-                   g_param_spec_get_name (pspec), g_type_name (type));
-      g_value_unset (value);
-      return FALSE;
-    }
-
-  /* Within the property's own range, too. */
-  if (ok && g_param_value_validate (pspec, value))
-    ok = FALSE;
-  if (!ok)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("“%s” is not a valid value for “%s” (%s expected)"),
-                   text, g_param_spec_get_name (pspec), g_type_name (type));
-      g_value_unset (value);
-      return FALSE;
-    }
-  return TRUE;
+  return _tessera_plugin_module_is_loaded (module);
 }
 
 /**
@@ -911,9 +486,11 @@ tessera_value_from_string (GParamSpec  *pspec,
  *
  * Creates and initializes a resource of a plugin type from text settings,
  * the way a keyfile's `[resource NAME]` group does: each key names a
- * GObject property of the type, converted with
- * [func@Tessera.value_from_string]. A key the type does not have is
- * %TESSERA_ERROR_INVALID_CONFIGURATION.
+ * GObject property of the type, and its value is read as a keyfile value
+ * of the property's type (GKeyFile's integer, 64-bit integer, double,
+ * boolean, string and string list syntax; an enum by nick or name), within
+ * the property's range. A key the type does not have, or a value that does
+ * not fit, is %TESSERA_ERROR_INVALID_CONFIGURATION.
  *
  * Returns: (transfer full): the resource, or %NULL with @error set
  */
@@ -925,12 +502,8 @@ tessera_registry_create_resource (TesseraRegistry     *self,
                                   const char * const  *values,
                                   GError             **error)
 {
-  g_autoptr(GPtrArray) names = g_ptr_array_new ();
-  g_autoptr(GArray) gvalues = g_array_new (FALSE, TRUE, sizeof (GValue));
-  GObjectClass *klass;
-  GObject *object = NULL;
-  GType type;
   guint n = keys ? g_strv_length ((char **) keys) : 0;
+  GType type;
 
   g_return_val_if_fail (TESSERA_IS_REGISTRY (self), NULL);
   g_return_val_if_fail (n == (values ? g_strv_length ((char **) values) : 0), NULL);
@@ -938,33 +511,5 @@ tessera_registry_create_resource (TesseraRegistry     *self,
   type = tessera_registry_lookup_resource_type (self, type_name, error);
   if (type == G_TYPE_INVALID)
     return NULL;
-  g_array_set_clear_func (gvalues, (GDestroyNotify) g_value_unset);
-  klass = g_type_class_ref (type);
-  g_ptr_array_add (names, (gpointer) "name");
-  g_array_set_size (gvalues, 1);
-  g_value_init (&g_array_index (gvalues, GValue, 0), G_TYPE_STRING);
-  g_value_set_string (&g_array_index (gvalues, GValue, 0), name);
-  for (guint i = 0; i < n; i++)
-    {
-      GParamSpec *pspec = g_object_class_find_property (klass, keys[i]);
-      GValue value = G_VALUE_INIT;
-
-      if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || strcmp (keys[i], "name") == 0)
-        {
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                       _("Resource type “%s” has no setting “%s”"), type_name, keys[i]);
-          goto out;
-        }
-      if (!tessera_value_from_string (pspec, values[i], &value, error))
-        goto out;
-      g_ptr_array_add (names, (gpointer) pspec->name);
-      g_array_append_val (gvalues, value);
-    }
-  object = g_object_new_with_properties (type, names->len, (const char **) names->pdata,
-                                         (const GValue *) gvalues->data);
-  if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, error))
-    g_clear_object (&object);
-out:
-  g_type_class_unref (klass);
-  return object ? TESSERA_DYNAMIC_RESOURCE (object) : NULL;
+  return _tessera_config_values_new_resource (type, type_name, name, keys, values, error);
 }

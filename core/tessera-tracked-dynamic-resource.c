@@ -682,8 +682,8 @@ lock_file_name_for (TesseraDynamicDependency *dependency, GError **error)
                    _("The dependency has no target job"));
       return NULL;
     }
-  if (!tessera_check_name (tessera_job_get_task_id (job), error) ||
-      !tessera_check_name (tessera_job_get_identifier (job), error))
+  if (!_tessera_check_name (tessera_job_get_task_id (job), error) ||
+      !_tessera_check_name (tessera_job_get_identifier (job), error))
     return NULL;
   return tessera_job_dup_lock_file_name (job);
 }

@@ -93,6 +93,59 @@ test_hostile_names (void)
   }
 }
 
+/* Settings given as text are read as a keyfile's values of the property's
+ * type, within its range; a string comes through as given. */
+static void
+test_settings_from_text (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, " odd\\name;x", NULL);
+  const char *bad_totals[] = { "three", "4 cpus", "", "-5", "2147483648", "99999999999999999999", "0x10" };
+  const char *keys[] = { "lock-folder", "total", "read-only", NULL };
+  TesseraRegistry *registry = tessera_registry_get_default ();
+
+  {
+    const char *values[] = { folder, "4", "true", NULL };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(TesseraDynamicResource) resource =
+      tessera_registry_create_resource (registry, "countertoken", "r", keys, values, &error);
+    gint64 total = 0;
+    gboolean read_only = FALSE;
+
+    g_assert_no_error (error);
+    g_object_get (resource, "total", &total, "read-only", &read_only, NULL);
+    g_assert_cmpint (total, ==, 4);
+    g_assert_true (read_only);
+    g_assert_cmpstr (tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource)),
+                     ==, folder);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (bad_totals); i++)
+    {
+      const char *values[] = { folder, bad_totals[i], "true", NULL };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraDynamicResource) resource =
+        tessera_registry_create_resource (registry, "countertoken", "r", keys, values, &error);
+
+      g_test_message ("total=%s", bad_totals[i]);
+      g_assert_null (resource);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+      g_assert_nonnull (strstr (error->message, "total"));
+    }
+  {
+    const char *values[] = { folder, "4", "maybe", NULL };
+    const char *unknown_keys[] = { "lock-folder", "totl", NULL };
+    const char *unknown_values[] = { folder, "4", NULL };
+    g_autoptr(GError) error = NULL;
+
+    g_assert_null (tessera_registry_create_resource (registry, "countertoken", "r", keys, values, &error));
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+    g_clear_error (&error);
+    g_assert_null (tessera_registry_create_resource (registry, "countertoken", "r", unknown_keys, unknown_values,
+                                                     &error));
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+  }
+}
+
 /* A manifest whose Module is a path is ignored, not followed. */
 static void
 test_hostile_manifest (void)
@@ -727,6 +780,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/registry/list-without-loading", test_list_without_loading);
   g_test_add_func ("/plugins/registry/hostile-names", test_hostile_names);
   g_test_add_func ("/plugins/registry/hostile-manifest", test_hostile_manifest);
+  g_test_add_func ("/plugins/registry/settings-from-text", test_settings_from_text);
   g_test_add_func ("/plugins/registry/broken-module", test_broken_module);
   g_test_add_func ("/plugins/registry/module-without-entry-point", test_module_without_entry_point);
   g_test_add_func ("/plugins/countertoken/processes", test_countertoken_processes);

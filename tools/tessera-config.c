@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tessera-config.h"
+#include "tessera-config-values-private.h"
 
 typedef struct
 {
@@ -218,7 +219,7 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
           g_type_class_unref (klass);
           return NULL;
         }
-      if (!tessera_value_from_string (pspec, value, &checked, &local))
+      if (!_tessera_config_value_from_keyfile (keyfile, group, key, pspec, &checked, &local))
         {
           config_error (error, file, group, key, local->message);
           g_type_class_unref (klass);
@@ -669,7 +670,7 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
             }
           continue;   /* an array or object: the type's own business (GPU devices) */
         }
-      if (!tessera_value_from_string (pspec, text, &value, &local) ||
+      if (!_tessera_config_value_from_string (pspec, text, &value, &local) ||
           (is_setup_setting (pspec) && g_value_get_int64 (&value) < 0))
         {
           g_autofree char *detail = local != NULL ? g_strdup_printf ("“%s”: %s", pspec->name, local->message)
@@ -682,7 +683,7 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
       if (configured != NULL && *notice == NULL)
         {
           GValue wanted = G_VALUE_INIT;
-          gboolean differs = tessera_value_from_string (pspec, configured, &wanted, NULL) &&
+          gboolean differs = _tessera_config_value_from_string (pspec, configured, &wanted, NULL) &&
                              g_param_values_cmp (pspec, &value, &wanted) != 0;
 
           if (G_IS_VALUE (&wanted))

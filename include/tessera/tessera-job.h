@@ -59,9 +59,6 @@ TESSERA_AVAILABLE_IN_ALL
 void            tessera_job_unhold             (TesseraJob     *self);
 
 TESSERA_AVAILABLE_IN_ALL
-gboolean        tessera_check_name             (const char     *name,
-                                                GError        **error);
-TESSERA_AVAILABLE_IN_ALL
 char           *tessera_lock_file_name         (const char     *task_id,
                                                 const char     *identifier);
 

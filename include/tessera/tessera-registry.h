@@ -11,36 +11,9 @@
 #include <glib-object.h>
 #include <tessera/tessera-version.h>
 #include <tessera/tessera-dynamic-resource.h>
+#include <tessera/tessera-plugin-info.h>
 
 G_BEGIN_DECLS
-
-#define TESSERA_TYPE_PLUGIN_INFO (tessera_plugin_info_get_type ())
-
-TESSERA_AVAILABLE_IN_ALL
-G_DECLARE_FINAL_TYPE (TesseraPluginInfo, tessera_plugin_info, TESSERA, PLUGIN_INFO, GObject)
-
-/**
- * TesseraPluginInfoClass:
- * @parent_class: the parent class
- *
- * The class of [class@Tessera.PluginInfo], a final type: it has no virtual
- * functions of its own.
- */
-
-TESSERA_AVAILABLE_IN_ALL
-const char         *tessera_plugin_info_get_module         (TesseraPluginInfo *self);
-TESSERA_AVAILABLE_IN_ALL
-const char         *tessera_plugin_info_get_name           (TesseraPluginInfo *self);
-TESSERA_AVAILABLE_IN_ALL
-const char         *tessera_plugin_info_get_manifest_path  (TesseraPluginInfo *self);
-TESSERA_AVAILABLE_IN_ALL
-const char         *tessera_plugin_info_get_module_path    (TesseraPluginInfo *self);
-TESSERA_AVAILABLE_IN_ALL
-const char * const *tessera_plugin_info_get_resource_types (TesseraPluginInfo *self);
-TESSERA_AVAILABLE_IN_ALL
-const char * const *tessera_plugin_info_get_classes        (TesseraPluginInfo *self);
-TESSERA_AVAILABLE_IN_ALL
-gboolean            tessera_plugin_info_is_loaded          (TesseraPluginInfo *self);
 
 #define TESSERA_TYPE_REGISTRY (tessera_registry_get_type ())
 
@@ -80,19 +53,11 @@ TesseraDynamicResource *tessera_registry_create_resource (TesseraRegistry    *se
                                                           const char * const *values,
                                                           GError            **error);
 TESSERA_AVAILABLE_IN_ALL
-gboolean         tessera_value_from_string               (GParamSpec      *pspec,
-                                                          const char      *text,
-                                                          GValue          *value,
-                                                          GError         **error);
-TESSERA_AVAILABLE_IN_ALL
 gboolean         tessera_registry_is_module_loaded       (TesseraRegistry *self,
                                                           const char      *module);
 
 TESSERA_AVAILABLE_IN_ALL
 void             tessera_registry_register_resource_type (const char      *type_name,
                                                           GType            type);
-TESSERA_AVAILABLE_IN_ALL
-gboolean         tessera_check_plugin_name               (const char      *name,
-                                                          GError         **error);
 
 G_END_DECLS

@@ -26,6 +26,7 @@
 #include <tessera/tessera-counter-dependency.h>
 #include <tessera/tessera-counter-resource.h>
 #include <tessera/tessera-acquire.h>
+#include <tessera/tessera-plugin-info.h>
 #include <tessera/tessera-registry.h>
 
 #undef TESSERA_INSIDE

@@ -1,0 +1,23 @@
+/* tessera-registry-private.h: the registry's (module, class) table, for the
+ * dependency lock (which calls the registry, never the other way round)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+/* (@module, @class_name) from locks.json stands for @type; the first pair
+ * registered for a type is the one it writes. Names already checked. */
+void     _tessera_registry_register_lock_class (GType        type,
+                                                const char  *module,
+                                                const char  *class_name);
+/* The pair @type writes, as two strings that live as long as the process;
+ * %FALSE when @type was never registered. */
+gboolean _tessera_registry_lock_class_name     (GType        type,
+                                                const char **module,
+                                                const char **class_name);
+
+G_END_DECLS
