@@ -4,8 +4,6 @@
  */
 #include "tessera-lock-file-cache-private.h"
 
-#include <glib/gstdio.h>
-
 typedef struct
 {
   TesseraHolder h;                    /* name, lock file, identity, holder */
@@ -556,7 +554,7 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
   lock_file = tessera_dynamic_lock_file_create (cache->lock_file_type, path,
                                                 tessera_job_get_job_uri (job), information,
                                                 process, error);
-  if (lock_file == NULL || g_lstat (path, &st) < 0)
+  if (lock_file == NULL || !_tessera_lock_folder_stat_job (cache->folder, name, &st))
     {
       g_clear_object (&lock_file);
       return FALSE;
@@ -599,7 +597,7 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
   tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
   if (!tessera_dynamic_lock_file_save (entry->h.lock_file, error))
     return FALSE;
-  if (g_lstat (tessera_dynamic_lock_file_get_path (entry->h.lock_file), &st) == 0)
+  if (_tessera_lock_folder_stat_job (cache->folder, name, &st))
     entry_set_stat (entry, &st);
   g_set_object (&entry->h.process, process);
   g_hash_table_add (cache->attention, g_strdup (name));
