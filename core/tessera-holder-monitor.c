@@ -378,7 +378,8 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
 
       /* A live pid with no start time to compare (experimaestro's spec)
        * may be another process now: the job lock decides too. */
-      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (holder->process) == 0)
+      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (holder->process) == 0 &&
+          tessera_process_get_spec (holder->process) == NULL)
         state = TESSERA_PROCESS_REMOTE;
       if (state == TESSERA_PROCESS_REMOTE)
         {
@@ -406,10 +407,15 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
         }
       if (state == TESSERA_PROCESS_UNKNOWN)
         {
-          g_debug ("Holder of %s counts: %s", holder->name, _tessera_process_get_problem (holder->process));
-          if (tessera_dynamic_lock_file_get_process (holder->lock_file) != NULL)
+          g_debug ("Holder of %s counts: %s", holder->name,
+                   _tessera_process_get_problem (holder->process) != NULL
+                   ? _tessera_process_get_problem (holder->process) : "its process type cannot tell");
+          if (tessera_dynamic_lock_file_get_process (holder->lock_file) == NULL)
+            g_clear_object (&holder->process);   /* its .pid is read again */
+          else if (_tessera_process_get_problem (holder->process) != NULL)
             return TESSERA_HOLDER_HOLDS_UNATTENDED;
-          g_clear_object (&holder->process);   /* its .pid is read again */
+          /* else a plugin could not tell yet (Slurm did not answer): asked
+           * again at the next look, through its cache. */
           return TESSERA_HOLDER_HOLDS;
         }
       if (!holder->watched)

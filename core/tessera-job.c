@@ -6,6 +6,7 @@
 #include "tessera-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -445,6 +446,32 @@ tessera_job_hold (TesseraJob  *self,
     }
   g_mutex_unlock (&self->mutex);
   return ok;
+}
+
+/**
+ * tessera_job_dup_lock_fd:
+ * @self: a job
+ *
+ * Gives a new descriptor of the held job lock, close-on-exec. The lock is
+ * an open-file-description lock: it lasts as long as any descriptor of
+ * that open file does, so a process started with this descriptor kept
+ * open (as flock(1) passes its lock) keeps the job lock held until it
+ * ends, even after this process has died. Judges that cannot see our pids
+ * (on another host, in another pid namespace) rely on that lock.
+ *
+ * Returns: a descriptor the caller owns, or -1 when the job is not held
+ */
+int
+tessera_job_dup_lock_fd (TesseraJob *self)
+{
+  int fd = -1;
+
+  g_return_val_if_fail (TESSERA_IS_JOB (self), -1);
+  g_mutex_lock (&self->mutex);
+  if (self->lock_fd >= 0)
+    fd = fcntl (self->lock_fd, F_DUPFD_CLOEXEC, 3);
+  g_mutex_unlock (&self->mutex);
+  return fd;
 }
 
 /**

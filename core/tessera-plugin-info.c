@@ -39,6 +39,7 @@ struct _TesseraPluginInfo
   char *module_path;
   GStrv resource_types;
   GStrv classes;
+  GStrv process_types;
 };
 
 G_DEFINE_FINAL_TYPE (TesseraPluginInfo, tessera_plugin_info, G_TYPE_OBJECT)
@@ -54,6 +55,7 @@ tessera_plugin_info_finalize (GObject *object)
   g_free (self->module_path);
   g_strfreev (self->resource_types);
   g_strfreev (self->classes);
+  g_strfreev (self->process_types);
   G_OBJECT_CLASS (tessera_plugin_info_parent_class)->finalize (object);
 }
 
@@ -162,6 +164,22 @@ tessera_plugin_info_get_classes (TesseraPluginInfo *self)
 }
 
 /**
+ * tessera_plugin_info_get_process_types:
+ * @self: a plugin
+ *
+ * The manifest's `ProcessTypes`.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the process spec
+ *   types the plugin judges
+ */
+const char * const *
+tessera_plugin_info_get_process_types (TesseraPluginInfo *self)
+{
+  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
+  return (const char * const *) self->process_types;
+}
+
+/**
  * tessera_plugin_info_is_loaded:
  * @self: a plugin
  *
@@ -260,5 +278,6 @@ _tessera_plugin_info_new_from_file (const char *dir,
   info->module_path = g_build_filename (dir, library, NULL);
   info->resource_types = checked_list (keyfile, "ResourceTypes", FALSE, info->manifest_path);
   info->classes = checked_list (keyfile, "Classes", TRUE, info->manifest_path);
+  info->process_types = checked_list (keyfile, "ProcessTypes", FALSE, info->manifest_path);
   return info;
 }

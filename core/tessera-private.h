@@ -77,6 +77,7 @@ gboolean    _tessera_process_written_by_tessera (TesseraProcess *process);
 /* The problem that keeps Tessera from judging the spec, or NULL. */
 const char *_tessera_process_get_problem        (TesseraProcess *process);
 TesseraProcess *_tessera_process_new_unknown    (const char     *problem);
+TesseraProcessType *_tessera_process_type_for   (const char     *type_name);
 
 /* Waiting (used by the poller) */
 void _tessera_dynamic_resource_poll_tick (TesseraDynamicResource *self);

@@ -22,9 +22,11 @@
  * "uid". Readers ignore members they do not know, so the extended spec
  * stays readable by experimaestro.
  *
- * A spec Tessera cannot judge (another process type such as experimaestro's
- * "slurm" or "ssh", or a pid that is not a number) is kept as it was read:
- * [method@Tessera.Process.check] says %TESSERA_PROCESS_UNKNOWN and its
+ * A spec of another process type (experimaestro's "slurm" or "ssh") is
+ * kept as it was read ([method@Tessera.Process.get_spec]) and judged by
+ * the plugin that provides that type ([class@Tessera.ProcessType]); a spec
+ * no plugin judges, or with a pid that is not a number, makes
+ * [method@Tessera.Process.check] say %TESSERA_PROCESS_UNKNOWN and its
  * holder counts.
  */
 struct _TesseraProcess
@@ -42,6 +44,7 @@ struct _TesseraProcess
   char *type;           /* "local" unless the spec said otherwise */
   char *problem;        /* why Tessera cannot judge it; NULL when it can */
   JsonNode *spec;       /* the spec as read, written back when not understood */
+  TesseraProcessType *judge;   /* for a "type" a plugin judges; not owned */
   gboolean by_tessera;  /* it carries members only Tessera writes */
 };
 
@@ -203,12 +206,17 @@ tessera_process_new_from_json (JsonNode  *node,
   if (type_node != NULL && type == NULL)
     self->problem = g_strdup (_("its process type is not a string"));
   else if (g_strcmp0 (self->type, "local") != 0)
-    self->problem = g_strdup_printf (_("its process type “%s” is not known here"), self->type);
+    {
+      self->judge = tessera_check_plugin_name (self->type, NULL) ? _tessera_process_type_for (self->type) : NULL;
+      if (self->judge == NULL)
+        self->problem = g_strdup_printf (_("its process type “%s” is not known here"), self->type);
+      self->spec = json_node_copy (node);
+    }
   else if ((pid = optional_int (object, "pid")) <= 0 || pid > G_MAXINT32)
     self->problem = g_strdup (_("its process spec has no usable “pid”"));
   else
     self->pid = (GPid) pid;
-  if (self->problem != NULL)
+  if (self->problem != NULL && self->spec == NULL)
     self->spec = json_node_copy (node);
 
   if ((value = optional_int (object, "start_time")) > 0)
@@ -349,6 +357,24 @@ tessera_process_get_process_type (TesseraProcess *self)
 }
 
 /**
+ * tessera_process_get_spec:
+ * @self: a process
+ *
+ * The spec as it was read, for a process of another type than "local" (a
+ * [class@Tessera.ProcessType] reads its own members there, such as the
+ * Slurm job id in "pid") or one Tessera could not understand.
+ *
+ * Returns: (transfer none) (nullable): the spec as read, or %NULL for a
+ *   local process Tessera understood
+ */
+JsonNode *
+tessera_process_get_spec (TesseraProcess *self)
+{
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), NULL);
+  return self->spec;
+}
+
+/**
  * tessera_process_get_problem:
  * @self: a process
  *
@@ -457,8 +483,9 @@ check_pid (TesseraProcess *self, gboolean sure)
  *
  * Judges whether the process still holds, as far as a pid check can:
  *
- * - a spec Tessera cannot judge (another process type) is
- *   %TESSERA_PROCESS_UNKNOWN;
+ * - a spec of another process type is judged by the plugin that provides
+ *   it ([method@Tessera.ProcessType.check]), and is
+ *   %TESSERA_PROCESS_UNKNOWN when no plugin does;
  * - with its host ids, boot id and pid namespace recorded: on another host
  *   it is %TESSERA_PROCESS_REMOTE; on ours but during another boot, dead;
  *   in another pid namespace, remote; in ours, dead when its pid is gone,
@@ -480,6 +507,8 @@ tessera_process_check (TesseraProcess *self)
 
   if (self->problem != NULL)
     return TESSERA_PROCESS_UNKNOWN;
+  if (self->judge != NULL)
+    return tessera_process_type_check (self->judge, self);
   if (has_identity (self))
     {
       if (!_tessera_is_this_host (self->machine_id, self->host_id))

@@ -43,6 +43,7 @@ G_DEFINE_FINAL_TYPE (TesseraRegistry, tessera_registry, G_TYPE_OBJECT)
 
 static GMutex tables_mutex;
 static GHashTable *resource_types;   /* resource type name → GType */
+static GHashTable *process_types;    /* process type name → GType */
 static GHashTable *class_by_name;    /* "module\x1fclass" → GType */
 static GHashTable *name_by_class;    /* GType → "module\0class" */
 
@@ -64,6 +65,27 @@ tessera_registry_register_resource_type (const char *type_name,
   if (resource_types == NULL)
     resource_types = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_hash_table_replace (resource_types, g_strdup (type_name), GSIZE_TO_POINTER (type));
+  g_mutex_unlock (&tables_mutex);
+}
+
+/**
+ * tessera_registry_register_process_type:
+ * @type_name: the "type" of the process specs it judges
+ * @type: a subtype of #TesseraProcessType
+ *
+ * Called by a plugin's entry point for each process type it provides.
+ */
+void
+tessera_registry_register_process_type (const char *type_name,
+                                        GType       type)
+{
+  g_return_if_fail (tessera_check_plugin_name (type_name, NULL));
+  g_return_if_fail (g_type_is_a (type, TESSERA_TYPE_PROCESS_TYPE));
+
+  g_mutex_lock (&tables_mutex);
+  if (process_types == NULL)
+    process_types = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_hash_table_replace (process_types, g_strdup (type_name), GSIZE_TO_POINTER (type));
   g_mutex_unlock (&tables_mutex);
 }
 
@@ -325,15 +347,28 @@ tessera_registry_list_plugins (TesseraRegistry *self)
   return result;
 }
 
+typedef enum { PROVIDES_RESOURCE_TYPE, PROVIDES_CLASS, PROVIDES_PROCESS_TYPE } Provides;
+
+static const char * const *
+provided (TesseraPluginInfo *info, Provides what)
+{
+  switch (what)
+    {
+    case PROVIDES_CLASS: return tessera_plugin_info_get_classes (info);
+    case PROVIDES_PROCESS_TYPE: return tessera_plugin_info_get_process_types (info);
+    case PROVIDES_RESOURCE_TYPE:
+    default: return tessera_plugin_info_get_resource_types (info);
+    }
+}
+
 static TesseraPluginInfo *
-find_plugin (TesseraRegistry *self, const char *wanted, gboolean pair)
+find_plugin (TesseraRegistry *self, const char *wanted, Provides what)
 {
   ensure_scanned (self);
   for (guint i = 0; i < self->plugins->len; i++)
     {
       TesseraPluginInfo *info = g_ptr_array_index (self->plugins, i);
-      if (g_strv_contains (pair ? tessera_plugin_info_get_classes (info) : tessera_plugin_info_get_resource_types (info),
-                          wanted))
+      if (g_strv_contains (provided (info, what), wanted))
         return info;
     }
   return NULL;
@@ -353,6 +388,47 @@ search_path_string (TesseraRegistry *self)
   return self->search_path ? g_strjoinv (":", self->search_path) : g_strdup ("");
 }
 
+/* Resource and process types: the plugin whose manifest names it, loaded,
+ * then the type its entry point registered. */
+static GType
+lookup_named_type (TesseraRegistry *self, const char *type_name, Provides what, GError **error)
+{
+  gboolean process = what == PROVIDES_PROCESS_TYPE;
+  TesseraPluginInfo *info;
+  GType type;
+
+  if (!tessera_check_plugin_name (type_name, error))
+    return G_TYPE_INVALID;
+
+  g_rec_mutex_lock (&self->mutex);
+  info = find_plugin (self, type_name, what);
+  if (info == NULL)
+    {
+      g_autofree char *where = search_path_string (self);
+      g_rec_mutex_unlock (&self->mutex);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND,
+                   process ? _("No plugin provides process type “%s” (searched %s)")
+                           : _("No plugin provides resource type “%s” (searched %s)"), type_name, where);
+      return G_TYPE_INVALID;
+    }
+  g_object_ref (info);
+  g_rec_mutex_unlock (&self->mutex);
+
+  if (!ensure_loaded (info, error))
+    {
+      g_object_unref (info);
+      return G_TYPE_INVALID;
+    }
+  type = table_lookup (process ? &process_types : &resource_types, type_name);
+  if (type == G_TYPE_INVALID)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND,
+                 process ? _("Plugin %s does not register process type “%s”")
+                         : _("Plugin %s does not register resource type “%s”"),
+                 tessera_plugin_info_get_manifest_path (info), type_name);
+  g_object_unref (info);
+  return type;
+}
+
 /**
  * tessera_registry_lookup_resource_type:
  * @self: a registry
@@ -370,37 +446,30 @@ tessera_registry_lookup_resource_type (TesseraRegistry  *self,
                                        const char       *type_name,
                                        GError          **error)
 {
-  TesseraPluginInfo *info;
-  GType type;
-
   g_return_val_if_fail (TESSERA_IS_REGISTRY (self), G_TYPE_INVALID);
-  if (!tessera_check_plugin_name (type_name, error))
-    return G_TYPE_INVALID;
+  return lookup_named_type (self, type_name, PROVIDES_RESOURCE_TYPE, error);
+}
 
-  g_rec_mutex_lock (&self->mutex);
-  info = find_plugin (self, type_name, FALSE);
-  if (info == NULL)
-    {
-      g_autofree char *where = search_path_string (self);
-      g_rec_mutex_unlock (&self->mutex);
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND,
-                   _("No plugin provides resource type “%s” (searched %s)"), type_name, where);
-      return G_TYPE_INVALID;
-    }
-  g_object_ref (info);
-  g_rec_mutex_unlock (&self->mutex);
-
-  if (!ensure_loaded (info, error))
-    {
-      g_object_unref (info);
-      return G_TYPE_INVALID;
-    }
-  type = table_lookup (&resource_types, type_name);
-  if (type == G_TYPE_INVALID)
-    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND,
-                 _("Plugin %s does not register resource type “%s”"), tessera_plugin_info_get_manifest_path (info), type_name);
-  g_object_unref (info);
-  return type;
+/**
+ * tessera_registry_lookup_process_type:
+ * @self: a registry
+ * @type_name: a process spec's "type", such as experimaestro's "slurm"
+ * @error: return location for a #GError
+ *
+ * Finds the plugin whose manifest lists @type_name in `ProcessTypes`,
+ * loads its module if needed and returns the [class@Tessera.ProcessType]
+ * subclass it registered.
+ *
+ * Returns: the type, or %G_TYPE_INVALID with %TESSERA_ERROR_INVALID_NAME
+ *   or %TESSERA_ERROR_PLUGIN_NOT_FOUND
+ */
+GType
+tessera_registry_lookup_process_type (TesseraRegistry  *self,
+                                      const char       *type_name,
+                                      GError          **error)
+{
+  g_return_val_if_fail (TESSERA_IS_REGISTRY (self), G_TYPE_INVALID);
+  return lookup_named_type (self, type_name, PROVIDES_PROCESS_TYPE, error);
 }
 
 /**
@@ -435,7 +504,7 @@ tessera_registry_lookup_lock_class (TesseraRegistry  *self,
 
   pair = g_strdup_printf ("%s:%s", module, class_name);
   g_rec_mutex_lock (&self->mutex);
-  info = find_plugin (self, pair, TRUE);
+  info = find_plugin (self, pair, PROVIDES_CLASS);
   if (info != NULL)
     g_object_ref (info);
   g_rec_mutex_unlock (&self->mutex);

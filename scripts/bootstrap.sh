@@ -8,6 +8,8 @@ packages=(
   valgrind python3 locales cppcheck
   gobject-introspection libgirepository1.0-dev python3-gi gi-docgen
   bindfs e2fsprogs mount util-linux
+  slurmctld slurmd slurm-client munge
+  libsoup-3.0-dev etcd-server etcd-client
 )
 
 missing=()

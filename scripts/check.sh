@@ -43,7 +43,7 @@ setup() {
 
 # The plain build also makes the GIR (warnings fatal) and the API reference
 # (gi-docgen --fatal-warnings), so CI checks both.
-if setup _build -Dintrospection=enabled -Ddocs=true; then
+if setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled; then
   run tests meson test -C _build --no-suite stress --print-errorlogs
   # The stress run prints the auditor's figures.
   run stress meson test -C _build --suite stress --verbose
@@ -51,12 +51,12 @@ if setup _build -Dintrospection=enabled -Ddocs=true; then
   # the stress driver under valgrind would audit too slowly to mean much
   # (its holders run under ASan below); the ext2 runs go through a shell
   # script (the same programs run under valgrind on the ordinary folder).
-  run valgrind meson test -C _build --setup=valgrind --no-suite bindings --no-suite stress --no-suite ext2 --print-errorlogs
+  run valgrind meson test -C _build --setup=valgrind --no-suite bindings --no-suite stress --no-suite ext2 --no-suite slurm --no-suite etcd --print-errorlogs
 else
   status=1; failed=$((failed + 1))
 fi
 if setup _build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
-  run asan meson test -C _build-asan --setup=asan --no-suite bindings --print-errorlogs
+  run asan meson test -C _build-asan --setup=asan --no-suite bindings --no-suite slurm --no-suite etcd --print-errorlogs
 else
   status=1; failed=$((failed + 1))
 fi
@@ -71,7 +71,7 @@ fi
 # ThreadSanitizer for the threaded core (GLib's own locks annotated by
 # tests/tsan-glib.c; what no wrapper reaches is in tests/tsan.supp).
 if setup _build-tsan -Db_sanitize=thread -Db_lundef=false -Dintrospection=disabled; then
-  run tsan meson test -C _build-tsan --setup=tsan --no-suite bindings --print-errorlogs
+  run tsan meson test -C _build-tsan --setup=tsan --no-suite bindings --no-suite slurm --no-suite etcd --print-errorlogs
 else
   status=1; failed=$((failed + 1))
 fi

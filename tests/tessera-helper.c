@@ -34,6 +34,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "test-counter.h"
+#include "test-peer.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -193,32 +194,8 @@ do_try (char **argv)
   g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
   g_autoptr(TesseraDynamicDependency) dep =
     test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  char buf[64];
 
-  if (!tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error))
-    {
-      g_printerr ("helper %s: %s\n", argv[4], error->message);
-      return 1;
-    }
-  say ("READY");
-  if (fgets (buf, sizeof buf, stdin) == NULL)
-    return 1;
-  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-  if (lock != NULL)
-    say ("ACQUIRED");
-  else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
-    say ("UNAVAILABLE");
-  else
-    {
-      g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
-      say (line);
-    }
-  wait_for_stdin_eof ();
-  if (lock != NULL)
-    tessera_lock_release (TESSERA_LOCK (lock));
-  return 0;
+  return test_peer_try (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), dep, argv[4]);
 }
 
 static gpointer
@@ -271,23 +248,6 @@ do_wake (char **argv)
   return 0;
 }
 
-typedef struct
-{
-  GMainLoop *loop;
-  TesseraDynamicDependencyLock *lock;
-  GError *error;
-} AsyncRequest;
-
-static void
-on_request_locked (GObject *source, GAsyncResult *result, gpointer data)
-{
-  AsyncRequest *request = data;
-
-  request->lock = tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result,
-                                                          &request->error);
-  g_main_loop_quit (request->loop);
-}
-
 static int
 do_request (int argc, char **argv)
 {
@@ -295,42 +255,8 @@ do_request (int argc, char **argv)
   g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
   g_autoptr(TesseraDynamicDependency) dep =
     test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
-  double timeout = g_ascii_strtod (argv[6], NULL);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  gint64 start;
 
-  start = g_get_monotonic_time ();
-  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, NULL);
-  if (lock == NULL)
-    say ("WAITING");
-  if (lock == NULL && argc > 7 && strcmp (argv[7], "async") == 0)
-    {
-      AsyncRequest request = { g_main_loop_new (NULL, FALSE), NULL, NULL };
-
-      tessera_dynamic_dependency_lock_async (dep, timeout, NULL, on_request_locked, &request);
-      g_main_loop_run (request.loop);
-      g_main_loop_unref (request.loop);
-      lock = request.lock;
-      error = request.error;
-    }
-  else if (lock == NULL)
-    lock = tessera_dynamic_dependency_lock (dep, timeout, NULL, &error);
-  if (lock == NULL)
-    {
-      g_autofree char *line = g_strdup_printf ("ERROR %d %s", error->code, error->message);
-      say (line);
-      return 1;
-    }
-  {
-    g_autofree char *line = g_strdup_printf ("ACQUIRED ms=%" G_GINT64_FORMAT,
-                                             (g_get_monotonic_time () - start) / 1000);
-    say (line);
-  }
-  wait_for_stdin_eof ();
-  tessera_lock_release (TESSERA_LOCK (lock));
-  say ("RELEASED");
-  return 0;
+  return test_peer_request (dep, g_ascii_strtod (argv[6], NULL), argc > 7 && strcmp (argv[7], "async") == 0);
 }
 
 static int

@@ -8,6 +8,15 @@
  *   tessera-plugin-helper hold TYPE FOLDER ID REQUEST [KEY=VALUE...]
  *       acquire, print "ACQUIRED <environment>", hold until stdin closes,
  *       release, print "RELEASED".
+ *   tessera-plugin-helper try TYPE FOLDER ID REQUEST [KEY=VALUE...]
+ *       open the resource and read its folder, print "READY", wait for a
+ *       line on stdin, try once: print "ACQUIRED", "UNAVAILABLE" or
+ *       "ERROR <message>", then hold until stdin closes.
+ *   tessera-plugin-helper request TYPE FOLDER ID REQUEST TIMEOUT [KEY=VALUE...]
+ *       try once; if that fails, print "WAITING" and wait up to TIMEOUT s:
+ *       print "ACQUIRED ms=N" (N: milliseconds since the first try) or
+ *       "ERROR <code> <message>"; hold until stdin closes, release, print
+ *       "RELEASED".
  *
  *   tessera-plugin-helper plugins
  *       print "PLUGIN <module> <manifest>" for each plugin found, then load
@@ -18,6 +27,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <tessera/tessera.h>
+
+#include "test-peer.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -108,6 +119,40 @@ acquire (TesseraDynamicResource *resource, TesseraJob *job, const char *request)
   return lock;
 }
 
+static TesseraDynamicDependency *
+dependency_for (TesseraDynamicResource *resource, TesseraJob *job, const char *request)
+{
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicDependency *dep = tessera_dynamic_resource_create_dependency (resource, job, request, &error);
+
+  if (dep == NULL)
+    {
+      g_printerr ("helper: %s\n", error->message);
+      exit (2);
+    }
+  return dep;
+}
+
+static int
+do_try (char **argv)
+{
+  g_autoptr(TesseraDynamicResource) resource = open_resource (argv[2], argv[3], argv + 6);
+  g_autoptr(TesseraJob) job = make_job (argv[3], argv[4]);
+  g_autoptr(TesseraDynamicDependency) dep = dependency_for (resource, job, argv[5]);
+
+  return test_peer_try (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource), dep, argv[4]);
+}
+
+static int
+do_request (char **argv)
+{
+  g_autoptr(TesseraDynamicResource) resource = open_resource (argv[2], argv[3], argv + 7);
+  g_autoptr(TesseraJob) job = make_job (argv[3], argv[4]);
+  g_autoptr(TesseraDynamicDependency) dep = dependency_for (resource, job, argv[5]);
+
+  return test_peer_request (dep, g_ascii_strtod (argv[6], NULL), FALSE);
+}
+
 static void
 log_line (int fd, char kind, const char *id, const char *request, const char *gpus)
 {
@@ -161,6 +206,10 @@ main (int argc, char **argv)
       fflush (stdout);
       return 0;
     }
+  if (argc >= 6 && strcmp (argv[1], "try") == 0)
+    return do_try (argv);
+  if (argc >= 7 && strcmp (argv[1], "request") == 0)
+    return do_request (argv);
   if (argc == 2 && strcmp (argv[1], "plugins") == 0)
     {
       TesseraRegistry *registry = tessera_registry_get_default ();

@@ -149,6 +149,10 @@ test_path_property (void)
   g_assert_cmpstr (tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource)),
                    ==, folder);
   g_assert_true (g_file_test (info, G_FILE_TEST_EXISTS));
+  /* The resource's own writes raise inotify events that Tessera's poller
+   * thread handles holding a reference: our unref may not be the last,
+   * and that handler may find the folder half removed and say so. */
+  test_expect_warnings ();
   g_clear_object (&resource);
   test_remove_tree (tmp);
 }

@@ -1,6 +1,7 @@
 /* test-queue.c: waiters queue in the folder; past their patience they
  * reserve what they need, before that they idle nothing, and a dead one
- * blocks no one. Real processes (tessera-helper) on a real folder.
+ * blocks no one. Real processes (tessera-helper for the test counter,
+ * tessera-plugin-helper for the gpu and mutex plugins) on real folders.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -12,24 +13,54 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* Four fake devices, each with a UUID. */
+#define DEVICES "devices=0:1024:GPU-aaaa;1:1024:GPU-bbbb;2:1024:GPU-cccc;3:1024:GPU-dddd"
+
 typedef struct
 {
   char *tmp;
   char *folder;
   char *queue;
+  char *jobs;
+  const char *type;      /* a plugin's resource type; NULL: the test counter */
+  const char *setting;   /* the plugin's KEY=VALUE, or NULL */
+  const char *small;     /* a request the pool holds several of */
+  const char *large;     /* a request for the whole pool */
 } Fixture;
 
+static void
+set_paths (Fixture *f, const char *name)
+{
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, name, NULL);
+  f->queue = g_build_filename (f->folder, "queue", NULL);
+  f->jobs = g_build_filename (f->folder, "jobs", NULL);
+}
+
+/* A counter of 4 tokens. */
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TestCounter) counter = NULL;
 
-  f->tmp = test_make_tmpdir ();
-  f->folder = g_build_filename (f->tmp, "token", NULL);
-  f->queue = g_build_filename (f->folder, "queue", NULL);
+  set_paths (f, "token");
+  f->small = "1";
+  f->large = "4";
   counter = test_counter_new (f->folder, 4, &error);
   g_assert_no_error (error);
+}
+
+/* A pool of the plugin type @data: 4 GPUs, or a mutex. */
+static void
+plugin_fixture_set_up (Fixture *f, gconstpointer data)
+{
+  f->type = data;
+  set_paths (f, f->type);
+  if (g_str_equal (f->type, "gpu"))
+    f->setting = DEVICES, f->small = "1", f->large = "4";
+  else
+    f->small = "shared", f->large = "exclusive";
 }
 
 static void
@@ -39,19 +70,34 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->tmp);
   g_free (f->folder);
   g_free (f->queue);
+  g_free (f->jobs);
 }
 
-/* The queue entries (the JSON files in F/queue) as parsed objects. */
+/* Starts a peer process running @command ("try", "hold" or "request",
+ * see the helpers) for @request; @timeout only for "request", @async
+ * only for the counter's. */
+static Helper *
+spawn_peer (Fixture *f, const char * const *env, const char *command, const char *id, const char *request,
+            const char *timeout, gboolean async)
+{
+  if (f->type == NULL)
+    return helper_spawn (env, command, f->folder, "-1", id, request, timeout, async ? "async" : NULL, NULL);
+  if (timeout != NULL)
+    return plugin_helper_spawn (env, command, f->type, f->folder, id, request, timeout, f->setting, NULL);
+  return plugin_helper_spawn (env, command, f->type, f->folder, id, request, f->setting, NULL);
+}
+
+/* The queue entries (the JSON files in @queue) as parsed objects. */
 static GPtrArray *
-read_queue (Fixture *f)
+read_queue_at (const char *queue)
 {
   GPtrArray *entries = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
-  g_autoptr(GDir) dir = g_dir_open (f->queue, 0, NULL);
+  g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
   const char *name;
 
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
-      g_autofree char *path = g_build_filename (f->queue, name, NULL);
+      g_autofree char *path = g_build_filename (queue, name, NULL);
       g_autoptr(JsonParser) parser = json_parser_new ();
 
       if (!g_str_has_suffix (name, ".json") || !json_parser_load_from_file (parser, path, NULL))
@@ -62,39 +108,66 @@ read_queue (Fixture *f)
   return entries;
 }
 
+/* The entries of the fixture's pool. */
+static GPtrArray *
+read_queue (Fixture *f)
+{
+  return read_queue_at (f->queue);
+}
+
+/* (transfer full) (nullable): a reserving entry of @queue. */
+static JsonNode *
+find_reservation_at (const char *queue)
+{
+  g_autoptr(GPtrArray) entries = read_queue_at (queue);
+
+  for (guint i = 0; i < entries->len; i++)
+    if (json_object_get_boolean_member_with_default (json_node_get_object (g_ptr_array_index (entries, i)),
+                                                     "reserve", FALSE))
+      return json_node_copy (g_ptr_array_index (entries, i));
+  return NULL;
+}
+
+static gboolean
+has_reserving_entry_at (const char *queue)
+{
+  g_autoptr(JsonNode) entry = find_reservation_at (queue);
+
+  return entry != NULL;
+}
+
 /* Waits (up to @timeout_s) until the queue holds a reserving entry. */
 static void
 wait_for_reservation (Fixture *f, double timeout_s)
 {
   gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
 
-  for (;;)
+  while (!has_reserving_entry_at (f->queue))
     {
-      g_autoptr(GPtrArray) entries = read_queue (f);
-
-      for (guint i = 0; i < entries->len; i++)
-        {
-          JsonObject *object = json_node_get_object (g_ptr_array_index (entries, i));
-          if (json_object_get_boolean_member_with_default (object, "reserve", FALSE))
-            return;
-        }
       if (g_get_monotonic_time () > deadline)
         g_error ("no reserving queue entry in %s within %.0f s", f->queue, timeout_s);
       g_usleep (10 * 1000);
     }
 }
 
-/* Starts a helper that takes 1 token at once and holds it: returns its
- * answer ("ACQUIRED" or "UNAVAILABLE") in @line. */
+/* Starts a helper that tries @request once and holds what it got:
+ * returns its answer ("ACQUIRED" or "UNAVAILABLE") in @line. */
 static Helper *
-take_one (Fixture *f, const char *id, char **line)
+try_once (Fixture *f, const char *id, const char *request, char **line)
 {
-  Helper *helper = helper_spawn (NULL, "try", f->folder, "-1", id, "1", NULL);
+  Helper *helper = spawn_peer (f, NULL, "try", id, request, NULL, FALSE);
 
   helper_expect_line (helper, "READY", 60);
   helper_write_line (helper, "go");
   *line = helper_read_line (helper, 60);
   return helper;
+}
+
+/* The same for the fixture's small request. */
+static Helper *
+take_one (Fixture *f, const char *id, char **line)
+{
+  return try_once (f, id, f->small, line);
 }
 
 static void
@@ -105,9 +178,38 @@ release_one (Helper *helper)
   helper_free (helper);
 }
 
-/* 1-token requests that overlap, starting with @held's: each takes its
- * token before the previous one lets go, so 4 are never free at once.
- * Goes on until one is refused (a reservation), for 20 s at most. */
+/* Starts a helper that waits for @request with the patience @patience
+ * (seconds) and returns once it waits. */
+static Helper *
+start_waiter (Fixture *f, const char *id, const char *request, const char *patience, gboolean async)
+{
+  const char * const env[] = { "TESSERA_PATIENCE", patience, NULL };
+  Helper *helper = spawn_peer (f, env, "request", id, request, "100", async);
+
+  helper_expect_line (helper, "WAITING", 60);
+  return helper;
+}
+
+/* Checks that @waiter was served within its patience (1 s) plus a
+ * generous margin for a loaded machine, then lets it go. */
+static void
+assert_served_soon (Helper *waiter, const char *request)
+{
+  g_autofree char *line = helper_read_line (waiter, 90);
+  long ms;
+
+  g_test_message ("request %s: %s", request, line);
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED ms="));
+  ms = strtol (line + strlen ("ACQUIRED ms="), NULL, 10);
+  g_assert_cmpint (ms, <, 16 * 1000);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
+/* Small requests that overlap, starting with @held's: each takes its
+ * share before the previous one lets go, so the pool is never free as a
+ * whole. Goes on until one is refused (a reservation), for 20 s at most. */
 static void
 relay_until_refused (Fixture *f, Helper *held)
 {
@@ -120,8 +222,9 @@ relay_until_refused (Fixture *f, Helper *held)
       Helper *next;
 
       if (g_get_monotonic_time () > deadline)
-        g_error ("1-token requests were still served 20 s after a 4-token request with a "
-                 "1 s patience began to wait (%u of them)", i);
+        g_error ("requests for %s of %s were still served 20 s after a request for %s with a "
+                 "1 s patience began to wait (%u of them)", f->small, f->type ? f->type : "a counter",
+                 f->large, i);
       next = take_one (f, id, &answer);
       if (g_strcmp0 (answer, "UNAVAILABLE") == 0)
         {
@@ -135,36 +238,24 @@ relay_until_refused (Fixture *f, Helper *held)
   release_one (held);
 }
 
-/* A request for 4 tokens of 4 among a stream of 1-token requests that
- * overlap (each small holder takes its token before the previous one lets
- * go, so 4 are never free at once): without reservations it starves; with
- * them it is served about a patience after it arrived. */
+/* A request for the whole pool (4 tokens of 4, 4 GPUs of 4, the mutex
+ * exclusively) among a stream of small requests from other processes
+ * that overlap: without reservations it starves; with them it is served
+ * about a patience after it arrived. (The exclusive mutex request was
+ * served before reservations too, through the mutex's intents.) */
 static void
 test_large_request_served (Fixture *f, gconstpointer data)
 {
-  static const char * const patience_env[] = { "TESSERA_PATIENCE", "1", NULL };
+  gboolean async = g_strcmp0 (data, "async") == 0;
   g_autoptr(Helper) big = NULL;
   g_autofree char *line = NULL;
   Helper *held;
-  long ms;
 
   held = take_one (f, "small0", &line);
   g_assert_cmpstr (line, ==, "ACQUIRED");
-  big = helper_spawn (patience_env, "request", f->folder, "-1", "big", "4", "60",
-                      data != NULL ? "async" : NULL, NULL);
-  helper_expect_line (big, "WAITING", 60);
+  big = start_waiter (f, "big", f->large, "1", async);
   relay_until_refused (f, held);
-
-  g_clear_pointer (&line, g_free);
-  line = helper_read_line (big, 90);
-  g_test_message ("4-token request: %s", line);
-  g_assert_true (g_str_has_prefix (line, "ACQUIRED ms="));
-  ms = strtol (line + strlen ("ACQUIRED ms="), NULL, 10);
-  /* Patience 1 s, plus a generous margin for a loaded machine. */
-  g_assert_cmpint (ms, <, 16 * 1000);
-  helper_close_stdin (big);
-  helper_expect_line (big, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (big), ==, 0);
+  assert_served_soon (big, f->large);
 }
 
 /* `tessera run` takes a job's resources all at once: waiting, it
@@ -246,52 +337,63 @@ test_patient_waiter_idles_nothing (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (big), ==, 0);
 }
 
+/* A GPU waiter's reservation names the devices it keeps, by UUID. */
+static void
+assert_reserves_devices_by_uuid (Fixture *f)
+{
+  g_autoptr(JsonNode) entry = find_reservation_at (f->queue);
+  JsonObject *information;
+  JsonArray *devices;
+
+  g_assert_nonnull (entry);
+  information = json_object_get_object_member (json_node_get_object (entry), "information");
+  g_assert_nonnull (information);
+  devices = json_object_get_array_member (information, "devices");
+  g_assert_nonnull (devices);
+  g_assert_cmpuint (json_array_get_length (devices), ==, 4);
+  for (guint i = 0; i < 4; i++)
+    g_assert_true (g_str_has_prefix (json_object_get_string_member (json_array_get_object_element (devices, i),
+                                                                    "uuid"), "GPU-"));
+}
+
 /* A reserving waiter keeps later small requests out; SIGKILLed, it keeps
  * no one out. */
 static void
 test_killed_reserving_waiter (Fixture *f, gconstpointer data)
 {
-  static const char * const patience_env[] = { "TESSERA_PATIENCE", "0.5", NULL };
-  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "2", NULL);
+  g_autoptr(Helper) holder = spawn_peer (f, NULL, "hold", "holder", "2", NULL, FALSE);
   g_autoptr(Helper) big = NULL;
-  g_autoptr(Helper) first = NULL;
-  g_autoptr(Helper) second = NULL;
   g_autoptr(GPtrArray) entries = NULL;
+  g_autofree char *answer = NULL;
+  Helper *first, *second;
 
   helper_expect_line (holder, "ACQUIRED", 60);
-  big = helper_spawn (patience_env, "request", f->folder, "-1", "big", "4", "100",
-                      data != NULL ? "async" : NULL, NULL);
-  helper_expect_line (big, "WAITING", 60);
+  big = start_waiter (f, "big", f->large, "0.5", g_strcmp0 (data, "async") == 0);
   wait_for_reservation (f, 60);
+  if (g_strcmp0 (f->type, "gpu") == 0)
+    assert_reserves_devices_by_uuid (f);
 
   /* 2 held and 4 reserved: nothing is left for a later arrival. */
-  first = helper_spawn (NULL, "try", f->folder, "-1", "first", "1", NULL);
-  helper_expect_line (first, "READY", 60);
-  helper_write_line (first, "go");
-  helper_expect_line (first, "UNAVAILABLE", 60);
-  helper_close_stdin (first);
-  g_assert_cmpint (helper_wait (first), ==, 0);
+  first = take_one (f, "first", &answer);
+  g_assert_cmpstr (answer, ==, "UNAVAILABLE");
+  release_one (first);
+  g_clear_pointer (&answer, g_free);
 
   helper_kill (big, SIGKILL);
   helper_wait (big);
 
-  second = helper_spawn (NULL, "try", f->folder, "-1", "second", "1", NULL);
-  helper_expect_line (second, "READY", 60);
-  helper_write_line (second, "go");
-  helper_expect_line (second, "ACQUIRED", 60);
+  second = take_one (f, "second", &answer);
+  g_assert_cmpstr (answer, ==, "ACQUIRED");
   /* The dead waiter's entry went with the decision that ignored it. */
   entries = read_queue (f);
   g_assert_cmpuint (entries->len, ==, 0);
-  helper_close_stdin (second);
-  g_assert_cmpint (helper_wait (second), ==, 0);
+  release_one (second);
   helper_close_stdin (holder);
   helper_expect_line (holder, "RELEASED", 60);
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
-/* The same in one process (so that valgrind sees the queue's code): the
- * "patience" property, a waiting thread or an async wait that reserves,
- * a try that finds nothing left, and no entry left behind. */
+/* A wait in this process, in a thread or through lock_async. */
 typedef struct
 {
   TesseraDynamicDependency *dep;
@@ -306,8 +408,9 @@ typedef struct
  * thread may hold it a moment longer (draining its inotify events), and
  * it must not see the fixture remove the folder. */
 static void
-drop_resource (TestCounter **counter)
+drop_resource (gpointer resource_location)
 {
+  GObject **counter = resource_location;
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   GWeakRef weak;
   GObject *alive;
@@ -356,70 +459,109 @@ on_in_process_locked (GObject *source, GAsyncResult *result, gpointer data)
   g_atomic_int_set (&wait->done, TRUE);
 }
 
-static gboolean
-has_reserving_entry (Fixture *f)
+/* One case of a waiter in this process: @held is granted, @waiting waits
+ * and reserves past its patience, @refused then finds nothing left. */
+typedef struct
 {
-  g_autoptr(GPtrArray) entries = read_queue (f);
+  const char *type;      /* a plugin's resource type; NULL: the test counter */
+  const char *devices;   /* the gpu's setting, or NULL */
+  const char *held;
+  const char *waiting;
+  const char *refused;
+  gboolean async;
+} InProcessCase;
 
-  for (guint i = 0; i < entries->len; i++)
-    if (json_object_get_boolean_member_with_default (json_node_get_object (g_ptr_array_index (entries, i)),
-                                                     "reserve", FALSE))
-      return TRUE;
-  return FALSE;
+static const InProcessCase counter_case = { NULL, NULL, "2", "4", "1", FALSE };
+static const InProcessCase counter_async_case = { NULL, NULL, "2", "4", "1", TRUE };
+static const InProcessCase gpu_case = { "gpu", "0:1024:GPU-aaaa;1:1024:GPU-bbbb;2;3", "2", "4", "1", FALSE };
+static const InProcessCase exclusive_case = { "mutex", NULL, "shared", "exclusive", "shared", FALSE };
+static const InProcessCase shared_case = { "mutex", NULL, "exclusive", "shared", "exclusive", FALSE };
+
+/* The case's pool: the fixture's counter, or a plugin's in its own folder. */
+static TesseraDynamicResource *
+open_pool (Fixture *f, const InProcessCase *c, char **queue)
+{
+  g_autofree char *folder = c->type != NULL ? g_build_filename (f->tmp, c->type, NULL) : g_strdup (f->folder);
+  const char *keys[] = { "lock-folder", c->devices != NULL ? "devices" : NULL, NULL };
+  const char *values[] = { folder, c->devices, NULL };
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicResource *resource;
+
+  if (c->type == NULL)
+    resource = TESSERA_DYNAMIC_RESOURCE (test_counter_new (folder, -1, &error));
+  else
+    resource = tessera_registry_create_resource (tessera_registry_get_default (), c->type, "r", keys, values,
+                                                 &error);
+  g_assert_no_error (error);
+  *queue = g_build_filename (folder, "queue", NULL);
+  return resource;
 }
 
+static TesseraDynamicDependency *
+in_process_dependency (TesseraDynamicResource *resource, Fixture *f, const char *id, const char *request)
+{
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", id);
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicDependency *dep;
+
+  if (TEST_IS_COUNTER (resource))
+    return test_counter_dependency_new (TEST_COUNTER (resource), job, g_ascii_strtoll (request, NULL, 10));
+  dep = tessera_dynamic_resource_create_dependency (resource, job, request, &error);
+  g_assert_no_error (error);
+  return dep;
+}
+
+/* The same in one process (so that valgrind sees the queue's code and
+ * the plugins' reservations): the "patience" property, a waiting thread
+ * or an async wait that reserves, a try that finds nothing left, and no
+ * entry left behind. */
 static void
 test_in_process (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TestCounter) counter = test_counter_new (f->folder, -1, &error);
-  g_autoptr(TesseraJob) job_a = test_job_new (f->tmp, "local", "a");
-  g_autoptr(TesseraJob) job_big = test_job_new (f->tmp, "local", "big");
-  g_autoptr(TesseraJob) job_c = test_job_new (f->tmp, "local", "c");
-  g_autoptr(TesseraDynamicDependency) dep_a = NULL;
-  g_autoptr(TesseraDynamicDependency) dep_big = NULL;
-  g_autoptr(TesseraDynamicDependency) dep_c = NULL;
+  const InProcessCase *c = data;
+  g_autofree char *queue = NULL;
+  g_autoptr(TesseraDynamicResource) resource = open_pool (f, c, &queue);
+  g_autoptr(TesseraDynamicDependency) dep_a = in_process_dependency (resource, f, "a", c->held);
+  g_autoptr(TesseraDynamicDependency) dep_big = in_process_dependency (resource, f, "big", c->waiting);
+  g_autoptr(TesseraDynamicDependency) dep_c = in_process_dependency (resource, f, "c", c->refused);
   g_autoptr(TesseraDynamicDependencyLock) held = NULL;
   g_autoptr(TesseraDynamicDependencyLock) refused = NULL;
   g_autoptr(GPtrArray) entries = NULL;
+  g_autoptr(GError) error = NULL;
   InProcessWait wait = { NULL, NULL, NULL, FALSE, 0, 0 };
   GThread *thread = NULL;
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   double patience = 0;
 
-  g_assert_no_error (error);
-  g_object_get (counter, "patience", &patience, NULL);
+  g_object_get (resource, "patience", &patience, NULL);
   g_assert_cmpfloat (patience, ==, 60);
-  g_object_set (counter, "patience", 0.3, NULL);
-  dep_a = test_counter_dependency_new (counter, job_a, 2);
-  dep_big = test_counter_dependency_new (counter, job_big, 4);
-  dep_c = test_counter_dependency_new (counter, job_c, 1);
+  g_object_set (resource, "patience", 0.3, NULL);
   held = tessera_dynamic_dependency_lock (dep_a, 0, NULL, &error);
   g_assert_no_error (error);
 
   wait.dep = dep_big;
   wait.timeout = 60;
-  if (data != NULL)
+  if (c->async)
     tessera_dynamic_dependency_lock_async (dep_big, 60, NULL, on_in_process_locked, &wait);
   else
     thread = g_thread_new ("waiter", wait_in_thread, &wait);
-  while (!has_reserving_entry (f))
+  while (!has_reserving_entry_at (queue))
     {
       g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      if (data != NULL)
+      if (c->async)
         g_main_context_iteration (NULL, TRUE);
       else
         g_usleep (10 * 1000);
     }
 
-  /* 2 held, 4 reserved: a try for 1 finds nothing left. */
+  /* Held and reserved: a try finds nothing left. */
   refused = tessera_dynamic_dependency_lock (dep_c, 0, NULL, &error);
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
   g_assert_null (refused);
   g_clear_error (&error);
 
   tessera_lock_release (TESSERA_LOCK (held));
-  if (data != NULL)
+  if (c->async)
     {
       while (!g_atomic_int_get (&wait.done))
         g_main_context_iteration (NULL, TRUE);
@@ -431,7 +573,7 @@ test_in_process (Fixture *f, gconstpointer data)
     g_thread_join (thread);
   g_assert_no_error (wait.error);
   g_assert_nonnull (wait.lock);
-  entries = read_queue (f);
+  entries = read_queue_at (queue);
   g_assert_cmpuint (entries->len, ==, 0);
   tessera_lock_release (TESSERA_LOCK (wait.lock));
   g_clear_object (&wait.lock);
@@ -439,9 +581,8 @@ test_in_process (Fixture *f, gconstpointer data)
   g_clear_object (&dep_a);
   g_clear_object (&dep_big);
   g_clear_object (&dep_c);
-  drop_resource (&counter);
+  drop_resource (&resource);
 }
-
 
 /* A request larger than the whole capacity waits for the total to grow:
  * past its patience it reserves nothing (the others go on) and does not
@@ -488,6 +629,143 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   drop_resource (&counter);
 }
 
+/* Waits (up to 60 s) until some job other than @previous holds the
+ * resource, and returns its identifier. */
+static char *
+wait_for_new_holder (Fixture *f, const char *previous)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  g_autofree char *previous_name = g_strdup_printf ("helper@%s.json", previous);
+
+  for (;;)
+    {
+      g_autoptr(GDir) dir = g_dir_open (f->jobs, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        if (g_str_has_prefix (name, "helper@") && g_str_has_suffix (name, ".json") &&
+            strcmp (name, previous_name) != 0)
+          return g_strndup (name + strlen ("helper@"), strlen (name) - strlen ("helper@") - strlen (".json"));
+      if (g_get_monotonic_time () > deadline)
+        g_error ("no one took %s within 60 s of %s's release", f->folder, previous);
+      g_usleep (10 * 1000);
+    }
+}
+
+/* A shared request among a stream of exclusive requests that always have
+ * a successor waiting when one lets go: the waiting exclusive requests'
+ * intents kept it out for ever; past its patience it reserves a share, and
+ * is served when the exclusive holder of that moment lets go. */
+static void
+test_shared_among_exclusive_served (Fixture *f, gconstpointer data)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  g_autofree char *holder_id = g_strdup ("exclusive0");
+  Helper *holder, *reader, *next = NULL;
+
+  holder = spawn_peer (f, NULL, "hold", holder_id, "exclusive", NULL, FALSE);
+  helper_expect_line (holder, "ACQUIRED", 60);
+  reader = start_waiter (f, "reader", "shared", "1", FALSE);
+
+  for (guint i = 1;; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("exclusive%u", i);
+      g_autofree char *taker = NULL;
+
+      if (g_get_monotonic_time () > deadline)
+        g_error ("a shared request with a 1 s patience was not served in 20 s of exclusive "
+                 "requests (%u of them)", i);
+      /* The next one waits before this one lets go. */
+      next = spawn_peer (f, NULL, "request", id, "exclusive", "100", FALSE);
+      helper_expect_line (next, "WAITING", 60);
+      helper_close_stdin (holder);
+      helper_expect_line (holder, "RELEASED", 60);
+      g_assert_cmpint (helper_wait (holder), ==, 0);
+      helper_free (holder);
+      taker = wait_for_new_holder (f, holder_id);
+      if (g_str_equal (taker, "reader"))
+        break;
+      g_assert_cmpstr (taker, ==, id);
+      helper_expect_line (next, "ACQUIRED", 60);
+      holder = next;
+      g_free (holder_id);
+      holder_id = g_steal_pointer (&id);
+    }
+  assert_served_soon (reader, "shared");
+  helper_free (reader);
+  /* The exclusive request left waiting gets the mutex now. */
+  helper_expect_line (next, "ACQUIRED", 60);
+  helper_close_stdin (next);
+  helper_expect_line (next, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (next), ==, 0);
+  helper_free (next);
+}
+
+/* The devices named by the lock file of job @id, as "2" or "0,3". */
+static char *
+held_devices (Fixture *f, const char *id)
+{
+  g_autofree char *name = g_strdup_printf ("helper@%s.json", id);
+  g_autofree char *path = g_build_filename (f->jobs, name, NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  JsonArray *devices;
+
+  json_parser_load_from_file (parser, path, &error);
+  g_assert_no_error (error);
+  devices = json_object_get_array_member (
+    json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "information"), "devices");
+  for (guint i = 0; i < json_array_get_length (devices); i++)
+    g_string_append_printf (text, "%s%" G_GINT64_FORMAT, i > 0 ? "," : "",
+                            json_object_get_int_member (json_array_get_object_element (devices, i), "index"));
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+/* A later request granted while a waiter reserves takes a device the
+ * waiter did not reserve, though a reserved one is lower and free: on 2
+ * large devices (0, 1) and 2 small ones, 1 held, a waiter for 2 large
+ * ones reserves 0 (free) and 1; the next 1-device request gets 2, not 0;
+ * once 1 comes free, the waiter has both. */
+static void
+test_later_request_takes_unreserved_device (Fixture *f, gconstpointer data)
+{
+  Helper *holders[2];
+  g_autoptr(Helper) large = NULL;
+  g_autofree char *devices = NULL;
+  g_autofree char *answer = NULL;
+  Helper *small;
+
+  f->setting = "devices=0:16384:GPU-aaaa;1:16384:GPU-bbbb;2:1024:GPU-cccc;3:1024:GPU-dddd";
+  for (guint i = 0; i < G_N_ELEMENTS (holders); i++)
+    {
+      g_autofree char *id = g_strdup_printf ("holder%u", i);
+
+      holders[i] = spawn_peer (f, NULL, "hold", id, "1", NULL, FALSE);
+      helper_expect_line (holders[i], "ACQUIRED", 60);
+    }
+  devices = held_devices (f, "holder1");
+  g_assert_cmpstr (devices, ==, "1");
+  g_clear_pointer (&devices, g_free);
+  release_one (holders[0]);
+  large = start_waiter (f, "large", "2:16G", "1", FALSE);
+  wait_for_reservation (f, 60);
+
+  small = try_once (f, "small", "1", &answer);
+  g_assert_cmpstr (answer, ==, "ACQUIRED");
+  devices = held_devices (f, "small");
+  g_assert_cmpstr (devices, ==, "2");
+  g_clear_pointer (&devices, g_free);
+  release_one (holders[1]);
+  helper_expect_line (large, "ACQUIRED", 60);
+  devices = held_devices (f, "large");
+  g_assert_cmpstr (devices, ==, "0,1");
+  helper_close_stdin (large);
+  helper_expect_line (large, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (large), ==, 0);
+  release_one (small);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -501,8 +779,18 @@ main (int argc, char **argv)
   ADD ("/queue/killed-reserving-waiter-blocks-no-one", NULL, test_killed_reserving_waiter);
   ADD ("/queue/killed-reserving-waiter-blocks-no-one/async", "async", test_killed_reserving_waiter);
   ADD ("/queue/tool-run-served-within-patience", NULL, test_tool_run_served);
-  ADD ("/queue/in-process/reserve-then-serve", NULL, test_in_process);
-  ADD ("/queue/in-process/reserve-then-serve/async", "async", test_in_process);
+  ADD ("/queue/in-process/reserve-then-serve", &counter_case, test_in_process);
+  ADD ("/queue/in-process/reserve-then-serve/async", &counter_async_case, test_in_process);
   ADD ("/queue/in-process/too-large-reserves-nothing", NULL, test_too_large_reserves_nothing);
+  ADD ("/queue/in-process/gpu-reserves-devices", &gpu_case, test_in_process);
+  ADD ("/queue/in-process/mutex-exclusive-reserves-the-mutex", &exclusive_case, test_in_process);
+  ADD ("/queue/in-process/mutex-shared-reserves-a-share", &shared_case, test_in_process);
+#define ADD_PLUGIN(path, type, fn) g_test_add (path, Fixture, type, plugin_fixture_set_up, fn, fixture_tear_down)
+  ADD_PLUGIN ("/queue/gpu/large-request-served-within-patience", "gpu", test_large_request_served);
+  ADD_PLUGIN ("/queue/gpu/killed-reserving-waiter-blocks-no-one", "gpu", test_killed_reserving_waiter);
+  ADD_PLUGIN ("/queue/gpu/later-request-takes-unreserved-device", "gpu", test_later_request_takes_unreserved_device);
+  ADD_PLUGIN ("/queue/mutex/exclusive-among-shared-served-within-patience", "mutex", test_large_request_served);
+  ADD_PLUGIN ("/queue/mutex/shared-among-exclusive-served-within-patience", "mutex",
+              test_shared_among_exclusive_served);
   return g_test_run ();
 }

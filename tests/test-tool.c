@@ -640,8 +640,14 @@ ignore_sighup (gpointer data)
   signal (SIGHUP, SIG_IGN);
 }
 
+static int
+compare_numbers (gconstpointer a, gconstpointer b)
+{
+  return atoi (*(const char * const *) a) - atoi (*(const char * const *) b);
+}
+
 /* `exec 5<file; tessera run … -- sh -c 'cat <&5'` works, and the command
- * gets no descriptor of tessera's own. */
+ * gets no descriptor of tessera's own but the job lock it is told of. */
 static void
 test_inherited_fd (Fixture *f, gconstpointer data)
 {
@@ -651,6 +657,9 @@ test_inherited_fd (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *out = NULL;
+  g_autofree char *expected = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GPtrArray) fds = g_ptr_array_new_with_free_func (g_free);
   int fd;
 
   test_write_file (file, "through fd 5\n");
@@ -660,13 +669,25 @@ test_inherited_fd (Fixture *f, gconstpointer data)
   g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
   process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
                                          "run", "--need", "r", "--", "sh", "-c",
-                                         "cat <&5; exec ls /proc/self/fd", NULL);
+                                         "cat <&5; echo \"$TESSERA_JOB_LOCK_FD\"; exec ls /proc/self/fd", NULL);
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (exit_code (process), ==, 0);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), >=, 3);
+  g_assert_cmpstr (lines[0], ==, "through fd 5");
+  g_assert_cmpint (atoi (lines[1]), >, 5);
   /* ls's own descriptor for the folder is the lowest free one: 3. */
-  g_assert_cmpstr (out, ==, "through fd 5\n0\n1\n2\n3\n5\n");
+  for (guint i = 2; lines[i] != NULL && *lines[i] != '\0'; i++)
+    g_ptr_array_add (fds, g_strdup (lines[i]));
+  g_ptr_array_sort (fds, compare_numbers);
+  expected = g_strdup_printf ("0 1 2 3 5 %s", lines[1]);
+  g_ptr_array_add (fds, NULL);
+  {
+    g_autofree char *got = g_strjoinv (" ", (char **) fds->pdata);
+    g_assert_cmpstr (got, ==, expected);
+  }
 }
 
 /* Under nohup, SIGHUP to the wrapper neither stops it nor reaches the
@@ -1364,6 +1385,57 @@ check_lost_lock_file (Fixture *f, gboolean end)
     }
 }
 
+/* Whether some process holds an fcntl (OFD or classic) write lock on the
+ * job lock the run's lock file names. */
+static gboolean
+job_lock_held (const char *lock_file)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *lock_path = NULL;
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  int fd;
+
+  g_assert_true (json_parser_load_from_file (parser, lock_file, NULL));
+  lock_path = g_strconcat (json_object_get_string_member (json_node_get_object (json_parser_get_root (parser)),
+                                                          "job_uri"), ".lock", NULL);
+  fd = open (lock_path, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fcntl (fd, F_OFD_GETLK, &fl), ==, 0);
+  close (fd);
+  return fl.l_type != F_UNLCK;
+}
+
+/* The command gets the locked job lock (as flock(1) passes its lock), so
+ * the lock lives exactly as long as the holding: a judge on another host
+ * or in another pid namespace, which cannot see our pids, sees the job
+ * lock held while the command runs, even after its wrapper was killed. */
+static void
+test_command_keeps_the_job_lock (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) run =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x", NULL);
+  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *path = find_lock_file (f);
+  gint64 deadline;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  g_assert_nonnull (path);
+  g_assert_true (job_lock_held (path));
+  g_subprocess_force_exit (run);
+  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  /* The wrapper is gone; its command still runs and still holds. */
+  g_assert_true (job_lock_held (path));
+  /* The command ends when its stdin closes: then nobody holds. */
+  g_output_stream_close (g_subprocess_get_stdin_pipe (run), NULL, NULL);
+  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (job_lock_held (path))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (G_USEC_PER_SEC / 20);
+    }
+}
+
 static void
 test_lost_lock_file_warns (Fixture *f, gconstpointer data)
 {
@@ -1387,6 +1459,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
   ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
+  ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
   ADD ("/tool/status/hostile-names-escaped", test_hostile_names_escaped);
   ADD ("/tool/run/larger-than-total-says-why-once", test_larger_than_total_says_why_once);

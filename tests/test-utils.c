@@ -9,7 +9,9 @@
 #include <string.h>
 #include <gio/gunixinputstream.h>
 #include <glib/gstdio.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -103,30 +105,38 @@ test_warning_count (void)
   return g_atomic_int_get (&warnings_seen);
 }
 
-static Helper *
-helper_spawnv (const char *program, const char * const *env, const char *first_arg, va_list ap)
+/* Any program as a helper: its output read line by line, its input
+ * written to. @env: NAME, VALUE pairs. */
+Helper *
+helper_spawn_argv (const char * const *env, const char * const *argv)
 {
   g_autoptr(GSubprocessLauncher) launcher =
     g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
   Helper *helper;
+
+  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
+    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
+
+  helper = g_new0 (Helper, 1);
+  helper->process = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  helper->out_fd = g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stdout_pipe (helper->process)));
+  helper->pending = g_string_new (NULL);
+  return helper;
+}
+
+static Helper *
+helper_spawnv (const char *program, const char * const *env, const char *first_arg, va_list ap)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   const char *arg;
 
   g_ptr_array_add (argv, g_test_build_filename (G_TEST_BUILT, program, NULL));
   for (arg = first_arg; arg != NULL; arg = va_arg (ap, const char *))
     g_ptr_array_add (argv, g_strdup (arg));
   g_ptr_array_add (argv, NULL);
-
-  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
-    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
-
-  helper = g_new0 (Helper, 1);
-  helper->process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  helper->out_fd = g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stdout_pipe (helper->process)));
-  helper->pending = g_string_new (NULL);
-  return helper;
+  return helper_spawn_argv (env, (const char * const *) argv->pdata);
 }
 
 Helper *
@@ -356,4 +366,164 @@ helper_free (Helper *helper)
   g_object_unref (helper->process);
   g_string_free (helper->pending, TRUE);
   g_free (helper);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Real users sharing a pool (CI is root; without root the test fails). */
+
+TestUsers *
+test_users_new (const char *prefix)
+{
+  TestUsers *users = g_new0 (TestUsers, 1);
+  struct group *gr;
+
+  if (getuid () != 0)
+    g_error ("this test creates users and a group: run it as root (CI does)");
+  users->group = g_strdup_printf ("%sg%d", prefix, (int) getpid () % 100000);
+  test_run_or_fail ((const char *[]) { "groupadd", users->group, NULL });
+  for (int i = 0; i < 2; i++)
+    {
+      users->users[i] = g_strdup_printf ("%su%d%c", prefix, (int) getpid () % 100000, 'a' + i);
+      test_run_or_fail ((const char *[]) { "useradd", "-M", "-N", "-g", users->group, "-s", "/bin/sh",
+                                           users->users[i], NULL });
+    }
+  gr = getgrnam (users->group);
+  g_assert_nonnull (gr);
+  users->gid = gr->gr_gid;
+  return users;
+}
+
+void
+test_users_free (TestUsers *users)
+{
+  if (users == NULL)
+    return;
+  for (int i = 0; i < 2; i++)
+    {
+      test_run_or_fail ((const char *[]) { "userdel", users->users[i], NULL });
+      g_free (users->users[i]);
+    }
+  test_run_or_fail ((const char *[]) { "groupdel", users->group, NULL });
+  g_free (users->group);
+  g_free (users);
+}
+
+/* @text with every @token replaced by @value. */
+char *
+test_substitute (const char *text, const char *token, const char *value)
+{
+  g_auto(GStrv) parts = g_strsplit (text, token, -1);
+
+  return g_strjoinv (value, parts);
+}
+
+/* Two real users of a new group, and a site's shared folder for them in
+ * a new temporary folder (made 0755): group-writable, setgid, the
+ * group's; beside it a configuration file @config_text (@DIR@ standing
+ * for the shared folder) that every user may read. */
+TestGroupPool *
+test_group_pool_new (const char *prefix, const char *config_text)
+{
+  TestGroupPool *gp = g_new0 (TestGroupPool, 1);
+  g_autofree char *text = NULL;
+
+  gp->users = test_users_new (prefix);
+  gp->tmp = test_make_tmpdir ();
+  gp->pool = g_build_filename (gp->tmp, "pools", NULL);
+  g_assert_cmpint (chmod (gp->tmp, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (gp->pool, 0755), ==, 0);
+  g_assert_cmpint (chown (gp->pool, 0, gp->users->gid), ==, 0);
+  g_assert_cmpint (chmod (gp->pool, 02775), ==, 0);
+  text = test_substitute (config_text, "@DIR@", gp->pool);
+  gp->config = g_build_filename (gp->tmp, "tessera.conf", NULL);
+  test_write_file (gp->config, text);
+  g_assert_cmpint (chmod (gp->config, 0644), ==, 0);
+  return gp;
+}
+
+void
+test_group_pool_free (TestGroupPool *gp)
+{
+  if (gp == NULL)
+    return;
+  test_users_free (gp->users);
+  test_remove_tree (gp->tmp);
+  g_free (gp->tmp);
+  g_free (gp->pool);
+  g_free (gp->config);
+  g_free (gp);
+}
+
+/* A folder @user owns (0700), for its state and its own files. */
+char *
+test_user_folder (const char *parent, const char *user)
+{
+  char *folder = g_build_filename (parent, user, NULL);
+
+  if (!g_file_test (folder, G_FILE_TEST_IS_DIR))
+    {
+      struct passwd *pw = getpwnam (user);
+
+      g_assert_nonnull (pw);
+      g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+      g_assert_cmpint (chown (folder, pw->pw_uid, pw->pw_gid), ==, 0);
+    }
+  return folder;
+}
+
+/* Appends to @argv: `runuser -u USER -- timeout -s KILL T sh -c 'umask
+ * 022; exec "$@"' sh`, so that what follows runs as @user with the umask
+ * of most accounts and is killed past @timeout_s (status 137). */
+void
+test_argv_as_user (GPtrArray *argv, const char *user, double timeout_s)
+{
+  const char *prefix[] = { "runuser", "-u", user, "--", "timeout", "-s", "KILL", NULL, "sh", "-c",
+                           "umask 022; exec \"$@\"", "sh" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (prefix); i++)
+    g_ptr_array_add (argv, prefix[i] ? g_strdup (prefix[i]) : g_strdup_printf ("%.0f", timeout_s));
+}
+
+/* Appends the command `tessera --config CONFIG` as @user (see
+ * test_argv_as_user()), with its state (and home) in @state. */
+void
+test_argv_tessera_as (GPtrArray *argv, const char *user, const char *state, const char *config, double timeout_s)
+{
+  test_argv_as_user (argv, user, timeout_s);
+  test_argv_tessera (argv, state, config);
+}
+
+/* Appends the command `tessera --config CONFIG` with its state (and home)
+ * in @state. */
+void
+test_argv_tessera (GPtrArray *argv, const char *state, const char *config)
+{
+  g_ptr_array_add (argv, g_strdup ("env"));
+  g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s", state));
+  g_ptr_array_add (argv, g_strdup_printf ("HOME=%s", state));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
+  g_ptr_array_add (argv, g_strdup (g_getenv ("TESSERA_TOOL")));
+  g_ptr_array_add (argv, g_strdup ("--config"));
+  g_ptr_array_add (argv, g_strdup (config));
+}
+
+/* Runs @argv (NULL-terminated array) to its end; its output and error
+ * output as bytes (any bytes: names may be hostile). Returns the exit
+ * status, or 128 + the signal that ended it. */
+int
+test_run_capture (GPtrArray *argv, GBytes **out, GBytes **err)
+{
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+
+  process = g_subprocess_newv ((const char * const *) argv->pdata,
+                               G_SUBPROCESS_FLAGS_STDIN_INHERIT | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                               (err != NULL ? G_SUBPROCESS_FLAGS_STDERR_PIPE : G_SUBPROCESS_FLAGS_STDERR_MERGE),
+                               &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate (process, NULL, NULL, out, err, &error);
+  g_assert_no_error (error);
+  if (g_subprocess_get_if_signaled (process))
+    return 128 + g_subprocess_get_term_sig (process);
+  return g_subprocess_get_exit_status (process);
 }

@@ -22,6 +22,7 @@ void     test_run_or_fail        (const char * const *argv);
 
 Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 Helper  *plugin_helper_spawn     (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
+Helper  *helper_spawn_argv       (const char * const *env, const char * const *argv);
 char    *helper_read_line        (Helper *helper, double timeout_s);
 void     helper_expect_line      (Helper *helper, const char *prefix, double timeout_s);
 void     helper_write_line       (Helper *helper, const char *line);
@@ -45,5 +46,37 @@ typedef struct
 } LogEvent;
 
 GArray  *test_read_holder_log    (const char *path);
+
+/* Real users and a group (root only: the test fails without it). */
+typedef struct
+{
+  char *group;
+  guint gid;
+  char *users[2];
+} TestUsers;
+
+TestUsers *test_users_new        (const char *prefix);
+void     test_users_free         (TestUsers *users);
+char    *test_user_folder        (const char *parent, const char *user);
+char    *test_substitute         (const char *text, const char *token, const char *value);
+void     test_argv_as_user       (GPtrArray *argv, const char *user, double timeout_s);
+void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char *state, const char *config,
+                                  double timeout_s);
+void     test_argv_tessera       (GPtrArray *argv, const char *state, const char *config);
+int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TestUsers, test_users_free)
+
+/* Those users' shared folder (setgid, the group's) and a configuration. */
+typedef struct
+{
+  char *tmp;         /* all of it, removed after */
+  TestUsers *users;
+  char *pool;        /* the shared folder */
+  char *config;
+} TestGroupPool;
+
+TestGroupPool *test_group_pool_new  (const char *prefix, const char *config_text);
+void     test_group_pool_free    (TestGroupPool *gp);
 
 G_END_DECLS

@@ -13,6 +13,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -26,6 +28,9 @@ typedef struct
   char *type;
   GStrv keys;     /* property names */
   GStrv values;
+  int mode;       /* mode= (octal), or -1: as the folder it is in */
+  gint64 gid;     /* group=, or -1: as the folder it is in */
+  gboolean sharing_set;   /* mode= or group= given */
   TesseraTrackedDynamicResource *resource;
 } Entry;
 
@@ -150,6 +155,68 @@ is_setup_setting (GParamSpec *pspec)
          G_PARAM_SPEC_INT64 (pspec)->default_value == -1;
 }
 
+/* mode= (octal, for the folders; files get its read and write bits) and
+ * group= (a group name) of a resource: what its folders and files are
+ * given instead of what they take from the folder they are in. */
+static gboolean
+check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const char *key,
+                   int *mode, gint64 *gid, GError **error)
+{
+  g_autofree char *value = g_key_file_get_string (keyfile, group, key, NULL);
+  guint64 number;
+
+  if (g_str_equal (key, "mode"))
+    {
+      if (value == NULL || !g_ascii_string_to_unsigned (value, 8, 0, 07777, &number, NULL))
+        {
+          config_error (error, file, group, key, _("an octal mode from 0 to 7777, such as 2770"));
+          return FALSE;
+        }
+      *mode = (int) number;
+    }
+  else
+    {
+      struct group *gr = value != NULL ? getgrnam (value) : NULL;
+
+      if (gr == NULL)
+        {
+          config_error (error, file, group, key, _("no such group"));
+          return FALSE;
+        }
+      *gid = gr->gr_gid;
+    }
+  return TRUE;
+}
+
+/* Gives what Tessera owns of a resource (its folder, jobs/, ipc.lock,
+ * informations.json) the mode and group its settings say; never through
+ * a link. */
+static void
+apply_sharing (Entry *entry, const char *folder)
+{
+  const char *parts[] = { "", "jobs", "ipc.lock", "informations.json" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      g_autofree char *path = g_build_filename (folder, parts[i], NULL);
+      int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      struct stat st;
+
+      if (fd < 0)
+        continue;
+      if (fstat (fd, &st) == 0 && st.st_uid == geteuid ())
+        {
+          if (entry->gid >= 0 && st.st_gid != (gid_t) entry->gid && fchown (fd, (uid_t) -1, (gid_t) entry->gid) < 0)
+            g_printerr (_("tessera: cannot give %s the group of its settings: %s\n"), path, g_strerror (errno));
+          if (entry->mode >= 0 && S_ISDIR (st.st_mode))
+            fchmod (fd, (mode_t) entry->mode);
+          else if (entry->mode >= 0 && S_ISREG (st.st_mode))
+            fchmod (fd, (mode_t) entry->mode & 0666);
+        }
+      close (fd);
+    }
+}
+
 /* Checks a group's keys against its type, and keeps them for opening. */
 static Entry *
 check_group (const char *file, GKeyFile *keyfile, const char *group, GError **error)
@@ -164,6 +231,8 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
   GObjectClass *klass = NULL;
   GType gtype;
   Entry *entry;
+  int mode = -1;
+  gint64 gid = -1;
 
   if (!tessera_check_plugin_name (name, NULL))
     {
@@ -194,6 +263,15 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
 
       if (g_str_equal (key, "type"))
         continue;
+      if (g_str_equal (key, "mode") || g_str_equal (key, "group"))
+        {
+          if (!check_sharing_key (file, keyfile, group, key, &mode, &gid, error))
+            {
+              g_type_class_unref (klass);
+              return NULL;
+            }
+          continue;
+        }
       /* The folder is "path", checked below: "lock-folder" would slip a
        * relative one past that check. */
       if (g_str_equal (key, "lock-folder"))
@@ -265,6 +343,9 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
   entry->type = g_steal_pointer (&type);
   entry->keys = g_strv_builder_end (names);
   entry->values = g_strv_builder_end (values);
+  entry->mode = mode;
+  entry->gid = gid;
+  entry->sharing_set = mode >= 0 || gid >= 0;
   return entry;
 }
 
@@ -543,6 +624,8 @@ tessera_config_open (TesseraConfig *self, const char *name, GError **error)
           return NULL;
         }
       entry->resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
+      if (!self->read_only && entry->sharing_set)
+        apply_sharing (entry, tessera_tracked_dynamic_resource_get_lock_folder (entry->resource));
     }
   return entry->resource;
 }

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -125,9 +127,10 @@ load_config (int *status)
 }
 
 /* Opens a resource; with @check, also checks its informations.json against
- * the configuration (not for `set`, which is how a broken one is fixed). */
+ * the configuration (not for `set`, which is how a broken one is fixed).
+ * On failure, the message said is also in @why when given. */
 static TesseraTrackedDynamicResource *
-open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status)
+open_resource_why (TesseraConfig *config, const char *name, gboolean check, int *status, char **why)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *notice = NULL;
@@ -145,18 +148,28 @@ open_resource_full (TesseraConfig *config, const char *name, gboolean check, int
       release_log (TRUE);
       *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
                       ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+      if (why != NULL)
+        *why = g_strdup (error->message);
       return NULL;
     }
   if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
     {
       release_log (FALSE);   /* this message says it all */
       *status = fail (EXIT_CONFIG, "%s", error->message);
+      if (why != NULL)
+        *why = g_strdup (error->message);
       return NULL;
     }
   release_log (TRUE);
   if (notice != NULL)
     g_printerr ("tessera: %s\n", notice);
   return resource;
+}
+
+static TesseraTrackedDynamicResource *
+open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status)
+{
+  return open_resource_why (config, name, check, status, NULL);
 }
 
 static TesseraTrackedDynamicResource *
@@ -786,6 +799,7 @@ cmd_watch (int argc, char **argv)
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   g_autoptr(GAsyncQueue) changes = g_async_queue_new ();
+  g_autoptr(GHashTable) unreadable = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   GString *shown = NULL;
   gboolean on_terminal = isatty (1);
   int status = 0;
@@ -796,16 +810,24 @@ cmd_watch (int argc, char **argv)
   tessera_config_set_read_only (config, TRUE);   /* watch only looks, as status */
   for (guint i = 0; i < names->len; i++)
     {
-      TesseraTrackedDynamicResource *resource = open_resource (config, g_ptr_array_index (names, i), &status);
+      const char *name = g_ptr_array_index (names, i);
+      char *why = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource_why (config, name, TRUE, &status, &why);
       WatchThread *w;
 
+      /* As status: one resource that cannot be read hides no other. */
       if (resource == NULL)
-        return status;
+        {
+          g_hash_table_insert (unreadable, g_strdup (name), why);
+          continue;
+        }
       w = g_new0 (WatchThread, 1);
       w->resource = TESSERA_DYNAMIC_RESOURCE (resource);
       w->changes = changes;
       g_thread_unref (g_thread_new ("tessera-watch", watch_thread, w));
     }
+  if (g_hash_table_size (unreadable) == names->len)
+    return status;
   for (;;)
     {
       g_autoptr(GString) view = g_string_new (NULL);
@@ -813,7 +835,18 @@ cmd_watch (int argc, char **argv)
       for (guint i = 0; i < names->len; i++)
         {
           const char *name = g_ptr_array_index (names, i);
-          g_autoptr(JsonNode) node = describe (config, name, tessera_config_open (config, name, NULL));
+          const char *why = g_hash_table_lookup (unreadable, name);
+          g_autoptr(JsonNode) node = NULL;
+
+          if (why != NULL)
+            {
+              g_autofree char *why_text = escape_name (why, TRUE);
+              /* Translators: "gpu (gpu): cannot be read: <why>" */
+              g_string_append_printf (view, _("%s (%s): cannot be read: %s\n"), name,
+                                      tessera_config_get_type_name (config, name), why_text);
+              continue;
+            }
+          node = describe (config, name, tessera_config_open (config, name, NULL));
           format_description (node, view);
         }
       /* Redrawn when it changed only: polls and wake-ups that find nothing
@@ -837,6 +870,158 @@ cmd_watch (int argc, char **argv)
       while (g_async_queue_try_pop (changes) != NULL)
         ;
     }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* init */
+
+/* Opens @fd's folder to group @gid: group-writable and setgid, whatever
+ * the umask, so that what is created in it is the group's too. */
+static gboolean
+share_folder (int fd, const char *path, gid_t gid)
+{
+  struct stat st;
+
+  if (fstat (fd, &st) < 0 || (st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
+      fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_IRWXG) < 0)
+    {
+      int saved = errno;
+      fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Whether @folder is @pool or lies inside it. */
+static gboolean
+is_in_pool (const char *folder, const char *pool)
+{
+  return g_str_equal (folder, pool) ||
+         (g_str_has_prefix (folder, pool) && folder[strlen (pool)] == G_DIR_SEPARATOR);
+}
+
+/* Sets up one resource of the pool as `run` would (its folder, jobs/,
+ * ipc.lock, informations.json), its group and bits taken from the pool. */
+static gboolean
+init_resource (TesseraConfig *config, const char *name, int *status)
+{
+  TesseraTrackedDynamicResource *resource = open_resource (config, name, status);
+
+  const char *folder;
+  g_autofree char *informations = NULL;
+  struct stat st, folder_st;
+  int fd;
+
+  if (resource == NULL)
+    return FALSE;
+  /* informations.json is written with the umask's bits: in a shared
+   * resource, every member must read it. */
+  folder = tessera_tracked_dynamic_resource_get_lock_folder (resource);
+  informations = g_build_filename (folder, "informations.json", NULL);
+  fd = open (informations, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid () &&
+      g_stat (folder, &folder_st) == 0 && (folder_st.st_mode & S_IWGRP) &&
+      fchmod (fd, (st.st_mode & 07777) | S_IRGRP) < 0)
+    g_printerr (_("tessera: cannot open %s to its group: %s\n"), informations, g_strerror (errno));
+  if (fd >= 0)
+    close (fd);
+  /* Translators: "prepared cpu (countertoken) in /srv/pool/cpu" */
+  g_print (_("prepared %s (%s) in %s\n"), name, tessera_config_get_type_name (config, name),
+           tessera_tracked_dynamic_resource_get_lock_folder (resource));
+  return TRUE;
+}
+
+static int
+cmd_init (int argc, char **argv)
+{
+  g_autofree char *group = NULL;
+  g_auto(GStrv) types = NULL;
+  const GOptionEntry entries[] = {
+    { "group", 'g', 0, G_OPTION_ARG_STRING, &group, N_("Share the pool with the users of GROUP"), N_("GROUP") },
+    { "type", 't', 0, G_OPTION_ARG_STRING_ARRAY, &types,
+      N_("Set up only the configured resources of type TYPE (again for more types)"), N_("TYPE") },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("PATH [--group GROUP] [--type TYPE…]"),
+                 _("Prepare a pool folder: create it (with --group, the group's: group-writable and setgid, "
+                   "whatever the umask) and set up each configured resource whose path lies in it."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  g_autofree char *pool = NULL;
+  g_autofree char *parent = NULL;
+  struct stat parent_st;
+  struct group *gr = NULL;
+  gid_t gid = 0;
+  guint prepared = 0;
+  int status = 0, fd;
+  gboolean shared = TRUE;
+
+  if (!parse (context, &argc, &argv, &status))
+    return status;
+  if (argc != 2)
+    return fail (EXIT_USAGE, _("usage: tessera init PATH [--group GROUP] [--type TYPE…]"));
+  if ((config = load_config (&status)) == NULL)
+    return status;
+  pool = g_canonicalize_filename (argv[1], NULL);
+  for (guint i = 0; types != NULL && types[i] != NULL; i++)
+    if (tessera_registry_lookup_resource_type (tessera_registry_get_default (), types[i], NULL) == G_TYPE_INVALID)
+      return fail (EXIT_USAGE, _("no resource type “%s” (see “tessera plugins”)"), types[i]);
+  if (group != NULL && (gr = getgrnam (group)) == NULL)
+    return fail (EXIT_USAGE, _("no group named “%s”"), group);
+  if (gr != NULL)
+    gid = gr->gr_gid;   /* getgrnam's answer does not last */
+
+  /* The pool's folder, and its group. */
+  parent = g_path_get_dirname (pool);
+  if (g_mkdir_with_parents (parent, 0777) < 0 || (mkdir (pool, 0777) < 0 && errno != EEXIST))
+    {
+      int saved = errno;
+      return fail (EXIT_IOERR, _("cannot create the folder %s: %s"), pool, g_strerror (saved));
+    }
+  fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      int saved = errno;
+      return fail (EXIT_IOERR, _("cannot open the folder %s: %s"), pool, g_strerror (saved));
+    }
+  if (group != NULL)
+    shared = share_folder (fd, pool, gid);
+  else if (stat (parent, &parent_st) == 0 && (parent_st.st_mode & S_IWGRP))
+    /* In a group's folder, the pool is that group's, as Tessera makes
+     * everything it creates there. */
+    shared = share_folder (fd, pool, parent_st.st_gid);
+  close (fd);
+  if (!shared)
+    return EXIT_IOERR;
+
+  /* Its resources, as `run` sets them up. */
+  names = tessera_config_get_names (config);
+  for (guint t = 0; t == 0 || (types != NULL && types[t] != NULL); t++)
+    {
+      guint of_type = 0;
+
+      for (guint i = 0; i < names->len; i++)
+        {
+          const char *name = g_ptr_array_index (names, i);
+          g_autofree char *folder = tessera_config_dup_path (config, name);
+
+          if (folder == NULL || !is_in_pool (folder, pool) ||
+              (types != NULL && !g_str_equal (types[t], tessera_config_get_type_name (config, name))))
+            continue;
+          if (!init_resource (config, name, &status))
+            return status;
+          of_type++;
+        }
+      if (types != NULL && of_type == 0)
+        return fail (EXIT_CONFIG, _("no resource of type “%s” is configured in %s (%s): give one a path there"),
+                     types[t], pool, tessera_config_get_source (config) ? tessera_config_get_source (config)
+                                                                        : _("the built-in configuration"));
+      prepared += of_type;
+    }
+  if (prepared == 0)
+    g_print (_("prepared %s; no configured resource lies in it (give each a path=%s/NAME)\n"), pool, pool);
   return 0;
 }
 
@@ -911,7 +1096,7 @@ typedef struct
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 G_GNUC_NORETURN static void
-gated_child (int gate, int report, char **candidates, char **argv, char **sh_argv, char **envp)
+gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv, char **envp)
 {
   struct sigaction dfl = { 0 }, ign = { 0 };
   gboolean denied = FALSE;
@@ -934,6 +1119,9 @@ gated_child (int gate, int report, char **candidates, char **argv, char **sh_arg
   if (n != 1 || go != 'g')
     _exit (125);
   close (gate);
+  /* The command keeps the job lock for its whole life. */
+  if (keep_fd >= 0)
+    fcntl (keep_fd, F_SETFD, 0);
 
   for (guint i = 0; candidates[i] != NULL; i++)
     {
@@ -963,7 +1151,7 @@ gated_child (int gate, int report, char **candidates, char **argv, char **sh_arg
  * posix_spawnp does, so that the child only calls execve(). Descriptors
  * without close-on-exec pass to the command; Tessera's own have it. */
 static gboolean
-gated_spawn (char **command, char **env, Gated *gated, GError **error)
+gated_spawn (char **command, char **env, int keep_fd, Gated *gated, GError **error)
 {
   g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) sh_argv = g_ptr_array_new ();
@@ -1006,7 +1194,7 @@ gated_spawn (char **command, char **env, Gated *gated, GError **error)
     {
       close (gate[1]);
       close (report[0]);
-      gated_child (gate[0], report[1], (char **) candidates->pdata, command, (char **) sh_argv->pdata, env);
+      gated_child (gate[0], report[1], keep_fd, (char **) candidates->pdata, command, (char **) sh_argv->pdata, env);
     }
   pthread_sigmask (SIG_SETMASK, &saved, NULL);
   close (gate[0]);
@@ -1447,6 +1635,7 @@ cmd_run (int argc, char **argv)
   g_autoptr(TesseraProcess) child_process = NULL;
   Gated child = { 0, -1, -1 };
   int exec_errno;
+  int job_lock_fd;
   g_autoptr(GMainLoop) loop = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) env = NULL;
@@ -1545,6 +1734,15 @@ cmd_run (int argc, char **argv)
 
   env = g_get_environ ();
   env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
+  /* The command gets the locked job lock, as flock(1) passes its lock:
+   * the lock then lasts exactly as long as the holding, which is what a
+   * judge that cannot see our pids (another host or pid namespace) uses. */
+  job_lock_fd = tessera_job_dup_lock_fd (job);
+  if (job_lock_fd >= 0)
+    {
+      g_autofree char *text = g_strdup_printf ("%d", job_lock_fd);
+      env = g_environ_setenv (env, "TESSERA_JOB_LOCK_FD", text, TRUE);
+    }
   for (guint i = 0; i < needs->len; i++)
     {
       g_auto(GStrv) extra = tessera_dynamic_dependency_lock_dup_environment (((Need *) g_ptr_array_index (needs, i))->lock);
@@ -1560,8 +1758,10 @@ cmd_run (int argc, char **argv)
    * only once the lock files name it: were this wrapper killed in between,
    * the gate reads end-of-file and the command never runs without a valid
    * holding. */
-  if (!gated_spawn (command, env, &child, &error))
+  if (!gated_spawn (command, env, job_lock_fd, &child, &error))
     status = fail (1, "%s", error->message);
+  if (job_lock_fd >= 0)
+    close (job_lock_fd);
   /* From here a signal goes to the child (at its gate, it ends there);
    * one that came before stops everything. */
   g_mutex_lock (&run_state.lock);
@@ -1654,6 +1854,7 @@ static const struct
   { "clean", cmd_clean, N_("Remove dead and orphaned holders now") },
   { "watch", cmd_watch, N_("Show the resources again after every change") },
   { "plugins", cmd_plugins, N_("List plugin folders, types and classes") },
+  { "init", cmd_init, N_("Prepare a pool folder, shared by a group if asked, and its configured resources") },
   { "help", cmd_help, N_("Show this list, or a command's options (tessera help COMMAND)") },
 };
 

@@ -71,6 +71,8 @@ const char         *tessera_process_get_process_type (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
 const char         *tessera_process_get_problem     (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
+JsonNode           *tessera_process_get_spec        (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
 gint64              tessera_process_get_uid         (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
 gboolean            tessera_process_is_local        (TesseraProcess *self);

@@ -59,5 +59,12 @@ gboolean         tessera_registry_is_module_loaded       (TesseraRegistry *self,
 TESSERA_AVAILABLE_IN_ALL
 void             tessera_registry_register_resource_type (const char      *type_name,
                                                           GType            type);
+TESSERA_AVAILABLE_IN_ALL
+GType            tessera_registry_lookup_process_type    (TesseraRegistry *self,
+                                                          const char      *type_name,
+                                                          GError         **error);
+TESSERA_AVAILABLE_IN_ALL
+void             tessera_registry_register_process_type  (const char      *type_name,
+                                                          GType            type);
 
 G_END_DECLS

@@ -219,10 +219,13 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * it goes into the request's entry in the folder's `queue/`, and every
  * later request reads it back through the class's lock file type and
  * counts it with [vfunc@Tessera.TrackedDynamicResource.account_lock_file]
- * while it decides, so the waiter's share is reserved. It must not depend
- * on what is free (a count, not devices chosen now). Leave it %NULL (the
- * default) for a type whose waiters reserve nothing; the counting base
- * [class@Tessera.CounterResource] returns its lock file's information.
+ * while it decides, so the waiter's share is reserved. A type that hands
+ * out named units (devices) names those it keeps: it picks them in
+ * [vfunc@Tessera.TrackedDynamicResource.is_available], where earlier
+ * waiters' reservations count as held (they no longer do here). Leave it
+ * %NULL (the default) for a type whose waiters reserve nothing; the
+ * counting base [class@Tessera.CounterResource] returns its lock file's
+ * information.
  *
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.

@@ -10,6 +10,7 @@
 #include <tessera/tessera-error.h>
 #include <tessera/tessera-json.h>
 #include <tessera/tessera-process.h>
+#include <tessera/tessera-process-type.h>
 #include <tessera/tessera-job.h>
 #include <tessera/tessera-lock.h>
 #include <tessera/tessera-locks.h>

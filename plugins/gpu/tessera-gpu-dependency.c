@@ -12,6 +12,7 @@ struct _TesseraGpuDependency
   int count;
   guint64 min_memory;
   GArray *assigned;   /* the devices granted, once acquired */
+  GArray *choice;     /* the devices the last decision picked, to grant or reserve */
 };
 
 enum { PROP_0, PROP_COUNT, PROP_MIN_MEMORY, N_PROPS };
@@ -55,6 +56,7 @@ static void
 finalize (GObject *object)
 {
   g_clear_pointer (&TESSERA_GPU_DEPENDENCY (object)->assigned, g_array_unref);
+  g_clear_pointer (&TESSERA_GPU_DEPENDENCY (object)->choice, g_array_unref);
   G_OBJECT_CLASS (tessera_gpu_dependency_parent_class)->finalize (object);
 }
 
@@ -111,6 +113,23 @@ tessera_gpu_dependency_set_assigned (TesseraGpuDependency *self, GArray *devices
 {
   g_clear_pointer (&self->assigned, g_array_unref);
   self->assigned = devices ? g_array_ref (devices) : NULL;
+}
+
+/* The resource's decision keeps its pick here (it counted the queue's
+ * reservations, which are no longer counted when the lock file or the
+ * queue entry is written); takes ownership of @devices (nullable). */
+void
+tessera_gpu_dependency_set_choice (TesseraGpuDependency *self, GArray *devices)
+{
+  g_clear_pointer (&self->choice, g_array_unref);
+  self->choice = devices;
+}
+
+/* (transfer full) (nullable): the pick kept by the last decision, once. */
+GArray *
+tessera_gpu_dependency_take_choice (TesseraGpuDependency *self)
+{
+  return g_steal_pointer (&self->choice);
 }
 
 void

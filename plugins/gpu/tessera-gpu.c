@@ -6,7 +6,9 @@
  * "auto" detects them (NVML when the machine has it, else the driver's
  * /proc entries, else none), or INDEX[:MEMORY_MIB[:UUID]];… lists them.
  * Each lock file names the devices its holder has; a request takes the
- * lowest free devices that have enough memory.
+ * lowest free devices that have enough memory. A waiter past its patience
+ * reserves named devices in the folder's queue (free ones first, then the
+ * lowest held ones), counted like holdings: by UUID when known.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -122,9 +124,20 @@ fits (TesseraGpuDevice *device, guint64 min_memory)
   return min_memory == 0 || device->memory_mib >= min_memory;
 }
 
-/* The lowest free devices that fit, or NULL when there are not enough. */
+static void
+append_copy (GArray *devices, const TesseraGpuDevice *device)
+{
+  TesseraGpuDevice copy = { device->index, g_strdup (device->uuid), device->memory_mib };
+
+  g_array_append_val (devices, copy);
+}
+
+/* The lowest free devices that fit, or NULL when there are not enough.
+ * With @reserve, devices held now complete the choice: what a waiter past
+ * its patience keeps for itself (free ones first, so that no one else
+ * takes them, then the lowest held ones, to be kept as they come free). */
 static GArray *
-pick (TesseraGpu *self, TesseraGpuDependency *dependency, guint *n_fitting)
+pick (TesseraGpu *self, TesseraGpuDependency *dependency, gboolean reserve, guint *n_fitting)
 {
   g_autoptr(GArray) chosen = tessera_gpu_devices_new ();
   int wanted = tessera_gpu_dependency_get_count (dependency);
@@ -139,10 +152,14 @@ pick (TesseraGpu *self, TesseraGpuDependency *dependency, guint *n_fitting)
         continue;
       (*n_fitting)++;
       if ((int) chosen->len < wanted && !is_held (self, device))
-        {
-          TesseraGpuDevice copy = { device->index, g_strdup (device->uuid), device->memory_mib };
-          g_array_append_val (chosen, copy);
-        }
+        append_copy (chosen, device);
+    }
+  for (guint i = 0; reserve && i < self->devices->len && (int) chosen->len < wanted; i++)
+    {
+      TesseraGpuDevice *device = &g_array_index (self->devices, TesseraGpuDevice, i);
+
+      if (fits (device, min_memory) && is_held (self, device))
+        append_copy (chosen, device);
     }
   return (int) chosen->len == wanted ? g_steal_pointer (&chosen) : NULL;
 }
@@ -152,10 +169,10 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
 {
   TesseraGpu *self = TESSERA_GPU (resource);
   TesseraGpuDependency *dep = TESSERA_GPU_DEPENDENCY (dependency);
-  g_autoptr(GArray) chosen = NULL;
+  GArray *chosen;
   guint n_fitting;
 
-  chosen = pick (self, dep, &n_fitting);
+  chosen = pick (self, dep, FALSE, &n_fitting);
   if ((int) n_fitting < tessera_gpu_dependency_get_count (dep))
     {
       /* Devices may be added (informations.json): wait, saying why. */
@@ -166,27 +183,54 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
                    tessera_gpu_dependency_get_count (dep));
       return FALSE;
     }
+  /* Decided with the queue's reservations counted as held: the lock file
+   * (or the queue entry) names these devices, not those free once the
+   * reservations are no longer counted. */
+  tessera_gpu_dependency_set_choice (dep, chosen != NULL ? chosen : pick (self, dep, TRUE, &n_fitting));
   return chosen != NULL;
+}
+
+static JsonNode *
+devices_information (GArray *devices)
+{
+  JsonObject *object = json_object_new ();
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+
+  json_object_set_member (object, "devices", tessera_gpu_devices_to_json (devices, FALSE));
+  json_node_take_object (node, object);
+  return node;
+}
+
+/* The devices the decision on @dependency picked, or picked now. */
+static GArray *
+take_choice (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, gboolean reserve)
+{
+  GArray *chosen = tessera_gpu_dependency_take_choice (TESSERA_GPU_DEPENDENCY (dependency));
+  guint n_fitting;
+
+  return chosen != NULL ? chosen : pick (TESSERA_GPU (resource), TESSERA_GPU_DEPENDENCY (dependency), reserve,
+                                         &n_fitting);
 }
 
 static JsonNode *
 get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
 {
-  TesseraGpuDependency *dep = TESSERA_GPU_DEPENDENCY (dependency);
-  g_autoptr(GArray) chosen = NULL;
-  JsonObject *object;
-  JsonNode *node;
-  guint n_fitting;
+  g_autoptr(GArray) chosen = take_choice (resource, dependency, FALSE);
 
-  /* Called right after is_available, under the same locks: same choice. */
-  chosen = pick (TESSERA_GPU (resource), dep, &n_fitting);
+  /* Called right after is_available, under the same locks. */
   g_return_val_if_fail (chosen != NULL, NULL);
-  tessera_gpu_dependency_set_assigned (dep, chosen);
-  object = json_object_new ();
-  node = json_node_new (JSON_NODE_OBJECT);
-  json_object_set_member (object, "devices", tessera_gpu_devices_to_json (chosen, FALSE));
-  json_node_take_object (node, object);
-  return node;
+  tessera_gpu_dependency_set_assigned (TESSERA_GPU_DEPENDENCY (dependency), chosen);
+  return devices_information (chosen);
+}
+
+/* A waiter past its patience reserves named devices (by UUID when they
+ * have one, as holdings are counted): those its last decision picked. */
+static JsonNode *
+get_wait_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  g_autoptr(GArray) chosen = take_choice (resource, dependency, TRUE);
+
+  return chosen != NULL ? devices_information (chosen) : NULL;
 }
 
 static void
@@ -308,6 +352,7 @@ tessera_gpu_class_init (TesseraGpuClass *klass)
   tracked->is_available = is_available;
   tracked->do_release = do_release;
   tracked->get_lock_file_information = get_lock_file_information;
+  tracked->get_wait_information = get_wait_information;
   tracked->handle_information_change = handle_information_change;
   tracked->initialize_informations = initialize_informations;
   tracked->get_usage = get_usage;

@@ -50,5 +50,7 @@ int      tessera_gpu_dependency_get_count      (TesseraGpuDependency *self);
 guint64  tessera_gpu_dependency_get_min_memory (TesseraGpuDependency *self);
 GArray  *tessera_gpu_dependency_get_assigned   (TesseraGpuDependency *self);
 void     tessera_gpu_dependency_set_assigned   (TesseraGpuDependency *self, GArray *devices);
+void     tessera_gpu_dependency_set_choice     (TesseraGpuDependency *self, GArray *devices);
+GArray  *tessera_gpu_dependency_take_choice    (TesseraGpuDependency *self);
 
 G_END_DECLS

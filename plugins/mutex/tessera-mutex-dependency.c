@@ -4,7 +4,10 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tessera-mutex.h"
 
@@ -13,6 +16,7 @@ struct _TesseraMutexDependency
   TesseraDynamicDependency parent_instance;
   gboolean shared;
   char *intent;   /* intent file written while waiting, if any */
+  gboolean queued;  /* its last attempt reserved in the folder's queue */
 };
 
 enum { PROP_0, PROP_SHARED, N_PROPS };
@@ -99,9 +103,39 @@ tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
 {
   if (self->intent != NULL)
     {
-      g_unlink (self->intent);
+      /* In the real intents/ only (@intent is F/intents/NAME). */
+      g_autofree char *intents = g_path_get_dirname (self->intent);
+      g_autofree char *folder = g_path_get_dirname (intents);
+      g_autofree char *name = g_path_get_basename (self->intent);
+      int dir_fd = _tessera_mutex_open_intents (folder, FALSE);
+      struct stat st;
+
+      if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+        unlinkat (dir_fd, name, 0);
+      if (dir_fd >= 0)
+        close (dir_fd);
       g_clear_pointer (&self->intent, g_free);
     }
+}
+
+/* Past its patience, a request reserves its mode in the folder's queue at
+ * each attempt; the queue then orders it among the other reserving
+ * waiters, and a shared one no longer yields to intents (see
+ * tessera-mutex.c). Said by one attempt, read by the next decision only,
+ * so that a wait that ended does not carry it over. */
+void
+tessera_mutex_dependency_set_queued (TesseraMutexDependency *self)
+{
+  self->queued = TRUE;
+}
+
+gboolean
+tessera_mutex_dependency_take_queued (TesseraMutexDependency *self)
+{
+  gboolean queued = self->queued;
+
+  self->queued = FALSE;
+  return queued;
 }
 
 void

@@ -8,12 +8,30 @@
  * process is gone, or at the latest INTENT_LIFETIME seconds after its last
  * attempt (a waiter attempts again at least every poll interval).
  *
+ * Past its patience, a waiter also reserves in the folder's queue, as
+ * other types' waiters do: an exclusive one the whole mutex, a shared one
+ * a share (which keeps later exclusive requests out). Intents stay (an
+ * exclusive request still goes first from its first wait, and Tessera
+ * peers that do not read the queue still see it); but a shared waiter
+ * that reserves no longer yields to them: an exclusive waiter ahead of it
+ * in the queue reserves the whole mutex, which it counts, and the others
+ * come after it and wait for its share (yielding to each other, the two
+ * would wait for ever). So a stream of exclusive requests cannot starve a
+ * shared one either.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tessera-mutex.h"
 
@@ -74,44 +92,103 @@ intents_folder (TesseraMutex *self)
                            "intents", NULL);
 }
 
+/* F/intents/, opened without following a link (a co-user may have
+ * planted one to a folder of ours): everything in it is reached through
+ * this descriptor. -1 when it is missing or not a real folder. */
+int
+_tessera_mutex_open_intents (const char *lock_folder, gboolean create)
+{
+  int pool_fd = open (lock_folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  gboolean created;
+  struct stat pool_st, st;
+  int fd;
+
+  if (pool_fd < 0)
+    return -1;
+  created = create && mkdirat (pool_fd, "intents", 0777) == 0;
+  fd = openat (pool_fd, "intents", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  /* In a group's pool, the group's whatever our umask (as jobs/ is): the
+   * other users' waiters remove stale intents there. */
+  if (created && fd >= 0 && fstat (pool_fd, &pool_st) == 0 && (pool_st.st_mode & S_IWGRP) && fstat (fd, &st) == 0 &&
+      (fchown (fd, (uid_t) -1, pool_st.st_gid) < 0 || fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_IRWXG) < 0))
+    g_debug ("Cannot open %s/intents to the group: %s", lock_folder, g_strerror (errno));
+  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+    {
+      static gsize warned = 0;
+      if (g_once_init_enter (&warned))
+        {
+          g_autofree char *path = g_build_filename (lock_folder, "intents", NULL);
+          g_warning (_("%s is not a folder (a symbolic link?): nothing is read, written or deleted through it; remove it"),
+                     path);
+          g_once_init_leave (&warned, 1);
+        }
+    }
+  close (pool_fd);
+  return fd;
+}
+
+/* An intent: a small regular file (never a link, never waited on). */
+static JsonNode *
+read_intent (int dir_fd, const char *name)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  char buf[4096];
+  struct stat st;
+  ssize_t n = -1;
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    n = read (fd, buf, sizeof buf);
+  close (fd);
+  if (n <= 0 || (gsize) n == sizeof buf)
+    return NULL;
+  return tessera_json_parse (buf, n, NULL);
+}
+
 /* Whether another job's exclusive request waits; stale intents go. */
 static gboolean
 exclusive_waiting (TesseraMutex *self, const char *own_name)
 {
-  g_autofree char *folder = intents_folder (self);
-  GDir *dir = g_dir_open (folder, 0, NULL);
-  const char *name;
+  int dir_fd = _tessera_mutex_open_intents (tessera_tracked_dynamic_resource_get_lock_folder
+                                              (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)), FALSE);
+  int list_fd = dir_fd >= 0 ? dup (dir_fd) : -1;
+  DIR *dir = list_fd >= 0 ? fdopendir (list_fd) : NULL;
+  struct dirent *d;
   gboolean waiting = FALSE;
   gint64 now = g_get_real_time () / G_USEC_PER_SEC;
 
   if (dir == NULL)
-    return FALSE;
-  while (!waiting && (name = g_dir_read_name (dir)) != NULL)
     {
-      g_autofree char *path = g_build_filename (folder, name, NULL);
+      if (list_fd >= 0)
+        close (list_fd);
+      if (dir_fd >= 0)
+        close (dir_fd);
+      return FALSE;
+    }
+  while (!waiting && (d = readdir (dir)) != NULL)
+    {
+      const char *name = d->d_name;
       g_autoptr(JsonNode) node = NULL;
       g_autoptr(TesseraProcess) process = NULL;
       JsonObject *object;
       JsonNode *until;
+      struct stat st;
 
+      /* Only regular files are ours to judge and remove. */
+      if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+        continue;
       if (!g_str_has_suffix (name, ".json") || g_strcmp0 (name, own_name) == 0)
         {
-          struct stat st;
           /* An intent's temporary file, left by a writer killed before its
            * rename: older than any intent could live, it goes. */
-          if (strstr (name, ".json.") != NULL && g_lstat (path, &st) == 0 && S_ISREG (st.st_mode) &&
-              st.st_mtime < g_get_real_time () / G_USEC_PER_SEC - INTENT_LIFETIME)
-            g_unlink (path);
+          if (strstr (name, ".json.") != NULL && st.st_mtime < now - INTENT_LIFETIME)
+            unlinkat (dir_fd, name, 0);
           continue;
         }
-      /* Never blocks (a FIFO), never follows a link, bounded: a co-user
-       * may have planted it. */
-      if ((node = tessera_json_read_file (path, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+      if ((node = read_intent (dir_fd, name)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
         {
-          struct stat st;
-          /* Only a regular file is ours to remove. */
-          if (g_lstat (path, &st) == 0 && S_ISREG (st.st_mode))
-            g_unlink (path);
+          unlinkat (dir_fd, name, 0);
           continue;
         }
       object = json_node_get_object (node);
@@ -123,12 +200,13 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
           json_node_get_int (until) < now ||
           process == NULL || tessera_process_check (process) == TESSERA_PROCESS_DEAD)
         {
-          g_unlink (path);
+          unlinkat (dir_fd, name, 0);
           continue;
         }
       waiting = TRUE;
     }
-  g_dir_close (dir);
+  closedir (dir);
+  close (dir_fd);
   return waiting;
 }
 
@@ -142,17 +220,35 @@ write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char
   g_autofree char *text = NULL;
   JsonObject *object = json_object_new ();
   TesseraJob *job = tessera_dynamic_dependency_get_target (TESSERA_DYNAMIC_DEPENDENCY (dependency));
+  int dir_fd, fd = -1;
+  char tmp[PATH_MAX];
+  gboolean written;
 
   json_object_set_string_member (object, "job_uri", tessera_job_get_job_uri (job));
   json_object_set_member (object, "process", tessera_process_to_json (process));
   json_object_set_int_member (object, "until", g_get_real_time () / G_USEC_PER_SEC + INTENT_LIFETIME);
   json_node_take_object (node, object);
   text = json_to_string (node, FALSE);
-  g_mkdir_with_parents (folder, 0777);
-  /* A temporary file and a rename: never written through a symlink. No
-   * fsync: an intent lives no longer than its process. */
-  if (g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, NULL))
+  dir_fd = _tessera_mutex_open_intents (tessera_tracked_dynamic_resource_get_lock_folder
+                                          (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)), TRUE);
+  if (dir_fd < 0)
+    return;
+  /* A temporary file ("NAME.json.XXXXXX", what a sweep knows) and a
+   * rename, in the real folder: never written through a link. No fsync:
+   * an intent lives no longer than its process. */
+  for (int i = 0; i < 16 && fd < 0; i++)
+    {
+      g_snprintf (tmp, sizeof tmp, "%s.%06x", name, g_random_int () & 0xffffff);
+      fd = openat (dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    }
+  written = fd >= 0 && write (fd, text, strlen (text)) == (ssize_t) strlen (text);
+  if (fd >= 0)
+    close (fd);
+  if (written && renameat (dir_fd, tmp, dir_fd, name) == 0)
     tessera_mutex_dependency_set_intent (dependency, path);
+  else if (fd >= 0)
+    unlinkat (dir_fd, tmp, 0);
+  close (dir_fd);
 }
 
 static gboolean
@@ -161,9 +257,10 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraMutex *self = TESSERA_MUTEX (resource);
   TesseraMutexDependency *dep = TESSERA_MUTEX_DEPENDENCY (dependency);
   g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
+  gboolean queued = tessera_mutex_dependency_take_queued (dep);
 
   if (tessera_mutex_dependency_is_shared (dep))
-    return self->exclusive == 0 && !exclusive_waiting (self, name);
+    return self->exclusive == 0 && (queued || !exclusive_waiting (self, name));
   if (self->exclusive == 0 && self->shared == 0)
     return TRUE;
   write_intent (self, dep, name);
@@ -186,6 +283,14 @@ get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynam
     tessera_mutex_dependency_is_shared (TESSERA_MUTEX_DEPENDENCY (dependency)) ? "shared" : "exclusive");
   json_node_take_object (node, object);
   return node;
+}
+
+/* Past its patience, a waiter reserves its own mode. */
+static JsonNode *
+get_wait_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  tessera_mutex_dependency_set_queued (TESSERA_MUTEX_DEPENDENCY (dependency));
+  return get_lock_file_information (resource, dependency);
 }
 
 static void
@@ -231,6 +336,7 @@ tessera_mutex_class_init (TesseraMutexClass *klass)
   tracked->is_available = is_available;
   tracked->do_acquire = do_acquire;
   tracked->get_lock_file_information = get_lock_file_information;
+  tracked->get_wait_information = get_wait_information;
   tracked->get_usage = get_usage;
   tracked->lock_file_type = TESSERA_TYPE_MUTEX_LOCK_FILE;
 

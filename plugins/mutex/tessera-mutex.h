@@ -30,5 +30,9 @@ gboolean tessera_mutex_dependency_is_shared (TesseraMutexDependency *self);
 /* The intent file an exclusive request leaves while it waits. */
 void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *path);
 void     tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self);
+void     tessera_mutex_dependency_set_queued (TesseraMutexDependency *self);
+gboolean tessera_mutex_dependency_take_queued (TesseraMutexDependency *self);
+/* F/intents/ opened without following a link, or -1. */
+int      _tessera_mutex_open_intents (const char *lock_folder, gboolean create);
 
 G_END_DECLS

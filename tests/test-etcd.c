@@ -1,0 +1,352 @@
+/* test-etcd.c: the etcd client against a real etcd (Debian's etcd-server,
+ * installed by scripts/bootstrap.sh), one member or three, started by
+ * tests/etcd-fixture.sh on free loopback ports in a temporary folder and
+ * stopped after. A test that cannot start etcd fails; it never skips.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-etcd-client.h"
+#include "test-utils.h"
+
+#include <string.h>
+
+typedef struct
+{
+  char *dir;
+  TesseraEtcdClient *client;
+} Fixture;
+
+static void
+fixture_run (Fixture *f, const char *action, const char *arg)
+{
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "etcd-fixture.sh", NULL);
+  const char *argv[] = { "bash", script, action, f->dir, arg, NULL };
+
+  test_run_or_fail (argv);
+}
+
+static char **
+endpoints (Fixture *f)
+{
+  g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return g_strsplit (g_strstrip (text), ",", -1);
+}
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  const char *members = data != NULL ? data : "1";
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) list = NULL;
+
+  f->dir = test_make_tmpdir ();
+  fixture_run (f, "start", members);
+  list = endpoints (f);
+  f->client = tessera_etcd_client_new ((const char * const *) list, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  g_clear_object (&f->client);
+  fixture_run (f, "stop", NULL);
+  test_remove_tree (f->dir);
+  g_free (f->dir);
+}
+
+static GBytes *
+text_bytes (const char *text)
+{
+  return g_bytes_new (text, strlen (text));
+}
+
+static void
+put (Fixture *f, const char *key, const char *value, gint64 lease)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = text_bytes (value);
+
+  gboolean ok = tessera_etcd_client_put (f->client, key, bytes, lease, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (ok);
+}
+
+static GPtrArray *
+range_prefix (Fixture *f, const char *prefix, gint64 *revision)
+{
+  g_autofree char *end = tessera_etcd_prefix_end (prefix);
+  g_autoptr(GError) error = NULL;
+  GPtrArray *kvs = NULL;
+
+  g_assert_true (tessera_etcd_client_range (f->client, prefix, end, revision, &kvs, NULL, &error));
+  g_assert_no_error (error);
+  return kvs;
+}
+
+static void
+assert_value (TesseraEtcdKv *kv, const char *key, const char *value)
+{
+  gsize length = 0;
+  const char *data = g_bytes_get_data (kv->value, &length);
+
+  g_assert_cmpstr (kv->key, ==, key);
+  g_assert_cmpmem (data, length, value, strlen (value));
+}
+
+/* Keys under a prefix, and nothing else, with their revisions. */
+static void
+test_put_and_range (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) kvs = NULL;
+  gint64 revision = 0;
+
+  put (f, "/tessera/gpu/jobs/a@1", "{\"count\": 1}", 0);
+  put (f, "/tessera/gpu/jobs/b@2", "{\"count\": 2}", 0);
+  put (f, "/tessera/gpuX/jobs/c@3", "{}", 0);
+  put (f, "/tessera/gpu/informations", "{\"devices\": []}", 0);
+  kvs = range_prefix (f, "/tessera/gpu/jobs/", &revision);
+  g_assert_cmpuint (kvs->len, ==, 2);
+  assert_value (g_ptr_array_index (kvs, 0), "/tessera/gpu/jobs/a@1", "{\"count\": 1}");
+  assert_value (g_ptr_array_index (kvs, 1), "/tessera/gpu/jobs/b@2", "{\"count\": 2}");
+  g_assert_cmpint (revision, >=, ((TesseraEtcdKv *) g_ptr_array_index (kvs, 1))->mod_revision);
+  g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (kvs, 0))->create_revision, >, 0);
+}
+
+/* A put conditioned on "nothing under the pool changed since the view I
+ * decided on" fails when a peer wrote in between, and passes on a fresh
+ * view: the transaction is the lock. */
+static void
+test_put_if_unchanged (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) first = NULL;
+  g_autoptr(GPtrArray) second = NULL;
+  g_autoptr(GBytes) mine = text_bytes ("{\"count\": 1}");
+  g_autoptr(GError) error = NULL;
+  gint64 seen = 0, fresh = 0;
+  gboolean ok = TRUE;
+
+  put (f, "/p/jobs/peer@0", "{}", 0);
+  first = range_prefix (f, "/p/", &seen);
+  put (f, "/p/jobs/peer@1", "{}", 0);   /* a peer, after our read */
+  g_assert_true (tessera_etcd_client_put_if_unchanged (f->client, "/p/", seen, "/p/jobs/me@1", mine, 0,
+                                                        &ok, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (ok);
+
+  second = range_prefix (f, "/p/", &fresh);
+  g_assert_true (tessera_etcd_client_put_if_unchanged (f->client, "/p/", fresh, "/p/jobs/me@1", mine, 0,
+                                                        &ok, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  {
+    g_autoptr(GPtrArray) third = range_prefix (f, "/p/", NULL);
+    g_assert_cmpuint (second->len + 1, ==, third->len);
+  }
+}
+
+/* A key attached to a lease that is not kept alive goes when the lease
+ * expires; one that is kept alive stays. */
+static void
+test_lease (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  gint64 dying = tessera_etcd_client_lease_grant (f->client, 2, NULL, &error);
+  gint64 kept = tessera_etcd_client_lease_grant (f->client, 2, NULL, &error);
+  gint64 start = g_get_monotonic_time ();
+  gint64 ttl = 0;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (dying, !=, 0);
+  g_assert_cmpint (kept, !=, 0);
+  put (f, "/l/jobs/dying@1", "{}", dying);
+  put (f, "/l/jobs/kept@1", "{}", kept);
+  while (TRUE)
+    {
+      g_autoptr(GPtrArray) kvs = range_prefix (f, "/l/jobs/dying", NULL);
+
+      if (kvs->len == 0)
+        break;
+      g_assert_cmpint (g_get_monotonic_time () - start, <, 60 * G_USEC_PER_SEC);
+      g_assert_true (tessera_etcd_client_lease_keepalive (f->client, kept, &ttl, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (ttl, >, 0);
+      g_usleep (G_USEC_PER_SEC / 4);
+    }
+  g_test_message ("a key on a 2 s lease went %.1f s after its last renewal",
+                  (g_get_monotonic_time () - start) / 1e6);
+  {
+    g_autoptr(GPtrArray) kvs = range_prefix (f, "/l/jobs/kept", NULL);
+    g_assert_cmpuint (kvs->len, ==, 1);
+  }
+  g_assert_false (tessera_etcd_client_lease_keepalive (f->client, dying, NULL, NULL, &error));
+  g_assert_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_LEASE_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_true (tessera_etcd_client_lease_revoke (f->client, kept, NULL, &error));
+  g_assert_no_error (error);
+  {
+    g_autoptr(GPtrArray) kvs = range_prefix (f, "/l/jobs/kept", NULL);
+    g_assert_cmpuint (kvs->len, ==, 0);
+  }
+}
+
+/* Collects events until @count have come (bounded). */
+static GPtrArray *
+collect_events (TesseraEtcdWatch *watch, guint count)
+{
+  GPtrArray *all = g_ptr_array_new_with_free_func ((GDestroyNotify) tessera_etcd_event_free);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (all->len < count)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) events = tessera_etcd_watch_next (watch, 1.0, NULL, NULL, &error);
+
+      g_assert_no_error (error);
+      g_assert_nonnull (events);
+      while (events->len > 0)
+        g_ptr_array_add (all, g_ptr_array_steal_index (events, 0));
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+    }
+  return all;
+}
+
+/* A watch from a revision sees every change after it, in order, puts and
+ * deletes; a large value arrives whole across the stream's chunks. */
+static void
+test_watch (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autofree char *end = tessera_etcd_prefix_end ("/w/");
+  /* Past one read of the stream; within etcd's request limit (1.5 MiB). */
+  g_autofree char *large = g_strnfill (1024 * 1024, 'x');
+  gint64 revision = 0;
+  TesseraEtcdEvent *event;
+
+  put (f, "/w/before", "0", 0);
+  g_ptr_array_unref (range_prefix (f, "/w/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/w/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  put (f, "/w/a", "1", 0);
+  put (f, "/w/b", large, 0);
+  g_assert_true (tessera_etcd_client_delete (f->client, "/w/a", NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  put (f, "/elsewhere", "9", 0);
+  events = collect_events (watch, 3);
+  g_assert_cmpuint (events->len, ==, 3);
+  event = g_ptr_array_index (events, 0);
+  g_assert_cmpint (event->type, ==, TESSERA_ETCD_EVENT_PUT);
+  assert_value (event->kv, "/w/a", "1");
+  event = g_ptr_array_index (events, 1);
+  g_assert_cmpint (event->type, ==, TESSERA_ETCD_EVENT_PUT);
+  assert_value (event->kv, "/w/b", large);
+  event = g_ptr_array_index (events, 2);
+  g_assert_cmpint (event->type, ==, TESSERA_ETCD_EVENT_DELETE);
+  g_assert_cmpstr (event->kv->key, ==, "/w/a");
+  /* Nothing more: the time runs out with no event. */
+  {
+    g_autoptr(GPtrArray) none = tessera_etcd_watch_next (watch, 0.5, NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (none->len, ==, 0);
+  }
+}
+
+/* Three members: the leader is killed while a watch is open; calls and
+ * the watch go on through the other members after the election. */
+static void
+test_leader_killed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "etcd-fixture.sh", NULL);
+  const char *argv[] = { "bash", script, "leader", f->dir, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autofree char *leader = NULL;
+  g_autofree char *end = tessera_etcd_prefix_end ("/k/");
+  gint64 revision = 0;
+  gint64 start;
+  int status = 0;
+
+  put (f, "/k/a", "1", 0);
+  g_ptr_array_unref (range_prefix (f, "/k/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/k/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  put (f, "/k/b", "2", 0);
+  events = collect_events (watch, 1);
+  g_clear_pointer (&events, g_ptr_array_unref);
+
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                               &leader, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_strstrip (leader);
+  fixture_run (f, "kill", leader);
+
+  start = g_get_monotonic_time ();
+  put (f, "/k/c", "3", 0);
+  g_test_message ("first write %.1f s after the leader (member %s) was killed",
+                  (g_get_monotonic_time () - start) / 1e6, leader);
+  events = collect_events (watch, 1);
+  assert_value (((TesseraEtcdEvent *) g_ptr_array_index (events, 0))->kv, "/k/c", "3");
+  {
+    g_autoptr(GPtrArray) kvs = range_prefix (f, "/k/", NULL);
+    g_assert_cmpuint (kvs->len, ==, 3);
+  }
+}
+
+/* No member answers: a clear error once the retry time is spent. */
+static void
+test_nobody_answers (Fixture *f, gconstpointer data)
+{
+  const char *dead[] = { "http://127.0.0.1:9", NULL };
+  g_autoptr(TesseraEtcdClient) client = NULL;
+  g_autoptr(GError) error = NULL;
+
+  client = tessera_etcd_client_new (dead, &error);
+  g_assert_no_error (error);
+  tessera_etcd_client_set_retry_time (client, 1.0);
+  g_assert_false (tessera_etcd_client_range (client, "/x", NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_UNAVAILABLE);
+}
+
+/* Endpoints that are not http(s)://HOST:PORT are refused. */
+static void
+test_bad_endpoints (Fixture *f, gconstpointer data)
+{
+  const char *cases[][2] = {
+    { "file:///etc/passwd", NULL }, { "127.0.0.1:2379", NULL }, { "http://h:1/v3/kv", NULL }, { "", NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraEtcdClient) client = tessera_etcd_client_new (cases[i], &error);
+
+      g_assert_null (client);
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/etcd/client/put-and-range", NULL, test_put_and_range);
+  ADD ("/etcd/client/put-if-unchanged", NULL, test_put_if_unchanged);
+  ADD ("/etcd/client/lease", NULL, test_lease);
+  ADD ("/etcd/client/watch", NULL, test_watch);
+  ADD ("/etcd/client/nobody-answers", NULL, test_nobody_answers);
+  ADD ("/etcd/client/bad-endpoints", NULL, test_bad_endpoints);
+  ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
+#undef ADD
+
+  return g_test_run ();
+}

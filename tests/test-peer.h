@@ -1,0 +1,20 @@
+/* test-peer.h: the line protocol of the helper programs' "try" and
+ * "request" commands, shared by tessera-helper (the test counter) and
+ * tessera-plugin-helper (plugin types)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+int test_peer_try     (TesseraTrackedDynamicResource *resource,
+                       TesseraDynamicDependency      *dependency,
+                       const char                    *id);
+int test_peer_request (TesseraDynamicDependency      *dependency,
+                       double                         timeout,
+                       gboolean                       async);
+
+G_END_DECLS

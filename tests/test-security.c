@@ -1,0 +1,608 @@
+/* test-security.c: a pool shared by a group, where the second user is
+ * hostile. As that user, each case plants something in the pool (links,
+ * FIFOs, deep or huge JSON, hostile names) or hides processes (/proc with
+ * hidepid=2); then the first user runs `tessera run`, `status` (text and
+ * --json), `clean` and `watch`, and each must: touch no file outside the
+ * pool (a folder of the first user's, checked byte for byte), end within
+ * a bound, not crash, say what it has to say in clear lines, and stay
+ * small. Real users and a group: CI is root; without root this fails.
+ * After an aborted run, remove what it left: `userdel txuNNNNNa` (and
+ * b), `groupdel txgNNNNN`.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-utils.h"
+
+#include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Generous: a loaded 2-core machine; a hang is far longer. */
+#define BOUND_S 60
+/* Largest resident size any command may reach (ASan builds included). */
+#define MAX_RSS_KB (384 * 1024)
+
+typedef struct
+{
+  TestGroupPool *gp;
+  char *state[2];
+  char *victim;          /* the first user's, outside the pool */
+  char *evil;            /* the second user's own folder */
+  GHashTable *victim_before;   /* name → contents */
+  gboolean nothing_readable;   /* no resource can be read: watch refuses */
+} Fixture;
+
+/* name → contents of every entry of @folder (links read as links). */
+static GHashTable *
+snapshot (const char *folder)
+{
+  GHashTable *files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GDir) dir = g_dir_open (folder, 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+      char *contents = NULL;
+
+      g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+      g_hash_table_insert (files, g_strdup (name), contents);
+    }
+  return files;
+}
+
+static void
+assert_victim_untouched (Fixture *f)
+{
+  g_autoptr(GHashTable) after = snapshot (f->victim);
+  GHashTableIter iter;
+  gpointer name, contents;
+
+  g_hash_table_iter_init (&iter, f->victim_before);
+  while (g_hash_table_iter_next (&iter, &name, &contents))
+    {
+      const char *now = g_hash_table_lookup (after, name);
+
+      if (now == NULL)
+        g_error ("the first user's %s/%s was deleted", f->victim, (const char *) name);
+      g_assert_cmpstr (now, ==, contents);
+    }
+  g_hash_table_iter_init (&iter, after);
+  while (g_hash_table_iter_next (&iter, &name, NULL))
+    if (!g_hash_table_contains (f->victim_before, name))
+      g_error ("a file %s appeared in the first user's %s", (const char *) name, f->victim);
+}
+
+/* Runs a shell script as @user (umask 022) with $1 = the pool, $2 = the
+ * victim folder, $3 = the second user's folder. */
+static void
+sh_as (Fixture *f, const char *user, const char *script)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+  int status;
+
+  test_argv_as_user (argv, user, BOUND_S);
+  g_ptr_array_add (argv, g_strdup ("sh"));
+  g_ptr_array_add (argv, g_strdup ("-ec"));
+  g_ptr_array_add (argv, g_strdup (script));
+  g_ptr_array_add (argv, g_strdup ("sh"));
+  g_ptr_array_add (argv, g_strdup (f->gp->pool));
+  g_ptr_array_add (argv, g_strdup (f->victim));
+  g_ptr_array_add (argv, g_strdup (f->evil));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out, NULL);
+  if (status != 0)
+    g_error ("planting as %s failed (%d): %.*s", user, status, (int) g_bytes_get_size (out),
+             (const char *) g_bytes_get_data (out, NULL));
+}
+
+static void
+plant (Fixture *f, const char *script)
+{
+  sh_as (f, f->gp->users->users[1], script);
+}
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  static const char *victim_files[][2] = {
+    { "a.json", "{\"a\": 1}\n" },
+    { "b.json", "[1]\n" },
+    { "c.json", "not json\n" },
+    { "d.json.Ab12Cd", "{\"temporary\": \"looking\"}\n" },
+    { "notes.txt", "mine\n" },
+  };
+
+  f->gp = test_group_pool_new ("tx", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
+                                     "[resource m]\ntype=mutex\npath=@DIR@/m\n");
+  for (int i = 0; i < 2; i++)
+    {
+      f->state[i] = test_user_folder (f->gp->tmp, f->gp->users->users[i]);
+      g_assert_cmpint (chmod (f->state[i], 0755), ==, 0);
+    }
+  f->evil = g_strdup (f->state[1]);
+
+  /* The first user's files: JSON that is no lock file, old enough for
+   * any sweep, and a name like a temporary. */
+  f->victim = g_build_filename (f->state[0], "victim", NULL);
+  g_assert_cmpint (g_mkdir (f->victim, 0755), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (victim_files); i++)
+    {
+      g_autofree char *path = g_build_filename (f->victim, victim_files[i][0], NULL);
+      test_write_file (path, victim_files[i][1]);
+      test_set_file_age (path, 7200);
+    }
+  test_run_or_fail ((const char *[]) { "chown", "-R", f->gp->users->users[0], f->victim, NULL });
+  f->victim_before = snapshot (f->victim);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  g_clear_pointer (&f->gp, test_group_pool_free);
+  for (int i = 0; i < 2; i++)
+    g_free (f->state[i]);
+  g_free (f->victim);
+  g_free (f->evil);
+  g_hash_table_unref (f->victim_before);
+}
+
+/* Clear output: text (valid UTF-8, no control character but the line
+ * end), and no message of the command's said twice. */
+static void
+assert_clear (GBytes *bytes, const char *what)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (bytes, &size);
+  g_autofree char *text = size > 0 ? g_strndup (data, size) : g_strdup ("");
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+
+  if (strlen (text) != size || !g_utf8_validate (text, -1, NULL))
+    g_error ("%s: the output is not text: %s", what, text);
+  for (const char *p = text; *p != '\0'; p++)
+    if ((guchar) *p < 0x20 && *p != '\n')
+      g_error ("%s: a control character (0x%02x) reached the output: %s", what, (guchar) *p, text);
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], "tessera:") && !g_hash_table_add (seen, lines[i]))
+      g_error ("%s: said twice: %s", what, lines[i]);
+}
+
+static void
+assert_small (void)
+{
+  struct rusage usage;
+
+  /* The largest of all the commands waited for so far. */
+  g_assert_cmpint (getrusage (RUSAGE_CHILDREN, &usage), ==, 0);
+  g_test_message ("largest resident size so far: %ld KiB", usage.ru_maxrss);
+  g_assert_cmpint (usage.ru_maxrss, <, MAX_RSS_KB);
+}
+
+/* Runs `tessera ARGS…` as the first user, inside @wrap (a command that
+ * runs its arguments, e.g. in another mount namespace) when given. The
+ * output (and error output) in @out / @err. */
+static int
+tessera_v (Fixture *f, const char * const *wrap, GBytes **out, GBytes **err, const char *first, va_list ap)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  int status;
+
+  for (guint i = 0; wrap != NULL && wrap[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (wrap[i]));
+  test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S);
+  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, out, err);
+  g_test_message ("%s -> %d", first, status);
+  g_test_message ("%.*s", (int) MIN (g_bytes_get_size (*out), 4000), (const char *) g_bytes_get_data (*out, NULL));
+  if (err != NULL)
+    g_test_message ("%.*s", (int) MIN (g_bytes_get_size (*err), 4000), (const char *) g_bytes_get_data (*err, NULL));
+  if (status == 137)
+    g_error ("tessera %s hung (killed after %d s)", first, BOUND_S);
+  if (status > 128)
+    g_error ("tessera %s died of signal %d", first, status - 128);
+  g_assert_cmpint (status, <, 124);
+  return status;
+}
+
+static int
+tessera_in (Fixture *f, const char * const *wrap, GBytes **out, GBytes **err, const char *first, ...)
+{
+  va_list ap;
+  int status;
+
+  va_start (ap, first);
+  status = tessera_v (f, wrap, out, err, first, ap);
+  va_end (ap);
+  return status;
+}
+
+/* `tessera ARGS…` as the first user (inside @wrap when given), its error
+ * output read as its output, line by line. */
+static Helper *
+spawn_as_first (Fixture *f, const char * const *wrap, const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+
+  for (const char *const *a = (const char *[]) { "sh", "-c", "exec \"$@\" 2>&1", "sh", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  for (guint i = 0; wrap != NULL && wrap[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (wrap[i]));
+  test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (args[i]));
+  g_ptr_array_add (argv, NULL);
+  return helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+}
+
+/* `tessera watch` as the first user, up to its first frame, then ended;
+ * or, when it can read no resource at all, its clear refusal. */
+static char *
+watch_first_frame (Fixture *f, const char * const *wrap)
+{
+  g_autoptr(GString) frame = g_string_new (NULL);
+  g_autoptr(Helper) watch = spawn_as_first (f, wrap, (const char *[]) { "watch", NULL });
+  gboolean last = FALSE, framed = FALSE;
+
+  /* A frame: "— HH:MM:SS —", then each resource (r, then m) and its
+   * holders' lines; m's first line after its title ends it. */
+  for (;;)
+    {
+      g_autofree char *line = helper_read_line (watch, BOUND_S);
+
+      if (line == NULL)
+        break;
+      g_string_append_printf (frame, "%s\n", line);
+      framed = framed || g_str_has_prefix (line, "— ");
+      if (last || (framed && g_str_has_prefix (line, "m (") && strstr (line, ": cannot be read: ") != NULL))
+        break;
+      last = framed && g_str_has_prefix (line, "m (");
+    }
+  g_test_message ("watch: %s", frame->str);
+  if (framed)
+    {
+      g_assert_true (helper_is_running (watch));
+      helper_kill (watch, SIGTERM);
+      helper_wait (watch);
+    }
+  else
+    {
+      int status = helper_wait (watch);
+
+      if (!f->nothing_readable || status == 137)
+        g_error ("watch showed no whole frame within %d s: %s", BOUND_S, frame->str);
+      g_assert_cmpint (status, >, 0);
+      g_assert_cmpint (status, <, 124);
+      g_assert_true (g_str_has_prefix (frame->str, "tessera: "));
+    }
+  return g_string_free (g_steal_pointer (&frame), FALSE);
+}
+
+/* The first user's whole round, each command held to the rules. */
+static void
+first_user_round_in (Fixture *f, const char * const *wrap)
+{
+  static const char *commands[][5] = {
+    { "run", "--no-wait", "--need", "r", NULL },
+    { "run", "--no-wait", "--need", "m=shared", NULL },
+    { "run", "--no-wait", "--need", "m", NULL },
+    { "status", NULL },
+    { "clean", NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autoptr(GBytes) out = NULL;
+      const char **c = commands[i];
+      int status;
+
+      if (g_str_equal (c[0], "run"))
+        status = tessera_in (f, wrap, &out, NULL, c[0], c[1], c[2], c[3], "--", "true", NULL);
+      else
+        status = tessera_in (f, wrap, &out, NULL, c[0], NULL);
+      assert_clear (out, c[0]);
+      /* Full (69, 75) is an answer; anything but a clear refusal is not. */
+      if (status != 0)
+        g_assert_cmpuint (g_bytes_get_size (out), >, 0);
+      assert_victim_untouched (f);
+    }
+  {
+    g_autoptr(GBytes) out = NULL;
+    g_autoptr(GBytes) err = NULL;
+    g_autoptr(JsonParser) parser = json_parser_new ();
+    g_autoptr(GError) error = NULL;
+
+    tessera_in (f, wrap, &out, &err, "status", "--json", NULL);
+    assert_clear (err, "status --json (errors)");
+    json_parser_load_from_data (parser, g_bytes_get_data (out, NULL), g_bytes_get_size (out), &error);
+    g_assert_no_error (error);
+    g_assert_true (g_utf8_validate (g_bytes_get_data (out, NULL), g_bytes_get_size (out), NULL));
+  }
+  {
+    g_autofree char *frame = watch_first_frame (f, wrap);
+    g_autoptr(GBytes) bytes = g_bytes_new (frame, strlen (frame));
+
+    assert_clear (bytes, "watch");
+  }
+  assert_victim_untouched (f);
+  assert_small ();
+}
+
+static void
+first_user_round (Fixture *f)
+{
+  first_user_round_in (f, NULL);
+}
+
+/* The first user's pool, as its first runs make it. */
+static void
+make_pool (Fixture *f)
+{
+  g_autoptr(GBytes) out = NULL;
+
+  g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "run", "--need", "r", "--need", "m", "--", "true", NULL), ==, 0);
+}
+
+static char *
+status_text (Fixture *f, const char * const *wrap)
+{
+  g_autoptr(GBytes) out = NULL;
+
+  tessera_in (f, wrap, &out, NULL, "status", "r", NULL);
+  return g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Plantings that the first user's whole round must cope with */
+
+typedef struct
+{
+  const char *path;
+  const char *script;          /* as the second user: see sh_as() */
+  gboolean nothing_readable;   /* no resource can be read after it */
+} Planting;
+
+static const Planting plantings[] = {
+  { "link/jobs",
+    "cd \"$1/r\"; mv jobs jobs.old; ln -s \"$2\" jobs" },
+  { "link/intents",
+    "ln -s \"$2\" \"$1/m/intents\"" },
+  { "link/lock-file",
+    "for n in a b c; do ln -s \"$2/$n.json\" \"$1/r/jobs/$n.json\"; ln -s \"$2/$n.json\" \"$1/m/jobs/$n.json\"; done" },
+  { "link/temporary",
+    "mkdir -p \"$1/m/intents\"; "
+    "for d in r/jobs m/jobs m/intents; do "
+    "  ln -s \"$2/a.json\" \"$1/$d/x.json.Ab12Cd\"; ln -s \"$2/d.json.Ab12Cd\" \"$1/$d/d.json.Ab12Cd\"; "
+    "  ln -s \"$2\" \"$1/$d/dir.json.Ab12Cd\"; "
+    "  touch -h -d '2 hours ago' \"$1/$d/x.json.Ab12Cd\" \"$1/$d/d.json.Ab12Cd\" \"$1/$d/dir.json.Ab12Cd\"; "
+    "done" },
+  { "link/ipc-lock",
+    "for d in r m; do rm -f \"$1/$d/ipc.lock\"; ln -s \"$2/b.json\" \"$1/$d/ipc.lock\"; done" },
+  { "fifo/jobs",
+    "mkfifo \"$1/r/jobs/fifo.json\" \"$1/m/jobs/fifo.json\"" },
+  { "fifo/intents",
+    "mkdir -p \"$1/m/intents\"; mkfifo \"$1/m/intents/fifo.json\" \"$1/m/intents/fifo.json.Ab12Cd\"" },
+  { "json/deep",
+    "head -c 100000 /dev/zero | tr '\\0' '[' > \"$3/deep\"; mkdir -p \"$1/m/intents\"; "
+    "for p in r/jobs/deep.json m/jobs/deep.json m/intents/deep.json r/informations.json m/informations.json; do "
+    "  rm -f \"$1/$p\"; cp \"$3/deep\" \"$1/$p\"; "
+    "done",
+    TRUE },
+  { "json/huge",
+    "{ printf '{\"job_uri\": \"'; head -c 17000000 /dev/zero | tr '\\0' a; printf '\", \"total\": 8}'; } > \"$3/huge\"; "
+    "mkdir -p \"$1/m/intents\"; "
+    "for p in r/jobs/huge.json m/jobs/huge.json m/intents/huge.json r/informations.json m/informations.json; do "
+    "  rm -f \"$1/$p\"; cp \"$3/huge\" \"$1/$p\"; "
+    "done",
+    TRUE },
+};
+
+static void
+test_planted (Fixture *f, gconstpointer data)
+{
+  const Planting *planting = data;
+
+  make_pool (f);
+  plant (f, planting->script);
+  f->nothing_readable = planting->nothing_readable;
+  first_user_round (f);
+}
+
+/* The second user's `tessera run --need NEED` holding until its input
+ * is closed. */
+static Helper *
+hold_as_second (Fixture *f, const char *need)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  Helper *holder;
+
+  test_argv_tessera_as (argv, f->gp->users->users[1], f->state[1], f->gp->config, BOUND_S * 4);
+  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (holder, "held", BOUND_S);
+  return holder;
+}
+
+static void
+release_held (Helper *holder)
+{
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+/* An exclusive request that has to wait writes an intent: never through
+ * a planted intents/ (looked at while it waits: giving up removes it). */
+static void
+test_link_intents_waiting (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *line = NULL;
+
+  make_pool (f);
+  plant (f, "ln -s \"$2\" \"$1/m/intents\"");
+  holder = hold_as_second (f, "m=shared");
+  waiter = spawn_as_first (f, NULL, (const char *[]) { "run", "--need", "m", "--", "true", NULL });
+  /* Other lines (about the link) may come first. */
+  do
+    {
+      g_free (line);
+      line = helper_read_line (waiter, BOUND_S);
+      g_test_message ("waiter: %s", line);
+      g_assert_nonnull (line);
+    }
+  while (!g_str_has_prefix (line, "tessera: waiting for m"));
+  assert_victim_untouched (f);
+  release_held (holder);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  assert_victim_untouched (f);
+}
+
+/* The intents/ folder the first user's waiting request makes is the
+ * group's, as jobs/ is: the second user's requests judge and remove
+ * stale intents there. */
+static void
+test_intents_folder_shared (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *intents = g_build_filename (f->gp->pool, "m", "intents", NULL);
+  GStatBuf st;
+
+  make_pool (f);
+  holder = hold_as_second (f, "m=shared");
+  g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "run", "--timeout", "0.5", "--need", "m", "--", "true", NULL),
+                   ==, 75);
+  g_assert_cmpint (g_lstat (intents, &st), ==, 0);
+  g_assert_cmpuint (st.st_gid, ==, f->gp->users->gid);
+  g_assert_cmpuint (st.st_mode & (S_ISGID | S_IRWXG), ==, S_ISGID | S_IRWXG);
+  release_held (holder);
+}
+
+static void
+test_link_informations (Fixture *f, gconstpointer data)
+{
+  make_pool (f);
+  plant (f, "rm -f \"$1/m/informations.json\"; ln -s \"$2/a.json\" \"$1/m/informations.json\"");
+  first_user_round (f);
+  /* And both: nothing left to show. */
+  plant (f, "rm -f \"$1/r/informations.json\"; ln -s \"$2/b.json\" \"$1/r/informations.json\"");
+  f->nothing_readable = TRUE;
+  first_user_round (f);
+}
+
+/* ---------------------------------------------------------------------- */
+/* FIFOs */
+
+/* A lock file names a job whose `.lock` and `.pid` are FIFOs: without a
+ * "process" (seed-era: the .pid is read), and with one (the job lock is
+ * probed). */
+static void
+test_fifo_job_lock_and_pid (Fixture *f, gconstpointer data)
+{
+  g_autofree char *job_lock = g_build_filename (f->evil, "job.lock", NULL);
+
+  make_pool (f);
+  plant (f, "mkfifo \"$3/job.lock\" \"$3/job.pid\"; "
+            "printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}}' \"$3\" > \"$1/r/jobs/seed.json\"; "
+            "printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}, "
+            "\"process\": {\"type\": \"local\", \"pid\": 1, \"host\": \"elsewhere\"}}' \"$3\" > \"$1/r/jobs/other.json\"; "
+            "printf '{\"job_uri\": \"%s/job\", \"information\": {\"mode\": \"shared\"}}' \"$3\" > \"$1/m/jobs/seed.json\"; "
+            "touch -d '2 hours ago' \"$1/r/jobs/seed.json\" \"$1/r/jobs/other.json\" \"$1/m/jobs/seed.json\"");
+  first_user_round (f);
+  /* Nothing the lock files name was written or removed. */
+  g_assert_true (g_file_test (job_lock, G_FILE_TEST_EXISTS));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Hostile names */
+
+static void
+test_hostile_names (Fixture *f, gconstpointer data)
+{
+  g_autofree char *text = NULL;
+
+  make_pool (f);
+  plant (f, "for n in \"$(printf 'bad\\377\\376name')\" \"$(printf 'esc\\033[2J\\033]0;title\\007name')\" "
+            "          \"$(printf 'line\\nbreak')\"; do "
+            "  printf '{\"job_uri\": \"%s/%s\", \"information\": {\"count\": 1}}' \"$3\" \"$n\" > \"$1/r/jobs/$n.json\"; "
+            "done");
+  first_user_round (f);
+  /* They are shown, escaped. */
+  text = status_text (f, NULL);
+  g_assert_nonnull (strstr (text, "bad\\xFF\\xFEname"));
+  g_assert_nonnull (strstr (text, "esc\\x1B[2J"));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Processes hidden by hidepid=2: the second user's holder counts. */
+
+static void
+test_hidepid (Fixture *f, gconstpointer data)
+{
+  const char *hidden[] = { "unshare", "--mount", "sh", "-c",
+                           "mount -t proc -o hidepid=2 proc /proc && exec \"$@\"", "sh", NULL };
+  g_autoptr(Helper) holder = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
+  guint before;
+
+  make_pool (f);
+  holder = hold_as_second (f, "r=3");
+  before = test_count_entries (jobs);
+
+  /* The mount namespace really hides the holder. */
+  {
+    g_autoptr(GPtrArray) ps = g_ptr_array_new_with_free_func (g_free);
+    g_autoptr(GBytes) out = NULL;
+
+    for (guint i = 0; hidden[i] != NULL; i++)
+      g_ptr_array_add (ps, g_strdup (hidden[i]));
+    test_argv_as_user (ps, f->gp->users->users[0], BOUND_S);
+    g_ptr_array_add (ps, g_strdup ("sh"));
+    g_ptr_array_add (ps, g_strdup ("-c"));
+    g_ptr_array_add (ps, g_strdup ("ls /proc | grep -c '^[0-9]'"));
+    g_ptr_array_add (ps, NULL);
+    g_assert_cmpint (test_run_capture (ps, &out, NULL), ==, 0);
+    g_test_message ("processes seen by the first user: %.*s", (int) g_bytes_get_size (out),
+                    (const char *) g_bytes_get_data (out, NULL));
+    g_assert_cmpint (g_ascii_strtoll (g_bytes_get_data (out, NULL), NULL, 10), <, 10);
+  }
+  first_user_round_in (f, hidden);
+  text = status_text (f, hidden);
+  g_assert_nonnull (strstr (text, "5 of 8 free"));
+  g_assert_null (strstr (text, "dead"));
+  g_assert_cmpuint (test_count_entries (jobs), ==, before);
+  release_held (holder);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (plantings); i++)
+    {
+      g_autofree char *path = g_strconcat ("/security/", plantings[i].path, NULL);
+      g_test_add (path, Fixture, &plantings[i], fixture_set_up, test_planted, fixture_tear_down);
+    }
+#define ADD(path, fn) g_test_add ("/security/" path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("link/intents-waiting", test_link_intents_waiting);
+  ADD ("share/intents-folder", test_intents_folder_shared);
+  ADD ("link/informations", test_link_informations);
+  ADD ("fifo/job-lock-and-pid", test_fifo_job_lock_and_pid);
+  ADD ("names/hostile", test_hostile_names);
+  ADD ("proc/hidepid", test_hidepid);
+#undef ADD
+  return g_test_run ();
+}
