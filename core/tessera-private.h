@@ -16,27 +16,23 @@ const char *_tessera_gettext (const char *msgid) G_GNUC_FORMAT (1);
 #define _(s) _tessera_gettext (s)
 #define N_(s) (s)
 
-/* File helpers */
-gboolean _tessera_write_file_atomic   (const char  *path,
-                                       const char  *data,
-                                       gssize       length,
-                                       gboolean     durable,
-                                       GError     **error);
-gboolean _tessera_read_file_nofollow  (const char  *path,
-                                       char       **data,
-                                       gsize       *length,
-                                       struct stat *st,
-                                       GError     **error);
+/* A translated "… %s: %s" message with the path, then the system's reason. */
+#define _tessera_set_io_error(error, saved_errno, format, path) \
+  g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
+
+/* File helpers (atomic writes and reads that follow no link: see
+ * tessera-lock-folder-private.h) */
 char    *_tessera_path_with_suffix    (const char  *path,
                                        const char  *suffix);
 gboolean _tessera_mkdir_with_parents  (const char  *path,
                                        GError     **error);
 gint64   _tessera_stat_mtime_ns       (const struct stat *st);
 
-/* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it */
-int      _tessera_ipc_lock_acquire    (const char  *path,
-                                       GError     **error);
-void     _tessera_ipc_lock_release    (int          fd);
+/* An OFD lock on the whole file (F_RDLCK, F_WRLCK, F_UNLCK), retried on
+ * EINTR; @wait: block until it is granted. */
+int      _tessera_ofd_lock            (int          fd,
+                                       short        type,
+                                       gboolean     wait);
 
 /* Job lock (`<job_uri>.lock`): OFD write lock */
 typedef enum {
@@ -97,9 +93,6 @@ gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
                                                 GDestroyNotify          destroy);
 void     _tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
                                                 gpointer                handle);
-/* While set in this thread, ipc.lock is only tried: a peer holding it
- * makes the acquire fail with G_IO_ERROR_WOULD_BLOCK. */
-void     _tessera_ipc_lock_set_try_only         (gboolean try_only);
 /* Where polling is the primary path (no inotify): the longest interval. */
 #define TESSERA_POLL_INTERVAL_MAX_UNWATCHED 2.0
 /* The context of the resource's own poller, where its watches run. */
@@ -162,13 +155,11 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_
                                                               GError     **error);
 
 void _tessera_share_like_parent (int fd, const char *path);
-int  _tessera_ipc_lock_acquire_shared (const char *path);
 
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);
 gboolean _tessera_inotify_disabled    (void);
-gboolean _tessera_fs_is_local         (const char *path);
 
 /* Named pause points for the race tests (tessera-pause-point.c); nothing
  * at all unless built with -Dpause_points=true. */

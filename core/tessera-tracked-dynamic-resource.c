@@ -2,17 +2,28 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <glib-unix.h>
-#include <glib/gstdio.h>
-#include <string.h>
-#include <sys/inotify.h>
-#include <sys/resource.h>
-#include <unistd.h>
+/* The resource is the GObject, its vfunc dispatch and the acquire /
+ * release / record-process protocol; the rest is in units below it. Calls
+ * go one way only (A -> B: A calls B, B never calls A):
+ *
+ *   tracked resource -> lock file cache -> holder monitor -> lock folder -> utils
+ *   tracked resource -> lock file cache -> folder monitor -> lock folder
+ *   tracked resource -> folder monitor, holder monitor (made, started, stopped)
+ *   tracked resource -> resource informations -> lock folder
+ *   tracked resource -> lock folder, watch box
+ *
+ * Upward only through callbacks: the cache's TesseraLockFileCacheCalls
+ * (account, unaccount, name), the informations' TesseraInformationsApply,
+ * and the poller-thread sources (inotify, pidfd), which reach the resource
+ * through a TesseraWatchBox (on_inotify_ready, on_holder_exited here). */
+#include "tessera-folder-monitor-private.h"
+#include "tessera-holder-monitor-private.h"
+#include "tessera-lock-file-cache-private.h"
+#include "tessera-lock-folder-private.h"
+#include "tessera-private.h"
+#include "tessera-resource-informations-private.h"
+#include "tessera-watch-box-private.h"
 
 /**
  * TesseraTrackedDynamicResource:
@@ -43,86 +54,23 @@
 
 typedef struct
 {
-  char *name;
-  TesseraDynamicLockFile *lock_file;  /* NULL: unreadable or not a file */
-  gboolean accounted;
-  ino_t ino;
-  gint64 mtime_ns;
-  goffset size;
-  TesseraProcess *holder;             /* from the file or from <job_uri>.pid */
-  gboolean watched;
-  gboolean truncated;                 /* empty or cut short: not JSON at all */
-  gboolean whole;                     /* names a job, amount unreadable: holds all */
-  gboolean lock_seen_held;            /* its job lock was seen held: its job ran */
-  gint64 first_seen_us;               /* monotonic: when this host first saw it; 0: not asked */
-  gint64 lock_free_since_us;          /* monotonic: its job lock first seen free; 0: not */
-} Entry;
-
-typedef struct
-{
-  GWeakRef resource;
-  gint published;   /* set last, read first: see watch_box_resource() */
-} WatchBox;
-
-typedef struct
-{
-  GPid pid;
-  guint64 serial;   /* tells this watch from a later one that reused its fd */
-  int fd;
-  GSource *source;
-  GHashTable *names;
-} PidWatch;
-
-typedef struct
-{
-  WatchBox *box;
-  GPid pid;
-  guint64 serial;
-} PidWatchTicket;
-
-typedef struct
-{
   char *lock_folder;
-  char *jobs_folder;
-  char *ipc_path;
-  char *info_path;
+  TesseraLockFolder *folder;  /* made at init, from lock_folder */
   GType lock_file_type;
   double min_age;
   double patience;            /* seconds a waiter takes what is free before it reserves */
 
   GMutex lock;                /* the seed's thread lock */
-  GHashTable *cache;          /* name → Entry */
-  GHashTable *attention;      /* names to look at on every refresh */
-  GHashTable *dirty;          /* names inotify reported */
-  gboolean force_scan;
-  guint64 view_serial;        /* moves whenever accounting changes */
+  TesseraLockFileCache *cache;
   gboolean refresh_changed;   /* a refresh changed it: wake this process's waiters */
 
-  gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
-  gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
   gboolean read_only;         /* only look: create, change and remove nothing */
-  gboolean jobs_known;
-  gint64 jobs_mtime_ns;
-  ino_t jobs_ino;
-  gint64 jobs_seen_mono;      /* our monotonic time when we first read that mtime */
-  gboolean jobs_mtime_clean;  /* a scan ran after that mtime's clock tick was over */
+  TesseraFolderMonitor *monitor;
 
-  gboolean info_known;
-  gint64 info_mtime_ns;
-  ino_t info_ino;
-  goffset info_size;
-  gint64 info_seen_mono;      /* as for jobs/: see note_jobs_mtime() */
-  gboolean info_clean;
-  JsonNode *info_node;        /* what was last read, NULL when it was broken */
+  TesseraResourceInformations *informations;
 
-  WatchBox *box;
-  int inotify_fd;
-  int jobs_wd;
-  GSource *inotify_source;
-  GHashTable *pid_watches;    /* pid → PidWatch */
-  guint64 next_serial;
-  guint whole_holders;        /* accounted entries that hold everything */
-  int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
+  TesseraWatchBox *box;        /* how the poller's sources reach us */
+  TesseraHolderMonitor *holders;
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
@@ -186,12 +134,12 @@ lock_both (TesseraTrackedDynamicResource *self, GError **error)
 
   if (PRIV (self)->read_only)
     {
-      fd = _tessera_ipc_lock_acquire_shared (PRIV (self)->ipc_path);
+      fd = _tessera_lock_folder_lock (PRIV (self)->folder, TRUE, NULL);
       if (fd < 0)
         fd = IPC_LOCK_NONE;
     }
   else
-    fd = _tessera_ipc_lock_acquire (PRIV (self)->ipc_path, error);
+    fd = _tessera_lock_folder_lock (PRIV (self)->folder, FALSE, error);
   if (fd >= 0)
     lock_thread (self);
   return fd;
@@ -204,52 +152,10 @@ unlock_both (TesseraTrackedDynamicResource *self, int fd)
 
   PRIV (self)->refresh_changed = FALSE;
   if (fd != IPC_LOCK_NONE)
-    _tessera_ipc_lock_release (fd);
+    _tessera_lock_folder_unlock (fd);
   unlock_thread (self);
   if (changed)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
-}
-
-/* ---------------------------------------------------------------------- */
-/* Watch boxes: sources in the poller's thread reach the resource through a
- * weak reference, so they never keep it alive nor touch it once disposed. */
-
-static WatchBox *
-watch_box_new (TesseraTrackedDynamicResource *self)
-{
-  WatchBox *box = g_atomic_rc_box_new0 (WatchBox);
-  g_weak_ref_init (&box->resource, self);
-  g_atomic_int_set (&box->published, 1);
-  return box;
-}
-
-/* Sources reach the poller's thread through GMainContext's own locking,
- * which ThreadSanitizer cannot see: an atomic store made before the source
- * was attached, read here first, makes the hand-over explicit. */
-static TesseraTrackedDynamicResource *
-watch_box_resource (WatchBox *box)
-{
-  if (!g_atomic_int_get (&box->published))
-    return NULL;
-  return g_weak_ref_get (&box->resource);
-}
-
-static void
-watch_box_clear (WatchBox *box)
-{
-  g_weak_ref_clear (&box->resource);
-}
-
-static WatchBox *
-watch_box_ref (WatchBox *box)
-{
-  return g_atomic_rc_box_acquire (box);
-}
-
-static void
-watch_box_unref (gpointer box)
-{
-  g_atomic_rc_box_release_full (box, (GDestroyNotify) watch_box_clear);
 }
 
 /* Always the poller this resource holds: the default one may be another
@@ -262,831 +168,85 @@ poller_context (TesseraTrackedDynamicResource *self)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Entries */
+/* The lock file cache's calls into the resource type */
 
-/* What tells a lock file from the next one of the same name. */
 static void
-entry_set_stat (Entry *entry, const struct stat *st)
+cache_account (gpointer owner, TesseraDynamicLockFile *lock_file)
 {
-  entry->ino = st->st_ino;
-  entry->mtime_ns = _tessera_stat_mtime_ns (st);
-  entry->size = st->st_size;
-}
-
-static gboolean
-entry_same_stat (Entry *entry, const struct stat *st)
-{
-  return entry->ino == st->st_ino && entry->mtime_ns == _tessera_stat_mtime_ns (st) &&
-         entry->size == st->st_size;
+  KLASS (owner)->account_lock_file (owner, lock_file);
 }
 
 static void
-entry_free (Entry *entry)
+cache_unaccount (gpointer owner, TesseraDynamicLockFile *lock_file)
 {
-  g_free (entry->name);
-  g_clear_object (&entry->lock_file);
-  g_clear_object (&entry->holder);
-  g_free (entry);
+  KLASS (owner)->unaccount_lock_file (owner, lock_file);
 }
 
-/* pidfds of the whole process: a quarter of its descriptor limit, so that
- * 10 000 holders never starve it of descriptors for ipc.lock and files. */
-static gint pidfds_open;
-
-static gboolean
-pidfd_budget_take (void)
+static const char *
+cache_name (gpointer owner)
 {
-  static gsize budget;
-
-  if (g_once_init_enter (&budget))
-    {
-      struct rlimit rl;
-      rlim_t limit = getrlimit (RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
-      g_once_init_leave (&budget, (gsize) CLAMP (limit / 4, 1, 4096));
-    }
-  if ((gsize) g_atomic_int_add (&pidfds_open, 1) < budget)
-    return TRUE;
-  g_atomic_int_add (&pidfds_open, -1);
-  return FALSE;
+  return resource_name (owner);
 }
 
+static const TesseraLockFileCacheCalls cache_calls = { cache_account, cache_unaccount, cache_name };
+
+/* A watched holder exited: in the poller's thread. */
 static void
-pidfd_budget_give (void)
+on_holder_exited (gpointer data, GPid pid, guint64 serial)
 {
-  g_atomic_int_add (&pidfds_open, -1);
-}
-
-static void
-pid_watch_free (PidWatch *watch)
-{
-  g_source_destroy (watch->source);
-  g_source_unref (watch->source);
-  close (watch->fd);
-  pidfd_budget_give ();
-  g_hash_table_unref (watch->names);
-  g_free (watch);
-}
-
-static void
-unwatch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  PidWatch *watch;
-
-  if (!entry->watched || entry->holder == NULL)
-    return;
-  entry->watched = FALSE;
-  watch = g_hash_table_lookup (priv->pid_watches,
-                               GINT_TO_POINTER (tessera_process_get_pid (entry->holder)));
-  if (watch == NULL)
-    return;
-  g_hash_table_remove (watch->names, entry->name);
-  if (g_hash_table_size (watch->names) == 0)
-    g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (watch->pid));
-}
-
-static void
-ticket_free (PidWatchTicket *ticket)
-{
-  watch_box_unref (ticket->box);
-  g_free (ticket);
-}
-
-static gboolean
-on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
-{
-  PidWatchTicket *ticket = data;
-  g_autoptr(TesseraTrackedDynamicResource) self =
-    watch_box_resource (g_atomic_pointer_get (&ticket->box));
-  TesseraTrackedDynamicResourcePrivate *priv;
-  PidWatch *watch;
+  g_autoptr(TesseraTrackedDynamicResource) self = _tessera_watch_box_dup_object (data);
 
   if (self == NULL)
-    return G_SOURCE_REMOVE;
-  priv = PRIV (self);
+    return;
   lock_thread (self);
-  /* This dispatch may have waited for the lock while its watch was
-   * dropped and the descriptor number reused: only act on the very watch
-   * this source was made for. */
-  watch = g_hash_table_lookup (priv->pid_watches, GINT_TO_POINTER (ticket->pid));
-  if (watch != NULL && watch->serial == ticket->serial)
-    {
-      GHashTableIter names;
-      gpointer name;
-
-      g_hash_table_iter_init (&names, watch->names);
-      while (g_hash_table_iter_next (&names, &name, NULL))
-        {
-          Entry *entry = g_hash_table_lookup (priv->cache, name);
-          if (entry != NULL)
-            {
-              entry->watched = FALSE;
-              g_hash_table_add (priv->attention, g_strdup (entry->name));
-            }
-        }
-      g_debug ("Holder %d of %s exited", watch->pid, resource_name (self));
-      g_hash_table_remove (priv->pid_watches, GINT_TO_POINTER (watch->pid));
-    }
+  _tessera_lock_file_cache_holder_exited (PRIV (self)->cache, pid, serial);
   unlock_thread (self);
-
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
-  return G_SOURCE_REMOVE;
-}
-
-/* Called with the thread lock held; holder known to be alive and local. */
-static void
-watch_entry (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  GPid pid = tessera_process_get_pid (entry->holder);
-  PidWatch *watch = g_hash_table_lookup (priv->pid_watches, GINT_TO_POINTER (pid));
-
-  if (watch == NULL)
-    {
-      int fd;
-
-      /* Past the budget, holders stay in the attention set, checked
-       * through /proc at every refresh and poll. */
-      if (!pidfd_budget_take ())
-        return;
-      fd = _tessera_pidfd_open (pid);
-      if (fd < 0)
-        {
-          pidfd_budget_give ();
-          return;   /* no pidfd (old kernel, no descriptors left): polled instead */
-        }
-      /* The pid may have been reused between the check and the open. */
-      if (tessera_process_check (entry->holder) != TESSERA_PROCESS_ALIVE)
-        {
-          close (fd);
-          pidfd_budget_give ();
-          return;
-        }
-      PidWatchTicket *ticket = g_new0 (PidWatchTicket, 1);
-
-      watch = g_new0 (PidWatch, 1);
-      watch->pid = pid;
-      watch->serial = ++priv->next_serial;
-      watch->fd = fd;
-      ticket->pid = pid;
-      ticket->serial = watch->serial;
-      g_atomic_pointer_set (&ticket->box, watch_box_ref (priv->box));   /* last */
-      watch->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      watch->source = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-      g_source_set_name (watch->source, "tessera-pidfd");
-      g_source_set_callback (watch->source, (GSourceFunc) (void (*)(void)) on_pidfd_ready,
-                             ticket, (GDestroyNotify) ticket_free);
-      g_hash_table_insert (priv->pid_watches, GINT_TO_POINTER (pid), watch);
-      g_source_attach (watch->source, poller_context (self));
-      /* cppcheck sees no free of ticket: the source owns it (ticket_free is
-       * its destroy notify). */
-      // cppcheck-suppress memleak
-    }
-  g_hash_table_add (watch->names, g_strdup (entry->name));
-  entry->watched = TRUE;
-}
-
-static void
-account (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  if (entry->lock_file != NULL && !entry->accounted &&
-      tessera_dynamic_lock_file_is_valid (entry->lock_file))
-    {
-      KLASS (self)->account_lock_file (self, entry->lock_file);
-      entry->accounted = TRUE;
-      PRIV (self)->whole_holders += entry->whole;
-      PRIV (self)->view_serial++;
-    }
-}
-
-static void
-unaccount (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  if (entry->accounted)
-    {
-      KLASS (self)->unaccount_lock_file (self, entry->lock_file);
-      entry->accounted = FALSE;
-      PRIV (self)->whole_holders -= entry->whole;
-      PRIV (self)->view_serial++;
-    }
-}
-
-static void
-remove_entry (TesseraTrackedDynamicResource *self, const char *name)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  Entry *entry = g_hash_table_lookup (priv->cache, name);
-
-  if (entry == NULL)
-    return;
-  unaccount (self, entry);
-  unwatch_entry (self, entry);
-  g_hash_table_remove (priv->attention, name);
-  g_hash_table_remove (priv->cache, name);
-}
-
-/* Finds the holder of a lock file without "process": seed-era writers name
- * it only through <job_uri>.pid. A `.pid` that is there but cannot be read
- * names a holder all the same, one Tessera cannot judge. */
-static TesseraProcess *
-holder_from_pid_file (const char *job_uri)
-{
-  g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
-  g_autofree char *data = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-  g_autoptr(GError) error = NULL;
-  TesseraProcess *process;
-  gsize length;
-
-  if (!_tessera_read_file_nofollow (pid_path, &data, &length, NULL, &error))
-    {
-      if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
-          g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR))
-        return NULL;
-      return _tessera_process_new_unknown (_("its .pid file cannot be read"));
-    }
-  if (!_tessera_json_load (parser, data, length, NULL))
-    return _tessera_process_new_unknown (_("its .pid file is not JSON"));
-  process = tessera_process_new_from_json (json_parser_get_root (parser), NULL);
-  return process != NULL ? process : _tessera_process_new_unknown (_("its .pid file is not a process spec"));
-}
-
-/* Whether a file that did not load is not even JSON: what a writer in
- * place (a Python peer) leaves when it dies half-way. */
-static gboolean
-is_truncated (const char *data, gsize length)
-{
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-
-  return length == 0 || !_tessera_json_load (parser, data, length, NULL);
-}
-
-/* Numbers written as 1.0 (Python's json may) become integers; FALSE when
- * some number is not a whole one, or the information is nested deeper than
- * any type's needs (then it is not read at all). */
-static gboolean
-integral_numbers (JsonNode *node, guint depth)
-{
-  gboolean whole = TRUE;
-
-  if (depth > 32)
-    return FALSE;
-  if (JSON_NODE_HOLDS_OBJECT (node))
-    {
-      g_autoptr(GList) members = json_object_get_values (json_node_get_object (node));
-      for (GList *l = members; l != NULL; l = l->next)
-        whole &= integral_numbers (l->data, depth + 1);
-    }
-  else if (JSON_NODE_HOLDS_ARRAY (node))
-    {
-      JsonArray *array = json_node_get_array (node);
-      for (guint i = 0; i < json_array_get_length (array); i++)
-        whole &= integral_numbers (json_array_get_element (array, i), depth + 1);
-    }
-  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
-    {
-      double value = json_node_get_double (node);
-      if (value != (double) (gint64) value || value < (double) G_MININT64 || value > (double) G_MAXINT64)
-        return FALSE;
-      json_node_set_int (node, (gint64) value);
-    }
-  return whole;
-}
-
-/* A lock file that did not load but names a job still holds (fail closed):
- * read again with whole floats made integers and an unreadable "process"
- * dropped (@holder_unknown then set); if its "information" still cannot
- * be read, without it, and @whole set: it holds everything. */
-static TesseraDynamicLockFile *
-salvage_lock_file (TesseraTrackedDynamicResource *self, const char *path, const char *data, gsize length,
-                   gboolean *whole, gboolean *holder_unknown)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *text = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
-  JsonNode *root;
-  TesseraDynamicLockFile *lock_file;
-  JsonObject *object;
-  JsonNode *member;
-
-  if (!_tessera_json_load (parser, data, length, NULL) ||
-      json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    return NULL;
-  root = json_parser_get_root (parser);
-  object = json_node_get_object (root);
-  member = json_object_get_member (object, "job_uri");
-  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
-      json_node_get_value_type (member) != G_TYPE_STRING || *json_node_get_string (member) == '\0')
-    return NULL;   /* names no job: it never counted */
-
-  member = json_object_get_member (object, "process");
-  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))
-    {
-      json_object_remove_member (object, "process");
-      *holder_unknown = TRUE;
-    }
-  member = json_object_get_member (object, "information");
-  if (member != NULL && integral_numbers (member, 0))
-    {
-      text = json_to_string (root, FALSE);
-      lock_file = tessera_dynamic_lock_file_new_from_data (priv->lock_file_type, path, text, -1, NULL);
-      if (lock_file != NULL)
-        return lock_file;
-      g_clear_pointer (&text, g_free);
-    }
-  json_object_remove_member (object, "information");
-  text = json_to_string (root, FALSE);
-  lock_file = tessera_dynamic_lock_file_new_from_data (priv->lock_file_type, path, text, -1, NULL);
-  if (lock_file != NULL)
-    *whole = TRUE;
-  return lock_file;
-}
-
-/* Reads (or re-reads) one lock file. Called with the thread lock held. */
-static void
-load_entry (TesseraTrackedDynamicResource *self, const char *name, const struct stat *st)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
-  g_autoptr(GError) error = NULL;
-  gboolean holder_unknown = FALSE;
-  Entry *entry;
-
-  remove_entry (self, name);
-  entry = g_new0 (Entry, 1);
-  entry->name = g_strdup (name);
-  entry_set_stat (entry, st);
-
-  if (S_ISLNK (st->st_mode))
-    g_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
-  else if (!S_ISREG (st->st_mode))
-    g_warning (_("Ignoring %s: not a regular file"), path);
-  else
-    {
-      g_autofree char *data = NULL;
-      gsize length;
-
-      /* Read once: under ipc.lock no writer is half-way, and what does not
-       * load is judged from this very text. */
-      entry->lock_file = _tessera_dynamic_lock_file_load_once (priv->lock_file_type, path, &data, &length, &error);
-      if (entry->lock_file == NULL)
-        {
-          if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-            {
-              entry_free (entry);
-              return;
-            }
-          entry->lock_file = data != NULL ? salvage_lock_file (self, path, data, length, &entry->whole, &holder_unknown)
-                                          : NULL;
-          if (entry->lock_file != NULL)
-            g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
-                       path, resource_name (self), error->message,
-                       entry->whole ? _("as holding everything") : _("for its declared amount"));
-          else
-            {
-              g_warning (_("Ignoring lock file of %s: %s"), resource_name (self), error->message);
-              entry->truncated = data != NULL && is_truncated (data, length);
-            }
-        }
-    }
-
-  g_hash_table_replace (priv->cache, entry->name, entry);
-  if (entry->lock_file == NULL)
-    {
-      /* Re-examined on every refresh: a peer may still be writing it. */
-      g_hash_table_add (priv->attention, g_strdup (name));
-      return;
-    }
-  account (self, entry);
-  if (!tessera_dynamic_lock_file_is_valid (entry->lock_file))
-    return;
-  if (holder_unknown)
-    entry->holder = _tessera_process_new_unknown (_("its process spec is not a JSON object"));
-  else if (tessera_dynamic_lock_file_get_process (entry->lock_file) != NULL)
-    entry->holder = g_object_ref (tessera_dynamic_lock_file_get_process (entry->lock_file));
-  g_hash_table_add (priv->attention, g_strdup (name));
-}
-
-/* What tells this very file from the next one of the same name, for the
- * host's memory of when it was first seen. */
-static char *
-seen_key (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  return g_strdup_printf ("%s/%s\n%" G_GUINT64_FORMAT "\n%" G_GINT64_FORMAT "\n%" G_GINT64_FORMAT,
-                          PRIV (self)->jobs_folder, entry->name, (guint64) entry->ino,
-                          entry->mtime_ns, (gint64) entry->size);
-}
-
-/* Whether this host has seen the file unchanged for min-age: the age of
- * an orphan, on our monotonic clock, never its mtime against our clock
- * (the writer's or the file server's clock may be anything). */
-static gboolean
-seen_for_min_age (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  if (entry->first_seen_us == 0)
-    {
-      g_autofree char *key = seen_key (self, entry);
-      entry->first_seen_us = _tessera_first_seen (key);
-    }
-  return (double) (g_get_monotonic_time () - entry->first_seen_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
-}
-
-static char *
-lock_free_key (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  g_autofree char *key = seen_key (self, entry);
-
-  return g_strconcat ("job lock free\n", key, NULL);
-}
-
-static void
-forget_lock_free (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  if (entry->lock_free_since_us != 0)
-    {
-      g_autofree char *key = lock_free_key (self, entry);
-      _tessera_forget_seen (key);
-      entry->lock_free_since_us = 0;
-    }
-}
-
-/* Whether a free job lock is a sure death. A Tessera holder takes its job
- * lock before its lock file exists, and a job whose lock was seen held has
- * run: then at once. An experimaestro job takes it only once its process
- * has started (Python starting can take seconds after its spec was
- * written): then once this host has seen it free for min-age. */
-static gboolean
-lock_free_for_long (TesseraTrackedDynamicResource *self, Entry *entry)
-{
-  if (entry->lock_seen_held || _tessera_process_written_by_tessera (entry->holder))
-    return TRUE;
-  if (entry->lock_free_since_us == 0)
-    {
-      g_autofree char *key = lock_free_key (self, entry);
-      entry->lock_free_since_us = _tessera_first_seen (key);
-    }
-  return (double) (g_get_monotonic_time () - entry->lock_free_since_us) / G_USEC_PER_SEC >= PRIV (self)->min_age;
-}
-
-/* Whether a job lock's state here is its state for every host. Where it is
- * not, a free job lock says nothing about a holder on another host, so no
- * such holder can ever be judged dead: said once per resource. */
-static gboolean
-locks_cross_hosts (TesseraTrackedDynamicResource *self)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-
-  if (priv->locks_cross_hosts == 0)
-    {
-      g_autofree char *why = NULL;
-
-      priv->locks_cross_hosts = _tessera_locks_cross_hosts (priv->lock_folder, &why) ? 1 : -1;
-      if (priv->locks_cross_hosts < 0)
-        g_warning (_("Locks on the file system of %s (%s) do not cross hosts: holders that may run on "
-                     "another host are never judged dead, and ipc.lock cannot exclude other hosts. "
-                     "Share a pool between hosts only on a mount whose locks do (NFS without "
-                     "“nolock” or “local_lock”, Lustre with “flock”) or in the etcd store."),
-                   priv->lock_folder, why);
-    }
-  return priv->locks_cross_hosts > 0;
-}
-
-/* Whether the holder of a valid lock file is gone (then @reason says why).
- * Only a sure verdict frees capacity: what cannot be judged counts.
- * Thread lock and ipc.lock held. */
-static gboolean
-holder_is_gone (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns, char **reason)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  const char *job_uri = tessera_dynamic_lock_file_get_job_uri (entry->lock_file);
-  g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
-
-  if (entry->holder == NULL)
-    entry->holder = holder_from_pid_file (job_uri);
-
-  if (entry->holder != NULL)
-    {
-      /* The verdict comes from /proc (pid, start time, zombie state) when
-       * the spec says its pid is ours, else from the job lock: an exit
-       * event only brought the entry here. */
-      TesseraProcessState state = tessera_process_check (entry->holder);
-      GPid pid = tessera_process_get_pid (entry->holder);
-
-      /* A live pid with no start time to compare (experimaestro's spec)
-       * may be another process now: the job lock decides too. */
-      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (entry->holder) == 0 &&
-          tessera_process_get_spec (entry->holder) == NULL)
-        state = TESSERA_PROCESS_REMOTE;
-      if (state == TESSERA_PROCESS_REMOTE)
-        {
-          if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
-            {
-              /* Held (or not ours to probe): the holder runs. */
-              entry->lock_seen_held = TRUE;
-              forget_lock_free (self, entry);
-              if (tessera_process_check (entry->holder) == TESSERA_PROCESS_ALIVE && !entry->watched)
-                watch_entry (self, entry);   /* its exit brings it back here */
-              return FALSE;
-            }
-          if (!lock_free_for_long (self, entry))
-            return FALSE;   /* counts; looked at again on every refresh */
-          if (!locks_cross_hosts (self) && !_tessera_process_on_this_host (entry->holder))
-            return FALSE;   /* it may run on a host whose locks we cannot see */
-          *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
-                                     (int) pid);
-          return TRUE;
-        }
-      if (state == TESSERA_PROCESS_DEAD)
-        {
-          *reason = g_strdup_printf (_("its process %d is gone"), (int) pid);
-          return TRUE;
-        }
-      if (state == TESSERA_PROCESS_UNKNOWN)
-        {
-          g_debug ("Holder of %s counts: %s", entry->name,
-                   _tessera_process_get_problem (entry->holder) != NULL
-                   ? _tessera_process_get_problem (entry->holder) : "its process type cannot tell");
-          if (tessera_dynamic_lock_file_get_process (entry->lock_file) == NULL)
-            g_clear_object (&entry->holder);   /* its .pid is read again */
-          else if (_tessera_process_get_problem (entry->holder) != NULL)
-            g_hash_table_remove (priv->attention, entry->name);
-          /* else a plugin could not tell yet (Slurm did not answer): asked
-           * again at the next look, through its cache. */
-          return FALSE;
-        }
-      if (!entry->watched)
-        watch_entry (self, entry);
-      /* Watched holders need no more attention. */
-      if (entry->watched)
-        g_hash_table_remove (priv->attention, entry->name);
-      return FALSE;
-    }
-  else
-    {
-      g_autofree char *job_dir = g_path_get_dirname (job_uri);
-
-      (void) now_ns;
-      /* A process holding the job lock (either kind) is the holder, still
-       * starting. */
-      if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
-        return FALSE;
-      if (!seen_for_min_age (self, entry))
-        return FALSE;
-      *reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
-                          ? _("it has no process and nobody holds its job lock")
-                          : _("its job directory is gone"));
-      return TRUE;
-    }
-}
-
-/* Decides whether a lock file still holds. Thread lock and ipc.lock held.
- * Returns FALSE when the entry is gone. */
-static gboolean
-examine_entry (TesseraTrackedDynamicResource *self, Entry *entry, gint64 now_ns)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *reason = NULL;
-  g_autofree char *path = NULL;
-
-  if (entry->lock_file == NULL)
-    {
-      /* Seen under ipc.lock, which every writer holds, a file that is not
-       * JSON at all was left by a writer in place (a Python peer) that
-       * died: it never counted, and once old enough it goes rather than be
-       * warned about by every process for ever. */
-      if (!entry->truncated || !seen_for_min_age (self, entry))
-        return TRUE;
-      reason = g_strdup (_("it is not JSON (its writer died while writing it)"));
-    }
-  else if (!tessera_dynamic_lock_file_is_valid (entry->lock_file) || !holder_is_gone (self, entry, now_ns, &reason))
-    return TRUE;
-
-  /* A read-only view shows the dead holder as dead and leaves it be. */
-  if (priv->read_only)
-    return TRUE;
-  path = g_build_filename (priv->jobs_folder, entry->name, NULL);
-  {
-    /* Only delete the very file we judged, not one recreated since, and
-     * only in the real jobs/: through a descriptor opened without
-     * following a link, so a folder swapped for a link meanwhile is never
-     * reached. */
-    int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-
-    if (dir_fd >= 0 && fstatat (dir_fd, entry->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        st.st_ino == entry->ino && S_ISREG (st.st_mode))
-      {
-        g_info (_("Removing lock file %s of %s: %s"), path, resource_name (self), reason);
-        if (unlinkat (dir_fd, entry->name, 0) < 0 && errno != ENOENT)
-          g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
-        if (entry->first_seen_us != 0)
-          {
-            g_autofree char *key = seen_key (self, entry);
-            _tessera_forget_seen (key);
-          }
-        forget_lock_free (self, entry);
-      }
-    if (dir_fd >= 0)
-      close (dir_fd);
-  }
-  remove_entry (self, entry->name);
-  return FALSE;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Folder and file times */
-
-/* git's "racy" rule for the folder's mtime. A directory's mtime moves once
- * per clock tick of its file system (one second on ext2 or some NFS
- * servers, a jiffy elsewhere): a peer's change in the tick in which we read
- * the mtime leaves it as we saw it. So an unchanged mtime proves nothing
- * until we have scanned at a time when that tick was surely over, which
- * we measure on our own monotonic clock from when we first read that
- * mtime — never by comparing the file system's times with our wall clock.
- * Whole-second times tell a coarse file system. */
-static gint64
-mtime_tick_us (gint64 mtime_ns)
-{
-  return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
-}
-
-/* Records the mtime read at @now_mono (taken before the read), after a
- * scan or our own change. */
-static void
-note_jobs_mtime (TesseraTrackedDynamicResource *self, gint64 mtime_ns, gint64 now_mono, gboolean scanned)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-
-  if (mtime_ns != priv->jobs_mtime_ns || !priv->jobs_known)
-    {
-      priv->jobs_mtime_ns = mtime_ns;
-      priv->jobs_seen_mono = now_mono;
-      priv->jobs_mtime_clean = FALSE;
-    }
-  else if (scanned && now_mono - priv->jobs_seen_mono >= mtime_tick_us (mtime_ns))
-    priv->jobs_mtime_clean = TRUE;
 }
 
 /* ---------------------------------------------------------------------- */
 /* informations.json */
 
-static JsonNode *
-read_informations (TesseraTrackedDynamicResource *self, struct stat *st, GError **error)
+static gboolean
+apply_informations (gpointer owner, JsonNode *informations, GError **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *data = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) local = NULL;
-  gsize length;
-
-  if (!_tessera_read_file_nofollow (priv->info_path, &data, &length, st, &local))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, "%s", local->message);
-      return NULL;
-    }
-  if (!_tessera_json_load (parser, data, length, &local))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                   _("%s is not valid JSON: %s"), priv->info_path, local->message);
-      return NULL;
-    }
-  if (json_parser_get_root (parser) == NULL)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                   _("%s is empty"), priv->info_path);
-      return NULL;
-    }
-  return json_node_copy (json_parser_get_root (parser));
+  return KLASS (owner)->handle_information_change (owner, informations, error);
 }
 
 /* Applies informations.json when it changed. Thread lock held. */
 static gboolean
 check_informations_locked (TesseraTrackedDynamicResource *self)
 {
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-  gint64 now_mono = g_get_monotonic_time ();
-  struct stat st;
-
-  if (g_lstat (priv->info_path, &st) < 0)
-    {
-      if (priv->info_known)
-        g_warning (_("%s disappeared; keeping the last capacity of %s"),
-                   priv->info_path, resource_name (self));
-      priv->info_known = FALSE;
-      return FALSE;
-    }
-  if (priv->info_known && st.st_ino == priv->info_ino &&
-      _tessera_stat_mtime_ns (&st) == priv->info_mtime_ns && st.st_size == priv->info_size)
-    {
-      /* A peer writing in place (Python's json.dump) in the clock tick we
-       * last read it leaves all three as they were: read it again until a
-       * read happened after that tick. */
-      if (priv->info_clean)
-        return FALSE;
-      priv->info_clean = now_mono - priv->info_seen_mono >= mtime_tick_us (priv->info_mtime_ns);
-      node = read_informations (self, &st, &error);
-      if ((node == NULL && priv->info_node == NULL) ||
-          (node != NULL && priv->info_node != NULL && json_node_equal (node, priv->info_node)))
-        return FALSE;
-    }
-  else
-    {
-      priv->info_seen_mono = now_mono;
-      priv->info_clean = FALSE;
-      node = read_informations (self, &st, &error);
-    }
-
-  /* Remember what we looked at, good or bad, so a broken file is reported
-   * once per change rather than on every acquire. */
-  priv->info_known = TRUE;
-  priv->info_ino = st.st_ino;
-  priv->info_mtime_ns = _tessera_stat_mtime_ns (&st);
-  priv->info_size = st.st_size;
-  g_clear_pointer (&priv->info_node, json_node_unref);
-  if (node == NULL)
-    {
-      g_warning (_("Keeping the last capacity of %s: %s"), resource_name (self), error->message);
-      return FALSE;
-    }
-  priv->info_node = json_node_copy (node);
-  if (!KLASS (self)->handle_information_change (self, node, &error))
-    {
-      g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name (self),
-                 priv->info_path, error->message);
-      return FALSE;
-    }
-  return TRUE;
+  return _tessera_resource_informations_check (PRIV (self)->informations, resource_name (self),
+                                               apply_informations, self);
 }
 
 /* ---------------------------------------------------------------------- */
-/* inotify */
+/* Change detection */
 
+/* Reads what the folder monitor has heard; informations.json is applied
+ * at once. Thread lock held. */
 static gboolean
-drain_inotify_locked (TesseraTrackedDynamicResource *self)
+drain_locked (TesseraTrackedDynamicResource *self)
 {
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  gboolean relevant = FALSE;
-  char buf[16384] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  gboolean informations_changed = FALSE;
+  gboolean relevant = _tessera_folder_monitor_drain (PRIV (self)->monitor, &informations_changed);
 
-  if (priv->inotify_fd < 0)
-    return FALSE;
-  for (;;)
-    {
-      ssize_t n = read (priv->inotify_fd, buf, sizeof buf);
-      char *p;
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      for (p = buf; p < buf + n;)
-        {
-          struct inotify_event *ev = (struct inotify_event *) p;
-          p += sizeof (struct inotify_event) + ev->len;
-
-          if (ev->mask & IN_Q_OVERFLOW)
-            {
-              priv->force_scan = TRUE;
-              relevant = TRUE;
-            }
-          else if (ev->wd == priv->jobs_wd)
-            {
-              if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
-                {
-                  priv->jobs_wd = -1;
-                  priv->force_scan = TRUE;
-                  relevant = TRUE;
-                }
-              else if (ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
-                {
-                  g_hash_table_add (priv->dirty, g_strdup (ev->name));
-                  relevant = TRUE;
-                }
-            }
-          else if (ev->len > 0 && strcmp (ev->name, "informations.json") == 0)
-            relevant |= check_informations_locked (self);
-          else if (ev->len > 0 && strcmp (ev->name, "jobs") == 0)
-            {
-              priv->force_scan = TRUE;
-              relevant = TRUE;
-            }
-        }
-    }
+  if (informations_changed)
+    relevant |= check_informations_locked (self);
   return relevant;
 }
 
 static gboolean
 on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
 {
-  g_autoptr(TesseraTrackedDynamicResource) self = watch_box_resource (data);
+  g_autoptr(TesseraTrackedDynamicResource) self = _tessera_watch_box_dup_object (data);
   gboolean relevant;
 
   if (self == NULL)
     return G_SOURCE_REMOVE;
   lock_thread (self);
-  relevant = drain_inotify_locked (self);
+  relevant = drain_locked (self);
   unlock_thread (self);
   if (relevant)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
@@ -1094,290 +254,42 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
 }
 
 static void
-add_jobs_watch (TesseraTrackedDynamicResource *self)
+start_monitor (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  if (priv->inotify_fd < 0 || priv->jobs_wd >= 0)
-    return;
-  priv->jobs_wd = inotify_add_watch (priv->inotify_fd, priv->jobs_folder,
-                                     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
-                                     IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
-                                     IN_ONLYDIR | IN_DONT_FOLLOW);
-}
-
-static void
-setup_inotify (TesseraTrackedDynamicResource *self)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-
-  /* inotify sees only what this kernel does: on any file system not known
-   * to be local, another host's change would go unseen, so jobs/ is read
-   * under ipc.lock before every decision and the poller is the primary
-   * path to wake waiters, with a short interval. */
-  priv->shared_fs = !_tessera_fs_is_local (priv->lock_folder);
-  if (_tessera_inotify_disabled () || priv->shared_fs)
+  if (!_tessera_folder_monitor_start (priv->monitor, poller_context (self), on_inotify_ready,
+                                      _tessera_watch_box_ref (priv->box), _tessera_watch_box_unref))
     {
-      /* Never below a first interval set on purpose (TESSERA_POLL_INTERVAL). */
+      /* Polling is the primary path to wake waiters, with a short
+       * interval, never below a first interval set on purpose
+       * (TESSERA_POLL_INTERVAL). */
       _tessera_dynamic_resource_set_poll_interval_max (TESSERA_DYNAMIC_RESOURCE (self),
         MAX (MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()),
              _tessera_poll_interval_initial ()));
-      return;
     }
-  priv->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  if (priv->inotify_fd < 0)
-    return;
-  if (inotify_add_watch (priv->inotify_fd, priv->lock_folder,
-                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
-                         IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
-    {
-      close (priv->inotify_fd);
-      priv->inotify_fd = -1;
-      return;
-    }
-  add_jobs_watch (self);
-  priv->inotify_source = g_unix_fd_source_new (priv->inotify_fd, G_IO_IN);
-  g_source_set_name (priv->inotify_source, "tessera-inotify");
-  g_source_set_callback (priv->inotify_source, (GSourceFunc) (void (*)(void)) on_inotify_ready,
-                         watch_box_ref (priv->box), watch_box_unref);
-  g_source_attach (priv->inotify_source, poller_context (self));
 }
 
 /* ---------------------------------------------------------------------- */
 /* Refreshing the cache */
-
-/* Whether names in jobs/ are known from inotify rather than from the
- * folder's modification time. */
-static gboolean
-watching_jobs (TesseraTrackedDynamicResource *self)
-{
-  return PRIV (self)->inotify_fd >= 0 && PRIV (self)->jobs_wd >= 0;
-}
-
-
-static void
-stat_and_load (TesseraTrackedDynamicResource *self, const char *name)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
-  Entry *entry = g_hash_table_lookup (priv->cache, name);
-  struct stat st;
-
-  if (g_lstat (path, &st) < 0)
-    {
-      remove_entry (self, name);
-      return;
-    }
-  if (entry != NULL && entry_same_stat (entry, &st))
-    return;
-  load_entry (self, name, &st);
-}
-
-static gboolean
-is_lock_file_name (const char *name)
-{
-  return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
-}
-
-/* NAME.json, a dot and six random characters: the temporary file of an
- * atomic write (_tessera_write_file_atomic). */
-static gboolean
-is_temporary_name (const char *name)
-{
-  const char *dot = strrchr (name, '.');
-
-  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
-}
-
-/* A writer killed between its temporary file and the rename leaves the
- * temporary behind; nothing else would ever remove it. A live writer's
- * lasts microseconds, so one older than min-age is a dead writer's. */
-static void
-remove_stale_temporary (TesseraTrackedDynamicResource *self, const char *name)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autofree char *path = g_build_filename (priv->jobs_folder, name, NULL);
-  int dir_fd = priv->read_only ? -1 : open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  struct stat st;
-
-  if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
-      (double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st)) / 1e9 > priv->min_age)
-    {
-      g_info (_("Removing %s, left by a writer that did not finish"), path);
-      unlinkat (dir_fd, name, 0);
-    }
-  if (dir_fd >= 0)
-    close (dir_fd);
-}
-
-static void
-scan_jobs_folder (TesseraTrackedDynamicResource *self)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func (g_free);
-  GHashTableIter iter;
-  gpointer key;
-  DIR *dir;
-  struct dirent *d;
-
-  {
-    /* Never through a link, should jobs/ have been swapped for one. */
-    int dir_fd = open (priv->jobs_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
-    if (dir == NULL && dir_fd >= 0)
-      close (dir_fd);
-  }
-  if (dir != NULL)
-    {
-      while ((d = readdir (dir)) != NULL)
-        if (is_lock_file_name (d->d_name))
-          g_hash_table_add (seen, g_strdup (d->d_name));
-        else if (is_temporary_name (d->d_name))
-          remove_stale_temporary (self, d->d_name);
-      closedir (dir);
-    }
-  g_hash_table_iter_init (&iter, priv->cache);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    if (!g_hash_table_contains (seen, key))
-      g_ptr_array_add (gone, g_strdup (key));
-  for (guint i = 0; i < gone->len; i++)
-    remove_entry (self, g_ptr_array_index (gone, i));
-  g_hash_table_iter_init (&iter, seen);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    stat_and_load (self, key);
-}
 
 /* The seed's `_update`, done incrementally. Thread lock and ipc.lock held. */
 static void
 refresh_locked (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  g_autoptr(GPtrArray) names = NULL;
-  GHashTableIter iter;
-  gpointer key;
-  struct stat st;
-  gboolean scan;
-  guint64 serial_before = priv->view_serial;
-  gint64 now_mono;
+  guint64 serial_before = _tessera_lock_file_cache_get_serial (priv->cache);
+  gboolean informations_changed;
 
-  /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
-   * read the flag only after it. */
-  drain_inotify_locked (self);
-  scan = priv->force_scan;
-  if (check_informations_locked (self))
-    priv->view_serial++;
+  drain_locked (self);
+  informations_changed = check_informations_locked (self);
+  if (!_tessera_lock_file_cache_refresh (priv->cache, priv->min_age))
+    return;
 
-  now_mono = g_get_monotonic_time ();
-  if (g_lstat (priv->jobs_folder, &st) < 0)
-    {
-      if (priv->read_only)
-        return;   /* nothing to make, nothing to read: an empty pool */
-      if (mkdir (priv->jobs_folder, 0777) == 0)
-        _tessera_share_like_parent (-1, priv->jobs_folder);
-      else if (errno != EEXIST)
-        g_warning (_("Cannot create %s: %s"), priv->jobs_folder, g_strerror (errno));
-      if (g_lstat (priv->jobs_folder, &st) < 0)
-        st.st_mode = 0;   /* not a folder: see below */
-      scan = TRUE;
-    }
-  /* A co-user may replace jobs/ by a link to a folder of ours: read,
-   * write and delete nothing through it (acquire then fails, saying so). */
-  if (!S_ISDIR (st.st_mode))
-    {
-      if (!priv->jobs_hostile)
-        g_warning (_("%s is not a folder (a symbolic link?): nothing is read, written or deleted through it; remove it"),
-                   priv->jobs_folder);
-      priv->jobs_hostile = TRUE;
-      return;
-    }
-  priv->jobs_hostile = FALSE;
-  add_jobs_watch (self);
-  if (priv->shared_fs)
-    scan = TRUE;
-  else if (!watching_jobs (self))
-    /* Without inotify, the folder's mtime says whether any name changed,
-     * unless it may hide a change made in the same clock tick. */
-    scan |= !priv->jobs_known || st.st_ino != priv->jobs_ino ||
-            _tessera_stat_mtime_ns (&st) != priv->jobs_mtime_ns || !priv->jobs_mtime_clean;
-  else
-    scan |= !priv->jobs_known;
-
-  if (scan)
-    {
-      g_hash_table_remove_all (priv->dirty);
-      scan_jobs_folder (self);
-      priv->force_scan = FALSE;
-      if (priv->jobs_ino != st.st_ino)
-        priv->jobs_known = FALSE;
-      note_jobs_mtime (self, _tessera_stat_mtime_ns (&st), now_mono, TRUE);
-      priv->jobs_known = TRUE;
-      priv->jobs_ino = st.st_ino;
-    }
-  else if (g_hash_table_size (priv->dirty) > 0)
-    {
-      g_autoptr(GHashTable) dirty = priv->dirty;
-
-      priv->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      g_hash_table_iter_init (&iter, dirty);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        stat_and_load (self, key);
-    }
-
-  /* Holders that died, have no process yet or could not be watched. */
-  if (g_hash_table_size (priv->attention) > 0)
-    {
-      gint64 now_ns = g_get_real_time () * 1000;
-
-      names = g_ptr_array_new_with_free_func (g_free);
-      g_hash_table_iter_init (&iter, priv->attention);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        g_ptr_array_add (names, g_strdup (key));
-      for (guint i = 0; i < names->len; i++)
-        {
-          const char *name = g_ptr_array_index (names, i);
-          Entry *entry = g_hash_table_lookup (priv->cache, name);
-          if (entry != NULL && entry->lock_file == NULL)
-            {
-              /* Read again if it changed (a peer may have finished it). */
-              stat_and_load (self, name);
-              entry = g_hash_table_lookup (priv->cache, name);
-            }
-          if (entry == NULL)
-            g_hash_table_remove (priv->attention, name);
-          else
-            examine_entry (self, entry, now_ns);
-        }
-    }
   /* What this refresh found (a holder gone, a peer's release whose events
    * it consumed) other threads of this process have not seen. */
-  if (priv->view_serial != serial_before)
+  if (informations_changed || _tessera_lock_file_cache_get_serial (priv->cache) != serial_before)
     priv->refresh_changed = TRUE;
-}
-
-/* After our own change to jobs/, the folder's new mtime is explained.
- * Only the mtime path needs it: with inotify, no stat on the hot path. */
-static void
-note_own_change (TesseraTrackedDynamicResource *self, gint64 mtime_before)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  struct stat st;
-
-  gint64 now_mono = g_get_monotonic_time ();
-
-  if (!watching_jobs (self) && priv->jobs_known && mtime_before == priv->jobs_mtime_ns &&
-      g_lstat (priv->jobs_folder, &st) == 0)
-    note_jobs_mtime (self, _tessera_stat_mtime_ns (&st), now_mono, FALSE);
-}
-
-static gint64
-jobs_mtime_now (TesseraTrackedDynamicResource *self)
-{
-  struct stat st;
-
-  if (watching_jobs (self))
-    return -1;
-  return g_lstat (PRIV (self)->jobs_folder, &st) == 0 ? _tessera_stat_mtime_ns (&st) : -1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1390,12 +302,10 @@ tessera_tracked_dynamic_resource_dispose (GObject *object)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
   g_mutex_lock (&priv->lock);
-  if (priv->inotify_source != NULL)
-    {
-      g_source_destroy (priv->inotify_source);
-      g_clear_pointer (&priv->inotify_source, g_source_unref);
-    }
-  g_hash_table_remove_all (priv->pid_watches);
+  if (priv->monitor != NULL)
+    _tessera_folder_monitor_stop (priv->monitor);
+  if (priv->holders != NULL)
+    _tessera_holder_monitor_stop (priv->holders);
   g_mutex_unlock (&priv->lock);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->dispose (object);
 }
@@ -1406,18 +316,13 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
   TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (object);
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  g_hash_table_unref (priv->pid_watches);
-  g_hash_table_unref (priv->cache);
-  g_clear_pointer (&priv->info_node, json_node_unref);
-  g_hash_table_unref (priv->attention);
-  g_hash_table_unref (priv->dirty);
-  if (priv->inotify_fd >= 0)
-    close (priv->inotify_fd);
-  watch_box_unref (priv->box);
+  g_clear_pointer (&priv->cache, _tessera_lock_file_cache_free);
+  g_clear_pointer (&priv->holders, _tessera_holder_monitor_free);
+  g_clear_pointer (&priv->informations, _tessera_resource_informations_free);
+  g_clear_pointer (&priv->monitor, _tessera_folder_monitor_free);
+  _tessera_watch_box_unref (priv->box);
   g_free (priv->lock_folder);
-  g_free (priv->jobs_folder);
-  g_free (priv->ipc_path);
-  g_free (priv->info_path);
+  _tessera_lock_folder_free (priv->folder);
   g_mutex_clear (&priv->lock);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
 }
@@ -1477,7 +382,8 @@ tessera_tracked_dynamic_resource_refresh_state (TesseraDynamicResource *resource
   /* Runs in the poller's thread, which never takes ipc.lock: mark the cache
    * for a full re-read and let the waiters do it under ipc.lock. */
   lock_thread (self);
-  PRIV (self)->force_scan = TRUE;
+  if (PRIV (self)->monitor != NULL)   /* NULL: not initialized */
+    _tessera_folder_monitor_force_scan (PRIV (self)->monitor);
   unlock_thread (self);
   tessera_dynamic_resource_notify_changed (resource);
 }
@@ -1622,16 +528,10 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
   g_mutex_init (&priv->lock);
-  priv->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
-  priv->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  priv->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  priv->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
   priv->lock_file_type = G_TYPE_INVALID;
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
-  priv->inotify_fd = -1;
-  priv->jobs_wd = -1;
-  priv->box = watch_box_new (self);
+  priv->box = _tessera_watch_box_new (self);
 }
 
 static gboolean
@@ -1666,43 +566,37 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
                    _("%s is not a concrete lock file type"), g_type_name (priv->lock_file_type));
       return FALSE;
     }
-  priv->jobs_folder = g_build_filename (priv->lock_folder, "jobs", NULL);
-  priv->ipc_path = g_build_filename (priv->lock_folder, "ipc.lock", NULL);
-  priv->info_path = g_build_filename (priv->lock_folder, "informations.json", NULL);
+  priv->folder = _tessera_lock_folder_new (priv->lock_folder);
+  priv->informations = _tessera_resource_informations_new (priv->folder);
+  priv->monitor = _tessera_folder_monitor_new (priv->folder);
+  priv->holders = _tessera_holder_monitor_new (priv->folder, poller_context (self), on_holder_exited,
+                                               _tessera_watch_box_ref (priv->box), _tessera_watch_box_ref,
+                                               _tessera_watch_box_unref);
+  priv->cache = _tessera_lock_file_cache_new (priv->folder, priv->monitor, priv->holders, priv->lock_file_type,
+                                              priv->read_only, &cache_calls, self);
   /* A read-only view of a pool nobody set up yet is an empty pool. */
-  if (!priv->read_only)
-    {
-      if (!_tessera_mkdir_with_parents (priv->jobs_folder, error))
-        return FALSE;
-      /* In a group's shared folder, the pool is the group's (see
-       * _tessera_share_like_parent: only what we own, only when needed). */
-      _tessera_share_like_parent (-1, priv->lock_folder);
-      _tessera_share_like_parent (-1, priv->jobs_folder);
-    }
+  if (!priv->read_only && !_tessera_lock_folder_create (priv->folder, error))
+    return FALSE;
 
-  setup_inotify (self);
+  start_monitor (self);
 
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  if (!g_file_test (priv->info_path, G_FILE_TEST_EXISTS))
+  if (!_tessera_lock_folder_has_informations (priv->folder))
     {
       g_autoptr(JsonNode) initial = KLASS (self)->initialize_informations (self);
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && priv->read_only)
         KLASS (self)->handle_information_change (self, initial, NULL);
-      else if (initial != NULL)
+      else if (initial != NULL && !_tessera_resource_informations_write (priv->informations, initial, error))
         {
-          g_autofree char *text = json_to_string (initial, FALSE);
-          if (!_tessera_write_file_atomic (priv->info_path, text, -1, TRUE, error))
-            {
-              unlock_both (self, fd);
-              return FALSE;
-            }
+          unlock_both (self, fd);
+          return FALSE;
         }
     }
   KLASS (self)->reset_state (self);
-  priv->force_scan = TRUE;
+  _tessera_folder_monitor_force_scan (priv->monitor);
   refresh_locked (self);
   unlock_both (self, fd);
   return TRUE;
@@ -1813,7 +707,7 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   name = lock_file_name_for (dependency, NULL);
-  return name ? g_build_filename (PRIV (self)->jobs_folder, name, NULL) : NULL;
+  return name && PRIV (self)->folder ? _tessera_lock_folder_dup_job_path (PRIV (self)->folder, name) : NULL;
 }
 
 /**
@@ -1872,7 +766,7 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  PRIV (self)->force_scan = TRUE;
+  _tessera_folder_monitor_force_scan (PRIV (self)->monitor);
   refresh_locked (self);
   unlock_both (self, fd);
   return TRUE;
@@ -1899,15 +793,11 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
-  g_autofree char *path = NULL;
   g_autoptr(JsonNode) information = NULL;
   g_autoptr(GError) local = NULL;
   g_autoptr(TesseraWaitQueueView) queue = NULL;
   TesseraDynamicLockFile *lock_file;
   TesseraJob *job;
-  Entry *entry;
-  struct stat st;
-  gint64 mtime_before;
   gboolean available;
   int fd;
 
@@ -1924,25 +814,25 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (name == NULL)
     return FALSE;
   job = tessera_dynamic_dependency_get_target (dependency);
-  path = g_build_filename (priv->jobs_folder, name, NULL);
 
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
   _tessera_pause_point ("acquire-locked");
   refresh_locked (self);
-  if (priv->jobs_hostile)
+  if (_tessera_lock_file_cache_jobs_refused (priv->cache))
     {
       unlock_both (self, fd);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("%s is not a folder (a symbolic link?): refusing to use it; remove it"), priv->jobs_folder);
+                   _("%s is not a folder (a symbolic link?): refusing to use it; remove it"),
+                   _tessera_lock_folder_get_jobs_path (priv->folder));
       return FALSE;
     }
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, dependency, name);
 
-  entry = g_hash_table_lookup (priv->cache, name);
-  if (entry != NULL && entry->lock_file != NULL && tessera_dynamic_lock_file_is_valid (entry->lock_file))
+  lock_file = _tessera_lock_file_cache_get_lock_file (priv->cache, name);
+  if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
     {
       unlock_both (self, fd);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
@@ -1951,7 +841,8 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     }
   /* Waiters before us whose patience is over count as holders here. */
   _tessera_wait_queue_account (self, queue, TRUE);
-  available = priv->whole_holders == 0 && KLASS (self)->is_available (self, dependency, &local);
+  available = _tessera_lock_file_cache_get_whole_holders (priv->cache) == 0 &&
+              KLASS (self)->is_available (self, dependency, &local);
   _tessera_wait_queue_account (self, queue, FALSE);
   if (!available)
     {
@@ -1970,36 +861,11 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
       return FALSE;
     }
 
-  mtime_before = jobs_mtime_now (self);
-  if (entry != NULL)
-    {
-      /* Our name is taken by something that does not count (garbage, a
-       * symlink): replace it. rename() never follows a symlink. */
-      g_info (_("Replacing unusable lock file %s"), path);
-      remove_entry (self, name);
-    }
   information = KLASS (self)->get_lock_file_information (self, dependency);
-  lock_file = tessera_dynamic_lock_file_create (priv->lock_file_type, path,
-                                                tessera_job_get_job_uri (job), information,
-                                                tessera_job_get_process (job), error);
-  if (lock_file == NULL || g_lstat (path, &st) < 0)
+  if (!_tessera_lock_file_cache_create (priv->cache, name, job, information, error))
     {
-      g_clear_object (&lock_file);
       unlock_both (self, fd);
       return FALSE;
-    }
-  note_own_change (self, mtime_before);
-
-  entry = g_new0 (Entry, 1);
-  entry->name = g_strdup (name);
-  entry->lock_file = lock_file;
-  entry_set_stat (entry, &st);
-  g_hash_table_replace (priv->cache, entry->name, entry);
-  account (self, entry);
-  if (tessera_job_get_process (job) != NULL)
-    {
-      entry->holder = g_object_ref (tessera_job_get_process (job));
-      watch_entry (self, entry);
     }
   KLASS (self)->do_acquire (self, dependency);
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
@@ -2026,7 +892,7 @@ tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource *self,
   g_autofree char *name = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
-  Entry *entry;
+  TesseraDynamicLockFile *cached;
   gint64 mtime_before;
   int fd;
 
@@ -2043,21 +909,21 @@ tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource *self,
       return;
     }
   refresh_locked (self);
-  entry = g_hash_table_lookup (priv->cache, name);
-  if (entry == NULL || entry->lock_file == NULL)
+  cached = _tessera_lock_file_cache_get_lock_file (priv->cache, name);
+  if (cached == NULL)
     {
       g_debug ("Lock file %s of %s already released", name, resource_name (self));
       unlock_both (self, fd);
       return;
     }
-  lock_file = g_object_ref (entry->lock_file);
-  mtime_before = jobs_mtime_now (self);
-  remove_entry (self, name);
+  lock_file = g_object_ref (cached);
+  mtime_before = _tessera_folder_monitor_jobs_mtime (priv->monitor);
+  _tessera_lock_file_cache_remove (priv->cache, name);
   KLASS (self)->do_release (self, dependency);
   /* jobs/ swapped for a link since we acquired: our file is not there. */
-  if (!priv->jobs_hostile && !tessera_dynamic_lock_file_delete (lock_file, &error))
+  if (!_tessera_lock_file_cache_jobs_refused (priv->cache) && !tessera_dynamic_lock_file_delete (lock_file, &error))
     g_warning ("%s", error->message);
-  note_own_change (self, mtime_before);
+  _tessera_folder_monitor_note_own_change (priv->monitor, mtime_before);
   unlock_both (self, fd);
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
 }
@@ -2086,8 +952,6 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
-  Entry *entry;
-  struct stat st;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
@@ -2108,26 +972,19 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
   if (fd < 0)
     return FALSE;
   refresh_locked (self);
-  entry = g_hash_table_lookup (priv->cache, name);
-  if (entry == NULL || entry->lock_file == NULL || priv->jobs_hostile)
+  if (_tessera_lock_file_cache_get_lock_file (priv->cache, name) == NULL ||
+      _tessera_lock_file_cache_jobs_refused (priv->cache))
     {
       unlock_both (self, fd);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
                    _("Lock file %s of %s is missing"), name, resource_name (self));
       return FALSE;
     }
-  unwatch_entry (self, entry);
-  tessera_dynamic_lock_file_set_process (entry->lock_file, process);
-  if (!tessera_dynamic_lock_file_save (entry->lock_file, error))
+  if (!_tessera_lock_file_cache_set_process (priv->cache, name, process, priv->min_age, error))
     {
       unlock_both (self, fd);
       return FALSE;
     }
-  if (g_lstat (tessera_dynamic_lock_file_get_path (entry->lock_file), &st) == 0)
-    entry_set_stat (entry, &st);
-  g_set_object (&entry->holder, process);
-  g_hash_table_add (priv->attention, g_strdup (name));
-  examine_entry (self, entry, g_get_real_time () * 1000);
   unlock_both (self, fd);
   return TRUE;
 }
@@ -2151,7 +1008,7 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   lock_thread (self);
   KLASS (self)->get_usage (self, &c, &f);
-  if (PRIV (self)->whole_holders > 0 && f > 0)
+  if (_tessera_lock_file_cache_get_whole_holders (PRIV (self)->cache) > 0 && f > 0)
     f = 0;   /* a holder whose amount cannot be read holds everything */
   unlock_thread (self);
   if (capacity != NULL)
@@ -2174,20 +1031,13 @@ GPtrArray *
 tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
-  GPtrArray *result = g_ptr_array_new_with_free_func (g_object_unref);
-  GHashTableIter iter;
-  gpointer value;
+  GPtrArray *result;
 
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), result);
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self),
+                        g_ptr_array_new_with_free_func (g_object_unref));
   priv = PRIV (self);
   g_mutex_lock (&priv->lock);
-  g_hash_table_iter_init (&iter, priv->cache);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      Entry *entry = value;
-      if (entry->accounted)
-        g_ptr_array_add (result, g_object_ref (entry->lock_file));
-    }
+  result = _tessera_lock_file_cache_list (priv->cache);
   g_mutex_unlock (&priv->lock);
   return result;
 }
@@ -2208,7 +1058,7 @@ tessera_tracked_dynamic_resource_read_informations (TesseraTrackedDynamicResourc
                                                     GError                        **error)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return read_informations (self, NULL, error);
+  return _tessera_resource_informations_read (PRIV (self)->informations, NULL, error);
 }
 
 /**
@@ -2229,7 +1079,6 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
                                                      GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
-  g_autofree char *text = NULL;
   gboolean ok;
   int fd;
 
@@ -2248,11 +1097,8 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   /* Apply first: a shape the class rejects never reaches the disk. */
   ok = KLASS (self)->handle_information_change (self, informations, error);
   if (ok)
-    {
-      text = json_to_string (informations, FALSE);
-      ok = _tessera_write_file_atomic (priv->info_path, text, -1, TRUE, error);
-    }
-  priv->info_known = FALSE;
+    ok = _tessera_resource_informations_write (priv->informations, informations, error);
+  _tessera_resource_informations_forget (priv->informations);
   refresh_locked (self);
   unlock_both (self, fd);
   if (ok)

@@ -1,4 +1,4 @@
-/* tessera-utils.c: errors, i18n, files and inter-process locks
+/* tessera-utils.c: errors, i18n, environment knobs, paths, job locks and /proc
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -13,12 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-
-#ifndef NFS_SUPER_MAGIC
-#define NFS_SUPER_MAGIC 0x6969
-#endif
 
 /**
  * tessera_error_quark:
@@ -115,184 +110,10 @@ _tessera_inotify_disabled (void)
   return g_strcmp0 (g_getenv ("TESSERA_NO_INOTIFY"), "1") == 0;
 }
 
-/* File systems where every change to a folder is made by this kernel, so
- * inotify reports all of them. Anything else (NFS, CIFS, Lustre, GPFS,
- * CephFS, FUSE, …) may be changed by another host behind inotify's back. */
-gboolean
-_tessera_fs_is_local (const char *path)
-{
-  static const unsigned long local_types[] = {
-    0xEF53,       /* ext2, ext3, ext4 */
-    0x58465342,   /* xfs */
-    0x9123683E,   /* btrfs */
-    0x01021994,   /* tmpfs */
-    0x858458F6,   /* ramfs */
-    0xF2F52010,   /* f2fs */
-    0x2FC12FC1,   /* zfs */
-    0x3153464A,   /* jfs */
-    0x52654973,   /* reiserfs */
-    0xCA451A4E,   /* bcachefs */
-    0x794C7630,   /* overlayfs: its upper layer is this kernel's */
-  };
-  struct statfs sfs;
-
-  if (statfs (path, &sfs) < 0)
-    return FALSE;
-  for (gsize i = 0; i < G_N_ELEMENTS (local_types); i++)
-    if ((unsigned long) sfs.f_type == local_types[i])
-      return TRUE;
-  return FALSE;
-}
-
 gint64
 _tessera_stat_mtime_ns (const struct stat *st)
 {
   return (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
-}
-
-/* A translated "… %s: %s" message with the path, then the system's reason. */
-#define set_io_error(error, saved_errno, format, path) \
-  g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
-
-/* Atomic always: the data goes to "path." plus a random suffix, then a
- * rename, so the temporary name never ends in ".json" (peers globbing jobs/
- * never see a half-written holder, and a writer killed half-way leaves no
- * empty lock file) and rename() replaces a symlink instead of following it.
- * (GLib's g_file_set_contents_full() writes in place unless asked for
- * CONSISTENT, which also fsyncs every overwrite.)
- *
- * Durable (fsync) only for what must outlive a crash of the machine:
- * informations.json. A lock file, a .pid or a locks.json names processes
- * that a reboot kills anyway (and the boot id tells), so syncing them
- * would only slow every acquire down. */
-gboolean
-_tessera_write_file_atomic (const char  *path,
-                            const char  *data,
-                            gssize       length,
-                            gboolean     durable,
-                            GError     **error)
-{
-  /* g_mkstemp_full() replaces the six X with random characters. */
-  g_autofree char *tmp = g_strconcat (path, ".XXXXXX", NULL);
-  gsize left = length < 0 ? strlen (data) : (gsize) length;
-  int fd, saved;
-
-  /* 0644 & ~umask: readable by the other users of a shared folder. */
-  fd = g_mkstemp_full (tmp, O_RDWR | O_CLOEXEC, 0644);
-  if (fd < 0)
-    {
-      saved = errno;
-      set_io_error (error, saved, _("Cannot create a file beside %s: %s"), path);
-      return FALSE;
-    }
-  while (left > 0)
-    {
-      gssize n = write (fd, data, left);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        goto fail;
-      data += n;
-      left -= (gsize) n;
-    }
-  if (durable && fsync (fd) < 0)
-    goto fail;
-  if (close (fd) < 0)
-    {
-      fd = -1;
-      goto fail;
-    }
-  fd = -1;
-  if (rename (tmp, path) < 0)
-    goto fail;
-  if (durable)
-    {
-      g_autofree char *dir = g_path_get_dirname (path);
-      int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir_fd >= 0)
-        {
-          fsync (dir_fd);
-          close (dir_fd);
-        }
-    }
-  return TRUE;
-
-fail:
-  saved = errno ? errno : EIO;
-  if (fd >= 0)
-    close (fd);
-  g_unlink (tmp);
-  set_io_error (error, saved, _("Cannot write %s: %s"), path);
-  return FALSE;
-}
-
-gboolean
-_tessera_read_file_nofollow (const char  *path,
-                             char       **data,
-                             gsize       *length,
-                             struct stat *st,
-                             GError     **error)
-{
-  int fd;
-  struct stat local_st;
-  GString *buf;
-  char chunk[8192];
-
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0)
-    {
-      int saved = errno;
-      if (saved == ENOENT)
-        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-                     _("%s does not exist"), path);
-      else if (saved == ELOOP)
-        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                     _("%s is a symbolic link; refusing to follow it"), path);
-      else
-        set_io_error (error, saved, _("Cannot open %s: %s"), path);
-      return FALSE;
-    }
-  if (fstat (fd, &local_st) < 0 || !S_ISREG (local_st.st_mode))
-    {
-      close (fd);
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("%s is not a regular file"), path);
-      return FALSE;
-    }
-  buf = g_string_sized_new (local_st.st_size + 1);
-  for (;;)
-    {
-      ssize_t n = read (fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-          close (fd);
-          g_string_free (buf, TRUE);
-          set_io_error (error, saved, _("Cannot read %s: %s"), path);
-          return FALSE;
-        }
-      if (n == 0)
-        break;
-      g_string_append_len (buf, chunk, n);
-      /* Lock files are tiny; refuse to slurp something huge and hostile. */
-      if (buf->len > 16 * 1024 * 1024)
-        {
-          close (fd);
-          g_string_free (buf, TRUE);
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                       _("%s is too large"), path);
-          return FALSE;
-        }
-    }
-  close (fd);
-  if (st != NULL)
-    *st = local_st;
-  if (length != NULL)
-    *length = buf->len;
-  *data = g_string_free (buf, FALSE);
-  return TRUE;
 }
 
 /* Python's PurePath.with_suffix(): experimaestro derives "<job>.lock" and
@@ -356,21 +177,15 @@ _tessera_mkdir_with_parents (const char  *path,
 {
   if (g_mkdir_with_parents (path, 0777) < 0)
     {
-      set_io_error (error, errno, _("Cannot create the folder %s: %s"), path);
+      _tessera_set_io_error (error, errno, _("Cannot create the folder %s: %s"), path);
       return FALSE;
     }
   return TRUE;
 }
 
-static gboolean
-is_nfs (int fd)
-{
-  struct statfs sfs;
-  return fstatfs (fd, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC;
-}
-
-static int
-ofd_lock (int fd, short type, gboolean wait)
+/* An OFD lock on the whole file, retried on EINTR: @wait blocks. */
+int
+_tessera_ofd_lock (int fd, short type, gboolean wait)
 {
   struct flock fl = { 0 };
 
@@ -386,159 +201,6 @@ ofd_lock (int fd, short type, gboolean wait)
     }
 }
 
-/* Once we hold the flock, no Tessera peer can hold the fcntl lock (they
- * take it after the flock): only a seed-era peer using lockf alone can, and
- * only for the length of its own read-modify-write. Wait for it with short
- * polls rather than F_OFD_SETLKW, so that every long blocking wait stays in
- * flock(), which every tool understands (valgrind serialises all threads on
- * an F_OFD_SETLKW it does not know to be blocking). */
-static int
-ofd_lock_after_flock (int fd)
-{
-  gulong delay_us = 500;
-
-  for (;;)
-    {
-      if (ofd_lock (fd, F_WRLCK, FALSE) == 0)
-        return 0;
-      if (errno != EAGAIN && errno != EACCES)
-        return -1;
-      g_usleep (delay_us);
-      delay_us = MIN (delay_us * 2, 20000);
-    }
-}
-
-static int
-flock_retry (int fd, int op)
-{
-  for (;;)
-    {
-      int r = flock (fd, op);
-      if (r == 0 || errno != EINTR)
-        return r;
-    }
-}
-
-static GPrivate ipc_try_only;
-
-void
-_tessera_ipc_lock_set_try_only (gboolean try_only)
-{
-  g_private_set (&ipc_try_only, GINT_TO_POINTER (try_only));
-}
-
-static int
-fail_would_block (int fd, const char *path, GError **error)
-{
-  close (fd);
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("%s is locked by another process"), path);
-  return -1;
-}
-
-int
-_tessera_ipc_lock_acquire (const char  *path,
-                           GError     **error)
-{
-  gboolean try_only = GPOINTER_TO_INT (g_private_get (&ipc_try_only));
-
-  for (;;)
-    {
-      struct stat fst, pst;
-      gboolean nfs;
-      /* 0666 & ~umask, like the Python peers; made usable by the pool's
-       * group when we are the one creating it. */
-      int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-
-      if (fd < 0 && errno == ENOENT)
-        {
-          fd = open (path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
-          if (fd >= 0)
-            _tessera_share_like_parent (fd, path);
-          else if (errno == EEXIST)
-            continue;
-        }
-
-      if (fd < 0)
-        {
-          set_io_error (error, errno, _("Cannot open %s: %s"), path);
-          return -1;
-        }
-      /* On NFS flock is emulated with a whole-file fcntl lock: taking both
-       * would deadlock on ourselves, so take only the fcntl one there. */
-      nfs = is_nfs (fd);
-      if (try_only)
-        {
-          if (!nfs && flock_retry (fd, LOCK_EX | LOCK_NB) < 0)
-            {
-              if (errno == EWOULDBLOCK)
-                return fail_would_block (fd, path, error);
-              set_io_error (error, errno, _("Cannot lock %s: %s"), path);
-              close (fd);
-              return -1;
-            }
-          if (ofd_lock (fd, F_WRLCK, FALSE) < 0)
-            {
-              if (errno == EAGAIN || errno == EACCES)
-                return fail_would_block (fd, path, error);
-              set_io_error (error, errno, _("Cannot lock %s: %s"), path);
-              close (fd);
-              return -1;
-            }
-        }
-      else if (!nfs && flock_retry (fd, LOCK_EX) < 0)
-        {
-          int saved = errno;
-          close (fd);
-          set_io_error (error, saved, _("Cannot lock %s: %s"), path);
-          return -1;
-        }
-      else if ((nfs ? ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
-        {
-          int saved = errno;
-          close (fd);
-          set_io_error (error, saved, _("Cannot lock %s: %s"), path);
-          return -1;
-        }
-      /* filelock-based peers unlink ipc.lock when they release: a lock on
-       * an unlinked inode excludes nobody, so start again on the new one. */
-      if (fstat (fd, &fst) == 0 && fst.st_nlink > 0 &&
-          lstat (path, &pst) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev)
-        return fd;
-      _tessera_ipc_lock_release (fd);
-    }
-}
-
-/* For a reader that changes nothing (status): a shared hold on ipc.lock
- * when it can be opened, so no writer is half-way; -1 when it cannot (a
- * read-only mount, a pool of another group, none made yet): the caller
- * then reads without it, and the view may be moving. */
-int
-_tessera_ipc_lock_acquire_shared (const char *path)
-{
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  struct stat st;
-
-  if (fd < 0)
-    return -1;
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) ||
-      (!is_nfs (fd) && flock_retry (fd, LOCK_SH) < 0) || ofd_lock (fd, F_RDLCK, TRUE) < 0)
-    {
-      close (fd);
-      return -1;
-    }
-  return fd;
-}
-
-void
-_tessera_ipc_lock_release (int fd)
-{
-  if (fd < 0)
-    return;
-  ofd_lock (fd, F_UNLCK, FALSE);
-  flock_retry (fd, LOCK_UN);
-  close (fd);
-}
-
 int
 _tessera_job_lock_take (const char  *path,
                         GError     **error)
@@ -547,11 +209,11 @@ _tessera_job_lock_take (const char  *path,
 
   if (fd < 0)
     {
-      set_io_error (error, errno, _("Cannot open %s: %s"), path);
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
       return -1;
     }
   /* Never waits: a job runs once, so a held lock means another runs it. */
-  if (ofd_lock (fd, F_WRLCK, FALSE) < 0)
+  if (_tessera_ofd_lock (fd, F_WRLCK, FALSE) < 0)
     {
       int saved = errno;
       close (fd);
@@ -559,7 +221,7 @@ _tessera_job_lock_take (const char  *path,
         g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
                      _("Job lock %s is held by another process"), path);
       else
-        set_io_error (error, saved, _("Cannot lock %s: %s"), path);
+        _tessera_set_io_error (error, saved, _("Cannot lock %s: %s"), path);
       return -1;
     }
   return fd;

@@ -1,0 +1,280 @@
+/* tessera-folder-monitor.c: what changed in a lock folder
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-folder-monitor-private.h"
+
+#include <errno.h>
+#include <glib-unix.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+struct _TesseraFolderMonitor
+{
+  TesseraLockFolder *folder;
+  GHashTable *dirty;          /* names inotify reported */
+  gboolean force_scan;
+  gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
+  gboolean jobs_known;
+  gint64 jobs_mtime_ns;
+  ino_t jobs_ino;
+  gint64 jobs_seen_mono;      /* our monotonic time when we first read that mtime */
+  gboolean jobs_mtime_clean;  /* a scan ran after that mtime's clock tick was over */
+  int inotify_fd;
+  int jobs_wd;
+  GSource *inotify_source;
+};
+
+TesseraFolderMonitor *
+_tessera_folder_monitor_new (TesseraLockFolder *folder)
+{
+  TesseraFolderMonitor *monitor = g_new0 (TesseraFolderMonitor, 1);
+
+  monitor->folder = folder;
+  monitor->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  monitor->inotify_fd = -1;
+  monitor->jobs_wd = -1;
+  return monitor;
+}
+
+void
+_tessera_folder_monitor_stop (TesseraFolderMonitor *monitor)
+{
+  if (monitor->inotify_source != NULL)
+    {
+      g_source_destroy (monitor->inotify_source);
+      g_clear_pointer (&monitor->inotify_source, g_source_unref);
+    }
+}
+
+void
+_tessera_folder_monitor_free (TesseraFolderMonitor *monitor)
+{
+  if (monitor == NULL)
+    return;
+  _tessera_folder_monitor_stop (monitor);
+  g_hash_table_unref (monitor->dirty);
+  if (monitor->inotify_fd >= 0)
+    close (monitor->inotify_fd);
+  g_free (monitor);
+}
+
+/* ---------------------------------------------------------------------- */
+/* inotify */
+
+gboolean
+_tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
+                               gboolean             *informations_changed)
+{
+  gboolean relevant = FALSE;
+  char buf[16384] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+
+  if (monitor->inotify_fd < 0)
+    return FALSE;
+  for (;;)
+    {
+      ssize_t n = read (monitor->inotify_fd, buf, sizeof buf);
+      char *p;
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      for (p = buf; p < buf + n;)
+        {
+          struct inotify_event *ev = (struct inotify_event *) p;
+          p += sizeof (struct inotify_event) + ev->len;
+
+          if (ev->mask & IN_Q_OVERFLOW)
+            {
+              monitor->force_scan = TRUE;
+              relevant = TRUE;
+            }
+          else if (ev->wd == monitor->jobs_wd)
+            {
+              if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
+                {
+                  monitor->jobs_wd = -1;
+                  monitor->force_scan = TRUE;
+                  relevant = TRUE;
+                }
+              else if (ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
+                {
+                  g_hash_table_add (monitor->dirty, g_strdup (ev->name));
+                  relevant = TRUE;
+                }
+            }
+          else if (ev->len > 0 && strcmp (ev->name, "informations.json") == 0)
+            *informations_changed = TRUE;
+          else if (ev->len > 0 && strcmp (ev->name, "jobs") == 0)
+            {
+              monitor->force_scan = TRUE;
+              relevant = TRUE;
+            }
+        }
+    }
+  return relevant;
+}
+
+void
+_tessera_folder_monitor_watch_jobs (TesseraFolderMonitor *monitor)
+{
+  if (monitor->inotify_fd < 0 || monitor->jobs_wd >= 0)
+    return;
+  monitor->jobs_wd = inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_jobs_path (monitor->folder),
+                                        IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+                                        IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
+                                        IN_ONLYDIR | IN_DONT_FOLLOW);
+}
+
+gboolean
+_tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
+                               GMainContext         *context,
+                               GUnixFDSourceFunc     func,
+                               gpointer              data,
+                               GDestroyNotify        destroy)
+{
+  /* inotify sees only what this kernel does: on any file system not known
+   * to be local, another host's change would go unseen, so jobs/ is read
+   * under ipc.lock before every decision and the poller is the primary
+   * path to wake waiters, with a short interval. */
+  monitor->shared_fs = !_tessera_lock_folder_is_local (monitor->folder);
+  if (_tessera_inotify_disabled () || monitor->shared_fs)
+    {
+      destroy (data);
+      return FALSE;
+    }
+  monitor->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  if (monitor->inotify_fd < 0)
+    {
+      destroy (data);
+      return TRUE;
+    }
+  if (inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_path (monitor->folder),
+                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
+                         IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
+    {
+      close (monitor->inotify_fd);
+      monitor->inotify_fd = -1;
+      destroy (data);
+      return TRUE;
+    }
+  _tessera_folder_monitor_watch_jobs (monitor);
+  monitor->inotify_source = g_unix_fd_source_new (monitor->inotify_fd, G_IO_IN);
+  g_source_set_name (monitor->inotify_source, "tessera-inotify");
+  g_source_set_callback (monitor->inotify_source, (GSourceFunc) (void (*)(void)) func, data, destroy);
+  g_source_attach (monitor->inotify_source, context);
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Folder times */
+
+/* Whether names in jobs/ are known from inotify rather than from the
+ * folder's modification time. */
+static gboolean
+watching_jobs (TesseraFolderMonitor *monitor)
+{
+  return monitor->inotify_fd >= 0 && monitor->jobs_wd >= 0;
+}
+
+/* git's "racy" rule for the folder's mtime. A directory's mtime moves once
+ * per clock tick of its file system (one second on ext2 or some NFS
+ * servers, a jiffy elsewhere): a peer's change in the tick in which we read
+ * the mtime leaves it as we saw it. So an unchanged mtime proves nothing
+ * until we have scanned at a time when that tick was surely over, which
+ * we measure on our own monotonic clock from when we first read that
+ * mtime — never by comparing the file system's times with our wall clock.
+ *
+ * Records the mtime read at @now_mono (taken before the read), after a
+ * scan or our own change. */
+static void
+note_jobs_mtime (TesseraFolderMonitor *monitor, gint64 mtime_ns, gint64 now_mono, gboolean scanned)
+{
+  if (mtime_ns != monitor->jobs_mtime_ns || !monitor->jobs_known)
+    {
+      monitor->jobs_mtime_ns = mtime_ns;
+      monitor->jobs_seen_mono = now_mono;
+      monitor->jobs_mtime_clean = FALSE;
+    }
+  else if (scanned && now_mono - monitor->jobs_seen_mono >= _tessera_lock_folder_mtime_tick_us (mtime_ns))
+    monitor->jobs_mtime_clean = TRUE;
+}
+
+void
+_tessera_folder_monitor_force_scan (TesseraFolderMonitor *monitor)
+{
+  monitor->force_scan = TRUE;
+}
+
+gboolean
+_tessera_folder_monitor_scan_forced (TesseraFolderMonitor *monitor)
+{
+  return monitor->force_scan;
+}
+
+gboolean
+_tessera_folder_monitor_must_scan (TesseraFolderMonitor *monitor,
+                                   const struct stat    *jobs_st)
+{
+  if (monitor->shared_fs)
+    return TRUE;
+  if (!watching_jobs (monitor))
+    /* Without inotify, the folder's mtime says whether any name changed,
+     * unless it may hide a change made in the same clock tick. */
+    return !monitor->jobs_known || jobs_st->st_ino != monitor->jobs_ino ||
+           _tessera_stat_mtime_ns (jobs_st) != monitor->jobs_mtime_ns || !monitor->jobs_mtime_clean;
+  return !monitor->jobs_known;
+}
+
+void
+_tessera_folder_monitor_scanned (TesseraFolderMonitor *monitor,
+                                 const struct stat    *jobs_st,
+                                 gint64                now_mono)
+{
+  g_hash_table_remove_all (monitor->dirty);
+  monitor->force_scan = FALSE;
+  if (monitor->jobs_ino != jobs_st->st_ino)
+    monitor->jobs_known = FALSE;
+  note_jobs_mtime (monitor, _tessera_stat_mtime_ns (jobs_st), now_mono, TRUE);
+  monitor->jobs_known = TRUE;
+  monitor->jobs_ino = jobs_st->st_ino;
+}
+
+GHashTable *
+_tessera_folder_monitor_take_dirty (TesseraFolderMonitor *monitor)
+{
+  GHashTable *dirty;
+
+  if (g_hash_table_size (monitor->dirty) == 0)
+    return NULL;
+  dirty = monitor->dirty;
+  monitor->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  return dirty;
+}
+
+gint64
+_tessera_folder_monitor_jobs_mtime (TesseraFolderMonitor *monitor)
+{
+  struct stat st;
+
+  if (watching_jobs (monitor))
+    return -1;
+  return _tessera_lock_folder_stat_jobs (monitor->folder, &st) ? _tessera_stat_mtime_ns (&st) : -1;
+}
+
+/* After our own change to jobs/, the folder's new mtime is explained.
+ * Only the mtime path needs it: with inotify, no stat on the hot path. */
+void
+_tessera_folder_monitor_note_own_change (TesseraFolderMonitor *monitor,
+                                         gint64                mtime_before)
+{
+  struct stat st;
+
+  gint64 now_mono = g_get_monotonic_time ();
+
+  if (!watching_jobs (monitor) && monitor->jobs_known && mtime_before == monitor->jobs_mtime_ns &&
+      _tessera_lock_folder_stat_jobs (monitor->folder, &st))
+    note_jobs_mtime (monitor, _tessera_stat_mtime_ns (&st), now_mono, FALSE);
+}

@@ -1,0 +1,87 @@
+/* tessera-holder-monitor-private.h: whether lock files' holders still run, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-lock-folder-private.h"
+
+G_BEGIN_DECLS
+
+/* What a liveness verdict reads of one lock file in jobs/, and what it
+ * remembers between verdicts. The lock file cache embeds one in each of
+ * its entries and owns its members. */
+typedef struct
+{
+  char *name;                         /* its name in jobs/ */
+  TesseraDynamicLockFile *lock_file;  /* NULL: unreadable or not a file */
+  ino_t ino;
+  gint64 mtime_ns;
+  goffset size;
+  TesseraProcess *process;            /* from the file or from <job_uri>.pid */
+  gboolean watched;
+  gboolean lock_seen_held;            /* its job lock was seen held: its job ran */
+  gint64 first_seen_us;               /* monotonic: when this host first saw it; 0: not asked */
+  gint64 lock_free_since_us;          /* monotonic: its job lock first seen free; 0: not */
+} TesseraHolder;
+
+/* Liveness verdicts (pid and start time, host, job lock), pidfd watches
+ * within a budget for the whole process, and exit notifications. Not
+ * thread-safe: the owner serialises (the resource's thread lock); exit
+ * notifications run in the watch context and must take that lock. */
+typedef struct _TesseraHolderMonitor TesseraHolderMonitor;
+
+/* A watched holder @pid exited: called in the watch context, with none of
+ * the owner's locks; @serial tells this watch from a later one. */
+typedef void (*TesseraHolderExitedFunc) (gpointer data,
+                                         GPid     pid,
+                                         guint64  serial);
+
+/* @folder: borrowed, outlives the result. @data: owned (@unref frees it);
+ * every pending watch holds a reference of its own (@ref). */
+TesseraHolderMonitor *_tessera_holder_monitor_new (TesseraLockFolder       *folder,
+                                                   GMainContext            *context,
+                                                   TesseraHolderExitedFunc  func,
+                                                   gpointer                 data,
+                                                   gpointer               (*ref) (gpointer data),
+                                                   GDestroyNotify           unref);
+void     _tessera_holder_monitor_free         (TesseraHolderMonitor *monitor);
+/* Drops every watch: no exit is notified any more. */
+void     _tessera_holder_monitor_stop         (TesseraHolderMonitor *monitor);
+
+/* Watches @holder's process (alive and local) for its exit, when the
+ * pidfd budget allows; else it stays to be polled. */
+void     _tessera_holder_monitor_watch        (TesseraHolderMonitor *monitor,
+                                               TesseraHolder        *holder);
+void     _tessera_holder_monitor_unwatch      (TesseraHolderMonitor *monitor,
+                                               TesseraHolder        *holder);
+/* (transfer full) (nullable): the names of the lock files the watch
+ * @serial of @pid was for, when it is still the current one (it is then
+ * dropped), else NULL. */
+GHashTable *_tessera_holder_monitor_take_exited (TesseraHolderMonitor *monitor,
+                                                 GPid                  pid,
+                                                 guint64               serial);
+
+typedef enum {
+  TESSERA_HOLDER_HOLDS,             /* counts; judged again at every refresh */
+  TESSERA_HOLDER_HOLDS_UNATTENDED,  /* counts; watched, or cannot be judged: no need to look again */
+  TESSERA_HOLDER_GONE,              /* surely gone: its lock file may go */
+} TesseraHolderVerdict;
+
+/* Whether the holder of a valid lock file is gone (then @reason says
+ * why). Only a sure verdict frees capacity: what cannot be judged counts.
+ * @min_age: how long this host must have seen a lock file without a
+ * process, or an experimaestro job lock free. Under ipc.lock. */
+TesseraHolderVerdict _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
+                                                    TesseraHolder        *holder,
+                                                    double                min_age,
+                                                    char                **reason);
+/* Whether this host has seen the file unchanged for @min_age. */
+gboolean _tessera_holder_monitor_seen_for      (TesseraHolderMonitor *monitor,
+                                                TesseraHolder        *holder,
+                                                double                min_age);
+/* The lock file was removed: this host forgets what it saw of it. */
+void     _tessera_holder_monitor_forget        (TesseraHolderMonitor *monitor,
+                                                TesseraHolder        *holder);
+
+G_END_DECLS

@@ -1,0 +1,441 @@
+/* tessera-holder-monitor.c: whether lock files' holders still run
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-holder-monitor-private.h"
+
+#include <glib-unix.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+typedef struct
+{
+  GPid pid;
+  guint64 serial;   /* tells this watch from a later one that reused its fd */
+  int fd;
+  GSource *source;
+  GHashTable *names;
+} PidWatch;
+
+/* What a pidfd source carries: its own reference to the owner's data and
+ * what to call, so that it never reaches a monitor freed meanwhile. */
+typedef struct
+{
+  gpointer data;
+  GPid pid;
+  guint64 serial;
+  TesseraHolderExitedFunc func;
+  GDestroyNotify unref;
+} PidWatchTicket;
+
+struct _TesseraHolderMonitor
+{
+  TesseraLockFolder *folder;
+  GMainContext *context;
+  TesseraHolderExitedFunc func;
+  gpointer data;
+  gpointer (*ref) (gpointer data);
+  GDestroyNotify unref;
+  GHashTable *pid_watches;    /* pid → PidWatch */
+  guint64 next_serial;
+  int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
+};
+
+/* pidfds of the whole process: a quarter of its descriptor limit, so that
+ * 10 000 holders never starve it of descriptors for ipc.lock and files. */
+static gint pidfds_open;
+
+static gboolean
+pidfd_budget_take (void)
+{
+  static gsize budget;
+
+  if (g_once_init_enter (&budget))
+    {
+      struct rlimit rl;
+      rlim_t limit = getrlimit (RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+      g_once_init_leave (&budget, (gsize) CLAMP (limit / 4, 1, 4096));
+    }
+  if ((gsize) g_atomic_int_add (&pidfds_open, 1) < budget)
+    return TRUE;
+  g_atomic_int_add (&pidfds_open, -1);
+  return FALSE;
+}
+
+static void
+pidfd_budget_give (void)
+{
+  g_atomic_int_add (&pidfds_open, -1);
+}
+
+static void
+pid_watch_free (PidWatch *watch)
+{
+  g_source_destroy (watch->source);
+  g_source_unref (watch->source);
+  close (watch->fd);
+  pidfd_budget_give ();
+  g_hash_table_unref (watch->names);
+  g_free (watch);
+}
+
+TesseraHolderMonitor *
+_tessera_holder_monitor_new (TesseraLockFolder       *folder,
+                             GMainContext            *context,
+                             TesseraHolderExitedFunc  func,
+                             gpointer                 data,
+                             gpointer               (*ref) (gpointer data),
+                             GDestroyNotify           unref)
+{
+  TesseraHolderMonitor *monitor = g_new0 (TesseraHolderMonitor, 1);
+
+  monitor->folder = folder;
+  monitor->context = g_main_context_ref (context);
+  monitor->func = func;
+  monitor->data = data;
+  monitor->ref = ref;
+  monitor->unref = unref;
+  monitor->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
+  return monitor;
+}
+
+void
+_tessera_holder_monitor_stop (TesseraHolderMonitor *monitor)
+{
+  g_hash_table_remove_all (monitor->pid_watches);
+}
+
+void
+_tessera_holder_monitor_free (TesseraHolderMonitor *monitor)
+{
+  if (monitor == NULL)
+    return;
+  g_hash_table_unref (monitor->pid_watches);
+  monitor->unref (monitor->data);
+  g_main_context_unref (monitor->context);
+  g_free (monitor);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Watches */
+
+void
+_tessera_holder_monitor_unwatch (TesseraHolderMonitor *monitor,
+                                 TesseraHolder        *holder)
+{
+  PidWatch *watch;
+
+  if (!holder->watched || holder->process == NULL)
+    return;
+  holder->watched = FALSE;
+  watch = g_hash_table_lookup (monitor->pid_watches,
+                               GINT_TO_POINTER (tessera_process_get_pid (holder->process)));
+  if (watch == NULL)
+    return;
+  g_hash_table_remove (watch->names, holder->name);
+  if (g_hash_table_size (watch->names) == 0)
+    g_hash_table_remove (monitor->pid_watches, GINT_TO_POINTER (watch->pid));
+}
+
+static void
+ticket_free (PidWatchTicket *ticket)
+{
+  ticket->unref (ticket->data);
+  g_free (ticket);
+}
+
+static gboolean
+on_pidfd_ready (gint fd, GIOCondition condition, gpointer data)
+{
+  PidWatchTicket *ticket = data;
+
+  ticket->func (g_atomic_pointer_get (&ticket->data), ticket->pid, ticket->serial);
+  return G_SOURCE_REMOVE;
+}
+
+GHashTable *
+_tessera_holder_monitor_take_exited (TesseraHolderMonitor *monitor,
+                                     GPid                  pid,
+                                     guint64               serial)
+{
+  /* This notification may have waited for the owner's lock while its
+   * watch was dropped and the descriptor number reused: only act on the
+   * very watch its source was made for. */
+  PidWatch *watch = g_hash_table_lookup (monitor->pid_watches, GINT_TO_POINTER (pid));
+  GHashTable *names;
+
+  if (watch == NULL || watch->serial != serial)
+    return NULL;
+  names = g_hash_table_ref (watch->names);
+  g_hash_table_remove (monitor->pid_watches, GINT_TO_POINTER (watch->pid));
+  return names;
+}
+
+/* Holder known to be alive and local. */
+void
+_tessera_holder_monitor_watch (TesseraHolderMonitor *monitor,
+                               TesseraHolder        *holder)
+{
+  GPid pid = tessera_process_get_pid (holder->process);
+  PidWatch *watch = g_hash_table_lookup (monitor->pid_watches, GINT_TO_POINTER (pid));
+
+  if (watch == NULL)
+    {
+      int fd;
+
+      /* Past the budget, holders stay in the attention set, checked
+       * through /proc at every refresh and poll. */
+      if (!pidfd_budget_take ())
+        return;
+      fd = _tessera_pidfd_open (pid);
+      if (fd < 0)
+        {
+          pidfd_budget_give ();
+          return;   /* no pidfd (old kernel, no descriptors left): polled instead */
+        }
+      /* The pid may have been reused between the check and the open. */
+      if (tessera_process_check (holder->process) != TESSERA_PROCESS_ALIVE)
+        {
+          close (fd);
+          pidfd_budget_give ();
+          return;
+        }
+      PidWatchTicket *ticket = g_new0 (PidWatchTicket, 1);
+
+      watch = g_new0 (PidWatch, 1);
+      watch->pid = pid;
+      watch->serial = ++monitor->next_serial;
+      watch->fd = fd;
+      ticket->pid = pid;
+      ticket->serial = watch->serial;
+      ticket->func = monitor->func;
+      ticket->unref = monitor->unref;
+      /* Sources reach the watch context through GMainContext's own
+       * locking, which ThreadSanitizer cannot see: an atomic store made
+       * before the source is attached, read first, makes the hand-over
+       * explicit. */
+      g_atomic_pointer_set (&ticket->data, monitor->ref (monitor->data));   /* last */
+      watch->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      watch->source = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+      g_source_set_name (watch->source, "tessera-pidfd");
+      g_source_set_callback (watch->source, (GSourceFunc) (void (*)(void)) on_pidfd_ready,
+                             ticket, (GDestroyNotify) ticket_free);
+      g_hash_table_insert (monitor->pid_watches, GINT_TO_POINTER (pid), watch);
+      g_source_attach (watch->source, monitor->context);
+      /* cppcheck sees no free of ticket: the source owns it (ticket_free is
+       * its destroy notify). */
+      // cppcheck-suppress memleak
+    }
+  g_hash_table_add (watch->names, g_strdup (holder->name));
+  holder->watched = TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Verdicts */
+
+/* Finds the holder of a lock file without "process": seed-era writers name
+ * it only through <job_uri>.pid. A `.pid` that is there but cannot be read
+ * names a holder all the same, one Tessera cannot judge. */
+static TesseraProcess *
+holder_from_pid_file (const char *job_uri)
+{
+  g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
+  g_autofree char *data = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(GError) error = NULL;
+  TesseraProcess *process;
+  gsize length;
+
+  if (!_tessera_read_file_nofollow (pid_path, &data, &length, NULL, &error))
+    {
+      if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT) ||
+          g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR))
+        return NULL;
+      return _tessera_process_new_unknown (_("its .pid file cannot be read"));
+    }
+  if (!_tessera_json_load (parser, data, length, NULL))
+    return _tessera_process_new_unknown (_("its .pid file is not JSON"));
+  process = tessera_process_new_from_json (json_parser_get_root (parser), NULL);
+  return process != NULL ? process : _tessera_process_new_unknown (_("its .pid file is not a process spec"));
+}
+
+/* What tells this very file from the next one of the same name, for the
+ * host's memory of when it was first seen. */
+static char *
+seen_key (TesseraHolderMonitor *monitor, TesseraHolder *holder)
+{
+  return g_strdup_printf ("%s/%s\n%" G_GUINT64_FORMAT "\n%" G_GINT64_FORMAT "\n%" G_GINT64_FORMAT,
+                          _tessera_lock_folder_get_jobs_path (monitor->folder), holder->name, (guint64) holder->ino,
+                          holder->mtime_ns, (gint64) holder->size);
+}
+
+/* Whether this host has seen the file unchanged for min-age: the age of
+ * an orphan, on our monotonic clock, never its mtime against our clock
+ * (the writer's or the file server's clock may be anything). */
+gboolean
+_tessera_holder_monitor_seen_for (TesseraHolderMonitor *monitor,
+                                  TesseraHolder        *holder,
+                                  double                min_age)
+{
+  if (holder->first_seen_us == 0)
+    {
+      g_autofree char *key = seen_key (monitor, holder);
+      holder->first_seen_us = _tessera_first_seen (key);
+    }
+  return (double) (g_get_monotonic_time () - holder->first_seen_us) / G_USEC_PER_SEC >= min_age;
+}
+
+static char *
+lock_free_key (TesseraHolderMonitor *monitor, TesseraHolder *holder)
+{
+  g_autofree char *key = seen_key (monitor, holder);
+
+  return g_strconcat ("job lock free\n", key, NULL);
+}
+
+static void
+forget_lock_free (TesseraHolderMonitor *monitor, TesseraHolder *holder)
+{
+  if (holder->lock_free_since_us != 0)
+    {
+      g_autofree char *key = lock_free_key (monitor, holder);
+      _tessera_forget_seen (key);
+      holder->lock_free_since_us = 0;
+    }
+}
+
+void
+_tessera_holder_monitor_forget (TesseraHolderMonitor *monitor,
+                                TesseraHolder        *holder)
+{
+  if (holder->first_seen_us != 0)
+    {
+      g_autofree char *key = seen_key (monitor, holder);
+      _tessera_forget_seen (key);
+    }
+  forget_lock_free (monitor, holder);
+}
+
+/* Whether a free job lock is a sure death. A Tessera holder takes its job
+ * lock before its lock file exists, and a job whose lock was seen held has
+ * run: then at once. An experimaestro job takes it only once its process
+ * has started (Python starting can take seconds after its spec was
+ * written): then once this host has seen it free for min-age. */
+static gboolean
+lock_free_for_long (TesseraHolderMonitor *monitor, TesseraHolder *holder, double min_age)
+{
+  if (holder->lock_seen_held || _tessera_process_written_by_tessera (holder->process))
+    return TRUE;
+  if (holder->lock_free_since_us == 0)
+    {
+      g_autofree char *key = lock_free_key (monitor, holder);
+      holder->lock_free_since_us = _tessera_first_seen (key);
+    }
+  return (double) (g_get_monotonic_time () - holder->lock_free_since_us) / G_USEC_PER_SEC >= min_age;
+}
+
+/* Whether a job lock's state here is its state for every host. Where it is
+ * not, a free job lock says nothing about a holder on another host, so no
+ * such holder can ever be judged dead: said once per resource. */
+static gboolean
+locks_cross_hosts (TesseraHolderMonitor *monitor)
+{
+  if (monitor->locks_cross_hosts == 0)
+    {
+      const char *path = _tessera_lock_folder_get_path (monitor->folder);
+      g_autofree char *why = NULL;
+
+      monitor->locks_cross_hosts = _tessera_locks_cross_hosts (path, &why) ? 1 : -1;
+      if (monitor->locks_cross_hosts < 0)
+        g_warning (_("Locks on the file system of %s (%s) do not cross hosts: holders that may run on "
+                     "another host are never judged dead, and ipc.lock cannot exclude other hosts. "
+                     "Share a pool between hosts only on a mount whose locks do (NFS without "
+                     "“nolock” or “local_lock”, Lustre with “flock”) or in the etcd store."),
+                   path, why);
+    }
+  return monitor->locks_cross_hosts > 0;
+}
+
+TesseraHolderVerdict
+_tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
+                               TesseraHolder        *holder,
+                               double                min_age,
+                               char                **reason)
+{
+  const char *job_uri = tessera_dynamic_lock_file_get_job_uri (holder->lock_file);
+  g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
+
+  if (holder->process == NULL)
+    holder->process = holder_from_pid_file (job_uri);
+
+  if (holder->process != NULL)
+    {
+      /* The verdict comes from /proc (pid, start time, zombie state) when
+       * the spec says its pid is ours, else from the job lock: an exit
+       * event only brought the entry here. */
+      TesseraProcessState state = tessera_process_check (holder->process);
+      GPid pid = tessera_process_get_pid (holder->process);
+
+      /* A live pid with no start time to compare (experimaestro's spec)
+       * may be another process now: the job lock decides too. */
+      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (holder->process) == 0 &&
+          tessera_process_get_spec (holder->process) == NULL)
+        state = TESSERA_PROCESS_REMOTE;
+      if (state == TESSERA_PROCESS_REMOTE)
+        {
+          if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
+            {
+              /* Held (or not ours to probe): the holder runs. */
+              holder->lock_seen_held = TRUE;
+              forget_lock_free (monitor, holder);
+              if (tessera_process_check (holder->process) == TESSERA_PROCESS_ALIVE && !holder->watched)
+                _tessera_holder_monitor_watch (monitor, holder);   /* its exit brings it back here */
+              return TESSERA_HOLDER_HOLDS;
+            }
+          if (!lock_free_for_long (monitor, holder, min_age))
+            return TESSERA_HOLDER_HOLDS;   /* counts; looked at again on every refresh */
+          if (!locks_cross_hosts (monitor) && !_tessera_process_on_this_host (holder->process))
+            return TESSERA_HOLDER_HOLDS;   /* it may run on a host whose locks we cannot see */
+          *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
+                                     (int) pid);
+          return TESSERA_HOLDER_GONE;
+        }
+      if (state == TESSERA_PROCESS_DEAD)
+        {
+          *reason = g_strdup_printf (_("its process %d is gone"), (int) pid);
+          return TESSERA_HOLDER_GONE;
+        }
+      if (state == TESSERA_PROCESS_UNKNOWN)
+        {
+          g_debug ("Holder of %s counts: %s", holder->name,
+                   _tessera_process_get_problem (holder->process) != NULL
+                   ? _tessera_process_get_problem (holder->process) : "its process type cannot tell");
+          if (tessera_dynamic_lock_file_get_process (holder->lock_file) == NULL)
+            g_clear_object (&holder->process);   /* its .pid is read again */
+          else if (_tessera_process_get_problem (holder->process) != NULL)
+            return TESSERA_HOLDER_HOLDS_UNATTENDED;
+          /* else a plugin could not tell yet (Slurm did not answer): asked
+           * again at the next look, through its cache. */
+          return TESSERA_HOLDER_HOLDS;
+        }
+      if (!holder->watched)
+        _tessera_holder_monitor_watch (monitor, holder);
+      /* Watched holders need no more attention. */
+      return holder->watched ? TESSERA_HOLDER_HOLDS_UNATTENDED : TESSERA_HOLDER_HOLDS;
+    }
+  else
+    {
+      g_autofree char *job_dir = g_path_get_dirname (job_uri);
+
+      /* A process holding the job lock (either kind) is the holder, still
+       * starting. */
+      if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
+        return TESSERA_HOLDER_HOLDS;
+      if (!_tessera_holder_monitor_seen_for (monitor, holder, min_age))
+        return TESSERA_HOLDER_HOLDS;
+      *reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
+                          ? _("it has no process and nobody holds its job lock")
+                          : _("its job directory is gone"));
+      return TESSERA_HOLDER_GONE;
+    }
+}

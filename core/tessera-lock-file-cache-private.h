@@ -1,0 +1,86 @@
+/* tessera-lock-file-cache-private.h: the table of a pool's lock files, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-folder-monitor-private.h"
+#include "tessera-holder-monitor-private.h"
+#include "tessera-lock-folder-private.h"
+
+G_BEGIN_DECLS
+
+/* The lock files of jobs/ as last read, re-read only where they changed:
+ * loading (a file that names a job but cannot be read in full is salvaged,
+ * failing closed), the names that need looking at again, the removal of
+ * those whose holder is gone, and the accounting calls into the resource
+ * type. Not thread-safe: the owner serialises (the resource's thread
+ * lock; ipc.lock too for whatever reads or changes jobs/). */
+typedef struct _TesseraLockFileCache TesseraLockFileCache;
+
+/* What the cache calls in its owner (the resource). */
+typedef struct
+{
+  /* The resource type's accounting of a valid lock file. */
+  void        (*account)   (gpointer owner, TesseraDynamicLockFile *lock_file);
+  void        (*unaccount) (gpointer owner, TesseraDynamicLockFile *lock_file);
+  /* The resource's name, for messages. */
+  const char *(*name)      (gpointer owner);
+} TesseraLockFileCacheCalls;
+
+/* @folder, @monitor, @holders, @calls: borrowed, outlive the result.
+ * @read_only: create and remove nothing. */
+TesseraLockFileCache *_tessera_lock_file_cache_new (TesseraLockFolder               *folder,
+                                                    TesseraFolderMonitor            *monitor,
+                                                    TesseraHolderMonitor            *holders,
+                                                    GType                            lock_file_type,
+                                                    gboolean                         read_only,
+                                                    const TesseraLockFileCacheCalls *calls,
+                                                    gpointer                         owner);
+void     _tessera_lock_file_cache_free        (TesseraLockFileCache *cache);
+
+/* Brings the table up to date with jobs/ (makes it again when missing),
+ * after the owner drained the folder monitor: reads it all when the
+ * monitor says so, else the names it reported, then judges the holders
+ * that need it. FALSE when there is nothing to read (a read-only view of
+ * a pool without jobs/) or jobs/ is refused (not a folder). Under
+ * ipc.lock. */
+gboolean _tessera_lock_file_cache_refresh     (TesseraLockFileCache *cache,
+                                               double                min_age);
+/* Whether jobs/ was found not to be a folder (a planted link): nothing is
+ * read, written or removed through it. */
+gboolean _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache);
+/* A watched holder exited (from the holder monitor's notification). */
+void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
+                                                 GPid                  pid,
+                                                 guint64               serial);
+
+/* Moves whenever the accounting changes. */
+guint64  _tessera_lock_file_cache_get_serial  (TesseraLockFileCache *cache);
+/* Accounted lock files whose amount cannot be read: they hold everything. */
+guint    _tessera_lock_file_cache_get_whole_holders (TesseraLockFileCache *cache);
+/* (transfer none) (nullable): the readable lock file of @name. */
+TesseraDynamicLockFile *_tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
+                                                                const char           *name);
+/* (transfer container): the lock files that count. */
+GPtrArray *_tessera_lock_file_cache_list      (TesseraLockFileCache *cache);
+
+/* Writes the lock file of @name for @job (replacing a file of that name
+ * that does not count): it counts at once, and @job's process (if known)
+ * is watched. Under ipc.lock. */
+gboolean _tessera_lock_file_cache_create      (TesseraLockFileCache  *cache,
+                                               const char            *name,
+                                               TesseraJob            *job,
+                                               JsonNode              *information,
+                                               GError               **error);
+/* Forgets @name (it no longer counts); the file is left as it is. */
+void     _tessera_lock_file_cache_remove      (TesseraLockFileCache *cache,
+                                               const char           *name);
+/* Writes @process into the lock file of @name and judges it again. */
+gboolean _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
+                                               const char            *name,
+                                               TesseraProcess        *process,
+                                               double                 min_age,
+                                               GError               **error);
+
+G_END_DECLS

@@ -1,0 +1,606 @@
+/* tessera-lock-file-cache.c: the table of a pool's lock files
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-lock-file-cache-private.h"
+
+typedef struct
+{
+  TesseraHolder h;                    /* name, lock file, identity, holder */
+  gboolean accounted;
+  gboolean truncated;                 /* empty or cut short: not JSON at all */
+  gboolean whole;                     /* names a job, amount unreadable: holds all */
+} Entry;
+
+struct _TesseraLockFileCache
+{
+  TesseraLockFolder *folder;
+  TesseraFolderMonitor *monitor;
+  TesseraHolderMonitor *holders;
+  GType lock_file_type;
+  gboolean read_only;
+  const TesseraLockFileCacheCalls *calls;
+  gpointer owner;
+  GHashTable *cache;          /* name → Entry */
+  GHashTable *attention;      /* names to look at on every refresh */
+  guint64 serial;             /* moves whenever accounting changes */
+  guint whole_holders;        /* accounted entries that hold everything */
+  gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
+};
+
+#define OWNER_NAME(cache) ((cache)->calls->name ((cache)->owner))
+
+/* What tells a lock file from the next one of the same name. */
+static void
+entry_set_stat (Entry *entry, const struct stat *st)
+{
+  entry->h.ino = st->st_ino;
+  entry->h.mtime_ns = _tessera_stat_mtime_ns (st);
+  entry->h.size = st->st_size;
+}
+
+static gboolean
+entry_same_stat (Entry *entry, const struct stat *st)
+{
+  return entry->h.ino == st->st_ino && entry->h.mtime_ns == _tessera_stat_mtime_ns (st) &&
+         entry->h.size == st->st_size;
+}
+
+static void
+entry_free (Entry *entry)
+{
+  g_free (entry->h.name);
+  g_clear_object (&entry->h.lock_file);
+  g_clear_object (&entry->h.process);
+  g_free (entry);
+}
+
+TesseraLockFileCache *
+_tessera_lock_file_cache_new (TesseraLockFolder               *folder,
+                              TesseraFolderMonitor            *monitor,
+                              TesseraHolderMonitor            *holders,
+                              GType                            lock_file_type,
+                              gboolean                         read_only,
+                              const TesseraLockFileCacheCalls *calls,
+                              gpointer                         owner)
+{
+  TesseraLockFileCache *cache = g_new0 (TesseraLockFileCache, 1);
+
+  cache->folder = folder;
+  cache->monitor = monitor;
+  cache->holders = holders;
+  cache->lock_file_type = lock_file_type;
+  cache->read_only = read_only;
+  cache->calls = calls;
+  cache->owner = owner;
+  cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
+  cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  return cache;
+}
+
+void
+_tessera_lock_file_cache_free (TesseraLockFileCache *cache)
+{
+  if (cache == NULL)
+    return;
+  g_hash_table_unref (cache->cache);
+  g_hash_table_unref (cache->attention);
+  g_free (cache);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Accounting */
+
+static void
+account (TesseraLockFileCache *cache, Entry *entry)
+{
+  if (entry->h.lock_file != NULL && !entry->accounted &&
+      tessera_dynamic_lock_file_is_valid (entry->h.lock_file))
+    {
+      cache->calls->account (cache->owner, entry->h.lock_file);
+      entry->accounted = TRUE;
+      cache->whole_holders += entry->whole;
+      cache->serial++;
+    }
+}
+
+static void
+unaccount (TesseraLockFileCache *cache, Entry *entry)
+{
+  if (entry->accounted)
+    {
+      cache->calls->unaccount (cache->owner, entry->h.lock_file);
+      entry->accounted = FALSE;
+      cache->whole_holders -= entry->whole;
+      cache->serial++;
+    }
+}
+
+static void
+remove_entry (TesseraLockFileCache *cache, const char *name)
+{
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+
+  if (entry == NULL)
+    return;
+  unaccount (cache, entry);
+  _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
+  g_hash_table_remove (cache->attention, name);
+  g_hash_table_remove (cache->cache, name);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Loading */
+
+/* Whether a file that did not load is not even JSON: what a writer in
+ * place (a Python peer) leaves when it dies half-way. */
+static gboolean
+is_truncated (const char *data, gsize length)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+
+  return length == 0 || !_tessera_json_load (parser, data, length, NULL);
+}
+
+/* Numbers written as 1.0 (Python's json may) become integers; FALSE when
+ * some number is not a whole one, or the information is nested deeper than
+ * any type's needs (then it is not read at all). */
+static gboolean
+integral_numbers (JsonNode *node, guint depth)
+{
+  gboolean whole = TRUE;
+
+  if (depth > 32)
+    return FALSE;
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_autoptr(GList) members = json_object_get_values (json_node_get_object (node));
+      for (GList *l = members; l != NULL; l = l->next)
+        whole &= integral_numbers (l->data, depth + 1);
+    }
+  else if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *array = json_node_get_array (node);
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        whole &= integral_numbers (json_array_get_element (array, i), depth + 1);
+    }
+  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    {
+      double value = json_node_get_double (node);
+      if (value != (double) (gint64) value || value < (double) G_MININT64 || value > (double) G_MAXINT64)
+        return FALSE;
+      json_node_set_int (node, (gint64) value);
+    }
+  return whole;
+}
+
+/* A lock file that did not load but names a job still holds (fail closed):
+ * read again with whole floats made integers and an unreadable "process"
+ * dropped (@holder_unknown then set); if its "information" still cannot
+ * be read, without it, and @whole set: it holds everything. */
+static TesseraDynamicLockFile *
+salvage_lock_file (TesseraLockFileCache *cache, const char *path, const char *data, gsize length,
+                   gboolean *whole, gboolean *holder_unknown)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
+  JsonNode *root;
+  TesseraDynamicLockFile *lock_file;
+  JsonObject *object;
+  JsonNode *member;
+
+  if (!_tessera_json_load (parser, data, length, NULL) ||
+      json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  root = json_parser_get_root (parser);
+  object = json_node_get_object (root);
+  member = json_object_get_member (object, "job_uri");
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      json_node_get_value_type (member) != G_TYPE_STRING || *json_node_get_string (member) == '\0')
+    return NULL;   /* names no job: it never counted */
+
+  member = json_object_get_member (object, "process");
+  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))
+    {
+      json_object_remove_member (object, "process");
+      *holder_unknown = TRUE;
+    }
+  member = json_object_get_member (object, "information");
+  if (member != NULL && integral_numbers (member, 0))
+    {
+      text = json_to_string (root, FALSE);
+      lock_file = tessera_dynamic_lock_file_new_from_data (cache->lock_file_type, path, text, -1, NULL);
+      if (lock_file != NULL)
+        return lock_file;
+      g_clear_pointer (&text, g_free);
+    }
+  json_object_remove_member (object, "information");
+  text = json_to_string (root, FALSE);
+  lock_file = tessera_dynamic_lock_file_new_from_data (cache->lock_file_type, path, text, -1, NULL);
+  if (lock_file != NULL)
+    *whole = TRUE;
+  return lock_file;
+}
+
+/* Reads (or re-reads) one lock file. */
+static void
+load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st)
+{
+  g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
+  g_autoptr(GError) error = NULL;
+  gboolean holder_unknown = FALSE;
+  Entry *entry;
+
+  remove_entry (cache, name);
+  entry = g_new0 (Entry, 1);
+  entry->h.name = g_strdup (name);
+  entry_set_stat (entry, st);
+
+  if (S_ISLNK (st->st_mode))
+    g_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
+  else if (!S_ISREG (st->st_mode))
+    g_warning (_("Ignoring %s: not a regular file"), path);
+  else
+    {
+      g_autofree char *data = NULL;
+      gsize length;
+
+      /* Read once: under ipc.lock no writer is half-way, and what does not
+       * load is judged from this very text. */
+      entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, path, &data, &length, &error);
+      if (entry->h.lock_file == NULL)
+        {
+          if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+            {
+              entry_free (entry);
+              return;
+            }
+          entry->h.lock_file = data != NULL ? salvage_lock_file (cache, path, data, length, &entry->whole, &holder_unknown)
+                                          : NULL;
+          if (entry->h.lock_file != NULL)
+            g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
+                       path, OWNER_NAME (cache), error->message,
+                       entry->whole ? _("as holding everything") : _("for its declared amount"));
+          else
+            {
+              g_warning (_("Ignoring lock file of %s: %s"), OWNER_NAME (cache), error->message);
+              entry->truncated = data != NULL && is_truncated (data, length);
+            }
+        }
+    }
+
+  g_hash_table_replace (cache->cache, entry->h.name, entry);
+  if (entry->h.lock_file == NULL)
+    {
+      /* Re-examined on every refresh: a peer may still be writing it. */
+      g_hash_table_add (cache->attention, g_strdup (name));
+      return;
+    }
+  account (cache, entry);
+  if (!tessera_dynamic_lock_file_is_valid (entry->h.lock_file))
+    return;
+  if (holder_unknown)
+    entry->h.process = _tessera_process_new_unknown (_("its process spec is not a JSON object"));
+  else if (tessera_dynamic_lock_file_get_process (entry->h.lock_file) != NULL)
+    entry->h.process = g_object_ref (tessera_dynamic_lock_file_get_process (entry->h.lock_file));
+  g_hash_table_add (cache->attention, g_strdup (name));
+}
+
+/* Decides whether a lock file still holds. Under ipc.lock. Returns FALSE
+ * when the entry is gone. */
+static gboolean
+examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
+{
+  g_autofree char *reason = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (entry->h.lock_file == NULL)
+    {
+      /* Seen under ipc.lock, which every writer holds, a file that is not
+       * JSON at all was left by a writer in place (a Python peer) that
+       * died: it never counted, and once old enough it goes rather than be
+       * warned about by every process for ever. */
+      if (!entry->truncated || !_tessera_holder_monitor_seen_for (cache->holders, &entry->h, min_age))
+        return TRUE;
+      reason = g_strdup (_("it is not JSON (its writer died while writing it)"));
+    }
+  else if (!tessera_dynamic_lock_file_is_valid (entry->h.lock_file))
+    return TRUE;
+  else
+    switch (_tessera_holder_monitor_judge (cache->holders, &entry->h, min_age, &reason))
+      {
+      case TESSERA_HOLDER_HOLDS:
+        return TRUE;
+      case TESSERA_HOLDER_HOLDS_UNATTENDED:
+        g_hash_table_remove (cache->attention, entry->h.name);
+        return TRUE;
+      case TESSERA_HOLDER_GONE:
+      default:
+        break;
+      }
+
+  /* A read-only view shows the dead holder as dead and leaves it be. */
+  if (cache->read_only)
+    return TRUE;
+  path = _tessera_lock_folder_dup_job_path (cache->folder, entry->h.name);
+  /* Only the very file we judged, never through a link. */
+  if (_tessera_lock_folder_remove_job (cache->folder, entry->h.name, entry->h.ino, &error))
+    {
+      g_info (_("Removing lock file %s of %s: %s"), path, OWNER_NAME (cache), reason);
+      if (error != NULL)
+        g_warning ("%s", error->message);
+      _tessera_holder_monitor_forget (cache->holders, &entry->h);
+    }
+  remove_entry (cache, entry->h.name);
+  return FALSE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Refreshing */
+
+static void
+reload (TesseraLockFileCache *cache, const char *name)
+{
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+  struct stat st;
+
+  if (!_tessera_lock_folder_stat_job (cache->folder, name, &st))
+    {
+      remove_entry (cache, name);
+      return;
+    }
+  if (entry != NULL && entry_same_stat (entry, &st))
+    return;
+  load_entry (cache, name, &st);
+}
+
+/* Reads the whole of jobs/ again (only what changed is loaded). */
+static void
+scan_jobs (TesseraLockFileCache *cache, double min_age)
+{
+  g_autoptr(GHashTable) seen = _tessera_lock_folder_list_jobs (cache->folder, min_age, cache->read_only);
+  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func (g_free);
+  GHashTableIter iter;
+  gpointer key;
+
+  g_hash_table_iter_init (&iter, cache->cache);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (!g_hash_table_contains (seen, key))
+      g_ptr_array_add (gone, g_strdup (key));
+  for (guint i = 0; i < gone->len; i++)
+    remove_entry (cache, g_ptr_array_index (gone, i));
+  g_hash_table_iter_init (&iter, seen);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    reload (cache, key);
+}
+
+/* Judges the holders that need it (died, no process yet, not watched),
+ * removing the lock files of those gone and of old broken files. */
+static void
+examine_all (TesseraLockFileCache *cache, double min_age)
+{
+  g_autoptr(GPtrArray) names = NULL;
+  GHashTableIter iter;
+  gpointer key;
+
+  /* Holders that died, have no process yet or could not be watched. */
+  if (g_hash_table_size (cache->attention) == 0)
+    return;
+  names = g_ptr_array_new_with_free_func (g_free);
+  g_hash_table_iter_init (&iter, cache->attention);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    g_ptr_array_add (names, g_strdup (key));
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      Entry *entry = g_hash_table_lookup (cache->cache, name);
+      if (entry != NULL && entry->h.lock_file == NULL)
+        {
+          /* Read again if it changed (a peer may have finished it). */
+          reload (cache, name);
+          entry = g_hash_table_lookup (cache->cache, name);
+        }
+      if (entry == NULL)
+        g_hash_table_remove (cache->attention, name);
+      else
+        examine_entry (cache, entry, min_age);
+    }
+}
+
+gboolean
+_tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
+                                  double                min_age)
+{
+  g_autoptr(GHashTable) dirty = NULL;
+  GHashTableIter iter;
+  gpointer key;
+  struct stat st;
+  /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
+   * the owner drained the monitor before, so read the flag only now. */
+  gboolean scan = _tessera_folder_monitor_scan_forced (cache->monitor);
+  gint64 now_mono = g_get_monotonic_time ();
+
+  if (!_tessera_lock_folder_stat_jobs (cache->folder, &st))
+    {
+      if (cache->read_only)
+        return FALSE;   /* nothing to make, nothing to read: an empty pool */
+      _tessera_lock_folder_make_jobs (cache->folder);
+      if (!_tessera_lock_folder_stat_jobs (cache->folder, &st))
+        st.st_mode = 0;   /* not a folder: see below */
+      scan = TRUE;
+    }
+  /* A co-user may replace jobs/ by a link to a folder of ours: read,
+   * write and delete nothing through it (acquire then fails, saying so). */
+  if (!S_ISDIR (st.st_mode))
+    {
+      if (!cache->jobs_hostile)
+        g_warning (_("%s is not a folder (a symbolic link?): nothing is read, written or deleted through it; remove it"),
+                   _tessera_lock_folder_get_jobs_path (cache->folder));
+      cache->jobs_hostile = TRUE;
+      return FALSE;
+    }
+  cache->jobs_hostile = FALSE;
+  _tessera_folder_monitor_watch_jobs (cache->monitor);
+  scan |= _tessera_folder_monitor_must_scan (cache->monitor, &st);
+
+  if (scan)
+    {
+      scan_jobs (cache, min_age);
+      _tessera_folder_monitor_scanned (cache->monitor, &st, now_mono);
+    }
+  else if ((dirty = _tessera_folder_monitor_take_dirty (cache->monitor)) != NULL)
+    {
+      g_hash_table_iter_init (&iter, dirty);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        reload (cache, key);
+    }
+  examine_all (cache, min_age);
+  return TRUE;
+}
+
+gboolean
+_tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache)
+{
+  return cache->jobs_hostile;
+}
+
+void
+_tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
+                                        GPid                  pid,
+                                        guint64               serial)
+{
+  g_autoptr(GHashTable) names = _tessera_holder_monitor_take_exited (cache->holders, pid, serial);
+  GHashTableIter iter;
+  gpointer name;
+
+  if (names == NULL)
+    return;
+  g_hash_table_iter_init (&iter, names);
+  while (g_hash_table_iter_next (&iter, &name, NULL))
+    {
+      Entry *entry = g_hash_table_lookup (cache->cache, name);
+      if (entry != NULL)
+        {
+          entry->h.watched = FALSE;
+          g_hash_table_add (cache->attention, g_strdup (entry->h.name));
+        }
+    }
+  g_debug ("Holder %d of %s exited", pid, OWNER_NAME (cache));
+}
+
+/* ---------------------------------------------------------------------- */
+/* What the resource reads and changes */
+
+guint64
+_tessera_lock_file_cache_get_serial (TesseraLockFileCache *cache)
+{
+  return cache->serial;
+}
+
+guint
+_tessera_lock_file_cache_get_whole_holders (TesseraLockFileCache *cache)
+{
+  return cache->whole_holders;
+}
+
+TesseraDynamicLockFile *
+_tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
+                                        const char           *name)
+{
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+
+  return entry != NULL ? entry->h.lock_file : NULL;
+}
+
+GPtrArray *
+_tessera_lock_file_cache_list (TesseraLockFileCache *cache)
+{
+  GPtrArray *result = g_ptr_array_new_with_free_func (g_object_unref);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, cache->cache);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Entry *entry = value;
+      if (entry->accounted)
+        g_ptr_array_add (result, g_object_ref (entry->h.lock_file));
+    }
+  return result;
+}
+
+gboolean
+_tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
+                                 const char            *name,
+                                 TesseraJob            *job,
+                                 JsonNode              *information,
+                                 GError               **error)
+{
+  g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
+  gint64 mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
+  TesseraProcess *process = tessera_job_get_process (job);
+  TesseraDynamicLockFile *lock_file;
+  Entry *entry;
+  struct stat st;
+
+  if (g_hash_table_contains (cache->cache, name))
+    {
+      /* Our name is taken by something that does not count (garbage, a
+       * symlink): replace it. rename() never follows a symlink. */
+      g_info (_("Replacing unusable lock file %s"), path);
+      remove_entry (cache, name);
+    }
+  lock_file = tessera_dynamic_lock_file_create (cache->lock_file_type, path,
+                                                tessera_job_get_job_uri (job), information,
+                                                process, error);
+  if (lock_file == NULL || !_tessera_lock_folder_stat_job (cache->folder, name, &st))
+    {
+      g_clear_object (&lock_file);
+      return FALSE;
+    }
+  _tessera_folder_monitor_note_own_change (cache->monitor, mtime_before);
+
+  entry = g_new0 (Entry, 1);
+  entry->h.name = g_strdup (name);
+  entry->h.lock_file = lock_file;
+  entry_set_stat (entry, &st);
+  g_hash_table_replace (cache->cache, entry->h.name, entry);
+  account (cache, entry);
+  if (process != NULL)
+    {
+      entry->h.process = g_object_ref (process);
+      _tessera_holder_monitor_watch (cache->holders, &entry->h);
+    }
+  return TRUE;
+}
+
+void
+_tessera_lock_file_cache_remove (TesseraLockFileCache *cache,
+                                 const char           *name)
+{
+  remove_entry (cache, name);
+}
+
+gboolean
+_tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
+                                      const char            *name,
+                                      TesseraProcess        *process,
+                                      double                 min_age,
+                                      GError               **error)
+{
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+  struct stat st;
+
+  g_return_val_if_fail (entry != NULL && entry->h.lock_file != NULL, FALSE);
+  _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
+  tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
+  if (!tessera_dynamic_lock_file_save (entry->h.lock_file, error))
+    return FALSE;
+  if (_tessera_lock_folder_stat_job (cache->folder, name, &st))
+    entry_set_stat (entry, &st);
+  g_set_object (&entry->h.process, process);
+  g_hash_table_add (cache->attention, g_strdup (name));
+  examine_entry (cache, entry, min_age);
+  return TRUE;
+}

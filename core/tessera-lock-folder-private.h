@@ -1,0 +1,111 @@
+/* tessera-lock-folder-private.h: a pool's lock folder on disk, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-private.h"
+
+G_BEGIN_DECLS
+
+/* The one place that knows the folder layout of a pool, in
+ * experimaestro's format:
+ *
+ * - `F/informations.json`: resource-level data, replaced atomically;
+ * - `F/ipc.lock`: held around every read-modify-write of F;
+ * - `F/jobs/NAME.json`: one lock file per holder; `NAME.json.XXXXXX` is
+ *   the temporary of an atomic write.
+ *
+ * Everything above it (the lock file cache, the folder monitor, the
+ * holder monitor, informations.json) asks it for names, reads and
+ * removals, so that a second store (an etcd cluster) can later sit
+ * behind the same functions. Not thread-safe: the owner serialises. */
+typedef struct _TesseraLockFolder TesseraLockFolder;
+
+/* @path: absolute. Touches nothing on disk. */
+TesseraLockFolder *_tessera_lock_folder_new       (const char         *path);
+void        _tessera_lock_folder_free             (TesseraLockFolder  *folder);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraLockFolder, _tessera_lock_folder_free)
+
+const char *_tessera_lock_folder_get_path         (TesseraLockFolder  *folder);
+const char *_tessera_lock_folder_get_jobs_path    (TesseraLockFolder  *folder);
+const char *_tessera_lock_folder_get_informations_path (TesseraLockFolder *folder);
+char       *_tessera_lock_folder_dup_job_path     (TesseraLockFolder  *folder,
+                                                   const char         *name);
+
+/* Makes the folder and jobs/ (with a group folder's group and bits). */
+gboolean    _tessera_lock_folder_create           (TesseraLockFolder  *folder,
+                                                   GError            **error);
+/* Whether every change to the folder is made by this kernel (so inotify
+ * sees them all): not on NFS, CIFS, Lustre, FUSE, … */
+gboolean    _tessera_lock_folder_is_local         (TesseraLockFolder  *folder);
+
+/* ipc.lock, taken for writing; @shared: for reading only, and -1 without
+ * @error set when it cannot be opened (the caller reads without it). */
+int         _tessera_lock_folder_lock             (TesseraLockFolder  *folder,
+                                                   gboolean            shared,
+                                                   GError            **error);
+void        _tessera_lock_folder_unlock           (int                 fd);
+
+/* jobs/ itself (lstat: a link is seen as a link). */
+gboolean    _tessera_lock_folder_stat_jobs        (TesseraLockFolder  *folder,
+                                                   struct stat        *st);
+/* Makes a missing jobs/ again, saying why it could not. */
+void        _tessera_lock_folder_make_jobs        (TesseraLockFolder  *folder);
+/* One name in jobs/ (lstat). */
+gboolean    _tessera_lock_folder_stat_job         (TesseraLockFolder  *folder,
+                                                   const char         *name,
+                                                   struct stat        *st);
+/* The lock file names in jobs/, read through a descriptor that follows
+ * no link (empty when jobs/ cannot be opened); on the way, unless
+ * @read_only, removes the temporaries of writers dead for @min_age. */
+GHashTable *_tessera_lock_folder_list_jobs        (TesseraLockFolder  *folder,
+                                                   double              min_age,
+                                                   gboolean            read_only);
+/* Removes jobs/@name if it is still the regular file @ino, never through
+ * a link. FALSE when it is not (gone, replaced): nothing was removed. */
+gboolean    _tessera_lock_folder_remove_job       (TesseraLockFolder  *folder,
+                                                   const char         *name,
+                                                   ino_t               ino,
+                                                   GError            **error);
+
+/* informations.json */
+gboolean    _tessera_lock_folder_has_informations (TesseraLockFolder  *folder);
+gboolean    _tessera_lock_folder_stat_informations (TesseraLockFolder *folder,
+                                                    struct stat       *st);
+gboolean    _tessera_lock_folder_read_informations (TesseraLockFolder *folder,
+                                                    char             **data,
+                                                    gsize             *length,
+                                                    struct stat       *st,
+                                                    GError           **error);
+gboolean    _tessera_lock_folder_write_informations (TesseraLockFolder *folder,
+                                                     const char        *text,
+                                                     GError           **error);
+
+/* How long a file system's clock tick may be for a file time @mtime_ns
+ * (µs): whole-second times tell a coarse file system. */
+gint64      _tessera_lock_folder_mtime_tick_us    (gint64              mtime_ns);
+
+/* Helpers for every file of a pool, used by the other units too. */
+gboolean _tessera_write_file_atomic   (const char  *path,
+                                       const char  *data,
+                                       gssize       length,
+                                       gboolean     durable,
+                                       GError     **error);
+gboolean _tessera_read_file_nofollow  (const char  *path,
+                                       char       **data,
+                                       gsize       *length,
+                                       struct stat *st,
+                                       GError     **error);
+gboolean _tessera_fs_is_local         (const char  *path);
+
+/* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it */
+int      _tessera_ipc_lock_acquire    (const char  *path,
+                                       GError     **error);
+int      _tessera_ipc_lock_acquire_shared (const char *path);
+void     _tessera_ipc_lock_release    (int          fd);
+/* While set in this thread, ipc.lock is only tried: a peer holding it
+ * makes the acquire fail with G_IO_ERROR_WOULD_BLOCK. */
+void     _tessera_ipc_lock_set_try_only (gboolean   try_only);
+
+G_END_DECLS

@@ -1,0 +1,617 @@
+/* tessera-lock-folder.c: a pool's lock folder on disk
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-lock-folder-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#ifndef NFS_SUPER_MAGIC
+#define NFS_SUPER_MAGIC 0x6969
+#endif
+
+struct _TesseraLockFolder
+{
+  char *path;
+  char *jobs_path;
+  char *ipc_path;
+  char *info_path;
+};
+
+TesseraLockFolder *
+_tessera_lock_folder_new (const char *path)
+{
+  TesseraLockFolder *folder = g_new0 (TesseraLockFolder, 1);
+
+  folder->path = g_strdup (path);
+  folder->jobs_path = g_build_filename (path, "jobs", NULL);
+  folder->ipc_path = g_build_filename (path, "ipc.lock", NULL);
+  folder->info_path = g_build_filename (path, "informations.json", NULL);
+  return folder;
+}
+
+void
+_tessera_lock_folder_free (TesseraLockFolder *folder)
+{
+  if (folder == NULL)
+    return;
+  g_free (folder->path);
+  g_free (folder->jobs_path);
+  g_free (folder->ipc_path);
+  g_free (folder->info_path);
+  g_free (folder);
+}
+
+const char *
+_tessera_lock_folder_get_path (TesseraLockFolder *folder)
+{
+  return folder->path;
+}
+
+const char *
+_tessera_lock_folder_get_jobs_path (TesseraLockFolder *folder)
+{
+  return folder->jobs_path;
+}
+
+const char *
+_tessera_lock_folder_get_informations_path (TesseraLockFolder *folder)
+{
+  return folder->info_path;
+}
+
+char *
+_tessera_lock_folder_dup_job_path (TesseraLockFolder *folder,
+                                   const char        *name)
+{
+  return g_build_filename (folder->jobs_path, name, NULL);
+}
+
+gboolean
+_tessera_lock_folder_create (TesseraLockFolder  *folder,
+                             GError            **error)
+{
+  if (!_tessera_mkdir_with_parents (folder->jobs_path, error))
+    return FALSE;
+  /* In a group's shared folder, the pool is the group's (see
+   * _tessera_share_like_parent: only what we own, only when needed). */
+  _tessera_share_like_parent (-1, folder->path);
+  _tessera_share_like_parent (-1, folder->jobs_path);
+  return TRUE;
+}
+
+gboolean
+_tessera_lock_folder_is_local (TesseraLockFolder *folder)
+{
+  return _tessera_fs_is_local (folder->path);
+}
+
+int
+_tessera_lock_folder_lock (TesseraLockFolder  *folder,
+                           gboolean            shared,
+                           GError            **error)
+{
+  if (shared)
+    return _tessera_ipc_lock_acquire_shared (folder->ipc_path);
+  return _tessera_ipc_lock_acquire (folder->ipc_path, error);
+}
+
+void
+_tessera_lock_folder_unlock (int fd)
+{
+  _tessera_ipc_lock_release (fd);
+}
+
+/* ---------------------------------------------------------------------- */
+/* jobs/ */
+
+gboolean
+_tessera_lock_folder_stat_jobs (TesseraLockFolder *folder,
+                                struct stat       *st)
+{
+  return g_lstat (folder->jobs_path, st) == 0;
+}
+
+void
+_tessera_lock_folder_make_jobs (TesseraLockFolder *folder)
+{
+  if (mkdir (folder->jobs_path, 0777) == 0)
+    _tessera_share_like_parent (-1, folder->jobs_path);
+  else if (errno != EEXIST)
+    g_warning (_("Cannot create %s: %s"), folder->jobs_path, g_strerror (errno));
+}
+
+gboolean
+_tessera_lock_folder_stat_job (TesseraLockFolder *folder,
+                               const char        *name,
+                               struct stat       *st)
+{
+  g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+
+  return g_lstat (path, st) == 0;
+}
+
+/* Never through a link, should jobs/ have been swapped for one. */
+static int
+open_jobs (TesseraLockFolder *folder)
+{
+  return open (folder->jobs_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static gboolean
+is_lock_file_name (const char *name)
+{
+  return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
+}
+
+/* NAME.json, a dot and six random characters: the temporary file of an
+ * atomic write (_tessera_write_file_atomic). */
+static gboolean
+is_temporary_name (const char *name)
+{
+  const char *dot = strrchr (name, '.');
+
+  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
+}
+
+/* A writer killed between its temporary file and the rename leaves the
+ * temporary behind; nothing else would ever remove it. A live writer's
+ * lasts microseconds, so one older than min-age is a dead writer's. */
+static void
+remove_stale_temporary (TesseraLockFolder *folder, const char *name, double min_age, gboolean read_only)
+{
+  g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+  int dir_fd = read_only ? -1 : open_jobs (folder);
+  struct stat st;
+
+  if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
+      (double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st)) / 1e9 > min_age)
+    {
+      g_info (_("Removing %s, left by a writer that did not finish"), path);
+      unlinkat (dir_fd, name, 0);
+    }
+  if (dir_fd >= 0)
+    close (dir_fd);
+}
+
+GHashTable *
+_tessera_lock_folder_list_jobs (TesseraLockFolder *folder,
+                                double             min_age,
+                                gboolean           read_only)
+{
+  GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  int dir_fd = open_jobs (folder);
+  DIR *dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
+  struct dirent *d;
+
+  if (dir == NULL && dir_fd >= 0)
+    close (dir_fd);
+  if (dir != NULL)
+    {
+      while ((d = readdir (dir)) != NULL)
+        if (is_lock_file_name (d->d_name))
+          g_hash_table_add (seen, g_strdup (d->d_name));
+        else if (is_temporary_name (d->d_name))
+          remove_stale_temporary (folder, d->d_name, min_age, read_only);
+      closedir (dir);
+    }
+  return seen;
+}
+
+gboolean
+_tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
+                                 const char         *name,
+                                 ino_t               ino,
+                                 GError            **error)
+{
+  /* Only delete the very file that was judged, not one recreated since,
+   * and only in the real jobs/: through a descriptor opened without
+   * following a link, so a folder swapped for a link meanwhile is never
+   * reached. */
+  int dir_fd = open_jobs (folder);
+  gboolean found = FALSE;
+  struct stat st;
+
+  if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      st.st_ino == ino && S_ISREG (st.st_mode))
+    {
+      found = TRUE;
+      if (unlinkat (dir_fd, name, 0) < 0 && errno != ENOENT)
+        {
+          int saved = errno;
+          g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+          _tessera_set_io_error (error, saved, _("Cannot delete lock file %s: %s"), path);
+        }
+    }
+  if (dir_fd >= 0)
+    close (dir_fd);
+  return found;
+}
+
+/* ---------------------------------------------------------------------- */
+/* informations.json */
+
+gboolean
+_tessera_lock_folder_stat_informations (TesseraLockFolder *folder,
+                                        struct stat       *st)
+{
+  return g_lstat (folder->info_path, st) == 0;
+}
+
+gboolean
+_tessera_lock_folder_has_informations (TesseraLockFolder *folder)
+{
+  return g_file_test (folder->info_path, G_FILE_TEST_EXISTS);
+}
+
+gboolean
+_tessera_lock_folder_read_informations (TesseraLockFolder  *folder,
+                                        char              **data,
+                                        gsize              *length,
+                                        struct stat        *st,
+                                        GError            **error)
+{
+  return _tessera_read_file_nofollow (folder->info_path, data, length, st, error);
+}
+
+/* Durable: the capacity must outlive a crash of the machine. */
+gboolean
+_tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
+                                         const char         *text,
+                                         GError            **error)
+{
+  return _tessera_write_file_atomic (folder->info_path, text, -1, TRUE, error);
+}
+
+/* ---------------------------------------------------------------------- */
+/* File times */
+
+/* A directory's mtime moves once per clock tick of its file system (one
+ * second on ext2 or some NFS servers, a jiffy elsewhere): whole-second
+ * times tell a coarse file system. */
+gint64
+_tessera_lock_folder_mtime_tick_us (gint64 mtime_ns)
+{
+  return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Files of the folder: atomic writes, reads that follow no link, the
+ * kind of file system, ipc.lock */
+
+/* File systems where every change to a folder is made by this kernel, so
+ * inotify reports all of them. Anything else (NFS, CIFS, Lustre, GPFS,
+ * CephFS, FUSE, …) may be changed by another host behind inotify's back. */
+gboolean
+_tessera_fs_is_local (const char *path)
+{
+  static const unsigned long local_types[] = {
+    0xEF53,       /* ext2, ext3, ext4 */
+    0x58465342,   /* xfs */
+    0x9123683E,   /* btrfs */
+    0x01021994,   /* tmpfs */
+    0x858458F6,   /* ramfs */
+    0xF2F52010,   /* f2fs */
+    0x2FC12FC1,   /* zfs */
+    0x3153464A,   /* jfs */
+    0x52654973,   /* reiserfs */
+    0xCA451A4E,   /* bcachefs */
+    0x794C7630,   /* overlayfs: its upper layer is this kernel's */
+  };
+  struct statfs sfs;
+
+  if (statfs (path, &sfs) < 0)
+    return FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (local_types); i++)
+    if ((unsigned long) sfs.f_type == local_types[i])
+      return TRUE;
+  return FALSE;
+}
+
+/* Atomic always: the data goes to "path." plus a random suffix, then a
+ * rename, so the temporary name never ends in ".json" (peers globbing jobs/
+ * never see a half-written holder, and a writer killed half-way leaves no
+ * empty lock file) and rename() replaces a symlink instead of following it.
+ * (GLib's g_file_set_contents_full() writes in place unless asked for
+ * CONSISTENT, which also fsyncs every overwrite.)
+ *
+ * Durable (fsync) only for what must outlive a crash of the machine:
+ * informations.json. A lock file, a .pid or a locks.json names processes
+ * that a reboot kills anyway (and the boot id tells), so syncing them
+ * would only slow every acquire down. */
+gboolean
+_tessera_write_file_atomic (const char  *path,
+                            const char  *data,
+                            gssize       length,
+                            gboolean     durable,
+                            GError     **error)
+{
+  /* g_mkstemp_full() replaces the six X with random characters. */
+  g_autofree char *tmp = g_strconcat (path, ".XXXXXX", NULL);
+  gsize left = length < 0 ? strlen (data) : (gsize) length;
+  int fd, saved;
+
+  /* 0644 & ~umask: readable by the other users of a shared folder. */
+  fd = g_mkstemp_full (tmp, O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      saved = errno;
+      _tessera_set_io_error (error, saved, _("Cannot create a file beside %s: %s"), path);
+      return FALSE;
+    }
+  while (left > 0)
+    {
+      gssize n = write (fd, data, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        goto fail;
+      data += n;
+      left -= (gsize) n;
+    }
+  if (durable && fsync (fd) < 0)
+    goto fail;
+  if (close (fd) < 0)
+    {
+      fd = -1;
+      goto fail;
+    }
+  fd = -1;
+  if (rename (tmp, path) < 0)
+    goto fail;
+  if (durable)
+    {
+      g_autofree char *dir = g_path_get_dirname (path);
+      int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir_fd >= 0)
+        {
+          fsync (dir_fd);
+          close (dir_fd);
+        }
+    }
+  return TRUE;
+
+fail:
+  saved = errno ? errno : EIO;
+  if (fd >= 0)
+    close (fd);
+  g_unlink (tmp);
+  _tessera_set_io_error (error, saved, _("Cannot write %s: %s"), path);
+  return FALSE;
+}
+
+gboolean
+_tessera_read_file_nofollow (const char  *path,
+                             char       **data,
+                             gsize       *length,
+                             struct stat *st,
+                             GError     **error)
+{
+  int fd;
+  struct stat local_st;
+  GString *buf;
+  char chunk[8192];
+
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    {
+      int saved = errno;
+      if (saved == ENOENT)
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                     _("%s does not exist"), path);
+      else if (saved == ELOOP)
+        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                     _("%s is a symbolic link; refusing to follow it"), path);
+      else
+        _tessera_set_io_error (error, saved, _("Cannot open %s: %s"), path);
+      return FALSE;
+    }
+  if (fstat (fd, &local_st) < 0 || !S_ISREG (local_st.st_mode))
+    {
+      close (fd);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("%s is not a regular file"), path);
+      return FALSE;
+    }
+  buf = g_string_sized_new (local_st.st_size + 1);
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          close (fd);
+          g_string_free (buf, TRUE);
+          _tessera_set_io_error (error, saved, _("Cannot read %s: %s"), path);
+          return FALSE;
+        }
+      if (n == 0)
+        break;
+      g_string_append_len (buf, chunk, n);
+      /* Lock files are tiny; refuse to slurp something huge and hostile. */
+      if (buf->len > 16 * 1024 * 1024)
+        {
+          close (fd);
+          g_string_free (buf, TRUE);
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                       _("%s is too large"), path);
+          return FALSE;
+        }
+    }
+  close (fd);
+  if (st != NULL)
+    *st = local_st;
+  if (length != NULL)
+    *length = buf->len;
+  *data = g_string_free (buf, FALSE);
+  return TRUE;
+}
+
+static gboolean
+is_nfs (int fd)
+{
+  struct statfs sfs;
+  return fstatfs (fd, &sfs) == 0 && sfs.f_type == NFS_SUPER_MAGIC;
+}
+
+/* Once we hold the flock, no Tessera peer can hold the fcntl lock (they
+ * take it after the flock): only a seed-era peer using lockf alone can, and
+ * only for the length of its own read-modify-write. Wait for it with short
+ * polls rather than F_OFD_SETLKW, so that every long blocking wait stays in
+ * flock(), which every tool understands (valgrind serialises all threads on
+ * an F_OFD_SETLKW it does not know to be blocking). */
+static int
+ofd_lock_after_flock (int fd)
+{
+  gulong delay_us = 500;
+
+  for (;;)
+    {
+      if (_tessera_ofd_lock (fd, F_WRLCK, FALSE) == 0)
+        return 0;
+      if (errno != EAGAIN && errno != EACCES)
+        return -1;
+      g_usleep (delay_us);
+      delay_us = MIN (delay_us * 2, 20000);
+    }
+}
+
+static int
+flock_retry (int fd, int op)
+{
+  for (;;)
+    {
+      int r = flock (fd, op);
+      if (r == 0 || errno != EINTR)
+        return r;
+    }
+}
+
+static GPrivate ipc_try_only;
+
+void
+_tessera_ipc_lock_set_try_only (gboolean try_only)
+{
+  g_private_set (&ipc_try_only, GINT_TO_POINTER (try_only));
+}
+
+static int
+fail_would_block (int fd, const char *path, GError **error)
+{
+  close (fd);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("%s is locked by another process"), path);
+  return -1;
+}
+
+int
+_tessera_ipc_lock_acquire (const char  *path,
+                           GError     **error)
+{
+  gboolean try_only = GPOINTER_TO_INT (g_private_get (&ipc_try_only));
+
+  for (;;)
+    {
+      struct stat fst, pst;
+      gboolean nfs;
+      /* 0666 & ~umask, like the Python peers; made usable by the pool's
+       * group when we are the one creating it. */
+      int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+      if (fd < 0 && errno == ENOENT)
+        {
+          fd = open (path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+          if (fd >= 0)
+            _tessera_share_like_parent (fd, path);
+          else if (errno == EEXIST)
+            continue;
+        }
+
+      if (fd < 0)
+        {
+          _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
+          return -1;
+        }
+      /* On NFS flock is emulated with a whole-file fcntl lock: taking both
+       * would deadlock on ourselves, so take only the fcntl one there. */
+      nfs = is_nfs (fd);
+      if (try_only)
+        {
+          if (!nfs && flock_retry (fd, LOCK_EX | LOCK_NB) < 0)
+            {
+              if (errno == EWOULDBLOCK)
+                return fail_would_block (fd, path, error);
+              _tessera_set_io_error (error, errno, _("Cannot lock %s: %s"), path);
+              close (fd);
+              return -1;
+            }
+          if (_tessera_ofd_lock (fd, F_WRLCK, FALSE) < 0)
+            {
+              if (errno == EAGAIN || errno == EACCES)
+                return fail_would_block (fd, path, error);
+              _tessera_set_io_error (error, errno, _("Cannot lock %s: %s"), path);
+              close (fd);
+              return -1;
+            }
+        }
+      else if (!nfs && flock_retry (fd, LOCK_EX) < 0)
+        {
+          int saved = errno;
+          close (fd);
+          _tessera_set_io_error (error, saved, _("Cannot lock %s: %s"), path);
+          return -1;
+        }
+      else if ((nfs ? _tessera_ofd_lock (fd, F_WRLCK, TRUE) : ofd_lock_after_flock (fd)) < 0)
+        {
+          int saved = errno;
+          close (fd);
+          _tessera_set_io_error (error, saved, _("Cannot lock %s: %s"), path);
+          return -1;
+        }
+      /* filelock-based peers unlink ipc.lock when they release: a lock on
+       * an unlinked inode excludes nobody, so start again on the new one. */
+      if (fstat (fd, &fst) == 0 && fst.st_nlink > 0 &&
+          lstat (path, &pst) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev)
+        return fd;
+      _tessera_ipc_lock_release (fd);
+    }
+}
+
+/* For a reader that changes nothing (status): a shared hold on ipc.lock
+ * when it can be opened, so no writer is half-way; -1 when it cannot (a
+ * read-only mount, a pool of another group, none made yet): the caller
+ * then reads without it, and the view may be moving. */
+int
+_tessera_ipc_lock_acquire_shared (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) ||
+      (!is_nfs (fd) && flock_retry (fd, LOCK_SH) < 0) || _tessera_ofd_lock (fd, F_RDLCK, TRUE) < 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+void
+_tessera_ipc_lock_release (int fd)
+{
+  if (fd < 0)
+    return;
+  _tessera_ofd_lock (fd, F_UNLCK, FALSE);
+  flock_retry (fd, LOCK_UN);
+  close (fd);
+}

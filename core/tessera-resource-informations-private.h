@@ -1,0 +1,48 @@
+/* tessera-resource-informations-private.h: informations.json, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-lock-folder-private.h"
+
+G_BEGIN_DECLS
+
+/* A pool's informations.json (resource-level data, such as a counter
+ * token's total) as this process last read it, and whether it changed
+ * since. Not thread-safe: the owner serialises (the resource's thread
+ * lock). */
+typedef struct _TesseraResourceInformations TesseraResourceInformations;
+
+/* Applies new informations to @owner (the resource type's
+ * handle_information_change); FALSE with @error when it refuses them. */
+typedef gboolean (*TesseraInformationsApply) (gpointer   owner,
+                                              JsonNode  *informations,
+                                              GError   **error);
+
+/* @folder: borrowed, outlives the result. */
+TesseraResourceInformations *_tessera_resource_informations_new (TesseraLockFolder *folder);
+void      _tessera_resource_informations_free   (TesseraResourceInformations  *info);
+
+/* The parsed file (@st, when given, gets what was read), or NULL with
+ * TESSERA_ERROR_INVALID_INFORMATION. */
+JsonNode *_tessera_resource_informations_read   (TesseraResourceInformations  *info,
+                                                 struct stat                  *st,
+                                                 GError                      **error);
+/* Reads the file again when it may have changed (a peer writing in place
+ * in the clock tick it was last read is caught) and hands what changed to
+ * @apply. TRUE when it was applied; a broken or refused file is warned
+ * about once per change (@resource_name in the message), the last
+ * capacity kept. */
+gboolean  _tessera_resource_informations_check  (TesseraResourceInformations  *info,
+                                                 const char                   *resource_name,
+                                                 TesseraInformationsApply      apply,
+                                                 gpointer                      owner);
+/* Replaces the file atomically and durably. */
+gboolean  _tessera_resource_informations_write  (TesseraResourceInformations  *info,
+                                                 JsonNode                     *informations,
+                                                 GError                      **error);
+/* Forgets what was read: the next check reads the file again. */
+void      _tessera_resource_informations_forget (TesseraResourceInformations  *info);
+
+G_END_DECLS

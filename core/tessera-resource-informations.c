@@ -1,0 +1,144 @@
+/* tessera-resource-informations.c: informations.json
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-resource-informations-private.h"
+
+struct _TesseraResourceInformations
+{
+  TesseraLockFolder *folder;
+  gboolean known;
+  gint64 mtime_ns;
+  ino_t ino;
+  goffset size;
+  gint64 seen_mono;           /* our monotonic time when we first read that mtime */
+  gboolean clean;             /* a read happened after that mtime's clock tick was over */
+  JsonNode *node;             /* what was last read, NULL when it was broken */
+};
+
+TesseraResourceInformations *
+_tessera_resource_informations_new (TesseraLockFolder *folder)
+{
+  TesseraResourceInformations *info = g_new0 (TesseraResourceInformations, 1);
+
+  info->folder = folder;
+  return info;
+}
+
+void
+_tessera_resource_informations_free (TesseraResourceInformations *info)
+{
+  if (info == NULL)
+    return;
+  g_clear_pointer (&info->node, json_node_unref);
+  g_free (info);
+}
+
+JsonNode *
+_tessera_resource_informations_read (TesseraResourceInformations  *info,
+                                     struct stat                  *st,
+                                     GError                      **error)
+{
+  g_autofree char *data = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) local = NULL;
+  gsize length;
+
+  if (!_tessera_lock_folder_read_informations (info->folder, &data, &length, st, &local))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, "%s", local->message);
+      return NULL;
+    }
+  if (!_tessera_json_load (parser, data, length, &local))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                   _("%s is not valid JSON: %s"), _tessera_lock_folder_get_informations_path (info->folder),
+                   local->message);
+      return NULL;
+    }
+  if (json_parser_get_root (parser) == NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                   _("%s is empty"), _tessera_lock_folder_get_informations_path (info->folder));
+      return NULL;
+    }
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+gboolean
+_tessera_resource_informations_check (TesseraResourceInformations *info,
+                                      const char                  *resource_name,
+                                      TesseraInformationsApply     apply,
+                                      gpointer                     owner)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 now_mono = g_get_monotonic_time ();
+  struct stat st;
+
+  if (!_tessera_lock_folder_stat_informations (info->folder, &st))
+    {
+      if (info->known)
+        g_warning (_("%s disappeared; keeping the last capacity of %s"),
+                   _tessera_lock_folder_get_informations_path (info->folder), resource_name);
+      info->known = FALSE;
+      return FALSE;
+    }
+  if (info->known && st.st_ino == info->ino &&
+      _tessera_stat_mtime_ns (&st) == info->mtime_ns && st.st_size == info->size)
+    {
+      /* A peer writing in place (Python's json.dump) in the clock tick we
+       * last read it leaves all three as they were: read it again until a
+       * read happened after that tick. */
+      if (info->clean)
+        return FALSE;
+      info->clean = now_mono - info->seen_mono >= _tessera_lock_folder_mtime_tick_us (info->mtime_ns);
+      node = _tessera_resource_informations_read (info, &st, &error);
+      if ((node == NULL && info->node == NULL) ||
+          (node != NULL && info->node != NULL && json_node_equal (node, info->node)))
+        return FALSE;
+    }
+  else
+    {
+      info->seen_mono = now_mono;
+      info->clean = FALSE;
+      node = _tessera_resource_informations_read (info, &st, &error);
+    }
+
+  /* Remember what we looked at, good or bad, so a broken file is reported
+   * once per change rather than on every acquire. */
+  info->known = TRUE;
+  info->ino = st.st_ino;
+  info->mtime_ns = _tessera_stat_mtime_ns (&st);
+  info->size = st.st_size;
+  g_clear_pointer (&info->node, json_node_unref);
+  if (node == NULL)
+    {
+      g_warning (_("Keeping the last capacity of %s: %s"), resource_name, error->message);
+      return FALSE;
+    }
+  info->node = json_node_copy (node);
+  if (!apply (owner, node, &error))
+    {
+      g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name,
+                 _tessera_lock_folder_get_informations_path (info->folder), error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+_tessera_resource_informations_write (TesseraResourceInformations  *info,
+                                      JsonNode                     *informations,
+                                      GError                      **error)
+{
+  g_autofree char *text = json_to_string (informations, FALSE);
+
+  return _tessera_lock_folder_write_informations (info->folder, text, error);
+}
+
+void
+_tessera_resource_informations_forget (TesseraResourceInformations *info)
+{
+  info->known = FALSE;
+}

@@ -1,0 +1,22 @@
+/* tessera-watch-box-private.h: a weak way back to an object for sources, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-private.h"
+
+G_BEGIN_DECLS
+
+/* Sources in the poller's thread reach their owner (a resource) through a
+ * box holding a weak reference, so they never keep it alive nor touch it
+ * once disposed. Reference-counted, atomically: each source holds one. */
+typedef struct _TesseraWatchBox TesseraWatchBox;
+
+TesseraWatchBox *_tessera_watch_box_new    (gpointer         object);
+gpointer         _tessera_watch_box_ref    (gpointer         box);
+void             _tessera_watch_box_unref  (gpointer         box);
+/* (transfer full) (nullable): the object, or NULL once it is gone. */
+gpointer         _tessera_watch_box_dup_object (TesseraWatchBox *box);
+
+G_END_DECLS
