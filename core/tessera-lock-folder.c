@@ -346,6 +346,9 @@ _tessera_write_file_atomic (const char  *path,
       _tessera_set_io_error (error, saved, _("Cannot create a file beside %s: %s"), path);
       return FALSE;
     }
+  /* In a group's pool, the group's whatever the umask: its other users
+   * read informations.json and the lock files. */
+  _tessera_share_like_parent (fd, path);
   while (left > 0)
     {
       gssize n = write (fd, data, left);

@@ -42,7 +42,7 @@
  * changed: inotify tells which names changed (read under ipc.lock, so the
  * view is exact when it matters); without inotify (network file systems,
  * `TESSERA_NO_INOTIFY=1`) the folder's modification time does. A holder's
- * death is seen through a pidfd in the [class@Tessera.ResourcePoller]'s
+ * death is seen through a pidfd in the private poller's
  * thread; the next process that looks removes the dead holder's file. A
  * valid lock file with no process, seen unchanged by this host for
  * [property@Tessera.TrackedDynamicResource:min-age], whose job lock is
