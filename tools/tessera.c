@@ -346,8 +346,42 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         json_builder_add_string_value (builder, job_uri);
       }
       json_builder_set_member_name (builder, "pid");
-      if (process)
+      if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
         json_builder_add_int_value (builder, tessera_process_get_pid (process));
+      else
+        json_builder_add_null_value (builder);
+      /* Another process type (experimaestro's Slurm jobs): its type and
+       * its own id ("pid" in its spec: a job id), and why an unknown
+       * holder is unknown. */
+      json_builder_set_member_name (builder, "process_type");
+      if (process)
+        {
+          g_autofree char *type = escape_name (tessera_process_get_process_type (process), FALSE);
+          json_builder_add_string_value (builder, type);
+        }
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "process_id");
+      {
+        JsonNode *spec = process ? tessera_process_get_spec (process) : NULL;
+        JsonNode *id = spec && JSON_NODE_HOLDS_OBJECT (spec)
+                       ? json_object_get_member (json_node_get_object (spec), "pid") : NULL;
+        g_autofree char *text = NULL;
+
+        if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_STRING)
+          text = escape_name (json_node_get_string (id), FALSE);
+        else if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_INT64)
+          text = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (id));
+        else if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
+          text = g_strdup_printf ("%d", (int) tessera_process_get_pid (process));
+        if (text != NULL)
+          json_builder_add_string_value (builder, text);
+        else
+          json_builder_add_null_value (builder);
+      }
+      json_builder_set_member_name (builder, "reason");
+      if (process && tessera_process_get_problem (process) != NULL)
+        json_builder_add_string_value (builder, tessera_process_get_problem (process));
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "host");
@@ -424,11 +458,33 @@ format_description (JsonNode *node, GString *out)
       g_autofree char *info_text = escape_name (info, TRUE);
       g_autofree char *user_safe = escape_name (user_text, TRUE);
 
-      /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
-      g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
-               job_text, user_safe, pid_text, host_text,
-               json_object_get_string_member (h, "state"),
-               json_object_get_string_member (h, "since"), info_text);
+      const char *type = json_object_get_string_member_with_default (h, "process_type", NULL);
+      const char *id = json_object_get_string_member_with_default (h, "process_id", NULL);
+      const char *reason = json_object_get_string_member_with_default (h, "reason", NULL);
+
+      if (type != NULL && !g_str_equal (type, "local"))
+        {
+          g_autofree char *type_text = escape_name (type, TRUE);
+          g_autofree char *id_text = escape_name (id != NULL ? id : "?", TRUE);
+
+          /* Translators: job, user, process type (slurm…), its job id, state, time, details */
+          g_string_append_printf (out, _("  %s  %s, %s job %s, %s, since %s  %s\n"),
+                   job_text, user_safe, type_text, id_text,
+                   json_object_get_string_member (h, "state"),
+                   json_object_get_string_member (h, "since"), info_text);
+        }
+      else
+        /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
+        g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
+                 job_text, user_safe, pid_text, host_text,
+                 json_object_get_string_member (h, "state"),
+                 json_object_get_string_member (h, "since"), info_text);
+      if (reason != NULL)
+        {
+          g_autofree char *reason_text = escape_name (reason, TRUE);
+          /* Translators: why a holder is "unknown" */
+          g_string_append_printf (out, _("    (%s)\n"), reason_text);
+        }
     }
 }
 
