@@ -45,7 +45,10 @@ run_one() {
   local seeds=(fuzz/corpus/"$t")
   [ -d fuzz/regressions/"$t" ] && seeds+=(fuzz/regressions/"$t")
   # The first folder gathers what the run finds; the seeds stay as they are.
+  # Inputs as long as the deepest regression, and the formats' tokens (with
+  # runs of openers) in the dictionary, so that depth is explored.
   if "$build/fuzz/fuzz-$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=20 \
+       -max_len=262144 -dict=fuzz/json.dict \
        -rss_limit_mb=2048 -artifact_prefix="$artifacts/" "$corpus" "${seeds[@]}" >"$log" 2>&1; then
     echo ok >"$log.status"
   else

@@ -4,7 +4,7 @@
  *   tessera-stress --holder PATH [--peer SCRIPT --python PYTHON]
  *                  [--seconds N | --minutes N] [--processes N] [--peers N]
  *                  [--kill-percent P] [--min-age S] [--seed N] [--root DIR]
- *                  [--greedy-peers]
+ *                  [--greedy-peers] [--other-host-percent P] [--container-percent P]
  *
  * Three resources live under ROOT: "cpu" (countertoken, its total changed
  * every few seconds through informations.json), "gpu" (4 devices, the list
@@ -23,6 +23,13 @@
  * current holders, they need more than the capacity then: holders granted
  * before a lowering may keep what they have. Names of lock files are unique
  * per holder, so "granted since the last change" is exact under ipc.lock.
+ *
+ * With --other-host-percent, that share of the Tessera holders runs on a
+ * second simulated host (its own UTS, pid and mount namespaces, its own
+ * /etc/machine-id, boot id and /var/tmp, our host name), judged there by
+ * its job lock; with --container-percent, that share runs in a container
+ * (its own pid namespace, our host). Killing one kills its namespace.
+ * Needs root, as CI has.
  *
  * With --greedy-peers the peers ignore the capacity, and the run passes only
  * when the auditor catches them: a check that the auditor can fail.
@@ -88,6 +95,8 @@ typedef struct
   const char *holder, *peer, *python;
   double seconds, min_age;
   int processes, peers, kill_percent;
+  int other_host_percent, container_percent;
+  char *host_root;            /* the second host's machine-id, boot_id, var-tmp */
   gboolean greedy_peers;
   guint32 seed;
   char *root;
@@ -99,6 +108,7 @@ typedef struct
   guint serial;
   /* figures */
   guint started_tessera, started_peer, kills, self_kills, errors, not_granted;
+  guint started_other_host, started_container;
   GString *problems;
 } Stress;
 
@@ -478,7 +488,7 @@ child_exited (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static Child *
-spawn (Stress *s, GRand *rand, gboolean peer, const char * const *argv)
+spawn (Stress *s, GRand *rand, gboolean peer, const char * const *argv, guint id_index)
 {
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_INHERIT);
   g_autoptr(GError) error = NULL;
@@ -489,7 +499,7 @@ spawn (Stress *s, GRand *rand, gboolean peer, const char * const *argv)
   if (fd < 0)
     g_error ("dup: %s", g_strerror (errno));
   g_subprocess_launcher_take_stderr_fd (launcher, fd);
-  c->id = g_strdup (argv[peer ? 3 : 2]);
+  c->id = g_strdup (argv[id_index]);
   c->peer = peer;
   c->process = g_subprocess_launcher_spawnv (launcher, argv, &error);
   if (c->process == NULL)
@@ -511,6 +521,8 @@ spawn_tessera (Stress *s, GRand *rand)
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *id = g_strdup_printf ("t%u", ++s->serial);
   g_autoptr(GString) options = g_string_new (NULL);
+  guint first;
+  int where;
 
   g_string_printf (options, "hold=%d,min-age=%g,timeout=600", g_rand_int_range (rand, 20, 300), s->min_age);
   if (g_rand_int_range (rand, 0, 100) < 25)
@@ -519,6 +531,32 @@ spawn_tessera (Stress *s, GRand *rand)
       if (g_rand_int_range (rand, 0, 100) < 20)
         g_string_append (options, ",die-late");
     }
+  where = g_rand_int_range (rand, 0, 100);
+  if (where < s->other_host_percent)
+    {
+      g_autofree char *script = g_strdup_printf (
+        "set -e; hostname '%s'; mount -t proc proc /proc; "
+        "mount --bind '%s/machine-id' /etc/machine-id; "
+        "mount --bind '%s/boot_id' /proc/sys/kernel/random/boot_id; "
+        "mount --bind '%s/var-tmp' /var/tmp; exec \"$0\" \"$@\"",
+        g_get_host_name (), s->host_root, s->host_root, s->host_root);
+      const char *prefix[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--kill-child=SIGKILL",
+                               "--propagation", "private", "sh", "-c" };
+
+      for (guint i = 0; i < G_N_ELEMENTS (prefix); i++)
+        g_ptr_array_add (argv, g_strdup (prefix[i]));
+      g_ptr_array_add (argv, g_steal_pointer (&script));
+      s->started_other_host++;
+    }
+  else if (where < s->other_host_percent + s->container_percent)
+    {
+      const char *prefix[] = { "unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL" };
+
+      for (guint i = 0; i < G_N_ELEMENTS (prefix); i++)
+        g_ptr_array_add (argv, g_strdup (prefix[i]));
+      s->started_container++;
+    }
+  first = argv->len;
   g_ptr_array_add (argv, g_strdup (s->holder));
   g_ptr_array_add (argv, g_strdup (s->root));
   g_ptr_array_add (argv, g_strdup (id));
@@ -534,10 +572,10 @@ spawn_tessera (Stress *s, GRand *rand)
   if (g_rand_int_range (rand, 0, 100) < 40)
     g_ptr_array_add (argv, g_strdup_printf ("mutex=%s",
                                             g_rand_int_range (rand, 0, 100) < 70 ? "shared" : "exclusive"));
-  if (argv->len == 5)
+  if (argv->len == first + 5)
     g_ptr_array_add (argv, g_strdup ("cpu=1"));
   g_ptr_array_add (argv, NULL);
-  spawn (s, rand, FALSE, (const char * const *) argv->pdata);
+  spawn (s, rand, FALSE, (const char * const *) argv->pdata, first + 2);
   s->started_tessera++;
 }
 
@@ -552,7 +590,7 @@ spawn_peer (Stress *s, GRand *rand)
   const char *argv[] = { s->python, s->peer, s->root, id, s->log_path, min_age, hold, count,
                          s->greedy_peers ? "greedy" : "-", die_late ? "die-late" : NULL, NULL };
 
-  spawn (s, rand, TRUE, argv);
+  spawn (s, rand, TRUE, argv, 3);
   s->started_peer++;
 }
 
@@ -1043,6 +1081,10 @@ main (int argc, char **argv)
     { "peers", 0, 0, G_OPTION_ARG_INT, &s.peers, "Python peers at a time (2)", "N" },
     { "kill-percent", 0, 0, G_OPTION_ARG_INT, &s.kill_percent, "holders killed at a random moment (10)", "P" },
     { "min-age", 0, 0, G_OPTION_ARG_DOUBLE, &s.min_age, "min-age of the resources, seconds (1)", "S" },
+    { "other-host-percent", 0, 0, G_OPTION_ARG_INT, &s.other_host_percent,
+      "Tessera holders run on a second simulated host (0; needs root)", "P" },
+    { "container-percent", 0, 0, G_OPTION_ARG_INT, &s.container_percent,
+      "Tessera holders run in a container of their own (0; needs root)", "P" },
     { "greedy-peers", 0, 0, G_OPTION_ARG_NONE, &s.greedy_peers,
       "peers ignore the capacity (to check that the auditor fails the run)", NULL },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "random seed (from the clock)", "N" },
@@ -1100,6 +1142,24 @@ main (int argc, char **argv)
   s.children = g_ptr_array_new_with_free_func ((GDestroyNotify) child_free);
   s.problems = g_string_new (NULL);
   setup (&s);
+  if (s.other_host_percent > 0)
+    {
+      /* The second host: its ids, and its host-local state. */
+      g_autofree char *var_tmp = NULL;
+      g_autofree char *path = NULL;
+
+      s.host_root = g_build_filename (root, "second-host", NULL);
+      var_tmp = g_build_filename (s.host_root, "var-tmp", NULL);
+      if (g_mkdir_with_parents (var_tmp, 01777) < 0)
+        g_error ("%s: %s", var_tmp, g_strerror (errno));
+      path = g_build_filename (s.host_root, "machine-id", NULL);
+      if (!g_file_set_contents (path, "5ec0dd0500000000000000000000beef\n", -1, &error))
+        g_error ("%s", error->message);
+      g_free (path);
+      path = g_build_filename (s.host_root, "boot_id", NULL);
+      if (!g_file_set_contents (path, "5ec0dd05-0000-4000-8000-00000000beef\n", -1, &error))
+        g_error ("%s", error->message);
+    }
 
   g_print ("stress: %.0f s, %d Tessera holders and %d Python peers at a time, %d%% killed at random, "
            "min-age %g s, seed %u, in %s\n",
@@ -1163,7 +1223,7 @@ main (int argc, char **argv)
     Child *c;
 
     args[4] = min_age;
-    c = spawn (&s, rand, FALSE, args);
+    c = spawn (&s, rand, FALSE, args, 2);
     c->kill_at = 0;
     while (!c->done)
       {
@@ -1189,9 +1249,11 @@ main (int argc, char **argv)
   if (criticals > 0)
     problem (&s, "%u critical messages from holders (see %s)", criticals, err_path);
 
-  g_print ("stress: holders started %u (Tessera %u, Python %u); acquisitions completed %u; "
+  g_print ("stress: holders started %u (Tessera %u, of which %u on a second host and %u in containers; "
+           "Python %u); acquisitions completed %u; "
            "killed %u (%u by the driver at random moments, the others by themselves between their lock file and the record of their process); waiters that never got through %u; other failures %u\n",
-           s.started_tessera + s.started_peer, s.started_tessera, s.started_peer, log.acquisitions,
+           s.started_tessera + s.started_peer, s.started_tessera, s.started_other_host, s.started_container,
+           s.started_peer, log.acquisitions,
            s.kills, s.kills - s.self_kills, s.not_granted, s.errors);
   for (int i = 0; i < N_RES; i++)
     {
@@ -1241,6 +1303,7 @@ main (int argc, char **argv)
     g_ptr_array_unref (s.children);
     g_string_free (s.problems, TRUE);
     g_free (s.log_path);
+    g_free (s.host_root);
     if (pass && own_root)
       {
         /* A folder this run made itself, and nothing else. */
