@@ -61,11 +61,10 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->jobs);
 }
 
-/* A job that runs until cancelled; returns its id. */
+/* Submits with sbatch @argv; returns the job id. */
 static char *
-submit_job (void)
+submit (const char * const *argv)
 {
-  const char *argv[] = { "sbatch", "--parsable", "--output=/dev/null", "--wrap", "sleep 600", NULL };
   g_autoptr(GError) error = NULL;
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
@@ -77,6 +76,15 @@ submit_job (void)
   if (!g_spawn_check_wait_status (status, NULL))
     g_error ("sbatch failed: %s", err);
   return g_strstrip (g_steal_pointer (&out));
+}
+
+/* A job that runs until cancelled; returns its id. */
+static char *
+submit_job (void)
+{
+  const char *argv[] = { "sbatch", "--parsable", "--output=/dev/null", "--wrap", "sleep 600", NULL };
+
+  return submit (argv);
 }
 
 /* Waits (bounded) until Slurm says the job runs. */
@@ -286,19 +294,12 @@ test_array_with_an_ended_task_counts (Fixture *f, gconstpointer data)
 {
   const char *argv[] = { "sbatch", "--parsable", "--output=/dev/null", "--array=0-2", "--wrap",
                          "if [ \"$SLURM_ARRAY_TASK_ID\" = 0 ]; then exit 0; fi; sleep 600", NULL };
-  g_autoptr(GError) error = NULL;
-  g_autofree char *out = NULL;
+  g_autofree char *out = submit (argv);
   g_autofree char *id_json = NULL;
   g_autofree char *task = NULL;
   g_autofree char *path = NULL;
   g_autoptr(TestCounter) counter = NULL;
-  int status = 0;
 
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
-                               &out, NULL, &status, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_strstrip (out);
   task = g_strdup_printf ("%s_1", out);
   wait_until_running (task);
   /* Task 0 has ended when squeue shows it so. */
@@ -334,18 +335,11 @@ static void
 test_array_task_counts (Fixture *f, gconstpointer data)
 {
   const char *argv[] = { "sbatch", "--parsable", "--output=/dev/null", "--array=3", "--wrap", "sleep 600", NULL };
-  g_autoptr(GError) error = NULL;
-  g_autofree char *out = NULL;
+  g_autofree char *out = submit (argv);
   g_autofree char *id_json = NULL;
   g_autofree char *path = NULL;
   g_autoptr(TestCounter) counter = NULL;
-  int status = 0;
 
-  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
-                               &out, NULL, &status, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_strstrip (out);
   id_json = g_strdup_printf ("\"%s_3\"", out);
   path = write_slurm_lock_file (f, "array", id_json);
   counter = open_counter (f);

@@ -881,21 +881,30 @@ tessera_etcd_client_put_if_unchanged (TesseraEtcdClient *self,
   return TRUE;
 }
 
+/* The lease calls: one number in, a JSON object out. */
+static JsonNode *
+call_with_int (TesseraEtcdClient *self, const char *method, const char *member, gint64 value,
+               GCancellable *cancellable, GError **error)
+{
+  JsonObject *object;
+  g_autoptr(JsonNode) request = new_request_node (&object);
+
+  set_int (object, member, value);
+  return call (self, method, request, cancellable, error);
+}
+
 gint64
 tessera_etcd_client_lease_grant (TesseraEtcdClient *self,
                                  gint64             ttl,
                                  GCancellable      *cancellable,
                                  GError           **error)
 {
-  JsonObject *object;
-  g_autoptr(JsonNode) request = new_request_node (&object);
   g_autoptr(JsonNode) reply = NULL;
   gint64 id;
 
   g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), 0);
 
-  set_int (object, "TTL", ttl);
-  reply = call (self, "lease/grant", request, cancellable, error);
+  reply = call_with_int (self, "lease/grant", "TTL", ttl, cancellable, error);
   if (reply == NULL)
     return 0;
   id = member_int (json_node_get_object (reply), "ID");
@@ -914,16 +923,13 @@ tessera_etcd_client_lease_keepalive (TesseraEtcdClient *self,
                                      GCancellable      *cancellable,
                                      GError           **error)
 {
-  JsonObject *object;
-  g_autoptr(JsonNode) request = new_request_node (&object);
   g_autoptr(JsonNode) reply = NULL;
   JsonObject *result;
   gint64 left;
 
   g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
 
-  set_int (object, "ID", lease);
-  reply = call (self, "lease/keepalive", request, cancellable, error);
+  reply = call_with_int (self, "lease/keepalive", "ID", lease, cancellable, error);
   if (reply == NULL)
     return FALSE;
   result = member_object (json_node_get_object (reply), "result");
@@ -945,14 +951,11 @@ tessera_etcd_client_lease_revoke (TesseraEtcdClient *self,
                                   GCancellable      *cancellable,
                                   GError           **error)
 {
-  JsonObject *object;
-  g_autoptr(JsonNode) request = new_request_node (&object);
   g_autoptr(JsonNode) reply = NULL;
 
   g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
 
-  set_int (object, "ID", lease);
-  reply = call (self, "lease/revoke", request, cancellable, error);
+  reply = call_with_int (self, "lease/revoke", "ID", lease, cancellable, error);
   return reply != NULL;
 }
 
