@@ -1448,6 +1448,76 @@ test_lost_lock_file_ends (Fixture *f, gconstpointer data)
   check_lost_lock_file (f, TRUE);
 }
 
+/* informations.json's "tessera_protocol", or -1 when it has none. */
+static gint64
+pool_protocol (Fixture *f)
+{
+  g_autofree char *path = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *object;
+
+  g_assert_true (json_parser_load_from_file (parser, path, NULL));
+  object = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpint (json_object_get_int_member_with_default (object, "total", -1), >=, 0);
+  return json_object_get_int_member_with_default (object, "tessera_protocol", -1);
+}
+
+/* A pool records the lowest protocol that may use it: Tessera writes it
+ * when it creates informations.json, never lowers it, and a Tessera older
+ * than the pool refuses it (78) instead of judging holders by older
+ * rules; `status` says so and goes on with the other resources. A pool
+ * that experimaestro set up has no such member and is used as it is. */
+static void
+test_pool_protocol (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder = g_build_filename (f->tmp, "r", NULL);
+  g_autofree char *informations = g_build_filename (folder, "informations.json", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n"
+                                             "[resource s]\ntype=countertoken\npath=%s/s\ntotal=1\n",
+                                             f->tmp, f->tmp);
+  g_autofree char *newer = NULL;
+  g_autofree char *out = NULL;
+  gint64 ours;
+  int status;
+
+  test_write_file (f->config, config);
+  /* experimaestro's pool: used as it is, not rewritten by a mere run. */
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
+  test_write_file (informations, "{\"total\": 1}");
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (pool_protocol (f), ==, -1);
+  /* Once Tessera writes the file, it carries the member. */
+  g_free (run_capture (f, &status, "set", "r", "total=1", NULL));
+  g_assert_cmpint (status, ==, 0);
+  ours = pool_protocol (f);
+  g_assert_cmpint (ours, >=, 1);
+
+  /* A new pool gets it too; `set` cannot lower it. */
+  test_remove_tree (folder);
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (pool_protocol (f), ==, ours);
+  g_free (run_capture (f, &status, "set", "r", "tessera_protocol=0", NULL));
+  g_assert_cmpint (pool_protocol (f), ==, ours);
+
+  /* A pool for a newer Tessera is refused, in one clear line. */
+  newer = g_strdup_printf ("{\"total\": 1, \"tessera_protocol\": %" G_GINT64_FORMAT "}", ours + 1);
+  test_write_file (informations, newer);
+  out = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 78);
+  assert_one_message (out);
+  g_assert_nonnull (strstr (out, "protocol"));
+  g_assert_nonnull (strstr (out, folder));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 78);
+  g_assert_nonnull (strstr (out, "protocol"));
+  g_assert_nonnull (strstr (out, "s: "));   /* the other resource is shown */
+  /* Still untouched. */
+  g_assert_cmpint (pool_protocol (f), ==, ours + 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1494,6 +1564,7 @@ main (int argc, char **argv)
   ADD ("/tool/command-line/habits", test_command_line_habits);
   ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
   ADD ("/tool/config/built-in-default", test_default_configuration);
+  ADD ("/tool/config/pool-protocol", test_pool_protocol);
   ADD ("/tool/translation/french", test_french);
   return g_test_run ();
 }
