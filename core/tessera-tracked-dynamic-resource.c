@@ -599,7 +599,8 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   _tessera_folder_monitor_force_scan (priv->monitor);
   refresh_locked (self);
   unlock_both (self, fd);
-  return TRUE;
+  /* A pool for a newer protocol: its holders follow rules we do not know. */
+  return _tessera_resource_informations_usable (priv->informations, error);
 }
 
 static void

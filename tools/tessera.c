@@ -146,7 +146,8 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
   if (resource == NULL)
     {
       release_log (TRUE);
-      *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
+      *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION) ||
+                      g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNSUPPORTED_PROTOCOL)
                       ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
       if (why != NULL)
         *why = g_strdup (error->message);
@@ -587,7 +588,8 @@ run_time_settings (TesseraTrackedDynamicResource *resource, JsonNode *informatio
     {
       g_autoptr(GList) members = json_object_get_members (json_node_get_object (informations));
       for (GList *l = members; l != NULL; l = l->next)
-        g_ptr_array_add (settings, g_strdup (l->data));
+        if (!g_str_equal (l->data, "tessera_protocol"))   /* the pool's, not a setting */
+          g_ptr_array_add (settings, g_strdup (l->data));
     }
   pspecs = g_object_class_list_properties (klass, &n_pspecs);
   for (guint i = 0; i < n_pspecs; i++)
