@@ -1518,6 +1518,76 @@ test_pool_protocol (Fixture *f, gconstpointer data)
   g_assert_cmpint (pool_protocol (f), ==, ours + 1);
 }
 
+/* `tessera clean --force NAME JOB…` removes the named holders' lock files
+ * whatever their liveness, saying so: a live run's (which notices), one
+ * nobody here can judge; a name that is not a holder of NAME, or not a
+ * lock file name at all, is refused with a clear message and removes
+ * nothing. */
+static void
+test_clean_force (Fixture *f, gconstpointer data)
+{
+  g_autofree char *stuck = g_build_filename (f->tmp, "r", "jobs", "stuck@1.json", NULL);
+  g_autofree char *outside = g_build_filename (f->tmp, "outside.json", NULL);
+  g_autoptr(GSubprocess) run =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; sleep 60", NULL);
+  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *path = find_lock_file (f);
+  g_autofree char *base = NULL;
+  g_autofree char *job = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *said = NULL;
+  const char *bad[] = { "nosuch@1", "../outside", "jobs/stuck@1", "..", "", "stuck@1.json" };
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  g_assert_nonnull (path);
+  base = g_path_get_basename (path);
+  job = g_strndup (base, strlen (base) - strlen (".json"));
+  test_write_file (outside, "{\"job_uri\": \"/x/outside\", \"information\": {\"count\": 1}}");
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_clear_pointer (&out, g_free);
+      out = run_capture (f, &status, "clean", "--force", "r", bad[i], NULL);
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_assert_true (g_file_test (outside, G_FILE_TEST_EXISTS));
+    }
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--force", "r", NULL);
+  g_assert_cmpint (status, ==, 64);   /* which holders? */
+
+  /* A live holder: gone at once, and its run says so. */
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--force", "r", job, NULL);
+  g_assert_cmpint (status, ==, 0);
+  expected = g_strdup_printf ("r: removed %s (forced)\n", job);
+  g_assert_cmpstr (out, ==, expected);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  said = read_error_line (run, 30);
+  g_assert_nonnull (said);
+  g_assert_nonnull (strstr (said, "is gone"));
+
+  /* A holder on a host nobody here can judge: plain clean keeps it. */
+  test_write_file (stuck, "{\"job_uri\": \"/x/stuck\", \"information\": {\"count\": 1}, "
+                          "\"process\": {\"type\": \"ssh\", \"pid\": 17, \"host\": \"far\"}}");
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "r", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_file_test (stuck, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--force", "r", "stuck@1", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out, ==, "r: removed stuck@1 (forced)\n");
+  g_assert_false (g_file_test (stuck, G_FILE_TEST_EXISTS));
+
+  g_subprocess_send_signal (run, SIGTERM);
+  exit_code (run);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1558,6 +1628,7 @@ main (int argc, char **argv)
   ADD ("/tool/config/poll-interval-checked-once", test_poll_interval_setting);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
+  ADD ("/tool/clean/force-removes-named-holders", test_clean_force);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/watch/quiet-when-idle", test_watch_quiet_when_idle);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
