@@ -769,24 +769,76 @@ clean_job_folders (void)
   return removed;
 }
 
+/* clean --force NAME JOB…: the named holders go, whatever their
+ * liveness. */
+static int
+clean_force (TesseraConfig *config, int argc, char **argv)
+{
+  const char *name = argv[1];
+  g_autofree char *folder = NULL;
+  g_autoptr(GHashTable) before = NULL;
+  TesseraTrackedDynamicResource *resource;
+  int status = 0;
+
+  if (argc < 3)
+    return fail (EXIT_USAGE, _("usage: tessera clean --force NAME JOB…"));
+  if (!tessera_config_has (config, name))
+    return fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
+  /* Opening a resource already removes what is dead: look before. */
+  folder = tessera_config_dup_path (config, name);
+  before = lock_file_names (folder);
+  resource = open_resource_full (config, name, FALSE, &status);
+  if (resource == NULL)
+    return status;
+  for (int i = 2; i < argc; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *shown = escape_name (argv[i], TRUE);
+
+      if (tessera_tracked_dynamic_resource_remove_holder (resource, argv[i], &error))
+        g_print (_("%s: removed %s (forced)\n"), name, shown);
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING) &&
+               g_hash_table_contains (before, argv[i]))
+        g_print (_("%s: removed %s\n"), name, shown);   /* dead: gone when the pool was opened */
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))
+        status = fail (EXIT_USAGE, _("%s has no holder “%s” (see “tessera status %s”)"), name, shown, name);
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME))
+        {
+          g_autofree char *message = escape_name (error->message, TRUE);
+          status = fail (EXIT_USAGE, "%s", message);
+        }
+      else
+        status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) ? EXIT_IOERR : 1, "%s", error->message);
+    }
+  return status;
+}
+
 static int
 cmd_clean (int argc, char **argv)
 {
   double min_age = -1;
+  gboolean force = FALSE;
   const GOptionEntry entries[] = {
     { "min-age", 0, 0, G_OPTION_ARG_DOUBLE, &min_age,
       N_("Remove holders without a process older than SECONDS (default: 30)"), N_("SECONDS") },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      N_("Remove the holders JOB… of resource NAME whatever their liveness (see the man page for the risk)"),
+      NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context =
-    new_context (_("[NAME…]"), _("Remove dead and orphaned holders now, saying what was removed."), entries);
+    new_context (_("[NAME…] | --force NAME JOB…"),
+                 _("Remove dead and orphaned holders now, saying what was removed."), entries);
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   int status = 0;
   guint removed = 0;
 
-  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
-      (names = selected_names (config, argc, argv, &status)) == NULL)
+  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL)
+    return status;
+  if (force)
+    return clean_force (config, argc, argv);
+  if ((names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
   for (guint i = 0; i < names->len; i++)
     {
