@@ -1588,6 +1588,83 @@ test_clean_force (Fixture *f, gconstpointer data)
   exit_code (run);
 }
 
+/* A lock file of host @host whose job lock the test holds, as a lock
+ * manager keeps a vanished NFSv3 client's locks: it counts for ever. */
+static char *
+write_remote_holding (Fixture *f, const char *job, const char *host, int *lock_fd)
+{
+  g_autofree char *job_uri = g_build_filename (f->tmp, "xp", job, NULL);
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *file_name = g_strconcat (job, ".json", NULL);
+  g_autofree char *content = NULL;
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  char *path = g_build_filename (f->tmp, "r", "jobs", file_name, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (job_uri, 0755), ==, 0);
+  *lock_fd = open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  g_assert_cmpint (*lock_fd, >=, 0);
+  g_assert_cmpint (fcntl (*lock_fd, F_OFD_SETLK, &fl), ==, 0);
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+                             "\"process\": {\"type\": \"local\", \"pid\": 4242, \"start_time\": 17, \"host\": \"%s\", "
+                             "\"boot_id\": \"00000000-dead-beef-0000-000000000000\", "
+                             "\"machine_id\": \"0123456789abcdef0123456789abcdef\", "
+                             "\"host_id\": \"fedcba9876543210fedcba9876543210\"}}", job_uri, host);
+  test_write_file (path, content);
+  return path;
+}
+
+/* `tessera clean --host HOST --yes` removes the holdings of a retired
+ * host (whose lingering locks would keep them for ever), and only its;
+ * without --yes it shows what it would remove and removes nothing (64);
+ * our own host's holders are judged by their pid, never removed so. */
+static void
+test_clean_host (Fixture *f, gconstpointer data)
+{
+  int fds[3];
+  g_autofree char *old1 = NULL, *old2 = NULL, *other = NULL;
+  g_autofree char *out = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  old1 = write_remote_holding (f, "old@1", "retired-node", &fds[0]);
+  old2 = write_remote_holding (f, "old@2", "retired-node", &fds[1]);
+  other = write_remote_holding (f, "other@1", "other-node", &fds[2]);
+
+  out = run_capture (f, &status, "clean", "r", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_file_test (old1, G_FILE_TEST_EXISTS) && g_file_test (old2, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", "retired-node", "r", NULL);
+  g_assert_cmpint (status, ==, 64);
+  g_assert_nonnull (strstr (out, "r: would remove old@1 (host retired-node)\n"));
+  g_assert_nonnull (strstr (out, "r: would remove old@2 (host retired-node)\n"));
+  g_assert_null (strstr (out, "other@1"));
+  g_assert_nonnull (strstr (out, "--yes"));
+  g_assert_true (g_file_test (old1, G_FILE_TEST_EXISTS) && g_file_test (old2, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", g_get_host_name (), "--yes", NULL);
+  g_assert_cmpint (status, ==, 64);
+  assert_one_message (out);
+  g_assert_nonnull (strstr (out, g_get_host_name ()));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", "retired-node", "--yes", "r", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "r: removed old@1 (host retired-node)\n"));
+  g_assert_nonnull (strstr (out, "r: removed old@2 (host retired-node)\n"));
+  g_assert_false (g_file_test (old1, G_FILE_TEST_EXISTS) || g_file_test (old2, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (other, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", "retired-node", "--yes", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out, ==, "nothing to remove\n");
+  for (guint i = 0; i < G_N_ELEMENTS (fds); i++)
+    close (fds[i]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1629,6 +1706,7 @@ main (int argc, char **argv)
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
   ADD ("/tool/clean/force-removes-named-holders", test_clean_force);
+  ADD ("/tool/clean/host-removes-a-retired-host-s-holdings", test_clean_host);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/watch/quiet-when-idle", test_watch_quiet_when_idle);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
