@@ -813,21 +813,83 @@ clean_force (TesseraConfig *config, int argc, char **argv)
   return status;
 }
 
+/* clean --host HOST [--yes] [NAME…]: the holdings whose process spec
+ * names host HOST go (with --yes; without, they are only shown). */
+static int
+clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, char **argv)
+{
+  g_autoptr(GPtrArray) names = NULL;
+  g_autofree char *shown_host = escape_name (host, TRUE);
+  guint found = 0;
+  int status = 0;
+
+  /* Ours are judged by their pid: a live one must never go this way. */
+  if (g_str_equal (host, g_get_host_name ()))
+    return fail (EXIT_USAGE, _("%s is this host: its holders are judged by their process (“tessera clean” "
+                               "removes the dead ones); --host is for a retired host"), shown_host);
+  if ((names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autoptr(GPtrArray) files = NULL;
+      g_autoptr(GError) error = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
+
+      if (resource == NULL)
+        return status;
+      if (!tessera_tracked_dynamic_resource_update (resource, &error))
+        return fail (EXIT_IOERR, "%s", error->message);
+      files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+      for (guint j = 0; j < files->len; j++)
+        {
+          TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, j);
+          TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+          g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
+          g_autofree char *job = g_strndup (base, strlen (base) - strlen (".json"));
+          g_autofree char *shown = escape_name (job, TRUE);
+
+          if (process == NULL || g_strcmp0 (tessera_process_get_host (process), host) != 0)
+            continue;
+          found++;
+          if (!yes)
+            g_print (_("%s: would remove %s (host %s)\n"), name, shown, shown_host);
+          else if (tessera_tracked_dynamic_resource_remove_holder (resource, job, &error))
+            g_print (_("%s: removed %s (host %s)\n"), name, shown, shown_host);
+          else if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))   /* gone meanwhile */
+            status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) ? EXIT_IOERR : 1,
+                           "%s", error->message);
+          g_clear_error (&error);
+        }
+    }
+  if (!yes)
+    return fail (EXIT_USAGE, "%s", found > 0 ? _("nothing removed: add --yes to remove them")
+                                             : _("nothing to remove (and without --yes, nothing would be)"));
+  if (found == 0)
+    g_print ("%s\n", _("nothing to remove"));
+  return status;
+}
+
 static int
 cmd_clean (int argc, char **argv)
 {
   double min_age = -1;
   gboolean force = FALSE;
+  gboolean yes = FALSE;
+  g_autofree char *host = NULL;
   const GOptionEntry entries[] = {
     { "min-age", 0, 0, G_OPTION_ARG_DOUBLE, &min_age,
       N_("Remove holders without a process older than SECONDS (default: 30)"), N_("SECONDS") },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force,
       N_("Remove the holders JOB… of resource NAME whatever their liveness (see the man page for the risk)"),
       NULL },
+    { "host", 0, 0, G_OPTION_ARG_STRING, &host,
+      N_("Remove the holdings of the retired host HOST (with --yes; without, show them)"), N_("HOST") },
+    { "yes", 0, 0, G_OPTION_ARG_NONE, &yes, N_("Do remove what --host names"), NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context =
-    new_context (_("[NAME…] | --force NAME JOB…"),
+    new_context (_("[NAME…] | --force NAME JOB… | --host HOST --yes [NAME…]"),
                  _("Remove dead and orphaned holders now, saying what was removed."), entries);
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
@@ -836,8 +898,14 @@ cmd_clean (int argc, char **argv)
 
   if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL)
     return status;
+  if (force && host != NULL)
+    return fail (EXIT_USAGE, _("--force and --host go separately"));
+  if (yes && host == NULL)
+    return fail (EXIT_USAGE, _("--yes goes with --host"));
   if (force)
     return clean_force (config, argc, argv);
+  if (host != NULL)
+    return clean_host (config, host, yes, argc, argv);
   if ((names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
   for (guint i = 0; i < names->len; i++)
