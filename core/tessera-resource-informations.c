@@ -30,6 +30,11 @@ protocol_of (JsonNode *node)
     return 0;
   if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_INT64)
     return MAX (json_node_get_int (member), 0);
+  /* 2.0, as Python's json may write a number. */
+  if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_DOUBLE &&
+      json_node_get_double (member) >= 0 && json_node_get_double (member) < 1e9 &&
+      json_node_get_double (member) == (double) (gint64) json_node_get_double (member))
+    return (gint64) json_node_get_double (member);
   return G_MAXINT64;
 }
 

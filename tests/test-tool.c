@@ -1501,6 +1501,11 @@ test_pool_protocol (Fixture *f, gconstpointer data)
   g_free (run_capture (f, &status, "set", "r", "tessera_protocol=0", NULL));
   g_assert_cmpint (pool_protocol (f), ==, ours);
 
+  /* 1.0, as Python's json may write a number, is protocol 1. */
+  test_write_file (informations, "{\"total\": 1, \"tessera_protocol\": 1.0}");
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+
   /* A pool for a newer Tessera is refused, in one clear line. */
   newer = g_strdup_printf ("{\"total\": 1, \"tessera_protocol\": %" G_GINT64_FORMAT "}", ours + 1);
   test_write_file (informations, newer);
