@@ -82,5 +82,12 @@ gboolean _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
                                                TesseraProcess        *process,
                                                double                 min_age,
                                                GError               **error);
+/* Removes the lock file of @name (a name in jobs/, checked by the caller)
+ * whatever its holder's liveness, and forgets it. FALSE with
+ * TESSERA_ERROR_LOCK_FILE_MISSING when jobs/ has no such lock file, or an
+ * I/O error. Under ipc.lock. */
+gboolean _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
+                                                 const char            *name,
+                                                 GError               **error);
 
 G_END_DECLS

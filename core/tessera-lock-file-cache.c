@@ -604,3 +604,30 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
   examine_entry (cache, entry, min_age);
   return TRUE;
 }
+
+gboolean
+_tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
+                                        const char            *name,
+                                        GError               **error)
+{
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+  g_autoptr(GError) local = NULL;
+
+  g_return_val_if_fail (!cache->read_only, FALSE);
+  /* Only the very file the table holds, never through a link. */
+  if (entry == NULL || !_tessera_lock_folder_remove_job (cache->folder, name, entry->h.ino, &local))
+    {
+      g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
+                   _("%s has no lock file %s"), OWNER_NAME (cache), path);
+      return FALSE;
+    }
+  if (local != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  _tessera_holder_monitor_forget (cache->holders, &entry->h);
+  remove_entry (cache, name);
+  return TRUE;
+}

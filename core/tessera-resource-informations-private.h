@@ -8,6 +8,15 @@
 
 G_BEGIN_DECLS
 
+/* The member of informations.json that names the lowest Tessera protocol
+ * that may use the pool (experimaestro ignores it), and this library's
+ * protocol: 1 was every Tessera before the member existed, 2 judges
+ * holders by host id, boot id and pid namespace, then by their job lock
+ * (issue 14). Raise it when a peer following older rules would misjudge
+ * what this one writes. */
+#define TESSERA_POOL_PROTOCOL_MEMBER "tessera_protocol"
+#define TESSERA_POOL_PROTOCOL 2
+
 /* A pool's informations.json (resource-level data, such as a counter
  * token's total) as this process last read it, and whether it changed
  * since. Not thread-safe: the owner serialises (the resource's thread
@@ -38,7 +47,13 @@ gboolean  _tessera_resource_informations_check  (TesseraResourceInformations  *i
                                                  const char                   *resource_name,
                                                  TesseraInformationsApply      apply,
                                                  gpointer                      owner);
-/* Replaces the file atomically and durably. */
+/* FALSE with TESSERA_ERROR_UNSUPPORTED_PROTOCOL when the file as last
+ * checked asks for a newer protocol than ours: such a pool is left alone
+ * (its content is not applied). */
+gboolean  _tessera_resource_informations_usable (TesseraResourceInformations  *info,
+                                                 GError                      **error);
+/* Replaces the file atomically and durably. Our protocol is set in
+ * @informations itself first (never lowering the one it names). */
 gboolean  _tessera_resource_informations_write  (TesseraResourceInformations  *info,
                                                  JsonNode                     *informations,
                                                  GError                      **error);

@@ -14,7 +14,29 @@ struct _TesseraResourceInformations
   gint64 seen_mono;           /* our monotonic time when we first read that mtime */
   gboolean clean;             /* a read happened after that mtime's clock tick was over */
   JsonNode *node;             /* what was last read, NULL when it was broken */
+  gint64 protocol;            /* the protocol it asks for, 0 when it names none */
 };
+
+/* The protocol @node asks for: 0 when it names none (experimaestro's, an
+ * older Tessera's), G_MAXINT64 when it names one we cannot read (so a
+ * newer writer's shape is refused, never taken for "none"). */
+static gint64
+protocol_of (JsonNode *node)
+{
+  JsonNode *member = JSON_NODE_HOLDS_OBJECT (node)
+                     ? json_object_get_member (json_node_get_object (node), TESSERA_POOL_PROTOCOL_MEMBER) : NULL;
+
+  if (member == NULL)
+    return 0;
+  if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_INT64)
+    return MAX (json_node_get_int (member), 0);
+  /* 2.0, as Python's json may write a number. */
+  if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_DOUBLE &&
+      json_node_get_double (member) >= 0 && json_node_get_double (member) < 1e9 &&
+      json_node_get_double (member) == (double) (gint64) json_node_get_double (member))
+    return (gint64) json_node_get_double (member);
+  return G_MAXINT64;
+}
 
 TesseraResourceInformations *
 _tessera_resource_informations_new (TesseraLockFolder *folder)
@@ -74,6 +96,7 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
   gint64 now_mono = g_get_monotonic_time ();
+  gboolean was_known = info->known;
   struct stat st;
 
   if (!_tessera_lock_folder_stat_informations (info->folder, &st))
@@ -112,12 +135,22 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
   info->mtime_ns = _tessera_stat_mtime_ns (&st);
   info->size = st.st_size;
   g_clear_pointer (&info->node, json_node_unref);
+  info->protocol = 0;
   if (node == NULL)
     {
       g_warning (_("Keeping the last capacity of %s: %s"), resource_name, error->message);
       return FALSE;
     }
   info->node = json_node_copy (node);
+  info->protocol = protocol_of (node);
+  if (info->protocol > TESSERA_POOL_PROTOCOL)
+    {
+      /* Opening the pool fails with the reason; one in use says it once. */
+      if (was_known)
+        g_warning (_("Keeping the last capacity of %s: %s asks for a newer Tessera protocol"),
+                   resource_name, _tessera_lock_folder_get_informations_path (info->folder));
+      return FALSE;
+    }
   if (!apply (owner, node, &error))
     {
       g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name,
@@ -128,11 +161,36 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
 }
 
 gboolean
+_tessera_resource_informations_usable (TesseraResourceInformations  *info,
+                                       GError                      **error)
+{
+  if (info->node == NULL || info->protocol <= TESSERA_POOL_PROTOCOL)
+    return TRUE;
+  if (info->protocol == G_MAXINT64)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNSUPPORTED_PROTOCOL,
+                 _("%s names a Tessera protocol this Tessera (protocol %d) cannot read: use a newer Tessera"),
+                 _tessera_lock_folder_get_informations_path (info->folder), TESSERA_POOL_PROTOCOL);
+  else
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNSUPPORTED_PROTOCOL,
+                 _("%s asks for Tessera protocol %lld or later and this Tessera has protocol %d: use a newer Tessera"),
+                 _tessera_lock_folder_get_informations_path (info->folder), (long long) info->protocol,
+                 TESSERA_POOL_PROTOCOL);
+  return FALSE;
+}
+
+gboolean
 _tessera_resource_informations_write (TesseraResourceInformations  *info,
                                       JsonNode                     *informations,
                                       GError                      **error)
 {
-  g_autofree char *text = json_to_string (informations, FALSE);
+  g_autofree char *text = NULL;
+
+  /* Whoever writes the file says which rules its holders follow; a pool
+   * already marked for a newer protocol keeps that mark. */
+  if (JSON_NODE_HOLDS_OBJECT (informations) && protocol_of (informations) < TESSERA_POOL_PROTOCOL)
+    json_object_set_int_member (json_node_get_object (informations), TESSERA_POOL_PROTOCOL_MEMBER,
+                                TESSERA_POOL_PROTOCOL);
+  text = json_to_string (informations, FALSE);
 
   return _tessera_lock_folder_write_informations (info->folder, text, error);
 }

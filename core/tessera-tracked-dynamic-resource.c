@@ -599,7 +599,8 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   _tessera_folder_monitor_force_scan (priv->monitor);
   refresh_locked (self);
   unlock_both (self, fd);
-  return TRUE;
+  /* A pool for a newer protocol: its holders follow rules we do not know. */
+  return _tessera_resource_informations_usable (priv->informations, error);
 }
 
 static void
@@ -1103,5 +1104,66 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   unlock_both (self, fd);
   if (ok)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+  return ok;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_remove_holder:
+ * @self: a tracked resource
+ * @job: the holder, as `tessera status` shows it: `task_id@identifier`,
+ *   the name of its lock file in `jobs/` without ".json"
+ * @error: return location for a #GError
+ *
+ * Removes @job's lock file now, under ipc.lock, whatever its holder's
+ * liveness: its capacity is handed out again at once. This is for a
+ * holder Tessera cannot judge (a host that is gone for good, a process
+ * type nothing here understands): if it still runs, it keeps running
+ * with its capacity given to someone else. A `tessera run` that holds it
+ * notices and says so.
+ *
+ * @job is only ever a name in this resource's `jobs/`: one with a `/`,
+ * `.` or `..`, or that does not name a lock file there, is refused.
+ *
+ * Returns: %TRUE when the lock file was removed; %FALSE with
+ *   %TESSERA_ERROR_INVALID_NAME for a malformed @job,
+ *   %TESSERA_ERROR_LOCK_FILE_MISSING when @job holds nothing here, or
+ *   another error (the resource is read-only, an I/O error)
+ */
+gboolean
+tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *self,
+                                                const char                     *job,
+                                                GError                        **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv;
+  g_autofree char *name = NULL;
+  gboolean ok;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  g_return_val_if_fail (job != NULL, FALSE);
+  priv = PRIV (self);
+  if (*job == '\0' || strchr (job, '/') != NULL || g_str_equal (job, ".") || g_str_equal (job, "..") ||
+      g_str_has_suffix (job, ".json") || strlen (job) > 256 || !g_utf8_validate (job, -1, NULL))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("“%s” is not a holder's name (task@identifier, as “tessera status” shows it)"), job);
+      return FALSE;
+    }
+  if (priv->read_only)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
+      return FALSE;
+    }
+
+  name = g_strconcat (job, ".json", NULL);
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  _tessera_folder_monitor_force_scan (priv->monitor);
+  refresh_locked (self);
+  ok = _tessera_lock_file_cache_remove_holder (priv->cache, name, error);
+  if (ok)
+    priv->refresh_changed = TRUE;   /* unlock_both wakes this process's waiters */
+  unlock_both (self, fd);
   return ok;
 }

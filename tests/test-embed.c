@@ -32,7 +32,7 @@ test_readme_api (void)
 
   g_assert_cmpint (readme_api (folder), ==, 0);
   g_assert_true (g_file_get_contents (informations, &text, NULL, NULL));
-  g_assert_cmpstr (text, ==, "{\"total\":8}");
+  g_assert_cmpstr (text, ==, "{\"total\":8,\"tessera_protocol\":2}");
   g_assert_cmpuint (test_count_entries (jobs), ==, 0);
   g_assert_cmpuint (test_count_entries (private_jobs), ==, 0);
   test_remove_tree (tmp);

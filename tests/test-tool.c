@@ -962,7 +962,7 @@ test_set_refuses_unknown (Fixture *f, gconstpointer data)
 
   good = run_capture (f, &status, "set", "r", "total=16", NULL);
   g_assert_cmpint (status, ==, 0);
-  g_assert_cmpstr (good, ==, "r: {\"total\":16}\n");
+  g_assert_cmpstr (good, ==, "r: {\"total\":16,\"tessera_protocol\":2}\n");
 }
 
 /* Two resources on one folder reached through two paths (a symbolic
@@ -1448,6 +1448,228 @@ test_lost_lock_file_ends (Fixture *f, gconstpointer data)
   check_lost_lock_file (f, TRUE);
 }
 
+/* informations.json's "tessera_protocol", or -1 when it has none. */
+static gint64
+pool_protocol (Fixture *f)
+{
+  g_autofree char *path = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *object;
+
+  g_assert_true (json_parser_load_from_file (parser, path, NULL));
+  object = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpint (json_object_get_int_member_with_default (object, "total", -1), >=, 0);
+  return json_object_get_int_member_with_default (object, "tessera_protocol", -1);
+}
+
+/* A pool records the lowest protocol that may use it: Tessera writes it
+ * when it creates informations.json, never lowers it, and a Tessera older
+ * than the pool refuses it (78) instead of judging holders by older
+ * rules; `status` says so and goes on with the other resources. A pool
+ * that experimaestro set up has no such member and is used as it is. */
+static void
+test_pool_protocol (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder = g_build_filename (f->tmp, "r", NULL);
+  g_autofree char *informations = g_build_filename (folder, "informations.json", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n"
+                                             "[resource s]\ntype=countertoken\npath=%s/s\ntotal=1\n",
+                                             f->tmp, f->tmp);
+  g_autofree char *newer = NULL;
+  g_autofree char *out = NULL;
+  gint64 ours;
+  int status;
+
+  test_write_file (f->config, config);
+  /* experimaestro's pool: used as it is, not rewritten by a mere run. */
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
+  test_write_file (informations, "{\"total\": 1}");
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (pool_protocol (f), ==, -1);
+  /* Once Tessera writes the file, it carries the member. */
+  g_free (run_capture (f, &status, "set", "r", "total=1", NULL));
+  g_assert_cmpint (status, ==, 0);
+  ours = pool_protocol (f);
+  g_assert_cmpint (ours, >=, 1);
+
+  /* A new pool gets it too; `set` cannot lower it. */
+  test_remove_tree (folder);
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (pool_protocol (f), ==, ours);
+  g_free (run_capture (f, &status, "set", "r", "tessera_protocol=0", NULL));
+  g_assert_cmpint (pool_protocol (f), ==, ours);
+
+  /* 1.0, as Python's json may write a number, is protocol 1. */
+  test_write_file (informations, "{\"total\": 1, \"tessera_protocol\": 1.0}");
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+
+  /* A pool for a newer Tessera is refused, in one clear line. */
+  newer = g_strdup_printf ("{\"total\": 1, \"tessera_protocol\": %" G_GINT64_FORMAT "}", ours + 1);
+  test_write_file (informations, newer);
+  out = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 78);
+  assert_one_message (out);
+  g_assert_nonnull (strstr (out, "protocol"));
+  g_assert_nonnull (strstr (out, folder));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 78);
+  g_assert_nonnull (strstr (out, "protocol"));
+  g_assert_nonnull (strstr (out, "s (countertoken): 1 of 1 free"));   /* the others are shown */
+  /* Still untouched. */
+  g_assert_cmpint (pool_protocol (f), ==, ours + 1);
+}
+
+/* `tessera clean --force NAME JOB…` removes the named holders' lock files
+ * whatever their liveness, saying so: a live run's (which notices), one
+ * nobody here can judge; a name that is not a holder of NAME, or not a
+ * lock file name at all, is refused with a clear message and removes
+ * nothing. */
+static void
+test_clean_force (Fixture *f, gconstpointer data)
+{
+  g_autofree char *stuck = g_build_filename (f->tmp, "r", "jobs", "stuck@1.json", NULL);
+  g_autofree char *outside = g_build_filename (f->tmp, "outside.json", NULL);
+  g_autoptr(GSubprocess) run =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; sleep 60", NULL);
+  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *path = find_lock_file (f);
+  g_autofree char *base = NULL;
+  g_autofree char *job = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *said = NULL;
+  const char *bad[] = { "nosuch@1", "../outside", "jobs/stuck@1", "..", "", "stuck@1.json" };
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  g_assert_nonnull (path);
+  base = g_path_get_basename (path);
+  job = g_strndup (base, strlen (base) - strlen (".json"));
+  test_write_file (outside, "{\"job_uri\": \"/x/outside\", \"information\": {\"count\": 1}}");
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_clear_pointer (&out, g_free);
+      out = run_capture (f, &status, "clean", "--force", "r", bad[i], NULL);
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_assert_true (g_file_test (outside, G_FILE_TEST_EXISTS));
+    }
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--force", "r", NULL);
+  g_assert_cmpint (status, ==, 64);   /* which holders? */
+
+  /* A live holder: gone at once, and its run says so. */
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--force", "r", job, NULL);
+  g_assert_cmpint (status, ==, 0);
+  expected = g_strdup_printf ("r: removed %s (forced)\n", job);
+  g_assert_cmpstr (out, ==, expected);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  said = read_error_line (run, 30);
+  g_assert_nonnull (said);
+  g_assert_nonnull (strstr (said, "is gone"));
+
+  /* A holder on a host nobody here can judge: plain clean keeps it. */
+  test_write_file (stuck, "{\"job_uri\": \"/x/stuck\", \"information\": {\"count\": 1}, "
+                          "\"process\": {\"type\": \"ssh\", \"pid\": 17, \"host\": \"far\"}}");
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "r", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_file_test (stuck, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--force", "r", "stuck@1", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out, ==, "r: removed stuck@1 (forced)\n");
+  g_assert_false (g_file_test (stuck, G_FILE_TEST_EXISTS));
+
+  g_subprocess_send_signal (run, SIGTERM);
+  exit_code (run);
+}
+
+/* A lock file of host @host whose job lock the test holds, as a lock
+ * manager keeps a vanished NFSv3 client's locks: it counts for ever. */
+static char *
+write_remote_holding (Fixture *f, const char *job, const char *host, int *lock_fd)
+{
+  g_autofree char *job_uri = g_build_filename (f->tmp, "xp", job, NULL);
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *file_name = g_strconcat (job, ".json", NULL);
+  g_autofree char *content = NULL;
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  char *path = g_build_filename (f->tmp, "r", "jobs", file_name, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (job_uri, 0755), ==, 0);
+  *lock_fd = open (lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  g_assert_cmpint (*lock_fd, >=, 0);
+  g_assert_cmpint (fcntl (*lock_fd, F_OFD_SETLK, &fl), ==, 0);
+  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+                             "\"process\": {\"type\": \"local\", \"pid\": 4242, \"start_time\": 17, \"host\": \"%s\", "
+                             "\"boot_id\": \"00000000-dead-beef-0000-000000000000\", "
+                             "\"machine_id\": \"0123456789abcdef0123456789abcdef\", "
+                             "\"host_id\": \"fedcba9876543210fedcba9876543210\"}}", job_uri, host);
+  test_write_file (path, content);
+  return path;
+}
+
+/* `tessera clean --host HOST --yes` removes the holdings of a retired
+ * host (whose lingering locks would keep them for ever), and only its;
+ * without --yes it shows what it would remove and removes nothing (64);
+ * our own host's holders are judged by their pid, never removed so. */
+static void
+test_clean_host (Fixture *f, gconstpointer data)
+{
+  int fds[3];
+  g_autofree char *old1 = NULL, *old2 = NULL, *other = NULL;
+  g_autofree char *out = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  old1 = write_remote_holding (f, "old@1", "retired-node", &fds[0]);
+  old2 = write_remote_holding (f, "old@2", "retired-node", &fds[1]);
+  other = write_remote_holding (f, "other@1", "other-node", &fds[2]);
+
+  out = run_capture (f, &status, "clean", "r", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_file_test (old1, G_FILE_TEST_EXISTS) && g_file_test (old2, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", "retired-node", "r", NULL);
+  g_assert_cmpint (status, ==, 64);
+  g_assert_nonnull (strstr (out, "r: would remove old@1 (host retired-node)\n"));
+  g_assert_nonnull (strstr (out, "r: would remove old@2 (host retired-node)\n"));
+  g_assert_null (strstr (out, "other@1"));
+  g_assert_nonnull (strstr (out, "--yes"));
+  g_assert_true (g_file_test (old1, G_FILE_TEST_EXISTS) && g_file_test (old2, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", g_get_host_name (), "--yes", NULL);
+  g_assert_cmpint (status, ==, 64);
+  assert_one_message (out);
+  g_assert_nonnull (strstr (out, g_get_host_name ()));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", "retired-node", "--yes", "r", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "r: removed old@1 (host retired-node)\n"));
+  g_assert_nonnull (strstr (out, "r: removed old@2 (host retired-node)\n"));
+  g_assert_false (g_file_test (old1, G_FILE_TEST_EXISTS) || g_file_test (old2, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (other, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", "retired-node", "--yes", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out, ==, "nothing to remove\n");
+  for (guint i = 0; i < G_N_ELEMENTS (fds); i++)
+    close (fds[i]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1488,12 +1710,15 @@ main (int argc, char **argv)
   ADD ("/tool/config/poll-interval-checked-once", test_poll_interval_setting);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
+  ADD ("/tool/clean/force-removes-named-holders", test_clean_force);
+  ADD ("/tool/clean/host-removes-a-retired-host-s-holdings", test_clean_host);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/watch/quiet-when-idle", test_watch_quiet_when_idle);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
   ADD ("/tool/command-line/habits", test_command_line_habits);
   ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
   ADD ("/tool/config/built-in-default", test_default_configuration);
+  ADD ("/tool/config/pool-protocol", test_pool_protocol);
   ADD ("/tool/translation/french", test_french);
   return g_test_run ();
 }

@@ -146,7 +146,8 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
   if (resource == NULL)
     {
       release_log (TRUE);
-      *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION)
+      *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION) ||
+                      g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNSUPPORTED_PROTOCOL)
                       ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
       if (why != NULL)
         *why = g_strdup (error->message);
@@ -587,7 +588,8 @@ run_time_settings (TesseraTrackedDynamicResource *resource, JsonNode *informatio
     {
       g_autoptr(GList) members = json_object_get_members (json_node_get_object (informations));
       for (GList *l = members; l != NULL; l = l->next)
-        g_ptr_array_add (settings, g_strdup (l->data));
+        if (!g_str_equal (l->data, "tessera_protocol"))   /* the pool's, not a setting */
+          g_ptr_array_add (settings, g_strdup (l->data));
     }
   pspecs = g_object_class_list_properties (klass, &n_pspecs);
   for (guint i = 0; i < n_pspecs; i++)
@@ -767,24 +769,144 @@ clean_job_folders (void)
   return removed;
 }
 
+/* clean --force NAME JOB…: the named holders go, whatever their
+ * liveness. */
+static int
+clean_force (TesseraConfig *config, int argc, char **argv)
+{
+  const char *name = argv[1];
+  g_autofree char *folder = NULL;
+  g_autoptr(GHashTable) before = NULL;
+  TesseraTrackedDynamicResource *resource;
+  int status = 0;
+
+  if (argc < 3)
+    return fail (EXIT_USAGE, _("usage: tessera clean --force NAME JOB…"));
+  if (!tessera_config_has (config, name))
+    return fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
+  /* Opening a resource already removes what is dead: look before. */
+  folder = tessera_config_dup_path (config, name);
+  before = lock_file_names (folder);
+  resource = open_resource_full (config, name, FALSE, &status);
+  if (resource == NULL)
+    return status;
+  for (int i = 2; i < argc; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *shown = escape_name (argv[i], TRUE);
+
+      if (tessera_tracked_dynamic_resource_remove_holder (resource, argv[i], &error))
+        g_print (_("%s: removed %s (forced)\n"), name, shown);
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING) &&
+               g_hash_table_contains (before, argv[i]))
+        g_print (_("%s: removed %s\n"), name, shown);   /* dead: gone when the pool was opened */
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))
+        status = fail (EXIT_USAGE, _("%s has no holder “%s” (see “tessera status %s”)"), name, shown, name);
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME))
+        {
+          g_autofree char *message = escape_name (error->message, TRUE);
+          status = fail (EXIT_USAGE, "%s", message);
+        }
+      else
+        status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) ? EXIT_IOERR : 1, "%s", error->message);
+    }
+  return status;
+}
+
+/* clean --host HOST [--yes] [NAME…]: the holdings whose process spec
+ * names host HOST go (with --yes; without, they are only shown). */
+static int
+clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, char **argv)
+{
+  g_autoptr(GPtrArray) names = NULL;
+  g_autofree char *shown_host = escape_name (host, TRUE);
+  guint found = 0;
+  int status = 0;
+
+  /* Ours are judged by their pid: a live one must never go this way. */
+  if (g_str_equal (host, g_get_host_name ()))
+    return fail (EXIT_USAGE, _("%s is this host: its holders are judged by their process (“tessera clean” "
+                               "removes the dead ones); --host is for a retired host"), shown_host);
+  if ((names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autoptr(GPtrArray) files = NULL;
+      g_autoptr(GError) error = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
+
+      if (resource == NULL)
+        return status;
+      if (!tessera_tracked_dynamic_resource_update (resource, &error))
+        return fail (EXIT_IOERR, "%s", error->message);
+      files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+      for (guint j = 0; j < files->len; j++)
+        {
+          TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, j);
+          TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+          g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
+          g_autofree char *job = g_strndup (base, strlen (base) - strlen (".json"));
+          g_autofree char *shown = escape_name (job, TRUE);
+
+          if (process == NULL || g_strcmp0 (tessera_process_get_host (process), host) != 0)
+            continue;
+          found++;
+          if (!yes)
+            g_print (_("%s: would remove %s (host %s)\n"), name, shown, shown_host);
+          else if (tessera_tracked_dynamic_resource_remove_holder (resource, job, &error))
+            g_print (_("%s: removed %s (host %s)\n"), name, shown, shown_host);
+          else if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))   /* gone meanwhile */
+            status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) ? EXIT_IOERR : 1,
+                           "%s", error->message);
+          g_clear_error (&error);
+        }
+    }
+  if (!yes)
+    return fail (EXIT_USAGE, "%s", found > 0 ? _("nothing removed: add --yes to remove them")
+                                             : _("nothing to remove (and without --yes, nothing would be)"));
+  if (found == 0)
+    g_print ("%s\n", _("nothing to remove"));
+  return status;
+}
+
 static int
 cmd_clean (int argc, char **argv)
 {
   double min_age = -1;
+  gboolean force = FALSE;
+  gboolean yes = FALSE;
+  g_autofree char *host = NULL;
   const GOptionEntry entries[] = {
     { "min-age", 0, 0, G_OPTION_ARG_DOUBLE, &min_age,
       N_("Remove holders without a process older than SECONDS (default: 30)"), N_("SECONDS") },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      N_("Remove the holders JOB… of resource NAME whatever their liveness (see the man page for the risk)"),
+      NULL },
+    { "host", 0, 0, G_OPTION_ARG_STRING, &host,
+      N_("Remove the holdings of the retired host HOST (with --yes; without, show them)"), N_("HOST") },
+    { "yes", 0, 0, G_OPTION_ARG_NONE, &yes, N_("Do remove what --host names"), NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context =
-    new_context (_("[NAME…]"), _("Remove dead and orphaned holders now, saying what was removed."), entries);
+    new_context (_("[NAME…] | --force NAME JOB… | --host HOST --yes [NAME…]"),
+                 _("Remove dead and orphaned holders now, saying what was removed."), entries);
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   int status = 0;
   guint removed = 0;
 
-  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
-      (names = selected_names (config, argc, argv, &status)) == NULL)
+  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL)
+    return status;
+  if (force && host != NULL)
+    return fail (EXIT_USAGE, _("--force and --host go separately"));
+  if (yes && host == NULL)
+    return fail (EXIT_USAGE, _("--yes goes with --host"));
+  if (force)
+    return clean_force (config, argc, argv);
+  if (host != NULL)
+    return clean_host (config, host, yes, argc, argv);
+  if ((names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
   for (guint i = 0; i < names->len; i++)
     {

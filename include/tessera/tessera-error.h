@@ -39,6 +39,9 @@ G_BEGIN_DECLS
  * @TESSERA_ERROR_OVER_CAPACITY: the request is larger than the resource's
  *   current capacity (its total, its devices); waiting goes on, since the
  *   capacity may grow, and the message says why
+ * @TESSERA_ERROR_UNSUPPORTED_PROTOCOL: the pool's informations.json asks
+ *   for a newer Tessera protocol than this library speaks (its
+ *   `tessera_protocol` member); this Tessera leaves the pool alone
  *
  * Error codes of the %TESSERA_ERROR domain.
  */
@@ -57,6 +60,7 @@ typedef enum {
   TESSERA_ERROR_IO,
   TESSERA_ERROR_REQUEST_TOO_LARGE,
   TESSERA_ERROR_OVER_CAPACITY,
+  TESSERA_ERROR_UNSUPPORTED_PROTOCOL,
 } TesseraError;
 
 TESSERA_AVAILABLE_IN_ALL

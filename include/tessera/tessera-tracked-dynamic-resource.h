@@ -313,5 +313,9 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_write_informations    (TesseraTrackedDynamicResource *self,
                                                                     JsonNode                      *informations,
                                                                     GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_tracked_dynamic_resource_remove_holder         (TesseraTrackedDynamicResource *self,
+                                                                    const char                    *job,
+                                                                    GError                       **error);
 
 G_END_DECLS
