@@ -5,6 +5,7 @@
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
+#include <math.h>
 #include <string.h>
 
 /* json-glib recurses once per level of nesting: a file of a hundred
@@ -40,6 +41,39 @@ depth_fits (const char *data, gsize length)
   return TRUE;
 }
 
+/* json-glib reads a number too large for a double as infinity, and writes
+ * it back as `inf`, which is not JSON: such a file is refused as it is
+ * read, so that nothing Tessera writes from it is broken. (Depth is
+ * bounded already.) */
+static gboolean
+numbers_finite (JsonNode *node)
+{
+  switch (JSON_NODE_TYPE (node))
+    {
+    case JSON_NODE_VALUE:
+      return json_node_get_value_type (node) != G_TYPE_DOUBLE || isfinite (json_node_get_double (node));
+    case JSON_NODE_ARRAY:
+      for (guint i = 0; i < json_array_get_length (json_node_get_array (node)); i++)
+        if (!numbers_finite (json_array_get_element (json_node_get_array (node), i)))
+          return FALSE;
+      return TRUE;
+    case JSON_NODE_OBJECT:
+      {
+        JsonObjectIter iter;
+        JsonNode *member;
+
+        json_object_iter_init (&iter, json_node_get_object (node));
+        while (json_object_iter_next (&iter, NULL, &member))
+          if (!numbers_finite (member))
+            return FALSE;
+        return TRUE;
+      }
+    case JSON_NODE_NULL:
+    default:
+      return TRUE;
+    }
+}
+
 /* json_parser_load_from_data() into @parser, after the same check. */
 gboolean
 _tessera_json_load (JsonParser  *parser,
@@ -53,7 +87,15 @@ _tessera_json_load (JsonParser  *parser,
                    _("JSON nested more than %d levels deep"), TESSERA_JSON_MAX_DEPTH);
       return FALSE;
     }
-  return json_parser_load_from_data (parser, data, length, error);
+  if (!json_parser_load_from_data (parser, data, length, error))
+    return FALSE;
+  if (json_parser_get_root (parser) != NULL && !numbers_finite (json_parser_get_root (parser)))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("JSON holds a number too large to read"));
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /**
