@@ -439,6 +439,7 @@ tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
 
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), FALSE);
   path = PRIV (self)->path;
+  _tessera_pause_point ("lock-file-delete");
   if (g_unlink (path) < 0 && errno != ENOENT)
     {
       int saved = errno;

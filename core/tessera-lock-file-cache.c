@@ -551,6 +551,7 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
       g_info (_("Replacing unusable lock file %s"), path);
       remove_entry (cache, name);
     }
+  _tessera_pause_point ("lock-file-create");
   lock_file = tessera_dynamic_lock_file_create (cache->lock_file_type, path,
                                                 tessera_job_get_job_uri (job), information,
                                                 process, error);
