@@ -276,6 +276,8 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
  * text in @data for the caller to judge. */
 TesseraDynamicLockFile *
 _tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                      int          dir_fd,
+                                      const char  *name,
                                       const char  *path,
                                       char       **data,
                                       gsize       *length,
@@ -286,7 +288,7 @@ _tessera_dynamic_lock_file_load_once (GType        lock_file_type,
 
   *data = NULL;
   *length = 0;
-  if (!_tessera_read_file_nofollow (path, data, length, &st, error))
+  if (!_tessera_read_file_at (dir_fd, name, path, data, length, &st, error))
     return NULL;
   self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, *data, *length, error);
   if (self != NULL)
@@ -379,7 +381,8 @@ tessera_dynamic_lock_file_save (TesseraDynamicLockFile  *self,
 
   node = tessera_dynamic_lock_file_to_json (self);
   text = json_to_string (node, FALSE);
-  if (!_tessera_write_file_atomic (PRIV (self)->path, text, -1, FALSE, error))
+  /* Never through a link planted in place of jobs/. */
+  if (!_tessera_write_pool_file_atomic (PRIV (self)->path, text, error))
     return FALSE;
   if (g_lstat (PRIV (self)->path, &st) == 0)
     PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
@@ -426,8 +429,9 @@ tessera_dynamic_lock_file_create (GType            lock_file_type,
  * @self: a lock file
  * @error: return location for a #GError
  *
- * Removes the lock file from disk. A file that is already gone is not an
- * error: peers may delete it at any moment.
+ * Removes the lock file from disk: a regular file only, never through a
+ * symbolic link planted in place of its folder. A file that is already
+ * gone is not an error: peers may delete it at any moment.
  *
  * Returns: %TRUE when the file is gone
  */
@@ -436,13 +440,14 @@ tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
                                   GError                 **error)
 {
   const char *path;
+  int saved;
 
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), FALSE);
   path = PRIV (self)->path;
   _tessera_pause_point ("lock-file-delete");
-  if (g_unlink (path) < 0 && errno != ENOENT)
+  saved = _tessera_unlink_pool_file (path);
+  if (saved != 0 && saved != ENOENT)
     {
-      int saved = errno;
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO,
                    _("Cannot delete lock file %s: %s"), path, g_strerror (saved));
       return FALSE;

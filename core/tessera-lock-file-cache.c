@@ -4,6 +4,8 @@
  */
 #include "tessera-lock-file-cache-private.h"
 
+#include <unistd.h>
+
 typedef struct
 {
   TesseraHolder h;                    /* name, lock file, identity, holder */
@@ -247,7 +249,17 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
 
       /* Read once: under ipc.lock no writer is half-way, and what does not
        * load is judged from this very text. */
-      entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, path, &data, &length, &error);
+      int dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
+
+      if (dir_fd < 0)
+        {
+          /* jobs/ gone, or swapped for a link, since it was listed. */
+          entry_free (entry);
+          return;
+        }
+      entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, dir_fd, name, path,
+                                                                 &data, &length, &error);
+      close (dir_fd);
       if (entry->h.lock_file == NULL)
         {
           if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))

@@ -149,6 +149,8 @@ gboolean _tessera_json_load (JsonParser  *parser,
                              GError     **error);
 
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                                              int          dir_fd,
+                                                              const char  *name,
                                                               const char  *path,
                                                               char       **data,
                                                               gsize       *length,
