@@ -637,6 +637,56 @@ test_jobs_swapped (Fixture *f, gconstpointer data)
   if (holder != NULL)
     release_held (holder);
 }
+
+/* The same, with the resource folder r itself swapped for a link to a
+ * folder of the first user's that has a jobs/ of its own (another pool
+ * of theirs): the lock file goes to the folder r was when it was opened. */
+static void
+test_folder_swapped (Fixture *f, gconstpointer data)
+{
+  g_autofree char *pause_dir = g_build_filename (f->gp->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "lock-file-create.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "lock-file-create.go", NULL);
+  g_autofree char *other = g_build_filename (f->state[0], "other-pool", NULL);
+  g_autofree char *other_jobs = g_build_filename (other, "jobs", NULL);
+  g_autofree char *mine = g_build_filename (other_jobs, "mine.json", NULL);
+  g_autofree char *old_jobs = g_build_filename (f->gp->pool, "r.old", "jobs", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(Helper) run = NULL;
+  int status;
+
+  make_pool (f);
+  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (other_jobs, 0755), ==, 0);
+  test_write_file (mine, "{\"mine\": true}\n");
+  test_run_or_fail ((const char *[]) { "chown", "-R", f->gp->users->users[0], other, NULL });
+  /* That folder is the one checked byte for byte. */
+  g_free (f->victim);
+  f->victim = g_strdup (other_jobs);
+  g_hash_table_unref (f->victim_before);
+  f->victim_before = snapshot (f->victim);
+
+  test_argv_as_user (argv, f->gp->users->users[0], BOUND_S);
+  g_ptr_array_add (argv, g_strdup ("env"));
+  g_ptr_array_add (argv, g_strdup ("TESSERA_PAUSE_AT=lock-file-create"));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
+  test_argv_tessera (argv, f->state[0], f->gp->config);
+  for (const char *const *a = (const char *[]) { "run", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  run = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  test_wait_for_file (reached, BOUND_S);
+  /* $2 is now other-pool/jobs. */
+  plant (f, "mv \"$1/r\" \"$1/r.old\"; ln -s \"$(dirname \"$2\")\" \"$1/r\"");
+  test_write_file (go, "");
+  status = helper_wait (run);
+  g_test_message ("run -> %d", status);
+  g_assert_cmpint (status, <, 124);
+  assert_victim_untouched (f);
+  /* It went where r was, and was let go there. */
+  g_assert_cmpuint (test_count_entries (old_jobs), ==, 0);
+}
 #endif
 
 /* ---------------------------------------------------------------------- */
@@ -702,6 +752,8 @@ main (int argc, char **argv)
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
   g_test_add ("/security/race/jobs-swapped-before-own-delete", Fixture, "lock-file-delete",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
+  g_test_add ("/security/race/folder-swapped-before-create", Fixture, NULL,
+              fixture_set_up, test_folder_swapped, fixture_tear_down);
 #endif
 #undef ADD
   return g_test_run ();
