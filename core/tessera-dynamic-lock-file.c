@@ -6,6 +6,7 @@
 #include "tessera-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 
 /**
@@ -413,15 +414,49 @@ tessera_dynamic_lock_file_create (GType            lock_file_type,
   g_autoptr(TesseraDynamicLockFile) self = NULL;
 
   g_return_val_if_fail (path != NULL && job_uri != NULL, NULL);
+  self = _tessera_dynamic_lock_file_new_unsaved (lock_file_type, path, job_uri, information, process, error);
+  if (self == NULL || !tessera_dynamic_lock_file_save (self, error))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+/* tessera_dynamic_lock_file_create() without the write: the caller
+ * writes it where it knows the folder to be. */
+TesseraDynamicLockFile *
+_tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
+                                        const char      *path,
+                                        const char      *job_uri,
+                                        JsonNode        *information,
+                                        TesseraProcess  *process,
+                                        GError         **error)
+{
+  g_autoptr(TesseraDynamicLockFile) self = NULL;
+
   if (!check_type (lock_file_type, error))
     return NULL;
   self = g_object_new (lock_file_type, "path", path, "job-uri", job_uri, "process", process, NULL);
   keep_information (self, information);
   if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, error))
     return NULL;
-  if (!tessera_dynamic_lock_file_save (self, error))
-    return NULL;
   return g_steal_pointer (&self);
+}
+
+/* Writes it atomically as @name in @dir_fd (its path is for messages). */
+gboolean
+_tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
+                                    int                      dir_fd,
+                                    const char              *name,
+                                    GError                 **error)
+{
+  g_autoptr(JsonNode) node = tessera_dynamic_lock_file_to_json (self);
+  g_autofree char *text = json_to_string (node, FALSE);
+  struct stat st;
+
+  if (!_tessera_write_file_atomic_at (dir_fd, name, PRIV (self)->path, text, -1, FALSE, error))
+    return FALSE;
+  if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+  return TRUE;
 }
 
 /**

@@ -564,11 +564,18 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
       remove_entry (cache, name);
     }
   _tessera_pause_point ("lock-file-create");
-  lock_file = tessera_dynamic_lock_file_create (cache->lock_file_type, path,
-                                                tessera_job_get_job_uri (job), information,
-                                                process, error);
-  if (lock_file == NULL || !_tessera_lock_folder_stat_job (cache->folder, name, &st))
+  lock_file = _tessera_dynamic_lock_file_new_unsaved (cache->lock_file_type, path,
+                                                      tessera_job_get_job_uri (job), information,
+                                                      process, error);
+  if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, error))
     {
+      g_clear_object (&lock_file);
+      return FALSE;
+    }
+  if (!_tessera_lock_folder_stat_job (cache->folder, name, &st))
+    {
+      /* Removed by someone else at once: say so rather than fail mute. */
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
       g_clear_object (&lock_file);
       return FALSE;
     }
@@ -608,7 +615,7 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
   g_return_val_if_fail (entry != NULL && entry->h.lock_file != NULL, FALSE);
   _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
   tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
-  if (!tessera_dynamic_lock_file_save (entry->h.lock_file, error))
+  if (!_tessera_lock_folder_save_job (cache->folder, name, entry->h.lock_file, error))
     return FALSE;
   if (_tessera_lock_folder_stat_job (cache->folder, name, &st))
     entry_set_stat (entry, &st);

@@ -72,6 +72,17 @@ gboolean    _tessera_lock_folder_remove_job       (TesseraLockFolder  *folder,
                                                    ino_t               ino,
                                                    GError            **error);
 
+/* Writes @lock_file as jobs/@name, atomically, never through a link. */
+gboolean    _tessera_lock_folder_save_job         (TesseraLockFolder  *folder,
+                                                   const char         *name,
+                                                   TesseraDynamicLockFile *lock_file,
+                                                   GError            **error);
+/* Removes our own jobs/@name when we let it go: a regular file only,
+ * never through a link; already gone is no error. */
+gboolean    _tessera_lock_folder_remove_own_job   (TesseraLockFolder  *folder,
+                                                   const char         *name,
+                                                   GError            **error);
+
 /* informations.json */
 gboolean    _tessera_lock_folder_has_informations (TesseraLockFolder  *folder);
 gboolean    _tessera_lock_folder_stat_informations (TesseraLockFolder *folder,

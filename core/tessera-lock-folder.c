@@ -289,6 +289,54 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
   return found;
 }
 
+gboolean
+_tessera_lock_folder_save_job (TesseraLockFolder       *folder,
+                               const char              *name,
+                               TesseraDynamicLockFile  *lock_file,
+                               GError                 **error)
+{
+  int dir_fd = _tessera_lock_folder_open_jobs (folder);
+  gboolean ok;
+
+  if (dir_fd < 0)
+    {
+      g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+      _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
+      return FALSE;
+    }
+  ok = _tessera_dynamic_lock_file_save_at (lock_file, dir_fd, name, error);
+  close (dir_fd);
+  return ok;
+}
+
+gboolean
+_tessera_lock_folder_remove_own_job (TesseraLockFolder  *folder,
+                                     const char         *name,
+                                     GError            **error)
+{
+  int dir_fd;
+  struct stat st;
+  int saved = 0;
+
+  _tessera_pause_point ("lock-file-delete");
+  dir_fd = _tessera_lock_folder_open_jobs (folder);
+  if (dir_fd < 0)
+    saved = errno;
+  else if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    saved = errno;
+  else if (S_ISREG (st.st_mode) && unlinkat (dir_fd, name, 0) < 0)
+    saved = errno;
+  if (dir_fd >= 0)
+    close (dir_fd);
+  if (saved != 0 && saved != ENOENT)
+    {
+      g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+      _tessera_set_io_error (error, saved, _("Cannot delete lock file %s: %s"), path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* ---------------------------------------------------------------------- */
 /* informations.json */
 
