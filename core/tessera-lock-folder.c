@@ -87,9 +87,18 @@ _tessera_lock_folder_dup_job_path (TesseraLockFolder *folder,
 static int
 folder_fd (TesseraLockFolder *folder)
 {
-  if (folder->fd < 0)
-    folder->fd = open (folder->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return folder->fd;
+  int fd = g_atomic_int_get (&folder->fd);
+
+  if (fd >= 0)
+    return fd;
+  /* The monitors may ask from their own thread: one opening wins. */
+  fd = open (folder->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 && !g_atomic_int_compare_and_exchange (&folder->fd, -1, fd))
+    {
+      close (fd);
+      fd = g_atomic_int_get (&folder->fd);
+    }
+  return fd;
 }
 
 /* jobs/, made in the pool's folder (or there already), with a group
