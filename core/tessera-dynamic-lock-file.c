@@ -6,6 +6,7 @@
 #include "tessera-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 
 /**
@@ -276,6 +277,8 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
  * text in @data for the caller to judge. */
 TesseraDynamicLockFile *
 _tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                      int          dir_fd,
+                                      const char  *name,
                                       const char  *path,
                                       char       **data,
                                       gsize       *length,
@@ -286,7 +289,7 @@ _tessera_dynamic_lock_file_load_once (GType        lock_file_type,
 
   *data = NULL;
   *length = 0;
-  if (!_tessera_read_file_nofollow (path, data, length, &st, error))
+  if (!_tessera_read_file_at (dir_fd, name, path, data, length, &st, error))
     return NULL;
   self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, *data, *length, error);
   if (self != NULL)
@@ -379,7 +382,8 @@ tessera_dynamic_lock_file_save (TesseraDynamicLockFile  *self,
 
   node = tessera_dynamic_lock_file_to_json (self);
   text = json_to_string (node, FALSE);
-  if (!_tessera_write_file_atomic (PRIV (self)->path, text, -1, FALSE, error))
+  /* Never through a link planted in place of jobs/. */
+  if (!_tessera_write_pool_file_atomic (PRIV (self)->path, text, error))
     return FALSE;
   if (g_lstat (PRIV (self)->path, &st) == 0)
     PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
@@ -410,15 +414,49 @@ tessera_dynamic_lock_file_create (GType            lock_file_type,
   g_autoptr(TesseraDynamicLockFile) self = NULL;
 
   g_return_val_if_fail (path != NULL && job_uri != NULL, NULL);
+  self = _tessera_dynamic_lock_file_new_unsaved (lock_file_type, path, job_uri, information, process, error);
+  if (self == NULL || !tessera_dynamic_lock_file_save (self, error))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+/* tessera_dynamic_lock_file_create() without the write: the caller
+ * writes it where it knows the folder to be. */
+TesseraDynamicLockFile *
+_tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
+                                        const char      *path,
+                                        const char      *job_uri,
+                                        JsonNode        *information,
+                                        TesseraProcess  *process,
+                                        GError         **error)
+{
+  g_autoptr(TesseraDynamicLockFile) self = NULL;
+
   if (!check_type (lock_file_type, error))
     return NULL;
   self = g_object_new (lock_file_type, "path", path, "job-uri", job_uri, "process", process, NULL);
   keep_information (self, information);
   if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, error))
     return NULL;
-  if (!tessera_dynamic_lock_file_save (self, error))
-    return NULL;
   return g_steal_pointer (&self);
+}
+
+/* Writes it atomically as @name in @dir_fd (its path is for messages). */
+gboolean
+_tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
+                                    int                      dir_fd,
+                                    const char              *name,
+                                    GError                 **error)
+{
+  g_autoptr(JsonNode) node = tessera_dynamic_lock_file_to_json (self);
+  g_autofree char *text = json_to_string (node, FALSE);
+  struct stat st;
+
+  if (!_tessera_write_file_atomic_at (dir_fd, name, PRIV (self)->path, text, -1, FALSE, error))
+    return FALSE;
+  if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+  return TRUE;
 }
 
 /**
@@ -426,8 +464,9 @@ tessera_dynamic_lock_file_create (GType            lock_file_type,
  * @self: a lock file
  * @error: return location for a #GError
  *
- * Removes the lock file from disk. A file that is already gone is not an
- * error: peers may delete it at any moment.
+ * Removes the lock file from disk: a regular file only, never through a
+ * symbolic link planted in place of its folder. A file that is already
+ * gone is not an error: peers may delete it at any moment.
  *
  * Returns: %TRUE when the file is gone
  */
@@ -436,12 +475,14 @@ tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
                                   GError                 **error)
 {
   const char *path;
+  int saved;
 
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), FALSE);
   path = PRIV (self)->path;
-  if (g_unlink (path) < 0 && errno != ENOENT)
+  _tessera_pause_point ("lock-file-delete");
+  saved = _tessera_unlink_pool_file (path);
+  if (saved != 0 && saved != ENOENT)
     {
-      int saved = errno;
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO,
                    _("Cannot delete lock file %s: %s"), path, g_strerror (saved));
       return FALSE;

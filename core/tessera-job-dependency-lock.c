@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
 #include <errno.h>
@@ -85,9 +86,11 @@ static void
 real_release (TesseraJobDependencyLock *self)
 {
   const char *path = PRIV (self)->lock_file_path;
+  /* A regular file only, never through a link planted in place of jobs/. */
+  int saved = path != NULL ? _tessera_unlink_pool_file (path) : 0;
 
-  if (path != NULL && g_file_test (path, G_FILE_TEST_IS_REGULAR) && g_unlink (path) < 0 && errno != ENOENT)
-    g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (errno));
+  if (saved != 0 && saved != ENOENT && saved != EPERM)
+    g_warning (_("Cannot delete lock file %s: %s"), path, g_strerror (saved));
 }
 
 static char **

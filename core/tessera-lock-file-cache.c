@@ -4,6 +4,8 @@
  */
 #include "tessera-lock-file-cache-private.h"
 
+#include <unistd.h>
+
 typedef struct
 {
   TesseraHolder h;                    /* name, lock file, identity, holder */
@@ -247,7 +249,17 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
 
       /* Read once: under ipc.lock no writer is half-way, and what does not
        * load is judged from this very text. */
-      entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, path, &data, &length, &error);
+      int dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
+
+      if (dir_fd < 0)
+        {
+          /* jobs/ gone, or swapped for a link, since it was listed. */
+          entry_free (entry);
+          return;
+        }
+      entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, dir_fd, name, path,
+                                                                 &data, &length, &error);
+      close (dir_fd);
       if (entry->h.lock_file == NULL)
         {
           if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
@@ -551,11 +563,19 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
       g_info (_("Replacing unusable lock file %s"), path);
       remove_entry (cache, name);
     }
-  lock_file = tessera_dynamic_lock_file_create (cache->lock_file_type, path,
-                                                tessera_job_get_job_uri (job), information,
-                                                process, error);
-  if (lock_file == NULL || !_tessera_lock_folder_stat_job (cache->folder, name, &st))
+  _tessera_pause_point ("lock-file-create");
+  lock_file = _tessera_dynamic_lock_file_new_unsaved (cache->lock_file_type, path,
+                                                      tessera_job_get_job_uri (job), information,
+                                                      process, error);
+  if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, error))
     {
+      g_clear_object (&lock_file);
+      return FALSE;
+    }
+  if (!_tessera_lock_folder_stat_job (cache->folder, name, &st))
+    {
+      /* Removed by someone else at once: say so rather than fail mute. */
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
       g_clear_object (&lock_file);
       return FALSE;
     }
@@ -595,7 +615,7 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
   g_return_val_if_fail (entry != NULL && entry->h.lock_file != NULL, FALSE);
   _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
   tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
-  if (!tessera_dynamic_lock_file_save (entry->h.lock_file, error))
+  if (!_tessera_lock_folder_save_job (cache->folder, name, entry->h.lock_file, error))
     return FALSE;
   if (_tessera_lock_folder_stat_job (cache->folder, name, &st))
     entry_set_stat (entry, &st);

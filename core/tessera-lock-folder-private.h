@@ -47,6 +47,9 @@ int         _tessera_lock_folder_lock             (TesseraLockFolder  *folder,
                                                    GError            **error);
 void        _tessera_lock_folder_unlock           (int                 fd);
 
+/* jobs/, opened without following a link from the pool's folder (which
+ * is opened once): -1 with errno when it cannot be. */
+int         _tessera_lock_folder_open_jobs        (TesseraLockFolder  *folder);
 /* jobs/ itself (lstat: a link is seen as a link). */
 gboolean    _tessera_lock_folder_stat_jobs        (TesseraLockFolder  *folder,
                                                    struct stat        *st);
@@ -69,6 +72,17 @@ gboolean    _tessera_lock_folder_remove_job       (TesseraLockFolder  *folder,
                                                    ino_t               ino,
                                                    GError            **error);
 
+/* Writes @lock_file as jobs/@name, atomically, never through a link. */
+gboolean    _tessera_lock_folder_save_job         (TesseraLockFolder  *folder,
+                                                   const char         *name,
+                                                   TesseraDynamicLockFile *lock_file,
+                                                   GError            **error);
+/* Removes our own jobs/@name when we let it go: a regular file only,
+ * never through a link; already gone is no error. */
+gboolean    _tessera_lock_folder_remove_own_job   (TesseraLockFolder  *folder,
+                                                   const char         *name,
+                                                   GError            **error);
+
 /* informations.json */
 gboolean    _tessera_lock_folder_has_informations (TesseraLockFolder  *folder);
 gboolean    _tessera_lock_folder_stat_informations (TesseraLockFolder *folder,
@@ -86,7 +100,34 @@ gboolean    _tessera_lock_folder_write_informations (TesseraLockFolder *folder,
  * (µs): whole-second times tell a coarse file system. */
 gint64      _tessera_lock_folder_mtime_tick_us    (gint64              mtime_ns);
 
-/* Helpers for every file of a pool, used by the other units too. */
+/* Helpers for every file of a pool, used by the other units too
+ * (tessera-folder-io.c). The *_at ones work in @dir_fd and follow no
+ * link; @path is for messages. */
+gboolean _tessera_write_file_atomic_at (int         dir_fd,
+                                        const char *name,
+                                        const char *path,
+                                        const char *data,
+                                        gssize      length,
+                                        gboolean    durable,
+                                        GError    **error);
+gboolean _tessera_read_file_at        (int          dir_fd,
+                                       const char  *name,
+                                       const char  *path,
+                                       char       **data,
+                                       gsize       *length,
+                                       struct stat *st,
+                                       GError     **error);
+/* The folder of @path, a file in a pool's subfolder (jobs/, queue/):
+ * its parent opened as given, the subfolder never through a link. */
+int      _tessera_open_pool_file_folder (const char *path);
+/* An atomic write of such a file, in that folder. */
+gboolean _tessera_write_pool_file_atomic (const char  *path,
+                                          const char  *data,
+                                          GError     **error);
+/* Removes such a file of this process's own, if it is a regular file,
+ * never through a link: 0, or an errno (ENOENT: already gone). */
+int      _tessera_unlink_pool_file    (const char  *path);
+/* By path: the file's folder opened as given (the job's own files). */
 gboolean _tessera_write_file_atomic   (const char  *path,
                                        const char  *data,
                                        gssize       length,
@@ -103,6 +144,13 @@ gboolean _tessera_fs_is_local         (const char  *path);
 int      _tessera_ipc_lock_acquire    (const char  *path,
                                        GError     **error);
 int      _tessera_ipc_lock_acquire_shared (const char *path);
+int      _tessera_ipc_lock_acquire_at (int          dir_fd,
+                                       const char  *name,
+                                       const char  *path,
+                                       GError     **error);
+int      _tessera_ipc_lock_acquire_shared_at (int         dir_fd,
+                                              const char *name,
+                                              const char *path);
 void     _tessera_ipc_lock_release    (int          fd);
 /* While set in this thread, ipc.lock is only tried: a peer holding it
  * makes the acquire fail with G_IO_ERROR_WOULD_BLOCK. */

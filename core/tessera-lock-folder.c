@@ -23,7 +23,12 @@ struct _TesseraLockFolder
   char *jobs_path;
   char *ipc_path;
   char *info_path;
+  /* The pool's folder, opened once (links in the configured path are
+   * followed there, never below it); -1 until it exists. */
+  int fd;
 };
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
 TesseraLockFolder *
 _tessera_lock_folder_new (const char *path)
@@ -34,6 +39,7 @@ _tessera_lock_folder_new (const char *path)
   folder->jobs_path = g_build_filename (path, "jobs", NULL);
   folder->ipc_path = g_build_filename (path, "ipc.lock", NULL);
   folder->info_path = g_build_filename (path, "informations.json", NULL);
+  folder->fd = -1;
   return folder;
 }
 
@@ -46,6 +52,8 @@ _tessera_lock_folder_free (TesseraLockFolder *folder)
   g_free (folder->jobs_path);
   g_free (folder->ipc_path);
   g_free (folder->info_path);
+  if (folder->fd >= 0)
+    close (folder->fd);
   g_free (folder);
 }
 
@@ -74,17 +82,57 @@ _tessera_lock_folder_dup_job_path (TesseraLockFolder *folder,
   return g_build_filename (folder->jobs_path, name, NULL);
 }
 
+/* Everything below it goes through this descriptor and *at() calls that
+ * follow no link. */
+static int
+folder_fd (TesseraLockFolder *folder)
+{
+  int fd = g_atomic_int_get (&folder->fd);
+
+  if (fd >= 0)
+    return fd;
+  /* The monitors may ask from their own thread: one opening wins. */
+  fd = open (folder->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 && !g_atomic_int_compare_and_exchange (&folder->fd, -1, fd))
+    {
+      close (fd);
+      fd = g_atomic_int_get (&folder->fd);
+    }
+  return fd;
+}
+
+/* jobs/, made in the pool's folder (or there already), with a group
+ * folder's group and bits. */
+static gboolean
+make_jobs (TesseraLockFolder *folder, GError **error)
+{
+  int dir_fd = folder_fd (folder);
+  int jobs_fd;
+
+  if (dir_fd < 0 || (mkdirat (dir_fd, "jobs", 0777) < 0 && errno != EEXIST))
+    {
+      _tessera_set_io_error (error, errno, _("Cannot create %s: %s"), folder->jobs_path);
+      return FALSE;
+    }
+  jobs_fd = openat (dir_fd, "jobs", DIR_FLAGS);
+  if (jobs_fd >= 0)
+    {
+      _tessera_share_like_parent (jobs_fd, folder->jobs_path);
+      close (jobs_fd);
+    }
+  return TRUE;
+}
+
 gboolean
 _tessera_lock_folder_create (TesseraLockFolder  *folder,
                              GError            **error)
 {
-  if (!_tessera_mkdir_with_parents (folder->jobs_path, error))
+  if (!_tessera_mkdir_with_parents (folder->path, error))
     return FALSE;
   /* In a group's shared folder, the pool is the group's (see
    * _tessera_share_like_parent: only what we own, only when needed). */
   _tessera_share_like_parent (-1, folder->path);
-  _tessera_share_like_parent (-1, folder->jobs_path);
-  return TRUE;
+  return make_jobs (folder, error);
 }
 
 gboolean
@@ -98,9 +146,17 @@ _tessera_lock_folder_lock (TesseraLockFolder  *folder,
                            gboolean            shared,
                            GError            **error)
 {
+  int dir_fd = folder_fd (folder);
+
+  if (dir_fd < 0)
+    {
+      if (!shared)
+        _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), folder->ipc_path);
+      return -1;
+    }
   if (shared)
-    return _tessera_ipc_lock_acquire_shared (folder->ipc_path);
-  return _tessera_ipc_lock_acquire (folder->ipc_path, error);
+    return _tessera_ipc_lock_acquire_shared_at (dir_fd, "ipc.lock", folder->ipc_path);
+  return _tessera_ipc_lock_acquire_at (dir_fd, "ipc.lock", folder->ipc_path, error);
 }
 
 void
@@ -116,16 +172,18 @@ gboolean
 _tessera_lock_folder_stat_jobs (TesseraLockFolder *folder,
                                 struct stat       *st)
 {
-  return g_lstat (folder->jobs_path, st) == 0;
+  int dir_fd = folder_fd (folder);
+
+  return dir_fd >= 0 && fstatat (dir_fd, "jobs", st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 void
 _tessera_lock_folder_make_jobs (TesseraLockFolder *folder)
 {
-  if (mkdir (folder->jobs_path, 0777) == 0)
-    _tessera_share_like_parent (-1, folder->jobs_path);
-  else if (errno != EEXIST)
-    g_warning (_("Cannot create %s: %s"), folder->jobs_path, g_strerror (errno));
+  g_autoptr(GError) error = NULL;
+
+  if (!make_jobs (folder, &error))
+    g_warning ("%s", error->message);
 }
 
 gboolean
@@ -133,16 +191,21 @@ _tessera_lock_folder_stat_job (TesseraLockFolder *folder,
                                const char        *name,
                                struct stat       *st)
 {
-  g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+  int dir_fd = _tessera_lock_folder_open_jobs (folder);
+  gboolean found = dir_fd >= 0 && fstatat (dir_fd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
 
-  return g_lstat (path, st) == 0;
+  if (dir_fd >= 0)
+    close (dir_fd);
+  return found;
 }
 
 /* Never through a link, should jobs/ have been swapped for one. */
-static int
-open_jobs (TesseraLockFolder *folder)
+int
+_tessera_lock_folder_open_jobs (TesseraLockFolder *folder)
 {
-  return open (folder->jobs_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int dir_fd = folder_fd (folder);
+
+  return dir_fd < 0 ? -1 : openat (dir_fd, "jobs", DIR_FLAGS);
 }
 
 static gboolean
@@ -168,7 +231,7 @@ static void
 remove_stale_temporary (TesseraLockFolder *folder, const char *name, double min_age, gboolean read_only)
 {
   g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
-  int dir_fd = read_only ? -1 : open_jobs (folder);
+  int dir_fd = read_only ? -1 : _tessera_lock_folder_open_jobs (folder);
   struct stat st;
 
   if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
@@ -187,7 +250,7 @@ _tessera_lock_folder_list_jobs (TesseraLockFolder *folder,
                                 gboolean           read_only)
 {
   GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  int dir_fd = open_jobs (folder);
+  int dir_fd = _tessera_lock_folder_open_jobs (folder);
   DIR *dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
   struct dirent *d;
 
@@ -215,7 +278,7 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
    * and only in the real jobs/: through a descriptor opened without
    * following a link, so a folder swapped for a link meanwhile is never
    * reached. */
-  int dir_fd = open_jobs (folder);
+  int dir_fd = _tessera_lock_folder_open_jobs (folder);
   gboolean found = FALSE;
   struct stat st;
 
@@ -235,6 +298,54 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
   return found;
 }
 
+gboolean
+_tessera_lock_folder_save_job (TesseraLockFolder       *folder,
+                               const char              *name,
+                               TesseraDynamicLockFile  *lock_file,
+                               GError                 **error)
+{
+  int dir_fd = _tessera_lock_folder_open_jobs (folder);
+  gboolean ok;
+
+  if (dir_fd < 0)
+    {
+      g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+      _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
+      return FALSE;
+    }
+  ok = _tessera_dynamic_lock_file_save_at (lock_file, dir_fd, name, error);
+  close (dir_fd);
+  return ok;
+}
+
+gboolean
+_tessera_lock_folder_remove_own_job (TesseraLockFolder  *folder,
+                                     const char         *name,
+                                     GError            **error)
+{
+  int dir_fd;
+  struct stat st;
+  int saved = 0;
+
+  _tessera_pause_point ("lock-file-delete");
+  dir_fd = _tessera_lock_folder_open_jobs (folder);
+  if (dir_fd < 0)
+    saved = errno;
+  else if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    saved = errno;
+  else if (S_ISREG (st.st_mode) && unlinkat (dir_fd, name, 0) < 0)
+    saved = errno;
+  if (dir_fd >= 0)
+    close (dir_fd);
+  if (saved != 0 && saved != ENOENT)
+    {
+      g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+      _tessera_set_io_error (error, saved, _("Cannot delete lock file %s: %s"), path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* ---------------------------------------------------------------------- */
 /* informations.json */
 
@@ -242,13 +353,17 @@ gboolean
 _tessera_lock_folder_stat_informations (TesseraLockFolder *folder,
                                         struct stat       *st)
 {
-  return g_lstat (folder->info_path, st) == 0;
+  int dir_fd = folder_fd (folder);
+
+  return dir_fd >= 0 && fstatat (dir_fd, "informations.json", st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 gboolean
 _tessera_lock_folder_has_informations (TesseraLockFolder *folder)
 {
-  return g_file_test (folder->info_path, G_FILE_TEST_EXISTS);
+  struct stat st;
+
+  return _tessera_lock_folder_stat_informations (folder, &st);
 }
 
 gboolean
@@ -258,7 +373,17 @@ _tessera_lock_folder_read_informations (TesseraLockFolder  *folder,
                                         struct stat        *st,
                                         GError            **error)
 {
-  return _tessera_read_file_nofollow (folder->info_path, data, length, st, error);
+  int dir_fd = folder_fd (folder);
+
+  if (dir_fd < 0)
+    {
+      if (errno == ENOENT)
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, _("%s does not exist"), folder->info_path);
+      else
+        _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), folder->info_path);
+      return FALSE;
+    }
+  return _tessera_read_file_at (dir_fd, "informations.json", folder->info_path, data, length, st, error);
 }
 
 /* Durable: the capacity must outlive a crash of the machine. */
@@ -267,7 +392,14 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
                                          const char         *text,
                                          GError            **error)
 {
-  return _tessera_write_file_atomic (folder->info_path, text, -1, TRUE, error);
+  int dir_fd = folder_fd (folder);
+
+  if (dir_fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot write %s: %s"), folder->info_path);
+      return FALSE;
+    }
+  return _tessera_write_file_atomic_at (dir_fd, "informations.json", folder->info_path, text, -1, TRUE, error);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -283,7 +415,7 @@ _tessera_lock_folder_mtime_tick_us (gint64 mtime_ns)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Files of the folder: atomic writes, reads that follow no link, the
+/* Files of the folder: the
  * kind of file system, ipc.lock */
 
 /* File systems where every change to a folder is made by this kernel, so
@@ -326,139 +458,6 @@ _tessera_fs_is_local (const char *path)
  * informations.json. A lock file, a .pid or a locks.json names processes
  * that a reboot kills anyway (and the boot id tells), so syncing them
  * would only slow every acquire down. */
-gboolean
-_tessera_write_file_atomic (const char  *path,
-                            const char  *data,
-                            gssize       length,
-                            gboolean     durable,
-                            GError     **error)
-{
-  /* g_mkstemp_full() replaces the six X with random characters. */
-  g_autofree char *tmp = g_strconcat (path, ".XXXXXX", NULL);
-  gsize left = length < 0 ? strlen (data) : (gsize) length;
-  int fd, saved;
-
-  /* 0644 & ~umask: readable by the other users of a shared folder. */
-  fd = g_mkstemp_full (tmp, O_RDWR | O_CLOEXEC, 0644);
-  if (fd < 0)
-    {
-      saved = errno;
-      _tessera_set_io_error (error, saved, _("Cannot create a file beside %s: %s"), path);
-      return FALSE;
-    }
-  /* In a group's pool, the group's whatever the umask: its other users
-   * read informations.json and the lock files. */
-  _tessera_share_like_parent (fd, path);
-  while (left > 0)
-    {
-      gssize n = write (fd, data, left);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        goto fail;
-      data += n;
-      left -= (gsize) n;
-    }
-  if (durable && fsync (fd) < 0)
-    goto fail;
-  if (close (fd) < 0)
-    {
-      fd = -1;
-      goto fail;
-    }
-  fd = -1;
-  if (rename (tmp, path) < 0)
-    goto fail;
-  if (durable)
-    {
-      g_autofree char *dir = g_path_get_dirname (path);
-      int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir_fd >= 0)
-        {
-          fsync (dir_fd);
-          close (dir_fd);
-        }
-    }
-  return TRUE;
-
-fail:
-  saved = errno ? errno : EIO;
-  if (fd >= 0)
-    close (fd);
-  g_unlink (tmp);
-  _tessera_set_io_error (error, saved, _("Cannot write %s: %s"), path);
-  return FALSE;
-}
-
-gboolean
-_tessera_read_file_nofollow (const char  *path,
-                             char       **data,
-                             gsize       *length,
-                             struct stat *st,
-                             GError     **error)
-{
-  int fd;
-  struct stat local_st;
-  GString *buf;
-  char chunk[8192];
-
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0)
-    {
-      int saved = errno;
-      if (saved == ENOENT)
-        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-                     _("%s does not exist"), path);
-      else if (saved == ELOOP)
-        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                     _("%s is a symbolic link; refusing to follow it"), path);
-      else
-        _tessera_set_io_error (error, saved, _("Cannot open %s: %s"), path);
-      return FALSE;
-    }
-  if (fstat (fd, &local_st) < 0 || !S_ISREG (local_st.st_mode))
-    {
-      close (fd);
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("%s is not a regular file"), path);
-      return FALSE;
-    }
-  buf = g_string_sized_new (local_st.st_size + 1);
-  for (;;)
-    {
-      ssize_t n = read (fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-          close (fd);
-          g_string_free (buf, TRUE);
-          _tessera_set_io_error (error, saved, _("Cannot read %s: %s"), path);
-          return FALSE;
-        }
-      if (n == 0)
-        break;
-      g_string_append_len (buf, chunk, n);
-      /* Lock files are tiny; refuse to slurp something huge and hostile. */
-      if (buf->len > 16 * 1024 * 1024)
-        {
-          close (fd);
-          g_string_free (buf, TRUE);
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                       _("%s is too large"), path);
-          return FALSE;
-        }
-    }
-  close (fd);
-  if (st != NULL)
-    *st = local_st;
-  if (length != NULL)
-    *length = buf->len;
-  *data = g_string_free (buf, FALSE);
-  return TRUE;
-}
-
 static gboolean
 is_nfs (int fd)
 {
@@ -519,6 +518,15 @@ int
 _tessera_ipc_lock_acquire (const char  *path,
                            GError     **error)
 {
+  return _tessera_ipc_lock_acquire_at (AT_FDCWD, path, path, error);
+}
+
+int
+_tessera_ipc_lock_acquire_at (int          dir_fd,
+                              const char  *name,
+                              const char  *path,
+                              GError     **error)
+{
   gboolean try_only = GPOINTER_TO_INT (g_private_get (&ipc_try_only));
 
   for (;;)
@@ -527,11 +535,11 @@ _tessera_ipc_lock_acquire (const char  *path,
       gboolean nfs;
       /* 0666 & ~umask, like the Python peers; made usable by the pool's
        * group when we are the one creating it. */
-      int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+      int fd = openat (dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
       if (fd < 0 && errno == ENOENT)
         {
-          fd = open (path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+          fd = openat (dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
           if (fd >= 0)
             _tessera_share_like_parent (fd, path);
           else if (errno == EEXIST)
@@ -541,6 +549,12 @@ _tessera_ipc_lock_acquire (const char  *path,
       if (fd < 0)
         {
           _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
+          return -1;
+        }
+      if (fstat (fd, &fst) < 0 || !S_ISREG (fst.st_mode))
+        {
+          close (fd);
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE, _("%s is not a regular file"), path);
           return -1;
         }
       /* On NFS flock is emulated with a whole-file fcntl lock: taking both
@@ -582,7 +596,7 @@ _tessera_ipc_lock_acquire (const char  *path,
       /* filelock-based peers unlink ipc.lock when they release: a lock on
        * an unlinked inode excludes nobody, so start again on the new one. */
       if (fstat (fd, &fst) == 0 && fst.st_nlink > 0 &&
-          lstat (path, &pst) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev)
+          fstatat (dir_fd, name, &pst, AT_SYMLINK_NOFOLLOW) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev)
         return fd;
       _tessera_ipc_lock_release (fd);
     }
@@ -595,7 +609,13 @@ _tessera_ipc_lock_acquire (const char  *path,
 int
 _tessera_ipc_lock_acquire_shared (const char *path)
 {
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  return _tessera_ipc_lock_acquire_shared_at (AT_FDCWD, path, path);
+}
+
+int
+_tessera_ipc_lock_acquire_shared_at (int dir_fd, const char *name, const char *path)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   struct stat st;
 
   if (fd < 0)

@@ -149,10 +149,23 @@ gboolean _tessera_json_load (JsonParser  *parser,
                              GError     **error);
 
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
+                                                              int          dir_fd,
+                                                              const char  *name,
                                                               const char  *path,
                                                               char       **data,
                                                               gsize       *length,
                                                               GError     **error);
+
+TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
+                                                                const char      *path,
+                                                                const char      *job_uri,
+                                                                JsonNode        *information,
+                                                                TesseraProcess  *process,
+                                                                GError         **error);
+gboolean _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
+                                             int                      dir_fd,
+                                             const char              *name,
+                                             GError                 **error);
 
 void _tessera_share_like_parent (int fd, const char *path);
 

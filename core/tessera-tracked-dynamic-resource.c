@@ -922,7 +922,8 @@ tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource *self,
   _tessera_lock_file_cache_remove (priv->cache, name);
   KLASS (self)->do_release (self, dependency);
   /* jobs/ swapped for a link since we acquired: our file is not there. */
-  if (!_tessera_lock_file_cache_jobs_refused (priv->cache) && !tessera_dynamic_lock_file_delete (lock_file, &error))
+  if (!_tessera_lock_file_cache_jobs_refused (priv->cache) &&
+      !_tessera_lock_folder_remove_own_job (priv->folder, name, &error))
     g_warning ("%s", error->message);
   _tessera_folder_monitor_note_own_change (priv->monitor, mtime_before);
   unlock_both (self, fd);

@@ -205,11 +205,19 @@ int
 _tessera_job_lock_take (const char  *path,
                         GError     **error)
 {
-  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  /* Never blocks on a FIFO planted there; only a regular file is a lock. */
+  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+  struct stat st;
 
   if (fd < 0)
     {
       _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
+      return -1;
+    }
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE, _("%s is not a regular file"), path);
       return -1;
     }
   /* Never waits: a job runs once, so a held lock means another runs it. */

@@ -81,6 +81,16 @@ _tessera_wait_begin (TesseraDynamicDependency *dependency)
                              g_new0 (WaitState, 1), wait_state_free);
 }
 
+/* Our own entry, never through a link planted in place of queue/. */
+static void
+warn_unlink (const char *path)
+{
+  int saved = _tessera_unlink_pool_file (path);
+
+  if (saved != 0 && saved != ENOENT)
+    g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (saved));
+}
+
 void
 _tessera_wait_end (TesseraDynamicDependency *dependency)
 {
@@ -90,8 +100,8 @@ _tessera_wait_end (TesseraDynamicDependency *dependency)
     return;
   /* Our own entry: no need for ipc.lock to delete it (readers take what
    * they find, and a missing entry reserves nothing). */
-  if (state->path != NULL && g_unlink (state->path) < 0 && errno != ENOENT)
-    g_warning (_("Cannot delete queue entry %s: %s"), state->path, g_strerror (errno));
+  if (state->path != NULL)
+    warn_unlink (state->path);
   wait_state_free (state);
 }
 
@@ -255,7 +265,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
       if (!g_str_has_suffix (dent->d_name, ".json") || dent->d_name[0] == '.')
         continue;
       path = g_build_filename (view->folder, dent->d_name, NULL);
-      if (!_tessera_read_file_nofollow (path, &data, &length, &st, NULL))
+      if (!_tessera_read_file_at (dirfd (dir), dent->d_name, path, &data, &length, &st, NULL))
         continue;
       parser = json_parser_new_immutable ();
       if (!_tessera_json_load (parser, data, length, NULL) ||
@@ -341,7 +351,7 @@ write_entry (TesseraTrackedDynamicResource *self,
     _tessera_share_like_parent (-1, view->folder);
   else if (errno != EEXIST && !_tessera_mkdir_with_parents (view->folder, error))
     return FALSE;
-  return _tessera_write_file_atomic (path, text, -1, FALSE, error);
+  return _tessera_write_pool_file_atomic (path, text, error);
 }
 
 /* After a decision of acquire on @dependency. Thread lock and ipc.lock
@@ -366,8 +376,8 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
     return;
   if (acquired)
     {
-      if (state->path != NULL && g_unlink (state->path) < 0 && errno != ENOENT)
-        g_warning (_("Cannot delete queue entry %s: %s"), state->path, g_strerror (errno));
+      if (state->path != NULL)
+        warn_unlink (state->path);
       g_clear_pointer (&state->path, g_free);
       state->ticket = 0;
       state->reserve = FALSE;
@@ -391,8 +401,8 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
     {
       /* Within its patience, or asking for more than the whole capacity
        * (the total shrank): no entry. */
-      if (state->path != NULL && g_unlink (state->path) < 0 && errno != ENOENT)
-        g_warning (_("Cannot delete queue entry %s: %s"), state->path, g_strerror (errno));
+      if (state->path != NULL)
+        warn_unlink (state->path);
       g_clear_pointer (&state->path, g_free);
       state->ticket = 0;
       state->reserve = FALSE;

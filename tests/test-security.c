@@ -546,6 +546,150 @@ test_hostile_names (Fixture *f, gconstpointer data)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Folders swapped for links while the first user's tessera works */
+
+#if TESSERA_PAUSE_POINTS
+/* The first user's `tessera run --need r -- true`, held at pause point
+ * @point; there, jobs/ of r becomes a link to the first user's victim
+ * folder. Nothing of the victim's is created, read as a lock file or
+ * deleted. To pause at the removal of its own lock file, the run gives
+ * back the pool it took first (pools are taken in the order of their
+ * folders' inodes) because the second user holds the other one (all or
+ * none), and the victim's folder has a file of that very name. */
+static void
+test_jobs_swapped (Fixture *f, gconstpointer data)
+{
+  const char *point = data;
+  g_autofree char *pause_dir = g_build_filename (f->gp->tmp, "pause", NULL);
+  g_autofree char *reached = g_strdup_printf ("%s/%s.reached", pause_dir, point);
+  g_autofree char *go = g_strdup_printf ("%s/%s.go", pause_dir, point);
+  g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(Helper) run = NULL;
+  g_autoptr(Helper) holder = NULL;
+  gboolean own_delete = g_str_equal (point, "lock-file-delete");
+  const char *first = "r", *second = "m";
+  int status;
+
+  make_pool (f);
+  if (own_delete)
+    {
+      g_autofree char *r = g_build_filename (f->gp->pool, "r", NULL);
+      g_autofree char *m = g_build_filename (f->gp->pool, "m", NULL);
+      struct stat rst, mst;
+
+      g_assert_cmpint (stat (r, &rst), ==, 0);
+      g_assert_cmpint (stat (m, &mst), ==, 0);
+      if (mst.st_ino < rst.st_ino)
+        {
+          first = "m";
+          second = "r";
+        }
+      holder = hold_as_second (f, g_str_equal (second, "r") ? "r=8" : "m");
+      g_free (jobs);
+      jobs = g_build_filename (f->gp->pool, first, "jobs", NULL);
+    }
+  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
+  test_argv_as_user (argv, f->gp->users->users[0], BOUND_S);
+  g_ptr_array_add (argv, g_strdup ("env"));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_AT=%s", point));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
+  test_argv_tessera (argv, f->state[0], f->gp->config);
+  for (const char *const *a = own_delete ? (const char *[]) { "run", "--no-wait", "--need", first, "--need", second, "--", "true", NULL }
+                                         : (const char *[]) { "run", "--need", "r", "--", "true", NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  run = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  test_wait_for_file (reached, BOUND_S);
+
+  if (own_delete)
+    {
+      /* Our lock file's name, also in the victim's folder. */
+      g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+      const char *name;
+      guint found = 0;
+
+      g_assert_nonnull (dir);
+      while ((name = g_dir_read_name (dir)) != NULL)
+        if (g_str_has_suffix (name, ".json"))
+          {
+            g_autofree char *path = g_build_filename (f->victim, name, NULL);
+
+            test_write_file (path, "{\"the victim's\": true}\n");
+            test_run_or_fail ((const char *[]) { "chown", f->gp->users->users[0], path, NULL });
+            found++;
+          }
+      g_assert_cmpuint (found, ==, 1);
+      g_hash_table_unref (f->victim_before);
+      f->victim_before = snapshot (f->victim);
+    }
+  {
+    g_autofree char *script = g_strdup_printf ("cd \"$1/%s\"; mv jobs jobs.old; ln -s \"$2\" jobs", first);
+    plant (f, script);
+  }
+  test_write_file (go, "");
+  status = helper_wait (run);
+  g_test_message ("run -> %d", status);
+  g_assert_cmpint (status, <, 124);
+  assert_victim_untouched (f);
+  if (holder != NULL)
+    release_held (holder);
+}
+
+/* The same, with the resource folder r itself swapped for a link to a
+ * folder of the first user's that has a jobs/ of its own (another pool
+ * of theirs): the lock file goes to the folder r was when it was opened. */
+static void
+test_folder_swapped (Fixture *f, gconstpointer data)
+{
+  g_autofree char *pause_dir = g_build_filename (f->gp->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "lock-file-create.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "lock-file-create.go", NULL);
+  g_autofree char *other = g_build_filename (f->state[0], "other-pool", NULL);
+  g_autofree char *other_jobs = g_build_filename (other, "jobs", NULL);
+  g_autofree char *mine = g_build_filename (other_jobs, "mine.json", NULL);
+  g_autofree char *old_jobs = g_build_filename (f->gp->pool, "r.old", "jobs", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(Helper) run = NULL;
+  int status;
+
+  make_pool (f);
+  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (other_jobs, 0755), ==, 0);
+  test_write_file (mine, "{\"mine\": true}\n");
+  test_run_or_fail ((const char *[]) { "chown", "-R", f->gp->users->users[0], other, NULL });
+  /* That folder is the one checked byte for byte. */
+  g_free (f->victim);
+  f->victim = g_strdup (other_jobs);
+  g_hash_table_unref (f->victim_before);
+  f->victim_before = snapshot (f->victim);
+
+  test_argv_as_user (argv, f->gp->users->users[0], BOUND_S);
+  g_ptr_array_add (argv, g_strdup ("env"));
+  g_ptr_array_add (argv, g_strdup ("TESSERA_PAUSE_AT=lock-file-create"));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
+  test_argv_tessera (argv, f->state[0], f->gp->config);
+  for (const char *const *a = (const char *[]) { "run", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  run = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  test_wait_for_file (reached, BOUND_S);
+  /* $2 is now other-pool/jobs. */
+  plant (f, "mv \"$1/r\" \"$1/r.old\"; ln -s \"$(dirname \"$2\")\" \"$1/r\"");
+  test_write_file (go, "");
+  status = helper_wait (run);
+  g_test_message ("run -> %d", status);
+  g_assert_cmpint (status, <, 124);
+  assert_victim_untouched (f);
+  /* It went where r was, and was let go there. */
+  g_assert_cmpuint (test_count_entries (old_jobs), ==, 0);
+}
+#endif
+
+/* ---------------------------------------------------------------------- */
 /* Processes hidden by hidepid=2: the second user's holder counts. */
 
 static void
@@ -603,6 +747,14 @@ main (int argc, char **argv)
   ADD ("fifo/job-lock-and-pid", test_fifo_job_lock_and_pid);
   ADD ("names/hostile", test_hostile_names);
   ADD ("proc/hidepid", test_hidepid);
+#if TESSERA_PAUSE_POINTS
+  g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
+              fixture_set_up, test_jobs_swapped, fixture_tear_down);
+  g_test_add ("/security/race/jobs-swapped-before-own-delete", Fixture, "lock-file-delete",
+              fixture_set_up, test_jobs_swapped, fixture_tear_down);
+  g_test_add ("/security/race/folder-swapped-before-create", Fixture, NULL,
+              fixture_set_up, test_folder_swapped, fixture_tear_down);
+#endif
 #undef ADD
   return g_test_run ();
 }

@@ -1,0 +1,274 @@
+/* tessera-folder-io.c: reads and atomic writes in a pool's folders,
+ * through directory descriptors, never through a link
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-lock-folder-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+/* A name beside @name that no one has: @name, a dot and six random
+ * characters, created with O_EXCL and never through a link. */
+static int
+create_temporary_at (int dir_fd, const char *name, char **tmp)
+{
+  static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+  for (int attempt = 0; attempt < 100; attempt++)
+    {
+      char suffix[7];
+      int fd;
+
+      for (int i = 0; i < 6; i++)
+        suffix[i] = letters[g_random_int_range (0, (gint32) sizeof letters - 1)];
+      suffix[6] = '\0';
+      g_free (*tmp);
+      *tmp = g_strconcat (name, ".", suffix, NULL);
+      /* 0644 & ~umask: readable by the other users of a shared folder. */
+      fd = openat (dir_fd, *tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd >= 0 || errno != EEXIST)
+        return fd;
+    }
+  errno = EEXIST;
+  return -1;
+}
+
+gboolean
+_tessera_write_file_atomic_at (int          dir_fd,
+                               const char  *name,
+                               const char  *path,
+                               const char  *data,
+                               gssize       length,
+                               gboolean     durable,
+                               GError     **error)
+{
+  g_autofree char *tmp = NULL;
+  gsize left = length < 0 ? strlen (data) : (gsize) length;
+  int fd, saved;
+
+  fd = create_temporary_at (dir_fd, name, &tmp);
+  if (fd < 0)
+    {
+      saved = errno;
+      _tessera_set_io_error (error, saved, _("Cannot create a file beside %s: %s"), path);
+      return FALSE;
+    }
+  /* In a group's pool, the group's whatever the umask: its other users
+   * read informations.json and the lock files. */
+  _tessera_share_like_parent (fd, path);
+  while (left > 0)
+    {
+      gssize n = write (fd, data, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        goto fail;
+      data += n;
+      left -= (gsize) n;
+    }
+  if (durable && fsync (fd) < 0)
+    goto fail;
+  if (close (fd) < 0)
+    {
+      fd = -1;
+      goto fail;
+    }
+  fd = -1;
+  if (renameat (dir_fd, tmp, dir_fd, name) < 0)
+    goto fail;
+  if (durable)
+    fsync (dir_fd);
+  return TRUE;
+
+fail:
+  saved = errno ? errno : EIO;
+  if (fd >= 0)
+    close (fd);
+  unlinkat (dir_fd, tmp, 0);
+  _tessera_set_io_error (error, saved, _("Cannot write %s: %s"), path);
+  return FALSE;
+}
+
+/* Atomic always: the data goes to "path." plus a random suffix, then a
+ * rename, so the temporary name never ends in ".json" (peers globbing jobs/
+ * never see a half-written holder, and a writer killed half-way leaves no
+ * empty lock file) and rename() replaces a symlink instead of following it.
+ * (GLib's g_file_set_contents_full() writes in place unless asked for
+ * CONSISTENT, which also fsyncs every overwrite.)
+ *
+ * Durable (fsync) only for what must outlive a crash of the machine:
+ * informations.json. A lock file, a .pid or a locks.json names processes
+ * that a reboot kills anyway (and the boot id tells), so syncing them
+ * would only slow every acquire down.
+ *
+ * By path, for the job's own files (.pid, locks.json): their folder is
+ * opened as given, links included. */
+gboolean
+_tessera_write_file_atomic (const char  *path,
+                            const char  *data,
+                            gssize       length,
+                            gboolean     durable,
+                            GError     **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *name = g_path_get_basename (path);
+  int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  gboolean ok;
+
+  if (dir_fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
+      return FALSE;
+    }
+  ok = _tessera_write_file_atomic_at (dir_fd, name, path, data, length, durable, error);
+  close (dir_fd);
+  return ok;
+}
+
+/* The folder of @path, a file in a pool's subfolder (jobs/NAME.json,
+ * queue/NAME.json): its parent is opened as given, the subfolder itself
+ * never through a link. */
+int
+_tessera_open_pool_file_folder (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *parent = g_path_get_dirname (dir);
+  g_autofree char *base = g_path_get_basename (dir);
+  int parent_fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd, saved;
+
+  if (parent_fd < 0)
+    return -1;
+  fd = openat (parent_fd, base, DIR_FLAGS);
+  saved = errno;
+  close (parent_fd);
+  errno = saved;
+  return fd;
+}
+
+gboolean
+_tessera_write_pool_file_atomic (const char  *path,
+                                 const char  *data,
+                                 GError     **error)
+{
+  g_autofree char *name = g_path_get_basename (path);
+  int dir_fd = _tessera_open_pool_file_folder (path);
+  gboolean ok;
+
+  if (dir_fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
+      return FALSE;
+    }
+  ok = _tessera_write_file_atomic_at (dir_fd, name, path, data, -1, FALSE, error);
+  close (dir_fd);
+  return ok;
+}
+
+int
+_tessera_unlink_pool_file (const char *path)
+{
+  g_autofree char *name = g_path_get_basename (path);
+  int dir_fd = _tessera_open_pool_file_folder (path);
+  struct stat st;
+  int result = 0;
+
+  if (dir_fd < 0)
+    return errno;
+  if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    result = errno;
+  else if (!S_ISREG (st.st_mode))
+    result = EPERM;
+  else if (unlinkat (dir_fd, name, 0) < 0)
+    result = errno;
+  close (dir_fd);
+  return result;
+}
+
+gboolean
+_tessera_read_file_at (int          dir_fd,
+                       const char  *name,
+                       const char  *path,
+                       char       **data,
+                       gsize       *length,
+                       struct stat *st,
+                       GError     **error)
+{
+  int fd;
+  struct stat local_st;
+  GString *buf;
+  char chunk[8192];
+
+  fd = openat (dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    {
+      int saved = errno;
+      if (saved == ENOENT)
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                     _("%s does not exist"), path);
+      else if (saved == ELOOP)
+        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                     _("%s is a symbolic link; refusing to follow it"), path);
+      else
+        _tessera_set_io_error (error, saved, _("Cannot open %s: %s"), path);
+      return FALSE;
+    }
+  if (fstat (fd, &local_st) < 0 || !S_ISREG (local_st.st_mode))
+    {
+      close (fd);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("%s is not a regular file"), path);
+      return FALSE;
+    }
+  buf = g_string_sized_new (local_st.st_size + 1);
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          close (fd);
+          g_string_free (buf, TRUE);
+          _tessera_set_io_error (error, saved, _("Cannot read %s: %s"), path);
+          return FALSE;
+        }
+      if (n == 0)
+        break;
+      g_string_append_len (buf, chunk, n);
+      /* Lock files are tiny; refuse to slurp something huge and hostile. */
+      if (buf->len > 16 * 1024 * 1024)
+        {
+          close (fd);
+          g_string_free (buf, TRUE);
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                       _("%s is too large"), path);
+          return FALSE;
+        }
+    }
+  close (fd);
+  if (st != NULL)
+    *st = local_st;
+  if (length != NULL)
+    *length = buf->len;
+  *data = g_string_free (buf, FALSE);
+  return TRUE;
+}
+
+gboolean
+_tessera_read_file_nofollow (const char  *path,
+                             char       **data,
+                             gsize       *length,
+                             struct stat *st,
+                             GError     **error)
+{
+  return _tessera_read_file_at (AT_FDCWD, path, path, data, length, st, error);
+}
