@@ -41,17 +41,30 @@ depth_fits (const char *data, gsize length)
   return TRUE;
 }
 
-/* json-glib reads a number too large for a double as infinity, and writes
- * it back as `inf`, which is not JSON: such a file is refused as it is
- * read, so that nothing Tessera writes from it is broken. (Depth is
+/* json-glib reads a number too large for a double as infinity and writes
+ * it back as `inf`; it writes a large round one (1e20) as `1e+20.0`:
+ * neither is JSON. A file holding such a number is refused as it is read,
+ * so that nothing Tessera writes or prints from it is broken. (Depth is
  * bounded already.) */
+static gboolean
+double_writable (double value)
+{
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (!isfinite (value))
+    return FALSE;
+  /* json-glib prints "%.17g" and adds ".0" when there is no point. */
+  g_ascii_formatd (text, sizeof text, "%.17g", value);
+  return strchr (text, '.') != NULL || strchr (text, 'e') == NULL;
+}
+
 static gboolean
 numbers_finite (JsonNode *node)
 {
   switch (JSON_NODE_TYPE (node))
     {
     case JSON_NODE_VALUE:
-      return json_node_get_value_type (node) != G_TYPE_DOUBLE || isfinite (json_node_get_double (node));
+      return json_node_get_value_type (node) != G_TYPE_DOUBLE || double_writable (json_node_get_double (node));
     case JSON_NODE_ARRAY:
       for (guint i = 0; i < json_array_get_length (json_node_get_array (node)); i++)
         if (!numbers_finite (json_array_get_element (json_node_get_array (node), i)))
