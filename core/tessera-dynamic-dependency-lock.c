@@ -53,12 +53,8 @@ real_do_acquire (TesseraLock *lock, GError **error)
   TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
   TesseraTrackedDynamicResource *resource = tracked_resource (self);
 
-  if (resource == NULL)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("%s must implement do_acquire for this resource"), G_OBJECT_TYPE_NAME (self));
-      return FALSE;
-    }
+  /* A lock on a resource that is not tracked must implement do_acquire. */
+  g_return_val_if_fail (resource != NULL, FALSE);
   return tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, error);
 }
 

@@ -344,8 +344,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               int saved = errno;
 
               set_waiting_for (self, dependencies[i]);
-              g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO, _("Cannot read %s: %s"),
-                           folder ? folder : "?", g_strerror (saved));
+              _tessera_set_io_error (error, saved, _("Cannot read %s: %s"), folder ? folder : "?");
               return FALSE;
             }
           pool.in_folder = TRUE;

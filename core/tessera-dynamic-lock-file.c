@@ -162,18 +162,9 @@ tessera_dynamic_lock_file_init (TesseraDynamicLockFile *self)
 {
 }
 
-static gboolean
-check_type (GType lock_file_type, GError **error)
-{
-  if (!g_type_is_a (lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
-      G_TYPE_IS_ABSTRACT (lock_file_type))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("%s is not a concrete lock file type"), g_type_name (lock_file_type));
-      return FALSE;
-    }
-  return TRUE;
-}
+/* A type that is not a concrete lock file type is the plugin's bug. */
+#define CONCRETE_LOCK_FILE_TYPE(type) \
+  (g_type_is_a ((type), TESSERA_TYPE_DYNAMIC_LOCK_FILE) && !G_TYPE_IS_ABSTRACT (type))
 
 /**
  * tessera_dynamic_lock_file_new_from_data:
@@ -203,8 +194,7 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
   JsonNode *root, *job_uri, *information, *process_node;
   JsonObject *object;
 
-  if (!check_type (lock_file_type, error))
-    return NULL;
+  g_return_val_if_fail (CONCRETE_LOCK_FILE_TYPE (lock_file_type), NULL);
   parser = json_parser_new_immutable ();
   if (!_tessera_json_load (parser, data, length, &local))
     {
@@ -410,8 +400,7 @@ tessera_dynamic_lock_file_create (GType            lock_file_type,
   g_autoptr(TesseraDynamicLockFile) self = NULL;
 
   g_return_val_if_fail (path != NULL && job_uri != NULL, NULL);
-  if (!check_type (lock_file_type, error))
-    return NULL;
+  g_return_val_if_fail (CONCRETE_LOCK_FILE_TYPE (lock_file_type), NULL);
   self = g_object_new (lock_file_type, "path", path, "job-uri", job_uri, "process", process, NULL);
   keep_information (self, information);
   if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, error))
@@ -442,8 +431,7 @@ tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
   if (g_unlink (path) < 0 && errno != ENOENT)
     {
       int saved = errno;
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO,
-                   _("Cannot delete lock file %s: %s"), path, g_strerror (saved));
+      _tessera_set_io_error (error, saved, _("Cannot delete lock file %s: %s"), path);
       return FALSE;
     }
   return TRUE;

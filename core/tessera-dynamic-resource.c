@@ -141,7 +141,7 @@ static TesseraDynamicDependency *
 tessera_dynamic_resource_real_create_dependency (TesseraDynamicResource *self, TesseraJob *job,
                                                  const char *request, GError **error)
 {
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                _("Resources of type %s cannot be asked for by name"), G_OBJECT_TYPE_NAME (self));
   return NULL;
 }

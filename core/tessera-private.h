@@ -18,7 +18,8 @@ const char *_tessera_gettext (const char *msgid) G_GNUC_FORMAT (1);
 
 /* A translated "… %s: %s" message with the path, then the system's reason. */
 #define _tessera_set_io_error(error, saved_errno, format, path) \
-  g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
+  g_set_error ((error), G_IO_ERROR, g_io_error_from_errno (saved_errno), (format), (path), \
+               g_strerror (saved_errno))
 
 /* File helpers (atomic writes and reads that follow no link: see
  * tessera-lock-folder-private.h) */

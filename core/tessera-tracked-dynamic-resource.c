@@ -676,12 +676,7 @@ lock_file_name_for (TesseraDynamicDependency *dependency, GError **error)
 {
   TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
 
-  if (job == NULL)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("The dependency has no target job"));
-      return NULL;
-    }
+  g_return_val_if_fail (job != NULL, NULL);
   if (!_tessera_check_name (tessera_job_get_task_id (job), error) ||
       !_tessera_check_name (tessera_job_get_identifier (job), error))
     return NULL;
@@ -804,11 +799,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
   priv = PRIV (self);
-  if (priv->read_only)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
-      return FALSE;
-    }
+  g_return_val_if_fail (!priv->read_only, FALSE);
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -957,11 +948,7 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_PROCESS (process), FALSE);
   priv = PRIV (self);
-  if (priv->read_only)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
-      return FALSE;
-    }
+  g_return_val_if_fail (!priv->read_only, FALSE);
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -1085,11 +1072,7 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (informations != NULL, FALSE);
   priv = PRIV (self);
-  if (priv->read_only)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
-      return FALSE;
-    }
+  g_return_val_if_fail (!priv->read_only, FALSE);
 
   fd = lock_both (self, error);
   if (fd < 0)
