@@ -77,7 +77,6 @@ enum {
   PROP_0,
   PROP_LOCK_FOLDER,
   PROP_PATH,
-  PROP_LOCK_FILE_TYPE,
   PROP_MIN_AGE,
   PROP_READ_ONLY,
   PROP_PATIENCE,
@@ -336,7 +335,6 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     {
     case PROP_LOCK_FOLDER:
     case PROP_PATH: g_value_set_string (value, priv->lock_folder); break;
-    case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
@@ -361,7 +359,6 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
           priv->lock_folder = g_value_dup_string (value);
         }
       break;
-    case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     case PROP_READ_ONLY: priv->read_only = g_value_get_boolean (value); break;
     case PROP_PATIENCE:
@@ -398,6 +395,12 @@ real_noop_dependency (TesseraTrackedDynamicResource *self, TesseraDynamicDepende
 {
 }
 
+static gboolean
+real_do_acquire (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency, GError **error)
+{
+  return TRUE;
+}
+
 static JsonNode *
 real_get_lock_file_information (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency)
 {
@@ -427,14 +430,6 @@ real_get_usage (TesseraTrackedDynamicResource *self, gint64 *capacity, gint64 *f
   *capacity = *free_units = -1;
 }
 
-static gboolean
-real_is_available (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency, GError **error)
-{
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-               _("%s does not implement is_available"), G_OBJECT_TYPE_NAME (self));
-  return FALSE;
-}
-
 static void
 tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass *klass)
 {
@@ -449,8 +444,7 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
   klass->reset_state = real_reset_state;
   klass->account_lock_file = real_noop_lock_file;
   klass->unaccount_lock_file = real_noop_lock_file;
-  klass->is_available = real_is_available;
-  klass->do_acquire = real_noop_dependency;
+  klass->do_acquire = real_do_acquire;
   klass->do_release = real_noop_dependency;
   klass->get_lock_file_information = real_get_lock_file_information;
   klass->handle_information_change = real_handle_information_change;
@@ -474,17 +468,6 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    */
   props[PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TesseraTrackedDynamicResource:lock-file-type:
-   *
-   * The [class@Tessera.DynamicLockFile] subtype that reads this resource's
-   * lock files, when it is not the class's own `lock_file_type`. Only
-   * read when the resource is initialized. (Not a construct property:
-   * its default must not hide the class's choice.)
-   */
-  props[PROP_LOCK_FILE_TYPE] = g_param_spec_gtype ("lock-file-type", NULL, NULL,
-    TESSERA_TYPE_DYNAMIC_LOCK_FILE,
-    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   /**
    * TesseraTrackedDynamicResource:min-age:
    *
@@ -528,7 +511,6 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
   g_mutex_init (&priv->lock);
-  priv->lock_file_type = G_TYPE_INVALID;
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
   priv->box = _tessera_watch_box_new (self);
@@ -555,8 +537,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
       g_free (priv->lock_folder);
       priv->lock_folder = abs;
     }
-  if (priv->lock_file_type == G_TYPE_INVALID)
-    priv->lock_file_type = KLASS (self)->lock_file_type;
+  priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
   if (!g_type_is_a (priv->lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
@@ -798,6 +779,7 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
+  g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
   priv = PRIV (self);
   g_return_val_if_fail (!priv->read_only, FALSE);
 
@@ -837,16 +819,19 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   _tessera_wait_queue_account (self, queue, FALSE);
   if (!available)
     {
-      _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE, local == NULL);
+      /* A holder of everything; or a type that broke is_available's rule. */
+      g_warn_if_fail (local != NULL || _tessera_lock_file_cache_get_whole_holders (priv->cache) > 0);
+      if (local == NULL)
+        local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+                             _("Resource %s is not available"), resource_name (self));
+      /* Only a full resource's waiter reserves its share. */
+      _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE,
+                                         g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE));
       unlock_both (self, fd);
-      if (local != NULL)
-        g_propagate_error (error, g_steal_pointer (&local));
-      else
-        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
-                     _("Resource %s is not available"), resource_name (self));
+      g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
-  if (!tessera_job_hold (job, error))
+  if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
     {
       unlock_both (self, fd);
       return FALSE;
@@ -855,10 +840,10 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   information = KLASS (self)->get_lock_file_information (self, dependency);
   if (!_tessera_lock_file_cache_create (priv->cache, name, job, information, error))
     {
+      KLASS (self)->do_release (self, dependency);
       unlock_both (self, fd);
       return FALSE;
     }
-  KLASS (self)->do_acquire (self, dependency);
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   g_debug ("Acquired %s for %s", resource_name (self), name);
   unlock_both (self, fd);

@@ -79,7 +79,10 @@ reader_unaccount (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFil
 static gboolean
 reader_is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, GError **error)
 {
-  return READER_RESOURCE (resource)->used + 2 <= 4;
+  if (READER_RESOURCE (resource)->used + 2 <= 4)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "full");
+  return FALSE;
 }
 
 static JsonNode *
