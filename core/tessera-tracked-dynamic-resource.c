@@ -23,6 +23,7 @@
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 #include "tessera-resource-informations-private.h"
+#include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-watch-box-private.h"
 
 /**
@@ -748,24 +749,14 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   return TRUE;
 }
 
-/**
- * tessera_tracked_dynamic_resource_acquire:
- * @self: a tracked resource
- * @dependency: the dependency to grant
- * @error: return location for a #GError
- *
- * The seed's `acquire`: under the thread lock and ipc.lock, refreshes the
- * state, checks availability, takes the job lock, writes the lock file and
- * calls `do_acquire`. Does not wait: see
- * [method@Tessera.DynamicDependency.lock] for that.
- *
- * Returns: %TRUE when granted; %FALSE with %TESSERA_ERROR_UNAVAILABLE when
- *   the resource is full, or another error
- */
+/* The seed's `acquire`: under the thread lock and ipc.lock, refreshes the
+ * state, checks availability, takes the job lock, calls `do_acquire` and
+ * writes the lock file. Does not wait: tessera_dynamic_dependency_lock()
+ * does. FALSE with TESSERA_ERROR_UNAVAILABLE when the resource is full. */
 gboolean
-tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
-                                          TesseraDynamicDependency       *dependency,
-                                          GError                        **error)
+_tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
+                                           TesseraDynamicDependency       *dependency,
+                                           GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
@@ -850,81 +841,60 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   return TRUE;
 }
 
-/**
- * tessera_tracked_dynamic_resource_release:
- * @self: a tracked resource
- * @dependency: a dependency granted by
- *   [method@Tessera.TrackedDynamicResource.acquire]
- *
- * The seed's `release`: calls `do_release`, deletes the lock file and wakes
- * waiters. A lock file that is already gone (the job process deleted it,
- * or a peer judged the holder dead) is not an error.
- */
-void
-tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource *self,
-                                          TesseraDynamicDependency      *dependency)
+/* The seed's `release`: calls `do_release`, deletes the lock file and
+ * wakes waiters. A lock file that is already gone (the job process deleted
+ * it, or a peer judged the holder dead) is not an error. */
+gboolean
+_tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
+                                           TesseraDynamicDependency       *dependency,
+                                           GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
   TesseraDynamicLockFile *cached;
   gint64 mtime_before;
+  gboolean deleted;
   int fd;
 
-  g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   priv = PRIV (self);
 
-  name = lock_file_name_for (dependency, NULL);
+  name = lock_file_name_for (dependency, error);
   if (name == NULL)
-    return;
-  fd = lock_both (self, &error);
+    return FALSE;
+  fd = lock_both (self, error);
   if (fd < 0)
-    {
-      g_warning (_("Cannot release %s: %s"), resource_name (self), error->message);
-      return;
-    }
+    return FALSE;
   refresh_locked (self);
   cached = _tessera_lock_file_cache_get_lock_file (priv->cache, name);
   if (cached == NULL)
     {
       g_debug ("Lock file %s of %s already released", name, resource_name (self));
       unlock_both (self, fd);
-      return;
+      return TRUE;
     }
   lock_file = g_object_ref (cached);
   mtime_before = _tessera_folder_monitor_jobs_mtime (priv->monitor);
   _tessera_lock_file_cache_remove (priv->cache, name);
   KLASS (self)->do_release (self, dependency);
   /* jobs/ swapped for a link since we acquired: our file is not there. */
-  if (!_tessera_lock_file_cache_jobs_refused (priv->cache) && !tessera_dynamic_lock_file_delete (lock_file, &error))
-    g_warning ("%s", error->message);
+  deleted = _tessera_lock_file_cache_jobs_refused (priv->cache) || tessera_dynamic_lock_file_delete (lock_file, error);
   _tessera_folder_monitor_note_own_change (priv->monitor, mtime_before);
   unlock_both (self, fd);
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+  return deleted;
 }
 
-/**
- * tessera_tracked_dynamic_resource_record_process:
- * @self: a tracked resource
- * @dependency: a dependency granted by
- *   [method@Tessera.TrackedDynamicResource.acquire]
- * @process: the process that runs the job
- * @error: return location for a #GError
- *
- * Writes @process into the dependency's lock file (and `<job_uri>.pid`),
- * so that any peer reclaims the holding as soon as @process ends. This is
- * what the default `job_started` of [class@Tessera.DynamicDependencyLock]
- * does.
- *
- * Returns: %FALSE with @error set when the lock file is gone or cannot be
- *   written
- */
+/* Writes @process into the dependency's lock file (and `<job_uri>.pid`),
+ * so that any peer reclaims the holding as soon as @process ends: the
+ * default `job_started` of a dynamic dependency lock. FALSE with @error
+ * when the lock file is gone or cannot be written. */
 gboolean
-tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
-                                                 TesseraDynamicDependency       *dependency,
-                                                 TesseraProcess                 *process,
-                                                 GError                        **error)
+_tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
+                                                  TesseraDynamicDependency       *dependency,
+                                                  TesseraProcess                 *process,
+                                                  GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;

@@ -307,18 +307,6 @@ TESSERA_AVAILABLE_IN_ALL
 void        tessera_tracked_dynamic_resource_set_min_age           (TesseraTrackedDynamicResource *self,
                                                                     double                         min_age);
 TESSERA_AVAILABLE_IN_ALL
-gboolean    tessera_tracked_dynamic_resource_acquire               (TesseraTrackedDynamicResource *self,
-                                                                    TesseraDynamicDependency      *dependency,
-                                                                    GError                       **error);
-TESSERA_AVAILABLE_IN_ALL
-void        tessera_tracked_dynamic_resource_release               (TesseraTrackedDynamicResource *self,
-                                                                    TesseraDynamicDependency      *dependency);
-TESSERA_AVAILABLE_IN_ALL
-gboolean    tessera_tracked_dynamic_resource_record_process        (TesseraTrackedDynamicResource *self,
-                                                                    TesseraDynamicDependency      *dependency,
-                                                                    TesseraProcess                *process,
-                                                                    GError                       **error);
-TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_update                (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
