@@ -87,6 +87,13 @@ void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *se
 /* Fallback polling while somebody waits: each begin is matched by an end. */
 void _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self);
 void _tessera_dynamic_resource_end_polling   (TesseraDynamicResource *self);
+/* tessera_dynamic_resource_wait() up to a monotonic @deadline (-1: for
+ * ever), for the retry loops that keep one deadline across attempts. */
+gboolean _tessera_dynamic_resource_wait_until (TesseraDynamicResource *self,
+                                               guint64                 generation,
+                                               gint64                  deadline,
+                                               GCancellable           *cancellable,
+                                               GError                **error);
 gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
                                                 GMainContext           *context,
                                                 GSourceFunc             func,
