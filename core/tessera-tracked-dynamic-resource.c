@@ -624,21 +624,6 @@ tessera_tracked_dynamic_resource_dup_jobs_folder (TesseraTrackedDynamicResource 
 }
 
 /**
- * tessera_tracked_dynamic_resource_dup_ipc_lock_path:
- * @self: a tracked resource
- *
- * Gets the path of `ipc.lock` in the lock folder.
- *
- * Returns: (transfer full): the path of `ipc.lock` in the lock folder
- */
-char *
-tessera_tracked_dynamic_resource_dup_ipc_lock_path (TesseraTrackedDynamicResource *self)
-{
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return g_build_filename (PRIV (self)->lock_folder, "ipc.lock", NULL);
-}
-
-/**
  * tessera_tracked_dynamic_resource_dup_informations_path:
  * @self: a tracked resource
  *

@@ -295,8 +295,6 @@ const char *tessera_tracked_dynamic_resource_get_lock_folder       (TesseraTrack
 TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_jobs_folder       (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
-char       *tessera_tracked_dynamic_resource_dup_ipc_lock_path     (TesseraTrackedDynamicResource *self);
-TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_informations_path (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_lock_file_path    (TesseraTrackedDynamicResource *self,
