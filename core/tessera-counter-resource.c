@@ -126,7 +126,11 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
                    (long long) priv->total, (long long) count);
       return FALSE;
     }
-  return priv->huge == 0 && count <= priv->total - priv->used;
+  if (priv->huge == 0 && count <= priv->total - priv->used)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Token %s has fewer than %lld free: waiting"),
+               tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)), (long long) count);
+  return FALSE;
 }
 
 static JsonNode *

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-private.h"
+#include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-registry-private.h"
 
 #include <string.h>
@@ -53,13 +54,9 @@ real_do_acquire (TesseraLock *lock, GError **error)
   TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
   TesseraTrackedDynamicResource *resource = tracked_resource (self);
 
-  if (resource == NULL)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("%s must implement do_acquire for this resource"), G_OBJECT_TYPE_NAME (self));
-      return FALSE;
-    }
-  return tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, error);
+  /* A lock on a resource that is not tracked must implement do_acquire. */
+  g_return_val_if_fail (resource != NULL, FALSE);
+  return _tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, error);
 }
 
 static void
@@ -67,9 +64,12 @@ real_do_release (TesseraLock *lock)
 {
   TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
   TesseraTrackedDynamicResource *resource = tracked_resource (self);
+  g_autoptr(GError) error = NULL;
 
-  if (resource != NULL)
-    tessera_tracked_dynamic_resource_release (resource, PRIV (self)->dependency);
+  /* TesseraLock's release cannot fail: say why the lock file stays. */
+  if (resource != NULL && !_tessera_tracked_dynamic_resource_release (resource, PRIV (self)->dependency, &error))
+    g_warning (_("Cannot release %s: %s"), tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)),
+               error->message);
 }
 
 static char *
@@ -93,8 +93,8 @@ real_job_started (TesseraDynamicDependencyLock *self, TesseraJob *job,
 
   if (resource == NULL)
     return TRUE;
-  return tessera_tracked_dynamic_resource_record_process (resource, PRIV (self)->dependency,
-                                                          process, error);
+  return _tessera_tracked_dynamic_resource_record_process (resource, PRIV (self)->dependency,
+                                                           process, error);
 }
 
 static void

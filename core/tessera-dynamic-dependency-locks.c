@@ -344,8 +344,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               int saved = errno;
 
               set_waiting_for (self, dependencies[i]);
-              g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO, _("Cannot read %s: %s"),
-                           folder ? folder : "?", g_strerror (saved));
+              _tessera_set_io_error (error, saved, _("Cannot read %s: %s"), folder ? folder : "?");
               return FALSE;
             }
           pool.in_folder = TRUE;
@@ -436,8 +435,8 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
         g_autoptr(GError) local = NULL;
         gint64 wake = _tessera_wait_wake_time (blocker->dependency, deadline);
 
-        if (!tessera_dynamic_resource_wait (tessera_dynamic_dependency_get_resource (blocker->dependency),
-                                            generation, wake, cancellable, &local) &&
+        if (!_tessera_dynamic_resource_wait_until (tessera_dynamic_dependency_get_resource (blocker->dependency),
+                                                   generation, wake, cancellable, &local) &&
             !(wake != deadline && g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT)))
           {
             g_propagate_error (error, g_steal_pointer (&local));

@@ -268,7 +268,7 @@ lock_until (TesseraDynamicDependency  *self,
       g_clear_error (&local);
       /* Wake at the end of the patience too, to start reserving. */
       wake = _tessera_wait_wake_time (self, deadline);
-      if (!tessera_dynamic_resource_wait (resource, generation, wake, cancellable, &local))
+      if (!_tessera_dynamic_resource_wait_until (resource, generation, wake, cancellable, &local))
         {
           if (wake != deadline && g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
             continue;

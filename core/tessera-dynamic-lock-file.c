@@ -163,18 +163,9 @@ tessera_dynamic_lock_file_init (TesseraDynamicLockFile *self)
 {
 }
 
-static gboolean
-check_type (GType lock_file_type, GError **error)
-{
-  if (!g_type_is_a (lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
-      G_TYPE_IS_ABSTRACT (lock_file_type))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("%s is not a concrete lock file type"), g_type_name (lock_file_type));
-      return FALSE;
-    }
-  return TRUE;
-}
+/* A type that is not a concrete lock file type is the plugin's bug. */
+#define CONCRETE_LOCK_FILE_TYPE(type) \
+  (g_type_is_a ((type), TESSERA_TYPE_DYNAMIC_LOCK_FILE) && !G_TYPE_IS_ABSTRACT (type))
 
 /**
  * tessera_dynamic_lock_file_new_from_data:
@@ -204,8 +195,7 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
   JsonNode *root, *job_uri, *information, *process_node;
   JsonObject *object;
 
-  if (!check_type (lock_file_type, error))
-    return NULL;
+  g_return_val_if_fail (CONCRETE_LOCK_FILE_TYPE (lock_file_type), NULL);
   parser = json_parser_new_immutable ();
   if (!_tessera_json_load (parser, data, length, &local))
     {
@@ -432,8 +422,7 @@ _tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
 {
   g_autoptr(TesseraDynamicLockFile) self = NULL;
 
-  if (!check_type (lock_file_type, error))
-    return NULL;
+  g_return_val_if_fail (CONCRETE_LOCK_FILE_TYPE (lock_file_type), NULL);
   self = g_object_new (lock_file_type, "path", path, "job-uri", job_uri, "process", process, NULL);
   keep_information (self, information);
   if (!TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->from_information (self, information, error))
@@ -483,8 +472,7 @@ tessera_dynamic_lock_file_delete (TesseraDynamicLockFile  *self,
   saved = _tessera_unlink_pool_file (path);
   if (saved != 0 && saved != ENOENT)
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_IO,
-                   _("Cannot delete lock file %s: %s"), path, g_strerror (saved));
+      _tessera_set_io_error (error, saved, _("Cannot delete lock file %s: %s"), path);
       return FALSE;
     }
   return TRUE;

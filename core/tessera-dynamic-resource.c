@@ -5,6 +5,8 @@
 #include "tessera-private.h"
 #include "tessera-poller-private.h"
 
+#include <math.h>
+
 /**
  * TesseraDynamicResource:
  *
@@ -141,7 +143,7 @@ static TesseraDynamicDependency *
 tessera_dynamic_resource_real_create_dependency (TesseraDynamicResource *self, TesseraJob *job,
                                                  const char *request, GError **error)
 {
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                _("Resources of type %s cannot be asked for by name"), G_OBJECT_TYPE_NAME (self));
   return NULL;
 }
@@ -470,8 +472,8 @@ wake_on_cancel (GCancellable *cancellable, gpointer data)
  * tessera_dynamic_resource_wait:
  * @self: a resource
  * @generation: the generation read before the last attempt
- * @deadline: a monotonic time (g_get_monotonic_time()) to give up at, or
- *   -1 to wait for ever
+ * @timeout: seconds to wait at most, as every timeout of the API; a
+ *   negative value (or infinity) waits for ever
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
@@ -481,14 +483,27 @@ wake_on_cancel (GCancellable *cancellable, gpointer data)
  * the calling thread.
  *
  * Returns: %TRUE when the state changed, %FALSE with
- *   %TESSERA_ERROR_TIMEOUT at the deadline or `G_IO_ERROR_CANCELLED`
+ *   %TESSERA_ERROR_TIMEOUT when @timeout is over or `G_IO_ERROR_CANCELLED`
  */
 gboolean
 tessera_dynamic_resource_wait (TesseraDynamicResource  *self,
                                guint64                  generation,
-                               gint64                   deadline,
+                               double                   timeout,
                                GCancellable            *cancellable,
                                GError                 **error)
+{
+  gint64 deadline = timeout < 0 || isinf (timeout) || isnan (timeout)
+                    ? -1 : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+
+  return _tessera_dynamic_resource_wait_until (self, generation, deadline, cancellable, error);
+}
+
+gboolean
+_tessera_dynamic_resource_wait_until (TesseraDynamicResource  *self,
+                                      guint64                  generation,
+                                      gint64                   deadline,
+                                      GCancellable            *cancellable,
+                                      GError                 **error)
 {
   TesseraDynamicResourcePrivate *priv;
   gulong handler = 0;

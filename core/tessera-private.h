@@ -18,7 +18,8 @@ const char *_tessera_gettext (const char *msgid) G_GNUC_FORMAT (1);
 
 /* A translated "… %s: %s" message with the path, then the system's reason. */
 #define _tessera_set_io_error(error, saved_errno, format, path) \
-  g_set_error ((error), TESSERA_ERROR, TESSERA_ERROR_IO, (format), (path), g_strerror (saved_errno))
+  g_set_error ((error), G_IO_ERROR, g_io_error_from_errno (saved_errno), (format), (path), \
+               g_strerror (saved_errno))
 
 /* File helpers (atomic writes and reads that follow no link: see
  * tessera-lock-folder-private.h) */
@@ -86,6 +87,13 @@ void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *se
 /* Fallback polling while somebody waits: each begin is matched by an end. */
 void _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self);
 void _tessera_dynamic_resource_end_polling   (TesseraDynamicResource *self);
+/* tessera_dynamic_resource_wait() up to a monotonic @deadline (-1: for
+ * ever), for the retry loops that keep one deadline across attempts. */
+gboolean _tessera_dynamic_resource_wait_until (TesseraDynamicResource *self,
+                                               guint64                 generation,
+                                               gint64                  deadline,
+                                               GCancellable           *cancellable,
+                                               GError                **error);
 gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
                                                 GMainContext           *context,
                                                 GSourceFunc             func,

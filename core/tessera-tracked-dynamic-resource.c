@@ -23,6 +23,7 @@
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 #include "tessera-resource-informations-private.h"
+#include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-watch-box-private.h"
 
 /**
@@ -77,7 +78,6 @@ enum {
   PROP_0,
   PROP_LOCK_FOLDER,
   PROP_PATH,
-  PROP_LOCK_FILE_TYPE,
   PROP_MIN_AGE,
   PROP_READ_ONLY,
   PROP_PATIENCE,
@@ -336,7 +336,6 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     {
     case PROP_LOCK_FOLDER:
     case PROP_PATH: g_value_set_string (value, priv->lock_folder); break;
-    case PROP_LOCK_FILE_TYPE: g_value_set_gtype (value, priv->lock_file_type); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
@@ -361,7 +360,6 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
           priv->lock_folder = g_value_dup_string (value);
         }
       break;
-    case PROP_LOCK_FILE_TYPE: priv->lock_file_type = g_value_get_gtype (value); break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     case PROP_READ_ONLY: priv->read_only = g_value_get_boolean (value); break;
     case PROP_PATIENCE:
@@ -398,6 +396,12 @@ real_noop_dependency (TesseraTrackedDynamicResource *self, TesseraDynamicDepende
 {
 }
 
+static gboolean
+real_do_acquire (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency, GError **error)
+{
+  return TRUE;
+}
+
 static JsonNode *
 real_get_lock_file_information (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency)
 {
@@ -427,14 +431,6 @@ real_get_usage (TesseraTrackedDynamicResource *self, gint64 *capacity, gint64 *f
   *capacity = *free_units = -1;
 }
 
-static gboolean
-real_is_available (TesseraTrackedDynamicResource *self, TesseraDynamicDependency *dependency, GError **error)
-{
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-               _("%s does not implement is_available"), G_OBJECT_TYPE_NAME (self));
-  return FALSE;
-}
-
 static void
 tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass *klass)
 {
@@ -449,8 +445,7 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
   klass->reset_state = real_reset_state;
   klass->account_lock_file = real_noop_lock_file;
   klass->unaccount_lock_file = real_noop_lock_file;
-  klass->is_available = real_is_available;
-  klass->do_acquire = real_noop_dependency;
+  klass->do_acquire = real_do_acquire;
   klass->do_release = real_noop_dependency;
   klass->get_lock_file_information = real_get_lock_file_information;
   klass->handle_information_change = real_handle_information_change;
@@ -474,17 +469,6 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    */
   props[PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * TesseraTrackedDynamicResource:lock-file-type:
-   *
-   * The [class@Tessera.DynamicLockFile] subtype that reads this resource's
-   * lock files, when it is not the class's own `lock_file_type`. Only
-   * read when the resource is initialized. (Not a construct property:
-   * its default must not hide the class's choice.)
-   */
-  props[PROP_LOCK_FILE_TYPE] = g_param_spec_gtype ("lock-file-type", NULL, NULL,
-    TESSERA_TYPE_DYNAMIC_LOCK_FILE,
-    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   /**
    * TesseraTrackedDynamicResource:min-age:
    *
@@ -528,7 +512,6 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
   g_mutex_init (&priv->lock);
-  priv->lock_file_type = G_TYPE_INVALID;
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
   priv->box = _tessera_watch_box_new (self);
@@ -555,8 +538,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
       g_free (priv->lock_folder);
       priv->lock_folder = abs;
     }
-  if (priv->lock_file_type == G_TYPE_INVALID)
-    priv->lock_file_type = KLASS (self)->lock_file_type;
+  priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
   if (!g_type_is_a (priv->lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
@@ -643,21 +625,6 @@ tessera_tracked_dynamic_resource_dup_jobs_folder (TesseraTrackedDynamicResource 
 }
 
 /**
- * tessera_tracked_dynamic_resource_dup_ipc_lock_path:
- * @self: a tracked resource
- *
- * Gets the path of `ipc.lock` in the lock folder.
- *
- * Returns: (transfer full): the path of `ipc.lock` in the lock folder
- */
-char *
-tessera_tracked_dynamic_resource_dup_ipc_lock_path (TesseraTrackedDynamicResource *self)
-{
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return g_build_filename (PRIV (self)->lock_folder, "ipc.lock", NULL);
-}
-
-/**
  * tessera_tracked_dynamic_resource_dup_informations_path:
  * @self: a tracked resource
  *
@@ -677,12 +644,7 @@ lock_file_name_for (TesseraDynamicDependency *dependency, GError **error)
 {
   TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
 
-  if (job == NULL)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("The dependency has no target job"));
-      return NULL;
-    }
+  g_return_val_if_fail (job != NULL, NULL);
   if (!_tessera_check_name (tessera_job_get_task_id (job), error) ||
       !_tessera_check_name (tessera_job_get_identifier (job), error))
     return NULL;
@@ -773,24 +735,14 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   return TRUE;
 }
 
-/**
- * tessera_tracked_dynamic_resource_acquire:
- * @self: a tracked resource
- * @dependency: the dependency to grant
- * @error: return location for a #GError
- *
- * The seed's `acquire`: under the thread lock and ipc.lock, refreshes the
- * state, checks availability, takes the job lock, writes the lock file and
- * calls `do_acquire`. Does not wait: see
- * [method@Tessera.DynamicDependency.lock] for that.
- *
- * Returns: %TRUE when granted; %FALSE with %TESSERA_ERROR_UNAVAILABLE when
- *   the resource is full, or another error
- */
+/* The seed's `acquire`: under the thread lock and ipc.lock, refreshes the
+ * state, checks availability, takes the job lock, calls `do_acquire` and
+ * writes the lock file. Does not wait: tessera_dynamic_dependency_lock()
+ * does. FALSE with TESSERA_ERROR_UNAVAILABLE when the resource is full. */
 gboolean
-tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
-                                          TesseraDynamicDependency       *dependency,
-                                          GError                        **error)
+_tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
+                                           TesseraDynamicDependency       *dependency,
+                                           GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
@@ -804,12 +756,9 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
+  g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
   priv = PRIV (self);
-  if (priv->read_only)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
-      return FALSE;
-    }
+  g_return_val_if_fail (!priv->read_only, FALSE);
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -847,16 +796,19 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   _tessera_wait_queue_account (self, queue, FALSE);
   if (!available)
     {
-      _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE, local == NULL);
+      /* A holder of everything; or a type that broke is_available's rule. */
+      g_warn_if_fail (local != NULL || _tessera_lock_file_cache_get_whole_holders (priv->cache) > 0);
+      if (local == NULL)
+        local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
+                             _("Resource %s is not available"), resource_name (self));
+      /* Only a full resource's waiter reserves its share. */
+      _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE,
+                                         g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE));
       unlock_both (self, fd);
-      if (local != NULL)
-        g_propagate_error (error, g_steal_pointer (&local));
-      else
-        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
-                     _("Resource %s is not available"), resource_name (self));
+      g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
-  if (!tessera_job_hold (job, error))
+  if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
     {
       unlock_both (self, fd);
       return FALSE;
@@ -865,92 +817,71 @@ tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   information = KLASS (self)->get_lock_file_information (self, dependency);
   if (!_tessera_lock_file_cache_create (priv->cache, name, job, information, error))
     {
+      KLASS (self)->do_release (self, dependency);
       unlock_both (self, fd);
       return FALSE;
     }
-  KLASS (self)->do_acquire (self, dependency);
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   g_debug ("Acquired %s for %s", resource_name (self), name);
   unlock_both (self, fd);
   return TRUE;
 }
 
-/**
- * tessera_tracked_dynamic_resource_release:
- * @self: a tracked resource
- * @dependency: a dependency granted by
- *   [method@Tessera.TrackedDynamicResource.acquire]
- *
- * The seed's `release`: calls `do_release`, deletes the lock file and wakes
- * waiters. A lock file that is already gone (the job process deleted it,
- * or a peer judged the holder dead) is not an error.
- */
-void
-tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource *self,
-                                          TesseraDynamicDependency      *dependency)
+/* The seed's `release`: calls `do_release`, deletes the lock file and
+ * wakes waiters. A lock file that is already gone (the job process deleted
+ * it, or a peer judged the holder dead) is not an error. */
+gboolean
+_tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
+                                           TesseraDynamicDependency       *dependency,
+                                           GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
   TesseraDynamicLockFile *cached;
   gint64 mtime_before;
+  gboolean deleted;
   int fd;
 
-  g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   priv = PRIV (self);
 
-  name = lock_file_name_for (dependency, NULL);
+  name = lock_file_name_for (dependency, error);
   if (name == NULL)
-    return;
-  fd = lock_both (self, &error);
+    return FALSE;
+  fd = lock_both (self, error);
   if (fd < 0)
-    {
-      g_warning (_("Cannot release %s: %s"), resource_name (self), error->message);
-      return;
-    }
+    return FALSE;
   refresh_locked (self);
   cached = _tessera_lock_file_cache_get_lock_file (priv->cache, name);
   if (cached == NULL)
     {
       g_debug ("Lock file %s of %s already released", name, resource_name (self));
       unlock_both (self, fd);
-      return;
+      return TRUE;
     }
   lock_file = g_object_ref (cached);
   mtime_before = _tessera_folder_monitor_jobs_mtime (priv->monitor);
   _tessera_lock_file_cache_remove (priv->cache, name);
   KLASS (self)->do_release (self, dependency);
   /* jobs/ swapped for a link since we acquired: our file is not there. */
-  if (!_tessera_lock_file_cache_jobs_refused (priv->cache) &&
-      !_tessera_lock_folder_remove_own_job (priv->folder, name, &error))
-    g_warning ("%s", error->message);
+  deleted = _tessera_lock_file_cache_jobs_refused (priv->cache) ||
+            _tessera_lock_folder_remove_own_job (priv->folder, name, error);
   _tessera_folder_monitor_note_own_change (priv->monitor, mtime_before);
   unlock_both (self, fd);
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+  return deleted;
 }
 
-/**
- * tessera_tracked_dynamic_resource_record_process:
- * @self: a tracked resource
- * @dependency: a dependency granted by
- *   [method@Tessera.TrackedDynamicResource.acquire]
- * @process: the process that runs the job
- * @error: return location for a #GError
- *
- * Writes @process into the dependency's lock file (and `<job_uri>.pid`),
- * so that any peer reclaims the holding as soon as @process ends. This is
- * what the default `job_started` of [class@Tessera.DynamicDependencyLock]
- * does.
- *
- * Returns: %FALSE with @error set when the lock file is gone or cannot be
- *   written
- */
+/* Writes @process into the dependency's lock file (and `<job_uri>.pid`),
+ * so that any peer reclaims the holding as soon as @process ends: the
+ * default `job_started` of a dynamic dependency lock. FALSE with @error
+ * when the lock file is gone or cannot be written. */
 gboolean
-tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
-                                                 TesseraDynamicDependency       *dependency,
-                                                 TesseraProcess                 *process,
-                                                 GError                        **error)
+_tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
+                                                  TesseraDynamicDependency       *dependency,
+                                                  TesseraProcess                 *process,
+                                                  GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
@@ -959,11 +890,7 @@ tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_PROCESS (process), FALSE);
   priv = PRIV (self);
-  if (priv->read_only)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
-      return FALSE;
-    }
+  g_return_val_if_fail (!priv->read_only, FALSE);
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -1087,11 +1014,7 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (informations != NULL, FALSE);
   priv = PRIV (self);
-  if (priv->read_only)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
-      return FALSE;
-    }
+  g_return_val_if_fail (!priv->read_only, FALSE);
 
   fd = lock_both (self, error);
   if (fd < 0)

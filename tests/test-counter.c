@@ -161,10 +161,13 @@ counter_is_available (TesseraTrackedDynamicResource *res, TesseraDynamicDependen
   /* As the countertoken plugin: more than the whole total waits, saying why. */
   if (TEST_COUNTER_DEPENDENCY (dep)->count > self->total)
     {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "more than the total");
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY, "more than the total");
       return FALSE;
     }
-  return self->used + TEST_COUNTER_DEPENDENCY (dep)->count <= self->total;
+  if (self->used + TEST_COUNTER_DEPENDENCY (dep)->count <= self->total)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "full");
+  return FALSE;
 }
 
 static JsonNode *
@@ -240,6 +243,7 @@ test_counter_class_init (TestCounterClass *klass)
   tracked->get_wait_information = counter_information;
   tracked->handle_information_change = counter_handle_information_change;
   tracked->initialize_informations = counter_initialize_informations;
+  tracked->lock_file_type = TEST_TYPE_COUNTER_LOCK_FILE;
   g_object_class_install_property (object_class, PROP_TOTAL,
     g_param_spec_int64 ("total", NULL, NULL, -1, G_MAXINT64, -1,
                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
@@ -258,7 +262,6 @@ test_counter_new (const char *folder, gint64 total, GError **error)
 
   return g_initable_new (TEST_TYPE_COUNTER, NULL, error,
                          "lock-folder", folder,
-                         "lock-file-type", TEST_TYPE_COUNTER_LOCK_FILE,
                          "name", name,
                          "total", total,
                          NULL);

@@ -79,7 +79,10 @@ reader_unaccount (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFil
 static gboolean
 reader_is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, GError **error)
 {
-  return READER_RESOURCE (resource)->used + 2 <= 4;
+  if (READER_RESOURCE (resource)->used + 2 <= 4)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "full");
+  return FALSE;
 }
 
 static JsonNode *
@@ -202,6 +205,7 @@ test_subclass_without_to_information_keeps_count (void)
   g_autoptr(TesseraJob) job = test_job_new (tmp, "t", "1");
   g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autoptr(TesseraDynamicDependency) dependency = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autoptr(TesseraDynamicLockFile) reread = NULL;
   g_autoptr(JsonNode) root = NULL;
   JsonObject *information;
@@ -211,11 +215,9 @@ test_subclass_without_to_information_keeps_count (void)
                              "lock-folder", folder, "name", "licences", NULL);
   g_assert_no_error (error);
   dependency = g_object_new (TESSERA_TYPE_DYNAMIC_DEPENDENCY, "resource", resource, "target", job, NULL);
-  g_assert_true (tessera_tracked_dynamic_resource_acquire (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource),
-                                                           dependency, &error));
+  lock = tessera_dynamic_dependency_lock (dependency, 60.0, NULL, &error);
   g_assert_no_error (error);
-  g_assert_true (tessera_tracked_dynamic_resource_record_process (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource),
-                                                                  dependency, self, &error));
+  g_assert_true (tessera_dynamic_dependency_lock_job_started (lock, job, self, &error));
   g_assert_no_error (error);
 
   /* On disk: the information as the resource wrote it, and the process. */
@@ -234,7 +236,8 @@ test_subclass_without_to_information_keeps_count (void)
   g_assert_cmpint (capacity, ==, 4);
   g_assert_cmpint (free_units, ==, 2);
 
-  tessera_tracked_dynamic_resource_release (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource), dependency);
+  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
   g_clear_object (&resource);
   test_remove_tree (tmp);
 }

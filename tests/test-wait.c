@@ -85,6 +85,24 @@ test_timeout (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 300 * 1000);
 }
 
+/* tessera_dynamic_resource_wait's timeout is in seconds, as the lock's. */
+static void
+test_wait_timeout_seconds (Fixture *f, gconstpointer data)
+{
+  TesseraDynamicResource *resource = TESSERA_DYNAMIC_RESOURCE (f->counter);
+  g_autoptr(GError) error = NULL;
+  gint64 start;
+
+  /* The fallback poll may change the generation first: wait again until
+   * a wait runs out (its intervals grow past 0.3 s). */
+  do
+    start = g_get_monotonic_time ();
+  while (tessera_dynamic_resource_wait (resource, tessera_dynamic_resource_get_generation (resource),
+                                        0.3, NULL, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_cmpint (g_get_monotonic_time () - start, >=, 300 * 1000);
+}
+
 typedef struct
 {
   TesseraDynamicDependency *dep;
@@ -447,6 +465,7 @@ main (int argc, char **argv)
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/timeout", test_timeout);
+  ADD ("/wait/resource-wait-timeout-in-seconds", test_wait_timeout_seconds);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
   ADD ("/wait/cancel-behind-ipc-lock", test_cancel_behind_ipc_lock);
   ADD ("/wait/async-waits-park-no-thread", test_async_waits_park_no_thread);

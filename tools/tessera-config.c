@@ -281,8 +281,7 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
           return NULL;
         }
       pspec = g_object_class_find_property (klass, property);
-      if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || g_str_equal (property, "name") ||
-          g_str_equal (property, "lock-file-type"))
+      if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || g_str_equal (property, "name"))
         {
           g_autofree char *message = g_strdup_printf (_("type “%s” has no such setting"), type);
           config_error (error, file, group, key, message);

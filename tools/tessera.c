@@ -1553,7 +1553,7 @@ show_waiting (Need *need, gint64 since, gint64 *last_report)
 static gboolean
 is_io_error (const GError *error)
 {
-  return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) || error->domain == G_IO_ERROR ||
+  return error->domain == G_IO_ERROR ||
          error->domain == G_FILE_ERROR;
 }
 

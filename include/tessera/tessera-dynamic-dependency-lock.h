@@ -41,10 +41,10 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicDependencyLock, tessera_dynamic_dependen
  *   this lock needs, such as `CUDA_VISIBLE_DEVICES`; %NULL for none
  *
  * The class of [class@Tessera.DynamicDependencyLock]. The default
- * `do_acquire` and `do_release` of a dynamic dependency lock call
- * [method@Tessera.TrackedDynamicResource.acquire] and
- * [method@Tessera.TrackedDynamicResource.release] on the dependency's
- * resource.
+ * `do_acquire` and `do_release` of a dynamic dependency lock run the
+ * acquire and release protocol of the dependency's
+ * [class@Tessera.TrackedDynamicResource] (its virtual functions); a lock on
+ * a resource of another kind implements them itself.
  */
 /**
  * TesseraDynamicDependencyLockClass::dup_lock_folder:
@@ -79,8 +79,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicDependencyLock, tessera_dynamic_dependen
  * @error: return location for a #GError
  *
  * Called by the launcher once the job process runs; the default records
- * @process in the lock file
- * ([method@Tessera.TrackedDynamicResource.record_process]), so peers judge
+ * @process in the dependency's lock file (of a
+ * [class@Tessera.TrackedDynamicResource]), so peers judge
  * the holder by that process. Runs on the launcher's thread with no lock
  * held; an override chains up.
  *

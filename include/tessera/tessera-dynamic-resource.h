@@ -95,7 +95,7 @@ TesseraDynamicDependency *tessera_dynamic_resource_create_dependency (TesseraDyn
 TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_dynamic_resource_wait           (TesseraDynamicResource *self,
                                                      guint64                 generation,
-                                                     gint64                  deadline,
+                                                     double                  timeout,
                                                      GCancellable           *cancellable,
                                                      GError                **error);
 

@@ -17,7 +17,9 @@ G_BEGIN_DECLS
  * TESSERA_ERROR:
  *
  * The error domain of every error Tessera reports itself.
- * Cancellation is reported as `G_IO_ERROR_CANCELLED`, as in GIO.
+ * Cancellation is reported as `G_IO_ERROR_CANCELLED`, as in GIO, and a
+ * failed file-system operation in the `G_IO_ERROR` domain with the code
+ * `g_io_error_from_errno()` gives for the system's error.
  */
 #define TESSERA_ERROR (tessera_error_quark ())
 
@@ -34,7 +36,6 @@ G_BEGIN_DECLS
  * @TESSERA_ERROR_CLASS_NOT_FOUND: no known lock class has the requested name
  * @TESSERA_ERROR_INVALID_CONFIGURATION: a configuration value is wrong
  * @TESSERA_ERROR_ALREADY_HELD: the job already holds this resource
- * @TESSERA_ERROR_IO: a file-system operation failed
  * @TESSERA_ERROR_REQUEST_TOO_LARGE: the request can never be granted, even by an empty resource
  * @TESSERA_ERROR_OVER_CAPACITY: the request is larger than the resource's
  *   current capacity (its total, its devices); waiting goes on, since the
@@ -57,7 +58,6 @@ typedef enum {
   TESSERA_ERROR_CLASS_NOT_FOUND,
   TESSERA_ERROR_INVALID_CONFIGURATION,
   TESSERA_ERROR_ALREADY_HELD,
-  TESSERA_ERROR_IO,
   TESSERA_ERROR_REQUEST_TOO_LARGE,
   TESSERA_ERROR_OVER_CAPACITY,
   TESSERA_ERROR_UNSUPPORTED_PROTOCOL,

@@ -30,9 +30,10 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   capacity
  * @unaccount_lock_file: required: undoes @account_lock_file for a lock file
  *   that is gone
- * @is_available: required: whether @dependency can be granted now
- * @do_acquire: optional: called after the lock file of @dependency was
- *   created
+ * @is_available: required: whether @dependency can be granted now, or why
+ *   not
+ * @do_acquire: optional: claims what a granted @dependency holds, before its
+ *   lock file is written
  * @do_release: optional: called before the lock file of @dependency is
  *   deleted
  * @get_lock_file_information: optional: the "information" to write in the
@@ -42,9 +43,9 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   informations.json
  * @get_usage: optional: capacity and free units, for `tessera status`
  * @lock_file_type: the [class@Tessera.DynamicLockFile] subtype that reads
- *   this class's lock files (experimaestro's `lock_file_class`); the
- *   [property@Tessera.TrackedDynamicResource:lock-file-type] property, when
- *   set, wins
+ *   this class's lock files (experimaestro's `lock_file_class`); set it in
+ *   the class's `class_init` (there is no property: a resource's lock files
+ *   are read by its type's rules, never by a per-instance choice)
  * @get_wait_information: optional: what a waiter past its patience
  *   reserves, for the folder's queue
  *
@@ -111,28 +112,43 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   [vfunc@Tessera.DynamicResource.create_dependency] made it
  * @error: return location for a #GError
  *
- * Whether @dependency fits now, the state being fresh from disk. Required;
- * the default fails.
+ * Whether @dependency fits now, the state being fresh from disk. Required.
+ *
+ * Two outcomes: %TRUE grants the request; %FALSE refuses it, always with
+ * @error set, and the error's code says what the caller does next:
+ *
+ * - %TESSERA_ERROR_UNAVAILABLE: the resource is full; wait for a change
+ *   (past its patience, the waiter reserves its share in the queue);
+ * - %TESSERA_ERROR_OVER_CAPACITY: the request is larger than the current
+ *   capacity; wait, since the capacity may grow (no reservation);
+ * - any other error (for instance %TESSERA_ERROR_REQUEST_TOO_LARGE): the
+ *   request can never be granted; the acquisition fails with it.
  *
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.
  *
- * Returns: %TRUE to grant it; %FALSE without @error, or with
- *   %TESSERA_ERROR_UNAVAILABLE to say why, to wait for a change; %FALSE
- *   with any other error (for instance %TESSERA_ERROR_REQUEST_TOO_LARGE)
- *   when it can never be granted
+ * Returns: %TRUE to grant @dependency, %FALSE with @error set otherwise
  */
 
 /**
  * TesseraTrackedDynamicResourceClass::do_acquire:
  * @self: the resource
  * @dependency: the request just granted
+ * @error: return location for a #GError
  *
- * Called after the lock file of @dependency was written. Most types need
- * nothing here: the new lock file is accounted like any other.
+ * Claims what @dependency holds (the devices the decision picked…), right
+ * after [vfunc@Tessera.TrackedDynamicResource.is_available] granted it and
+ * before [vfunc@Tessera.TrackedDynamicResource.get_lock_file_information]
+ * describes it and its lock file is written. Most types need nothing here:
+ * the new lock file is accounted like any other. When writing the lock
+ * file then fails, [vfunc@Tessera.TrackedDynamicResource.do_release] undoes
+ * it.
  *
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set, and the acquisition
+ *   fails with it (nothing is written)
  */
 
 /**
@@ -140,7 +156,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * @self: the resource
  * @dependency: the request being released
  *
- * Called before the lock file of @dependency is deleted.
+ * Called before the lock file of @dependency is deleted, or when writing
+ * it failed after [vfunc@Tessera.TrackedDynamicResource.do_acquire].
  *
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.
@@ -153,7 +170,10 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *
  * The "information" member of the lock file about to be written for the
  * request, which [vfunc@Tessera.DynamicLockFile.from_information] reads
- * back (a count, devices, a mode…). The default writes none.
+ * back (a count, devices, a mode…). The default writes none. It only
+ * describes: what the request holds was claimed in
+ * [vfunc@Tessera.TrackedDynamicResource.do_acquire], and it has no side
+ * effect.
  *
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.
@@ -246,8 +266,9 @@ struct _TesseraTrackedDynamicResourceClass
   gboolean  (*is_available)              (TesseraTrackedDynamicResource *self,
                                           TesseraDynamicDependency      *dependency,
                                           GError                       **error);
-  void      (*do_acquire)                (TesseraTrackedDynamicResource *self,
-                                          TesseraDynamicDependency      *dependency);
+  gboolean  (*do_acquire)                (TesseraTrackedDynamicResource *self,
+                                          TesseraDynamicDependency      *dependency,
+                                          GError                       **error);
   void      (*do_release)                (TesseraTrackedDynamicResource *self,
                                           TesseraDynamicDependency      *dependency);
   JsonNode *(*get_lock_file_information) (TesseraTrackedDynamicResource *self,
@@ -274,8 +295,6 @@ const char *tessera_tracked_dynamic_resource_get_lock_folder       (TesseraTrack
 TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_jobs_folder       (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
-char       *tessera_tracked_dynamic_resource_dup_ipc_lock_path     (TesseraTrackedDynamicResource *self);
-TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_informations_path (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_lock_file_path    (TesseraTrackedDynamicResource *self,
@@ -285,18 +304,6 @@ double      tessera_tracked_dynamic_resource_get_min_age           (TesseraTrack
 TESSERA_AVAILABLE_IN_ALL
 void        tessera_tracked_dynamic_resource_set_min_age           (TesseraTrackedDynamicResource *self,
                                                                     double                         min_age);
-TESSERA_AVAILABLE_IN_ALL
-gboolean    tessera_tracked_dynamic_resource_acquire               (TesseraTrackedDynamicResource *self,
-                                                                    TesseraDynamicDependency      *dependency,
-                                                                    GError                       **error);
-TESSERA_AVAILABLE_IN_ALL
-void        tessera_tracked_dynamic_resource_release               (TesseraTrackedDynamicResource *self,
-                                                                    TesseraDynamicDependency      *dependency);
-TESSERA_AVAILABLE_IN_ALL
-gboolean    tessera_tracked_dynamic_resource_record_process        (TesseraTrackedDynamicResource *self,
-                                                                    TesseraDynamicDependency      *dependency,
-                                                                    TesseraProcess                *process,
-                                                                    GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_update                (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);

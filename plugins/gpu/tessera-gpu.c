@@ -187,7 +187,12 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
    * (or the queue entry) names these devices, not those free once the
    * reservations are no longer counted. */
   tessera_gpu_dependency_set_choice (dep, chosen != NULL ? chosen : pick (self, dep, TRUE, &n_fitting));
-  return chosen != NULL;
+  if (chosen != NULL)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("%s has fewer than %d device(s) free: waiting"),
+               tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)),
+               tessera_gpu_dependency_get_count (dep));
+  return FALSE;
 }
 
 static JsonNode *
@@ -212,15 +217,25 @@ take_choice (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *
                                          &n_fitting);
 }
 
-static JsonNode *
-get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+/* Called right after is_available granted @dependency, under the same
+ * locks: the devices it picked are the request's. */
+static gboolean
+do_acquire (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, GError **error)
 {
   g_autoptr(GArray) chosen = take_choice (resource, dependency, FALSE);
 
-  /* Called right after is_available, under the same locks. */
-  g_return_val_if_fail (chosen != NULL, NULL);
+  g_return_val_if_fail (chosen != NULL, FALSE);
   tessera_gpu_dependency_set_assigned (TESSERA_GPU_DEPENDENCY (dependency), chosen);
-  return devices_information (chosen);
+  return TRUE;
+}
+
+static JsonNode *
+get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  GArray *assigned = tessera_gpu_dependency_get_assigned (TESSERA_GPU_DEPENDENCY (dependency));
+
+  g_return_val_if_fail (assigned != NULL, NULL);
+  return devices_information (assigned);
 }
 
 /* A waiter past its patience reserves named devices (by UUID when they
@@ -350,6 +365,7 @@ tessera_gpu_class_init (TesseraGpuClass *klass)
   tracked->account_lock_file = account_lock_file;
   tracked->unaccount_lock_file = unaccount_lock_file;
   tracked->is_available = is_available;
+  tracked->do_acquire = do_acquire;
   tracked->do_release = do_release;
   tracked->get_lock_file_information = get_lock_file_information;
   tracked->get_wait_information = get_wait_information;

@@ -260,17 +260,24 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   gboolean queued = tessera_mutex_dependency_take_queued (dep);
 
   if (tessera_mutex_dependency_is_shared (dep))
-    return self->exclusive == 0 && (queued || !exclusive_waiting (self, name));
-  if (self->exclusive == 0 && self->shared == 0)
+    {
+      if (self->exclusive == 0 && (queued || !exclusive_waiting (self, name)))
+        return TRUE;
+    }
+  else if (self->exclusive == 0 && self->shared == 0)
     return TRUE;
-  write_intent (self, dep, name);
+  else
+    write_intent (self, dep, name);
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Mutex %s is held: waiting"),
+               tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)));
   return FALSE;
 }
 
-static void
-do_acquire (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+static gboolean
+do_acquire (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, GError **error)
 {
   tessera_mutex_dependency_drop_intent (TESSERA_MUTEX_DEPENDENCY (dependency));
+  return TRUE;
 }
 
 static JsonNode *

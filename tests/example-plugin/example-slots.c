@@ -69,8 +69,8 @@ unaccount (TesseraTrackedDynamicResource *resource, TesseraDynamicLockFile *lock
   EXAMPLE_SLOTS (resource)->used--;
 }
 
-/* Called under ipc.lock, with the state fresh from disk. FALSE without an
- * error means "wait"; FALSE with an error means "never". */
+/* Called under ipc.lock, with the state fresh from disk. FALSE always says
+ * why: TESSERA_ERROR_UNAVAILABLE means "wait", another error "never". */
 static gboolean
 is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency, GError **error)
 {
@@ -81,7 +81,10 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE, "no slots configured");
       return FALSE;
     }
-  return self->used < self->slots;
+  if (self->used < self->slots)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "all %d slots are taken", self->slots);
+  return FALSE;
 }
 
 /* `--need builders` asks for one slot; the core's plain dependency will do. */

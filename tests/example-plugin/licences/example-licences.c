@@ -102,7 +102,10 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
     }
   if (!PARENT->is_available (resource, dependency, error))
     return FALSE;
-  return *held_by (self, g_get_user_name ()) + wanted <= self->per_user;
+  if (*held_by (self, g_get_user_name ()) + wanted <= self->per_user)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, "this user holds their licences");
+  return FALSE;
 }
 
 /* The counter writes {"count": K}; we add who holds them. */

@@ -1,0 +1,25 @@
+/* tessera-tracked-dynamic-resource-private.h: the acquire protocol of a
+ * tracked resource, private to the project. The one public way to acquire
+ * is a dependency's lock ([method@Tessera.DynamicDependency.lock]); the
+ * dependency lock classes call these.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+gboolean _tessera_tracked_dynamic_resource_acquire        (TesseraTrackedDynamicResource  *self,
+                                                           TesseraDynamicDependency       *dependency,
+                                                           GError                        **error);
+gboolean _tessera_tracked_dynamic_resource_release        (TesseraTrackedDynamicResource  *self,
+                                                           TesseraDynamicDependency       *dependency,
+                                                           GError                        **error);
+gboolean _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
+                                                           TesseraDynamicDependency       *dependency,
+                                                           TesseraProcess                 *process,
+                                                           GError                        **error);
+
+G_END_DECLS
