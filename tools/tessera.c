@@ -808,7 +808,7 @@ clean_force (TesseraConfig *config, int argc, char **argv)
           status = fail (EXIT_USAGE, "%s", message);
         }
       else
-        status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) ? EXIT_IOERR : 1, "%s", error->message);
+        status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1, "%s", error->message);
     }
   return status;
 }
@@ -857,7 +857,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
           else if (tessera_tracked_dynamic_resource_remove_holder (resource, job, &error))
             g_print (_("%s: removed %s (host %s)\n"), name, shown, shown_host);
           else if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))   /* gone meanwhile */
-            status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_IO) ? EXIT_IOERR : 1,
+            status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1,
                            "%s", error->message);
           g_clear_error (&error);
         }
