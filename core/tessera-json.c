@@ -58,12 +58,16 @@ double_writable (double value)
   return strchr (text, '.') != NULL || strchr (text, 'e') == NULL;
 }
 
+/* And json-glib takes escapes JSON does not have ("\333", octal) into
+ * strings that are not UTF-8, which it writes back as they are. */
 static gboolean
 numbers_finite (JsonNode *node)
 {
   switch (JSON_NODE_TYPE (node))
     {
     case JSON_NODE_VALUE:
+      if (json_node_get_value_type (node) == G_TYPE_STRING)
+        return g_utf8_validate (json_node_get_string (node), -1, NULL);
       return json_node_get_value_type (node) != G_TYPE_DOUBLE || double_writable (json_node_get_double (node));
     case JSON_NODE_ARRAY:
       for (guint i = 0; i < json_array_get_length (json_node_get_array (node)); i++)
@@ -73,11 +77,12 @@ numbers_finite (JsonNode *node)
     case JSON_NODE_OBJECT:
       {
         JsonObjectIter iter;
+        const char *name;
         JsonNode *member;
 
         json_object_iter_init (&iter, json_node_get_object (node));
-        while (json_object_iter_next (&iter, NULL, &member))
-          if (!numbers_finite (member))
+        while (json_object_iter_next (&iter, &name, &member))
+          if (!g_utf8_validate (name, -1, NULL) || !numbers_finite (member))
             return FALSE;
         return TRUE;
       }
@@ -105,7 +110,7 @@ _tessera_json_load (JsonParser  *parser,
   if (json_parser_get_root (parser) != NULL && !numbers_finite (json_parser_get_root (parser)))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("JSON holds a number too large to read"));
+                   _("JSON holds a number too large to read, or a string that is not UTF-8"));
       return FALSE;
     }
   return TRUE;
