@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <glib.h>
+#include <glib-object.h>
 
 #include <dlfcn.h>
 #include <string.h>
@@ -192,4 +193,30 @@ g_async_queue_timeout_pop (GAsyncQueue *queue, guint64 timeout)
   if (data != NULL)
     __tsan_acquire (queue);
   return data;
+}
+
+/* GObject's reference count is an atomic TSan cannot see either. The last
+ * unref finalizes the object, in whichever thread drops it last (a GSource
+ * callback on Tessera's poller thread may hold the last reference for a
+ * moment after the application dropped its own): every unref releases,
+ * and then acquires what the other threads released, so that finalize
+ * happens after every use. */
+static void (*real_object_unref) (gpointer);
+
+/* Found before main(): unlike the locks above, unrefs come from several
+ * threads from the start, and a lazy lookup would itself race. */
+__attribute__((constructor)) static void
+find_object_unref (void)
+{
+  void *symbol = dlsym (RTLD_NEXT, "g_object_unref");
+
+  memcpy (&real_object_unref, &symbol, sizeof real_object_unref);
+}
+
+void
+g_object_unref (gpointer object)
+{
+  __tsan_release (object);
+  __tsan_acquire (object);
+  real_object_unref (object);
 }
