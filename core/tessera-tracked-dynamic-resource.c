@@ -524,6 +524,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
 {
   TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (initable);
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  gboolean usable;
   int fd;
 
   if (priv->lock_folder == NULL || *priv->lock_folder == '\0')
@@ -580,9 +581,11 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   KLASS (self)->reset_state (self);
   _tessera_folder_monitor_force_scan (priv->monitor);
   refresh_locked (self);
+  /* A pool for a newer protocol: its holders follow rules we do not know.
+   * Asked under the locks: the poller thread updates what it reads. */
+  usable = _tessera_resource_informations_usable (priv->informations, error);
   unlock_both (self, fd);
-  /* A pool for a newer protocol: its holders follow rules we do not know. */
-  return _tessera_resource_informations_usable (priv->informations, error);
+  return usable;
 }
 
 static void
