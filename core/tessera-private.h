@@ -127,7 +127,8 @@ TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lo
                                                double                        min_age,
                                                double                        patience,
                                                TesseraDynamicDependency     *dependency,
-                                               const char                   *own_name);
+                                               const char                   *own_name,
+                                               const char                   *job_uri);
 void     _tessera_wait_queue_account          (TesseraTrackedDynamicResource *self,
                                                TesseraWaitQueueView          *view,
                                                gboolean                       account);

@@ -782,7 +782,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
       return FALSE;
     }
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
-                                    priv->patience, dependency, name);
+                                    priv->patience, dependency, name, tessera_job_get_job_uri (job));
 
   lock_file = _tessera_lock_file_cache_get_lock_file (priv->cache, name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))

@@ -51,6 +51,7 @@ struct _TesseraWaitQueueView
 {
   char *folder;
   char *own_name;
+  char *job_uri;      /* of the waiting job, written into its entry */
   double patience;
   gint64 max_ticket;
   GPtrArray *ahead;   /* lock files of live reservations before ours */
@@ -159,6 +160,7 @@ _tessera_wait_queue_view_free (TesseraWaitQueueView *view)
   g_warn_if_fail (!view->accounted);
   g_free (view->folder);
   g_free (view->own_name);
+  g_free (view->job_uri);
   g_ptr_array_unref (view->ahead);
   g_free (view);
 }
@@ -226,7 +228,8 @@ _tessera_wait_queue_read (const char               *lock_folder,
                           double                    min_age,
                           double                    patience,
                           TesseraDynamicDependency *dependency,
-                          const char               *own_name)
+                          const char               *own_name,
+                          const char               *job_uri)
 {
   TesseraWaitQueueView *view = g_new0 (TesseraWaitQueueView, 1);
   WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
@@ -236,6 +239,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
 
   view->folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
   view->own_name = g_strdup (own_name);
+  view->job_uri = g_strdup (job_uri);
   view->patience = patience;
   view->ahead = g_ptr_array_new_with_free_func (g_object_unref);
 
@@ -328,7 +332,6 @@ write_entry (TesseraTrackedDynamicResource *self,
              GError                       **error)
 {
   TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
-  TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
   g_autoptr(TesseraProcess) process = tessera_process_new_self ();
   g_autoptr(JsonGenerator) generator = json_generator_new ();
   g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
@@ -337,7 +340,7 @@ write_entry (TesseraTrackedDynamicResource *self,
   JsonNode *information;
 
   json_node_take_object (root, object);
-  json_object_set_string_member (object, "job_uri", tessera_job_get_job_uri (job));
+  json_object_set_string_member (object, "job_uri", view->job_uri);
   information = klass->get_wait_information (self, dependency);
   if (information != NULL)
     json_object_set_member (object, "information", information);
