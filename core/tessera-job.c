@@ -314,6 +314,18 @@ tessera_job_dup_pid_path (TesseraJob *self)
   return _tessera_path_with_suffix (self->job_uri, ".pid");
 }
 
+/* The lock file's name, once the job's names are checked: what a resource
+ * uses, never a path out of jobs/. */
+char *
+_tessera_job_dup_checked_lock_file_name (TesseraJob *self, GError **error)
+{
+  g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
+  if (!_tessera_check_name (tessera_job_get_task_id (self), error) ||
+      !_tessera_check_name (tessera_job_get_identifier (self), error))
+    return NULL;
+  return tessera_job_dup_lock_file_name (self);
+}
+
 /**
  * tessera_job_dup_lock_file_name:
  * @self: a job

@@ -50,6 +50,9 @@ gboolean _tessera_lock_file_cache_refresh     (TesseraLockFileCache *cache,
 /* Whether jobs/ was found not to be a folder (a planted link): nothing is
  * read, written or removed through it. */
 gboolean _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache);
+/* FALSE with TESSERA_ERROR_INVALID_LOCK_FILE when jobs/ is refused. */
+gboolean _tessera_lock_file_cache_check_jobs  (TesseraLockFileCache *cache,
+                                               GError              **error);
 /* A watched holder exited (from the holder monitor's notification). */
 void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
                                                  GPid                  pid,
@@ -76,18 +79,29 @@ gboolean _tessera_lock_file_cache_create      (TesseraLockFileCache  *cache,
 /* Forgets @name (it no longer counts); the file is left as it is. */
 void     _tessera_lock_file_cache_remove      (TesseraLockFileCache *cache,
                                                const char           *name);
+/* Deletes our own lock file of @name, already forgotten; one that is gone
+ * is not an error. Under ipc.lock. */
+gboolean _tessera_lock_file_cache_delete_own  (TesseraLockFileCache  *cache,
+                                               const char            *name,
+                                               GError               **error);
 /* Writes @process into the lock file of @name and judges it again. */
 gboolean _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
                                                const char            *name,
                                                TesseraProcess        *process,
                                                double                 min_age,
                                                GError               **error);
-/* Removes the lock file of @name (a name in jobs/, checked by the caller)
- * whatever its holder's liveness, and forgets it. FALSE with
+/* Whether @job (task@identifier, a lock file's name without ".json") is a
+ * holder's name that may be removed here: one name in jobs/, never a path,
+ * and a cache that may change the folder. */
+gboolean _tessera_lock_file_cache_check_holder_name (TesseraLockFileCache  *cache,
+                                                     const char            *job,
+                                                     GError               **error);
+/* Removes the lock file of @job (checked with the above) whatever its
+ * holder's liveness, and forgets it. FALSE with
  * TESSERA_ERROR_LOCK_FILE_MISSING when jobs/ has no such lock file, or an
  * I/O error. Under ipc.lock. */
 gboolean _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
-                                                 const char            *name,
+                                                 const char            *job,
                                                  GError               **error);
 
 G_END_DECLS

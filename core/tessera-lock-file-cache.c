@@ -4,6 +4,8 @@
  */
 #include "tessera-lock-file-cache-private.h"
 
+#include <string.h>
+
 #include <unistd.h>
 
 typedef struct
@@ -477,6 +479,37 @@ _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache)
   return cache->jobs_hostile;
 }
 
+gboolean
+_tessera_lock_file_cache_check_jobs (TesseraLockFileCache *cache, GError **error)
+{
+  if (!cache->jobs_hostile)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+               _("%s is not a folder (a symbolic link?): refusing to use it; remove it"),
+               _tessera_lock_folder_get_jobs_path (cache->folder));
+  return FALSE;
+}
+
+gboolean
+_tessera_lock_file_cache_check_holder_name (TesseraLockFileCache  *cache,
+                                            const char            *job,
+                                            GError               **error)
+{
+  if (*job == '\0' || strchr (job, '/') != NULL || g_str_equal (job, ".") || g_str_equal (job, "..") ||
+      g_str_has_suffix (job, ".json") || strlen (job) > 256 || !g_utf8_validate (job, -1, NULL))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("“%s” is not a holder's name (task@identifier, as “tessera status” shows it)"), job);
+      return FALSE;
+    }
+  if (cache->read_only)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), OWNER_NAME (cache));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 void
 _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
                                         GPid                  pid,
@@ -603,6 +636,23 @@ _tessera_lock_file_cache_remove (TesseraLockFileCache *cache,
 }
 
 gboolean
+_tessera_lock_file_cache_delete_own (TesseraLockFileCache  *cache,
+                                     const char            *name,
+                                     GError               **error)
+{
+  gint64 mtime_before;
+  gboolean deleted;
+
+  /* jobs/ swapped for a link since we acquired: our file is not there. */
+  if (cache->jobs_hostile)
+    return TRUE;
+  mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
+  deleted = _tessera_lock_folder_remove_own_job (cache->folder, name, error);
+  _tessera_folder_monitor_note_own_change (cache->monitor, mtime_before);
+  return deleted;
+}
+
+gboolean
 _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
                                       const char            *name,
                                       TesseraProcess        *process,
@@ -627,9 +677,10 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
 
 gboolean
 _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
-                                        const char            *name,
+                                        const char            *job,
                                         GError               **error)
 {
+  g_autofree char *name = g_strconcat (job, ".json", NULL);
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   g_autoptr(GError) local = NULL;
 

@@ -46,6 +46,8 @@ int      _tessera_job_lock_take       (const char  *path,
                                        GError     **error);
 TesseraJobLockState _tessera_job_lock_probe (const char *path);
 gboolean _tessera_job_lock_is_held    (const char  *path);
+char    *_tessera_job_dup_checked_lock_file_name (TesseraJob *self,
+                                                  GError    **error);
 
 /* Task ids and job identifiers: safe as part of a file name in `jobs/`
  * (tessera-job.c) */

@@ -4,27 +4,20 @@
  */
 
 /* The resource is the GObject, its vfunc dispatch and the acquire /
- * release / record-process protocol; the rest is in units below it. Calls
- * go one way only (A -> B: A calls B, B never calls A):
+ * release / record-process protocol; what it sees of its folder, and what
+ * keeps that current, is its TesseraPoolView. Calls go one way only (A -> B:
+ * A calls B, B never calls A):
  *
- *   tracked resource -> lock file cache -> holder monitor -> lock folder -> utils
- *   tracked resource -> lock file cache -> folder monitor -> lock folder
- *   tracked resource -> folder monitor, holder monitor (made, started, stopped)
- *   tracked resource -> resource informations -> lock folder
- *   tracked resource -> lock folder, watch box
+ *   tracked resource -> pool view -> lock file cache, folder monitor,
+ *                                    holder monitor, resource informations
+ *   tracked resource -> lock file cache, resource informations, wait queue
  *
- * Upward only through callbacks: the cache's TesseraLockFileCacheCalls
- * (account, unaccount, name), the informations' TesseraInformationsApply,
- * and the poller-thread sources (inotify, pidfd), which reach the resource
- * through a TesseraWatchBox (on_inotify_ready, on_holder_exited here). */
-#include "tessera-folder-monitor-private.h"
-#include "tessera-holder-monitor-private.h"
-#include "tessera-lock-file-cache-private.h"
-#include "tessera-lock-folder-private.h"
+ * Upward only through the view's TesseraPoolViewCalls (account,
+ * unaccount, name, apply informations) and the poller-thread sources the
+ * view owns. docs/design.md draws the whole map. */
+#include "tessera-pool-view-private.h"
 #include "tessera-private.h"
-#include "tessera-resource-informations-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
-#include "tessera-watch-box-private.h"
 
 /**
  * TesseraTrackedDynamicResource:
@@ -56,22 +49,12 @@
 typedef struct
 {
   char *lock_folder;
-  TesseraLockFolder *folder;  /* made at init, from lock_folder */
   GType lock_file_type;
   double min_age;
   double patience;            /* seconds a waiter takes what is free before it reserves */
-
-  GMutex lock;                /* the seed's thread lock */
-  TesseraLockFileCache *cache;
-  gboolean refresh_changed;   /* a refresh changed it: wake this process's waiters */
-
   gboolean read_only;         /* only look: create, change and remove nothing */
-  TesseraFolderMonitor *monitor;
 
-  TesseraResourceInformations *informations;
-
-  TesseraWatchBox *box;        /* how the poller's sources reach us */
-  TesseraHolderMonitor *holders;
+  TesseraPoolView *view;      /* the thread lock, the cache and what keeps it current */
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
@@ -104,193 +87,62 @@ resource_name (TesseraTrackedDynamicResource *self)
   return name ? name : PRIV (self)->lock_folder;
 }
 
-/* The thread lock. Property notifications raised under it (a plugin's
- * notify::total) are held back until it is released, so a handler may call
- * back into the resource. */
-static void
-lock_thread (TesseraTrackedDynamicResource *self)
-{
-  g_object_freeze_notify (G_OBJECT (self));
-  g_mutex_lock (&PRIV (self)->lock);
-}
+#define VIEW(o) (PRIV (o)->view)
+#define CACHE(o) _tessera_pool_view_get_cache (VIEW (o))
 
-static void
-unlock_thread (TesseraTrackedDynamicResource *self)
-{
-  g_mutex_unlock (&PRIV (self)->lock);
-  g_object_thaw_notify (G_OBJECT (self));
-}
-
-/* Takes ipc.lock then the thread lock, in that order, always: a peer that
- * keeps ipc.lock must not keep the poller's thread (which needs only the
- * thread lock) from serving this process's other resources. */
-/* No ipc.lock held, but go on (read-only: none could be opened). */
-#define IPC_LOCK_NONE G_MAXINT
-
-static int
-lock_both (TesseraTrackedDynamicResource *self, GError **error)
-{
-  int fd;
-
-  if (PRIV (self)->read_only)
-    {
-      fd = _tessera_lock_folder_lock (PRIV (self)->folder, TRUE, NULL);
-      if (fd < 0)
-        fd = IPC_LOCK_NONE;
-    }
-  else
-    fd = _tessera_lock_folder_lock (PRIV (self)->folder, FALSE, error);
-  if (fd >= 0)
-    lock_thread (self);
-  return fd;
-}
-
-static void
-unlock_both (TesseraTrackedDynamicResource *self, int fd)
-{
-  gboolean changed = PRIV (self)->refresh_changed;
-
-  PRIV (self)->refresh_changed = FALSE;
-  if (fd != IPC_LOCK_NONE)
-    _tessera_lock_folder_unlock (fd);
-  unlock_thread (self);
-  if (changed)
-    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
-}
-
-/* Always the poller this resource holds: the default one may be another
- * by now (the last one gone, a new one made), and a context borrowed from
- * a temporary reference could be freed before the source is attached. */
-static GMainContext *
-poller_context (TesseraTrackedDynamicResource *self)
-{
-  return _tessera_dynamic_resource_get_context (TESSERA_DYNAMIC_RESOURCE (self));
-}
+/* The thread lock alone; ipc.lock and the thread lock ("both"); a
+ * refresh, with both held. */
+#define lock_thread(o) _tessera_pool_view_lock_thread (VIEW (o))
+#define unlock_thread(o) _tessera_pool_view_unlock_thread (VIEW (o))
+#define lock_both(o, error) _tessera_pool_view_lock (VIEW (o), (error))
+#define unlock_both(o, fd) _tessera_pool_view_unlock (VIEW (o), (fd))
+#define refresh_locked(o, full) _tessera_pool_view_refresh (VIEW (o), PRIV (o)->min_age, (full))
 
 /* ---------------------------------------------------------------------- */
-/* The lock file cache's calls into the resource type */
+/* The view's calls into the resource type */
 
 static void
-cache_account (gpointer owner, TesseraDynamicLockFile *lock_file)
+view_account (gpointer owner, TesseraDynamicLockFile *lock_file)
 {
   KLASS (owner)->account_lock_file (owner, lock_file);
 }
 
 static void
-cache_unaccount (gpointer owner, TesseraDynamicLockFile *lock_file)
+view_unaccount (gpointer owner, TesseraDynamicLockFile *lock_file)
 {
   KLASS (owner)->unaccount_lock_file (owner, lock_file);
 }
 
 static const char *
-cache_name (gpointer owner)
+view_name (gpointer owner)
 {
   return resource_name (owner);
 }
 
-static const TesseraLockFileCacheCalls cache_calls = { cache_account, cache_unaccount, cache_name };
-
-/* A watched holder exited: in the poller's thread. */
-static void
-on_holder_exited (gpointer data, GPid pid, guint64 serial)
-{
-  g_autoptr(TesseraTrackedDynamicResource) self = _tessera_watch_box_dup_object (data);
-
-  if (self == NULL)
-    return;
-  lock_thread (self);
-  _tessera_lock_file_cache_holder_exited (PRIV (self)->cache, pid, serial);
-  unlock_thread (self);
-  tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
-}
-
-/* ---------------------------------------------------------------------- */
-/* informations.json */
-
 static gboolean
-apply_informations (gpointer owner, JsonNode *informations, GError **error)
+view_apply_informations (gpointer owner, JsonNode *informations, GError **error)
 {
   return KLASS (owner)->handle_information_change (owner, informations, error);
 }
 
-/* Applies informations.json when it changed. Thread lock held. */
-static gboolean
-check_informations_locked (TesseraTrackedDynamicResource *self)
+static JsonNode *
+view_initial_informations (gpointer owner)
 {
-  return _tessera_resource_informations_check (PRIV (self)->informations, resource_name (self),
-                                               apply_informations, self);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Change detection */
-
-/* Reads what the folder monitor has heard; informations.json is applied
- * at once. Thread lock held. */
-static gboolean
-drain_locked (TesseraTrackedDynamicResource *self)
-{
-  gboolean informations_changed = FALSE;
-  gboolean relevant = _tessera_folder_monitor_drain (PRIV (self)->monitor, &informations_changed);
-
-  if (informations_changed)
-    relevant |= check_informations_locked (self);
-  return relevant;
-}
-
-static gboolean
-on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
-{
-  g_autoptr(TesseraTrackedDynamicResource) self = _tessera_watch_box_dup_object (data);
-  gboolean relevant;
-
-  if (self == NULL)
-    return G_SOURCE_REMOVE;
-  lock_thread (self);
-  relevant = drain_locked (self);
-  unlock_thread (self);
-  if (relevant)
-    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
-  return G_SOURCE_CONTINUE;
+  return KLASS (owner)->initialize_informations (owner);
 }
 
 static void
-start_monitor (TesseraTrackedDynamicResource *self)
+view_reset (gpointer owner)
 {
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-
-  if (!_tessera_folder_monitor_start (priv->monitor, poller_context (self), on_inotify_ready,
-                                      _tessera_watch_box_ref (priv->box), _tessera_watch_box_unref))
-    {
-      /* Polling is the primary path to wake waiters, with a short
-       * interval, never below a first interval set on purpose
-       * (TESSERA_POLL_INTERVAL). */
-      _tessera_dynamic_resource_set_poll_interval_max (TESSERA_DYNAMIC_RESOURCE (self),
-        MAX (MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()),
-             _tessera_poll_interval_initial ()));
-    }
+  KLASS (owner)->reset_state (owner);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Refreshing the cache */
-
-/* The seed's `_update`, done incrementally. Thread lock and ipc.lock held. */
-static void
-refresh_locked (TesseraTrackedDynamicResource *self)
-{
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  guint64 serial_before = _tessera_lock_file_cache_get_serial (priv->cache);
-  gboolean informations_changed;
-
-  drain_locked (self);
-  informations_changed = check_informations_locked (self);
-  if (!_tessera_lock_file_cache_refresh (priv->cache, priv->min_age))
-    return;
-
-  /* What this refresh found (a holder gone, a peer's release whose events
-   * it consumed) other threads of this process have not seen. */
-  if (informations_changed || _tessera_lock_file_cache_get_serial (priv->cache) != serial_before)
-    priv->refresh_changed = TRUE;
-}
+static const TesseraPoolViewCalls view_calls = {
+  { view_account, view_unaccount, view_name },
+  view_apply_informations,
+  view_initial_informations,
+  view_reset,
+};
 
 /* ---------------------------------------------------------------------- */
 /* GObject */
@@ -298,15 +150,7 @@ refresh_locked (TesseraTrackedDynamicResource *self)
 static void
 tessera_tracked_dynamic_resource_dispose (GObject *object)
 {
-  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (object);
-  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-
-  g_mutex_lock (&priv->lock);
-  if (priv->monitor != NULL)
-    _tessera_folder_monitor_stop (priv->monitor);
-  if (priv->holders != NULL)
-    _tessera_holder_monitor_stop (priv->holders);
-  g_mutex_unlock (&priv->lock);
+  _tessera_pool_view_stop (VIEW (TESSERA_TRACKED_DYNAMIC_RESOURCE (object)));
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->dispose (object);
 }
 
@@ -316,14 +160,8 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
   TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (object);
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  g_clear_pointer (&priv->cache, _tessera_lock_file_cache_free);
-  g_clear_pointer (&priv->holders, _tessera_holder_monitor_free);
-  g_clear_pointer (&priv->informations, _tessera_resource_informations_free);
-  g_clear_pointer (&priv->monitor, _tessera_folder_monitor_free);
-  _tessera_watch_box_unref (priv->box);
+  g_clear_pointer (&priv->view, _tessera_pool_view_free);
   g_free (priv->lock_folder);
-  _tessera_lock_folder_free (priv->folder);
-  g_mutex_clear (&priv->lock);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
 }
 
@@ -380,8 +218,7 @@ tessera_tracked_dynamic_resource_refresh_state (TesseraDynamicResource *resource
   /* Runs in the poller's thread, which never takes ipc.lock: mark the cache
    * for a full re-read and let the waiters do it under ipc.lock. */
   lock_thread (self);
-  if (PRIV (self)->monitor != NULL)   /* NULL: not initialized */
-    _tessera_folder_monitor_force_scan (PRIV (self)->monitor);
+  _tessera_pool_view_force_scan (VIEW (self));
   unlock_thread (self);
   tessera_dynamic_resource_notify_changed (resource);
 }
@@ -511,10 +348,9 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  g_mutex_init (&priv->lock);
+  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self), &view_calls);
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
-  priv->box = _tessera_watch_box_new (self);
 }
 
 static gboolean
@@ -524,8 +360,6 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
 {
   TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (initable);
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
-  gboolean usable;
-  int fd;
 
   if (priv->lock_folder == NULL || *priv->lock_folder == '\0')
     {
@@ -542,50 +376,8 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
-  if (!g_type_is_a (priv->lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
-      G_TYPE_IS_ABSTRACT (priv->lock_file_type))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("%s is not a concrete lock file type"), g_type_name (priv->lock_file_type));
-      return FALSE;
-    }
-  priv->folder = _tessera_lock_folder_new (priv->lock_folder);
-  priv->informations = _tessera_resource_informations_new (priv->folder);
-  priv->monitor = _tessera_folder_monitor_new (priv->folder);
-  priv->holders = _tessera_holder_monitor_new (priv->folder, poller_context (self), on_holder_exited,
-                                               _tessera_watch_box_ref (priv->box), _tessera_watch_box_ref,
-                                               _tessera_watch_box_unref);
-  priv->cache = _tessera_lock_file_cache_new (priv->folder, priv->monitor, priv->holders, priv->lock_file_type,
-                                              priv->read_only, &cache_calls, self);
-  /* A read-only view of a pool nobody set up yet is an empty pool. */
-  if (!priv->read_only && !_tessera_lock_folder_create (priv->folder, error))
-    return FALSE;
-
-  start_monitor (self);
-
-  fd = lock_both (self, error);
-  if (fd < 0)
-    return FALSE;
-  if (!_tessera_lock_folder_has_informations (priv->folder))
-    {
-      g_autoptr(JsonNode) initial = KLASS (self)->initialize_informations (self);
-      /* Only looking: what the first writer would set up, kept in memory. */
-      if (initial != NULL && priv->read_only)
-        KLASS (self)->handle_information_change (self, initial, NULL);
-      else if (initial != NULL && !_tessera_resource_informations_write (priv->informations, initial, error))
-        {
-          unlock_both (self, fd);
-          return FALSE;
-        }
-    }
-  KLASS (self)->reset_state (self);
-  _tessera_folder_monitor_force_scan (priv->monitor);
-  refresh_locked (self);
-  /* A pool for a newer protocol: its holders follow rules we do not know.
-   * Asked under the locks: the poller thread updates what it reads. */
-  usable = _tessera_resource_informations_usable (priv->informations, error);
-  unlock_both (self, fd);
-  return usable;
+  return _tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
+                                  priv->min_age, error);
 }
 
 static void
@@ -612,47 +404,8 @@ tessera_tracked_dynamic_resource_get_lock_folder (TesseraTrackedDynamicResource 
   return PRIV (self)->lock_folder;
 }
 
-/**
- * tessera_tracked_dynamic_resource_dup_jobs_folder:
- * @self: a tracked resource
- *
- * Gets the path of `jobs/` in the lock folder.
- *
- * Returns: (transfer full): the path of `jobs/` in the lock folder
- */
-char *
-tessera_tracked_dynamic_resource_dup_jobs_folder (TesseraTrackedDynamicResource *self)
-{
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return g_build_filename (PRIV (self)->lock_folder, "jobs", NULL);
-}
-
-/**
- * tessera_tracked_dynamic_resource_dup_informations_path:
- * @self: a tracked resource
- *
- * Gets the path of `informations.json`.
- *
- * Returns: (transfer full): the path of `informations.json`
- */
-char *
-tessera_tracked_dynamic_resource_dup_informations_path (TesseraTrackedDynamicResource *self)
-{
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return g_build_filename (PRIV (self)->lock_folder, "informations.json", NULL);
-}
-
-static char *
-lock_file_name_for (TesseraDynamicDependency *dependency, GError **error)
-{
-  TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
-
-  g_return_val_if_fail (job != NULL, NULL);
-  if (!_tessera_check_name (tessera_job_get_task_id (job), error) ||
-      !_tessera_check_name (tessera_job_get_identifier (job), error))
-    return NULL;
-  return tessera_job_dup_lock_file_name (job);
-}
+#define lock_file_name_for(dependency, error) \
+  _tessera_job_dup_checked_lock_file_name (tessera_dynamic_dependency_get_target (dependency), (error))
 
 /**
  * tessera_tracked_dynamic_resource_dup_lock_file_path:
@@ -673,7 +426,8 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   name = lock_file_name_for (dependency, NULL);
-  return name && PRIV (self)->folder ? _tessera_lock_folder_dup_job_path (PRIV (self)->folder, name) : NULL;
+  return name && _tessera_pool_view_is_open (VIEW (self))
+    ? _tessera_lock_folder_dup_job_path (_tessera_pool_view_get_folder (VIEW (self)), name) : NULL;
 }
 
 /**
@@ -732,8 +486,7 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  _tessera_folder_monitor_force_scan (PRIV (self)->monitor);
-  refresh_locked (self);
+  refresh_locked (self, TRUE);
   unlock_both (self, fd);
   return TRUE;
 }
@@ -754,7 +507,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   g_autoptr(TesseraWaitQueueView) queue = NULL;
   TesseraDynamicLockFile *lock_file;
   TesseraJob *job;
-  gboolean available;
+  gboolean available, ok = FALSE;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
@@ -772,62 +525,52 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (fd < 0)
     return FALSE;
   _tessera_pause_point ("acquire-locked");
-  refresh_locked (self);
-  if (_tessera_lock_file_cache_jobs_refused (priv->cache))
-    {
-      unlock_both (self, fd);
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                   _("%s is not a folder (a symbolic link?): refusing to use it; remove it"),
-                   _tessera_lock_folder_get_jobs_path (priv->folder));
-      return FALSE;
-    }
+  refresh_locked (self, FALSE);
+  if (!_tessera_lock_file_cache_check_jobs (CACHE (self), error))
+    goto out;
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, dependency, name, tessera_job_get_job_uri (job));
 
-  lock_file = _tessera_lock_file_cache_get_lock_file (priv->cache, name);
+  lock_file = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
     {
-      unlock_both (self, fd);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
                    _("Job %s already holds %s"), name, resource_name (self));
-      return FALSE;
+      goto out;
     }
   /* Waiters before us whose patience is over count as holders here. */
   _tessera_wait_queue_account (self, queue, TRUE);
-  available = _tessera_lock_file_cache_get_whole_holders (priv->cache) == 0 &&
+  available = _tessera_lock_file_cache_get_whole_holders (CACHE (self)) == 0 &&
               KLASS (self)->is_available (self, dependency, &local);
   _tessera_wait_queue_account (self, queue, FALSE);
   if (!available)
     {
       /* A holder of everything; or a type that broke is_available's rule. */
-      g_warn_if_fail (local != NULL || _tessera_lock_file_cache_get_whole_holders (priv->cache) > 0);
+      g_warn_if_fail (local != NULL || _tessera_lock_file_cache_get_whole_holders (CACHE (self)) > 0);
       if (local == NULL)
         local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
                              _("Resource %s is not available"), resource_name (self));
       /* Only a full resource's waiter reserves its share. */
       _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE,
                                          g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE));
-      unlock_both (self, fd);
       g_propagate_error (error, g_steal_pointer (&local));
-      return FALSE;
+      goto out;
     }
   if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
-    {
-      unlock_both (self, fd);
-      return FALSE;
-    }
+    goto out;
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
-  if (!_tessera_lock_file_cache_create (priv->cache, name, job, information, error))
+  if (!_tessera_lock_file_cache_create (CACHE (self), name, job, information, error))
     {
       KLASS (self)->do_release (self, dependency);
-      unlock_both (self, fd);
-      return FALSE;
+      goto out;
     }
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   g_debug ("Acquired %s for %s", resource_name (self), name);
+  ok = TRUE;
+out:
   unlock_both (self, fd);
-  return TRUE;
+  return ok;
 }
 
 /* The seed's `release`: calls `do_release`, deletes the lock file and
@@ -838,16 +581,13 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
                                            TesseraDynamicDependency       *dependency,
                                            GError                        **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
   g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
   TesseraDynamicLockFile *cached;
-  gint64 mtime_before;
   gboolean deleted;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
-  priv = PRIV (self);
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -855,8 +595,8 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  refresh_locked (self);
-  cached = _tessera_lock_file_cache_get_lock_file (priv->cache, name);
+  refresh_locked (self, FALSE);
+  cached = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
   if (cached == NULL)
     {
       g_debug ("Lock file %s of %s already released", name, resource_name (self));
@@ -864,13 +604,9 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
       return TRUE;
     }
   lock_file = g_object_ref (cached);
-  mtime_before = _tessera_folder_monitor_jobs_mtime (priv->monitor);
-  _tessera_lock_file_cache_remove (priv->cache, name);
+  _tessera_lock_file_cache_remove (CACHE (self), name);
   KLASS (self)->do_release (self, dependency);
-  /* jobs/ swapped for a link since we acquired: our file is not there. */
-  deleted = _tessera_lock_file_cache_jobs_refused (priv->cache) ||
-            _tessera_lock_folder_remove_own_job (priv->folder, name, error);
-  _tessera_folder_monitor_note_own_change (priv->monitor, mtime_before);
+  deleted = _tessera_lock_file_cache_delete_own (CACHE (self), name, error);
   unlock_both (self, fd);
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   return deleted;
@@ -903,16 +639,16 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  refresh_locked (self);
-  if (_tessera_lock_file_cache_get_lock_file (priv->cache, name) == NULL ||
-      _tessera_lock_file_cache_jobs_refused (priv->cache))
+  refresh_locked (self, FALSE);
+  if (_tessera_lock_file_cache_get_lock_file (CACHE (self), name) == NULL ||
+      _tessera_lock_file_cache_jobs_refused (CACHE (self)))
     {
       unlock_both (self, fd);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
                    _("Lock file %s of %s is missing"), name, resource_name (self));
       return FALSE;
     }
-  if (!_tessera_lock_file_cache_set_process (priv->cache, name, process, priv->min_age, error))
+  if (!_tessera_lock_file_cache_set_process (CACHE (self), name, process, priv->min_age, error))
     {
       unlock_both (self, fd);
       return FALSE;
@@ -940,7 +676,7 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   lock_thread (self);
   KLASS (self)->get_usage (self, &c, &f);
-  if (_tessera_lock_file_cache_get_whole_holders (PRIV (self)->cache) > 0 && f > 0)
+  if (_tessera_lock_file_cache_get_whole_holders (CACHE (self)) > 0 && f > 0)
     f = 0;   /* a holder whose amount cannot be read holds everything */
   unlock_thread (self);
   if (capacity != NULL)
@@ -962,15 +698,13 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
 GPtrArray *
 tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource *self)
 {
-  TesseraTrackedDynamicResourcePrivate *priv;
   GPtrArray *result;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self),
                         g_ptr_array_new_with_free_func (g_object_unref));
-  priv = PRIV (self);
-  g_mutex_lock (&priv->lock);
-  result = _tessera_lock_file_cache_list (priv->cache);
-  g_mutex_unlock (&priv->lock);
+  lock_thread (self);
+  result = _tessera_lock_file_cache_list (CACHE (self));
+  unlock_thread (self);
   return result;
 }
 
@@ -990,7 +724,7 @@ tessera_tracked_dynamic_resource_read_informations (TesseraTrackedDynamicResourc
                                                     GError                        **error)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return _tessera_resource_informations_read (PRIV (self)->informations, NULL, error);
+  return _tessera_resource_informations_read (_tessera_pool_view_get_informations (VIEW (self)), NULL, error);
 }
 
 /**
@@ -1010,28 +744,11 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
                                                      JsonNode                       *informations,
                                                      GError                        **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv;
-  gboolean ok;
-  int fd;
-
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (informations != NULL, FALSE);
-  priv = PRIV (self);
-  g_return_val_if_fail (!priv->read_only, FALSE);
+  g_return_val_if_fail (!PRIV (self)->read_only, FALSE);
 
-  fd = lock_both (self, error);
-  if (fd < 0)
-    return FALSE;
-  /* Apply first: a shape the class rejects never reaches the disk. */
-  ok = KLASS (self)->handle_information_change (self, informations, error);
-  if (ok)
-    ok = _tessera_resource_informations_write (priv->informations, informations, error);
-  _tessera_resource_informations_forget (priv->informations);
-  refresh_locked (self);
-  unlock_both (self, fd);
-  if (ok)
-    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
-  return ok;
+  return _tessera_pool_view_write_informations (VIEW (self), informations, PRIV (self)->min_age, error);
 }
 
 /**
@@ -1061,36 +778,20 @@ tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *
                                                 const char                     *job,
                                                 GError                        **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv;
-  g_autofree char *name = NULL;
   gboolean ok;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (job != NULL, FALSE);
-  priv = PRIV (self);
-  if (*job == '\0' || strchr (job, '/') != NULL || g_str_equal (job, ".") || g_str_equal (job, "..") ||
-      g_str_has_suffix (job, ".json") || strlen (job) > 256 || !g_utf8_validate (job, -1, NULL))
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
-                   _("“%s” is not a holder's name (task@identifier, as “tessera status” shows it)"), job);
-      return FALSE;
-    }
-  if (priv->read_only)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
-      return FALSE;
-    }
-
-  name = g_strconcat (job, ".json", NULL);
+  if (!_tessera_lock_file_cache_check_holder_name (CACHE (self), job, error))
+    return FALSE;
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  _tessera_folder_monitor_force_scan (priv->monitor);
-  refresh_locked (self);
-  ok = _tessera_lock_file_cache_remove_holder (priv->cache, name, error);
+  refresh_locked (self, TRUE);
+  ok = _tessera_lock_file_cache_remove_holder (CACHE (self), job, error);
   if (ok)
-    priv->refresh_changed = TRUE;   /* unlock_both wakes this process's waiters */
+    _tessera_pool_view_mark_changed (VIEW (self));   /* unlock_both wakes this process's waiters */
   unlock_both (self, fd);
   return ok;
 }

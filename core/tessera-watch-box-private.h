@@ -13,10 +13,15 @@ G_BEGIN_DECLS
  * once disposed. Reference-counted, atomically: each source holds one. */
 typedef struct _TesseraWatchBox TesseraWatchBox;
 
-TesseraWatchBox *_tessera_watch_box_new    (gpointer         object);
+/* @data: something @object owns, given back while @object lives. */
+TesseraWatchBox *_tessera_watch_box_new    (gpointer         object,
+                                            gpointer         data);
 gpointer         _tessera_watch_box_ref    (gpointer         box);
 void             _tessera_watch_box_unref  (gpointer         box);
 /* (transfer full) (nullable): the object, or NULL once it is gone. */
 gpointer         _tessera_watch_box_dup_object (TesseraWatchBox *box);
+/* The data given at creation: only while holding the object from
+ * _tessera_watch_box_dup_object(). */
+gpointer         _tessera_watch_box_get_data   (TesseraWatchBox *box);
 
 G_END_DECLS

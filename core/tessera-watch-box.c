@@ -7,14 +7,16 @@
 struct _TesseraWatchBox
 {
   GWeakRef object;
+  gpointer data;    /* the object's, valid while it lives */
   gint published;   /* set last, read first: see _tessera_watch_box_dup_object() */
 };
 
 TesseraWatchBox *
-_tessera_watch_box_new (gpointer object)
+_tessera_watch_box_new (gpointer object, gpointer data)
 {
   TesseraWatchBox *box = g_atomic_rc_box_new0 (TesseraWatchBox);
   g_weak_ref_init (&box->object, object);
+  box->data = data;
   g_atomic_int_set (&box->published, 1);
   return box;
 }
@@ -28,6 +30,13 @@ _tessera_watch_box_dup_object (TesseraWatchBox *box)
   if (!g_atomic_int_get (&box->published))
     return NULL;
   return g_weak_ref_get (&box->object);
+}
+
+/* Only while holding a reference from _tessera_watch_box_dup_object(). */
+gpointer
+_tessera_watch_box_get_data (TesseraWatchBox *box)
+{
+  return box->data;
 }
 
 static void

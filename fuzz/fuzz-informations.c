@@ -66,7 +66,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (size < 1)
     return 0;
   resource = resources[data[0] % G_N_ELEMENTS (resources)];
-  path = tessera_tracked_dynamic_resource_dup_informations_path (resource);
+  path = g_build_filename (tessera_tracked_dynamic_resource_get_lock_folder (resource), "informations.json", NULL);
   tmp = g_strconcat (path, ".new", NULL);
   /* A new file each time, as a peer's rename leaves it: a new inode is a
    * change even within one clock tick. */

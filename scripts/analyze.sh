@@ -16,6 +16,9 @@ if ! command -v cppcheck >/dev/null; then
 fi
 [ -f "$build/compile_commands.json" ] || { echo "analyze: no $build/compile_commands.json (meson setup $build first)" >&2; exit 64; }
 
+# The shape of core/ (no two files calling each other, no file too long).
+python3 scripts/check-layers.py .
+
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # --library=gtk teaches cppcheck GLib's macros (G_DEFINE_TYPE…).

@@ -1995,16 +1995,13 @@ cmd_run (int argc, char **argv)
       g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
       g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
       g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
-      g_autofree char *lock_name = tessera_job_dup_lock_file_name (job);
       LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state };
       guint lost_source;
 
       for (guint i = 0; i < needs->len; i++)
         {
           Need *need = g_ptr_array_index (needs, i);
-          g_autofree char *jobs = tessera_tracked_dynamic_resource_dup_jobs_folder (need->resource);
-
-          g_ptr_array_add (lost_paths, g_build_filename (jobs, lock_name, NULL));
+          g_ptr_array_add (lost_paths, tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock));
           g_ptr_array_add (lost_names, need->name);
         }
       loop = g_main_loop_new (NULL, FALSE);

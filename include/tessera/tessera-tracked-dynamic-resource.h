@@ -293,10 +293,6 @@ struct _TesseraTrackedDynamicResourceClass
 TESSERA_AVAILABLE_IN_ALL
 const char *tessera_tracked_dynamic_resource_get_lock_folder       (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
-char       *tessera_tracked_dynamic_resource_dup_jobs_folder       (TesseraTrackedDynamicResource *self);
-TESSERA_AVAILABLE_IN_ALL
-char       *tessera_tracked_dynamic_resource_dup_informations_path (TesseraTrackedDynamicResource *self);
-TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_lock_file_path    (TesseraTrackedDynamicResource *self,
                                                                     TesseraDynamicDependency      *dependency);
 TESSERA_AVAILABLE_IN_ALL
