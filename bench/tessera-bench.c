@@ -121,7 +121,7 @@ mode_cycle (const char *folder, int others, int cycles)
       gint64 start = g_get_monotonic_time ();
       g_autoptr(TesseraDynamicDependencyLock) lock = acquire (token, dep, 0);
 
-      tessera_lock_release (TESSERA_LOCK (lock));
+      tessera_lock_release (TESSERA_LOCK (lock), NULL);
       if (i >= 10)   /* the first cycles warm the cache */
         times[i - 10] = g_get_monotonic_time () - start;
     }
@@ -154,7 +154,7 @@ mode_handover (const char *folder, const char *role, int count, const char *log)
       log_line (fd, 'A', role);
       g_usleep (2000);
       log_line (fd, 'R', role);
-      tessera_lock_release (TESSERA_LOCK (lock));
+      tessera_lock_release (TESSERA_LOCK (lock), NULL);
       g_usleep (500);   /* let the other side in */
     }
   close (fd);
@@ -179,7 +179,7 @@ mode_throughput (const char *folder, double seconds, const char *log)
     {
       g_autoptr(TesseraDynamicDependencyLock) lock = acquire (token, dep, 60);
       count++;
-      tessera_lock_release (TESSERA_LOCK (lock));
+      tessera_lock_release (TESSERA_LOCK (lock), NULL);
     }
   n = g_snprintf (line, sizeof line, "%ld\n", count);
   if (write (fd, line, n) != n)
@@ -200,7 +200,7 @@ mode_hold (const char *folder)
 
   getrusage (RUSAGE_SELF, &usage);
   printf ("maxrss_kib=%ld\n", usage.ru_maxrss);
-  tessera_lock_release (TESSERA_LOCK (lock));
+  tessera_lock_release (TESSERA_LOCK (lock), NULL);
   return 0;
 }
 
@@ -254,7 +254,7 @@ mode_big (const char *folder, const char *count, double timeout)
 
   printf ("served=%d wait=%" G_GINT64_FORMAT "\n", lock != NULL, g_get_monotonic_time () - start);
   if (lock != NULL)
-    tessera_lock_release (TESSERA_LOCK (lock));
+    tessera_lock_release (TESSERA_LOCK (lock), NULL);
   return 0;
 }
 

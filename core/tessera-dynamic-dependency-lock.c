@@ -59,17 +59,18 @@ real_do_acquire (TesseraLock *lock, GError **error)
   return _tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, error);
 }
 
-static void
-real_do_release (TesseraLock *lock)
+static gboolean
+real_do_release (TesseraLock *lock, GError **error)
 {
   TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
   TesseraTrackedDynamicResource *resource = tracked_resource (self);
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GError) local = NULL;
 
-  /* TesseraLock's release cannot fail: say why the lock file stays. */
-  if (resource != NULL && !_tessera_tracked_dynamic_resource_release (resource, PRIV (self)->dependency, &error))
-    g_warning (_("Cannot release %s: %s"), tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)),
-               error->message);
+  if (resource == NULL || _tessera_tracked_dynamic_resource_release (resource, PRIV (self)->dependency, &local))
+    return TRUE;
+  g_set_error (error, local->domain, local->code, _("Cannot release %s: %s"),
+               tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)), local->message);
+  return FALSE;
 }
 
 static char *

@@ -251,7 +251,12 @@ release_held (GArray *pools)
       Pool *pool = &g_array_index (pools, Pool, i);
       if (pool->lock != NULL)
         {
-          tessera_lock_release (TESSERA_LOCK (pool->lock));
+          g_autoptr(GError) error = NULL;
+
+          /* Given back while waiting for the others: what stays behind
+           * counts until this process is judged dead. */
+          if (!tessera_lock_release (TESSERA_LOCK (pool->lock), &error))
+            g_warning ("%s", error->message);
           g_clear_object (&pool->lock);
         }
     }

@@ -31,8 +31,12 @@ tessera_lock_dispose (GObject *object)
 
   if (priv->level > 0)
     {
+      g_autoptr(GError) error = NULL;
+
+      /* Nobody is left to be told: say why the holding stays. */
       priv->level = 1;
-      tessera_lock_release (self);
+      if (!tessera_lock_release (self, &error))
+        g_warning (_("Cannot release a lock: %s"), error->message);
     }
   G_OBJECT_CLASS (tessera_lock_parent_class)->dispose (object);
 }
@@ -43,9 +47,10 @@ tessera_lock_real_do_acquire (TesseraLock *self, GError **error)
   return TRUE;
 }
 
-static void
-tessera_lock_real_do_release (TesseraLock *self)
+static gboolean
+tessera_lock_real_do_release (TesseraLock *self, GError **error)
 {
+  return TRUE;
 }
 
 static void
@@ -90,23 +95,35 @@ tessera_lock_acquire (TesseraLock  *self,
 /**
  * tessera_lock_release:
  * @self: a lock
+ * @error: return location for a #GError
  *
  * Drops one level; the lock is really released when no level is left and
  * it is not detached. Releasing a lock that is not held does nothing.
+ *
+ * When the real release fails (for a dynamic dependency lock: ipc.lock
+ * cannot be taken, or the lock file cannot be deleted), this object holds
+ * the lock no more all the same, and @error says what stays behind: a
+ * lock file that still counts until its holder is judged dead.
+ *
+ * Returns: %TRUE when released (or only a level dropped); %FALSE with
+ *   @error set when the real release failed
  */
-void
-tessera_lock_release (TesseraLock *self)
+gboolean
+tessera_lock_release (TesseraLock  *self,
+                      GError      **error)
 {
   TesseraLockPrivate *priv;
 
-  g_return_if_fail (TESSERA_IS_LOCK (self));
+  g_return_val_if_fail (TESSERA_IS_LOCK (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   priv = tessera_lock_get_instance_private (self);
 
   if (priv->level == 0)
-    return;
+    return TRUE;
   priv->level--;
   if (priv->level == 0 && !priv->detached)
-    TESSERA_LOCK_GET_CLASS (self)->do_release (self);
+    return TESSERA_LOCK_GET_CLASS (self)->do_release (self, error);
+  return TRUE;
 }
 
 /**

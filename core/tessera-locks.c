@@ -27,19 +27,30 @@ tessera_locks_do_acquire (TesseraLock *lock, GError **error)
     if (!tessera_lock_acquire (g_ptr_array_index (priv->locks, i), error))
       {
         while (i-- > 0)
-          tessera_lock_release (g_ptr_array_index (priv->locks, i));
+          tessera_lock_release (g_ptr_array_index (priv->locks, i), NULL);
         return FALSE;
       }
   return TRUE;
 }
 
-static void
-tessera_locks_do_release (TesseraLock *lock)
+/* Every member is released; the first failure is reported. */
+static gboolean
+tessera_locks_do_release (TesseraLock *lock, GError **error)
 {
   TesseraLocksPrivate *priv = tessera_locks_get_instance_private (TESSERA_LOCKS (lock));
+  g_autoptr(GError) first = NULL;
 
   for (guint i = 0; i < priv->locks->len; i++)
-    tessera_lock_release (g_ptr_array_index (priv->locks, i));
+    {
+      g_autoptr(GError) local = NULL;
+
+      if (!tessera_lock_release (g_ptr_array_index (priv->locks, i), &local) && first == NULL)
+        first = g_steal_pointer (&local);
+    }
+  if (first == NULL)
+    return TRUE;
+  g_propagate_error (error, g_steal_pointer (&first));
+  return FALSE;
 }
 
 static void

@@ -97,7 +97,11 @@ worker (const char *id, const char *folder)
   say (who, "got a token");
   g_usleep (1500 * 1000);
   say (who, "done, gives its token back");
-  tessera_lock_release (TESSERA_LOCK (lock));
+  if (!tessera_lock_release (TESSERA_LOCK (lock), &error))
+    {
+      fprintf (stderr, "%s: %s\n", who, error->message);
+      return 1;
+    }
   return 0;
 }
 

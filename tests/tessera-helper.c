@@ -122,7 +122,7 @@ do_cycle (char **argv)
       log_line (fd, 'A', argv[4]);
       g_usleep (g_random_int_range (1000, 8000));
       log_line (fd, 'R', argv[4]);
-      tessera_lock_release (TESSERA_LOCK (lock));
+      g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
     }
   close (fd);
   return 0;
@@ -146,7 +146,7 @@ do_hold (int argc, char **argv)
     }
   say ("ACQUIRED");
   wait_for_stdin_eof ();
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   say ("RELEASED");
   return 0;
 }
@@ -182,7 +182,7 @@ do_wait (char **argv)
                                              test_counter_get_polls (counter) - polls_before);
     say (line);
   }
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   return 0;
 }
 
@@ -206,7 +206,7 @@ wait_one (gpointer data)
 
   say (line);
   if (lock != NULL)
-    tessera_lock_release (TESSERA_LOCK (lock));
+    g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   return NULL;
 }
 
@@ -243,7 +243,7 @@ do_wake (char **argv)
     return 1;
   g_thread_join (waiter);
   if (lock != NULL)
-    tessera_lock_release (TESSERA_LOCK (lock));
+    g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   return 0;
 }
 

@@ -184,7 +184,7 @@ main (int argc, char **argv)
           log_line (fd, 'A', argv[4], argv[8], gpus);
           g_usleep (g_random_int_range (hold_ms / 2, hold_ms + 1) * 1000);
           log_line (fd, 'R', argv[4], argv[8], gpus);
-          tessera_lock_release (TESSERA_LOCK (lock));
+          g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
         }
       close (fd);
       return 0;
@@ -201,7 +201,7 @@ main (int argc, char **argv)
       fflush (stdout);
       while (read (0, buf, sizeof buf) > 0)
         ;
-      tessera_lock_release (TESSERA_LOCK (lock));
+      g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
       printf ("RELEASED\n");
       fflush (stdout);
       return 0;

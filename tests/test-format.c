@@ -201,7 +201,7 @@ test_written_files_parse_as_seed (Fixture *f, gconstpointer data)
   else
     g_test_message ("python3 not found: the Python reader part was not run");
 
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -233,7 +233,7 @@ test_rewrite_is_atomic (Fixture *f, gconstpointer data)
   g_assert_cmpuint (before.st_ino, !=, after.st_ino);
   root = parse_file (path);
   g_assert_true (json_object_has_member (json_node_get_object (root), "process"));
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
 }
 
 static void
@@ -303,7 +303,7 @@ test_locks_json_round_trip (Fixture *f, gconstpointer data)
   g_assert_cmpuint (tessera_job_dependency_locks_get_locks (job_locks)->len, ==, 1);
   g_assert_true (tessera_job_dependency_locks_acquire (job_locks, &error));
   g_assert_no_error (error);
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));   /* detached: still held */
   tessera_job_dependency_locks_release (job_locks);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));

@@ -7,6 +7,7 @@
 #include "test-utils.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 
 typedef struct
 {
@@ -61,7 +62,7 @@ check_peer_blocks (const char *kind, gboolean unlink_like_filelock)
     /* The lock taken on the unlinked inode was dropped and ipc.lock made anew. */
     g_assert_true (g_file_test (ipc, G_FILE_TEST_IS_REGULAR));
 
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   g_object_unref (lock);
   g_clear_object (&dep);
   g_clear_object (&job);
@@ -85,6 +86,48 @@ static void
 test_unlinked_lock (void)
 {
   check_peer_blocks ("flock", TRUE);
+}
+
+/* A release that cannot happen says so, and what stays behind: here
+ * ipc.lock was replaced by a folder after the acquire. The lock object
+ * holds nothing more; the lock file still counts. */
+static void
+test_release_reports_failure (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *ipc = g_build_filename (folder, "ipc.lock", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (folder, 1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (tmp, "release", "1");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *lock_file = NULL;
+
+  g_assert_no_error (error);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  lock_file = tessera_dynamic_dependency_lock_dup_lock_file_path (lock);
+  g_assert_cmpint (g_unlink (ipc), ==, 0);
+  g_assert_cmpint (g_mkdir (ipc, 0755), ==, 0);
+
+  g_assert_false (tessera_lock_release (TESSERA_LOCK (lock), &error));
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "ipc.lock"));
+  g_clear_error (&error);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (lock)), ==, 0);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_IS_REGULAR));
+  /* Released once: a second release has nothing to do. */
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), &error));
+  g_assert_no_error (error);
+
+  g_assert_cmpint (g_rmdir (ipc), ==, 0);
+  g_clear_object (&lock);
+  g_clear_object (&dep);
+  g_clear_object (&job);
+  g_clear_object (&counter);
+  test_remove_tree (tmp);
 }
 
 typedef struct
@@ -144,5 +187,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ipc/lockf-peer-blocks-acquire", test_lockf_peer);
   g_test_add_func ("/ipc/unlinked-ipc-lock-is-reopened", test_unlinked_lock);
   g_test_add_func ("/ipc/parallel-hold-of-one-job", test_parallel_hold);
+  g_test_add_func ("/ipc/release-reports-failure", test_release_reports_failure);
   return g_test_run ();
 }

@@ -236,7 +236,7 @@ test_subclass_without_to_information_keeps_count (void)
   g_assert_cmpint (capacity, ==, 4);
   g_assert_cmpint (free_units, ==, 2);
 
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
   g_clear_object (&resource);
   test_remove_tree (tmp);

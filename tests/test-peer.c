@@ -55,7 +55,7 @@ test_peer_try (TesseraTrackedDynamicResource *resource,
     }
   hold_until_stdin_closes ();
   if (lock != NULL)
-    tessera_lock_release (TESSERA_LOCK (lock));
+    g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   return 0;
 }
 
@@ -118,7 +118,7 @@ test_peer_request (TesseraDynamicDependency *dependency,
     say (line);
   }
   hold_until_stdin_closes ();
-  tessera_lock_release (TESSERA_LOCK (lock));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   say ("RELEASED");
   return 0;
 }

@@ -52,6 +52,17 @@ fail (int status, const char *format, ...)
   return status;
 }
 
+/* Lets the holdings go; what stays behind (a lock file that could not be
+ * deleted) is said, and counts until its holder is judged dead. */
+static void
+release_or_say (TesseraLock *lock)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!tessera_lock_release (lock, &error))
+    fail (0, "%s", error->message);
+}
+
 /* The library's warnings, shown as the command's own short lines, once
  * each (watch would repeat them); held back while a resource is opened, so
  * that a failed check's one message says it all. The library keeps its log
@@ -1918,7 +1929,7 @@ cmd_run (int argc, char **argv)
   locks_path = g_build_filename (job_dir, "locks.json", NULL);
   if (!tessera_dynamic_dependency_locks_save (locks, locks_path, &error))
     {
-      tessera_lock_release (TESSERA_LOCK (locks));
+      release_or_say (TESSERA_LOCK (locks));
       tessera_job_unhold (job);
       return fail (EXIT_IOERR, "%s", error->message);
     }
@@ -1966,7 +1977,7 @@ cmd_run (int argc, char **argv)
           gated_wait (child.pid);
           status = 128 + g_atomic_int_get (&run_state.pending_signal);
         }
-      tessera_lock_release (TESSERA_LOCK (locks));
+      release_or_say (TESSERA_LOCK (locks));
       g_unlink (locks_path);
       tessera_job_unhold (job);
       g_rmdir (job_dir);
@@ -2014,7 +2025,7 @@ cmd_run (int argc, char **argv)
     }
 
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
-  tessera_lock_release (TESSERA_LOCK (locks));
+  release_or_say (TESSERA_LOCK (locks));
   g_unlink (locks_path);
   tessera_job_unhold (job);
   {

@@ -42,10 +42,15 @@ G_DECLARE_DERIVABLE_TYPE (TesseraLock, tessera_lock, TESSERA, LOCK, GObject)
 /**
  * TesseraLockClass::do_release:
  * @self: the lock
+ * @error: return location for a #GError
  *
  * Really lets the lock go: called by [method@Tessera.Lock.release] when
  * the level drops back to 0 on a lock that is not detached, on the thread
- * that calls it, with no Tessera lock held.
+ * that calls it, with no Tessera lock held. The lock counts as released
+ * by its object whatever this returns.
+ *
+ * Returns: %TRUE when released; %FALSE with @error set when something
+ *   stays behind
  */
 
 struct _TesseraLockClass
@@ -54,7 +59,8 @@ struct _TesseraLockClass
 
   gboolean (*do_acquire) (TesseraLock *self,
                           GError     **error);
-  void     (*do_release) (TesseraLock *self);
+  gboolean (*do_release) (TesseraLock *self,
+                          GError     **error);
 
   /*< private >*/
   gpointer padding[8];
@@ -64,7 +70,8 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean tessera_lock_acquire     (TesseraLock *self,
                                    GError     **error);
 TESSERA_AVAILABLE_IN_ALL
-void     tessera_lock_release     (TesseraLock *self);
+gboolean tessera_lock_release     (TesseraLock *self,
+                                   GError     **error);
 TESSERA_AVAILABLE_IN_ALL
 void     tessera_lock_detach      (TesseraLock *self);
 TESSERA_AVAILABLE_IN_ALL

@@ -229,7 +229,7 @@ main (int argc, char **argv)
     {
       Holding *h = &g_array_index (holdings, Holding, i);
       log_line ("R %s %s %s", id, h->resource, h->info);
-      tessera_lock_release (TESSERA_LOCK (h->lock));
+      g_assert_true (tessera_lock_release (TESSERA_LOCK (h->lock), NULL));
     }
   close (log_fd);
   return 0;
