@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
+#include <utime.h>
+#include <glib/gstdio.h>
 
 /* Four fake devices, each with a UUID. */
 #define DEVICES "devices=0:1024:GPU-aaaa;1:1024:GPU-bbbb;2:1024:GPU-cccc;3:1024:GPU-dddd"
@@ -629,6 +632,53 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   drop_resource (&counter);
 }
 
+/* A reservation written by a waiter on another host whose clock runs an
+ * hour behind (or by a file server's clock): its mtime says nothing of
+ * its age here. It counts until this host has seen it unchanged for
+ * min-age, and a large request behind it waits. */
+static void
+test_remote_reservation_old_mtime (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, -1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "big");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *entry = g_build_filename (f->queue, "remote@1.json", NULL);
+  g_autofree char *job_uri = g_build_filename (f->tmp, "elsewhere", "remote", NULL);
+  g_autofree char *text = g_strdup_printf (
+    "{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"ticket\": 1, \"reserve\": true,"
+    " \"process\": {\"type\": \"local\", \"pid\": 4242, \"host\": \"elsewhere.invalid\","
+    " \"machine_id\": \"0123456789abcdef0123456789abcdef\", \"host_id\": \"fedcba9876543210fedcba9876543210\"}}",
+    job_uri);
+  struct utimbuf hour_ago;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir_with_parents (f->queue, 0777), ==, 0);
+  g_assert_true (g_file_set_contents (entry, text, -1, NULL));
+  hour_ago.actime = hour_ago.modtime = time (NULL) - 3600;
+  g_assert_cmpint (g_utime (entry, &hour_ago), ==, 0);
+
+  /* Min-age 30 s: the reservation of 1 counts, so 4 of 4 are not free. */
+  dep = test_counter_dependency_new (counter, job, 4);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE);
+  g_assert_null (lock);
+  g_clear_error (&error);
+  g_assert_true (g_file_test (entry, G_FILE_TEST_IS_REGULAR));
+
+  /* Once this host has seen it unchanged for min-age, it is gone. */
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0.2);
+  g_usleep (300 * 1000);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (entry, G_FILE_TEST_EXISTS));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+  g_clear_object (&lock);
+  g_clear_object (&dep);
+  drop_resource (&counter);
+}
+
 /* Waits (up to 60 s) until some job other than @previous holds the
  * resource, and returns its identifier. */
 static char *
@@ -782,6 +832,7 @@ main (int argc, char **argv)
   ADD ("/queue/in-process/reserve-then-serve", &counter_case, test_in_process);
   ADD ("/queue/in-process/reserve-then-serve/async", &counter_async_case, test_in_process);
   ADD ("/queue/in-process/too-large-reserves-nothing", NULL, test_too_large_reserves_nothing);
+  ADD ("/queue/remote-reservation-aged-by-this-host", NULL, test_remote_reservation_old_mtime);
   ADD ("/queue/in-process/gpu-reserves-devices", &gpu_case, test_in_process);
   ADD ("/queue/in-process/mutex-exclusive-reserves-the-mutex", &exclusive_case, test_in_process);
   ADD ("/queue/in-process/mutex-shared-reserves-a-share", &shared_case, test_in_process);
