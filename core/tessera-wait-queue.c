@@ -165,10 +165,32 @@ _tessera_wait_queue_view_free (TesseraWaitQueueView *view)
   g_free (view);
 }
 
+/* What this host remembers an entry by: its name and what a rewrite
+ * changes. */
+static char *
+seen_key (const char *path, const struct stat *st)
+{
+  return g_strdup_printf ("%s\n%" G_GUINT64_FORMAT "\n%" G_GINT64_FORMAT "\n%" G_GINT64_FORMAT, path,
+                          (guint64) st->st_ino, _tessera_stat_mtime_ns (st), (gint64) st->st_size);
+}
+
+/* Whether this host has seen the entry as it is for @min_age seconds, on
+ * its monotonic clock: never its mtime against our clock (the writer's or
+ * the file server's clock may be anything). A waiter that rewrites its
+ * entry starts it again. */
+static gboolean
+seen_unchanged_for (const char *path, const struct stat *st, double min_age)
+{
+  g_autofree char *key = seen_key (path, st);
+
+  return (double) (g_get_monotonic_time () - _tessera_first_seen (key)) / G_USEC_PER_SEC >= min_age;
+}
+
 /* Deletes a queue entry judged dead, if it is still the file we read. */
 static void
 remove_dead (const char *path, const struct stat *st, const char *reason)
 {
+  g_autofree char *key = seen_key (path, st);
   struct stat now;
 
   g_autofree char *folder = g_path_get_dirname (path);
@@ -182,6 +204,8 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
       g_info (_("Removing queue entry %s: %s"), path, reason);
       if (unlinkat (dir_fd, name, 0) < 0 && errno != ENOENT)
         g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (errno));
+      else
+        _tessera_forget_seen (key);
     }
   if (dir_fd >= 0)
     close (dir_fd);
@@ -189,14 +213,15 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
 
 /* Whether the waiter of an entry still waits, by the holders' rules: a
  * process that can be checked here is checked; another host's waiter
- * counts while its job lock is held or its entry is younger than
- * @min_age (a reserving waiter rewrites its entry on every attempt). */
+ * counts while its job lock is held or this host has seen its entry
+ * unchanged for less than @min_age (a reserving waiter rewrites it on
+ * every attempt). */
 static gboolean
-waiter_is_alive (TesseraDynamicLockFile *lock_file, const struct stat *st, double min_age, const char **reason)
+waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const struct stat *st, double min_age,
+                 const char **reason)
 {
   TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
   g_autofree char *lock_path = NULL;
-  double age;
 
   if (process == NULL)
     {
@@ -216,9 +241,8 @@ waiter_is_alive (TesseraDynamicLockFile *lock_file, const struct stat *st, doubl
   lock_path = _tessera_path_with_suffix (tessera_dynamic_lock_file_get_job_uri (lock_file), ".lock");
   if (_tessera_job_lock_is_held (lock_path))
     return TRUE;
-  age = (double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (st)) / 1e9;
   *reason = _("its process is on another host and it was not renewed");
-  return age < min_age;
+  return !seen_unchanged_for (path, st, min_age);
 }
 
 /* Reads the queue. Thread lock and ipc.lock held. */
@@ -276,7 +300,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           /* Never counted; gone once old (its writer died while writing). */
-          if ((double) (g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st)) / 1e9 > min_age)
+          if (seen_unchanged_for (path, &st, min_age))
             remove_dead (path, &st, _("it is not JSON"));
           continue;
         }
@@ -291,7 +315,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
       lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
       if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
         continue;
-      if (!waiter_is_alive (lock_file, &st, min_age, &reason))
+      if (!waiter_is_alive (lock_file, path, &st, min_age, &reason))
         {
           remove_dead (path, &st, reason);
           continue;

@@ -662,7 +662,7 @@ test_remote_reservation_old_mtime (Fixture *f, gconstpointer data)
   /* Min-age 30 s: the reservation of 1 counts, so 4 of 4 are not free. */
   dep = test_counter_dependency_new (counter, job, 4);
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
   g_assert_null (lock);
   g_clear_error (&error);
   g_assert_true (g_file_test (entry, G_FILE_TEST_IS_REGULAR));
