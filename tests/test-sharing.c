@@ -8,6 +8,7 @@
 #include "test-utils.h"
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -266,6 +267,62 @@ test_init_refuses_a_link (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (inside, G_FILE_TEST_EXISTS));
 }
 
+/* Waits (up to 60 s) until @folder holds a lock file. */
+static void
+wait_for_a_lock_file (const char *folder)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autoptr(GDir) dir = g_dir_open (folder, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        if (g_str_has_suffix (name, ".json"))
+          return;
+      if (g_get_monotonic_time () > deadline)
+        g_error ("no lock file in %s after 60 s", folder);
+      g_usleep (20 * 1000);
+    }
+}
+
+/* The first user's `tessera run` holds the whole pool from a container (its
+ * own pid namespace, so the second user cannot judge it by its pid), with
+ * the state folder of a home (0700). The container is killed: the second
+ * user must see its job lock free and reclaim the holding, so the job lock
+ * of a shared pool's holder is where the pool's group can read it. */
+static void
+test_container_holder_of_another_user_reclaimed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = test_user_folder (f->gp->tmp, f->gp->users->users[0]);
+  g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
+  g_autofree char *out = NULL;
+  int status;
+
+  for (const char *const *a = (const char *[]) { "unshare", "--pid", "--fork", "--kill-child", "--mount-proc", NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_tessera_as (argv, f->gp->users->users[0], state, f->gp->config, 600);
+  for (const char *const *a = (const char *[]) { "run", "--need", "r=2", "--", "sleep", "600", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  holder = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+  wait_for_a_lock_file (jobs);
+
+  /* The whole container at once, as a node or a runtime ends it. */
+  g_subprocess_send_signal (holder, SIGKILL);
+  g_subprocess_wait (holder, NULL, NULL);
+
+  status = tessera_as (f, f->gp->users->users[1], &out, "run", "--need", "r=1", "--timeout", "30", "--", "true", NULL);
+  g_test_message ("second user: %s", out);
+  g_assert_cmpint (status, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -284,5 +341,7 @@ main (int argc, char **argv)
               fixture_set_up, test_init_refuses_a_link, fixture_tear_down);
   g_test_add ("/sharing/init/mode-and-group-settings", Fixture, NULL,
               fixture_set_up, test_init_mode_and_group_settings, fixture_tear_down);
+  g_test_add ("/sharing/container-holder-of-another-user-reclaimed", Fixture, NULL,
+              fixture_set_up, test_container_holder_of_another_user_reclaimed, fixture_tear_down);
   return g_test_run ();
 }
