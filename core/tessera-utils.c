@@ -140,17 +140,25 @@ _tessera_path_with_suffix (const char *path,
  * the others whatever the creator's umask. So a folder, or a file others
  * must open for writing (ipc.lock), that we just created in a
  * group-writable folder takes that folder's group and its group bits
- * (setgid too for a folder). Nothing happens elsewhere, nor to a file we
- * do not own. @fd may be -1: @path is then opened (never followed). */
+ * (setgid too for a folder). In a setgid folder the group may only read
+ * (a job folder of `tessera run` for a shared pool, whose job lock the
+ * pool's other users probe), what we create is readable by the group.
+ * Nothing happens elsewhere, nor to a file we do not own. @fd may be -1:
+ * @path is then opened (never followed). */
 void
 _tessera_share_like_parent (int         fd,
                             const char *path)
 {
   g_autofree char *parent = g_path_get_dirname (path);
+  const mode_t readable = S_ISGID | S_IRGRP | S_IXGRP;
   struct stat pst, st;
+  gboolean writable;
   int own_fd = -1;
 
-  if (stat (parent, &pst) < 0 || !(pst.st_mode & S_IWGRP))
+  if (stat (parent, &pst) < 0)
+    return;
+  writable = (pst.st_mode & S_IWGRP) != 0;
+  if (!writable && (pst.st_mode & readable) != readable)
     return;
   if (fd < 0)
     fd = own_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -158,7 +166,7 @@ _tessera_share_like_parent (int         fd,
     return;
   if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
     {
-      mode_t add = S_IRGRP | S_IWGRP | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
+      mode_t add = S_IRGRP | (writable ? S_IWGRP : 0) | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
 
       /* Not a member of that group: the folder's setgid bit did it already,
        * or nothing can. */
@@ -220,6 +228,9 @@ _tessera_job_lock_take (const char  *path,
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE, _("%s is not a regular file"), path);
       return -1;
     }
+  /* Whoever shares the job's folder probes this lock: readable whatever
+   * our umask. */
+  _tessera_share_like_parent (fd, path);
   /* Never waits: a job runs once, so a held lock means another runs it. */
   if (_tessera_ofd_lock (fd, F_WRLCK, FALSE) < 0)
     {

@@ -8,6 +8,7 @@
 #include "test-utils.h"
 
 #include <glib/gstdio.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -323,6 +324,33 @@ test_container_holder_of_another_user_reclaimed (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* A co-user plants runs/ as a link to a folder of theirs: the first
+ * user's run goes on (its job folder in its state folder) and creates
+ * nothing through the link. */
+static void
+test_planted_runs_link (Fixture *f, gconstpointer data)
+{
+  g_autofree char *pool = g_build_filename (f->gp->pool, "r", NULL);
+  g_autofree char *runs = g_build_filename (pool, "runs", NULL);
+  g_autofree char *trap = g_build_filename (f->gp->tmp, "trap", NULL);
+  g_autofree char *out = NULL;
+  struct passwd *pw = getpwnam (f->gp->users->users[1]);
+  g_autoptr(GDir) dir = NULL;
+
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_assert_cmpint (g_mkdir (trap, 0777), ==, 0);
+  g_assert_cmpint (chown (trap, pw->pw_uid, pw->pw_gid), ==, 0);
+  test_remove_tree (runs);
+  g_assert_cmpint (symlink (trap, runs), ==, 0);
+  g_assert_cmpint (lchown (runs, pw->pw_uid, pw->pw_gid), ==, 0);
+
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  dir = g_dir_open (trap, 0, NULL);
+  g_assert_nonnull (dir);
+  g_assert_null (g_dir_read_name (dir));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -343,5 +371,7 @@ main (int argc, char **argv)
               fixture_set_up, test_init_mode_and_group_settings, fixture_tear_down);
   g_test_add ("/sharing/container-holder-of-another-user-reclaimed", Fixture, NULL,
               fixture_set_up, test_container_holder_of_another_user_reclaimed, fixture_tear_down);
+  g_test_add ("/sharing/planted-runs-link-not-followed", Fixture, NULL,
+              fixture_set_up, test_planted_runs_link, fixture_tear_down);
   return g_test_run ();
 }

@@ -198,6 +198,30 @@ test_sigterm_reaches_child (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (run), ==, 3);
 }
 
+/* TESSERA_JOB_FOLDERS: the job folder goes there (the command sees its
+ * job in it), and a relative path is refused in one line. */
+static void
+test_job_folders_setting (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder = g_build_filename (f->tmp, "job-folders", NULL);
+  const char *env[] = { "TESSERA_JOB_FOLDERS", folder, NULL };
+  const char *relative[] = { "TESSERA_JOB_FOLDERS", "job-folders", NULL };
+  g_autoptr(GSubprocess) run =
+    tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "sh", "-c",
+                   "ls \"$TESSERA_JOB_FOLDERS\" | wc -l", NULL);
+  g_autoptr(GSubprocess) bad = NULL;
+  g_autofree char *count = read_line (run, 60);
+  g_autofree char *message = NULL;
+
+  g_assert_cmpstr (count, ==, "1");
+  g_assert_cmpint (exit_code (run), ==, 0);
+  bad = tessera_spawn (f, relative, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r", "--", "true", NULL);
+  message = read_error_line (bad, 60);
+  g_assert_nonnull (message);
+  g_assert_nonnull (strstr (message, "TESSERA_JOB_FOLDERS"));
+  g_assert_cmpint (exit_code (bad), !=, 0);
+}
+
 /* SIGKILL of the wrapper: the holding stays while the child lives, then
  * a waiting run proceeds. */
 static void
@@ -1719,6 +1743,7 @@ main (int argc, char **argv)
   ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/config/pool-protocol", test_pool_protocol);
+  ADD ("/tool/run/job-folders-setting", test_job_folders_setting);
   ADD ("/tool/translation/french", test_french);
   return g_test_run ();
 }

@@ -750,13 +750,53 @@ job_folder_is_done (const char *folder, GPtrArray *files)
   return TRUE;
 }
 
-/* Removes the job folders that `tessera run` left (a wrapper killed by
- * SIGKILL cannot clean up), once their jobs are done. */
-static guint
-clean_job_folders (void)
+/* Where `tessera run` keeps its job folders for a pool shared with a
+ * group (a group-writable folder): POOL/runs/UID, ours, readable by the
+ * pool's group, so that every user of the pool can probe the job lock of
+ * a holder it cannot judge by its pid (in a container, on another host).
+ * runs/ is the group's and sticky: each user makes a folder there, none
+ * removes another's. NULL when the pool is not shared, or when that
+ * folder cannot be had safely (a co-user's link or folder in its place):
+ * the job folder then stays in the user's state folder and such holders
+ * count until they are surely dead. Never follows a link. */
+static char *
+dup_shared_runs_folder (const char *pool)
 {
-  g_autofree char *state = tessera_config_dup_state_dir ();
-  g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  struct stat st;
+  int pool_fd, runs_fd = -1, own_fd = -1;
+  char *result = NULL;
+
+  pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (pool_fd < 0 || fstat (pool_fd, &st) < 0 || !(st.st_mode & S_IWGRP))
+    goto out;
+  if (mkdirat (pool_fd, "runs", 0770) == 0 &&
+      (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
+    fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);
+  if (runs_fd < 0)
+    runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
+    goto out;
+  own_fd = openat (runs_fd, uid, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (own_fd < 0 || fstat (own_fd, &st) < 0 || st.st_uid != geteuid () ||
+      fchmod (own_fd, S_ISGID | 0750) < 0)
+    goto out;
+  result = g_build_filename (pool, "runs", uid, NULL);
+out:
+  if (own_fd >= 0)
+    close (own_fd);
+  if (runs_fd >= 0)
+    close (runs_fd);
+  if (pool_fd >= 0)
+    close (pool_fd);
+  return result;
+}
+
+/* Removes the job folders in @jobs that `tessera run` left (a wrapper
+ * killed by SIGKILL cannot clean up), once their jobs are done. */
+static guint
+clean_job_folders_in (const char *jobs)
+{
   g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
   const char *name;
   guint removed = 0;
@@ -776,6 +816,27 @@ clean_job_folders (void)
           g_print (_("removed the job folder %s\n"), folder);
           removed++;
         }
+    }
+  return removed;
+}
+
+/* The state folder's jobs/, and runs/UID in every configured pool. */
+static guint
+clean_job_folders (TesseraConfig *config)
+{
+  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  g_autoptr(GPtrArray) names = tessera_config_get_names (config);
+  guint removed = clean_job_folders_in (jobs);
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *pool = tessera_config_dup_path (config, g_ptr_array_index (names, i));
+      g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
+
+      if (!g_file_test (runs, G_FILE_TEST_IS_SYMLINK))
+        removed += clean_job_folders_in (runs);
     }
   return removed;
 }
@@ -951,7 +1012,7 @@ cmd_clean (int argc, char **argv)
     }
   /* Job folders belong to no resource: cleaned when all are. */
   if (argc <= 1)
-    removed += clean_job_folders ();
+    removed += clean_job_folders (config);
   if (removed == 0)
     g_print ("%s\n", _("nothing to remove"));
   return 0;
@@ -1465,6 +1526,47 @@ typedef struct
   TesseraDynamicDependencyLock *lock;
 } Need;
 
+/* Makes the run's job folder: under TESSERA_JOB_FOLDERS when set, else in
+ * the first shared pool's runs/UID (its group probes our job lock), else
+ * in the state folder's jobs/. In a setgid, group-readable folder it is
+ * readable by that group too. */
+static char *
+dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, GError **error)
+{
+  const char *setting = g_getenv ("TESSERA_JOB_FOLDERS");
+  g_autofree char *root = NULL;
+  g_autofree char *folder = NULL;
+  struct stat st;
+
+  if (setting != NULL && *setting != '\0')
+    {
+      if (!g_path_is_absolute (setting))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       _("TESSERA_JOB_FOLDERS must be an absolute path, not “%s”"), setting);
+          return NULL;
+        }
+      root = g_strdup (setting);
+    }
+  for (guint i = 0; root == NULL && i < needs->len; i++)
+    root = dup_shared_runs_folder (
+      tessera_tracked_dynamic_resource_get_lock_folder (((Need *) g_ptr_array_index (needs, i))->resource));
+  if (root == NULL)
+    root = g_build_filename (state_dir, "jobs", NULL);
+  folder = g_build_filename (root, identifier, NULL);
+  if (g_mkdir_with_parents (folder, 0750) < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
+                   folder, g_strerror (saved));
+      return NULL;
+    }
+  /* Whatever our umask, the group of a shared runs folder reads it. */
+  if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
+    chmod (folder, S_ISGID | 0750);
+  return g_steal_pointer (&folder);
+}
+
 static void
 need_free (Need *need)
 {
@@ -1905,7 +2007,9 @@ cmd_run (int argc, char **argv)
   for (char *p = identifier; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
       *p = '-';
-  job_dir = g_build_filename (state_dir, "jobs", identifier, NULL);
+  job_dir = dup_job_folder (needs, state_dir, identifier, &error);
+  if (job_dir == NULL)
+    return fail (EXIT_IOERR, "%s", error->message);
   job_uri = g_build_filename (job_dir, task_id, NULL);
   job = tessera_job_new (task_id, identifier, job_uri, &error);
   if (job == NULL || !tessera_job_set_process (job, self, &error))
