@@ -168,6 +168,60 @@ test_many_holders_few_descriptors (Fixture *f, gconstpointer data)
     g_subprocess_force_exit (g_ptr_array_index (sleepers, i));
 }
 
+/* The pidfds open in this process. */
+static guint
+count_pidfds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename ("/proc/self/fd", name, NULL);
+      g_autofree char *target = g_file_read_link (path, NULL);
+
+      if (target != NULL && g_str_equal (target, "anon_inode:[pidfd]"))
+        n++;
+    }
+  return n;
+}
+
+/* What this process holds needs no watch of this process: it is alive
+ * while it looks (a pidfd on itself only woke the poller's thread on
+ * every acquire). */
+static void
+test_own_holdings_watch_nothing (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, -1, &error);
+  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(JsonNode) total = json_from_string ("{\"total\": 5}", NULL);
+  guint before = count_pidfds ();
+
+  g_assert_no_error (error);
+  g_assert_true (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter),
+                                                                      total, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < 5; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("own%d", i);
+      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "own", id);
+      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+      TesseraDynamicDependencyLock *lock = NULL;
+
+      /* Lock files naming this process, as an embedding program's do. */
+      g_assert_true (tessera_job_set_process (job, self, &error));
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      g_assert_no_error (error);
+      g_ptr_array_add (locks, lock);
+    }
+  g_assert_cmpuint (count_pidfds (), ==, before);
+  for (guint i = 0; i < locks->len; i++)
+    g_assert_true (tessera_lock_release (g_ptr_array_index (locks, i), NULL));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -178,5 +232,7 @@ main (int argc, char **argv)
               fixture_set_up, test_cleanup_wakes_waiters, fixture_tear_down);
   g_test_add ("/races/many-holders-few-descriptors", Fixture, NULL,
               fixture_set_up, test_many_holders_few_descriptors, fixture_tear_down);
+  g_test_add ("/races/own-holdings-watch-nothing", Fixture, NULL,
+              fixture_set_up, test_own_holdings_watch_nothing, fixture_tear_down);
   return g_test_run ();
 }
