@@ -179,6 +179,14 @@ _tessera_holder_monitor_watch (TesseraHolderMonitor *monitor,
   GPid pid = tessera_process_get_pid (holder->process);
   PidWatch *watch = g_hash_table_lookup (monitor->pid_watches, GINT_TO_POINTER (pid));
 
+  /* This very process lives as long as it looks: no pidfd, and no wake-up
+   * of the poller's thread on each acquire (another process judges it
+   * once it has ended). */
+  if (watch == NULL && _tessera_process_is_self (holder->process))
+    {
+      holder->watched = TRUE;
+      return;
+    }
   if (watch == NULL)
     {
       int fd;

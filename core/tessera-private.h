@@ -73,6 +73,8 @@ gboolean    _tessera_locks_cross_hosts (const char *path,
                                         char      **why);
 /* Whether the spec's host ids are this host's. */
 gboolean    _tessera_process_on_this_host (TesseraProcess *process);
+/* Whether the spec is this very process's (written by Tessera). */
+gboolean    _tessera_process_is_self    (TesseraProcess *process);
 void        _tessera_forget_seen      (const char  *key);
 /* Whether a spec carries any member only Tessera writes: its holder took
  * its job lock before writing it, so a free job lock is a death at once. */

@@ -142,6 +142,28 @@ tessera_process_new_self (void)
   return tessera_process_new_local (getpid ());
 }
 
+/* Whether @process is the very process that asks: its spec, written by
+ * Tessera (a start time), is ours. Made again after a fork. */
+gboolean
+_tessera_process_is_self (TesseraProcess *process)
+{
+  static GMutex lock;
+  static TesseraProcess *self;
+  gboolean is_self;
+
+  if (process->pid != getpid () || process->start_time == 0)
+    return FALSE;
+  g_mutex_lock (&lock);
+  if (self == NULL || self->pid != getpid ())
+    {
+      g_clear_object (&self);
+      self = tessera_process_new_self ();
+    }
+  is_self = tessera_process_equal (process, self);
+  g_mutex_unlock (&lock);
+  return is_self;
+}
+
 static const char *
 optional_string (JsonObject *object, const char *member)
 {
