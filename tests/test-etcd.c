@@ -258,6 +258,39 @@ test_watch (Fixture *f, gconstpointer data)
   }
 }
 
+/* Many changes at once: the stream brings several messages per read
+ * (each its own JSON object); each is handed out once, in order. */
+static void
+test_watch_burst (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autofree char *end = tessera_etcd_prefix_end ("/burst/");
+  gint64 revision = 0;
+
+  g_ptr_array_unref (range_prefix (f, "/burst/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/burst/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  for (int i = 0; i < 200; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("/burst/%03d", i);
+      g_autofree char *value = g_strdup_printf ("%d", i);
+      put (f, key, value, 0);
+    }
+  events = collect_events (watch, 200);
+  g_assert_cmpuint (events->len, ==, 200);
+  for (guint i = 0; i < events->len; i++)
+    {
+      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
+      g_autofree char *key = g_strdup_printf ("/burst/%03u", i);
+      g_autofree char *value = g_strdup_printf ("%u", i);
+
+      g_assert_cmpint (event->type, ==, TESSERA_ETCD_EVENT_PUT);
+      assert_value (event->kv, key, value);
+    }
+}
+
 /* The member number (1…N) of the leader. */
 static char *
 leader_of (Fixture *f)
@@ -490,6 +523,7 @@ main (int argc, char **argv)
   ADD ("/etcd/client/put-if-unchanged", NULL, test_put_if_unchanged);
   ADD ("/etcd/client/lease", NULL, test_lease);
   ADD ("/etcd/client/watch", NULL, test_watch);
+  ADD ("/etcd/client/watch-burst", NULL, test_watch_burst);
   ADD ("/etcd/client/nobody-answers", NULL, test_nobody_answers);
   ADD ("/etcd/client/bad-endpoints", NULL, test_bad_endpoints);
   ADD ("/etcd/client/large-values", NULL, test_large_values);

@@ -993,13 +993,16 @@ struct _TesseraEtcdWatch
 };
 
 /* Splits a stream of JSON objects ({…}{…} or one per line) into its
- * messages: tracks braces outside strings. */
+ * messages: tracks braces outside strings. The buffer is compacted once
+ * per feed, never per byte or per message (a chunk of many messages, or
+ * of much whitespace, costs its length, not its square). */
 typedef struct
 {
   GByteArray *buffer;
   int depth;
   gboolean in_string;
   gboolean escaped;
+  gsize start;     /* where the message being read begins */
   gsize scanned;
 } Splitter;
 
@@ -1027,24 +1030,23 @@ splitter_feed (Splitter *splitter, const char *data, gsize length,
       if (splitter->depth == 0 && c != '{')
         {
           /* Whitespace between messages: dropped. */
-          g_byte_array_remove_range (splitter->buffer, 0, splitter->scanned);
-          splitter->scanned = 0;
+          splitter->start = splitter->scanned;
           continue;
         }
       if (c == '"')
         splitter->in_string = TRUE;
       else if (c == '{' || c == '[')
         splitter->depth++;
-      else if (c == '}' || c == ']')
+      else if ((c == '}' || c == ']') && --splitter->depth == 0)
         {
-          if (--splitter->depth == 0)
-            {
-              emit ((const char *) splitter->buffer->data, splitter->scanned, user_data);
-              g_byte_array_remove_range (splitter->buffer, 0, splitter->scanned);
-              splitter->scanned = 0;
-            }
+          emit ((const char *) splitter->buffer->data + splitter->start, splitter->scanned - splitter->start,
+                user_data);
+          splitter->start = splitter->scanned;
         }
     }
+  g_byte_array_remove_range (splitter->buffer, 0, splitter->start);
+  splitter->scanned -= splitter->start;
+  splitter->start = 0;
   return splitter->buffer->len <= MAX_MESSAGE;
 }
 
@@ -1124,7 +1126,7 @@ read_stream (TesseraEtcdWatch *watch, const char *endpoint, gboolean *got_any, G
   g_autofree char *token = NULL;
   g_autoptr(SoupMessage) message = NULL;
   g_autoptr(GInputStream) stream = NULL;
-  Splitter splitter = { g_byte_array_new (), 0, FALSE, FALSE, 0 };
+  Splitter splitter = { g_byte_array_new (), 0, FALSE, FALSE, 0, 0 };
   Reading reading = { watch, FALSE };
   char chunk[65536];
   gboolean ok = TRUE;
