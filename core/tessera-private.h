@@ -133,9 +133,12 @@ TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lo
                                                TesseraDynamicDependency     *dependency,
                                                const char                   *own_name,
                                                const char                   *job_uri);
-void     _tessera_wait_queue_account          (TesseraTrackedDynamicResource *self,
-                                               TesseraWaitQueueView          *view,
-                                               gboolean                       account);
+gboolean _tessera_wait_queue_decide          (TesseraTrackedDynamicResource  *self,
+                                               TesseraWaitQueueView           *view,
+                                               TesseraDynamicDependency       *dependency,
+                                               guint                           whole_holders,
+                                               const char                     *name,
+                                               GError                        **error);
 void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *self,
                                                TesseraWaitQueueView          *view,
                                                TesseraDynamicDependency      *dependency,

@@ -19,33 +19,6 @@
 #include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
 
-/**
- * TesseraTrackedDynamicResource:
- *
- * The seed's `TrackedDynamicResource`: a resource whose holders are files
- * in a lock folder F, in experimaestro's format:
- *
- * - `F/informations.json`: resource-level data (for a counter token,
- *   `{"total": N}`); a change is applied in every running process;
- * - `F/ipc.lock`: held (flock and an fcntl lock) around every
- *   read-modify-write of F;
- * - `F/jobs/{task_id}@{identifier}.json`: one [class@Tessera.DynamicLockFile]
- *   per holder.
- *
- * The resource keeps a cache of the lock files and re-reads only what
- * changed: inotify tells which names changed (read under ipc.lock, so the
- * view is exact when it matters); without inotify (network file systems,
- * `TESSERA_NO_INOTIFY=1`) the folder's modification time does. A holder's
- * death is seen through a pidfd in the private poller's
- * thread; the next process that looks removes the dead holder's file. A
- * valid lock file with no process, seen unchanged by this host for
- * [property@Tessera.TrackedDynamicResource:min-age], whose job lock is
- * not held (in either kind), is an orphan and is removed too.
- *
- * Subclasses implement the seed's accounting virtual functions; all of
- * them run under the resource's thread lock.
- */
-
 typedef struct
 {
   char *lock_folder;
@@ -503,11 +476,10 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
   g_autoptr(JsonNode) information = NULL;
-  g_autoptr(GError) local = NULL;
   g_autoptr(TesseraWaitQueueView) queue = NULL;
   TesseraDynamicLockFile *lock_file;
   TesseraJob *job;
-  gboolean available, ok = FALSE;
+  gboolean ok = FALSE;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
@@ -538,24 +510,9 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                    _("Job %s already holds %s"), name, resource_name (self));
       goto out;
     }
-  /* Waiters before us whose patience is over count as holders here. */
-  _tessera_wait_queue_account (self, queue, TRUE);
-  available = _tessera_lock_file_cache_get_whole_holders (CACHE (self)) == 0 &&
-              KLASS (self)->is_available (self, dependency, &local);
-  _tessera_wait_queue_account (self, queue, FALSE);
-  if (!available)
-    {
-      /* A holder of everything; or a type that broke is_available's rule. */
-      g_warn_if_fail (local != NULL || _tessera_lock_file_cache_get_whole_holders (CACHE (self)) > 0);
-      if (local == NULL)
-        local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE,
-                             _("Resource %s is not available"), resource_name (self));
-      /* Only a full resource's waiter reserves its share. */
-      _tessera_wait_queue_after_attempt (self, queue, dependency, FALSE,
-                                         g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE));
-      g_propagate_error (error, g_steal_pointer (&local));
-      goto out;
-    }
+  if (!_tessera_wait_queue_decide (self, queue, dependency, _tessera_lock_file_cache_get_whole_holders (CACHE (self)),
+                                   resource_name (self), error))
+    goto out;
   if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
     goto out;
 

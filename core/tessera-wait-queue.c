@@ -330,7 +330,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
 /* Counts the reservations before ours as held (@account) or stops
  * counting them. Thread lock and ipc.lock held; the plugin's own
  * account/unaccount do it, so resource types need nothing more. */
-void
+static void
 _tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
                              TesseraWaitQueueView          *view,
                              gboolean                       account)
@@ -345,6 +345,41 @@ _tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
     else
       klass->unaccount_lock_file (self, g_ptr_array_index (view->ahead, i));
   view->accounted = account;
+}
+
+/* Whether @dependency may have what it asks now: none holds everything
+ * (@whole_holders), and the type says it fits once the waiters before it
+ * whose patience is over count as holders (@name: the resource's, for
+ * messages). A refusal is recorded (the
+ * patience starts; past it, a full resource's waiter reserves its share).
+ * FALSE with @error, TESSERA_ERROR_UNAVAILABLE when full. Both locks
+ * held. */
+gboolean
+_tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
+                            TesseraWaitQueueView           *view,
+                            TesseraDynamicDependency       *dependency,
+                            guint                           whole_holders,
+                            const char                     *name,
+                            GError                        **error)
+{
+  g_autoptr(GError) local = NULL;
+  gboolean available;
+
+  _tessera_wait_queue_account (self, view, TRUE);
+  available = whole_holders == 0 &&
+              TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->is_available (self, dependency, &local);
+  _tessera_wait_queue_account (self, view, FALSE);
+  if (available)
+    return TRUE;
+  /* A holder of everything; or a type that broke is_available's rule. */
+  g_warn_if_fail (local != NULL || whole_holders > 0);
+  if (local == NULL)
+    local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Resource %s is not available"),
+                         name);
+  _tessera_wait_queue_after_attempt (self, view, dependency, FALSE,
+                                     g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE));
+  g_propagate_error (error, g_steal_pointer (&local));
+  return FALSE;
 }
 
 static gboolean

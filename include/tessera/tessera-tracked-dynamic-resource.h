@@ -16,6 +16,32 @@
 
 G_BEGIN_DECLS
 
+/**
+ * TesseraTrackedDynamicResource:
+ *
+ * The seed's `TrackedDynamicResource`: a resource whose holders are files
+ * in a lock folder F, in experimaestro's format:
+ *
+ * - `F/informations.json`: resource-level data (for a counter token,
+ *   `{"total": N}`); a change is applied in every running process;
+ * - `F/ipc.lock`: held (flock and an fcntl lock) around every
+ *   read-modify-write of F;
+ * - `F/jobs/{task_id}@{identifier}.json`: one [class@Tessera.DynamicLockFile]
+ *   per holder.
+ *
+ * The resource keeps a cache of the lock files and re-reads only what
+ * changed: inotify tells which names changed (read under ipc.lock, so the
+ * view is exact when it matters); without inotify (network file systems,
+ * `TESSERA_NO_INOTIFY=1`) the folder's modification time does. A holder's
+ * death is seen through a pidfd in the private poller's
+ * thread; the next process that looks removes the dead holder's file. A
+ * valid lock file with no process, seen unchanged by this host for
+ * [property@Tessera.TrackedDynamicResource:min-age], whose job lock is
+ * not held (in either kind), is an orphan and is removed too.
+ *
+ * Subclasses implement the seed's accounting virtual functions; all of
+ * them run under the resource's thread lock.
+ */
 #define TESSERA_TYPE_TRACKED_DYNAMIC_RESOURCE (tessera_tracked_dynamic_resource_get_type ())
 
 TESSERA_AVAILABLE_IN_ALL
