@@ -245,10 +245,12 @@ run_tessera (Fixture *f, char **out_text, char **err_text, ...)
   {
     /* GLib prints debug messages on the standard output: they go with the
      * error output here, the rest is the command's. */
-    g_autofree char *text = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+    g_autofree char *text = g_strndup (g_bytes_get_size (out) > 0 ? g_bytes_get_data (out, NULL) : "",
+                                       g_bytes_get_size (out));
     g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
     GString *own = g_string_new (NULL);
-    GString *messages = g_string_new_len (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+    GString *messages = g_string_new_len (g_bytes_get_size (err) > 0 ? g_bytes_get_data (err, NULL) : "",
+                                          g_bytes_get_size (err));
 
     for (guint i = 0; lines[i] != NULL; i++)
       g_string_append_printf (g_str_has_prefix (lines[i], "(tessera") ? messages : own, "%s\n", lines[i]);
@@ -697,6 +699,40 @@ test_hostile (Fixture *f, gconstpointer data)
     }
 }
 
+/* Indexes of removed pools (and a killed writer's temporaries) do not
+ * pile up: a file of the folder unwritten for over a week goes when an
+ * index is written; a younger one, and a link, stay. */
+static void
+test_prune (Fixture *f, gconstpointer data)
+{
+  g_autofree char *old = g_build_filename (f->index_dir, "fe00-1-0123456789abcdef", NULL);
+  g_autofree char *old_temporary = g_build_filename (f->index_dir, ".fe00-1-0123456789abcdef.0badcafe", NULL);
+  g_autofree char *young = g_build_filename (f->index_dir, "fe00-2-0123456789abcdef", NULL);
+  g_autofree char *target = g_build_filename (f->tmp, "target", NULL);
+  g_autofree char *link = g_build_filename (f->index_dir, "fe00-3-0123456789abcdef", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (f->index_dir, 0700), ==, 0);
+  g_assert_cmpint (chmod (f->index_dir, 0700), ==, 0);
+  test_write_file (old, "old");
+  test_write_file (old_temporary, "old");
+  test_write_file (young, "young");
+  test_write_file (target, "target");
+  test_set_file_age (old, 8 * 24 * 3600);
+  test_set_file_age (old_temporary, 8 * 24 * 3600);
+  test_set_file_age (young, 6 * 24 * 3600);
+  test_set_file_age (target, 8 * 24 * 3600);
+  g_assert_cmpint (symlink (target, link), ==, 0);
+
+  add_holders (f, 3);
+  assert_counts_truth (f);
+  wait_index_covers_all (f);
+  g_assert_false (g_file_test (old, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (old_temporary, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (young, G_FILE_TEST_IS_REGULAR));
+  g_assert_true (g_file_test (link, G_FILE_TEST_IS_SYMLINK));
+  g_assert_true (g_file_test (target, G_FILE_TEST_IS_REGULAR));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -705,6 +741,7 @@ main (int argc, char **argv)
     g_error ("test-index needs root (as CI has): it plants files of another owner");
 #define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
   ADD ("/index/missing/made-by-run-not-status", NULL, test_missing);
+  ADD ("/index/missing/old-indexes-pruned", NULL, test_prune);
   ADD ("/index/stale/tessera-peer-changes", NULL, test_stale);
   ADD ("/index/stale/python-peer-in-place", NULL, test_python_peer);
   ADD ("/index/corrupt/ignored-and-rebuilt", NULL, test_corrupt);
