@@ -4,6 +4,7 @@
  */
 #include "tessera-lock-file-index-private.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,6 +21,9 @@
 #define MAX_INDEX_SIZE (64 * 1024 * 1024)
 #define MAX_RECORD_TEXT (64 * 1024)
 #define MAX_NAME_LENGTH 4096
+/* An index nobody wrote for a week is a removed pool's, or a writer's
+ * leftover temporary: removed when another is written. */
+#define PRUNE_AGE_S (7 * 24 * 3600)
 
 typedef struct
 {
@@ -382,6 +386,31 @@ append_string (GByteArray *out, const char *s)
   g_byte_array_append (out, (const guint8 *) s, n);
 }
 
+/* Removes the old files of the folder (see PRUNE_AGE_S); regular files
+ * only, never through a link. Takes @dir_fd. */
+static void
+prune (int dir_fd)
+{
+  gint64 now_s = g_get_real_time () / G_USEC_PER_SEC;
+  DIR *dir = fdopendir (dir_fd);
+  struct dirent *d;
+
+  if (dir == NULL)
+    {
+      close (dir_fd);
+      return;
+    }
+  while ((d = readdir (dir)) != NULL)
+    {
+      struct stat st;
+      if (strcmp (d->d_name, ".") != 0 && strcmp (d->d_name, "..") != 0 &&
+          fstatat (dirfd (dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
+          now_s - (gint64) st.st_mtime > PRUNE_AGE_S)
+        unlinkat (dirfd (dir), d->d_name, 0);
+    }
+  closedir (dir);
+}
+
 static gboolean
 write_all (int fd, const guint8 *data, gsize length)
 {
@@ -457,5 +486,5 @@ _tessera_lock_file_index_save (TesseraLockFileIndex *index,
     }
   else
     index->changes = 0;
-  close (dir_fd);
+  prune (dir_fd);
 }
