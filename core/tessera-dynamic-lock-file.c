@@ -288,6 +288,21 @@ _tessera_dynamic_lock_file_load_once (GType        lock_file_type,
 }
 
 TesseraDynamicLockFile *
+_tessera_dynamic_lock_file_new_from_text (GType              lock_file_type,
+                                          const char        *path,
+                                          const char        *data,
+                                          gsize              length,
+                                          const struct stat *st,
+                                          GError           **error)
+{
+  TesseraDynamicLockFile *self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, length, error);
+
+  if (self != NULL)
+    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (st);
+  return self;
+}
+
+TesseraDynamicLockFile *
 tessera_dynamic_lock_file_load (GType        lock_file_type,
                                 const char  *path,
                                 GError     **error)

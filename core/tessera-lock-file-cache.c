@@ -3,7 +3,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-lock-file-cache-private.h"
+#include "tessera-lock-file-index-private.h"
 
+#include <fcntl.h>
 #include <string.h>
 
 #include <unistd.h>
@@ -30,7 +32,17 @@ struct _TesseraLockFileCache
   guint64 serial;             /* moves whenever accounting changes */
   guint whole_holders;        /* accounted entries that hold everything */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
+  TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
+  gboolean index_opened;
+  gint64 looked_us;           /* real time at the start of this refresh: before any stat */
+  guint index_hits;           /* lock files taken from the index, not read */
+  guint files_read;
 };
+
+/* Records changed in one refresh above which the index is written at once
+ * (a fresh process's first scan read that many files: writing them costs
+ * a fraction of that); fewer wait for the cache's end. */
+#define INDEX_SAVE_CHANGES 256
 
 #define OWNER_NAME(cache) ((cache)->calls->name ((cache)->owner))
 
@@ -87,6 +99,14 @@ _tessera_lock_file_cache_free (TesseraLockFileCache *cache)
 {
   if (cache == NULL)
     return;
+  if (cache->index != NULL)
+    {
+      g_debug ("Lock file index %s: %u lock files taken from it, %u read from %s",
+               _tessera_lock_file_index_get_path (cache->index), cache->index_hits, cache->files_read,
+               _tessera_lock_folder_get_jobs_path (cache->folder));
+      _tessera_lock_file_index_save (cache->index, cache->cache);
+    }
+  _tessera_lock_file_index_free (cache->index);
   g_hash_table_unref (cache->cache);
   g_hash_table_unref (cache->attention);
   g_free (cache);
@@ -248,22 +268,41 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
     {
       g_autofree char *data = NULL;
       gsize length;
+      /* The text a previous process read of this very file (same inode,
+       * size and times), parsed below exactly as if read again. */
+      const char *recorded = cache->index != NULL ? _tessera_lock_file_index_lookup (cache->index, name, st, &length)
+                                                  : NULL;
 
-      /* Read once: under ipc.lock no writer is half-way, and what does not
-       * load is judged from this very text. */
-      int dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
-
-      if (dir_fd < 0)
+      if (recorded != NULL)
         {
-          /* jobs/ gone, or swapped for a link, since it was listed. */
-          entry_free (entry);
-          return;
+          data = g_memdup2 (recorded, length);
+          cache->index_hits++;
+          entry->h.lock_file = _tessera_dynamic_lock_file_new_from_text (cache->lock_file_type, path, data, length,
+                                                                         st, &error);
         }
-      entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, dir_fd, name, path,
-                                                                 &data, &length, &error);
-      close (dir_fd);
+      else
+        {
+          /* Read once: under ipc.lock no writer is half-way, and what does
+           * not load is judged from this very text. */
+          int dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
+
+          if (dir_fd < 0)
+            {
+              /* jobs/ gone, or swapped for a link, since it was listed. */
+              entry_free (entry);
+              return;
+            }
+          entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, dir_fd, name, path,
+                                                                     &data, &length, &error);
+          close (dir_fd);
+          cache->files_read++;
+          if (cache->index != NULL && entry->h.lock_file != NULL)
+            _tessera_lock_file_index_put (cache->index, name, st, data, length, cache->looked_us);
+        }
       if (entry->h.lock_file == NULL)
         {
+          if (cache->index != NULL)
+            _tessera_lock_file_index_drop (cache->index, name);
           if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
             {
               entry_free (entry);
@@ -353,13 +392,15 @@ examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
 /* ---------------------------------------------------------------------- */
 /* Refreshing */
 
+/* @dir_fd: jobs/ when the caller opened it, else -1. */
 static void
-reload (TesseraLockFileCache *cache, const char *name)
+reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   struct stat st;
 
-  if (!_tessera_lock_folder_stat_job (cache->folder, name, &st))
+  if (dir_fd >= 0 ? fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0
+                  : !_tessera_lock_folder_stat_job (cache->folder, name, &st))
     {
       remove_entry (cache, name);
       return;
@@ -377,6 +418,7 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
   g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func (g_free);
   GHashTableIter iter;
   gpointer key;
+  int dir_fd;
 
   g_hash_table_iter_init (&iter, cache->cache);
   while (g_hash_table_iter_next (&iter, &key, NULL))
@@ -384,9 +426,13 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
       g_ptr_array_add (gone, g_strdup (key));
   for (guint i = 0; i < gone->len; i++)
     remove_entry (cache, g_ptr_array_index (gone, i));
+  /* jobs/ opened once for all (never through a link), not per name. */
+  dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
   g_hash_table_iter_init (&iter, seen);
   while (g_hash_table_iter_next (&iter, &key, NULL))
-    reload (cache, key);
+    reload (cache, key, dir_fd);
+  if (dir_fd >= 0)
+    close (dir_fd);
 }
 
 /* Judges the holders that need it (died, no process yet, not watched),
@@ -412,7 +458,7 @@ examine_all (TesseraLockFileCache *cache, double min_age)
       if (entry != NULL && entry->h.lock_file == NULL)
         {
           /* Read again if it changed (a peer may have finished it). */
-          reload (cache, name);
+          reload (cache, name, -1);
           entry = g_hash_table_lookup (cache->cache, name);
         }
       if (entry == NULL)
@@ -435,6 +481,8 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
   gboolean scan = _tessera_folder_monitor_scan_forced (cache->monitor);
   gint64 now_mono = g_get_monotonic_time ();
 
+  cache->looked_us = g_get_real_time ();
+
   if (!_tessera_lock_folder_stat_jobs (cache->folder, &st))
     {
       if (cache->read_only)
@@ -455,6 +503,11 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
       return FALSE;
     }
   cache->jobs_hostile = FALSE;
+  if (!cache->index_opened)
+    {
+      cache->index = _tessera_lock_file_index_open (cache->folder, &st, cache->read_only);
+      cache->index_opened = TRUE;
+    }
   _tessera_folder_monitor_watch_jobs (cache->monitor);
   scan |= _tessera_folder_monitor_must_scan (cache->monitor, &st);
 
@@ -467,9 +520,11 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
     {
       g_hash_table_iter_init (&iter, dirty);
       while (g_hash_table_iter_next (&iter, &key, NULL))
-        reload (cache, key);
+        reload (cache, key, -1);
     }
   examine_all (cache, min_age);
+  if (cache->index != NULL && _tessera_lock_file_index_get_changes (cache->index) >= INDEX_SAVE_CHANGES)
+    _tessera_lock_file_index_save (cache->index, cache->cache);
   return TRUE;
 }
 
@@ -613,6 +668,8 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
       return FALSE;
     }
   _tessera_folder_monitor_note_own_change (cache->monitor, mtime_before);
+  if (cache->index != NULL)
+    _tessera_lock_file_index_drop (cache->index, name);
 
   entry = g_new0 (Entry, 1);
   entry->h.name = g_strdup (name);
@@ -669,6 +726,8 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
     return FALSE;
   if (_tessera_lock_folder_stat_job (cache->folder, name, &st))
     entry_set_stat (entry, &st);
+  if (cache->index != NULL)
+    _tessera_lock_file_index_drop (cache->index, name);
   g_set_object (&entry->h.process, process);
   g_hash_table_add (cache->attention, g_strdup (name));
   examine_entry (cache, entry, min_age);

@@ -171,6 +171,14 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_
                                                               char       **data,
                                                               gsize       *length,
                                                               GError     **error);
+/* What _tessera_dynamic_lock_file_load_once() makes of @data when the
+ * file, of lstat @st, was read earlier (the lock file index). */
+TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_from_text (GType              lock_file_type,
+                                                                  const char        *path,
+                                                                  const char        *data,
+                                                                  gsize              length,
+                                                                  const struct stat *st,
+                                                                  GError           **error);
 
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
                                                                 const char      *path,

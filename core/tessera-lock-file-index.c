@@ -1,0 +1,490 @@
+/* tessera-lock-file-index.c: a pool's lock files as last read, kept between processes
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-lock-file-index-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The file: MAGIC, the jobs/ folder's device and inode, the pool's path
+ * (with its NUL), then records (name with its NUL, inode, size, mtime and
+ * ctime in ns, text), a zero name length, and a hash of all that. Native
+ * byte order: it never leaves this user's machine. */
+#define MAGIC "TESSERA-LOCK-FILE-INDEX 1\n"
+#define MAGIC_LENGTH (sizeof MAGIC - 1)
+/* Bounds: lock files are tiny; anything larger is read from jobs/ again. */
+#define MAX_INDEX_SIZE (64 * 1024 * 1024)
+#define MAX_RECORD_TEXT (64 * 1024)
+#define MAX_NAME_LENGTH 4096
+/* An index nobody wrote for a week is a removed pool's, or a writer's
+ * leftover temporary: removed when another is written. */
+#define PRUNE_AGE_S (7 * 24 * 3600)
+
+typedef struct
+{
+  const char *name;       /* in the file's buffer or in owned_name */
+  const char *data;       /* likewise */
+  gsize length;
+  guint64 ino;
+  gint64 size;
+  gint64 mtime_ns;
+  gint64 ctime_ns;
+  char *owned_name;
+  char *owned_data;
+} Record;
+
+struct _TesseraLockFileIndex
+{
+  char *folder_path;      /* $XDG_CACHE_HOME/tessera/lock-file-index */
+  char *file_name;        /* in that folder */
+  char *path;             /* both */
+  char *pool_path;
+  guint64 jobs_dev;
+  guint64 jobs_ino;
+  gboolean read_only;
+  char *buffer;           /* the file as read: records point into it */
+  GHashTable *records;    /* name → Record */
+  guint changes;
+};
+
+static void
+record_free (Record *record)
+{
+  g_free (record->owned_name);
+  g_free (record->owned_data);
+  g_free (record);
+}
+
+static gint64
+stat_ctime_ns (const struct stat *st)
+{
+  return (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
+}
+
+/* Cheap and enough to tell a torn or damaged file: the index is written
+ * by us alone, so this guards against accidents, not against forgery. */
+static guint64
+hash_bytes (const char *data, gsize length)
+{
+  guint64 h = G_GUINT64_CONSTANT (0xcbf29ce484222325);
+  gsize i = 0;
+
+  for (; i + 8 <= length; i += 8)
+    {
+      guint64 word;
+      memcpy (&word, data + i, 8);
+      h = (h ^ word) * G_GUINT64_CONSTANT (0x100000001b3);
+      h ^= h >> 29;
+    }
+  for (; i < length; i++)
+    h = (h ^ (guchar) data[i]) * G_GUINT64_CONSTANT (0x100000001b3);
+  return h;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The folder of indexes */
+
+/* Our own folder, opened without following a link: -1 unless it is a
+ * folder of ours that nobody else may enter. @create: make it first. */
+static int
+open_index_folder (TesseraLockFileIndex *index, gboolean create)
+{
+  struct stat st;
+  int fd;
+
+  if (create)
+    {
+      g_autofree char *parent = g_path_get_dirname (index->folder_path);
+      if (g_mkdir_with_parents (parent, 0700) < 0 || (mkdir (index->folder_path, 0700) < 0 && errno != EEXIST))
+        {
+          g_debug ("Cannot create %s: %s", index->folder_path, g_strerror (errno));
+          return -1;
+        }
+    }
+  fd = open (index->folder_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || st.st_uid != geteuid () || (st.st_mode & 0077) != 0)
+    {
+      g_debug ("Not using %s: not a private folder of ours", index->folder_path);
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reading */
+
+typedef struct
+{
+  const char *p;
+  const char *end;
+} Cursor;
+
+static gboolean
+take (Cursor *c, void *out, gsize n)
+{
+  if ((gsize) (c->end - c->p) < n)
+    return FALSE;
+  memcpy (out, c->p, n);
+  c->p += n;
+  return TRUE;
+}
+
+/* A NUL-terminated string of @n bytes (NUL included) at the cursor. */
+static const char *
+take_string (Cursor *c, guint32 n)
+{
+  const char *s = c->p;
+
+  if (n == 0 || n > MAX_NAME_LENGTH || (gsize) (c->end - c->p) < n || s[n - 1] != '\0' || strlen (s) != n - 1)
+    return NULL;
+  c->p += n;
+  return s;
+}
+
+/* Only names the cache could ask for: lock file names of jobs/. */
+static gboolean
+is_record_name (const char *name)
+{
+  return g_str_has_suffix (name, ".json") && strchr (name, '/') == NULL && strcmp (name, ".json") != 0;
+}
+
+static gboolean
+parse (TesseraLockFileIndex *index, const char *data, gsize length)
+{
+  Cursor c = { data, data + length };
+  guint64 dev, ino, sum;
+  guint32 n;
+  const char *pool_path;
+
+  if (length < MAGIC_LENGTH + 8 || memcmp (data, MAGIC, MAGIC_LENGTH) != 0)
+    return FALSE;
+  memcpy (&sum, data + length - 8, 8);
+  if (sum != hash_bytes (data, length - 8))
+    return FALSE;
+  c.p += MAGIC_LENGTH;
+  c.end -= 8;
+  if (!take (&c, &dev, 8) || !take (&c, &ino, 8) || !take (&c, &n, 4) ||
+      (pool_path = take_string (&c, n)) == NULL)
+    return FALSE;
+  if (dev != index->jobs_dev || ino != index->jobs_ino || strcmp (pool_path, index->pool_path) != 0)
+    return FALSE;   /* another pool's (a collision), or jobs/ made again */
+  for (;;)
+    {
+      Record *record;
+      guint32 text_length;
+
+      if (!take (&c, &n, 4))
+        return FALSE;
+      if (n == 0)
+        break;
+      record = g_new0 (Record, 1);
+      if ((record->name = take_string (&c, n)) == NULL || !is_record_name (record->name) ||
+          !take (&c, &record->ino, 8) || !take (&c, &record->size, 8) || !take (&c, &record->mtime_ns, 8) ||
+          !take (&c, &record->ctime_ns, 8) || !take (&c, &text_length, 4) ||
+          text_length > MAX_RECORD_TEXT || (gsize) (c.end - c.p) < text_length)
+        {
+          record_free (record);
+          return FALSE;
+        }
+      record->data = c.p;
+      record->length = text_length;
+      c.p += text_length;
+      g_hash_table_replace (index->records, (gpointer) record->name, record);
+    }
+  return c.p == c.end;
+}
+
+/* Reads our index, if it is one: a regular file of ours, opened without
+ * following a link or waiting on a FIFO, of a bounded size. */
+static void
+load (TesseraLockFileIndex *index)
+{
+  g_autofree char *data = NULL;
+  int dir_fd = open_index_folder (index, FALSE);
+  struct stat st;
+  gsize got = 0;
+  int fd;
+
+  if (dir_fd < 0)
+    return;
+  fd = openat (dir_fd, index->file_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  close (dir_fd);
+  if (fd < 0)
+    return;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid () ||
+      st.st_size <= 0 || st.st_size > MAX_INDEX_SIZE)
+    {
+      g_debug ("Ignoring %s: not a regular file of ours of a sensible size", index->path);
+      close (fd);
+      return;
+    }
+  /* One byte more than its size: a file that grows is not the one stat'd. */
+  data = g_malloc ((gsize) st.st_size + 1);
+  for (;;)
+    {
+      ssize_t r = read (fd, data + got, (gsize) st.st_size + 1 - got);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      got += r;
+      if (got > (gsize) st.st_size)
+        break;
+    }
+  close (fd);
+  if (got != (gsize) st.st_size || !parse (index, data, got))
+    {
+      g_debug ("Ignoring %s: not a whole index of this pool", index->path);
+      g_hash_table_remove_all (index->records);
+      return;
+    }
+  index->buffer = g_steal_pointer (&data);
+}
+
+TesseraLockFileIndex *
+_tessera_lock_file_index_open (TesseraLockFolder *folder,
+                               const struct stat *jobs_st,
+                               gboolean           read_only)
+{
+  TesseraLockFileIndex *index;
+  g_autofree char *hash = NULL;
+
+  if (!_tessera_lock_folder_is_local (folder))
+    return NULL;
+  index = g_new0 (TesseraLockFileIndex, 1);
+  index->pool_path = g_strdup (_tessera_lock_folder_get_path (folder));
+  index->jobs_dev = jobs_st->st_dev;
+  index->jobs_ino = jobs_st->st_ino;
+  index->read_only = read_only;
+  index->folder_path = g_build_filename (g_get_user_cache_dir (), "tessera", "lock-file-index", NULL);
+  hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, index->pool_path, -1);
+  hash[16] = '\0';
+  index->file_name = g_strdup_printf ("%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x-%s",
+                                      index->jobs_dev, index->jobs_ino, hash);
+  index->path = g_build_filename (index->folder_path, index->file_name, NULL);
+  index->records = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
+  load (index);
+  return index;
+}
+
+void
+_tessera_lock_file_index_free (TesseraLockFileIndex *index)
+{
+  if (index == NULL)
+    return;
+  g_hash_table_unref (index->records);
+  g_free (index->buffer);
+  g_free (index->folder_path);
+  g_free (index->file_name);
+  g_free (index->path);
+  g_free (index->pool_path);
+  g_free (index);
+}
+
+const char *
+_tessera_lock_file_index_get_path (TesseraLockFileIndex *index)
+{
+  return index->path;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Records */
+
+const char *
+_tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
+                                 const char           *name,
+                                 const struct stat    *st,
+                                 gsize                *length)
+{
+  Record *record = g_hash_table_lookup (index->records, name);
+
+  if (record == NULL || !S_ISREG (st->st_mode) || record->ino != (guint64) st->st_ino ||
+      record->size != (gint64) st->st_size || record->mtime_ns != _tessera_stat_mtime_ns (st) ||
+      record->ctime_ns != stat_ctime_ns (st))
+    return NULL;
+  *length = record->length;
+  return record->data;
+}
+
+void
+_tessera_lock_file_index_put (TesseraLockFileIndex *index,
+                              const char           *name,
+                              const struct stat    *st,
+                              const char           *data,
+                              gsize                 length,
+                              gint64                looked_us)
+{
+  gint64 mtime_ns = _tessera_stat_mtime_ns (st);
+  gint64 ctime_ns = stat_ctime_ns (st);
+  gint64 tick_us = MAX (_tessera_lock_folder_mtime_tick_us (mtime_ns), _tessera_lock_folder_mtime_tick_us (ctime_ns));
+  Record *record;
+
+  /* Racy: a peer writing in place within the same clock tick would leave
+   * the same times (and maybe size); such a file is read every time until
+   * its times are old enough. */
+  if (!S_ISREG (st->st_mode) || length > MAX_RECORD_TEXT || !is_record_name (name) ||
+      MAX (mtime_ns, ctime_ns) / 1000 + tick_us >= looked_us)
+    {
+      _tessera_lock_file_index_drop (index, name);
+      return;
+    }
+  record = g_new0 (Record, 1);
+  record->name = record->owned_name = g_strdup (name);
+  record->data = record->owned_data = g_memdup2 (data, length);
+  record->length = length;
+  record->ino = st->st_ino;
+  record->size = st->st_size;
+  record->mtime_ns = mtime_ns;
+  record->ctime_ns = ctime_ns;
+  g_hash_table_replace (index->records, record->owned_name, record);
+  index->changes++;
+}
+
+void
+_tessera_lock_file_index_drop (TesseraLockFileIndex *index,
+                               const char           *name)
+{
+  if (g_hash_table_remove (index->records, name))
+    index->changes++;
+}
+
+guint
+_tessera_lock_file_index_get_changes (TesseraLockFileIndex *index)
+{
+  return index->changes;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Writing */
+
+static void
+append_u32 (GByteArray *out, guint32 value)
+{
+  g_byte_array_append (out, (const guint8 *) &value, 4);
+}
+
+static void
+append_u64 (GByteArray *out, guint64 value)
+{
+  g_byte_array_append (out, (const guint8 *) &value, 8);
+}
+
+static void
+append_string (GByteArray *out, const char *s)
+{
+  gsize n = strlen (s) + 1;
+
+  append_u32 (out, (guint32) n);
+  g_byte_array_append (out, (const guint8 *) s, n);
+}
+
+/* Removes the old files of the folder (see PRUNE_AGE_S); regular files
+ * only, never through a link. Takes @dir_fd. */
+static void
+prune (int dir_fd)
+{
+  gint64 now_s = g_get_real_time () / G_USEC_PER_SEC;
+  DIR *dir = fdopendir (dir_fd);
+  struct dirent *d;
+
+  if (dir == NULL)
+    {
+      close (dir_fd);
+      return;
+    }
+  while ((d = readdir (dir)) != NULL)
+    {
+      struct stat st;
+      if (strcmp (d->d_name, ".") != 0 && strcmp (d->d_name, "..") != 0 &&
+          fstatat (dirfd (dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) &&
+          now_s - (gint64) st.st_mtime > PRUNE_AGE_S)
+        unlinkat (dirfd (dir), d->d_name, 0);
+    }
+  closedir (dir);
+}
+
+static gboolean
+write_all (int fd, const guint8 *data, gsize length)
+{
+  while (length > 0)
+    {
+      ssize_t r = write (fd, data, length);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return FALSE;
+      data += r;
+      length -= r;
+    }
+  return TRUE;
+}
+
+void
+_tessera_lock_file_index_save (TesseraLockFileIndex *index,
+                               GHashTable           *names)
+{
+  g_autoptr(GByteArray) out = NULL;
+  g_autofree char *temp = NULL;
+  GHashTableIter iter;
+  gpointer value;
+  gboolean ok;
+  int dir_fd, fd;
+
+  if (index->read_only || index->changes == 0)
+    return;
+  out = g_byte_array_sized_new (4096 + g_hash_table_size (index->records) * 256);
+  g_byte_array_append (out, (const guint8 *) MAGIC, MAGIC_LENGTH);
+  append_u64 (out, index->jobs_dev);
+  append_u64 (out, index->jobs_ino);
+  append_string (out, index->pool_path);
+  g_hash_table_iter_init (&iter, index->records);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Record *record = value;
+      if (!g_hash_table_contains (names, record->name))
+        continue;   /* gone from jobs/ */
+      if (out->len + record->length + strlen (record->name) + 64 > MAX_INDEX_SIZE)
+        break;      /* the rest is read from jobs/ */
+      append_string (out, record->name);
+      append_u64 (out, record->ino);
+      append_u64 (out, (guint64) record->size);
+      append_u64 (out, (guint64) record->mtime_ns);
+      append_u64 (out, (guint64) record->ctime_ns);
+      append_u32 (out, (guint32) record->length);
+      g_byte_array_append (out, (const guint8 *) record->data, record->length);
+    }
+  append_u32 (out, 0);
+  append_u64 (out, hash_bytes ((const char *) out->data, out->len));
+
+  dir_fd = open_index_folder (index, TRUE);
+  if (dir_fd < 0)
+    return;
+  temp = g_strdup_printf (".%s.%08x", index->file_name, g_random_int ());
+  fd = openat (dir_fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      g_debug ("Cannot write %s: %s", index->path, g_strerror (errno));
+      close (dir_fd);
+      return;
+    }
+  ok = write_all (fd, out->data, out->len);
+  ok &= close (fd) == 0;
+  /* rename() replaces whatever is in its place (a link, a FIFO, a file of
+   * someone else's) without following it. */
+  if (!ok || renameat (dir_fd, temp, dir_fd, index->file_name) < 0)
+    {
+      g_debug ("Cannot write %s: %s", index->path, g_strerror (errno));
+      unlinkat (dir_fd, temp, 0);
+    }
+  else
+    index->changes = 0;
+  prune (dir_fd);
+}
