@@ -403,29 +403,19 @@ wait_for_mount (const char *path)
     }
 }
 
-static void
-test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
+static GSubprocess *spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **error, ...);
+static int exit_code (GSubprocess *process);
+
+/* A FUSE view (bindfs) of tmp/real at tmp/view, in a mount namespace of
+ * our own, with the FUSE daemon in the foreground and ended with us, so
+ * that a failing test leaves nothing behind. Returns the daemon. */
+static GSubprocess *
+mount_lockless_view (Fixture *f, const char *real, const char *view)
 {
-  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
-  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
-  g_autofree char *view_folder = g_build_filename (view, "token", NULL);
-  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
-  g_autofree char *info = g_build_filename (view_folder, "informations.json", NULL);
-  g_autofree char *spec = own_spec (set_other_machine, NULL);
-  g_autofree char *own = own_spec (set_boot, NULL);
-  g_autofree char *job_uri = job_uri_for (f, "far");
-  g_autofree char *content = NULL;
-  g_autofree char *path = g_build_filename (view_jobs, "far@id.json", NULL);
-  g_autofree char *rebooted = g_build_filename (view_jobs, "rebooted@id.json", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
-  g_autoptr(GSubprocess) bindfs = NULL;
-  TestCounter *counter;
-  guint before;
+  GSubprocess *bindfs;
 
-  /* In a mount namespace of our own, with the FUSE daemon in the
-   * foreground and ended with us, so that a failing test leaves nothing
-   * behind. */
   g_assert_cmpint (unshare (CLONE_NEWNS), ==, 0);
   g_assert_cmpint (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL), ==, 0);
   g_mkdir_with_parents (real, 0777);
@@ -434,29 +424,134 @@ test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
   bindfs = g_subprocess_launcher_spawn (launcher, &error, "bindfs", "-f", "--no-allow-other", real, view, NULL);
   g_assert_no_error (error);
   wait_for_mount (view);
+  return bindfs;
+}
 
-  g_mkdir_with_parents (view_jobs, 0777);
-  test_write_file (info, "{\"total\": 2}");
-  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
-                             job_uri, spec);
-  test_write_file (path, content);
-  g_free (content);
-  /* Our own host's holder of another boot is still judged: our ids. */
-  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
-                             job_uri, own);
-  test_write_file (rebooted, content);
-
-  before = test_warning_count ();
-  counter = test_counter_new (view_folder, -1, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
-  g_assert_cmpuint (test_warning_count (), >, before);   /* says why, and the fix */
-  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
-  g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
-  g_object_unref (counter);
+static void
+unmount_lockless_view (const char *view, GSubprocess *bindfs)
+{
+  g_autoptr(GError) error = NULL;
 
   g_assert_cmpint (umount2 (view, 0), ==, 0);
   g_assert_true (g_subprocess_wait (bindfs, NULL, &error));
+  g_assert_no_error (error);
+  g_object_unref (bindfs);
+}
+
+/* Writes view_jobs/NAME@id.json for a holder of one unit with @spec. */
+static char *
+write_view_lock_file (Fixture *f, const char *view_jobs, const char *name, const char *spec)
+{
+  g_autofree char *job_uri = job_uri_for (f, name);
+  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
+  g_autofree char *content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+                                              "\"process\": %s}", job_uri, spec);
+  char *path = g_build_filename (view_jobs, file_name, NULL);
+
+  test_write_file (path, content);
+  return path;
+}
+
+/* ipc.lock cannot exclude another host there: a pool another host uses
+ * is refused at acquire, with the fix named; our own host's holders
+ * (another boot of ours is still judged dead) leave it usable. */
+static void
+test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "token", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *info = g_build_filename (view_folder, "informations.json", NULL);
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *rebooted_spec = own_spec (set_boot, NULL);
+  g_autofree char *live_spec = own_spec (NULL, NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *rebooted = NULL;
+  g_autofree char *live = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  TestCounter *counter;
+
+  g_mkdir_with_parents (view_jobs, 0777);
+  test_write_file (info, "{\"total\": 3}");
+  path = write_view_lock_file (f, view_jobs, "far", spec);
+  rebooted = write_view_lock_file (f, view_jobs, "rebooted", rebooted_spec);
+
+  counter = test_counter_new (view_folder, -1, &error);
+  g_assert_no_error (error);
+  job = test_job_new (f->tmp, "probe", "refused");
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_null (lock);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+  g_test_message ("refused: %s", error->message);
+  g_assert_nonnull (strstr (error->message, "etcd"));
+  g_assert_nonnull (strstr (error->message, "fuse"));
+  g_assert_null (strchr (error->message, '\n'));
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  /* Our own host's holder of another boot is still judged: our ids. */
+  g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
+  g_clear_error (&error);
+
+  /* Used by this host only (a live holder of ours): it works. */
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  live = write_view_lock_file (f, view_jobs, "live", live_spec);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_true (g_file_test (live, G_FILE_TEST_EXISTS));
+  g_object_unref (counter);
+
+  unmount_lockless_view (view, bindfs);
+}
+
+/* The same from `tessera run`: a one-line message, a non-zero status;
+ * and it runs once only this host uses the pool. */
+static void
+test_lockless_mount_run_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+
+  test_write_file (f->config, config);
+  g_mkdir_with_parents (view_jobs, 0777);
+  path = write_view_lock_file (f, view_jobs, "far", spec);
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s", err);
+  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_true (g_str_has_prefix (err, "tessera: r: "));
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);   /* one line */
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_clear_object (&run);
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "echo", "ran", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpstr (out, ==, "ran\n");
+
+  unmount_lockless_view (view, bindfs);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -897,7 +992,8 @@ main (int argc, char **argv)
   ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/experimaestro-pid-reuse-no-start-time", NULL, test_experimaestro_pid_reuse);
-  ADD ("/hosts/lockless-mount/other-hosts-holder-counts", NULL, test_lockless_mount_other_host_counts);
+  ADD ("/hosts/lockless-mount/shared-pool-refused", NULL, test_lockless_mount_shared_pool_refused);
+  ADD ("/hosts/lockless-mount/run-refused", NULL, test_lockless_mount_run_refused);
   ADD ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
   ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
