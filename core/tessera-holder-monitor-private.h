@@ -80,6 +80,15 @@ TesseraHolderVerdict _tessera_holder_monitor_judge (TesseraHolderMonitor *monito
 gboolean _tessera_holder_monitor_seen_for      (TesseraHolderMonitor *monitor,
                                                 TesseraHolder        *holder,
                                                 double                min_age);
+/* Whether locks on the pool's file system are seen by other hosts (read
+ * once from mountinfo). */
+gboolean _tessera_holder_monitor_locks_cross_hosts (TesseraHolderMonitor *monitor);
+/* Where they are not, FALSE with TESSERA_ERROR_INVALID_CONFIGURATION
+ * (naming the fix) when one of @lock_files (the valid ones) has a holder
+ * on another host: such a pool cannot be shared safely. Under ipc.lock. */
+gboolean _tessera_holder_monitor_check_hosts   (TesseraHolderMonitor  *monitor,
+                                                GPtrArray             *lock_files,
+                                                GError               **error);
 /* The lock file was removed: this host forgets what it saw of it. */
 void     _tessera_holder_monitor_forget        (TesseraHolderMonitor *monitor,
                                                 TesseraHolder        *holder);

@@ -89,6 +89,7 @@ resource_name (TesseraTrackedDynamicResource *self)
 
 #define VIEW(o) (PRIV (o)->view)
 #define CACHE(o) _tessera_pool_view_get_cache (VIEW (o))
+#define HOLDERS(o) _tessera_pool_view_get_holders (VIEW (o))
 
 /* The thread lock alone; ipc.lock and the thread lock ("both"); a
  * refresh, with both held. */
@@ -528,6 +529,13 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   refresh_locked (self, FALSE);
   if (!_tessera_lock_file_cache_check_jobs (CACHE (self), error))
     goto out;
+  if (!_tessera_holder_monitor_locks_cross_hosts (HOLDERS (self)))
+    {
+      g_autoptr(GPtrArray) held = _tessera_lock_file_cache_list (CACHE (self));
+
+      if (!_tessera_holder_monitor_check_hosts (HOLDERS (self), held, error))
+        goto out;
+    }
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, dependency, name, tessera_job_get_job_uri (job));
 

@@ -502,6 +502,7 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
   live = write_view_lock_file (f, view_jobs, "live", live_spec);
   g_assert_cmpint (grantable (f, counter), ==, 2);
   g_assert_true (g_file_test (live, G_FILE_TEST_EXISTS));
+  g_clear_object (&dep);
   g_object_unref (counter);
 
   unmount_lockless_view (view, bindfs);
