@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct
@@ -856,6 +857,116 @@ test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (reclaim, <, 30);
 }
 
+/* The first child of @pid (any of its threads'), 0 when it has none. */
+static GPid
+first_child (GPid pid)
+{
+  g_autofree char *tasks = g_strdup_printf ("/proc/%d/task", (int) pid);
+  g_autoptr(GDir) dir = g_dir_open (tasks, 0, NULL);
+  const char *task;
+
+  while (dir != NULL && (task = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (tasks, task, "children", NULL);
+      g_autofree char *children = NULL;
+
+      if (g_file_get_contents (path, &children, NULL, NULL) && atoi (children) > 0)
+        return atoi (children);
+    }
+  return 0;
+}
+
+/* A copy of descriptor @fd of process @pid (the same open file, so the
+ * same locks): what keeps a vanished NFSv3 client's locks held. */
+static int
+steal_fd (GPid pid, int fd)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  int copy;
+
+  g_assert_cmpint (pidfd, >=, 0);
+  copy = (int) syscall (SYS_pidfd_getfd, pidfd, fd, 0);
+  g_assert_cmpint (copy, >=, 0);
+  close (pidfd);
+  return copy;
+}
+
+/* NFSv3: locks cross hosts, but a vanished host's stay held (here by a
+ * stand-in, this test, which keeps a copy of the dead command's job lock
+ * descriptor). On a lease pool, the host's lease decides: a waiter here
+ * gets through once it has seen the dead host's heartbeat unchanged for
+ * the lease time. */
+static void
+test_other_host_killed_lease (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *through = NULL;
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+  guint heartbeats = 0;
+  GPid wrapper, command;
+  int stand_in;
+  gint64 killed;
+  double reclaim;
+
+  test_write_file (f->config, config);
+  holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c",
+                                "echo \"ready $TESSERA_JOB_LOCK_FD\"; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_nonnull (ready);
+  g_assert_true (g_str_has_prefix (ready, "ready "));
+
+  /* The holding host renews one heartbeat, named by its host id. */
+  dir = g_dir_open (hosts, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    heartbeats += g_str_has_suffix (name, ".lease");
+  g_assert_cmpuint (heartbeats, ==, 1);
+
+  /* The stand-in keeps the command's job lock held after the host dies. */
+  wrapper = namespace_init (holder);
+  command = first_child (wrapper);
+  g_assert_cmpint (command, >, 0);
+  stand_in = steal_fd (command, atoi (ready + strlen ("ready ")));
+
+  other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
+  waiter = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                        "run", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+
+  kill (wrapper, SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_test_message ("reclaim time of a dead host (lease path, job lock still held, lease %g s, "
+                  "poll interval max 1 s, waiter started just before the kill): %.2f s", lease, reclaim);
+  /* Not the job lock: the heartbeat had to stay unchanged for the lease
+   * (its last renewal came at most a quarter of it before the kill). */
+  g_assert_cmpfloat (reclaim, >=, lease * 3 / 4 - 0.1);
+  g_assert_cmpfloat (reclaim, <, lease + 30);
+  close (stand_in);
+}
+
 /* With no configuration, the built-in pools are per host: two hosts that
  * share a home (one XDG_STATE_HOME) do not share a `cpu` pool sized for
  * one of them. */
@@ -1000,6 +1111,7 @@ main (int argc, char **argv)
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
   ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
+  ADD ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   return g_test_run ();
