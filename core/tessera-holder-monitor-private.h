@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "tessera-host-lease-private.h"
 #include "tessera-lock-folder-private.h"
 
 G_BEGIN_DECLS
@@ -46,6 +47,9 @@ TesseraHolderMonitor *_tessera_holder_monitor_new (TesseraLockFolder       *fold
                                                    gpointer               (*ref) (gpointer data),
                                                    GDestroyNotify           unref);
 void     _tessera_holder_monitor_free         (TesseraHolderMonitor *monitor);
+/* The pool's host lease (owned by the monitor; renewals run in its
+ * context). */
+TesseraHostLease *_tessera_holder_monitor_get_lease (TesseraHolderMonitor *monitor);
 /* Drops every watch: no exit is notified any more. */
 void     _tessera_holder_monitor_stop         (TesseraHolderMonitor *monitor);
 

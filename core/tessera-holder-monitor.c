@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-holder-monitor-private.h"
+#include "tessera-host-lease-private.h"
 
 #include <glib-unix.h>
 #include <sys/resource.h>
@@ -40,6 +41,7 @@ struct _TesseraHolderMonitor
   guint64 next_serial;
   int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
   char *lockless_why;         /* when they do not: the file system and option */
+  TesseraHostLease *lease;    /* the pool's host lease (off unless set) */
 };
 
 /* pidfds of the whole process: a quarter of its descriptor limit, so that
@@ -97,6 +99,7 @@ _tessera_holder_monitor_new (TesseraLockFolder       *folder,
   monitor->ref = ref;
   monitor->unref = unref;
   monitor->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
+  monitor->lease = _tessera_host_lease_new (_tessera_lock_folder_get_path (folder), context);
   return monitor;
 }
 
@@ -113,9 +116,16 @@ _tessera_holder_monitor_free (TesseraHolderMonitor *monitor)
     return;
   g_hash_table_unref (monitor->pid_watches);
   g_free (monitor->lockless_why);
+  _tessera_host_lease_free (monitor->lease);
   monitor->unref (monitor->data);
   g_main_context_unref (monitor->context);
   g_free (monitor);
+}
+
+TesseraHostLease *
+_tessera_holder_monitor_get_lease (TesseraHolderMonitor *monitor)
+{
+  return monitor->lease;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -376,16 +386,21 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
                                      GPtrArray             *lock_files,
                                      GError               **error)
 {
+  g_autofree char *other = NULL;
+
   if (locks_cross_hosts (monitor))
     return TRUE;
-  for (guint i = 0; i < lock_files->len; i++)
+  /* Another host's heartbeat: it holds, or held, something here. */
+  other = _tessera_host_lease_dup_other_host (monitor->lease);
+  for (guint i = 0; other != NULL || i < lock_files->len; i++)
     {
-      TesseraProcess *process = tessera_dynamic_lock_file_get_process (g_ptr_array_index (lock_files, i));
+      TesseraProcess *process = other == NULL ? tessera_dynamic_lock_file_get_process (g_ptr_array_index (lock_files, i))
+                                : NULL;
       const char *host;
 
-      if (process == NULL || !_tessera_process_on_other_host (process))
+      if (other == NULL && (process == NULL || !_tessera_process_on_other_host (process)))
         continue;
-      host = tessera_process_get_host (process);
+      host = other != NULL ? other : tessera_process_get_host (process);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
                    _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and a holder on "
                      "another host (%s) uses it, so nothing can keep the hosts from handing out the same share; "
@@ -425,6 +440,18 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
         state = TESSERA_PROCESS_REMOTE;
       if (state == TESSERA_PROCESS_REMOTE)
         {
+          /* On a lease pool, a host whose lease expired is gone with all
+           * it held, whatever its job locks still look like (NFSv3 keeps
+           * a vanished client's locks until it reboots). */
+          if (_tessera_host_lease_expired (monitor->lease, _tessera_process_get_host_id (holder->process)))
+            {
+              *reason = g_strdup_printf (_("the lease of its host %s expired (no renewal seen for %g s)"),
+                                         tessera_process_get_host (holder->process) != NULL
+                                         ? tessera_process_get_host (holder->process)
+                                         : _tessera_process_get_host_id (holder->process),
+                                         _tessera_host_lease_get_time (monitor->lease));
+              return TESSERA_HOLDER_GONE;
+            }
           if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
             {
               /* Held (or not ours to probe): the holder runs. */

@@ -436,6 +436,12 @@ _tessera_process_on_other_host (TesseraProcess *self)
   return self->host != NULL && strcmp (self->host, _tessera_host_name ()) != 0;
 }
 
+const char *
+_tessera_process_get_host_id (TesseraProcess *self)
+{
+  return self->host_id;
+}
+
 gboolean
 _tessera_process_written_by_tessera (TesseraProcess *self)
 {
