@@ -967,6 +967,126 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   close (stand_in);
 }
 
+/* Whether @pid has ended (gone, or a zombie nobody reaped yet). */
+static gboolean
+process_gone (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *stat = NULL;
+  const char *end;
+
+  if (!g_file_get_contents (path, &stat, NULL, NULL))
+    return TRUE;
+  end = strrchr (stat, ')');
+  return end != NULL && end[1] == ' ' && end[2] == 'Z';
+}
+
+/* Fencing: a run whose host lease cannot be renewed ends its command
+ * before another host may take its share for dead (SIGTERM, then SIGKILL
+ * for a command that ignores it), and exits 76. Renewal is made to fail
+ * by replacing hosts/ with a file (as root, permissions would not). */
+static void
+test_lease_fence (Fixture *f, gconstpointer data)
+{
+  gboolean ignores_term = GPOINTER_TO_INT (data);
+  const double lease = 4;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *moved = g_build_filename (f->tmp, "r", "hosts-moved", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *err = NULL;
+  GPid command;
+  gint64 broken;
+  double ended;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--need", "r=1", "--", "sh", "-c",
+                    ignores_term ? "trap '' TERM; echo $$; while :; do sleep 0.05; done"
+                                 : "echo $$; exec sleep 600", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run);
+  g_assert_nonnull (ready);
+  command = atoi (ready);
+  g_assert_cmpint (command, >, 0);
+  g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
+
+  g_assert_cmpint (g_rename (hosts, moved), ==, 0);
+  test_write_file (hosts, "not a folder");
+  broken = g_get_monotonic_time ();
+  while (!process_gone (command) && g_get_monotonic_time () - broken < 60 * G_USEC_PER_SEC)
+    g_usleep (10 * 1000);
+  ended = (double) (g_get_monotonic_time () - broken) / G_USEC_PER_SEC;
+  if (!process_gone (command))
+    {
+      /* Never fenced: end it here, and fail below. */
+      kill (command, SIGKILL);
+      g_subprocess_force_exit (run);
+    }
+  {
+    g_autoptr(GOutputStream) sink = g_memory_output_stream_new_resizable ();
+
+    g_output_stream_splice (sink, g_subprocess_get_stderr_pipe (run), G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL,
+                            &error);
+    g_assert_no_error (error);
+    err = g_strndup (g_memory_output_stream_get_data (G_MEMORY_OUTPUT_STREAM (sink)),
+                     g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (sink)));
+  }
+  g_test_message ("tessera run said: %s", err);
+  g_test_message ("command %s %.2f s after renewal broke (lease %g s)",
+                  ignores_term ? "killed" : "ended", ended, lease);
+  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_nonnull (strstr (err, "lease"));
+  g_assert_true (process_gone (command));
+  /* Before any other host could have taken the holding for dead: the last
+   * renewal came before the break. */
+  g_assert_cmpfloat (ended, <, lease);
+}
+
+/* On a lease pool the command dies with its wrapper: a command whose
+ * wrapper was killed renews nothing. Elsewhere it outlives it, its lock
+ * file naming it. */
+static void
+test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
+{
+  gboolean lease = GPOINTER_TO_INT (data);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n%s",
+                                             f->tmp, lease ? "host-lease=30\n" : "");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autofree char *ready = NULL;
+  gint64 deadline;
+  GPid command;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                    "run", "--need", "r=1", "--", "sh", "-c", "echo $$; exec sleep 600", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run);
+  g_assert_nonnull (ready);
+  command = atoi (ready);
+  g_assert_cmpint (command, >, 0);
+  g_subprocess_force_exit (run);
+  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  if (lease)
+    {
+      while (!process_gone (command))
+        {
+          g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+          g_usleep (10 * 1000);
+        }
+    }
+  else
+    {
+      g_assert_false (process_gone (command));
+      kill (command, SIGKILL);
+    }
+}
+
 /* With no configuration, the built-in pools are per host: two hosts that
  * share a home (one XDG_STATE_HOME) do not share a `cpu` pool sized for
  * one of them. */
@@ -1112,6 +1232,11 @@ main (int argc, char **argv)
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
   ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
   ADD ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
+  ADD ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
+  ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
+  ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
+  ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
+       test_lease_command_dies_with_wrapper);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   return g_test_run ();
