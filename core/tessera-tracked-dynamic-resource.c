@@ -460,6 +460,29 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 }
 
 /**
+ * tessera_tracked_dynamic_resource_get_lease_unrenewed:
+ * @self: a tracked resource
+ *
+ * On a lease pool ([property@Tessera.TrackedDynamicResource:host-lease]),
+ * how long this process has held something in @self without renewing its
+ * host's heartbeat. Once that nears the lease, other hosts may take this
+ * host's holdings for dead: whoever uses them should stop first (as
+ * `tessera run` ends its command). Callable from any thread.
+ *
+ * Returns: seconds since the last renewal while holding; 0 when @self is
+ *   no lease pool or this process holds nothing in it
+ */
+double
+tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResource *self)
+{
+  TesseraHolderMonitor *holders;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
+  holders = VIEW (self) != NULL ? HOLDERS (self) : NULL;
+  return holders != NULL ? _tessera_host_lease_unrenewed_for (_tessera_holder_monitor_get_lease (holders)) : 0;
+}
+
+/**
  * tessera_tracked_dynamic_resource_get_min_age:
  * @self: a tracked resource
  *
