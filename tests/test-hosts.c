@@ -470,6 +470,8 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
   g_autofree char *path = NULL;
   g_autofree char *rebooted = NULL;
   g_autofree char *live = NULL;
+  g_autofree char *hosts = g_build_filename (view_folder, "hosts", NULL);
+  g_autofree char *heartbeat = g_build_filename (hosts, "fedcba9876543210fedcba9876543210.lease", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(TesseraJob) job = NULL;
   g_autoptr(TesseraDynamicDependency) dep = NULL;
@@ -503,6 +505,18 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
   live = write_view_lock_file (f, view_jobs, "live", live_spec);
   g_assert_cmpint (grantable (f, counter), ==, 2);
   g_assert_true (g_file_test (live, G_FILE_TEST_EXISTS));
+
+  /* Another host's lease heartbeat says it uses the pool too. */
+  g_mkdir_with_parents (hosts, 0777);
+  test_write_file (heartbeat, "{\"host_id\": \"fedcba9876543210fedcba9876543210\", \"lease\": 60}");
+  g_clear_object (&lock);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_null (lock);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+  g_assert_nonnull (strstr (error->message, "fedcba9876543210fedcba9876543210"));
+  g_clear_error (&error);
+  g_assert_cmpint (g_unlink (heartbeat), ==, 0);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
   g_clear_object (&dep);
   g_object_unref (counter);
 
