@@ -19,7 +19,6 @@
 #include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct
@@ -890,23 +889,8 @@ first_child (GPid pid)
   return 0;
 }
 
-/* A copy of descriptor @fd of process @pid (the same open file, so the
- * same locks): what keeps a vanished NFSv3 client's locks held. */
-static int
-steal_fd (GPid pid, int fd)
-{
-  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  int copy;
-
-  g_assert_cmpint (pidfd, >=, 0);
-  copy = (int) syscall (SYS_pidfd_getfd, pidfd, fd, 0);
-  g_assert_cmpint (copy, >=, 0);
-  close (pidfd);
-  return copy;
-}
-
 /* NFSv3: locks cross hosts, but a vanished host's stay held (here by a
- * stand-in, this test, which keeps a copy of the dead command's job lock
+ * stand-in process that keeps a copy of the dead command's job lock
  * descriptor). On a lease pool, the host's lease decides: a waiter here
  * gets through once it has seen the dead host's heartbeat unchanged for
  * the lease time. */
@@ -927,8 +911,10 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   g_autoptr(GDir) dir = NULL;
   const char *name;
   guint heartbeats = 0;
+  g_autofree char *command_text = NULL;
+  g_autofree char *fd_text = NULL;
+  g_autoptr(Helper) stand_in = NULL;
   GPid wrapper, command;
-  int stand_in;
   gint64 killed;
   double reclaim;
 
@@ -952,7 +938,10 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   wrapper = namespace_init (holder);
   command = first_child (wrapper);
   g_assert_cmpint (command, >, 0);
-  stand_in = steal_fd (command, atoi (ready + strlen ("ready ")));
+  command_text = g_strdup_printf ("%d", (int) command);
+  fd_text = g_strdup (ready + strlen ("ready "));
+  stand_in = helper_spawn (NULL, "keep-fd", command_text, fd_text, NULL);
+  helper_expect_line (stand_in, "KEPT", 60);
 
   other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                       "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
@@ -978,7 +967,8 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
    * (its last renewal came at most a quarter of it before the kill). */
   g_assert_cmpfloat (reclaim, >=, lease * 3 / 4 - 0.1);
   g_assert_cmpfloat (reclaim, <, lease + 30);
-  close (stand_in);
+  helper_close_stdin (stand_in);
+  g_assert_cmpint (helper_wait (stand_in), ==, 0);
 }
 
 /* Whether @pid has ended (gone, or a zombie nobody reaped yet). */
