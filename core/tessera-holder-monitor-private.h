@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "tessera-host-lease-private.h"
 #include "tessera-lock-folder-private.h"
 
 G_BEGIN_DECLS
@@ -46,6 +47,9 @@ TesseraHolderMonitor *_tessera_holder_monitor_new (TesseraLockFolder       *fold
                                                    gpointer               (*ref) (gpointer data),
                                                    GDestroyNotify           unref);
 void     _tessera_holder_monitor_free         (TesseraHolderMonitor *monitor);
+/* The pool's host lease (owned by the monitor; renewals run in its
+ * context). */
+TesseraHostLease *_tessera_holder_monitor_get_lease (TesseraHolderMonitor *monitor);
 /* Drops every watch: no exit is notified any more. */
 void     _tessera_holder_monitor_stop         (TesseraHolderMonitor *monitor);
 
@@ -80,6 +84,15 @@ TesseraHolderVerdict _tessera_holder_monitor_judge (TesseraHolderMonitor *monito
 gboolean _tessera_holder_monitor_seen_for      (TesseraHolderMonitor *monitor,
                                                 TesseraHolder        *holder,
                                                 double                min_age);
+/* Whether locks on the pool's file system are seen by other hosts (read
+ * once from mountinfo). */
+gboolean _tessera_holder_monitor_locks_cross_hosts (TesseraHolderMonitor *monitor);
+/* Where they are not, FALSE with TESSERA_ERROR_INVALID_CONFIGURATION
+ * (naming the fix) when one of @lock_files (the valid ones) has a holder
+ * on another host: such a pool cannot be shared safely. Under ipc.lock. */
+gboolean _tessera_holder_monitor_check_hosts   (TesseraHolderMonitor  *monitor,
+                                                GPtrArray             *lock_files,
+                                                GError               **error);
 /* The lock file was removed: this host forgets what it saw of it. */
 void     _tessera_holder_monitor_forget        (TesseraHolderMonitor *monitor,
                                                 TesseraHolder        *holder);

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-holder-monitor-private.h"
+#include "tessera-host-lease-private.h"
 
 #include <glib-unix.h>
 #include <sys/resource.h>
@@ -39,6 +40,8 @@ struct _TesseraHolderMonitor
   GHashTable *pid_watches;    /* pid → PidWatch */
   guint64 next_serial;
   int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
+  char *lockless_why;         /* when they do not: the file system and option */
+  TesseraHostLease *lease;    /* the pool's host lease (off unless set) */
 };
 
 /* pidfds of the whole process: a quarter of its descriptor limit, so that
@@ -96,6 +99,7 @@ _tessera_holder_monitor_new (TesseraLockFolder       *folder,
   monitor->ref = ref;
   monitor->unref = unref;
   monitor->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
+  monitor->lease = _tessera_host_lease_new (_tessera_lock_folder_get_path (folder), context);
   return monitor;
 }
 
@@ -111,9 +115,17 @@ _tessera_holder_monitor_free (TesseraHolderMonitor *monitor)
   if (monitor == NULL)
     return;
   g_hash_table_unref (monitor->pid_watches);
+  g_free (monitor->lockless_why);
+  _tessera_host_lease_free (monitor->lease);
   monitor->unref (monitor->data);
   g_main_context_unref (monitor->context);
   g_free (monitor);
+}
+
+TesseraHostLease *
+_tessera_holder_monitor_get_lease (TesseraHolderMonitor *monitor)
+{
+  return monitor->lease;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -344,24 +356,61 @@ lock_free_for_long (TesseraHolderMonitor *monitor, TesseraHolder *holder, double
 
 /* Whether a job lock's state here is its state for every host. Where it is
  * not, a free job lock says nothing about a holder on another host, so no
- * such holder can ever be judged dead: said once per resource. */
+ * such holder can ever be judged dead; and since ipc.lock cannot exclude
+ * other hosts there either, acquire refuses a pool they use
+ * (_tessera_holder_monitor_check_hosts()). */
 static gboolean
 locks_cross_hosts (TesseraHolderMonitor *monitor)
 {
   if (monitor->locks_cross_hosts == 0)
     {
-      const char *path = _tessera_lock_folder_get_path (monitor->folder);
-      g_autofree char *why = NULL;
-
-      monitor->locks_cross_hosts = _tessera_locks_cross_hosts (path, &why) ? 1 : -1;
-      if (monitor->locks_cross_hosts < 0)
-        g_warning (_("Locks on the file system of %s (%s) do not cross hosts: holders that may run on "
-                     "another host are never judged dead, and ipc.lock cannot exclude other hosts. "
-                     "Share a pool between hosts only on a mount whose locks do (NFS without "
-                     "“nolock” or “local_lock”, Lustre with “flock”) or in the etcd store."),
-                   path, why);
+      g_free (monitor->lockless_why);
+      monitor->lockless_why = NULL;
+      monitor->locks_cross_hosts =
+        _tessera_locks_cross_hosts (_tessera_lock_folder_get_path (monitor->folder), &monitor->lockless_why) ? 1 : -1;
     }
   return monitor->locks_cross_hosts > 0;
+}
+
+gboolean
+_tessera_holder_monitor_locks_cross_hosts (TesseraHolderMonitor *monitor)
+{
+  return locks_cross_hosts (monitor);
+}
+
+/* Refuses a pool on a mount whose locks do not cross hosts when a holder
+ * in @lock_files runs on another host: nothing there can keep two hosts
+ * from granting the same share. Used by this host only, it is safe. */
+gboolean
+_tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
+                                     GPtrArray             *lock_files,
+                                     GError               **error)
+{
+  g_autofree char *other = NULL;
+
+  if (locks_cross_hosts (monitor))
+    return TRUE;
+  /* Another host's heartbeat: it holds, or held, something here. */
+  other = _tessera_host_lease_dup_other_host (monitor->lease);
+  for (guint i = 0; other != NULL || i < lock_files->len; i++)
+    {
+      TesseraProcess *process = other == NULL ? tessera_dynamic_lock_file_get_process (g_ptr_array_index (lock_files, i))
+                                : NULL;
+      const char *host;
+
+      if (other == NULL && (process == NULL || !_tessera_process_on_other_host (process)))
+        continue;
+      host = other != NULL ? other : tessera_process_get_host (process);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and a holder on "
+                     "another host (%s) uses it, so nothing can keep the hosts from handing out the same share; "
+                     "mount it so that locks cross hosts (NFS without “nolock” and with “local_lock=none”, "
+                     "Lustre with “flock”) or keep a pool shared by hosts in the etcd store"),
+                   _tessera_lock_folder_get_path (monitor->folder), monitor->lockless_why,
+                   host != NULL ? host : "?");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 TesseraHolderVerdict
@@ -391,6 +440,18 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
         state = TESSERA_PROCESS_REMOTE;
       if (state == TESSERA_PROCESS_REMOTE)
         {
+          /* On a lease pool, a host whose lease expired is gone with all
+           * it held, whatever its job locks still look like (NFSv3 keeps
+           * a vanished client's locks until it reboots). */
+          if (_tessera_host_lease_expired (monitor->lease, _tessera_process_get_host_id (holder->process)))
+            {
+              *reason = g_strdup_printf (_("the lease of its host %s expired (no renewal seen for %g s)"),
+                                         tessera_process_get_host (holder->process) != NULL
+                                         ? tessera_process_get_host (holder->process)
+                                         : _tessera_process_get_host_id (holder->process),
+                                         _tessera_host_lease_get_time (monitor->lease));
+              return TESSERA_HOLDER_GONE;
+            }
           if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
             {
               /* Held (or not ours to probe): the holder runs. */

@@ -20,8 +20,8 @@
 #define HOST_ID_PATH "/var/tmp/tessera-host-id"
 #define HOST_ID_LENGTH 32
 
-static gboolean
-is_host_id (const char *text)
+gboolean
+_tessera_is_host_id (const char *text)
 {
   if (strlen (text) != HOST_ID_LENGTH)
     return FALSE;
@@ -112,7 +112,7 @@ _tessera_host_id (void)
           create_host_id ();
           host_id = read_small_file (HOST_ID_PATH);
         }
-      if (!is_host_id (host_id))
+      if (!_tessera_is_host_id (host_id))
         {
           if (*host_id != '\0')
             g_warning (_("Ignoring %s: it does not hold a host id"), HOST_ID_PATH);

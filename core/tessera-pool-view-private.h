@@ -83,6 +83,7 @@ gboolean  _tessera_pool_view_write_informations (TesseraPoolView *view,
 TesseraLockFolder           *_tessera_pool_view_get_folder       (TesseraPoolView *view);
 TesseraLockFileCache        *_tessera_pool_view_get_cache        (TesseraPoolView *view);
 TesseraFolderMonitor        *_tessera_pool_view_get_monitor      (TesseraPoolView *view);
+TesseraHolderMonitor        *_tessera_pool_view_get_holders      (TesseraPoolView *view);
 TesseraResourceInformations *_tessera_pool_view_get_informations (TesseraPoolView *view);
 
 G_END_DECLS

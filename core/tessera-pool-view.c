@@ -349,6 +349,12 @@ _tessera_pool_view_get_monitor (TesseraPoolView *view)
   return view->monitor;
 }
 
+TesseraHolderMonitor *
+_tessera_pool_view_get_holders (TesseraPoolView *view)
+{
+  return view->holders;
+}
+
 TesseraResourceInformations *
 _tessera_pool_view_get_informations (TesseraPoolView *view)
 {

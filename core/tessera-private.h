@@ -75,6 +75,11 @@ gboolean    _tessera_locks_cross_hosts (const char *path,
 gboolean    _tessera_process_on_this_host (TesseraProcess *process);
 /* Whether the spec is this very process's (written by Tessera). */
 gboolean    _tessera_process_is_self    (TesseraProcess *process);
+gboolean    _tessera_process_on_other_host (TesseraProcess *process);
+/* The host id the spec records (NULL when none). */
+const char *_tessera_process_get_host_id (TesseraProcess *process);
+/* Whether @text is shaped like a host id: 32 lowercase hex digits. */
+gboolean    _tessera_is_host_id       (const char  *text);
 void        _tessera_forget_seen      (const char  *key);
 /* Whether a spec carries any member only Tessera writes: its holder took
  * its job lock before writing it, so a free job lock is a death at once. */

@@ -425,6 +425,23 @@ _tessera_process_on_this_host (TesseraProcess *self)
   return self->host_id != NULL && _tessera_is_this_host (self->machine_id, self->host_id);
 }
 
+/* Whether the spec says its process runs on another host: host ids
+ * recorded and not ours, or, without them, a host name not ours. A spec
+ * that names no host (experimaestro's local one) says nothing. */
+gboolean
+_tessera_process_on_other_host (TesseraProcess *self)
+{
+  if (self->host_id != NULL)
+    return !_tessera_is_this_host (self->machine_id, self->host_id);
+  return self->host != NULL && strcmp (self->host, _tessera_host_name ()) != 0;
+}
+
+const char *
+_tessera_process_get_host_id (TesseraProcess *self)
+{
+  return self->host_id;
+}
+
 gboolean
 _tessera_process_written_by_tessera (TesseraProcess *self)
 {

@@ -25,6 +25,7 @@ typedef struct
   GType lock_file_type;
   double min_age;
   double patience;            /* seconds a waiter takes what is free before it reserves */
+  double host_lease;          /* seconds; 0: no host lease */
   gboolean read_only;         /* only look: create, change and remove nothing */
 
   TesseraPoolView *view;      /* the thread lock, the cache and what keeps it current */
@@ -37,6 +38,7 @@ enum {
   PROP_MIN_AGE,
   PROP_READ_ONLY,
   PROP_PATIENCE,
+  PROP_HOST_LEASE,
   N_PROPS
 };
 
@@ -62,6 +64,7 @@ resource_name (TesseraTrackedDynamicResource *self)
 
 #define VIEW(o) (PRIV (o)->view)
 #define CACHE(o) _tessera_pool_view_get_cache (VIEW (o))
+#define HOLDERS(o) _tessera_pool_view_get_holders (VIEW (o))
 
 /* The thread lock alone; ipc.lock and the thread lock ("both"); a
  * refresh, with both held. */
@@ -150,6 +153,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
+    case PROP_HOST_LEASE: g_value_set_double (value, priv->host_lease); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -179,6 +183,7 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
       priv->patience = g_value_get_double (value);
       unlock_thread (self);
       break;
+    case PROP_HOST_LEASE: priv->host_lease = g_value_get_double (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -313,6 +318,20 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    */
   props[PROP_PATIENCE] = g_param_spec_double ("patience", NULL, NULL, 0, G_MAXDOUBLE, 60.0,
     G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:host-lease:
+   *
+   * Seconds of the pool's host lease; 0 (the default): no lease. On a
+   * lease pool every process that holds something renews its host's
+   * heartbeat in the folder's `hosts/` four times per lease, and a holder
+   * on another host whose heartbeat this host has seen unchanged for the
+   * lease time is dead, even if its job lock still looks held (NFSv3).
+   * From 2 to 86400; give every host the same value, and on NFS more than
+   * twice its attribute cache time (120 s is a safe choice). A host frozen
+   * longer than the lease loses its holdings.
+   */
+  props[PROP_HOST_LEASE] = g_param_spec_double ("host-lease", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0,
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
@@ -349,8 +368,18 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
-  return _tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
-                                  priv->min_age, error);
+  if (priv->host_lease > 0 && priv->host_lease < TESSERA_HOST_LEASE_MIN)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("A host lease of %g s is too short: 0 (no lease) or from %g to %g s"),
+                   priv->host_lease, TESSERA_HOST_LEASE_MIN, TESSERA_HOST_LEASE_MAX);
+      return FALSE;
+    }
+  if (!_tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
+                                priv->min_age, error))
+    return FALSE;
+  _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (HOLDERS (self)), priv->host_lease);
+  return TRUE;
 }
 
 static void
@@ -401,6 +430,29 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
   name = lock_file_name_for (dependency, NULL);
   return name && _tessera_pool_view_is_open (VIEW (self))
     ? _tessera_lock_folder_dup_job_path (_tessera_pool_view_get_folder (VIEW (self)), name) : NULL;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_get_lease_unrenewed:
+ * @self: a tracked resource
+ *
+ * On a lease pool ([property@Tessera.TrackedDynamicResource:host-lease]),
+ * how long this process has held something in @self without renewing its
+ * host's heartbeat. Once that nears the lease, other hosts may take this
+ * host's holdings for dead: whoever uses them should stop first (as
+ * `tessera run` ends its command). Callable from any thread.
+ *
+ * Returns: seconds since the last renewal while holding; 0 when @self is
+ *   no lease pool or this process holds nothing in it
+ */
+double
+tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResource *self)
+{
+  TesseraHolderMonitor *holders;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
+  holders = VIEW (self) != NULL ? HOLDERS (self) : NULL;
+  return holders != NULL ? _tessera_host_lease_unrenewed_for (_tessera_holder_monitor_get_lease (holders)) : 0;
 }
 
 /**
@@ -500,6 +552,13 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   refresh_locked (self, FALSE);
   if (!_tessera_lock_file_cache_check_jobs (CACHE (self), error))
     goto out;
+  if (!_tessera_holder_monitor_locks_cross_hosts (HOLDERS (self)))
+    {
+      g_autoptr(GPtrArray) held = _tessera_lock_file_cache_list (CACHE (self));
+
+      if (!_tessera_holder_monitor_check_hosts (HOLDERS (self), held, error))
+        goto out;
+    }
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, dependency, name, tessera_job_get_job_uri (job));
 
@@ -523,6 +582,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
       goto out;
     }
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
+  _tessera_host_lease_hold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
   g_debug ("Acquired %s for %s", resource_name (self), name);
   ok = TRUE;
 out:
@@ -552,6 +612,7 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
+  _tessera_host_lease_unhold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
   refresh_locked (self, FALSE);
   cached = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
   if (cached == NULL)

@@ -28,6 +28,10 @@
  *   tessera-helper flock PATH | lockf PATH
  *       take only that kind of lock on PATH, print "LOCKED", hold until
  *       stdin closes.
+ *   tessera-helper keep-fd PID FD
+ *       copy descriptor FD of process PID (pidfd_getfd: the same open
+ *       file, so the same locks), print "KEPT", keep it until stdin
+ *       closes: a stand-in that keeps a vanished host's locks (NFSv3).
  *
  * TOTAL < 0 leaves informations.json alone.
  *
@@ -37,6 +41,7 @@
 #include "test-peer.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +278,24 @@ do_raw_lock (char **argv, gboolean use_flock)
   return 0;
 }
 
+static int
+do_keep_fd (char **argv)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, atoi (argv[2]), 0);
+  int fd;
+
+  if (pidfd < 0)
+    return 2;
+  fd = (int) syscall (SYS_pidfd_getfd, pidfd, atoi (argv[3]), 0);
+  close (pidfd);
+  if (fd < 0)
+    return 2;
+  say ("KEPT");
+  wait_for_stdin_eof ();
+  close (fd);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -292,6 +315,8 @@ main (int argc, char **argv)
     return do_raw_lock (argv, TRUE);
   if (argc >= 3 && strcmp (argv[1], "lockf") == 0)
     return do_raw_lock (argv, FALSE);
+  if (argc >= 4 && strcmp (argv[1], "keep-fd") == 0)
+    return do_keep_fd (argv);
   g_printerr ("usage: see the comment at the top of tessera-helper.c\n");
   return 2;
 }

@@ -403,29 +403,19 @@ wait_for_mount (const char *path)
     }
 }
 
-static void
-test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
+static GSubprocess *spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **error, ...);
+static int exit_code (GSubprocess *process);
+
+/* A FUSE view (bindfs) of tmp/real at tmp/view, in a mount namespace of
+ * our own, with the FUSE daemon in the foreground and ended with us, so
+ * that a failing test leaves nothing behind. Returns the daemon. */
+static GSubprocess *
+mount_lockless_view (Fixture *f, const char *real, const char *view)
 {
-  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
-  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
-  g_autofree char *view_folder = g_build_filename (view, "token", NULL);
-  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
-  g_autofree char *info = g_build_filename (view_folder, "informations.json", NULL);
-  g_autofree char *spec = own_spec (set_other_machine, NULL);
-  g_autofree char *own = own_spec (set_boot, NULL);
-  g_autofree char *job_uri = job_uri_for (f, "far");
-  g_autofree char *content = NULL;
-  g_autofree char *path = g_build_filename (view_jobs, "far@id.json", NULL);
-  g_autofree char *rebooted = g_build_filename (view_jobs, "rebooted@id.json", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
-  g_autoptr(GSubprocess) bindfs = NULL;
-  TestCounter *counter;
-  guint before;
+  GSubprocess *bindfs;
 
-  /* In a mount namespace of our own, with the FUSE daemon in the
-   * foreground and ended with us, so that a failing test leaves nothing
-   * behind. */
   g_assert_cmpint (unshare (CLONE_NEWNS), ==, 0);
   g_assert_cmpint (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL), ==, 0);
   g_mkdir_with_parents (real, 0777);
@@ -434,29 +424,149 @@ test_lockless_mount_other_host_counts (Fixture *f, gconstpointer data)
   bindfs = g_subprocess_launcher_spawn (launcher, &error, "bindfs", "-f", "--no-allow-other", real, view, NULL);
   g_assert_no_error (error);
   wait_for_mount (view);
+  return bindfs;
+}
 
-  g_mkdir_with_parents (view_jobs, 0777);
-  test_write_file (info, "{\"total\": 2}");
-  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
-                             job_uri, spec);
-  test_write_file (path, content);
-  g_free (content);
-  /* Our own host's holder of another boot is still judged: our ids. */
-  content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
-                             job_uri, own);
-  test_write_file (rebooted, content);
-
-  before = test_warning_count ();
-  counter = test_counter_new (view_folder, -1, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
-  g_assert_cmpuint (test_warning_count (), >, before);   /* says why, and the fix */
-  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
-  g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
-  g_object_unref (counter);
+static void
+unmount_lockless_view (const char *view, GSubprocess *bindfs)
+{
+  g_autoptr(GError) error = NULL;
 
   g_assert_cmpint (umount2 (view, 0), ==, 0);
   g_assert_true (g_subprocess_wait (bindfs, NULL, &error));
+  g_assert_no_error (error);
+  g_object_unref (bindfs);
+}
+
+/* Writes view_jobs/NAME@id.json for a holder of one unit with @spec. */
+static char *
+write_view_lock_file (Fixture *f, const char *view_jobs, const char *name, const char *spec)
+{
+  g_autofree char *job_uri = job_uri_for (f, name);
+  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
+  g_autofree char *content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+                                              "\"process\": %s}", job_uri, spec);
+  char *path = g_build_filename (view_jobs, file_name, NULL);
+
+  test_write_file (path, content);
+  return path;
+}
+
+/* ipc.lock cannot exclude another host there: a pool another host uses
+ * is refused at acquire, with the fix named; our own host's holders
+ * (another boot of ours is still judged dead) leave it usable. */
+static void
+test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "token", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *info = g_build_filename (view_folder, "informations.json", NULL);
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *rebooted_spec = own_spec (set_boot, NULL);
+  g_autofree char *live_spec = own_spec (NULL, NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *rebooted = NULL;
+  g_autofree char *live = NULL;
+  g_autofree char *hosts = g_build_filename (view_folder, "hosts", NULL);
+  g_autofree char *heartbeat = g_build_filename (hosts, "fedcba9876543210fedcba9876543210.lease", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  TestCounter *counter;
+
+  g_mkdir_with_parents (view_jobs, 0777);
+  test_write_file (info, "{\"total\": 3}");
+  path = write_view_lock_file (f, view_jobs, "far", spec);
+  rebooted = write_view_lock_file (f, view_jobs, "rebooted", rebooted_spec);
+
+  counter = test_counter_new (view_folder, -1, &error);
+  g_assert_no_error (error);
+  job = test_job_new (f->tmp, "probe", "refused");
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_null (lock);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+  g_test_message ("refused: %s", error->message);
+  g_assert_nonnull (strstr (error->message, "etcd"));
+  g_assert_nonnull (strstr (error->message, "fuse"));
+  g_assert_null (strchr (error->message, '\n'));
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  /* Our own host's holder of another boot is still judged: our ids. */
+  g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
+  g_clear_error (&error);
+
+  /* Used by this host only (a live holder of ours): it works. */
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  live = write_view_lock_file (f, view_jobs, "live", live_spec);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_true (g_file_test (live, G_FILE_TEST_EXISTS));
+
+  /* Another host's lease heartbeat says it uses the pool too. */
+  g_mkdir_with_parents (hosts, 0777);
+  test_write_file (heartbeat, "{\"host_id\": \"fedcba9876543210fedcba9876543210\", \"lease\": 60}");
+  g_clear_object (&lock);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_null (lock);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+  g_assert_nonnull (strstr (error->message, "fedcba9876543210fedcba9876543210"));
+  g_clear_error (&error);
+  g_assert_cmpint (g_unlink (heartbeat), ==, 0);
+  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_clear_object (&dep);
+  g_object_unref (counter);
+
+  unmount_lockless_view (view, bindfs);
+}
+
+/* The same from `tessera run`: a one-line message, a non-zero status;
+ * and it runs once only this host uses the pool. */
+static void
+test_lockless_mount_run_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *spec = own_spec (set_other_machine, NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+
+  test_write_file (f->config, config);
+  g_mkdir_with_parents (view_jobs, 0777);
+  path = write_view_lock_file (f, view_jobs, "far", spec);
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s", err);
+  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_true (g_str_has_prefix (err, "tessera: r: "));
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);   /* one line */
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_clear_object (&run);
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "echo", "ran", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpstr (out, ==, "ran\n");
+
+  unmount_lockless_view (view, bindfs);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -760,6 +870,227 @@ test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (reclaim, <, 30);
 }
 
+/* The first child of @pid (any of its threads'), 0 when it has none. */
+static GPid
+first_child (GPid pid)
+{
+  g_autofree char *tasks = g_strdup_printf ("/proc/%d/task", (int) pid);
+  g_autoptr(GDir) dir = g_dir_open (tasks, 0, NULL);
+  const char *task;
+
+  while (dir != NULL && (task = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (tasks, task, "children", NULL);
+      g_autofree char *children = NULL;
+
+      if (g_file_get_contents (path, &children, NULL, NULL) && atoi (children) > 0)
+        return atoi (children);
+    }
+  return 0;
+}
+
+/* NFSv3: locks cross hosts, but a vanished host's stay held (here by a
+ * stand-in process that keeps a copy of the dead command's job lock
+ * descriptor). On a lease pool, the host's lease decides: a waiter here
+ * gets through once it has seen the dead host's heartbeat unchanged for
+ * the lease time. */
+static void
+test_other_host_killed_lease (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *through = NULL;
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+  guint heartbeats = 0;
+  g_autofree char *command_text = NULL;
+  g_autofree char *fd_text = NULL;
+  g_autoptr(Helper) stand_in = NULL;
+  GPid wrapper, command;
+  gint64 killed;
+  double reclaim;
+
+  test_write_file (f->config, config);
+  holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c",
+                                "echo \"ready $TESSERA_JOB_LOCK_FD\"; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_nonnull (ready);
+  g_assert_true (g_str_has_prefix (ready, "ready "));
+
+  /* The holding host renews one heartbeat, named by its host id. */
+  dir = g_dir_open (hosts, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    heartbeats += g_str_has_suffix (name, ".lease");
+  g_assert_cmpuint (heartbeats, ==, 1);
+
+  /* The stand-in keeps the command's job lock held after the host dies. */
+  wrapper = namespace_init (holder);
+  command = first_child (wrapper);
+  g_assert_cmpint (command, >, 0);
+  command_text = g_strdup_printf ("%d", (int) command);
+  fd_text = g_strdup (ready + strlen ("ready "));
+  stand_in = helper_spawn (NULL, "keep-fd", command_text, fd_text, NULL);
+  helper_expect_line (stand_in, "KEPT", 60);
+
+  other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
+  waiter = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                        "run", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+
+  kill (wrapper, SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_test_message ("reclaim time of a dead host (lease path, job lock still held, lease %g s, "
+                  "poll interval max 1 s, waiter started just before the kill): %.2f s", lease, reclaim);
+  /* Not the job lock: the heartbeat had to stay unchanged for the lease
+   * (its last renewal came at most a quarter of it before the kill). */
+  g_assert_cmpfloat (reclaim, >=, lease * 3 / 4 - 0.1);
+  g_assert_cmpfloat (reclaim, <, lease + 30);
+  helper_close_stdin (stand_in);
+  g_assert_cmpint (helper_wait (stand_in), ==, 0);
+}
+
+/* Whether @pid has ended (gone, or a zombie nobody reaped yet). */
+static gboolean
+process_gone (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *stat = NULL;
+  const char *end;
+
+  if (!g_file_get_contents (path, &stat, NULL, NULL))
+    return TRUE;
+  end = strrchr (stat, ')');
+  return end != NULL && end[1] == ' ' && end[2] == 'Z';
+}
+
+/* Fencing: a run whose host lease cannot be renewed ends its command
+ * before another host may take its share for dead (SIGTERM, then SIGKILL
+ * for a command that ignores it), and exits 76. Renewal is made to fail
+ * by replacing hosts/ with a file (as root, permissions would not). */
+static void
+test_lease_fence (Fixture *f, gconstpointer data)
+{
+  gboolean ignores_term = GPOINTER_TO_INT (data);
+  const double lease = 4;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *moved = g_build_filename (f->tmp, "r", "hosts-moved", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *err = NULL;
+  GPid command;
+  gint64 broken;
+  double ended;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--need", "r=1", "--", "sh", "-c",
+                    ignores_term ? "trap '' TERM; echo $$; while :; do sleep 0.05; done"
+                                 : "echo $$; exec sleep 600", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run);
+  g_assert_nonnull (ready);
+  command = atoi (ready);
+  g_assert_cmpint (command, >, 0);
+  g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
+
+  g_assert_cmpint (g_rename (hosts, moved), ==, 0);
+  test_write_file (hosts, "not a folder");
+  broken = g_get_monotonic_time ();
+  while (!process_gone (command) && g_get_monotonic_time () - broken < 60 * G_USEC_PER_SEC)
+    g_usleep (10 * 1000);
+  ended = (double) (g_get_monotonic_time () - broken) / G_USEC_PER_SEC;
+  if (!process_gone (command))
+    {
+      /* Never fenced: end it here, and fail below. */
+      kill (command, SIGKILL);
+      g_subprocess_force_exit (run);
+    }
+  {
+    g_autoptr(GOutputStream) sink = g_memory_output_stream_new_resizable ();
+
+    g_output_stream_splice (sink, g_subprocess_get_stderr_pipe (run), G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL,
+                            &error);
+    g_assert_no_error (error);
+    err = g_strndup (g_memory_output_stream_get_data (G_MEMORY_OUTPUT_STREAM (sink)),
+                     g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (sink)));
+  }
+  g_test_message ("tessera run said: %s", err);
+  g_test_message ("command %s %.2f s after renewal broke (lease %g s)",
+                  ignores_term ? "killed" : "ended", ended, lease);
+  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_nonnull (strstr (err, "lease"));
+  g_assert_true (process_gone (command));
+  /* Before any other host could have taken the holding for dead: the last
+   * renewal came before the break. */
+  g_assert_cmpfloat (ended, <, lease);
+}
+
+/* On a lease pool the command dies with its wrapper: a command whose
+ * wrapper was killed renews nothing. Elsewhere it outlives it, its lock
+ * file naming it. */
+static void
+test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
+{
+  gboolean lease = GPOINTER_TO_INT (data);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n%s",
+                                             f->tmp, lease ? "host-lease=30\n" : "");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autofree char *ready = NULL;
+  gint64 deadline;
+  GPid command;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                    "run", "--need", "r=1", "--", "sh", "-c", "echo $$; exec sleep 600", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run);
+  g_assert_nonnull (ready);
+  command = atoi (ready);
+  g_assert_cmpint (command, >, 0);
+  g_subprocess_force_exit (run);
+  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  if (lease)
+    {
+      while (!process_gone (command))
+        {
+          g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+          g_usleep (10 * 1000);
+        }
+    }
+  else
+    {
+      g_assert_false (process_gone (command));
+      kill (command, SIGKILL);
+    }
+}
+
 /* With no configuration, the built-in pools are per host: two hosts that
  * share a home (one XDG_STATE_HOME) do not share a `cpu` pool sized for
  * one of them. */
@@ -897,12 +1228,19 @@ main (int argc, char **argv)
   ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
   ADD ("/hosts/identity/experimaestro-pid-reuse-no-start-time", NULL, test_experimaestro_pid_reuse);
-  ADD ("/hosts/lockless-mount/other-hosts-holder-counts", NULL, test_lockless_mount_other_host_counts);
+  ADD ("/hosts/lockless-mount/shared-pool-refused", NULL, test_lockless_mount_shared_pool_refused);
+  ADD ("/hosts/lockless-mount/run-refused", NULL, test_lockless_mount_run_refused);
   ADD ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
   ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
   ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
+  ADD ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
+  ADD ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
+  ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
+  ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
+  ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
+       test_lease_command_dies_with_wrapper);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   return g_test_run ();

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <grp.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "tessera-config.h"
+#include "tessera-fence.h"
 
 /* sysexits.h */
 #define EXIT_USAGE 64
@@ -1357,6 +1359,9 @@ typedef struct
   int report;
 } Gated;
 
+static gboolean gate_die_with_wrapper;   /* set before the fork */
+static pid_t gate_wrapper;
+
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 G_GNUC_NORETURN static void
 gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv, char **envp)
@@ -1373,6 +1378,10 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
     if (sig != SIGKILL && sig != SIGSTOP)
       sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
   pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
+  /* On a lease pool the command dies with its wrapper, which renews the
+   * lease (the wrapper may already be gone: then it never runs). */
+  if (gate_die_with_wrapper && (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != gate_wrapper))
+    _exit (125);
 
   /* The gate opens once the lock files name this process; end-of-file
    * means the wrapper is gone or gave up: never run without a holding. */
@@ -1780,6 +1789,18 @@ typedef struct
   RunState *state;
 } LostWatch;
 
+/* Sends @signum to the command while it runs (the fence's way to end it). */
+static void
+signal_command (int signum, gpointer data)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  if (state->child != 0)
+    kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
+}
+
 static gboolean
 check_lost (gpointer data)
 {
@@ -2064,6 +2085,14 @@ cmd_run (int argc, char **argv)
    * only once the lock files name it: were this wrapper killed in between,
    * the gate reads end-of-file and the command never runs without a valid
    * holding. */
+  {
+    g_autoptr(GPtrArray) resources = g_ptr_array_new ();
+
+    for (guint i = 0; i < needs->len; i++)
+      g_ptr_array_add (resources, ((Need *) g_ptr_array_index (needs, i))->resource);
+    gate_die_with_wrapper = tessera_fence_needed (resources);
+    gate_wrapper = getpid ();
+  }
   if (!gated_spawn (command, env, job_lock_fd, &child, &error))
     status = fail (1, "%s", error->message);
   if (job_lock_fd >= 0)
@@ -2111,6 +2140,8 @@ cmd_run (int argc, char **argv)
       g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
       g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
       LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state };
+      g_autoptr(GPtrArray) resources = g_ptr_array_new ();
+      TesseraFence *fence;
       guint lost_source;
 
       for (guint i = 0; i < needs->len; i++)
@@ -2118,14 +2149,17 @@ cmd_run (int argc, char **argv)
           Need *need = g_ptr_array_index (needs, i);
           g_ptr_array_add (lost_paths, tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock));
           g_ptr_array_add (lost_names, need->name);
+          g_ptr_array_add (resources, need->resource);
         }
       loop = g_main_loop_new (NULL, FALSE);
       run_state.loop = loop;
       g_child_watch_add (child.pid, child_exited, &run_state);
       lost_source = g_timeout_add_seconds (1, check_lost, &lost);
+      fence = tessera_fence_start (resources, lost_names, signal_command, &run_state);
       g_main_loop_run (loop);
       g_source_remove (lost_source);
-      status = exit_status_of (run_state.wait_status);
+      status = tessera_fence_fenced (fence) ? TESSERA_EXIT_FENCED : exit_status_of (run_state.wait_status);
+      tessera_fence_stop (fence);
     }
 
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);

@@ -322,6 +322,8 @@ TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_lock_file_path    (TesseraTrackedDynamicResource *self,
                                                                     TesseraDynamicDependency      *dependency);
 TESSERA_AVAILABLE_IN_ALL
+double      tessera_tracked_dynamic_resource_get_lease_unrenewed   (TesseraTrackedDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
 double      tessera_tracked_dynamic_resource_get_min_age           (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 void        tessera_tracked_dynamic_resource_set_min_age           (TesseraTrackedDynamicResource *self,

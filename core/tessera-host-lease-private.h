@@ -1,0 +1,65 @@
+/* tessera-host-lease-private.h: the host lease of a pool, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-private.h"
+
+G_BEGIN_DECLS
+
+/* Where locks cross hosts but outlive a vanished host (NFSv3's lock
+ * manager frees a client's locks only when that client reboots), a lease
+ * decides. Each host that holds something in a lease pool keeps a
+ * heartbeat, `F/hosts/HOSTID.lease` (files in proportion to hosts, not
+ * holders; experimaestro never looks in hosts/), rewritten atomically with
+ * new content every quarter of the lease by every process of the host
+ * that holds something there. A reader takes a host's lease for expired
+ * when it has seen the heartbeat unchanged for the lease time on its own
+ * monotonic clock (first-seen times in host-local state, shared by every
+ * process of the reader's host: _tessera_first_seen()); a host that never
+ * wrote one is not judged by the lease at all.
+ *
+ * Thread-safe: renewals run in the given context; the rest from any
+ * thread. */
+typedef struct _TesseraHostLease TesseraHostLease;
+
+/* Bounds of the lease time, in seconds (0: not a lease pool). */
+#define TESSERA_HOST_LEASE_MIN 2.0
+#define TESSERA_HOST_LEASE_MAX 86400.0
+/* A heartbeat larger than this is not one. */
+#define TESSERA_HOST_LEASE_MAX_SIZE 4096
+
+/* @pool_path: the pool's folder (absolute); @context: where renewals run. */
+TesseraHostLease *_tessera_host_lease_new      (const char       *pool_path,
+                                                GMainContext     *context);
+/* Stops renewing; the lease is freed once no renewal uses it any more. */
+void        _tessera_host_lease_free           (TesseraHostLease *lease);
+
+/* Seconds; 0 (the default) makes the pool no lease pool. */
+void        _tessera_host_lease_set_time       (TesseraHostLease *lease,
+                                                double            seconds);
+double      _tessera_host_lease_get_time       (TesseraHostLease *lease);
+
+/* This process holds one more (one less) thing in the pool: while it
+ * holds anything in a lease pool, it renews this host's heartbeat. */
+void        _tessera_host_lease_hold           (TesseraHostLease *lease);
+void        _tessera_host_lease_unhold         (TesseraHostLease *lease);
+
+/* How long, in seconds, this process has held something in a lease pool
+ * without a successful renewal (0 when it renews, holds nothing or the
+ * pool is no lease pool). */
+double      _tessera_host_lease_unrenewed_for  (TesseraHostLease *lease);
+
+/* Whether the lease of @host_id (32 hex digits; another host's) has
+ * expired as seen from this host: its heartbeat seen unchanged for the
+ * lease time (the longer of ours and the one it states). FALSE when the
+ * pool is no lease pool or the host has no heartbeat. */
+gboolean    _tessera_host_lease_expired        (TesseraHostLease *lease,
+                                                const char       *host_id);
+
+/* (transfer full) (nullable): the id of a host other than this one with
+ * a heartbeat in the pool, or NULL when there is none. */
+char       *_tessera_host_lease_dup_other_host (TesseraHostLease *lease);
+
+G_END_DECLS

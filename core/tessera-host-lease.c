@@ -1,0 +1,417 @@
+/* tessera-host-lease.c: the host lease — one heartbeat per host in the
+ * pool's hosts/ folder, renewed while this process holds something there,
+ * and judged by readers on their own monotonic clock, never by comparing
+ * clocks across hosts.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-host-lease-private.h"
+#include "tessera-lock-folder-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LEASE_SUFFIX ".lease"
+
+/* What this process last saw of another host's heartbeat. */
+typedef struct
+{
+  char *key;            /* what tells this heartbeat from its next renewal */
+  gint64 first_seen_us; /* monotonic: when this host first saw it */
+} Seen;
+
+struct _TesseraHostLease
+{
+  char *pool_path;
+  char *hosts_path;
+  GMainContext *context;
+
+  GMutex lock;
+  double time;              /* seconds; 0: not a lease pool */
+  guint holdings;
+  GSource *timer;
+  gboolean stopped;
+  gint64 last_renewal_us;   /* monotonic; 0: none since holding */
+  gint64 holding_since_us;  /* monotonic: when this process began to hold */
+  gboolean told;            /* a failed renewal was reported */
+  GHashTable *seen;         /* host id → Seen */
+};
+
+static void
+seen_free (Seen *seen)
+{
+  g_free (seen->key);
+  g_free (seen);
+}
+
+static TesseraHostLease *
+lease_ref (TesseraHostLease *lease)
+{
+  return g_atomic_rc_box_acquire (lease);
+}
+
+static void
+lease_clear (TesseraHostLease *lease)
+{
+  g_free (lease->pool_path);
+  g_free (lease->hosts_path);
+  g_main_context_unref (lease->context);
+  g_hash_table_unref (lease->seen);
+  g_mutex_clear (&lease->lock);
+}
+
+static void
+lease_unref (TesseraHostLease *lease)
+{
+  g_atomic_rc_box_release_full (lease, (GDestroyNotify) lease_clear);
+}
+
+TesseraHostLease *
+_tessera_host_lease_new (const char   *pool_path,
+                         GMainContext *context)
+{
+  TesseraHostLease *lease = g_atomic_rc_box_new0 (TesseraHostLease);
+
+  lease->pool_path = g_strdup (pool_path);
+  lease->hosts_path = g_build_filename (pool_path, "hosts", NULL);
+  lease->context = g_main_context_ref (context);
+  lease->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) seen_free);
+  g_mutex_init (&lease->lock);
+  return lease;
+}
+
+static void
+stop_timer_locked (TesseraHostLease *lease)
+{
+  if (lease->timer != NULL)
+    {
+      g_source_destroy (lease->timer);
+      g_clear_pointer (&lease->timer, g_source_unref);
+    }
+}
+
+void
+_tessera_host_lease_free (TesseraHostLease *lease)
+{
+  if (lease == NULL)
+    return;
+  g_mutex_lock (&lease->lock);
+  lease->stopped = TRUE;
+  stop_timer_locked (lease);
+  g_mutex_unlock (&lease->lock);
+  lease_unref (lease);
+}
+
+void
+_tessera_host_lease_set_time (TesseraHostLease *lease,
+                              double            seconds)
+{
+  g_mutex_lock (&lease->lock);
+  lease->time = seconds;
+  g_mutex_unlock (&lease->lock);
+}
+
+double
+_tessera_host_lease_get_time (TesseraHostLease *lease)
+{
+  double time;
+
+  g_mutex_lock (&lease->lock);
+  time = lease->time;
+  g_mutex_unlock (&lease->lock);
+  return time;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Renewing this host's heartbeat */
+
+/* hosts/, opened from the pool's folder without following a link there;
+ * made (with the pool's group and bits) when @create and missing. */
+static int
+open_hosts (TesseraHostLease *lease, gboolean create)
+{
+  int pool_fd = open (lease->pool_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd, saved;
+
+  if (pool_fd < 0)
+    return -1;
+  fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create)
+    {
+      if (mkdirat (pool_fd, "hosts", 0777) == 0)
+        _tessera_share_like_parent (-1, lease->hosts_path);
+      fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+  saved = errno;
+  close (pool_fd);
+  errno = saved;
+  return fd;
+}
+
+static char *
+heartbeat_text (double time)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *renewal = g_uuid_string_random ();
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "host_id");
+  json_builder_add_string_value (builder, _tessera_host_id ());
+  json_builder_set_member_name (builder, "machine_id");
+  json_builder_add_string_value (builder, _tessera_machine_id ());
+  json_builder_set_member_name (builder, "host");
+  json_builder_add_string_value (builder, _tessera_host_name ());
+  json_builder_set_member_name (builder, "boot_id");
+  json_builder_add_string_value (builder, _tessera_boot_id ());
+  json_builder_set_member_name (builder, "lease");
+  json_builder_add_double_value (builder, time);
+  /* New at every renewal: what a reader sees change. */
+  json_builder_set_member_name (builder, "renewal");
+  json_builder_add_string_value (builder, renewal);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  return json_to_string (root, FALSE);
+}
+
+/* Writes this host's heartbeat anew. Lock held. */
+static gboolean
+renew_locked (TesseraHostLease *lease, GError **error)
+{
+  g_autofree char *name = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+  gboolean ok;
+  int fd;
+
+  if (*_tessera_host_id () == '\0')
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+                   _("This host has no host id: it cannot renew its lease in %s"), lease->pool_path);
+      return FALSE;
+    }
+  name = g_strconcat (_tessera_host_id (), LEASE_SUFFIX, NULL);
+  path = g_build_filename (lease->hosts_path, name, NULL);
+  fd = open_hosts (lease, TRUE);
+  if (fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot renew this host's lease in %s: %s"), lease->hosts_path);
+      return FALSE;
+    }
+  text = heartbeat_text (lease->time);
+  ok = _tessera_write_file_atomic_at (fd, name, path, text, -1, FALSE, error);
+  close (fd);
+  return ok;
+}
+
+/* Renews, keeping the time of the last success; a failure is said once
+ * until the next success. Lock held. */
+static void
+renew_and_note_locked (TesseraHostLease *lease)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (renew_locked (lease, &error))
+    {
+      lease->last_renewal_us = g_get_monotonic_time ();
+      lease->told = FALSE;
+    }
+  else if (!lease->told)
+    {
+      g_warning ("%s", error->message);
+      lease->told = TRUE;
+    }
+}
+
+static gboolean
+on_renewal_due (gpointer data)
+{
+  TesseraHostLease *lease = data;
+
+  g_mutex_lock (&lease->lock);
+  if (!lease->stopped && lease->holdings > 0 && lease->time > 0)
+    renew_and_note_locked (lease);
+  g_mutex_unlock (&lease->lock);
+  return G_SOURCE_CONTINUE;
+}
+
+void
+_tessera_host_lease_hold (TesseraHostLease *lease)
+{
+  g_mutex_lock (&lease->lock);
+  if (lease->holdings++ == 0 && lease->time > 0 && !lease->stopped)
+    {
+      /* Renewed four times per lease: a reader sees it change well
+       * within its lease time even if a renewal or two are late. */
+      guint interval_ms = (guint) MAX (100, lease->time * 1000 / 4);
+
+      lease->holding_since_us = g_get_monotonic_time ();
+      lease->last_renewal_us = 0;
+      renew_and_note_locked (lease);
+      lease->timer = g_timeout_source_new (interval_ms);
+      g_source_set_name (lease->timer, "tessera-host-lease");
+      g_source_set_callback (lease->timer, on_renewal_due, lease_ref (lease), (GDestroyNotify) lease_unref);
+      g_source_attach (lease->timer, lease->context);
+    }
+  g_mutex_unlock (&lease->lock);
+}
+
+void
+_tessera_host_lease_unhold (TesseraHostLease *lease)
+{
+  g_mutex_lock (&lease->lock);
+  if (lease->holdings > 0 && --lease->holdings == 0)
+    stop_timer_locked (lease);
+  g_mutex_unlock (&lease->lock);
+}
+
+double
+_tessera_host_lease_unrenewed_for (TesseraHostLease *lease)
+{
+  double result = 0;
+
+  g_mutex_lock (&lease->lock);
+  if (lease->holdings > 0 && lease->time > 0 && !lease->stopped)
+    {
+      gint64 since = lease->last_renewal_us != 0 ? lease->last_renewal_us : lease->holding_since_us;
+      result = (double) (g_get_monotonic_time () - since) / G_USEC_PER_SEC;
+    }
+  g_mutex_unlock (&lease->lock);
+  return result;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Judging another host's lease */
+
+/* Reads hosts/@name: a regular file, never through a link, never larger
+ * than TESSERA_HOST_LEASE_MAX_SIZE. NULL when it is not there or not one. */
+static char *
+read_heartbeat (int hosts_fd, const char *name, struct stat *st)
+{
+  char buffer[TESSERA_HOST_LEASE_MAX_SIZE + 1];
+  gsize length = 0;
+  int fd = openat (hosts_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, st) < 0 || !S_ISREG (st->st_mode) || st->st_size > TESSERA_HOST_LEASE_MAX_SIZE)
+    {
+      close (fd);
+      return NULL;
+    }
+  while (length < sizeof buffer)
+    {
+      gssize n = read (fd, buffer + length, sizeof buffer - length);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      length += (gsize) n;
+    }
+  close (fd);
+  if (length > TESSERA_HOST_LEASE_MAX_SIZE)
+    return NULL;
+  return g_strndup (buffer, length);
+}
+
+/* The lease time a heartbeat states, within the bounds; 0 when none. */
+static double
+stated_time (const char *text)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  JsonNode *root, *member;
+
+  if (!_tessera_json_load (parser, text, strlen (text), NULL))
+    return 0;
+  root = json_parser_get_root (parser);
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    return 0;
+  member = json_object_get_member (json_node_get_object (root), "lease");
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      (json_node_get_value_type (member) != G_TYPE_DOUBLE && json_node_get_value_type (member) != G_TYPE_INT64))
+    return 0;
+  return CLAMP (json_node_get_double (member), 0, TESSERA_HOST_LEASE_MAX);
+}
+
+gboolean
+_tessera_host_lease_expired (TesseraHostLease *lease,
+                             const char       *host_id)
+{
+  g_autofree char *name = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *key = NULL;
+  struct stat st;
+  double time;
+  Seen *seen;
+  gboolean expired;
+  int fd;
+
+  g_mutex_lock (&lease->lock);
+  time = lease->time;
+  g_mutex_unlock (&lease->lock);
+  /* Only another host's well-formed id names a file here. */
+  if (time <= 0 || host_id == NULL || !_tessera_is_host_id (host_id) || strcmp (host_id, _tessera_host_id ()) == 0)
+    return FALSE;
+  fd = open_hosts (lease, FALSE);
+  if (fd < 0)
+    return FALSE;
+  name = g_strconcat (host_id, LEASE_SUFFIX, NULL);
+  text = read_heartbeat (fd, name, &st);
+  close (fd);
+  if (text == NULL)
+    return FALSE;   /* no heartbeat: this host is not judged by a lease */
+  time = MAX (time, stated_time (text));
+  key = g_strdup_printf ("host lease\n%s/%s\n%" G_GUINT64_FORMAT "\n%s", lease->hosts_path, name,
+                         (guint64) st.st_ino, text);
+
+  g_mutex_lock (&lease->lock);
+  seen = g_hash_table_lookup (lease->seen, host_id);
+  if (seen == NULL || strcmp (seen->key, key) != 0)
+    {
+      /* Renewed since we last looked: what we remembered of the last
+       * heartbeat goes, for every process of this host. */
+      if (seen != NULL)
+        _tessera_forget_seen (seen->key);
+      seen = g_new0 (Seen, 1);
+      seen->key = g_steal_pointer (&key);
+      seen->first_seen_us = _tessera_first_seen (seen->key);
+      g_hash_table_replace (lease->seen, g_strdup (host_id), seen);
+    }
+  expired = (double) (g_get_monotonic_time () - seen->first_seen_us) / G_USEC_PER_SEC >= time;
+  g_mutex_unlock (&lease->lock);
+  return expired;
+}
+
+char *
+_tessera_host_lease_dup_other_host (TesseraHostLease *lease)
+{
+  int fd = open_hosts (lease, FALSE);
+  DIR *dir;
+  struct dirent *entry;
+  char *found = NULL;
+
+  if (fd < 0)
+    return NULL;
+  dir = fdopendir (fd);
+  if (dir == NULL)
+    {
+      close (fd);
+      return NULL;
+    }
+  while (found == NULL && (entry = readdir (dir)) != NULL)
+    {
+      g_autofree char *id = NULL;
+
+      if (!g_str_has_suffix (entry->d_name, LEASE_SUFFIX))
+        continue;
+      id = g_strndup (entry->d_name, strlen (entry->d_name) - strlen (LEASE_SUFFIX));
+      if (_tessera_is_host_id (id) && strcmp (id, _tessera_host_id ()) != 0)
+        found = g_steal_pointer (&id);
+    }
+  closedir (dir);
+  return found;
+}

@@ -1,0 +1,152 @@
+/* tessera-fence.c: `tessera run` ends its command before its host lease
+ * lapses. Other hosts take this host's holdings for dead once they have
+ * seen its heartbeat unchanged for the lease; a command still using them
+ * then would share what was handed out again. So when renewals fail (the
+ * file server is gone, hosts/ cannot be written), the command is ended
+ * while there is still time: SIGTERM at lease − margin, SIGKILL a grace
+ * later, with margin = grace + 2 check intervals, so it is dead before
+ * the lease since the last renewal is over.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "tessera-fence.h"
+
+#include <glib/gi18n-lib.h>
+#include <signal.h>
+
+struct _TesseraFence
+{
+  GPtrArray *resources;
+  GPtrArray *names;
+  TesseraFenceSignalFunc signal_command;
+  gpointer data;
+  double interval;      /* seconds between checks */
+  GSource *source;
+  gint64 term_at;       /* monotonic: when SIGTERM was sent; 0: not yet */
+  gboolean killed;
+};
+
+static double
+lease_of (TesseraTrackedDynamicResource *resource)
+{
+  double lease = 0;
+
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (resource), "host-lease") != NULL)
+    g_object_get (resource, "host-lease", &lease, NULL);
+  return lease;
+}
+
+/* The grace a command gets between SIGTERM and SIGKILL, and how often
+ * renewals are checked, for a lease of @lease seconds. */
+static double
+grace_for (double lease)
+{
+  return CLAMP (lease / 4, 0.2, 10);
+}
+
+static double
+interval_for (double lease)
+{
+  return CLAMP (lease / 8, 0.1, 1);
+}
+
+gboolean
+tessera_fence_needed (GPtrArray *resources)
+{
+  for (guint i = 0; i < resources->len; i++)
+    if (lease_of (g_ptr_array_index (resources, i)) > 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+check (gpointer data)
+{
+  TesseraFence *fence = data;
+  gint64 now = g_get_monotonic_time ();
+
+  if (fence->term_at != 0)
+    {
+      double grace = G_MAXDOUBLE;
+
+      for (guint i = 0; i < fence->resources->len; i++)
+        {
+          double lease = lease_of (g_ptr_array_index (fence->resources, i));
+          if (lease > 0)
+            grace = MIN (grace, grace_for (lease));
+        }
+      if (!fence->killed && (double) (now - fence->term_at) / G_USEC_PER_SEC >= grace)
+        {
+          fence->signal_command (SIGKILL, fence->data);
+          fence->killed = TRUE;
+        }
+      return G_SOURCE_CONTINUE;
+    }
+  for (guint i = 0; i < fence->resources->len; i++)
+    {
+      TesseraTrackedDynamicResource *resource = g_ptr_array_index (fence->resources, i);
+      double lease = lease_of (resource);
+      double unrenewed = tessera_tracked_dynamic_resource_get_lease_unrenewed (resource);
+      double margin = grace_for (lease) + 2 * interval_for (lease);
+
+      if (lease <= 0 || unrenewed <= lease - margin)
+        continue;
+      g_printerr (_("tessera: %s: this host's lease (%g s) has not been renewed for %.1f s: ending the command "
+                    "before other hosts take its share for dead\n"),
+                  (const char *) g_ptr_array_index (fence->names, i), lease, unrenewed);
+      fence->signal_command (SIGTERM, fence->data);
+      fence->term_at = now;
+      break;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+TesseraFence *
+tessera_fence_start (GPtrArray              *resources,
+                     GPtrArray              *names,
+                     TesseraFenceSignalFunc  signal_command,
+                     gpointer                data)
+{
+  TesseraFence *fence;
+  double interval = G_MAXDOUBLE;
+
+  for (guint i = 0; i < resources->len; i++)
+    {
+      double lease = lease_of (g_ptr_array_index (resources, i));
+      if (lease > 0)
+        interval = MIN (interval, interval_for (lease));
+    }
+  if (interval == G_MAXDOUBLE)
+    return NULL;
+  fence = g_new0 (TesseraFence, 1);
+  fence->resources = g_ptr_array_ref (resources);
+  fence->names = g_ptr_array_ref (names);
+  fence->signal_command = signal_command;
+  fence->data = data;
+  fence->interval = interval;
+  fence->source = g_timeout_source_new ((guint) (interval * 1000));
+  g_source_set_name (fence->source, "tessera-fence");
+  g_source_set_callback (fence->source, check, fence, NULL);
+  g_source_attach (fence->source, g_main_context_get_thread_default ());
+  return fence;
+}
+
+gboolean
+tessera_fence_fenced (TesseraFence *fence)
+{
+  return fence != NULL && fence->term_at != 0;
+}
+
+void
+tessera_fence_stop (TesseraFence *fence)
+{
+  if (fence == NULL)
+    return;
+  g_source_destroy (fence->source);
+  g_source_unref (fence->source);
+  g_ptr_array_unref (fence->resources);
+  g_ptr_array_unref (fence->names);
+  g_free (fence);
+}
