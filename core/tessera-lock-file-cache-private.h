@@ -50,9 +50,11 @@ gboolean _tessera_lock_file_cache_refresh     (TesseraLockFileCache *cache,
 /* Whether jobs/ was found not to be a folder (a planted link): nothing is
  * read, written or removed through it. */
 gboolean _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache);
-/* FALSE with TESSERA_ERROR_INVALID_LOCK_FILE when jobs/ is refused. */
-gboolean _tessera_lock_file_cache_check_jobs  (TesseraLockFileCache *cache,
-                                               GError              **error);
+/* FALSE with TESSERA_ERROR_INVALID_LOCK_FILE when jobs/ is refused, or
+ * TESSERA_ERROR_INVALID_CONFIGURATION on a mount whose locks do not cross
+ * hosts when another host uses the pool. Under ipc.lock. */
+gboolean _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache,
+                                                GError              **error);
 /* A watched holder exited (from the holder monitor's notification). */
 void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
                                                  GPid                  pid,

@@ -535,14 +535,22 @@ _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache)
 }
 
 gboolean
-_tessera_lock_file_cache_check_jobs (TesseraLockFileCache *cache, GError **error)
+_tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **error)
 {
-  if (!cache->jobs_hostile)
+  g_autoptr(GPtrArray) held = NULL;
+
+  if (cache->jobs_hostile)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("%s is not a folder (a symbolic link?): refusing to use it; remove it"),
+                   _tessera_lock_folder_get_jobs_path (cache->folder));
+      return FALSE;
+    }
+  /* Where locks do not cross hosts, only a pool of this host is safe. */
+  if (_tessera_holder_monitor_locks_cross_hosts (cache->holders))
     return TRUE;
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-               _("%s is not a folder (a symbolic link?): refusing to use it; remove it"),
-               _tessera_lock_folder_get_jobs_path (cache->folder));
-  return FALSE;
+  held = _tessera_lock_file_cache_list (cache);
+  return _tessera_holder_monitor_check_hosts (cache->holders, held, error);
 }
 
 gboolean

@@ -46,6 +46,7 @@ gboolean  _tessera_pool_view_open         (TesseraPoolView *view,
                                            GType            lock_file_type,
                                            gboolean         read_only,
                                            double           min_age,
+                                           double           host_lease,
                                            GError         **error);
 gboolean  _tessera_pool_view_is_open      (TesseraPoolView *view);
 /* Stops the sources in the poller's thread (dispose). */

@@ -150,24 +150,25 @@ dup_view (gpointer box, TesseraDynamicResource **owner)
   return *owner != NULL ? _tessera_watch_box_get_data (box) : NULL;
 }
 
-/* Applies informations.json when it changed. Thread lock held. */
+/* Applies informations.json when it changed. Thread lock held; ipc.lock
+ * too when @under_ipc_lock (only then is a missing file reported). */
 static gboolean
-check_informations_locked (TesseraPoolView *view)
+check_informations_locked (TesseraPoolView *view, gboolean under_ipc_lock)
 {
   return _tessera_resource_informations_check (view->informations, view->calls->cache.name (view->owner),
-                                               view->calls->apply_informations, view->owner);
+                                               view->calls->apply_informations, view->owner, under_ipc_lock);
 }
 
 /* Reads what the folder monitor has heard; informations.json is applied
  * at once. Thread lock held. */
 static gboolean
-drain_locked (TesseraPoolView *view)
+drain_locked (TesseraPoolView *view, gboolean under_ipc_lock)
 {
   gboolean informations_changed = FALSE;
   gboolean relevant = _tessera_folder_monitor_drain (view->monitor, &informations_changed);
 
   if (informations_changed)
-    relevant |= check_informations_locked (view);
+    relevant |= check_informations_locked (view, under_ipc_lock);
   return relevant;
 }
 
@@ -181,7 +182,7 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
   if (view == NULL)
     return G_SOURCE_REMOVE;
   _tessera_pool_view_lock_thread (view);
-  relevant = drain_locked (view);
+  relevant = drain_locked (view, FALSE);
   _tessera_pool_view_unlock_thread (view);
   if (relevant)
     tessera_dynamic_resource_notify_changed (owner);
@@ -219,12 +220,20 @@ _tessera_pool_view_open (TesseraPoolView *view,
                          GType            lock_file_type,
                          gboolean         read_only,
                          double           min_age,
+                         double           host_lease,
                          GError         **error)
 {
   gboolean usable;
   int fd;
 
   g_return_val_if_fail (view->folder == NULL, FALSE);
+  if (host_lease > 0 && host_lease < TESSERA_HOST_LEASE_MIN)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("A host lease of %g s is too short: 0 (no lease) or from %g to %g s"),
+                   host_lease, TESSERA_HOST_LEASE_MIN, TESSERA_HOST_LEASE_MAX);
+      return FALSE;
+    }
   if (!g_type_is_a (lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) || G_TYPE_IS_ABSTRACT (lock_file_type))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
@@ -239,6 +248,7 @@ _tessera_pool_view_open (TesseraPoolView *view,
   view->holders = _tessera_holder_monitor_new (view->folder, poller_context (view), on_holder_exited,
                                                _tessera_watch_box_ref (view->box), _tessera_watch_box_ref,
                                                _tessera_watch_box_unref);
+  _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (view->holders), host_lease);
   view->cache = _tessera_lock_file_cache_new (view->folder, view->monitor, view->holders, lock_file_type,
                                               read_only, &view->calls->cache, view->owner);
   /* A read-only view of a pool nobody set up yet is an empty pool. */
@@ -296,8 +306,8 @@ _tessera_pool_view_refresh (TesseraPoolView *view,
 
   if (full)
     _tessera_folder_monitor_force_scan (view->monitor);
-  drain_locked (view);
-  informations_changed = check_informations_locked (view);
+  drain_locked (view, TRUE);
+  informations_changed = check_informations_locked (view, TRUE);
   if (!_tessera_lock_file_cache_refresh (view->cache, min_age))
     return;
 

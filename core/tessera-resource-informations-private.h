@@ -42,11 +42,15 @@ JsonNode *_tessera_resource_informations_read   (TesseraResourceInformations  *i
  * in the clock tick it was last read is caught) and hands what changed to
  * @apply. TRUE when it was applied; a broken or refused file is warned
  * about once per change (@resource_name in the message), the last
- * capacity kept. */
+ * capacity kept. A missing file is reported only with @report_missing
+ * (under ipc.lock, where a decision is made); otherwise it is left for
+ * that next look (the poller's thread may see a resource's folder being
+ * removed after its application dropped it). */
 gboolean  _tessera_resource_informations_check  (TesseraResourceInformations  *info,
                                                  const char                   *resource_name,
                                                  TesseraInformationsApply      apply,
-                                                 gpointer                      owner);
+                                                 gpointer                      owner,
+                                                 gboolean                      report_missing);
 /* FALSE with TESSERA_ERROR_UNSUPPORTED_PROTOCOL when the file as last
  * checked asks for a newer protocol than ours: such a pool is left alone
  * (its content is not applied). */

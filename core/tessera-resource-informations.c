@@ -91,7 +91,8 @@ gboolean
 _tessera_resource_informations_check (TesseraResourceInformations *info,
                                       const char                  *resource_name,
                                       TesseraInformationsApply     apply,
-                                      gpointer                     owner)
+                                      gpointer                     owner,
+                                      gboolean                     report_missing)
 {
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
@@ -101,6 +102,8 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
 
   if (!_tessera_lock_folder_stat_informations (info->folder, &st))
     {
+      if (!report_missing)
+        return FALSE;
       if (info->known)
         g_warning (_("%s disappeared; keeping the last capacity of %s"),
                    _tessera_lock_folder_get_informations_path (info->folder), resource_name);

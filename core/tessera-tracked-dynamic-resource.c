@@ -368,18 +368,8 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
-  if (priv->host_lease > 0 && priv->host_lease < TESSERA_HOST_LEASE_MIN)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("A host lease of %g s is too short: 0 (no lease) or from %g to %g s"),
-                   priv->host_lease, TESSERA_HOST_LEASE_MIN, TESSERA_HOST_LEASE_MAX);
-      return FALSE;
-    }
-  if (!_tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
-                                priv->min_age, error))
-    return FALSE;
-  _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (HOLDERS (self)), priv->host_lease);
-  return TRUE;
+  return _tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
+                                  priv->min_age, priv->host_lease, error);
 }
 
 static void
@@ -550,15 +540,8 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     return FALSE;
   _tessera_pause_point ("acquire-locked");
   refresh_locked (self, FALSE);
-  if (!_tessera_lock_file_cache_check_jobs (CACHE (self), error))
+  if (!_tessera_lock_file_cache_check_usable (CACHE (self), error))
     goto out;
-  if (!_tessera_holder_monitor_locks_cross_hosts (HOLDERS (self)))
-    {
-      g_autoptr(GPtrArray) held = _tessera_lock_file_cache_list (CACHE (self));
-
-      if (!_tessera_holder_monitor_check_hosts (HOLDERS (self), held, error))
-        goto out;
-    }
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, dependency, name, tessera_job_get_job_uri (job));
 

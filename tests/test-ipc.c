@@ -66,7 +66,7 @@ check_peer_blocks (const char *kind, gboolean unlink_like_filelock)
   g_object_unref (lock);
   g_clear_object (&dep);
   g_clear_object (&job);
-  g_clear_object (&counter);
+  test_drop_resource (&counter);
   test_remove_tree (tmp);
 }
 
@@ -126,7 +126,7 @@ test_release_reports_failure (void)
   g_clear_object (&lock);
   g_clear_object (&dep);
   g_clear_object (&job);
-  g_clear_object (&counter);
+  test_drop_resource (&counter);
   test_remove_tree (tmp);
 }
 

@@ -407,28 +407,6 @@ typedef struct
   double cpu;       /* seconds the waiting thread used */
 } InProcessWait;
 
-/* Drops the test's resource and waits until it is gone: the poller's
- * thread may hold it a moment longer (draining its inotify events), and
- * it must not see the fixture remove the folder. */
-static void
-drop_resource (gpointer resource_location)
-{
-  GObject **counter = resource_location;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-  GWeakRef weak;
-  GObject *alive;
-
-  g_weak_ref_init (&weak, *counter);
-  g_clear_object (counter);
-  while ((alive = g_weak_ref_get (&weak)) != NULL)
-    {
-      g_object_unref (alive);
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (1000);
-    }
-  g_weak_ref_clear (&weak);
-}
-
 /* CPU seconds the calling thread has used. */
 static double
 thread_cpu_seconds (void)
@@ -584,7 +562,7 @@ test_in_process (Fixture *f, gconstpointer data)
   g_clear_object (&dep_a);
   g_clear_object (&dep_big);
   g_clear_object (&dep_c);
-  drop_resource (&resource);
+  test_drop_resource (&resource);
 }
 
 /* A request larger than the whole capacity waits for the total to grow:
@@ -629,7 +607,7 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   g_clear_object (&lock);
   g_clear_object (&dep_big);
   g_clear_object (&dep_c);
-  drop_resource (&counter);
+  test_drop_resource (&counter);
 }
 
 /* A reservation written by a waiter on another host whose clock runs an
@@ -676,7 +654,7 @@ test_remote_reservation_old_mtime (Fixture *f, gconstpointer data)
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   g_clear_object (&lock);
   g_clear_object (&dep);
-  drop_resource (&counter);
+  test_drop_resource (&counter);
 }
 
 /* Waits (up to 60 s) until some job other than @previous holds the

@@ -528,3 +528,26 @@ test_run_capture (GPtrArray *argv, GBytes **out, GBytes **err)
     return 128 + g_subprocess_get_term_sig (process);
   return g_subprocess_get_exit_status (process);
 }
+
+/* Drops the caller's reference to a resource and waits (up to 60 s) until
+ * it is finalized: the poller's thread may hold it a moment longer
+ * (draining its inotify events), and it must not see the test remove its
+ * folder (it would warn that informations.json disappeared). */
+void
+test_drop_resource (gpointer resource_location)
+{
+  GObject **resource = resource_location;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  GWeakRef weak;
+  GObject *alive;
+
+  g_weak_ref_init (&weak, *resource);
+  g_clear_object (resource);
+  while ((alive = g_weak_ref_get (&weak)) != NULL)
+    {
+      g_object_unref (alive);
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (1000);
+    }
+  g_weak_ref_clear (&weak);
+}

@@ -12,6 +12,8 @@ typedef struct _Helper Helper;
 
 char    *test_make_tmpdir        (void);
 void     test_remove_tree        (const char *path);
+/* Drops a resource and waits until it is gone, before its folder is removed. */
+void     test_drop_resource      (gpointer    resource_location);
 void     test_write_file         (const char *path, const char *contents);
 void     test_set_file_age       (const char *path, double seconds_ago);
 void     test_expect_warnings    (void);
