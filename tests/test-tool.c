@@ -273,6 +273,51 @@ test_no_wait_and_timeout (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (holder), ==, 0);
 }
 
+/* What `tessera run` starts in itself, as its command sees it: the names
+ * of its threads, then its descriptors (an inotify instance shows as
+ * "anon_inode:inotify"). */
+#define SHOW_PARENT "cat /proc/$PPID/task/*/comm; ls -l /proc/$PPID/fd"
+
+/* A run that takes what is free starts no watch: no poller thread, no
+ * inotify instance (whose closing costs a kernel grace period at exit).
+ * One that has to wait starts both, so that an event wakes it. */
+static void
+test_no_watch_without_wait (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *waited = NULL;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  out = run_capture (f, &status, "run", "--need", "r", "--", "sh", "-c", SHOW_PARENT, NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "tessera-signals"));
+  g_assert_null (strstr (out, "tessera-poller"));
+  g_assert_null (strstr (out, "inotify"));
+
+  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready = read_line (holder, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--need", "r", "--", "sh", "-c", SHOW_PARENT, NULL);
+  /* Its first line says it waits: then let the holder go. */
+  waited = read_error_line (waiter, 60);
+  g_assert_nonnull (waited);
+  g_assert_nonnull (strstr (waited, "waiting for r"));
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_subprocess_communicate_utf8 (waiter, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_nonnull (strstr (out, "tessera-poller"));
+  g_assert_nonnull (strstr (out, "inotify"));
+}
+
 static JsonObject *
 status_of_r (Fixture *f, JsonNode **root)
 {
@@ -1704,6 +1749,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
+  ADD ("/tool/run/no-watch-without-a-wait", test_no_watch_without_wait);
   ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
   ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
