@@ -41,6 +41,11 @@ typedef struct
   double poll_interval;       /* reached so far; 0: start again */
   double poll_interval_max;   /* 0: the default */
   GSource *poll_timer;        /* the next poll, or the back-off's expiry */
+
+  /* Watching starts at the first wait (see _tessera_dynamic_resource_start_watching) */
+  gint watching;              /* atomic */
+  TesseraWatchStartFunc watch_start;
+  gpointer watch_start_data;
 } TesseraDynamicResourcePrivate;
 
 /* How long a resource nobody waits on keeps its polling interval. */
@@ -426,13 +431,46 @@ poll_tick (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+void
+_tessera_dynamic_resource_set_watch_start (TesseraDynamicResource *self,
+                                           TesseraWatchStartFunc   func,
+                                           gpointer                data)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  priv->watch_start = func;
+  priv->watch_start_data = data;
+}
+
+void
+_tessera_dynamic_resource_start_thread (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  _tessera_poller_start (priv->poller);
+}
+
+void
+_tessera_dynamic_resource_start_watching (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  if (g_atomic_int_get (&priv->watching) || !g_atomic_int_compare_and_exchange (&priv->watching, 0, 1))
+    return;
+  _tessera_poller_start (priv->poller);
+  if (priv->watch_start != NULL)
+    priv->watch_start (self, priv->watch_start_data);
+}
+
 /* Polls @self as a fallback while somebody waits on it. Each call is
- * matched by _tessera_dynamic_resource_end_polling(). */
+ * matched by _tessera_dynamic_resource_end_polling(). The first one
+ * starts watching. */
 void
 _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self)
 {
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
+  _tessera_dynamic_resource_start_watching (self);
   g_mutex_lock (&priv->mutex);
   if (priv->poll_interval == 0)
     priv->poll_interval = _tessera_poll_interval_initial ();

@@ -21,6 +21,11 @@ typedef struct _TesseraFolderMonitor TesseraFolderMonitor;
 /* @folder: borrowed, outlives the result. */
 TesseraFolderMonitor *_tessera_folder_monitor_new (TesseraLockFolder *folder);
 void        _tessera_folder_monitor_free          (TesseraFolderMonitor *monitor);
+/* Whether _tessera_folder_monitor_start() would watch with inotify (the
+ * file system is local and TESSERA_NO_INOTIFY is not set). Until it does,
+ * the folder's modification time tells what changed, as on a file system
+ * other hosts change. */
+gboolean    _tessera_folder_monitor_can_watch     (TesseraFolderMonitor *monitor);
 /* Watches with inotify where the file system is local and
  * TESSERA_NO_INOTIFY is not set: @func(@data) runs in @context when it
  * has something to drain (@destroy frees @data, at once when no source is

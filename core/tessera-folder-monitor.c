@@ -129,18 +129,24 @@ _tessera_folder_monitor_watch_jobs (TesseraFolderMonitor *monitor)
 }
 
 gboolean
-_tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
-                               GMainContext         *context,
-                               GUnixFDSourceFunc     func,
-                               gpointer              data,
-                               GDestroyNotify        destroy)
+_tessera_folder_monitor_can_watch (TesseraFolderMonitor *monitor)
 {
   /* inotify sees only what this kernel does: on any file system not known
    * to be local, another host's change would go unseen, so jobs/ is read
    * under ipc.lock before every decision and the poller is the primary
    * path to wake waiters, with a short interval. */
   monitor->shared_fs = !_tessera_lock_folder_is_local (monitor->folder);
-  if (_tessera_inotify_disabled () || monitor->shared_fs)
+  return !_tessera_inotify_disabled () && !monitor->shared_fs;
+}
+
+gboolean
+_tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
+                               GMainContext         *context,
+                               GUnixFDSourceFunc     func,
+                               gpointer              data,
+                               GDestroyNotify        destroy)
+{
+  if (!_tessera_folder_monitor_can_watch (monitor))
     {
       destroy (data);
       return FALSE;

@@ -11,8 +11,12 @@ G_BEGIN_DECLS
 
 typedef struct _TesseraPoller TesseraPoller;
 
+/* The poller of this process (transfer full); its thread is not started. */
 TesseraPoller *_tessera_poller_get_default (void);
 void           _tessera_poller_unref       (TesseraPoller  *self);
+/* Starts its thread, when not yet started: sources attached to its
+ * context are dispatched from then on. */
+void           _tessera_poller_start       (TesseraPoller  *self);
 GMainContext  *_tessera_poller_get_context (TesseraPoller  *self);
 GSource       *_tessera_poller_add_timer   (TesseraPoller  *self,
                                             double          delay_s,

@@ -12,13 +12,18 @@
  * resource keeps its own back-off and arms a timer here for its next
  * poll.
  *
+ * The thread starts only when something needs its sources dispatched (a
+ * wait begins, or a resource starts watching its folder): a process that
+ * takes what is free and leaves, such as `tessera run`, never pays for it.
+ * Until then, sources attached to the context just wait.
+ *
  * The thread stops when the last reference to the poller is dropped. */
 struct _TesseraPoller
 {
   guint ref_count;        /* under default_mutex */
   GMainContext *context;
   GMainLoop *loop;
-  GThread *thread;
+  GThread *thread;        /* NULL until started, under default_mutex */
 };
 
 /* A timer's callback, handed to the poller's thread with its source. */
@@ -52,8 +57,8 @@ quit_loop (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-/* Returns the poller of this process (transfer full), starting its thread
- * if no poller lives yet. */
+/* Returns the poller of this process (transfer full), made if no poller
+ * lives yet; its thread waits for _tessera_poller_start(). */
 TesseraPoller *
 _tessera_poller_get_default (void)
 {
@@ -65,8 +70,6 @@ _tessera_poller_get_default (void)
       default_poller = g_new0 (TesseraPoller, 1);
       default_poller->context = g_main_context_new ();
       default_poller->loop = g_main_loop_new (default_poller->context, FALSE);
-      default_poller->thread = g_thread_new ("tessera-poller", poller_thread,
-                                             g_main_loop_ref (default_poller->loop));
     }
   /* Every reference is taken and dropped under this mutex, so a poller
    * whose last reference is going can never be handed out again. */
@@ -74,6 +77,15 @@ _tessera_poller_get_default (void)
   poller = default_poller;
   g_mutex_unlock (&default_mutex);
   return poller;
+}
+
+void
+_tessera_poller_start (TesseraPoller *self)
+{
+  g_mutex_lock (&default_mutex);
+  if (self->thread == NULL)
+    self->thread = g_thread_new ("tessera-poller", poller_thread, g_main_loop_ref (self->loop));
+  g_mutex_unlock (&default_mutex);
 }
 
 void
@@ -89,13 +101,18 @@ _tessera_poller_unref (TesseraPoller *self)
   if (!last)
     return;
 
-  g_main_context_invoke (self->context, quit_loop, self->loop);
-  /* The last reference may go in the poller's own thread (a callback
-   * dropping a resource): it cannot join itself, so it just exits. */
-  if (g_thread_self () == self->thread)
-    g_thread_unref (self->thread);
-  else
-    g_thread_join (self->thread);
+  /* Never started: no thread to stop (the last reference is gone, so
+   * nobody starts it any more). */
+  if (self->thread != NULL)
+    {
+      g_main_context_invoke (self->context, quit_loop, self->loop);
+      /* The last reference may go in the poller's own thread (a callback
+       * dropping a resource): it cannot join itself, so it just exits. */
+      if (g_thread_self () == self->thread)
+        g_thread_unref (self->thread);
+      else
+        g_thread_join (self->thread);
+    }
   g_main_loop_unref (self->loop);
   g_main_context_unref (self->context);
   g_free (self);

@@ -33,7 +33,26 @@ struct _TesseraPoolView
   TesseraHolderMonitor *holders;
   TesseraResourceInformations *informations;
   TesseraWatchBox *box;            /* how the poller's sources reach the owner */
+
+  /* Watching (inotify, and the poller's thread for it and the pidfd
+   * watches) starts late: see start_watching_locked(). Thread lock. */
+  gboolean can_watch;              /* inotify will do (a local file system) */
+  gboolean watching;
+  guint refreshes;                 /* made unwatched */
 };
+
+/* When watching starts. Its cost is paid once: a thread, and an inotify
+ * instance whose closing waits for an RCU grace period of the kernel
+ * (about 10 ms at exit on a busy machine, more than the rest of a
+ * `tessera run`). Until then the folder's modification time tells what
+ * changed, and each refresh reads the names of jobs/ again: cheap for a
+ * small folder, what a one-shot process wants. So watching starts at the
+ * first wait (events wake waiters), after a few refreshes (a process that
+ * stays: its later refreshes read only what changed, and holders' exits
+ * reach it), or at once for a folder whose size says it holds a thousand
+ * or so lock files (reading every name again would cost more). */
+#define REFRESHES_UNWATCHED 8
+#define LARGE_JOBS_FOLDER_BYTES (32 * 1024)
 
 TesseraPoolView *
 _tessera_pool_view_new (TesseraDynamicResource     *owner,
@@ -204,6 +223,38 @@ on_holder_exited (gpointer data, GPid pid, guint64 serial)
   tessera_dynamic_resource_notify_changed (owner);
 }
 
+/* Starts watching, once; the caller starts the poller's thread. Thread
+ * lock held. TRUE when inotify started: what changed before it began is
+ * known only to a full read, which the next refresh makes. */
+static gboolean
+start_watching_locked (TesseraPoolView *view)
+{
+  if (view->watching)
+    return FALSE;
+  view->watching = TRUE;
+  if (!view->can_watch)
+    return FALSE;
+  _tessera_folder_monitor_start (view->monitor, poller_context (view), on_inotify_ready,
+                                 _tessera_watch_box_ref (view->box), _tessera_watch_box_unref);
+  _tessera_folder_monitor_force_scan (view->monitor);
+  return TRUE;
+}
+
+/* The owner's first wait (the poller's thread is started): watch, and
+ * let the waiter try again with a full read. No lock held. */
+static void
+on_first_wait (TesseraDynamicResource *owner, gpointer data)
+{
+  TesseraPoolView *view = data;
+  gboolean started;
+
+  _tessera_pool_view_lock_thread (view);
+  started = start_watching_locked (view);
+  _tessera_pool_view_unlock_thread (view);
+  if (started)
+    tessera_dynamic_resource_notify_changed (owner);
+}
+
 void
 _tessera_pool_view_force_scan (TesseraPoolView *view)
 {
@@ -224,6 +275,7 @@ _tessera_pool_view_open (TesseraPoolView *view,
                          GError         **error)
 {
   gboolean usable;
+  struct stat jobs_st;
   int fd;
 
   g_return_val_if_fail (view->folder == NULL, FALSE);
@@ -255,8 +307,9 @@ _tessera_pool_view_open (TesseraPoolView *view,
   if (!read_only && !_tessera_lock_folder_create (view->folder, error))
     return FALSE;
 
-  if (!_tessera_folder_monitor_start (view->monitor, poller_context (view), on_inotify_ready,
-                                      _tessera_watch_box_ref (view->box), _tessera_watch_box_unref))
+  view->can_watch = _tessera_folder_monitor_can_watch (view->monitor);
+  _tessera_dynamic_resource_set_watch_start (view->owner, on_first_wait, view);
+  if (!view->can_watch)
     {
       /* Polling is the primary path to wake waiters, with a short
        * interval, never below a first interval set on purpose
@@ -282,6 +335,12 @@ _tessera_pool_view_open (TesseraPoolView *view,
         }
     }
   view->calls->reset (view->owner);
+  if (view->can_watch && _tessera_lock_folder_stat_jobs (view->folder, &jobs_st) &&
+      jobs_st.st_size >= LARGE_JOBS_FOLDER_BYTES)
+    {
+      start_watching_locked (view);
+      _tessera_dynamic_resource_start_thread (view->owner);
+    }
   _tessera_pool_view_refresh (view, min_age, TRUE);
   /* A pool for a newer protocol: its holders follow rules we do not know.
    * Asked under the locks: the poller thread updates what it reads. */
@@ -304,6 +363,11 @@ _tessera_pool_view_refresh (TesseraPoolView *view,
   guint64 serial_before = _tessera_lock_file_cache_get_serial (view->cache);
   gboolean informations_changed;
 
+  if (!view->watching && ++view->refreshes > REFRESHES_UNWATCHED)
+    {
+      start_watching_locked (view);
+      _tessera_dynamic_resource_start_thread (view->owner);
+    }
   if (full)
     _tessera_folder_monitor_force_scan (view->monitor);
   drain_locked (view, TRUE);

@@ -110,6 +110,22 @@ gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
                                                 GDestroyNotify          destroy);
 void     _tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
                                                 gpointer                handle);
+/* Watching (the poller's thread, the resource type's watches) starts at
+ * the first wait, not when the resource is made: a process that only takes
+ * what is free and leaves pays for none of it. @func (set once, at init)
+ * starts the resource type's watches, once, with no lock held; it ends
+ * with tessera_dynamic_resource_notify_changed(), since what changed
+ * before its watches began is known only to a full read. */
+typedef void (*TesseraWatchStartFunc) (TesseraDynamicResource *self,
+                                       gpointer                data);
+void _tessera_dynamic_resource_set_watch_start  (TesseraDynamicResource *self,
+                                                 TesseraWatchStartFunc   func,
+                                                 gpointer                data);
+/* Starts watching now (the first wait does it too); no lock held. */
+void _tessera_dynamic_resource_start_watching   (TesseraDynamicResource *self);
+/* Starts the poller's thread only (a resource type whose watches began
+ * on their own, under its locks). */
+void _tessera_dynamic_resource_start_thread     (TesseraDynamicResource *self);
 /* Where polling is the primary path (no inotify): the longest interval. */
 #define TESSERA_POLL_INTERVAL_MAX_UNWATCHED 2.0
 /* The context of the resource's own poller, where its watches run. */

@@ -97,6 +97,47 @@ test_sigkill_seed_era_holder (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 }
 
+/* A process that only tries (a scheduler's try-locks, never a wait) still
+ * learns of a holder's death: after a few refreshes it watches, and the
+ * exit of a holder it watches through a pidfd (not judged again by its
+ * refreshes) reaches it through the poller's thread. */
+static void
+test_sigkill_seen_without_wait (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "trier");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(Helper) holder = NULL;
+  gint64 deadline;
+
+  g_assert_no_error (error);
+  dep = test_counter_dependency_new (counter, job, 1);
+  holder = helper_spawn (NULL, "hold", f->folder, "-1", "victim", "1", NULL);
+  helper_expect_line (holder, "ACQUIRED", 60);
+  for (guint i = 0; i < 20; i++)
+    {
+      g_assert_null (tessera_dynamic_dependency_lock (dep, 0, NULL, &error));
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+      g_clear_error (&error);
+    }
+  helper_kill (holder, SIGKILL);
+  g_assert_cmpint (helper_wait (holder), ==, 128 + SIGKILL);
+  /* Tries again, never waiting, until one gets it. */
+  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while ((lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error)) == NULL &&
+         g_get_monotonic_time () < deadline)
+    {
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+      g_clear_error (&error);
+      g_usleep (10 * 1000);
+    }
+  g_assert_no_error (error);
+  g_assert_nonnull (lock);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -104,5 +145,6 @@ main (int argc, char **argv)
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/crash/sigkill-holder/waiter-woken-by-event", test_sigkill_holder);
   ADD ("/crash/sigkill-seed-era-holder/waiter-woken-by-event", test_sigkill_seed_era_holder);
+  ADD ("/crash/sigkill-holder/seen-by-a-process-that-only-tries", test_sigkill_seen_without_wait);
   return g_test_run ();
 }
