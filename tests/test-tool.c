@@ -318,6 +318,38 @@ test_no_watch_without_wait (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out, "inotify"));
 }
 
+/* A run reads the plugin manifests only up to the one that provides its
+ * resource type: one broken manifest later in the search path is not even
+ * read (so not reported), while `tessera plugins`, which lists them all,
+ * still reports it. */
+static void
+test_manifests_read_as_needed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *later = g_build_filename (f->tmp, "later-plugins", NULL);
+  g_autofree char *broken = g_build_filename (later, "broken.plugin", NULL);
+  g_autofree char *path = g_strconcat (g_getenv ("TESSERA_PLUGIN_PATH"), ":", later, NULL);
+  const char * const env[] = { "TESSERA_PLUGIN_PATH", path, NULL };
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GSubprocess) plugins = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (later, 0755), ==, 0);
+  test_write_file (broken, "this is not a key file\n");
+  run = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE,
+                       "run", "--need", "r", "--", "true", NULL);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpstr (out, ==, "");
+  g_clear_pointer (&out, g_free);
+  plugins = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, "plugins", NULL);
+  g_subprocess_communicate_utf8 (plugins, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (plugins), ==, 0);
+  g_assert_nonnull (strstr (out, "broken.plugin"));
+}
+
 static JsonObject *
 status_of_r (Fixture *f, JsonNode **root)
 {
@@ -1750,6 +1782,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
   ADD ("/tool/run/no-watch-without-a-wait", test_no_watch_without_wait);
+  ADD ("/tool/run/reads-manifests-as-needed", test_manifests_read_as_needed);
   ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
   ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
