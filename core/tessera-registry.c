@@ -18,7 +18,8 @@
  *
  * Finds resource types and lock classes in plugins. Manifests are read
  * from each folder of the search path (`TESSERA_PLUGIN_PATH`, colon
- * separated, then the installed plugin folder) without loading anything;
+ * separated, then the installed plugin folder), folder by folder until a
+ * lookup finds what it wants, without loading anything;
  * a module is loaded only when one of its resource types or (module,
  * class) pairs is first asked for, and is never unloaded.
  *
@@ -32,7 +33,9 @@ struct _TesseraRegistry
 
   GStrv search_path;
   GRecMutex mutex;
-  GPtrArray *plugins;   /* TesseraPluginInfo, read on first use */
+  GPtrArray *plugins;   /* TesseraPluginInfo, read folder by folder as needed */
+  guint next_folder;    /* the search path's first folder not read yet */
+  GHashTable *seen;     /* module names of plugins, owned by them */
 };
 
 G_DEFINE_FINAL_TYPE (TesseraRegistry, tessera_registry, G_TYPE_OBJECT)
@@ -163,6 +166,7 @@ tessera_registry_finalize (GObject *object)
   TesseraRegistry *self = TESSERA_REGISTRY (object);
 
   g_strfreev (self->search_path);
+  g_clear_pointer (&self->seen, g_hash_table_unref);
   g_clear_pointer (&self->plugins, g_ptr_array_unref);
   g_rec_mutex_clear (&self->mutex);
   G_OBJECT_CLASS (tessera_registry_parent_class)->finalize (object);
@@ -178,6 +182,8 @@ static void
 tessera_registry_init (TesseraRegistry *self)
 {
   g_rec_mutex_init (&self->mutex);
+  self->plugins = g_ptr_array_new_with_free_func (g_object_unref);
+  self->seen = g_hash_table_new (g_str_hash, g_str_equal);
 }
 
 /**
@@ -279,50 +285,51 @@ compare_strings (gconstpointer a, gconstpointer b)
   return strcmp (*(const char **) a, *(const char **) b);
 }
 
-/* Reads the manifests once. Called with self->mutex held. */
-static void
-ensure_scanned (TesseraRegistry *self)
+/* Reads the manifests of the next folder of the search path: FALSE when
+ * every folder was read. A lookup reads folders only until one provides
+ * what it wants (a run reads one manifest, not all); the order, and the
+ * rule that earlier folders win, are those of reading them all. Called
+ * with self->mutex held. */
+static gboolean
+scan_next_folder (TesseraRegistry *self)
 {
-  g_autoptr(GHashTable) seen = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  const char *dir_path;
+  const char *name;
+  GDir *dir;
 
-  if (self->plugins != NULL)
-    return;
-  self->plugins = g_ptr_array_new_with_free_func (g_object_unref);
-  seen = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; self->search_path != NULL && self->search_path[i] != NULL; i++)
+  if (self->search_path == NULL || self->search_path[self->next_folder] == NULL)
+    return FALSE;
+  dir_path = self->search_path[self->next_folder++];
+  dir = g_dir_open (dir_path, 0, NULL);
+  if (dir == NULL)
+    return TRUE;
+  names = g_ptr_array_new_with_free_func (g_free);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".plugin"))
+      g_ptr_array_add (names, g_strdup (name));
+  g_dir_close (dir);
+  g_ptr_array_sort (names, compare_strings);
+  for (guint j = 0; j < names->len; j++)
     {
-      const char *dir_path = self->search_path[i];
-      g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-      GDir *dir = g_dir_open (dir_path, 0, NULL);
-      const char *name;
+      TesseraPluginInfo *info = _tessera_plugin_info_new_from_file (dir_path, g_ptr_array_index (names, j));
+      const char *module;
 
-      if (dir == NULL)
+      if (info == NULL)
         continue;
-      while ((name = g_dir_read_name (dir)) != NULL)
-        if (g_str_has_suffix (name, ".plugin"))
-          g_ptr_array_add (names, g_strdup (name));
-      g_dir_close (dir);
-      g_ptr_array_sort (names, compare_strings);
-      for (guint j = 0; j < names->len; j++)
+      /* Earlier folders of the search path win. */
+      module = tessera_plugin_info_get_module (info);
+      if (g_hash_table_contains (self->seen, module))
         {
-          TesseraPluginInfo *info = _tessera_plugin_info_new_from_file (dir_path, g_ptr_array_index (names, j));
-          const char *module;
-
-          if (info == NULL)
-            continue;
-          /* Earlier folders of the search path win. */
-          module = tessera_plugin_info_get_module (info);
-          if (g_hash_table_contains (seen, module))
-            {
-              g_debug ("Plugin %s of %s hidden by an earlier one", module,
-                       tessera_plugin_info_get_manifest_path (info));
-              g_object_unref (info);
-              continue;
-            }
-          g_ptr_array_add (self->plugins, info);
-          g_hash_table_add (seen, (gpointer) module);
+          g_debug ("Plugin %s of %s hidden by an earlier one", module,
+                   tessera_plugin_info_get_manifest_path (info));
+          g_object_unref (info);
+          continue;
         }
+      g_ptr_array_add (self->plugins, info);
+      g_hash_table_add (self->seen, (gpointer) module);
     }
+  return TRUE;
 }
 
 /**
@@ -340,7 +347,8 @@ tessera_registry_list_plugins (TesseraRegistry *self)
 
   g_return_val_if_fail (TESSERA_IS_REGISTRY (self), NULL);
   g_rec_mutex_lock (&self->mutex);
-  ensure_scanned (self);
+  while (scan_next_folder (self))   /* every folder */
+    ;
   result = g_ptr_array_copy (self->plugins, (GCopyFunc) (void (*)(void)) g_object_ref, NULL);
   g_ptr_array_set_free_func (result, g_object_unref);
   g_rec_mutex_unlock (&self->mutex);
@@ -361,16 +369,21 @@ provided (TesseraPluginInfo *info, Provides what)
     }
 }
 
+/* The first plugin, in search path order, that provides @wanted: folders
+ * are read until one does. */
 static TesseraPluginInfo *
 find_plugin (TesseraRegistry *self, const char *wanted, Provides what)
 {
-  ensure_scanned (self);
-  for (guint i = 0; i < self->plugins->len; i++)
-    {
-      TesseraPluginInfo *info = g_ptr_array_index (self->plugins, i);
-      if (g_strv_contains (provided (info, what), wanted))
-        return info;
-    }
+  guint i = 0;
+
+  do
+    for (; i < self->plugins->len; i++)
+      {
+        TesseraPluginInfo *info = g_ptr_array_index (self->plugins, i);
+        if (g_strv_contains (provided (info, what), wanted))
+          return info;
+      }
+  while (scan_next_folder (self));
   return NULL;
 }
 
