@@ -220,6 +220,26 @@ test_same_folder_refused (Fixture *f, gconstpointer data)
   g_object_unref (deps[1]);
 }
 
+/* What acquire_all took, releasing the container gives back at once
+ * (and says what it could not): the object may live on. */
+static void
+test_release_gives_all_back (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "both", "1");
+  Attempt a;
+
+  attempt_init (&a, f, job, 0);
+  g_assert_true (tessera_dynamic_dependency_locks_acquire_all (a.locks, a.deps, 2, 0, NULL, &a.error));
+  g_assert_no_error (a.error);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (a.locks)), ==, 1);
+  g_assert_false (can_take (f, f->db, 1, "during"));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (a.locks), NULL));
+  /* Given back while the container still exists. */
+  g_assert_true (can_take (f, f->db, 1, "after"));
+  g_assert_true (can_take (f, f->cpu, 2, "after-cpu"));
+  attempt_clear (&a);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -229,5 +249,6 @@ main (int argc, char **argv)
   ADD ("/acquire-all/waits-then-takes-both", test_waits_then_takes_both);
   ADD ("/acquire-all/cancel-ends-the-wait", test_cancel);
   ADD ("/acquire-all/one-folder-twice-refused", test_same_folder_refused);
+  ADD ("/acquire-all/release-gives-all-back", test_release_gives_all_back);
   return g_test_run ();
 }
