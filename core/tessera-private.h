@@ -73,6 +73,8 @@ gboolean    _tessera_locks_cross_hosts (const char *path,
                                         char      **why);
 /* Whether the spec's host ids are this host's. */
 gboolean    _tessera_process_on_this_host (TesseraProcess *process);
+/* A lock that holds what it holds without its do_acquire (tessera-lock.c). */
+void        _tessera_lock_set_held      (TesseraLock    *self);
 /* Whether the spec is this very process's (written by Tessera). */
 gboolean    _tessera_process_is_self    (TesseraProcess *process);
 gboolean    _tessera_process_on_other_host (TesseraProcess *process);
