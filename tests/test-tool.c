@@ -1551,9 +1551,9 @@ test_lost_lock_file_ends (Fixture *f, gconstpointer data)
 
 /* informations.json's "tessera_protocol", or -1 when it has none. */
 static gint64
-pool_protocol (Fixture *f)
+pool_protocol_of (Fixture *f, const char *name)
 {
-  g_autofree char *path = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  g_autofree char *path = g_build_filename (f->tmp, name, "informations.json", NULL);
   g_autoptr(JsonParser) parser = json_parser_new ();
   JsonObject *object;
 
@@ -1561,6 +1561,12 @@ pool_protocol (Fixture *f)
   object = json_node_get_object (json_parser_get_root (parser));
   g_assert_cmpint (json_object_get_int_member_with_default (object, "total", -1), >=, 0);
   return json_object_get_int_member_with_default (object, "tessera_protocol", -1);
+}
+
+static gint64
+pool_protocol (Fixture *f)
+{
+  return pool_protocol_of (f, "r");
 }
 
 /* A pool records the lowest protocol that may use it: Tessera writes it
@@ -1574,8 +1580,11 @@ test_pool_protocol (Fixture *f, gconstpointer data)
   g_autofree char *folder = g_build_filename (f->tmp, "r", NULL);
   g_autofree char *informations = g_build_filename (folder, "informations.json", NULL);
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n"
-                                             "[resource s]\ntype=countertoken\npath=%s/s\ntotal=1\n",
-                                             f->tmp, f->tmp);
+                                             "[resource s]\ntype=countertoken\npath=%s/s\ntotal=1\n"
+                                             "[resource l]\ntype=countertoken\npath=%s/l\ntotal=1\nhost-lease=30\n",
+                                             f->tmp, f->tmp, f->tmp);
+  g_autofree char *lease_folder = g_build_filename (f->tmp, "l", NULL);
+  g_autofree char *lease_informations = g_build_filename (lease_folder, "informations.json", NULL);
   g_autofree char *newer = NULL;
   g_autofree char *out = NULL;
   gint64 ours;
@@ -1607,8 +1616,21 @@ test_pool_protocol (Fixture *f, gconstpointer data)
   g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
   g_assert_cmpint (status, ==, 0);
 
+  /* A lease pool asks for a newer protocol than a plain one: a Tessera
+   * that renews no heartbeat must refuse it. An older lease pool is
+   * marked once this Tessera uses it. */
+  g_free (run_capture (f, &status, "run", "--need", "l", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (pool_protocol_of (f, "l"), >, ours);
+  test_write_file (lease_informations, "{\"total\": 1, \"tessera_protocol\": 2}");
+  g_free (run_capture (f, &status, "run", "--need", "l", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (pool_protocol_of (f, "l"), >, ours);
+  g_free (run_capture (f, &status, "status", "l", NULL));
+  g_assert_cmpint (status, ==, 0);
+
   /* A pool for a newer Tessera is refused, in one clear line. */
-  newer = g_strdup_printf ("{\"total\": 1, \"tessera_protocol\": %" G_GINT64_FORMAT "}", ours + 1);
+  newer = g_strdup_printf ("{\"total\": 1, \"tessera_protocol\": %" G_GINT64_FORMAT "}", ours + 1000);
   test_write_file (informations, newer);
   out = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
   g_assert_cmpint (status, ==, 78);
@@ -1621,7 +1643,7 @@ test_pool_protocol (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out, "protocol"));
   g_assert_nonnull (strstr (out, "s (countertoken): 1 of 1 free"));   /* the others are shown */
   /* Still untouched. */
-  g_assert_cmpint (pool_protocol (f), ==, ours + 1);
+  g_assert_cmpint (pool_protocol (f), ==, ours + 1000);
 }
 
 /* `tessera clean --force NAME JOB…` removes the named holders' lock files
