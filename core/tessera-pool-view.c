@@ -301,6 +301,8 @@ _tessera_pool_view_open (TesseraPoolView *view,
                                                _tessera_watch_box_ref (view->box), _tessera_watch_box_ref,
                                                _tessera_watch_box_unref);
   _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (view->holders), host_lease);
+  if (host_lease > 0)
+    _tessera_resource_informations_set_required (view->informations, TESSERA_POOL_PROTOCOL_LEASE);
   view->cache = _tessera_lock_file_cache_new (view->folder, view->monitor, view->holders, lock_file_type,
                                               read_only, &view->calls->cache, view->owner);
   /* A read-only view of a pool nobody set up yet is an empty pool. */
@@ -345,6 +347,10 @@ _tessera_pool_view_open (TesseraPoolView *view,
   /* A pool for a newer protocol: its holders follow rules we do not know.
    * Asked under the locks: the poller thread updates what it reads. */
   usable = _tessera_resource_informations_usable (view->informations, error);
+  /* A lease pool an older Tessera made: from now on such a Tessera,
+   * which renews no heartbeat, leaves it alone. */
+  if (usable && !read_only)
+    usable = _tessera_resource_informations_require (view->informations, error);
   _tessera_pool_view_unlock (view, fd);
   return usable;
 }

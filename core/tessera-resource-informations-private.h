@@ -15,7 +15,12 @@ G_BEGIN_DECLS
  * (issue 14). Raise it when a peer following older rules would misjudge
  * what this one writes. */
 #define TESSERA_POOL_PROTOCOL_MEMBER "tessera_protocol"
-#define TESSERA_POOL_PROTOCOL 2
+/* The newest protocol this Tessera follows; what a plain pool asks for;
+ * what a pool with a host lease asks for (its holders renew a heartbeat:
+ * a Tessera that does not must leave it alone). */
+#define TESSERA_POOL_PROTOCOL 3
+#define TESSERA_POOL_PROTOCOL_PLAIN 2
+#define TESSERA_POOL_PROTOCOL_LEASE 3
 
 /* A pool's informations.json (resource-level data, such as a counter
  * token's total) as this process last read it, and whether it changed
@@ -63,5 +68,11 @@ gboolean  _tessera_resource_informations_write  (TesseraResourceInformations  *i
                                                  GError                      **error);
 /* Forgets what was read: the next check reads the file again. */
 void      _tessera_resource_informations_forget (TesseraResourceInformations  *info);
+/* The protocol this pool's writers mark (TESSERA_POOL_PROTOCOL_PLAIN by
+ * default); _require() marks a file read with a lower one. Both locks. */
+void      _tessera_resource_informations_set_required (TesseraResourceInformations *info,
+                                                       gint64                       protocol);
+gboolean  _tessera_resource_informations_require      (TesseraResourceInformations  *info,
+                                                       GError                      **error);
 
 G_END_DECLS

@@ -15,6 +15,7 @@ struct _TesseraResourceInformations
   gboolean clean;             /* a read happened after that mtime's clock tick was over */
   JsonNode *node;             /* what was last read, NULL when it was broken */
   gint64 protocol;            /* the protocol it asks for, 0 when it names none */
+  gint64 required;            /* what our writes mark */
 };
 
 /* The protocol @node asks for: 0 when it names none (experimaestro's, an
@@ -44,6 +45,7 @@ _tessera_resource_informations_new (TesseraLockFolder *folder)
   TesseraResourceInformations *info = g_new0 (TesseraResourceInformations, 1);
 
   info->folder = folder;
+  info->required = TESSERA_POOL_PROTOCOL_PLAIN;
   return info;
 }
 
@@ -190,9 +192,9 @@ _tessera_resource_informations_write (TesseraResourceInformations  *info,
 
   /* Whoever writes the file says which rules its holders follow; a pool
    * already marked for a newer protocol keeps that mark. */
-  if (JSON_NODE_HOLDS_OBJECT (informations) && protocol_of (informations) < TESSERA_POOL_PROTOCOL)
+  if (JSON_NODE_HOLDS_OBJECT (informations) && protocol_of (informations) < info->required)
     json_object_set_int_member (json_node_get_object (informations), TESSERA_POOL_PROTOCOL_MEMBER,
-                                TESSERA_POOL_PROTOCOL);
+                                info->required);
   text = json_to_string (informations, FALSE);
 
   return _tessera_lock_folder_write_informations (info->folder, text, error);
@@ -202,4 +204,30 @@ void
 _tessera_resource_informations_forget (TesseraResourceInformations *info)
 {
   info->known = FALSE;
+}
+
+void
+_tessera_resource_informations_set_required (TesseraResourceInformations *info,
+                                             gint64                       protocol)
+{
+  info->required = protocol;
+}
+
+gboolean
+_tessera_resource_informations_require (TesseraResourceInformations  *info,
+                                        GError                      **error)
+{
+  g_autoptr(JsonNode) marked = NULL;
+
+  /* A plain pool is used as it is (experimaestro's stays unmarked until
+   * Tessera writes it); unknown, broken, or marked already: nothing to do
+   * (a newer mark is refused elsewhere). */
+  if (info->required <= TESSERA_POOL_PROTOCOL_PLAIN || info->node == NULL || !JSON_NODE_HOLDS_OBJECT (info->node) ||
+      info->protocol >= info->required)
+    return TRUE;
+  marked = json_node_copy (info->node);
+  if (!_tessera_resource_informations_write (info, marked, error))
+    return FALSE;
+  _tessera_resource_informations_forget (info);
+  return TRUE;
 }
