@@ -971,6 +971,31 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (stand_in), ==, 0);
 }
 
+/* A run on a lease pool that got its share at once (it never waited)
+ * renews its lease for as long as it holds: its command outlives the
+ * lease several times over and is never fenced. */
+static void
+test_lease_healthy_run (Fixture *f, gconstpointer data)
+{
+  const double lease = 2;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--need", "r=1", "--", "sleep", "7", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s", err);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_null (strstr (err, "lease"));
+}
+
 /* Whether @pid has ended (gone, or a zombie nobody reaped yet). */
 static gboolean
 process_gone (GPid pid)
@@ -1236,6 +1261,7 @@ main (int argc, char **argv)
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
   ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
   ADD ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
+  ADD ("/hosts/lease/healthy-run-outlives-its-lease", NULL, test_lease_healthy_run);
   ADD ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
   ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
   ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
