@@ -303,6 +303,10 @@ _tessera_pool_view_open (TesseraPoolView *view,
   _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (view->holders), host_lease);
   if (host_lease > 0)
     _tessera_resource_informations_set_required (view->informations, TESSERA_POOL_PROTOCOL_LEASE);
+  /* The lease is renewed by a timer of the poller's thread, which
+   * otherwise starts only at a first wait. */
+  if (host_lease > 0 && !read_only)
+    _tessera_dynamic_resource_start_thread (view->owner);
   view->cache = _tessera_lock_file_cache_new (view->folder, view->monitor, view->holders, lock_file_type,
                                               read_only, &view->calls->cache, view->owner);
   /* A read-only view of a pool nobody set up yet is an empty pool. */

@@ -595,6 +595,7 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
+  /* Once per acquire that succeeded, even if its lock file is gone since. */
   _tessera_host_lease_unhold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
   refresh_locked (self, FALSE);
   cached = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
