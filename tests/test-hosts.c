@@ -1075,6 +1075,52 @@ test_lease_fence (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (ended, <, lease);
 }
 
+/* The file server hangs (the FUSE daemon of the pool's view is stopped):
+ * the wrapper's main thread and its renewals block in its I/O, yet the
+ * fence ends the command before the lease is over, and once the server
+ * answers again the run exits 76. */
+static void
+test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
+{
+  const double lease = 4;
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=1\nhost-lease=%g\n",
+                                             view_folder, lease);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autofree char *ready = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  GPid server = atoi (g_subprocess_get_identifier (bindfs));
+  GPid command;
+  gint64 stopped;
+  double ended;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                    "run", "--need", "r=1", "--", "sh", "-c", "echo $$; exec sleep 600", NULL);
+  g_assert_no_error (error);
+  ready = read_line (run);
+  g_assert_nonnull (ready);
+  command = atoi (ready);
+  g_assert_cmpint (command, >, 0);
+
+  g_assert_cmpint (kill (server, SIGSTOP), ==, 0);
+  stopped = g_get_monotonic_time ();
+  while (!process_gone (command) && g_get_monotonic_time () - stopped < 30 * G_USEC_PER_SEC)
+    g_usleep (10 * 1000);
+  ended = (double) (g_get_monotonic_time () - stopped) / G_USEC_PER_SEC;
+  if (!process_gone (command))
+    kill (command, SIGKILL);   /* never fenced: fail below, leaving nothing */
+  g_assert_cmpint (kill (server, SIGCONT), ==, 0);
+  g_test_message ("command ended %.2f s after the server stopped answering (lease %g s)", ended, lease);
+  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_cmpfloat (ended, <, lease);
+  g_clear_object (&run);
+  unmount_lockless_view (view, bindfs);
+}
+
 /* On a lease pool the command dies with its wrapper: a command whose
  * wrapper was killed renews nothing. Elsewhere it outlives it, its lock
  * file naming it. */
@@ -1263,6 +1309,7 @@ main (int argc, char **argv)
   ADD ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
   ADD ("/hosts/lease/healthy-run-outlives-its-lease", NULL, test_lease_healthy_run);
   ADD ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
+  ADD ("/hosts/lease/fence/file-server-hangs", NULL, test_lease_fence_server_hangs);
   ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
   ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
   ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
