@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,6 +37,10 @@ struct _TesseraHostLease
   gboolean stopped;
   gint64 last_renewal_us;   /* monotonic; 0: none since holding */
   gint64 holding_since_us;  /* monotonic: when this process began to hold */
+  /* The above as the fence reads it, without the lock (a renewal may hang
+   * in the file server's I/O with the lock held): the last renewal, or
+   * the start of the holding; 0 when nothing is held on a lease. */
+  _Atomic gint64 unrenewed_since_us;
   gboolean told;            /* a failed renewal was reported */
   GHashTable *seen;         /* host id → Seen */
 };
@@ -100,6 +105,7 @@ _tessera_host_lease_free (TesseraHostLease *lease)
     return;
   g_mutex_lock (&lease->lock);
   lease->stopped = TRUE;
+  atomic_store (&lease->unrenewed_since_us, 0);
   stop_timer_locked (lease);
   g_mutex_unlock (&lease->lock);
   lease_unref (lease);
@@ -217,6 +223,8 @@ renew_and_note_locked (TesseraHostLease *lease)
   if (renew_locked (lease, &error))
     {
       lease->last_renewal_us = g_get_monotonic_time ();
+      if (lease->holdings > 0 && !lease->stopped)
+        atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
       lease->told = FALSE;
     }
   else if (!lease->told)
@@ -250,6 +258,8 @@ _tessera_host_lease_hold (TesseraHostLease *lease)
 
       lease->holding_since_us = g_get_monotonic_time ();
       lease->last_renewal_us = 0;
+      /* Published before the first renewal, which may hang. */
+      atomic_store (&lease->unrenewed_since_us, lease->holding_since_us);
       renew_and_note_locked (lease);
       lease->timer = g_timeout_source_new (interval_ms);
       g_source_set_name (lease->timer, "tessera-host-lease");
@@ -264,23 +274,20 @@ _tessera_host_lease_unhold (TesseraHostLease *lease)
 {
   g_mutex_lock (&lease->lock);
   if (lease->holdings > 0 && --lease->holdings == 0)
-    stop_timer_locked (lease);
+    {
+      atomic_store (&lease->unrenewed_since_us, 0);
+      stop_timer_locked (lease);
+    }
   g_mutex_unlock (&lease->lock);
 }
 
 double
 _tessera_host_lease_unrenewed_for (TesseraHostLease *lease)
 {
-  double result = 0;
+  /* Never the lock: this is how the fence sees a renewal that hangs. */
+  gint64 since = atomic_load (&lease->unrenewed_since_us);
 
-  g_mutex_lock (&lease->lock);
-  if (lease->holdings > 0 && lease->time > 0 && !lease->stopped)
-    {
-      gint64 since = lease->last_renewal_us != 0 ? lease->last_renewal_us : lease->holding_since_us;
-      result = (double) (g_get_monotonic_time () - since) / G_USEC_PER_SEC;
-    }
-  g_mutex_unlock (&lease->lock);
-  return result;
+  return since != 0 ? (double) (g_get_monotonic_time () - since) / G_USEC_PER_SEC : 0;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -7,6 +7,10 @@
  * later, with margin = grace + 2 check intervals, so it is dead before
  * the lease since the last renewal is over.
  *
+ * The checks run on a thread of their own, touching no file: a file
+ * server that hangs blocks the command's main thread (it looks at its
+ * lock files) and the renewal itself, exactly when the fence must act.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -20,12 +24,17 @@ struct _TesseraFence
 {
   GPtrArray *resources;
   GPtrArray *names;
+  double *leases;       /* each resource's, read once (0: no lease) */
   TesseraFenceSignalFunc signal_command;
   gpointer data;
   double interval;      /* seconds between checks */
+  GMainContext *context;   /* the fence's thread's */
+  GMainLoop *loop;
+  GThread *thread;
   GSource *source;
-  gint64 term_at;       /* monotonic: when SIGTERM was sent; 0: not yet */
+  gint64 term_at;       /* monotonic: when SIGTERM was sent; 0: not yet (the thread's) */
   gboolean killed;
+  gint fenced;          /* atomic: the command was told to end */
 };
 
 static double
@@ -72,11 +81,8 @@ check (gpointer data)
       double grace = G_MAXDOUBLE;
 
       for (guint i = 0; i < fence->resources->len; i++)
-        {
-          double lease = lease_of (g_ptr_array_index (fence->resources, i));
-          if (lease > 0)
-            grace = MIN (grace, grace_for (lease));
-        }
+        if (fence->leases[i] > 0)
+          grace = MIN (grace, grace_for (fence->leases[i]));
       if (!fence->killed && (double) (now - fence->term_at) / G_USEC_PER_SEC >= grace)
         {
           fence->signal_command (SIGKILL, fence->data);
@@ -87,7 +93,7 @@ check (gpointer data)
   for (guint i = 0; i < fence->resources->len; i++)
     {
       TesseraTrackedDynamicResource *resource = g_ptr_array_index (fence->resources, i);
-      double lease = lease_of (resource);
+      double lease = fence->leases[i];
       double unrenewed = tessera_tracked_dynamic_resource_get_lease_unrenewed (resource);
       double margin = grace_for (lease) + 2 * interval_for (lease);
 
@@ -98,9 +104,28 @@ check (gpointer data)
                   (const char *) g_ptr_array_index (fence->names, i), lease, unrenewed);
       fence->signal_command (SIGTERM, fence->data);
       fence->term_at = now;
+      g_atomic_int_set (&fence->fenced, 1);
       break;
     }
   return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+quit_loop (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+static gpointer
+fence_thread (gpointer data)
+{
+  TesseraFence *fence = data;
+
+  g_main_context_push_thread_default (fence->context);
+  g_main_loop_run (fence->loop);
+  g_main_context_pop_thread_default (fence->context);
+  return NULL;
 }
 
 TesseraFence *
@@ -123,20 +148,26 @@ tessera_fence_start (GPtrArray              *resources,
   fence = g_new0 (TesseraFence, 1);
   fence->resources = g_ptr_array_ref (resources);
   fence->names = g_ptr_array_ref (names);
+  fence->leases = g_new0 (double, resources->len);
+  for (guint i = 0; i < resources->len; i++)
+    fence->leases[i] = lease_of (g_ptr_array_index (resources, i));
   fence->signal_command = signal_command;
   fence->data = data;
   fence->interval = interval;
+  fence->context = g_main_context_new ();
+  fence->loop = g_main_loop_new (fence->context, FALSE);
   fence->source = g_timeout_source_new ((guint) (interval * 1000));
   g_source_set_name (fence->source, "tessera-fence");
   g_source_set_callback (fence->source, check, fence, NULL);
-  g_source_attach (fence->source, g_main_context_get_thread_default ());
+  g_source_attach (fence->source, fence->context);
+  fence->thread = g_thread_new ("tessera-fence", fence_thread, fence);
   return fence;
 }
 
 gboolean
 tessera_fence_fenced (TesseraFence *fence)
 {
-  return fence != NULL && fence->term_at != 0;
+  return fence != NULL && g_atomic_int_get (&fence->fenced);
 }
 
 void
@@ -144,9 +175,22 @@ tessera_fence_stop (TesseraFence *fence)
 {
   if (fence == NULL)
     return;
+  /* Quit from within the loop (an idle source, never called here): a quit
+   * before the loop runs would be lost. */
+  {
+    GSource *idle = g_idle_source_new ();
+
+    g_source_set_callback (idle, quit_loop, fence->loop, NULL);
+    g_source_attach (idle, fence->context);
+    g_source_unref (idle);
+  }
+  g_thread_join (fence->thread);
   g_source_destroy (fence->source);
   g_source_unref (fence->source);
+  g_main_loop_unref (fence->loop);
+  g_main_context_unref (fence->context);
   g_ptr_array_unref (fence->resources);
   g_ptr_array_unref (fence->names);
+  g_free (fence->leases);
   g_free (fence);
 }

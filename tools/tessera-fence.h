@@ -23,7 +23,8 @@ typedef void (*TesseraFenceSignalFunc) (int signum, gpointer data);
 gboolean      tessera_fence_needed (GPtrArray *resources);
 
 /* Watches the lease renewals of @resources (and their @names, for
- * messages) in the thread-default main context: once one has not been
+ * messages) on a thread of its own, which touches no file (so a file
+ * server that hangs cannot keep it from acting): once one has not been
  * renewed for its lease minus a margin (the SIGTERM grace plus two check
  * intervals), says so, sends SIGTERM, and SIGKILL after the grace. NULL
  * when no resource is a lease pool. */
