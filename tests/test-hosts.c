@@ -1010,6 +1010,25 @@ process_gone (GPid pid)
   return end != NULL && end[1] == ' ' && end[2] == 'Z';
 }
 
+/* Starts `tessera run --need r=1 -- sh -c SCRIPT`, where SCRIPT first
+ * prints its pid; returns the run, with the command's pid in @command
+ * once it holds. */
+static GSubprocess *
+spawn_run_holding (Fixture *f, GSubprocessFlags flags, const char *script, GPid *command)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  GSubprocess *run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | flags, &error,
+                                 "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+
+  g_assert_no_error (error);
+  ready = read_line (run);
+  g_assert_nonnull (ready);
+  *command = atoi (ready);
+  g_assert_cmpint (*command, >, 0);
+  return run;
+}
+
 /* Fencing: a run whose host lease cannot be renewed ends its command
  * before another host may take its share for dead (SIGTERM, then SIGKILL
  * for a command that ignores it), and exits 76. Renewal is made to fail
@@ -1025,22 +1044,15 @@ test_lease_fence (Fixture *f, gconstpointer data)
   g_autofree char *moved = g_build_filename (f->tmp, "r", "hosts-moved", NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) run = NULL;
-  g_autofree char *ready = NULL;
   g_autofree char *err = NULL;
   GPid command;
   gint64 broken;
   double ended;
 
   test_write_file (f->config, config);
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                    "run", "--need", "r=1", "--", "sh", "-c",
-                    ignores_term ? "trap '' TERM; echo $$; while :; do sleep 0.05; done"
-                                 : "echo $$; exec sleep 600", NULL);
-  g_assert_no_error (error);
-  ready = read_line (run);
-  g_assert_nonnull (ready);
-  command = atoi (ready);
-  g_assert_cmpint (command, >, 0);
+  run = spawn_run_holding (f, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                           ignores_term ? "trap '' TERM; echo $$; while :; do sleep 0.05; done"
+                                        : "echo $$; exec sleep 600", &command);
   g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
 
   g_assert_cmpint (g_rename (hosts, moved), ==, 0);
@@ -1090,7 +1102,6 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
                                              view_folder, lease);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) run = NULL;
-  g_autofree char *ready = NULL;
   GSubprocess *bindfs = mount_lockless_view (f, real, view);
   GPid server = atoi (g_subprocess_get_identifier (bindfs));
   GPid command;
@@ -1098,13 +1109,7 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
   double ended;
 
   test_write_file (f->config, config);
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                    "run", "--need", "r=1", "--", "sh", "-c", "echo $$; exec sleep 600", NULL);
-  g_assert_no_error (error);
-  ready = read_line (run);
-  g_assert_nonnull (ready);
-  command = atoi (ready);
-  g_assert_cmpint (command, >, 0);
+  run = spawn_run_holding (f, G_SUBPROCESS_FLAGS_NONE, "echo $$; exec sleep 600", &command);
 
   g_assert_cmpint (kill (server, SIGSTOP), ==, 0);
   stopped = g_get_monotonic_time ();
@@ -1132,18 +1137,11 @@ test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
                                              f->tmp, lease ? "host-lease=30\n" : "");
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) run = NULL;
-  g_autofree char *ready = NULL;
   gint64 deadline;
   GPid command;
 
   test_write_file (f->config, config);
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                    "run", "--need", "r=1", "--", "sh", "-c", "echo $$; exec sleep 600", NULL);
-  g_assert_no_error (error);
-  ready = read_line (run);
-  g_assert_nonnull (ready);
-  command = atoi (ready);
-  g_assert_cmpint (command, >, 0);
+  run = spawn_run_holding (f, G_SUBPROCESS_FLAGS_NONE, "echo $$; exec sleep 600", &command);
   g_subprocess_force_exit (run);
   g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
   deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
