@@ -351,21 +351,37 @@ test_planted_runs_link (Fixture *f, gconstpointer data)
   g_assert_null (g_dir_read_name (dir));
 }
 
-/* Makes @path a folder of @pw's with @mode. */
+/* A user's ids, kept (getpwnam()'s answer lasts until the next call). */
+typedef struct
+{
+  uid_t uid;
+  gid_t gid;
+} Ids;
+
+static Ids
+ids_of (const char *user)
+{
+  struct passwd *pw = getpwnam (user);
+
+  g_assert_nonnull (pw);
+  return (Ids) { pw->pw_uid, pw->pw_gid };
+}
+
+/* Makes @path a folder of @ids' with @mode. */
 static void
-make_folder_of (const char *path, struct passwd *pw, int mode)
+make_folder_of (const char *path, Ids ids, int mode)
 {
   g_assert_cmpint (g_mkdir_with_parents (path, mode), ==, 0);
-  g_assert_cmpint (chown (path, pw->pw_uid, pw->pw_gid), ==, 0);
+  g_assert_cmpint (chown (path, ids.uid, ids.gid), ==, 0);
   g_assert_cmpint (chmod (path, mode), ==, 0);
 }
 
-/* Writes @content to @path, a file of @pw's. */
+/* Writes @content to @path, a file of @ids'. */
 static void
-make_file_of (const char *path, struct passwd *pw, const char *content)
+make_file_of (const char *path, Ids ids, const char *content)
 {
   test_write_file (path, content);
-  g_assert_cmpint (chown (path, pw->pw_uid, pw->pw_gid), ==, 0);
+  g_assert_cmpint (chown (path, ids.uid, ids.gid), ==, 0);
 }
 
 /* A member of the group swaps runs/ for a link to a folder of the first
@@ -374,8 +390,9 @@ make_file_of (const char *path, struct passwd *pw, const char *content)
 static void
 test_clean_runs_swapped_for_a_link (Fixture *f, gconstpointer data)
 {
-  struct passwd *victim_pw = getpwnam (f->gp->users->users[0]);
-  g_autofree char *uid = g_strdup_printf ("%u", (guint) victim_pw->pw_uid);
+  Ids victim_ids = ids_of (f->gp->users->users[0]);
+  Ids ids = ids_of (f->gp->users->users[1]);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) victim_ids.uid);
   g_autofree char *runs = g_build_filename (f->gp->pool, "r", "runs", NULL);
   g_autofree char *victim = g_build_filename (f->gp->tmp, "victim", NULL);
   g_autofree char *uid_folder = g_build_filename (victim, uid, NULL);
@@ -383,19 +400,17 @@ test_clean_runs_swapped_for_a_link (Fixture *f, gconstpointer data)
   g_autofree char *pid_file = g_build_filename (app, "daemon.pid", NULL);
   g_autofree char *lock_file = g_build_filename (app, "daemon.lock", NULL);
   g_autofree char *out = NULL;
-  struct passwd *pw;
 
   g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
-  make_folder_of (victim, victim_pw, 0700);
-  make_folder_of (uid_folder, victim_pw, 0700);
-  make_folder_of (app, victim_pw, 0700);
-  make_file_of (pid_file, victim_pw, "{\"type\": \"local\", \"pid\": 1}");
-  make_file_of (lock_file, victim_pw, "");
+  make_folder_of (victim, victim_ids, 0700);
+  make_folder_of (uid_folder, victim_ids, 0700);
+  make_folder_of (app, victim_ids, 0700);
+  make_file_of (pid_file, victim_ids, "{\"type\": \"local\", \"pid\": 1}");
+  make_file_of (lock_file, victim_ids, "");
 
-  pw = getpwnam (f->gp->users->users[1]);
   test_remove_tree (runs);
   g_assert_cmpint (symlink (victim, runs), ==, 0);
-  g_assert_cmpint (lchown (runs, pw->pw_uid, pw->pw_gid), ==, 0);
+  g_assert_cmpint (lchown (runs, ids.uid, ids.gid), ==, 0);
 
   g_clear_pointer (&out, g_free);
   g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "clean", NULL), ==, 0);
@@ -411,9 +426,8 @@ test_clean_runs_swapped_for_a_link (Fixture *f, gconstpointer data)
 static void
 test_clean_hostile_job_folders (Fixture *f, gconstpointer data)
 {
-  /* getpwnam()'s answer lasts until the next call. */
-  g_autofree char *uid = g_strdup_printf ("%u", (guint) getpwnam (f->gp->users->users[0])->pw_uid);
-  struct passwd *pw = getpwnam (f->gp->users->users[1]);
+  Ids ids = ids_of (f->gp->users->users[1]);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) ids_of (f->gp->users->users[0]).uid);
   g_autofree char *own = g_build_filename (f->gp->pool, "r", "runs", uid, NULL);
   g_autofree char *j1 = g_build_filename (own, "j1", NULL);
   g_autofree char *j2 = g_build_filename (own, "j2", NULL);
@@ -425,14 +439,14 @@ test_clean_hostile_job_folders (Fixture *f, gconstpointer data)
 
   g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
   test_remove_tree (own);
-  make_folder_of (own, pw, 0777);
-  make_folder_of (j1, pw, 0777);
-  make_file_of (planted, pw, "{\"type\": \"local\", \"pid\": 1}");
-  make_folder_of (j2, pw, 0777);
+  make_folder_of (own, ids, 0777);
+  make_folder_of (j1, ids, 0777);
+  make_file_of (planted, ids, "{\"type\": \"local\", \"pid\": 1}");
+  make_folder_of (j2, ids, 0777);
   g_assert_cmpint (mkfifo (fifo, 0666), ==, 0);
-  g_assert_cmpint (chown (fifo, pw->pw_uid, pw->pw_gid), ==, 0);
-  make_folder_of (j3, pw, 0777);
-  make_file_of (huge, pw, "");
+  g_assert_cmpint (chown (fifo, ids.uid, ids.gid), ==, 0);
+  make_folder_of (j3, ids, 0777);
+  make_file_of (huge, ids, "");
   g_assert_cmpint (truncate (huge, (off_t) 1 << 30), ==, 0);
 
   g_clear_pointer (&out, g_free);
@@ -448,8 +462,8 @@ test_clean_hostile_job_folders (Fixture *f, gconstpointer data)
 static void
 test_clean_own_job_folders (Fixture *f, gconstpointer data)
 {
-  struct passwd *pw = getpwnam (f->gp->users->users[0]);
-  g_autofree char *uid = g_strdup_printf ("%u", (guint) pw->pw_uid);
+  Ids ids = ids_of (f->gp->users->users[0]);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) ids.uid);
   g_autofree char *job = g_build_filename (f->gp->pool, "r", "runs", uid, "left-behind", NULL);
   g_autofree char *pid_file = g_build_filename (job, "task.pid", NULL);
   g_autofree char *lock_file = g_build_filename (job, "task.lock", NULL);
@@ -457,10 +471,10 @@ test_clean_own_job_folders (Fixture *f, gconstpointer data)
   g_autofree char *out = NULL;
 
   g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
-  make_folder_of (job, pw, 0750);
-  make_file_of (pid_file, pw, "{\"type\": \"local\", \"pid\": 1}");
-  make_file_of (lock_file, pw, "");
-  make_file_of (locks, pw, "{\"dynamic_locks\": []}");
+  make_folder_of (job, ids, 0750);
+  make_file_of (pid_file, ids, "{\"type\": \"local\", \"pid\": 1}");
+  make_file_of (lock_file, ids, "");
+  make_file_of (locks, ids, "{\"dynamic_locks\": []}");
   g_clear_pointer (&out, g_free);
   g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "clean", NULL), ==, 0);
   g_test_message ("clean: %s", out);
