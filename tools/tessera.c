@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -691,65 +692,135 @@ lock_file_names (const char *folder)
   return names;
 }
 
-/* Whether a job folder of `tessera run` (<state>/jobs/<identifier>) may
- * go: its wrapper is gone (the job lock is free), and its command too (no
- * lock file that its locks.json names is left: a peer removes them once
- * the command has ended). Only Tessera's own file names are in it. */
+#define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
+/* The biggest locks.json a job folder's cleaning reads: one entry per
+ * resource a job holds, a few hundred bytes each. */
+#define LOCKS_JSON_MAX (1024 * 1024)
+
+/* The folder @name in @dir_fd, never through a link, and only if it is
+ * ours: in a group's runs/ a co-user may have put a link or a folder of
+ * theirs there. -1 otherwise. */
+static int
+open_own_folder_at (int dir_fd, const char *name)
+{
+  struct stat st;
+  int fd = openat (dir_fd, name, FOLDER_FLAGS);
+
+  if (fd >= 0 && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()))
+    {
+      close (fd);
+      errno = EPERM;
+      return -1;
+    }
+  return fd;
+}
+
+/* The text of the regular file @name in @dir_fd, never through a link,
+ * never blocking on a FIFO, and only when it has at most @max bytes;
+ * NULL otherwise. */
+static char *
+read_bounded_at (int dir_fd, const char *name, gsize max)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  g_autoptr(GString) text = NULL;
+  struct stat st;
+  char chunk[8192];
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size < 0 || (gsize) st.st_size > max)
+    {
+      close (fd);
+      return NULL;
+    }
+  text = g_string_sized_new ((gsize) st.st_size + 1);
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 || text->len + (gsize) n > max)
+        {
+          close (fd);
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      g_string_append_len (text, chunk, n);
+    }
+  close (fd);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+/* Whether a job folder of `tessera run` (<state>/jobs/<identifier>),
+ * opened as @job_fd, may go: its wrapper is gone (the job lock is free),
+ * and its command too (no lock file that its locks.json names is left: a
+ * peer removes them once the command has ended). Only Tessera's own file
+ * names are in it, regular files all; their names go to @files. */
 static gboolean
-job_folder_is_done (const char *folder, GPtrArray *files)
+job_folder_is_done (int job_fd, GPtrArray *files)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GDir) dir = g_dir_open (folder, 0, &error);
-  const char *name;
+  int fd = dup (job_fd);
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  gboolean done = TRUE;
+  struct dirent *entry;
 
   if (dir == NULL)
-    return FALSE;
-  while ((name = g_dir_read_name (dir)) != NULL)
     {
-      g_autofree char *path = g_build_filename (folder, name, NULL);
+      if (fd >= 0)
+        close (fd);
+      return FALSE;
+    }
+  while (done && (entry = readdir (dir)) != NULL)
+    {
+      const char *name = entry->d_name;
+      struct stat st;
 
-      if (!g_file_test (path, G_FILE_TEST_IS_REGULAR) || g_file_test (path, G_FILE_TEST_IS_SYMLINK))
-        return FALSE;
-      if (g_str_has_suffix (name, ".lock"))
+      if (g_str_equal (name, ".") || g_str_equal (name, ".."))
+        continue;
+      if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+        done = FALSE;
+      else if (g_str_has_suffix (name, ".lock"))
         {
           struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-          int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-          gboolean held;
+          int lock_fd = openat (job_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
-          if (fd < 0)
-            return FALSE;
-          held = fcntl (fd, F_OFD_GETLK, &lock) < 0 || lock.l_type != F_UNLCK;
-          close (fd);
-          if (held)
-            return FALSE;
+          done = lock_fd >= 0 && fcntl (lock_fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
+          if (lock_fd >= 0)
+            close (lock_fd);
         }
       else if (g_str_equal (name, "locks.json"))
         {
-          g_autofree char *text = NULL;
+          g_autofree char *text = read_bounded_at (job_fd, name, LOCKS_JSON_MAX);
           g_autoptr(JsonNode) root = NULL;
           JsonArray *locks;
 
-          if (!g_file_get_contents (path, &text, NULL, NULL) || (root = tessera_json_parse (text, -1, NULL)) == NULL ||
-              !JSON_NODE_HOLDS_OBJECT (root) ||
+          if (text == NULL || (root = tessera_json_parse (text, -1, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
               (locks = json_object_get_array_member (json_node_get_object (root), "dynamic_locks")) == NULL)
-            return FALSE;
-          for (guint i = 0; i < json_array_get_length (locks); i++)
+            done = FALSE;
+          for (guint i = 0; done && i < json_array_get_length (locks); i++)
             {
               JsonNode *element = json_array_get_element (locks, i);
               const char *lock_file = JSON_NODE_HOLDS_OBJECT (element)
                 ? json_object_get_string_member_with_default (json_node_get_object (element), "lock_file_path", NULL)
                 : NULL;
-              GStatBuf st;
+              GStatBuf lock_st;
 
-              if (lock_file == NULL || g_lstat (lock_file, &st) == 0 || errno != ENOENT)
-                return FALSE;
+              /* Only looked at, never opened: a path read from a file. */
+              if (lock_file == NULL || g_lstat (lock_file, &lock_st) == 0 || errno != ENOENT)
+                done = FALSE;
             }
         }
       else if (!g_str_has_suffix (name, ".pid"))
-        return FALSE;
-      g_ptr_array_add (files, g_steal_pointer (&path));
+        done = FALSE;
+      if (done)
+        g_ptr_array_add (files, g_strdup (name));
     }
-  return TRUE;
+  closedir (dir);
+  return done;
 }
 
 /* Where `tessera run` keeps its job folders for a pool shared with a
@@ -794,35 +865,55 @@ out:
   return result;
 }
 
-/* Removes the job folders in @jobs that `tessera run` left (a wrapper
- * killed by SIGKILL cannot clean up), once their jobs are done. */
+/* Removes the job folders in @jobs_fd (@jobs, for messages) that
+ * `tessera run` left (a wrapper killed by SIGKILL cannot clean up), once
+ * their jobs are done. @jobs_fd is a folder of ours: no one else can
+ * swap a name in it, and every name is removed through it. */
 static guint
-clean_job_folders_in (const char *jobs)
+clean_job_folders_in (int jobs_fd, const char *jobs)
 {
-  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
-  const char *name;
+  int fd = jobs_fd >= 0 ? dup (jobs_fd) : -1;
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *entry;
   guint removed = 0;
 
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+  if (dir == NULL)
     {
-      g_autofree char *folder = g_build_filename (jobs, name, NULL);
-      g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
-
-      if (g_file_test (folder, G_FILE_TEST_IS_SYMLINK) || !g_file_test (folder, G_FILE_TEST_IS_DIR) ||
-          !job_folder_is_done (folder, files))
-        continue;
-      for (guint i = 0; i < files->len; i++)
-        g_unlink (g_ptr_array_index (files, i));
-      if (g_rmdir (folder) == 0)
-        {
-          g_print (_("removed the job folder %s\n"), folder);
-          removed++;
-        }
+      if (fd >= 0)
+        close (fd);
+      return 0;
     }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      const char *name = entry->d_name;
+      g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+      int job_fd;
+
+      if (g_str_equal (name, ".") || g_str_equal (name, ".."))
+        continue;
+      if ((job_fd = open_own_folder_at (jobs_fd, name)) < 0)
+        continue;
+      if (job_folder_is_done (job_fd, files))
+        {
+          for (guint i = 0; i < files->len; i++)
+            unlinkat (job_fd, g_ptr_array_index (files, i), 0);
+          if (unlinkat (jobs_fd, name, AT_REMOVEDIR) == 0)
+            {
+              g_autofree char *folder = g_build_filename (jobs, name, NULL);
+              g_autofree char *shown = escape_name (folder, TRUE);
+
+              g_print (_("removed the job folder %s\n"), shown);
+              removed++;
+            }
+        }
+      close (job_fd);
+    }
+  closedir (dir);
   return removed;
 }
 
-/* The state folder's jobs/, and runs/UID in every configured pool. */
+/* The state folder's jobs/, and runs/UID in every configured pool: each
+ * reached from its parent without following a link, and only if ours. */
 static guint
 clean_job_folders (TesseraConfig *config)
 {
@@ -830,15 +921,29 @@ clean_job_folders (TesseraConfig *config)
   g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   g_autoptr(GPtrArray) names = tessera_config_get_names (config);
-  guint removed = clean_job_folders_in (jobs);
+  int state_fd = open (state, FOLDER_FLAGS);
+  int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
+  guint removed = clean_job_folders_in (jobs_fd, jobs);
 
+  if (jobs_fd >= 0)
+    close (jobs_fd);
+  if (state_fd >= 0)
+    close (state_fd);
   for (guint i = 0; i < names->len; i++)
     {
       g_autofree char *pool = tessera_config_dup_path (config, g_ptr_array_index (names, i));
       g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
+      int pool_fd = open (pool, FOLDER_FLAGS);
+      int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
+      int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
 
-      if (!g_file_test (runs, G_FILE_TEST_IS_SYMLINK))
-        removed += clean_job_folders_in (runs);
+      removed += clean_job_folders_in (own_fd, runs);
+      if (own_fd >= 0)
+        close (own_fd);
+      if (runs_fd >= 0)
+        close (runs_fd);
+      if (pool_fd >= 0)
+        close (pool_fd);
     }
   return removed;
 }
