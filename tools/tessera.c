@@ -833,7 +833,7 @@ job_folder_is_done (int job_fd, GPtrArray *files)
  * the job folder then stays in the user's state folder and such holders
  * count until they are surely dead. Never follows a link. */
 static char *
-dup_shared_runs_folder (const char *pool)
+dup_shared_runs_folder (const char *pool, int *own_fd_out)
 {
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   struct stat st;
@@ -850,11 +850,12 @@ dup_shared_runs_folder (const char *pool)
     runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
     goto out;
-  own_fd = openat (runs_fd, uid, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (own_fd < 0 || fstat (own_fd, &st) < 0 || st.st_uid != geteuid () ||
-      fchmod (own_fd, S_ISGID | 0750) < 0)
+  own_fd = open_own_folder_at (runs_fd, uid);
+  if (own_fd < 0 || fchmod (own_fd, S_ISGID | 0750) < 0)
     goto out;
   result = g_build_filename (pool, "runs", uid, NULL);
+  *own_fd_out = own_fd;
+  own_fd = -1;
 out:
   if (own_fd >= 0)
     close (own_fd);
@@ -1643,14 +1644,17 @@ typedef struct
 /* Makes the run's job folder: under TESSERA_JOB_FOLDERS when set, else in
  * the first shared pool's runs/UID (its group probes our job lock), else
  * in the state folder's jobs/. In a setgid, group-readable folder it is
- * readable by that group too. */
+ * readable by that group too. In a pool's runs/UID, which a co-user may
+ * try to swap, it is made through the descriptor of the runs/UID that was
+ * checked, and its path must still lead to it. */
 static char *
 dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, GError **error)
 {
   const char *setting = g_getenv ("TESSERA_JOB_FOLDERS");
   g_autofree char *root = NULL;
   g_autofree char *folder = NULL;
-  struct stat st;
+  struct stat st, path_st;
+  int own_fd = -1, job_fd;
 
   if (setting != NULL && *setting != '\0')
     {
@@ -1664,20 +1668,45 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
     }
   for (guint i = 0; root == NULL && i < needs->len; i++)
     root = dup_shared_runs_folder (
-      tessera_tracked_dynamic_resource_get_lock_folder (((Need *) g_ptr_array_index (needs, i))->resource));
+      tessera_tracked_dynamic_resource_get_lock_folder (((Need *) g_ptr_array_index (needs, i))->resource), &own_fd);
   if (root == NULL)
     root = g_build_filename (state_dir, "jobs", NULL);
   folder = g_build_filename (root, identifier, NULL);
-  if (g_mkdir_with_parents (folder, 0750) < 0)
+  if (own_fd < 0)
+    {
+      if (g_mkdir_with_parents (folder, 0750) < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
+                       folder, g_strerror (saved));
+          return NULL;
+        }
+      /* Whatever our umask, the group of a shared runs folder reads it. */
+      if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
+        chmod (folder, S_ISGID | 0750);
+      return g_steal_pointer (&folder);
+    }
+  if (mkdirat (own_fd, identifier, 0750) < 0 || (job_fd = open_own_folder_at (own_fd, identifier)) < 0)
     {
       int saved = errno;
+      close (own_fd);
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
                    folder, g_strerror (saved));
       return NULL;
     }
-  /* Whatever our umask, the group of a shared runs folder reads it. */
-  if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
-    chmod (folder, S_ISGID | 0750);
+  close (own_fd);
+  fchmod (job_fd, S_ISGID | 0750);
+  /* The files of the job are written by path from here: the path must
+   * lead to the folder just made, not to one a co-user swapped in. */
+  if (fstat (job_fd, &st) < 0 || lstat (folder, &path_st) < 0 || st.st_dev != path_st.st_dev ||
+      st.st_ino != path_st.st_ino)
+    {
+      close (job_fd);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   _("The job folder %s was moved while it was made (a co-user of the pool?)"), folder);
+      return NULL;
+    }
+  close (job_fd);
   return g_steal_pointer (&folder);
 }
 
