@@ -11,6 +11,7 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -1281,6 +1282,114 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (holder), ==, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The host id: neither planted by another user nor carried by a copy */
+
+/* The host id that a `tessera run` on the simulated @host records in its
+ * lock file (the process spec's "host_id"). */
+static char *
+host_id_on (Fixture *f, const char *host)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *script = g_strdup_printf ("cat '%s'/r/jobs/*.json", f->tmp);
+  g_autofree char *out = NULL;
+  JsonObject *spec;
+
+  process = spawn_on_other_host (f, host, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                 "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (process), ==, 0);
+  root = json_from_string (out, &error);
+  g_assert_no_error (error);
+  spec = json_object_get_object_member (json_node_get_object (root), "process");
+  g_assert_nonnull (spec);
+  g_assert_cmpuint (strlen (json_object_get_string_member (spec, "host_id")), ==, 32);
+  return g_strdup (json_object_get_string_member (spec, "host_id"));
+}
+
+/* The files Tessera keeps the host id in, in a simulated host's /var/tmp. */
+static GPtrArray *
+host_id_files (Fixture *f, const char *host)
+{
+  g_autofree char *var_tmp = g_build_filename (f->tmp, host, "var-tmp", NULL);
+  g_autoptr(GDir) dir = g_dir_open (var_tmp, 0, NULL);
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_prefix (name, "tessera-host"))
+      g_ptr_array_add (files, g_build_filename (var_tmp, name, NULL));
+  g_assert_cmpuint (files->len, >, 0);
+  return files;
+}
+
+/* Another user of the host (/var/tmp is everyone's) rewrites the host id
+ * files to name an id of their choice, in place (same inode, the rest of
+ * the content as it was): no process of ours takes that id. */
+static void
+test_host_id_planted_ignored (Fixture *f, gconstpointer data)
+{
+  const char *chosen = "0123456789abcdef0123456789abcdef";
+  g_autofree char *first = host_id_on (f, "planted");
+  g_autoptr(GPtrArray) files = host_id_files (f, "planted");
+  g_autofree char *second = NULL;
+
+  for (guint i = 0; i < files->len; i++)
+    {
+      const char *path = g_ptr_array_index (files, i);
+      g_autofree char *text = NULL;
+      g_autofree char *planted = NULL;
+      int fd;
+
+      g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+      planted = test_substitute (text, first, chosen);
+      fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW);
+      g_assert_cmpint (fd, >=, 0);
+      g_assert_cmpint (write (fd, planted, strlen (planted)), ==, (gssize) strlen (planted));
+      close (fd);
+      g_assert_cmpint (chown (path, 4242, 4242), ==, 0);
+      g_assert_cmpint (chmod (path, 0644), ==, 0);
+    }
+  second = host_id_on (f, "planted");
+  g_test_message ("first id %s, after the planting %s", first, second);
+  g_assert_cmpstr (second, !=, chosen);
+}
+
+/* The host id files of one host copied into another's /var/tmp (a cloned
+ * image), with another machine id: the clone draws its own id, and keeps
+ * it. */
+static void
+test_host_id_copied_to_a_clone (Fixture *f, gconstpointer data)
+{
+  g_autofree char *original = host_id_on (f, "original");
+  g_autoptr(GPtrArray) files = host_id_files (f, "original");
+  g_autofree char *clone_var_tmp = g_build_filename (f->tmp, "clone", "var-tmp", NULL);
+  g_autofree char *clone = NULL;
+  g_autofree char *again = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (clone_var_tmp, 0777), ==, 0);
+  for (guint i = 0; i < files->len; i++)
+    {
+      const char *path = g_ptr_array_index (files, i);
+      g_autofree char *base = g_path_get_basename (path);
+      g_autofree char *copy = g_build_filename (clone_var_tmp, base, NULL);
+      g_autofree char *text = NULL;
+      gsize length;
+
+      g_assert_true (g_file_get_contents (path, &text, &length, NULL));
+      g_assert_true (g_file_set_contents_full (copy, text, (gssize) length, G_FILE_SET_CONTENTS_NONE, 0644, NULL));
+    }
+  clone = host_id_on (f, "clone");
+  again = host_id_on (f, "clone");
+  g_test_message ("original %s, clone %s", original, clone);
+  g_assert_cmpstr (clone, !=, original);
+  g_assert_cmpstr (again, ==, clone);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1314,5 +1423,7 @@ main (int argc, char **argv)
        test_lease_command_dies_with_wrapper);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
+  ADD ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
+  ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
   return g_test_run ();
 }
