@@ -1390,6 +1390,94 @@ test_host_id_copied_to_a_clone (Fixture *f, gconstpointer data)
   g_assert_cmpstr (again, ==, clone);
 }
 
+/* ---------------------------------------------------------------------- */
+/* clean --host: a retired host leaves nothing behind */
+
+/* Writes @name in the pool's hosts/ with @content. */
+static void
+write_in_hosts (Fixture *f, const char *name, const char *content)
+{
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *path = g_build_filename (hosts, name, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (hosts, 0777), ==, 0);
+  test_write_file (path, content);
+}
+
+static gboolean
+in_hosts (Fixture *f, const char *name)
+{
+  g_autofree char *path = g_build_filename (f->tmp, "r", "hosts", name, NULL);
+
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* `tessera clean --host NAME --yes` removes the retired host's holdings,
+ * its heartbeat and the temporary file a renewer killed half-way left;
+ * another host's heartbeat and its fresh temporary file stay. */
+static void
+test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
+{
+  const char *retired = "0123456789abcdef0123456789abcdef";
+  const char *live = "fedcba9876543210fedcba9876543210";
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "gone@id.json", NULL);
+  g_autofree char *job_uri = job_uri_for (f, "gone");
+  g_autofree char *holder = NULL;
+  g_autofree char *beat = NULL;
+  g_autofree char *name = NULL;
+  g_autoptr(GSubprocess) status = NULL;
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_write_file (f->config, config);
+  status = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "status", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (status), ==, 0);
+
+  holder = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": "
+                            "{\"type\": \"local\", \"pid\": 4242, \"host\": \"retired-node\", \"host_id\": \"%s\", "
+                            "\"machine_id\": \"%s\", \"boot_id\": \"00000000-0000-4000-8000-000000000000\"}}",
+                            job_uri, retired, retired);
+  test_write_file (lock_file, holder);
+  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"retired-node\", "
+                          "\"boot_id\": \"00000000-0000-4000-8000-000000000000\", \"lease\": 30, \"renewal\": \"a\"}",
+                          retired, retired);
+  name = g_strconcat (retired, ".lease", NULL);
+  write_in_hosts (f, name, beat);
+  g_free (name);
+  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
+  write_in_hosts (f, name, "{\"host_id\": \"");
+  g_free (beat);
+  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"live-node\", "
+                          "\"boot_id\": \"00000000-0000-4000-8000-000000000001\", \"lease\": 30, \"renewal\": \"b\"}",
+                          live, live);
+  g_free (name);
+  name = g_strconcat (live, ".lease", NULL);
+  write_in_hosts (f, name, beat);
+  g_free (name);
+  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
+  write_in_hosts (f, name, "{");
+
+  clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "clean", "--host", "retired-node", "--yes", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (clean), ==, 0);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_free (name);
+  name = g_strconcat (retired, ".lease", NULL);
+  g_assert_false (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
+  g_assert_false (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (live, ".lease", NULL);
+  g_assert_true (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
+  g_assert_true (in_hosts (f, name));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1425,5 +1513,6 @@ main (int argc, char **argv)
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   ADD ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
   ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
+  ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
   return g_test_run ();
 }
