@@ -993,6 +993,98 @@ clean_force (TesseraConfig *config, int argc, char **argv)
   return status;
 }
 
+/* The biggest heartbeat in a pool's hosts/ (as the core reads them). */
+#define HEARTBEAT_MAX 4096
+
+/* Whether @text is a host id: 32 lowercase hex digits. */
+static gboolean
+is_host_id (const char *text, gsize length)
+{
+  if (length != 32)
+    return FALSE;
+  for (gsize i = 0; i < length; i++)
+    if (!g_ascii_isxdigit (text[i]) || g_ascii_isupper (text[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The host name that the heartbeat @name in @hosts_fd (or a temporary
+ * one written whole) gives; NULL when it gives none. */
+static char *
+heartbeat_host_at (int hosts_fd, const char *name)
+{
+  g_autofree char *text = read_bounded_at (hosts_fd, name, HEARTBEAT_MAX);
+  g_autoptr(JsonNode) root = text != NULL ? tessera_json_parse (text, -1, NULL) : NULL;
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
+}
+
+/* Removes, in the pool @pool's hosts/, the heartbeats `HOSTID.lease` of
+ * the retired host @host and the temporary files `HOSTID.lease.XXXXXX`
+ * that its renewers left (one killed half-way through a renewal), never
+ * through a link. A temporary file of another host is left to that host
+ * (it may be renewing right now). */
+static void
+clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
+{
+  g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
+  int fd;
+  DIR *dir;
+  struct dirent *entry;
+
+  if (pool_fd >= 0)
+    close (pool_fd);
+  if (hosts_fd < 0)
+    return;
+  fd = dup (hosts_fd);
+  dir = fd >= 0 ? fdopendir (fd) : NULL;
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      close (hosts_fd);
+      return;
+    }
+  for (int pass = 0; pass < 2; pass++)
+    {
+      rewinddir (dir);
+      while ((entry = readdir (dir)) != NULL)
+        {
+          const char *name = entry->d_name;
+          const char *suffix = strstr (name, ".lease");
+          g_autofree char *named = NULL;
+          g_autofree char *id = NULL;
+          struct stat st;
+
+          if (suffix == NULL || !is_host_id (name, (gsize) (suffix - name)) ||
+              fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+            continue;
+          id = g_strndup (name, (gsize) (suffix - name));
+          /* First the heartbeats, which name their host... */
+          if (pass == 0 && g_str_equal (suffix, ".lease"))
+            {
+              named = heartbeat_host_at (hosts_fd, name);
+              if (g_strcmp0 (named, host) == 0 && unlinkat (hosts_fd, name, 0) == 0)
+                {
+                  g_print (_("%s: removed the heartbeat of host %s\n"), resource, shown_host);
+                  g_hash_table_add (ids, g_steal_pointer (&id));
+                }
+            }
+          /* ...then the temporary files of those hosts, or that name it. */
+          else if (pass == 1 && suffix[strlen (".lease")] == '.' &&
+                   (g_hash_table_contains (ids, id) ||
+                    g_strcmp0 ((named = heartbeat_host_at (hosts_fd, name)), host) == 0))
+            unlinkat (hosts_fd, name, 0);
+        }
+    }
+  closedir (dir);
+  close (hosts_fd);
+}
+
 /* clean --host HOST [--yes] [NAME…]: the holdings whose process spec
  * names host HOST go (with --yes; without, they are only shown). */
 static int
@@ -1040,6 +1132,11 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
             status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1,
                            "%s", error->message);
           g_clear_error (&error);
+        }
+      if (yes)
+        {
+          g_autofree char *pool = tessera_config_dup_path (config, name);
+          clean_host_heartbeats (name, pool, host, shown_host);
         }
     }
   if (!yes)
