@@ -1478,6 +1478,85 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   g_assert_true (in_hosts (f, name));
 }
 
+/* ---------------------------------------------------------------------- */
+/* A lock-less mount: every host that uses the pool is known */
+
+/* Another host used the pool on a lock-less mount and is done with it
+ * (no holder left): ipc.lock never excluded it, so had both run at once
+ * both would have granted. This host must refuse the pool all the same;
+ * and so must the other host, once this one has tried it. */
+static void
+test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+
+  test_write_file (f->config, config);
+  run = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                             "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_clear_object (&run);
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s", err);
+  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_clear_object (&run);
+
+  /* And the other host, which granted first, now refuses too. */
+  run = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                             "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 1);
+
+  unmount_lockless_view (view, bindfs);
+}
+
+/* experimaestro's spec names no host: on a lock-less mount its holder may
+ * be on any host, so the pool is refused. */
+static void
+test_lockless_mount_unknown_host_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *spec = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) getpid ());
+  g_autofree char *path = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+
+  test_write_file (f->config, config);
+  g_mkdir_with_parents (view_jobs, 0777);
+  path = write_view_lock_file (f, view_jobs, "xp", spec);
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s", err);
+  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  unmount_lockless_view (view, bindfs);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1514,5 +1593,7 @@ main (int argc, char **argv)
   ADD ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
   ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
   ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
+  ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
+  ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
   return g_test_run ();
 }
