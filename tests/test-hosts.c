@@ -1459,6 +1459,13 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   g_free (name);
   name = g_strconcat (live, ".lease.Zz99Yy", NULL);
   write_in_hosts (f, name, "{");
+  /* The marks of a lock-less mount's hosts, which name their host too. */
+  g_free (name);
+  name = g_strconcat (retired, ".host", NULL);
+  write_in_hosts (f, name, "{\"host\": \"retired-node\", \"lease\": 0}");
+  g_free (name);
+  name = g_strconcat (live, ".host", NULL);
+  write_in_hosts (f, name, "{\"host\": \"live-node\", \"lease\": 0}");
 
   clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "clean", "--host", "retired-node", "--yes", NULL);
   g_assert_no_error (error);
@@ -1475,6 +1482,12 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   g_assert_true (in_hosts (f, name));
   g_free (name);
   name = g_strconcat (live, ".lease.Zz99Yy", NULL);
+  g_assert_true (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (retired, ".host", NULL);
+  g_assert_false (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (live, ".host", NULL);
   g_assert_true (in_hosts (f, name));
 }
 
