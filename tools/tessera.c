@@ -1021,10 +1021,10 @@ heartbeat_host_at (int hosts_fd, const char *name)
   return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
 }
 
-/* Removes, in the pool @pool's hosts/, the heartbeats `HOSTID.lease` of
- * the retired host @host and the temporary files `HOSTID.lease.XXXXXX`
- * that its renewers left (one killed half-way through a renewal), never
- * through a link. A temporary file of another host is left to that host
+/* Removes, in the pool @pool's hosts/, the heartbeat `HOSTID.lease` and
+ * the lock-less mount's mark `HOSTID.host` of the retired host @host, and
+ * the temporary files `HOSTID.lease.XXXXXX` that its renewers left (one
+ * killed half-way through a renewal), never through a link. A temporary file of another host is left to that host
  * (it may be renewing right now). */
 static void
 clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
@@ -1055,27 +1055,33 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
       while ((entry = readdir (dir)) != NULL)
         {
           const char *name = entry->d_name;
-          const char *suffix = strstr (name, ".lease");
+          const char *suffix = strchr (name, '.');
+          const char *kind = suffix == NULL ? NULL
+                             : g_str_has_prefix (suffix, ".lease") ? ".lease"
+                             : g_str_has_prefix (suffix, ".host") ? ".host" : NULL;
           g_autofree char *named = NULL;
           g_autofree char *id = NULL;
           struct stat st;
 
-          if (suffix == NULL || !is_host_id (name, (gsize) (suffix - name)) ||
+          if (kind == NULL || !is_host_id (name, (gsize) (suffix - name)) ||
               fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
             continue;
           id = g_strndup (name, (gsize) (suffix - name));
-          /* First the heartbeats, which name their host... */
-          if (pass == 0 && g_str_equal (suffix, ".lease"))
+          /* First the heartbeats and the marks of a lock-less mount's
+           * hosts, which name their host... */
+          if (pass == 0 && g_str_equal (suffix, kind))
             {
               named = heartbeat_host_at (hosts_fd, name);
               if (g_strcmp0 (named, host) == 0 && unlinkat (hosts_fd, name, 0) == 0)
                 {
-                  g_print (_("%s: removed the heartbeat of host %s\n"), resource, shown_host);
+                  g_print (g_str_equal (kind, ".lease") ? _("%s: removed the heartbeat of host %s\n")
+                                                        : _("%s: removed the mark of host %s\n"),
+                           resource, shown_host);
                   g_hash_table_add (ids, g_steal_pointer (&id));
                 }
             }
           /* ...then the temporary files of those hosts, or that name it. */
-          else if (pass == 1 && suffix[strlen (".lease")] == '.' &&
+          else if (pass == 1 && suffix[strlen (kind)] == '.' &&
                    (g_hash_table_contains (ids, id) ||
                     g_strcmp0 ((named = heartbeat_host_at (hosts_fd, name)), host) == 0))
             unlinkat (hosts_fd, name, 0);
