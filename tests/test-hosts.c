@@ -1571,6 +1571,121 @@ test_lockless_mount_unknown_host_refused (Fixture *f, gconstpointer data)
   unmount_lockless_view (view, bindfs);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Verdicts between two users of a group: the holder on another host as
+ * one user, the judge here as another, as on a cluster */
+
+/* Runs `tessera --config CONFIG ARGS…` as @user (its state in @state) on
+ * the simulated @host (as spawn_on_other_host() makes one; its /var/tmp
+ * is everyone's, as a real one is). */
+static GSubprocess *
+spawn_on_other_host_as (Fixture *f, const char *host, const char *user, const char *state, const char *config,
+                        GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
+  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
+  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
+  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
+  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
+  g_autofree char *line = g_strconcat (digest, "\n", NULL);
+  g_autoptr(GString) script = g_string_new (NULL);
+  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
+                         "sh", "-c", NULL, NULL };
+  va_list ap;
+
+  g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
+  g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
+  test_write_file (machine_id, line);
+  test_write_file (boot_id, boot);
+  g_string_append_printf (script,
+                          "set -e; hostname '%s'; mount -t proc proc /proc; "
+                          "mount --bind '%s' /etc/machine-id; "
+                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
+                          "mount --bind '%s' /var/tmp; "
+                          "exec runuser -u '%s' -- env 'XDG_STATE_HOME=%s' 'HOME=%s' 'TESSERA_PLUGIN_PATH=%s' "
+                          "sh -c 'umask 022; exec \"$@\"' sh '%s' --config '%s'",
+                          g_get_host_name (), machine_id, boot_id, var_tmp, user, state, state,
+                          g_getenv ("TESSERA_PLUGIN_PATH"), g_getenv ("TESSERA_TOOL"), config);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_string_append_printf (script, " '%s'", arg);
+  va_end (ap);
+  argv[9] = script->str;
+  return g_subprocess_launcher_spawnv (launcher, argv, error);
+}
+
+/* Runs `tessera ARGS…` here as @user; @poll_max: TESSERA_POLL_INTERVAL_MAX. */
+static GSubprocess *
+spawn_tool_as_user (TestGroupPool *gp, const char *user, const char *poll_max, GSubprocessFlags flags,
+                    GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *state = test_user_folder (gp->tmp, user);
+  va_list ap;
+
+  if (poll_max != NULL)
+    g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", poll_max, TRUE);
+  test_argv_tessera_as (argv, user, state, gp->config, 120);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* A holder on another host (same name, other machine and boot), run by
+ * one user of a shared pool, counts for the other user; when that host
+ * dies, the other user's waiter gets through by the job lock, which it
+ * can probe as a member of the pool's group. */
+static void
+test_users_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  TestGroupPool *gp = test_group_pool_new ("th", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  g_autofree char *holder_state = test_user_folder (gp->tmp, gp->users->users[0]);
+  g_autofree char *ready = NULL;
+  g_autofree char *through = NULL;
+  gint64 killed;
+  double reclaim;
+
+  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
+  holder = spawn_on_other_host_as (f, "host-b", gp->users->users[0], holder_state, gp->config,
+                                   G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                                   "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* No over-allocation: another user, same host name, other machine. */
+  other = spawn_tool_as_user (gp, gp->users->users[1], NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                              "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+
+  waiter = spawn_tool_as_user (gp, gp->users->users[1], "1", G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                               "run", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+
+  kill (namespace_init (holder), SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_test_message ("reclaim time of a dead host, holder and judge two users of a group (job-lock path): %.2f s",
+                  reclaim);
+  g_assert_cmpfloat (reclaim, <, 30);
+  test_group_pool_free (gp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1609,5 +1724,6 @@ main (int argc, char **argv)
   ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
   ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
+  ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   return g_test_run ();
 }
