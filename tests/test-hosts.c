@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 typedef struct
@@ -1686,6 +1687,77 @@ test_users_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
   test_group_pool_free (gp);
 }
 
+/* A user (not root) on a host where another user planted the host id
+ * file with an id of their choice (root never ran Tessera there): that
+ * user takes an id of its own, and keeps it. */
+static void
+test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
+{
+  const char *chosen = "0123456789abcdef0123456789abcdef";
+  TestGroupPool *gp = test_group_pool_new ("ti", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  g_autofree char *state = test_user_folder (gp->tmp, gp->users->users[0]);
+  g_autofree char *script = g_strdup_printf ("cat '%s'/r/jobs/*.json", gp->pool);
+  g_autofree char *var_tmp = g_build_filename (f->tmp, "planted", "var-tmp", NULL);
+  g_autofree char *planted = g_build_filename (var_tmp, "tessera-host-identity", NULL);
+  g_autofree char *old_planted = g_build_filename (var_tmp, "tessera-host-id", NULL);
+  g_autofree char *second = NULL;
+
+  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
+  for (int i = 0; i < 3; i++)
+    {
+      g_autoptr(GSubprocess) process = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonNode) root = NULL;
+      g_autofree char *out = NULL;
+      g_autofree char *text = g_strdup_printf ("%s\n", chosen);
+      const char *id;
+
+      /* Planted as the other user would: the id and, for a reader that
+       * checks them, a machine id and a device and inode that match. */
+      test_write_file (old_planted, text);
+      g_assert_cmpint (chown (old_planted, 4242, 4242), ==, 0);
+      process = spawn_on_other_host_as (f, "planted", gp->users->users[0], state, gp->config,
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                        "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+      g_assert_no_error (error);
+      g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (exit_code (process), ==, 0);
+      root = json_from_string (out, &error);
+      g_assert_no_error (error);
+      id = json_object_get_string_member (json_object_get_object_member (json_node_get_object (root), "process"),
+                                          "host_id");
+      g_test_message ("run %d: host id %s", i, id);
+      g_assert_cmpstr (id, !=, chosen);
+      g_assert_cmpuint (strlen (id), ==, 32);
+      if (i == 0)
+        {
+          struct stat st;
+          g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, "planted", -1);
+          g_autofree char *content = NULL;
+          int fd;
+
+          /* What the user made (the file was missing) goes; the other
+           * user's takes its place. */
+          g_unlink (planted);
+          fd = open (planted, O_WRONLY | O_CREAT | O_EXCL, 0644);
+          g_assert_cmpint (fd, >=, 0);
+          g_assert_cmpint (fstat (fd, &st), ==, 0);
+          content = g_strdup_printf ("%s\nmachine-id %s\ndevice %u:%u\ninode %" G_GUINT64_FORMAT "\n", chosen, digest,
+                                     major (st.st_dev), minor (st.st_dev), (guint64) st.st_ino);
+          g_assert_cmpint (write (fd, content, strlen (content)), ==, (gssize) strlen (content));
+          close (fd);
+          g_assert_cmpint (chown (planted, 4242, 4242), ==, 0);
+        }
+      else if (i == 1)
+        second = g_strdup (id);
+      else
+        g_assert_cmpstr (id, ==, second);
+    }
+  test_group_pool_free (gp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1725,5 +1797,6 @@ main (int argc, char **argv)
   ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
+  ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
   return g_test_run ();
 }
