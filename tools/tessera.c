@@ -913,7 +913,8 @@ clean_job_folders_in (int jobs_fd, const char *jobs)
   return removed;
 }
 
-/* The state folder's jobs/, and runs/UID in every configured pool: each
+/* The state folder's jobs/, and runs/UID in every configured pool (the
+ * pool's folder never through a link, as `tessera run` reaches it): each
  * reached from its parent without following a link, and only if ours. */
 static guint
 clean_job_folders (TesseraConfig *config)
@@ -922,7 +923,8 @@ clean_job_folders (TesseraConfig *config)
   g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   g_autoptr(GPtrArray) names = tessera_config_get_names (config);
-  int state_fd = open (state, FOLDER_FLAGS);
+  /* The state folder is the user's own: opened as given, links too. */
+  int state_fd = open (state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
   guint removed = clean_job_folders_in (jobs_fd, jobs);
 
