@@ -762,7 +762,6 @@ read_bounded_at (int dir_fd, const char *name, gsize max)
 static gboolean
 job_folder_is_done (int job_fd, GPtrArray *files)
 {
-  g_autoptr(GError) error = NULL;
   int fd = dup (job_fd);
   DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
   gboolean done = TRUE;
@@ -1026,8 +1025,8 @@ heartbeat_host_at (int hosts_fd, const char *name)
 /* Removes, in the pool @pool's hosts/, the heartbeat `HOSTID.lease` and
  * the lock-less mount's mark `HOSTID.host` of the retired host @host, and
  * the temporary files `HOSTID.lease.XXXXXX` that its renewers left (one
- * killed half-way through a renewal), never through a link. A temporary file of another host is left to that host
- * (it may be renewing right now). */
+ * killed half-way through a renewal), never through a link. A temporary
+ * file of another host is left to that host (it may be renewing now). */
 static void
 clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
 {
