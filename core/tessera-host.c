@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -128,9 +129,9 @@ load_host_id (int dir_fd, const char *name, char **id, struct stat *st_out)
 }
 
 /* Draws a host id and writes it whole as @name in @dir_fd: a temporary
- * file (O_EXCL, never through a link) linked to @name when it is missing
- * (if another process made it first, its id wins), renamed over it when
- * @replace. */
+ * file (O_EXCL, never through a link) renamed to @name without replacing
+ * it when it is missing (if another process made it first, its id wins),
+ * over it when @replace. */
 static void
 create_host_id (int dir_fd, const char *name, gboolean replace)
 {
@@ -167,9 +168,12 @@ create_host_id (int dir_fd, const char *name, gboolean replace)
       written = write (fd, text->str, text->len) == (gssize) text->len && fsync (fd) == 0;
     }
   close (fd);
+  /* Renamed, not linked, where the file system can refuse to replace: a
+   * reader never sees the file with two links (which it would refuse). */
   if (written && replace && renameat (dir_fd, tmp, dir_fd, name) < 0)
     g_debug ("Cannot replace %s: %s", name, g_strerror (errno));
-  else if (written && !replace && linkat (dir_fd, tmp, dir_fd, name, 0) < 0 && errno != EEXIST)
+  else if (written && !replace && renameat2 (dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE) < 0 &&
+           errno != EEXIST && (errno != EINVAL || (linkat (dir_fd, tmp, dir_fd, name, 0) < 0 && errno != EEXIST)))
     g_debug ("Cannot create %s: %s", name, g_strerror (errno));
   unlinkat (dir_fd, tmp, 0);
 }
