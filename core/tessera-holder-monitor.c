@@ -390,17 +390,25 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
 
   if (locks_cross_hosts (monitor))
     return TRUE;
-  /* Another host's heartbeat: it holds, or held, something here. */
-  other = _tessera_host_lease_dup_other_host (monitor->lease);
+  /* Another host's marker or heartbeat: it uses, or used, the pool. */
+  other = _tessera_host_lease_mark_and_dup_other_host (monitor->lease, error);
+  if (other == NULL)
+    return FALSE;
+  if (*other == '\0')
+    g_clear_pointer (&other, g_free);
   for (guint i = 0; other != NULL || i < lock_files->len; i++)
     {
       TesseraProcess *process = other == NULL ? tessera_dynamic_lock_file_get_process (g_ptr_array_index (lock_files, i))
                                 : NULL;
       const char *host;
 
-      if (other == NULL && (process == NULL || !_tessera_process_on_other_host (process)))
+      /* A spec that names no host (experimaestro's) may come from any. */
+      if (other == NULL && (process == NULL ||
+                            (_tessera_process_written_by_tessera (process) && !_tessera_process_on_other_host (process))))
         continue;
       host = other != NULL ? other : tessera_process_get_host (process);
+      if (host == NULL)
+        host = _("a host it does not name");
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
                    _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and a holder on "
                      "another host (%s) uses it, so nothing can keep the hosts from handing out the same share; "

@@ -62,4 +62,11 @@ gboolean    _tessera_host_lease_expired        (TesseraHostLease *lease,
  * a heartbeat in the pool, or NULL when there is none. */
 char       *_tessera_host_lease_dup_other_host (TesseraHostLease *lease);
 
+/* Where locks do not cross hosts: leaves this host's marker in hosts/
+ * (HOSTID.host, once), then looks for another host's marker or
+ * heartbeat. (transfer full) (nullable): that host's id, "" when there is
+ * none, NULL with @error set when this host cannot mark or look. */
+char       *_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
+                                                         GError           **error);
+
 G_END_DECLS

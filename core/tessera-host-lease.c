@@ -422,3 +422,69 @@ _tessera_host_lease_dup_other_host (TesseraHostLease *lease)
   closedir (dir);
   return found;
 }
+
+/* Where locks do not cross hosts, ipc.lock excludes no other host: each
+ * host that uses the pool leaves a marker, hosts/HOSTID.host (a heartbeat
+ * that states no lease; written once, kept), before it grants anything,
+ * then looks for another host's marker or heartbeat. Of two hosts that
+ * start at once, each writes before it looks, so at least one sees the
+ * other (both may, and both refuse: closed, as it must fail). */
+char *
+_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
+                                             GError           **error)
+{
+  g_autofree char *name = NULL;
+  g_autofree char *path = NULL;
+  struct stat st;
+  DIR *dir;
+  struct dirent *entry;
+  char *found = NULL;
+  int fd;
+
+  if (*_tessera_host_id () == '\0')
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+                   _("This host has no host id: it cannot tell itself from other hosts in %s"), lease->pool_path);
+      return NULL;
+    }
+  fd = open_hosts (lease, TRUE);
+  if (fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), lease->hosts_path);
+      return NULL;
+    }
+  name = g_strconcat (_tessera_host_id (), ".host", NULL);
+  path = g_build_filename (lease->hosts_path, name, NULL);
+  if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+    {
+      g_autofree char *text = heartbeat_text (0);
+
+      if (!_tessera_write_file_atomic_at (fd, name, path, text, -1, TRUE, error))
+        {
+          close (fd);
+          return NULL;
+        }
+    }
+  dir = fdopendir (fd);
+  if (dir == NULL)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), lease->hosts_path);
+      close (fd);
+      return NULL;
+    }
+  while (found == NULL && (entry = readdir (dir)) != NULL)
+    {
+      const char *dot = strchr (entry->d_name, '.');
+      g_autofree char *id = NULL;
+
+      if (dot == NULL || (strcmp (dot, LEASE_SUFFIX) != 0 && strcmp (dot, ".host") != 0))
+        continue;
+      id = g_strndup (entry->d_name, (gsize) (dot - entry->d_name));
+      if (_tessera_is_host_id (id) && strcmp (id, _tessera_host_id ()) != 0)
+        found = g_steal_pointer (&id);
+    }
+  closedir (dir);
+  if (found == NULL)
+    found = g_strdup ("");
+  return found;
+}

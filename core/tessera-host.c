@@ -10,15 +10,37 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The random half of the host id: cloned images share /etc/machine-id, so
- * each host also draws an id once and keeps it in host-local state.
- * /var/tmp survives reboots and is local to the machine. */
-#define HOST_ID_PATH "/var/tmp/tessera-host-id"
+ * each host also draws an id once and keeps it in host-local state that
+ * survives reboots: /var/tmp (local to the machine).
+ *
+ * /var/tmp is everyone's: a file there is taken only when it is a regular
+ * file of root's or ours, writable by no one else, with one link. And an
+ * image cloned with the file in it must not share the id: the file
+ * records, beside the id, the machine id and the device and inode the
+ * file had when it was written. A copy (an image built or unpacked, a
+ * file copied by hand) has another inode, a host with its own machine id
+ * another machine id: either way the id is drawn again. (A block-level
+ * clone that also keeps /etc/machine-id keeps all three: such clones must
+ * get their own machine id, as systemd-firstboot and cloud-init give.)
+ *
+ * When the shared file cannot be ours (another user's, or root's and out
+ * of date while we are not root), a per-user one in /var/tmp/tessera-UID
+ * (ours, 0700) serves: our holders then look like another host's to the
+ * other users, who judge them by their job lock. Root's file, made by any
+ * root run of Tessera, serves every user. */
+#define HOST_ID_FOLDER "/var/tmp"
+#define HOST_ID_NAME "tessera-host-identity"
+#define HOST_ID_USER_NAME "host-identity"
 #define HOST_ID_LENGTH 32
+#define HOST_ID_FILE_MAX 512
 
 gboolean
 _tessera_is_host_id (const char *text)
@@ -43,33 +65,180 @@ read_small_file (const char *path)
   return g_strstrip (g_strndup (data, length));
 }
 
-/* Creates the host id file with its whole content at once: a temporary
- * file linked to the final name, which fails when another process made
- * it first (then its id wins). */
+typedef enum
+{
+  HOST_ID_OK,
+  HOST_ID_MISSING,
+  HOST_ID_STALE,     /* ours (or root's) but not this host's, or garbled */
+  HOST_ID_FOREIGN,   /* not a file we may trust at all */
+} HostIdState;
+
+/* What the host id file says of the host that wrote it. */
+static char *
+host_id_binding (dev_t device, ino_t inode)
+{
+  return g_strdup_printf ("machine-id %s\ndevice %u:%u\ninode %" G_GUINT64_FORMAT "\n", _tessera_machine_id (),
+                          major (device), minor (device), (guint64) inode);
+}
+
+/* Reads @name in @dir_fd; the id in @id when it is OK; in @st_out what
+ * the file is, when there is one. */
+static HostIdState
+load_host_id (int dir_fd, const char *name, char **id, struct stat *st_out)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  g_autofree char *binding = NULL;
+  char text[HOST_ID_FILE_MAX + 1];
+  const char *newline;
+  struct stat st;
+  gsize length = 0;
+
+  if (fd < 0)
+    return errno == ENOENT ? HOST_ID_MISSING : HOST_ID_FOREIGN;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_nlink != 1 ||
+      (st.st_uid != 0 && st.st_uid != geteuid ()) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    {
+      if (st_out != NULL)
+        fstat (fd, st_out);
+      close (fd);
+      return HOST_ID_FOREIGN;
+    }
+  if (st_out != NULL)
+    *st_out = st;
+  while (length < sizeof text - 1)
+    {
+      gssize n = read (fd, text + length, sizeof text - 1 - length);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      length += (gsize) n;
+    }
+  close (fd);
+  text[length] = '\0';
+  binding = host_id_binding (st.st_dev, st.st_ino);
+  newline = strchr (text, '\n');
+  if (newline == NULL || newline - text != HOST_ID_LENGTH || strcmp (newline + 1, binding) != 0)
+    return HOST_ID_STALE;
+  *id = g_strndup (text, HOST_ID_LENGTH);
+  if (_tessera_is_host_id (*id))
+    return HOST_ID_OK;
+  g_clear_pointer (id, g_free);
+  return HOST_ID_STALE;
+}
+
+/* Draws a host id and writes it whole as @name in @dir_fd: a temporary
+ * file (O_EXCL, never through a link) renamed to @name without replacing
+ * it when it is missing (if another process made it first, its id wins),
+ * over it when @replace. */
 static void
-create_host_id (void)
+create_host_id (int dir_fd, const char *name, gboolean replace)
 {
   g_autofree char *uuid = g_uuid_string_random ();
-  g_autofree char *tmp = g_strdup (HOST_ID_PATH ".XXXXXX");
-  GString *id = g_string_new (NULL);
-  int fd;
+  g_autofree char *tmp = NULL;
+  g_autofree char *binding = NULL;
+  g_autoptr(GString) text = g_string_new (NULL);
+  struct stat st;
+  gboolean written;
+  int fd = -1;
 
+  for (int attempt = 0; fd < 0 && attempt < 100; attempt++)
+    {
+      g_free (tmp);
+      tmp = g_strdup_printf (".%s.%08x", name, g_random_int ());
+      fd = openat (dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0 && errno != EEXIST)
+        break;
+    }
+  if (fd < 0)
+    {
+      g_debug ("Cannot create a host id file beside %s: %s", name, g_strerror (errno));
+      return;
+    }
   for (const char *p = uuid; *p != '\0'; p++)
     if (*p != '-')
-      g_string_append_c (id, *p);
-  g_string_append_c (id, '\n');
-  fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, 0644);
-  if (fd >= 0)
+      g_string_append_c (text, *p);
+  g_string_append_c (text, '\n');
+  written = fchmod (fd, 0644) == 0 && fstat (fd, &st) == 0;
+  if (written)
     {
-      gboolean written = write (fd, id->str, id->len) == (gssize) id->len;
-
-      fchmod (fd, 0644);
-      close (fd);
-      if (written && link (tmp, HOST_ID_PATH) < 0 && errno != EEXIST)
-        g_debug ("Cannot create %s: %s", HOST_ID_PATH, g_strerror (errno));
-      g_unlink (tmp);
+      binding = host_id_binding (st.st_dev, st.st_ino);
+      g_string_append (text, binding);
+      written = write (fd, text->str, text->len) == (gssize) text->len && fsync (fd) == 0;
     }
-  g_string_free (id, TRUE);
+  close (fd);
+  /* Renamed, not linked, where the file system can refuse to replace: a
+   * reader never sees the file with two links (which it would refuse). */
+  if (written && replace && renameat (dir_fd, tmp, dir_fd, name) < 0)
+    g_debug ("Cannot replace %s: %s", name, g_strerror (errno));
+  else if (written && !replace && renameat2 (dir_fd, tmp, dir_fd, name, RENAME_NOREPLACE) < 0 &&
+           errno != EEXIST && (errno != EINVAL || (linkat (dir_fd, tmp, dir_fd, name, 0) < 0 && errno != EEXIST)))
+    g_debug ("Cannot create %s: %s", name, g_strerror (errno));
+  unlinkat (dir_fd, tmp, 0);
+}
+
+/* The host id kept as @name in @dir_fd, made or remade when it may be;
+ * NULL when this file cannot give one. */
+static char *
+host_id_in (int dir_fd, const char *name)
+{
+  for (int attempt = 0; attempt < 3; attempt++)
+    {
+      char *id = NULL;
+      struct stat st = { 0 };
+
+      switch (load_host_id (dir_fd, name, &id, &st))
+        {
+        case HOST_ID_OK:
+          return id;
+        case HOST_ID_MISSING:
+          create_host_id (dir_fd, name, FALSE);
+          break;
+        case HOST_ID_STALE:
+          if (st.st_uid != geteuid ())
+            return NULL;
+          create_host_id (dir_fd, name, TRUE);
+          break;
+        case HOST_ID_FOREIGN:
+          /* Only root may replace what another user put in /var/tmp;
+           * a folder stays (rename() refuses it). */
+          if (geteuid () != 0 || S_ISDIR (st.st_mode))
+            return NULL;
+          create_host_id (dir_fd, name, TRUE);
+          break;
+        }
+    }
+  return NULL;
+}
+
+/* The host id: the shared file's, else our per-user one's; "" if none. */
+static char *
+load_or_create_host_id (void)
+{
+  g_autofree char *user = g_strdup_printf ("tessera-%u", (unsigned) geteuid ());
+  char *id = NULL;
+  struct stat st;
+  int dir_fd = open (HOST_ID_FOLDER, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int user_fd;
+
+  if (dir_fd < 0)
+    return g_strdup ("");
+  if ((id = host_id_in (dir_fd, HOST_ID_NAME)) != NULL)
+    {
+      close (dir_fd);
+      return id;
+    }
+  if (mkdirat (dir_fd, user, 0700) < 0 && errno != EEXIST)
+    g_debug ("Cannot create %s/%s: %s", HOST_ID_FOLDER, user, g_strerror (errno));
+  user_fd = openat (dir_fd, user, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  close (dir_fd);
+  if (user_fd < 0)
+    return g_strdup ("");
+  if (fstat (user_fd, &st) == 0 && st.st_uid == geteuid () && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+    id = host_id_in (user_fd, HOST_ID_USER_NAME);
+  close (user_fd);
+  return id != NULL ? id : g_strdup ("");
 }
 
 /**
@@ -105,20 +274,7 @@ _tessera_host_id (void)
 
   if (g_once_init_enter (&once))
     {
-      host_id = read_small_file (HOST_ID_PATH);
-      if (*host_id == '\0')
-        {
-          g_free (host_id);
-          create_host_id ();
-          host_id = read_small_file (HOST_ID_PATH);
-        }
-      if (!_tessera_is_host_id (host_id))
-        {
-          if (*host_id != '\0')
-            g_warning (_("Ignoring %s: it does not hold a host id"), HOST_ID_PATH);
-          g_free (host_id);
-          host_id = g_strdup ("");
-        }
+      host_id = load_or_create_host_id ();
       g_once_init_leave (&once, 1);
     }
   return host_id;

@@ -61,15 +61,19 @@ tear_down (Fixture *f, gconstpointer data)
   g_free (f->image);
 }
 
-/* A valid lock file naming this (live) test process, holding @count. */
+/* A valid lock file naming this (live) test process, holding @count; its
+ * spec names this host (on a lock-less FUSE mount, one that names no host
+ * may come from another, and the pool is refused). */
 static char *
 plant_live_holder (const char *folder, int count)
 {
   g_autofree char *job_uri = g_build_filename (folder, "planted-job", NULL);
   char *path = g_build_filename (folder, "jobs", "planted@1.json", NULL);
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) spec = tessera_process_to_json (self);
+  g_autofree char *spec_text = json_to_string (spec, FALSE);
   g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %d}, "
-                                           "\"process\": {\"type\": \"local\", \"pid\": %d}}",
-                                           job_uri, count, (int) getpid ());
+                                           "\"process\": %s}", job_uri, count, spec_text);
   test_write_file (path, json);
   return path;
 }

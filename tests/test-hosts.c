@@ -11,6 +11,7 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 typedef struct
@@ -1281,6 +1283,481 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (holder), ==, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The host id: neither planted by another user nor carried by a copy */
+
+/* The host id that a `tessera run` on the simulated @host records in its
+ * lock file (the process spec's "host_id"). */
+static char *
+host_id_on (Fixture *f, const char *host)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *script = g_strdup_printf ("cat '%s'/r/jobs/*.json", f->tmp);
+  g_autofree char *out = NULL;
+  JsonObject *spec;
+
+  process = spawn_on_other_host (f, host, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                 "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (process), ==, 0);
+  root = json_from_string (out, &error);
+  g_assert_no_error (error);
+  spec = json_object_get_object_member (json_node_get_object (root), "process");
+  g_assert_nonnull (spec);
+  g_assert_cmpuint (strlen (json_object_get_string_member (spec, "host_id")), ==, 32);
+  return g_strdup (json_object_get_string_member (spec, "host_id"));
+}
+
+/* The files Tessera keeps the host id in, in a simulated host's /var/tmp. */
+static GPtrArray *
+host_id_files (Fixture *f, const char *host)
+{
+  g_autofree char *var_tmp = g_build_filename (f->tmp, host, "var-tmp", NULL);
+  g_autoptr(GDir) dir = g_dir_open (var_tmp, 0, NULL);
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_prefix (name, "tessera-host"))
+      g_ptr_array_add (files, g_build_filename (var_tmp, name, NULL));
+  g_assert_cmpuint (files->len, >, 0);
+  return files;
+}
+
+/* Another user of the host (/var/tmp is everyone's) rewrites the host id
+ * files to name an id of their choice, in place (same inode, the rest of
+ * the content as it was): no process of ours takes that id. */
+static void
+test_host_id_planted_ignored (Fixture *f, gconstpointer data)
+{
+  const char *chosen = "0123456789abcdef0123456789abcdef";
+  g_autofree char *first = host_id_on (f, "planted");
+  g_autoptr(GPtrArray) files = host_id_files (f, "planted");
+  g_autofree char *second = NULL;
+
+  for (guint i = 0; i < files->len; i++)
+    {
+      const char *path = g_ptr_array_index (files, i);
+      g_autofree char *text = NULL;
+      g_autofree char *planted = NULL;
+      int fd;
+
+      g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+      planted = test_substitute (text, first, chosen);
+      fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW);
+      g_assert_cmpint (fd, >=, 0);
+      g_assert_cmpint (write (fd, planted, strlen (planted)), ==, (gssize) strlen (planted));
+      close (fd);
+      g_assert_cmpint (chown (path, 4242, 4242), ==, 0);
+      g_assert_cmpint (chmod (path, 0644), ==, 0);
+    }
+  second = host_id_on (f, "planted");
+  g_test_message ("first id %s, after the planting %s", first, second);
+  g_assert_cmpstr (second, !=, chosen);
+}
+
+/* The host id files of one host copied into another's /var/tmp (a cloned
+ * image), with another machine id: the clone draws its own id, and keeps
+ * it. */
+static void
+test_host_id_copied_to_a_clone (Fixture *f, gconstpointer data)
+{
+  g_autofree char *original = host_id_on (f, "original");
+  g_autoptr(GPtrArray) files = host_id_files (f, "original");
+  g_autofree char *clone_var_tmp = g_build_filename (f->tmp, "clone", "var-tmp", NULL);
+  g_autofree char *clone = NULL;
+  g_autofree char *again = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (clone_var_tmp, 0777), ==, 0);
+  for (guint i = 0; i < files->len; i++)
+    {
+      const char *path = g_ptr_array_index (files, i);
+      g_autofree char *base = g_path_get_basename (path);
+      g_autofree char *copy = g_build_filename (clone_var_tmp, base, NULL);
+      g_autofree char *text = NULL;
+      gsize length;
+
+      g_assert_true (g_file_get_contents (path, &text, &length, NULL));
+      g_assert_true (g_file_set_contents_full (copy, text, (gssize) length, G_FILE_SET_CONTENTS_NONE, 0644, NULL));
+    }
+  clone = host_id_on (f, "clone");
+  again = host_id_on (f, "clone");
+  g_test_message ("original %s, clone %s", original, clone);
+  g_assert_cmpstr (clone, !=, original);
+  g_assert_cmpstr (again, ==, clone);
+}
+
+/* ---------------------------------------------------------------------- */
+/* clean --host: a retired host leaves nothing behind */
+
+/* Writes @name in the pool's hosts/ with @content. */
+static void
+write_in_hosts (Fixture *f, const char *name, const char *content)
+{
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *path = g_build_filename (hosts, name, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (hosts, 0777), ==, 0);
+  test_write_file (path, content);
+}
+
+static gboolean
+in_hosts (Fixture *f, const char *name)
+{
+  g_autofree char *path = g_build_filename (f->tmp, "r", "hosts", name, NULL);
+
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* `tessera clean --host NAME --yes` removes the retired host's holdings,
+ * its heartbeat and the temporary file a renewer killed half-way left;
+ * another host's heartbeat and its fresh temporary file stay. */
+static void
+test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
+{
+  const char *retired = "0123456789abcdef0123456789abcdef";
+  const char *live = "fedcba9876543210fedcba9876543210";
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "gone@id.json", NULL);
+  g_autofree char *job_uri = job_uri_for (f, "gone");
+  g_autofree char *holder = NULL;
+  g_autofree char *beat = NULL;
+  g_autofree char *name = NULL;
+  g_autoptr(GSubprocess) status = NULL;
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_write_file (f->config, config);
+  status = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "status", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (status), ==, 0);
+
+  holder = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": "
+                            "{\"type\": \"local\", \"pid\": 4242, \"host\": \"retired-node\", \"host_id\": \"%s\", "
+                            "\"machine_id\": \"%s\", \"boot_id\": \"00000000-0000-4000-8000-000000000000\"}}",
+                            job_uri, retired, retired);
+  test_write_file (lock_file, holder);
+  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"retired-node\", "
+                          "\"boot_id\": \"00000000-0000-4000-8000-000000000000\", \"lease\": 30, \"renewal\": \"a\"}",
+                          retired, retired);
+  name = g_strconcat (retired, ".lease", NULL);
+  write_in_hosts (f, name, beat);
+  g_free (name);
+  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
+  write_in_hosts (f, name, "{\"host_id\": \"");
+  g_free (beat);
+  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"live-node\", "
+                          "\"boot_id\": \"00000000-0000-4000-8000-000000000001\", \"lease\": 30, \"renewal\": \"b\"}",
+                          live, live);
+  g_free (name);
+  name = g_strconcat (live, ".lease", NULL);
+  write_in_hosts (f, name, beat);
+  g_free (name);
+  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
+  write_in_hosts (f, name, "{");
+  /* The marks of a lock-less mount's hosts, which name their host too. */
+  g_free (name);
+  name = g_strconcat (retired, ".host", NULL);
+  write_in_hosts (f, name, "{\"host\": \"retired-node\", \"lease\": 0}");
+  g_free (name);
+  name = g_strconcat (live, ".host", NULL);
+  write_in_hosts (f, name, "{\"host\": \"live-node\", \"lease\": 0}");
+
+  clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", "--host", "retired-node", "--yes",
+                      NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (clean), ==, 0);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_free (name);
+  name = g_strconcat (retired, ".lease", NULL);
+  g_assert_false (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
+  g_assert_false (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (live, ".lease", NULL);
+  g_assert_true (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
+  g_assert_true (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (retired, ".host", NULL);
+  g_assert_false (in_hosts (f, name));
+  g_free (name);
+  name = g_strconcat (live, ".host", NULL);
+  g_assert_true (in_hosts (f, name));
+}
+
+/* ---------------------------------------------------------------------- */
+/* A lock-less mount: every host that uses the pool is known */
+
+/* Another host used the pool on a lock-less mount and is done with it
+ * (no holder left): ipc.lock never excluded it, so had both run at once
+ * both would have granted. This host must refuse the pool all the same;
+ * and so must the other host, once this one has tried it. */
+static void
+test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+
+  test_write_file (f->config, config);
+  run = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                             "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_clear_object (&run);
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s", err);
+  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_clear_object (&run);
+
+  /* And the other host, which granted first, now refuses too. */
+  run = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                             "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 1);
+
+  unmount_lockless_view (view, bindfs);
+}
+
+/* experimaestro's spec names no host: on a lock-less mount its holder may
+ * be on any host, so the pool is refused. */
+static void
+test_lockless_mount_unknown_host_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
+  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
+  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *spec = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) getpid ());
+  g_autofree char *path = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+
+  test_write_file (f->config, config);
+  g_mkdir_with_parents (view_jobs, 0777);
+  path = write_view_lock_file (f, view_jobs, "xp", spec);
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s", err);
+  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  unmount_lockless_view (view, bindfs);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Verdicts between two users of a group: the holder on another host as
+ * one user, the judge here as another, as on a cluster */
+
+/* Runs `tessera --config CONFIG ARGS…` as @user (its state in @state) on
+ * the simulated @host (as spawn_on_other_host() makes one; its /var/tmp
+ * is everyone's, as a real one is). */
+static GSubprocess *
+spawn_on_other_host_as (Fixture *f, const char *host, const char *user, const char *state, const char *config,
+                        GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
+  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
+  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
+  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
+  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
+  g_autofree char *line = g_strconcat (digest, "\n", NULL);
+  g_autoptr(GString) script = g_string_new (NULL);
+  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
+                         "sh", "-c", NULL, NULL };
+  va_list ap;
+
+  g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
+  g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
+  test_write_file (machine_id, line);
+  test_write_file (boot_id, boot);
+  g_string_append_printf (script,
+                          "set -e; hostname '%s'; mount -t proc proc /proc; "
+                          "mount --bind '%s' /etc/machine-id; "
+                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
+                          "mount --bind '%s' /var/tmp; "
+                          "exec runuser -u '%s' -- env 'XDG_STATE_HOME=%s' 'HOME=%s' 'TESSERA_PLUGIN_PATH=%s' "
+                          "sh -c 'umask 022; exec \"$@\"' sh '%s' --config '%s'",
+                          g_get_host_name (), machine_id, boot_id, var_tmp, user, state, state,
+                          g_getenv ("TESSERA_PLUGIN_PATH"), g_getenv ("TESSERA_TOOL"), config);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_string_append_printf (script, " '%s'", arg);
+  va_end (ap);
+  argv[9] = script->str;
+  return g_subprocess_launcher_spawnv (launcher, argv, error);
+}
+
+/* Runs `tessera ARGS…` here as @user; @poll_max: TESSERA_POLL_INTERVAL_MAX. */
+static GSubprocess *
+spawn_tool_as_user (TestGroupPool *gp, const char *user, const char *poll_max, GSubprocessFlags flags,
+                    GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *state = test_user_folder (gp->tmp, user);
+  va_list ap;
+
+  if (poll_max != NULL)
+    g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", poll_max, TRUE);
+  test_argv_tessera_as (argv, user, state, gp->config, 120);
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* A holder on another host (same name, other machine and boot), run by
+ * one user of a shared pool, counts for the other user; when that host
+ * dies, the other user's waiter gets through by the job lock, which it
+ * can probe as a member of the pool's group. */
+static void
+test_users_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) other = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  TestGroupPool *gp = test_group_pool_new ("th", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  g_autofree char *holder_state = test_user_folder (gp->tmp, gp->users->users[0]);
+  g_autofree char *ready = NULL;
+  g_autofree char *through = NULL;
+  gint64 killed;
+  double reclaim;
+
+  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
+  holder = spawn_on_other_host_as (f, "host-b", gp->users->users[0], holder_state, gp->config,
+                                   G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                                   "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* No over-allocation: another user, same host name, other machine. */
+  other = spawn_tool_as_user (gp, gp->users->users[1], NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                              "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (other), ==, 75);
+
+  waiter = spawn_tool_as_user (gp, gp->users->users[1], "1", G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                               "run", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+
+  kill (namespace_init (holder), SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_test_message ("reclaim time of a dead host, holder and judge two users of a group (job-lock path): %.2f s",
+                  reclaim);
+  g_assert_cmpfloat (reclaim, <, 30);
+  test_group_pool_free (gp);
+}
+
+/* A user (not root) on a host where another user planted the host id
+ * file with an id of their choice (root never ran Tessera there): that
+ * user takes an id of its own, and keeps it. */
+static void
+test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
+{
+  const char *chosen = "0123456789abcdef0123456789abcdef";
+  TestGroupPool *gp = test_group_pool_new ("ti", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  g_autofree char *state = test_user_folder (gp->tmp, gp->users->users[0]);
+  g_autofree char *script = g_strdup_printf ("cat '%s'/r/jobs/*.json", gp->pool);
+  g_autofree char *var_tmp = g_build_filename (f->tmp, "planted", "var-tmp", NULL);
+  g_autofree char *planted = g_build_filename (var_tmp, "tessera-host-identity", NULL);
+  g_autofree char *old_planted = g_build_filename (var_tmp, "tessera-host-id", NULL);
+  g_autofree char *second = NULL;
+
+  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
+  for (int i = 0; i < 3; i++)
+    {
+      g_autoptr(GSubprocess) process = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonNode) root = NULL;
+      g_autofree char *out = NULL;
+      g_autofree char *text = g_strdup_printf ("%s\n", chosen);
+      const char *id;
+
+      /* Planted as the other user would: the id and, for a reader that
+       * checks them, a machine id and a device and inode that match. */
+      test_write_file (old_planted, text);
+      g_assert_cmpint (chown (old_planted, 4242, 4242), ==, 0);
+      process = spawn_on_other_host_as (f, "planted", gp->users->users[0], state, gp->config,
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                        "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+      g_assert_no_error (error);
+      g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (exit_code (process), ==, 0);
+      root = json_from_string (out, &error);
+      g_assert_no_error (error);
+      id = json_object_get_string_member (json_object_get_object_member (json_node_get_object (root), "process"),
+                                          "host_id");
+      g_test_message ("run %d: host id %s", i, id);
+      g_assert_cmpstr (id, !=, chosen);
+      g_assert_cmpuint (strlen (id), ==, 32);
+      if (i == 0)
+        {
+          struct stat st;
+          g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, "planted", -1);
+          g_autofree char *content = NULL;
+          int fd;
+
+          /* What the user made (the file was missing) goes; the other
+           * user's takes its place. */
+          g_unlink (planted);
+          fd = open (planted, O_WRONLY | O_CREAT | O_EXCL, 0644);
+          g_assert_cmpint (fd, >=, 0);
+          g_assert_cmpint (fstat (fd, &st), ==, 0);
+          content = g_strdup_printf ("%s\nmachine-id %s\ndevice %u:%u\ninode %" G_GUINT64_FORMAT "\n", chosen, digest,
+                                     major (st.st_dev), minor (st.st_dev), (guint64) st.st_ino);
+          g_assert_cmpint (write (fd, content, strlen (content)), ==, (gssize) strlen (content));
+          close (fd);
+          g_assert_cmpint (chown (planted, 4242, 4242), ==, 0);
+        }
+      else if (i == 1)
+        second = g_strdup (id);
+      else
+        g_assert_cmpstr (id, ==, second);
+    }
+  test_group_pool_free (gp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1314,5 +1791,12 @@ main (int argc, char **argv)
        test_lease_command_dies_with_wrapper);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
+  ADD ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
+  ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
+  ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
+  ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
+  ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
+  ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
+  ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
   return g_test_run ();
 }

@@ -351,6 +351,136 @@ test_planted_runs_link (Fixture *f, gconstpointer data)
   g_assert_null (g_dir_read_name (dir));
 }
 
+/* A user's ids, kept (getpwnam()'s answer lasts until the next call). */
+typedef struct
+{
+  uid_t uid;
+  gid_t gid;
+} Ids;
+
+static Ids
+ids_of (const char *user)
+{
+  struct passwd *pw = getpwnam (user);
+
+  g_assert_nonnull (pw);
+  return (Ids) { pw->pw_uid, pw->pw_gid };
+}
+
+/* Makes @path a folder of @ids' with @mode. */
+static void
+make_folder_of (const char *path, Ids ids, int mode)
+{
+  g_assert_cmpint (g_mkdir_with_parents (path, mode), ==, 0);
+  g_assert_cmpint (chown (path, ids.uid, ids.gid), ==, 0);
+  g_assert_cmpint (chmod (path, mode), ==, 0);
+}
+
+/* Writes @content to @path, a file of @ids'. */
+static void
+make_file_of (const char *path, Ids ids, const char *content)
+{
+  test_write_file (path, content);
+  g_assert_cmpint (chown (path, ids.uid, ids.gid), ==, 0);
+}
+
+/* A member of the group swaps runs/ for a link to a folder of the first
+ * user's whose child is named after that user's uid (as /run/user is):
+ * the first user's `tessera clean` must remove nothing there. */
+static void
+test_clean_runs_swapped_for_a_link (Fixture *f, gconstpointer data)
+{
+  Ids victim_ids = ids_of (f->gp->users->users[0]);
+  Ids ids = ids_of (f->gp->users->users[1]);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) victim_ids.uid);
+  g_autofree char *runs = g_build_filename (f->gp->pool, "r", "runs", NULL);
+  g_autofree char *victim = g_build_filename (f->gp->tmp, "victim", NULL);
+  g_autofree char *uid_folder = g_build_filename (victim, uid, NULL);
+  g_autofree char *app = g_build_filename (uid_folder, "app", NULL);
+  g_autofree char *pid_file = g_build_filename (app, "daemon.pid", NULL);
+  g_autofree char *lock_file = g_build_filename (app, "daemon.lock", NULL);
+  g_autofree char *out = NULL;
+
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  make_folder_of (victim, victim_ids, 0700);
+  make_folder_of (uid_folder, victim_ids, 0700);
+  make_folder_of (app, victim_ids, 0700);
+  make_file_of (pid_file, victim_ids, "{\"type\": \"local\", \"pid\": 1}");
+  make_file_of (lock_file, victim_ids, "");
+
+  test_remove_tree (runs);
+  g_assert_cmpint (symlink (victim, runs), ==, 0);
+  g_assert_cmpint (lchown (runs, ids.uid, ids.gid), ==, 0);
+
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "clean", NULL), ==, 0);
+  g_test_message ("clean: %s", out);
+  g_assert_true (g_file_test (pid_file, G_FILE_TEST_IS_REGULAR));
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_IS_REGULAR));
+}
+
+/* A member of the group puts a folder of its own in place of runs/UID,
+ * with job folders that a careless clean would empty, a FIFO for a
+ * locks.json (reading it would hang) and a huge one: the first user's
+ * `tessera clean` touches none of it, and ends. */
+static void
+test_clean_hostile_job_folders (Fixture *f, gconstpointer data)
+{
+  Ids ids = ids_of (f->gp->users->users[1]);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) ids_of (f->gp->users->users[0]).uid);
+  g_autofree char *own = g_build_filename (f->gp->pool, "r", "runs", uid, NULL);
+  g_autofree char *j1 = g_build_filename (own, "j1", NULL);
+  g_autofree char *j2 = g_build_filename (own, "j2", NULL);
+  g_autofree char *j3 = g_build_filename (own, "j3", NULL);
+  g_autofree char *planted = g_build_filename (j1, "x.pid", NULL);
+  g_autofree char *fifo = g_build_filename (j2, "locks.json", NULL);
+  g_autofree char *huge = g_build_filename (j3, "locks.json", NULL);
+  g_autofree char *out = NULL;
+
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  test_remove_tree (own);
+  make_folder_of (own, ids, 0777);
+  make_folder_of (j1, ids, 0777);
+  make_file_of (planted, ids, "{\"type\": \"local\", \"pid\": 1}");
+  make_folder_of (j2, ids, 0777);
+  g_assert_cmpint (mkfifo (fifo, 0666), ==, 0);
+  g_assert_cmpint (chown (fifo, ids.uid, ids.gid), ==, 0);
+  make_folder_of (j3, ids, 0777);
+  make_file_of (huge, ids, "");
+  g_assert_cmpint (truncate (huge, (off_t) 1 << 30), ==, 0);
+
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "clean", NULL), ==, 0);
+  g_test_message ("clean: %s", out);
+  g_assert_true (g_file_test (planted, G_FILE_TEST_IS_REGULAR));
+  g_assert_true (g_file_test (fifo, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (huge, G_FILE_TEST_IS_REGULAR));
+  g_assert_true (g_file_test (j1, G_FILE_TEST_IS_DIR));
+}
+
+/* The first user's own job folders in runs/UID still go once done. */
+static void
+test_clean_own_job_folders (Fixture *f, gconstpointer data)
+{
+  Ids ids = ids_of (f->gp->users->users[0]);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) ids.uid);
+  g_autofree char *job = g_build_filename (f->gp->pool, "r", "runs", uid, "left-behind", NULL);
+  g_autofree char *pid_file = g_build_filename (job, "task.pid", NULL);
+  g_autofree char *lock_file = g_build_filename (job, "task.lock", NULL);
+  g_autofree char *locks = g_build_filename (job, "locks.json", NULL);
+  g_autofree char *out = NULL;
+
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  make_folder_of (job, ids, 0750);
+  make_file_of (pid_file, ids, "{\"type\": \"local\", \"pid\": 1}");
+  make_file_of (lock_file, ids, "");
+  make_file_of (locks, ids, "{\"dynamic_locks\": []}");
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "clean", NULL), ==, 0);
+  g_test_message ("clean: %s", out);
+  g_assert_false (g_file_test (job, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -373,5 +503,11 @@ main (int argc, char **argv)
               fixture_set_up, test_container_holder_of_another_user_reclaimed, fixture_tear_down);
   g_test_add ("/sharing/planted-runs-link-not-followed", Fixture, NULL,
               fixture_set_up, test_planted_runs_link, fixture_tear_down);
+  g_test_add ("/sharing/clean/runs-swapped-for-a-link", Fixture, NULL,
+              fixture_set_up, test_clean_runs_swapped_for_a_link, fixture_tear_down);
+  g_test_add ("/sharing/clean/hostile-job-folders", Fixture, NULL,
+              fixture_set_up, test_clean_hostile_job_folders, fixture_tear_down);
+  g_test_add ("/sharing/clean/own-job-folders", Fixture, NULL,
+              fixture_set_up, test_clean_own_job_folders, fixture_tear_down);
   return g_test_run ();
 }

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -691,65 +692,134 @@ lock_file_names (const char *folder)
   return names;
 }
 
-/* Whether a job folder of `tessera run` (<state>/jobs/<identifier>) may
- * go: its wrapper is gone (the job lock is free), and its command too (no
- * lock file that its locks.json names is left: a peer removes them once
- * the command has ended). Only Tessera's own file names are in it. */
-static gboolean
-job_folder_is_done (const char *folder, GPtrArray *files)
+#define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
+/* The biggest locks.json a job folder's cleaning reads: one entry per
+ * resource a job holds, a few hundred bytes each. */
+#define LOCKS_JSON_MAX (1024 * 1024)
+
+/* The folder @name in @dir_fd, never through a link, and only if it is
+ * ours: in a group's runs/ a co-user may have put a link or a folder of
+ * theirs there. -1 otherwise. */
+static int
+open_own_folder_at (int dir_fd, const char *name)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GDir) dir = g_dir_open (folder, 0, &error);
-  const char *name;
+  struct stat st;
+  int fd = openat (dir_fd, name, FOLDER_FLAGS);
+
+  if (fd >= 0 && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()))
+    {
+      close (fd);
+      errno = EPERM;
+      return -1;
+    }
+  return fd;
+}
+
+/* The text of the regular file @name in @dir_fd, never through a link,
+ * never blocking on a FIFO, and only when it has at most @max bytes;
+ * NULL otherwise. */
+static char *
+read_bounded_at (int dir_fd, const char *name, gsize max)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  g_autoptr(GString) text = NULL;
+  struct stat st;
+  char chunk[8192];
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size < 0 || (gsize) st.st_size > max)
+    {
+      close (fd);
+      return NULL;
+    }
+  text = g_string_sized_new ((gsize) st.st_size + 1);
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 || text->len + (gsize) n > max)
+        {
+          close (fd);
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      g_string_append_len (text, chunk, n);
+    }
+  close (fd);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+/* Whether a job folder of `tessera run` (<state>/jobs/<identifier>),
+ * opened as @job_fd, may go: its wrapper is gone (the job lock is free),
+ * and its command too (no lock file that its locks.json names is left: a
+ * peer removes them once the command has ended). Only Tessera's own file
+ * names are in it, regular files all; their names go to @files. */
+static gboolean
+job_folder_is_done (int job_fd, GPtrArray *files)
+{
+  int fd = dup (job_fd);
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  gboolean done = TRUE;
+  struct dirent *entry;
 
   if (dir == NULL)
-    return FALSE;
-  while ((name = g_dir_read_name (dir)) != NULL)
     {
-      g_autofree char *path = g_build_filename (folder, name, NULL);
+      if (fd >= 0)
+        close (fd);
+      return FALSE;
+    }
+  while (done && (entry = readdir (dir)) != NULL)
+    {
+      const char *name = entry->d_name;
+      struct stat st;
 
-      if (!g_file_test (path, G_FILE_TEST_IS_REGULAR) || g_file_test (path, G_FILE_TEST_IS_SYMLINK))
-        return FALSE;
-      if (g_str_has_suffix (name, ".lock"))
+      if (g_str_equal (name, ".") || g_str_equal (name, ".."))
+        continue;
+      if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+        done = FALSE;
+      else if (g_str_has_suffix (name, ".lock"))
         {
           struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-          int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-          gboolean held;
+          int lock_fd = openat (job_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
-          if (fd < 0)
-            return FALSE;
-          held = fcntl (fd, F_OFD_GETLK, &lock) < 0 || lock.l_type != F_UNLCK;
-          close (fd);
-          if (held)
-            return FALSE;
+          done = lock_fd >= 0 && fcntl (lock_fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
+          if (lock_fd >= 0)
+            close (lock_fd);
         }
       else if (g_str_equal (name, "locks.json"))
         {
-          g_autofree char *text = NULL;
+          g_autofree char *text = read_bounded_at (job_fd, name, LOCKS_JSON_MAX);
           g_autoptr(JsonNode) root = NULL;
           JsonArray *locks;
 
-          if (!g_file_get_contents (path, &text, NULL, NULL) || (root = tessera_json_parse (text, -1, NULL)) == NULL ||
-              !JSON_NODE_HOLDS_OBJECT (root) ||
+          if (text == NULL || (root = tessera_json_parse (text, -1, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
               (locks = json_object_get_array_member (json_node_get_object (root), "dynamic_locks")) == NULL)
-            return FALSE;
-          for (guint i = 0; i < json_array_get_length (locks); i++)
+            done = FALSE;
+          for (guint i = 0; done && i < json_array_get_length (locks); i++)
             {
               JsonNode *element = json_array_get_element (locks, i);
               const char *lock_file = JSON_NODE_HOLDS_OBJECT (element)
                 ? json_object_get_string_member_with_default (json_node_get_object (element), "lock_file_path", NULL)
                 : NULL;
-              GStatBuf st;
+              GStatBuf lock_st;
 
-              if (lock_file == NULL || g_lstat (lock_file, &st) == 0 || errno != ENOENT)
-                return FALSE;
+              /* Only looked at, never opened: a path read from a file. */
+              if (lock_file == NULL || g_lstat (lock_file, &lock_st) == 0 || errno != ENOENT)
+                done = FALSE;
             }
         }
       else if (!g_str_has_suffix (name, ".pid"))
-        return FALSE;
-      g_ptr_array_add (files, g_steal_pointer (&path));
+        done = FALSE;
+      if (done)
+        g_ptr_array_add (files, g_strdup (name));
     }
-  return TRUE;
+  closedir (dir);
+  return done;
 }
 
 /* Where `tessera run` keeps its job folders for a pool shared with a
@@ -762,7 +832,7 @@ job_folder_is_done (const char *folder, GPtrArray *files)
  * the job folder then stays in the user's state folder and such holders
  * count until they are surely dead. Never follows a link. */
 static char *
-dup_shared_runs_folder (const char *pool)
+dup_shared_runs_folder (const char *pool, int *own_fd_out)
 {
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   struct stat st;
@@ -779,11 +849,12 @@ dup_shared_runs_folder (const char *pool)
     runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
     goto out;
-  own_fd = openat (runs_fd, uid, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (own_fd < 0 || fstat (own_fd, &st) < 0 || st.st_uid != geteuid () ||
-      fchmod (own_fd, S_ISGID | 0750) < 0)
+  own_fd = open_own_folder_at (runs_fd, uid);
+  if (own_fd < 0 || fchmod (own_fd, S_ISGID | 0750) < 0)
     goto out;
   result = g_build_filename (pool, "runs", uid, NULL);
+  *own_fd_out = own_fd;
+  own_fd = -1;
 out:
   if (own_fd >= 0)
     close (own_fd);
@@ -794,35 +865,56 @@ out:
   return result;
 }
 
-/* Removes the job folders in @jobs that `tessera run` left (a wrapper
- * killed by SIGKILL cannot clean up), once their jobs are done. */
+/* Removes the job folders in @jobs_fd (@jobs, for messages) that
+ * `tessera run` left (a wrapper killed by SIGKILL cannot clean up), once
+ * their jobs are done. @jobs_fd is a folder of ours: no one else can
+ * swap a name in it, and every name is removed through it. */
 static guint
-clean_job_folders_in (const char *jobs)
+clean_job_folders_in (int jobs_fd, const char *jobs)
 {
-  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
-  const char *name;
+  int fd = jobs_fd >= 0 ? dup (jobs_fd) : -1;
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *entry;
   guint removed = 0;
 
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+  if (dir == NULL)
     {
-      g_autofree char *folder = g_build_filename (jobs, name, NULL);
-      g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
-
-      if (g_file_test (folder, G_FILE_TEST_IS_SYMLINK) || !g_file_test (folder, G_FILE_TEST_IS_DIR) ||
-          !job_folder_is_done (folder, files))
-        continue;
-      for (guint i = 0; i < files->len; i++)
-        g_unlink (g_ptr_array_index (files, i));
-      if (g_rmdir (folder) == 0)
-        {
-          g_print (_("removed the job folder %s\n"), folder);
-          removed++;
-        }
+      if (fd >= 0)
+        close (fd);
+      return 0;
     }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      const char *name = entry->d_name;
+      g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+      int job_fd;
+
+      if (g_str_equal (name, ".") || g_str_equal (name, ".."))
+        continue;
+      if ((job_fd = open_own_folder_at (jobs_fd, name)) < 0)
+        continue;
+      if (job_folder_is_done (job_fd, files))
+        {
+          for (guint i = 0; i < files->len; i++)
+            unlinkat (job_fd, g_ptr_array_index (files, i), 0);
+          if (unlinkat (jobs_fd, name, AT_REMOVEDIR) == 0)
+            {
+              g_autofree char *folder = g_build_filename (jobs, name, NULL);
+              g_autofree char *shown = escape_name (folder, TRUE);
+
+              g_print (_("removed the job folder %s\n"), shown);
+              removed++;
+            }
+        }
+      close (job_fd);
+    }
+  closedir (dir);
   return removed;
 }
 
-/* The state folder's jobs/, and runs/UID in every configured pool. */
+/* The state folder's jobs/, and runs/UID in every configured pool (the
+ * pool's folder never through a link, as `tessera run` reaches it): each
+ * reached from its parent without following a link, and only if ours. */
 static guint
 clean_job_folders (TesseraConfig *config)
 {
@@ -830,15 +922,30 @@ clean_job_folders (TesseraConfig *config)
   g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   g_autoptr(GPtrArray) names = tessera_config_get_names (config);
-  guint removed = clean_job_folders_in (jobs);
+  /* The state folder is the user's own: opened as given, links too. */
+  int state_fd = open (state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
+  guint removed = clean_job_folders_in (jobs_fd, jobs);
 
+  if (jobs_fd >= 0)
+    close (jobs_fd);
+  if (state_fd >= 0)
+    close (state_fd);
   for (guint i = 0; i < names->len; i++)
     {
       g_autofree char *pool = tessera_config_dup_path (config, g_ptr_array_index (names, i));
       g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
+      int pool_fd = open (pool, FOLDER_FLAGS);
+      int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
+      int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
 
-      if (!g_file_test (runs, G_FILE_TEST_IS_SYMLINK))
-        removed += clean_job_folders_in (runs);
+      removed += clean_job_folders_in (own_fd, runs);
+      if (own_fd >= 0)
+        close (own_fd);
+      if (runs_fd >= 0)
+        close (runs_fd);
+      if (pool_fd >= 0)
+        close (pool_fd);
     }
   return removed;
 }
@@ -885,6 +992,104 @@ clean_force (TesseraConfig *config, int argc, char **argv)
         status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1, "%s", error->message);
     }
   return status;
+}
+
+/* The biggest heartbeat in a pool's hosts/ (as the core reads them). */
+#define HEARTBEAT_MAX 4096
+
+/* Whether @text is a host id: 32 lowercase hex digits. */
+static gboolean
+is_host_id (const char *text, gsize length)
+{
+  if (length != 32)
+    return FALSE;
+  for (gsize i = 0; i < length; i++)
+    if (!g_ascii_isxdigit (text[i]) || g_ascii_isupper (text[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The host name that the heartbeat @name in @hosts_fd (or a temporary
+ * one written whole) gives; NULL when it gives none. */
+static char *
+heartbeat_host_at (int hosts_fd, const char *name)
+{
+  g_autofree char *text = read_bounded_at (hosts_fd, name, HEARTBEAT_MAX);
+  g_autoptr(JsonNode) root = text != NULL ? tessera_json_parse (text, -1, NULL) : NULL;
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
+}
+
+/* Removes, in the pool @pool's hosts/, the heartbeat `HOSTID.lease` and
+ * the lock-less mount's mark `HOSTID.host` of the retired host @host, and
+ * the temporary files `HOSTID.lease.XXXXXX` that its renewers left (one
+ * killed half-way through a renewal), never through a link. A temporary
+ * file of another host is left to that host (it may be renewing now). */
+static void
+clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
+{
+  g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
+  int fd;
+  DIR *dir;
+  struct dirent *entry;
+
+  if (pool_fd >= 0)
+    close (pool_fd);
+  if (hosts_fd < 0)
+    return;
+  fd = dup (hosts_fd);
+  dir = fd >= 0 ? fdopendir (fd) : NULL;
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      close (hosts_fd);
+      return;
+    }
+  for (int pass = 0; pass < 2; pass++)
+    {
+      rewinddir (dir);
+      while ((entry = readdir (dir)) != NULL)
+        {
+          const char *name = entry->d_name;
+          const char *suffix = strchr (name, '.');
+          const char *kind = suffix == NULL ? NULL
+                             : g_str_has_prefix (suffix, ".lease") ? ".lease"
+                             : g_str_has_prefix (suffix, ".host") ? ".host" : NULL;
+          g_autofree char *named = NULL;
+          g_autofree char *id = NULL;
+          struct stat st;
+
+          if (kind == NULL || !is_host_id (name, (gsize) (suffix - name)) ||
+              fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+            continue;
+          id = g_strndup (name, (gsize) (suffix - name));
+          /* First the heartbeats and the marks of a lock-less mount's
+           * hosts, which name their host... */
+          if (pass == 0 && g_str_equal (suffix, kind))
+            {
+              named = heartbeat_host_at (hosts_fd, name);
+              if (g_strcmp0 (named, host) == 0 && unlinkat (hosts_fd, name, 0) == 0)
+                {
+                  g_print (g_str_equal (kind, ".lease") ? _("%s: removed the heartbeat of host %s\n")
+                                                        : _("%s: removed the mark of host %s\n"),
+                           resource, shown_host);
+                  g_hash_table_add (ids, g_steal_pointer (&id));
+                }
+            }
+          /* ...then the temporary files of those hosts, or that name it. */
+          else if (pass == 1 && suffix[strlen (kind)] == '.' &&
+                   (g_hash_table_contains (ids, id) ||
+                    g_strcmp0 ((named = heartbeat_host_at (hosts_fd, name)), host) == 0))
+            unlinkat (hosts_fd, name, 0);
+        }
+    }
+  closedir (dir);
+  close (hosts_fd);
 }
 
 /* clean --host HOST [--yes] [NAME…]: the holdings whose process spec
@@ -934,6 +1139,11 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
             status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1,
                            "%s", error->message);
           g_clear_error (&error);
+        }
+      if (yes)
+        {
+          g_autofree char *pool = tessera_config_dup_path (config, name);
+          clean_host_heartbeats (name, pool, host, shown_host);
         }
     }
   if (!yes)
@@ -1538,14 +1748,17 @@ typedef struct
 /* Makes the run's job folder: under TESSERA_JOB_FOLDERS when set, else in
  * the first shared pool's runs/UID (its group probes our job lock), else
  * in the state folder's jobs/. In a setgid, group-readable folder it is
- * readable by that group too. */
+ * readable by that group too. In a pool's runs/UID, which a co-user may
+ * try to swap, it is made through the descriptor of the runs/UID that was
+ * checked, and its path must still lead to it. */
 static char *
 dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, GError **error)
 {
   const char *setting = g_getenv ("TESSERA_JOB_FOLDERS");
   g_autofree char *root = NULL;
   g_autofree char *folder = NULL;
-  struct stat st;
+  struct stat st, path_st;
+  int own_fd = -1, job_fd;
 
   if (setting != NULL && *setting != '\0')
     {
@@ -1559,20 +1772,45 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
     }
   for (guint i = 0; root == NULL && i < needs->len; i++)
     root = dup_shared_runs_folder (
-      tessera_tracked_dynamic_resource_get_lock_folder (((Need *) g_ptr_array_index (needs, i))->resource));
+      tessera_tracked_dynamic_resource_get_lock_folder (((Need *) g_ptr_array_index (needs, i))->resource), &own_fd);
   if (root == NULL)
     root = g_build_filename (state_dir, "jobs", NULL);
   folder = g_build_filename (root, identifier, NULL);
-  if (g_mkdir_with_parents (folder, 0750) < 0)
+  if (own_fd < 0)
+    {
+      if (g_mkdir_with_parents (folder, 0750) < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
+                       folder, g_strerror (saved));
+          return NULL;
+        }
+      /* Whatever our umask, the group of a shared runs folder reads it. */
+      if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
+        chmod (folder, S_ISGID | 0750);
+      return g_steal_pointer (&folder);
+    }
+  if (mkdirat (own_fd, identifier, 0750) < 0 || (job_fd = open_own_folder_at (own_fd, identifier)) < 0)
     {
       int saved = errno;
+      close (own_fd);
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
                    folder, g_strerror (saved));
       return NULL;
     }
-  /* Whatever our umask, the group of a shared runs folder reads it. */
-  if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
-    chmod (folder, S_ISGID | 0750);
+  close (own_fd);
+  fchmod (job_fd, S_ISGID | 0750);
+  /* The files of the job are written by path from here: the path must
+   * lead to the folder just made, not to one a co-user swapped in. */
+  if (fstat (job_fd, &st) < 0 || lstat (folder, &path_st) < 0 || st.st_dev != path_st.st_dev ||
+      st.st_ino != path_st.st_ino)
+    {
+      close (job_fd);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   _("The job folder %s was moved while it was made (a co-user of the pool?)"), folder);
+      return NULL;
+    }
+  close (job_fd);
   return g_steal_pointer (&folder);
 }
 
