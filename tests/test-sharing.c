@@ -363,7 +363,8 @@ ids_of (const char *user)
 {
   struct passwd *pw = getpwnam (user);
 
-  g_assert_nonnull (pw);
+  if (pw == NULL)
+    g_error ("No user %s", user);
   return (Ids) { pw->pw_uid, pw->pw_gid };
 }
 
