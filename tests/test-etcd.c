@@ -550,7 +550,7 @@ assert_quiet (TesseraEtcdWatch *watch, double seconds)
     }
 }
 
-/* A key on a lease that its keeper renews outlives several TTLs; freeing
+/* A key on a lease that its keeper renews outlives three TTLs; freeing
  * the lease revokes it, and the key goes at once. */
 static void
 test_lease_kept_alive (Fixture *f, gconstpointer data)
@@ -565,7 +565,7 @@ test_lease_kept_alive (Fixture *f, gconstpointer data)
   TesseraEtcdEvent *event;
   gint64 revision = 0, start;
 
-  lease = tessera_etcd_lease_new (f->client, keeper, 2, &error);
+  lease = tessera_etcd_lease_new (f->client, keeper, 3, &error);
   g_assert_no_error (error);
   g_assert_nonnull (lease);
   put (f, "/ka/jobs/me@1", "{}", tessera_etcd_lease_get_id (lease));
@@ -573,7 +573,7 @@ test_lease_kept_alive (Fixture *f, gconstpointer data)
   watch = tessera_etcd_client_watch (f->client, "/ka/", end, revision + 1, &error);
   g_assert_no_error (error);
 
-  assert_quiet (watch, 4 * tessera_etcd_lease_get_ttl (lease));
+  assert_quiet (watch, 3 * tessera_etcd_lease_get_ttl (lease));
   g_assert_cmpfloat (tessera_etcd_lease_get_unrenewed (lease), <, tessera_etcd_lease_get_ttl (lease));
   g_assert_false (tessera_etcd_lease_is_lost (lease));
 
