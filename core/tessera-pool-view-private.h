@@ -71,7 +71,7 @@ gboolean  _tessera_pool_view_write_informations (TesseraPoolView *view,
                                                  GError         **error);
 
 /* The store: its holders and informations (tessera-pool-store-private.h
- * says under which lock each is called). NULL before the view is made. */
+ * says under which lock each is called). Made with the view. */
 TesseraPoolStore *_tessera_pool_view_get_store (TesseraPoolView *view);
 
 G_END_DECLS
