@@ -4,41 +4,30 @@
  */
 #pragma once
 
-#include "tessera-folder-monitor-private.h"
-#include "tessera-lock-file-cache-private.h"
-#include "tessera-lock-folder-private.h"
-#include "tessera-resource-informations-private.h"
+#include "tessera-pool-store-private.h"
 
 G_BEGIN_DECLS
 
-/* What a tracked resource sees of its folder: the lock file cache and
- * what keeps it current (the folder monitor, the holder monitor,
- * informations.json), behind the two locks every decision takes: ipc.lock
- * (between processes) and the thread lock (between this process's
+/* What a tracked resource sees of its pool: the store the pool lives in
+ * (tessera-pool-store-private.h; the folder store for now) behind the two
+ * locks every decision takes: the store's exclusion between processes
+ * (ipc.lock for a folder) and the thread lock (between this process's
  * threads). Made with the resource, opened at its init. */
 typedef struct _TesseraPoolView TesseraPoolView;
 
-/* What the view calls in its resource (the resource type's accounting and
- * its handling of informations.json); the resource is the owner given at
- * _tessera_pool_view_new(). */
-typedef struct
-{
-  TesseraLockFileCacheCalls cache;
-  TesseraInformationsApply  apply_informations;
-  /* (transfer full) (nullable): what a new pool's informations.json says. */
-  JsonNode *(*initial_informations) (gpointer owner);
-  /* Forget every holding, before the first full read. */
-  void      (*reset)                (gpointer owner);
-} TesseraPoolViewCalls;
+/* What the view's store calls in its resource (the resource type's
+ * accounting and its handling of informations.json); the resource is the
+ * owner given at _tessera_pool_view_new(). */
+typedef TesseraPoolStoreCalls TesseraPoolViewCalls;
 
 /* No ipc.lock held, but go on (read-only: none could be opened). */
-#define TESSERA_POOL_VIEW_NO_IPC_LOCK G_MAXINT
+#define TESSERA_POOL_VIEW_NO_IPC_LOCK TESSERA_POOL_STORE_NO_LOCK
 
 /* @owner: not referenced; the view lives no longer than it. */
 TesseraPoolView *_tessera_pool_view_new   (TesseraDynamicResource     *owner,
                                            const TesseraPoolViewCalls *calls);
 void      _tessera_pool_view_free         (TesseraPoolView *view);
-/* Sets up the folder (unless @read_only) and informations.json, starts
+/* Sets up the pool (unless @read_only) and its informations, starts
  * watching it, reads every holder, and refuses a pool of a newer
  * protocol. */
 gboolean  _tessera_pool_view_open         (TesseraPoolView *view,
@@ -56,15 +45,15 @@ void      _tessera_pool_view_stop         (TesseraPoolView *view);
  * notifications raised under it are held back until it is released. */
 void      _tessera_pool_view_lock_thread   (TesseraPoolView *view);
 void      _tessera_pool_view_unlock_thread (TesseraPoolView *view);
-/* ipc.lock then the thread lock, always in that order; the descriptor to
- * give back, TESSERA_POOL_VIEW_NO_IPC_LOCK, or -1 with @error. Unlocking
- * wakes this process's waiters when a refresh under the locks changed
- * something. */
+/* The store's exclusion (ipc.lock) then the thread lock, always in that
+ * order; the token to give back, TESSERA_POOL_VIEW_NO_IPC_LOCK, or -1
+ * with @error. Unlocking wakes this process's waiters when a refresh
+ * under the locks changed something. */
 int       _tessera_pool_view_lock          (TesseraPoolView *view,
                                             GError         **error);
 void      _tessera_pool_view_unlock        (TesseraPoolView *view,
                                             int              fd);
-/* The seed's `_update`, incremental; every lock file when @full. Both
+/* The seed's `_update`, incremental; every holder when @full. Both
  * locks held. */
 void      _tessera_pool_view_refresh       (TesseraPoolView *view,
                                             double           min_age,
@@ -74,17 +63,15 @@ void      _tessera_pool_view_force_scan    (TesseraPoolView *view);
 /* Something changed under the locks: wake this process's waiters on unlock. */
 void      _tessera_pool_view_mark_changed  (TesseraPoolView *view);
 
-/* Replaces informations.json under both locks, once the resource type
- * accepted it; this process's waiters are woken. */
+/* Replaces the informations under both locks, once the resource type
+ * accepted them; this process's waiters are woken. */
 gboolean  _tessera_pool_view_write_informations (TesseraPoolView *view,
                                                  JsonNode        *informations,
                                                  double           min_age,
                                                  GError         **error);
 
-TesseraLockFolder           *_tessera_pool_view_get_folder       (TesseraPoolView *view);
-TesseraLockFileCache        *_tessera_pool_view_get_cache        (TesseraPoolView *view);
-TesseraFolderMonitor        *_tessera_pool_view_get_monitor      (TesseraPoolView *view);
-TesseraHolderMonitor        *_tessera_pool_view_get_holders      (TesseraPoolView *view);
-TesseraResourceInformations *_tessera_pool_view_get_informations (TesseraPoolView *view);
+/* The store: its holders and informations (tessera-pool-store-private.h
+ * says under which lock each is called). Made with the view. */
+TesseraPoolStore *_tessera_pool_view_get_store (TesseraPoolView *view);
 
 G_END_DECLS

@@ -8,9 +8,10 @@
  * keeps that current, is its TesseraPoolView. Calls go one way only (A -> B:
  * A calls B, B never calls A):
  *
- *   tracked resource -> pool view -> lock file cache, folder monitor,
- *                                    holder monitor, resource informations
- *   tracked resource -> lock file cache, resource informations, wait queue
+ *   tracked resource -> pool view -> pool store (the folder store: lock
+ *                                    file cache, folder monitor, holder
+ *                                    monitor, resource informations)
+ *   tracked resource -> pool store, wait queue
  *
  * Upward only through the view's TesseraPoolViewCalls (account,
  * unaccount, name, apply informations) and the poller-thread sources the
@@ -63,8 +64,7 @@ resource_name (TesseraTrackedDynamicResource *self)
 }
 
 #define VIEW(o) (PRIV (o)->view)
-#define CACHE(o) _tessera_pool_view_get_cache (VIEW (o))
-#define HOLDERS(o) _tessera_pool_view_get_holders (VIEW (o))
+#define STORE(o) _tessera_pool_view_get_store (VIEW (o))
 
 /* The thread lock alone; ipc.lock and the thread lock ("both"); a
  * refresh, with both held. */
@@ -419,7 +419,7 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   name = lock_file_name_for (dependency, NULL);
   return name && _tessera_pool_view_is_open (VIEW (self))
-    ? _tessera_lock_folder_dup_job_path (_tessera_pool_view_get_folder (VIEW (self)), name) : NULL;
+    ? _tessera_pool_store_dup_holder_location (STORE (self), name) : NULL;
 }
 
 /**
@@ -438,11 +438,8 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 double
 tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResource *self)
 {
-  TesseraHolderMonitor *holders;
-
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
-  holders = VIEW (self) != NULL ? HOLDERS (self) : NULL;
-  return holders != NULL ? _tessera_host_lease_unrenewed_for (_tessera_holder_monitor_get_lease (holders)) : 0;
+  return VIEW (self) != NULL ? _tessera_pool_store_get_unrenewed (STORE (self)) : 0;
 }
 
 /**
@@ -540,32 +537,33 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     return FALSE;
   _tessera_pause_point ("acquire-locked");
   refresh_locked (self, FALSE);
-  if (!_tessera_lock_file_cache_check_usable (CACHE (self), error))
+  if (!_tessera_pool_store_check_usable (STORE (self), error))
     goto out;
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, dependency, name, tessera_job_get_job_uri (job));
 
-  lock_file = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
+  lock_file = _tessera_pool_store_get_holder (STORE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
                    _("Job %s already holds %s"), name, resource_name (self));
       goto out;
     }
-  if (!_tessera_wait_queue_decide (self, queue, dependency, _tessera_lock_file_cache_get_whole_holders (CACHE (self)),
+  if (!_tessera_wait_queue_decide (self, queue, dependency, _tessera_pool_store_get_whole_holders (STORE (self)),
                                    resource_name (self), error))
     goto out;
   if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
     goto out;
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
-  if (!_tessera_lock_file_cache_create (CACHE (self), name, job, information, error))
+  if (!_tessera_pool_store_put_holder (STORE (self), name, job, information, error) ||
+      !_tessera_pool_store_commit (STORE (self), error))
     {
       KLASS (self)->do_release (self, dependency);
       goto out;
     }
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
-  _tessera_host_lease_hold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
+  _tessera_pool_store_hold (STORE (self));
   g_debug ("Acquired %s for %s", resource_name (self), name);
   ok = TRUE;
 out:
@@ -596,9 +594,9 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   if (fd < 0)
     return FALSE;
   /* Once per acquire that succeeded, even if its lock file is gone since. */
-  _tessera_host_lease_unhold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
+  _tessera_pool_store_unhold (STORE (self));
   refresh_locked (self, FALSE);
-  cached = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
+  cached = _tessera_pool_store_get_holder (STORE (self), name);
   if (cached == NULL)
     {
       g_debug ("Lock file %s of %s already released", name, resource_name (self));
@@ -606,9 +604,10 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
       return TRUE;
     }
   lock_file = g_object_ref (cached);
-  _tessera_lock_file_cache_remove (CACHE (self), name);
+  _tessera_pool_store_forget_holder (STORE (self), name);
   KLASS (self)->do_release (self, dependency);
-  deleted = _tessera_lock_file_cache_delete_own (CACHE (self), name, error);
+  deleted = _tessera_pool_store_delete_own_holder (STORE (self), name, error) &&
+            _tessera_pool_store_commit (STORE (self), error);
   unlock_both (self, fd);
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   return deleted;
@@ -642,15 +641,8 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
   if (fd < 0)
     return FALSE;
   refresh_locked (self, FALSE);
-  if (_tessera_lock_file_cache_get_lock_file (CACHE (self), name) == NULL ||
-      _tessera_lock_file_cache_jobs_refused (CACHE (self)))
-    {
-      unlock_both (self, fd);
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
-                   _("Lock file %s of %s is missing"), name, resource_name (self));
-      return FALSE;
-    }
-  if (!_tessera_lock_file_cache_set_process (CACHE (self), name, process, priv->min_age, error))
+  if (!_tessera_pool_store_set_holder_process (STORE (self), name, process, priv->min_age, error) ||
+      !_tessera_pool_store_commit (STORE (self), error))
     {
       unlock_both (self, fd);
       return FALSE;
@@ -678,7 +670,7 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   lock_thread (self);
   KLASS (self)->get_usage (self, &c, &f);
-  if (_tessera_lock_file_cache_get_whole_holders (CACHE (self)) > 0 && f > 0)
+  if (_tessera_pool_store_get_whole_holders (STORE (self)) > 0 && f > 0)
     f = 0;   /* a holder whose amount cannot be read holds everything */
   unlock_thread (self);
   if (capacity != NULL)
@@ -705,7 +697,7 @@ tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self),
                         g_ptr_array_new_with_free_func (g_object_unref));
   lock_thread (self);
-  result = _tessera_lock_file_cache_list (CACHE (self));
+  result = _tessera_pool_store_list_holders (STORE (self));
   unlock_thread (self);
   return result;
 }
@@ -726,7 +718,7 @@ tessera_tracked_dynamic_resource_read_informations (TesseraTrackedDynamicResourc
                                                     GError                        **error)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return _tessera_resource_informations_read (_tessera_pool_view_get_informations (VIEW (self)), NULL, error);
+  return _tessera_pool_store_read_informations (STORE (self), error);
 }
 
 /**
@@ -785,13 +777,14 @@ tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (job != NULL, FALSE);
-  if (!_tessera_lock_file_cache_check_holder_name (CACHE (self), job, error))
+  if (!_tessera_pool_store_check_holder_name (STORE (self), job, error))
     return FALSE;
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
   refresh_locked (self, TRUE);
-  ok = _tessera_lock_file_cache_remove_holder (CACHE (self), job, error);
+  ok = _tessera_pool_store_remove_holder (STORE (self), job, error) &&
+       _tessera_pool_store_commit (STORE (self), error);
   if (ok)
     _tessera_pool_view_mark_changed (VIEW (self));   /* unlock_both wakes this process's waiters */
   unlock_both (self, fd);

@@ -6,10 +6,15 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-etcd-client.h"
+#include "tessera-etcd-lease.h"
+#include "tessera-etcd-pool.h"
 #include "test-utils.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct
 {
@@ -513,9 +518,412 @@ test_bad_endpoints (Fixture *f, gconstpointer data)
     }
 }
 
+
+/* ---------------------------------------------------------------------- */
+/* The process's lease (tessera-etcd-lease.c) */
+
+static TesseraEtcdClient *
+client_for (const char * const *list)
+{
+  g_autoptr(GError) error = NULL;
+  TesseraEtcdClient *client = tessera_etcd_client_new (list, &error);
+
+  g_assert_no_error (error);
+  return client;
+}
+
+/* No event under @prefix's watch for @seconds: the keys stayed. */
+static void
+assert_quiet (TesseraEtcdWatch *watch, double seconds)
+{
+  gint64 until = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+
+  while (g_get_monotonic_time () < until)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) events =
+        tessera_etcd_watch_next (watch, (double) (until - g_get_monotonic_time ()) / G_USEC_PER_SEC,
+                                 NULL, NULL, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (events->len, ==, 0);
+    }
+}
+
+/* A key on a lease that its keeper renews outlives three TTLs; freeing
+ * the lease revokes it, and the key goes at once. */
+static void
+test_lease_kept_alive (Fixture *f, gconstpointer data)
+{
+  g_auto(GStrv) list = endpoints (f);
+  g_autoptr(TesseraEtcdClient) keeper = client_for ((const char * const *) list);
+  g_autofree char *end = tessera_etcd_prefix_end ("/ka/");
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(GError) error = NULL;
+  TesseraEtcdLease *lease;
+  TesseraEtcdEvent *event;
+  gint64 revision = 0, start;
+
+  lease = tessera_etcd_lease_new (f->client, keeper, 3, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (lease);
+  put (f, "/ka/jobs/me@1", "{}", tessera_etcd_lease_get_id (lease));
+  g_ptr_array_unref (range_prefix (f, "/ka/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/ka/", end, revision + 1, &error);
+  g_assert_no_error (error);
+
+  assert_quiet (watch, 3 * tessera_etcd_lease_get_ttl (lease));
+  g_assert_cmpfloat (tessera_etcd_lease_get_unrenewed (lease), <, tessera_etcd_lease_get_ttl (lease));
+  g_assert_false (tessera_etcd_lease_is_lost (lease));
+
+  start = g_get_monotonic_time ();
+  tessera_etcd_lease_free (lease);
+  events = collect_events (watch, 1);
+  event = g_ptr_array_index (events, 0);
+  g_assert_cmpint (event->type, ==, TESSERA_ETCD_EVENT_DELETE);
+  g_assert_cmpstr (event->kv->key, ==, "/ka/jobs/me@1");
+  g_test_message ("revoked: the key went %.2f s after the lease was freed",
+                  (g_get_monotonic_time () - start) / 1e6);
+}
+
+/* The first endpoint accepts connections and never answers (a hung
+ * member): each keep-alive still reaches the other member well within
+ * the TTL, because one request to one member has a short deadline (a
+ * client's default, 10 s, is far past a 4 s TTL). */
+static void
+test_lease_hung_member (Fixture *f, gconstpointer data)
+{
+  g_auto(GStrv) list = endpoints (f);
+  g_autoptr(GSocket) hole = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, 0, NULL);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autofree char *hole_url = NULL;
+  g_autoptr(TesseraEtcdClient) keeper = NULL;
+  g_autofree char *end = tessera_etcd_prefix_end ("/hung/");
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(TesseraEtcdLease) lease = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 revision = 0;
+
+  g_assert_true (g_socket_bind (hole, any, TRUE, &error));
+  g_assert_true (g_socket_listen (hole, &error));
+  g_assert_no_error (error);
+  bound = g_socket_get_local_address (hole, NULL);
+  hole_url = g_strdup_printf ("http://127.0.0.1:%u", g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+  keeper = client_for ((const char *[]) { hole_url, list[0], NULL });
+
+  lease = tessera_etcd_lease_new (f->client, keeper, 4, &error);
+  g_assert_no_error (error);
+  put (f, "/hung/jobs/me@1", "{}", tessera_etcd_lease_get_id (lease));
+  g_ptr_array_unref (range_prefix (f, "/hung/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/hung/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  assert_quiet (watch, 3 * tessera_etcd_lease_get_ttl (lease));
+  g_test_message ("kept alive through a hung member; unrenewed for %.2f s of a %d s TTL",
+                  tessera_etcd_lease_get_unrenewed (lease), (int) tessera_etcd_lease_get_ttl (lease));
+  g_assert_false (tessera_etcd_lease_is_lost (lease));
+}
+
+#define HOLD_ENV "TESSERA_TEST_ETCD_HOLD"
+#define HOLD_TTL 3
+
+/* The holder process (this program again, with HOLD_ENV set to the
+ * endpoints): takes a lease, puts its key on it, says "ready" and waits
+ * to be killed. */
+static int
+hold_until_killed (const char *endpoint_list, const char *key)
+{
+  g_auto(GStrv) list = g_strsplit (endpoint_list, ",", -1);
+  g_autoptr(TesseraEtcdClient) client = client_for ((const char * const *) list);
+  g_autoptr(TesseraEtcdClient) keeper = client_for ((const char * const *) list);
+  g_autoptr(GBytes) value = text_bytes ("{\"count\": 1}");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraEtcdLease) lease = tessera_etcd_lease_new (client, keeper, HOLD_TTL, &error);
+
+  if (lease == NULL ||
+      !tessera_etcd_client_put (client, key, value, tessera_etcd_lease_get_id (lease), NULL, NULL, &error))
+    {
+      fprintf (stderr, "holder: %s\n", error->message);
+      return 1;
+    }
+  printf ("ready\n");
+  fflush (stdout);
+  while (TRUE)
+    pause ();
+}
+
+/* A holder process is killed with SIGKILL (it revokes nothing): its key
+ * goes once its lease expires, a bounded time after the kill (printed). */
+static void
+test_lease_holder_killed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *list = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *end = tessera_etcd_prefix_end ("/killed/");
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GDataInputStream) lines = NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  TesseraEtcdEvent *event;
+  gint64 revision = 0, killed;
+  double after;
+
+  g_assert_true (g_file_get_contents (path, &list, NULL, NULL));
+  g_subprocess_launcher_setenv (launcher, HOLD_ENV, g_strstrip (list), TRUE);
+  holder = g_subprocess_launcher_spawn (launcher, &error, self, "/killed/jobs/holder@1", NULL);
+  g_assert_no_error (error);
+  lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (holder));
+  ready = g_data_input_stream_read_line (lines, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (ready, ==, "ready");
+  {
+    g_autoptr(GPtrArray) kvs = range_prefix (f, "/killed/", &revision);
+    g_assert_cmpuint (kvs->len, ==, 1);
+  }
+  watch = tessera_etcd_client_watch (f->client, "/killed/", end, revision + 1, &error);
+  g_assert_no_error (error);
+
+  killed = g_get_monotonic_time ();
+  g_subprocess_send_signal (holder, SIGKILL);
+  g_assert_true (g_subprocess_wait (holder, NULL, &error));
+  events = collect_events (watch, 1);
+  after = (g_get_monotonic_time () - killed) / 1e6;
+  event = g_ptr_array_index (events, 0);
+  g_assert_cmpint (event->type, ==, TESSERA_ETCD_EVENT_DELETE);
+  g_assert_cmpstr (event->kv->key, ==, "/killed/jobs/holder@1");
+  g_test_message ("capacity back %.2f s after SIGKILL of its holder (lease TTL %d s)", after, HOLD_TTL);
+  /* Its last renewal came at most a third of the TTL before the kill;
+   * etcd checks expiry twice a second. Generous for a loaded machine. */
+  g_assert_cmpfloat (after, <, HOLD_TTL + 10);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A pool's keys (tessera-etcd-pool.c) */
+
+#define CONTEND_ENV "TESSERA_TEST_ETCD_CONTEND"
+#define CONTEND_PREFIX "/contend/"
+#define CONTEND_POOL "tokens"
+
+static TesseraDynamicLockFile *
+lock_file_for (const char *key, const char *job_uri)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}}", job_uri);
+  TesseraDynamicLockFile *lock_file =
+    tessera_dynamic_lock_file_new_from_data (TESSERA_TYPE_DYNAMIC_LOCK_FILE, key, text, -1, &error);
+
+  g_assert_no_error (error);
+  return lock_file;
+}
+
+/* The capacity the pool's informations give, or -1. */
+static gint64
+total_of (TesseraEtcdPoolState *state)
+{
+  if (state->informations == NULL || !JSON_NODE_HOLDS_OBJECT (state->informations))
+    return -1;
+  return json_object_get_int_member_with_default (json_node_get_object (state->informations), "total", -1);
+}
+
+/* A contender process (this program again, CONTEND_ENV set to the
+ * endpoints): @rounds times, takes one token of the pool the etcd way
+ * (read at a revision, judge, put only if nothing changed since, else
+ * read again; wait on a watch when full), holds it a moment, lets it go.
+ * Prints how many of its writes were refused. */
+static int
+contend (const char *endpoint_list, const char *id, int rounds)
+{
+  g_auto(GStrv) list = g_strsplit (endpoint_list, ",", -1);
+  g_autoptr(TesseraEtcdClient) client = client_for ((const char * const *) list);
+  g_autoptr(TesseraEtcdClient) keeper = client_for ((const char * const *) list);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraEtcdLease) lease = tessera_etcd_lease_new (client, keeper, 10, &error);
+  g_autoptr(TesseraEtcdPool) pool = NULL;
+  g_autofree char *name = g_strdup_printf ("contend@%s", id);
+  g_autofree char *job_uri = g_strdup_printf ("/jobs/%s", id);
+  guint refused = 0;
+
+  if (lease == NULL)
+    goto fail;
+  pool = tessera_etcd_pool_new (client, CONTEND_PREFIX, CONTEND_POOL, TESSERA_TYPE_DYNAMIC_LOCK_FILE, &error);
+  if (pool == NULL)
+    goto fail;
+  for (int round = 0; round < rounds; round++)
+    {
+      gboolean held = FALSE;
+
+      while (!held)
+        {
+          g_autoptr(TesseraEtcdPoolState) state = tessera_etcd_pool_read (pool, NULL, &error);
+          gboolean changed;
+
+          if (state == NULL)
+            goto fail;
+          if ((gint64) state->holders->len < total_of (state))
+            {
+              g_autofree char *key = tessera_etcd_pool_dup_holder_key (pool, name);
+              g_autoptr(TesseraDynamicLockFile) mine = lock_file_for (key, job_uri);
+
+              if (!tessera_etcd_pool_put_holder (pool, state->revision, name, mine,
+                                                 tessera_etcd_lease_get_id (lease), &held, NULL, &error))
+                goto fail;
+              refused += !held;
+            }
+          else if (!tessera_etcd_pool_wait (pool, state->revision, 30, &changed, NULL, &error))
+            goto fail;
+        }
+      g_usleep (G_USEC_PER_SEC / 50);   /* the work done with the token */
+      if (!tessera_etcd_pool_delete_holder (pool, name, NULL, &error))
+        goto fail;
+    }
+  printf ("%u\n", refused);
+  return 0;
+fail:
+  fprintf (stderr, "contender %s: %s\n", id, error->message);
+  return 1;
+}
+
+/* Five processes take the two tokens of a pool four times each, at once.
+ * An auditor replays every change under the pool from the revision
+ * before they started: at no revision are more than two holder keys
+ * live, and all are gone at the end. */
+static void
+test_pool_contention (Fixture *f, gconstpointer data)
+{
+  const guint contenders = 5, rounds = 4;
+  const gint64 total = 2;
+  g_autofree char *list = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *end = NULL;
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(TesseraEtcdPool) pool = NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(JsonNode) informations = json_from_string ("{\"total\": 2}", NULL);
+  g_autoptr(GError) error = NULL;
+  guint most = 0, refused = 0;
+  gint64 revision = 0;
+
+  pool = tessera_etcd_pool_new (f->client, CONTEND_PREFIX, CONTEND_POOL, TESSERA_TYPE_DYNAMIC_LOCK_FILE, &error);
+  g_assert_no_error (error);
+  g_assert_true (tessera_etcd_pool_put_informations (pool, informations, NULL, &error));
+  g_assert_no_error (error);
+  end = tessera_etcd_prefix_end (tessera_etcd_pool_get_key (pool));
+  g_ptr_array_unref (range_prefix (f, tessera_etcd_pool_get_key (pool), &revision));
+  watch = tessera_etcd_client_watch (f->client, tessera_etcd_pool_get_key (pool), end, revision + 1, &error);
+  g_assert_no_error (error);
+
+  g_assert_true (g_file_get_contents (path, &list, NULL, NULL));
+  g_subprocess_launcher_setenv (launcher, CONTEND_ENV, g_strstrip (list), TRUE);
+  for (guint i = 0; i < contenders; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%u", i);
+      g_autofree char *n = g_strdup_printf ("%u", rounds);
+      GSubprocess *child = g_subprocess_launcher_spawn (launcher, &error, self, "contend", id, n, NULL);
+
+      g_assert_no_error (error);
+      g_ptr_array_add (children, child);
+    }
+  for (guint i = 0; i < children->len; i++)
+    {
+      g_autofree char *out = NULL;
+
+      g_assert_true (g_subprocess_communicate_utf8 (g_ptr_array_index (children, i), NULL, NULL, &out, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_true (g_subprocess_get_if_exited (g_ptr_array_index (children, i)));
+      g_assert_cmpint (g_subprocess_get_exit_status (g_ptr_array_index (children, i)), ==, 0);
+      refused += (guint) atoi (out);
+    }
+
+  /* Every take and every release, in revision order. */
+  events = collect_events (watch, 2 * contenders * rounds);
+  for (guint i = 0; i < events->len; i++)
+    {
+      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
+
+      if (event->type == TESSERA_ETCD_EVENT_PUT)
+        g_hash_table_add (live, g_strdup (event->kv->key));
+      else
+        g_assert_true (g_hash_table_remove (live, event->kv->key));
+      g_assert_cmpuint (g_hash_table_size (live), <=, total);
+      most = MAX (most, g_hash_table_size (live));
+    }
+  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  g_test_message ("%u takes by %u processes of a %d-token pool: at most %u held at once, "
+                  "%u conditional writes refused (decided again)",
+                  contenders * rounds, contenders, (int) total, most, refused);
+}
+
+/* Values under a pool that a hostile co-user wrote: not JSON, too deep,
+ * large garbage, keys that are not the pool's shapes. Each unreadable
+ * holder is kept (it holds everything) with why; the rest is ignored. */
+static void
+test_pool_hostile (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GString) deep = g_string_new (NULL);
+  g_autofree char *garbage = g_strnfill (1300 * 1024, '{');
+  g_autoptr(TesseraEtcdPool) pool = NULL;
+  g_autoptr(TesseraEtcdPoolState) state = NULL;
+  g_autoptr(GError) error = NULL;
+
+  for (int i = 0; i < 10000; i++)
+    g_string_append_c (deep, '[');
+  put (f, "/h/gpu/informations", "{\"total\": ", 0);
+  put (f, "/h/gpu/jobs/a@1", "not json", 0);
+  put (f, "/h/gpu/jobs/b@1", deep->str, 0);
+  put (f, "/h/gpu/jobs/c@1", garbage, 0);
+  put (f, "/h/gpu/jobs/d@1", "{\"job_uri\": \"/jobs/d\", \"information\": {\"count\": 1}}", 0);
+  put (f, "/h/gpu/jobs/e/f", "{}", 0);
+  put (f, "/h/gpu/elsewhere", "{}", 0);
+  put (f, "/h/gpux/jobs/g@1", "{}", 0);
+
+  g_assert_null (tessera_etcd_pool_new (f->client, "h/", "gpu", TESSERA_TYPE_DYNAMIC_LOCK_FILE, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+  g_clear_error (&error);
+  g_assert_null (tessera_etcd_pool_new (f->client, "/h/", "../gpu", TESSERA_TYPE_DYNAMIC_LOCK_FILE, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+  g_clear_error (&error);
+
+  pool = tessera_etcd_pool_new (f->client, "/h", "gpu", TESSERA_TYPE_DYNAMIC_LOCK_FILE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (tessera_etcd_pool_get_key (pool), ==, "/h/gpu/");
+  state = tessera_etcd_pool_read (pool, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (state->informations);
+  g_assert_error (state->informations_error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION);
+  g_assert_cmpuint (state->holders->len, ==, 4);
+  for (guint i = 0; i < 3; i++)
+    {
+      TesseraEtcdHolder *holder = g_ptr_array_index (state->holders, i);
+
+      g_assert_null (holder->lock_file);
+      g_assert_error (holder->error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+    }
+  {
+    TesseraEtcdHolder *holder = g_ptr_array_index (state->holders, 3);
+
+    g_assert_cmpstr (holder->name, ==, "d@1");
+    g_assert_nonnull (holder->lock_file);
+    g_assert_true (tessera_dynamic_lock_file_is_valid (holder->lock_file));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
+  if (g_getenv (CONTEND_ENV) != NULL && argc == 4 && g_str_equal (argv[1], "contend"))
+    return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
+  if (g_getenv (HOLD_ENV) != NULL && argc == 2)
+    return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
@@ -528,6 +936,11 @@ main (int argc, char **argv)
   ADD ("/etcd/client/bad-endpoints", NULL, test_bad_endpoints);
   ADD ("/etcd/client/large-values", NULL, test_large_values);
   ADD ("/etcd/client/lost-reply", NULL, test_lost_reply);
+  ADD ("/etcd/lease/kept-alive", NULL, test_lease_kept_alive);
+  ADD ("/etcd/lease/hung-member", NULL, test_lease_hung_member);
+  ADD ("/etcd/lease/holder-killed", NULL, test_lease_holder_killed);
+  ADD ("/etcd/pool/contention", NULL, test_pool_contention);
+  ADD ("/etcd/pool/hostile", NULL, test_pool_hostile);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD

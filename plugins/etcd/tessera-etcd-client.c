@@ -335,6 +335,25 @@ tessera_etcd_client_set_retry_time (TesseraEtcdClient *self,
   self->retry_time = seconds;
 }
 
+/* How long one request to one member may take (10 s by default), for a
+ * caller with a deadline (a lease's keep-alive). Called before any
+ * request, from the thread that made the client. */
+void
+tessera_etcd_client_set_request_timeout (TesseraEtcdClient *self,
+                                         guint              seconds)
+{
+  g_return_if_fail (TESSERA_IS_ETCD_CLIENT (self));
+  g_return_if_fail (seconds > 0);
+  g_object_set (self->session, "timeout", seconds, NULL);
+}
+
+guint
+tessera_etcd_client_get_n_endpoints (TesseraEtcdClient *self)
+{
+  g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), 0);
+  return g_strv_length (self->endpoints);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Calls */
 

@@ -64,6 +64,9 @@ gboolean           tessera_etcd_client_set_tls    (TesseraEtcdClient  *self,
                                                    GError            **error);
 void               tessera_etcd_client_set_retry_time (TesseraEtcdClient *self,
                                                        double             seconds);
+void               tessera_etcd_client_set_request_timeout (TesseraEtcdClient *self,
+                                                            guint              seconds);
+guint              tessera_etcd_client_get_n_endpoints (TesseraEtcdClient *self);
 
 char              *tessera_etcd_prefix_end        (const char         *prefix);
 

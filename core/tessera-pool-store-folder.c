@@ -1,0 +1,527 @@
+/* tessera-pool-store-folder.c: the folder store, a pool in a lock folder
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+/* The built-in store (tessera-pool-store-private.h): experimaestro's lock
+ * folder. It owns the units below the pool view and wires them together;
+ * calls go one way (see docs/design.md):
+ *
+ *   folder store -> lock file cache -> holder monitor, folder monitor -> lock folder
+ *   folder store -> resource informations -> lock folder
+ *   folder store -> watch box (the poller-thread sources' way back)
+ *
+ * Upward only through TesseraPoolStoreCalls (the resource type's
+ * accounting and informations.json), TesseraPoolStoreHost (the view's
+ * thread lock) and the poller-thread sources (inotify, pidfd), which
+ * reach the resource through a TesseraWatchBox (on_inotify_ready,
+ * on_holder_exited here). */
+#include "tessera-holder-monitor-private.h"
+#include "tessera-pool-store-private.h"
+#include "tessera-watch-box-private.h"
+
+typedef struct
+{
+  TesseraPoolStore parent;
+
+  TesseraDynamicResource *owner;   /* not referenced: it owns the view, which owns the store */
+  const TesseraPoolStoreCalls *calls;
+  const TesseraPoolStoreHost *host;
+  gpointer view;
+  gboolean read_only;
+
+  TesseraLockFolder *folder;       /* NULL until opened */
+  TesseraLockFileCache *cache;
+  TesseraFolderMonitor *monitor;
+  TesseraHolderMonitor *holders;
+  TesseraResourceInformations *informations;
+  TesseraWatchBox *box;            /* how the poller's sources reach the owner */
+
+  /* Watching (inotify, and the poller's thread for it and the pidfd
+   * watches) starts late: see start_watching_locked(). Thread lock. */
+  gboolean can_watch;              /* inotify will do (a local file system) */
+  gboolean watching;
+  guint refreshes;                 /* made unwatched */
+} TesseraPoolStoreFolder;
+
+#define FOLDER_STORE(s) ((TesseraPoolStoreFolder *) (s))
+
+/* When watching starts. Its cost is paid once: a thread, and an inotify
+ * instance whose closing waits for an RCU grace period of the kernel
+ * (about 10 ms at exit on a busy machine, more than the rest of a
+ * `tessera run`). Until then the folder's modification time tells what
+ * changed, and each refresh reads the names of jobs/ again: cheap for a
+ * small folder, what a one-shot process wants. So watching starts at the
+ * first wait (events wake waiters), after a few refreshes (a process that
+ * stays: its later refreshes read only what changed, and holders' exits
+ * reach it), or at once for a folder whose size says it holds a thousand
+ * or so lock files (reading every name again would cost more). */
+#define REFRESHES_UNWATCHED 8
+#define LARGE_JOBS_FOLDER_BYTES (32 * 1024)
+
+static void
+folder_store_free (TesseraPoolStore *store)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+
+  g_clear_pointer (&self->cache, _tessera_lock_file_cache_free);
+  g_clear_pointer (&self->holders, _tessera_holder_monitor_free);
+  g_clear_pointer (&self->informations, _tessera_resource_informations_free);
+  g_clear_pointer (&self->monitor, _tessera_folder_monitor_free);
+  _tessera_watch_box_unref (self->box);
+  g_clear_pointer (&self->folder, _tessera_lock_folder_free);
+  g_free (self);
+}
+
+static void
+folder_store_stop (TesseraPoolStore *store)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+
+  if (self->monitor != NULL)
+    _tessera_folder_monitor_stop (self->monitor);
+  if (self->holders != NULL)
+    _tessera_holder_monitor_stop (self->holders);
+}
+
+/* ---------------------------------------------------------------------- */
+/* ipc.lock */
+
+static int
+folder_store_begin (TesseraPoolStore *store, GError **error)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+  int fd;
+
+  if (!self->read_only)
+    return _tessera_lock_folder_lock (self->folder, FALSE, error);
+  fd = _tessera_lock_folder_lock (self->folder, TRUE, NULL);
+  return fd >= 0 ? fd : TESSERA_POOL_STORE_NO_LOCK;
+}
+
+static void
+folder_store_end (TesseraPoolStore *store, int fd)
+{
+  if (fd != TESSERA_POOL_STORE_NO_LOCK)
+    _tessera_lock_folder_unlock (fd);
+}
+
+/* Every write was made under ipc.lock, which makes them one decision. */
+static gboolean
+folder_store_commit (TesseraPoolStore *store, GError **error)
+{
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Change detection, in the poller's thread */
+
+/* Always the poller the resource holds: the default one may be another by
+ * now (the last one gone, a new one made), and a context borrowed from a
+ * temporary reference could be freed before the source is attached. */
+static GMainContext *
+poller_context (TesseraPoolStoreFolder *self)
+{
+  return _tessera_dynamic_resource_get_context (self->owner);
+}
+
+/* The owner's store, with a reference on the owner (so on the store)
+ * while a source uses it, or NULL once the owner is gone. */
+static TesseraPoolStoreFolder *
+dup_store (gpointer box, TesseraDynamicResource **owner)
+{
+  *owner = _tessera_watch_box_dup_object (box);
+  return *owner != NULL ? _tessera_watch_box_get_data (box) : NULL;
+}
+
+/* Applies informations.json when it changed. Thread lock held; ipc.lock
+ * too when @under_ipc_lock (only then is a missing file reported). */
+static gboolean
+check_informations_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock)
+{
+  return _tessera_resource_informations_check (self->informations, self->calls->cache.name (self->owner),
+                                               self->calls->apply_informations, self->owner, under_ipc_lock);
+}
+
+/* Reads what the folder monitor has heard; informations.json is applied
+ * at once. Thread lock held. */
+static gboolean
+drain_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock)
+{
+  gboolean informations_changed = FALSE;
+  gboolean relevant = _tessera_folder_monitor_drain (self->monitor, &informations_changed);
+
+  if (informations_changed)
+    relevant |= check_informations_locked (self, under_ipc_lock);
+  return relevant;
+}
+
+static gboolean
+on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
+{
+  g_autoptr(TesseraDynamicResource) owner = NULL;
+  TesseraPoolStoreFolder *self = dup_store (data, &owner);
+  gboolean relevant;
+
+  if (self == NULL)
+    return G_SOURCE_REMOVE;
+  self->host->lock_thread (self->view);
+  relevant = drain_locked (self, FALSE);
+  self->host->unlock_thread (self->view);
+  if (relevant)
+    tessera_dynamic_resource_notify_changed (owner);
+  return G_SOURCE_CONTINUE;
+}
+
+/* A watched holder exited. */
+static void
+on_holder_exited (gpointer data, GPid pid, guint64 serial)
+{
+  g_autoptr(TesseraDynamicResource) owner = NULL;
+  TesseraPoolStoreFolder *self = dup_store (data, &owner);
+
+  if (self == NULL)
+    return;
+  self->host->lock_thread (self->view);
+  _tessera_lock_file_cache_holder_exited (self->cache, pid, serial);
+  self->host->unlock_thread (self->view);
+  tessera_dynamic_resource_notify_changed (owner);
+}
+
+/* Starts watching, once; the caller starts the poller's thread. Thread
+ * lock held. TRUE when inotify started: what changed before it began is
+ * known only to a full read, which the next refresh makes. */
+static gboolean
+start_watching_locked (TesseraPoolStoreFolder *self)
+{
+  if (self->watching)
+    return FALSE;
+  self->watching = TRUE;
+  if (!self->can_watch)
+    return FALSE;
+  _tessera_folder_monitor_start (self->monitor, poller_context (self), on_inotify_ready,
+                                 _tessera_watch_box_ref (self->box), _tessera_watch_box_unref);
+  _tessera_folder_monitor_force_scan (self->monitor);
+  return TRUE;
+}
+
+/* The owner's first wait (the poller's thread is started): watch, and
+ * let the waiter try again with a full read. No lock held. */
+static void
+on_first_wait (TesseraDynamicResource *owner, gpointer data)
+{
+  TesseraPoolStoreFolder *self = data;
+  gboolean started;
+
+  self->host->lock_thread (self->view);
+  started = start_watching_locked (self);
+  self->host->unlock_thread (self->view);
+  if (started)
+    tessera_dynamic_resource_notify_changed (owner);
+}
+
+static void
+folder_store_force_scan (TesseraPoolStore *store)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+
+  if (self->monitor != NULL)   /* NULL: not opened */
+    _tessera_folder_monitor_force_scan (self->monitor);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Opening and refreshing */
+
+static gboolean
+folder_store_refresh (TesseraPoolStore *store,
+                      double            min_age,
+                      gboolean          full)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+  guint64 serial_before = _tessera_lock_file_cache_get_serial (self->cache);
+  gboolean informations_changed;
+
+  if (!self->watching && ++self->refreshes > REFRESHES_UNWATCHED)
+    {
+      start_watching_locked (self);
+      _tessera_dynamic_resource_start_thread (self->owner);
+    }
+  if (full)
+    _tessera_folder_monitor_force_scan (self->monitor);
+  drain_locked (self, TRUE);
+  informations_changed = check_informations_locked (self, TRUE);
+  if (!_tessera_lock_file_cache_refresh (self->cache, min_age))
+    return FALSE;
+
+  /* What this refresh found (a holder gone, a peer's release whose events
+   * it consumed) other threads of this process have not seen. */
+  return informations_changed || _tessera_lock_file_cache_get_serial (self->cache) != serial_before;
+}
+
+static gboolean
+folder_store_open (TesseraPoolStore *store,
+                   const char       *path,
+                   GType             lock_file_type,
+                   gboolean          read_only,
+                   double            min_age,
+                   double            host_lease,
+                   GError          **error)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+
+  if (host_lease > 0 && host_lease < TESSERA_HOST_LEASE_MIN)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("A host lease of %g s is too short: 0 (no lease) or from %g to %g s"),
+                   host_lease, TESSERA_HOST_LEASE_MIN, TESSERA_HOST_LEASE_MAX);
+      return FALSE;
+    }
+
+  self->read_only = read_only;
+  self->folder = _tessera_lock_folder_new (path);
+  self->informations = _tessera_resource_informations_new (self->folder);
+  self->monitor = _tessera_folder_monitor_new (self->folder);
+  self->holders = _tessera_holder_monitor_new (self->folder, poller_context (self), on_holder_exited,
+                                               _tessera_watch_box_ref (self->box), _tessera_watch_box_ref,
+                                               _tessera_watch_box_unref);
+  _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (self->holders), host_lease);
+  if (host_lease > 0)
+    _tessera_resource_informations_set_required (self->informations, TESSERA_POOL_PROTOCOL_LEASE);
+  /* The lease is renewed by a timer of the poller's thread, which
+   * otherwise starts only at a first wait. */
+  if (host_lease > 0 && !read_only)
+    _tessera_dynamic_resource_start_thread (self->owner);
+  self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, lock_file_type,
+                                              read_only, &self->calls->cache, self->owner);
+  /* A read-only view of a pool nobody set up yet is an empty pool. */
+  if (!read_only && !_tessera_lock_folder_create (self->folder, error))
+    return FALSE;
+
+  self->can_watch = _tessera_folder_monitor_can_watch (self->monitor);
+  _tessera_dynamic_resource_set_watch_start (self->owner, on_first_wait, self);
+  if (!self->can_watch)
+    {
+      /* Polling is the primary path to wake waiters, with a short
+       * interval, never below a first interval set on purpose
+       * (TESSERA_POLL_INTERVAL). */
+      _tessera_dynamic_resource_set_poll_interval_max (self->owner,
+        MAX (MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()),
+             _tessera_poll_interval_initial ()));
+    }
+  return TRUE;
+}
+
+/* The part of opening made under both locks: informations.json, the
+ * first full read and the protocol. */
+static gboolean
+folder_store_load (TesseraPoolStore *store, double min_age, GError **error)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+  struct stat jobs_st;
+
+  if (!_tessera_lock_folder_has_informations (self->folder))
+    {
+      g_autoptr(JsonNode) initial = self->calls->initial_informations (self->owner);
+      /* Only looking: what the first writer would set up, kept in memory. */
+      if (initial != NULL && self->read_only)
+        self->calls->apply_informations (self->owner, initial, NULL);
+      else if (initial != NULL && !_tessera_resource_informations_write (self->informations, initial, error))
+        return FALSE;
+    }
+  self->calls->reset (self->owner);
+  if (self->can_watch && _tessera_lock_folder_stat_jobs (self->folder, &jobs_st) &&
+      jobs_st.st_size >= LARGE_JOBS_FOLDER_BYTES)
+    {
+      start_watching_locked (self);
+      _tessera_dynamic_resource_start_thread (self->owner);
+    }
+  folder_store_refresh (&self->parent, min_age, TRUE);
+  /* A pool for a newer protocol: its holders follow rules we do not know.
+   * Asked under the locks: the poller thread updates what it reads. */
+  if (!_tessera_resource_informations_usable (self->informations, error))
+    return FALSE;
+  /* A lease pool an older Tessera made: from now on such a Tessera,
+   * which renews no heartbeat, leaves it alone. */
+  return self->read_only || _tessera_resource_informations_require (self->informations, error);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Holders: the lock file cache */
+
+static gboolean
+folder_store_check_usable (TesseraPoolStore *store, GError **error)
+{
+  return _tessera_lock_file_cache_check_usable (FOLDER_STORE (store)->cache, error);
+}
+
+static TesseraDynamicLockFile *
+folder_store_get_holder (TesseraPoolStore *store, const char *name)
+{
+  return _tessera_lock_file_cache_get_lock_file (FOLDER_STORE (store)->cache, name);
+}
+
+static guint
+folder_store_get_whole_holders (TesseraPoolStore *store)
+{
+  return _tessera_lock_file_cache_get_whole_holders (FOLDER_STORE (store)->cache);
+}
+
+static GPtrArray *
+folder_store_list_holders (TesseraPoolStore *store)
+{
+  return _tessera_lock_file_cache_list (FOLDER_STORE (store)->cache);
+}
+
+static gboolean
+folder_store_put_holder (TesseraPoolStore *store,
+                         const char       *name,
+                         TesseraJob       *job,
+                         JsonNode         *information,
+                         GError          **error)
+{
+  return _tessera_lock_file_cache_create (FOLDER_STORE (store)->cache, name, job, information, error);
+}
+
+static void
+folder_store_forget_holder (TesseraPoolStore *store, const char *name)
+{
+  _tessera_lock_file_cache_remove (FOLDER_STORE (store)->cache, name);
+}
+
+static gboolean
+folder_store_delete_own_holder (TesseraPoolStore *store, const char *name, GError **error)
+{
+  return _tessera_lock_file_cache_delete_own (FOLDER_STORE (store)->cache, name, error);
+}
+
+static gboolean
+folder_store_set_holder_process (TesseraPoolStore *store,
+                                 const char       *name,
+                                 TesseraProcess   *process,
+                                 double            min_age,
+                                 GError          **error)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+
+  if (_tessera_lock_file_cache_get_lock_file (self->cache, name) == NULL ||
+      _tessera_lock_file_cache_jobs_refused (self->cache))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
+                   _("Lock file %s of %s is missing"), name, self->calls->cache.name (self->owner));
+      return FALSE;
+    }
+  return _tessera_lock_file_cache_set_process (self->cache, name, process, min_age, error);
+}
+
+static gboolean
+folder_store_check_holder_name (TesseraPoolStore *store, const char *job, GError **error)
+{
+  return _tessera_lock_file_cache_check_holder_name (FOLDER_STORE (store)->cache, job, error);
+}
+
+static gboolean
+folder_store_remove_holder (TesseraPoolStore *store, const char *job, GError **error)
+{
+  return _tessera_lock_file_cache_remove_holder (FOLDER_STORE (store)->cache, job, error);
+}
+
+/* NULL when open failed before the folder was known. */
+static char *
+folder_store_dup_holder_location (TesseraPoolStore *store, const char *name)
+{
+  TesseraLockFolder *folder = FOLDER_STORE (store)->folder;
+
+  return folder != NULL ? _tessera_lock_folder_dup_job_path (folder, name) : NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* This process's liveness proof: the host lease (when the pool has one) */
+
+static void
+folder_store_hold (TesseraPoolStore *store)
+{
+  _tessera_host_lease_hold (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders));
+}
+
+static void
+folder_store_unhold (TesseraPoolStore *store)
+{
+  _tessera_host_lease_unhold (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders));
+}
+
+/* Any thread: the store's holder monitor is set once, at open. */
+static double
+folder_store_get_unrenewed (TesseraPoolStore *store)
+{
+  TesseraHolderMonitor *holders = FOLDER_STORE (store)->holders;
+
+  return holders != NULL ? _tessera_host_lease_unrenewed_for (_tessera_holder_monitor_get_lease (holders)) : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* informations.json */
+
+static JsonNode *
+folder_store_read_informations (TesseraPoolStore *store, GError **error)
+{
+  return _tessera_resource_informations_read (FOLDER_STORE (store)->informations, NULL, error);
+}
+
+static gboolean
+folder_store_write_informations (TesseraPoolStore *store, JsonNode *informations, GError **error)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+  gboolean ok = self->calls->apply_informations (self->owner, informations, error) &&
+                _tessera_resource_informations_write (self->informations, informations, error);
+
+  /* Read again by the next refresh, whatever happened (a failed apply
+   * may have left the resource type half changed). */
+  _tessera_resource_informations_forget (self->informations);
+  return ok;
+}
+
+static const TesseraPoolStoreClass folder_store_class = {
+  .name = "folder",
+  .open = folder_store_open,
+  .load = folder_store_load,
+  .stop = folder_store_stop,
+  .free = folder_store_free,
+  .begin = folder_store_begin,
+  .end = folder_store_end,
+  .refresh = folder_store_refresh,
+  .commit = folder_store_commit,
+  .force_scan = folder_store_force_scan,
+  .check_usable = folder_store_check_usable,
+  .get_holder = folder_store_get_holder,
+  .get_whole_holders = folder_store_get_whole_holders,
+  .list_holders = folder_store_list_holders,
+  .put_holder = folder_store_put_holder,
+  .forget_holder = folder_store_forget_holder,
+  .delete_own_holder = folder_store_delete_own_holder,
+  .set_holder_process = folder_store_set_holder_process,
+  .check_holder_name = folder_store_check_holder_name,
+  .remove_holder = folder_store_remove_holder,
+  .dup_holder_location = folder_store_dup_holder_location,
+  .hold = folder_store_hold,
+  .unhold = folder_store_unhold,
+  .get_unrenewed = folder_store_get_unrenewed,
+  .read_informations = folder_store_read_informations,
+  .write_informations = folder_store_write_informations,
+};
+
+TesseraPoolStore *
+_tessera_pool_store_folder_new (TesseraDynamicResource      *owner,
+                                const TesseraPoolStoreCalls *calls,
+                                const TesseraPoolStoreHost  *host,
+                                gpointer                     view)
+{
+  TesseraPoolStoreFolder *self = g_new0 (TesseraPoolStoreFolder, 1);
+
+  self->parent.klass = &folder_store_class;
+  self->owner = owner;
+  self->calls = calls;
+  self->host = host;
+  self->view = view;
+  self->box = _tessera_watch_box_new (owner, self);
+  return &self->parent;
+}

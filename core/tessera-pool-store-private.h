@@ -1,0 +1,244 @@
+/* tessera-pool-store-private.h: where a pool lives, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-lock-file-cache-private.h"
+#include "tessera-resource-informations-private.h"
+
+G_BEGIN_DECLS
+
+/* A pool lives in a store: the folder store (built in, experimaestro's
+ * format: tessera-pool-store-folder.c) or, later, a store from a module
+ * (an etcd cluster). The store owns I/O, mutual exclusion between
+ * processes, change notification and the liveness of what it cannot see;
+ * the pool view above it owns the thread lock and calls the store in
+ * this order for every decision:
+ *
+ *   begin (no lock held: folder: takes ipc.lock; etcd: nothing)
+ *     thread lock
+ *       refresh (folder: reads what changed; etcd: reads the pool's keys
+ *                at a revision)
+ *       holders: get, list, put, forget, delete, set process, remove
+ *       commit (folder: nothing, every write was made under ipc.lock;
+ *               etcd: one transaction, refused when anything under the
+ *               pool changed since the revision read: the caller decides
+ *               again)
+ *     thread unlock
+ *   end (folder: releases ipc.lock)
+ *
+ * Resource types never see the store: they count lock-file JSON, whichever
+ * store it came from. Private to the project, not public API. */
+typedef struct _TesseraPoolStore      TesseraPoolStore;
+typedef struct _TesseraPoolStoreClass TesseraPoolStoreClass;
+
+/* What a store calls in the resource it serves (upward, through this
+ * table): the resource type's accounting and its informations. */
+typedef struct
+{
+  TesseraLockFileCacheCalls cache;
+  TesseraInformationsApply  apply_informations;
+  /* (transfer full) (nullable): what a new pool's informations say. */
+  JsonNode *(*initial_informations) (gpointer owner);
+  /* Forget every holding, before the first full read. */
+  void      (*reset)                (gpointer owner);
+} TesseraPoolStoreCalls;
+
+/* What a store calls in the pool view above it, from the poller's thread
+ * (a change was heard, a holder exited): the view's thread lock. */
+typedef struct
+{
+  void (*lock_thread)   (gpointer view);
+  void (*unlock_thread) (gpointer view);
+} TesseraPoolStoreHost;
+
+/* Begin gave no exclusive lock but the caller may go on (read-only: none
+ * could be taken). */
+#define TESSERA_POOL_STORE_NO_LOCK G_MAXINT
+
+/**
+ * TesseraPoolStoreClass:
+ * @name: the store's name in a configuration (`store=folder`)
+ * @open: prepares the pool (made unless read-only) and what tells its
+ *   changes. Called once, from the resource's init, no lock held.
+ * @load: right after @open, between @begin and @end, thread lock held:
+ *   sets up a new pool's informations (kept in memory when read-only),
+ *   resets the resource type, reads every holder, and refuses a pool of
+ *   a newer protocol.
+ * @stop: stops the store's sources in the poller's thread (dispose).
+ *   Any thread, thread lock held.
+ * @free: frees the store. No lock held, no source left.
+ * @begin: takes the exclusion between processes, before the thread lock:
+ *   a token for @end, %TESSERA_POOL_STORE_NO_LOCK, or -1 with @error.
+ *   Any thread; may block (a peer holds ipc.lock).
+ * @end: gives back what @begin took, thread lock held. Any thread.
+ * @refresh: the seed's `_update`: brings the holders up to date
+ *   (everything when @full), removing those whose holder is gone; %TRUE
+ *   when the accounting or the informations changed. Between @begin and
+ *   @end, thread lock held.
+ * @commit: makes the writes since @begin one decision: %FALSE with
+ *   %G_IO_ERROR_BUSY when a peer changed the pool meanwhile (nothing was
+ *   written: the caller decides again), or with another error. Between
+ *   @begin and @end, thread lock held.
+ * @force_scan: the next @refresh reads everything. Thread lock held.
+ * @check_usable: %FALSE with @error when holders cannot be read or written
+ *   safely here (a planted link, locks that do not cross hosts). Between
+ *   @begin and @end.
+ * @get_holder: (transfer none) (nullable): the readable lock file of the
+ *   holder @name (`task@identifier`). Thread lock held.
+ * @get_whole_holders: holders whose amount cannot be read (they hold
+ *   everything). Thread lock held.
+ * @list_holders: (transfer container): the lock files that count. Thread
+ *   lock held.
+ * @put_holder: writes the holder @name for @job with @information: it
+ *   counts at once. Between @begin and @end.
+ * @forget_holder: @name no longer counts; the store is left as it is.
+ *   Thread lock held.
+ * @delete_own_holder: deletes our own holder @name, already forgotten;
+ *   one already gone is no error. Between @begin and @end.
+ * @set_holder_process: writes @process into holder @name and judges it
+ *   again; %TESSERA_ERROR_LOCK_FILE_MISSING when there is no such holder.
+ *   Between @begin and @end.
+ * @check_holder_name: whether @job is a holder's name that may be removed
+ *   here. Any thread, no lock.
+ * @remove_holder: removes holder @job whatever its liveness;
+ *   %TESSERA_ERROR_LOCK_FILE_MISSING when it holds nothing. Between
+ *   @begin and @end.
+ * @dup_holder_location: (transfer full) (nullable): where holder @name
+ *   lives, for people (a path, a key); %NULL when @open failed early.
+ *   Any thread.
+ * @hold: this process holds one more thing here (keep its liveness
+ *   proof alive: a host lease, a store lease). Between @begin and @end.
+ * @unhold: one thing fewer. Between @begin and @end.
+ * @get_unrenewed: seconds this process has held something here without
+ *   renewing its liveness proof (0: none, or nothing held). Any thread.
+ * @read_informations: (transfer full): the pool's informations as they
+ *   are now. Any thread, no lock.
+ * @write_informations: applies them through the resource type (which
+ *   may refuse them), then replaces them in the store: a shape the type
+ *   rejects is never stored. Between @begin and @end, thread lock held.
+ *
+ * The operations of a store. Every member is set.
+ */
+struct _TesseraPoolStoreClass
+{
+  const char *name;
+
+  gboolean  (*open)               (TesseraPoolStore       *store,
+                                   const char             *location,
+                                   GType                   lock_file_type,
+                                   gboolean                read_only,
+                                   double                  min_age,
+                                   double                  host_lease,
+                                   GError                **error);
+  gboolean  (*load)               (TesseraPoolStore       *store,
+                                   double                  min_age,
+                                   GError                **error);
+  void      (*stop)               (TesseraPoolStore       *store);
+  void      (*free)               (TesseraPoolStore       *store);
+
+  int       (*begin)              (TesseraPoolStore       *store,
+                                   GError                **error);
+  void      (*end)                (TesseraPoolStore       *store,
+                                   int                     token);
+  gboolean  (*refresh)            (TesseraPoolStore       *store,
+                                   double                  min_age,
+                                   gboolean                full);
+  gboolean  (*commit)             (TesseraPoolStore       *store,
+                                   GError                **error);
+  void      (*force_scan)         (TesseraPoolStore       *store);
+
+  gboolean  (*check_usable)       (TesseraPoolStore       *store,
+                                   GError                **error);
+  TesseraDynamicLockFile *(*get_holder) (TesseraPoolStore *store,
+                                         const char       *name);
+  guint     (*get_whole_holders)  (TesseraPoolStore       *store);
+  GPtrArray *(*list_holders)      (TesseraPoolStore       *store);
+  gboolean  (*put_holder)         (TesseraPoolStore       *store,
+                                   const char             *name,
+                                   TesseraJob             *job,
+                                   JsonNode               *information,
+                                   GError                **error);
+  void      (*forget_holder)      (TesseraPoolStore       *store,
+                                   const char             *name);
+  gboolean  (*delete_own_holder)  (TesseraPoolStore       *store,
+                                   const char             *name,
+                                   GError                **error);
+  gboolean  (*set_holder_process) (TesseraPoolStore       *store,
+                                   const char             *name,
+                                   TesseraProcess         *process,
+                                   double                  min_age,
+                                   GError                **error);
+  gboolean  (*check_holder_name)  (TesseraPoolStore       *store,
+                                   const char             *job,
+                                   GError                **error);
+  gboolean  (*remove_holder)      (TesseraPoolStore       *store,
+                                   const char             *job,
+                                   GError                **error);
+  char     *(*dup_holder_location) (TesseraPoolStore      *store,
+                                    const char            *name);
+
+  void      (*hold)               (TesseraPoolStore       *store);
+  void      (*unhold)             (TesseraPoolStore       *store);
+  double    (*get_unrenewed)      (TesseraPoolStore       *store);
+
+  JsonNode *(*read_informations)  (TesseraPoolStore       *store,
+                                   GError                **error);
+  gboolean  (*write_informations) (TesseraPoolStore       *store,
+                                   JsonNode               *informations,
+                                   GError                **error);
+};
+
+/* Every store starts with this. */
+struct _TesseraPoolStore
+{
+  const TesseraPoolStoreClass *klass;
+};
+
+/* The folder store, built in: @owner, @calls, @host and @view outlive it.
+ * Nothing is touched until its open. */
+TesseraPoolStore *_tessera_pool_store_folder_new (TesseraDynamicResource      *owner,
+                                                  const TesseraPoolStoreCalls *calls,
+                                                  const TesseraPoolStoreHost  *host,
+                                                  gpointer                     view);
+
+/* The store's operations, for the units above it (tessera-pool-store.c). */
+gboolean  _tessera_pool_store_check_usable      (TesseraPoolStore  *store,
+                                                 GError           **error);
+TesseraDynamicLockFile *_tessera_pool_store_get_holder (TesseraPoolStore *store,
+                                                        const char       *name);
+guint     _tessera_pool_store_get_whole_holders (TesseraPoolStore  *store);
+GPtrArray *_tessera_pool_store_list_holders     (TesseraPoolStore  *store);
+gboolean  _tessera_pool_store_put_holder        (TesseraPoolStore  *store,
+                                                 const char        *name,
+                                                 TesseraJob        *job,
+                                                 JsonNode          *information,
+                                                 GError           **error);
+void      _tessera_pool_store_forget_holder     (TesseraPoolStore  *store,
+                                                 const char        *name);
+gboolean  _tessera_pool_store_delete_own_holder (TesseraPoolStore  *store,
+                                                 const char        *name,
+                                                 GError           **error);
+gboolean  _tessera_pool_store_set_holder_process (TesseraPoolStore *store,
+                                                  const char       *name,
+                                                  TesseraProcess   *process,
+                                                  double            min_age,
+                                                  GError          **error);
+gboolean  _tessera_pool_store_check_holder_name (TesseraPoolStore  *store,
+                                                 const char        *job,
+                                                 GError           **error);
+gboolean  _tessera_pool_store_remove_holder     (TesseraPoolStore  *store,
+                                                 const char        *job,
+                                                 GError           **error);
+char     *_tessera_pool_store_dup_holder_location (TesseraPoolStore *store,
+                                                   const char       *name);
+gboolean  _tessera_pool_store_commit            (TesseraPoolStore  *store,
+                                                 GError           **error);
+void      _tessera_pool_store_hold              (TesseraPoolStore  *store);
+void      _tessera_pool_store_unhold            (TesseraPoolStore  *store);
+double    _tessera_pool_store_get_unrenewed     (TesseraPoolStore  *store);
+JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,
+                                                 GError           **error);
+
+G_END_DECLS

@@ -1,0 +1,112 @@
+/* tessera-pool-store.c: a store's operations, for the units above it
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+/* Dispatch only: what each operation means, and under which lock it is
+ * called, is said in tessera-pool-store-private.h. */
+#include "tessera-pool-store-private.h"
+
+gboolean
+_tessera_pool_store_check_usable (TesseraPoolStore *store, GError **error)
+{
+  return store->klass->check_usable (store, error);
+}
+
+TesseraDynamicLockFile *
+_tessera_pool_store_get_holder (TesseraPoolStore *store, const char *name)
+{
+  return store->klass->get_holder (store, name);
+}
+
+guint
+_tessera_pool_store_get_whole_holders (TesseraPoolStore *store)
+{
+  return store->klass->get_whole_holders (store);
+}
+
+GPtrArray *
+_tessera_pool_store_list_holders (TesseraPoolStore *store)
+{
+  return store->klass->list_holders (store);
+}
+
+gboolean
+_tessera_pool_store_put_holder (TesseraPoolStore *store,
+                                const char       *name,
+                                TesseraJob       *job,
+                                JsonNode         *information,
+                                GError          **error)
+{
+  return store->klass->put_holder (store, name, job, information, error);
+}
+
+void
+_tessera_pool_store_forget_holder (TesseraPoolStore *store, const char *name)
+{
+  store->klass->forget_holder (store, name);
+}
+
+gboolean
+_tessera_pool_store_delete_own_holder (TesseraPoolStore *store, const char *name, GError **error)
+{
+  return store->klass->delete_own_holder (store, name, error);
+}
+
+gboolean
+_tessera_pool_store_set_holder_process (TesseraPoolStore *store,
+                                        const char       *name,
+                                        TesseraProcess   *process,
+                                        double            min_age,
+                                        GError          **error)
+{
+  return store->klass->set_holder_process (store, name, process, min_age, error);
+}
+
+gboolean
+_tessera_pool_store_check_holder_name (TesseraPoolStore *store, const char *job, GError **error)
+{
+  return store->klass->check_holder_name (store, job, error);
+}
+
+gboolean
+_tessera_pool_store_remove_holder (TesseraPoolStore *store, const char *job, GError **error)
+{
+  return store->klass->remove_holder (store, job, error);
+}
+
+char *
+_tessera_pool_store_dup_holder_location (TesseraPoolStore *store, const char *name)
+{
+  return store->klass->dup_holder_location (store, name);
+}
+
+gboolean
+_tessera_pool_store_commit (TesseraPoolStore *store, GError **error)
+{
+  return store->klass->commit (store, error);
+}
+
+void
+_tessera_pool_store_hold (TesseraPoolStore *store)
+{
+  store->klass->hold (store);
+}
+
+void
+_tessera_pool_store_unhold (TesseraPoolStore *store)
+{
+  store->klass->unhold (store);
+}
+
+double
+_tessera_pool_store_get_unrenewed (TesseraPoolStore *store)
+{
+  return store->klass->get_unrenewed (store);
+}
+
+JsonNode *
+_tessera_pool_store_read_informations (TesseraPoolStore *store, GError **error)
+{
+  return store->klass->read_informations (store, error);
+}
