@@ -1126,6 +1126,104 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
   unmount_lockless_view (view, bindfs);
 }
 
+/* A command that forks: a background child (`sleep &`) and an orphan
+ * that setsid()s away and whose parent ends at once. Each prints its pid
+ * on a line of its own ("child N", "orphan N", "command N"); they keep
+ * none of the run's pipes. */
+#define FORKING_SCRIPT \
+  "(setsid sh -c \"echo orphan \\$\\$; exec sleep 600 </dev/null >/dev/null 2>&1\" &); " \
+  "sleep 600 </dev/null >/dev/null 2>&1 & echo child $!; echo command $$; wait"
+
+/* Starts `tessera run --need r=1 -- sh -c FORKING_SCRIPT`: @pids gets the
+ * command's, its child's and the orphan's pids once all three run. */
+static GSubprocess *
+spawn_run_forking (Fixture *f, GPid pids[3])
+{
+  const char *tags[3] = { "command ", "child ", "orphan " };
+  g_autoptr(GError) error = NULL;
+  GSubprocess *run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                 &error, "run", "--need", "r=1", "--", "sh", "-c", FORKING_SCRIPT, NULL);
+  g_autoptr(GDataInputStream) in = NULL;
+
+  g_assert_no_error (error);
+  in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (run));
+  pids[0] = pids[1] = pids[2] = 0;
+  for (int lines = 0; lines < 3; lines++)
+    {
+      g_autofree char *line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
+
+      g_assert_nonnull (line);
+      for (int i = 0; i < 3; i++)
+        if (g_str_has_prefix (line, tags[i]))
+          pids[i] = atoi (line + strlen (tags[i]));
+    }
+  for (int i = 0; i < 3; i++)
+    g_assert_cmpint (pids[i], >, 0);
+  return run;
+}
+
+/* Whether the command, its child and the orphan are all gone; any left
+ * is killed here (the test fails, leaving nothing behind). */
+static gboolean
+forking_all_gone (GPid pids[3])
+{
+  gboolean gone = TRUE;
+
+  for (int i = 0; i < 3; i++)
+    if (!process_gone (pids[i]))
+      {
+        g_test_message ("pid %d (%s) still runs", (int) pids[i], i == 0 ? "command" : i == 1 ? "child" : "orphan");
+        kill (pids[i], SIGKILL);
+        gone = FALSE;
+      }
+  return gone;
+}
+
+/* The fence reaches every process the command started, not only the
+ * command: its background child and an orphan that left its session are
+ * ended before the run exits 76 and gives its share back. */
+static void
+test_lease_fence_reaches_descendants (Fixture *f, gconstpointer data)
+{
+  const double lease = 4;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *moved = g_build_filename (f->tmp, "r", "hosts-moved", NULL);
+  g_autoptr(GSubprocess) run = NULL;
+  GPid pids[3];
+
+  test_write_file (f->config, config);
+  run = spawn_run_forking (f, pids);
+  g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
+  g_assert_cmpint (g_rename (hosts, moved), ==, 0);
+  test_write_file (hosts, "not a folder");
+  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_true (forking_all_gone (pids));
+}
+
+/* On a lease pool, every process the command started dies with the
+ * wrapper, not only the command. */
+static void
+test_lease_descendants_die_with_wrapper (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autoptr(GSubprocess) run = NULL;
+  gint64 deadline;
+  GPid pids[3];
+
+  test_write_file (f->config, config);
+  run = spawn_run_forking (f, pids);
+  g_subprocess_force_exit (run);
+  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!(process_gone (pids[0]) && process_gone (pids[1]) && process_gone (pids[2])) &&
+         g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+  g_assert_true (forking_all_gone (pids));
+}
+
 /* On a lease pool the command dies with its wrapper: a command whose
  * wrapper was killed renews nothing. Elsewhere it outlives it, its lock
  * file naming it. */
@@ -1309,7 +1407,9 @@ main (int argc, char **argv)
   ADD ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
   ADD ("/hosts/lease/fence/file-server-hangs", NULL, test_lease_fence_server_hangs);
   ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
+  ADD ("/hosts/lease/fence/reaches-descendants", NULL, test_lease_fence_reaches_descendants);
   ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
+  ADD ("/hosts/lease/descendants-die-with-wrapper", NULL, test_lease_descendants_die_with_wrapper);
   ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
        test_lease_command_dies_with_wrapper);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
