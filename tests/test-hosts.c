@@ -1126,6 +1126,104 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
   unmount_lockless_view (view, bindfs);
 }
 
+/* The pool's lease is every user's: a user whose configuration lacks
+ * host-lease, holding on a host whose heartbeat an earlier run left,
+ * renews it as the pool records (informations.json), is told so, and is
+ * not taken for dead here once the lease has passed. */
+static void
+test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autofree char *plain_config = g_build_filename (f->tmp, "plain.conf", NULL);
+  g_autofree char *plain = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", f->tmp);
+  g_autofree char *info_path = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  g_autofree char *info = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) first = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GDataInputStream) holder_out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *err = NULL;
+
+  test_write_file (f->config, config);
+  test_write_file (plain_config, plain);
+  /* A run with the lease makes the pool, and leaves host-b's heartbeat. */
+  first = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true",
+                               NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (first), ==, 0);
+  g_assert_true (g_file_get_contents (info_path, &info, NULL, NULL));
+  g_test_message ("informations.json: %s", info);
+  g_assert_nonnull (strstr (info, "\"host_lease\""));
+  g_assert_nonnull (strstr (info, "\"total\""));
+
+  /* Another user on host-b, whose configuration names no lease. */
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_CONFIG", plain_config, TRUE);
+  holder = spawn_default_on_other_host_va (f, launcher, "host-b", &error, "run", "--need", "r=1", "--", "sh", "-c",
+                                           "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  holder_out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (holder));
+  ready = g_data_input_stream_read_line (holder_out, NULL, NULL, NULL);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* Here, with the lease: its holder stays alive well past the lease. */
+  waiter = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                       "run", "--timeout", "8", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (waiter), ==, 75);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_true (g_subprocess_communicate_utf8 (holder, NULL, NULL, NULL, &err, &error));
+  g_assert_no_error (error);
+  g_test_message ("the holder without host-lease said: %s", err);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_nonnull (strstr (err, "lease"));
+}
+
+/* The first renewal comes before the lock file: a heartbeat that cannot
+ * be written fails the acquire, and nothing is held. */
+static void
+test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_clear_object (&run);
+  g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
+  test_remove_tree (hosts);
+  test_write_file (hosts, "not a folder");
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "echo", "ran", NULL);
+  g_assert_no_error (error);
+  {
+    g_autofree char *out = NULL;
+
+    g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
+    g_assert_no_error (error);
+    g_test_message ("tessera run said: %s%s", out, err);
+    g_assert_cmpstr (out, ==, "");
+  }
+  g_assert_cmpint (exit_code (run), !=, 0);
+  g_assert_nonnull (strstr (err, "lease"));
+  g_assert_cmpuint (test_count_entries (jobs), ==, 0);
+}
+
 /* A command that forks: a background child (`sleep &`) and an orphan
  * that setsid()s away and whose parent ends at once. Each prints its pid
  * on a line of its own ("child N", "orphan N", "command N"); they keep
@@ -1408,6 +1506,8 @@ main (int argc, char **argv)
   ADD ("/hosts/lease/fence/file-server-hangs", NULL, test_lease_fence_server_hangs);
   ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
   ADD ("/hosts/lease/fence/reaches-descendants", NULL, test_lease_fence_reaches_descendants);
+  ADD ("/hosts/lease/recorded-in-the-pool", NULL, test_lease_recorded_in_pool);
+  ADD ("/hosts/lease/first-renewal-before-the-lock-file", NULL, test_lease_first_renewal_before_lock_file);
   ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
   ADD ("/hosts/lease/descendants-die-with-wrapper", NULL, test_lease_descendants_die_with_wrapper);
   ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
