@@ -42,8 +42,13 @@ void        _tessera_host_lease_set_time       (TesseraHostLease *lease,
 double      _tessera_host_lease_get_time       (TesseraHostLease *lease);
 
 /* This process holds one more (one less) thing in the pool: while it
- * holds anything in a lease pool, it renews this host's heartbeat. */
-void        _tessera_host_lease_hold           (TesseraHostLease *lease);
+ * holds anything in a lease pool, it renews this host's heartbeat. On a
+ * lease pool a hold renews it at once, before the holding's lock file is
+ * written: when that fails, FALSE with @error, and nothing is held. The
+ * time set later (the pool's recorded lease) applies to a holding
+ * already made. */
+gboolean    _tessera_host_lease_hold           (TesseraHostLease  *lease,
+                                                GError           **error);
 void        _tessera_host_lease_unhold         (TesseraHostLease *lease);
 
 /* How long, in seconds, this process has held something in a lease pool

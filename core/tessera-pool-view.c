@@ -174,8 +174,22 @@ dup_view (gpointer box, TesseraDynamicResource **owner)
 static gboolean
 check_informations_locked (TesseraPoolView *view, gboolean under_ipc_lock)
 {
-  return _tessera_resource_informations_check (view->informations, view->calls->cache.name (view->owner),
-                                               view->calls->apply_informations, view->owner, under_ipc_lock);
+  gboolean changed = _tessera_resource_informations_check (view->informations, view->calls->cache.name (view->owner),
+                                                           view->calls->apply_informations, view->owner,
+                                                           under_ipc_lock);
+  double lease = _tessera_resource_informations_get_host_lease (view->informations,
+                                                                view->calls->cache.name (view->owner));
+  TesseraHostLease *host_lease = _tessera_holder_monitor_get_lease (view->holders);
+
+  /* The pool's recorded lease wins over our configuration's. */
+  if (lease > 0 && lease != _tessera_host_lease_get_time (host_lease))
+    {
+      _tessera_host_lease_set_time (host_lease, lease);
+      _tessera_resource_informations_set_required (view->informations, TESSERA_POOL_PROTOCOL_LEASE);
+      if (!view->read_only)
+        _tessera_dynamic_resource_start_thread (view->owner);
+    }
+  return changed;
 }
 
 /* Reads what the folder monitor has heard; informations.json is applied
@@ -301,6 +315,7 @@ _tessera_pool_view_open (TesseraPoolView *view,
                                                _tessera_watch_box_ref (view->box), _tessera_watch_box_ref,
                                                _tessera_watch_box_unref);
   _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (view->holders), host_lease);
+  _tessera_resource_informations_set_host_lease (view->informations, host_lease);
   if (host_lease > 0)
     _tessera_resource_informations_set_required (view->informations, TESSERA_POOL_PROTOCOL_LEASE);
   /* The lease is renewed by a timer of the poller's thread, which

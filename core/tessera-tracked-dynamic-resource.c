@@ -153,7 +153,11 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
-    case PROP_HOST_LEASE: g_value_set_double (value, priv->host_lease); break;
+    case PROP_HOST_LEASE:   /* once open, the pool's own if it records one */
+      g_value_set_double (value, _tessera_pool_view_is_open (priv->view)
+                                 ? _tessera_host_lease_get_time (_tessera_holder_monitor_get_lease (_tessera_pool_view_get_holders (priv->view)))
+                                 : priv->host_lease);
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -328,7 +332,10 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * lease time is dead, even if its job lock still looks held (NFSv3).
    * From 2 to 86400; give every host the same value, and on NFS more than
    * twice its attribute cache time (120 s is a safe choice). A host frozen
-   * longer than the lease loses its holdings.
+   * longer than the lease loses its holdings. The first to make or mark
+   * a lease pool records its lease in the pool's informations.json
+   * (`"host_lease"`); once the resource is open, that recorded lease is
+   * the one used (and read here), whatever this property was set to.
    */
   props[PROP_HOST_LEASE] = g_param_spec_double ("host-lease", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
@@ -557,15 +564,20 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     goto out;
   if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
     goto out;
+  if (!_tessera_host_lease_hold (_tessera_holder_monitor_get_lease (HOLDERS (self)), error))
+    {
+      KLASS (self)->do_release (self, dependency);
+      goto out;
+    }
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
   if (!_tessera_lock_file_cache_create (CACHE (self), name, job, information, error))
     {
       KLASS (self)->do_release (self, dependency);
+      _tessera_host_lease_unhold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
       goto out;
     }
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
-  _tessera_host_lease_hold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
   g_debug ("Acquired %s for %s", resource_name (self), name);
   ok = TRUE;
 out:
