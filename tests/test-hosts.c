@@ -1228,6 +1228,116 @@ test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
   g_assert_cmpuint (test_count_entries (jobs), ==, 0);
 }
 
+/* The reserving entry of the queue (queue/NAME.json with "reserve":
+ * true) as soon as there is one (a minute at most): its job URI. */
+static char *
+wait_for_reservation (Fixture *f)
+{
+  g_autofree char *queue = g_build_filename (f->tmp, "r", "queue", NULL);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (queue, name, NULL);
+          g_autofree char *text = NULL;
+          g_autoptr(JsonParser) parser = json_parser_new ();
+          JsonObject *entry;
+
+          if (!g_str_has_suffix (name, ".json") || !g_file_get_contents (path, &text, NULL, NULL) ||
+              !json_parser_load_from_data (parser, text, -1, NULL) ||
+              !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+            continue;
+          entry = json_node_get_object (json_parser_get_root (parser));
+          if (json_object_get_boolean_member_with_default (entry, "reserve", FALSE))
+            return g_strdup (json_object_get_string_member_with_default (entry, "job_uri", ""));
+        }
+      g_usleep (20 * 1000);
+    }
+  g_assert_not_reached ();
+}
+
+/* NFSv3: a whole host vanishes with a holder and a waiter that reserved
+ * capacity, and stand-ins keep their job locks held. Its lease expires:
+ * the holding is reclaimed, and so is the reservation, which would keep
+ * every later arrival here waiting for ever. */
+static void
+test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocess) here = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocessLauncher) here_launcher = NULL;
+  g_autoptr(Helper) holder_stand_in = NULL;
+  g_autoptr(Helper) waiter_stand_in = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *command_text = NULL;
+  g_autofree char *waiter_job = NULL;
+  g_autofree char *waiter_lock = NULL;
+  g_autofree char *through = NULL;
+  GPid wrapper;
+  gint64 killed;
+
+  test_write_file (f->config, config);
+  holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c",
+                                "echo \"ready $TESSERA_JOB_LOCK_FD\"; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_nonnull (ready);
+  g_assert_true (g_str_has_prefix (ready, "ready "));
+  wrapper = namespace_init (holder);
+  command_text = g_strdup_printf ("%d", (int) first_child (wrapper));
+  holder_stand_in = helper_spawn (NULL, "keep-fd", command_text, ready + strlen ("ready "), NULL);
+  helper_expect_line (holder_stand_in, "KEPT", 60);
+
+  /* A waiter on the same host, whose patience is over at once. */
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_CONFIG", f->config, TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PATIENCE", "0.1", TRUE);
+  waiter = spawn_default_on_other_host_va (f, launcher, "host-b", &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  waiter_job = wait_for_reservation (f);
+  g_assert_cmpstr (waiter_job, !=, "");
+
+  /* The whole host dies; its job locks stay held. */
+  kill (namespace_init (waiter), SIGKILL);
+  kill (wrapper, SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (waiter), !=, 0);
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  waiter_lock = g_strconcat (waiter_job, ".lock", NULL);
+  waiter_stand_in = helper_spawn (NULL, "lockf", waiter_lock, NULL);
+  helper_expect_line (waiter_stand_in, "LOCKED", 60);
+
+  /* Here, a later arrival gets through once the lease has expired. */
+  here_launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_subprocess_launcher_setenv (here_launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
+  here = g_subprocess_launcher_spawn (here_launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                      "run", "--timeout", "30", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+  through = read_line (here);
+  g_test_message ("a later arrival got through %.2f s after the host died (lease %g s)",
+                  (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC, lease);
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (here), ==, 0);
+
+  helper_close_stdin (holder_stand_in);
+  g_assert_cmpint (helper_wait (holder_stand_in), ==, 0);
+  helper_close_stdin (waiter_stand_in);
+  helper_wait (waiter_stand_in);
+}
+
 /* A command that forks: a background child (`sleep &`) and an orphan
  * that setsid()s away and whose parent ends at once. Each prints its pid
  * on a line of its own ("child N", "orphan N", "command N"); they keep
@@ -1512,6 +1622,7 @@ main (int argc, char **argv)
   ADD ("/hosts/lease/fence/reaches-descendants", NULL, test_lease_fence_reaches_descendants);
   ADD ("/hosts/lease/recorded-in-the-pool", NULL, test_lease_recorded_in_pool);
   ADD ("/hosts/lease/first-renewal-before-the-lock-file", NULL, test_lease_first_renewal_before_lock_file);
+  ADD ("/hosts/lease/dead-host-reservation-dropped", NULL, test_lease_dead_host_reservation_dropped);
   ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
   ADD ("/hosts/lease/descendants-die-with-wrapper", NULL, test_lease_descendants_die_with_wrapper);
   ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
