@@ -550,7 +550,8 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (!_tessera_lock_file_cache_check_usable (CACHE (self), error))
     goto out;
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
-                                    priv->patience, dependency, name, tessera_job_get_job_uri (job));
+                                    priv->patience, _tessera_holder_monitor_get_lease (HOLDERS (self)),
+                                    dependency, name, tessera_job_get_job_uri (job));
 
   lock_file = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
