@@ -1338,6 +1338,57 @@ test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
   helper_wait (waiter_stand_in);
 }
 
+/* On NFS a peer's flock probe (a brief LOCK_SH) reaches the file server
+ * as a shared POSIX lock, which conflicts with the job lock we take: the
+ * take waits such a lock out instead of failing as if another process
+ * ran the job. The taker is held at pause point "job-lock-shared" (it
+ * met the shared lock) until the probe has ended. A write lock still
+ * means another runs the job, at once. */
+static void
+test_job_lock_take_waits_out_probe (Fixture *f, gconstpointer data)
+{
+  g_autofree char *job_uri = job_uri_for (f, "probed");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "job-lock-shared.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "job-lock-shared.go", NULL);
+  const char *env[] = { "TESSERA_PAUSE_AT", "job-lock-shared", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+  g_autoptr(Helper) probe = NULL;
+  g_autoptr(Helper) taker = NULL;
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) other = NULL;
+  g_autofree char *line = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  gint64 start;
+
+  g_mkdir_with_parents (pause_dir, 0777);
+  probe = helper_spawn (NULL, "probe", lock_path, NULL);
+  helper_expect_line (probe, "LOCKED", 60);
+  taker = helper_spawn (env, "hold-job", job_uri, NULL);
+  /* It meets the probe's lock and waits (or, failing at once, ends). */
+  while (!g_file_test (reached, G_FILE_TEST_EXISTS) && helper_is_running (taker) &&
+         g_get_monotonic_time () < deadline)
+    g_usleep (5 * 1000);
+  helper_close_stdin (probe);
+  g_assert_cmpint (helper_wait (probe), ==, 0);
+  test_write_file (go, "");
+  line = helper_read_line (taker, 60);
+  g_assert_cmpstr (line, ==, "HELD");
+  g_assert_true (g_file_test (reached, G_FILE_TEST_EXISTS));
+  helper_close_stdin (taker);
+  g_assert_cmpint (helper_wait (taker), ==, 0);
+
+  holder = helper_spawn (NULL, "lockf", lock_path, NULL);
+  helper_expect_line (holder, "LOCKED", 60);
+  start = g_get_monotonic_time ();
+  other = helper_spawn (NULL, "hold-job", job_uri, NULL);
+  helper_expect_line (other, "ERROR", 60);
+  g_assert_cmpint (helper_wait (other), ==, 1);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 5 * G_USEC_PER_SEC);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 /* A command that forks: a background child (`sleep &`) and an orphan
  * that setsid()s away and whose parent ends at once. Each prints its pid
  * on a line of its own ("child N", "orphan N", "command N"); they keep
@@ -1623,6 +1674,7 @@ main (int argc, char **argv)
   ADD ("/hosts/lease/recorded-in-the-pool", NULL, test_lease_recorded_in_pool);
   ADD ("/hosts/lease/first-renewal-before-the-lock-file", NULL, test_lease_first_renewal_before_lock_file);
   ADD ("/hosts/lease/dead-host-reservation-dropped", NULL, test_lease_dead_host_reservation_dropped);
+  ADD ("/hosts/job-lock/take-waits-out-a-probe", NULL, test_job_lock_take_waits_out_probe);
   ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
   ADD ("/hosts/lease/descendants-die-with-wrapper", NULL, test_lease_descendants_die_with_wrapper);
   ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
