@@ -1420,8 +1420,9 @@ watcher_end_all (pid_t command)
   const struct timespec tick = { 0, 5 * 1000 * 1000 };
 
   kill (command, SIGKILL);
-  /* A /proc of another pid namespace: its pids are not ours to kill. */
-  if (!watcher_proc_is_ours ())
+  /* A /proc of another pid namespace (its pids are not ours to kill), or
+   * a kernel that lists no children: the command only. */
+  if (!watcher_proc_is_ours () || access ("/proc/thread-self/children", R_OK) < 0)
     {
       while (waitpid (command, NULL, 0) < 0 && errno == EINTR)
         ;
