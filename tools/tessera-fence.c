@@ -37,6 +37,8 @@ struct _TesseraFence
   GPtrArray *names;
   double *leases;       /* each resource's, read once (0: no lease) */
   GPid watcher;         /* the command's watcher: it ends with the command */
+  TesseraFenceSignalFunc signal_command;   /* where descendants cannot be listed */
+  gpointer data;
   double interval;      /* seconds between checks */
   GMainContext *context;   /* the fence's thread's */
   GMainLoop *loop;
@@ -103,16 +105,17 @@ is_gone (GPid pid)
   return end != NULL && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
 }
 
-guint
+int
 tessera_fence_signal_descendants (int signum, GPid except)
 {
   g_autoptr(GArray) queue = g_array_new (FALSE, FALSE, sizeof (GPid));
   g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+  g_autofree char *own = g_strdup_printf ("/proc/%d/task/%d/children", (int) getpid (), (int) getpid ());
   GPid self = getpid ();
-  guint live = 0;
+  int live = 0;
 
-  if (!proc_is_ours ())
-    return 0;
+  if (!proc_is_ours () || !g_file_test (own, G_FILE_TEST_EXISTS))
+    return -1;
   g_array_append_val (queue, self);
   /* Breadth first, each process's children from each of its threads. */
   for (guint i = 0; i < queue->len; i++)
@@ -161,7 +164,8 @@ check (gpointer data)
           grace = MIN (grace, grace_for (fence->leases[i]));
       if (!fence->killed && (double) (now - fence->term_at) / G_USEC_PER_SEC >= grace)
         {
-          tessera_fence_signal_descendants (SIGKILL, 0);
+          if (tessera_fence_signal_descendants (SIGKILL, 0) < 0)
+            fence->signal_command (SIGKILL, fence->data);
           fence->killed = TRUE;
         }
       return G_SOURCE_CONTINUE;
@@ -180,7 +184,8 @@ check (gpointer data)
                   (const char *) g_ptr_array_index (fence->names, i), lease, unrenewed);
       /* Not the watcher: it ends once the command has, and passes
        * on what it gets to the command (which would hear it twice). */
-      tessera_fence_signal_descendants (SIGTERM, fence->watcher);
+      if (tessera_fence_signal_descendants (SIGTERM, fence->watcher) <= 0)
+        fence->signal_command (SIGTERM, fence->data);
       fence->term_at = now;
       g_atomic_int_set (&fence->fenced, 1);
       break;
@@ -207,9 +212,11 @@ fence_thread (gpointer data)
 }
 
 TesseraFence *
-tessera_fence_start (GPtrArray *resources,
-                     GPtrArray *names,
-                     GPid       watcher)
+tessera_fence_start (GPtrArray              *resources,
+                     GPtrArray              *names,
+                     GPid                    watcher,
+                     TesseraFenceSignalFunc  signal_command,
+                     gpointer                data)
 {
   TesseraFence *fence;
   double interval = G_MAXDOUBLE;
@@ -229,6 +236,8 @@ tessera_fence_start (GPtrArray *resources,
   for (guint i = 0; i < resources->len; i++)
     fence->leases[i] = lease_of (g_ptr_array_index (resources, i));
   fence->watcher = watcher;
+  fence->signal_command = signal_command;
+  fence->data = data;
   fence->interval = interval;
   fence->context = g_main_context_new ();
   fence->loop = g_main_loop_new (fence->context, FALSE);

@@ -19,11 +19,16 @@ typedef struct _TesseraFence TesseraFence;
  * pool: then the command must die with its wrapper. */
 gboolean      tessera_fence_needed (GPtrArray *resources);
 
+/* Sends @signum to the command's watcher (which passes SIGTERM on to the
+ * command), where descendants cannot be listed. */
+typedef void (*TesseraFenceSignalFunc) (int signum, gpointer data);
+
 /* Sends @signum to every live process descending from this one (the
  * command, its children, orphans reparented to us as a subreaper) but
- * @except (0: none); returns how many it found. Nothing when /proc is
- * not our pid namespace's (its pids would not be ours). */
-guint         tessera_fence_signal_descendants (int signum, GPid except);
+ * @except (0: none); returns how many it found, or -1 when it cannot
+ * list them (a /proc of another pid namespace, whose pids are not ours,
+ * or a kernel without /proc/PID/task/TID/children). */
+int           tessera_fence_signal_descendants (int signum, GPid except);
 
 /* Watches the lease renewals of @resources (and their @names, for
  * messages) on a thread of its own, which touches no file of the pool
@@ -31,11 +36,14 @@ guint         tessera_fence_signal_descendants (int signum, GPid except);
  * not been renewed for its lease minus a margin (the SIGTERM grace plus
  * two check intervals), says so, sends SIGTERM to every descendant of
  * this process but @watcher (the command's watcher, which ends when the
- * command does), and SIGKILL to all of them after the grace. NULL when no
- * resource is a lease pool. */
-TesseraFence *tessera_fence_start  (GPtrArray *resources,
-                                    GPtrArray *names,
-                                    GPid       watcher);
+ * command does), and SIGKILL to all of them after the grace; where they
+ * cannot be listed, @signal_command instead. NULL when no resource is a
+ * lease pool. */
+TesseraFence *tessera_fence_start  (GPtrArray              *resources,
+                                    GPtrArray              *names,
+                                    GPid                    watcher,
+                                    TesseraFenceSignalFunc  signal_command,
+                                    gpointer                data);
 /* Whether it ended the command. */
 gboolean      tessera_fence_fenced (TesseraFence *fence);
 /* Stops the checks; when it ended the command, first waits out the grace

@@ -1982,6 +1982,19 @@ typedef struct
   RunState *state;
 } LostWatch;
 
+/* Sends @signum to the command's watcher while it runs (the fence's way
+ * to end the command where it cannot list its descendants). */
+static void
+signal_command (int signum, gpointer data)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  if (state->child != 0)
+    kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
+}
+
 static gboolean
 check_lost (gpointer data)
 {
@@ -2339,7 +2352,7 @@ cmd_run (int argc, char **argv)
       run_state.loop = loop;
       g_child_watch_add (child.pid, child_exited, &run_state);
       lost_source = g_timeout_add_seconds (1, check_lost, &lost);
-      fence = tessera_fence_start (resources, lost_names, child.pid);
+      fence = tessera_fence_start (resources, lost_names, child.pid, signal_command, &run_state);
       g_main_loop_run (loop);
       g_source_remove (lost_source);
       status = tessera_fence_fenced (fence) ? TESSERA_EXIT_FENCED : exit_status_of (run_state.wait_status);
