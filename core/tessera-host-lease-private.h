@@ -41,14 +41,16 @@ void        _tessera_host_lease_set_time       (TesseraHostLease *lease,
                                                 double            seconds);
 double      _tessera_host_lease_get_time       (TesseraHostLease *lease);
 
+/* On a lease pool, renews this host's heartbeat now, before a holding's
+ * lock file is written: FALSE with @error when it cannot (then nothing
+ * may be held). TRUE at once elsewhere. */
+gboolean    _tessera_host_lease_renew_first    (TesseraHostLease  *lease,
+                                                GError           **error);
 /* This process holds one more (one less) thing in the pool: while it
- * holds anything in a lease pool, it renews this host's heartbeat. On a
- * lease pool a hold renews it at once, before the holding's lock file is
- * written: when that fails, FALSE with @error, and nothing is held. The
+ * holds anything in a lease pool, it renews this host's heartbeat. The
  * time set later (the pool's recorded lease) applies to a holding
  * already made. */
-gboolean    _tessera_host_lease_hold           (TesseraHostLease  *lease,
-                                                GError           **error);
+void        _tessera_host_lease_hold           (TesseraHostLease *lease);
 void        _tessera_host_lease_unhold         (TesseraHostLease *lease);
 
 /* How long, in seconds, this process has held something in a lease pool

@@ -281,44 +281,51 @@ start_timer_locked (TesseraHostLease *lease)
 }
 
 gboolean
-_tessera_host_lease_hold (TesseraHostLease  *lease,
-                          GError           **error)
+_tessera_host_lease_renew_first (TesseraHostLease  *lease,
+                                 GError           **error)
 {
-  g_autoptr(GError) local = NULL;
-  gboolean first;
+  gboolean ok = TRUE;
 
   g_mutex_lock (&lease->lock);
-  if (lease->time <= 0 || lease->stopped)
+  /* Before the lock file exists: a holding whose heartbeat cannot be
+   * written would be taken for dead by other hosts. */
+  if (lease->time > 0 && !lease->stopped)
     {
-      lease->holdings++;
-      g_mutex_unlock (&lease->lock);
-      return TRUE;
+      ok = renew_locked (lease, error);
+      if (ok)
+        {
+          lease->last_renewal_us = g_get_monotonic_time ();
+          if (lease->holdings > 0)
+            atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
+          lease->told = FALSE;
+        }
     }
-  first = lease->holdings == 0;
-  if (first)
-    {
-      lease->holding_since_us = g_get_monotonic_time ();
-      lease->last_renewal_us = 0;
-      /* Published before the first renewal, which may hang. */
-      atomic_store (&lease->unrenewed_since_us, lease->holding_since_us);
-    }
-  /* Renewed before the lock file exists: a holding whose heartbeat
-   * cannot be written would be taken for dead by other hosts. */
-  if (!renew_locked (lease, &local))
-    {
-      if (first)
-        atomic_store (&lease->unrenewed_since_us, 0);
-      g_mutex_unlock (&lease->lock);
-      g_propagate_error (error, g_steal_pointer (&local));
-      return FALSE;
-    }
-  lease->last_renewal_us = g_get_monotonic_time ();
-  atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
-  lease->told = FALSE;
-  if (lease->holdings++ == 0)
-    start_timer_locked (lease);
   g_mutex_unlock (&lease->lock);
-  return TRUE;
+  return ok;
+}
+
+void
+_tessera_host_lease_hold (TesseraHostLease *lease)
+{
+  g_mutex_lock (&lease->lock);
+  if (lease->holdings++ == 0 && lease->time > 0 && !lease->stopped)
+    {
+      gint64 now = g_get_monotonic_time ();
+
+      lease->holding_since_us = now;
+      /* Renewed just before (_renew_first): counted from then on. */
+      if (lease->last_renewal_us == 0 || now - lease->last_renewal_us > (gint64) (lease->time * G_USEC_PER_SEC / 4))
+        {
+          lease->last_renewal_us = 0;
+          /* Published before the renewal, which may hang. */
+          atomic_store (&lease->unrenewed_since_us, now);
+          renew_and_note_locked (lease);
+        }
+      else
+        atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
+      start_timer_locked (lease);
+    }
+  g_mutex_unlock (&lease->lock);
 }
 
 void

@@ -86,5 +86,13 @@ TesseraLockFileCache        *_tessera_pool_view_get_cache        (TesseraPoolVie
 TesseraFolderMonitor        *_tessera_pool_view_get_monitor      (TesseraPoolView *view);
 TesseraHolderMonitor        *_tessera_pool_view_get_holders      (TesseraPoolView *view);
 TesseraResourceInformations *_tessera_pool_view_get_informations (TesseraPoolView *view);
+/* The host lease in use once open (the pool's recorded one wins), else
+ * @configured. */
+double                       _tessera_pool_view_lease            (TesseraPoolView *view,
+                                                                  double           configured);
+/* On a lease pool, renews this host's heartbeat before a lock file is
+ * written (see _tessera_host_lease_renew_first()). */
+gboolean                     _tessera_pool_view_renew_lease      (TesseraPoolView  *view,
+                                                                  GError          **error);
 
 G_END_DECLS

@@ -454,6 +454,21 @@ _tessera_pool_view_get_holders (TesseraPoolView *view)
   return view->holders;
 }
 
+double
+_tessera_pool_view_lease (TesseraPoolView *view,
+                          double           configured)
+{
+  return view->holders != NULL ? _tessera_host_lease_get_time (_tessera_holder_monitor_get_lease (view->holders))
+                               : configured;
+}
+
+gboolean
+_tessera_pool_view_renew_lease (TesseraPoolView  *view,
+                                GError          **error)
+{
+  return _tessera_host_lease_renew_first (_tessera_holder_monitor_get_lease (view->holders), error);
+}
+
 TesseraResourceInformations *
 _tessera_pool_view_get_informations (TesseraPoolView *view)
 {

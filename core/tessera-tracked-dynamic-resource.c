@@ -153,11 +153,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
-    case PROP_HOST_LEASE:   /* once open, the pool's own if it records one */
-      g_value_set_double (value, _tessera_pool_view_is_open (priv->view)
-                                 ? _tessera_host_lease_get_time (_tessera_holder_monitor_get_lease (_tessera_pool_view_get_holders (priv->view)))
-                                 : priv->host_lease);
-      break;
+    case PROP_HOST_LEASE: g_value_set_double (value, _tessera_pool_view_lease (priv->view, priv->host_lease)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -326,16 +322,13 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * TesseraTrackedDynamicResource:host-lease:
    *
    * Seconds of the pool's host lease; 0 (the default): no lease. On a
-   * lease pool every process that holds something renews its host's
-   * heartbeat in the folder's `hosts/` four times per lease, and a holder
-   * on another host whose heartbeat this host has seen unchanged for the
-   * lease time is dead, even if its job lock still looks held (NFSv3).
-   * From 2 to 86400; give every host the same value, and on NFS more than
-   * twice its attribute cache time (120 s is a safe choice). A host frozen
-   * longer than the lease loses its holdings. The first to make or mark
-   * a lease pool records its lease in the pool's informations.json
-   * (`"host_lease"`); once the resource is open, that recorded lease is
-   * the one used (and read here), whatever this property was set to.
+   * lease pool every holding process renews its host's heartbeat in
+   * `hosts/` four times per lease; a holder on another host whose heartbeat
+   * this host has seen unchanged for the lease is dead, even if its job
+   * lock looks held (NFSv3). From 2 to 86400; on NFS more than twice its
+   * attribute cache time (120 s is safe). A host frozen longer than the
+   * lease loses its holdings. The pool records the first one set
+   * (`"host_lease"`, informations.json): once open, that one wins (read here).
    */
   props[PROP_HOST_LEASE] = g_param_spec_double ("host-lease", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
@@ -550,8 +543,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (!_tessera_lock_file_cache_check_usable (CACHE (self), error))
     goto out;
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
-                                    priv->patience, _tessera_holder_monitor_get_lease (HOLDERS (self)),
-                                    dependency, name, tessera_job_get_job_uri (job));
+                                    priv->patience, HOLDERS (self), dependency, name, tessera_job_get_job_uri (job));
 
   lock_file = _tessera_lock_file_cache_get_lock_file (CACHE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
@@ -563,22 +555,18 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (!_tessera_wait_queue_decide (self, queue, dependency, _tessera_lock_file_cache_get_whole_holders (CACHE (self)),
                                    resource_name (self), error))
     goto out;
-  if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
+  if (!tessera_job_hold (job, error) || !_tessera_pool_view_renew_lease (VIEW (self), error) ||
+      !KLASS (self)->do_acquire (self, dependency, error))
     goto out;
-  if (!_tessera_host_lease_hold (_tessera_holder_monitor_get_lease (HOLDERS (self)), error))
-    {
-      KLASS (self)->do_release (self, dependency);
-      goto out;
-    }
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
   if (!_tessera_lock_file_cache_create (CACHE (self), name, job, information, error))
     {
       KLASS (self)->do_release (self, dependency);
-      _tessera_host_lease_unhold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
       goto out;
     }
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
+  _tessera_host_lease_hold (_tessera_holder_monitor_get_lease (HOLDERS (self)));
   g_debug ("Acquired %s for %s", resource_name (self), name);
   ok = TRUE;
 out:

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-host-lease-private.h"
+#include "tessera-holder-monitor-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
@@ -258,7 +258,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
                           GType                     lock_file_type,
                           double                    min_age,
                           double                    patience,
-                          TesseraHostLease         *host_lease,
+                          TesseraHolderMonitor     *holders,
                           TesseraDynamicDependency *dependency,
                           const char               *own_name,
                           const char               *job_uri)
@@ -323,7 +323,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
       lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
       if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
         continue;
-      if (!waiter_is_alive (lock_file, path, &st, min_age, host_lease, &reason))
+      if (!waiter_is_alive (lock_file, path, &st, min_age, _tessera_holder_monitor_get_lease (holders), &reason))
         {
           remove_dead (path, &st, reason);
           continue;
