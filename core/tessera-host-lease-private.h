@@ -41,8 +41,15 @@ void        _tessera_host_lease_set_time       (TesseraHostLease *lease,
                                                 double            seconds);
 double      _tessera_host_lease_get_time       (TesseraHostLease *lease);
 
+/* On a lease pool, renews this host's heartbeat now, before a holding's
+ * lock file is written: FALSE with @error when it cannot (then nothing
+ * may be held). TRUE at once elsewhere. */
+gboolean    _tessera_host_lease_renew_first    (TesseraHostLease  *lease,
+                                                GError           **error);
 /* This process holds one more (one less) thing in the pool: while it
- * holds anything in a lease pool, it renews this host's heartbeat. */
+ * holds anything in a lease pool, it renews this host's heartbeat. The
+ * time set later (the pool's recorded lease) applies to a holding
+ * already made. */
 void        _tessera_host_lease_hold           (TesseraHostLease *lease);
 void        _tessera_host_lease_unhold         (TesseraHostLease *lease);
 

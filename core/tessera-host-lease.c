@@ -111,12 +111,33 @@ _tessera_host_lease_free (TesseraHostLease *lease)
   lease_unref (lease);
 }
 
+static void start_timer_locked (TesseraHostLease *lease);
+static void renew_and_note_locked (TesseraHostLease *lease);
+
 void
 _tessera_host_lease_set_time (TesseraHostLease *lease,
                               double            seconds)
 {
   g_mutex_lock (&lease->lock);
-  lease->time = seconds;
+  if (lease->time != seconds)
+    {
+      lease->time = seconds;
+      /* The pool's recorded lease, read after this process began to
+       * hold: renewals follow it from now on. */
+      if (lease->holdings > 0 && !lease->stopped)
+        {
+          stop_timer_locked (lease);
+          if (seconds > 0)
+            {
+              if (atomic_load (&lease->unrenewed_since_us) == 0)
+                atomic_store (&lease->unrenewed_since_us, g_get_monotonic_time ());
+              renew_and_note_locked (lease);
+              start_timer_locked (lease);
+            }
+          else
+            atomic_store (&lease->unrenewed_since_us, 0);
+        }
+    }
   g_mutex_unlock (&lease->lock);
 }
 
@@ -246,25 +267,63 @@ on_renewal_due (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* Renewed four times per lease: a reader sees it change well within its
+ * lease time even if a renewal or two are late. Lock held. */
+static void
+start_timer_locked (TesseraHostLease *lease)
+{
+  guint interval_ms = (guint) MAX (100, lease->time * 1000 / 4);
+
+  lease->timer = g_timeout_source_new (interval_ms);
+  g_source_set_name (lease->timer, "tessera-host-lease");
+  g_source_set_callback (lease->timer, on_renewal_due, lease_ref (lease), (GDestroyNotify) lease_unref);
+  g_source_attach (lease->timer, lease->context);
+}
+
+gboolean
+_tessera_host_lease_renew_first (TesseraHostLease  *lease,
+                                 GError           **error)
+{
+  gboolean ok = TRUE;
+
+  g_mutex_lock (&lease->lock);
+  /* Before the lock file exists: a holding whose heartbeat cannot be
+   * written would be taken for dead by other hosts. */
+  if (lease->time > 0 && !lease->stopped)
+    {
+      ok = renew_locked (lease, error);
+      if (ok)
+        {
+          lease->last_renewal_us = g_get_monotonic_time ();
+          if (lease->holdings > 0)
+            atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
+          lease->told = FALSE;
+        }
+    }
+  g_mutex_unlock (&lease->lock);
+  return ok;
+}
+
 void
 _tessera_host_lease_hold (TesseraHostLease *lease)
 {
   g_mutex_lock (&lease->lock);
   if (lease->holdings++ == 0 && lease->time > 0 && !lease->stopped)
     {
-      /* Renewed four times per lease: a reader sees it change well
-       * within its lease time even if a renewal or two are late. */
-      guint interval_ms = (guint) MAX (100, lease->time * 1000 / 4);
+      gint64 now = g_get_monotonic_time ();
 
-      lease->holding_since_us = g_get_monotonic_time ();
-      lease->last_renewal_us = 0;
-      /* Published before the first renewal, which may hang. */
-      atomic_store (&lease->unrenewed_since_us, lease->holding_since_us);
-      renew_and_note_locked (lease);
-      lease->timer = g_timeout_source_new (interval_ms);
-      g_source_set_name (lease->timer, "tessera-host-lease");
-      g_source_set_callback (lease->timer, on_renewal_due, lease_ref (lease), (GDestroyNotify) lease_unref);
-      g_source_attach (lease->timer, lease->context);
+      lease->holding_since_us = now;
+      /* Renewed just before (_renew_first): counted from then on. */
+      if (lease->last_renewal_us == 0 || now - lease->last_renewal_us > (gint64) (lease->time * G_USEC_PER_SEC / 4))
+        {
+          lease->last_renewal_us = 0;
+          /* Published before the renewal, which may hang. */
+          atomic_store (&lease->unrenewed_since_us, now);
+          renew_and_note_locked (lease);
+        }
+      else
+        atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
+      start_timer_locked (lease);
     }
   g_mutex_unlock (&lease->lock);
 }

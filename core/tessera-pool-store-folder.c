@@ -139,8 +139,22 @@ dup_store (gpointer box, TesseraDynamicResource **owner)
 static gboolean
 check_informations_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock)
 {
-  return _tessera_resource_informations_check (self->informations, self->calls->cache.name (self->owner),
-                                               self->calls->apply_informations, self->owner, under_ipc_lock);
+  gboolean changed = _tessera_resource_informations_check (self->informations, self->calls->cache.name (self->owner),
+                                                           self->calls->apply_informations, self->owner,
+                                                           under_ipc_lock);
+  double lease = _tessera_resource_informations_get_host_lease (self->informations,
+                                                                self->calls->cache.name (self->owner));
+  TesseraHostLease *host_lease = _tessera_holder_monitor_get_lease (self->holders);
+
+  /* The pool's recorded lease wins over our configuration's. */
+  if (lease > 0 && lease != _tessera_host_lease_get_time (host_lease))
+    {
+      _tessera_host_lease_set_time (host_lease, lease);
+      _tessera_resource_informations_set_required (self->informations, TESSERA_POOL_PROTOCOL_LEASE);
+      if (!self->read_only)
+        _tessera_dynamic_resource_start_thread (self->owner);
+    }
+  return changed;
 }
 
 /* Reads what the folder monitor has heard; informations.json is applied
@@ -285,6 +299,7 @@ folder_store_open (TesseraPoolStore *store,
                                                _tessera_watch_box_ref (self->box), _tessera_watch_box_ref,
                                                _tessera_watch_box_unref);
   _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (self->holders), host_lease);
+  _tessera_resource_informations_set_host_lease (self->informations, host_lease);
   if (host_lease > 0)
     _tessera_resource_informations_set_required (self->informations, TESSERA_POOL_PROTOCOL_LEASE);
   /* The lease is renewed by a timer of the poller's thread, which
@@ -458,6 +473,26 @@ folder_store_get_unrenewed (TesseraPoolStore *store)
   return holders != NULL ? _tessera_host_lease_unrenewed_for (_tessera_holder_monitor_get_lease (holders)) : 0;
 }
 
+static double
+folder_store_get_lease (TesseraPoolStore *store, double configured)
+{
+  TesseraHolderMonitor *holders = FOLDER_STORE (store)->holders;
+
+  return holders != NULL ? _tessera_host_lease_get_time (_tessera_holder_monitor_get_lease (holders)) : configured;
+}
+
+static gboolean
+folder_store_renew (TesseraPoolStore *store, GError **error)
+{
+  return _tessera_host_lease_renew_first (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders), error);
+}
+
+static gboolean
+folder_store_host_expired (TesseraPoolStore *store, const char *host_id)
+{
+  return _tessera_host_lease_expired (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders), host_id);
+}
+
 /* ---------------------------------------------------------------------- */
 /* informations.json */
 
@@ -505,6 +540,9 @@ static const TesseraPoolStoreClass folder_store_class = {
   .hold = folder_store_hold,
   .unhold = folder_store_unhold,
   .get_unrenewed = folder_store_get_unrenewed,
+  .get_lease = folder_store_get_lease,
+  .renew = folder_store_renew,
+  .host_expired = folder_store_host_expired,
   .read_informations = folder_store_read_informations,
   .write_informations = folder_store_write_informations,
 };

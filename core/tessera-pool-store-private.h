@@ -113,6 +113,15 @@ typedef struct
  * @unhold: one thing fewer. Between @begin and @end.
  * @get_unrenewed: seconds this process has held something here without
  *   renewing its liveness proof (0: none, or nothing held). Any thread.
+ * @get_lease: the time to live of this process's liveness proof once
+ *   open (the pool's recorded one wins), else @configured; 0: none.
+ *   Any thread.
+ * @host_expired: whether the liveness proof of host @host_id (a host
+ *   lease) expired, so what its processes left here is gone. Between
+ *   @begin and @end.
+ * @renew: renews this process's liveness proof before a holder is
+ *   written, so the holder never outlives it unseen. Between @begin and
+ *   @end.
  * @read_informations: (transfer full): the pool's informations as they
  *   are now. Any thread, no lock.
  * @write_informations: applies them through the resource type (which
@@ -182,6 +191,12 @@ struct _TesseraPoolStoreClass
   void      (*hold)               (TesseraPoolStore       *store);
   void      (*unhold)             (TesseraPoolStore       *store);
   double    (*get_unrenewed)      (TesseraPoolStore       *store);
+  double    (*get_lease)          (TesseraPoolStore       *store,
+                                   double                  configured);
+  gboolean  (*renew)              (TesseraPoolStore       *store,
+                                   GError                **error);
+  gboolean  (*host_expired)       (TesseraPoolStore       *store,
+                                   const char             *host_id);
 
   JsonNode *(*read_informations)  (TesseraPoolStore       *store,
                                    GError                **error);
@@ -238,6 +253,12 @@ gboolean  _tessera_pool_store_commit            (TesseraPoolStore  *store,
 void      _tessera_pool_store_hold              (TesseraPoolStore  *store);
 void      _tessera_pool_store_unhold            (TesseraPoolStore  *store);
 double    _tessera_pool_store_get_unrenewed     (TesseraPoolStore  *store);
+double    _tessera_pool_store_get_lease         (TesseraPoolStore  *store,
+                                                 double             configured);
+gboolean  _tessera_pool_store_renew             (TesseraPoolStore  *store,
+                                                 GError           **error);
+gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
+                                                 const char        *host_id);
 JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,
                                                  GError           **error);
 

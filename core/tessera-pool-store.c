@@ -105,6 +105,24 @@ _tessera_pool_store_get_unrenewed (TesseraPoolStore *store)
   return store->klass->get_unrenewed (store);
 }
 
+double
+_tessera_pool_store_get_lease (TesseraPoolStore *store, double configured)
+{
+  return store->klass->get_lease (store, configured);
+}
+
+gboolean
+_tessera_pool_store_renew (TesseraPoolStore *store, GError **error)
+{
+  return store->klass->renew (store, error);
+}
+
+gboolean
+_tessera_pool_store_host_expired (TesseraPoolStore *store, const char *host_id)
+{
+  return store->klass->host_expired (store, host_id);
+}
+
 JsonNode *
 _tessera_pool_store_read_informations (TesseraPoolStore *store, GError **error)
 {

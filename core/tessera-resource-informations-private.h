@@ -22,6 +22,12 @@ G_BEGIN_DECLS
 #define TESSERA_POOL_PROTOCOL_PLAIN 2
 #define TESSERA_POOL_PROTOCOL_LEASE 3
 
+/* The member of informations.json that records a lease pool's host lease
+ * (seconds; experimaestro ignores it): every Tessera using the pool takes
+ * it over its own configuration, so that no holder renews on another
+ * schedule, or not at all, and is taken for dead. */
+#define TESSERA_POOL_HOST_LEASE_MEMBER "host_lease"
+
 /* A pool's informations.json (resource-level data, such as a counter
  * token's total) as this process last read it, and whether it changed
  * since. Not thread-safe: the owner serialises (the resource's thread
@@ -74,5 +80,15 @@ void      _tessera_resource_informations_set_required (TesseraResourceInformatio
                                                        gint64                       protocol);
 gboolean  _tessera_resource_informations_require      (TesseraResourceInformations  *info,
                                                        GError                      **error);
+/* The host lease this process is configured with (0: none): what our
+ * writes record when the file records none, and what _require() adds to
+ * a file that records none. */
+void      _tessera_resource_informations_set_host_lease (TesseraResourceInformations *info,
+                                                         double                       configured);
+/* The host lease the file as last checked records (a number within the
+ * lease bounds), else 0. The first time it disagrees with the configured
+ * one, says so (a warning naming @resource_name): the pool's wins. */
+double    _tessera_resource_informations_get_host_lease (TesseraResourceInformations *info,
+                                                         const char                  *resource_name);
 
 G_END_DECLS

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-resource-informations-private.h"
+#include "tessera-host-lease-private.h"
 
 struct _TesseraResourceInformations
 {
@@ -16,7 +17,25 @@ struct _TesseraResourceInformations
   JsonNode *node;             /* what was last read, NULL when it was broken */
   gint64 protocol;            /* the protocol it asks for, 0 when it names none */
   gint64 required;            /* what our writes mark */
+  double configured_lease;    /* our configuration's host lease, 0: none */
+  double recorded_lease;      /* what the file last read records, 0: none */
+  double told_lease;          /* the recorded lease last said to disagree */
 };
+
+/* The host lease @node records: a number within the bounds, else 0. */
+static double
+host_lease_of (JsonNode *node)
+{
+  JsonNode *member = JSON_NODE_HOLDS_OBJECT (node)
+                     ? json_object_get_member (json_node_get_object (node), TESSERA_POOL_HOST_LEASE_MEMBER) : NULL;
+  double lease;
+
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      (json_node_get_value_type (member) != G_TYPE_INT64 && json_node_get_value_type (member) != G_TYPE_DOUBLE))
+    return 0;
+  lease = json_node_get_double (member);
+  return lease >= TESSERA_HOST_LEASE_MIN && lease <= TESSERA_HOST_LEASE_MAX ? lease : 0;
+}
 
 /* The protocol @node asks for: 0 when it names none (experimaestro's, an
  * older Tessera's), G_MAXINT64 when it names one we cannot read (so a
@@ -141,6 +160,9 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
   info->size = st.st_size;
   g_clear_pointer (&info->node, json_node_unref);
   info->protocol = 0;
+  /* A broken file keeps the last lease, as it keeps the last capacity. */
+  if (node != NULL)
+    info->recorded_lease = host_lease_of (node);
   if (node == NULL)
     {
       g_warning (_("Keeping the last capacity of %s: %s"), resource_name, error->message);
@@ -195,6 +217,17 @@ _tessera_resource_informations_write (TesseraResourceInformations  *info,
   if (JSON_NODE_HOLDS_OBJECT (informations) && protocol_of (informations) < info->required)
     json_object_set_int_member (json_node_get_object (informations), TESSERA_POOL_PROTOCOL_MEMBER,
                                 info->required);
+  /* The first to make or mark a lease pool records its lease; a recorded
+   * one stays. */
+  if (JSON_NODE_HOLDS_OBJECT (informations) && info->configured_lease > 0 && host_lease_of (informations) <= 0)
+    {
+      JsonObject *object = json_node_get_object (informations);
+
+      if (info->configured_lease == (double) (gint64) info->configured_lease)
+        json_object_set_int_member (object, TESSERA_POOL_HOST_LEASE_MEMBER, (gint64) info->configured_lease);
+      else
+        json_object_set_double_member (object, TESSERA_POOL_HOST_LEASE_MEMBER, info->configured_lease);
+    }
   text = json_to_string (informations, FALSE);
 
   return _tessera_lock_folder_write_informations (info->folder, text, error);
@@ -223,11 +256,38 @@ _tessera_resource_informations_require (TesseraResourceInformations  *info,
    * Tessera writes it); unknown, broken, or marked already: nothing to do
    * (a newer mark is refused elsewhere). */
   if (info->required <= TESSERA_POOL_PROTOCOL_PLAIN || info->node == NULL || !JSON_NODE_HOLDS_OBJECT (info->node) ||
-      info->protocol >= info->required)
+      (info->protocol >= info->required && (info->configured_lease <= 0 || info->recorded_lease > 0)))
     return TRUE;
   marked = json_node_copy (info->node);
   if (!_tessera_resource_informations_write (info, marked, error))
     return FALSE;
   _tessera_resource_informations_forget (info);
   return TRUE;
+}
+
+void
+_tessera_resource_informations_set_host_lease (TesseraResourceInformations *info,
+                                               double                       configured)
+{
+  info->configured_lease = configured;
+}
+
+double
+_tessera_resource_informations_get_host_lease (TesseraResourceInformations *info,
+                                               const char                  *resource_name)
+{
+  if (info->recorded_lease > 0 && info->recorded_lease != info->configured_lease &&
+      info->recorded_lease != info->told_lease)
+    {
+      if (info->configured_lease > 0)
+        g_warning (_("%s: its pool records a host lease of %g s (%s), this configuration says %g s: "
+                     "using the pool's"), resource_name, info->recorded_lease,
+                   _tessera_lock_folder_get_informations_path (info->folder), info->configured_lease);
+      else
+        g_warning (_("%s: its pool records a host lease of %g s (%s), which this configuration lacks: "
+                     "renewing this host's heartbeat as the pool asks"), resource_name, info->recorded_lease,
+                   _tessera_lock_folder_get_informations_path (info->folder));
+      info->told_lease = info->recorded_lease;
+    }
+  return info->recorded_lease;
 }

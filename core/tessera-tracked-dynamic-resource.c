@@ -153,7 +153,11 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
-    case PROP_HOST_LEASE: g_value_set_double (value, priv->host_lease); break;
+    case PROP_HOST_LEASE:
+      /* Once open, the pool's recorded lease wins. */
+      g_value_set_double (value, priv->view == NULL ? priv->host_lease :
+                          _tessera_pool_store_get_lease (_tessera_pool_view_get_store (priv->view), priv->host_lease));
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -322,13 +326,13 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * TesseraTrackedDynamicResource:host-lease:
    *
    * Seconds of the pool's host lease; 0 (the default): no lease. On a
-   * lease pool every process that holds something renews its host's
-   * heartbeat in the folder's `hosts/` four times per lease, and a holder
-   * on another host whose heartbeat this host has seen unchanged for the
-   * lease time is dead, even if its job lock still looks held (NFSv3).
-   * From 2 to 86400; give every host the same value, and on NFS more than
-   * twice its attribute cache time (120 s is a safe choice). A host frozen
-   * longer than the lease loses its holdings.
+   * lease pool every holding process renews its host's heartbeat in
+   * `hosts/` four times per lease; a holder on another host whose heartbeat
+   * this host has seen unchanged for the lease is dead, even if its job
+   * lock looks held (NFSv3). From 2 to 86400; on NFS more than twice its
+   * attribute cache time (120 s is safe). A host frozen longer than the
+   * lease loses its holdings. The pool records the first one set
+   * (`"host_lease"`, informations.json): once open, that one wins (read here).
    */
   props[PROP_HOST_LEASE] = g_param_spec_double ("host-lease", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
@@ -540,7 +544,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (!_tessera_pool_store_check_usable (STORE (self), error))
     goto out;
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
-                                    priv->patience, dependency, name, tessera_job_get_job_uri (job));
+                                    priv->patience, STORE (self), dependency, name, tessera_job_get_job_uri (job));
 
   lock_file = _tessera_pool_store_get_holder (STORE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
@@ -552,7 +556,8 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   if (!_tessera_wait_queue_decide (self, queue, dependency, _tessera_pool_store_get_whole_holders (STORE (self)),
                                    resource_name (self), error))
     goto out;
-  if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
+  if (!tessera_job_hold (job, error) || !_tessera_pool_store_renew (STORE (self), error) ||
+      !KLASS (self)->do_acquire (self, dependency, error))
     goto out;
 
   information = KLASS (self)->get_lock_file_information (self, dependency);

@@ -209,10 +209,54 @@ _tessera_ofd_lock (int fd, short type, gboolean wait)
     }
 }
 
+/* How long a job-lock take waits out shared locks on it: under ipc.lock,
+ * so short; a probe lasts two round trips to the file server. */
+#define JOB_LOCK_PROBE_PATIENCE_US (2 * G_USEC_PER_SEC)
+
+/* Takes the job lock's write lock without waiting for a holder (a write
+ * lock: another process runs the job) but waiting out, for a bounded
+ * time, shared locks: peers' probes. On NFS, which emulates flock with
+ * POSIX locks, the LOCK_SH of a probe (_tessera_job_lock_probe()) is a
+ * shared POSIX lock on the server, in conflict with ours. Returns 0 or
+ * an errno. */
+static int
+job_lock_write (int fd)
+{
+  gint64 give_up = 0;
+  gulong pause_us = 1000;
+
+  for (;;)
+    {
+      struct flock fl = { 0 };
+
+      if (_tessera_ofd_lock (fd, F_WRLCK, FALSE) == 0)
+        return 0;
+      if (errno != EAGAIN && errno != EACCES)
+        return errno;
+      fl.l_type = F_WRLCK;
+      fl.l_whence = SEEK_SET;
+      if (fcntl (fd, F_OFD_GETLK, &fl) < 0 || fl.l_type == F_WRLCK)
+        return EAGAIN;   /* a holder (or nothing to tell it from one) */
+      if (give_up == 0)
+        give_up = g_get_monotonic_time () + JOB_LOCK_PROBE_PATIENCE_US;
+      else if (g_get_monotonic_time () >= give_up)
+        return EAGAIN;
+      /* F_UNLCK: the probe ended in between; try again at once. */
+      if (fl.l_type == F_RDLCK)
+        {
+          _tessera_pause_point ("job-lock-shared");
+          g_usleep (pause_us);
+          pause_us = MIN (pause_us * 2, 50 * 1000);
+        }
+    }
+}
+
 int
 _tessera_job_lock_take (const char  *path,
                         GError     **error)
 {
+  int saved;
+
   /* Never blocks on a FIFO planted there; only a regular file is a lock. */
   int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
   struct stat st;
@@ -231,10 +275,11 @@ _tessera_job_lock_take (const char  *path,
   /* Whoever shares the job's folder probes this lock: readable whatever
    * our umask. */
   _tessera_share_like_parent (fd, path);
-  /* Never waits: a job runs once, so a held lock means another runs it. */
-  if (_tessera_ofd_lock (fd, F_WRLCK, FALSE) < 0)
+  /* Never waits for a holder: a job runs once, so a held lock means
+   * another runs it. */
+  saved = job_lock_write (fd);
+  if (saved != 0)
     {
-      int saved = errno;
       close (fd);
       if (saved == EAGAIN || saved == EACCES)
         g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,

@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-pool-store-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
@@ -212,13 +213,14 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
 }
 
 /* Whether the waiter of an entry still waits, by the holders' rules: a
- * process that can be checked here is checked; another host's waiter
- * counts while its job lock is held or this host has seen its entry
- * unchanged for less than @min_age (a reserving waiter rewrites it on
- * every attempt). */
+ * process that can be checked here is checked; another host's waiter is
+ * gone once its host's lease expired (@store says so, on a lease pool: a
+ * vanished NFSv3 host's job locks may stay held), else counts while its
+ * job lock is held or this host has seen its entry unchanged for less
+ * than @min_age (a reserving waiter rewrites it on every attempt). */
 static gboolean
 waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const struct stat *st, double min_age,
-                 const char **reason)
+                 TesseraPoolStore *store, const char **reason)
 {
   TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
   g_autofree char *lock_path = NULL;
@@ -238,6 +240,11 @@ waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const stru
     default:
       break;
     }
+  if (_tessera_pool_store_host_expired (store, _tessera_process_get_host_id (process)))
+    {
+      *reason = _("the lease of its host expired");
+      return FALSE;
+    }
   lock_path = _tessera_path_with_suffix (tessera_dynamic_lock_file_get_job_uri (lock_file), ".lock");
   if (_tessera_job_lock_is_held (lock_path))
     return TRUE;
@@ -251,6 +258,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
                           GType                     lock_file_type,
                           double                    min_age,
                           double                    patience,
+                          TesseraPoolStore         *store,
                           TesseraDynamicDependency *dependency,
                           const char               *own_name,
                           const char               *job_uri)
@@ -315,7 +323,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
       lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
       if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
         continue;
-      if (!waiter_is_alive (lock_file, path, &st, min_age, &reason))
+      if (!waiter_is_alive (lock_file, path, &st, min_age, store, &reason))
         {
           remove_dead (path, &st, reason);
           continue;

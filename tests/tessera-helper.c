@@ -28,6 +28,13 @@
  *   tessera-helper flock PATH | lockf PATH
  *       take only that kind of lock on PATH, print "LOCKED", hold until
  *       stdin closes.
+ *   tessera-helper probe PATH
+ *       take a shared fcntl lock on PATH (what a peer's flock probe is on
+ *       NFS, which emulates flock with POSIX locks), print "LOCKED", hold
+ *       it until stdin closes.
+ *   tessera-helper hold-job JOB_URI
+ *       take the job lock of JOB_URI (tessera_job_hold), print "HELD" or
+ *       "ERROR <message>", keep it until stdin closes.
  *   tessera-helper keep-fd PID FD
  *       copy descriptor FD of process PID (pidfd_getfd: the same open
  *       file, so the same locks), print "KEPT", keep it until stdin
@@ -279,6 +286,40 @@ do_raw_lock (char **argv, gboolean use_flock)
 }
 
 static int
+do_probe (char **argv)
+{
+  struct flock fl = { 0 };
+  int fd = open (argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+  fl.l_type = F_RDLCK;
+  fl.l_whence = SEEK_SET;
+  if (fd < 0 || fcntl (fd, F_SETLK, &fl) < 0)
+    return 2;
+  say ("LOCKED");
+  wait_for_stdin_eof ();
+  close (fd);
+  return 0;
+}
+
+static int
+do_hold_job (char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = tessera_job_new ("task", "held", argv[2], &error);
+
+  if (job == NULL || !tessera_job_hold (job, &error))
+    {
+      g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
+      say (line);
+      return 1;
+    }
+  say ("HELD");
+  wait_for_stdin_eof ();
+  tessera_job_unhold (job);
+  return 0;
+}
+
+static int
 do_keep_fd (char **argv)
 {
   int pidfd = (int) syscall (SYS_pidfd_open, atoi (argv[2]), 0);
@@ -315,6 +356,10 @@ main (int argc, char **argv)
     return do_raw_lock (argv, TRUE);
   if (argc >= 3 && strcmp (argv[1], "lockf") == 0)
     return do_raw_lock (argv, FALSE);
+  if (argc >= 3 && strcmp (argv[1], "hold-job") == 0)
+    return do_hold_job (argv);
+  if (argc >= 3 && strcmp (argv[1], "probe") == 0)
+    return do_probe (argv);
   if (argc >= 4 && strcmp (argv[1], "keep-fd") == 0)
     return do_keep_fd (argv);
   g_printerr ("usage: see the comment at the top of tessera-helper.c\n");

@@ -1128,6 +1128,367 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
   unmount_lockless_view (view, bindfs);
 }
 
+/* The pool's lease is every user's: a user whose configuration lacks
+ * host-lease, holding on a host whose heartbeat an earlier run left,
+ * renews it as the pool records (informations.json), is told so, and is
+ * not taken for dead here once the lease has passed. */
+static void
+test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autofree char *plain_config = g_build_filename (f->tmp, "plain.conf", NULL);
+  g_autofree char *plain = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", f->tmp);
+  g_autofree char *info_path = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  g_autofree char *info = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) first = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GDataInputStream) holder_out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *err = NULL;
+
+  test_write_file (f->config, config);
+  test_write_file (plain_config, plain);
+  /* A run with the lease makes the pool, and leaves host-b's heartbeat. */
+  first = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true",
+                               NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (first), ==, 0);
+  g_assert_true (g_file_get_contents (info_path, &info, NULL, NULL));
+  g_test_message ("informations.json: %s", info);
+  g_assert_nonnull (strstr (info, "\"host_lease\""));
+  g_assert_nonnull (strstr (info, "\"total\""));
+
+  /* Another user on host-b, whose configuration names no lease. */
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_CONFIG", plain_config, TRUE);
+  holder = spawn_default_on_other_host_va (f, launcher, "host-b", &error, "run", "--need", "r=1", "--", "sh", "-c",
+                                           "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  holder_out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (holder));
+  ready = g_data_input_stream_read_line (holder_out, NULL, NULL, NULL);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* Here, with the lease: its holder stays alive well past the lease. */
+  waiter = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                       "run", "--timeout", "8", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (waiter), ==, 75);
+
+  /* Ends it (its stdin closes) and reads what it said. */
+  {
+    g_autofree char *out = NULL;
+
+    g_subprocess_communicate_utf8 (holder, NULL, NULL, &out, &err, &error);
+    g_assert_no_error (error);
+  }
+  g_test_message ("the holder without host-lease said: %s", err);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_nonnull (strstr (err, "lease"));
+}
+
+/* The first renewal comes before the lock file: a heartbeat that cannot
+ * be written fails the acquire, and nothing is held. */
+static void
+test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (run), ==, 0);
+  g_clear_object (&run);
+  g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
+  test_remove_tree (hosts);
+  test_write_file (hosts, "not a folder");
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "echo", "ran", NULL);
+  g_assert_no_error (error);
+  {
+    g_autofree char *out = NULL;
+
+    g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
+    g_assert_no_error (error);
+    g_test_message ("tessera run said: %s%s", out, err);
+    g_assert_cmpstr (out, ==, "");
+  }
+  g_assert_cmpint (exit_code (run), !=, 0);
+  g_assert_nonnull (strstr (err, "lease"));
+  g_assert_cmpuint (test_count_entries (jobs), ==, 0);
+}
+
+/* The reserving entry of the queue (queue/NAME.json with "reserve":
+ * true) as soon as there is one (a minute at most): its job URI. */
+static char *
+wait_for_reservation (Fixture *f)
+{
+  g_autofree char *queue = g_build_filename (f->tmp, "r", "queue", NULL);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (queue, name, NULL);
+          g_autofree char *text = NULL;
+          g_autoptr(JsonParser) parser = json_parser_new ();
+          JsonObject *entry;
+
+          if (!g_str_has_suffix (name, ".json") || !g_file_get_contents (path, &text, NULL, NULL) ||
+              !json_parser_load_from_data (parser, text, -1, NULL) ||
+              !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+            continue;
+          entry = json_node_get_object (json_parser_get_root (parser));
+          if (json_object_get_boolean_member_with_default (entry, "reserve", FALSE))
+            return g_strdup (json_object_get_string_member_with_default (entry, "job_uri", ""));
+        }
+      g_usleep (20 * 1000);
+    }
+  g_assert_not_reached ();
+}
+
+/* NFSv3: a whole host vanishes with a holder and a waiter that reserved
+ * capacity, and stand-ins keep their job locks held. Its lease expires:
+ * the holding is reclaimed, and so is the reservation, which would keep
+ * every later arrival here waiting for ever. */
+static void
+test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocess) here = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocessLauncher) here_launcher = NULL;
+  g_autoptr(Helper) holder_stand_in = NULL;
+  g_autoptr(Helper) waiter_stand_in = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *command_text = NULL;
+  g_autofree char *waiter_job = NULL;
+  g_autofree char *waiter_lock = NULL;
+  g_autofree char *through = NULL;
+  GPid wrapper;
+  gint64 killed;
+
+  test_write_file (f->config, config);
+  holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c",
+                                "echo \"ready $TESSERA_JOB_LOCK_FD\"; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_nonnull (ready);
+  g_assert_true (g_str_has_prefix (ready, "ready "));
+  wrapper = namespace_init (holder);
+  command_text = g_strdup_printf ("%d", (int) first_child (wrapper));
+  holder_stand_in = helper_spawn (NULL, "keep-fd", command_text, ready + strlen ("ready "), NULL);
+  helper_expect_line (holder_stand_in, "KEPT", 60);
+
+  /* A waiter on the same host, whose patience is over at once. */
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_CONFIG", f->config, TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PATIENCE", "0.1", TRUE);
+  waiter = spawn_default_on_other_host_va (f, launcher, "host-b", &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  waiter_job = wait_for_reservation (f);
+  g_assert_cmpstr (waiter_job, !=, "");
+
+  /* The whole host dies; its job locks stay held. */
+  kill (namespace_init (waiter), SIGKILL);
+  kill (wrapper, SIGKILL);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (waiter), !=, 0);
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  waiter_lock = g_strconcat (waiter_job, ".lock", NULL);
+  waiter_stand_in = helper_spawn (NULL, "lockf", waiter_lock, NULL);
+  helper_expect_line (waiter_stand_in, "LOCKED", 60);
+
+  /* Here, a later arrival gets through once the lease has expired. */
+  here_launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_subprocess_launcher_setenv (here_launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
+  here = g_subprocess_launcher_spawn (here_launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                      "run", "--timeout", "30", "--need", "r=1", "--", "echo", "through", NULL);
+  g_assert_no_error (error);
+  through = read_line (here);
+  g_test_message ("a later arrival got through %.2f s after the host died (lease %g s)",
+                  (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC, lease);
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (here), ==, 0);
+
+  helper_close_stdin (holder_stand_in);
+  g_assert_cmpint (helper_wait (holder_stand_in), ==, 0);
+  helper_close_stdin (waiter_stand_in);
+  helper_wait (waiter_stand_in);
+}
+
+/* On NFS a peer's flock probe (a brief LOCK_SH) reaches the file server
+ * as a shared POSIX lock, which conflicts with the job lock we take: the
+ * take waits such a lock out instead of failing as if another process
+ * ran the job. The taker is held at pause point "job-lock-shared" (it
+ * met the shared lock) until the probe has ended. A write lock still
+ * means another runs the job, at once. */
+static void
+test_job_lock_take_waits_out_probe (Fixture *f, gconstpointer data)
+{
+  g_autofree char *job_uri = job_uri_for (f, "probed");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "job-lock-shared.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "job-lock-shared.go", NULL);
+  const char *env[] = { "TESSERA_PAUSE_AT", "job-lock-shared", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+  g_autoptr(Helper) probe = NULL;
+  g_autoptr(Helper) taker = NULL;
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) other = NULL;
+  g_autofree char *line = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  gint64 start;
+
+  g_mkdir_with_parents (pause_dir, 0777);
+  probe = helper_spawn (NULL, "probe", lock_path, NULL);
+  helper_expect_line (probe, "LOCKED", 60);
+  taker = helper_spawn (env, "hold-job", job_uri, NULL);
+  /* It meets the probe's lock and waits (or, failing at once, ends). */
+  while (!g_file_test (reached, G_FILE_TEST_EXISTS) && helper_is_running (taker) &&
+         g_get_monotonic_time () < deadline)
+    g_usleep (5 * 1000);
+  helper_close_stdin (probe);
+  g_assert_cmpint (helper_wait (probe), ==, 0);
+  test_write_file (go, "");
+  line = helper_read_line (taker, 60);
+  g_assert_cmpstr (line, ==, "HELD");
+  g_assert_true (g_file_test (reached, G_FILE_TEST_EXISTS));
+  helper_close_stdin (taker);
+  g_assert_cmpint (helper_wait (taker), ==, 0);
+
+  holder = helper_spawn (NULL, "lockf", lock_path, NULL);
+  helper_expect_line (holder, "LOCKED", 60);
+  start = g_get_monotonic_time ();
+  other = helper_spawn (NULL, "hold-job", job_uri, NULL);
+  helper_expect_line (other, "ERROR", 60);
+  g_assert_cmpint (helper_wait (other), ==, 1);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 5 * G_USEC_PER_SEC);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+/* A command that forks: a background child (`sleep &`) and an orphan
+ * that setsid()s away and whose parent ends at once. Each prints its pid
+ * on a line of its own ("child N", "orphan N", "command N"); they keep
+ * none of the run's pipes. */
+#define FORKING_SCRIPT \
+  "(setsid sh -c \"echo orphan \\$\\$; exec sleep 600 </dev/null >/dev/null 2>&1\" &); " \
+  "sleep 600 </dev/null >/dev/null 2>&1 & echo child $!; echo command $$; wait"
+
+/* Starts `tessera run --need r=1 -- sh -c FORKING_SCRIPT`: @pids gets the
+ * command's, its child's and the orphan's pids once all three run. */
+static GSubprocess *
+spawn_run_forking (Fixture *f, GPid pids[3])
+{
+  const char *tags[3] = { "command ", "child ", "orphan " };
+  g_autoptr(GError) error = NULL;
+  GSubprocess *run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                 &error, "run", "--need", "r=1", "--", "sh", "-c", FORKING_SCRIPT, NULL);
+  g_autoptr(GDataInputStream) in = NULL;
+
+  g_assert_no_error (error);
+  in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (run));
+  pids[0] = pids[1] = pids[2] = 0;
+  for (int lines = 0; lines < 3; lines++)
+    {
+      g_autofree char *line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
+
+      g_assert_nonnull (line);
+      for (int i = 0; i < 3; i++)
+        if (g_str_has_prefix (line, tags[i]))
+          pids[i] = atoi (line + strlen (tags[i]));
+    }
+  for (int i = 0; i < 3; i++)
+    g_assert_cmpint (pids[i], >, 0);
+  return run;
+}
+
+/* Whether the command, its child and the orphan are all gone; any left
+ * is killed here (the test fails, leaving nothing behind). */
+static gboolean
+forking_all_gone (GPid pids[3])
+{
+  gboolean gone = TRUE;
+
+  for (int i = 0; i < 3; i++)
+    if (!process_gone (pids[i]))
+      {
+        g_test_message ("pid %d (%s) still runs", (int) pids[i], i == 0 ? "command" : i == 1 ? "child" : "orphan");
+        kill (pids[i], SIGKILL);
+        gone = FALSE;
+      }
+  return gone;
+}
+
+/* The fence reaches every process the command started, not only the
+ * command: its background child and an orphan that left its session are
+ * ended before the run exits 76 and gives its share back. */
+static void
+test_lease_fence_reaches_descendants (Fixture *f, gconstpointer data)
+{
+  const double lease = 4;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *moved = g_build_filename (f->tmp, "r", "hosts-moved", NULL);
+  g_autoptr(GSubprocess) run = NULL;
+  GPid pids[3];
+
+  test_write_file (f->config, config);
+  run = spawn_run_forking (f, pids);
+  g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
+  g_assert_cmpint (g_rename (hosts, moved), ==, 0);
+  test_write_file (hosts, "not a folder");
+  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_true (forking_all_gone (pids));
+}
+
+/* On a lease pool, every process the command started dies with the
+ * wrapper, not only the command. */
+static void
+test_lease_descendants_die_with_wrapper (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autoptr(GSubprocess) run = NULL;
+  gint64 deadline;
+  GPid pids[3];
+
+  test_write_file (f->config, config);
+  run = spawn_run_forking (f, pids);
+  g_subprocess_force_exit (run);
+  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!(process_gone (pids[0]) && process_gone (pids[1]) && process_gone (pids[2])) &&
+         g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+  g_assert_true (forking_all_gone (pids));
+}
+
 /* On a lease pool the command dies with its wrapper: a command whose
  * wrapper was killed renews nothing. Elsewhere it outlives it, its lock
  * file naming it. */
@@ -1786,7 +2147,13 @@ main (int argc, char **argv)
   ADD ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
   ADD ("/hosts/lease/fence/file-server-hangs", NULL, test_lease_fence_server_hangs);
   ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
+  ADD ("/hosts/lease/fence/reaches-descendants", NULL, test_lease_fence_reaches_descendants);
+  ADD ("/hosts/lease/recorded-in-the-pool", NULL, test_lease_recorded_in_pool);
+  ADD ("/hosts/lease/first-renewal-before-the-lock-file", NULL, test_lease_first_renewal_before_lock_file);
+  ADD ("/hosts/lease/dead-host-reservation-dropped", NULL, test_lease_dead_host_reservation_dropped);
+  ADD ("/hosts/job-lock/take-waits-out-a-probe", NULL, test_job_lock_take_waits_out_probe);
   ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
+  ADD ("/hosts/lease/descendants-die-with-wrapper", NULL, test_lease_descendants_die_with_wrapper);
   ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
        test_lease_command_dies_with_wrapper);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);

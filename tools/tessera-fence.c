@@ -7,9 +7,17 @@
  * later, with margin = grace + 2 check intervals, so it is dead before
  * the lease since the last renewal is over.
  *
- * The checks run on a thread of their own, touching no file: a file
- * server that hangs blocks the command's main thread (it looks at its
- * lock files) and the renewal itself, exactly when the fence must act.
+ * The checks run on a thread of their own, touching no file of the
+ * pool: a file server that hangs blocks the command's main thread (it
+ * looks at its lock files) and the renewal itself, exactly when the fence
+ * must act.
+ *
+ * What is ended is every process descending from `tessera run`, not only
+ * the command: its background children, and orphans (a daemon that
+ * setsid()s and forks away), which come back to `tessera run` as it is
+ * their subreaper (PR_SET_CHILD_SUBREAPER, set by the run on a lease
+ * pool). They are found through /proc/PID/task/TID/children, from this
+ * process down.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,20 +27,24 @@
 
 #include <glib/gi18n-lib.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 struct _TesseraFence
 {
   GPtrArray *resources;
   GPtrArray *names;
   double *leases;       /* each resource's, read once (0: no lease) */
-  TesseraFenceSignalFunc signal_command;
+  GPid watcher;         /* the command's watcher: it ends with the command */
+  TesseraFenceSignalFunc signal_command;   /* where descendants cannot be listed */
   gpointer data;
   double interval;      /* seconds between checks */
   GMainContext *context;   /* the fence's thread's */
   GMainLoop *loop;
   GThread *thread;
   GSource *source;
-  gint64 term_at;       /* monotonic: when SIGTERM was sent; 0: not yet (the thread's) */
+  gint64 term_at;       /* monotonic: when SIGTERM was sent; 0: not yet (the thread's until stopped) */
   gboolean killed;
   gint fenced;          /* atomic: the command was told to end */
 };
@@ -70,6 +82,73 @@ tessera_fence_needed (GPtrArray *resources)
   return FALSE;
 }
 
+/* Whether /proc is our pid namespace's: /proc/self names our pid. */
+static gboolean
+proc_is_ours (void)
+{
+  g_autofree char *self = g_file_read_link ("/proc/self", NULL);
+
+  return self != NULL && atoi (self) == (int) getpid ();
+}
+
+/* Whether @pid has ended (gone, or a zombie not reaped yet). */
+static gboolean
+is_gone (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *stat = NULL;
+  const char *end;
+
+  if (!g_file_get_contents (path, &stat, NULL, NULL))
+    return TRUE;
+  end = strrchr (stat, ')');
+  return end != NULL && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+}
+
+int
+tessera_fence_signal_descendants (int signum, GPid except)
+{
+  g_autoptr(GArray) queue = g_array_new (FALSE, FALSE, sizeof (GPid));
+  g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+  g_autofree char *own = g_strdup_printf ("/proc/%d/task/%d/children", (int) getpid (), (int) getpid ());
+  GPid self = getpid ();
+  int live = 0;
+
+  if (!proc_is_ours () || !g_file_test (own, G_FILE_TEST_EXISTS))
+    return -1;
+  g_array_append_val (queue, self);
+  /* Breadth first, each process's children from each of its threads. */
+  for (guint i = 0; i < queue->len; i++)
+    {
+      g_autofree char *tasks = g_strdup_printf ("/proc/%d/task", (int) g_array_index (queue, GPid, i));
+      g_autoptr(GDir) dir = g_dir_open (tasks, 0, NULL);
+      const char *task;
+
+      while (dir != NULL && (task = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (tasks, task, "children", NULL);
+          g_autofree char *children = NULL;
+          g_auto(GStrv) pids = NULL;
+
+          if (!g_file_get_contents (path, &children, NULL, NULL))
+            continue;
+          pids = g_strsplit_set (children, " \n", -1);
+          for (guint j = 0; pids[j] != NULL; j++)
+            {
+              GPid child = atoi (pids[j]);
+
+              if (child <= 0 || child == self || g_hash_table_contains (seen, GINT_TO_POINTER (child)))
+                continue;
+              g_hash_table_add (seen, GINT_TO_POINTER (child));
+              g_array_append_val (queue, child);
+              if (child != except && !is_gone (child) && kill (child, signum) == 0)
+                live++;
+            }
+        }
+    }
+  return live;
+}
+
 static gboolean
 check (gpointer data)
 {
@@ -85,7 +164,8 @@ check (gpointer data)
           grace = MIN (grace, grace_for (fence->leases[i]));
       if (!fence->killed && (double) (now - fence->term_at) / G_USEC_PER_SEC >= grace)
         {
-          fence->signal_command (SIGKILL, fence->data);
+          if (tessera_fence_signal_descendants (SIGKILL, 0) < 0)
+            fence->signal_command (SIGKILL, fence->data);
           fence->killed = TRUE;
         }
       return G_SOURCE_CONTINUE;
@@ -102,7 +182,10 @@ check (gpointer data)
       g_printerr (_("tessera: %s: this host's lease (%g s) has not been renewed for %.1f s: ending the command "
                     "before other hosts take its share for dead\n"),
                   (const char *) g_ptr_array_index (fence->names, i), lease, unrenewed);
-      fence->signal_command (SIGTERM, fence->data);
+      /* Not the watcher: it ends once the command has, and passes
+       * on what it gets to the command (which would hear it twice). */
+      if (tessera_fence_signal_descendants (SIGTERM, fence->watcher) <= 0)
+        fence->signal_command (SIGTERM, fence->data);
       fence->term_at = now;
       g_atomic_int_set (&fence->fenced, 1);
       break;
@@ -131,6 +214,7 @@ fence_thread (gpointer data)
 TesseraFence *
 tessera_fence_start (GPtrArray              *resources,
                      GPtrArray              *names,
+                     GPid                    watcher,
                      TesseraFenceSignalFunc  signal_command,
                      gpointer                data)
 {
@@ -151,6 +235,7 @@ tessera_fence_start (GPtrArray              *resources,
   fence->leases = g_new0 (double, resources->len);
   for (guint i = 0; i < resources->len; i++)
     fence->leases[i] = lease_of (g_ptr_array_index (resources, i));
+  fence->watcher = watcher;
   fence->signal_command = signal_command;
   fence->data = data;
   fence->interval = interval;
@@ -185,6 +270,25 @@ tessera_fence_stop (TesseraFence *fence)
     g_source_unref (idle);
   }
   g_thread_join (fence->thread);
+  if (fence->term_at != 0)
+    {
+      double grace = G_MAXDOUBLE;
+      gint64 kill_at;
+
+      for (guint i = 0; i < fence->resources->len; i++)
+        if (fence->leases[i] > 0)
+          grace = MIN (grace, grace_for (fence->leases[i]));
+      /* What is left of the command (the command itself may be gone,
+       * its children not) gets the rest of its grace, then SIGKILL until
+       * none is left: they die at once, and their own children come
+       * back to us, to be found by the next walk. */
+      kill_at = fence->term_at + (gint64) (grace * G_USEC_PER_SEC);
+      while (!fence->killed && g_get_monotonic_time () < kill_at &&
+             tessera_fence_signal_descendants (0, 0) > 0)
+        g_usleep (10 * 1000);
+      while (tessera_fence_signal_descendants (SIGKILL, 0) > 0)
+        g_usleep (10 * 1000);
+    }
   g_source_destroy (fence->source);
   g_source_unref (fence->source);
   g_main_loop_unref (fence->loop);

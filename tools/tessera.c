@@ -18,10 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <time.h>
 #include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -1570,7 +1574,185 @@ typedef struct
 } Gated;
 
 static gboolean gate_die_with_wrapper;   /* set before the fork */
-static pid_t gate_wrapper;
+
+/* The watcher's part (see gated_watch). Async-signal-safe calls only. */
+
+/* Ends like @wstatus says: the same exit code, or the same signal (with
+ * no core: the command already dumped its own, if any). */
+G_GNUC_NORETURN static void
+watcher_exit_like (int wstatus)
+{
+  if (WIFSIGNALED (wstatus))
+    {
+      int sig = WTERMSIG (wstatus);
+      struct rlimit no_core = { 0, 0 };
+      struct sigaction dfl = { 0 };
+      sigset_t one;
+
+      setrlimit (RLIMIT_CORE, &no_core);
+      dfl.sa_handler = SIG_DFL;
+      sigaction (sig, &dfl, NULL);
+      sigemptyset (&one);
+      sigaddset (&one, sig);
+      kill (getpid (), sig);
+      pthread_sigmask (SIG_UNBLOCK, &one, NULL);
+      _exit (128 + sig);
+    }
+  _exit (WEXITSTATUS (wstatus));
+}
+
+/* Whether /proc is our pid namespace's: /proc/self names our pid. */
+static gboolean
+watcher_proc_is_ours (void)
+{
+  char link[32];
+  ssize_t n = readlink ("/proc/self", link, sizeof link - 1);
+  long pid = 0;
+
+  if (n <= 0)
+    return FALSE;
+  for (ssize_t i = 0; i < n; i++)
+    {
+      if (link[i] < '0' || link[i] > '9')
+        return FALSE;
+      pid = pid * 10 + (link[i] - '0');
+    }
+  return pid == (long) getpid ();
+}
+
+/* The wrapper is gone: SIGKILL to every child of ours (the command, and
+ * the orphans that came back to us, their subreaper) until none is left.
+ * A killed process's children come back to us before we can reap it, so
+ * the next round finds them. */
+G_GNUC_NORETURN static void
+watcher_end_all (pid_t command)
+{
+  const struct timespec tick = { 0, 5 * 1000 * 1000 };
+
+  kill (command, SIGKILL);
+  /* A /proc of another pid namespace (its pids are not ours to kill), or
+   * a kernel that lists no children: the command only. */
+  if (!watcher_proc_is_ours () || access ("/proc/thread-self/children", R_OK) < 0)
+    {
+      while (waitpid (command, NULL, 0) < 0 && errno == EINTR)
+        ;
+      _exit (128 + SIGKILL);
+    }
+  for (;;)
+    {
+      int fd = open ("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+      pid_t reaped;
+
+      if (fd >= 0)
+        {
+          char buffer[512];
+          long pid = 0;
+          ssize_t n;
+
+          while ((n = read (fd, buffer, sizeof buffer)) > 0)
+            for (ssize_t i = 0; i < n; i++)
+              {
+                if (buffer[i] >= '0' && buffer[i] <= '9')
+                  pid = pid * 10 + (buffer[i] - '0');
+                else
+                  {
+                    if (pid > 0)
+                      kill ((pid_t) pid, SIGKILL);
+                    pid = 0;
+                  }
+              }
+          if (pid > 0)
+            kill ((pid_t) pid, SIGKILL);
+          close (fd);
+        }
+      reaped = waitpid (-1, NULL, WNOHANG);
+      if (reaped < 0 && errno == ECHILD)
+        _exit (128 + SIGKILL);
+      if (reaped < 0 && errno != EINTR)
+        _exit (128 + SIGKILL);
+      if (reaped == 0)
+        nanosleep (&tick, NULL);
+    }
+}
+
+/* On a lease pool, the process the lock files name is a watcher: it
+ * forks the command, becomes the subreaper of everything the command
+ * starts, and when the wrapper dies (the gate's other end closes, even
+ * on SIGKILL) it kills all of them; a PR_SET_PDEATHSIG would reach the
+ * command only. It passes on the signals a process sends it (the
+ * wrapper forwarding SIGINT, SIGTERM, SIGHUP; --on-lost=end) to the
+ * command, not those of the terminal (the command got them too), and
+ * ends as the command does. Returns in the command's process. */
+static void
+gated_watch (int gate, int report)
+{
+  const int passed[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+  struct sigaction dfl = { 0 };
+  pid_t watcher = getpid ();
+  pid_t command;
+  sigset_t set;
+  int sfd, err;
+
+  /* Ignored at start (nohup), a signal stays ignored by both. */
+  sigemptyset (&set);
+  sigaddset (&set, SIGCHLD);
+  for (guint i = 0; i < G_N_ELEMENTS (passed); i++)
+    if (!sigismember (&start_ignored, passed[i]))
+      sigaddset (&set, passed[i]);
+  dfl.sa_handler = SIG_DFL;
+  sigaction (SIGCHLD, &dfl, NULL);   /* ignored, no status would come */
+  pthread_sigmask (SIG_BLOCK, &set, NULL);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (sfd < 0 || prctl (PR_SET_CHILD_SUBREAPER, 1) < 0 || (command = fork ()) < 0)
+    {
+      err = errno;
+      while (write (report, &err, sizeof err) < 0 && errno == EINTR)
+        ;
+      _exit (126);
+    }
+  if (command == 0)
+    {
+      /* The command: as it was, and dying with its watcher. */
+      close (sfd);
+      close (gate);
+      if (sigismember (&start_ignored, SIGCHLD))
+        {
+          struct sigaction ign = { 0 };
+
+          ign.sa_handler = SIG_IGN;
+          sigaction (SIGCHLD, &ign, NULL);
+        }
+      pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != watcher)
+        _exit (125);
+      return;
+    }
+  close (report);
+  for (;;)
+    {
+      struct pollfd fds[2] = { { sfd, POLLIN, 0 }, { gate, POLLIN, 0 } };
+      struct signalfd_siginfo info;
+
+      if (poll (fds, 2, -1) < 0)
+        continue;
+      if (fds[1].revents != 0)
+        watcher_end_all (command);   /* never data: the wrapper is gone */
+      if (!(fds[0].revents & POLLIN) || read (sfd, &info, sizeof info) != sizeof info)
+        continue;
+      if (info.ssi_signo == SIGCHLD)
+        {
+          int wstatus;
+          pid_t pid;
+
+          /* Orphans that came back to us are reaped too. */
+          while ((pid = waitpid (-1, &wstatus, WNOHANG)) > 0)
+            if (pid == command)
+              watcher_exit_like (wstatus);
+        }
+      else if (info.ssi_code != SI_KERNEL)
+        kill (command, (int) info.ssi_signo);
+    }
+}
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 G_GNUC_NORETURN static void
@@ -1588,10 +1770,6 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
     if (sig != SIGKILL && sig != SIGSTOP)
       sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
   pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
-  /* On a lease pool the command dies with its wrapper, which renews the
-   * lease (the wrapper may already be gone: then it never runs). */
-  if (gate_die_with_wrapper && (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != gate_wrapper))
-    _exit (125);
 
   /* The gate opens once the lock files name this process; end-of-file
    * means the wrapper is gone or gave up: never run without a holding. */
@@ -1600,7 +1778,12 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
   while (n < 0 && errno == EINTR);
   if (n != 1 || go != 'g')
     _exit (125);
-  close (gate);
+  /* On a lease pool the command, and all it starts, die with the
+   * wrapper, which renews the lease: this process stays to see to it. */
+  if (gate_die_with_wrapper)
+    gated_watch (gate, report);
+  else
+    close (gate);
   /* The command keeps the job lock for its whole life. */
   if (keep_fd >= 0)
     fcntl (keep_fd, F_SETFD, 0);
@@ -1695,6 +1878,14 @@ gated_spawn (char **command, char **env, int keep_fd, Gated *gated, GError **err
   return TRUE;
 }
 
+static void
+gated_close (Gated *gated)
+{
+  if (gated->gate >= 0)
+    close (gated->gate);
+  gated->gate = -1;
+}
+
 /* Opens the gate (@go) or closes it for good; then returns 0 when the
  * command runs, or the errno of its failed exec. */
 static int
@@ -1706,8 +1897,10 @@ gated_open (Gated *gated, gboolean go)
   /* EPIPE: a signal passed on has already ended the command. */
   if (go && write (gated->gate, "g", 1) != 1 && errno != EPIPE)
     g_printerr ("tessera: %s\n", g_strerror (errno));
-  close (gated->gate);
-  gated->gate = -1;
+  /* A watcher (lease pool) takes the gate's end for our death: it stays
+   * open until the watcher is reaped (gated_close). */
+  if (!go || !gate_die_with_wrapper)
+    gated_close (gated);
   do
     n = read (gated->report, &err, sizeof err);
   while (n < 0 && errno == EINTR);
@@ -2027,7 +2220,8 @@ typedef struct
   RunState *state;
 } LostWatch;
 
-/* Sends @signum to the command while it runs (the fence's way to end it). */
+/* Sends @signum to the command's watcher while it runs (the fence's way
+ * to end the command where it cannot list its descendants). */
 static void
 signal_command (int signum, gpointer data)
 {
@@ -2329,7 +2523,10 @@ cmd_run (int argc, char **argv)
     for (guint i = 0; i < needs->len; i++)
       g_ptr_array_add (resources, ((Need *) g_ptr_array_index (needs, i))->resource);
     gate_die_with_wrapper = tessera_fence_needed (resources);
-    gate_wrapper = getpid ();
+    /* And what the command starts comes back to us when orphaned, for
+     * the fence to end it too. */
+    if (gate_die_with_wrapper && prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+      g_printerr (_("tessera: cannot become the subreaper of the command's processes: %s\n"), g_strerror (errno));
   }
   if (!gated_spawn (command, env, job_lock_fd, &child, &error))
     status = fail (1, "%s", error->message);
@@ -2393,12 +2590,17 @@ cmd_run (int argc, char **argv)
       run_state.loop = loop;
       g_child_watch_add (child.pid, child_exited, &run_state);
       lost_source = g_timeout_add_seconds (1, check_lost, &lost);
-      fence = tessera_fence_start (resources, lost_names, signal_command, &run_state);
+      fence = tessera_fence_start (resources, lost_names, child.pid, signal_command, &run_state);
       g_main_loop_run (loop);
       g_source_remove (lost_source);
       status = tessera_fence_fenced (fence) ? TESSERA_EXIT_FENCED : exit_status_of (run_state.wait_status);
       tessera_fence_stop (fence);
     }
+  gated_close (&child);
+  /* Orphans that came back to us as their subreaper and have ended. */
+  if (gate_die_with_wrapper)
+    while (waitpid (-1, NULL, WNOHANG) > 0)
+      ;
 
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
   release_or_say (TESSERA_LOCK (locks));
