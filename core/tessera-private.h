@@ -138,6 +138,7 @@ GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *sel
  * tracked resource's acquire reads the queue, counts the reservations
  * before the acquirer's around is_available, and, past the patience, enters
  * the queue (or leaves it). */
+typedef struct _TesseraLockFileCache TesseraLockFileCache;   /* tessera-lock-file-cache-private.h */
 typedef struct _TesseraWaitQueueView TesseraWaitQueueView;
 void     _tessera_wait_begin                  (TesseraDynamicDependency      *dependency);
 void     _tessera_wait_end                    (TesseraDynamicDependency      *dependency);
@@ -159,7 +160,7 @@ TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lo
 gboolean _tessera_wait_queue_decide          (TesseraTrackedDynamicResource  *self,
                                                TesseraWaitQueueView           *view,
                                                TesseraDynamicDependency       *dependency,
-                                               guint                           whole_holders,
+                                               TesseraLockFileCache           *holders,
                                                const char                     *name,
                                                GError                        **error);
 void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *self,

@@ -502,6 +502,7 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   if (fd < 0)
     return FALSE;
   refresh_locked (self, TRUE);
+  _tessera_lock_file_cache_judge_all (CACHE (self));   /* every verdict, dead holders removed */
   unlock_both (self, fd);
   return TRUE;
 }
@@ -552,7 +553,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                    _("Job %s already holds %s"), name, resource_name (self));
       goto out;
     }
-  if (!_tessera_wait_queue_decide (self, queue, dependency, _tessera_lock_file_cache_get_whole_holders (CACHE (self)),
+  if (!_tessera_wait_queue_decide (self, queue, dependency, CACHE (self),
                                    resource_name (self), error))
     goto out;
   if (!tessera_job_hold (job, error) || !KLASS (self)->do_acquire (self, dependency, error))
