@@ -47,6 +47,13 @@ void     _tessera_lock_file_cache_free        (TesseraLockFileCache *cache);
  * ipc.lock. */
 gboolean _tessera_lock_file_cache_refresh     (TesseraLockFileCache *cache,
                                                double                min_age);
+/* A view that may remove lock files (not read-only) reads holders without
+ * judging them: each counts (fail closed) until its share is needed. The
+ * first call judges every holder read so far, removing the lock files of
+ * those gone, and from then on holders are judged as they are read (their
+ * deaths then wake this process's waiters). TRUE when the accounting
+ * changed. Under ipc.lock, after a refresh (whose min-age it uses). */
+gboolean _tessera_lock_file_cache_judge_all   (TesseraLockFileCache *cache);
 /* Whether jobs/ was found not to be a folder (a planted link): nothing is
  * read, written or removed through it. */
 gboolean _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache);

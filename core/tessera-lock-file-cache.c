@@ -29,6 +29,8 @@ struct _TesseraLockFileCache
   gpointer owner;
   GHashTable *cache;          /* name → Entry */
   GHashTable *attention;      /* names to look at on every refresh */
+  gboolean lazy;              /* holders read are not judged (they count) until judge_all */
+  double min_age;             /* of the last refresh */
   guint64 serial;             /* moves whenever accounting changes */
   guint whole_holders;        /* accounted entries that hold everything */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
@@ -91,6 +93,9 @@ _tessera_lock_file_cache_new (TesseraLockFolder               *folder,
   cache->owner = owner;
   cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  /* A view that may remove what it judges gone judges only what it needs:
+   * a read-only one (status) shows every verdict. */
+  cache->lazy = !read_only;
   return cache;
 }
 
@@ -336,7 +341,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
     entry->h.process = _tessera_process_new_unknown (_("its process spec is not a JSON object"));
   else if (tessera_dynamic_lock_file_get_process (entry->h.lock_file) != NULL)
     entry->h.process = g_object_ref (tessera_dynamic_lock_file_get_process (entry->h.lock_file));
-  g_hash_table_add (cache->attention, g_strdup (name));
+  /* A holder counts until judged (when in doubt, a holder counts): a
+   * lazy view judges it only when its share is needed. */
+  if (!cache->lazy)
+    g_hash_table_add (cache->attention, g_strdup (name));
 }
 
 /* Decides whether a lock file still holds. Under ipc.lock. Returns FALSE
@@ -482,6 +490,7 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
   gint64 now_mono = g_get_monotonic_time ();
 
   cache->looked_us = g_get_real_time ();
+  cache->min_age = min_age;
 
   if (!_tessera_lock_folder_stat_jobs (cache->folder, &st))
     {
@@ -526,6 +535,26 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
   if (cache->index != NULL && _tessera_lock_file_index_get_changes (cache->index) >= INDEX_SAVE_CHANGES)
     _tessera_lock_file_index_save (cache->index, cache->cache);
   return TRUE;
+}
+
+gboolean
+_tessera_lock_file_cache_judge_all (TesseraLockFileCache *cache)
+{
+  guint64 serial_before = cache->serial;
+  GHashTableIter iter;
+  gpointer value;
+
+  if (!cache->lazy)
+    return FALSE;   /* every holder was judged as it was read */
+  /* From now on this process may wait on the pool: every holder it reads
+   * is judged at once, so that the deaths of those alive wake it. */
+  cache->lazy = FALSE;
+  g_hash_table_iter_init (&iter, cache->cache);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (((Entry *) value)->accounted)
+      g_hash_table_add (cache->attention, g_strdup (((Entry *) value)->h.name));
+  examine_all (cache, cache->min_age);
+  return cache->serial != serial_before;
 }
 
 gboolean

@@ -375,6 +375,12 @@ folder_store_get_holder (TesseraPoolStore *store, const char *name)
   return _tessera_lock_file_cache_get_lock_file (FOLDER_STORE (store)->cache, name);
 }
 
+static gboolean
+folder_store_judge_all (TesseraPoolStore *store)
+{
+  return _tessera_lock_file_cache_judge_all (FOLDER_STORE (store)->cache);
+}
+
 static guint
 folder_store_get_whole_holders (TesseraPoolStore *store)
 {
@@ -528,6 +534,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .force_scan = folder_store_force_scan,
   .check_usable = folder_store_check_usable,
   .get_holder = folder_store_get_holder,
+  .judge_all = folder_store_judge_all,
   .get_whole_holders = folder_store_get_whole_holders,
   .list_holders = folder_store_list_holders,
   .put_holder = folder_store_put_holder,

@@ -87,6 +87,11 @@ typedef struct
  *   @begin and @end.
  * @get_holder: (transfer none) (nullable): the readable lock file of the
  *   holder @name (`task@identifier`). Thread lock held.
+ * @judge_all: judges every holder not judged yet (a store may count a
+ *   holder unjudged until its share is needed: fail closed), removing
+ *   those gone; from then on holders are judged as they are read. %TRUE
+ *   when the accounting changed. Between @begin and @end, after a
+ *   @refresh, thread lock held.
  * @get_whole_holders: holders whose amount cannot be read (they hold
  *   everything). Thread lock held.
  * @list_holders: (transfer container): the lock files that count. Thread
@@ -162,6 +167,7 @@ struct _TesseraPoolStoreClass
                                    GError                **error);
   TesseraDynamicLockFile *(*get_holder) (TesseraPoolStore *store,
                                          const char       *name);
+  gboolean  (*judge_all)          (TesseraPoolStore       *store);
   guint     (*get_whole_holders)  (TesseraPoolStore       *store);
   GPtrArray *(*list_holders)      (TesseraPoolStore       *store);
   gboolean  (*put_holder)         (TesseraPoolStore       *store,
@@ -223,6 +229,7 @@ gboolean  _tessera_pool_store_check_usable      (TesseraPoolStore  *store,
                                                  GError           **error);
 TesseraDynamicLockFile *_tessera_pool_store_get_holder (TesseraPoolStore *store,
                                                         const char       *name);
+gboolean  _tessera_pool_store_judge_all         (TesseraPoolStore  *store);
 guint     _tessera_pool_store_get_whole_holders (TesseraPoolStore  *store);
 GPtrArray *_tessera_pool_store_list_holders     (TesseraPoolStore  *store);
 gboolean  _tessera_pool_store_put_holder        (TesseraPoolStore  *store,

@@ -19,6 +19,12 @@ _tessera_pool_store_get_holder (TesseraPoolStore *store, const char *name)
   return store->klass->get_holder (store, name);
 }
 
+gboolean
+_tessera_pool_store_judge_all (TesseraPoolStore *store)
+{
+  return store->klass->judge_all (store);
+}
+
 guint
 _tessera_pool_store_get_whole_holders (TesseraPoolStore *store)
 {

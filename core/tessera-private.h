@@ -163,7 +163,7 @@ TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lo
 gboolean _tessera_wait_queue_decide          (TesseraTrackedDynamicResource  *self,
                                                TesseraWaitQueueView           *view,
                                                TesseraDynamicDependency       *dependency,
-                                               guint                           whole_holders,
+                                               struct _TesseraPoolStore       *holders,
                                                const char                     *name,
                                                GError                        **error);
 void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *self,

@@ -503,6 +503,7 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   if (fd < 0)
     return FALSE;
   refresh_locked (self, TRUE);
+  _tessera_pool_store_judge_all (STORE (self));   /* every verdict, dead holders removed */
   unlock_both (self, fd);
   return TRUE;
 }
@@ -553,7 +554,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                    _("Job %s already holds %s"), name, resource_name (self));
       goto out;
     }
-  if (!_tessera_wait_queue_decide (self, queue, dependency, _tessera_pool_store_get_whole_holders (STORE (self)),
+  if (!_tessera_wait_queue_decide (self, queue, dependency, STORE (self),
                                    resource_name (self), error))
     goto out;
   if (!tessera_job_hold (job, error) || !_tessera_pool_store_renew (STORE (self), error) ||

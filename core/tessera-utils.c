@@ -337,15 +337,30 @@ _tessera_proc_stat (GPid     pid,
                     char    *state)
 {
   char path[64];
-  g_autofree char *contents = NULL;
+  char contents[4096];   /* a stat line is about 300 bytes, at most about 1 100 */
+  gsize got = 0;
   const char *p;
   int field;
+  int fd;
 
   if (pid <= 0)
     return FALSE;
   g_snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  if (!g_file_get_contents (path, &contents, NULL, NULL))
+  /* No stdio: this runs once per holder a fresh `status` judges. */
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return FALSE;
+  for (;;)
+    {
+      ssize_t r = read (fd, contents + got, sizeof contents - 1 - got);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      got += r;
+    }
+  close (fd);
+  contents[got] = '\0';
   p = strrchr (contents, ')');
   if (p == NULL || p[1] != ' ')
     return FALSE;

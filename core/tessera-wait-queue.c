@@ -355,9 +355,10 @@ _tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
   view->accounted = account;
 }
 
-/* Whether @dependency may have what it asks now: none holds everything
- * (@whole_holders), and the type says it fits once the waiters before it
- * whose patience is over count as holders (@name: the resource's, for
+/* Whether @dependency may have what it asks now: none of @holders holds
+ * everything (those unjudged are judged first when it does not fit), and
+ * the type says it fits once the waiters before it whose patience is over
+ * count as holders (@name: the resource's, for
  * messages). A refusal is recorded (the
  * patience starts; past it, a full resource's waiter reserves its share).
  * FALSE with @error, TESSERA_ERROR_UNAVAILABLE when full. Both locks
@@ -366,21 +367,26 @@ gboolean
 _tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
                             TesseraWaitQueueView           *view,
                             TesseraDynamicDependency       *dependency,
-                            guint                           whole_holders,
+                            TesseraPoolStore               *holders,
                             const char                     *name,
                             GError                        **error)
 {
   g_autoptr(GError) local = NULL;
   gboolean available;
 
-  _tessera_wait_queue_account (self, view, TRUE);
-  available = whole_holders == 0 &&
-              TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->is_available (self, dependency, &local);
-  _tessera_wait_queue_account (self, view, FALSE);
-  if (available)
-    return TRUE;
+  do
+    {
+      g_clear_error (&local);
+      _tessera_wait_queue_account (self, view, TRUE);
+      available = _tessera_pool_store_get_whole_holders (holders) == 0 &&
+                  TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->is_available (self, dependency, &local);
+      _tessera_wait_queue_account (self, view, FALSE);
+      if (available)
+        return TRUE;
+    }
+  while (_tessera_pool_store_judge_all (holders));   /* a dead holder's share freed: again */
   /* A holder of everything; or a type that broke is_available's rule. */
-  g_warn_if_fail (local != NULL || whole_holders > 0);
+  g_warn_if_fail (local != NULL || _tessera_pool_store_get_whole_holders (holders) > 0);
   if (local == NULL)
     local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Resource %s is not available"),
                          name);

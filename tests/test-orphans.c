@@ -214,6 +214,8 @@ test_pid_reuse (Fixture *f, gconstpointer data)
                            getpid (), start + 12345);
   reused_path = write_lock_file (f, "reused", wrong, TRUE);
   counter = open_counter (f, 30);
+  /* Judged when its share is needed: the only unit here. */
+  g_assert_true (can_acquire (f, counter, "0"));
   g_assert_false (g_file_test (reused_path, G_FILE_TEST_EXISTS));
   g_assert_cmpint (test_counter_get_used (counter), ==, 0);
 
@@ -237,6 +239,7 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
   other_boot = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"boot_id\": \"00000000-dead-beef-0000-000000000000\"}", getpid ());
   boot_path = write_lock_file (f, "rebooted", other_boot, TRUE);
   counter = open_counter (f, 30);
+  g_assert_true (can_acquire (f, counter, "0"));   /* needs its unit: judged */
   g_assert_false (g_file_test (boot_path, G_FILE_TEST_EXISTS));
 
   /* A holder on another host is never judged by a local pid check: its
@@ -392,6 +395,70 @@ test_truncated_removed (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (other, G_FILE_TEST_EXISTS));
 }
 
+/* A lock file naming our own pid with another start time: a dead holder
+ * whose verdict needs no waiting. Returns its path. */
+static char *
+write_dead_holder (Fixture *f, const char *name)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autofree char *spec = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}",
+                                           getpid (), tessera_process_get_start_time (self) + 12345);
+
+  return write_lock_file (f, name, spec, TRUE);
+}
+
+/* Holders are judged only when their share is needed: until then each
+ * counts, as any holder that cannot be judged does (never over-allocating).
+ * A dead one's file goes at the first acquire that needs its share. */
+static void
+test_judged_when_needed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  g_autofree char *dead = NULL;
+  g_autofree char *later = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "lazy", "a");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) held = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_expect_warnings ();
+  test_write_file (info, "{\"total\": 3}");
+  dead = write_dead_holder (f, "dead");
+  counter = open_counter (f, 30);
+  g_assert_true (g_file_test (dead, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (test_counter_get_used (counter), ==, 1);
+  dep = test_counter_dependency_new (counter, job, 2);
+  held = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);   /* the free units */
+  g_assert_no_error (error);
+  g_assert_true (g_file_test (dead, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (test_counter_get_used (counter), ==, 3);
+  g_assert_true (can_acquire (f, counter, "1"));   /* the dead holder's unit */
+  g_assert_false (g_file_test (dead, G_FILE_TEST_EXISTS));
+  /* Once the pool was found full, a newcomer is judged as it is read (its
+   * death then wakes waiters), even when its share is not needed. */
+  later = write_dead_holder (f, "later");
+  g_assert_true (can_acquire (f, counter, "2"));
+  g_assert_false (g_file_test (later, G_FILE_TEST_EXISTS));
+}
+
+/* update (what `tessera clean` calls) judges every holder. */
+static void
+test_judged_on_update (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dead = write_dead_holder (f, "dead");
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_expect_warnings ();
+  counter = open_counter (f, 30);
+  g_assert_true (g_file_test (dead, G_FILE_TEST_EXISTS));
+  g_assert_true (tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error));
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (dead, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (test_counter_get_used (counter), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -411,6 +478,8 @@ main (int argc, char **argv)
   ADD ("/orphans/stale-temporary/removed", test_stale_temporary_removed);
   ADD ("/orphans/truncated-by-dead-writer/removed", test_truncated_removed);
   ADD ("/pid-reuse/other-start-time-is-dead", test_pid_reuse);
+  ADD ("/orphans/dead-holder/judged-when-its-share-is-needed", test_judged_when_needed);
+  ADD ("/orphans/dead-holder/judged-on-update", test_judged_on_update);
   ADD ("/pid-reuse/other-boot-dead-other-host-kept", test_other_boot_and_host);
   ADD ("/capacity/raised-at-run-time-wakes-waiter", test_capacity_raised);
   ADD ("/capacity/lowered-at-run-time", test_capacity_lowered);

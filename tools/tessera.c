@@ -322,15 +322,18 @@ holder_name (TesseraDynamicLockFile *lock_file)
   return escape_name (name, FALSE);
 }
 
-/* {"name", "type", "path", "capacity", "free", "holders": [...]} */
+/* {"name", "type", "path", "capacity", "free", "holders": [...]}
+ * @fresh: just opened, so its view was brought up to date (and every
+ * holder judged) under ipc.lock a moment ago: not read again. */
 static JsonNode *
-describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource)
+describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GPtrArray) files = NULL;
   gint64 capacity = -1, free_units = -1;
 
-  tessera_tracked_dynamic_resource_update (resource, NULL);
+  if (!fresh)
+    tessera_tracked_dynamic_resource_update (resource, NULL);
   tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
   files = tessera_tracked_dynamic_resource_list_lock_files (resource);
 
@@ -557,7 +560,7 @@ cmd_status (int argc, char **argv)
             status = one_status;
           continue;
         }
-      node = describe (config, name, resource);
+      node = describe (config, name, resource, TRUE);
       if (as_json)
         json_builder_add_value (builder, g_steal_pointer (&node));
       else
@@ -1312,7 +1315,7 @@ cmd_watch (int argc, char **argv)
                                       tessera_config_get_type_name (config, name), why_text);
               continue;
             }
-          node = describe (config, name, tessera_config_open (config, name, NULL));
+          node = describe (config, name, tessera_config_open (config, name, NULL), FALSE);
           format_description (node, view);
         }
       /* Redrawn when it changed only: polls and wake-ups that find nothing

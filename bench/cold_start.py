@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Row 9 of bench/run.py alone: a fresh `tessera run` and a fresh
+`tessera status` on a pool of 10 000 holders (alive: this script) against
+an empty one, interleaved, medians and ratios; with several build
+directories (a before and an after), all of them interleaved too.
+    python3 bench/cold_start.py [--rounds N] [--keep] BUILD [BUILD...]"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def build_env(build, env):
+    """The environment `meson devenv` gives: this build's plugins and library."""
+    plugins = os.path.join(build, "plugins")
+    return dict(env, TESSERA_PLUGIN_PATH=":".join(os.path.join(plugins, d) for d in sorted(os.listdir(plugins))
+                                                  if os.path.isdir(os.path.join(plugins, d))),
+                LD_LIBRARY_PATH=os.path.join(build, "core"))
+
+
+def main():
+    args = sys.argv[1:]
+    rounds = 15
+    if args[:1] == ["--rounds"]:
+        rounds, args = int(args[1]), args[2:]
+    keep = args[:1] == ["--keep"]
+    builds = [os.path.abspath(b) for b in (args[1:] if keep else args)]
+    st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    process = {"type": "local", "pid": os.getpid(), "start_time": int(st[19])}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"),
+                   XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+        commands = {}
+        envs = {build: build_env(build, env) for build in builds}
+        for holders in (0, 10000):
+            pool = os.path.join(tmp, f"pool{holders}")
+            os.makedirs(os.path.join(pool, "jobs"))
+            for i in range(holders):
+                with open(os.path.join(pool, "jobs", f"other@{i}.json"), "w") as fp:
+                    json.dump({"job_uri": os.path.join(tmp, "jobs", f"other{i}", "x"), "information": {"count": 1},
+                               "process": process}, fp)
+            conf = os.path.join(tmp, f"pool{holders}.conf")
+            with open(conf, "w") as fp:
+                fp.write(f"[resource r]\ntype=countertoken\npath={pool}\ntotal=1000000\n")
+            for build in builds:
+                tessera = os.path.join(build, "tools", "tessera")
+                commands[(build, "run", holders)] = [tessera, "--config", conf, "run", "--need", "r=1", "--", "true"]
+                commands[(build, "status", holders)] = [tessera, "--config", conf, "status"]
+        time.sleep(0.1)
+        times = {key: [] for key in commands}
+        for _ in range(2):   # writes the indexes, warms caches
+            for key, cmd in commands.items():
+                subprocess.run(cmd, env=envs[key[0]], check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        if keep:   # for perf: the pools stay until interrupted
+            print("pools and indexes kept in", tmp, "(HOME, XDG_CACHE_HOME=cache); interrupt to end", flush=True)
+            time.sleep(3600)
+        for _ in range(rounds):
+            for key, cmd in commands.items():
+                start = time.monotonic_ns()
+                subprocess.run(cmd, env=envs[key[0]], check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                times[key].append((time.monotonic_ns() - start) / 1e6)
+    for build in builds:
+        print(build)
+        for what in ("run", "status"):
+            zero = statistics.median(times[(build, what, 0)])
+            many = statistics.median(times[(build, what, 10000)])
+            print(f"  {what:6}  0 holders {zero:8.2f} ms   10 000 holders {many:8.2f} ms   ratio {many / zero:6.2f}×")
+
+
+if __name__ == "__main__":
+    main()
