@@ -85,10 +85,16 @@ def throughput():
         procs = [subprocess.Popen([BENCH, "throughput", folder, "5", log]) for _ in range(16)]
         for p in procs:
             p.wait()
-        counts = [int(x) for x in open(log)]
+        lines = [[int(x) for x in line.split()] for line in open(log)]
+    counts = [line[0] for line in lines]
     total = sum(counts)
+    # Where the time goes: context switches and CPU of all 16 processes
+    # (their poller threads included) per acquisition.
+    switches = sum(line[1] for line in lines) / max(1, total)
+    cpu_us = sum(line[2] for line in lines) / max(1, total)
     row("3. throughput, 16 processes on a capacity-4 token, 5 s", f"{total / 5:.0f} acquisitions/s",
-        f"per process {min(counts)}–{max(counts)} (max/min {max(counts) / max(1, min(counts)):.2f})")
+        f"per process {min(counts)}–{max(counts)} (max/min {max(counts) / max(1, min(counts)):.2f}); "
+        f"per acquisition {switches:.0f} context switches, {cpu_us:.0f} µs of CPU")
 
 
 def polling():
@@ -120,7 +126,7 @@ def large_among_small():
                              check=True, env=env).stdout
         for p in procs:
             p.wait()
-        counts = [int(x) for x in open(log)]
+        counts = [int(line.split()[0]) for line in open(log)]
     s = parse(out)
     wait = s["wait"] if s["served"] else -1
     row("8. longest wait of a 4-token request among 1-token requests",

@@ -41,6 +41,7 @@ typedef struct
   double poll_interval;       /* reached so far; 0: start again */
   double poll_interval_max;   /* 0: the default */
   GSource *poll_timer;        /* the next poll, or the back-off's expiry */
+  gboolean poll_timer_idle;   /* it is the expiry: nobody waited at the last poll */
 
   /* Watching starts at the first wait (see _tessera_dynamic_resource_start_watching) */
   gint watching;              /* atomic */
@@ -380,18 +381,18 @@ drop_poll_timer (TesseraDynamicResourcePrivate *priv)
 }
 
 /* Called with the mutex held: arms the next poll, with jitter so that
- * waiters of many processes do not poll in step, or, once nobody waits,
- * the expiry of the interval reached. The timer sees the resource through
- * a weak reference: it never keeps it alive. */
+ * waiters of many processes do not poll in step, or (@idle), once nobody
+ * waits, the expiry of the interval reached. The timer sees the resource
+ * through a weak reference: it never keeps it alive. */
 static void
-schedule_poll (TesseraDynamicResource *self, TesseraDynamicResourcePrivate *priv)
+schedule_poll (TesseraDynamicResource *self, TesseraDynamicResourcePrivate *priv, gboolean idle)
 {
-  double delay_s = priv->poll_waiters > 0 ? priv->poll_interval * g_random_double_range (0.9, 1.1)
-                                          : POLL_IDLE_EXPIRY_S;
+  double delay_s = !idle ? priv->poll_interval * g_random_double_range (0.9, 1.1) : POLL_IDLE_EXPIRY_S;
   GWeakRef *ref = g_new (GWeakRef, 1);
 
   g_weak_ref_init (ref, self);
   drop_poll_timer (priv);
+  priv->poll_timer_idle = idle;
   priv->poll_timer = _tessera_poller_add_timer (priv->poller, delay_s, poll_tick, ref, weak_ref_free);
 }
 
@@ -414,8 +415,12 @@ poll_tick (gpointer data)
         {
           poll = TRUE;
           priv->poll_interval = MIN (priv->poll_interval * 1.5, poll_interval_max (priv));
-          schedule_poll (self, priv);
+          schedule_poll (self, priv, FALSE);
         }
+      else if (!priv->poll_timer_idle)
+        /* Nobody waits now: the interval is kept a while for the next
+         * wait (one that begins meanwhile finds this timer and polls). */
+        schedule_poll (self, priv, TRUE);
       else
         {
           /* Idle long enough: the next wait starts again at the first
@@ -476,9 +481,12 @@ _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self)
     priv->poll_interval = _tessera_poll_interval_initial ();
   priv->poll_interval = MIN (priv->poll_interval, poll_interval_max (priv));
   /* The first waiter (again) starts the polls at the interval reached so
-   * far: a waiter woken by a poll that waits again keeps its back-off. */
-  if (priv->poll_waiters++ == 0)
-    schedule_poll (self, priv);
+   * far: a waiter woken by a poll that waits again keeps its back-off.
+   * A poll still due from the last wait is kept: waits that begin and end
+   * many times a second (a busy pool) then never touch the poller's
+   * thread, which each new timer would wake. */
+  if (priv->poll_waiters++ == 0 && (priv->poll_timer == NULL || priv->poll_timer_idle))
+    schedule_poll (self, priv, FALSE);
   g_mutex_unlock (&priv->mutex);
 }
 
@@ -489,10 +497,10 @@ _tessera_dynamic_resource_end_polling (TesseraDynamicResource *self)
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
   g_mutex_lock (&priv->mutex);
-  /* Idle: no more polls, but the interval is kept a while for the next
-   * wait (schedule_poll arms the expiry). */
-  if (priv->poll_waiters > 0 && --priv->poll_waiters == 0)
-    schedule_poll (self, priv);
+  /* The poll due stays armed: if nobody waits when it comes, it arms the
+   * expiry of the interval instead (poll_tick). */
+  if (priv->poll_waiters > 0)
+    priv->poll_waiters--;
   g_mutex_unlock (&priv->mutex);
 }
 

@@ -6,6 +6,7 @@
 #include "tessera-host-lease-private.h"
 
 #include <glib-unix.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ struct _TesseraHolderMonitor
   gpointer (*ref) (gpointer data);
   GDestroyNotify unref;
   GHashTable *pid_watches;    /* pid → PidWatch */
+  guint idle_watches;         /* of them, those that watch no holder any more */
   guint64 next_serial;
   int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
   char *lockless_why;         /* when they do not: the file system and option */
@@ -107,7 +109,13 @@ void
 _tessera_holder_monitor_stop (TesseraHolderMonitor *monitor)
 {
   g_hash_table_remove_all (monitor->pid_watches);
+  monitor->idle_watches = 0;
 }
+
+/* A watch whose last holder went is kept, up to this many: on a busy pool
+ * the same processes hold again at once, and each watch dropped and made
+ * again would wake the poller's thread twice. */
+#define IDLE_WATCHES_MAX 64
 
 void
 _tessera_holder_monitor_free (TesseraHolderMonitor *monitor)
@@ -145,7 +153,11 @@ _tessera_holder_monitor_unwatch (TesseraHolderMonitor *monitor,
   if (watch == NULL)
     return;
   g_hash_table_remove (watch->names, holder->name);
-  if (g_hash_table_size (watch->names) == 0)
+  if (g_hash_table_size (watch->names) > 0)
+    return;
+  if (monitor->idle_watches < IDLE_WATCHES_MAX)
+    monitor->idle_watches++;
+  else
     g_hash_table_remove (monitor->pid_watches, GINT_TO_POINTER (watch->pid));
 }
 
@@ -179,6 +191,8 @@ _tessera_holder_monitor_take_exited (TesseraHolderMonitor *monitor,
   if (watch == NULL || watch->serial != serial)
     return NULL;
   names = g_hash_table_ref (watch->names);
+  if (g_hash_table_size (names) == 0)
+    monitor->idle_watches--;
   g_hash_table_remove (monitor->pid_watches, GINT_TO_POINTER (watch->pid));
   return names;
 }
@@ -190,6 +204,21 @@ _tessera_holder_monitor_watch (TesseraHolderMonitor *monitor,
 {
   GPid pid = tessera_process_get_pid (holder->process);
   PidWatch *watch = g_hash_table_lookup (monitor->pid_watches, GINT_TO_POINTER (pid));
+
+  /* A kept watch serves again while its process lives: the holder, known
+   * alive, is that process (a pid names one live process). One whose
+   * process ended (its exit not dispatched yet) is made anew. */
+  if (watch != NULL && g_hash_table_size (watch->names) == 0)
+    {
+      struct pollfd pfd = { watch->fd, POLLIN, 0 };
+
+      monitor->idle_watches--;
+      if (poll (&pfd, 1, 0) != 0)
+        {
+          g_hash_table_remove (monitor->pid_watches, GINT_TO_POINTER (pid));
+          watch = NULL;
+        }
+    }
 
   /* This very process lives as long as it looks: no pidfd, and no wake-up
    * of the poller's thread on each acquire (another process judges it
