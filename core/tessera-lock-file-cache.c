@@ -94,9 +94,10 @@ _tessera_lock_file_cache_new (TesseraLockFolder               *folder,
   cache->owner = owner;
   cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  /* A view that may remove what it judges gone judges only what it needs:
-   * a read-only one (status) shows every verdict. */
-  cache->lazy = !read_only;
+  /* Holders are judged only when their share is needed, or on an update:
+   * a read-only view (status) counts them all anyway (it removes none)
+   * and asks for the verdicts it shows itself. */
+  cache->lazy = TRUE;
   return cache;
 }
 
