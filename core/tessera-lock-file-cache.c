@@ -163,9 +163,10 @@ remove_entry (TesseraLockFileCache *cache, const char *name)
 /* ---------------------------------------------------------------------- */
 /* Loading */
 
-/* Reads (or re-reads) one lock file. */
+/* Reads (or re-reads) one lock file; @jobs_fd: jobs/ when the caller
+ * opened it, else -1. */
 static void
-load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st)
+load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st, int jobs_fd)
 {
   g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
   g_autoptr(GError) error = NULL;
@@ -201,7 +202,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
         {
           /* Read once: under ipc.lock no writer is half-way, and what does
            * not load is judged from this very text. */
-          int dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
+          int dir_fd = jobs_fd >= 0 ? jobs_fd : _tessera_lock_folder_open_jobs (cache->folder);
 
           if (dir_fd < 0)
             {
@@ -211,7 +212,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
             }
           entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, dir_fd, name, path,
                                                                      &data, &length, &error);
-          close (dir_fd);
+          if (dir_fd != jobs_fd)
+            close (dir_fd);
           cache->files_read++;
           if (cache->index != NULL && entry->h.lock_file != NULL)
             _tessera_lock_file_index_put (cache->index, name, st, data, length, cache->looked_us);
@@ -327,7 +329,7 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
     }
   if (entry != NULL && entry_same_stat (entry, &st))
     return;
-  load_entry (cache, name, &st);
+  load_entry (cache, name, &st, dir_fd);
 }
 
 /* Reads the whole of jobs/ again (only what changed is loaded). */
