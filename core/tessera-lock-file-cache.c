@@ -227,7 +227,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               entry_free (entry);
               return;
             }
-          entry->h.lock_file = data != NULL ? _tessera_lock_file_salvage (cache->lock_file_type, path, data, length, &entry->whole, &holder_unknown)
+          entry->h.lock_file = data != NULL ? _tessera_lock_file_salvage (cache->lock_file_type, path, data, length,
+                                                                          &entry->whole, &holder_unknown)
                                           : NULL;
           if (entry->h.lock_file != NULL)
             g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),

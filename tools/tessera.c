@@ -340,8 +340,8 @@ user_name (GHashTable *users, uid_t uid)
 }
 
 /* {"name", "type", "path", "capacity", "free", "holders": [...]}
- * @fresh: just opened, so its view was brought up to date (and every
- * holder judged) under ipc.lock a moment ago: not read again. */
+ * @fresh: just opened, so its view was brought up to date under ipc.lock
+ * a moment ago: not read again (each holder's state is judged here). */
 static JsonNode *
 describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh)
 {
