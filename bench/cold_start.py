@@ -2,7 +2,12 @@
 """Row 9 of bench/run.py alone: a fresh `tessera run` and a fresh
 `tessera status` on a pool of 10 000 holders (alive: this script) against
 an empty one, interleaved, medians and ratios; with several build
-directories (a before and an after), all of them interleaved too.
+directories (a before and an after), all of them interleaved too. Also
+timed alongside: `find` listing jobs/ (one readdir), and with a stat of
+each file (what any check of every lock file's size and times costs, as a
+whole process), and
+`true` (what starting a process costs), so the floor a design that looks
+at every file stands on is seen on the same machine in the same minutes.
     python3 bench/cold_start.py [--rounds N] [--keep] BUILD [BUILD...]"""
 import json
 import os
@@ -35,6 +40,7 @@ def main():
                    XDG_CACHE_HOME=os.path.join(tmp, "cache"))
         commands = {}
         envs = {build: build_env(build, env) for build in builds}
+        envs["floor"] = env
         for holders in (0, 10000):
             pool = os.path.join(tmp, f"pool{holders}")
             os.makedirs(os.path.join(pool, "jobs"))
@@ -45,6 +51,11 @@ def main():
             conf = os.path.join(tmp, f"pool{holders}.conf")
             with open(conf, "w") as fp:
                 fp.write(f"[resource r]\ntype=countertoken\npath={pool}\ntotal=1000000\n")
+            commands[("floor", "find", holders)] = ["find", os.path.join(pool, "jobs"), "-maxdepth", "1", "-name",
+                                                    "*.json", "-printf", "%i %s %T@ %C@\n"]
+            commands[("floor", "list", holders)] = ["find", os.path.join(pool, "jobs"), "-maxdepth", "1", "-name",
+                                                    "*.json"]
+            commands[("floor", "true", holders)] = ["true"]
             for build in builds:
                 tessera = os.path.join(build, "tools", "tessera")
                 commands[(build, "run", holders)] = [tessera, "--config", conf, "run", "--need", "r=1", "--", "true"]
@@ -70,6 +81,11 @@ def main():
             zero = statistics.median(times[(build, what, 0)])
             many = statistics.median(times[(build, what, 10000)])
             print(f"  {what:6}  0 holders {zero:8.2f} ms   10 000 holders {many:8.2f} ms   ratio {many / zero:6.2f}×")
+    print("floor (same runs): `true`; `find jobs/`, names only (list) and with a stat of each file (find)")
+    for what in ("true", "list", "find"):
+        zero = statistics.median(times[("floor", what, 0)])
+        many = statistics.median(times[("floor", what, 10000)])
+        print(f"  {what:6}  0 holders {zero:8.2f} ms   10 000 holders {many:8.2f} ms   ratio {many / zero:6.2f}×")
 
 
 if __name__ == "__main__":

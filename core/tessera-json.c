@@ -92,6 +92,219 @@ numbers_finite (JsonNode *node)
     }
 }
 
+/* ---------------------------------------------------------------------- */
+/* The plain subset, read without json-glib's scanner */
+
+typedef struct
+{
+  const char *p;
+  const char *end;
+  int depth;
+} Plain;
+
+static void
+plain_space (Plain *in)
+{
+  while (in->p < in->end && (*in->p == ' ' || *in->p == '\t' || *in->p == '\n' || *in->p == '\r'))
+    in->p++;
+}
+
+/* A string of printable ASCII without escapes (else NULL: not plain). */
+static char *
+plain_string (Plain *in)
+{
+  const char *start = ++in->p;   /* past the quote */
+
+  while (in->p < in->end && *in->p != '"')
+    {
+      if (*in->p < 0x20 || *in->p > 0x7e || *in->p == '\\')
+        return NULL;
+      in->p++;
+    }
+  if (in->p == in->end)
+    return NULL;
+  return g_strndup (start, (gsize) (in->p++ - start));
+}
+
+static JsonNode *plain_value (Plain *in);
+
+static JsonNode *
+plain_object (Plain *in)
+{
+  g_autoptr(JsonObject) object = json_object_new ();
+  JsonNode *node;
+
+  in->p++;
+  plain_space (in);
+  if (in->p < in->end && *in->p == '}')
+    in->p++;
+  else
+    for (;;)
+      {
+        g_autofree char *name = NULL;
+        JsonNode *member;
+
+        if (in->p == in->end || *in->p != '"' || (name = plain_string (in)) == NULL)
+          return NULL;
+        plain_space (in);
+        if (in->p == in->end || *in->p++ != ':' || json_object_has_member (object, name))
+          return NULL;   /* a name twice: json-glib's way decides */
+        if ((member = plain_value (in)) == NULL)
+          return NULL;
+        json_object_set_member (object, name, member);
+        plain_space (in);
+        if (in->p < in->end && *in->p == ',')
+          {
+            in->p++;
+            plain_space (in);
+            continue;
+          }
+        if (in->p == in->end || *in->p++ != '}')
+          return NULL;
+        break;
+      }
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_node_set_object (node, object);
+  return node;
+}
+
+static JsonNode *
+plain_array (Plain *in)
+{
+  g_autoptr(JsonArray) array = json_array_new ();
+  JsonNode *node;
+
+  in->p++;
+  plain_space (in);
+  if (in->p < in->end && *in->p == ']')
+    in->p++;
+  else
+    for (;;)
+      {
+        JsonNode *element = plain_value (in);
+
+        if (element == NULL)
+          return NULL;
+        json_array_add_element (array, element);
+        plain_space (in);
+        if (in->p < in->end && *in->p == ',')
+          {
+            in->p++;
+            continue;
+          }
+        if (in->p == in->end || *in->p++ != ']')
+          return NULL;
+        break;
+      }
+  node = json_node_new (JSON_NODE_ARRAY);
+  json_node_set_array (node, array);
+  return node;
+}
+
+static gboolean
+plain_word (Plain *in, const char *word)
+{
+  gsize n = strlen (word);
+
+  if ((gsize) (in->end - in->p) < n || memcmp (in->p, word, n) != 0)
+    return FALSE;
+  in->p += n;
+  return TRUE;
+}
+
+/* An integer of at most 18 digits, no leading zero: no float, nothing
+ * json-glib could read otherwise. */
+static JsonNode *
+plain_integer (Plain *in)
+{
+  gboolean negative = *in->p == '-';
+  const char *digits = in->p + negative;
+  const char *q = digits;
+  gint64 value = 0;
+  JsonNode *node;
+
+  while (q < in->end && g_ascii_isdigit (*q))
+    q++;
+  if (q == digits || q - digits > 18 || (*digits == '0' && q - digits > 1) ||
+      (q < in->end && (*q == '.' || *q == 'e' || *q == 'E')))
+    return NULL;
+  for (const char *d = digits; d < q; d++)
+    value = value * 10 + (*d - '0');
+  in->p = q;
+  node = json_node_new (JSON_NODE_VALUE);
+  json_node_set_int (node, negative ? -value : value);
+  return node;
+}
+
+static JsonNode *
+plain_value (Plain *in)
+{
+  JsonNode *node = NULL;
+
+  plain_space (in);
+  if (in->p == in->end)
+    return NULL;
+  switch (*in->p)
+    {
+    case '{':
+    case '[':
+      if (++in->depth > TESSERA_JSON_MAX_DEPTH)
+        return NULL;
+      node = *in->p == '{' ? plain_object (in) : plain_array (in);
+      in->depth--;
+      return node;
+    case '"':
+      {
+        char *text = plain_string (in);
+        if (text == NULL)
+          return NULL;
+        node = json_node_new (JSON_NODE_VALUE);
+        json_node_set_string (node, text);
+        g_free (text);
+        return node;
+      }
+    case 't':
+    case 'f':
+      {
+        gboolean value = *in->p == 't';
+        if (!plain_word (in, value ? "true" : "false"))
+          return NULL;
+        node = json_node_new (JSON_NODE_VALUE);
+        json_node_set_boolean (node, value);
+        return node;
+      }
+    case 'n':
+      return plain_word (in, "null") ? json_node_new (JSON_NODE_NULL) : NULL;
+    default:
+      return *in->p == '-' || g_ascii_isdigit (*in->p) ? plain_integer (in) : NULL;
+    }
+}
+
+/* A lock file is plain JSON: objects, arrays, integers, ASCII strings
+ * without escapes, true, false, null. Read here in one pass, as json-glib
+ * would read it (and sealed, as its immutable parser leaves it), at a
+ * fraction of the cost of its scanner: a fresh process reads thousands.
+ * NULL when the text is anything else (a float, an escape, UTF-8, a name
+ * twice, an error): then json-glib reads it and says what is wrong. */
+JsonNode *
+_tessera_json_parse_plain (const char *data,
+                           gsize       length)
+{
+  Plain in = { data, data + length, 0 };
+  JsonNode *root = plain_value (&in);
+
+  if (root != NULL)
+    plain_space (&in);
+  if (root == NULL || in.p != in.end)
+    {
+      /* Built bottom-up: whatever was made is owned by what failed. */
+      g_clear_pointer (&root, json_node_unref);
+      return NULL;
+    }
+  json_node_seal (root);
+  return root;
+}
+
 /* json_parser_load_from_data() into @parser, after the same check. */
 gboolean
 _tessera_json_load (JsonParser  *parser,
@@ -136,9 +349,14 @@ tessera_json_parse (const char  *data,
                     gssize       length,
                     GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonParser) parser = NULL;
+  JsonNode *plain;
 
   g_return_val_if_fail (data != NULL || length == 0, NULL);
+  plain = data != NULL ? _tessera_json_parse_plain (data, length < 0 ? strlen (data) : (gsize) length) : NULL;
+  if (plain != NULL)
+    return plain;
+  parser = json_parser_new_immutable ();
   if (!_tessera_json_load (parser, data, length, error))
     return NULL;
   if (json_parser_get_root (parser) == NULL)

@@ -47,8 +47,8 @@ void     _tessera_lock_file_cache_free        (TesseraLockFileCache *cache);
  * ipc.lock. */
 gboolean _tessera_lock_file_cache_refresh     (TesseraLockFileCache *cache,
                                                double                min_age);
-/* A view that may remove lock files (not read-only) reads holders without
- * judging them: each counts (fail closed) until its share is needed. The
+/* A view reads holders without judging them: each counts (fail closed)
+ * until its share is needed (a read-only view never removes any). The
  * first call judges every holder read so far, removing the lock files of
  * those gone, and from then on holders are judged as they are read (their
  * deaths then wake this process's waiters). TRUE when the accounting

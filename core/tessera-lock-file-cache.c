@@ -4,6 +4,7 @@
  */
 #include "tessera-lock-file-cache-private.h"
 #include "tessera-lock-file-index-private.h"
+#include "tessera-lock-file-salvage-private.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -93,9 +94,10 @@ _tessera_lock_file_cache_new (TesseraLockFolder               *folder,
   cache->owner = owner;
   cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  /* A view that may remove what it judges gone judges only what it needs:
-   * a read-only one (status) shows every verdict. */
-  cache->lazy = !read_only;
+  /* Holders are judged only when their share is needed, or on an update:
+   * a read-only view (status) counts them all anyway (it removes none)
+   * and asks for the verdicts it shows itself. */
+  cache->lazy = TRUE;
   return cache;
 }
 
@@ -161,99 +163,10 @@ remove_entry (TesseraLockFileCache *cache, const char *name)
 /* ---------------------------------------------------------------------- */
 /* Loading */
 
-/* Whether a file that did not load is not even JSON: what a writer in
- * place (a Python peer) leaves when it dies half-way. */
-static gboolean
-is_truncated (const char *data, gsize length)
-{
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-
-  return length == 0 || !_tessera_json_load (parser, data, length, NULL);
-}
-
-/* Numbers written as 1.0 (Python's json may) become integers; FALSE when
- * some number is not a whole one, or the information is nested deeper than
- * any type's needs (then it is not read at all). */
-static gboolean
-integral_numbers (JsonNode *node, guint depth)
-{
-  gboolean whole = TRUE;
-
-  if (depth > 32)
-    return FALSE;
-  if (JSON_NODE_HOLDS_OBJECT (node))
-    {
-      g_autoptr(GList) members = json_object_get_values (json_node_get_object (node));
-      for (GList *l = members; l != NULL; l = l->next)
-        whole &= integral_numbers (l->data, depth + 1);
-    }
-  else if (JSON_NODE_HOLDS_ARRAY (node))
-    {
-      JsonArray *array = json_node_get_array (node);
-      for (guint i = 0; i < json_array_get_length (array); i++)
-        whole &= integral_numbers (json_array_get_element (array, i), depth + 1);
-    }
-  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
-    {
-      double value = json_node_get_double (node);
-      if (value != (double) (gint64) value || value < (double) G_MININT64 || value > (double) G_MAXINT64)
-        return FALSE;
-      json_node_set_int (node, (gint64) value);
-    }
-  return whole;
-}
-
-/* A lock file that did not load but names a job still holds (fail closed):
- * read again with whole floats made integers and an unreadable "process"
- * dropped (@holder_unknown then set); if its "information" still cannot
- * be read, without it, and @whole set: it holds everything. */
-static TesseraDynamicLockFile *
-salvage_lock_file (TesseraLockFileCache *cache, const char *path, const char *data, gsize length,
-                   gboolean *whole, gboolean *holder_unknown)
-{
-  g_autofree char *text = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
-  JsonNode *root;
-  TesseraDynamicLockFile *lock_file;
-  JsonObject *object;
-  JsonNode *member;
-
-  if (!_tessera_json_load (parser, data, length, NULL) ||
-      json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    return NULL;
-  root = json_parser_get_root (parser);
-  object = json_node_get_object (root);
-  member = json_object_get_member (object, "job_uri");
-  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
-      json_node_get_value_type (member) != G_TYPE_STRING || *json_node_get_string (member) == '\0')
-    return NULL;   /* names no job: it never counted */
-
-  member = json_object_get_member (object, "process");
-  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))
-    {
-      json_object_remove_member (object, "process");
-      *holder_unknown = TRUE;
-    }
-  member = json_object_get_member (object, "information");
-  if (member != NULL && integral_numbers (member, 0))
-    {
-      text = json_to_string (root, FALSE);
-      lock_file = tessera_dynamic_lock_file_new_from_data (cache->lock_file_type, path, text, -1, NULL);
-      if (lock_file != NULL)
-        return lock_file;
-      g_clear_pointer (&text, g_free);
-    }
-  json_object_remove_member (object, "information");
-  text = json_to_string (root, FALSE);
-  lock_file = tessera_dynamic_lock_file_new_from_data (cache->lock_file_type, path, text, -1, NULL);
-  if (lock_file != NULL)
-    *whole = TRUE;
-  return lock_file;
-}
-
-/* Reads (or re-reads) one lock file. */
+/* Reads (or re-reads) one lock file; @jobs_fd: jobs/ when the caller
+ * opened it, else -1. */
 static void
-load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st)
+load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st, int jobs_fd)
 {
   g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
   g_autoptr(GError) error = NULL;
@@ -289,7 +202,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
         {
           /* Read once: under ipc.lock no writer is half-way, and what does
            * not load is judged from this very text. */
-          int dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
+          int dir_fd = jobs_fd >= 0 ? jobs_fd : _tessera_lock_folder_open_jobs (cache->folder);
 
           if (dir_fd < 0)
             {
@@ -299,7 +212,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
             }
           entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, dir_fd, name, path,
                                                                      &data, &length, &error);
-          close (dir_fd);
+          if (dir_fd != jobs_fd)
+            close (dir_fd);
           cache->files_read++;
           if (cache->index != NULL && entry->h.lock_file != NULL)
             _tessera_lock_file_index_put (cache->index, name, st, data, length, cache->looked_us);
@@ -313,7 +227,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               entry_free (entry);
               return;
             }
-          entry->h.lock_file = data != NULL ? salvage_lock_file (cache, path, data, length, &entry->whole, &holder_unknown)
+          entry->h.lock_file = data != NULL ? _tessera_lock_file_salvage (cache->lock_file_type, path, data, length,
+                                                                          &entry->whole, &holder_unknown)
                                           : NULL;
           if (entry->h.lock_file != NULL)
             g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
@@ -322,7 +237,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           else
             {
               g_warning (_("Ignoring lock file of %s: %s"), OWNER_NAME (cache), error->message);
-              entry->truncated = data != NULL && is_truncated (data, length);
+              entry->truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
             }
         }
     }
@@ -415,7 +330,7 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
     }
   if (entry != NULL && entry_same_stat (entry, &st))
     return;
-  load_entry (cache, name, &st);
+  load_entry (cache, name, &st, dir_fd);
 }
 
 /* Reads the whole of jobs/ again (only what changed is loaded). */

@@ -358,6 +358,8 @@ _tessera_proc_stat (GPid     pid,
       if (r <= 0)
         break;
       got += r;
+      if (contents[got - 1] == '\n')
+        break;   /* the whole line: the read that would say so is spared */
     }
   close (fd);
   contents[got] = '\0';

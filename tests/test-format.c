@@ -339,6 +339,74 @@ test_locks_json_unknown_class (Fixture *f, gconstpointer data)
   g_assert_cmpstr (skipped[0], ==, "no.such.module:Nope");
 }
 
+/* Lock files are read by a plain-JSON reader of Tessera's own, json-glib
+ * reading what it does not take: whatever the text, the result is
+ * json-glib's (the same tree, the same value types, the same errors). */
+static void
+test_plain_json_as_json_glib (void)
+{
+  static const char *const texts[] = {
+    "{\"job_uri\": \"/j/x\", \"information\": {\"count\": 3}, \"process\": {\"type\": \"local\", \"pid\": 12}}",
+    "{\"job_uri\":\"/j/x\",\"information\":{\"count\":1},\"process\":{\"type\":\"local\",\"pid\":4026531836,"
+    "\"boot_id\":\"f71e8b49-6c6e\",\"uid\":0}}",
+    " \t\r\n{ } \n", "[]", "[ ]", "{}", "[1, [2, [3, {}]], {\"a\": [true, false, null]}]",
+    "0", "-0", "-12", "123456789012345678", "-123456789012345678", "1234567890123456789",
+    "9223372036854775807", "-9223372036854775808", "99999999999999999999", "1.0", "1e3", "-1.5E-2", "01",
+    "-", "- 1", "+1", "\"\"", "\"a b\"", "\"tab\tin\"", "\"esc\\\"aped\"", "\"\\u00e9\"", "\"caf\xc3\xa9\"",
+    "\"\xff\"", "\"unterminated", "{\"a\": 1, \"a\": 2}", "{\"a\": 1,}", "[1,]", "[1 2]", "{\"a\" 1}",
+    "{a: 1}", "{'a': 1}", "tru", "true", "false", "null", "nul", "truex", "1x", "[1]x", "{\"a\": 1}}",
+    "", " ", "[", "{", "}", "]", ",", "\"a\":1", "[[[[[[[[[[]]]]]]]]]]", "{\"n\": -0, \"m\": 00}",
+    "{\"count\": 1}\n", "{\"information\": {\"count\": 2.0}}", "/* c */ {}", "{\"a\":\"\\/\"}",
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GError) reference_error = NULL;
+      g_autoptr(JsonNode) node = tessera_json_parse (texts[i], -1, &error);
+      gboolean reference = json_parser_load_from_data (parser, texts[i], -1, &reference_error) &&
+                           json_parser_get_root (parser) != NULL;
+
+      g_test_message ("%s", texts[i]);
+      if (!reference)
+        {
+          g_assert_null (node);
+          g_assert_nonnull (error);
+          continue;
+        }
+      if (node == NULL)
+        {
+          /* Refused beyond json-glib: only a string that is not UTF-8. */
+          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+          continue;
+        }
+      g_assert_no_error (error);
+      g_assert_true (json_node_is_immutable (node));
+      {
+        g_autofree char *got = json_to_string (node, FALSE);
+        g_autofree char *want = json_to_string (json_parser_get_root (parser), FALSE);
+        g_assert_cmpstr (got, ==, want);
+        g_assert_true (json_node_equal (node, json_parser_get_root (parser)));
+      }
+    }
+
+  /* Deeper than TESSERA_JSON_MAX_DEPTH: refused either way. */
+  {
+    g_autoptr(GString) deep = g_string_new (NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(JsonNode) node = NULL;
+
+    for (int i = 0; i <= TESSERA_JSON_MAX_DEPTH; i++)
+      g_string_append_c (deep, '[');
+    for (int i = 0; i <= TESSERA_JSON_MAX_DEPTH; i++)
+      g_string_append_c (deep, ']');
+    node = tessera_json_parse (deep->str, deep->len, &error);
+    g_assert_null (node);
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -347,6 +415,7 @@ main (int argc, char **argv)
   ADD ("/format/seed-files/accounted", test_seed_files_accounted);
   ADD ("/format/written-files/parse-as-seed", test_written_files_parse_as_seed);
   g_test_add_func ("/format/names", test_names);
+  g_test_add_func ("/format/json/plain-read-as-json-glib", test_plain_json_as_json_glib);
   ADD ("/format/rewrite-is-atomic", test_rewrite_is_atomic);
   ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
   ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);

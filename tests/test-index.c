@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CAPACITY 1000
@@ -736,6 +737,96 @@ test_prune (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (target, G_FILE_TEST_IS_REGULAR));
 }
 
+/* A fresh status shows every holder's verdict (a dead one as dead) and
+ * acts on none: it counts the dead holder and leaves its file. A fresh
+ * run judges holders only when their share is needed, and then frees the
+ * dead one's share. */
+static void
+test_status_verdicts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *dead_path = g_build_filename (f->jobs, "dead@1.json", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *script = g_strdup_printf ("cat '%s'/sh@*.json; echo", f->jobs);
+  JsonArray *holders;
+  guint seen_dead = 0, seen_alive = 0;
+  GPid dead_pid;
+
+  add_holders (f, 3);
+  /* A spec as Tessera writes it (with this host's ids: a pid check can
+   * then say "dead"), from a holder of its own. */
+  if (run_tessera (f, &out, &err, "run", "--need", "r=1", "--", "sh", "-c", script, NULL) != 0)
+    g_error ("run failed: %s", err);
+  json_parser_load_from_data (parser, out, -1, &error);
+  g_assert_no_error (error);
+  {
+    JsonObject *lock = json_node_get_object (json_parser_get_root (parser));
+    JsonObject *process = json_object_get_object_member (lock, "process");
+    g_autoptr(JsonGenerator) generator = json_generator_new ();
+    g_autofree char *text = NULL;
+    g_autofree char *job_uri = g_build_filename (f->tmp, "jobs", "dead", NULL);
+
+    g_assert_true (json_object_has_member (process, "host_id"));
+    /* A child of ours, reaped: its pid is gone. */
+    dead_pid = fork ();
+    g_assert_cmpint (dead_pid, >=, 0);
+    if (dead_pid == 0)
+      _exit (0);
+    g_assert_cmpint (waitpid (dead_pid, NULL, 0), ==, dead_pid);
+    json_object_set_int_member (process, "pid", dead_pid);
+    json_object_set_string_member (lock, "job_uri", job_uri);
+    json_object_set_object_member (lock, "information", json_object_new ());
+    json_object_set_int_member (json_object_get_object_member (lock, "information"), "count", 2);
+    json_generator_set_root (generator, json_parser_get_root (parser));
+    text = json_generator_to_data (generator, NULL);
+    g_file_set_contents (dead_path, text, -1, &error);
+    g_assert_no_error (error);
+    g_hash_table_insert (f->truth, g_strdup ("dead@1.json"), GUINT_TO_POINTER (2));
+  }
+
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  if (run_tessera (f, &out, &err, "status", "--json", NULL) != 0)
+    g_error ("status failed: %s", err);
+  json_parser_load_from_data (parser, out, -1, &error);
+  g_assert_no_error (error);
+  holders = json_object_get_array_member (
+    json_array_get_object_element (
+      json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "resources"), 0),
+    "holders");
+  g_assert_cmpuint (json_array_get_length (holders), ==, 4);
+  for (guint i = 0; i < json_array_get_length (holders); i++)
+    {
+      JsonObject *h = json_array_get_object_element (holders, i);
+      const char *job = json_object_get_string_member (h, "job");
+      const char *state = json_object_get_string_member (h, "state");
+
+      if (strcmp (job, "dead@1") == 0)
+        {
+          g_assert_cmpstr (state, ==, "dead");
+          seen_dead++;
+        }
+      else
+        {
+          g_assert_cmpstr (state, ==, "alive");
+          seen_alive++;
+        }
+    }
+  g_assert_cmpuint (seen_dead, ==, 1);
+  g_assert_cmpuint (seen_alive, ==, 3);
+  /* Counted, and left as it is. */
+  g_assert_cmpuint (status_used (f, NULL), ==, truth (f));
+  g_assert_true (g_file_test (dead_path, G_FILE_TEST_IS_REGULAR));
+
+  /* What is free, and the dead holder's share: granted, its file gone. */
+  g_assert_cmpint (run_no_wait (f, CAPACITY - truth (f) + 2), ==, 0);
+  g_assert_false (g_file_test (dead_path, G_FILE_TEST_EXISTS));
+  g_hash_table_remove (f->truth, "dead@1.json");
+  assert_counts_truth (f);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -747,6 +838,7 @@ main (int argc, char **argv)
   ADD ("/index/missing/old-indexes-pruned", NULL, test_prune);
   ADD ("/index/stale/tessera-peer-changes", NULL, test_stale);
   ADD ("/index/stale/python-peer-in-place", NULL, test_python_peer);
+  ADD ("/index/status/verdicts-shown-none-acted-on", NULL, test_status_verdicts);
   ADD ("/index/corrupt/ignored-and-rebuilt", NULL, test_corrupt);
   ADD ("/index/hostile/forgery-believed-when-ours", NULL, test_forgery_believed_when_ours);
   ADD ("/index/hostile/other-owner", GINT_TO_POINTER (HOSTILE_OTHER_OWNER), test_hostile);

@@ -322,14 +322,32 @@ holder_name (TesseraDynamicLockFile *lock_file)
   return escape_name (name, FALSE);
 }
 
+/* The name of @uid (NULL: none), looked up once per description: a
+ * passwd lookup may read the whole of /etc/passwd, for each of thousands
+ * of holders of a few users. @users: uid → name, owned. */
+static const char *
+user_name (GHashTable *users, uid_t uid)
+{
+  gpointer name;
+
+  if (!g_hash_table_lookup_extended (users, GUINT_TO_POINTER (uid), NULL, &name))
+    {
+      struct passwd *pw = getpwuid (uid);
+      name = pw != NULL ? g_strdup (pw->pw_name) : NULL;
+      g_hash_table_insert (users, GUINT_TO_POINTER (uid), name);
+    }
+  return name;
+}
+
 /* {"name", "type", "path", "capacity", "free", "holders": [...]}
- * @fresh: just opened, so its view was brought up to date (and every
- * holder judged) under ipc.lock a moment ago: not read again. */
+ * @fresh: just opened, so its view was brought up to date under ipc.lock
+ * a moment ago: not read again (each holder's state is judged here). */
 static JsonNode *
 describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   gint64 capacity = -1, free_units = -1;
 
   if (!fresh)
@@ -356,8 +374,9 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
       g_autofree char *job = holder_name (lock_file);
       g_autofree char *since = format_since (lock_file);
-      g_autoptr(JsonNode) full = tessera_dynamic_lock_file_to_json (lock_file);
-      JsonNode *information = json_object_get_member (json_node_get_object (full), "information");
+      /* What tessera_dynamic_lock_file_to_json() would hold, without the
+       * rest of the file it builds (once per holder). */
+      JsonNode *information = TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (lock_file)->to_information (lock_file);
 
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "job");
@@ -424,17 +443,17 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "user");
       {
-        struct passwd *pw = process && tessera_process_get_uid (process) >= 0
-                            ? getpwuid ((uid_t) tessera_process_get_uid (process)) : NULL;
-        if (pw != NULL)
-          json_builder_add_string_value (builder, pw->pw_name);
+        const char *user = process && tessera_process_get_uid (process) >= 0
+                           ? user_name (users, (uid_t) tessera_process_get_uid (process)) : NULL;
+        if (user != NULL)
+          json_builder_add_string_value (builder, user);
         else
           json_builder_add_null_value (builder);
       }
       json_builder_set_member_name (builder, "since");
       json_builder_add_string_value (builder, since);
       json_builder_set_member_name (builder, "information");
-      json_builder_add_value (builder, information ? json_node_copy (information) : json_node_new (JSON_NODE_NULL));
+      json_builder_add_value (builder, information ? information : json_node_new (JSON_NODE_NULL));
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);

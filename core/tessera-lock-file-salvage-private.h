@@ -1,0 +1,29 @@
+/* tessera-lock-file-salvage-private.h: what is left of a lock file that does not load, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-private.h"
+
+G_BEGIN_DECLS
+
+/* Whether a file that did not load is not even JSON (empty, cut short):
+ * what a writer in place (a Python peer) leaves when it dies half-way. */
+gboolean _tessera_lock_file_is_truncated (const char *data,
+                                          gsize       length);
+
+/* A lock file of @lock_file_type (at @path, read as @data) that did not
+ * load but names a job still holds (fail closed): read again with whole
+ * floats made integers and an unreadable "process" dropped
+ * (@holder_unknown then set); if its "information" still cannot be read,
+ * without it, and @whole set: it holds everything. NULL when it names no
+ * job (it never counted). */
+TesseraDynamicLockFile *_tessera_lock_file_salvage (GType       lock_file_type,
+                                                    const char *path,
+                                                    const char *data,
+                                                    gsize       length,
+                                                    gboolean   *whole,
+                                                    gboolean   *holder_unknown);
+
+G_END_DECLS

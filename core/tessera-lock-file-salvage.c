@@ -1,0 +1,95 @@
+/* tessera-lock-file-salvage.c: what is left of a lock file that does not load
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-lock-file-salvage-private.h"
+
+/* Whether a file that did not load is not even JSON: what a writer in
+ * place (a Python peer) leaves when it dies half-way. */
+gboolean
+_tessera_lock_file_is_truncated (const char *data, gsize length)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+
+  return length == 0 || !_tessera_json_load (parser, data, length, NULL);
+}
+
+/* Numbers written as 1.0 (Python's json may) become integers; FALSE when
+ * some number is not a whole one, or the information is nested deeper than
+ * any type's needs (then it is not read at all). */
+static gboolean
+integral_numbers (JsonNode *node, guint depth)
+{
+  gboolean whole = TRUE;
+
+  if (depth > 32)
+    return FALSE;
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_autoptr(GList) members = json_object_get_values (json_node_get_object (node));
+      for (GList *l = members; l != NULL; l = l->next)
+        whole &= integral_numbers (l->data, depth + 1);
+    }
+  else if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *array = json_node_get_array (node);
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        whole &= integral_numbers (json_array_get_element (array, i), depth + 1);
+    }
+  else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
+    {
+      double value = json_node_get_double (node);
+      if (value != (double) (gint64) value || value < (double) G_MININT64 || value > (double) G_MAXINT64)
+        return FALSE;
+      json_node_set_int (node, (gint64) value);
+    }
+  return whole;
+}
+
+/* A lock file that did not load but names a job still holds (fail closed):
+ * read again with whole floats made integers and an unreadable "process"
+ * dropped (@holder_unknown then set); if its "information" still cannot
+ * be read, without it, and @whole set: it holds everything. */
+TesseraDynamicLockFile *
+_tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *data, gsize length,
+                            gboolean *whole, gboolean *holder_unknown)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
+  JsonNode *root;
+  TesseraDynamicLockFile *lock_file;
+  JsonObject *object;
+  JsonNode *member;
+
+  if (!_tessera_json_load (parser, data, length, NULL) ||
+      json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  root = json_parser_get_root (parser);
+  object = json_node_get_object (root);
+  member = json_object_get_member (object, "job_uri");
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) ||
+      json_node_get_value_type (member) != G_TYPE_STRING || *json_node_get_string (member) == '\0')
+    return NULL;   /* names no job: it never counted */
+
+  member = json_object_get_member (object, "process");
+  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))
+    {
+      json_object_remove_member (object, "process");
+      *holder_unknown = TRUE;
+    }
+  member = json_object_get_member (object, "information");
+  if (member != NULL && integral_numbers (member, 0))
+    {
+      text = json_to_string (root, FALSE);
+      lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, text, -1, NULL);
+      if (lock_file != NULL)
+        return lock_file;
+      g_clear_pointer (&text, g_free);
+    }
+  json_object_remove_member (object, "information");
+  text = json_to_string (root, FALSE);
+  lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, text, -1, NULL);
+  if (lock_file != NULL)
+    *whole = TRUE;
+  return lock_file;
+}
