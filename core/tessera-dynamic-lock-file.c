@@ -192,25 +192,18 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
   g_autoptr(GError) local = NULL;
   g_autoptr(TesseraDynamicLockFile) self = NULL;
   g_autoptr(TesseraProcess) process = NULL;
-  g_autoptr(JsonNode) plain = NULL;
   JsonNode *root, *job_uri, *information, *process_node;
   JsonObject *object;
 
   g_return_val_if_fail (CONCRETE_LOCK_FILE_TYPE (lock_file_type), NULL);
-  /* Lock files are plain JSON, read without json-glib's scanner; what is
-   * not is read by json-glib, which says what is wrong. */
-  plain = _tessera_json_parse_plain (data, length < 0 ? strlen (data) : (gsize) length);
-  if (plain == NULL)
+  parser = json_parser_new_immutable ();
+  if (!_tessera_json_load (parser, data, length, &local))
     {
-      parser = json_parser_new_immutable ();
-      if (!_tessera_json_load (parser, data, length, &local))
-        {
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
-                       _("Lock file %s is not valid JSON: %s"), path, local->message);
-          return NULL;
-        }
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
+                   _("Lock file %s is not valid JSON: %s"), path, local->message);
+      return NULL;
     }
-  root = plain != NULL ? plain : json_parser_get_root (parser);
+  root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,

@@ -191,13 +191,6 @@ gboolean _tessera_json_load (JsonParser  *parser,
                              gssize       length,
                              GError     **error);
 
-/* (transfer full) (nullable): @data read without json-glib's scanner when
- * it is plain JSON (objects, arrays, integers, ASCII strings without
- * escapes, true, false, null), sealed; NULL otherwise (read it with
- * _tessera_json_load, which also says what is wrong). */
-JsonNode *_tessera_json_parse_plain (const char *data,
-                                     gsize       length);
-
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
                                                               int          dir_fd,
                                                               const char  *name,
