@@ -75,52 +75,6 @@ resource_name (TesseraTrackedDynamicResource *self)
 #define refresh_locked(o, full) _tessera_pool_view_refresh (VIEW (o), PRIV (o)->min_age, (full))
 
 /* ---------------------------------------------------------------------- */
-/* The view's calls into the resource type */
-
-static void
-view_account (gpointer owner, TesseraDynamicLockFile *lock_file)
-{
-  KLASS (owner)->account_lock_file (owner, lock_file);
-}
-
-static void
-view_unaccount (gpointer owner, TesseraDynamicLockFile *lock_file)
-{
-  KLASS (owner)->unaccount_lock_file (owner, lock_file);
-}
-
-static const char *
-view_name (gpointer owner)
-{
-  return resource_name (owner);
-}
-
-static gboolean
-view_apply_informations (gpointer owner, JsonNode *informations, GError **error)
-{
-  return KLASS (owner)->handle_information_change (owner, informations, error);
-}
-
-static JsonNode *
-view_initial_informations (gpointer owner)
-{
-  return KLASS (owner)->initialize_informations (owner);
-}
-
-static void
-view_reset (gpointer owner)
-{
-  KLASS (owner)->reset_state (owner);
-}
-
-static const TesseraPoolViewCalls view_calls = {
-  { view_account, view_unaccount, view_name },
-  view_apply_informations,
-  view_initial_informations,
-  view_reset,
-};
-
-/* ---------------------------------------------------------------------- */
 /* GObject */
 
 static void
@@ -344,7 +298,7 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self), &view_calls);
+  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self), &_tessera_tracked_resource_view_calls);
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
 }
