@@ -30,6 +30,7 @@ typedef struct
   gboolean read_only;         /* only look: create, change and remove nothing */
 
   TesseraPoolView *view;      /* the thread lock, the cache and what keeps it current */
+  TesseraPoolStoreSettings store;   /* where the pool lives, read at init */
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
@@ -92,6 +93,7 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
 
   g_clear_pointer (&priv->view, _tessera_pool_view_free);
   g_free (priv->lock_folder);
+  _tessera_pool_store_settings_clear (&priv->store);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
 }
 
@@ -112,7 +114,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
       g_value_set_double (value, priv->view == NULL ? priv->host_lease :
                           _tessera_pool_store_get_lease (_tessera_pool_view_get_store (priv->view), priv->host_lease));
       break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    default: _tessera_pool_store_settings_get (&priv->store, prop_id - N_PROPS, value);
     }
 }
 
@@ -142,7 +144,7 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
       unlock_thread (self);
       break;
     case PROP_HOST_LEASE: priv->host_lease = g_value_get_double (value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    default: _tessera_pool_store_settings_set (&priv->store, prop_id - N_PROPS, value);
     }
 }
 
@@ -291,6 +293,7 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
   props[PROP_HOST_LEASE] = g_param_spec_double ("host-lease", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
+  _tessera_pool_store_settings_install (object_class, N_PROPS);
 }
 
 static void
@@ -327,7 +330,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
   return _tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
-                                  priv->min_age, priv->host_lease, error);
+                                  priv->min_age, priv->host_lease, &priv->store, error);
 }
 
 static void
