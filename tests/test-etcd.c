@@ -3,14 +3,21 @@
  * tests/etcd-fixture.sh on free loopback ports in a temporary folder and
  * stopped after. A test that cannot start etcd fails; it never skips.
  *
+ * The etcd store (a module: plugins/etcd/etcd.plugin) is used through
+ * the public API by child processes (this program again, STORE_ENV set),
+ * never in the test process: the module has its own copy of the client,
+ * whose GType the test process registers already.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-etcd-client.h"
 #include "tessera-etcd-lease.h"
 #include "tessera-etcd-pool.h"
+#include "test-counter.h"
 #include "test-utils.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -917,11 +924,293 @@ test_pool_hostile (Fixture *f, gconstpointer data)
   }
 }
 
+/* ---------------------------------------------------------------------- */
+/* The etcd store (tessera-etcd-store.c), through the public API */
+
+#define STORE_ENV "TESSERA_TEST_ETCD_STORE"
+#define STORE_TTL 3
+
+static void
+say (const char *format, ...) G_GNUC_PRINTF (1, 2);
+
+static void
+say (const char *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  vprintf (format, ap);
+  va_end (ap);
+  printf ("\n");
+  fflush (stdout);
+}
+
+/* A store child: test-etcd store BASE ID COUNT [KEY=VALUE…], STORE_ENV
+ * set to the endpoints. Opens the countertoken pool "tokens" (total 2,
+ * prefix /store/, a STORE_TTL lease, on etcd; KEY=VALUE settings added
+ * or replacing these) the way a key file does; COUNT 0: prints "OPENED"
+ * and ends. Else tries once to take COUNT units as job task@ID; if that
+ * fails, prints "WAITING" and waits up to 120 s; prints "ACQUIRED ms=N"
+ * (N: milliseconds waited), holds until stdin closes, releases and
+ * prints "RELEASED". A failure prints "ERROR <message>". */
+static int
+store_child (const char *endpoint_list, int argc, char **argv)
+{
+  g_autoptr(GStrvBuilder) keys = g_strv_builder_new ();
+  g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+  g_autofree char *folder = g_build_filename (argv[2], "pool", NULL);
+  g_autofree char *lease = g_strdup_printf ("%d", STORE_TTL);
+  const char *defaults[] = { "path", folder, "total", "2", "store", "etcd", "endpoints", endpoint_list,
+                             "prefix", "/store/", "lease", lease, NULL };
+  g_auto(GStrv) key_list = NULL;
+  g_auto(GStrv) value_list = NULL;
+  g_autoptr(TesseraDynamicResource) resource = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dependency = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean only_open = g_str_equal (argv[4], "0");
+  gint64 start;
+  char buffer[64];
+
+  for (guint i = 0; defaults[i] != NULL; i += 2)
+    {
+      gboolean replaced = FALSE;
+
+      for (int j = 5; j < argc; j++)
+        replaced |= g_str_has_prefix (argv[j], defaults[i]) && argv[j][strlen (defaults[i])] == '=';
+      if (!replaced)
+        {
+          g_strv_builder_add (keys, defaults[i]);
+          g_strv_builder_add (values, defaults[i + 1]);
+        }
+    }
+  for (int j = 5; j < argc; j++)
+    {
+      g_auto(GStrv) pair = g_strsplit (argv[j], "=", 2);
+
+      g_strv_builder_add (keys, pair[0]);
+      g_strv_builder_add (values, pair[1] != NULL ? pair[1] : "");
+    }
+  key_list = g_strv_builder_end (keys);
+  value_list = g_strv_builder_end (values);
+  resource = tessera_registry_create_resource (tessera_registry_get_default (), "countertoken", "tokens",
+                                               (const char * const *) key_list,
+                                               (const char * const *) value_list, &error);
+  if (resource == NULL)
+    {
+      say ("ERROR %s", error->message);
+      return 2;
+    }
+  if (only_open)
+    {
+      say ("OPENED");
+      return 0;
+    }
+  job = test_job_new (argv[2], "task", argv[3]);
+  dependency = tessera_dynamic_resource_create_dependency (resource, job, argv[4], &error);
+  if (dependency == NULL)
+    {
+      say ("ERROR %s", error->message);
+      return 1;
+    }
+  start = g_get_monotonic_time ();
+  lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error);
+  if (lock == NULL && g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+    {
+      g_clear_error (&error);
+      say ("WAITING");
+      lock = tessera_dynamic_dependency_lock (dependency, 120, NULL, &error);
+    }
+  if (lock == NULL)
+    {
+      say ("ERROR %s", error->message);
+      return 1;
+    }
+  say ("ACQUIRED ms=%d", (int) ((g_get_monotonic_time () - start) / 1000));
+  while (read (0, buffer, sizeof buffer) > 0)
+    ;
+  if (!tessera_lock_release (TESSERA_LOCK (lock), &error))
+    {
+      say ("ERROR %s", error->message);
+      return 1;
+    }
+  say ("RELEASED");
+  return 0;
+}
+
+/* A store child for @f, its environment extended by @env (NAME, VALUE
+ * pairs), arguments after COUNT in @settings (NULL-terminated). */
+static Helper *
+store_spawn (Fixture *f, const char * const *env, const char *id, const char *count, const char * const *settings)
+{
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *base = g_build_filename (f->dir, "jobs", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GPtrArray) full_env = g_ptr_array_new ();
+
+  g_assert_true (g_file_get_contents (path, &list, NULL, NULL));
+  g_strstrip (list);
+  g_ptr_array_add (full_env, (gpointer) STORE_ENV);
+  g_ptr_array_add (full_env, list);
+  for (guint i = 0; env != NULL && env[i] != NULL; i++)
+    g_ptr_array_add (full_env, (gpointer) env[i]);
+  g_ptr_array_add (full_env, NULL);
+  g_ptr_array_add (argv, self);
+  g_ptr_array_add (argv, (gpointer) "store");
+  g_ptr_array_add (argv, base);
+  g_ptr_array_add (argv, (gpointer) id);
+  g_ptr_array_add (argv, (gpointer) count);
+  for (guint i = 0; settings != NULL && settings[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) settings[i]);
+  g_ptr_array_add (argv, NULL);
+  return helper_spawn_argv ((const char * const *) full_env->pdata, (const char * const *) argv->pdata);
+}
+
+/* The milliseconds an "ACQUIRED ms=N" line says. */
+static int
+expect_acquired (Helper *helper, double timeout)
+{
+  g_autofree char *line = helper_read_line (helper, timeout);
+
+  if (line == NULL || !g_str_has_prefix (line, "ACQUIRED ms="))
+    g_error ("expected ACQUIRED from the store child, got “%s”", line != NULL ? line : "(nothing)");
+  return atoi (line + strlen ("ACQUIRED ms="));
+}
+
+/* The pool's keys as etcd has them now. */
+static GPtrArray *
+pool_keys (Fixture *f, const char *what)
+{
+  g_autofree char *prefix = g_strconcat ("/store/tokens/", what, NULL);
+
+  return range_prefix (f, prefix, NULL);
+}
+
+/* Waiting is never woken by polling here: its first interval is longer
+ * than the test. */
+static const char * const no_polling_env[] = {
+  "TESSERA_POLL_INTERVAL", "600", "TESSERA_POLL_INTERVAL_MAX", "600", NULL
+};
+
+/* Two processes share a 2-token pool on etcd: the first takes both (its
+ * key on its lease, the informations set up by the first user), the
+ * second waits and gets its token through the watch when the first
+ * releases (polling is off), and every key is gone at the end. */
+static void
+test_store_acquire_release (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) first = store_spawn (f, NULL, "A", "2", NULL);
+  g_autoptr(Helper) second = NULL;
+  g_autoptr(GPtrArray) jobs = NULL;
+  g_autoptr(GPtrArray) informations = NULL;
+  gint64 released;
+  int waited;
+
+  expect_acquired (first, 60);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->key, ==, "/store/tokens/jobs/task@A");
+  g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->lease, !=, 0);
+  informations = pool_keys (f, "informations");
+  g_assert_cmpuint (informations->len, ==, 1);
+  assert_value (g_ptr_array_index (informations, 0), "/store/tokens/informations", "{\"total\":2}");
+
+  second = store_spawn (f, no_polling_env, "B", "1", NULL);
+  helper_expect_line (second, "WAITING", 60);
+  released = g_get_monotonic_time ();
+  helper_close_stdin (first);
+  helper_expect_line (first, "RELEASED", 60);
+  waited = expect_acquired (second, 120);
+  g_test_message ("the waiter got its token %.3f s after the holder was told to release (no polling)",
+                  (g_get_monotonic_time () - released) / 1e6);
+  g_assert_cmpint (waited, <, 120 * 1000);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  g_ptr_array_unref (jobs);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->key, ==, "/store/tokens/jobs/task@B");
+
+  helper_close_stdin (second);
+  helper_expect_line (second, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  g_ptr_array_unref (jobs);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 0);
+}
+
+/* A holder killed with SIGKILL: its capacity comes back to the waiter
+ * once its lease expires, a bounded time after the kill (printed). */
+static void
+test_store_holder_killed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", NULL);
+  g_autoptr(Helper) waiter = NULL;
+  gint64 killed;
+  double after;
+
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, no_polling_env, "B", "2", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  killed = g_get_monotonic_time ();
+  helper_kill (holder, SIGKILL);
+  helper_wait (holder);
+  expect_acquired (waiter, 120);
+  after = (g_get_monotonic_time () - killed) / 1e6;
+  g_test_message ("capacity back %.2f s after SIGKILL of its holder (lease TTL %d s)", after, STORE_TTL);
+  /* Its last renewal came at most a third of the TTL before the kill. */
+  g_assert_cmpfloat (after, >=, STORE_TTL * 2.0 / 3 - 0.5);
+  g_assert_cmpfloat (after, <, STORE_TTL + 10);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
+/* Bad store settings: one line each, naming what is wrong. */
+static void
+test_store_settings (Fixture *f, gconstpointer data)
+{
+  const struct { const char *setting; const char *said; } cases[] = {
+    { "lease=1", "lease" },
+    { "lease=soon", "lease" },
+    { "endpoints=ftp://127.0.0.1:1", "endpoints" },
+    { "endpoints=", "endpoints" },
+    { "prefix=relative/", "prefix" },
+    { "store=nosuch", "nosuch" },
+    { "store=../etcd", "store name" },
+    { "store=folder", "endpoints" },
+    { "ca=/nonexistent/ca.pem", "ca" },
+    { "key=/nonexistent/key.pem", "cert" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *settings[] = { cases[i].setting, NULL };
+      g_autoptr(Helper) child = store_spawn (f, NULL, "A", "0", settings);
+      g_autofree char *line = helper_read_line (child, 60);
+
+      g_test_message ("%s: %s", cases[i].setting, line != NULL ? line : "(nothing)");
+      g_assert_nonnull (line);
+      g_assert_true (g_str_has_prefix (line, "ERROR "));
+      g_assert_nonnull (strstr (line, cases[i].said));
+      g_assert_cmpint (helper_wait (child), ==, 2);
+    }
+  {
+    g_autoptr(Helper) child = store_spawn (f, NULL, "A", "0", NULL);
+    helper_expect_line (child, "OPENED", 60);
+    g_assert_cmpint (helper_wait (child), ==, 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
   if (g_getenv (CONTEND_ENV) != NULL && argc == 4 && g_str_equal (argv[1], "contend"))
     return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
+  if (g_getenv (STORE_ENV) != NULL && argc >= 5 && g_str_equal (argv[1], "store"))
+    return store_child (g_getenv (STORE_ENV), argc, argv);
   if (g_getenv (HOLD_ENV) != NULL && argc == 2)
     return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
   g_test_init (&argc, &argv, NULL);
@@ -941,6 +1230,9 @@ main (int argc, char **argv)
   ADD ("/etcd/lease/holder-killed", NULL, test_lease_holder_killed);
   ADD ("/etcd/pool/contention", NULL, test_pool_contention);
   ADD ("/etcd/pool/hostile", NULL, test_pool_hostile);
+  ADD ("/etcd/store/acquire-release", NULL, test_store_acquire_release);
+  ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
+  ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD
