@@ -945,6 +945,35 @@ say (const char *format, ...)
   fflush (stdout);
 }
 
+static int
+store_cycle (TesseraDynamicResource *resource, const char *base, const char *id, int rounds)
+{
+  for (int round = 0; round < rounds; round++)
+    {
+      g_autofree char *identifier = g_strdup_printf ("%s-%d", id, round);
+      g_autoptr(TesseraJob) job = test_job_new (base, "task", identifier);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraDynamicDependency) dependency =
+        tessera_dynamic_resource_create_dependency (resource, job, "1", &error);
+      g_autoptr(TesseraDynamicDependencyLock) lock =
+        dependency != NULL ? tessera_dynamic_dependency_lock (dependency, 120, NULL, &error) : NULL;
+
+      if (lock == NULL)
+        {
+          say ("ERROR %s", error->message);
+          return 1;
+        }
+      g_usleep (G_USEC_PER_SEC / 50);   /* the work done with the token */
+      if (!tessera_lock_release (TESSERA_LOCK (lock), &error))
+        {
+          say ("ERROR %s", error->message);
+          return 1;
+        }
+    }
+  say ("DONE");
+  return 0;
+}
+
 /* A store child: test-etcd store BASE ID COUNT [KEY=VALUE…], STORE_ENV
  * set to the endpoints. Opens the countertoken pool "tokens" (total 2,
  * prefix /store/, a STORE_TTL lease, on etcd; KEY=VALUE settings added
@@ -952,7 +981,11 @@ say (const char *format, ...)
  * and ends. Else tries once to take COUNT units as job task@ID; if that
  * fails, prints "WAITING" and waits up to 120 s; prints "ACQUIRED ms=N"
  * (N: milliseconds waited), holds until stdin closes, releases and
- * prints "RELEASED". A failure prints "ERROR <message>". */
+ * prints "RELEASED". A failure prints "ERROR <message>".
+ *
+ * test-etcd store-cycle BASE ID ROUNDS: ROUNDS times, takes one token as
+ * job task@ID-ROUND (waiting up to 120 s), holds it a moment, releases
+ * it; prints "DONE" or "ERROR <message>". */
 static int
 store_child (const char *endpoint_list, int argc, char **argv)
 {
@@ -969,7 +1002,7 @@ store_child (const char *endpoint_list, int argc, char **argv)
   g_autoptr(TesseraDynamicDependency) dependency = NULL;
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autoptr(GError) error = NULL;
-  gboolean only_open = g_str_equal (argv[4], "0");
+  gboolean only_open = g_str_equal (argv[1], "store") && g_str_equal (argv[4], "0");
   gint64 start;
   char buffer[64];
 
@@ -985,7 +1018,7 @@ store_child (const char *endpoint_list, int argc, char **argv)
           g_strv_builder_add (values, defaults[i + 1]);
         }
     }
-  for (int j = 5; j < argc; j++)
+  for (int j = 5; j < argc && g_str_equal (argv[1], "store"); j++)
     {
       g_auto(GStrv) pair = g_strsplit (argv[j], "=", 2);
 
@@ -1007,6 +1040,8 @@ store_child (const char *endpoint_list, int argc, char **argv)
       say ("OPENED");
       return 0;
     }
+  if (g_str_equal (argv[1], "store-cycle"))
+    return store_cycle (resource, argv[2], argv[3], atoi (argv[4]));
   job = test_job_new (argv[2], "task", argv[3]);
   dependency = tessera_dynamic_resource_create_dependency (resource, job, argv[4], &error);
   if (dependency == NULL)
@@ -1042,7 +1077,8 @@ store_child (const char *endpoint_list, int argc, char **argv)
 /* A store child for @f, its environment extended by @env (NAME, VALUE
  * pairs), arguments after COUNT in @settings (NULL-terminated). */
 static Helper *
-store_spawn (Fixture *f, const char * const *env, const char *id, const char *count, const char * const *settings)
+store_spawn_mode (Fixture *f, const char *mode, const char * const *env, const char *id, const char *count,
+                  const char * const *settings)
 {
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autofree char *list = NULL;
@@ -1059,7 +1095,7 @@ store_spawn (Fixture *f, const char * const *env, const char *id, const char *co
     g_ptr_array_add (full_env, (gpointer) env[i]);
   g_ptr_array_add (full_env, NULL);
   g_ptr_array_add (argv, self);
-  g_ptr_array_add (argv, (gpointer) "store");
+  g_ptr_array_add (argv, (gpointer) mode);
   g_ptr_array_add (argv, base);
   g_ptr_array_add (argv, (gpointer) id);
   g_ptr_array_add (argv, (gpointer) count);
@@ -1067,6 +1103,12 @@ store_spawn (Fixture *f, const char * const *env, const char *id, const char *co
     g_ptr_array_add (argv, (gpointer) settings[i]);
   g_ptr_array_add (argv, NULL);
   return helper_spawn_argv ((const char * const *) full_env->pdata, (const char * const *) argv->pdata);
+}
+
+static Helper *
+store_spawn (Fixture *f, const char * const *env, const char *id, const char *count, const char * const *settings)
+{
+  return store_spawn_mode (f, "store", env, id, count, settings);
 }
 
 /* The milliseconds an "ACQUIRED ms=N" line says. */
@@ -1168,6 +1210,61 @@ test_store_holder_killed (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (waiter), ==, 0);
 }
 
+/* Five processes take the two tokens of an etcd pool four times each, at
+ * once, through the public API: decisions made on the same revision
+ * conflict, and the loser decides again (never an error). An auditor
+ * replays every change under the pool's jobs from the revision before
+ * they started: at no revision are more than two holders live, and none
+ * is left at the end. */
+static void
+test_store_contention (Fixture *f, gconstpointer data)
+{
+  const guint contenders = 5, rounds = 4, total = 2;
+  g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func ((GDestroyNotify) helper_free);
+  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *end = tessera_etcd_prefix_end ("/store/tokens/jobs/");
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(GError) error = NULL;
+  guint most = 0;
+  gint64 revision = 0;
+
+  put (f, "/store/tokens/informations", "{\"total\": 2}", 0);
+  g_ptr_array_unref (range_prefix (f, "/store/tokens/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/store/tokens/jobs/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < contenders; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%u", i);
+      g_autofree char *n = g_strdup_printf ("%u", rounds);
+
+      g_ptr_array_add (children, store_spawn_mode (f, "store-cycle", NULL, id, n, NULL));
+    }
+  for (guint i = 0; i < children->len; i++)
+    {
+      g_autofree char *line = helper_read_line (g_ptr_array_index (children, i), 300);
+
+      g_assert_cmpstr (line, ==, "DONE");
+      g_assert_cmpint (helper_wait (g_ptr_array_index (children, i)), ==, 0);
+    }
+
+  events = collect_events (watch, 2 * contenders * rounds);
+  for (guint i = 0; i < events->len; i++)
+    {
+      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
+
+      if (event->type == TESSERA_ETCD_EVENT_PUT)
+        g_hash_table_add (live, g_strdup (event->kv->key));
+      else
+        g_assert_true (g_hash_table_remove (live, event->kv->key));
+      g_assert_cmpuint (g_hash_table_size (live), <=, total);
+      most = MAX (most, g_hash_table_size (live));
+    }
+  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  g_test_message ("%u takes by %u processes of a %u-token etcd pool: at most %u held at once",
+                  contenders * rounds, contenders, total, most);
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -1209,7 +1306,8 @@ main (int argc, char **argv)
 {
   if (g_getenv (CONTEND_ENV) != NULL && argc == 4 && g_str_equal (argv[1], "contend"))
     return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
-  if (g_getenv (STORE_ENV) != NULL && argc >= 5 && g_str_equal (argv[1], "store"))
+  if (g_getenv (STORE_ENV) != NULL && argc >= 5 &&
+      (g_str_equal (argv[1], "store") || g_str_equal (argv[1], "store-cycle")))
     return store_child (g_getenv (STORE_ENV), argc, argv);
   if (g_getenv (HOLD_ENV) != NULL && argc == 2)
     return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
@@ -1233,6 +1331,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/acquire-release", NULL, test_store_acquire_release);
   ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
   ADD ("/etcd/store/settings", NULL, test_store_settings);
+  ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD
