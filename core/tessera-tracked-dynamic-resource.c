@@ -465,42 +465,25 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   return TRUE;
 }
 
-/* The seed's `acquire`: under the thread lock and ipc.lock, refreshes the
- * state, checks availability, takes the job lock, calls `do_acquire` and
- * writes the lock file. Does not wait: tessera_dynamic_dependency_lock()
- * does. FALSE with TESSERA_ERROR_UNAVAILABLE when the resource is full. */
-gboolean
-_tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
-                                           TesseraDynamicDependency       *dependency,
-                                           GError                        **error)
+/* One decision of acquire, both locks held: refreshes the state, checks
+ * availability, takes the job lock, calls `do_acquire` and writes the
+ * lock file. %G_IO_ERROR_BUSY when the store refused the write because a
+ * peer changed the pool since it was read (etcd): nothing was taken. */
+static gboolean
+decide_locked (TesseraTrackedDynamicResource  *self,
+               TesseraDynamicDependency       *dependency,
+               const char                     *name,
+               GError                        **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv;
-  g_autofree char *name = NULL;
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
   g_autoptr(JsonNode) information = NULL;
   g_autoptr(TesseraWaitQueueView) queue = NULL;
   TesseraDynamicLockFile *lock_file;
-  TesseraJob *job;
-  gboolean ok = FALSE;
-  int fd;
 
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
-  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
-  g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
-  priv = PRIV (self);
-  g_return_val_if_fail (!priv->read_only, FALSE);
-
-  name = lock_file_name_for (dependency, error);
-  if (name == NULL)
-    return FALSE;
-  job = tessera_dynamic_dependency_get_target (dependency);
-
-  fd = lock_both (self, error);
-  if (fd < 0)
-    return FALSE;
-  _tessera_pause_point ("acquire-locked");
   refresh_locked (self, FALSE);
   if (!_tessera_pool_store_check_usable (STORE (self), error))
-    goto out;
+    return FALSE;
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, STORE (self), dependency, name, tessera_job_get_job_uri (job));
 
@@ -509,28 +492,74 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
                    _("Job %s already holds %s"), name, resource_name (self));
-      goto out;
+      return FALSE;
     }
   if (!_tessera_wait_queue_decide (self, queue, dependency, STORE (self),
                                    resource_name (self), error))
-    goto out;
+    return FALSE;
   if (!tessera_job_hold (job, error) || !_tessera_pool_store_renew (STORE (self), error) ||
       !KLASS (self)->do_acquire (self, dependency, error))
-    goto out;
+    return FALSE;
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
   if (!_tessera_pool_store_put_holder (STORE (self), name, job, information, error) ||
       !_tessera_pool_store_commit (STORE (self), error))
     {
       KLASS (self)->do_release (self, dependency);
-      goto out;
+      return FALSE;
     }
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   _tessera_pool_store_hold (STORE (self));
   g_debug ("Acquired %s for %s", resource_name (self), name);
-  ok = TRUE;
-out:
+  return TRUE;
+}
+
+/* Decisions a store refused at commit (a peer's change came first) that
+ * are made again at once, each on a fresh read, before the acquire says
+ * "unavailable" (a waiter then waits for the next change). Each refusal
+ * means a peer's decision went through. */
+#define DECISIONS_MAX 16
+
+/* The seed's `acquire`: decides under the thread lock and the store's
+ * exclusion (ipc.lock), again when the store refused the decision. Does
+ * not wait: tessera_dynamic_dependency_lock() does. FALSE with
+ * TESSERA_ERROR_UNAVAILABLE when the resource is full. */
+gboolean
+_tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
+                                           TesseraDynamicDependency       *dependency,
+                                           GError                        **error)
+{
+  g_autofree char *name = NULL;
+  g_autoptr(GError) local = NULL;
+  gboolean ok = FALSE;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
+  g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
+  g_return_val_if_fail (!PRIV (self)->read_only, FALSE);
+
+  name = lock_file_name_for (dependency, error);
+  if (name == NULL)
+    return FALSE;
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  _tessera_pause_point ("acquire-locked");
+  for (guint i = 0; !ok && (i == 0 || g_error_matches (local, G_IO_ERROR, G_IO_ERROR_BUSY)); i++)
+    {
+      g_clear_error (&local);
+      if (i == DECISIONS_MAX)
+        {
+          g_set_error (&local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Resource %s is not available"),
+                       resource_name (self));
+          break;
+        }
+      ok = decide_locked (self, dependency, name, &local);
+    }
   unlock_both (self, fd);
+  if (!ok)
+    g_propagate_error (error, g_steal_pointer (&local));
   return ok;
 }
 
