@@ -1265,6 +1265,101 @@ test_store_contention (Fixture *f, gconstpointer data)
                   contenders * rounds, contenders, total, most);
 }
 
+/* `tessera` with @config, its state in @f's folder, then @args; @env
+ * (NAME=VALUE strings) set for it. */
+static GPtrArray *
+tool_argv (Fixture *f, const char *config, const char * const *env, const char * const *args)
+{
+  g_autofree char *state = g_build_filename (f->dir, "state", NULL);
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
+
+  test_argv_tessera (argv, state, config);
+  for (guint i = 0; env != NULL && env[i] != NULL; i++)
+    g_ptr_array_insert (argv, 1, g_strdup (env[i]));
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (args[i]));
+  g_ptr_array_add (argv, NULL);
+  return argv;
+}
+
+/* `tessera status --json` on the pool: its free units and holders. */
+static void
+tool_status (Fixture *f, const char *config, gint64 *free_units, guint *holders)
+{
+  const char *args[] = { "status", "--json", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, args);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *resource;
+  int status;
+
+  status = test_run_capture (argv, &out, NULL);
+  g_assert_cmpint (status, ==, 0);
+  root = json_from_string (g_bytes_get_data (out, NULL), &error);
+  g_assert_no_error (error);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  g_assert_cmpstr (json_object_get_string_member (resource, "name"), ==, "tokens");
+  g_assert_cmpint (json_object_get_int_member (resource, "capacity"), ==, 2);
+  *free_units = json_object_get_int_member (resource, "free");
+  *holders = json_array_get_length (json_object_get_array_member (resource, "holders"));
+}
+
+/* The command on an etcd pool, from real processes: `tessera run --need`
+ * holds both tokens while its command runs, `tessera status` shows it, a
+ * second `tessera run` waits (woken by the watch: polling is off) and
+ * runs its command once the first ends, and the pool is free after. */
+static void
+test_store_tool (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_build_filename (f->dir, "tessera.conf", NULL);
+  g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *text = NULL;
+  const char *hold_args[] = { "run", "--need", "tokens=2", "--", "sh", "-c", "echo RUNNING; cat >/dev/null", NULL };
+  const char *wait_args[] = { "run", "--need", "tokens=1", "--", "echo", "SECOND", NULL };
+  const char *no_polling[] = { "TESSERA_POLL_INTERVAL=600", "TESSERA_POLL_INTERVAL_MAX=600", NULL };
+  g_autoptr(GPtrArray) hold_argv = NULL;
+  g_autoptr(GPtrArray) wait_argv = NULL;
+  g_autoptr(Helper) first = NULL;
+  g_autoptr(Helper) second = NULL;
+  gint64 free_units;
+  guint holders;
+
+  g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
+  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), STORE_TTL);
+  test_write_file (config, text);
+
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+
+  hold_argv = tool_argv (f, config, NULL, hold_args);
+  first = helper_spawn_argv (NULL, (const char * const *) hold_argv->pdata);
+  helper_expect_line (first, "RUNNING", 60);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 0);
+  g_assert_cmpuint (holders, ==, 1);
+
+  /* Its error output (where it says it waits) read as its output. */
+  wait_argv = tool_argv (f, config, no_polling, wait_args);
+  g_ptr_array_insert (wait_argv, 0, g_strdup ("sh"));
+  g_ptr_array_insert (wait_argv, 1, g_strdup ("-c"));
+  g_ptr_array_insert (wait_argv, 2, g_strdup ("exec \"$@\" 2>&1"));
+  g_ptr_array_insert (wait_argv, 3, g_strdup ("sh"));
+  second = helper_spawn_argv (NULL, (const char * const *) wait_argv->pdata);
+  helper_expect_line (second, "tessera: waiting for tokens", 60);
+
+  helper_close_stdin (first);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  helper_expect_line (second, "SECOND", 60);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -1332,6 +1427,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
+  ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD
