@@ -669,7 +669,7 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
   EtcdStore *self = ETCD_STORE (store);
   Holder *holder = g_hash_table_lookup (self->holders, name);
   g_autoptr(TesseraDynamicLockFile) updated = NULL;
-  g_autoptr(JsonNode) information = NULL;
+  JsonNode *information;
   g_autofree char *short_name = key_name (name);
   gboolean written = FALSE;
   gint64 lease;
