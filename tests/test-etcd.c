@@ -1266,7 +1266,7 @@ test_store_contention (Fixture *f, gconstpointer data)
 }
 
 /* `tessera` with @config, its state in @f's folder, then @args; @env
- * (NAME=VALUE strings) set for it. */
+ * (NAME=VALUE strings) set for it, criticals fatal. */
 static GPtrArray *
 tool_argv (Fixture *f, const char *config, const char * const *env, const char * const *args)
 {
@@ -1274,6 +1274,8 @@ tool_argv (Fixture *f, const char *config, const char * const *env, const char *
   GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
 
   test_argv_tessera (argv, state, config);
+  /* A critical ends it: its exit status tells. */
+  g_ptr_array_insert (argv, 1, g_strdup ("G_DEBUG=fatal-criticals,gc-friendly"));
   for (guint i = 0; env != NULL && env[i] != NULL; i++)
     g_ptr_array_insert (argv, 1, g_strdup (env[i]));
   for (guint i = 0; args[i] != NULL; i++)
