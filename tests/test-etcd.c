@@ -1307,6 +1307,61 @@ tool_status (Fixture *f, const char *config, gint64 *free_units, guint *holders)
   *holders = json_array_get_length (json_object_get_array_member (resource, "holders"));
 }
 
+/* The lease of the tool's pools: `tessera run` ends its command when its
+ * lease has gone unrenewed for the lease less a margin (7 s here), and
+ * renews every third of it (4 s): room for a loaded machine. */
+#define TOOL_LEASE 12
+
+/* A configuration of the countertoken pool "tokens" (2 tokens) on @f's
+ * etcd, under /tool/: its path. */
+static char *
+tool_config (Fixture *f)
+{
+  g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *text = NULL;
+  char *config = g_build_filename (f->dir, "tessera.conf", NULL);
+
+  g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
+  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), TOOL_LEASE);
+  test_write_file (config, text);
+  return config;
+}
+
+/* A `tessera run` that waits for a token of @config's pool then prints
+ * SECOND; what it says on its error output (that it waits) comes as its
+ * output, and polling is off. */
+static Helper *
+tool_waiter (Fixture *f, const char *config)
+{
+  const char *wait_args[] = { "run", "--need", "tokens=1", "--", "echo", "SECOND", NULL };
+  const char *no_polling[] = { "TESSERA_POLL_INTERVAL=600", "TESSERA_POLL_INTERVAL_MAX=600", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, no_polling, wait_args);
+  Helper *waiter;
+
+  g_ptr_array_insert (argv, 0, g_strdup ("sh"));
+  g_ptr_array_insert (argv, 1, g_strdup ("-c"));
+  g_ptr_array_insert (argv, 2, g_strdup ("exec \"$@\" 2>&1"));
+  g_ptr_array_insert (argv, 3, g_strdup ("sh"));
+  waiter = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (waiter, "tessera: waiting for tokens", 60);
+  return waiter;
+}
+
+/* A `tessera run` that holds both tokens of @config's pool while its
+ * command runs (until its input closes), once it runs. */
+static Helper *
+tool_holder (Fixture *f, const char *config)
+{
+  const char *hold_args[] = { "run", "--need", "tokens=2", "--", "sh", "-c", "echo RUNNING; cat >/dev/null", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, hold_args);
+  Helper *holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+
+  helper_expect_line (holder, "RUNNING", 60);
+  return holder;
+}
+
 /* The command on an etcd pool, from real processes: `tessera run --need`
  * holds both tokens while its command runs, `tessera status` shows it, a
  * second `tessera run` waits (woken by the watch: polling is off) and
@@ -1314,44 +1369,22 @@ tool_status (Fixture *f, const char *config, gint64 *free_units, guint *holders)
 static void
 test_store_tool (Fixture *f, gconstpointer data)
 {
-  g_autofree char *config = g_build_filename (f->dir, "tessera.conf", NULL);
-  g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
-  g_autofree char *list = NULL;
-  g_autofree char *text = NULL;
-  const char *hold_args[] = { "run", "--need", "tokens=2", "--", "sh", "-c", "echo RUNNING; cat >/dev/null", NULL };
-  const char *wait_args[] = { "run", "--need", "tokens=1", "--", "echo", "SECOND", NULL };
-  const char *no_polling[] = { "TESSERA_POLL_INTERVAL=600", "TESSERA_POLL_INTERVAL_MAX=600", NULL };
-  g_autoptr(GPtrArray) hold_argv = NULL;
-  g_autoptr(GPtrArray) wait_argv = NULL;
+  g_autofree char *config = tool_config (f);
   g_autoptr(Helper) first = NULL;
   g_autoptr(Helper) second = NULL;
   gint64 free_units;
   guint holders;
 
-  g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
-  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
-                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), STORE_TTL);
-  test_write_file (config, text);
-
   tool_status (f, config, &free_units, &holders);
   g_assert_cmpint (free_units, ==, 2);
   g_assert_cmpuint (holders, ==, 0);
 
-  hold_argv = tool_argv (f, config, NULL, hold_args);
-  first = helper_spawn_argv (NULL, (const char * const *) hold_argv->pdata);
-  helper_expect_line (first, "RUNNING", 60);
+  first = tool_holder (f, config);
   tool_status (f, config, &free_units, &holders);
   g_assert_cmpint (free_units, ==, 0);
   g_assert_cmpuint (holders, ==, 1);
 
-  /* Its error output (where it says it waits) read as its output. */
-  wait_argv = tool_argv (f, config, no_polling, wait_args);
-  g_ptr_array_insert (wait_argv, 0, g_strdup ("sh"));
-  g_ptr_array_insert (wait_argv, 1, g_strdup ("-c"));
-  g_ptr_array_insert (wait_argv, 2, g_strdup ("exec \"$@\" 2>&1"));
-  g_ptr_array_insert (wait_argv, 3, g_strdup ("sh"));
-  second = helper_spawn_argv (NULL, (const char * const *) wait_argv->pdata);
-  helper_expect_line (second, "tessera: waiting for tokens", 60);
+  second = tool_waiter (f, config);
 
   helper_close_stdin (first);
   g_assert_cmpint (helper_wait (first), ==, 0);
@@ -1360,6 +1393,35 @@ test_store_tool (Fixture *f, gconstpointer data)
   tool_status (f, config, &free_units, &holders);
   g_assert_cmpint (free_units, ==, 2);
   g_assert_cmpuint (holders, ==, 0);
+}
+
+/* A `tessera run` frozen with SIGSTOP past its lease: etcd deletes its
+ * holder key, a waiting run gets the tokens, and once resumed the frozen
+ * run ends its command at once (fencing, exit 76). The overlap (both
+ * commands running) lasts from the hand-over to that end: printed; every
+ * lease has it, as long as the freeze. */
+static void
+test_store_frozen_holder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  g_autoptr(Helper) waiter = tool_waiter (f, config);
+  gint64 frozen, handed, resumed;
+
+  frozen = g_get_monotonic_time ();
+  g_assert_cmpint (kill (helper_get_pid (holder), SIGSTOP), ==, 0);
+  helper_expect_line (waiter, "SECOND", TOOL_LEASE + 60);
+  handed = g_get_monotonic_time ();
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  resumed = g_get_monotonic_time ();
+  g_assert_cmpint (kill (helper_get_pid (holder), SIGCONT), ==, 0);
+  g_assert_cmpint (helper_wait (holder), ==, 76);
+  g_test_message ("frozen holder: tokens handed over %.2f s after SIGSTOP (lease %d s); "
+                  "its command ended %.2f s after SIGCONT; overlap %.2f s",
+                  (handed - frozen) / 1e6, TOOL_LEASE, (g_get_monotonic_time () - resumed) / 1e6,
+                  (g_get_monotonic_time () - handed) / 1e6);
+  g_assert_cmpfloat ((handed - frozen) / 1e6, >=, TOOL_LEASE * 2.0 / 3 - 0.5);
+  g_assert_cmpfloat ((g_get_monotonic_time () - resumed) / 1e6, <, 30);
 }
 
 /* Bad store settings: one line each, naming what is wrong. */
@@ -1430,6 +1492,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
+  ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD
