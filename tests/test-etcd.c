@@ -1210,25 +1210,32 @@ test_store_holder_killed (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (waiter), ==, 0);
 }
 
-/* Five processes take the two tokens of an etcd pool four times each, at
- * once, through the public API: decisions made on the same revision
- * conflict, and the loser decides again (never an error). An auditor
+/* @contenders processes take the two tokens of an etcd pool @rounds
+ * times each, at once, through the public API; with @kill_leader, the
+ * cluster's leader is killed once they are under way. An auditor
  * replays every change under the pool's jobs from the revision before
  * they started: at no revision are more than two holders live, and none
  * is left at the end. */
 static void
-test_store_contention (Fixture *f, gconstpointer data)
+contend_and_audit (Fixture *f, guint contenders, guint rounds, gboolean kill_leader)
 {
-  const guint contenders = 5, rounds = 4, total = 2;
+  const guint total = 2;
   g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func ((GDestroyNotify) helper_free);
   g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *end = tessera_etcd_prefix_end ("/store/tokens/jobs/");
+  g_autofree char *leader = kill_leader ? leader_of (f) : NULL;
   g_autoptr(TesseraEtcdWatch) watch = NULL;
   g_autoptr(GPtrArray) events = NULL;
   g_autoptr(GError) error = NULL;
   guint most = 0;
   gint64 revision = 0;
 
+  if (leader != NULL)
+    {
+      /* The auditor reads from another member. */
+      g_autofree char *other = g_strdup_printf ("%d", atoi (leader) % 3 + 1);
+      prefer_member (f, other);
+    }
   put (f, "/store/tokens/informations", "{\"total\": 2}", 0);
   g_ptr_array_unref (range_prefix (f, "/store/tokens/", &revision));
   watch = tessera_etcd_client_watch (f->client, "/store/tokens/jobs/", end, revision + 1, &error);
@@ -1240,6 +1247,12 @@ test_store_contention (Fixture *f, gconstpointer data)
 
       g_ptr_array_add (children, store_spawn_mode (f, "store-cycle", NULL, id, n, NULL));
     }
+  events = collect_events (watch, leader != NULL ? 4 : 0);
+  if (leader != NULL)
+    {
+      fixture_run (f, "kill", leader);
+      g_test_message ("leader (member %s) killed after %u changes", leader, events->len);
+    }
   for (guint i = 0; i < children->len; i++)
     {
       g_autofree char *line = helper_read_line (g_ptr_array_index (children, i), 300);
@@ -1248,7 +1261,12 @@ test_store_contention (Fixture *f, gconstpointer data)
       g_assert_cmpint (helper_wait (g_ptr_array_index (children, i)), ==, 0);
     }
 
-  events = collect_events (watch, 2 * contenders * rounds);
+  {
+    g_autoptr(GPtrArray) rest = collect_events (watch, 2 * contenders * rounds - events->len);
+
+    while (rest->len > 0)
+      g_ptr_array_add (events, g_ptr_array_steal_index (rest, 0));
+  }
   for (guint i = 0; i < events->len; i++)
     {
       TesseraEtcdEvent *event = g_ptr_array_index (events, i);
@@ -1263,6 +1281,23 @@ test_store_contention (Fixture *f, gconstpointer data)
   g_assert_cmpuint (g_hash_table_size (live), ==, 0);
   g_test_message ("%u takes by %u processes of a %u-token etcd pool: at most %u held at once",
                   contenders * rounds, contenders, total, most);
+}
+
+/* Five processes, four takes each: decisions made on the same revision
+ * conflict, and the loser decides again (never an error). */
+static void
+test_store_contention (Fixture *f, gconstpointer data)
+{
+  contend_and_audit (f, 5, 4, FALSE);
+}
+
+/* Three members, the leader SIGKILLed while five processes take and give
+ * back tokens: they go on after the election, and nothing is ever
+ * over-allocated. */
+static void
+test_store_leader_killed (Fixture *f, gconstpointer data)
+{
+  contend_and_audit (f, 5, 6, TRUE);
 }
 
 /* `tessera` with @config, its state in @f's folder, then @args; @env
@@ -1494,6 +1529,8 @@ main (int argc, char **argv)
   ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
+  ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
+  ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD
 
