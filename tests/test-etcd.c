@@ -1321,25 +1321,45 @@ tool_argv (Fixture *f, const char *config, const char * const *env, const char *
 
 /* `tessera status --json` on the pool: its free units and holders. */
 static void
-tool_status (Fixture *f, const char *config, gint64 *free_units, guint *holders)
+tool_status_full (Fixture *f, const char *config, gint64 *capacity, gint64 *free_units, guint *holders)
 {
   const char *args[] = { "status", "--json", NULL };
   g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, args);
   g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) error = NULL;
   JsonObject *resource;
   int status;
 
-  status = test_run_capture (argv, &out, NULL);
+  status = test_run_capture (argv, &out, &err);
   g_assert_cmpint (status, ==, 0);
   root = json_from_string (g_bytes_get_data (out, NULL), &error);
   g_assert_no_error (error);
   resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
   g_assert_cmpstr (json_object_get_string_member (resource, "name"), ==, "tokens");
-  g_assert_cmpint (json_object_get_int_member (resource, "capacity"), ==, 2);
+  *capacity = json_object_get_int_member (resource, "capacity");
   *free_units = json_object_get_int_member (resource, "free");
   *holders = json_array_get_length (json_object_get_array_member (resource, "holders"));
+}
+
+static void
+tool_status (Fixture *f, const char *config, gint64 *free_units, guint *holders)
+{
+  gint64 capacity;
+
+  tool_status_full (f, config, &capacity, free_units, holders);
+  g_assert_cmpint (capacity, ==, 2);
+}
+
+/* `tessera` with @config and @args, to its end: its exit status. */
+static int
+tool_run (Fixture *f, const char *config, const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, args);
+  g_autoptr(GBytes) out = NULL;
+
+  return test_run_capture (argv, &out, NULL);
 }
 
 /* The lease of the tool's pools: `tessera run` ends its command when its
@@ -1459,6 +1479,45 @@ test_store_frozen_holder (Fixture *f, gconstpointer data)
   g_assert_cmpfloat ((g_get_monotonic_time () - resumed) / 1e6, <, 30);
 }
 
+/* Values a hostile co-user wrote under an etcd pool's jobs (not JSON,
+ * too deep, large garbage) hold everything, as on a folder, and
+ * `tessera clean --force` removes them; `tessera set` changes the
+ * capacity every user sees. */
+static void
+test_store_hostile (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(GString) deep = g_string_new (NULL);
+  g_autofree char *garbage = g_strnfill (1300 * 1024, '{');
+  const char *clean[] = { "clean", "--force", "tokens", "a@1", "b@1", "c@1", NULL };
+  const char *set[] = { "set", "tokens", "total=3", NULL };
+  g_autoptr(GPtrArray) informations = NULL;
+  gint64 capacity, free_units;
+  guint holders;
+
+  for (int i = 0; i < 10000; i++)
+    g_string_append_c (deep, '[');
+  tool_status (f, config, &free_units, &holders);   /* sets the pool up */
+  put (f, "/tool/tokens/jobs/a@1", "not json", 0);
+  put (f, "/tool/tokens/jobs/b@1", deep->str, 0);
+  put (f, "/tool/tokens/jobs/c@1", garbage, 0);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 0);
+
+  g_assert_cmpint (tool_run (f, config, clean), ==, 0);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+
+  g_assert_cmpint (tool_run (f, config, set), ==, 0);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (capacity, ==, 3);
+  g_assert_cmpint (free_units, ==, 3);
+  informations = range_prefix (f, "/tool/tokens/informations", NULL);
+  g_assert_cmpuint (informations->len, ==, 1);
+  assert_value (g_ptr_array_index (informations, 0), "/tool/tokens/informations", "{\"total\":3}");
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -1528,6 +1587,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
+  ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
