@@ -47,11 +47,14 @@
 
 typedef struct
 {
-  char *id;                    /* endpoints and TTL */
+  char *id;                    /* endpoints, user and TTL */
   int refs;                    /* leases_mutex */
   GMutex mutex;                /* lease */
   TesseraEtcdClient *client;
   gint64 ttl;
+  /* How the keeper reaches the cluster: as the client does. */
+  GStrv endpoints;
+  char *ca, *cert, *key, *user, *password;
   TesseraEtcdLease *lease;     /* NULL until a first holding, or after it was lost */
 } SharedLease;
 
@@ -59,9 +62,10 @@ static GMutex leases_mutex;
 static GHashTable *leases;     /* id → SharedLease */
 
 static SharedLease *
-shared_lease_get (TesseraEtcdClient *client, const char *endpoints, gint64 ttl)
+shared_lease_get (TesseraEtcdClient *client, const TesseraPoolStoreSettings *settings, gint64 ttl)
 {
-  g_autofree char *id = g_strdup_printf ("%s|%" G_GINT64_FORMAT, endpoints, ttl);
+  g_autofree char *id = g_strdup_printf ("%s|%s|%" G_GINT64_FORMAT, settings->endpoints,
+                                         settings->user != NULL ? settings->user : "", ttl);
   SharedLease *shared;
 
   g_mutex_lock (&leases_mutex);
@@ -75,6 +79,12 @@ shared_lease_get (TesseraEtcdClient *client, const char *endpoints, gint64 ttl)
       g_mutex_init (&shared->mutex);
       shared->client = g_object_ref (client);
       shared->ttl = ttl;
+      shared->endpoints = g_strsplit (settings->endpoints, ",", -1);
+      shared->ca = g_strdup (settings->ca);
+      shared->cert = g_strdup (settings->cert);
+      shared->key = g_strdup (settings->key);
+      shared->user = g_strdup (settings->user);
+      shared->password = g_strdup (settings->password);
       g_hash_table_insert (leases, shared->id, shared);
     }
   shared->refs++;
@@ -97,15 +107,38 @@ shared_lease_unref (SharedLease *shared)
     return;
   g_clear_pointer (&shared->lease, tessera_etcd_lease_free);
   g_object_unref (shared->client);
+  g_strfreev (shared->endpoints);
+  g_free (shared->ca);
+  g_free (shared->cert);
+  g_free (shared->key);
+  g_free (shared->user);
+  g_free (shared->password);
   g_mutex_clear (&shared->mutex);
   g_free (shared->id);
   g_free (shared);
 }
 
+/* A client of the cluster for the keeper alone (it sets its own
+ * deadlines), with the same TLS and user as the store's. */
+static TesseraEtcdClient *
+shared_lease_new_keeper (SharedLease *shared, GError **error)
+{
+  g_autoptr(TesseraEtcdClient) keeper = tessera_etcd_client_new ((const char * const *) shared->endpoints, error);
+
+  if (keeper == NULL)
+    return NULL;
+  if ((shared->ca != NULL || shared->cert != NULL) &&
+      !tessera_etcd_client_set_tls (keeper, shared->ca, shared->cert, shared->key, error))
+    return NULL;
+  if (shared->user != NULL)
+    tessera_etcd_client_set_auth (keeper, shared->user, shared->password);
+  return g_steal_pointer (&keeper);
+}
+
 /* The lease's id, granted first (again, when etcd said it was lost), or
  * 0 with @error. */
 static gint64
-shared_lease_ensure (SharedLease *shared, const char * const *endpoints, GError **error)
+shared_lease_ensure (SharedLease *shared, GError **error)
 {
   gint64 id = 0;
 
@@ -114,8 +147,7 @@ shared_lease_ensure (SharedLease *shared, const char * const *endpoints, GError 
     g_clear_pointer (&shared->lease, tessera_etcd_lease_free);
   if (shared->lease == NULL)
     {
-      /* The keeper has its own deadlines: a client of its own. */
-      g_autoptr(TesseraEtcdClient) keeper = tessera_etcd_client_new (endpoints, error);
+      g_autoptr(TesseraEtcdClient) keeper = shared_lease_new_keeper (shared, error);
 
       if (keeper != NULL)
         shared->lease = tessera_etcd_lease_new (shared->client, keeper, shared->ttl, error);
@@ -160,7 +192,6 @@ typedef struct
 
   /* Settings, then what open made; set once. */
   GStrv endpoints;
-  char *endpoint_list;
   char *prefix;
   double ttl;
   gboolean read_only;
@@ -343,7 +374,6 @@ etcd_store_free (TesseraPoolStore *store)
   g_clear_pointer (&self->lease, shared_lease_unref);
   g_clear_object (&self->client);
   g_strfreev (self->endpoints);
-  g_free (self->endpoint_list);
   g_free (self->prefix);
   g_mutex_clear (&self->watch_mutex);
   g_free (self);
@@ -531,7 +561,7 @@ etcd_store_commit (TesseraPoolStore *store, GError **error)
     return TRUE;
   holder = g_hash_table_lookup (self->holders, self->pending);
   key = key_name (self->pending);
-  lease = shared_lease_ensure (self->lease, (const char * const *) self->endpoints, error);
+  lease = shared_lease_ensure (self->lease, error);
   if (lease == 0 ||
       !tessera_etcd_pool_put_holder (self->pool, self->revision, key, holder->lock_file, lease,
                                      &written, NULL, error))
@@ -683,7 +713,7 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
   information = tessera_dynamic_lock_file_get_information (holder->lock_file);
   updated = new_lock_file (self, name, tessera_dynamic_lock_file_get_job_uri (holder->lock_file), information,
                            process, error);
-  lease = updated != NULL ? shared_lease_ensure (self->lease, (const char * const *) self->endpoints, error) : 0;
+  lease = updated != NULL ? shared_lease_ensure (self->lease, error) : 0;
   /* Only over the holder as read: one removed meanwhile stays removed. */
   if (lease == 0 ||
       !tessera_etcd_pool_put_holder (self->pool, holder->mod_revision, short_name, updated, lease, &written, NULL,
@@ -771,7 +801,7 @@ etcd_store_renew (TesseraPoolStore *store, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
 
-  return shared_lease_ensure (self->lease, (const char * const *) self->endpoints, error) != 0;
+  return shared_lease_ensure (self->lease, error) != 0;
 }
 
 static gboolean
@@ -907,7 +937,6 @@ etcd_store_create (TesseraDynamicResource         *owner,
   g_mutex_init (&self->watch_mutex);
   self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) holder_free);
   self->cancellable = g_cancellable_new ();
-  self->endpoint_list = g_strdup (settings->endpoints);
   self->endpoints = g_strsplit (settings->endpoints, ",", -1);
   self->prefix = g_strdup (settings->prefix != NULL ? settings->prefix : DEFAULT_PREFIX);
   self->ttl = settings->lease != 0 ? settings->lease : DEFAULT_LEASE;
@@ -934,7 +963,7 @@ etcd_store_create (TesseraDynamicResource         *owner,
     }
   if (settings->user != NULL)
     tessera_etcd_client_set_auth (self->client, settings->user, settings->password);
-  self->lease = shared_lease_get (self->client, self->endpoint_list, (gint64) self->ttl);
+  self->lease = shared_lease_get (self->client, settings, (gint64) self->ttl);
   return &self->parent;
 }
 
