@@ -1518,6 +1518,71 @@ test_store_hostile (Fixture *f, gconstpointer data)
   assert_value (g_ptr_array_index (informations, 0), "/tool/tokens/informations", "{\"total\":3}");
 }
 
+/* etcdctl @args on @f's cluster, to its end; it must succeed. */
+static void
+etcdctl (Fixture *f, const char * const *args)
+{
+  g_autofree char *list = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *option = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+
+  g_assert_true (g_file_get_contents (path, &list, NULL, NULL));
+  option = g_strdup_printf ("--endpoints=%s", g_strstrip (list));
+  g_ptr_array_add (argv, (gpointer) "env");
+  g_ptr_array_add (argv, (gpointer) "ETCDCTL_API=3");
+  g_ptr_array_add (argv, (gpointer) "etcdctl");
+  g_ptr_array_add (argv, option);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  test_run_or_fail ((const char * const *) argv->pdata);
+}
+
+/* A cluster with authentication on: the store's processes with the
+ * right user and password take, keep (the holder's lease renewed past
+ * three TTLs: the waiter hears nothing) and give back; a wrong password
+ * or no user is one line of error. */
+static void
+test_store_auth (Fixture *f, gconstpointer data)
+{
+  const char *add[] = { "user", "add", "root:secret", NULL };
+  const char *enable[] = { "auth", "enable", NULL };
+  const char *right[] = { "user=root", "password=secret", NULL };
+  const char *wrong[] = { "user=root", "password=wrong", NULL };
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *quiet = NULL;
+
+  etcdctl (f, add);
+  etcdctl (f, enable);
+
+  holder = store_spawn (f, NULL, "A", "2", right);
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, NULL, "B", "1", right);
+  helper_expect_line (waiter, "WAITING", 60);
+  quiet = helper_read_line (waiter, 3 * STORE_TTL);
+  g_assert_null (quiet);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(Helper) refused = store_spawn (f, NULL, "C", "1", i == 0 ? wrong : NULL);
+      g_autofree char *line = helper_read_line (refused, 60);
+
+      g_test_message ("%s: %s", i == 0 ? "wrong password" : "no user", line != NULL ? line : "(nothing)");
+      g_assert_nonnull (line);
+      g_assert_true (g_str_has_prefix (line, "ERROR "));
+      g_assert_cmpint (helper_wait (refused), !=, 0);
+    }
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -1588,6 +1653,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
+  ADD ("/etcd/store/auth", NULL, test_store_auth);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
