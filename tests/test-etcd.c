@@ -130,6 +130,42 @@ test_put_and_range (Fixture *f, gconstpointer data)
   g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (kvs, 0))->create_revision, >, 0);
 }
 
+/* A put conditioned on the key being the one created at a revision:
+ * it replaces that key, and does not make again a key deleted since
+ * (a holder removed while its process was being written in). */
+static void
+test_put_if_created (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GBytes) updated = text_bytes ("{\"process\": 1}");
+  g_autoptr(GPtrArray) first = NULL;
+  g_autoptr(GPtrArray) gone = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 created;
+  gboolean ok = FALSE;
+
+  put (f, "/c/jobs/me@1", "{}", 0);
+  first = range_prefix (f, "/c/jobs/me@1", NULL);
+  g_assert_cmpuint (first->len, ==, 1);
+  created = ((TesseraEtcdKv *) g_ptr_array_index (first, 0))->create_revision;
+  g_assert_true (tessera_etcd_client_put_if_created (f->client, "/c/jobs/me@1", created, updated, 0, &ok,
+                                                     NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  {
+    g_autoptr(GPtrArray) now = range_prefix (f, "/c/jobs/me@1", NULL);
+    assert_value (g_ptr_array_index (now, 0), "/c/jobs/me@1", "{\"process\": 1}");
+  }
+
+  g_assert_true (tessera_etcd_client_delete (f->client, "/c/jobs/me@1", NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (tessera_etcd_client_put_if_created (f->client, "/c/jobs/me@1", created, updated, 0, &ok,
+                                                     NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (ok);
+  gone = range_prefix (f, "/c/", NULL);
+  g_assert_cmpuint (gone->len, ==, 0);
+}
+
 /* A put conditioned on "nothing under the pool changed since the view I
  * decided on" fails when a peer wrote in between, and passes on a fresh
  * view: the transaction is the lock. */
@@ -1634,6 +1670,7 @@ main (int argc, char **argv)
 #define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
   ADD ("/etcd/client/put-and-range", NULL, test_put_and_range);
   ADD ("/etcd/client/put-if-unchanged", NULL, test_put_if_unchanged);
+  ADD ("/etcd/client/put-if-created", NULL, test_put_if_created);
   ADD ("/etcd/client/lease", NULL, test_lease);
   ADD ("/etcd/client/watch", NULL, test_watch);
   ADD ("/etcd/client/watch-burst", NULL, test_watch_burst);
