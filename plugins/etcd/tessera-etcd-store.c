@@ -178,6 +178,7 @@ typedef struct
 {
   TesseraDynamicLockFile *lock_file;   /* NULL: unreadable, it holds everything */
   gint64 mod_revision;                 /* 0: our own write, not read back yet */
+  gint64 create_revision;              /* 0: likewise */
   gboolean counted;                    /* accounted (valid) */
 } Holder;
 
@@ -421,7 +422,8 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
       if (read->lock_file == NULL)
         g_warning (_("Holder %s of etcd pool %s cannot be read, so it holds everything: %s"),
                    read->name, tessera_etcd_pool_get_key (self->pool), read->error->message);
-      add_holder (self, name, g_steal_pointer (&read->lock_file), read->kv->mod_revision);
+      add_holder (self, name, g_steal_pointer (&read->lock_file), read->kv->mod_revision)->create_revision =
+        read->kv->create_revision;
       changed = TRUE;
     }
   g_hash_table_iter_init (&iter, self->holders);
@@ -704,7 +706,7 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
   gboolean written = FALSE;
   gint64 lease;
 
-  if (holder == NULL || holder->lock_file == NULL)
+  if (holder == NULL || holder->lock_file == NULL || holder->create_revision == 0)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING, _("Lock file %s of %s is missing"),
                    name, self->calls->cache.name (self->owner));
@@ -716,8 +718,8 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
   lease = updated != NULL ? shared_lease_ensure (self->lease, error) : 0;
   /* Only over the holder as read: one removed meanwhile stays removed. */
   if (lease == 0 ||
-      !tessera_etcd_pool_put_holder (self->pool, holder->mod_revision, short_name, updated, lease, &written, NULL,
-                                     error))
+      !tessera_etcd_pool_update_holder (self->pool, short_name, holder->create_revision, updated, lease, &written,
+                                        NULL, error))
     return FALSE;
   if (!written)
     {
