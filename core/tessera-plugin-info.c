@@ -28,6 +28,9 @@
  * turned into `_`), which registers its types with
  * [func@Tessera.Registry.register_resource_type] and
  * [func@Tessera.DynamicDependencyLock.register_class].
+ *
+ * A module may also provide stores, where pools live (`Stores=etcd`):
+ * that part of the interface is private to the project for now.
  */
 struct _TesseraPluginInfo
 {
@@ -40,6 +43,7 @@ struct _TesseraPluginInfo
   GStrv resource_types;
   GStrv classes;
   GStrv process_types;
+  GStrv stores;
 };
 
 G_DEFINE_FINAL_TYPE (TesseraPluginInfo, tessera_plugin_info, G_TYPE_OBJECT)
@@ -56,6 +60,7 @@ tessera_plugin_info_finalize (GObject *object)
   g_strfreev (self->resource_types);
   g_strfreev (self->classes);
   g_strfreev (self->process_types);
+  g_strfreev (self->stores);
   G_OBJECT_CLASS (tessera_plugin_info_parent_class)->finalize (object);
 }
 
@@ -279,5 +284,14 @@ _tessera_plugin_info_new_from_file (const char *dir,
   info->resource_types = checked_list (keyfile, "ResourceTypes", FALSE, info->manifest_path);
   info->classes = checked_list (keyfile, "Classes", TRUE, info->manifest_path);
   info->process_types = checked_list (keyfile, "ProcessTypes", FALSE, info->manifest_path);
+  info->stores = checked_list (keyfile, "Stores", FALSE, info->manifest_path);
   return info;
+}
+
+/* The stores the module provides (`Stores=`): private, as the store
+ * interface is. */
+const char * const *
+_tessera_plugin_info_get_stores (TesseraPluginInfo *self)
+{
+  return (const char * const *) self->stores;
 }

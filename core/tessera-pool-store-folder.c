@@ -521,8 +521,21 @@ folder_store_write_informations (TesseraPoolStore *store, JsonNode *informations
   return ok;
 }
 
+static TesseraPoolStore *
+folder_store_create (TesseraDynamicResource         *owner,
+                     const TesseraPoolStoreCalls    *calls,
+                     const TesseraPoolStoreHost     *host,
+                     gpointer                        view,
+                     const TesseraPoolStoreSettings *settings,
+                     GError                        **error)
+{
+  return _tessera_pool_store_folder_new (owner, calls, host, view);
+}
+
 static const TesseraPoolStoreClass folder_store_class = {
   .name = "folder",
+  .settings = NULL,   /* its folder is the resource's path */
+  .create = folder_store_create,
   .open = folder_store_open,
   .load = folder_store_load,
   .stop = folder_store_stop,

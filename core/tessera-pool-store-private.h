@@ -51,7 +51,47 @@ typedef struct
 {
   void (*lock_thread)   (gpointer view);
   void (*unlock_thread) (gpointer view);
+  /* Something changed: wake this process's waiters. No lock held. */
+  void (*notify)        (gpointer view);
 } TesseraPoolStoreHost;
+
+/* Where the pool lives, as configured (`store=`, `endpoints=`, …: the
+ * tracked resource's store settings, tessera-pool-store-settings.c).
+ * Strings are %NULL and numbers 0 when not given. */
+typedef struct
+{
+  char  *store;       /* a store's name; NULL: "folder" */
+  char  *endpoints;   /* comma-separated URLs */
+  char  *prefix;
+  double lease;       /* seconds */
+  char  *ca;
+  char  *cert;
+  char  *key;
+  char  *user;
+  char  *password;
+} TesseraPoolStoreSettings;
+
+#define TESSERA_POOL_STORE_N_SETTINGS 9
+
+/* Installs the settings as properties @first_id… of @klass (a tracked
+ * resource's), read and written through the two calls below with
+ * @index = property id - @first_id. */
+void     _tessera_pool_store_settings_install (GObjectClass             *klass,
+                                               guint                     first_id);
+void     _tessera_pool_store_settings_set     (TesseraPoolStoreSettings *settings,
+                                               guint                     index,
+                                               const GValue             *value);
+void     _tessera_pool_store_settings_get     (TesseraPoolStoreSettings *settings,
+                                               guint                     index,
+                                               GValue                   *value);
+void     _tessera_pool_store_settings_clear   (TesseraPoolStoreSettings *settings);
+/* Whether the store is another than the folder (no lock folder needed). */
+gboolean _tessera_pool_store_settings_elsewhere (const TesseraPoolStoreSettings *settings);
+/* %FALSE with %TESSERA_ERROR_INVALID_CONFIGURATION when a setting is given
+ * that store @klass does not read. */
+gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *settings,
+                                               const TesseraPoolStoreClass    *klass,
+                                               GError                        **error);
 
 /* Begin gave no exclusive lock but the caller may go on (read-only: none
  * could be taken). */
@@ -60,6 +100,11 @@ typedef struct
 /**
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
+ * @settings: the names of the settings it reads (besides `store`); a
+ *   setting it does not read is refused
+ * @create: makes a store for @owner (its calls, its view's @host table),
+ *   from the settings; %NULL with @error for a bad value. Nothing is
+ *   touched until @open. No lock held.
  * @open: prepares the pool (made unless read-only) and what tells its
  *   changes. Called once, from the resource's init, no lock held.
  * @load: right after @open, between @begin and @end, thread lock held:
@@ -138,7 +183,14 @@ typedef struct
 struct _TesseraPoolStoreClass
 {
   const char *name;
+  const char * const *settings;
 
+  TesseraPoolStore *(*create)     (TesseraDynamicResource        *owner,
+                                   const TesseraPoolStoreCalls   *calls,
+                                   const TesseraPoolStoreHost    *host,
+                                   gpointer                       view,
+                                   const TesseraPoolStoreSettings *settings,
+                                   GError                       **error);
   gboolean  (*open)               (TesseraPoolStore       *store,
                                    const char             *location,
                                    GType                   lock_file_type,
@@ -223,6 +275,16 @@ TesseraPoolStore *_tessera_pool_store_folder_new (TesseraDynamicResource      *o
                                                   const TesseraPoolStoreCalls *calls,
                                                   const TesseraPoolStoreHost  *host,
                                                   gpointer                     view);
+
+/* A store from a module (tessera-pool-store-lookup.c): its entry point
+ * registers its class, which lives as long as the process. */
+TESSERA_AVAILABLE_IN_ALL
+void              _tessera_pool_store_register   (const TesseraPoolStoreClass *klass);
+/* The class of store @name: the built-in folder store, or the one a
+ * plugin's manifest lists in `Stores=`, its module loaded now. %NULL with
+ * %TESSERA_ERROR_INVALID_CONFIGURATION or %TESSERA_ERROR_PLUGIN_NOT_FOUND. */
+const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
+                                                         GError    **error);
 
 /* The store's operations, for the units above it (tessera-pool-store.c). */
 gboolean  _tessera_pool_store_check_usable      (TesseraPoolStore  *store,

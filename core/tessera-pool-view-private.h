@@ -27,15 +27,16 @@ typedef TesseraPoolStoreCalls TesseraPoolViewCalls;
 TesseraPoolView *_tessera_pool_view_new   (TesseraDynamicResource     *owner,
                                            const TesseraPoolViewCalls *calls);
 void      _tessera_pool_view_free         (TesseraPoolView *view);
-/* Sets up the pool (unless @read_only) and its informations, starts
- * watching it, reads every holder, and refuses a pool of a newer
- * protocol. */
+/* Sets up the pool (unless @read_only) in the store @settings name (the
+ * folder @path by default) and its informations, starts watching it,
+ * reads every holder, and refuses a pool of a newer protocol. */
 gboolean  _tessera_pool_view_open         (TesseraPoolView *view,
                                            const char      *path,
                                            GType            lock_file_type,
                                            gboolean         read_only,
                                            double           min_age,
                                            double           host_lease,
+                                           const TesseraPoolStoreSettings *settings,
                                            GError         **error);
 gboolean  _tessera_pool_view_is_open      (TesseraPoolView *view);
 /* Stops the sources in the poller's thread (dispose). */

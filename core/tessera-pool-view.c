@@ -20,6 +20,7 @@
 struct _TesseraPoolView
 {
   TesseraDynamicResource *owner;   /* not referenced: it owns the view */
+  const TesseraPoolViewCalls *calls;
 
   GMutex lock;                     /* the seed's thread lock */
   gboolean refresh_changed;        /* a refresh changed it: wake this process's waiters */
@@ -40,7 +41,13 @@ host_unlock_thread (gpointer view)
   _tessera_pool_view_unlock_thread (view);
 }
 
-static const TesseraPoolStoreHost view_host = { host_lock_thread, host_unlock_thread };
+static void
+host_notify (gpointer view)
+{
+  tessera_dynamic_resource_notify_changed (((TesseraPoolView *) view)->owner);
+}
+
+static const TesseraPoolStoreHost view_host = { host_lock_thread, host_unlock_thread, host_notify };
 
 TesseraPoolView *
 _tessera_pool_view_new (TesseraDynamicResource     *owner,
@@ -49,6 +56,7 @@ _tessera_pool_view_new (TesseraDynamicResource     *owner,
   TesseraPoolView *view = g_new0 (TesseraPoolView, 1);
 
   view->owner = owner;
+  view->calls = calls;
   g_mutex_init (&view->lock);
   view->store = _tessera_pool_store_folder_new (owner, calls, &view_host, view);
   return view;
@@ -127,6 +135,28 @@ _tessera_pool_view_force_scan (TesseraPoolView *view)
 /* ---------------------------------------------------------------------- */
 /* Opening and refreshing */
 
+/* The store the settings name, in place of the folder store the view was
+ * made with (not opened yet: nothing was touched). */
+static gboolean
+choose_store (TesseraPoolView *view, const TesseraPoolStoreSettings *settings, GError **error)
+{
+  const TesseraPoolStoreClass *klass = view->store->klass;
+  TesseraPoolStore *store;
+
+  if (_tessera_pool_store_settings_elsewhere (settings))
+    klass = _tessera_pool_store_lookup (settings->store, error);
+  if (klass == NULL || !_tessera_pool_store_settings_check (settings, klass, error))
+    return FALSE;
+  if (klass == view->store->klass)
+    return TRUE;
+  store = klass->create (view->owner, view->calls, &view_host, view, settings, error);
+  if (store == NULL)
+    return FALSE;
+  view->store->klass->free (view->store);
+  view->store = store;
+  return TRUE;
+}
+
 gboolean
 _tessera_pool_view_open (TesseraPoolView *view,
                          const char      *path,
@@ -134,6 +164,7 @@ _tessera_pool_view_open (TesseraPoolView *view,
                          gboolean         read_only,
                          double           min_age,
                          double           host_lease,
+                         const TesseraPoolStoreSettings *settings,
                          GError         **error)
 {
   gboolean usable;
@@ -147,7 +178,8 @@ _tessera_pool_view_open (TesseraPoolView *view,
       return FALSE;
     }
   view->opened = TRUE;
-  if (!view->store->klass->open (view->store, path, lock_file_type, read_only, min_age, host_lease, error))
+  if (!choose_store (view, settings, error) ||
+      !view->store->klass->open (view->store, path, lock_file_type, read_only, min_age, host_lease, error))
     return FALSE;
   fd = _tessera_pool_view_lock (view, error);
   if (fd < 0)

@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include <tessera/tessera.h>
+#include "tessera-pool-view-private.h"
 
 G_BEGIN_DECLS
 
@@ -21,5 +21,9 @@ gboolean _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamic
                                                            TesseraDynamicDependency       *dependency,
                                                            TesseraProcess                 *process,
                                                            GError                        **error);
+
+/* What the resource's pool view calls in the resource type
+ * (tessera-tracked-resource-calls.c). */
+extern const TesseraPoolViewCalls _tessera_tracked_resource_view_calls;
 
 G_END_DECLS

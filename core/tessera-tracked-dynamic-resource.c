@@ -30,6 +30,7 @@ typedef struct
   gboolean read_only;         /* only look: create, change and remove nothing */
 
   TesseraPoolView *view;      /* the thread lock, the cache and what keeps it current */
+  TesseraPoolStoreSettings store;   /* where the pool lives, read at init */
 } TesseraTrackedDynamicResourcePrivate;
 
 enum {
@@ -75,52 +76,6 @@ resource_name (TesseraTrackedDynamicResource *self)
 #define refresh_locked(o, full) _tessera_pool_view_refresh (VIEW (o), PRIV (o)->min_age, (full))
 
 /* ---------------------------------------------------------------------- */
-/* The view's calls into the resource type */
-
-static void
-view_account (gpointer owner, TesseraDynamicLockFile *lock_file)
-{
-  KLASS (owner)->account_lock_file (owner, lock_file);
-}
-
-static void
-view_unaccount (gpointer owner, TesseraDynamicLockFile *lock_file)
-{
-  KLASS (owner)->unaccount_lock_file (owner, lock_file);
-}
-
-static const char *
-view_name (gpointer owner)
-{
-  return resource_name (owner);
-}
-
-static gboolean
-view_apply_informations (gpointer owner, JsonNode *informations, GError **error)
-{
-  return KLASS (owner)->handle_information_change (owner, informations, error);
-}
-
-static JsonNode *
-view_initial_informations (gpointer owner)
-{
-  return KLASS (owner)->initialize_informations (owner);
-}
-
-static void
-view_reset (gpointer owner)
-{
-  KLASS (owner)->reset_state (owner);
-}
-
-static const TesseraPoolViewCalls view_calls = {
-  { view_account, view_unaccount, view_name },
-  view_apply_informations,
-  view_initial_informations,
-  view_reset,
-};
-
-/* ---------------------------------------------------------------------- */
 /* GObject */
 
 static void
@@ -138,6 +93,7 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
 
   g_clear_pointer (&priv->view, _tessera_pool_view_free);
   g_free (priv->lock_folder);
+  _tessera_pool_store_settings_clear (&priv->store);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
 }
 
@@ -158,7 +114,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
       g_value_set_double (value, priv->view == NULL ? priv->host_lease :
                           _tessera_pool_store_get_lease (_tessera_pool_view_get_store (priv->view), priv->host_lease));
       break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    default: _tessera_pool_store_settings_get (&priv->store, prop_id - N_PROPS, value);
     }
 }
 
@@ -188,7 +144,7 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
       unlock_thread (self);
       break;
     case PROP_HOST_LEASE: priv->host_lease = g_value_get_double (value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    default: _tessera_pool_store_settings_set (&priv->store, prop_id - N_PROPS, value);
     }
 }
 
@@ -337,6 +293,7 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
   props[PROP_HOST_LEASE] = g_param_spec_double ("host-lease", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
+  _tessera_pool_store_settings_install (object_class, N_PROPS);
 }
 
 static void
@@ -344,7 +301,7 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self), &view_calls);
+  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self), &_tessera_tracked_resource_view_calls);
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
 }
@@ -373,7 +330,7 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
   return _tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
-                                  priv->min_age, priv->host_lease, error);
+                                  priv->min_age, priv->host_lease, &priv->store, error);
 }
 
 static void
@@ -508,42 +465,25 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   return TRUE;
 }
 
-/* The seed's `acquire`: under the thread lock and ipc.lock, refreshes the
- * state, checks availability, takes the job lock, calls `do_acquire` and
- * writes the lock file. Does not wait: tessera_dynamic_dependency_lock()
- * does. FALSE with TESSERA_ERROR_UNAVAILABLE when the resource is full. */
-gboolean
-_tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
-                                           TesseraDynamicDependency       *dependency,
-                                           GError                        **error)
+/* One decision of acquire, both locks held: refreshes the state, checks
+ * availability, takes the job lock, calls `do_acquire` and writes the
+ * lock file. %G_IO_ERROR_BUSY when the store refused the write because a
+ * peer changed the pool since it was read (etcd): nothing was taken. */
+static gboolean
+decide_locked (TesseraTrackedDynamicResource  *self,
+               TesseraDynamicDependency       *dependency,
+               const char                     *name,
+               GError                        **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv;
-  g_autofree char *name = NULL;
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  TesseraJob *job = tessera_dynamic_dependency_get_target (dependency);
   g_autoptr(JsonNode) information = NULL;
   g_autoptr(TesseraWaitQueueView) queue = NULL;
   TesseraDynamicLockFile *lock_file;
-  TesseraJob *job;
-  gboolean ok = FALSE;
-  int fd;
 
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
-  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
-  g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
-  priv = PRIV (self);
-  g_return_val_if_fail (!priv->read_only, FALSE);
-
-  name = lock_file_name_for (dependency, error);
-  if (name == NULL)
-    return FALSE;
-  job = tessera_dynamic_dependency_get_target (dependency);
-
-  fd = lock_both (self, error);
-  if (fd < 0)
-    return FALSE;
-  _tessera_pause_point ("acquire-locked");
   refresh_locked (self, FALSE);
   if (!_tessera_pool_store_check_usable (STORE (self), error))
-    goto out;
+    return FALSE;
   queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
                                     priv->patience, STORE (self), dependency, name, tessera_job_get_job_uri (job));
 
@@ -552,28 +492,74 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
                    _("Job %s already holds %s"), name, resource_name (self));
-      goto out;
+      return FALSE;
     }
   if (!_tessera_wait_queue_decide (self, queue, dependency, STORE (self),
                                    resource_name (self), error))
-    goto out;
+    return FALSE;
   if (!tessera_job_hold (job, error) || !_tessera_pool_store_renew (STORE (self), error) ||
       !KLASS (self)->do_acquire (self, dependency, error))
-    goto out;
+    return FALSE;
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
   if (!_tessera_pool_store_put_holder (STORE (self), name, job, information, error) ||
       !_tessera_pool_store_commit (STORE (self), error))
     {
       KLASS (self)->do_release (self, dependency);
-      goto out;
+      return FALSE;
     }
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   _tessera_pool_store_hold (STORE (self));
   g_debug ("Acquired %s for %s", resource_name (self), name);
-  ok = TRUE;
-out:
+  return TRUE;
+}
+
+/* Decisions a store refused at commit (a peer's change came first) that
+ * are made again at once, each on a fresh read, before the acquire says
+ * "unavailable" (a waiter then waits for the next change). Each refusal
+ * means a peer's decision went through. */
+#define DECISIONS_MAX 16
+
+/* The seed's `acquire`: decides under the thread lock and the store's
+ * exclusion (ipc.lock), again when the store refused the decision. Does
+ * not wait: tessera_dynamic_dependency_lock() does. FALSE with
+ * TESSERA_ERROR_UNAVAILABLE when the resource is full. */
+gboolean
+_tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
+                                           TesseraDynamicDependency       *dependency,
+                                           GError                        **error)
+{
+  g_autofree char *name = NULL;
+  g_autoptr(GError) local = NULL;
+  gboolean ok = FALSE;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
+  g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
+  g_return_val_if_fail (!PRIV (self)->read_only, FALSE);
+
+  name = lock_file_name_for (dependency, error);
+  if (name == NULL)
+    return FALSE;
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  _tessera_pause_point ("acquire-locked");
+  for (guint i = 0; !ok && (i == 0 || g_error_matches (local, G_IO_ERROR, G_IO_ERROR_BUSY)); i++)
+    {
+      g_clear_error (&local);
+      if (i == DECISIONS_MAX)
+        {
+          g_set_error (&local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Resource %s is not available"),
+                       resource_name (self));
+          break;
+        }
+      ok = decide_locked (self, dependency, name, &local);
+    }
   unlock_both (self, fd);
+  if (!ok)
+    g_propagate_error (error, g_steal_pointer (&local));
   return ok;
 }
 

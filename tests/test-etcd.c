@@ -3,14 +3,21 @@
  * tests/etcd-fixture.sh on free loopback ports in a temporary folder and
  * stopped after. A test that cannot start etcd fails; it never skips.
  *
+ * The etcd store (a module: plugins/etcd/etcd.plugin) is used through
+ * the public API by child processes (this program again, STORE_ENV set),
+ * never in the test process: the module has its own copy of the client,
+ * whose GType the test process registers already.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-etcd-client.h"
 #include "tessera-etcd-lease.h"
 #include "tessera-etcd-pool.h"
+#include "test-counter.h"
 #include "test-utils.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +128,42 @@ test_put_and_range (Fixture *f, gconstpointer data)
   assert_value (g_ptr_array_index (kvs, 1), "/tessera/gpu/jobs/b@2", "{\"count\": 2}");
   g_assert_cmpint (revision, >=, ((TesseraEtcdKv *) g_ptr_array_index (kvs, 1))->mod_revision);
   g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (kvs, 0))->create_revision, >, 0);
+}
+
+/* A put conditioned on the key being the one created at a revision:
+ * it replaces that key, and does not make again a key deleted since
+ * (a holder removed while its process was being written in). */
+static void
+test_put_if_created (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GBytes) updated = text_bytes ("{\"process\": 1}");
+  g_autoptr(GPtrArray) first = NULL;
+  g_autoptr(GPtrArray) gone = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 created;
+  gboolean ok = FALSE;
+
+  put (f, "/c/jobs/me@1", "{}", 0);
+  first = range_prefix (f, "/c/jobs/me@1", NULL);
+  g_assert_cmpuint (first->len, ==, 1);
+  created = ((TesseraEtcdKv *) g_ptr_array_index (first, 0))->create_revision;
+  g_assert_true (tessera_etcd_client_put_if_created (f->client, "/c/jobs/me@1", created, updated, 0, &ok,
+                                                     NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  {
+    g_autoptr(GPtrArray) now = range_prefix (f, "/c/jobs/me@1", NULL);
+    assert_value (g_ptr_array_index (now, 0), "/c/jobs/me@1", "{\"process\": 1}");
+  }
+
+  g_assert_true (tessera_etcd_client_delete (f->client, "/c/jobs/me@1", NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (tessera_etcd_client_put_if_created (f->client, "/c/jobs/me@1", created, updated, 0, &ok,
+                                                     NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (ok);
+  gone = range_prefix (f, "/c/", NULL);
+  g_assert_cmpuint (gone->len, ==, 0);
 }
 
 /* A put conditioned on "nothing under the pool changed since the view I
@@ -917,11 +960,709 @@ test_pool_hostile (Fixture *f, gconstpointer data)
   }
 }
 
+/* ---------------------------------------------------------------------- */
+/* The etcd store (tessera-etcd-store.c), through the public API */
+
+#define STORE_ENV "TESSERA_TEST_ETCD_STORE"
+#define STORE_TTL 3
+
+static void
+say (const char *format, ...) G_GNUC_PRINTF (1, 2);
+
+static void
+say (const char *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  vprintf (format, ap);
+  va_end (ap);
+  printf ("\n");
+  fflush (stdout);
+}
+
+static int
+store_cycle (TesseraDynamicResource *resource, const char *base, const char *id, int rounds)
+{
+  for (int round = 0; round < rounds; round++)
+    {
+      g_autofree char *identifier = g_strdup_printf ("%s-%d", id, round);
+      g_autoptr(TesseraJob) job = test_job_new (base, "task", identifier);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraDynamicDependency) dependency =
+        tessera_dynamic_resource_create_dependency (resource, job, "1", &error);
+      g_autoptr(TesseraDynamicDependencyLock) lock =
+        dependency != NULL ? tessera_dynamic_dependency_lock (dependency, 120, NULL, &error) : NULL;
+
+      if (lock == NULL)
+        {
+          say ("ERROR %s", error->message);
+          return 1;
+        }
+      g_usleep (G_USEC_PER_SEC / 50);   /* the work done with the token */
+      if (!tessera_lock_release (TESSERA_LOCK (lock), &error))
+        {
+          say ("ERROR %s", error->message);
+          return 1;
+        }
+    }
+  say ("DONE");
+  return 0;
+}
+
+/* A store child: test-etcd store BASE ID COUNT [KEY=VALUE…], STORE_ENV
+ * set to the endpoints. Opens the countertoken pool "tokens" (total 2,
+ * prefix /store/, a STORE_TTL lease, on etcd; KEY=VALUE settings added
+ * or replacing these) the way a key file does; COUNT 0: prints "OPENED"
+ * and ends. Else tries once to take COUNT units as job task@ID; if that
+ * fails, prints "WAITING" and waits up to 120 s; prints "ACQUIRED ms=N"
+ * (N: milliseconds waited), holds until stdin closes, releases and
+ * prints "RELEASED". A failure prints "ERROR <message>".
+ *
+ * test-etcd store-cycle BASE ID ROUNDS: ROUNDS times, takes one token as
+ * job task@ID-ROUND (waiting up to 120 s), holds it a moment, releases
+ * it; prints "DONE" or "ERROR <message>". */
+static int
+store_child (const char *endpoint_list, int argc, char **argv)
+{
+  g_autoptr(GStrvBuilder) keys = g_strv_builder_new ();
+  g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+  g_autofree char *folder = g_build_filename (argv[2], "pool", NULL);
+  g_autofree char *lease = g_strdup_printf ("%d", STORE_TTL);
+  const char *defaults[] = { "path", folder, "total", "2", "store", "etcd", "endpoints", endpoint_list,
+                             "prefix", "/store/", "lease", lease, NULL };
+  g_auto(GStrv) key_list = NULL;
+  g_auto(GStrv) value_list = NULL;
+  g_autoptr(TesseraDynamicResource) resource = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dependency = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean only_open = g_str_equal (argv[1], "store") && g_str_equal (argv[4], "0");
+  gint64 start;
+  char buffer[64];
+
+  for (guint i = 0; defaults[i] != NULL; i += 2)
+    {
+      gboolean replaced = FALSE;
+
+      for (int j = 5; j < argc; j++)
+        replaced |= g_str_has_prefix (argv[j], defaults[i]) && argv[j][strlen (defaults[i])] == '=';
+      if (!replaced)
+        {
+          g_strv_builder_add (keys, defaults[i]);
+          g_strv_builder_add (values, defaults[i + 1]);
+        }
+    }
+  for (int j = 5; j < argc && g_str_equal (argv[1], "store"); j++)
+    {
+      g_auto(GStrv) pair = g_strsplit (argv[j], "=", 2);
+
+      g_strv_builder_add (keys, pair[0]);
+      g_strv_builder_add (values, pair[1] != NULL ? pair[1] : "");
+    }
+  key_list = g_strv_builder_end (keys);
+  value_list = g_strv_builder_end (values);
+  resource = tessera_registry_create_resource (tessera_registry_get_default (), "countertoken", "tokens",
+                                               (const char * const *) key_list,
+                                               (const char * const *) value_list, &error);
+  if (resource == NULL)
+    {
+      say ("ERROR %s", error->message);
+      return 2;
+    }
+  if (only_open)
+    {
+      say ("OPENED");
+      return 0;
+    }
+  if (g_str_equal (argv[1], "store-cycle"))
+    return store_cycle (resource, argv[2], argv[3], atoi (argv[4]));
+  job = test_job_new (argv[2], "task", argv[3]);
+  dependency = tessera_dynamic_resource_create_dependency (resource, job, argv[4], &error);
+  if (dependency == NULL)
+    {
+      say ("ERROR %s", error->message);
+      return 1;
+    }
+  start = g_get_monotonic_time ();
+  lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error);
+  if (lock == NULL && g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+    {
+      g_clear_error (&error);
+      say ("WAITING");
+      lock = tessera_dynamic_dependency_lock (dependency, 120, NULL, &error);
+    }
+  if (lock == NULL)
+    {
+      say ("ERROR %s", error->message);
+      return 1;
+    }
+  say ("ACQUIRED ms=%d", (int) ((g_get_monotonic_time () - start) / 1000));
+  while (read (0, buffer, sizeof buffer) > 0)
+    ;
+  if (!tessera_lock_release (TESSERA_LOCK (lock), &error))
+    {
+      say ("ERROR %s", error->message);
+      return 1;
+    }
+  say ("RELEASED");
+  return 0;
+}
+
+/* A store child for @f, its environment extended by @env (NAME, VALUE
+ * pairs), arguments after COUNT in @settings (NULL-terminated). */
+static Helper *
+store_spawn_mode (Fixture *f, const char *mode, const char * const *env, const char *id, const char *count,
+                  const char * const *settings)
+{
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *base = g_build_filename (f->dir, "jobs", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GPtrArray) full_env = g_ptr_array_new ();
+
+  g_assert_true (g_file_get_contents (path, &list, NULL, NULL));
+  g_strstrip (list);
+  g_ptr_array_add (full_env, (gpointer) STORE_ENV);
+  g_ptr_array_add (full_env, list);
+  for (guint i = 0; env != NULL && env[i] != NULL; i++)
+    g_ptr_array_add (full_env, (gpointer) env[i]);
+  g_ptr_array_add (full_env, NULL);
+  g_ptr_array_add (argv, self);
+  g_ptr_array_add (argv, (gpointer) mode);
+  g_ptr_array_add (argv, base);
+  g_ptr_array_add (argv, (gpointer) id);
+  g_ptr_array_add (argv, (gpointer) count);
+  for (guint i = 0; settings != NULL && settings[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) settings[i]);
+  g_ptr_array_add (argv, NULL);
+  return helper_spawn_argv ((const char * const *) full_env->pdata, (const char * const *) argv->pdata);
+}
+
+static Helper *
+store_spawn (Fixture *f, const char * const *env, const char *id, const char *count, const char * const *settings)
+{
+  return store_spawn_mode (f, "store", env, id, count, settings);
+}
+
+/* The milliseconds an "ACQUIRED ms=N" line says. */
+static int
+expect_acquired (Helper *helper, double timeout)
+{
+  g_autofree char *line = helper_read_line (helper, timeout);
+
+  if (line == NULL || !g_str_has_prefix (line, "ACQUIRED ms="))
+    g_error ("expected ACQUIRED from the store child, got “%s”", line != NULL ? line : "(nothing)");
+  return atoi (line + strlen ("ACQUIRED ms="));
+}
+
+/* The pool's keys as etcd has them now. */
+static GPtrArray *
+pool_keys (Fixture *f, const char *what)
+{
+  g_autofree char *prefix = g_strconcat ("/store/tokens/", what, NULL);
+
+  return range_prefix (f, prefix, NULL);
+}
+
+/* Waiting is never woken by polling here: its first interval is longer
+ * than the test. */
+static const char * const no_polling_env[] = {
+  "TESSERA_POLL_INTERVAL", "600", "TESSERA_POLL_INTERVAL_MAX", "600", NULL
+};
+
+/* Two processes share a 2-token pool on etcd: the first takes both (its
+ * key on its lease, the informations set up by the first user), the
+ * second waits and gets its token through the watch when the first
+ * releases (polling is off), and every key is gone at the end. */
+static void
+test_store_acquire_release (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) first = store_spawn (f, NULL, "A", "2", NULL);
+  g_autoptr(Helper) second = NULL;
+  g_autoptr(GPtrArray) jobs = NULL;
+  g_autoptr(GPtrArray) informations = NULL;
+  gint64 released;
+  int waited;
+
+  expect_acquired (first, 60);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->key, ==, "/store/tokens/jobs/task@A");
+  g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->lease, !=, 0);
+  informations = pool_keys (f, "informations");
+  g_assert_cmpuint (informations->len, ==, 1);
+  assert_value (g_ptr_array_index (informations, 0), "/store/tokens/informations", "{\"total\":2}");
+
+  second = store_spawn (f, no_polling_env, "B", "1", NULL);
+  helper_expect_line (second, "WAITING", 60);
+  released = g_get_monotonic_time ();
+  helper_close_stdin (first);
+  helper_expect_line (first, "RELEASED", 60);
+  waited = expect_acquired (second, 120);
+  g_test_message ("the waiter got its token %.3f s after the holder was told to release (no polling)",
+                  (g_get_monotonic_time () - released) / 1e6);
+  g_assert_cmpint (waited, <, 120 * 1000);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  g_ptr_array_unref (jobs);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->key, ==, "/store/tokens/jobs/task@B");
+
+  helper_close_stdin (second);
+  helper_expect_line (second, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  g_ptr_array_unref (jobs);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 0);
+}
+
+/* A holder killed with SIGKILL: its capacity comes back to the waiter
+ * once its lease expires, a bounded time after the kill (printed). */
+static void
+test_store_holder_killed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", NULL);
+  g_autoptr(Helper) waiter = NULL;
+  gint64 killed;
+  double after;
+
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, no_polling_env, "B", "2", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  killed = g_get_monotonic_time ();
+  helper_kill (holder, SIGKILL);
+  helper_wait (holder);
+  expect_acquired (waiter, 120);
+  after = (g_get_monotonic_time () - killed) / 1e6;
+  g_test_message ("capacity back %.2f s after SIGKILL of its holder (lease TTL %d s)", after, STORE_TTL);
+  /* Its last renewal came at most a third of the TTL before the kill. */
+  g_assert_cmpfloat (after, >=, STORE_TTL * 2.0 / 3 - 0.5);
+  g_assert_cmpfloat (after, <, STORE_TTL + 10);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
+/* @contenders processes take the two tokens of an etcd pool @rounds
+ * times each, at once, through the public API; with @kill_leader, the
+ * cluster's leader is killed once they are under way. An auditor
+ * replays every change under the pool's jobs from the revision before
+ * they started: at no revision are more than two holders live, and none
+ * is left at the end. */
+static void
+contend_and_audit (Fixture *f, guint contenders, guint rounds, gboolean kill_leader)
+{
+  const guint total = 2;
+  g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func ((GDestroyNotify) helper_free);
+  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *end = tessera_etcd_prefix_end ("/store/tokens/jobs/");
+  g_autofree char *leader = kill_leader ? leader_of (f) : NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autoptr(GPtrArray) events = NULL;
+  g_autoptr(GError) error = NULL;
+  guint most = 0;
+  gint64 revision = 0;
+
+  if (leader != NULL)
+    {
+      /* The auditor reads from another member. */
+      g_autofree char *other = g_strdup_printf ("%d", atoi (leader) % 3 + 1);
+      prefer_member (f, other);
+    }
+  put (f, "/store/tokens/informations", "{\"total\": 2}", 0);
+  g_ptr_array_unref (range_prefix (f, "/store/tokens/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/store/tokens/jobs/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < contenders; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%u", i);
+      g_autofree char *n = g_strdup_printf ("%u", rounds);
+
+      g_ptr_array_add (children, store_spawn_mode (f, "store-cycle", NULL, id, n, NULL));
+    }
+  events = collect_events (watch, leader != NULL ? 4 : 0);
+  if (leader != NULL)
+    {
+      fixture_run (f, "kill", leader);
+      g_test_message ("leader (member %s) killed after %u changes", leader, events->len);
+    }
+  for (guint i = 0; i < children->len; i++)
+    {
+      g_autofree char *line = helper_read_line (g_ptr_array_index (children, i), 300);
+
+      g_assert_cmpstr (line, ==, "DONE");
+      g_assert_cmpint (helper_wait (g_ptr_array_index (children, i)), ==, 0);
+    }
+
+  {
+    g_autoptr(GPtrArray) rest = collect_events (watch, 2 * contenders * rounds - events->len);
+
+    while (rest->len > 0)
+      g_ptr_array_add (events, g_ptr_array_steal_index (rest, 0));
+  }
+  for (guint i = 0; i < events->len; i++)
+    {
+      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
+
+      if (event->type == TESSERA_ETCD_EVENT_PUT)
+        g_hash_table_add (live, g_strdup (event->kv->key));
+      else
+        g_assert_true (g_hash_table_remove (live, event->kv->key));
+      g_assert_cmpuint (g_hash_table_size (live), <=, total);
+      most = MAX (most, g_hash_table_size (live));
+    }
+  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  g_test_message ("%u takes by %u processes of a %u-token etcd pool: at most %u held at once",
+                  contenders * rounds, contenders, total, most);
+}
+
+/* Five processes, four takes each: decisions made on the same revision
+ * conflict, and the loser decides again (never an error). */
+static void
+test_store_contention (Fixture *f, gconstpointer data)
+{
+  contend_and_audit (f, 5, 4, FALSE);
+}
+
+/* Three members, the leader SIGKILLed while five processes take and give
+ * back tokens: they go on after the election, and nothing is ever
+ * over-allocated. */
+static void
+test_store_leader_killed (Fixture *f, gconstpointer data)
+{
+  contend_and_audit (f, 5, 6, TRUE);
+}
+
+/* `tessera` with @config, its state in @f's folder, then @args; @env
+ * (NAME=VALUE strings) set for it, criticals fatal. */
+static GPtrArray *
+tool_argv (Fixture *f, const char *config, const char * const *env, const char * const *args)
+{
+  g_autofree char *state = g_build_filename (f->dir, "state", NULL);
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
+
+  test_argv_tessera (argv, state, config);
+  /* A critical ends it: its exit status tells. */
+  g_ptr_array_insert (argv, 1, g_strdup ("G_DEBUG=fatal-criticals,gc-friendly"));
+  for (guint i = 0; env != NULL && env[i] != NULL; i++)
+    g_ptr_array_insert (argv, 1, g_strdup (env[i]));
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (args[i]));
+  g_ptr_array_add (argv, NULL);
+  return argv;
+}
+
+/* `tessera status --json` on the pool: its free units and holders. */
+static void
+tool_status_full (Fixture *f, const char *config, gint64 *capacity, gint64 *free_units, guint *holders)
+{
+  const char *args[] = { "status", "--json", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, args);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *resource;
+  int status;
+
+  status = test_run_capture (argv, &out, &err);
+  g_assert_cmpint (status, ==, 0);
+  root = json_from_string (g_bytes_get_data (out, NULL), &error);
+  g_assert_no_error (error);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  g_assert_cmpstr (json_object_get_string_member (resource, "name"), ==, "tokens");
+  *capacity = json_object_get_int_member (resource, "capacity");
+  *free_units = json_object_get_int_member (resource, "free");
+  *holders = json_array_get_length (json_object_get_array_member (resource, "holders"));
+}
+
+static void
+tool_status (Fixture *f, const char *config, gint64 *free_units, guint *holders)
+{
+  gint64 capacity;
+
+  tool_status_full (f, config, &capacity, free_units, holders);
+  g_assert_cmpint (capacity, ==, 2);
+}
+
+/* `tessera` with @config and @args, to its end: its exit status. */
+static int
+tool_run (Fixture *f, const char *config, const char * const *args)
+{
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, args);
+  g_autoptr(GBytes) out = NULL;
+
+  return test_run_capture (argv, &out, NULL);
+}
+
+/* The lease of the tool's pools: `tessera run` ends its command when its
+ * lease has gone unrenewed for the lease less a margin (7 s here), and
+ * renews every third of it (4 s): room for a loaded machine. */
+#define TOOL_LEASE 12
+
+/* A configuration of the countertoken pool "tokens" (2 tokens) on @f's
+ * etcd, under /tool/: its path. */
+static char *
+tool_config (Fixture *f)
+{
+  g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *text = NULL;
+  char *config = g_build_filename (f->dir, "tessera.conf", NULL);
+
+  g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
+  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), TOOL_LEASE);
+  test_write_file (config, text);
+  return config;
+}
+
+/* A `tessera run` that waits for a token of @config's pool then prints
+ * SECOND; what it says on its error output (that it waits) comes as its
+ * output, and polling is off. */
+static Helper *
+tool_waiter (Fixture *f, const char *config)
+{
+  const char *wait_args[] = { "run", "--need", "tokens=1", "--", "echo", "SECOND", NULL };
+  const char *no_polling[] = { "TESSERA_POLL_INTERVAL=600", "TESSERA_POLL_INTERVAL_MAX=600", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, no_polling, wait_args);
+  Helper *waiter;
+
+  g_ptr_array_insert (argv, 0, g_strdup ("sh"));
+  g_ptr_array_insert (argv, 1, g_strdup ("-c"));
+  g_ptr_array_insert (argv, 2, g_strdup ("exec \"$@\" 2>&1"));
+  g_ptr_array_insert (argv, 3, g_strdup ("sh"));
+  waiter = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (waiter, "tessera: waiting for tokens", 60);
+  return waiter;
+}
+
+/* A `tessera run` that holds both tokens of @config's pool while its
+ * command runs (until its input closes), once it runs. */
+static Helper *
+tool_holder (Fixture *f, const char *config)
+{
+  const char *hold_args[] = { "run", "--need", "tokens=2", "--", "sh", "-c", "echo RUNNING; cat >/dev/null", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, hold_args);
+  Helper *holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+
+  helper_expect_line (holder, "RUNNING", 60);
+  return holder;
+}
+
+/* The command on an etcd pool, from real processes: `tessera run --need`
+ * holds both tokens while its command runs, `tessera status` shows it, a
+ * second `tessera run` waits (woken by the watch: polling is off) and
+ * runs its command once the first ends, and the pool is free after. */
+static void
+test_store_tool (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(Helper) first = NULL;
+  g_autoptr(Helper) second = NULL;
+  gint64 free_units;
+  guint holders;
+
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+
+  first = tool_holder (f, config);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 0);
+  g_assert_cmpuint (holders, ==, 1);
+
+  second = tool_waiter (f, config);
+
+  helper_close_stdin (first);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  helper_expect_line (second, "SECOND", 60);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+}
+
+/* A `tessera run` frozen with SIGSTOP past its lease: etcd deletes its
+ * holder key, a waiting run gets the tokens, and once resumed the frozen
+ * run ends its command at once (fencing, exit 76). The overlap (both
+ * commands running) lasts from the hand-over to that end: printed; every
+ * lease has it, as long as the freeze. */
+static void
+test_store_frozen_holder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  g_autoptr(Helper) waiter = tool_waiter (f, config);
+  gint64 frozen, handed, resumed;
+
+  frozen = g_get_monotonic_time ();
+  g_assert_cmpint (kill (helper_get_pid (holder), SIGSTOP), ==, 0);
+  helper_expect_line (waiter, "SECOND", TOOL_LEASE + 60);
+  handed = g_get_monotonic_time ();
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  resumed = g_get_monotonic_time ();
+  g_assert_cmpint (kill (helper_get_pid (holder), SIGCONT), ==, 0);
+  g_assert_cmpint (helper_wait (holder), ==, 76);
+  g_test_message ("frozen holder: tokens handed over %.2f s after SIGSTOP (lease %d s); "
+                  "its command ended %.2f s after SIGCONT; overlap %.2f s",
+                  (handed - frozen) / 1e6, TOOL_LEASE, (g_get_monotonic_time () - resumed) / 1e6,
+                  (g_get_monotonic_time () - handed) / 1e6);
+  g_assert_cmpfloat ((handed - frozen) / 1e6, >=, TOOL_LEASE * 2.0 / 3 - 0.5);
+  g_assert_cmpfloat ((g_get_monotonic_time () - resumed) / 1e6, <, 30);
+}
+
+/* Values a hostile co-user wrote under an etcd pool's jobs (not JSON,
+ * too deep, large garbage) hold everything, as on a folder, and
+ * `tessera clean --force` removes them; `tessera set` changes the
+ * capacity every user sees. */
+static void
+test_store_hostile (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(GString) deep = g_string_new (NULL);
+  g_autofree char *garbage = g_strnfill (1300 * 1024, '{');
+  const char *clean[] = { "clean", "--force", "tokens", "a@1", "b@1", "c@1", NULL };
+  const char *set[] = { "set", "tokens", "total=3", NULL };
+  g_autoptr(GPtrArray) informations = NULL;
+  gint64 capacity, free_units;
+  guint holders;
+
+  for (int i = 0; i < 10000; i++)
+    g_string_append_c (deep, '[');
+  tool_status (f, config, &free_units, &holders);   /* sets the pool up */
+  put (f, "/tool/tokens/jobs/a@1", "not json", 0);
+  put (f, "/tool/tokens/jobs/b@1", deep->str, 0);
+  put (f, "/tool/tokens/jobs/c@1", garbage, 0);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 0);
+
+  g_assert_cmpint (tool_run (f, config, clean), ==, 0);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+
+  g_assert_cmpint (tool_run (f, config, set), ==, 0);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (capacity, ==, 3);
+  g_assert_cmpint (free_units, ==, 3);
+  informations = range_prefix (f, "/tool/tokens/informations", NULL);
+  g_assert_cmpuint (informations->len, ==, 1);
+  assert_value (g_ptr_array_index (informations, 0), "/tool/tokens/informations", "{\"total\":3}");
+}
+
+/* etcdctl @args on @f's cluster, to its end; it must succeed. */
+static void
+etcdctl (Fixture *f, const char * const *args)
+{
+  g_autofree char *list = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *option = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+
+  g_assert_true (g_file_get_contents (path, &list, NULL, NULL));
+  option = g_strdup_printf ("--endpoints=%s", g_strstrip (list));
+  g_ptr_array_add (argv, (gpointer) "env");
+  g_ptr_array_add (argv, (gpointer) "ETCDCTL_API=3");
+  g_ptr_array_add (argv, (gpointer) "etcdctl");
+  g_ptr_array_add (argv, option);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  test_run_or_fail ((const char * const *) argv->pdata);
+}
+
+/* A cluster with authentication on: the store's processes with the
+ * right user and password take, keep (the holder's lease renewed past
+ * three TTLs: the waiter hears nothing) and give back; a wrong password
+ * or no user is one line of error. */
+static void
+test_store_auth (Fixture *f, gconstpointer data)
+{
+  const char *add[] = { "user", "add", "root:secret", NULL };
+  const char *enable[] = { "auth", "enable", NULL };
+  const char *right[] = { "user=root", "password=secret", NULL };
+  const char *wrong[] = { "user=root", "password=wrong", NULL };
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *quiet = NULL;
+
+  etcdctl (f, add);
+  etcdctl (f, enable);
+
+  holder = store_spawn (f, NULL, "A", "2", right);
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, NULL, "B", "1", right);
+  helper_expect_line (waiter, "WAITING", 60);
+  quiet = helper_read_line (waiter, 3 * STORE_TTL);
+  g_assert_null (quiet);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(Helper) refused = store_spawn (f, NULL, "C", "1", i == 0 ? wrong : NULL);
+      g_autofree char *line = helper_read_line (refused, 60);
+
+      g_test_message ("%s: %s", i == 0 ? "wrong password" : "no user", line != NULL ? line : "(nothing)");
+      g_assert_nonnull (line);
+      g_assert_true (g_str_has_prefix (line, "ERROR "));
+      g_assert_cmpint (helper_wait (refused), !=, 0);
+    }
+}
+
+/* Bad store settings: one line each, naming what is wrong. */
+static void
+test_store_settings (Fixture *f, gconstpointer data)
+{
+  const struct { const char *setting; const char *said; } cases[] = {
+    { "lease=1", "lease" },
+    { "lease=soon", "lease" },
+    { "endpoints=ftp://127.0.0.1:1", "endpoints" },
+    { "endpoints=", "endpoints" },
+    { "prefix=relative/", "prefix" },
+    { "store=nosuch", "nosuch" },
+    { "store=../etcd", "store name" },
+    { "store=folder", "endpoints" },
+    { "ca=/nonexistent/ca.pem", "ca" },
+    { "key=/nonexistent/key.pem", "cert" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *settings[] = { cases[i].setting, NULL };
+      g_autoptr(Helper) child = store_spawn (f, NULL, "A", "0", settings);
+      g_autofree char *line = helper_read_line (child, 60);
+
+      g_test_message ("%s: %s", cases[i].setting, line != NULL ? line : "(nothing)");
+      g_assert_nonnull (line);
+      g_assert_true (g_str_has_prefix (line, "ERROR "));
+      g_assert_nonnull (strstr (line, cases[i].said));
+      g_assert_cmpint (helper_wait (child), ==, 2);
+    }
+  {
+    g_autoptr(Helper) child = store_spawn (f, NULL, "A", "0", NULL);
+    helper_expect_line (child, "OPENED", 60);
+    g_assert_cmpint (helper_wait (child), ==, 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
   if (g_getenv (CONTEND_ENV) != NULL && argc == 4 && g_str_equal (argv[1], "contend"))
     return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
+  if (g_getenv (STORE_ENV) != NULL && argc >= 5 &&
+      (g_str_equal (argv[1], "store") || g_str_equal (argv[1], "store-cycle")))
+    return store_child (g_getenv (STORE_ENV), argc, argv);
   if (g_getenv (HOLD_ENV) != NULL && argc == 2)
     return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
   g_test_init (&argc, &argv, NULL);
@@ -929,6 +1670,7 @@ main (int argc, char **argv)
 #define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
   ADD ("/etcd/client/put-and-range", NULL, test_put_and_range);
   ADD ("/etcd/client/put-if-unchanged", NULL, test_put_if_unchanged);
+  ADD ("/etcd/client/put-if-created", NULL, test_put_if_created);
   ADD ("/etcd/client/lease", NULL, test_lease);
   ADD ("/etcd/client/watch", NULL, test_watch);
   ADD ("/etcd/client/watch-burst", NULL, test_watch_burst);
@@ -941,7 +1683,17 @@ main (int argc, char **argv)
   ADD ("/etcd/lease/holder-killed", NULL, test_lease_holder_killed);
   ADD ("/etcd/pool/contention", NULL, test_pool_contention);
   ADD ("/etcd/pool/hostile", NULL, test_pool_hostile);
+  ADD ("/etcd/store/acquire-release", NULL, test_store_acquire_release);
+  ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
+  ADD ("/etcd/store/settings", NULL, test_store_settings);
+  ADD ("/etcd/store/contention", NULL, test_store_contention);
+  ADD ("/etcd/store/tool", NULL, test_store_tool);
+  ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
+  ADD ("/etcd/store/hostile", NULL, test_store_hostile);
+  ADD ("/etcd/store/auth", NULL, test_store_auth);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
+  ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
+  ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
 #undef ADD
 

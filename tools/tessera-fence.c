@@ -182,12 +182,14 @@ check (gpointer data)
       g_printerr (_("tessera: %s: this host's lease (%g s) has not been renewed for %.1f s: ending the command "
                     "before other hosts take its share for dead\n"),
                   (const char *) g_ptr_array_index (fence->names, i), lease, unrenewed);
+      /* Said before the signal: the command may end, and the run
+       * report its status, before this thread runs again. */
+      g_atomic_int_set (&fence->fenced, 1);
       /* Not the watcher: it ends once the command has, and passes
        * on what it gets to the command (which would hear it twice). */
       if (tessera_fence_signal_descendants (SIGTERM, fence->watcher) <= 0)
         fence->signal_command (SIGTERM, fence->data);
       fence->term_at = now;
-      g_atomic_int_set (&fence->fenced, 1);
       break;
     }
   return G_SOURCE_CONTINUE;

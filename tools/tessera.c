@@ -2265,7 +2265,7 @@ check_lost (gpointer data)
       const char *path = g_ptr_array_index (w->paths, i);
       struct stat st;
 
-      if (g_hash_table_contains (w->told, path) || lstat (path, &st) == 0 || errno != ENOENT)
+      if (path == NULL || g_hash_table_contains (w->told, path) || lstat (path, &st) == 0 || errno != ENOENT)
         continue;
       g_hash_table_add (w->told, (gpointer) path);
       {
@@ -2604,7 +2604,13 @@ cmd_run (int argc, char **argv)
       for (guint i = 0; i < needs->len; i++)
         {
           Need *need = g_ptr_array_index (needs, i);
-          g_ptr_array_add (lost_paths, tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock));
+          g_autofree char *store = NULL;
+
+          /* A pool in another store (etcd) has no lock file to look at:
+           * its lease and the fence keep watch. */
+          g_object_get (need->resource, "store", &store, NULL);
+          g_ptr_array_add (lost_paths, store == NULL || g_str_equal (store, "folder")
+                                       ? tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock) : NULL);
           g_ptr_array_add (lost_names, need->name);
           g_ptr_array_add (resources, need->resource);
         }

@@ -836,40 +836,26 @@ tessera_etcd_client_delete (TesseraEtcdClient  *self,
   return TRUE;
 }
 
-/* Puts @key only if no key under @prefix was created or changed after
- * @since_revision: the decision made on the view read at that revision
- * still holds. (A key deleted since only frees capacity, so it may pass.) */
-gboolean
-tessera_etcd_client_put_if_unchanged (TesseraEtcdClient *self,
-                                      const char        *prefix,
-                                      gint64             since_revision,
-                                      const char        *key,
-                                      GBytes            *value,
-                                      gint64             lease,
-                                      gboolean          *succeeded,
-                                      gint64            *revision,
-                                      GCancellable      *cancellable,
-                                      GError           **error)
+/* Puts @key if @compare holds, in one transaction. */
+static gboolean
+put_if (TesseraEtcdClient *self,
+        JsonObject        *compare,
+        const char        *key,
+        GBytes            *value,
+        gint64             lease,
+        gboolean          *succeeded,
+        gint64            *revision,
+        GCancellable      *cancellable,
+        GError           **error)
 {
   JsonObject *object;
   g_autoptr(JsonNode) request = new_request_node (&object);
   g_autoptr(JsonNode) reply = NULL;
-  g_autofree char *end = tessera_etcd_prefix_end (prefix);
-  JsonObject *compare = json_object_new ();
   JsonArray *compares = json_array_new ();
   JsonObject *operation = json_object_new ();
   JsonArray *success = json_array_new ();
   gboolean doubt = FALSE, too_large = FALSE;
 
-  g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
-  g_return_val_if_fail (end != NULL, FALSE);
-
-  /* Every key of the range has mod_revision < since + 1. */
-  set_key (compare, "key", prefix);
-  set_key (compare, "range_end", end);
-  json_object_set_string_member (compare, "target", "MOD");
-  json_object_set_string_member (compare, "result", "LESS");
-  set_int (compare, "mod_revision", since_revision + 1);
   json_array_add_object_element (compares, compare);
   json_object_set_array_member (object, "compare", compares);
   json_object_set_object_member (operation, "request_put", put_operation (key, value, lease));
@@ -900,6 +886,64 @@ tessera_etcd_client_put_if_unchanged (TesseraEtcdClient *self,
         }
     }
   return TRUE;
+}
+
+/* Puts @key only if no key under @prefix was created or changed after
+ * @since_revision: the decision made on the view read at that revision
+ * still holds. (A key deleted since only frees capacity, so it may pass.) */
+gboolean
+tessera_etcd_client_put_if_unchanged (TesseraEtcdClient *self,
+                                      const char        *prefix,
+                                      gint64             since_revision,
+                                      const char        *key,
+                                      GBytes            *value,
+                                      gint64             lease,
+                                      gboolean          *succeeded,
+                                      gint64            *revision,
+                                      GCancellable      *cancellable,
+                                      GError           **error)
+{
+  g_autofree char *end = tessera_etcd_prefix_end (prefix);
+  JsonObject *compare;
+
+  g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
+  g_return_val_if_fail (end != NULL, FALSE);
+
+  /* Every key of the range has mod_revision < since + 1. */
+  compare = json_object_new ();
+  set_key (compare, "key", prefix);
+  set_key (compare, "range_end", end);
+  json_object_set_string_member (compare, "target", "MOD");
+  json_object_set_string_member (compare, "result", "LESS");
+  set_int (compare, "mod_revision", since_revision + 1);
+  return put_if (self, compare, key, value, lease, succeeded, revision, cancellable, error);
+}
+
+/* Replaces @key only if it is still the key created at @create_revision:
+ * one deleted since (a release, a forced removal) is not made again, and
+ * *@succeeded is %FALSE. */
+gboolean
+tessera_etcd_client_put_if_created (TesseraEtcdClient *self,
+                                    const char        *key,
+                                    gint64             create_revision,
+                                    GBytes            *value,
+                                    gint64             lease,
+                                    gboolean          *succeeded,
+                                    GCancellable      *cancellable,
+                                    GError           **error)
+{
+  JsonObject *compare;
+
+  g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
+  g_return_val_if_fail (create_revision > 0, FALSE);
+
+  /* A key that is gone compares as created at revision 0. */
+  compare = json_object_new ();
+  set_key (compare, "key", key);
+  json_object_set_string_member (compare, "target", "CREATE");
+  json_object_set_string_member (compare, "result", "EQUAL");
+  set_int (compare, "create_revision", create_revision);
+  return put_if (self, compare, key, value, lease, succeeded, NULL, cancellable, error);
 }
 
 /* The lease calls: one number in, a JSON object out. */

@@ -101,6 +101,15 @@ gboolean           tessera_etcd_client_put_if_unchanged (TesseraEtcdClient *self
                                                          GCancellable      *cancellable,
                                                          GError           **error);
 
+gboolean           tessera_etcd_client_put_if_created (TesseraEtcdClient *self,
+                                                       const char        *key,
+                                                       gint64             create_revision,
+                                                       GBytes            *value,
+                                                       gint64             lease,
+                                                       gboolean          *succeeded,
+                                                       GCancellable      *cancellable,
+                                                       GError           **error);
+
 gint64             tessera_etcd_client_lease_grant     (TesseraEtcdClient *self,
                                                         gint64             ttl,
                                                         GCancellable      *cancellable,

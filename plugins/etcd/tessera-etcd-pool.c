@@ -262,6 +262,41 @@ tessera_etcd_pool_put_holder (TesseraEtcdPool        *pool,
                                                succeeded, NULL, cancellable, error);
 }
 
+/**
+ * tessera_etcd_pool_update_holder:
+ * @create_revision: when the holder's key was created, as read
+ * @succeeded: (out): whether it was written; %FALSE when the key is gone
+ *   (or was made again) since
+ *
+ * Replaces the holder @name on @lease, only if it is still the key read.
+ *
+ * Returns: %FALSE with @error when etcd could not be asked
+ */
+gboolean
+tessera_etcd_pool_update_holder (TesseraEtcdPool        *pool,
+                                 const char             *name,
+                                 gint64                  create_revision,
+                                 TesseraDynamicLockFile *lock_file,
+                                 gint64                  lease,
+                                 gboolean               *succeeded,
+                                 GCancellable           *cancellable,
+                                 GError                **error)
+{
+  g_autofree char *key = NULL;
+  g_autoptr(JsonNode) json = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(GBytes) value = NULL;
+
+  if (!tessera_etcd_pool_check_holder_name (name, error))
+    return FALSE;
+  key = tessera_etcd_pool_dup_holder_key (pool, name);
+  json = tessera_dynamic_lock_file_to_json (lock_file);
+  text = json_to_string (json, FALSE);
+  value = g_bytes_new (text, strlen (text));
+  return tessera_etcd_client_put_if_created (pool->client, key, create_revision, value, lease, succeeded,
+                                             cancellable, error);
+}
+
 gboolean
 tessera_etcd_pool_delete_holder (TesseraEtcdPool  *pool,
                                  const char       *name,

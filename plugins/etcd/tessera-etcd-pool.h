@@ -61,6 +61,14 @@ gboolean              tessera_etcd_pool_put_holder (TesseraEtcdPool        *pool
                                                     gboolean               *succeeded,
                                                     GCancellable           *cancellable,
                                                     GError                **error);
+gboolean              tessera_etcd_pool_update_holder (TesseraEtcdPool        *pool,
+                                                       const char             *name,
+                                                       gint64                  create_revision,
+                                                       TesseraDynamicLockFile *lock_file,
+                                                       gint64                  lease,
+                                                       gboolean               *succeeded,
+                                                       GCancellable           *cancellable,
+                                                       GError                **error);
 gboolean              tessera_etcd_pool_delete_holder (TesseraEtcdPool  *pool,
                                                        const char       *name,
                                                        GCancellable     *cancellable,
