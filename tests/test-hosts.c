@@ -743,40 +743,114 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
  * kernel share locks, as NFSv4 or Lustre `flock` hosts do through the
  * file server. */
 
+/* Where a `tessera` of a test runs, and as whom. */
+typedef struct
+{
+  const char *host;      /* a simulated host's name; NULL: this host */
+  gboolean container;    /* (this host) in a pid namespace of its own, its /proc mounted */
+  TestGroupPool *gp;     /* with @user: the pool's users and configuration */
+  const char *user;      /* one of @gp's users; NULL: as the test (root) */
+  const char *poll_max;  /* TESSERA_POLL_INTERVAL_MAX; NULL: the default */
+} Place;
+
+/* Appends to @argv the command `tessera` run at @at, with `--config
+ * @config` unless @config is NULL (then TESSERA_CONFIG says). A simulated
+ * host is made in tmp/HOST: its machine id, boot id and /var/tmp
+ * (everyone's, as a real one is) bind-mounted; a user's run has its state
+ * (and home) in a folder of its own beside the pool, umask 022, and is
+ * killed after two minutes. */
+static void
+append_place (Fixture *f, const Place *at, const char *config, GPtrArray *argv)
+{
+  if (at->host != NULL)
+    {
+      g_autofree char *root = g_build_filename (f->tmp, at->host, NULL);
+      g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
+      g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
+      g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
+      g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, at->host, -1);
+      g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
+      g_autofree char *line = g_strconcat (digest, "\n", NULL);
+      const char *unshare[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
+                                "sh", "-c" };
+
+      g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
+      g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
+      test_write_file (machine_id, line);
+      test_write_file (boot_id, boot);
+      for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
+        g_ptr_array_add (argv, g_strdup (unshare[i]));
+      g_ptr_array_add (argv, g_strdup_printf ("set -e; hostname '%s'; mount -t proc proc /proc; "
+                                              "mount --bind '%s' /etc/machine-id; "
+                                              "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
+                                              "mount --bind '%s' /var/tmp; exec \"$@\"",
+                                              g_get_host_name (), machine_id, boot_id, var_tmp));
+      g_ptr_array_add (argv, g_strdup ("sh"));
+    }
+  else if (at->container)
+    {
+      const char *unshare[] = { "unshare", "--pid", "--fork", "--mount-proc" };
+
+      for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
+        g_ptr_array_add (argv, g_strdup (unshare[i]));
+    }
+  if (at->user != NULL)
+    test_argv_as_user (argv, at->user, 120);
+  g_ptr_array_add (argv, g_strdup ("env"));
+  if (at->poll_max != NULL)
+    g_ptr_array_add (argv, g_strdup_printf ("TESSERA_POLL_INTERVAL_MAX=%s", at->poll_max));
+  if (at->user != NULL)
+    {
+      g_autofree char *state = test_user_folder (at->gp->tmp, at->user);
+
+      g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s", state));
+      g_ptr_array_add (argv, g_strdup_printf ("HOME=%s", state));
+      g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
+    }
+  g_ptr_array_add (argv, g_strdup (g_getenv ("TESSERA_TOOL")));
+  if (config != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("--config"));
+      g_ptr_array_add (argv, g_strdup (config));
+    }
+}
+
+/* Runs `tessera ARGS…` at @at through @launcher. */
+static GSubprocess *
+spawn_place_va (Fixture *f, const Place *at, GSubprocessLauncher *launcher, const char *config, GError **error,
+                va_list ap)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+
+  append_place (f, at, config, argv);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  g_ptr_array_add (argv, NULL);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* Runs `tessera --config CONFIG ARGS…` at @at: CONFIG is the group
+ * pool's for a user, the fixture's else. */
+static GSubprocess *
+spawn_at (Fixture *f, const Place *at, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  GSubprocess *process;
+  va_list ap;
+
+  va_start (ap, error);
+  process = spawn_place_va (f, at, launcher, at->gp != NULL ? at->gp->config : f->config, error, ap);
+  va_end (ap);
+  return process;
+}
+
 static GSubprocess *
 spawn_on_other_host_full (Fixture *f, GSubprocessLauncher *launcher, const char *host,
                           GError **error, va_list ap)
 {
-  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
-  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
-  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
-  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
-  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
-  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s", digest, digest + 8);
-  g_autofree char *line = g_strconcat (digest, "\n", NULL);
-  g_autofree char *boot_line = g_strconcat (boot, "\n", NULL);
-  GString *script = g_string_new (NULL);
-  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
-                         "sh", "-c", NULL, NULL };
+  const Place at = { .host = host };
 
-  g_mkdir_with_parents (var_tmp, 0777);
-  test_write_file (machine_id, line);
-  test_write_file (boot_id, boot_line);
-  g_string_append_printf (script,
-                          "set -e; hostname '%s'; mount -t proc proc /proc; "
-                          "mount --bind '%s' /etc/machine-id; "
-                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
-                          "mount --bind '%s' /var/tmp; "
-                          "exec '%s'",
-                          g_get_host_name (), machine_id, boot_id, var_tmp, g_getenv ("TESSERA_TOOL"));
-  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
-    g_string_append_printf (script, " '%s'", arg);
-  argv[9] = script->str;
-  {
-    GSubprocess *process = g_subprocess_launcher_spawnv (launcher, argv, error);
-    g_string_free (script, TRUE);
-    return process;
-  }
+  return spawn_place_va (f, &at, launcher, NULL, error, ap);
 }
 
 static GSubprocess *
@@ -1935,69 +2009,113 @@ test_lockless_mount_unknown_host_refused (Fixture *f, gconstpointer data)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Verdicts between two users of a group: the holder on another host as
- * one user, the judge here as another, as on a cluster */
+/* Verdicts between two users of a group: the holder as one user on
+ * another host or in a container, the judge here as another, as on a
+ * cluster */
 
-/* Runs `tessera --config CONFIG ARGS…` as @user (its state in @state) on
- * the simulated @host (as spawn_on_other_host() makes one; its /var/tmp
- * is everyone's, as a real one is). */
-static GSubprocess *
-spawn_on_other_host_as (Fixture *f, const char *host, const char *user, const char *state, const char *config,
-                        GSubprocessFlags flags, GError **error, ...)
+/* The pid here of the process whose pid is @local in the pid namespace
+ * of @init (its NSpid's last field); 0 when there is none. */
+static GPid
+pid_here (GPid init, int local)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
-  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
-  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
-  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
-  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
-  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
-  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
-  g_autofree char *line = g_strconcat (digest, "\n", NULL);
-  g_autoptr(GString) script = g_string_new (NULL);
-  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
-                         "sh", "-c", NULL, NULL };
-  va_list ap;
+  g_autofree char *ns_path = g_strdup_printf ("/proc/%d/ns/pid", (int) init);
+  g_autofree char *ns = g_file_read_link (ns_path, NULL);
+  g_autoptr(GDir) dir = g_dir_open ("/proc", 0, NULL);
+  const char *name;
 
-  g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
-  g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
-  test_write_file (machine_id, line);
-  test_write_file (boot_id, boot);
-  g_string_append_printf (script,
-                          "set -e; hostname '%s'; mount -t proc proc /proc; "
-                          "mount --bind '%s' /etc/machine-id; "
-                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
-                          "mount --bind '%s' /var/tmp; "
-                          "exec runuser -u '%s' -- env 'XDG_STATE_HOME=%s' 'HOME=%s' 'TESSERA_PLUGIN_PATH=%s' "
-                          "sh -c 'umask 022; exec \"$@\"' sh '%s' --config '%s'",
-                          g_get_host_name (), machine_id, boot_id, var_tmp, user, state, state,
-                          g_getenv ("TESSERA_PLUGIN_PATH"), g_getenv ("TESSERA_TOOL"), config);
-  va_start (ap, error);
-  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
-    g_string_append_printf (script, " '%s'", arg);
-  va_end (ap);
-  argv[9] = script->str;
-  return g_subprocess_launcher_spawnv (launcher, argv, error);
+  g_assert_nonnull (ns);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *status_path = g_strdup_printf ("/proc/%s/status", name);
+      g_autofree char *link_path = g_strdup_printf ("/proc/%s/ns/pid", name);
+      g_autofree char *status = NULL;
+      g_autofree char *link = NULL;
+      const char *line, *last;
+
+      if (!g_ascii_isdigit (*name) || !g_file_get_contents (status_path, &status, NULL, NULL) ||
+          (line = strstr (status, "\nNSpid:")) == NULL)
+        continue;
+      line += strlen ("\nNSpid:");
+      *strchrnul (line, '\n') = '\0';
+      last = strrchr (line, '\t') != NULL ? strrchr (line, '\t') + 1 : line;
+      if (atoi (last) == local && (link = g_file_read_link (link_path, NULL)) != NULL && g_str_equal (link, ns))
+        return atoi (name);
+    }
+  return 0;
 }
 
-/* Runs `tessera ARGS…` here as @user; @poll_max: TESSERA_POLL_INTERVAL_MAX. */
+/* Starts `tessera run --need r=1` at @at, whose command says "ready FD
+ * PID" (its job lock's descriptor, its pid where it runs) and holds until
+ * its input closes; returns once it holds. @fd and @pid (optional): that
+ * descriptor, and the command's pid here. */
 static GSubprocess *
-spawn_tool_as_user (TestGroupPool *gp, const char *user, const char *poll_max, GSubprocessFlags flags,
-                    GError **error, ...)
+start_holder_at (Fixture *f, const Place *at, char **fd, GPid *pid)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *state = test_user_folder (gp->tmp, user);
-  va_list ap;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_auto(GStrv) words = NULL;
+  GSubprocess *holder = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                                  "run", "--need", "r=1", "--", "sh", "-c",
+                                  "echo \"ready $TESSERA_JOB_LOCK_FD $$\"; read x || true", NULL);
 
-  if (poll_max != NULL)
-    g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", poll_max, TRUE);
-  test_argv_tessera_as (argv, user, state, gp->config, 120);
-  va_start (ap, error);
-  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (arg));
-  va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_nonnull (ready);
+  words = g_strsplit (ready, " ", -1);
+  g_assert_cmpuint (g_strv_length (words), ==, 3);
+  g_assert_cmpstr (words[0], ==, "ready");
+  if (fd != NULL)
+    *fd = g_strdup (words[1]);
+  if (pid != NULL)
+    {
+      *pid = at->host != NULL || at->container ? pid_here (namespace_init (holder), atoi (words[2])) : atoi (words[2]);
+      g_assert_cmpint (*pid, >, 0);
+    }
+  return holder;
+}
+
+/* `tessera run --no-wait --need r=1 -- true` at @at: its exit status
+ * (75: unavailable). */
+static int
+try_at (Fixture *f, const Place *at)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                         "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+
+  g_assert_no_error (error);
+  return exit_code (run);
+}
+
+/* Starts `tessera run --need r=1 -- echo through` at @at (a waiter). */
+static GSubprocess *
+start_waiter_at (Fixture *f, const Place *at)
+{
+  g_autoptr(GError) error = NULL;
+  GSubprocess *waiter = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                  "run", "--need", "r=1", "--", "echo", "through", NULL);
+
+  g_assert_no_error (error);
+  return waiter;
+}
+
+/* Kills the whole namespace @holder runs in (SIGKILL to its init); returns
+ * how long after it @waiter got through (it must). */
+static double
+kill_and_wait_through (GSubprocess *holder, GSubprocess *waiter)
+{
+  g_autofree char *through = NULL;
+  gint64 killed;
+  double reclaim;
+
+  g_assert_cmpint (kill (namespace_init (holder), SIGKILL), ==, 0);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  return reclaim;
 }
 
 /* A holder on another host (same name, other machine and boot), run by
@@ -2007,44 +2125,93 @@ spawn_tool_as_user (TestGroupPool *gp, const char *user, const char *poll_max, G
 static void
 test_users_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) holder = NULL;
-  g_autoptr(GSubprocess) other = NULL;
-  g_autoptr(GSubprocess) waiter = NULL;
   TestGroupPool *gp = test_group_pool_new ("th", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
-  g_autofree char *holder_state = test_user_folder (gp->tmp, gp->users->users[0]);
-  g_autofree char *ready = NULL;
-  g_autofree char *through = NULL;
-  gint64 killed;
+  const Place there = { .host = "host-b", .gp = gp, .user = gp->users->users[0] };
+  const Place judge = { .gp = gp, .user = gp->users->users[1], .poll_max = "1" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
   double reclaim;
 
   g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
-  holder = spawn_on_other_host_as (f, "host-b", gp->users->users[0], holder_state, gp->config,
-                                   G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
-                                   "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_assert_no_error (error);
-  ready = read_line (holder);
-  g_assert_cmpstr (ready, ==, "ready");
-
+  holder = start_holder_at (f, &there, NULL, NULL);
   /* No over-allocation: another user, same host name, other machine. */
-  other = spawn_tool_as_user (gp, gp->users->users[1], NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
-                              "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
-  g_assert_no_error (error);
-  g_assert_cmpint (exit_code (other), ==, 75);
-
-  waiter = spawn_tool_as_user (gp, gp->users->users[1], "1", G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                               "run", "--need", "r=1", "--", "echo", "through", NULL);
-  g_assert_no_error (error);
-
-  kill (namespace_init (holder), SIGKILL);
-  killed = g_get_monotonic_time ();
-  g_assert_cmpint (exit_code (holder), !=, 0);
-  through = read_line (waiter);
-  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
-  g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (try_at (f, &judge), ==, 75);
+  waiter = start_waiter_at (f, &judge);
+  reclaim = kill_and_wait_through (holder, waiter);
   g_test_message ("reclaim time of a dead host, holder and judge two users of a group (job-lock path): %.2f s",
                   reclaim);
+  g_assert_cmpfloat (reclaim, <, 30);
+  test_group_pool_free (gp);
+}
+
+/* The lease verdict between two users of a group (NFSv3: a stand-in keeps
+ * the dead host's job lock held): a holder whose host renews its
+ * heartbeat counts well past the lease; once the host is dead, the other
+ * user reclaims it when the lease is over, not before. */
+static void
+test_users_lease_verdict (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\nhost-lease=%g\n",
+                                             lease);
+  TestGroupPool *gp = test_group_pool_new ("tl", config);
+  const Place there = { .host = "host-b", .gp = gp, .user = gp->users->users[0] };
+  const Place judge = { .gp = gp, .user = gp->users->users[1], .poll_max = "1" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocess) patient = NULL;
+  g_autoptr(Helper) stand_in = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *fd = NULL;
+  g_autofree char *pid_text = NULL;
+  GPid command;
+  double reclaim;
+
+  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
+  holder = start_holder_at (f, &there, &fd, &command);
+  pid_text = g_strdup_printf ("%d", (int) command);
+  stand_in = helper_spawn (NULL, "keep-fd", pid_text, fd, NULL);
+  helper_expect_line (stand_in, "KEPT", 60);
+
+  /* Fresh heartbeat: the holder counts for the whole wait, which outlasts
+   * the lease twice. */
+  patient = spawn_at (f, &judge, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "run", "--timeout", "7", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (patient), ==, 75);
+
+  waiter = start_waiter_at (f, &judge);
+  reclaim = kill_and_wait_through (holder, waiter);
+  g_test_message ("reclaim time of a dead host, holder and judge two users of a group (lease path, lease %g s, "
+                  "job lock still held): %.2f s", lease, reclaim);
+  g_assert_cmpfloat (reclaim, >=, lease * 3 / 4 - 0.1);
+  g_assert_cmpfloat (reclaim, <, lease + 30);
+  helper_close_stdin (stand_in);
+  g_assert_cmpint (helper_wait (stand_in), ==, 0);
+  test_group_pool_free (gp);
+}
+
+/* The container verdict between two users of a group: a holder in a pid
+ * namespace of its own counts for the other user outside it (data FALSE)
+ * or inside another (TRUE) while it lives, and is reclaimed once it
+ * dies. */
+static void
+test_users_container_verdict (Fixture *f, gconstpointer data)
+{
+  gboolean judge_inside = GPOINTER_TO_INT (data);
+  TestGroupPool *gp = test_group_pool_new ("tc", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  const Place there = { .container = TRUE, .gp = gp, .user = gp->users->users[0] };
+  const Place judge = { .container = judge_inside, .gp = gp, .user = gp->users->users[1], .poll_max = "1" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  double reclaim;
+
+  holder = start_holder_at (f, &there, NULL, NULL);
+  for (int i = 0; i < 2; i++)
+    g_assert_cmpint (try_at (f, &judge), ==, 75);
+  waiter = start_waiter_at (f, &judge);
+  reclaim = kill_and_wait_through (holder, waiter);
+  g_test_message ("a dead container's holding reclaimed by another user after %.2f s", reclaim);
   g_assert_cmpfloat (reclaim, <, 30);
   test_group_pool_free (gp);
 }
@@ -2057,7 +2224,7 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
 {
   const char *chosen = "0123456789abcdef0123456789abcdef";
   TestGroupPool *gp = test_group_pool_new ("ti", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
-  g_autofree char *state = test_user_folder (gp->tmp, gp->users->users[0]);
+  const Place planter = { .host = "planted", .gp = gp, .user = gp->users->users[0] };
   g_autofree char *script = g_strdup_printf ("cat '%s'/r/jobs/*.json", gp->pool);
   g_autofree char *var_tmp = g_build_filename (f->tmp, "planted", "var-tmp", NULL);
   g_autofree char *planted = g_build_filename (var_tmp, "tessera-host-identity", NULL);
@@ -2079,9 +2246,8 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
        * checks them, a machine id and a device and inode that match. */
       test_write_file (old_planted, text);
       g_assert_cmpint (chown (old_planted, 4242, 4242), ==, 0);
-      process = spawn_on_other_host_as (f, "planted", gp->users->users[0], state, gp->config,
-                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                        "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+      process = spawn_at (f, &planter, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                          "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
       g_assert_no_error (error);
       g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
       g_assert_no_error (error);
@@ -2166,5 +2332,8 @@ main (int argc, char **argv)
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
+  ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
+  ADD ("/hosts/users/container-holder-judged-outside", GINT_TO_POINTER (FALSE), test_users_container_verdict);
+  ADD ("/hosts/users/container-holder-judged-in-another", GINT_TO_POINTER (TRUE), test_users_container_verdict);
   return g_test_run ();
 }
