@@ -81,6 +81,9 @@ _tessera_write_file_atomic_at (int          dir_fd,
       goto fail;
     }
   fd = -1;
+  /* The race tests hold a writer between its temporary file and the
+   * rename: a host's heartbeat renewal, or any other write. */
+  _tessera_pause_point (g_str_has_suffix (name, ".lease") ? "heartbeat-renaming" : "atomic-write-renaming");
   if (renameat (dir_fd, tmp, dir_fd, name) < 0)
     goto fail;
   if (durable)

@@ -829,8 +829,21 @@ spawn_place_va (Fixture *f, const Place *at, GSubprocessLauncher *launcher, cons
   return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
 }
 
-/* Runs `tessera --config CONFIG ARGS…` at @at: CONFIG is the group
- * pool's for a user, the fixture's else. */
+/* Runs `tessera --config CONFIG ARGS…` at @at through @launcher: CONFIG
+ * is the group pool's for a user, the fixture's else. */
+static GSubprocess *
+spawn_at_with (Fixture *f, const Place *at, GSubprocessLauncher *launcher, GError **error, ...)
+{
+  GSubprocess *process;
+  va_list ap;
+
+  va_start (ap, error);
+  process = spawn_place_va (f, at, launcher, at->gp != NULL ? at->gp->config : f->config, error, ap);
+  va_end (ap);
+  return process;
+}
+
+/* The same with a launcher of @flags. */
 static GSubprocess *
 spawn_at (Fixture *f, const Place *at, GSubprocessFlags flags, GError **error, ...)
 {
@@ -2286,6 +2299,153 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
   test_group_pool_free (gp);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Temporary files in hosts/: a renewer killed between writing its
+ * heartbeat's temporary file (HOSTID.lease.XXXXXX) and renaming it leaves
+ * it there; they must not pile up */
+
+/* Now on the clock of the file server of tmp/ (the pool's): the time
+ * stamp of a file written there now, in seconds. */
+static double
+server_now (Fixture *f)
+{
+  g_autofree char *stamp = g_build_filename (f->tmp, "stamp", NULL);
+  struct stat st;
+
+  test_write_file (stamp, "now");
+  g_assert_cmpint (g_stat (stamp, &st), ==, 0);
+  return (double) st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+}
+
+/* Starts `tessera run --need r=1 -- true` on simulated host @host, holds
+ * it at pause point "heartbeat-renaming" (its first renewal, before its
+ * lock file), kills it there and returns the temporary file it left in
+ * hosts/. */
+static char *
+kill_renewer_half_way (Fixture *f, const char *host)
+{
+  const Place there = { .host = host };
+  g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "heartbeat-renaming.reached", NULL);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GSubprocess) renewer = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  const char *name;
+  char *temporary = NULL;
+
+  g_mkdir_with_parents (pause_dir, 0777);
+  g_unlink (reached);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_AT", "heartbeat-renaming", TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", pause_dir, TRUE);
+  renewer = spawn_at_with (f, &there, launcher, &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (5 * 1000);
+    }
+  dir = g_dir_open (hosts, 0, &error);
+  while (dir != NULL && temporary == NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (strstr (name, ".lease.") != NULL)
+      temporary = g_build_filename (hosts, name, NULL);
+  /* Killed first, so that a failure below leaves nothing paused. */
+  g_assert_cmpint (kill (namespace_init (renewer), SIGKILL), ==, 0);
+  g_assert_cmpint (exit_code (renewer), !=, 0);
+  g_assert_no_error (error);
+  g_assert_nonnull (temporary);
+  g_assert_true (g_file_test (temporary, G_FILE_TEST_EXISTS));
+  return temporary;
+}
+
+/* The time stamp of @path (the file server's clock), in seconds. */
+static double
+file_time (const char *path)
+{
+  struct stat st;
+
+  g_assert_cmpint (g_stat (path, &st), ==, 0);
+  return (double) st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+}
+
+/* The host lives on (another of its runs holds and renews): its renewer
+ * removes the temporary file once it has seen it unchanged for the lease,
+ * not before. */
+static void
+test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
+{
+  const double lease = 2;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  const Place there = { .host = "host-b" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autofree char *temporary = NULL;
+  gint64 deadline;
+  double written;
+
+  test_write_file (f->config, config);
+  holder = start_holder_at (f, &there, NULL, NULL);
+  temporary = kill_renewer_half_way (f, "host-b");
+  written = file_time (temporary);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (g_file_test (temporary, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  g_test_message ("the killed renewer's temporary file went %.2f s after it was written (lease %g s)",
+                  server_now (f) - written, lease);
+  g_assert_cmpfloat (server_now (f) - written, >=, lease);
+  /* Its host still holds: the holder was never taken for dead. */
+  g_assert_cmpint (try_at (f, &there), ==, 0);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+/* No renewer is left to remove it (every run of its host was killed):
+ * `tessera clean` removes a temporary file of hosts/ older than the lease
+ * on the file server's clock, whatever its host, and leaves a younger
+ * one. */
+static void
+test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
+{
+  const double lease = 4;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  const Place there = { .host = "host-b" };
+  g_autofree char *temporary = NULL;
+  gint64 deadline;
+  double written, after;
+
+  test_write_file (f->config, config);
+  g_assert_cmpint (try_at (f, &there), ==, 0);   /* makes the pool */
+  temporary = kill_renewer_half_way (f, "host-b");
+  written = file_time (temporary);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_autoptr(GSubprocess) clean = NULL;
+      g_autoptr(GError) error = NULL;
+
+      clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", NULL);
+      g_assert_no_error (error);
+      g_assert_cmpint (exit_code (clean), ==, 0);
+      after = server_now (f);
+      if (!g_file_test (temporary, G_FILE_TEST_EXISTS))
+        break;
+      /* Kept while young; gone within the deadline once old. */
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_test_message ("kept at %.2f s", after - written);
+      g_usleep (200 * 1000);
+    }
+  /* The clean that removed it ended at @after: it was old by then. */
+  g_test_message ("clean removed the temporary file at most %.2f s after it was written (lease %g s)",
+                  after - written, lease);
+  g_assert_cmpfloat (after - written, >=, lease);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2333,6 +2493,8 @@ main (int argc, char **argv)
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
   ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
+  ADD ("/hosts/lease/killed-renewer-temporary-removed-by-its-host", NULL, test_lease_killed_renewer_temporary_removed);
+  ADD ("/hosts/clean/removes-stale-temporaries-of-any-host", NULL, test_clean_removes_stale_host_temporaries);
   ADD ("/hosts/users/container-holder-judged-outside", GINT_TO_POINTER (FALSE), test_users_container_verdict);
   ADD ("/hosts/users/container-holder-judged-in-another", GINT_TO_POINTER (TRUE), test_users_container_verdict);
   return g_test_run ();
