@@ -1099,6 +1099,82 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
   close (hosts_fd);
 }
 
+/* Whether @name is the temporary file of a heartbeat or of a mark
+ * (HOSTID.lease.XXXXXX, HOSTID.host.XXXXXX). */
+static gboolean
+is_host_temporary (const char *name)
+{
+  const char *dot = strchr (name, '.');
+  const char *rest = dot == NULL ? NULL
+                     : g_str_has_prefix (dot, ".lease.") ? dot + strlen (".lease")
+                     : g_str_has_prefix (dot, ".host.") ? dot + strlen (".host") : NULL;
+
+  if (rest == NULL || strlen (rest) != 7 || !is_host_id (name, (gsize) (dot - name)))
+    return FALSE;
+  for (const char *p = rest + 1; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p))
+      return FALSE;
+  return TRUE;
+}
+
+/* Removes from the pool @pool's hosts/ the temporary files of any host
+ * (renewers killed half-way) older than @bound seconds. Their age is read
+ * on the file server's clock, never ours: against the time stamp of a
+ * file made there now. A writer still busy with one after a whole lease
+ * has lost its lease anyway. Returns how many went. */
+static guint
+clean_host_temporaries (const char *resource, const char *pool, double bound)
+{
+  int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
+  char clock_name[] = ".tessera-clock.XXXXXX";
+  struct timespec now = { 0 };
+  struct dirent *entry;
+  struct stat st;
+  guint removed = 0;
+  DIR *dir = NULL;
+  int fd = -1;
+
+  if (pool_fd >= 0)
+    close (pool_fd);
+  if (hosts_fd < 0)
+    return 0;
+  for (int attempt = 0; fd < 0 && attempt < 10; attempt++)
+    {
+      for (char *p = clock_name + strlen (".tessera-clock."); *p != '\0'; p++)
+        *p = "abcdefghijklmnopqrstuvwxyz0123456789"[g_random_int_range (0, 36)];
+      fd = openat (hosts_fd, clock_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+  if (fd >= 0)
+    {
+      if (fstat (fd, &st) == 0)
+        now = st.st_mtim;
+      close (fd);
+      unlinkat (hosts_fd, clock_name, 0);
+      fd = dup (hosts_fd);
+      dir = fd >= 0 && now.tv_sec != 0 ? fdopendir (fd) : NULL;
+      if (dir == NULL && fd >= 0)
+        close (fd);
+    }
+  while (dir != NULL && (entry = readdir (dir)) != NULL)
+    {
+      g_autofree char *shown = NULL;
+
+      if (!is_host_temporary (entry->d_name) ||
+          fstatat (hosts_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
+          (double) (now.tv_sec - st.st_mtim.tv_sec) + (double) (now.tv_nsec - st.st_mtim.tv_nsec) / 1e9 < bound ||
+          unlinkat (hosts_fd, entry->d_name, 0) < 0)
+        continue;
+      shown = escape_name (entry->d_name, TRUE);
+      g_print (_("%s: removed %s, a temporary file left in hosts/\n"), resource, shown);
+      removed++;
+    }
+  if (dir != NULL)
+    closedir (dir);
+  close (hosts_fd);
+  return removed;
+}
+
 /* clean --host HOST [--yes] [NAME…]: the holdings whose process spec
  * names host HOST go (with --yes; without, they are only shown). */
 static int
@@ -1228,6 +1304,14 @@ cmd_clean (int argc, char **argv)
             }
             removed++;
           }
+      {
+        /* The lease, else (a lock-less mount's marks) min-age. */
+        double lease = 0;
+
+        g_object_get (resource, "host-lease", &lease, NULL);
+        removed += clean_host_temporaries (name, folder, lease > 0 ? lease
+                                                       : tessera_tracked_dynamic_resource_get_min_age (resource));
+      }
     }
   /* Job folders belong to no resource: cleaned when all are. */
   if (argc <= 1)
