@@ -1976,6 +1976,10 @@ test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer d
   g_test_message ("tessera run said: %s", err);
   g_assert_cmpint (exit_code (run), ==, 1);
   g_assert_nonnull (strstr (err, "etcd"));
+  /* What refused it: the other host's mark, named, not a holder. */
+  g_assert_nonnull (strstr (err, "mark"));
+  g_assert_nonnull (strstr (err, ".host"));
+  g_assert_null (strstr (err, "holder"));
   g_clear_object (&run);
 
   /* And the other host, which granted first, now refuses too. */
