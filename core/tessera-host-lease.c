@@ -558,8 +558,26 @@ _tessera_host_lease_dup_other_host (TesseraHostLease *lease)
  * then looks for another host's marker or heartbeat. Of two hosts that
  * start at once, each writes before it looks, so at least one sees the
  * other (both may, and both refuse: closed, as it must fail). */
+/* The "host" member of the heartbeat or mark @name in @hosts_fd. */
+static char *
+stated_host (int hosts_fd, const char *name)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autofree char *text = NULL;
+  struct stat st;
+  JsonNode *root;
+
+  if ((text = read_heartbeat (hosts_fd, name, &st)) == NULL || !_tessera_json_load (parser, text, strlen (text), NULL))
+    return NULL;
+  root = json_parser_get_root (parser);
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
+}
+
 char *
 _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
+                                             char             **host_name,
                                              GError           **error)
 {
   g_autofree char *name = NULL;
@@ -570,6 +588,8 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
   char *found = NULL;
   int fd;
 
+  if (host_name != NULL)
+    *host_name = NULL;
   if (*_tessera_host_id () == '\0')
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
@@ -610,7 +630,11 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
         continue;
       id = g_strndup (entry->d_name, (gsize) (dot - entry->d_name));
       if (_tessera_is_host_id (id) && strcmp (id, _tessera_host_id ()) != 0)
-        found = g_steal_pointer (&id);
+        {
+          found = g_strdup (entry->d_name);
+          if (host_name != NULL)
+            *host_name = stated_host (dirfd (dir), entry->d_name);
+        }
     }
   closedir (dir);
   if (found == NULL)
