@@ -427,31 +427,7 @@ _tessera_host_lease_unrenewed_for (TesseraHostLease *lease)
 static char *
 read_heartbeat (int hosts_fd, const char *name, struct stat *st)
 {
-  char buffer[TESSERA_HOST_LEASE_MAX_SIZE + 1];
-  gsize length = 0;
-  int fd = openat (hosts_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-  if (fd < 0)
-    return NULL;
-  if (fstat (fd, st) < 0 || !S_ISREG (st->st_mode) || st->st_size > TESSERA_HOST_LEASE_MAX_SIZE)
-    {
-      close (fd);
-      return NULL;
-    }
-  while (length < sizeof buffer)
-    {
-      gssize n = read (fd, buffer + length, sizeof buffer - length);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      length += (gsize) n;
-    }
-  close (fd);
-  if (length > TESSERA_HOST_LEASE_MAX_SIZE)
-    return NULL;
-  return g_strndup (buffer, length);
+  return _tessera_read_bounded_at (hosts_fd, name, TESSERA_HOST_LEASE_MAX_SIZE, NULL, st);
 }
 
 /* The lease time a heartbeat states, within the bounds; 0 when none. */
