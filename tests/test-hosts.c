@@ -1843,11 +1843,12 @@ test_host_id_copied_to_a_clone (Fixture *f, gconstpointer data)
 /* ---------------------------------------------------------------------- */
 /* clean --host: a retired host leaves nothing behind */
 
-/* Writes @name in the pool's hosts/ with @content. */
+/* Writes hosts/@id@suffix in the pool with @content. */
 static void
-write_in_hosts (Fixture *f, const char *name, const char *content)
+write_in_hosts (Fixture *f, const char *id, const char *suffix, const char *content)
 {
   g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *name = g_strconcat (id, suffix, NULL);
   g_autofree char *path = g_build_filename (hosts, name, NULL);
 
   g_assert_cmpint (g_mkdir_with_parents (hosts, 0777), ==, 0);
@@ -1855,11 +1856,20 @@ write_in_hosts (Fixture *f, const char *name, const char *content)
 }
 
 static gboolean
-in_hosts (Fixture *f, const char *name)
+in_hosts (Fixture *f, const char *id, const char *suffix)
 {
+  g_autofree char *name = g_strconcat (id, suffix, NULL);
   g_autofree char *path = g_build_filename (f->tmp, "r", "hosts", name, NULL);
 
   return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* A host's heartbeat as its renewer writes it. */
+static char *
+heartbeat_of (const char *id, const char *host, const char *boot_id, const char *renewal)
+{
+  return g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"%s\", \"boot_id\": \"%s\", "
+                          "\"lease\": 30, \"renewal\": \"%s\"}", id, id, host, boot_id, renewal);
 }
 
 /* `tessera clean --host NAME --yes` removes the retired host's holdings,
@@ -1870,13 +1880,14 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
 {
   const char *retired = "0123456789abcdef0123456789abcdef";
   const char *live = "fedcba9876543210fedcba9876543210";
+  const char *retired_boot = "00000000-0000-4000-8000-000000000000";
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
                                              f->tmp);
   g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "gone@id.json", NULL);
   g_autofree char *job_uri = job_uri_for (f, "gone");
   g_autofree char *holder = NULL;
-  g_autofree char *beat = NULL;
-  g_autofree char *name = NULL;
+  g_autofree char *retired_beat = heartbeat_of (retired, "retired-node", retired_boot, "a");
+  g_autofree char *live_beat = heartbeat_of (live, "live-node", "00000000-0000-4000-8000-000000000001", "b");
   g_autoptr(GSubprocess) status = NULL;
   g_autoptr(GSubprocess) clean = NULL;
   g_autoptr(GError) error = NULL;
@@ -1888,58 +1899,28 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
 
   holder = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": "
                             "{\"type\": \"local\", \"pid\": 4242, \"host\": \"retired-node\", \"host_id\": \"%s\", "
-                            "\"machine_id\": \"%s\", \"boot_id\": \"00000000-0000-4000-8000-000000000000\"}}",
-                            job_uri, retired, retired);
+                            "\"machine_id\": \"%s\", \"boot_id\": \"%s\"}}",
+                            job_uri, retired, retired, retired_boot);
   test_write_file (lock_file, holder);
-  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"retired-node\", "
-                          "\"boot_id\": \"00000000-0000-4000-8000-000000000000\", \"lease\": 30, \"renewal\": \"a\"}",
-                          retired, retired);
-  name = g_strconcat (retired, ".lease", NULL);
-  write_in_hosts (f, name, beat);
-  g_free (name);
-  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
-  write_in_hosts (f, name, "{\"host_id\": \"");
-  g_free (beat);
-  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"live-node\", "
-                          "\"boot_id\": \"00000000-0000-4000-8000-000000000001\", \"lease\": 30, \"renewal\": \"b\"}",
-                          live, live);
-  g_free (name);
-  name = g_strconcat (live, ".lease", NULL);
-  write_in_hosts (f, name, beat);
-  g_free (name);
-  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
-  write_in_hosts (f, name, "{");
+  write_in_hosts (f, retired, ".lease", retired_beat);
+  write_in_hosts (f, retired, ".lease.Ab12Cd", "{\"host_id\": \"");
+  write_in_hosts (f, live, ".lease", live_beat);
+  write_in_hosts (f, live, ".lease.Zz99Yy", "{");
   /* The marks of a lock-less mount's hosts, which name their host too. */
-  g_free (name);
-  name = g_strconcat (retired, ".host", NULL);
-  write_in_hosts (f, name, "{\"host\": \"retired-node\", \"lease\": 0}");
-  g_free (name);
-  name = g_strconcat (live, ".host", NULL);
-  write_in_hosts (f, name, "{\"host\": \"live-node\", \"lease\": 0}");
+  write_in_hosts (f, retired, ".host", "{\"host\": \"retired-node\", \"lease\": 0}");
+  write_in_hosts (f, live, ".host", "{\"host\": \"live-node\", \"lease\": 0}");
 
   clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", "--host", "retired-node", "--yes",
                       NULL);
   g_assert_no_error (error);
   g_assert_cmpint (exit_code (clean), ==, 0);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
-  g_free (name);
-  name = g_strconcat (retired, ".lease", NULL);
-  g_assert_false (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
-  g_assert_false (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (live, ".lease", NULL);
-  g_assert_true (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
-  g_assert_true (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (retired, ".host", NULL);
-  g_assert_false (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (live, ".host", NULL);
-  g_assert_true (in_hosts (f, name));
+  g_assert_false (in_hosts (f, retired, ".lease"));
+  g_assert_false (in_hosts (f, retired, ".lease.Ab12Cd"));
+  g_assert_true (in_hosts (f, live, ".lease"));
+  g_assert_true (in_hosts (f, live, ".lease.Zz99Yy"));
+  g_assert_false (in_hosts (f, retired, ".host"));
+  g_assert_true (in_hosts (f, live, ".host"));
 }
 
 /* ---------------------------------------------------------------------- */
