@@ -447,6 +447,8 @@ tessera_job_hold (TesseraJob  *self,
       g_mutex_unlock (&self->mutex);
       return TRUE;
     }
+  /* The race tests change the job's folder here. */
+  _tessera_pause_point ("job-hold");
   dir = g_path_get_dirname (self->job_uri);
   lock_path = tessera_job_dup_lock_path (self);
   if (_tessera_mkdir_with_parents (dir, error) &&

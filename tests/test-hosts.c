@@ -2284,6 +2284,88 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
   test_group_pool_free (gp);
 }
 
+/* `tessera run` checks its job folder, then writes the job's files there
+ * (its .lock, .pid and locks.json). A member of the group of a shared
+ * job-folder root (TESSERA_JOB_FOLDERS) swaps the folder for a link to
+ * one of its own in between (the run held at pause point "job-hold"):
+ * nothing of the job is written through the link, and the run refuses
+ * to start its command, whose TESSERA_LOCKS would lead there. */
+static void
+test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
+{
+  TestGroupPool *gp = test_group_pool_new ("tj", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  const Place runner = { .gp = gp, .user = gp->users->users[0] };
+  g_autofree char *root = g_build_filename (gp->tmp, "job-folders", NULL);
+  g_autofree char *pause_dir = g_build_filename (gp->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "job-hold.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "job-hold.go", NULL);
+  g_autofree char *other_state = test_user_folder (gp->tmp, gp->users->users[1]);
+  g_autofree char *decoy = g_build_filename (other_state, "decoy", NULL);
+  g_autofree char *folder = NULL;
+  g_autofree char *moved = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GPtrArray) swap = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  const char *name;
+
+  g_assert_cmpint (g_mkdir (root, 0775), ==, 0);
+  g_assert_cmpint (chown (root, 0, gp->users->gid), ==, 0);
+  g_assert_cmpint (chmod (root, 02775), ==, 0);
+  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (chmod (other_state, 0755), ==, 0);
+  /* The decoy takes whatever is written through the link. */
+  g_assert_cmpint (g_mkdir (decoy, 0777), ==, 0);
+  g_assert_cmpint (chmod (decoy, 0777), ==, 0);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_JOB_FOLDERS", root, TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_AT", "job-hold", TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", pause_dir, TRUE);
+  /* The command shows what reached the decoy (the run cleans up after). */
+  run = spawn_at_with (f, &runner, launcher, &error, "run", "--need", "r=1", "--", "sh", "-c",
+                       "ls -A \"$1\"; echo ran", "sh", decoy, NULL);
+  g_assert_no_error (error);
+  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (5 * 1000);
+    }
+  dir = g_dir_open (root, 0, &error);
+  g_assert_no_error (error);
+  name = g_dir_read_name (dir);
+  g_assert_nonnull (name);
+  folder = g_build_filename (root, name, NULL);
+  moved = g_strconcat (folder, "-moved", NULL);
+
+  /* The other user swaps it. */
+  test_argv_as_user (swap, gp->users->users[1], 60);
+  g_ptr_array_add (swap, g_strdup ("sh"));
+  g_ptr_array_add (swap, g_strdup ("-c"));
+  g_ptr_array_add (swap, g_strdup ("mv \"$1\" \"$2\" && ln -s \"$3\" \"$1\""));
+  g_ptr_array_add (swap, g_strdup ("swap"));
+  g_ptr_array_add (swap, g_strdup (folder));
+  g_ptr_array_add (swap, g_strdup (moved));
+  g_ptr_array_add (swap, g_strdup (decoy));
+  g_ptr_array_add (swap, NULL);
+  g_assert_cmpint (test_run_capture (swap, NULL, NULL), ==, 0);
+  test_write_file (go, "");
+
+  g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s%s", out, err);
+  g_assert_cmpuint (test_count_entries (decoy), ==, 0);
+  g_assert_cmpstr (out, ==, "");
+  g_assert_cmpint (exit_code (run), !=, 0);
+  g_assert_nonnull (strstr (err, "moved"));
+  test_group_pool_free (gp);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Temporary files in hosts/: a renewer killed between writing its
  * heartbeat's temporary file (HOSTID.lease.XXXXXX) and renaming it leaves
@@ -2478,6 +2560,7 @@ main (int argc, char **argv)
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
   ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
+  ADD ("/hosts/users/job-folder-swapped-for-a-link", NULL, test_users_job_folder_swapped_for_a_link);
   ADD ("/hosts/lease/killed-renewer-temporary-removed-by-its-host", NULL, test_lease_killed_renewer_temporary_removed);
   ADD ("/hosts/clean/removes-stale-temporaries-of-any-host", NULL, test_clean_removes_stale_host_temporaries);
   ADD ("/hosts/users/container-holder-judged-outside", GINT_TO_POINTER (FALSE), test_users_container_verdict);
