@@ -2032,7 +2032,7 @@ typedef struct
  * try to swap, it is made through the descriptor of the runs/UID that was
  * checked, and its path must still lead to it. */
 static char *
-dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, GError **error)
+dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, int *folder_fd, GError **error)
 {
   const char *setting = g_getenv ("TESSERA_JOB_FOLDERS");
   g_autofree char *root = NULL;
@@ -2068,6 +2068,14 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
       /* Whatever our umask, the group of a shared runs folder reads it. */
       if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
         chmod (folder, S_ISGID | 0750);
+      /* From here the job's files go through this descriptor. */
+      if ((*folder_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot open %s: %s"), folder,
+                       g_strerror (saved));
+          return NULL;
+        }
       return g_steal_pointer (&folder);
     }
   if (mkdirat (own_fd, identifier, 0750) < 0 || (job_fd = open_own_folder_at (own_fd, identifier)) < 0)
@@ -2090,7 +2098,7 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
                    _("The job folder %s was moved while it was made (a co-user of the pool?)"), folder);
       return NULL;
     }
-  close (job_fd);
+  *folder_fd = job_fd;
   return g_steal_pointer (&folder);
 }
 
@@ -2487,6 +2495,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *identifier = NULL;
   g_autofree char *task_id = NULL;
   g_autofree char *job_dir = NULL;
+  int job_dir_fd = -1;
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
   int status = 0;
@@ -2547,11 +2556,13 @@ cmd_run (int argc, char **argv)
   for (char *p = identifier; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
       *p = '-';
-  job_dir = dup_job_folder (needs, state_dir, identifier, &error);
+  job_dir = dup_job_folder (needs, state_dir, identifier, &job_dir_fd, &error);
   if (job_dir == NULL)
     return fail (EXIT_IOERR, "%s", error->message);
   job_uri = g_build_filename (job_dir, task_id, NULL);
-  job = tessera_job_new (task_id, identifier, job_uri, &error);
+  /* The job's files go through the folder just checked, never by path. */
+  job = tessera_job_new_at (task_id, identifier, job_uri, job_dir_fd, &error);
+  close (job_dir_fd);
   if (job == NULL || !tessera_job_set_process (job, self, &error))
     return fail (EXIT_USAGE, "%s", error->message);
 
@@ -2571,11 +2582,18 @@ cmd_run (int argc, char **argv)
     }
 
   locks_path = g_build_filename (job_dir, "locks.json", NULL);
-  if (!tessera_dynamic_dependency_locks_save (locks, locks_path, &error))
+  if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
     {
       release_or_say (TESSERA_LOCK (locks));
       tessera_job_unhold (job);
       return fail (EXIT_IOERR, "%s", error->message);
+    }
+  /* The command finds locks.json by path: it must lead there. */
+  if (!tessera_job_folder_is_at_path (job))
+    {
+      release_or_say (TESSERA_LOCK (locks));
+      tessera_job_unhold (job);
+      return fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"), job_dir);
     }
 
   env = g_get_environ ();
