@@ -192,21 +192,54 @@ tessera_dynamic_dependency_locks_to_json (TesseraDynamicDependencyLocks *self)
  *
  * Returns: %TRUE on success
  */
+/* {"dynamic_locks": [...]}, as locks.json holds it. */
+static char *
+locks_text (TesseraDynamicDependencyLocks *self)
+{
+  g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
+  JsonObject *object = json_object_new ();
+
+  json_object_set_member (object, "dynamic_locks", tessera_dynamic_dependency_locks_to_json (self));
+  json_node_take_object (root, object);
+  return json_to_string (root, TRUE);
+}
+
 gboolean
 tessera_dynamic_dependency_locks_save (TesseraDynamicDependencyLocks  *self,
                                        const char                     *path,
                                        GError                        **error)
 {
-  g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
   g_autofree char *text = NULL;
-  JsonObject *object;
 
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), FALSE);
-  object = json_object_new ();
-  json_object_set_member (object, "dynamic_locks", tessera_dynamic_dependency_locks_to_json (self));
-  json_node_take_object (root, object);
-  text = json_to_string (root, TRUE);
+  text = locks_text (self);
   return _tessera_write_file_atomic (path, text, -1, FALSE, error);
+}
+
+/**
+ * tessera_dynamic_dependency_locks_save_for_job:
+ * @self: a set of locks
+ * @job: the job they are held for
+ * @error: return location for a #GError
+ *
+ * Writes `locks.json` in @job's folder as
+ * [method@Tessera.DynamicDependencyLocks.save] does, through the folder's
+ * descriptor when @job was made with [ctor@Tessera.Job.new_at]
+ * ([method@Tessera.Job.write_file]).
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+tessera_dynamic_dependency_locks_save_for_job (TesseraDynamicDependencyLocks  *self,
+                                               TesseraJob                     *job,
+                                               GError                        **error)
+{
+  g_autofree char *text = NULL;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), FALSE);
+  g_return_val_if_fail (TESSERA_IS_JOB (job), FALSE);
+  text = locks_text (self);
+  return tessera_job_write_file (job, "locks.json", text, error);
 }
 
 /* ---------------------------------------------------------------------- */

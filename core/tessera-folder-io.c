@@ -81,6 +81,9 @@ _tessera_write_file_atomic_at (int          dir_fd,
       goto fail;
     }
   fd = -1;
+  /* The race tests hold a writer between its temporary file and the
+   * rename: a host's heartbeat renewal, or any other write. */
+  _tessera_pause_point (g_str_has_suffix (name, ".lease") ? "heartbeat-renaming" : "atomic-write-renaming");
   if (renameat (dir_fd, tmp, dir_fd, name) < 0)
     goto fail;
   if (durable)
@@ -271,4 +274,67 @@ _tessera_read_file_nofollow (const char  *path,
                              GError     **error)
 {
   return _tessera_read_file_at (AT_FDCWD, path, path, data, length, st, error);
+}
+
+char *
+_tessera_read_bounded_at (int          dir_fd,
+                          const char  *name,
+                          gsize        max,
+                          gsize       *length,
+                          struct stat *st)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat local_st;
+  gsize got = 0;
+  char *buffer;
+  int saved;
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &local_st) < 0)
+    {
+      saved = errno;
+      close (fd);
+      errno = saved;
+      return NULL;
+    }
+  if (st != NULL)
+    *st = local_st;
+  if (!S_ISREG (local_st.st_mode) || (guint64) local_st.st_size > max)
+    {
+      close (fd);
+      errno = S_ISREG (local_st.st_mode) ? EFBIG : EINVAL;
+      return NULL;
+    }
+  /* One byte more than allowed: a file that grew past @max shows it. */
+  buffer = g_malloc (max + 2);
+  while (got < max + 1)
+    {
+      gssize n = read (fd, buffer + got, max + 1 - got);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          saved = errno;
+          close (fd);
+          g_free (buffer);
+          errno = saved;
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      got += (gsize) n;
+    }
+  close (fd);
+  if (got > max)
+    {
+      g_free (buffer);
+      errno = EFBIG;
+      return NULL;
+    }
+  buffer[got] = '\0';
+  if (length != NULL)
+    *length = got;
+  return buffer;
 }

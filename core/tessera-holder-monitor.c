@@ -416,26 +416,45 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
                                      GError               **error)
 {
   g_autofree char *other = NULL;
+  g_autofree char *other_name = NULL;
 
   if (locks_cross_hosts (monitor))
     return TRUE;
   /* Another host's marker or heartbeat: it uses, or used, the pool. */
-  other = _tessera_host_lease_mark_and_dup_other_host (monitor->lease, error);
+  other = _tessera_host_lease_mark_and_dup_other_host (monitor->lease, &other_name, error);
   if (other == NULL)
     return FALSE;
   if (*other == '\0')
     g_clear_pointer (&other, g_free);
-  for (guint i = 0; other != NULL || i < lock_files->len; i++)
+  if (other != NULL)
     {
-      TesseraProcess *process = other == NULL ? tessera_dynamic_lock_file_get_process (g_ptr_array_index (lock_files, i))
-                                : NULL;
+      /* Whatever the file states, on one line. */
+      g_autofree char *shown = other_name != NULL ? g_strescape (other_name, NULL) : NULL;
+
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   g_str_has_suffix (other, ".host")
+                   ? _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and another host "
+                       "(%s) has used it, as its mark hosts/%s says, so nothing can keep the hosts from handing out "
+                       "the same share; mount it so that locks cross hosts (NFS without “nolock” and with "
+                       "“local_lock=none”, Lustre with “flock”) or keep a pool shared by hosts in the etcd store")
+                   : _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and another host "
+                       "(%s) has used it, as its heartbeat hosts/%s says, so nothing can keep the hosts from handing "
+                       "out the same share; mount it so that locks cross hosts (NFS without “nolock” and with "
+                       "“local_lock=none”, Lustre with “flock”) or keep a pool shared by hosts in the etcd store"),
+                   _tessera_lock_folder_get_path (monitor->folder), monitor->lockless_why,
+                   shown != NULL ? shown : _("a host it does not name"), other);
+      return FALSE;
+    }
+  for (guint i = 0; i < lock_files->len; i++)
+    {
+      TesseraProcess *process = tessera_dynamic_lock_file_get_process (g_ptr_array_index (lock_files, i));
       const char *host;
 
       /* A spec that names no host (experimaestro's) may come from any. */
-      if (other == NULL && (process == NULL ||
-                            (_tessera_process_written_by_tessera (process) && !_tessera_process_on_other_host (process))))
+      if (process == NULL ||
+          (_tessera_process_written_by_tessera (process) && !_tessera_process_on_other_host (process)))
         continue;
-      host = other != NULL ? other : tessera_process_get_host (process);
+      host = tessera_process_get_host (process);
       if (host == NULL)
         host = _("a host it does not name");
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,

@@ -71,9 +71,12 @@ char       *_tessera_host_lease_dup_other_host (TesseraHostLease *lease);
 
 /* Where locks do not cross hosts: leaves this host's marker in hosts/
  * (HOSTID.host, once), then looks for another host's marker or
- * heartbeat. (transfer full) (nullable): that host's id, "" when there is
- * none, NULL with @error set when this host cannot mark or look. */
+ * heartbeat. (transfer full) (nullable): the name of that file in hosts/
+ * (HOSTID.host or HOSTID.lease), "" when there is none, NULL with @error
+ * set when this host cannot mark or look. @host_name (out) (optional):
+ * the host name that file states, NULL when it states none. */
 char       *_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
+                                                         char             **host_name,
                                                          GError           **error);
 
 G_END_DECLS

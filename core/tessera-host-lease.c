@@ -42,6 +42,7 @@ struct _TesseraHostLease
    * the start of the holding; 0 when nothing is held on a lease. */
   _Atomic gint64 unrenewed_since_us;
   gboolean told;            /* a failed renewal was reported */
+  gint64 last_sweep_us;     /* monotonic: when hosts/ was last swept; 0: never */
   GHashTable *seen;         /* host id → Seen */
 };
 
@@ -204,7 +205,75 @@ heartbeat_text (double time)
   return json_to_string (root, FALSE);
 }
 
-/* Writes this host's heartbeat anew. Lock held. */
+/* Whether @name is the temporary file of a heartbeat or of a lock-less
+ * mount's mark (HOSTID.lease.XXXXXX, HOSTID.host.XXXXXX, as
+ * _tessera_write_file_atomic_at() names them). */
+static gboolean
+is_host_temporary (const char *name)
+{
+  const char *dot = strchr (name, '.');
+  const char *rest;
+  g_autofree char *id = NULL;
+
+  if (dot == NULL)
+    return FALSE;
+  rest = g_str_has_prefix (dot, LEASE_SUFFIX ".") ? dot + strlen (LEASE_SUFFIX)
+         : g_str_has_prefix (dot, ".host.") ? dot + strlen (".host") : NULL;
+  if (rest == NULL || strlen (rest) != 7)
+    return FALSE;
+  for (const char *p = rest + 1; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p))
+      return FALSE;
+  id = g_strndup (name, (gsize) (dot - name));
+  return _tessera_is_host_id (id);
+}
+
+/* A renewer killed between writing its temporary file and renaming it
+ * leaves the file: once per lease, a renewer removes from @hosts_fd the
+ * temporary files of any host that this host has seen unchanged for the
+ * lease (first-seen times on our monotonic clock, shared by the host's
+ * processes). A writer still busy with one after a whole lease has lost
+ * its lease anyway: its rename then fails, as its renewal had. Lock held. */
+static void
+sweep_temporaries_locked (TesseraHostLease *lease, int hosts_fd)
+{
+  gint64 now = g_get_monotonic_time ();
+  gint64 bound = (gint64) (lease->time * G_USEC_PER_SEC);
+  struct dirent *entry;
+  DIR *dir;
+  int fd;
+
+  if (lease->time <= 0 || (lease->last_sweep_us != 0 && now - lease->last_sweep_us < bound))
+    return;
+  lease->last_sweep_us = now;
+  fd = dup (hosts_fd);
+  dir = fd >= 0 ? fdopendir (fd) : NULL;
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      g_autofree char *key = NULL;
+      struct stat st;
+
+      if (!is_host_temporary (entry->d_name) ||
+          fstatat (hosts_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+        continue;
+      key = g_strdup_printf ("host temporary\n%s/%s\n%" G_GUINT64_FORMAT "\n%" G_GINT64_FORMAT "\n%"
+                             G_GINT64_FORMAT ".%09ld", lease->hosts_path, entry->d_name, (guint64) st.st_ino,
+                             (gint64) st.st_size, (gint64) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+      if (now - _tessera_first_seen (key) < bound)
+        continue;
+      if (unlinkat (hosts_fd, entry->d_name, 0) == 0 || errno == ENOENT)
+        _tessera_forget_seen (key);
+    }
+  closedir (dir);
+}
+
+/* Writes this host's heartbeat anew, then sweeps hosts/. Lock held. */
 static gboolean
 renew_locked (TesseraHostLease *lease, GError **error)
 {
@@ -230,6 +299,7 @@ renew_locked (TesseraHostLease *lease, GError **error)
     }
   text = heartbeat_text (lease->time);
   ok = _tessera_write_file_atomic_at (fd, name, path, text, -1, FALSE, error);
+  sweep_temporaries_locked (lease, fd);
   close (fd);
   return ok;
 }
@@ -357,31 +427,7 @@ _tessera_host_lease_unrenewed_for (TesseraHostLease *lease)
 static char *
 read_heartbeat (int hosts_fd, const char *name, struct stat *st)
 {
-  char buffer[TESSERA_HOST_LEASE_MAX_SIZE + 1];
-  gsize length = 0;
-  int fd = openat (hosts_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-  if (fd < 0)
-    return NULL;
-  if (fstat (fd, st) < 0 || !S_ISREG (st->st_mode) || st->st_size > TESSERA_HOST_LEASE_MAX_SIZE)
-    {
-      close (fd);
-      return NULL;
-    }
-  while (length < sizeof buffer)
-    {
-      gssize n = read (fd, buffer + length, sizeof buffer - length);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      length += (gsize) n;
-    }
-  close (fd);
-  if (length > TESSERA_HOST_LEASE_MAX_SIZE)
-    return NULL;
-  return g_strndup (buffer, length);
+  return _tessera_read_bounded_at (hosts_fd, name, TESSERA_HOST_LEASE_MAX_SIZE, NULL, st);
 }
 
 /* The lease time a heartbeat states, within the bounds; 0 when none. */
@@ -488,8 +534,26 @@ _tessera_host_lease_dup_other_host (TesseraHostLease *lease)
  * then looks for another host's marker or heartbeat. Of two hosts that
  * start at once, each writes before it looks, so at least one sees the
  * other (both may, and both refuse: closed, as it must fail). */
+/* The "host" member of the heartbeat or mark @name in @hosts_fd. */
+static char *
+stated_host (int hosts_fd, const char *name)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autofree char *text = NULL;
+  struct stat st;
+  JsonNode *root;
+
+  if ((text = read_heartbeat (hosts_fd, name, &st)) == NULL || !_tessera_json_load (parser, text, strlen (text), NULL))
+    return NULL;
+  root = json_parser_get_root (parser);
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
+}
+
 char *
 _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
+                                             char             **host_name,
                                              GError           **error)
 {
   g_autofree char *name = NULL;
@@ -500,6 +564,8 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
   char *found = NULL;
   int fd;
 
+  if (host_name != NULL)
+    *host_name = NULL;
   if (*_tessera_host_id () == '\0')
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
@@ -540,7 +606,11 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
         continue;
       id = g_strndup (entry->d_name, (gsize) (dot - entry->d_name));
       if (_tessera_is_host_id (id) && strcmp (id, _tessera_host_id ()) != 0)
-        found = g_steal_pointer (&id);
+        {
+          found = g_strdup (entry->d_name);
+          if (host_name != NULL)
+            *host_name = stated_host (dirfd (dir), entry->d_name);
+        }
     }
   closedir (dir);
   if (found == NULL)

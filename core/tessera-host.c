@@ -57,12 +57,9 @@ _tessera_is_host_id (const char *text)
 static char *
 read_small_file (const char *path)
 {
-  g_autofree char *data = NULL;
-  gsize length = 0;
+  char *data = _tessera_read_bounded_at (AT_FDCWD, path, 256, NULL, NULL);
 
-  if (!_tessera_read_file_nofollow (path, &data, &length, NULL, NULL) || length > 256)
-    return g_strdup ("");
-  return g_strstrip (g_strndup (data, length));
+  return data != NULL ? g_strstrip (data) : g_strdup ("");
 }
 
 typedef enum
@@ -86,37 +83,21 @@ host_id_binding (dev_t device, ino_t inode)
 static HostIdState
 load_host_id (int dir_fd, const char *name, char **id, struct stat *st_out)
 {
-  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st = { 0 };
+  g_autofree char *text = _tessera_read_bounded_at (dir_fd, name, HOST_ID_FILE_MAX, NULL, &st);
   g_autofree char *binding = NULL;
-  char text[HOST_ID_FILE_MAX + 1];
   const char *newline;
-  struct stat st;
-  gsize length = 0;
+  int saved = errno;
 
-  if (fd < 0)
-    return errno == ENOENT ? HOST_ID_MISSING : HOST_ID_FOREIGN;
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_nlink != 1 ||
-      (st.st_uid != 0 && st.st_uid != geteuid ()) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    {
-      if (st_out != NULL)
-        fstat (fd, st_out);
-      close (fd);
-      return HOST_ID_FOREIGN;
-    }
+  if (st.st_mode == 0)   /* not opened */
+    return saved == ENOENT ? HOST_ID_MISSING : HOST_ID_FOREIGN;
   if (st_out != NULL)
     *st_out = st;
-  while (length < sizeof text - 1)
-    {
-      gssize n = read (fd, text + length, sizeof text - 1 - length);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      length += (gsize) n;
-    }
-  close (fd);
-  text[length] = '\0';
+  if (!S_ISREG (st.st_mode) || st.st_nlink != 1 ||
+      (st.st_uid != 0 && st.st_uid != geteuid ()) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return HOST_ID_FOREIGN;
+  if (text == NULL)
+    return HOST_ID_STALE;   /* too large, or unreadable */
   binding = host_id_binding (st.st_dev, st.st_ino);
   newline = strchr (text, '\n');
   if (newline == NULL || newline - text != HOST_ID_LENGTH || strcmp (newline + 1, binding) != 0)

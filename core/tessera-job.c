@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /**
@@ -34,6 +35,7 @@ struct _TesseraJob
   GMutex mutex;     /* lock_fd and wrote_pid: acquires of one job may run in parallel */
   int lock_fd;
   gboolean wrote_pid;
+  int folder_fd;    /* the job's folder, checked by the caller; -1: reached by path */
 };
 
 enum {
@@ -55,6 +57,8 @@ tessera_job_finalize (GObject *object)
   TesseraJob *self = TESSERA_JOB (object);
 
   tessera_job_unhold (self);
+  if (self->folder_fd >= 0)
+    close (self->folder_fd);
   g_mutex_clear (&self->mutex);
   g_free (self->task_id);
   g_free (self->identifier);
@@ -141,6 +145,7 @@ tessera_job_init (TesseraJob *self)
 {
   g_mutex_init (&self->mutex);
   self->lock_fd = -1;
+  self->folder_fd = -1;
 }
 
 /* Checks that @name (a task id or job identifier from a caller or a file)
@@ -233,6 +238,115 @@ tessera_job_new (const char  *task_id,
                        "identifier", identifier,
                        "job-uri", job_uri,
                        NULL);
+}
+
+/**
+ * tessera_job_new_at:
+ * @task_id: the task id
+ * @identifier: the job identifier
+ * @job_uri: the absolute path `<job dir>/<name>` of the job
+ * @folder_fd: an open descriptor of `<job dir>`, the folder the caller
+ *   made or checked; the job keeps a copy of it
+ * @error: return location for a #GError
+ *
+ * Creates a job as [ctor@Tessera.Job.new] does, whose own files
+ * (`<job_uri>.lock`, `<job_uri>.pid`, and what
+ * [method@Tessera.Job.write_file] writes) are made, written and removed
+ * through @folder_fd, never by path, and never through a link: a folder
+ * someone swaps for a link (or renames) after the caller checked it
+ * receives none of them. [method@Tessera.Job.folder_is_at_path] tells
+ * whether the path still leads there.
+ *
+ * Returns: (transfer full): a new job, or %NULL with @error set
+ */
+TesseraJob *
+tessera_job_new_at (const char  *task_id,
+                    const char  *identifier,
+                    const char  *job_uri,
+                    int          folder_fd,
+                    GError     **error)
+{
+  TesseraJob *self;
+  struct stat st;
+  int fd;
+
+  if (folder_fd < 0 || fstat (folder_fd, &st) < 0 || !S_ISDIR (st.st_mode))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY, _("The job folder of %s is not an open folder"),
+                   job_uri != NULL ? job_uri : "?");
+      return NULL;
+    }
+  if ((fd = fcntl (folder_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), job_uri != NULL ? job_uri : "?");
+      return NULL;
+    }
+  self = tessera_job_new (task_id, identifier, job_uri, error);
+  if (self == NULL)
+    {
+      close (fd);
+      return NULL;
+    }
+  self->folder_fd = fd;
+  return self;
+}
+
+/**
+ * tessera_job_folder_is_at_path:
+ * @self: a job
+ *
+ * Tells whether the job's folder path (the folder of its job URI) still
+ * leads, without a link, to the folder given to [ctor@Tessera.Job.new_at].
+ * A command given that path (for instance the `TESSERA_LOCKS` of `tessera
+ * run`) must not start when it does not.
+ *
+ * Returns: whether it does; %TRUE for a job made by path
+ */
+gboolean
+tessera_job_folder_is_at_path (TesseraJob *self)
+{
+  g_autofree char *dir = NULL;
+  struct stat st, path_st;
+
+  g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
+  if (self->folder_fd < 0)
+    return TRUE;
+  dir = g_path_get_dirname (self->job_uri);
+  return fstat (self->folder_fd, &st) == 0 && lstat (dir, &path_st) == 0 && S_ISDIR (path_st.st_mode) &&
+         st.st_dev == path_st.st_dev && st.st_ino == path_st.st_ino;
+}
+
+/**
+ * tessera_job_write_file:
+ * @self: a job
+ * @name: a file name in the job's folder (no `/`)
+ * @contents: what to write
+ * @error: return location for a #GError
+ *
+ * Writes `<job dir>/@name` atomically (a temporary file beside it, made
+ * with `O_CREAT | O_EXCL | O_NOFOLLOW`, then renamed): through the
+ * folder's descriptor for a job made with [ctor@Tessera.Job.new_at], by
+ * path else. `tessera run` writes `locks.json` so.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+tessera_job_write_file (TesseraJob  *self,
+                        const char  *name,
+                        const char  *contents,
+                        GError     **error)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = NULL;
+
+  g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
+  g_return_val_if_fail (name != NULL && *name != '\0' && strchr (name, '/') == NULL, FALSE);
+  g_return_val_if_fail (contents != NULL, FALSE);
+  dir = g_path_get_dirname (self->job_uri);
+  path = g_build_filename (dir, name, NULL);
+  if (self->folder_fd < 0)
+    return _tessera_write_file_atomic (path, contents, -1, FALSE, error);
+  return _tessera_write_file_atomic_at (self->folder_fd, name, path, contents, -1, FALSE, error);
 }
 
 /**
@@ -360,10 +474,12 @@ static gboolean
 write_pid_file (TesseraJob *self, GError **error)
 {
   g_autofree char *path = tessera_job_dup_pid_path (self);
+  g_autofree char *name = g_path_get_basename (path);
   g_autoptr(JsonNode) node = tessera_process_to_json (self->process);
   g_autofree char *text = json_to_string (node, FALSE);
 
-  if (!_tessera_write_file_atomic (path, text, -1, FALSE, error))
+  if (self->folder_fd >= 0 ? !_tessera_write_file_atomic_at (self->folder_fd, name, path, text, -1, FALSE, error)
+                           : !_tessera_write_file_atomic (path, text, -1, FALSE, error))
     return FALSE;
   self->wrote_pid = TRUE;
   return TRUE;
@@ -409,7 +525,10 @@ unhold_locked (TesseraJob *self)
   if (self->wrote_pid)
     {
       g_autofree char *pid_path = tessera_job_dup_pid_path (self);
-      if (g_unlink (pid_path) < 0 && errno != ENOENT)
+      g_autofree char *pid_name = g_path_get_basename (pid_path);
+
+      if ((self->folder_fd >= 0 ? unlinkat (self->folder_fd, pid_name, 0) : g_unlink (pid_path)) < 0 &&
+          errno != ENOENT)
         g_warning (_("Cannot remove %s: %s"), pid_path, g_strerror (errno));
       self->wrote_pid = FALSE;
     }
@@ -447,10 +566,19 @@ tessera_job_hold (TesseraJob  *self,
       g_mutex_unlock (&self->mutex);
       return TRUE;
     }
+  /* The race tests change the job's folder here. */
+  _tessera_pause_point ("job-hold");
   dir = g_path_get_dirname (self->job_uri);
   lock_path = tessera_job_dup_lock_path (self);
-  if (_tessera_mkdir_with_parents (dir, error) &&
-      (self->lock_fd = _tessera_job_lock_take (lock_path, error)) >= 0)
+  if (self->folder_fd >= 0)
+    {
+      g_autofree char *lock_name = g_path_get_basename (lock_path);
+
+      self->lock_fd = _tessera_job_lock_take_at (self->folder_fd, lock_name, lock_path, error);
+    }
+  else if (_tessera_mkdir_with_parents (dir, error))
+    self->lock_fd = _tessera_job_lock_take (lock_path, error);
+  if (self->lock_fd >= 0)
     {
       ok = self->process == NULL || write_pid_file (self, error);
       if (!ok)

@@ -138,6 +138,17 @@ gboolean _tessera_read_file_nofollow  (const char  *path,
                                        gsize       *length,
                                        struct stat *st,
                                        GError     **error);
+/* Reads @name in @dir_fd (a path from AT_FDCWD): never through a link,
+ * opened O_NONBLOCK, a regular file of at most @max bytes. Returns its
+ * bytes, NUL-terminated (their number in @length), or NULL with errno set
+ * (the open's; EINVAL: no regular file; EFBIG: more than @max). @st
+ * (optional): what the opened file is, whenever it could be opened
+ * (untouched else). */
+char    *_tessera_read_bounded_at     (int          dir_fd,
+                                       const char  *name,
+                                       gsize        max,
+                                       gsize       *length,
+                                       struct stat *st);
 gboolean _tessera_fs_is_local         (const char  *path);
 
 /* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it */

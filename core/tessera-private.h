@@ -44,6 +44,11 @@ typedef enum {
 
 int      _tessera_job_lock_take       (const char  *path,
                                        GError     **error);
+/* The same for @name in the folder @dir_fd (@path for messages). */
+int      _tessera_job_lock_take_at    (int          dir_fd,
+                                       const char  *name,
+                                       const char  *path,
+                                       GError     **error);
 TesseraJobLockState _tessera_job_lock_probe (const char *path);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 char    *_tessera_job_dup_checked_lock_file_name (TesseraJob *self,

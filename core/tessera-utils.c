@@ -255,10 +255,19 @@ int
 _tessera_job_lock_take (const char  *path,
                         GError     **error)
 {
+  return _tessera_job_lock_take_at (AT_FDCWD, path, path, error);
+}
+
+int
+_tessera_job_lock_take_at (int          dir_fd,
+                           const char  *name,
+                           const char  *path,
+                           GError     **error)
+{
   int saved;
 
   /* Never blocks on a FIFO planted there; only a regular file is a lock. */
-  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+  int fd = openat (dir_fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
   struct stat st;
 
   if (fd < 0)

@@ -743,40 +743,127 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
  * kernel share locks, as NFSv4 or Lustre `flock` hosts do through the
  * file server. */
 
+/* Where a `tessera` of a test runs, and as whom. */
+typedef struct
+{
+  const char *host;      /* a simulated host's name; NULL: this host */
+  gboolean container;    /* (this host) in a pid namespace of its own, its /proc mounted */
+  TestGroupPool *gp;     /* with @user: the pool's users and configuration */
+  const char *user;      /* one of @gp's users; NULL: as the test (root) */
+  const char *poll_max;  /* TESSERA_POLL_INTERVAL_MAX; NULL: the default */
+} Place;
+
+/* Appends to @argv the command `tessera` run at @at, with `--config
+ * @config` unless @config is NULL (then TESSERA_CONFIG says). A simulated
+ * host is made in tmp/HOST: its machine id, boot id and /var/tmp
+ * (everyone's, as a real one is) bind-mounted; a user's run has its state
+ * (and home) in a folder of its own beside the pool, umask 022, and is
+ * killed after two minutes. */
+static void
+append_place (Fixture *f, const Place *at, const char *config, GPtrArray *argv)
+{
+  if (at->host != NULL)
+    {
+      g_autofree char *root = g_build_filename (f->tmp, at->host, NULL);
+      g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
+      g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
+      g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
+      g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, at->host, -1);
+      g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
+      g_autofree char *line = g_strconcat (digest, "\n", NULL);
+      const char *unshare[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
+                                "sh", "-c" };
+
+      g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
+      g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
+      test_write_file (machine_id, line);
+      test_write_file (boot_id, boot);
+      for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
+        g_ptr_array_add (argv, g_strdup (unshare[i]));
+      g_ptr_array_add (argv, g_strdup_printf ("set -e; hostname '%s'; mount -t proc proc /proc; "
+                                              "mount --bind '%s' /etc/machine-id; "
+                                              "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
+                                              "mount --bind '%s' /var/tmp; exec \"$@\"",
+                                              g_get_host_name (), machine_id, boot_id, var_tmp));
+      g_ptr_array_add (argv, g_strdup ("sh"));
+    }
+  else if (at->container)
+    {
+      const char *unshare[] = { "unshare", "--pid", "--fork", "--mount-proc" };
+
+      for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
+        g_ptr_array_add (argv, g_strdup (unshare[i]));
+    }
+  if (at->user != NULL)
+    test_argv_as_user (argv, at->user, 120);
+  g_ptr_array_add (argv, g_strdup ("env"));
+  if (at->poll_max != NULL)
+    g_ptr_array_add (argv, g_strdup_printf ("TESSERA_POLL_INTERVAL_MAX=%s", at->poll_max));
+  if (at->user != NULL)
+    {
+      g_autofree char *state = test_user_folder (at->gp->tmp, at->user);
+
+      g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s", state));
+      g_ptr_array_add (argv, g_strdup_printf ("HOME=%s", state));
+      g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
+    }
+  g_ptr_array_add (argv, g_strdup (g_getenv ("TESSERA_TOOL")));
+  if (config != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("--config"));
+      g_ptr_array_add (argv, g_strdup (config));
+    }
+}
+
+/* Runs `tessera ARGS…` at @at through @launcher. */
+static GSubprocess *
+spawn_place_va (Fixture *f, const Place *at, GSubprocessLauncher *launcher, const char *config, GError **error,
+                va_list ap)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+
+  append_place (f, at, config, argv);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  g_ptr_array_add (argv, NULL);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* Runs `tessera --config CONFIG ARGS…` at @at through @launcher: CONFIG
+ * is the group pool's for a user, the fixture's else. */
+static GSubprocess *
+spawn_at_with (Fixture *f, const Place *at, GSubprocessLauncher *launcher, GError **error, ...)
+{
+  GSubprocess *process;
+  va_list ap;
+
+  va_start (ap, error);
+  process = spawn_place_va (f, at, launcher, at->gp != NULL ? at->gp->config : f->config, error, ap);
+  va_end (ap);
+  return process;
+}
+
+/* The same with a launcher of @flags. */
+static GSubprocess *
+spawn_at (Fixture *f, const Place *at, GSubprocessFlags flags, GError **error, ...)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
+  GSubprocess *process;
+  va_list ap;
+
+  va_start (ap, error);
+  process = spawn_place_va (f, at, launcher, at->gp != NULL ? at->gp->config : f->config, error, ap);
+  va_end (ap);
+  return process;
+}
+
 static GSubprocess *
 spawn_on_other_host_full (Fixture *f, GSubprocessLauncher *launcher, const char *host,
                           GError **error, va_list ap)
 {
-  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
-  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
-  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
-  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
-  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
-  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s", digest, digest + 8);
-  g_autofree char *line = g_strconcat (digest, "\n", NULL);
-  g_autofree char *boot_line = g_strconcat (boot, "\n", NULL);
-  GString *script = g_string_new (NULL);
-  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
-                         "sh", "-c", NULL, NULL };
+  const Place at = { .host = host };
 
-  g_mkdir_with_parents (var_tmp, 0777);
-  test_write_file (machine_id, line);
-  test_write_file (boot_id, boot_line);
-  g_string_append_printf (script,
-                          "set -e; hostname '%s'; mount -t proc proc /proc; "
-                          "mount --bind '%s' /etc/machine-id; "
-                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
-                          "mount --bind '%s' /var/tmp; "
-                          "exec '%s'",
-                          g_get_host_name (), machine_id, boot_id, var_tmp, g_getenv ("TESSERA_TOOL"));
-  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
-    g_string_append_printf (script, " '%s'", arg);
-  argv[9] = script->str;
-  {
-    GSubprocess *process = g_subprocess_launcher_spawnv (launcher, argv, error);
-    g_string_free (script, TRUE);
-    return process;
-  }
+  return spawn_place_va (f, &at, launcher, NULL, error, ap);
 }
 
 static GSubprocess *
@@ -1756,11 +1843,12 @@ test_host_id_copied_to_a_clone (Fixture *f, gconstpointer data)
 /* ---------------------------------------------------------------------- */
 /* clean --host: a retired host leaves nothing behind */
 
-/* Writes @name in the pool's hosts/ with @content. */
+/* Writes hosts/@id@suffix in the pool with @content. */
 static void
-write_in_hosts (Fixture *f, const char *name, const char *content)
+write_in_hosts (Fixture *f, const char *id, const char *suffix, const char *content)
 {
   g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autofree char *name = g_strconcat (id, suffix, NULL);
   g_autofree char *path = g_build_filename (hosts, name, NULL);
 
   g_assert_cmpint (g_mkdir_with_parents (hosts, 0777), ==, 0);
@@ -1768,11 +1856,20 @@ write_in_hosts (Fixture *f, const char *name, const char *content)
 }
 
 static gboolean
-in_hosts (Fixture *f, const char *name)
+in_hosts (Fixture *f, const char *id, const char *suffix)
 {
+  g_autofree char *name = g_strconcat (id, suffix, NULL);
   g_autofree char *path = g_build_filename (f->tmp, "r", "hosts", name, NULL);
 
   return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+/* A host's heartbeat as its renewer writes it. */
+static char *
+heartbeat_of (const char *id, const char *host, const char *boot_id, const char *renewal)
+{
+  return g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"%s\", \"boot_id\": \"%s\", "
+                          "\"lease\": 30, \"renewal\": \"%s\"}", id, id, host, boot_id, renewal);
 }
 
 /* `tessera clean --host NAME --yes` removes the retired host's holdings,
@@ -1783,13 +1880,14 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
 {
   const char *retired = "0123456789abcdef0123456789abcdef";
   const char *live = "fedcba9876543210fedcba9876543210";
+  const char *retired_boot = "00000000-0000-4000-8000-000000000000";
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
                                              f->tmp);
   g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "gone@id.json", NULL);
   g_autofree char *job_uri = job_uri_for (f, "gone");
   g_autofree char *holder = NULL;
-  g_autofree char *beat = NULL;
-  g_autofree char *name = NULL;
+  g_autofree char *retired_beat = heartbeat_of (retired, "retired-node", retired_boot, "a");
+  g_autofree char *live_beat = heartbeat_of (live, "live-node", "00000000-0000-4000-8000-000000000001", "b");
   g_autoptr(GSubprocess) status = NULL;
   g_autoptr(GSubprocess) clean = NULL;
   g_autoptr(GError) error = NULL;
@@ -1801,58 +1899,28 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
 
   holder = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": "
                             "{\"type\": \"local\", \"pid\": 4242, \"host\": \"retired-node\", \"host_id\": \"%s\", "
-                            "\"machine_id\": \"%s\", \"boot_id\": \"00000000-0000-4000-8000-000000000000\"}}",
-                            job_uri, retired, retired);
+                            "\"machine_id\": \"%s\", \"boot_id\": \"%s\"}}",
+                            job_uri, retired, retired, retired_boot);
   test_write_file (lock_file, holder);
-  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"retired-node\", "
-                          "\"boot_id\": \"00000000-0000-4000-8000-000000000000\", \"lease\": 30, \"renewal\": \"a\"}",
-                          retired, retired);
-  name = g_strconcat (retired, ".lease", NULL);
-  write_in_hosts (f, name, beat);
-  g_free (name);
-  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
-  write_in_hosts (f, name, "{\"host_id\": \"");
-  g_free (beat);
-  beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"live-node\", "
-                          "\"boot_id\": \"00000000-0000-4000-8000-000000000001\", \"lease\": 30, \"renewal\": \"b\"}",
-                          live, live);
-  g_free (name);
-  name = g_strconcat (live, ".lease", NULL);
-  write_in_hosts (f, name, beat);
-  g_free (name);
-  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
-  write_in_hosts (f, name, "{");
+  write_in_hosts (f, retired, ".lease", retired_beat);
+  write_in_hosts (f, retired, ".lease.Ab12Cd", "{\"host_id\": \"");
+  write_in_hosts (f, live, ".lease", live_beat);
+  write_in_hosts (f, live, ".lease.Zz99Yy", "{");
   /* The marks of a lock-less mount's hosts, which name their host too. */
-  g_free (name);
-  name = g_strconcat (retired, ".host", NULL);
-  write_in_hosts (f, name, "{\"host\": \"retired-node\", \"lease\": 0}");
-  g_free (name);
-  name = g_strconcat (live, ".host", NULL);
-  write_in_hosts (f, name, "{\"host\": \"live-node\", \"lease\": 0}");
+  write_in_hosts (f, retired, ".host", "{\"host\": \"retired-node\", \"lease\": 0}");
+  write_in_hosts (f, live, ".host", "{\"host\": \"live-node\", \"lease\": 0}");
 
   clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", "--host", "retired-node", "--yes",
                       NULL);
   g_assert_no_error (error);
   g_assert_cmpint (exit_code (clean), ==, 0);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
-  g_free (name);
-  name = g_strconcat (retired, ".lease", NULL);
-  g_assert_false (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (retired, ".lease.Ab12Cd", NULL);
-  g_assert_false (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (live, ".lease", NULL);
-  g_assert_true (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (live, ".lease.Zz99Yy", NULL);
-  g_assert_true (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (retired, ".host", NULL);
-  g_assert_false (in_hosts (f, name));
-  g_free (name);
-  name = g_strconcat (live, ".host", NULL);
-  g_assert_true (in_hosts (f, name));
+  g_assert_false (in_hosts (f, retired, ".lease"));
+  g_assert_false (in_hosts (f, retired, ".lease.Ab12Cd"));
+  g_assert_true (in_hosts (f, live, ".lease"));
+  g_assert_true (in_hosts (f, live, ".lease.Zz99Yy"));
+  g_assert_false (in_hosts (f, retired, ".host"));
+  g_assert_true (in_hosts (f, live, ".host"));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1889,6 +1957,10 @@ test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer d
   g_test_message ("tessera run said: %s", err);
   g_assert_cmpint (exit_code (run), ==, 1);
   g_assert_nonnull (strstr (err, "etcd"));
+  /* What refused it: the other host's mark, named, not a holder. */
+  g_assert_nonnull (strstr (err, "mark"));
+  g_assert_nonnull (strstr (err, ".host"));
+  g_assert_null (strstr (err, "holder"));
   g_clear_object (&run);
 
   /* And the other host, which granted first, now refuses too. */
@@ -1935,69 +2007,113 @@ test_lockless_mount_unknown_host_refused (Fixture *f, gconstpointer data)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Verdicts between two users of a group: the holder on another host as
- * one user, the judge here as another, as on a cluster */
+/* Verdicts between two users of a group: the holder as one user on
+ * another host or in a container, the judge here as another, as on a
+ * cluster */
 
-/* Runs `tessera --config CONFIG ARGS…` as @user (its state in @state) on
- * the simulated @host (as spawn_on_other_host() makes one; its /var/tmp
- * is everyone's, as a real one is). */
-static GSubprocess *
-spawn_on_other_host_as (Fixture *f, const char *host, const char *user, const char *state, const char *config,
-                        GSubprocessFlags flags, GError **error, ...)
+/* The pid here of the process whose pid is @local in the pid namespace
+ * of @init (its NSpid's last field); 0 when there is none. */
+static GPid
+pid_here (GPid init, int local)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
-  g_autofree char *root = g_build_filename (f->tmp, host, NULL);
-  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
-  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
-  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
-  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
-  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
-  g_autofree char *line = g_strconcat (digest, "\n", NULL);
-  g_autoptr(GString) script = g_string_new (NULL);
-  const char *argv[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
-                         "sh", "-c", NULL, NULL };
-  va_list ap;
+  g_autofree char *ns_path = g_strdup_printf ("/proc/%d/ns/pid", (int) init);
+  g_autofree char *ns = g_file_read_link (ns_path, NULL);
+  g_autoptr(GDir) dir = g_dir_open ("/proc", 0, NULL);
+  const char *name;
 
-  g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
-  g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
-  test_write_file (machine_id, line);
-  test_write_file (boot_id, boot);
-  g_string_append_printf (script,
-                          "set -e; hostname '%s'; mount -t proc proc /proc; "
-                          "mount --bind '%s' /etc/machine-id; "
-                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
-                          "mount --bind '%s' /var/tmp; "
-                          "exec runuser -u '%s' -- env 'XDG_STATE_HOME=%s' 'HOME=%s' 'TESSERA_PLUGIN_PATH=%s' "
-                          "sh -c 'umask 022; exec \"$@\"' sh '%s' --config '%s'",
-                          g_get_host_name (), machine_id, boot_id, var_tmp, user, state, state,
-                          g_getenv ("TESSERA_PLUGIN_PATH"), g_getenv ("TESSERA_TOOL"), config);
-  va_start (ap, error);
-  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
-    g_string_append_printf (script, " '%s'", arg);
-  va_end (ap);
-  argv[9] = script->str;
-  return g_subprocess_launcher_spawnv (launcher, argv, error);
+  g_assert_nonnull (ns);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *status_path = g_strdup_printf ("/proc/%s/status", name);
+      g_autofree char *link_path = g_strdup_printf ("/proc/%s/ns/pid", name);
+      g_autofree char *status = NULL;
+      g_autofree char *link = NULL;
+      const char *line, *last;
+
+      if (!g_ascii_isdigit (*name) || !g_file_get_contents (status_path, &status, NULL, NULL) ||
+          (line = strstr (status, "\nNSpid:")) == NULL)
+        continue;
+      line += strlen ("\nNSpid:");
+      *strchrnul (line, '\n') = '\0';
+      last = strrchr (line, '\t') != NULL ? strrchr (line, '\t') + 1 : line;
+      if (atoi (last) == local && (link = g_file_read_link (link_path, NULL)) != NULL && g_str_equal (link, ns))
+        return atoi (name);
+    }
+  return 0;
 }
 
-/* Runs `tessera ARGS…` here as @user; @poll_max: TESSERA_POLL_INTERVAL_MAX. */
+/* Starts `tessera run --need r=1` at @at, whose command says "ready FD
+ * PID" (its job lock's descriptor, its pid where it runs) and holds until
+ * its input closes; returns once it holds. @fd and @pid (optional): that
+ * descriptor, and the command's pid here. */
 static GSubprocess *
-spawn_tool_as_user (TestGroupPool *gp, const char *user, const char *poll_max, GSubprocessFlags flags,
-                    GError **error, ...)
+start_holder_at (Fixture *f, const Place *at, char **fd, GPid *pid)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *state = test_user_folder (gp->tmp, user);
-  va_list ap;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  g_auto(GStrv) words = NULL;
+  GSubprocess *holder = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
+                                  "run", "--need", "r=1", "--", "sh", "-c",
+                                  "echo \"ready $TESSERA_JOB_LOCK_FD $$\"; read x || true", NULL);
 
-  if (poll_max != NULL)
-    g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", poll_max, TRUE);
-  test_argv_tessera_as (argv, user, state, gp->config, 120);
-  va_start (ap, error);
-  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (arg));
-  va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_nonnull (ready);
+  words = g_strsplit (ready, " ", -1);
+  g_assert_cmpuint (g_strv_length (words), ==, 3);
+  g_assert_cmpstr (words[0], ==, "ready");
+  if (fd != NULL)
+    *fd = g_strdup (words[1]);
+  if (pid != NULL)
+    {
+      *pid = at->host != NULL || at->container ? pid_here (namespace_init (holder), atoi (words[2])) : atoi (words[2]);
+      g_assert_cmpint (*pid, >, 0);
+    }
+  return holder;
+}
+
+/* `tessera run --no-wait --need r=1 -- true` at @at: its exit status
+ * (75: unavailable). */
+static int
+try_at (Fixture *f, const Place *at)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                         "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+
+  g_assert_no_error (error);
+  return exit_code (run);
+}
+
+/* Starts `tessera run --need r=1 -- echo through` at @at (a waiter). */
+static GSubprocess *
+start_waiter_at (Fixture *f, const Place *at)
+{
+  g_autoptr(GError) error = NULL;
+  GSubprocess *waiter = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                  "run", "--need", "r=1", "--", "echo", "through", NULL);
+
+  g_assert_no_error (error);
+  return waiter;
+}
+
+/* Kills the whole namespace @holder runs in (SIGKILL to its init); returns
+ * how long after it @waiter got through (it must). */
+static double
+kill_and_wait_through (GSubprocess *holder, GSubprocess *waiter)
+{
+  g_autofree char *through = NULL;
+  gint64 killed;
+  double reclaim;
+
+  g_assert_cmpint (kill (namespace_init (holder), SIGKILL), ==, 0);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (exit_code (holder), !=, 0);
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (exit_code (waiter), ==, 0);
+  return reclaim;
 }
 
 /* A holder on another host (same name, other machine and boot), run by
@@ -2007,44 +2123,93 @@ spawn_tool_as_user (TestGroupPool *gp, const char *user, const char *poll_max, G
 static void
 test_users_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) holder = NULL;
-  g_autoptr(GSubprocess) other = NULL;
-  g_autoptr(GSubprocess) waiter = NULL;
   TestGroupPool *gp = test_group_pool_new ("th", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
-  g_autofree char *holder_state = test_user_folder (gp->tmp, gp->users->users[0]);
-  g_autofree char *ready = NULL;
-  g_autofree char *through = NULL;
-  gint64 killed;
+  const Place there = { .host = "host-b", .gp = gp, .user = gp->users->users[0] };
+  const Place judge = { .gp = gp, .user = gp->users->users[1], .poll_max = "1" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
   double reclaim;
 
   g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
-  holder = spawn_on_other_host_as (f, "host-b", gp->users->users[0], holder_state, gp->config,
-                                   G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
-                                   "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_assert_no_error (error);
-  ready = read_line (holder);
-  g_assert_cmpstr (ready, ==, "ready");
-
+  holder = start_holder_at (f, &there, NULL, NULL);
   /* No over-allocation: another user, same host name, other machine. */
-  other = spawn_tool_as_user (gp, gp->users->users[1], NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
-                              "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
-  g_assert_no_error (error);
-  g_assert_cmpint (exit_code (other), ==, 75);
-
-  waiter = spawn_tool_as_user (gp, gp->users->users[1], "1", G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                               "run", "--need", "r=1", "--", "echo", "through", NULL);
-  g_assert_no_error (error);
-
-  kill (namespace_init (holder), SIGKILL);
-  killed = g_get_monotonic_time ();
-  g_assert_cmpint (exit_code (holder), !=, 0);
-  through = read_line (waiter);
-  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
-  g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (try_at (f, &judge), ==, 75);
+  waiter = start_waiter_at (f, &judge);
+  reclaim = kill_and_wait_through (holder, waiter);
   g_test_message ("reclaim time of a dead host, holder and judge two users of a group (job-lock path): %.2f s",
                   reclaim);
+  g_assert_cmpfloat (reclaim, <, 30);
+  test_group_pool_free (gp);
+}
+
+/* The lease verdict between two users of a group (NFSv3: a stand-in keeps
+ * the dead host's job lock held): a holder whose host renews its
+ * heartbeat counts well past the lease; once the host is dead, the other
+ * user reclaims it when the lease is over, not before. */
+static void
+test_users_lease_verdict (Fixture *f, gconstpointer data)
+{
+  const double lease = 3;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\nhost-lease=%g\n",
+                                             lease);
+  TestGroupPool *gp = test_group_pool_new ("tl", config);
+  const Place there = { .host = "host-b", .gp = gp, .user = gp->users->users[0] };
+  const Place judge = { .gp = gp, .user = gp->users->users[1], .poll_max = "1" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocess) patient = NULL;
+  g_autoptr(Helper) stand_in = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *fd = NULL;
+  g_autofree char *pid_text = NULL;
+  GPid command;
+  double reclaim;
+
+  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
+  holder = start_holder_at (f, &there, &fd, &command);
+  pid_text = g_strdup_printf ("%d", (int) command);
+  stand_in = helper_spawn (NULL, "keep-fd", pid_text, fd, NULL);
+  helper_expect_line (stand_in, "KEPT", 60);
+
+  /* Fresh heartbeat: the holder counts for the whole wait, which outlasts
+   * the lease twice. */
+  patient = spawn_at (f, &judge, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "run", "--timeout", "7", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (exit_code (patient), ==, 75);
+
+  waiter = start_waiter_at (f, &judge);
+  reclaim = kill_and_wait_through (holder, waiter);
+  g_test_message ("reclaim time of a dead host, holder and judge two users of a group (lease path, lease %g s, "
+                  "job lock still held): %.2f s", lease, reclaim);
+  g_assert_cmpfloat (reclaim, >=, lease * 3 / 4 - 0.1);
+  g_assert_cmpfloat (reclaim, <, lease + 30);
+  helper_close_stdin (stand_in);
+  g_assert_cmpint (helper_wait (stand_in), ==, 0);
+  test_group_pool_free (gp);
+}
+
+/* The container verdict between two users of a group: a holder in a pid
+ * namespace of its own counts for the other user outside it (data FALSE)
+ * or inside another (TRUE) while it lives, and is reclaimed once it
+ * dies. */
+static void
+test_users_container_verdict (Fixture *f, gconstpointer data)
+{
+  gboolean judge_inside = GPOINTER_TO_INT (data);
+  TestGroupPool *gp = test_group_pool_new ("tc", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  const Place there = { .container = TRUE, .gp = gp, .user = gp->users->users[0] };
+  const Place judge = { .container = judge_inside, .gp = gp, .user = gp->users->users[1], .poll_max = "1" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  double reclaim;
+
+  holder = start_holder_at (f, &there, NULL, NULL);
+  for (int i = 0; i < 2; i++)
+    g_assert_cmpint (try_at (f, &judge), ==, 75);
+  waiter = start_waiter_at (f, &judge);
+  reclaim = kill_and_wait_through (holder, waiter);
+  g_test_message ("a dead container's holding reclaimed by another user after %.2f s", reclaim);
   g_assert_cmpfloat (reclaim, <, 30);
   test_group_pool_free (gp);
 }
@@ -2057,7 +2222,7 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
 {
   const char *chosen = "0123456789abcdef0123456789abcdef";
   TestGroupPool *gp = test_group_pool_new ("ti", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
-  g_autofree char *state = test_user_folder (gp->tmp, gp->users->users[0]);
+  const Place planter = { .host = "planted", .gp = gp, .user = gp->users->users[0] };
   g_autofree char *script = g_strdup_printf ("cat '%s'/r/jobs/*.json", gp->pool);
   g_autofree char *var_tmp = g_build_filename (f->tmp, "planted", "var-tmp", NULL);
   g_autofree char *planted = g_build_filename (var_tmp, "tessera-host-identity", NULL);
@@ -2079,9 +2244,8 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
        * checks them, a machine id and a device and inode that match. */
       test_write_file (old_planted, text);
       g_assert_cmpint (chown (old_planted, 4242, 4242), ==, 0);
-      process = spawn_on_other_host_as (f, "planted", gp->users->users[0], state, gp->config,
-                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                        "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+      process = spawn_at (f, &planter, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                          "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
       g_assert_no_error (error);
       g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
       g_assert_no_error (error);
@@ -2118,6 +2282,235 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
         g_assert_cmpstr (id, ==, second);
     }
   test_group_pool_free (gp);
+}
+
+/* `tessera run` checks its job folder, then writes the job's files there
+ * (its .lock, .pid and locks.json). A member of the group of a shared
+ * job-folder root (TESSERA_JOB_FOLDERS) swaps the folder for a link to
+ * one of its own in between (the run held at pause point "job-hold"):
+ * nothing of the job is written through the link, and the run refuses
+ * to start its command, whose TESSERA_LOCKS would lead there. */
+static void
+test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
+{
+  TestGroupPool *gp = test_group_pool_new ("tj", "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\n");
+  const Place runner = { .gp = gp, .user = gp->users->users[0] };
+  g_autofree char *root = g_build_filename (gp->tmp, "job-folders", NULL);
+  g_autofree char *pause_dir = g_build_filename (gp->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "job-hold.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "job-hold.go", NULL);
+  g_autofree char *other_state = test_user_folder (gp->tmp, gp->users->users[1]);
+  g_autofree char *decoy = g_build_filename (other_state, "decoy", NULL);
+  g_autofree char *folder = NULL;
+  g_autofree char *moved = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GPtrArray) swap = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  const char *name;
+
+  g_assert_cmpint (g_mkdir (root, 0775), ==, 0);
+  g_assert_cmpint (chown (root, 0, gp->users->gid), ==, 0);
+  g_assert_cmpint (chmod (root, 02775), ==, 0);
+  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
+  g_assert_cmpint (chmod (other_state, 0755), ==, 0);
+  /* The decoy takes whatever is written through the link. */
+  g_assert_cmpint (g_mkdir (decoy, 0777), ==, 0);
+  g_assert_cmpint (chmod (decoy, 0777), ==, 0);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_JOB_FOLDERS", root, TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_AT", "job-hold", TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", pause_dir, TRUE);
+  /* The command shows what reached the decoy (the run cleans up after). */
+  run = spawn_at_with (f, &runner, launcher, &error, "run", "--need", "r=1", "--", "sh", "-c",
+                       "ls -A \"$1\"; echo ran", "sh", decoy, NULL);
+  g_assert_no_error (error);
+  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (5 * 1000);
+    }
+  dir = g_dir_open (root, 0, &error);
+  g_assert_no_error (error);
+  name = g_dir_read_name (dir);
+  g_assert_nonnull (name);
+  folder = g_build_filename (root, name, NULL);
+  moved = g_strconcat (folder, "-moved", NULL);
+
+  /* The other user swaps it. */
+  test_argv_as_user (swap, gp->users->users[1], 60);
+  g_ptr_array_add (swap, g_strdup ("sh"));
+  g_ptr_array_add (swap, g_strdup ("-c"));
+  g_ptr_array_add (swap, g_strdup ("mv \"$1\" \"$2\" && ln -s \"$3\" \"$1\""));
+  g_ptr_array_add (swap, g_strdup ("swap"));
+  g_ptr_array_add (swap, g_strdup (folder));
+  g_ptr_array_add (swap, g_strdup (moved));
+  g_ptr_array_add (swap, g_strdup (decoy));
+  g_ptr_array_add (swap, NULL);
+  g_assert_cmpint (test_run_capture (swap, NULL, NULL), ==, 0);
+  test_write_file (go, "");
+
+  g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s%s", out, err);
+  g_assert_cmpuint (test_count_entries (decoy), ==, 0);
+  g_assert_cmpstr (out, ==, "");
+  g_assert_cmpint (exit_code (run), ==, 74);
+  g_assert_nonnull (strstr (err, "moved"));
+  test_group_pool_free (gp);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Temporary files in hosts/: a renewer killed between writing its
+ * heartbeat's temporary file (HOSTID.lease.XXXXXX) and renaming it leaves
+ * it there; they must not pile up */
+
+/* Now on the clock of the file server of tmp/ (the pool's): the time
+ * stamp of a file written there now, in seconds. */
+static double
+server_now (Fixture *f)
+{
+  g_autofree char *stamp = g_build_filename (f->tmp, "stamp", NULL);
+  struct stat st;
+
+  test_write_file (stamp, "now");
+  g_assert_cmpint (g_stat (stamp, &st), ==, 0);
+  return (double) st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+}
+
+/* Starts `tessera run --need r=1 -- true` on simulated host @host, holds
+ * it at pause point "heartbeat-renaming" (its first renewal, before its
+ * lock file), kills it there and returns the temporary file it left in
+ * hosts/. */
+static char *
+kill_renewer_half_way (Fixture *f, const char *host)
+{
+  const Place there = { .host = host };
+  g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "heartbeat-renaming.reached", NULL);
+  g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GSubprocess) renewer = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  const char *name;
+  char *temporary = NULL;
+
+  g_mkdir_with_parents (pause_dir, 0777);
+  g_unlink (reached);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_AT", "heartbeat-renaming", TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", pause_dir, TRUE);
+  renewer = spawn_at_with (f, &there, launcher, &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (5 * 1000);
+    }
+  dir = g_dir_open (hosts, 0, &error);
+  while (dir != NULL && temporary == NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (strstr (name, ".lease.") != NULL)
+      temporary = g_build_filename (hosts, name, NULL);
+  /* Killed first, so that a failure below leaves nothing paused. */
+  g_assert_cmpint (kill (namespace_init (renewer), SIGKILL), ==, 0);
+  g_assert_cmpint (exit_code (renewer), !=, 0);
+  g_assert_no_error (error);
+  g_assert_nonnull (temporary);
+  g_assert_true (g_file_test (temporary, G_FILE_TEST_EXISTS));
+  return temporary;
+}
+
+/* The time stamp of @path (the file server's clock), in seconds. */
+static double
+file_time (const char *path)
+{
+  struct stat st;
+
+  g_assert_cmpint (g_stat (path, &st), ==, 0);
+  return (double) st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+}
+
+/* The host lives on (another of its runs holds and renews): its renewer
+ * removes the temporary file once it has seen it unchanged for the lease,
+ * not before. */
+static void
+test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
+{
+  const double lease = 2;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  const Place there = { .host = "host-b" };
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autofree char *temporary = NULL;
+  gint64 deadline;
+  double written;
+
+  test_write_file (f->config, config);
+  holder = start_holder_at (f, &there, NULL, NULL);
+  temporary = kill_renewer_half_way (f, "host-b");
+  written = file_time (temporary);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (g_file_test (temporary, G_FILE_TEST_EXISTS))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (20 * 1000);
+    }
+  g_test_message ("the killed renewer's temporary file went %.2f s after it was written (lease %g s)",
+                  server_now (f) - written, lease);
+  g_assert_cmpfloat (server_now (f) - written, >=, lease);
+  /* Its host still holds: the holder was never taken for dead. */
+  g_assert_cmpint (try_at (f, &there), ==, 0);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (exit_code (holder), ==, 0);
+}
+
+/* No renewer is left to remove it (every run of its host was killed):
+ * `tessera clean` removes a temporary file of hosts/ older than the lease
+ * on the file server's clock, whatever its host, and leaves a younger
+ * one. */
+static void
+test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
+{
+  const double lease = 4;
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
+                                             f->tmp, lease);
+  const Place there = { .host = "host-b" };
+  g_autofree char *temporary = NULL;
+  gint64 deadline;
+  double written, after;
+
+  test_write_file (f->config, config);
+  g_assert_cmpint (try_at (f, &there), ==, 0);   /* makes the pool */
+  temporary = kill_renewer_half_way (f, "host-b");
+  written = file_time (temporary);
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_autoptr(GSubprocess) clean = NULL;
+      g_autoptr(GError) error = NULL;
+
+      clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", NULL);
+      g_assert_no_error (error);
+      g_assert_cmpint (exit_code (clean), ==, 0);
+      after = server_now (f);
+      if (!g_file_test (temporary, G_FILE_TEST_EXISTS))
+        break;
+      /* Kept while young; gone within the deadline once old. */
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_test_message ("kept at %.2f s", after - written);
+      g_usleep (200 * 1000);
+    }
+  /* The clean that removed it ended at @after: it was old by then. */
+  g_test_message ("clean removed the temporary file at most %.2f s after it was written (lease %g s)",
+                  after - written, lease);
+  g_assert_cmpfloat (after - written, >=, lease);
 }
 
 int
@@ -2166,5 +2559,11 @@ main (int argc, char **argv)
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
+  ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
+  ADD ("/hosts/users/job-folder-swapped-for-a-link", NULL, test_users_job_folder_swapped_for_a_link);
+  ADD ("/hosts/lease/killed-renewer-temporary-removed-by-its-host", NULL, test_lease_killed_renewer_temporary_removed);
+  ADD ("/hosts/clean/removes-stale-temporaries-of-any-host", NULL, test_clean_removes_stale_host_temporaries);
+  ADD ("/hosts/users/container-holder-judged-outside", GINT_TO_POINTER (FALSE), test_users_container_verdict);
+  ADD ("/hosts/users/container-holder-judged-in-another", GINT_TO_POINTER (TRUE), test_users_container_verdict);
   return g_test_run ();
 }

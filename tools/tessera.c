@@ -1118,6 +1118,82 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
   close (hosts_fd);
 }
 
+/* Whether @name is the temporary file of a heartbeat or of a mark
+ * (HOSTID.lease.XXXXXX, HOSTID.host.XXXXXX). */
+static gboolean
+is_host_temporary (const char *name)
+{
+  const char *dot = strchr (name, '.');
+  const char *rest = dot == NULL ? NULL
+                     : g_str_has_prefix (dot, ".lease.") ? dot + strlen (".lease")
+                     : g_str_has_prefix (dot, ".host.") ? dot + strlen (".host") : NULL;
+
+  if (rest == NULL || strlen (rest) != 7 || !is_host_id (name, (gsize) (dot - name)))
+    return FALSE;
+  for (const char *p = rest + 1; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p))
+      return FALSE;
+  return TRUE;
+}
+
+/* Removes from the pool @pool's hosts/ the temporary files of any host
+ * (renewers killed half-way) older than @bound seconds. Their age is read
+ * on the file server's clock, never ours: against the time stamp of a
+ * file made there now. A writer still busy with one after a whole lease
+ * has lost its lease anyway. Returns how many went. */
+static guint
+clean_host_temporaries (const char *resource, const char *pool, double bound)
+{
+  int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
+  char clock_name[] = ".tessera-clock.XXXXXX";
+  struct timespec now = { 0 };
+  struct dirent *entry;
+  struct stat st;
+  guint removed = 0;
+  DIR *dir = NULL;
+  int fd = -1;
+
+  if (pool_fd >= 0)
+    close (pool_fd);
+  if (hosts_fd < 0)
+    return 0;
+  for (int attempt = 0; fd < 0 && attempt < 10; attempt++)
+    {
+      for (char *p = clock_name + strlen (".tessera-clock."); *p != '\0'; p++)
+        *p = "abcdefghijklmnopqrstuvwxyz0123456789"[g_random_int_range (0, 36)];
+      fd = openat (hosts_fd, clock_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+  if (fd >= 0)
+    {
+      if (fstat (fd, &st) == 0)
+        now = st.st_mtim;
+      close (fd);
+      unlinkat (hosts_fd, clock_name, 0);
+      fd = dup (hosts_fd);
+      dir = fd >= 0 && now.tv_sec != 0 ? fdopendir (fd) : NULL;
+      if (dir == NULL && fd >= 0)
+        close (fd);
+    }
+  while (dir != NULL && (entry = readdir (dir)) != NULL)
+    {
+      g_autofree char *shown = NULL;
+
+      if (!is_host_temporary (entry->d_name) ||
+          fstatat (hosts_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
+          (double) (now.tv_sec - st.st_mtim.tv_sec) + (double) (now.tv_nsec - st.st_mtim.tv_nsec) / 1e9 < bound ||
+          unlinkat (hosts_fd, entry->d_name, 0) < 0)
+        continue;
+      shown = escape_name (entry->d_name, TRUE);
+      g_print (_("%s: removed %s, a temporary file left in hosts/\n"), resource, shown);
+      removed++;
+    }
+  if (dir != NULL)
+    closedir (dir);
+  close (hosts_fd);
+  return removed;
+}
+
 /* clean --host HOST [--yes] [NAME…]: the holdings whose process spec
  * names host HOST go (with --yes; without, they are only shown). */
 static int
@@ -1247,6 +1323,14 @@ cmd_clean (int argc, char **argv)
             }
             removed++;
           }
+      {
+        /* The lease, else (a lock-less mount's marks) min-age. */
+        double lease = 0;
+
+        g_object_get (resource, "host-lease", &lease, NULL);
+        removed += clean_host_temporaries (name, folder, lease > 0 ? lease
+                                                       : tessera_tracked_dynamic_resource_get_min_age (resource));
+      }
     }
   /* Job folders belong to no resource: cleaned when all are. */
   if (argc <= 1)
@@ -1967,7 +2051,7 @@ typedef struct
  * try to swap, it is made through the descriptor of the runs/UID that was
  * checked, and its path must still lead to it. */
 static char *
-dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, GError **error)
+dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, int *folder_fd, GError **error)
 {
   const char *setting = g_getenv ("TESSERA_JOB_FOLDERS");
   g_autofree char *root = NULL;
@@ -2003,6 +2087,14 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
       /* Whatever our umask, the group of a shared runs folder reads it. */
       if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
         chmod (folder, S_ISGID | 0750);
+      /* From here the job's files go through this descriptor. */
+      if ((*folder_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot open %s: %s"), folder,
+                       g_strerror (saved));
+          return NULL;
+        }
       return g_steal_pointer (&folder);
     }
   if (mkdirat (own_fd, identifier, 0750) < 0 || (job_fd = open_own_folder_at (own_fd, identifier)) < 0)
@@ -2025,7 +2117,7 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
                    _("The job folder %s was moved while it was made (a co-user of the pool?)"), folder);
       return NULL;
     }
-  close (job_fd);
+  *folder_fd = job_fd;
   return g_steal_pointer (&folder);
 }
 
@@ -2422,6 +2514,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *identifier = NULL;
   g_autofree char *task_id = NULL;
   g_autofree char *job_dir = NULL;
+  int job_dir_fd = -1;
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
   int status = 0;
@@ -2482,11 +2575,13 @@ cmd_run (int argc, char **argv)
   for (char *p = identifier; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
       *p = '-';
-  job_dir = dup_job_folder (needs, state_dir, identifier, &error);
+  job_dir = dup_job_folder (needs, state_dir, identifier, &job_dir_fd, &error);
   if (job_dir == NULL)
     return fail (EXIT_IOERR, "%s", error->message);
   job_uri = g_build_filename (job_dir, task_id, NULL);
-  job = tessera_job_new (task_id, identifier, job_uri, &error);
+  /* The job's files go through the folder just checked, never by path. */
+  job = tessera_job_new_at (task_id, identifier, job_uri, job_dir_fd, &error);
+  close (job_dir_fd);
   if (job == NULL || !tessera_job_set_process (job, self, &error))
     return fail (EXIT_USAGE, "%s", error->message);
 
@@ -2506,11 +2601,18 @@ cmd_run (int argc, char **argv)
     }
 
   locks_path = g_build_filename (job_dir, "locks.json", NULL);
-  if (!tessera_dynamic_dependency_locks_save (locks, locks_path, &error))
+  if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
     {
       release_or_say (TESSERA_LOCK (locks));
       tessera_job_unhold (job);
       return fail (EXIT_IOERR, "%s", error->message);
+    }
+  /* The command finds locks.json by path: it must lead there. */
+  if (!tessera_job_folder_is_at_path (job))
+    {
+      release_or_say (TESSERA_LOCK (locks));
+      tessera_job_unhold (job);
+      return fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"), job_dir);
     }
 
   env = g_get_environ ();

@@ -47,6 +47,10 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean  tessera_dynamic_dependency_locks_save             (TesseraDynamicDependencyLocks *self,
                                                              const char                    *path,
                                                              GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean  tessera_dynamic_dependency_locks_save_for_job     (TesseraDynamicDependencyLocks *self,
+                                                             TesseraJob                    *job,
+                                                             GError                       **error);
 
 TESSERA_AVAILABLE_IN_ALL
 gboolean  tessera_dynamic_dependency_locks_acquire_all      (TesseraDynamicDependencyLocks  *self,

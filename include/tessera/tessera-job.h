@@ -33,6 +33,19 @@ TesseraJob     *tessera_job_new                (const char     *task_id,
                                                 const char     *job_uri,
                                                 GError        **error);
 TESSERA_AVAILABLE_IN_ALL
+TesseraJob     *tessera_job_new_at             (const char     *task_id,
+                                                const char     *identifier,
+                                                const char     *job_uri,
+                                                int             folder_fd,
+                                                GError        **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_job_folder_is_at_path  (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_job_write_file         (TesseraJob     *self,
+                                                const char     *name,
+                                                const char     *contents,
+                                                GError        **error);
+TESSERA_AVAILABLE_IN_ALL
 const char     *tessera_job_get_task_id        (TesseraJob     *self);
 TESSERA_AVAILABLE_IN_ALL
 const char     *tessera_job_get_identifier     (TesseraJob     *self);
