@@ -1019,6 +1019,9 @@ store_cycle (TesseraDynamicResource *resource, const char *base, const char *id,
  * (N: milliseconds waited), holds until stdin closes, releases and
  * prints "RELEASED". A failure prints "ERROR <message>".
  *
+ * test-etcd store-try BASE ID COUNT [KEY=VALUE…]: the same, but tries
+ * only once: prints "UNAVAILABLE" and ends when it cannot take them.
+ *
  * test-etcd store-cycle BASE ID ROUNDS: ROUNDS times, takes one token as
  * job task@ID-ROUND (waiting up to 120 s), holds it a moment, releases
  * it; prints "DONE" or "ERROR <message>". */
@@ -1054,7 +1057,7 @@ store_child (const char *endpoint_list, int argc, char **argv)
           g_strv_builder_add (values, defaults[i + 1]);
         }
     }
-  for (int j = 5; j < argc && g_str_equal (argv[1], "store"); j++)
+  for (int j = 5; j < argc && !g_str_equal (argv[1], "store-cycle"); j++)
     {
       g_auto(GStrv) pair = g_strsplit (argv[j], "=", 2);
 
@@ -1087,6 +1090,12 @@ store_child (const char *endpoint_list, int argc, char **argv)
     }
   start = g_get_monotonic_time ();
   lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error);
+  if (lock == NULL && g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT) &&
+      g_str_equal (argv[1], "store-try"))
+    {
+      say ("UNAVAILABLE");
+      return 0;
+    }
   if (lock == NULL && g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
     {
       g_clear_error (&error);
@@ -1334,6 +1343,98 @@ static void
 test_store_leader_killed (Fixture *f, gconstpointer data)
 {
   contend_and_audit (f, 5, 6, TRUE);
+}
+
+/* A store child of "host" @id: its own local folder as `path`, as on
+ * hosts that share no file system. */
+static Helper *
+queue_spawn (Fixture *f, const char *mode, const char * const *env, const char *id, const char *count)
+{
+  g_autofree char *path = g_strdup_printf ("path=%s/host-%s/pool", f->dir, id);
+  const char *settings[] = { path, NULL };
+
+  return store_spawn_mode (f, mode, env, id, count, settings);
+}
+
+/* Whether the pool has a queue entry, on a lease, for job task@ID (@id). */
+static gboolean
+has_queue_entry (Fixture *f, const char *id)
+{
+  g_autofree char *key = g_strdup_printf ("/store/tokens/queue/task@%s", id);
+  g_autoptr(GPtrArray) entries = pool_keys (f, "queue/");
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      TesseraEtcdKv *kv = g_ptr_array_index (entries, i);
+
+      if (g_str_equal (kv->key, key))
+        {
+          g_assert_cmpint (kv->lease, !=, 0);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static void
+let_go (Helper *helper)
+{
+  helper_close_stdin (helper);
+  helper_expect_line (helper, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (helper), ==, 0);
+  helper_free (helper);
+}
+
+/* A request for the whole pool (2 tokens of 2) among a stream of single
+ * tokens taken by other processes that overlap (the pool is never free
+ * as a whole), each on its own "host" (its own local folder): once its
+ * patience is over, the large request enters the pool's queue in etcd
+ * (a key on its lease), every later request counts it as held and is
+ * refused, and the large one is served when the last single token goes;
+ * its entry is gone after. Without a queue in etcd it would starve. */
+static void
+test_store_queue (Fixture *f, gconstpointer data)
+{
+  const char * const patient[] = { "TESSERA_PATIENCE", "1", NULL };
+  g_autoptr(Helper) big = NULL;
+  g_autoptr(GPtrArray) left = NULL;
+  g_autofree char *refused = NULL;
+  Helper *held = queue_spawn (f, "store-try", NULL, "small0", "1");
+  Helper *last;
+  guint i;
+
+  expect_acquired (held, 60);
+  big = queue_spawn (f, "store", patient, "big", "2");
+  helper_expect_line (big, "WAITING", 60);
+  /* Relay single tokens until the large request's entry is in etcd (a
+   * process's start outlasts no patience for long: the bound only ends a
+   * test that would starve). */
+  for (i = 1; !has_queue_entry (f, "big"); i++)
+    {
+      g_autofree char *id = g_strdup_printf ("small%u", i);
+      Helper *next = queue_spawn (f, "store-try", NULL, id, "1");
+
+      if (i > 500)
+        g_error ("a request for 2 tokens waited behind %u single ones and never entered the queue", i);
+      expect_acquired (next, 60);
+      let_go (held);
+      held = next;
+    }
+  g_test_message ("the large request entered the queue after %u single requests", i - 1);
+  /* Its entry counts for everyone, on any host: a single token is refused. */
+  last = queue_spawn (f, "store-try", NULL, "after", "1");
+  refused = helper_read_line (last, 60);
+  g_assert_cmpstr (refused, ==, "UNAVAILABLE");
+  g_assert_cmpint (helper_wait (last), ==, 0);
+  helper_free (last);
+
+  let_go (held);
+  expect_acquired (big, 120);
+  g_assert_false (has_queue_entry (f, "big"));
+  let_go (g_steal_pointer (&big));
+  left = pool_keys (f, "");
+  for (guint j = 0; j < left->len; j++)
+    g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (left, j))->key, ==, "/store/tokens/informations");
 }
 
 /* `tessera` with @config, its state in @f's folder, then @args; @env
@@ -1661,7 +1762,8 @@ main (int argc, char **argv)
   if (g_getenv (CONTEND_ENV) != NULL && argc == 4 && g_str_equal (argv[1], "contend"))
     return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
   if (g_getenv (STORE_ENV) != NULL && argc >= 5 &&
-      (g_str_equal (argv[1], "store") || g_str_equal (argv[1], "store-cycle")))
+      (g_str_equal (argv[1], "store") || g_str_equal (argv[1], "store-try") ||
+       g_str_equal (argv[1], "store-cycle")))
     return store_child (g_getenv (STORE_ENV), argc, argv);
   if (g_getenv (HOLD_ENV) != NULL && argc == 2)
     return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
@@ -1687,6 +1789,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
+  ADD ("/etcd/store/queue", NULL, test_store_queue);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
