@@ -177,6 +177,24 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  * @write_informations: applies them through the resource type (which
  *   may refuse them), then replaces them in the store: a shape the type
  *   rejects is never stored. Between @begin and @end, thread lock held.
+ * @queue_read: reads the queue of waiters past their patience (a
+ *   folder's `queue/`, an etcd pool's `queue/` keys; see
+ *   tessera-wait-queue.c): adds to @ahead the lock files (shaped like a
+ *   holder's; "information" is what the waiter asks for) of the live
+ *   reserving entries placed before @own_place (every one when
+ *   @own_place is 0), removes the entries of waiters it finds gone, and
+ *   sets @last_place to the largest place read and @own_found to the
+ *   place of @own_name's own entry as read (0: none). Between @begin and
+ *   @end, after a @refresh, thread lock held.
+ * @queue_put: makes @own_name's entry (@text, its JSON) be in the queue.
+ *   *@place is in: the place asked (@own_found as read, or one past the
+ *   last place); out: the place it has (a folder writes the one asked,
+ *   rewriting the entry so that its time tells other hosts it still
+ *   waits; etcd keeps an entry it read, else writes one on this
+ *   process's lease, placed by its create revision). *@location: where
+ *   it lives, for @queue_delete. Between @begin and @end.
+ * @queue_delete: deletes our own entry at @location; one already gone is
+ *   no error (a warning for others). Any thread, no lock.
  *
  * The operations of a store. Every member is set.
  */
@@ -261,6 +279,23 @@ struct _TesseraPoolStoreClass
   gboolean  (*write_informations) (TesseraPoolStore       *store,
                                    JsonNode               *informations,
                                    GError                **error);
+
+  void      (*queue_read)         (TesseraPoolStore       *store,
+                                   const char             *own_name,
+                                   gint64                  own_place,
+                                   double                  min_age,
+                                   GPtrArray              *ahead,
+                                   gint64                 *last_place,
+                                   gint64                 *own_found);
+  gboolean  (*queue_put)          (TesseraPoolStore       *store,
+                                   const char             *own_name,
+                                   const char             *text,
+                                   gint64                  own_found,
+                                   gint64                 *place,
+                                   char                  **location,
+                                   GError                **error);
+  void      (*queue_delete)       (TesseraPoolStore       *store,
+                                   const char             *location);
 };
 
 /* Every store starts with this. */
@@ -330,5 +365,39 @@ gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
                                                  const char        *host_id);
 JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,
                                                  GError           **error);
+void      _tessera_pool_store_queue_read        (TesseraPoolStore  *store,
+                                                 const char        *own_name,
+                                                 gint64             own_place,
+                                                 double             min_age,
+                                                 GPtrArray         *ahead,
+                                                 gint64            *last_place,
+                                                 gint64            *own_found);
+gboolean  _tessera_pool_store_queue_put         (TesseraPoolStore  *store,
+                                                 const char        *own_name,
+                                                 const char        *text,
+                                                 gint64             own_found,
+                                                 gint64            *place,
+                                                 char             **location,
+                                                 GError           **error);
+void      _tessera_pool_store_queue_delete      (TesseraPoolStore  *store,
+                                                 const char        *location);
+
+/* The folder's queue (tessera-wait-queue.c): the folder store's
+ * queue_read, queue_put and queue_delete, on the pool folder @folder. */
+void      _tessera_wait_queue_folder_read       (const char        *folder,
+                                                 GType              lock_file_type,
+                                                 TesseraPoolStore  *store,
+                                                 const char        *own_name,
+                                                 gint64             own_place,
+                                                 double             min_age,
+                                                 GPtrArray         *ahead,
+                                                 gint64            *last_place,
+                                                 gint64            *own_found);
+gboolean  _tessera_wait_queue_folder_put        (const char        *folder,
+                                                 const char        *own_name,
+                                                 const char        *text,
+                                                 char             **location,
+                                                 GError           **error);
+void      _tessera_wait_queue_folder_delete     (const char        *location);
 
 G_END_DECLS

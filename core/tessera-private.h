@@ -154,12 +154,11 @@ gint64   _tessera_wait_wake_time              (TesseraDynamicDependency      *de
 /* Begins a wait on each; freeing the array ends them. */
 GPtrArray *_tessera_wait_begin_all            (TesseraDynamicDependency     **dependencies,
                                                guint                          n_dependencies);
-/* @store: the pool's; a reservation of a host whose lease expired is
- * dropped, like its holdings. */
+/* @store: the pool's, which keeps the queue (a folder's queue/, etcd
+ * keys); a reservation of a host whose lease expired is dropped, like
+ * its holdings. */
 struct _TesseraPoolStore;
-TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lock_folder,
-                                               GType                         lock_file_type,
-                                               double                        min_age,
+TesseraWaitQueueView *_tessera_wait_queue_read (double                        min_age,
                                                double                        patience,
                                                struct _TesseraPoolStore     *store,
                                                TesseraDynamicDependency     *dependency,

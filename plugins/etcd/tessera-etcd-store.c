@@ -31,6 +31,11 @@
  *   tessera-etcd-lease.c); a process that dies or freezes past the TTL
  *   loses it and etcd deletes its keys. Nothing here judges a holder
  *   (judge_all and host_expired say no), and no heartbeat is written.
+ * - The waiters' queue (tessera-wait-queue.c) is the etcd semaphore
+ *   recipe: a waiter past its patience puts `queue/TASK@ID` on its lease,
+ *   once (the lease says it still waits), and its place is the key's
+ *   create revision; entries are read with the holders at one revision,
+ *   and the acquire's transaction covers them.
  * - Change notification is a watch on the pool's prefix from the last
  *   revision read, on a thread of the store's own, which wakes this
  *   process's waiters through the view's host table; no polling.
@@ -209,6 +214,7 @@ typedef struct
   GBytes *informations;                /* as last applied */
   GError *read_error;                  /* the last read failed: why */
   char *pending;                       /* the holder put since begin, to commit */
+  GPtrArray *queue;                    /* TesseraEtcdHolder: the queue as last read */
 
   /* The watch thread. */
   GThread *watcher;
@@ -368,6 +374,7 @@ etcd_store_free (TesseraPoolStore *store)
   etcd_store_stop (store);
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->holders, g_hash_table_unref);
+  g_clear_pointer (&self->queue, g_ptr_array_unref);
   g_clear_pointer (&self->informations, g_bytes_unref);
   g_clear_error (&self->read_error);
   g_free (self->pending);
@@ -409,6 +416,9 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
   gboolean changed = apply_informations (self, state, informations_text);
   GHashTableIter iter;
   gpointer known_name;
+
+  g_clear_pointer (&self->queue, g_ptr_array_unref);
+  self->queue = g_steal_pointer (&state->queue);
 
   for (guint i = 0; i < state->holders->len; i++)
     {
@@ -850,6 +860,78 @@ etcd_store_write_informations (TesseraPoolStore *store, JsonNode *informations, 
 }
 
 /* ---------------------------------------------------------------------- */
+/* The waiters' queue: `queue/` keys */
+
+static void
+etcd_store_queue_read (TesseraPoolStore *store,
+                       const char       *own_name,
+                       gint64            own_place,
+                       double            min_age,
+                       GPtrArray        *ahead,
+                       gint64           *last_place,
+                       gint64           *own_found)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autofree char *own = key_name (own_name);
+
+  for (guint i = 0; self->queue != NULL && i < self->queue->len; i++)
+    {
+      TesseraEtcdHolder *entry = g_ptr_array_index (self->queue, i);
+      gint64 place = entry->kv->create_revision;
+
+      *last_place = MAX (*last_place, place);
+      if (g_str_equal (entry->name, own))
+        {
+          *own_found = place;
+          continue;
+        }
+      /* Its waiter's lease is its liveness: etcd deletes a dead one's. */
+      if (entry->reserve && entry->lock_file != NULL && tessera_dynamic_lock_file_is_valid (entry->lock_file) &&
+          (own_place <= 0 || place < own_place))
+        g_ptr_array_add (ahead, g_object_ref (entry->lock_file));
+    }
+}
+
+/* Written once, on this process's lease: rewriting it would only wake
+ * every watcher and refuse every decision made meanwhile. */
+static gboolean
+etcd_store_queue_put (TesseraPoolStore *store,
+                      const char       *own_name,
+                      const char       *text,
+                      gint64            own_found,
+                      gint64           *place,
+                      char            **location,
+                      GError          **error)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autofree char *name = key_name (own_name);
+  gint64 lease, revision = 0;
+
+  if (own_found > 0)
+    {
+      *place = own_found;
+      *location = tessera_etcd_pool_dup_queue_key (self->pool, name);
+      return TRUE;
+    }
+  lease = shared_lease_ensure (self->lease, error);
+  if (lease == 0 || !tessera_etcd_pool_put_queue_entry (self->pool, name, text, lease, &revision, NULL, error))
+    return FALSE;
+  *place = revision;
+  *location = tessera_etcd_pool_dup_queue_key (self->pool, name);
+  return TRUE;
+}
+
+static void
+etcd_store_queue_delete (TesseraPoolStore *store, const char *location)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autoptr(GError) error = NULL;
+
+  if (!tessera_etcd_pool_delete_queue_entry (self->pool, location, NULL, &error))
+    g_warning (_("Cannot delete queue entry %s: %s"), location, error->message);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Making one */
 
 static const char * const etcd_settings[] = {
@@ -897,6 +979,9 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .host_expired = etcd_store_host_expired,
   .read_informations = etcd_store_read_informations,
   .write_informations = etcd_store_write_informations,
+  .queue_read = etcd_store_queue_read,
+  .queue_put = etcd_store_queue_put,
+  .queue_delete = etcd_store_queue_delete,
 };
 
 /* A setting's bad value: one line, naming the setting. */
