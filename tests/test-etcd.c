@@ -1587,6 +1587,60 @@ test_store_tool (Fixture *f, gconstpointer data)
   g_assert_cmpuint (holders, ==, 0);
 }
 
+/* `tessera status` on an etcd pool: the pool's key as its "path" (the
+ * local folder holds nothing of it) and "store": "etcd"; each holder
+ * named as its key names it (what `tessera clean` takes), with the
+ * seconds its lease has left ("lease_ttl"), which the text output says
+ * too. */
+static void
+test_store_status (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  const char *json_args[] = { "status", "--json", NULL };
+  const char *text_args[] = { "status", NULL };
+  g_autoptr(GPtrArray) json_argv = tool_argv (f, config, NULL, json_args);
+  g_autoptr(GPtrArray) text_argv = tool_argv (f, config, NULL, text_args);
+  g_autoptr(GPtrArray) keys = range_prefix (f, "/tool/tokens/jobs/", NULL);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) text = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *shown = NULL;
+  g_autofree char *expected = NULL;
+  const char *key;
+  JsonObject *resource, *h;
+  double ttl;
+
+  g_assert_cmpuint (keys->len, ==, 1);
+  key = ((TesseraEtcdKv *) g_ptr_array_index (keys, 0))->key;
+  g_assert_cmpint (test_run_capture (json_argv, &out, NULL), ==, 0);
+  root = json_from_string (g_bytes_get_data (out, NULL), &error);
+  g_assert_no_error (error);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  g_assert_cmpstr (json_object_get_string_member (resource, "path"), ==, "/tool/tokens/");
+  g_assert_cmpstr (json_object_get_string_member_with_default (resource, "store", NULL), ==, "etcd");
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (resource, "holders")), ==, 1);
+  h = json_array_get_object_element (json_object_get_array_member (resource, "holders"), 0);
+  g_assert_cmpstr (json_object_get_string_member (h, "job"), ==, key + strlen ("/tool/tokens/jobs/"));
+  g_assert_true (json_object_has_member (h, "lease_ttl"));
+  ttl = json_object_get_double_member (h, "lease_ttl");
+  g_test_message ("holder %s: lease %.1f s left of %d s", key, ttl, TOOL_LEASE);
+  g_assert_cmpfloat (ttl, >, 0);
+  g_assert_cmpfloat (ttl, <=, TOOL_LEASE);
+
+  g_assert_cmpint (test_run_capture (text_argv, &text, NULL), ==, 0);
+  shown = g_strndup (g_bytes_get_data (text, NULL), g_bytes_get_size (text));
+  g_test_message ("%s", shown);
+  expected = g_strdup_printf ("  %s  ", key + strlen ("/tool/tokens/jobs/"));
+  g_assert_nonnull (strstr (shown, expected));
+  g_assert_nonnull (strstr (shown, "    lease: "));
+  g_assert_nonnull (strstr (shown, " s left\n"));
+
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 /* A `tessera run` frozen with SIGSTOP past its lease: etcd deletes its
  * holder key, a waiting run gets the tokens, and once resumed the frozen
  * run ends its command at once (fencing, exit 76). The overlap (both
@@ -1791,6 +1845,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/queue", NULL, test_store_queue);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
+  ADD ("/etcd/store/status", NULL, test_store_status);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);
