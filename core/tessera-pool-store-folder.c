@@ -573,6 +573,21 @@ folder_store_queue_delete (TesseraPoolStore *store, const char *location)
   _tessera_wait_queue_folder_delete (location);
 }
 
+static char *
+folder_store_dup_location (TesseraPoolStore *store)
+{
+  TesseraLockFolder *folder = FOLDER_STORE (store)->folder;
+
+  return folder != NULL ? g_strdup (_tessera_lock_folder_get_path (folder)) : NULL;
+}
+
+/* A host lease is the host's, not a holder's: none to tell. */
+static double
+folder_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
+{
+  return -1;
+}
+
 static const TesseraPoolStoreClass folder_store_class = {
   .name = "folder",
   .settings = NULL,   /* its folder is the resource's path */
@@ -609,6 +624,8 @@ static const TesseraPoolStoreClass folder_store_class = {
   .queue_read = folder_store_queue_read,
   .queue_put = folder_store_queue_put,
   .queue_delete = folder_store_queue_delete,
+  .dup_location = folder_store_dup_location,
+  .get_holder_lease_left = folder_store_get_holder_lease_left,
 };
 
 TesseraPoolStore *

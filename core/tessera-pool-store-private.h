@@ -195,6 +195,13 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  *   it lives, for @queue_delete. Between @begin and @end.
  * @queue_delete: deletes our own entry at @location; one already gone is
  *   no error (a warning for others). Any thread, no lock.
+ * @dup_location: (transfer full) (nullable): where the pool lives, for
+ *   people (a folder's path, an etcd pool's key); %NULL when @open failed
+ *   early. Any thread.
+ * @get_holder_lease_left: seconds the liveness proof of holder @name
+ *   (an etcd lease) has left, asked of the store now; -1 when the store
+ *   has none for it, or it is gone. Thread lock held; may wait for the
+ *   store.
  *
  * The operations of a store. Every member is set.
  */
@@ -296,6 +303,9 @@ struct _TesseraPoolStoreClass
                                    GError                **error);
   void      (*queue_delete)       (TesseraPoolStore       *store,
                                    const char             *location);
+  char     *(*dup_location)       (TesseraPoolStore       *store);
+  double    (*get_holder_lease_left) (TesseraPoolStore    *store,
+                                      const char          *name);
 };
 
 /* Every store starts with this. */
@@ -381,6 +391,9 @@ gboolean  _tessera_pool_store_queue_put         (TesseraPoolStore  *store,
                                                  GError           **error);
 void      _tessera_pool_store_queue_delete      (TesseraPoolStore  *store,
                                                  const char        *location);
+char     *_tessera_pool_store_dup_location      (TesseraPoolStore  *store);
+double    _tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store,
+                                                     const char       *name);
 
 /* The folder's queue (tessera-wait-queue.c): the folder store's
  * queue_read, queue_put and queue_delete, on the pool folder @folder. */

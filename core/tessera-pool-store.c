@@ -164,3 +164,15 @@ _tessera_pool_store_queue_delete (TesseraPoolStore *store, const char *location)
 {
   store->klass->queue_delete (store, location);
 }
+
+char *
+_tessera_pool_store_dup_location (TesseraPoolStore *store)
+{
+  return store->klass->dup_location (store);
+}
+
+double
+_tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
+{
+  return store->klass->get_holder_lease_left (store, name);
+}

@@ -184,6 +184,7 @@ typedef struct
   TesseraDynamicLockFile *lock_file;   /* NULL: unreadable, it holds everything */
   gint64 mod_revision;                 /* 0: our own write, not read back yet */
   gint64 create_revision;              /* 0: likewise */
+  gint64 lease;                        /* its key's lease; 0: none, or not read back yet */
   gboolean counted;                    /* accounted (valid) */
 } Holder;
 
@@ -215,6 +216,8 @@ typedef struct
   GError *read_error;                  /* the last read failed: why */
   char *pending;                       /* the holder put since begin, to commit */
   GPtrArray *queue;                    /* TesseraEtcdHolder: the queue as last read */
+  GHashTable *ttls;                    /* lease id → seconds left, asked at ttls_revision */
+  gint64 ttls_revision;
 
   /* The watch thread. */
   GThread *watcher;
@@ -375,6 +378,7 @@ etcd_store_free (TesseraPoolStore *store)
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->holders, g_hash_table_unref);
   g_clear_pointer (&self->queue, g_ptr_array_unref);
+  g_clear_pointer (&self->ttls, g_hash_table_unref);
   g_clear_pointer (&self->informations, g_bytes_unref);
   g_clear_error (&self->read_error);
   g_free (self->pending);
@@ -432,8 +436,9 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
       if (read->lock_file == NULL)
         g_warning (_("Holder %s of etcd pool %s cannot be read, so it holds everything: %s"),
                    read->name, tessera_etcd_pool_get_key (self->pool), read->error->message);
-      add_holder (self, name, g_steal_pointer (&read->lock_file), read->kv->mod_revision)->create_revision =
-        read->kv->create_revision;
+      known = add_holder (self, name, g_steal_pointer (&read->lock_file), read->kv->mod_revision);
+      known->create_revision = read->kv->create_revision;
+      known->lease = read->kv->lease;
       changed = TRUE;
     }
   g_hash_table_iter_init (&iter, self->holders);
@@ -766,6 +771,47 @@ etcd_store_remove_holder (TesseraPoolStore *store, const char *job, GError **err
 }
 
 static char *
+etcd_store_dup_location (TesseraPoolStore *store)
+{
+  EtcdStore *self = ETCD_STORE (store);
+
+  return self->pool != NULL ? g_strdup (tessera_etcd_pool_get_key (self->pool)) : NULL;
+}
+
+/* Asked of etcd: a holder's key goes when its lease ends. Once per
+ * lease and read of the pool (a process's holders share its lease). */
+static double
+etcd_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autofree char *full = g_str_has_suffix (name, SUFFIX) ? g_strdup (name) : g_strconcat (name, SUFFIX, NULL);
+  Holder *holder = g_hash_table_lookup (self->holders, full);
+  g_autoptr(GError) error = NULL;
+  gpointer known;
+  gint64 ttl = -1;
+
+  if (holder == NULL || holder->lease == 0)
+    return -1;
+  if (self->ttls == NULL || self->ttls_revision != self->revision)
+    {
+      g_clear_pointer (&self->ttls, g_hash_table_unref);
+      self->ttls = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+      self->ttls_revision = self->revision;
+    }
+  if ((known = g_hash_table_lookup (self->ttls, &holder->lease)) != NULL)
+    return *(double *) known;
+  if (!tessera_etcd_client_lease_time_to_live (self->client, holder->lease, &ttl, NULL, &error))
+    {
+      g_debug ("Lease of holder %s of etcd pool %s: %s", name, tessera_etcd_pool_get_key (self->pool),
+               error->message);
+      return -1;
+    }
+  g_hash_table_insert (self->ttls, g_memdup2 (&holder->lease, sizeof holder->lease),
+                       g_memdup2 (&(double) { ttl >= 0 ? (double) ttl : -1 }, sizeof (double)));
+  return ttl >= 0 ? (double) ttl : -1;
+}
+
+static char *
 etcd_store_dup_holder_location (TesseraPoolStore *store, const char *name)
 {
   EtcdStore *self = ETCD_STORE (store);
@@ -982,6 +1028,8 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .queue_read = etcd_store_queue_read,
   .queue_put = etcd_store_queue_put,
   .queue_delete = etcd_store_queue_delete,
+  .dup_location = etcd_store_dup_location,
+  .get_holder_lease_left = etcd_store_get_holder_lease_left,
 };
 
 /* A setting's bad value: one line, naming the setting. */
