@@ -1449,6 +1449,60 @@ test_store_queue (Fixture *f, gconstpointer data)
     g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (left, j))->key, ==, "/store/tokens/informations");
 }
 
+/* The reads (ranges) etcd's first member has served so far, from its
+ * metrics. */
+static gint64
+ranges_served (Fixture *f)
+{
+  g_auto(GStrv) list = endpoints (f);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *text = NULL;
+  const char *line;
+
+  g_ptr_array_add (argv, g_strdup ("python3"));
+  g_ptr_array_add (argv, g_strdup ("-c"));
+  g_ptr_array_add (argv, g_strdup ("import sys, urllib.request\n"
+                                   "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=60).read().decode())"));
+  g_ptr_array_add (argv, g_strconcat (list[0], "/metrics", NULL));
+  g_ptr_array_add (argv, NULL);
+  g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
+  text = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+  line = strstr (text, "\netcd_mvcc_range_total ");
+  g_assert_nonnull (line);
+  return g_ascii_strtoll (line + strlen ("\netcd_mvcc_range_total "), NULL, 10);
+}
+
+/* Waiting on an etcd pool polls nothing by default (its watch wakes the
+ * waiters): while a waiter waits 5 s, polling left at its default, etcd
+ * serves no read (a poll is one: a folder's waiter would poll about eight
+ * times meanwhile), and the waiter gets its token at the release. */
+static void
+test_store_no_polling (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", NULL);
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *quiet = NULL;
+  gint64 before, after;
+
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, NULL, "B", "1", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  before = ranges_served (f);
+  quiet = helper_read_line (waiter, 5);
+  g_assert_null (quiet);
+  after = ranges_served (f);
+  g_test_message ("reads of the pool while a waiter waited 5 s: %" G_GINT64_FORMAT, after - before);
+  g_assert_cmpint (after - before, ==, 0);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
 /* `tessera` with @config, its state in @f's folder, then @args; @env
  * (NAME=VALUE strings) set for it, criticals fatal. */
 static GPtrArray *
@@ -1856,6 +1910,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/queue", NULL, test_store_queue);
+  ADD ("/etcd/store/no-polling", NULL, test_store_no_polling);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/store/status", NULL, test_store_status);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
