@@ -590,6 +590,7 @@ folder_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
 
 static const TesseraPoolStoreClass folder_store_class = {
   .name = "folder",
+  .wakes_waiters = FALSE,   /* inotify drops events; other hosts' are unseen */
   .settings = NULL,   /* its folder is the resource's path */
   .create = folder_store_create,
   .open = folder_store_open,

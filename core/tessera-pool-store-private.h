@@ -100,6 +100,10 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
 /**
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
+ * @wakes_waiters: its change notification misses nothing (etcd's watch,
+ *   which wakes the waiters again after any gap): waiters of a view that
+ *   is not read-only are not polled, unless `TESSERA_POLL_INTERVAL` is
+ *   set
  * @settings: the names of the settings it reads (besides `store`); a
  *   setting it does not read is refused
  * @create: makes a store for @owner (its calls, its view's @host table),
@@ -208,6 +212,7 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
 struct _TesseraPoolStoreClass
 {
   const char *name;
+  gboolean wakes_waiters;
   const char * const *settings;
 
   TesseraPoolStore *(*create)     (TesseraDynamicResource        *owner,

@@ -100,6 +100,10 @@ TesseraProcessType *_tessera_process_type_for   (const char     *type_name);
 /* The longest polling interval while somebody waits (set once, at init). */
 void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
                                                       double                  seconds);
+/* Whether waits poll at all (a store whose notification misses nothing
+ * turns it off; set once, at init). */
+void _tessera_dynamic_resource_set_polling (TesseraDynamicResource *self,
+                                            gboolean                polling);
 /* Fallback polling while somebody waits: each begin is matched by an end. */
 void _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self);
 void _tessera_dynamic_resource_end_polling   (TesseraDynamicResource *self);

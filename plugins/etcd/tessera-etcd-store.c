@@ -38,7 +38,8 @@
  *   and the acquire's transaction covers them.
  * - Change notification is a watch on the pool's prefix from the last
  *   revision read, on a thread of the store's own, which wakes this
- *   process's waiters through the view's host table; no polling.
+ *   process's waiters through the view's host table (again after any
+ *   gap in the watch), so waiters are not polled (wakes_waiters).
  *
  * Values come from anyone who can write under the prefix: an unreadable
  * holder holds everything (as on a folder), said once per change. */
@@ -994,6 +995,7 @@ etcd_store_create (TesseraDynamicResource         *owner,
 
 static const TesseraPoolStoreClass etcd_store_class = {
   .name = "etcd",
+  .wakes_waiters = TRUE,
   .settings = etcd_settings,
   .create = etcd_store_create,
   .open = etcd_store_open,
