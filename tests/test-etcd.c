@@ -1449,6 +1449,35 @@ test_store_queue (Fixture *f, gconstpointer data)
     g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (left, j))->key, ==, "/store/tokens/informations");
 }
 
+/* A reservation under the pool's queue that no process's lease carries
+ * (Tessera puts every entry on its waiter's lease: this one is a
+ * co-user's, or left by hand) reserves nothing, else it would keep the
+ * pool from everyone for ever; one on a live lease counts. */
+static void
+test_store_queue_leaseless (Fixture *f, gconstpointer data)
+{
+  const char *entry = "{\"job_uri\": \"/nowhere/x\", \"information\": {\"count\": 2}, "
+                      "\"process\": {\"type\": \"local\", \"pid\": 1}, \"ticket\": 1, \"reserve\": true}";
+  g_autoptr(GError) error = NULL;
+  g_autofree char *refused = NULL;
+  Helper *taker;
+  gint64 lease;
+
+  put (f, "/store/tokens/queue/x@1", entry, 0);
+  taker = store_spawn_mode (f, "store-try", NULL, "A", "1", NULL);
+  expect_acquired (taker, 60);
+  let_go (taker);
+
+  lease = tessera_etcd_client_lease_grant (f->client, 60, NULL, &error);
+  g_assert_no_error (error);
+  put (f, "/store/tokens/queue/x@1", entry, lease);
+  taker = store_spawn_mode (f, "store-try", NULL, "B", "1", NULL);
+  refused = helper_read_line (taker, 60);
+  g_assert_cmpstr (refused, ==, "UNAVAILABLE");
+  g_assert_cmpint (helper_wait (taker), ==, 0);
+  helper_free (taker);
+}
+
 /* The reads (ranges) etcd's first member has served so far, from its
  * metrics. */
 static gint64
@@ -1910,6 +1939,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/queue", NULL, test_store_queue);
+  ADD ("/etcd/store/queue-leaseless", NULL, test_store_queue_leaseless);
   ADD ("/etcd/store/no-polling", NULL, test_store_no_polling);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/store/status", NULL, test_store_status);
