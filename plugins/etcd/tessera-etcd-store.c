@@ -932,9 +932,11 @@ etcd_store_queue_read (TesseraPoolStore *store,
           *own_found = place;
           continue;
         }
-      /* Its waiter's lease is its liveness: etcd deletes a dead one's. */
-      if (entry->reserve && entry->lock_file != NULL && tessera_dynamic_lock_file_is_valid (entry->lock_file) &&
-          (own_place <= 0 || place < own_place))
+      /* Its waiter's lease is its liveness: etcd deletes a dead one's.
+       * Tessera puts every entry on one: a key without is a co-user's,
+       * which would otherwise reserve for ever. */
+      if (entry->reserve && entry->kv->lease != 0 && entry->lock_file != NULL &&
+          tessera_dynamic_lock_file_is_valid (entry->lock_file) && (own_place <= 0 || place < own_place))
         g_ptr_array_add (ahead, g_object_ref (entry->lock_file));
     }
 }
