@@ -40,6 +40,7 @@ typedef struct
   guint poll_waiters;         /* waits under way */
   double poll_interval;       /* reached so far; 0: start again */
   double poll_interval_max;   /* 0: the default */
+  gboolean no_polling;        /* its store wakes every waiter */
   GSource *poll_timer;        /* the next poll, or the back-off's expiry */
   gboolean poll_timer_idle;   /* it is the expiry: nobody waited at the last poll */
 
@@ -353,6 +354,17 @@ _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
   g_mutex_unlock (&priv->mutex);
 }
 
+void
+_tessera_dynamic_resource_set_polling (TesseraDynamicResource *self,
+                                       gboolean                polling)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  g_mutex_lock (&priv->mutex);
+  priv->no_polling = !polling;
+  g_mutex_unlock (&priv->mutex);
+}
+
 static gboolean poll_tick (gpointer data);
 
 /* Called with the mutex held. */
@@ -485,7 +497,7 @@ _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self)
    * A poll still due from the last wait is kept: waits that begin and end
    * many times a second (a busy pool) then never touch the poller's
    * thread, which each new timer would wake. */
-  if (priv->poll_waiters++ == 0 && (priv->poll_timer == NULL || priv->poll_timer_idle))
+  if (priv->poll_waiters++ == 0 && (priv->poll_timer == NULL || priv->poll_timer_idle) && !priv->no_polling)
     schedule_poll (self, priv, FALSE);
   g_mutex_unlock (&priv->mutex);
 }

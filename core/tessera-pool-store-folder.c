@@ -29,6 +29,7 @@ typedef struct
   const TesseraPoolStoreHost *host;
   gpointer view;
   gboolean read_only;
+  GType lock_file_type;
 
   TesseraLockFolder *folder;       /* NULL until opened */
   TesseraLockFileCache *cache;
@@ -292,6 +293,7 @@ folder_store_open (TesseraPoolStore *store,
     }
 
   self->read_only = read_only;
+  self->lock_file_type = lock_file_type;
   self->folder = _tessera_lock_folder_new (path);
   self->informations = _tessera_resource_informations_new (self->folder);
   self->monitor = _tessera_folder_monitor_new (self->folder);
@@ -532,8 +534,63 @@ folder_store_create (TesseraDynamicResource         *owner,
   return _tessera_pool_store_folder_new (owner, calls, host, view);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The waiters' queue: `queue/` (tessera-wait-queue.c) */
+
+static void
+folder_store_queue_read (TesseraPoolStore *store,
+                         const char       *own_name,
+                         gint64            own_place,
+                         double            min_age,
+                         GPtrArray        *ahead,
+                         gint64           *last_place,
+                         gint64           *own_found)
+{
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+
+  _tessera_wait_queue_folder_read (_tessera_lock_folder_get_path (self->folder), self->lock_file_type, store,
+                                   own_name, own_place, min_age, ahead, last_place, own_found);
+}
+
+/* Written again at the place asked, every time: its time tells other
+ * hosts that its waiter still waits. */
+static gboolean
+folder_store_queue_put (TesseraPoolStore *store,
+                        const char       *own_name,
+                        const char       *text,
+                        gint64            own_found,
+                        gint64           *place,
+                        char            **location,
+                        GError          **error)
+{
+  return _tessera_wait_queue_folder_put (_tessera_lock_folder_get_path (FOLDER_STORE (store)->folder), own_name,
+                                         text, location, error);
+}
+
+static void
+folder_store_queue_delete (TesseraPoolStore *store, const char *location)
+{
+  _tessera_wait_queue_folder_delete (location);
+}
+
+static char *
+folder_store_dup_location (TesseraPoolStore *store)
+{
+  TesseraLockFolder *folder = FOLDER_STORE (store)->folder;
+
+  return folder != NULL ? g_strdup (_tessera_lock_folder_get_path (folder)) : NULL;
+}
+
+/* A host lease is the host's, not a holder's: none to tell. */
+static double
+folder_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
+{
+  return -1;
+}
+
 static const TesseraPoolStoreClass folder_store_class = {
   .name = "folder",
+  .wakes_waiters = FALSE,   /* inotify drops events; other hosts' are unseen */
   .settings = NULL,   /* its folder is the resource's path */
   .create = folder_store_create,
   .open = folder_store_open,
@@ -565,6 +622,11 @@ static const TesseraPoolStoreClass folder_store_class = {
   .host_expired = folder_store_host_expired,
   .read_informations = folder_store_read_informations,
   .write_informations = folder_store_write_informations,
+  .queue_read = folder_store_queue_read,
+  .queue_put = folder_store_queue_put,
+  .queue_delete = folder_store_queue_delete,
+  .dup_location = folder_store_dup_location,
+  .get_holder_lease_left = folder_store_get_holder_lease_left,
 };
 
 TesseraPoolStore *

@@ -100,6 +100,10 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
 /**
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
+ * @wakes_waiters: its change notification misses nothing (etcd's watch,
+ *   which wakes the waiters again after any gap): waiters of a view that
+ *   is not read-only are not polled, unless `TESSERA_POLL_INTERVAL` is
+ *   set
  * @settings: the names of the settings it reads (besides `store`); a
  *   setting it does not read is refused
  * @create: makes a store for @owner (its calls, its view's @host table),
@@ -177,12 +181,38 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  * @write_informations: applies them through the resource type (which
  *   may refuse them), then replaces them in the store: a shape the type
  *   rejects is never stored. Between @begin and @end, thread lock held.
+ * @queue_read: reads the queue of waiters past their patience (a
+ *   folder's `queue/`, an etcd pool's `queue/` keys; see
+ *   tessera-wait-queue.c): adds to @ahead the lock files (shaped like a
+ *   holder's; "information" is what the waiter asks for) of the live
+ *   reserving entries placed before @own_place (every one when
+ *   @own_place is 0), removes the entries of waiters it finds gone, and
+ *   sets @last_place to the largest place read and @own_found to the
+ *   place of @own_name's own entry as read (0: none). Between @begin and
+ *   @end, after a @refresh, thread lock held.
+ * @queue_put: makes @own_name's entry (@text, its JSON) be in the queue.
+ *   *@place is in: the place asked (@own_found as read, or one past the
+ *   last place); out: the place it has (a folder writes the one asked,
+ *   rewriting the entry so that its time tells other hosts it still
+ *   waits; etcd keeps an entry it read, else writes one on this
+ *   process's lease, placed by its create revision). *@location: where
+ *   it lives, for @queue_delete. Between @begin and @end.
+ * @queue_delete: deletes our own entry at @location; one already gone is
+ *   no error (a warning for others). Any thread, no lock.
+ * @dup_location: (transfer full) (nullable): where the pool lives, for
+ *   people (a folder's path, an etcd pool's key); %NULL when @open failed
+ *   early. Any thread.
+ * @get_holder_lease_left: seconds the liveness proof of holder @name
+ *   (an etcd lease) has left, asked of the store now; -1 when the store
+ *   has none for it, or it is gone. Thread lock held; may wait for the
+ *   store.
  *
  * The operations of a store. Every member is set.
  */
 struct _TesseraPoolStoreClass
 {
   const char *name;
+  gboolean wakes_waiters;
   const char * const *settings;
 
   TesseraPoolStore *(*create)     (TesseraDynamicResource        *owner,
@@ -261,6 +291,26 @@ struct _TesseraPoolStoreClass
   gboolean  (*write_informations) (TesseraPoolStore       *store,
                                    JsonNode               *informations,
                                    GError                **error);
+
+  void      (*queue_read)         (TesseraPoolStore       *store,
+                                   const char             *own_name,
+                                   gint64                  own_place,
+                                   double                  min_age,
+                                   GPtrArray              *ahead,
+                                   gint64                 *last_place,
+                                   gint64                 *own_found);
+  gboolean  (*queue_put)          (TesseraPoolStore       *store,
+                                   const char             *own_name,
+                                   const char             *text,
+                                   gint64                  own_found,
+                                   gint64                 *place,
+                                   char                  **location,
+                                   GError                **error);
+  void      (*queue_delete)       (TesseraPoolStore       *store,
+                                   const char             *location);
+  char     *(*dup_location)       (TesseraPoolStore       *store);
+  double    (*get_holder_lease_left) (TesseraPoolStore    *store,
+                                      const char          *name);
 };
 
 /* Every store starts with this. */
@@ -330,5 +380,42 @@ gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
                                                  const char        *host_id);
 JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,
                                                  GError           **error);
+void      _tessera_pool_store_queue_read        (TesseraPoolStore  *store,
+                                                 const char        *own_name,
+                                                 gint64             own_place,
+                                                 double             min_age,
+                                                 GPtrArray         *ahead,
+                                                 gint64            *last_place,
+                                                 gint64            *own_found);
+gboolean  _tessera_pool_store_queue_put         (TesseraPoolStore  *store,
+                                                 const char        *own_name,
+                                                 const char        *text,
+                                                 gint64             own_found,
+                                                 gint64            *place,
+                                                 char             **location,
+                                                 GError           **error);
+void      _tessera_pool_store_queue_delete      (TesseraPoolStore  *store,
+                                                 const char        *location);
+char     *_tessera_pool_store_dup_location      (TesseraPoolStore  *store);
+double    _tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store,
+                                                     const char       *name);
+
+/* The folder's queue (tessera-wait-queue.c): the folder store's
+ * queue_read, queue_put and queue_delete, on the pool folder @folder. */
+void      _tessera_wait_queue_folder_read       (const char        *folder,
+                                                 GType              lock_file_type,
+                                                 TesseraPoolStore  *store,
+                                                 const char        *own_name,
+                                                 gint64             own_place,
+                                                 double             min_age,
+                                                 GPtrArray         *ahead,
+                                                 gint64            *last_place,
+                                                 gint64            *own_found);
+gboolean  _tessera_wait_queue_folder_put        (const char        *folder,
+                                                 const char        *own_name,
+                                                 const char        *text,
+                                                 char             **location,
+                                                 GError           **error);
+void      _tessera_wait_queue_folder_delete     (const char        *location);
 
 G_END_DECLS

@@ -181,6 +181,11 @@ _tessera_pool_view_open (TesseraPoolView *view,
   if (!choose_store (view, settings, error) ||
       !view->store->klass->open (view->store, path, lock_file_type, read_only, min_age, host_lease, error))
     return FALSE;
+  /* Polling would only read the pool again for nothing; a first interval
+   * set on purpose still polls, and so does a read-only view (`tessera
+   * watch`), which the store does not watch. */
+  if (view->store->klass->wakes_waiters && !read_only && g_getenv ("TESSERA_POLL_INTERVAL") == NULL)
+    _tessera_dynamic_resource_set_polling (view->owner, FALSE);
   fd = _tessera_pool_view_lock (view, error);
   if (fd < 0)
     return FALSE;

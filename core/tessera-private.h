@@ -100,6 +100,10 @@ TesseraProcessType *_tessera_process_type_for   (const char     *type_name);
 /* The longest polling interval while somebody waits (set once, at init). */
 void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
                                                       double                  seconds);
+/* Whether waits poll at all (a store whose notification misses nothing
+ * turns it off; set once, at init). */
+void _tessera_dynamic_resource_set_polling (TesseraDynamicResource *self,
+                                            gboolean                polling);
 /* Fallback polling while somebody waits: each begin is matched by an end. */
 void _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self);
 void _tessera_dynamic_resource_end_polling   (TesseraDynamicResource *self);
@@ -154,12 +158,11 @@ gint64   _tessera_wait_wake_time              (TesseraDynamicDependency      *de
 /* Begins a wait on each; freeing the array ends them. */
 GPtrArray *_tessera_wait_begin_all            (TesseraDynamicDependency     **dependencies,
                                                guint                          n_dependencies);
-/* @store: the pool's; a reservation of a host whose lease expired is
- * dropped, like its holdings. */
+/* @store: the pool's, which keeps the queue (a folder's queue/, etcd
+ * keys); a reservation of a host whose lease expired is dropped, like
+ * its holdings. */
 struct _TesseraPoolStore;
-TesseraWaitQueueView *_tessera_wait_queue_read (const char                   *lock_folder,
-                                               GType                         lock_file_type,
-                                               double                        min_age,
+TesseraWaitQueueView *_tessera_wait_queue_read (double                        min_age,
                                                double                        patience,
                                                struct _TesseraPoolStore     *store,
                                                TesseraDynamicDependency     *dependency,

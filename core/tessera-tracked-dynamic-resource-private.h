@@ -22,6 +22,10 @@ gboolean _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamic
                                                            TesseraProcess                 *process,
                                                            GError                        **error);
 
+/* Its pool view (tessera-tracked-resource-store.c reads the store
+ * through it). */
+TesseraPoolView *_tessera_tracked_dynamic_resource_get_view (TesseraTrackedDynamicResource *self);
+
 /* What the resource's pool view calls in the resource type
  * (tessera-tracked-resource-calls.c). */
 extern const TesseraPoolViewCalls _tessera_tracked_resource_view_calls;

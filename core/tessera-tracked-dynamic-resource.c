@@ -383,6 +383,13 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
     ? _tessera_pool_store_dup_holder_location (STORE (self), name) : NULL;
 }
 
+/* The pool view, for tessera-tracked-resource-store.c. */
+TesseraPoolView *
+_tessera_tracked_dynamic_resource_get_view (TesseraTrackedDynamicResource *self)
+{
+  return VIEW (self);
+}
+
 /**
  * tessera_tracked_dynamic_resource_get_lease_unrenewed:
  * @self: a tracked resource
@@ -484,8 +491,8 @@ decide_locked (TesseraTrackedDynamicResource  *self,
   refresh_locked (self, FALSE);
   if (!_tessera_pool_store_check_usable (STORE (self), error))
     return FALSE;
-  queue = _tessera_wait_queue_read (priv->lock_folder, priv->lock_file_type, priv->min_age,
-                                    priv->patience, STORE (self), dependency, name, tessera_job_get_job_uri (job));
+  queue = _tessera_wait_queue_read (priv->min_age, priv->patience, STORE (self), dependency, name,
+                                    tessera_job_get_job_uri (job));
 
   lock_file = _tessera_pool_store_get_holder (STORE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))

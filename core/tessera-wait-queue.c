@@ -15,7 +15,10 @@
 #include <sys/stat.h>
 
 /* Anyone takes what is free until a waiter has waited longer than its
- * patience. From then on the waiter has an entry in `F/queue/`, named like
+ * patience. From then on the waiter has an entry in the pool's queue
+ * (the store's: below, a folder's; an etcd pool keeps its entries under
+ * PREFIX/NAME/queue/ on the waiter's lease, placed by their create
+ * revision). On a folder it is a file in `F/queue/`, named like
  * its lock file and shaped like one ("job_uri", "information" = what it
  * asks for, "process" = the waiting process) with two more keys:
  * "ticket", its place in the queue (one more than the largest ticket there
@@ -42,19 +45,22 @@ typedef struct
   gint64 since;       /* monotonic µs of the first failed attempt; 0 = none yet */
   gint64 last;        /* monotonic µs of the last failed attempt */
   double patience;    /* seconds, the resource's at that attempt */
-  gint64 ticket;
+  gint64 ticket;      /* its place in the queue */
   gboolean reserve;   /* what the entry on disk says */
-  char *path;         /* the entry, once written */
+  char *path;         /* the entry, once written: where the store keeps it */
+  TesseraDynamicResource *resource;   /* whose store wrote it */
+  TesseraPoolStore *store;
   gboolean warned;
 } WaitState;
 
 struct _TesseraWaitQueueView
 {
-  char *folder;
+  TesseraPoolStore *store;
   char *own_name;
   char *job_uri;      /* of the waiting job, written into its entry */
   double patience;
   gint64 max_ticket;
+  gint64 own_found;   /* the place of our own entry as read; 0: none */
   GPtrArray *ahead;   /* lock files of live reservations before ours */
   gboolean accounted;
 };
@@ -71,6 +77,7 @@ wait_state_free (gpointer data)
   WaitState *state = data;
 
   g_free (state->path);
+  g_clear_object (&state->resource);
   g_free (state);
 }
 
@@ -83,14 +90,24 @@ _tessera_wait_begin (TesseraDynamicDependency *dependency)
                              g_new0 (WaitState, 1), wait_state_free);
 }
 
-/* Our own entry, never through a link planted in place of queue/. */
-static void
-warn_unlink (const char *path)
+/* Our own entry, never through a link planted in place of queue/: the
+ * folder store's queue_delete. */
+void
+_tessera_wait_queue_folder_delete (const char *path)
 {
   int saved = _tessera_unlink_pool_file (path);
 
   if (saved != 0 && saved != ENOENT)
     g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (saved));
+}
+
+/* Deletes our own entry, where its store keeps it. */
+static void
+delete_own (WaitState *state)
+{
+  if (state->path != NULL)
+    _tessera_pool_store_queue_delete (state->store, state->path);
+  g_clear_pointer (&state->path, g_free);
 }
 
 void
@@ -102,8 +119,7 @@ _tessera_wait_end (TesseraDynamicDependency *dependency)
     return;
   /* Our own entry: no need for ipc.lock to delete it (readers take what
    * they find, and a missing entry reserves nothing). */
-  if (state->path != NULL)
-    warn_unlink (state->path);
+  delete_own (state);
   wait_state_free (state);
 }
 
@@ -159,7 +175,6 @@ void
 _tessera_wait_queue_view_free (TesseraWaitQueueView *view)
 {
   g_warn_if_fail (!view->accounted);
-  g_free (view->folder);
   g_free (view->own_name);
   g_free (view->job_uri);
   g_ptr_array_unref (view->ahead);
@@ -252,11 +267,9 @@ waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const stru
   return !seen_unchanged_for (path, st, min_age);
 }
 
-/* Reads the queue. Thread lock and ipc.lock held. */
+/* Reads the queue through @store. Thread lock and ipc.lock held. */
 TesseraWaitQueueView *
-_tessera_wait_queue_read (const char               *lock_folder,
-                          GType                     lock_file_type,
-                          double                    min_age,
+_tessera_wait_queue_read (double                    min_age,
                           double                    patience,
                           TesseraPoolStore         *store,
                           TesseraDynamicDependency *dependency,
@@ -265,25 +278,44 @@ _tessera_wait_queue_read (const char               *lock_folder,
 {
   TesseraWaitQueueView *view = g_new0 (TesseraWaitQueueView, 1);
   WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
-  gint64 own_ticket = state != NULL && state->ticket > 0 ? state->ticket : G_MAXINT64;
-  DIR *dir;
-  struct dirent *dent;
 
-  view->folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  view->store = store;
   view->own_name = g_strdup (own_name);
   view->job_uri = g_strdup (job_uri);
   view->patience = patience;
   view->ahead = g_ptr_array_new_with_free_func (g_object_unref);
+  _tessera_pool_store_queue_read (store, own_name, state != NULL ? state->ticket : 0, min_age, view->ahead,
+                                  &view->max_ticket, &view->own_found);
+  return view;
+}
+
+/* The folder store's queue_read: the entries of `F/queue/`. Thread lock
+ * and ipc.lock held. */
+void
+_tessera_wait_queue_folder_read (const char       *lock_folder,
+                                 GType             lock_file_type,
+                                 TesseraPoolStore *store,
+                                 const char       *own_name,
+                                 gint64            own_place,
+                                 double            min_age,
+                                 GPtrArray        *ahead,
+                                 gint64           *last_place,
+                                 gint64           *own_found)
+{
+  g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  gint64 own_ticket = own_place > 0 ? own_place : G_MAXINT64;
+  DIR *dir;
+  struct dirent *dent;
 
   {
     /* Never through a link planted in place of queue/. */
-    int dir_fd = open (view->folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dir_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
     if (dir == NULL && dir_fd >= 0)
       close (dir_fd);
   }
   if (dir == NULL)
-    return view;
+    return;
   while ((dent = readdir (dir)) != NULL)
     {
       g_autofree char *path = NULL;
@@ -300,7 +332,7 @@ _tessera_wait_queue_read (const char               *lock_folder,
       /* Temporary files of the atomic writer do not end in ".json". */
       if (!g_str_has_suffix (dent->d_name, ".json") || dent->d_name[0] == '.')
         continue;
-      path = g_build_filename (view->folder, dent->d_name, NULL);
+      path = g_build_filename (folder, dent->d_name, NULL);
       if (!_tessera_read_file_at (dirfd (dir), dent->d_name, path, &data, &length, &st, NULL))
         continue;
       parser = json_parser_new_immutable ();
@@ -314,9 +346,12 @@ _tessera_wait_queue_read (const char               *lock_folder,
         }
       object = json_node_get_object (json_parser_get_root (parser));
       ticket = json_object_get_int_member_with_default (object, "ticket", 0);
-      view->max_ticket = MAX (view->max_ticket, ticket);
+      *last_place = MAX (*last_place, ticket);
       if (strcmp (dent->d_name, own_name) == 0)
-        continue;
+        {
+          *own_found = ticket;
+          continue;
+        }
       reserve = json_object_get_boolean_member_with_default (object, "reserve", FALSE);
       if (!reserve)
         continue;
@@ -329,10 +364,9 @@ _tessera_wait_queue_read (const char               *lock_folder,
           continue;
         }
       if (ticket > 0 && ticket < own_ticket)
-        g_ptr_array_add (view->ahead, g_steal_pointer (&lock_file));
+        g_ptr_array_add (ahead, g_steal_pointer (&lock_file));
     }
   closedir (dir);
-  return view;
 }
 
 /* Counts the reservations before ours as held (@account) or stops
@@ -396,12 +430,35 @@ _tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
   return FALSE;
 }
 
+/* The folder store's queue_put: writes @text as `F/queue/NAME`,
+ * atomically. */
+gboolean
+_tessera_wait_queue_folder_put (const char  *lock_folder,
+                                const char  *own_name,
+                                const char  *text,
+                                char       **location,
+                                GError     **error)
+{
+  g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  g_autofree char *path = g_build_filename (folder, own_name, NULL);
+
+  if (mkdir (folder, 0777) == 0)
+    /* In a group's shared pool, the others must write and clean it too. */
+    _tessera_share_like_parent (-1, folder);
+  else if (errno != EEXIST && !_tessera_mkdir_with_parents (folder, error))
+    return FALSE;
+  if (!_tessera_write_pool_file_atomic (path, text, error))
+    return FALSE;
+  *location = g_steal_pointer (&path);
+  return TRUE;
+}
+
 static gboolean
 write_entry (TesseraTrackedDynamicResource *self,
              TesseraWaitQueueView          *view,
              TesseraDynamicDependency      *dependency,
              WaitState                     *state,
-             const char                    *path,
+             char                         **location,
              GError                       **error)
 {
   TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
@@ -422,12 +479,8 @@ write_entry (TesseraTrackedDynamicResource *self,
   json_object_set_boolean_member (object, "reserve", state->reserve);
   json_generator_set_root (generator, root);
   text = json_generator_to_data (generator, NULL);
-  if (mkdir (view->folder, 0777) == 0)
-    /* In a group's shared pool, the others must write and clean it too. */
-    _tessera_share_like_parent (-1, view->folder);
-  else if (errno != EEXIST && !_tessera_mkdir_with_parents (view->folder, error))
-    return FALSE;
-  return _tessera_write_pool_file_atomic (path, text, error);
+  return _tessera_pool_store_queue_put (view->store, view->own_name, text, view->own_found, &state->ticket,
+                                        location, error);
 }
 
 /* After a decision of acquire on @dependency. Thread lock and ipc.lock
@@ -443,7 +496,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
                                    gboolean                       full)
 {
   WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
-  g_autofree char *path = NULL;
+  g_autofree char *location = NULL;
   g_autoptr(GError) error = NULL;
   gboolean reserve;
   gint64 now;
@@ -452,9 +505,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
     return;
   if (acquired)
     {
-      if (state->path != NULL)
-        warn_unlink (state->path);
-      g_clear_pointer (&state->path, g_free);
+      delete_own (state);
       state->ticket = 0;
       state->reserve = FALSE;
       /* The patience goes on: taking all of a job's dependencies at once
@@ -477,20 +528,23 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
     {
       /* Within its patience, or asking for more than the whole capacity
        * (the total shrank): no entry. */
-      if (state->path != NULL)
-        warn_unlink (state->path);
-      g_clear_pointer (&state->path, g_free);
+      delete_own (state);
       state->ticket = 0;
       state->reserve = FALSE;
       return;
     }
   if (state->ticket == 0)
     state->ticket = view->max_ticket + 1;
-  /* Rewritten on every attempt: its new time tells other hosts that it
-   * still waits. */
+  /* Rewritten on every attempt on a folder: its new time tells other
+   * hosts that it still waits (on etcd, its lease does). */
   state->reserve = TRUE;
-  path = g_build_filename (view->folder, view->own_name, NULL);
-  if (!write_entry (self, view, dependency, state, path, &error))
+  if (state->store == NULL)
+    {
+      state->resource = g_object_ref (TESSERA_DYNAMIC_RESOURCE (self));
+      state->store = view->store;
+    }
+  g_return_if_fail (state->store == view->store);
+  if (!write_entry (self, view, dependency, state, &location, &error))
     {
       if (!state->warned)
         g_warning (_("Cannot queue for %s: %s"), tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self))
@@ -498,6 +552,9 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       state->warned = TRUE;
       return;
     }
-  g_free (state->path);
-  state->path = g_steal_pointer (&path);
+  if (g_strcmp0 (state->path, location) != 0)
+    {
+      g_free (state->path);
+      state->path = g_steal_pointer (&location);
+    }
 }

@@ -1019,6 +1019,9 @@ store_cycle (TesseraDynamicResource *resource, const char *base, const char *id,
  * (N: milliseconds waited), holds until stdin closes, releases and
  * prints "RELEASED". A failure prints "ERROR <message>".
  *
+ * test-etcd store-try BASE ID COUNT [KEY=VALUE…]: the same, but tries
+ * only once: prints "UNAVAILABLE" and ends when it cannot take them.
+ *
  * test-etcd store-cycle BASE ID ROUNDS: ROUNDS times, takes one token as
  * job task@ID-ROUND (waiting up to 120 s), holds it a moment, releases
  * it; prints "DONE" or "ERROR <message>". */
@@ -1054,7 +1057,7 @@ store_child (const char *endpoint_list, int argc, char **argv)
           g_strv_builder_add (values, defaults[i + 1]);
         }
     }
-  for (int j = 5; j < argc && g_str_equal (argv[1], "store"); j++)
+  for (int j = 5; j < argc && !g_str_equal (argv[1], "store-cycle"); j++)
     {
       g_auto(GStrv) pair = g_strsplit (argv[j], "=", 2);
 
@@ -1087,6 +1090,12 @@ store_child (const char *endpoint_list, int argc, char **argv)
     }
   start = g_get_monotonic_time ();
   lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error);
+  if (lock == NULL && g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT) &&
+      g_str_equal (argv[1], "store-try"))
+    {
+      say ("UNAVAILABLE");
+      return 0;
+    }
   if (lock == NULL && g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
     {
       g_clear_error (&error);
@@ -1336,6 +1345,193 @@ test_store_leader_killed (Fixture *f, gconstpointer data)
   contend_and_audit (f, 5, 6, TRUE);
 }
 
+/* A store child of "host" @id: its own local folder as `path`, as on
+ * hosts that share no file system. */
+static Helper *
+queue_spawn (Fixture *f, const char *mode, const char * const *env, const char *id, const char *count)
+{
+  g_autofree char *path = g_strdup_printf ("path=%s/host-%s/pool", f->dir, id);
+  const char *settings[] = { path, NULL };
+
+  return store_spawn_mode (f, mode, env, id, count, settings);
+}
+
+/* Whether the pool has a queue entry, on a lease, for job task@ID (@id). */
+static gboolean
+has_queue_entry (Fixture *f, const char *id)
+{
+  g_autofree char *key = g_strdup_printf ("/store/tokens/queue/task@%s", id);
+  g_autoptr(GPtrArray) entries = pool_keys (f, "queue/");
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      TesseraEtcdKv *kv = g_ptr_array_index (entries, i);
+
+      if (g_str_equal (kv->key, key))
+        {
+          g_assert_cmpint (kv->lease, !=, 0);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static void
+let_go (Helper *helper)
+{
+  helper_close_stdin (helper);
+  helper_expect_line (helper, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (helper), ==, 0);
+  helper_free (helper);
+}
+
+/* A request for the whole pool (2 tokens of 2) among a stream of single
+ * tokens taken by other processes that overlap (the pool is never free
+ * as a whole), each on its own "host" (its own local folder): once its
+ * patience is over, the large request enters the pool's queue in etcd
+ * (a key on its lease), every later request counts it as held and is
+ * refused, and the large one is served when the last single token goes;
+ * its entry is gone after. Without a queue in etcd it would starve. */
+static void
+test_store_queue (Fixture *f, gconstpointer data)
+{
+  const char * const patient[] = { "TESSERA_PATIENCE", "1", NULL };
+  g_autoptr(Helper) big = NULL;
+  g_autoptr(GPtrArray) left = NULL;
+  g_autofree char *refused = NULL;
+  Helper *held = queue_spawn (f, "store-try", NULL, "small0", "1");
+  Helper *last;
+  guint i;
+
+  expect_acquired (held, 60);
+  big = queue_spawn (f, "store", patient, "big", "2");
+  helper_expect_line (big, "WAITING", 60);
+  /* Relay single tokens until the large request's entry is in etcd (a
+   * process's start outlasts no patience for long: the bound only ends a
+   * test that would starve). A single token refused on the way was
+   * refused for that entry, made since the last look. */
+  for (i = 1; !has_queue_entry (f, "big"); i++)
+    {
+      g_autofree char *id = g_strdup_printf ("small%u", i);
+      g_autofree char *answer = NULL;
+      Helper *next;
+
+      if (i > 500)
+        g_error ("a request for 2 tokens waited behind %u single ones and never entered the queue", i);
+      next = queue_spawn (f, "store-try", NULL, id, "1");
+      answer = helper_read_line (next, 60);
+      if (g_strcmp0 (answer, "UNAVAILABLE") == 0)
+        {
+          g_assert_true (has_queue_entry (f, "big"));
+          g_assert_cmpint (helper_wait (next), ==, 0);
+          helper_free (next);
+          break;
+        }
+      if (answer == NULL || !g_str_has_prefix (answer, "ACQUIRED ms="))
+        g_error ("expected ACQUIRED from the store child, got “%s”", answer != NULL ? answer : "(nothing)");
+      let_go (held);
+      held = next;
+    }
+  g_test_message ("the large request entered the queue after %u single requests", i - 1);
+  /* Its entry counts for everyone, on any host: a single token is refused. */
+  last = queue_spawn (f, "store-try", NULL, "after", "1");
+  refused = helper_read_line (last, 60);
+  g_assert_cmpstr (refused, ==, "UNAVAILABLE");
+  g_assert_cmpint (helper_wait (last), ==, 0);
+  helper_free (last);
+
+  let_go (held);
+  expect_acquired (big, 120);
+  g_assert_false (has_queue_entry (f, "big"));
+  let_go (g_steal_pointer (&big));
+  left = pool_keys (f, "");
+  for (guint j = 0; j < left->len; j++)
+    g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (left, j))->key, ==, "/store/tokens/informations");
+}
+
+/* A reservation under the pool's queue that no process's lease carries
+ * (Tessera puts every entry on its waiter's lease: this one is a
+ * co-user's, or left by hand) reserves nothing, else it would keep the
+ * pool from everyone for ever; one on a live lease counts. */
+static void
+test_store_queue_leaseless (Fixture *f, gconstpointer data)
+{
+  const char *entry = "{\"job_uri\": \"/nowhere/x\", \"information\": {\"count\": 2}, "
+                      "\"process\": {\"type\": \"local\", \"pid\": 1}, \"ticket\": 1, \"reserve\": true}";
+  g_autoptr(GError) error = NULL;
+  g_autofree char *refused = NULL;
+  Helper *taker;
+  gint64 lease;
+
+  put (f, "/store/tokens/queue/x@1", entry, 0);
+  taker = store_spawn_mode (f, "store-try", NULL, "A", "1", NULL);
+  expect_acquired (taker, 60);
+  let_go (taker);
+
+  lease = tessera_etcd_client_lease_grant (f->client, 60, NULL, &error);
+  g_assert_no_error (error);
+  put (f, "/store/tokens/queue/x@1", entry, lease);
+  taker = store_spawn_mode (f, "store-try", NULL, "B", "1", NULL);
+  refused = helper_read_line (taker, 60);
+  g_assert_cmpstr (refused, ==, "UNAVAILABLE");
+  g_assert_cmpint (helper_wait (taker), ==, 0);
+  helper_free (taker);
+}
+
+/* The reads (ranges) etcd's first member has served so far, from its
+ * metrics. */
+static gint64
+ranges_served (Fixture *f)
+{
+  g_auto(GStrv) list = endpoints (f);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *text = NULL;
+  const char *line;
+
+  g_ptr_array_add (argv, g_strdup ("python3"));
+  g_ptr_array_add (argv, g_strdup ("-c"));
+  g_ptr_array_add (argv, g_strdup ("import sys, urllib.request\n"
+                                   "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=60).read().decode())"));
+  g_ptr_array_add (argv, g_strconcat (list[0], "/metrics", NULL));
+  g_ptr_array_add (argv, NULL);
+  g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
+  text = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+  line = strstr (text, "\netcd_mvcc_range_total ");
+  g_assert_nonnull (line);
+  return g_ascii_strtoll (line + strlen ("\netcd_mvcc_range_total "), NULL, 10);
+}
+
+/* Waiting on an etcd pool polls nothing by default (its watch wakes the
+ * waiters): while a waiter waits 5 s, polling left at its default, etcd
+ * serves no read (a poll is one: a folder's waiter would poll about eight
+ * times meanwhile), and the waiter gets its token at the release. */
+static void
+test_store_no_polling (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", NULL);
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *quiet = NULL;
+  gint64 before, after;
+
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, NULL, "B", "1", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  before = ranges_served (f);
+  quiet = helper_read_line (waiter, 5);
+  g_assert_null (quiet);
+  after = ranges_served (f);
+  g_test_message ("reads of the pool while a waiter waited 5 s: %" G_GINT64_FORMAT, after - before);
+  g_assert_cmpint (after - before, ==, 0);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
 /* `tessera` with @config, its state in @f's folder, then @args; @env
  * (NAME=VALUE strings) set for it, criticals fatal. */
 static GPtrArray *
@@ -1484,6 +1680,60 @@ test_store_tool (Fixture *f, gconstpointer data)
   tool_status (f, config, &free_units, &holders);
   g_assert_cmpint (free_units, ==, 2);
   g_assert_cmpuint (holders, ==, 0);
+}
+
+/* `tessera status` on an etcd pool: the pool's key as its "path" (the
+ * local folder holds nothing of it) and "store": "etcd"; each holder
+ * named as its key names it (what `tessera clean` takes), with the
+ * seconds its lease has left ("lease_ttl"), which the text output says
+ * too. */
+static void
+test_store_status (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  const char *json_args[] = { "status", "--json", NULL };
+  const char *text_args[] = { "status", NULL };
+  g_autoptr(GPtrArray) json_argv = tool_argv (f, config, NULL, json_args);
+  g_autoptr(GPtrArray) text_argv = tool_argv (f, config, NULL, text_args);
+  g_autoptr(GPtrArray) keys = range_prefix (f, "/tool/tokens/jobs/", NULL);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) text = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *shown = NULL;
+  g_autofree char *expected = NULL;
+  const char *key;
+  JsonObject *resource, *h;
+  double ttl;
+
+  g_assert_cmpuint (keys->len, ==, 1);
+  key = ((TesseraEtcdKv *) g_ptr_array_index (keys, 0))->key;
+  g_assert_cmpint (test_run_capture (json_argv, &out, NULL), ==, 0);
+  root = json_from_string (g_bytes_get_data (out, NULL), &error);
+  g_assert_no_error (error);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  g_assert_cmpstr (json_object_get_string_member (resource, "path"), ==, "/tool/tokens/");
+  g_assert_cmpstr (json_object_get_string_member_with_default (resource, "store", NULL), ==, "etcd");
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (resource, "holders")), ==, 1);
+  h = json_array_get_object_element (json_object_get_array_member (resource, "holders"), 0);
+  g_assert_cmpstr (json_object_get_string_member (h, "job"), ==, key + strlen ("/tool/tokens/jobs/"));
+  g_assert_true (json_object_has_member (h, "lease_ttl"));
+  ttl = json_object_get_double_member (h, "lease_ttl");
+  g_test_message ("holder %s: lease %.1f s left of %d s", key, ttl, TOOL_LEASE);
+  g_assert_cmpfloat (ttl, >, 0);
+  g_assert_cmpfloat (ttl, <=, TOOL_LEASE);
+
+  g_assert_cmpint (test_run_capture (text_argv, &text, NULL), ==, 0);
+  shown = g_strndup (g_bytes_get_data (text, NULL), g_bytes_get_size (text));
+  g_test_message ("%s", shown);
+  expected = g_strdup_printf ("  %s  ", key + strlen ("/tool/tokens/jobs/"));
+  g_assert_nonnull (strstr (shown, expected));
+  g_assert_nonnull (strstr (shown, "    lease: "));
+  g_assert_nonnull (strstr (shown, " s left\n"));
+
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
 /* A `tessera run` frozen with SIGSTOP past its lease: etcd deletes its
@@ -1661,7 +1911,8 @@ main (int argc, char **argv)
   if (g_getenv (CONTEND_ENV) != NULL && argc == 4 && g_str_equal (argv[1], "contend"))
     return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
   if (g_getenv (STORE_ENV) != NULL && argc >= 5 &&
-      (g_str_equal (argv[1], "store") || g_str_equal (argv[1], "store-cycle")))
+      (g_str_equal (argv[1], "store") || g_str_equal (argv[1], "store-try") ||
+       g_str_equal (argv[1], "store-cycle")))
     return store_child (g_getenv (STORE_ENV), argc, argv);
   if (g_getenv (HOLD_ENV) != NULL && argc == 2)
     return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
@@ -1687,7 +1938,11 @@ main (int argc, char **argv)
   ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
+  ADD ("/etcd/store/queue", NULL, test_store_queue);
+  ADD ("/etcd/store/queue-leaseless", NULL, test_store_queue_leaseless);
+  ADD ("/etcd/store/no-polling", NULL, test_store_no_polling);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
+  ADD ("/etcd/store/status", NULL, test_store_status);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);

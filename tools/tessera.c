@@ -314,11 +314,14 @@ escape_name (const char *name, gboolean for_terminal)
   return g_string_free (out, FALSE);
 }
 
+/* A lock file's name is `jobs/TASK@ID.json`; an etcd holder's key
+ * `PREFIX/NAME/jobs/TASK@ID`. */
 static char *
 holder_name (TesseraDynamicLockFile *lock_file)
 {
   g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
-  g_autofree char *name = g_strndup (base, strlen (base) - strlen (".json"));
+  g_autofree char *name = g_str_has_suffix (base, ".json") ? g_strndup (base, strlen (base) - strlen (".json"))
+                                                           : g_strdup (base);
   return escape_name (name, FALSE);
 }
 
@@ -339,7 +342,8 @@ user_name (GHashTable *users, uid_t uid)
   return name;
 }
 
-/* {"name", "type", "path", "capacity", "free", "holders": [...]}
+/* {"name", "type", "path", "store", "capacity", "free", "holders": [...]}
+ * ("path": where the pool lives, its key on etcd)
  * @fresh: just opened, so its view was brought up to date under ipc.lock
  * a moment ago: not read again (each holder's state is judged here). */
 static JsonNode *
@@ -348,6 +352,8 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GPtrArray) files = NULL;
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (resource);
+  g_autofree char *store = NULL;
   gint64 capacity = -1, free_units = -1;
 
   if (!fresh)
@@ -361,7 +367,14 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   json_builder_set_member_name (builder, "type");
   json_builder_add_string_value (builder, tessera_config_get_type_name (config, name));
   json_builder_set_member_name (builder, "path");
-  json_builder_add_string_value (builder, tessera_tracked_dynamic_resource_get_lock_folder (resource));
+  {
+    g_autofree char *shown = escape_name (location != NULL ? location
+                                          : tessera_tracked_dynamic_resource_get_lock_folder (resource), FALSE);
+    json_builder_add_string_value (builder, shown);
+  }
+  g_object_get (resource, "store", &store, NULL);
+  json_builder_set_member_name (builder, "store");
+  json_builder_add_string_value (builder, store != NULL ? store : "folder");
   json_builder_set_member_name (builder, "capacity");
   json_builder_add_int_value (builder, capacity);
   json_builder_set_member_name (builder, "free");
@@ -452,6 +465,16 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       }
       json_builder_set_member_name (builder, "since");
       json_builder_add_string_value (builder, since);
+      /* Seconds its store lease has left (etcd), null without one. */
+      json_builder_set_member_name (builder, "lease_ttl");
+      {
+        double left = tessera_tracked_dynamic_resource_get_holder_lease_left (resource, lock_file);
+
+        if (left >= 0)
+          json_builder_add_int_value (builder, (gint64) left);
+        else
+          json_builder_add_null_value (builder);
+      }
       json_builder_set_member_name (builder, "information");
       json_builder_add_value (builder, information ? information : json_node_new (JSON_NODE_NULL));
       json_builder_end_object (builder);
@@ -526,6 +549,13 @@ format_description (JsonNode *node, GString *out)
           /* Translators: why a holder is "unknown" */
           g_string_append_printf (out, _("    (%s)\n"), reason_text);
         }
+      {
+        JsonNode *ttl = json_object_get_member (h, "lease_ttl");
+
+        if (ttl != NULL && !JSON_NODE_HOLDS_NULL (ttl))
+          /* Translators: seconds the holder's etcd lease has left */
+          g_string_append_printf (out, _("    lease: %lld s left\n"), (long long) json_node_get_int (ttl));
+      }
     }
 }
 

@@ -322,6 +322,11 @@ TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_lock_file_path    (TesseraTrackedDynamicResource *self,
                                                                     TesseraDynamicDependency      *dependency);
 TESSERA_AVAILABLE_IN_ALL
+char       *tessera_tracked_dynamic_resource_dup_location          (TesseraTrackedDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+double      tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicResource *self,
+                                                                    TesseraDynamicLockFile        *lock_file);
+TESSERA_AVAILABLE_IN_ALL
 double      tessera_tracked_dynamic_resource_get_lease_unrenewed   (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 double      tessera_tracked_dynamic_resource_get_min_age           (TesseraTrackedDynamicResource *self);

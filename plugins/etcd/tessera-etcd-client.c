@@ -1010,6 +1010,26 @@ tessera_etcd_client_lease_keepalive (TesseraEtcdClient *self,
   return TRUE;
 }
 
+/* The seconds lease @lease has left, in *@ttl: -1 when it is gone. */
+gboolean
+tessera_etcd_client_lease_time_to_live (TesseraEtcdClient *self,
+                                        gint64             lease,
+                                        gint64            *ttl,
+                                        GCancellable      *cancellable,
+                                        GError           **error)
+{
+  g_autoptr(JsonNode) reply = NULL;
+
+  g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), FALSE);
+
+  reply = call_with_int (self, "lease/timetolive", "ID", lease, cancellable, error);
+  if (reply == NULL)
+    return FALSE;
+  /* etcd says -1 for a lease it does not know, and leaves out a 0. */
+  *ttl = member_int (json_node_get_object (reply), "TTL");
+  return TRUE;
+}
+
 gboolean
 tessera_etcd_client_lease_revoke (TesseraEtcdClient *self,
                                   gint64             lease,

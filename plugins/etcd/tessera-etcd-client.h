@@ -119,6 +119,11 @@ gboolean           tessera_etcd_client_lease_keepalive (TesseraEtcdClient *self,
                                                         gint64            *ttl,
                                                         GCancellable      *cancellable,
                                                         GError           **error);
+gboolean           tessera_etcd_client_lease_time_to_live (TesseraEtcdClient *self,
+                                                           gint64             lease,
+                                                           gint64            *ttl,
+                                                           GCancellable      *cancellable,
+                                                           GError           **error);
 gboolean           tessera_etcd_client_lease_revoke    (TesseraEtcdClient *self,
                                                         gint64             lease,
                                                         GCancellable      *cancellable,

@@ -22,7 +22,13 @@
  * Values come from anyone who can write under the prefix, so they are
  * read like a folder's files: a lock file parsed with the depth limit,
  * one that cannot be read counting as holding everything, keys that are
- * not the pool's own shapes ignored. */
+ * not the pool's own shapes ignored.
+ *
+ * The waiters' queue (core/tessera-wait-queue.c) lives beside the
+ * holders: `queue/TASK@ID`, on the waiter's lease, its place in the queue
+ * being its create revision (the etcd semaphore recipe), read with the
+ * holders at the same revision. An acquire's transaction covers it too:
+ * a waiter that enters the queue makes the decisions read before refused. */
 
 struct _TesseraEtcdPool
 {
@@ -30,6 +36,7 @@ struct _TesseraEtcdPool
   GType lock_file_type;
   char *key;             /* PREFIX/NAME/ */
   char *jobs_key;        /* PREFIX/NAME/jobs/ */
+  char *queue_key;       /* PREFIX/NAME/queue/ */
   char *informations_key;
 };
 
@@ -39,6 +46,7 @@ tessera_etcd_pool_state_free (TesseraEtcdPoolState *state)
   if (state == NULL)
     return;
   g_ptr_array_unref (state->holders);
+  g_clear_pointer (&state->queue, g_ptr_array_unref);
   g_clear_pointer (&state->informations, json_node_unref);
   g_clear_error (&state->informations_error);
   g_free (state);
@@ -122,6 +130,7 @@ tessera_etcd_pool_new (TesseraEtcdClient  *client,
   pool->lock_file_type = lock_file_type;
   pool->key = g_strconcat (prefix, g_str_has_suffix (prefix, "/") ? "" : "/", name, "/", NULL);
   pool->jobs_key = g_strconcat (pool->key, "jobs/", NULL);
+  pool->queue_key = g_strconcat (pool->key, "queue/", NULL);
   pool->informations_key = g_strconcat (pool->key, "informations", NULL);
   return pool;
 }
@@ -134,6 +143,7 @@ tessera_etcd_pool_free (TesseraEtcdPool *pool)
   g_object_unref (pool->client);
   g_free (pool->key);
   g_free (pool->jobs_key);
+  g_free (pool->queue_key);
   g_free (pool->informations_key);
   g_free (pool);
 }
@@ -176,18 +186,35 @@ read_informations (TesseraEtcdPoolState *state, TesseraEtcdKv *kv)
  * (it then counts as holding everything, as on a folder), with why: the
  * store says so once per change of the key, not at every read. */
 static TesseraEtcdHolder *
-read_holder (TesseraEtcdPool *pool, TesseraEtcdKv *kv)
+read_holder (TesseraEtcdPool *pool, const char *folder_key, TesseraEtcdKv *kv)
 {
   TesseraEtcdHolder *holder = g_new0 (TesseraEtcdHolder, 1);
   gsize length = 0;
   const char *data = g_bytes_get_data (kv->value, &length);
 
-  holder->name = g_strdup (kv->key + strlen (pool->jobs_key));
+  holder->name = g_strdup (kv->key + strlen (folder_key));
   holder->lock_file = tessera_dynamic_lock_file_new_from_data (pool->lock_file_type, kv->key,
                                                                data != NULL ? data : "", (gssize) length,
                                                                &holder->error);
   holder->kv = kv;
   return holder;
+}
+
+/* A queue key: its entry as a lock file (one that cannot be read never
+ * counts, as on a folder), and whether it reserves. */
+static TesseraEtcdHolder *
+read_queue_entry (TesseraEtcdPool *pool, TesseraEtcdKv *kv)
+{
+  TesseraEtcdHolder *entry = read_holder (pool, pool->queue_key, kv);
+  gsize length = 0;
+  const char *data = g_bytes_get_data (kv->value, &length);
+  g_autoptr(JsonNode) root = NULL;
+
+  if (entry->lock_file != NULL)
+    root = tessera_json_parse (data != NULL ? data : "", (gssize) length, NULL);
+  if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
+    entry->reserve = json_object_get_boolean_member_with_default (json_node_get_object (root), "reserve", FALSE);
+  return entry;
 }
 
 /**
@@ -208,6 +235,7 @@ tessera_etcd_pool_read (TesseraEtcdPool  *pool,
   g_autoptr(TesseraEtcdPoolState) state = g_new0 (TesseraEtcdPoolState, 1);
 
   state->holders = g_ptr_array_new_with_free_func ((GDestroyNotify) holder_free);
+  state->queue = g_ptr_array_new_with_free_func ((GDestroyNotify) holder_free);
   if (!tessera_etcd_client_range (pool->client, pool->key, end, &state->revision, &kvs, cancellable, error))
     return NULL;
   for (guint i = 0; i < kvs->len; i++)
@@ -218,11 +246,16 @@ tessera_etcd_pool_read (TesseraEtcdPool  *pool,
         read_informations (state, kv);
       else if (g_str_has_prefix (kv->key, pool->jobs_key) &&
                tessera_etcd_pool_check_holder_name (kv->key + strlen (pool->jobs_key), NULL))
-        g_ptr_array_add (state->holders, read_holder (pool, g_steal_pointer (&g_ptr_array_index (kvs, i))));
+        g_ptr_array_add (state->holders, read_holder (pool, pool->jobs_key,
+                                                      g_steal_pointer (&g_ptr_array_index (kvs, i))));
+      else if (g_str_has_prefix (kv->key, pool->queue_key) &&
+               tessera_etcd_pool_check_holder_name (kv->key + strlen (pool->queue_key), NULL))
+        g_ptr_array_add (state->queue, read_queue_entry (pool, g_steal_pointer (&g_ptr_array_index (kvs, i))));
       else
         g_debug ("Ignoring %s: not a key of pool %s", kv->key, pool->key);
     }
   g_ptr_array_sort (state->holders, by_create_revision);
+  g_ptr_array_sort (state->queue, by_create_revision);
   return g_steal_pointer (&state);
 }
 
@@ -308,6 +341,59 @@ tessera_etcd_pool_delete_holder (TesseraEtcdPool  *pool,
   if (!tessera_etcd_pool_check_holder_name (name, error))
     return FALSE;
   key = tessera_etcd_pool_dup_holder_key (pool, name);
+  return tessera_etcd_client_delete (pool->client, key, NULL, NULL, cancellable, error);
+}
+
+char *
+tessera_etcd_pool_dup_queue_key (TesseraEtcdPool *pool, const char *name)
+{
+  return g_strconcat (pool->queue_key, name, NULL);
+}
+
+/**
+ * tessera_etcd_pool_put_queue_entry:
+ * @name: the waiter's (TASK@ID)
+ * @text: its entry's JSON
+ * @revision: (out): the revision of the write: the entry's place when
+ *   it is new
+ *
+ * Writes the queue entry @name on @lease.
+ *
+ * Returns: %FALSE with @error when etcd could not be asked
+ */
+gboolean
+tessera_etcd_pool_put_queue_entry (TesseraEtcdPool  *pool,
+                                   const char       *name,
+                                   const char       *text,
+                                   gint64            lease,
+                                   gint64           *revision,
+                                   GCancellable     *cancellable,
+                                   GError          **error)
+{
+  g_autofree char *key = NULL;
+  g_autoptr(GBytes) value = NULL;
+
+  if (!tessera_etcd_pool_check_holder_name (name, error))
+    return FALSE;
+  key = tessera_etcd_pool_dup_queue_key (pool, name);
+  value = g_bytes_new (text, strlen (text));
+  return tessera_etcd_client_put (pool->client, key, value, lease, revision, cancellable, error);
+}
+
+/* Deletes the queue entry at @key, only one of the pool's queue. */
+gboolean
+tessera_etcd_pool_delete_queue_entry (TesseraEtcdPool  *pool,
+                                      const char       *key,
+                                      GCancellable     *cancellable,
+                                      GError          **error)
+{
+  if (!g_str_has_prefix (key, pool->queue_key) ||
+      !tessera_etcd_pool_check_holder_name (key + strlen (pool->queue_key), NULL))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME, _("“%s” is not a queue entry of %s"), key,
+                   pool->key);
+      return FALSE;
+    }
   return tessera_etcd_client_delete (pool->client, key, NULL, NULL, cancellable, error);
 }
 

@@ -11,8 +11,10 @@
 G_BEGIN_DECLS
 
 /* A pool lives under PREFIX/NAME/: `informations` (the JSON of a folder's
- * informations.json) and `jobs/TASK@ID` (the JSON of a folder's lock
- * file), every holder key on its process's lease. */
+ * informations.json), `jobs/TASK@ID` (the JSON of a folder's lock
+ * file) and `queue/TASK@ID` (the JSON of a folder's queue entry, for a
+ * waiter past its patience), every holder and queue key on its
+ * process's lease. */
 typedef struct _TesseraEtcdPool TesseraEtcdPool;
 
 /* One holder as read. */
@@ -22,6 +24,7 @@ typedef struct
   TesseraEtcdKv *kv;
   TesseraDynamicLockFile *lock_file;   /* NULL: unreadable, so it holds everything */
   GError *error;                       /* why, when unreadable */
+  gboolean reserve;                    /* a queue entry's "reserve" */
 } TesseraEtcdHolder;
 
 /* The pool at one revision. */
@@ -29,6 +32,7 @@ typedef struct
 {
   gint64 revision;
   GPtrArray *holders;                  /* TesseraEtcdHolder, oldest (create revision) first */
+  GPtrArray *queue;                    /* TesseraEtcdHolder: the queue's entries, likewise */
   JsonNode *informations;              /* NULL: none, or unreadable (see below) */
   GError *informations_error;          /* why they could not be read, if there are some */
 } TesseraEtcdPoolState;
@@ -73,6 +77,19 @@ gboolean              tessera_etcd_pool_delete_holder (TesseraEtcdPool  *pool,
                                                        const char       *name,
                                                        GCancellable     *cancellable,
                                                        GError          **error);
+char                 *tessera_etcd_pool_dup_queue_key (TesseraEtcdPool *pool,
+                                                       const char      *name);
+gboolean              tessera_etcd_pool_put_queue_entry (TesseraEtcdPool  *pool,
+                                                         const char       *name,
+                                                         const char       *text,
+                                                         gint64            lease,
+                                                         gint64           *revision,
+                                                         GCancellable     *cancellable,
+                                                         GError          **error);
+gboolean              tessera_etcd_pool_delete_queue_entry (TesseraEtcdPool  *pool,
+                                                            const char       *key,
+                                                            GCancellable     *cancellable,
+                                                            GError          **error);
 gboolean              tessera_etcd_pool_put_informations (TesseraEtcdPool  *pool,
                                                           JsonNode         *informations,
                                                           GCancellable     *cancellable,

@@ -31,9 +31,15 @@
  *   tessera-etcd-lease.c); a process that dies or freezes past the TTL
  *   loses it and etcd deletes its keys. Nothing here judges a holder
  *   (judge_all and host_expired say no), and no heartbeat is written.
+ * - The waiters' queue (tessera-wait-queue.c) is the etcd semaphore
+ *   recipe: a waiter past its patience puts `queue/TASK@ID` on its lease,
+ *   once (the lease says it still waits), and its place is the key's
+ *   create revision; entries are read with the holders at one revision,
+ *   and the acquire's transaction covers them.
  * - Change notification is a watch on the pool's prefix from the last
  *   revision read, on a thread of the store's own, which wakes this
- *   process's waiters through the view's host table; no polling.
+ *   process's waiters through the view's host table (again after any
+ *   gap in the watch), so waiters are not polled (wakes_waiters).
  *
  * Values come from anyone who can write under the prefix: an unreadable
  * holder holds everything (as on a folder), said once per change. */
@@ -179,6 +185,7 @@ typedef struct
   TesseraDynamicLockFile *lock_file;   /* NULL: unreadable, it holds everything */
   gint64 mod_revision;                 /* 0: our own write, not read back yet */
   gint64 create_revision;              /* 0: likewise */
+  gint64 lease;                        /* its key's lease; 0: none, or not read back yet */
   gboolean counted;                    /* accounted (valid) */
 } Holder;
 
@@ -209,6 +216,9 @@ typedef struct
   GBytes *informations;                /* as last applied */
   GError *read_error;                  /* the last read failed: why */
   char *pending;                       /* the holder put since begin, to commit */
+  GPtrArray *queue;                    /* TesseraEtcdHolder: the queue as last read */
+  GHashTable *ttls;                    /* lease id → seconds left, asked at ttls_revision */
+  gint64 ttls_revision;
 
   /* The watch thread. */
   GThread *watcher;
@@ -368,6 +378,8 @@ etcd_store_free (TesseraPoolStore *store)
   etcd_store_stop (store);
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->holders, g_hash_table_unref);
+  g_clear_pointer (&self->queue, g_ptr_array_unref);
+  g_clear_pointer (&self->ttls, g_hash_table_unref);
   g_clear_pointer (&self->informations, g_bytes_unref);
   g_clear_error (&self->read_error);
   g_free (self->pending);
@@ -410,6 +422,9 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
   GHashTableIter iter;
   gpointer known_name;
 
+  g_clear_pointer (&self->queue, g_ptr_array_unref);
+  self->queue = g_steal_pointer (&state->queue);
+
   for (guint i = 0; i < state->holders->len; i++)
     {
       TesseraEtcdHolder *read = g_ptr_array_index (state->holders, i);
@@ -422,8 +437,9 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
       if (read->lock_file == NULL)
         g_warning (_("Holder %s of etcd pool %s cannot be read, so it holds everything: %s"),
                    read->name, tessera_etcd_pool_get_key (self->pool), read->error->message);
-      add_holder (self, name, g_steal_pointer (&read->lock_file), read->kv->mod_revision)->create_revision =
-        read->kv->create_revision;
+      known = add_holder (self, name, g_steal_pointer (&read->lock_file), read->kv->mod_revision);
+      known->create_revision = read->kv->create_revision;
+      known->lease = read->kv->lease;
       changed = TRUE;
     }
   g_hash_table_iter_init (&iter, self->holders);
@@ -756,6 +772,47 @@ etcd_store_remove_holder (TesseraPoolStore *store, const char *job, GError **err
 }
 
 static char *
+etcd_store_dup_location (TesseraPoolStore *store)
+{
+  EtcdStore *self = ETCD_STORE (store);
+
+  return self->pool != NULL ? g_strdup (tessera_etcd_pool_get_key (self->pool)) : NULL;
+}
+
+/* Asked of etcd: a holder's key goes when its lease ends. Once per
+ * lease and read of the pool (a process's holders share its lease). */
+static double
+etcd_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autofree char *full = g_str_has_suffix (name, SUFFIX) ? g_strdup (name) : g_strconcat (name, SUFFIX, NULL);
+  Holder *holder = g_hash_table_lookup (self->holders, full);
+  g_autoptr(GError) error = NULL;
+  gpointer known;
+  gint64 ttl = -1;
+
+  if (holder == NULL || holder->lease == 0)
+    return -1;
+  if (self->ttls == NULL || self->ttls_revision != self->revision)
+    {
+      g_clear_pointer (&self->ttls, g_hash_table_unref);
+      self->ttls = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+      self->ttls_revision = self->revision;
+    }
+  if ((known = g_hash_table_lookup (self->ttls, &holder->lease)) != NULL)
+    return *(double *) known;
+  if (!tessera_etcd_client_lease_time_to_live (self->client, holder->lease, &ttl, NULL, &error))
+    {
+      g_debug ("Lease of holder %s of etcd pool %s: %s", name, tessera_etcd_pool_get_key (self->pool),
+               error->message);
+      return -1;
+    }
+  g_hash_table_insert (self->ttls, g_memdup2 (&holder->lease, sizeof holder->lease),
+                       g_memdup2 (&(double) { ttl >= 0 ? (double) ttl : -1 }, sizeof (double)));
+  return ttl >= 0 ? (double) ttl : -1;
+}
+
+static char *
 etcd_store_dup_holder_location (TesseraPoolStore *store, const char *name)
 {
   EtcdStore *self = ETCD_STORE (store);
@@ -850,6 +907,80 @@ etcd_store_write_informations (TesseraPoolStore *store, JsonNode *informations, 
 }
 
 /* ---------------------------------------------------------------------- */
+/* The waiters' queue: `queue/` keys */
+
+static void
+etcd_store_queue_read (TesseraPoolStore *store,
+                       const char       *own_name,
+                       gint64            own_place,
+                       double            min_age,
+                       GPtrArray        *ahead,
+                       gint64           *last_place,
+                       gint64           *own_found)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autofree char *own = key_name (own_name);
+
+  for (guint i = 0; self->queue != NULL && i < self->queue->len; i++)
+    {
+      TesseraEtcdHolder *entry = g_ptr_array_index (self->queue, i);
+      gint64 place = entry->kv->create_revision;
+
+      *last_place = MAX (*last_place, place);
+      if (g_str_equal (entry->name, own))
+        {
+          *own_found = place;
+          continue;
+        }
+      /* Its waiter's lease is its liveness: etcd deletes a dead one's.
+       * Tessera puts every entry on one: a key without is a co-user's,
+       * which would otherwise reserve for ever. */
+      if (entry->reserve && entry->kv->lease != 0 && entry->lock_file != NULL &&
+          tessera_dynamic_lock_file_is_valid (entry->lock_file) && (own_place <= 0 || place < own_place))
+        g_ptr_array_add (ahead, g_object_ref (entry->lock_file));
+    }
+}
+
+/* Written once, on this process's lease: rewriting it would only wake
+ * every watcher and refuse every decision made meanwhile. */
+static gboolean
+etcd_store_queue_put (TesseraPoolStore *store,
+                      const char       *own_name,
+                      const char       *text,
+                      gint64            own_found,
+                      gint64           *place,
+                      char            **location,
+                      GError          **error)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autofree char *name = key_name (own_name);
+  gint64 lease, revision = 0;
+
+  if (own_found > 0)
+    {
+      *place = own_found;
+      *location = tessera_etcd_pool_dup_queue_key (self->pool, name);
+      return TRUE;
+    }
+  lease = shared_lease_ensure (self->lease, error);
+  if (lease == 0 || !tessera_etcd_pool_put_queue_entry (self->pool, name, text, lease, &revision, NULL, error))
+    return FALSE;
+  *place = revision;
+  *location = tessera_etcd_pool_dup_queue_key (self->pool, name);
+  return TRUE;
+}
+
+static void
+etcd_store_queue_delete (TesseraPoolStore *store, const char *location)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autoptr(GError) error = NULL;
+
+  if (!tessera_etcd_pool_delete_queue_entry (self->pool, location, NULL, &error))
+    g_warning (_("Cannot delete queue entry %s: %s"), location, error->message);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Making one */
 
 static const char * const etcd_settings[] = {
@@ -866,6 +997,7 @@ etcd_store_create (TesseraDynamicResource         *owner,
 
 static const TesseraPoolStoreClass etcd_store_class = {
   .name = "etcd",
+  .wakes_waiters = TRUE,
   .settings = etcd_settings,
   .create = etcd_store_create,
   .open = etcd_store_open,
@@ -897,6 +1029,11 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .host_expired = etcd_store_host_expired,
   .read_informations = etcd_store_read_informations,
   .write_informations = etcd_store_write_informations,
+  .queue_read = etcd_store_queue_read,
+  .queue_put = etcd_store_queue_put,
+  .queue_delete = etcd_store_queue_delete,
+  .dup_location = etcd_store_dup_location,
+  .get_holder_lease_left = etcd_store_get_holder_lease_left,
 };
 
 /* A setting's bad value: one line, naming the setting. */
