@@ -2791,8 +2791,9 @@ cmd_run (int argc, char **argv)
         }
     }
 
-  /* The lock files name the command already: this writes nothing more
-   * unless a resource type does more on job_started. */
+  /* A run that forked its command first names it in its lock files
+   * already: then this writes nothing more (unless a resource type does
+   * more on job_started). With --no-wait it names the command now. */
   if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
     g_printerr ("tessera: %s\n", error->message);
   exec_errno = gated_open (&child, TRUE, env);
