@@ -508,7 +508,8 @@ tessera_job_set_process (TesseraJob      *self,
 
   g_mutex_lock (&self->mutex);
   changed = g_set_object (&self->process, process);
-  if (self->lock_fd >= 0 && self->process != NULL)
+  /* The same process again: its `<job_uri>.pid` is written already. */
+  if (self->lock_fd >= 0 && self->process != NULL && (changed || !self->wrote_pid))
     ok = write_pid_file (self, error);
   g_mutex_unlock (&self->mutex);
   if (changed)

@@ -669,13 +669,19 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
                                       GError               **error)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
+  g_autoptr(TesseraProcess) before = NULL;
   struct stat st;
 
   g_return_val_if_fail (entry != NULL && entry->h.lock_file != NULL, FALSE);
   _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
+  g_set_object (&before, tessera_dynamic_lock_file_get_process (entry->h.lock_file));
   tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
   if (!_tessera_lock_folder_save_job (cache->folder, name, entry->h.lock_file, error))
-    return FALSE;
+    {
+      /* The file still names what it did: so must its object. */
+      tessera_dynamic_lock_file_set_process (entry->h.lock_file, before);
+      return FALSE;
+    }
   if (_tessera_lock_folder_stat_job (cache->folder, name, &st))
     entry_set_stat (entry, &st);
   if (cache->index != NULL)

@@ -636,6 +636,17 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
     return FALSE;
   if (!tessera_job_set_process (tessera_dynamic_dependency_get_target (dependency), process, error))
     return FALSE;
+  /* Written with this very process already (the job named it before it
+   * acquired, as `tessera run` does): no second ipc.lock cycle. */
+  lock_thread (self);
+  {
+    TesseraDynamicLockFile *cached = _tessera_pool_store_get_holder (STORE (self), name);
+    gboolean named = cached != NULL && tessera_dynamic_lock_file_get_process (cached) == process;
+
+    unlock_thread (self);
+    if (named)
+      return TRUE;
+  }
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;

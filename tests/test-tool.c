@@ -6,6 +6,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
@@ -316,6 +317,55 @@ test_no_watch_without_wait (Fixture *f, gconstpointer data)
   g_assert_cmpint (exit_code (waiter), ==, 0);
   g_assert_nonnull (strstr (out, "tessera-poller"));
   g_assert_nonnull (strstr (out, "inotify"));
+}
+
+/* The lock file names the command from its first version: the command's
+ * process exists (behind its gate) before the lock file is written, so
+ * the run writes it once, not once for itself and again for the command
+ * (a second ipc.lock cycle per run). Counted with inotify: every version
+ * is renamed into place. */
+static void
+test_lock_file_written_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autofree char *script = g_strdup_printf ("echo $$; cat %s/*.json", jobs);
+  g_autofree char *out = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  char buf[16384] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  guint versions = 0;
+  ssize_t n;
+  int status, fd;
+
+  /* A first run makes the pool. */
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (fd, jobs, IN_MOVED_TO | IN_CLOSE_WRITE), >=, 0);
+  out = run_capture (f, &status, "run", "--need", "r", "--", "sh", "-c", script, NULL);
+  g_assert_cmpint (status, ==, 0);
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n;)
+      {
+        struct inotify_event *ev = (struct inotify_event *) p;
+
+        if (ev->len > 0 && g_str_has_suffix (ev->name, ".json") &&
+            ((ev->mask & IN_MOVED_TO) || (ev->mask & IN_CLOSE_WRITE)))
+          versions++;
+        p += sizeof (struct inotify_event) + ev->len;
+      }
+  close (fd);
+  g_assert_cmpuint (versions, ==, 1);
+  /* And that version names the command. */
+  lines = g_strsplit (out, "\n", 2);
+  g_assert_nonnull (lines[0]);
+  g_assert_nonnull (lines[1]);
+  node = json_from_string (lines[1], &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (json_node_get_object (node), "process"),
+                                               "pid"), ==, g_ascii_strtoll (lines[0], NULL, 10));
 }
 
 /* A run reads the plugin manifests only up to the one that provides its
@@ -1805,6 +1855,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);
   ADD ("/tool/run/no-watch-without-a-wait", test_no_watch_without_wait);
   ADD ("/tool/run/reads-manifests-as-needed", test_manifests_read_as_needed);
+  ADD ("/tool/run/lock-file-written-once", test_lock_file_written_once);
   ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
   ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);

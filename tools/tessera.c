@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1890,13 +1891,63 @@ gated_watch (int gate, int report)
     }
 }
 
+/* Reads exactly @size bytes from @fd; async-signal-safe. */
+static gboolean
+gated_read_all (int fd, void *buffer, size_t size)
+{
+  char *p = buffer;
+
+  while (size > 0)
+    {
+      ssize_t n = read (fd, p, size);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return FALSE;
+      p += n;
+      size -= (size_t) n;
+    }
+  return TRUE;
+}
+
+/* After the go, the gate brings the command's environment, known only
+ * once the locks are held: its size (a guint32), then its "NAME=VALUE"
+ * strings, each ending in a NUL. Read into memory of its own (mmap, not
+ * malloc: async-signal-safe). NULL when the wrapper is gone. */
+static char **
+gated_read_environment (int gate)
+{
+  guint32 size;
+  size_t count = 0;
+  char *text, **envp;
+
+  if (!gated_read_all (gate, &size, sizeof size) || size == 0 || size > 64 * 1024 * 1024)
+    return NULL;
+  text = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (text == MAP_FAILED || !gated_read_all (gate, text, size) || text[size - 1] != '\0')
+    return NULL;
+  for (guint32 i = 0; i < size; i++)
+    if (text[i] == '\0')
+      count++;
+  envp = mmap (NULL, (count + 1) * sizeof (char *), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (envp == MAP_FAILED)
+    return NULL;
+  count = 0;
+  for (guint32 i = 0; i < size; i += (guint32) strlen (text + i) + 1)
+    envp[count++] = text + i;
+  envp[count] = NULL;
+  return envp;
+}
+
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 G_GNUC_NORETURN static void
-gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv, char **envp)
+gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv)
 {
   struct sigaction dfl = { 0 }, ign = { 0 };
   gboolean denied = FALSE;
   int err = ENOENT;
+  char **envp;
   char go;
   ssize_t n;
 
@@ -1912,7 +1963,7 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
   do
     n = read (gate, &go, 1);
   while (n < 0 && errno == EINTR);
-  if (n != 1 || go != 'g')
+  if (n != 1 || go != 'g' || (envp = gated_read_environment (gate)) == NULL)
     _exit (125);
   /* On a lease pool the command, and all it starts, die with the
    * wrapper, which renews the lease: this process stays to see to it. */
@@ -1948,11 +1999,14 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
 }
 
 /* Forks the command, which waits behind its gate (see gated_open) until
- * the lock files name it. Where to look for it is worked out here, as
- * posix_spawnp does, so that the child only calls execve(). Descriptors
- * without close-on-exec pass to the command; Tessera's own have it. */
+ * its locks are held: it is forked before they are taken, so that the
+ * lock files name it from their first version. Where to look for it is
+ * worked out here, as posix_spawnp does, with the PATH of this process
+ * (the locks' environment does not set PATH), so that the child only
+ * calls execve(). Descriptors without close-on-exec pass to the command;
+ * Tessera's own have it, but for @keep_fd. */
 static gboolean
-gated_spawn (char **command, char **env, int keep_fd, Gated *gated, GError **error)
+gated_spawn (char **command, int keep_fd, Gated *gated, GError **error)
 {
   g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) sh_argv = g_ptr_array_new ();
@@ -1965,7 +2019,7 @@ gated_spawn (char **command, char **env, int keep_fd, Gated *gated, GError **err
     g_ptr_array_add (candidates, g_strdup (command[0]));
   else
     {
-      const char *path = g_environ_getenv (env, "PATH");
+      const char *path = g_getenv ("PATH");
       g_auto(GStrv) dirs = g_strsplit (path != NULL ? path : "/bin:/usr/bin", ":", -1);
 
       for (guint i = 0; dirs[i] != NULL; i++)
@@ -1995,7 +2049,7 @@ gated_spawn (char **command, char **env, int keep_fd, Gated *gated, GError **err
     {
       close (gate[1]);
       close (report[0]);
-      gated_child (gate[0], report[1], keep_fd, (char **) candidates->pdata, command, (char **) sh_argv->pdata, env);
+      gated_child (gate[0], report[1], keep_fd, (char **) candidates->pdata, command, (char **) sh_argv->pdata);
     }
   pthread_sigmask (SIG_SETMASK, &saved, NULL);
   close (gate[0]);
@@ -2022,17 +2076,40 @@ gated_close (Gated *gated)
   gated->gate = -1;
 }
 
-/* Opens the gate (@go) or closes it for good; then returns 0 when the
- * command runs, or the errno of its failed exec. */
+/* Opens the gate, handing the command @env (@go), or closes it for good;
+ * then returns 0 when the command runs, or the errno of its failed exec. */
 static int
-gated_open (Gated *gated, gboolean go)
+gated_open (Gated *gated, gboolean go, char **env)
 {
   int err = 0;
   ssize_t n;
 
-  /* EPIPE: a signal passed on has already ended the command. */
-  if (go && write (gated->gate, "g", 1) != 1 && errno != EPIPE)
-    g_printerr ("tessera: %s\n", g_strerror (errno));
+  if (go)
+    {
+      g_autoptr(GByteArray) message = g_byte_array_new ();
+      guint32 size = 0;
+      gsize done = 0;
+
+      g_byte_array_append (message, (const guint8 *) "g", 1);
+      g_byte_array_append (message, (const guint8 *) &size, sizeof size);
+      for (guint i = 0; env[i] != NULL; i++)
+        g_byte_array_append (message, (const guint8 *) env[i], strlen (env[i]) + 1);
+      size = message->len - 1 - sizeof size;
+      memcpy (message->data + 1, &size, sizeof size);
+      while (done < message->len)
+        {
+          ssize_t w = write (gated->gate, message->data + done, message->len - done);
+
+          if (w < 0 && errno == EINTR)
+            continue;
+          /* EPIPE: a signal passed on has already ended the command. */
+          if (w < 0 && errno != EPIPE)
+            g_printerr ("tessera: %s\n", g_strerror (errno));
+          if (w < 0)
+            break;
+          done += (gsize) w;
+        }
+    }
   /* A watcher (lease pool) takes the gate's end for our death: it stays
    * open until the watcher is reaped (gated_close). */
   if (!go || !gate_die_with_wrapper)
@@ -2500,6 +2577,56 @@ job_task_id (const char *name, const char *command)
   return g_string_free (s, FALSE);
 }
 
+/* Holds the job (its lock, kept by the command too) and forks the
+ * command behind its gate; the job names it from now on. An exit status
+ * on failure, else 0. */
+static int
+start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, int *job_lock_number,
+               TesseraProcess **child_process)
+{
+  g_autoptr(GPtrArray) resources = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  int job_lock_fd, status = 0;
+
+  /* The job lock is taken before the command is forked, which keeps a
+   * descriptor of it: the lock then lasts exactly as long as the holding
+   * (flock(1) passes its lock the same way), which is what a judge that
+   * cannot see our pids (another host or pid namespace) uses. */
+  if (!tessera_job_hold (job, &error))
+    return fail (is_io_error (error) ? EXIT_IOERR : 1, "%s", error->message);
+  job_lock_fd = tessera_job_dup_lock_fd (job);
+
+  /* The command is the wrapper's stand-in: it gets its stdin, its other
+   * descriptors and its process group. It waits behind a gate that opens
+   * only once its locks are held and the lock files name it: they stay
+   * valid if this wrapper is killed, and any peer reclaims them once the
+   * command is gone. Were this wrapper killed before the gate opens, the
+   * gate reads end-of-file and the command never runs without a valid
+   * holding. */
+  for (guint i = 0; i < needs->len; i++)
+    g_ptr_array_add (resources, ((Need *) g_ptr_array_index (needs, i))->resource);
+  gate_die_with_wrapper = tessera_fence_needed (resources);
+  /* And what the command starts comes back to us when orphaned, for
+   * the fence to end it too. */
+  if (gate_die_with_wrapper && prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+    g_printerr (_("tessera: cannot become the subreaper of the command's processes: %s\n"), g_strerror (errno));
+  /* A command that is gone before its gate opens must not kill us. */
+  signal (SIGPIPE, SIG_IGN);
+  if (!gated_spawn (command, job_lock_fd, child, &error))
+    status = fail (1, "%s", error->message);
+  /* The command has its copy, under the same number. */
+  *job_lock_number = job_lock_fd;
+  if (job_lock_fd >= 0)
+    close (job_lock_fd);
+  if (status == 0)
+    {
+      *child_process = tessera_process_new_local (child->pid);
+      if (!tessera_job_set_process (job, *child_process, &error))
+        status = fail (EXIT_IOERR, "%s", error->message);
+    }
+  return status;
+}
+
 static int
 cmd_run (int argc, char **argv)
 {
@@ -2532,11 +2659,11 @@ cmd_run (int argc, char **argv)
   g_autoptr(GPtrArray) needs = g_ptr_array_new_with_free_func ((GDestroyNotify) need_free);
   g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
   g_autoptr(TesseraJob) job = NULL;
-  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autoptr(TesseraProcess) child_process = NULL;
   Gated child = { 0, -1, -1 };
   int exec_errno;
-  int job_lock_fd;
+  int job_lock_number = -1;
+  gboolean fork_first, acquired = FALSE;
   g_autoptr(GMainLoop) loop = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) env = NULL;
@@ -2612,48 +2739,76 @@ cmd_run (int argc, char **argv)
   /* The job's files go through the folder just checked, never by path. */
   job = tessera_job_new_at (task_id, identifier, job_uri, job_dir_fd, &error);
   close (job_dir_fd);
-  if (job == NULL || !tessera_job_set_process (job, self, &error))
+  if (job == NULL)
     return fail (EXIT_USAGE, "%s", error->message);
+  /* A run that may wait forks its command first, so that the lock files
+   * name it from their first version (one write each). One that may not
+   * wait does so once it holds: on a busy resource it then starts nothing
+   * (the second write costs less than a fork that comes to nothing). */
+  fork_first = !no_wait;
+  if (fork_first)
+    status = start_command (needs, job, command, &child, &job_lock_number, &child_process);
+  else
+    {
+      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
 
-  interactive = isatty (2);
-  /* A command that is gone before its gate opens must not kill us. */
-  signal (SIGPIPE, SIG_IGN);
-  status = acquire_all (needs, job, locks, timeout, no_wait, &run_state);
+      if (!tessera_job_set_process (job, self, &error))
+        status = fail (EXIT_USAGE, "%s", error->message);
+    }
+  if (status == 0)
+    {
+      interactive = isatty (2);
+      status = acquire_all (needs, job, locks, timeout, no_wait, &run_state);
+      acquired = status == 0;
+    }
+  if (status == 0)
+    {
+      locks_path = g_build_filename (job_dir, "locks.json", NULL);
+      if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
+        status = fail (EXIT_IOERR, "%s", error->message);
+      /* The command finds locks.json by path: it must lead there. */
+      else if (!tessera_job_folder_is_at_path (job))
+        status = fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"),
+                       job_dir);
+    }
+  if (status == 0 && !fork_first)
+    status = start_command (needs, job, command, &child, &job_lock_number, &child_process);
+  /* From here a signal goes to the child (at its gate, it ends there);
+   * one that came before stops everything. */
+  if (status == 0)
+    {
+      g_mutex_lock (&run_state.lock);
+      run_state.child = child.pid;
+      g_mutex_unlock (&run_state.lock);
+      if (g_atomic_int_get (&run_state.pending_signal) != 0)
+        status = 128 + g_atomic_int_get (&run_state.pending_signal);
+    }
   if (status != 0)
     {
       g_autofree char *lock_path = tessera_job_dup_lock_path (job);
 
-      /* Nothing is held on a failure: all or none. */
+      /* Nothing is held on a failure: all or none. The command never runs. */
+      if (child.pid > 0)
+        {
+          gated_open (&child, FALSE, NULL);
+          gated_wait (child.pid);
+        }
+      if (acquired)
+        release_or_say (TESSERA_LOCK (locks));
+      if (locks_path != NULL)
+        g_unlink (locks_path);
       tessera_job_unhold (job);
       g_unlink (lock_path);
       g_rmdir (job_dir);
       return status;
     }
 
-  locks_path = g_build_filename (job_dir, "locks.json", NULL);
-  if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
-    {
-      release_or_say (TESSERA_LOCK (locks));
-      tessera_job_unhold (job);
-      return fail (EXIT_IOERR, "%s", error->message);
-    }
-  /* The command finds locks.json by path: it must lead there. */
-  if (!tessera_job_folder_is_at_path (job))
-    {
-      release_or_say (TESSERA_LOCK (locks));
-      tessera_job_unhold (job);
-      return fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"), job_dir);
-    }
-
   env = g_get_environ ();
   env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
-  /* The command gets the locked job lock, as flock(1) passes its lock:
-   * the lock then lasts exactly as long as the holding, which is what a
-   * judge that cannot see our pids (another host or pid namespace) uses. */
-  job_lock_fd = tessera_job_dup_lock_fd (job);
-  if (job_lock_fd >= 0)
+  /* The command's copy of the job lock, under the number it had here. */
+  if (job_lock_number >= 0)
     {
-      g_autofree char *text = g_strdup_printf ("%d", job_lock_fd);
+      g_autofree char *text = g_strdup_printf ("%d", job_lock_number);
       env = g_environ_setenv (env, "TESSERA_JOB_LOCK_FD", text, TRUE);
     }
   for (guint i = 0; i < needs->len; i++)
@@ -2666,51 +2821,12 @@ cmd_run (int argc, char **argv)
         }
     }
 
-  /* The command is the wrapper's stand-in: it gets its stdin, its other
-   * descriptors and its process group. It waits behind a gate that opens
-   * only once the lock files name it: were this wrapper killed in between,
-   * the gate reads end-of-file and the command never runs without a valid
-   * holding. */
-  {
-    g_autoptr(GPtrArray) resources = g_ptr_array_new ();
-
-    for (guint i = 0; i < needs->len; i++)
-      g_ptr_array_add (resources, ((Need *) g_ptr_array_index (needs, i))->resource);
-    gate_die_with_wrapper = tessera_fence_needed (resources);
-    /* And what the command starts comes back to us when orphaned, for
-     * the fence to end it too. */
-    if (gate_die_with_wrapper && prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
-      g_printerr (_("tessera: cannot become the subreaper of the command's processes: %s\n"), g_strerror (errno));
-  }
-  if (!gated_spawn (command, env, job_lock_fd, &child, &error))
-    status = fail (1, "%s", error->message);
-  if (job_lock_fd >= 0)
-    close (job_lock_fd);
-  /* From here a signal goes to the child (at its gate, it ends there);
-   * one that came before stops everything. */
-  g_mutex_lock (&run_state.lock);
-  run_state.child = child.pid;
-  g_mutex_unlock (&run_state.lock);
-  if (status != 0 || g_atomic_int_get (&run_state.pending_signal) != 0)
-    {
-      if (status == 0)
-        {
-          gated_open (&child, FALSE);   /* the command never runs */
-          gated_wait (child.pid);
-          status = 128 + g_atomic_int_get (&run_state.pending_signal);
-        }
-      release_or_say (TESSERA_LOCK (locks));
-      g_unlink (locks_path);
-      tessera_job_unhold (job);
-      g_rmdir (job_dir);
-      return status;
-    }
-  /* From now on the lock files name the child: they stay valid if this
-   * wrapper is killed, and any peer reclaims them once the child is gone. */
-  child_process = tessera_process_new_local (child.pid);
+  /* A run that forked its command first names it in its lock files
+   * already: then this writes nothing more (unless a resource type does
+   * more on job_started). With --no-wait it names the command now. */
   if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
     g_printerr ("tessera: %s\n", error->message);
-  exec_errno = gated_open (&child, TRUE);
+  exec_errno = gated_open (&child, TRUE, env);
   if (exec_errno != 0)
     {
       gated_wait (child.pid);
