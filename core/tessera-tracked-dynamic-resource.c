@@ -383,7 +383,6 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
     ? _tessera_pool_store_dup_holder_location (STORE (self), name) : NULL;
 }
 
-/* The pool view, for tessera-tracked-resource-store.c. */
 TesseraPoolView *
 _tessera_tracked_dynamic_resource_get_view (TesseraTrackedDynamicResource *self)
 {
@@ -624,6 +623,8 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
 {
   TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
+  TesseraDynamicLockFile *cached;
+  gboolean named;
   int fd;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
@@ -636,17 +637,14 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
     return FALSE;
   if (!tessera_job_set_process (tessera_dynamic_dependency_get_target (dependency), process, error))
     return FALSE;
-  /* Written with this very process already (the job named it before it
-   * acquired, as `tessera run` does): no second ipc.lock cycle. */
+  /* Written with this very process already (`tessera run` names it
+   * before it acquires): no second ipc.lock cycle. */
   lock_thread (self);
-  {
-    TesseraDynamicLockFile *cached = _tessera_pool_store_get_holder (STORE (self), name);
-    gboolean named = cached != NULL && tessera_dynamic_lock_file_get_process (cached) == process;
-
-    unlock_thread (self);
-    if (named)
-      return TRUE;
-  }
+  cached = _tessera_pool_store_get_holder (STORE (self), name);
+  named = cached != NULL && tessera_dynamic_lock_file_get_process (cached) == process;
+  unlock_thread (self);
+  if (named)
+    return TRUE;
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
