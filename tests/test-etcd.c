@@ -1498,7 +1498,8 @@ ranges_served (Fixture *f)
   g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
   text = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
   line = strstr (text, "\netcd_mvcc_range_total ");
-  g_assert_nonnull (line);
+  if (line == NULL)
+    g_error ("etcd metrics without etcd_mvcc_range_total");
   return g_ascii_strtoll (line + strlen ("\netcd_mvcc_range_total "), NULL, 10);
 }
 
