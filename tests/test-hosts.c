@@ -454,6 +454,43 @@ write_view_lock_file (Fixture *f, const char *view_jobs, const char *name, const
   return path;
 }
 
+/* The pool `r` (total 2) seen through a lock-less view at tmp/view/r,
+ * named by the configuration; returns the FUSE daemon. */
+static GSubprocess *
+lockless_pool (Fixture *f, char **view, char **view_jobs)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *folder = NULL;
+  g_autofree char *config = NULL;
+  GSubprocess *bindfs;
+
+  *view = g_build_filename (f->tmp, "view", NULL);
+  folder = g_build_filename (*view, "r", NULL);
+  config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", folder);
+  bindfs = mount_lockless_view (f, real, *view);
+  test_write_file (f->config, config);
+  *view_jobs = g_build_filename (folder, "jobs", NULL);
+  g_mkdir_with_parents (*view_jobs, 0777);
+  return bindfs;
+}
+
+/* `tessera run --no-wait --need r=1 -- echo ran` on this host: its exit
+ * status, with what it wrote on stdout and stderr. */
+static int
+run_no_wait_here (Fixture *f, char **out, char **err)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = NULL;
+
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                    "run", "--no-wait", "--need", "r=1", "--", "echo", "ran", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, out, err, &error));
+  g_assert_no_error (error);
+  g_test_message ("tessera run said: %s%s", *out, *err);
+  return exit_code (run);
+}
+
 /* ipc.lock cannot exclude another host there: a pool another host uses
  * is refused at acquire, with the fix named; our own host's holders
  * (another boot of ours is still judged dead) leave it usable. */
@@ -530,43 +567,25 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
 static void
 test_lockless_mount_run_refused (Fixture *f, gconstpointer data)
 {
-  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
-  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
-  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
-  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *view = NULL;
+  g_autofree char *view_jobs = NULL;
   g_autofree char *spec = own_spec (set_other_machine, NULL);
   g_autofree char *path = NULL;
   g_autofree char *err = NULL;
   g_autofree char *out = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) run = NULL;
-  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  GSubprocess *bindfs = lockless_pool (f, &view, &view_jobs);
 
-  test_write_file (f->config, config);
-  g_mkdir_with_parents (view_jobs, 0777);
   path = write_view_lock_file (f, view_jobs, "far", spec);
-
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
-  g_assert_no_error (error);
-  g_test_message ("tessera run said: %s", err);
-  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_cmpint (run_no_wait_here (f, &out, &err), ==, 1);
   g_assert_true (g_str_has_prefix (err, "tessera: r: "));
   g_assert_nonnull (strstr (err, "etcd"));
   g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);   /* one line */
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
-  g_clear_object (&run);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
 
   g_assert_cmpint (g_unlink (path), ==, 0);
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                    "run", "--no-wait", "--need", "r=1", "--", "echo", "ran", NULL);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (run, NULL, NULL, &out, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (run_no_wait_here (f, &out, &err), ==, 0);
   g_assert_cmpstr (out, ==, "ran\n");
 
   unmount_lockless_view (view, bindfs);
@@ -1292,6 +1311,7 @@ test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) run = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *err = NULL;
+  g_autofree char *out = NULL;
 
   test_write_file (f->config, config);
   run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
@@ -1302,18 +1322,8 @@ test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
   test_remove_tree (hosts);
   test_write_file (hosts, "not a folder");
 
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                    "run", "--no-wait", "--need", "r=1", "--", "echo", "ran", NULL);
-  g_assert_no_error (error);
-  {
-    g_autofree char *out = NULL;
-
-    g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
-    g_assert_no_error (error);
-    g_test_message ("tessera run said: %s%s", out, err);
-    g_assert_cmpstr (out, ==, "");
-  }
-  g_assert_cmpint (exit_code (run), !=, 0);
+  g_assert_cmpint (run_no_wait_here (f, &out, &err), !=, 0);
+  g_assert_cmpstr (out, ==, "");
   g_assert_nonnull (strstr (err, "lease"));
   g_assert_cmpuint (test_count_entries (jobs), ==, 0);
 }
@@ -1933,29 +1943,21 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
 static void
 test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer data)
 {
-  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
-  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
-  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *view = NULL;
+  g_autofree char *view_jobs = NULL;
   g_autofree char *err = NULL;
+  g_autofree char *out = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) run = NULL;
-  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  GSubprocess *bindfs = lockless_pool (f, &view, &view_jobs);
 
-  test_write_file (f->config, config);
   run = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                              "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
   g_assert_cmpint (exit_code (run), ==, 0);
   g_clear_object (&run);
 
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
-  g_assert_no_error (error);
-  g_test_message ("tessera run said: %s", err);
-  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_cmpint (run_no_wait_here (f, &out, &err), ==, 1);
   g_assert_nonnull (strstr (err, "etcd"));
   /* What refused it: the other host's mark, named, not a holder. */
   g_assert_nonnull (strstr (err, "mark"));
@@ -1977,29 +1979,16 @@ test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer d
 static void
 test_lockless_mount_unknown_host_refused (Fixture *f, gconstpointer data)
 {
-  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
-  g_autofree char *view = g_build_filename (f->tmp, "view", NULL);
-  g_autofree char *view_folder = g_build_filename (view, "r", NULL);
-  g_autofree char *view_jobs = g_build_filename (view_folder, "jobs", NULL);
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", view_folder);
+  g_autofree char *view = NULL;
+  g_autofree char *view_jobs = NULL;
   g_autofree char *spec = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) getpid ());
   g_autofree char *path = NULL;
   g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) run = NULL;
-  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  g_autofree char *out = NULL;
+  GSubprocess *bindfs = lockless_pool (f, &view, &view_jobs);
 
-  test_write_file (f->config, config);
-  g_mkdir_with_parents (view_jobs, 0777);
   path = write_view_lock_file (f, view_jobs, "xp", spec);
-
-  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                    "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
-  g_assert_no_error (error);
-  g_test_message ("tessera run said: %s", err);
-  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_cmpint (run_no_wait_here (f, &out, &err), ==, 1);
   g_assert_nonnull (strstr (err, "etcd"));
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 
