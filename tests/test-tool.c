@@ -791,6 +791,34 @@ ignore_sighup (gpointer data)
   signal (SIGHUP, SIG_IGN);
 }
 
+/* `tessera run --need r -- COMMAND…` as under nohup (SIGHUP ignored from
+ * the start), with pipes to its stdin and stdout; returns once the
+ * command has printed "ready". */
+static GSubprocess *
+spawn_run_under_nohup (Fixture *f, const char * const *command)
+{
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  g_autoptr(GStrvBuilder) argv = g_strv_builder_new ();
+  g_auto(GStrv) args = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *ready = NULL;
+  GSubprocess *run;
+
+  g_strv_builder_add_many (argv, g_getenv ("TESSERA_TOOL"), "--config", f->config, "run", "--need", "r", "--",
+                           NULL);
+  g_strv_builder_addv (argv, (const char **) command);
+  args = g_strv_builder_end (argv);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
+  run = g_subprocess_launcher_spawnv (launcher, (const char * const *) args, &error);
+  g_assert_no_error (error);
+  ready = read_line (run, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  return run;
+}
+
 static int
 compare_numbers (gconstpointer a, gconstpointer b)
 {
@@ -846,22 +874,12 @@ test_inherited_fd (Fixture *f, gconstpointer data)
 static void
 test_ignored_signal_stays_ignored (Fixture *f, gconstpointer data)
 {
-  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
-  g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE);
-  g_autoptr(GSubprocess) run = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *ready = NULL;
+  static const char * const command[] = {
+    "sh", "-c", "echo ready; read x; kill -HUP $$; echo survived", NULL
+  };
+  g_autoptr(GSubprocess) run = spawn_run_under_nohup (f, command);
   g_autofree char *after = NULL;
 
-  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
-  g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
-  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
-                                     "run", "--need", "r", "--", "sh", "-c",
-                                     "echo ready; read x; kill -HUP $$; echo survived", NULL);
-  g_assert_no_error (error);
-  ready = read_line (run, 60);
-  g_assert_cmpstr (ready, ==, "ready");
   g_subprocess_send_signal (run, SIGHUP);
   /* The command ends only when told; had the SIGHUP reached it, it would
    * be gone, and its own `kill -HUP $$` shows SIGHUP is ignored there too. */
@@ -877,23 +895,14 @@ test_ignored_signal_stays_ignored (Fixture *f, gconstpointer data)
 static void
 test_ignored_signal_not_forwarded (Fixture *f, gconstpointer data)
 {
-  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
-  g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE);
-  g_autoptr(GSubprocess) run = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *ready = NULL;
+  static const char * const command[] = {
+    "perl", "-e",
+    "$| = 1; $SIG{HUP} = sub { print \"got-hup\\n\" }; print \"ready\\n\"; while (<STDIN>) {} print \"done\\n\";",
+    NULL
+  };
+  g_autoptr(GSubprocess) run = spawn_run_under_nohup (f, command);
   g_autofree char *after = NULL;
 
-  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
-  g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
-  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
-                                     "run", "--need", "r", "--", "perl", "-e",
-                                     "$| = 1; $SIG{HUP} = sub { print \"got-hup\\n\" }; print \"ready\\n\"; "
-                                     "while (<STDIN>) {} print \"done\\n\";", NULL);
-  g_assert_no_error (error);
-  ready = read_line (run, 60);
-  g_assert_cmpstr (ready, ==, "ready");
   g_subprocess_send_signal (run, SIGHUP);
   /* The wrapper forwards in order: a forwarded SIGHUP would reach the
    * command before this SIGTERM, which ends it. */
