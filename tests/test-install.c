@@ -17,10 +17,52 @@
 #endif
 
 static void
+run_checked (const char *const *env, const char *const *argv)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                       G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *command = g_strjoinv (" ", (char **) argv);
+
+  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
+    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
+  process = g_subprocess_launcher_spawnv (launcher, argv, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s\n%s", command, out);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
+/* `meson install --destdir @dest` of the build under test. */
+static void
+install_into (const char *dest)
+{
+  g_autofree char *meson = g_find_program_in_path ("meson");
+  const char *argv[] = {
+    meson, "install", "-C", g_getenv ("TESSERA_BUILD_ROOT"), "--no-rebuild", "--quiet", "--destdir", dest, NULL
+  };
+
+  run_checked (NULL, argv);
+}
+
+/* Where an install folder option (absolute under the prefix, or relative
+ * to it) lands under the DESTDIR @dest. */
+static char *
+under_dest (const char *dest, const char *option)
+{
+  const char *prefix = g_getenv ("TESSERA_PREFIX");
+
+  return g_build_filename (dest, prefix, g_path_is_absolute (option) ? option + strlen (prefix) : option, NULL);
+}
+
+static void
 test_installed_plugins_found (void)
 {
   const char *build_root = g_getenv ("TESSERA_BUILD_ROOT");
-  const char *prefix = g_getenv ("TESSERA_PREFIX");
   const char *libdir_option = g_getenv ("TESSERA_LIBDIR");
   g_autofree char *meson = g_find_program_in_path ("meson");
   g_autofree char *tmp = test_make_tmpdir ();
@@ -40,18 +82,10 @@ test_installed_plugins_found (void)
       g_test_skip ("meson is not in PATH");
       return;
     }
-  libdir = g_build_filename (tmp, prefix,
-                             g_path_is_absolute (libdir_option) ? libdir_option + strlen (prefix) : libdir_option,
-                             NULL);
+  libdir = under_dest (tmp, libdir_option);
   plugindir = g_build_filename (libdir, "tessera-1", "plugins", NULL);
 
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error,
-                              meson, "install", "-C", build_root, "--no-rebuild", "--quiet",
-                              "--destdir", tmp, NULL);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_wait_check (process, NULL, &error));
-  g_assert_no_error (error);
-  g_clear_object (&process);
+  install_into (tmp);
 
   for (guint i = 0; i < G_N_ELEMENTS (modules); i++)
     {
@@ -87,7 +121,6 @@ test_installed_plugins_found (void)
 static void
 test_example_builds_with_pkg_config (void)
 {
-  const char *build_root = g_getenv ("TESSERA_BUILD_ROOT");
   const char *prefix = g_getenv ("TESSERA_PREFIX");
   const char *libdir_option = g_getenv ("TESSERA_LIBDIR");
   g_autofree char *meson = g_find_program_in_path ("meson");
@@ -120,15 +153,8 @@ test_example_builds_with_pkg_config (void)
       g_test_skip ("a sanitizer build's library needs the sanitizer runtime in the program too");
       return;
     }
-  libdir = g_build_filename (tmp, prefix,
-                             g_path_is_absolute (libdir_option) ? libdir_option + strlen (prefix) : libdir_option,
-                             NULL);
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error,
-                              meson, "install", "-C", build_root, "--no-rebuild", "--quiet",
-                              "--destdir", tmp, NULL);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_wait_check (process, NULL, &error));
-  g_clear_object (&process);
+  libdir = under_dest (tmp, libdir_option);
+  install_into (tmp);
 
   /* The installed .pc names the real prefix; point it at the DESTDIR copy
    * (only Tessera's own prefix moves: its dependencies stay the system's). */
@@ -195,7 +221,6 @@ static void
 test_tool_runs_without_library_path (void)
 {
   const char *build_root = g_getenv ("TESSERA_BUILD_ROOT");
-  const char *prefix = g_getenv ("TESSERA_PREFIX");
   const char *bindir_option = g_getenv ("TESSERA_BINDIR");
   g_autofree char *meson = g_find_program_in_path ("meson");
   g_autofree char *tmp = test_make_tmpdir ();
@@ -213,15 +238,12 @@ test_tool_runs_without_library_path (void)
       g_test_skip ("meson is not in PATH");
       return;
     }
-  tool = g_build_filename (tmp, prefix,
-                           g_path_is_absolute (bindir_option) ? bindir_option + strlen (prefix) : bindir_option,
-                           "tessera", NULL);
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error,
-                              meson, "install", "-C", build_root, "--no-rebuild", "--quiet",
-                              "--destdir", tmp, NULL);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_wait_check (process, NULL, &error));
-  g_clear_object (&process);
+  {
+    g_autofree char *bindir = under_dest (tmp, bindir_option);
+
+    tool = g_build_filename (bindir, "tessera", NULL);
+  }
+  install_into (tmp);
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
   g_subprocess_launcher_unsetenv (launcher, "LD_LIBRARY_PATH");
@@ -258,27 +280,6 @@ test_version_macros (void)
 
 /* ---------------------------------------------------------------------- */
 /* The guide's plugin, built out of tree from its installed copy */
-
-static void
-run_checked (const char *const *env, const char *const *argv)
-{
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                                                       G_SUBPROCESS_FLAGS_STDERR_MERGE);
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *command = g_strjoinv (" ", (char **) argv);
-
-  for (guint i = 0; env != NULL && env[i] != NULL; i += 2)
-    g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
-  process = g_subprocess_launcher_spawnv (launcher, argv, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
-  g_assert_no_error (error);
-  g_test_message ("%s\n%s", command, out);
-  g_assert_true (g_subprocess_get_if_exited (process));
-  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
-}
 
 static GSubprocess *
 tessera_run (const char *tool, const char *config, const char *plugindir, GSubprocessFlags flags,
@@ -390,22 +391,17 @@ test_licences_plugin_out_of_tree (void)
       g_test_skip ("meson is not in PATH");
       return;
     }
-#define UNDER_DEST(option) g_build_filename (dest_prefix, g_path_is_absolute (option) ? (option) + strlen (prefix) : (option), NULL)
-  libdir = UNDER_DEST (libdir_option);
+  libdir = under_dest (tmp, libdir_option);
   {
-    g_autofree char *bindir = UNDER_DEST (bindir_option);
-    g_autofree char *datadir = UNDER_DEST (datadir_option);
+    g_autofree char *bindir = under_dest (tmp, bindir_option);
+    g_autofree char *datadir = under_dest (tmp, datadir_option);
     tool = g_build_filename (bindir, "tessera", NULL);
     source = g_build_filename (datadir, "doc", "tessera-1", "examples", "licences", NULL);
   }
-#undef UNDER_DEST
   plugindir = g_build_filename (libdir, "tessera-1", "plugins", NULL);
   module = g_build_filename (plugindir, "liblicences.so", NULL);
 
-  {
-    const char *argv[] = { meson, "install", "-C", build_root, "--no-rebuild", "--quiet", "--destdir", tmp, NULL };
-    run_checked (NULL, argv);
-  }
+  install_into (tmp);
   g_assert_true (g_file_test (source, G_FILE_TEST_IS_DIR));
 
   /* The .pc names the real prefix; point it at the DESTDIR copy. */
