@@ -751,6 +751,15 @@ lock_file_names (const char *folder)
 
 #define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
+/* Closes *@fd if it is open: `AUTO_FD int fd = …` ends with its scope. */
+static void
+close_if_open (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+}
+#define AUTO_FD __attribute__ ((cleanup (close_if_open)))
+
 /* The biggest locks.json a job folder's cleaning reads: one entry per
  * resource a job holds, a few hundred bytes each. */
 #define LOCKS_JSON_MAX (1024 * 1024)
@@ -893,33 +902,24 @@ dup_shared_runs_folder (const char *pool, int *own_fd_out)
 {
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   struct stat st;
-  int pool_fd, runs_fd = -1, own_fd = -1;
-  char *result = NULL;
+  AUTO_FD int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  AUTO_FD int runs_fd = -1;
+  AUTO_FD int own_fd = -1;
 
-  pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (pool_fd < 0 || fstat (pool_fd, &st) < 0 || !(st.st_mode & S_IWGRP))
-    goto out;
+    return NULL;
   if (mkdirat (pool_fd, "runs", 0770) == 0 &&
       (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
     fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);
   if (runs_fd < 0)
     runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
-    goto out;
+    return NULL;
   own_fd = open_own_folder_at (runs_fd, uid);
   if (own_fd < 0 || fchmod (own_fd, S_ISGID | 0750) < 0)
-    goto out;
-  result = g_build_filename (pool, "runs", uid, NULL);
-  *own_fd_out = own_fd;
-  own_fd = -1;
-out:
-  if (own_fd >= 0)
-    close (own_fd);
-  if (runs_fd >= 0)
-    close (runs_fd);
-  if (pool_fd >= 0)
-    close (pool_fd);
-  return result;
+    return NULL;
+  *own_fd_out = g_steal_fd (&own_fd);
+  return g_build_filename (pool, "runs", uid, NULL);
 }
 
 /* Removes the job folders in @jobs_fd (@jobs, for messages) that
@@ -980,29 +980,19 @@ clean_job_folders (TesseraConfig *config)
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   g_autoptr(GPtrArray) names = tessera_config_get_names (config);
   /* The state folder is the user's own: opened as given, links too. */
-  int state_fd = open (state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
+  AUTO_FD int state_fd = open (state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  AUTO_FD int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
   guint removed = clean_job_folders_in (jobs_fd, jobs);
 
-  if (jobs_fd >= 0)
-    close (jobs_fd);
-  if (state_fd >= 0)
-    close (state_fd);
   for (guint i = 0; i < names->len; i++)
     {
       g_autofree char *pool = tessera_config_dup_path (config, g_ptr_array_index (names, i));
       g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
-      int pool_fd = open (pool, FOLDER_FLAGS);
-      int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
-      int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
+      AUTO_FD int pool_fd = open (pool, FOLDER_FLAGS);
+      AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
+      AUTO_FD int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
 
       removed += clean_job_folders_in (own_fd, runs);
-      if (own_fd >= 0)
-        close (own_fd);
-      if (runs_fd >= 0)
-        close (runs_fd);
-      if (pool_fd >= 0)
-        close (pool_fd);
     }
   return removed;
 }
