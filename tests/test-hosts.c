@@ -406,7 +406,6 @@ wait_for_mount (const char *path)
 }
 
 static GSubprocess *spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **error, ...);
-static int exit_code (GSubprocess *process);
 
 /* A FUSE view (bindfs) of tmp/real at tmp/view, in a mount namespace of
  * our own, with the FUSE daemon in the foreground and ended with us, so
@@ -488,7 +487,7 @@ run_no_wait_here (Fixture *f, char **out, char **err)
   g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, out, err, &error));
   g_assert_no_error (error);
   g_test_message ("tessera run said: %s%s", *out, *err);
-  return exit_code (run);
+  return test_exit_code (run);
 }
 
 /* ipc.lock cannot exclude another host there: a pool another host uses
@@ -707,15 +706,6 @@ read_line (GSubprocess *process)
   return line;
 }
 
-static int
-exit_code (GSubprocess *process)
-{
-  g_subprocess_wait (process, NULL, NULL);
-  if (g_subprocess_get_if_signaled (process))
-    return 128 + g_subprocess_get_term_sig (process);
-  return g_subprocess_get_exit_status (process);
-}
-
 /* data: whether the holder is the one in the container (else the one
  * that looks is). */
 static void
@@ -742,7 +732,7 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
                           "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
       g_assert_no_error (error);
       /* Unavailable: the holder was not taken for dead. */
-      g_assert_cmpint (exit_code (other), ==, 75);
+      g_assert_cmpint (test_exit_code (other), ==, 75);
       g_clear_object (&other);
     }
   dir = g_dir_open (jobs, 0, &error);
@@ -752,7 +742,7 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
   g_assert_cmpuint (files, ==, 1);
 
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -959,7 +949,7 @@ test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
   other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                       "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (other), ==, 75);
+  g_assert_cmpint (test_exit_code (other), ==, 75);
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
@@ -969,11 +959,11 @@ test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
 
   kill (namespace_init (holder), SIGKILL);
   killed = g_get_monotonic_time ();
-  g_assert_cmpint (exit_code (holder), !=, 0);   /* unshare reports the kill its own way */
+  g_assert_cmpint (test_exit_code (holder), !=, 0);   /* unshare reports the kill its own way */
   through = read_line (waiter);
   reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
   g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
   g_test_message ("reclaim time of a dead host (job-lock path, poll interval max 1 s, "
                   "waiter started just before the kill): %.2f s", reclaim);
   g_assert_cmpfloat (reclaim, <, 30);
@@ -1055,7 +1045,7 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                       "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (other), ==, 75);
+  g_assert_cmpint (test_exit_code (other), ==, 75);
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
@@ -1065,11 +1055,11 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
 
   kill (wrapper, SIGKILL);
   killed = g_get_monotonic_time ();
-  g_assert_cmpint (exit_code (holder), !=, 0);
+  g_assert_cmpint (test_exit_code (holder), !=, 0);
   through = read_line (waiter);
   reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
   g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
   g_test_message ("reclaim time of a dead host (lease path, job lock still held, lease %g s, "
                   "poll interval max 1 s, waiter started just before the kill): %.2f s", lease, reclaim);
   /* Not the job lock: the heartbeat had to stay unchanged for the lease
@@ -1101,7 +1091,7 @@ test_lease_healthy_run (Fixture *f, gconstpointer data)
   g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
   g_assert_no_error (error);
   g_test_message ("tessera run said: %s", err);
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
   g_assert_null (strstr (err, "lease"));
 }
 
@@ -1188,7 +1178,7 @@ test_lease_fence (Fixture *f, gconstpointer data)
   g_test_message ("tessera run said: %s", err);
   g_test_message ("command %s %.2f s after renewal broke (lease %g s)",
                   ignores_term ? "killed" : "ended", ended, lease);
-  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_cmpint (test_exit_code (run), ==, 76);
   g_assert_nonnull (strstr (err, "lease"));
   g_assert_true (process_gone (command));
   /* Before any other host could have taken the holding for dead: the last
@@ -1229,7 +1219,7 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
     kill (command, SIGKILL);   /* never fenced: fail below, leaving nothing */
   g_assert_cmpint (kill (server, SIGCONT), ==, 0);
   g_test_message ("command ended %.2f s after the server stopped answering (lease %g s)", ended, lease);
-  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_cmpint (test_exit_code (run), ==, 76);
   g_assert_cmpfloat (ended, <, lease);
   g_clear_object (&run);
   unmount_lockless_view (view, bindfs);
@@ -1264,7 +1254,7 @@ test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
   first = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true",
                                NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (first), ==, 0);
+  g_assert_cmpint (test_exit_code (first), ==, 0);
   g_assert_true (g_file_get_contents (info_path, &info, NULL, NULL));
   g_test_message ("informations.json: %s", info);
   g_assert_nonnull (strstr (info, "\"host_lease\""));
@@ -1285,7 +1275,7 @@ test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
   waiter = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                        "run", "--timeout", "8", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (waiter), ==, 75);
+  g_assert_cmpint (test_exit_code (waiter), ==, 75);
 
   /* Ends it (its stdin closes) and reads what it said. */
   {
@@ -1295,7 +1285,7 @@ test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
     g_assert_no_error (error);
   }
   g_test_message ("the holder without host-lease said: %s", err);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
   g_assert_nonnull (strstr (err, "lease"));
 }
 
@@ -1316,7 +1306,7 @@ test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
   test_write_file (f->config, config);
   run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
   g_clear_object (&run);
   g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
   test_remove_tree (hosts);
@@ -1414,8 +1404,8 @@ test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
   kill (namespace_init (waiter), SIGKILL);
   kill (wrapper, SIGKILL);
   killed = g_get_monotonic_time ();
-  g_assert_cmpint (exit_code (waiter), !=, 0);
-  g_assert_cmpint (exit_code (holder), !=, 0);
+  g_assert_cmpint (test_exit_code (waiter), !=, 0);
+  g_assert_cmpint (test_exit_code (holder), !=, 0);
   waiter_lock = g_strconcat (waiter_job, ".lock", NULL);
   waiter_stand_in = helper_spawn (NULL, "lockf", waiter_lock, NULL);
   helper_expect_line (waiter_stand_in, "LOCKED", 60);
@@ -1430,7 +1420,7 @@ test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
   g_test_message ("a later arrival got through %.2f s after the host died (lease %g s)",
                   (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC, lease);
   g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (here), ==, 0);
+  g_assert_cmpint (test_exit_code (here), ==, 0);
 
   helper_close_stdin (holder_stand_in);
   g_assert_cmpint (helper_wait (holder_stand_in), ==, 0);
@@ -1561,7 +1551,7 @@ test_lease_fence_reaches_descendants (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
   g_assert_cmpint (g_rename (hosts, moved), ==, 0);
   test_write_file (hosts, "not a folder");
-  g_assert_cmpint (exit_code (run), ==, 76);
+  g_assert_cmpint (test_exit_code (run), ==, 76);
   g_assert_true (forking_all_gone (pids));
 }
 
@@ -1579,7 +1569,7 @@ test_lease_descendants_die_with_wrapper (Fixture *f, gconstpointer data)
   test_write_file (f->config, config);
   run = spawn_run_forking (f, pids);
   g_subprocess_force_exit (run);
-  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  g_assert_cmpint (test_exit_code (run), ==, 128 + SIGKILL);
   deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   while (!(process_gone (pids[0]) && process_gone (pids[1]) && process_gone (pids[2])) &&
          g_get_monotonic_time () < deadline)
@@ -1604,7 +1594,7 @@ test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
   test_write_file (f->config, config);
   run = spawn_run_holding (f, G_SUBPROCESS_FLAGS_NONE, "echo $$; exec sleep 600", &command);
   g_subprocess_force_exit (run);
-  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  g_assert_cmpint (test_exit_code (run), ==, 128 + SIGKILL);
   deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   if (lease)
     {
@@ -1647,7 +1637,7 @@ default_cpu_path (Fixture *f, const char *host)
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (process), ==, 0);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
   root = json_from_string (out, NULL);
   g_assert_nonnull (root);
   resources = json_object_get_array_member (json_node_get_object (root), "resources");
@@ -1735,11 +1725,11 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
   other = spawn_tool_as (f, 64002, TRUE, G_SUBPROCESS_FLAGS_NONE, &error,
                          "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (other), ==, 75);
+  g_assert_cmpint (test_exit_code (other), ==, 75);
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1762,7 +1752,7 @@ host_id_on (Fixture *f, const char *host)
   g_assert_no_error (error);
   g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (process), ==, 0);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
   root = json_from_string (out, &error);
   g_assert_no_error (error);
   spec = json_object_get_object_member (json_node_get_object (root), "process");
@@ -1905,7 +1895,7 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   test_write_file (f->config, config);
   status = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "status", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (status), ==, 0);
+  g_assert_cmpint (test_exit_code (status), ==, 0);
 
   holder = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": "
                             "{\"type\": \"local\", \"pid\": 4242, \"host\": \"retired-node\", \"host_id\": \"%s\", "
@@ -1923,7 +1913,7 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", "--host", "retired-node", "--yes",
                       NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (clean), ==, 0);
+  g_assert_cmpint (test_exit_code (clean), ==, 0);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
   g_assert_false (in_hosts (f, retired, ".lease"));
   g_assert_false (in_hosts (f, retired, ".lease.Ab12Cd"));
@@ -1954,7 +1944,7 @@ test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer d
   run = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                              "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
   g_clear_object (&run);
 
   g_assert_cmpint (run_no_wait_here (f, &out, &err), ==, 1);
@@ -1969,7 +1959,7 @@ test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer d
   run = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                              "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (run), ==, 1);
+  g_assert_cmpint (test_exit_code (run), ==, 1);
 
   unmount_lockless_view (view, bindfs);
 }
@@ -2071,7 +2061,7 @@ try_at (Fixture *f, const Place *at)
                                          "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
 
   g_assert_no_error (error);
-  return exit_code (run);
+  return test_exit_code (run);
 }
 
 /* Starts `tessera run --need r=1 -- echo through` at @at (a waiter). */
@@ -2097,11 +2087,11 @@ kill_and_wait_through (GSubprocess *holder, GSubprocess *waiter)
 
   g_assert_cmpint (kill (namespace_init (holder), SIGKILL), ==, 0);
   killed = g_get_monotonic_time ();
-  g_assert_cmpint (exit_code (holder), !=, 0);
+  g_assert_cmpint (test_exit_code (holder), !=, 0);
   through = read_line (waiter);
   reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
   g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
   return reclaim;
 }
 
@@ -2165,7 +2155,7 @@ test_users_lease_verdict (Fixture *f, gconstpointer data)
   patient = spawn_at (f, &judge, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                       "run", "--timeout", "7", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (patient), ==, 75);
+  g_assert_cmpint (test_exit_code (patient), ==, 75);
 
   waiter = start_waiter_at (f, &judge);
   reclaim = kill_and_wait_through (holder, waiter);
@@ -2238,7 +2228,7 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
       g_assert_no_error (error);
       g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
       g_assert_no_error (error);
-      g_assert_cmpint (exit_code (process), ==, 0);
+      g_assert_cmpint (test_exit_code (process), ==, 0);
       root = json_from_string (out, &error);
       g_assert_no_error (error);
       id = json_object_get_string_member (json_object_get_object_member (json_node_get_object (root), "process"),
@@ -2350,7 +2340,7 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
   g_test_message ("tessera run said: %s%s", out, err);
   g_assert_cmpuint (test_count_entries (decoy), ==, 0);
   g_assert_cmpstr (out, ==, "");
-  g_assert_cmpint (exit_code (run), ==, 74);
+  g_assert_cmpint (test_exit_code (run), ==, 74);
   g_assert_nonnull (strstr (err, "moved"));
   test_group_pool_free (gp);
 }
@@ -2409,7 +2399,7 @@ kill_renewer_half_way (Fixture *f, const char *host)
       temporary = g_build_filename (hosts, name, NULL);
   /* Killed first, so that a failure below leaves nothing paused. */
   g_assert_cmpint (kill (namespace_init (renewer), SIGKILL), ==, 0);
-  g_assert_cmpint (exit_code (renewer), !=, 0);
+  g_assert_cmpint (test_exit_code (renewer), !=, 0);
   g_assert_no_error (error);
   g_assert_nonnull (temporary);
   g_assert_true (g_file_test (temporary, G_FILE_TEST_EXISTS));
@@ -2457,7 +2447,7 @@ test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
   /* Its host still holds: the holder was never taken for dead. */
   g_assert_cmpint (try_at (f, &there), ==, 0);
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 /* No renewer is left to remove it (every run of its host was killed):
@@ -2487,7 +2477,7 @@ test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
 
       clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", NULL);
       g_assert_no_error (error);
-      g_assert_cmpint (exit_code (clean), ==, 0);
+      g_assert_cmpint (test_exit_code (clean), ==, 0);
       after = server_now (f);
       if (!g_file_test (temporary, G_FILE_TEST_EXISTS))
         break;

@@ -81,15 +81,6 @@ tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, cons
   return process;
 }
 
-static int
-exit_code (GSubprocess *process)
-{
-  g_subprocess_wait (process, NULL, NULL);
-  if (g_subprocess_get_if_signaled (process))
-    return 128 + g_subprocess_get_term_sig (process);
-  return g_subprocess_get_exit_status (process);
-}
-
 static char *
 read_stream_line (GInputStream *out, double timeout)
 {
@@ -145,7 +136,7 @@ run_capture (Fixture *f, int *status, const char *first, ...)
   va_end (ap);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
-  *status = exit_code (process);
+  *status = test_exit_code (process);
   return out;
 }
 
@@ -161,8 +152,8 @@ test_runs_serialize (Fixture *f, gconstpointer data)
   g_autofree char *contents = NULL;
   g_auto(GStrv) lines = NULL;
 
-  g_assert_cmpint (exit_code (a), ==, 0);
-  g_assert_cmpint (exit_code (b), ==, 0);
+  g_assert_cmpint (test_exit_code (a), ==, 0);
+  g_assert_cmpint (test_exit_code (b), ==, 0);
   g_assert_true (g_file_get_contents (f->log, &contents, NULL, NULL));
   lines = g_strsplit (contents, "\n", -1);
   /* A, R, A, R: never two at once. */
@@ -178,9 +169,9 @@ test_exit_status (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) killed = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_NONE, "run", "--need", "r", "--", "sh", "-c", "kill -9 $$", NULL);
   g_autoptr(GSubprocess) missing = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--need", "r", "--", "/nonexistent/command", NULL);
 
-  g_assert_cmpint (exit_code (seven), ==, 7);
-  g_assert_cmpint (exit_code (killed), ==, 128 + SIGKILL);
-  g_assert_cmpint (exit_code (missing), ==, 127);
+  g_assert_cmpint (test_exit_code (seven), ==, 7);
+  g_assert_cmpint (test_exit_code (killed), ==, 128 + SIGKILL);
+  g_assert_cmpint (test_exit_code (missing), ==, 127);
 }
 
 static void
@@ -196,7 +187,7 @@ test_sigterm_reaches_child (Fixture *f, gconstpointer data)
   g_subprocess_send_signal (run, SIGTERM);
   got = read_line (run, 60);
   g_assert_cmpstr (got, ==, "got-term");
-  g_assert_cmpint (exit_code (run), ==, 3);
+  g_assert_cmpint (test_exit_code (run), ==, 3);
 }
 
 /* TESSERA_JOB_FOLDERS: the job folder goes there (the command sees its
@@ -215,12 +206,12 @@ test_job_folders_setting (Fixture *f, gconstpointer data)
   g_autofree char *message = NULL;
 
   g_assert_cmpstr (count, ==, "1");
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
   bad = tessera_spawn (f, relative, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r", "--", "true", NULL);
   message = read_error_line (bad, 60);
   g_assert_nonnull (message);
   g_assert_nonnull (strstr (message, "TESSERA_JOB_FOLDERS"));
-  g_assert_cmpint (exit_code (bad), !=, 0);
+  g_assert_cmpint (test_exit_code (bad), !=, 0);
 }
 
 /* SIGKILL of the wrapper: the holding stays while the child lives, then
@@ -239,7 +230,7 @@ test_wrapper_killed (Fixture *f, gconstpointer data)
 
   g_assert_cmpstr (ready, ==, "ready");
   g_subprocess_force_exit (first);
-  g_assert_cmpint (exit_code (first), ==, 128 + SIGKILL);
+  g_assert_cmpint (test_exit_code (first), ==, 128 + SIGKILL);
 
   second = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "echo", "second", NULL);
   /* The orphaned child still holds r. */
@@ -249,7 +240,7 @@ test_wrapper_killed (Fixture *f, gconstpointer data)
   g_output_stream_close (g_subprocess_get_stdin_pipe (first), NULL, NULL);
   late = read_line (second, 60);
   g_assert_cmpstr (late, ==, "second");
-  g_assert_cmpint (exit_code (second), ==, 0);
+  g_assert_cmpint (test_exit_code (second), ==, 0);
 }
 
 static void
@@ -265,13 +256,13 @@ test_no_wait_and_timeout (Fixture *f, gconstpointer data)
 
   g_assert_cmpstr (ready, ==, "ready");
   no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--no-wait", "--need", "r", "--", "true", NULL);
-  g_assert_cmpint (exit_code (no_wait), ==, 75);
+  g_assert_cmpint (test_exit_code (no_wait), ==, 75);
   start = g_get_monotonic_time ();
   timeout = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--timeout", "0.5", "--need", "r", "--", "true", NULL);
-  g_assert_cmpint (exit_code (timeout), ==, 75);
+  g_assert_cmpint (test_exit_code (timeout), ==, 75);
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 500 * 1000);
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 /* What `tessera run` starts in itself, as its command sees it: the names
@@ -310,11 +301,11 @@ test_no_watch_without_wait (Fixture *f, gconstpointer data)
   g_assert_nonnull (waited);
   g_assert_nonnull (strstr (waited, "waiting for r"));
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
   g_clear_pointer (&out, g_free);
   g_subprocess_communicate_utf8 (waiter, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
   g_assert_nonnull (strstr (out, "tessera-poller"));
   g_assert_nonnull (strstr (out, "inotify"));
 }
@@ -390,13 +381,13 @@ test_manifests_read_as_needed (Fixture *f, gconstpointer data)
                        "run", "--need", "r", "--", "true", NULL);
   g_subprocess_communicate_utf8 (run, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
   g_assert_cmpstr (out, ==, "");
   g_clear_pointer (&out, g_free);
   plugins = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, "plugins", NULL);
   g_subprocess_communicate_utf8 (plugins, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (plugins), ==, 0);
+  g_assert_cmpint (test_exit_code (plugins), ==, 0);
   g_assert_nonnull (strstr (out, "broken.plugin"));
 }
 
@@ -451,7 +442,7 @@ test_status_json (Fixture *f, gconstpointer data)
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (h, "information"), "count"), ==, 1);
 
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
   r = status_of_r (f, &after);
   g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 1);
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 0);
@@ -481,9 +472,9 @@ test_set_wakes_waiter (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   through = read_line (waiter, 30);
   g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -624,7 +615,7 @@ test_default_configuration (Fixture *f, gconstpointer data)
   process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
-  g_assert_cmpint (exit_code (process), ==, 0);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
   root = json_from_string (out, NULL);
   resources = json_object_get_array_member (json_node_get_object (root), "resources");
   g_assert_cmpuint (json_array_get_length (resources), ==, 2);
@@ -662,13 +653,13 @@ test_french (Fixture *f, gconstpointer data)
     }
   no_command = tessera_spawn (f, french, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r", NULL);
   g_subprocess_communicate_utf8 (no_command, NULL, NULL, NULL, &err1, NULL);
-  g_assert_cmpint (exit_code (no_command), ==, 64);
+  g_assert_cmpint (test_exit_code (no_command), ==, 64);
   g_assert_cmpstr (err1, ==, "tessera: aucune commande à lancer (placez-la après « -- »)\n");
 
   /* From the countertoken plugin, through the library's domain. */
   bad_request = tessera_spawn (f, french, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r=many", "--", "true", NULL);
   g_subprocess_communicate_utf8 (bad_request, NULL, NULL, NULL, &err2, NULL);
-  g_assert_cmpint (exit_code (bad_request), ==, 64);
+  g_assert_cmpint (test_exit_code (bad_request), ==, 64);
   g_assert_nonnull (strstr (err2, "« many » n’est pas un nombre de jetons"));
 }
 
@@ -852,7 +843,7 @@ test_inherited_fd (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (exit_code (process), ==, 0);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
   lines = g_strsplit (out, "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), >=, 3);
   g_assert_cmpstr (lines[0], ==, "through fd 5");
@@ -886,7 +877,7 @@ test_ignored_signal_stays_ignored (Fixture *f, gconstpointer data)
   g_output_stream_close (g_subprocess_get_stdin_pipe (run), NULL, NULL);
   after = read_line (run, 60);
   g_assert_cmpstr (after, ==, "survived");
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
 }
 
 /* Under nohup, a command that handles SIGHUP itself (a daemon's "reload")
@@ -909,7 +900,7 @@ test_ignored_signal_not_forwarded (Fixture *f, gconstpointer data)
   g_subprocess_send_signal (run, SIGTERM);
   after = read_line (run, 60);
   g_assert_cmpstr (after, ==, NULL);
-  g_assert_cmpint (exit_code (run), ==, 128 + SIGTERM);
+  g_assert_cmpint (test_exit_code (run), ==, 128 + SIGTERM);
 }
 
 /* The terminal is a pseudo-terminal whose session the wrapper leads. */
@@ -968,7 +959,7 @@ test_one_ctrl_c_one_sigint (Fixture *f, gconstpointer data)
   g_subprocess_send_signal (run, SIGTERM);
   count = read_line (run, 60);
   g_assert_cmpstr (count, ==, "count 1");
-  g_assert_cmpint (exit_code (run), ==, 0);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
   close (master);
 }
 
@@ -1004,7 +995,7 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
 
   start = g_get_monotonic_time ();
   g_subprocess_send_signal (waiter, SIGINT);
-  status = exit_code (waiter);
+  status = test_exit_code (waiter);
   g_test_message ("ended %.3f s after SIGINT", (g_get_monotonic_time () - start) / 1e6);
   g_assert_cmpint (status, ==, 128 + SIGINT);
   /* A poll slice is a second; "at once" leaves plenty of margin below. */
@@ -1013,7 +1004,7 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
   g_assert_null (more);
 
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
   /* The interrupted waiter left nothing held. */
   g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
   g_assert_cmpint (status, ==, 0);
@@ -1047,7 +1038,7 @@ run_plain (Fixture *f, int *status, const char * const *argv)
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
-  *status = exit_code (process);
+  *status = test_exit_code (process);
   g_test_message ("%s", out);
   return out;
 }
@@ -1295,7 +1286,7 @@ test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
   g_subprocess_force_exit (watch);
   g_assert_true (saw_three);
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 static guint
@@ -1334,7 +1325,7 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
   g_assert_cmpstr (ready1, ==, "ready");
   g_assert_cmpstr (ready2, ==, "ready");
   g_subprocess_force_exit (killed);
-  g_assert_cmpint (exit_code (killed), ==, 128 + SIGKILL);
+  g_assert_cmpint (test_exit_code (killed), ==, 128 + SIGKILL);
   g_assert_cmpuint (count_job_folders (f), ==, 2);
 
   /* The orphaned command still runs: its folder (its locks.json) stays. */
@@ -1364,7 +1355,7 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
   g_assert_cmpstr (again, ==, "nothing to remove\n");
 
   g_output_stream_close (g_subprocess_get_stdin_pipe (running), NULL, NULL);
-  g_assert_cmpint (exit_code (running), ==, 0);
+  g_assert_cmpint (test_exit_code (running), ==, 0);
   g_assert_cmpuint (count_job_folders (f), ==, 0);
 }
 
@@ -1413,7 +1404,7 @@ test_poll_interval_setting (Fixture *f, gconstpointer data)
       g_assert_cmpuint (warnings, ==, 1);
     }
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1447,10 +1438,10 @@ test_all_at_once (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (exit_code (holder), ==, 0);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
   through = read_line (waiter, 60);
   g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (exit_code (waiter), ==, 0);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
 
 /* A request larger than the current total waits (the total may grow)
@@ -1536,12 +1527,12 @@ check_lost_lock_file (Fixture *f, gboolean end)
   g_assert_nonnull (said);
   g_assert_nonnull (strstr (said, "is gone"));
   if (end)
-    g_assert_cmpint (exit_code (run), ==, 128 + SIGTERM);
+    g_assert_cmpint (test_exit_code (run), ==, 128 + SIGTERM);
   else
     {
       g_assert_true (g_subprocess_get_identifier (run) != NULL);   /* still running */
       g_subprocess_send_signal (run, SIGTERM);
-      exit_code (run);
+      test_exit_code (run);
     }
 }
 
@@ -1583,7 +1574,7 @@ test_command_keeps_the_job_lock (Fixture *f, gconstpointer data)
   g_assert_nonnull (path);
   g_assert_true (job_lock_held (path));
   g_subprocess_force_exit (run);
-  g_assert_cmpint (exit_code (run), ==, 128 + SIGKILL);
+  g_assert_cmpint (test_exit_code (run), ==, 128 + SIGKILL);
   /* The wrapper is gone; its command still runs and still holds. */
   g_assert_true (job_lock_held (path));
   /* The command ends when its stdin closes: then nobody holds. */
@@ -1772,7 +1763,7 @@ test_clean_force (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (stuck, G_FILE_TEST_EXISTS));
 
   g_subprocess_send_signal (run, SIGTERM);
-  exit_code (run);
+  test_exit_code (run);
 }
 
 /* A lock file of host @host whose job lock the test holds, as a lock

@@ -341,16 +341,24 @@ helper_is_running (Helper *helper)
   return g_subprocess_get_identifier (helper->process) != NULL;
 }
 
+/* Waits for @process: its exit status, or 128 + the signal that ended
+ * it, as a shell says. */
 int
-helper_wait (Helper *helper)
+test_exit_code (GSubprocess *process)
 {
   g_autoptr(GError) error = NULL;
 
-  g_subprocess_wait (helper->process, NULL, &error);
+  g_subprocess_wait (process, NULL, &error);
   g_assert_no_error (error);
-  if (g_subprocess_get_if_signaled (helper->process))
-    return 128 + g_subprocess_get_term_sig (helper->process);
-  return g_subprocess_get_exit_status (helper->process);
+  if (g_subprocess_get_if_signaled (process))
+    return 128 + g_subprocess_get_term_sig (process);
+  return g_subprocess_get_exit_status (process);
+}
+
+int
+helper_wait (Helper *helper)
+{
+  return test_exit_code (helper->process);
 }
 
 void
@@ -524,9 +532,7 @@ test_run_capture (GPtrArray *argv, GBytes **out, GBytes **err)
   g_assert_no_error (error);
   g_subprocess_communicate (process, NULL, NULL, out, err, &error);
   g_assert_no_error (error);
-  if (g_subprocess_get_if_signaled (process))
-    return 128 + g_subprocess_get_term_sig (process);
-  return g_subprocess_get_exit_status (process);
+  return test_exit_code (process);
 }
 
 /* Drops the caller's reference to a resource and waits (up to 60 s) until
