@@ -265,6 +265,44 @@ test_no_wait_and_timeout (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
+/* The command of a waiting run sits behind its gate: when something kills
+ * it there, the run stops waiting and ends as its command did, taking
+ * nothing (before, it waited on, took the share for a dead command and
+ * only then noticed). */
+static void
+test_command_killed_while_waiting (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *waited = NULL;
+  g_autofree char *children_path = NULL;
+  g_autofree char *children = NULL;
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  GPid command;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  /* Without the fix it would give up only at its timeout (exit 75). */
+  waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--timeout", "60", "--need", "r", "--", "true", NULL);
+  waited = read_error_line (waiter, 60);
+  g_assert_nonnull (waited);
+  g_assert_nonnull (strstr (waited, "waiting for r"));
+  children_path = g_strdup_printf ("/proc/%s/task/%s/children", g_subprocess_get_identifier (waiter),
+                                   g_subprocess_get_identifier (waiter));
+  g_assert_true (g_file_get_contents (children_path, &children, NULL, NULL));
+  command = (GPid) g_ascii_strtoll (children, NULL, 10);
+  g_assert_cmpint (command, >, 0);
+  g_assert_cmpint (kill (command, SIGKILL), ==, 0);
+  g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGKILL);
+  /* The holder still holds: the waiter never got the share. */
+  g_assert_cmpuint (test_count_entries (jobs), ==, 1);
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+}
+
 /* What `tessera run` starts in itself, as its command sees it: the names
  * of its threads, then its descriptors (an inotify instance shows as
  * "anon_inode:inotify"). */
@@ -1856,6 +1894,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/no-watch-without-a-wait", test_no_watch_without_wait);
   ADD ("/tool/run/reads-manifests-as-needed", test_manifests_read_as_needed);
   ADD ("/tool/run/lock-file-written-once", test_lock_file_written_once);
+  ADD ("/tool/run/command-killed-while-waiting", test_command_killed_while_waiting);
   ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
   ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
