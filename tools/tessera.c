@@ -2248,6 +2248,7 @@ typedef struct
   int wait_status;
   gboolean share_terminal;
   int pending_signal;
+  int command_gone;    /* the command died at its gate while we waited */
 } RunState;
 
 /* Static: the signal thread may look at it until the process exits. */
@@ -2489,6 +2490,54 @@ forward_signal (gpointer data, int signum)
     kill (state->child, signum);
   g_mutex_unlock (&state->lock);
   return G_SOURCE_CONTINUE;
+}
+
+/* While a run waits, its command waits at its gate. Killed there on its
+ * own, it closes the gate's report pipe: the wait then ends (as a signal
+ * ends it), so that nothing is taken for a command that is gone. */
+typedef struct
+{
+  int report;
+  int stop[2];
+  GThread *thread;
+} GateGuard;
+
+static gpointer
+gate_guard_thread (gpointer data)
+{
+  GateGuard *guard = data;
+  struct pollfd fds[2] = { { guard->report, POLLIN, 0 }, { guard->stop[0], POLLIN, 0 } };
+
+  while (poll (fds, 2, -1) < 0 && errno == EINTR)
+    ;
+  if (fds[1].revents == 0 && fds[0].revents != 0)
+    {
+      g_atomic_int_set (&run_state.command_gone, TRUE);
+      g_cancellable_cancel (run_state.cancel);
+    }
+  return NULL;
+}
+
+static void
+gate_guard_start (GateGuard *guard, int report)
+{
+  guard->report = report;
+  if (!g_unix_open_pipe (guard->stop, FD_CLOEXEC, NULL))
+    return;   /* unguarded: the death is then seen once the locks are held */
+  guard->thread = g_thread_new ("tessera-gate", gate_guard_thread, guard);
+}
+
+static void
+gate_guard_stop (GateGuard *guard)
+{
+  if (guard->thread == NULL)
+    return;
+  while (write (guard->stop[1], "", 1) < 0 && errno == EINTR)
+    ;
+  g_thread_join (guard->thread);
+  guard->thread = NULL;
+  close (guard->stop[0]);
+  close (guard->stop[1]);
 }
 
 /* Whether Ctrl-C on our controlling terminal reaches the command by itself:
@@ -2747,8 +2796,13 @@ cmd_run (int argc, char **argv)
     }
   if (status == 0)
     {
+      GateGuard guard = { -1, { -1, -1 }, NULL };
+
       interactive = isatty (2);
+      if (fork_first)
+        gate_guard_start (&guard, child.report);
       status = acquire_all (needs, job, locks, timeout, no_wait, &run_state);
+      gate_guard_stop (&guard);
       acquired = status == 0;
     }
   if (status == 0)
@@ -2780,8 +2834,22 @@ cmd_run (int argc, char **argv)
       /* Nothing is held on a failure: all or none. The command never runs. */
       if (child.pid > 0)
         {
+          int wstatus;
+
           gated_open (&child, FALSE, NULL);
-          gated_wait (child.pid);
+          wstatus = gated_wait (child.pid);
+          /* Ended as its command did (a signal of ours takes precedence). */
+          if (!acquired && g_atomic_int_get (&run_state.command_gone) &&
+              g_atomic_int_get (&run_state.pending_signal) == 0)
+            {
+              status = exit_status_of (wstatus);
+              if (WIFSIGNALED (wstatus))
+                g_printerr (_("tessera: the command was killed by signal %d (%s) while this run waited; "
+                              "nothing was taken\n"), WTERMSIG (wstatus), g_strsignal (WTERMSIG (wstatus)));
+              else
+                g_printerr (_("tessera: the command ended (status %d) while this run waited; nothing was taken\n"),
+                            status);
+            }
         }
       if (acquired)
         release_or_say (TESSERA_LOCK (locks));
