@@ -303,6 +303,54 @@ test_command_killed_while_waiting (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
+/* At its end a run removes its job files through the folder it made,
+ * never by path: a job folder swapped for a link while the command ran
+ * (by whoever could) costs the link's target nothing. */
+static void
+test_job_files_removed_through_folder (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) run =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo \"$TESSERA_LOCKS\"; read x || true", NULL);
+  g_autofree char *locks = read_line (run, 60);
+  g_autofree char *job_dir = NULL;
+  g_autofree char *moved = NULL;
+  g_autofree char *decoy = g_build_filename (f->tmp, "decoy", NULL);
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+
+  if (locks == NULL)
+    g_error ("the run printed no TESSERA_LOCKS");
+  job_dir = g_path_get_dirname (locks);
+  moved = g_strconcat (job_dir, ".moved", NULL);
+  g_assert_cmpint (g_mkdir (decoy, 0700), ==, 0);
+  dir = g_dir_open (job_dir, 0, NULL);
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *copy = g_build_filename (decoy, name, NULL);
+
+      test_write_file (copy, "not yours to remove");
+      g_ptr_array_add (names, g_strdup (name));
+    }
+  g_assert_cmpuint (names->len, >=, 2);   /* locks.json and the job lock */
+  g_assert_cmpint (g_rename (job_dir, moved), ==, 0);
+  g_assert_cmpint (symlink (decoy, job_dir), ==, 0);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (run), NULL, NULL);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *copy = g_build_filename (decoy, g_ptr_array_index (names, i), NULL);
+      g_autofree char *own = g_build_filename (moved, g_ptr_array_index (names, i), NULL);
+
+      g_test_message ("%s", (const char *) g_ptr_array_index (names, i));
+      g_assert_true (g_file_test (copy, G_FILE_TEST_EXISTS));
+      g_assert_false (g_file_test (own, G_FILE_TEST_EXISTS));
+    }
+}
+
 /* What `tessera run` starts in itself, as its command sees it: the names
  * of its threads, then its descriptors (an inotify instance shows as
  * "anon_inode:inotify"). */
@@ -1895,6 +1943,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/reads-manifests-as-needed", test_manifests_read_as_needed);
   ADD ("/tool/run/lock-file-written-once", test_lock_file_written_once);
   ADD ("/tool/run/command-killed-while-waiting", test_command_killed_while_waiting);
+  ADD ("/tool/run/job-files-removed-through-folder", test_job_files_removed_through_folder);
   ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
   ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
