@@ -350,6 +350,39 @@ tessera_job_write_file (TesseraJob  *self,
 }
 
 /**
+ * tessera_job_remove_file:
+ * @self: a job
+ * @name: a file name in the job's folder (no `/`)
+ *
+ * Removes `<job dir>/@name`: through the folder's descriptor for a job
+ * made with [ctor@Tessera.Job.new_at] (a link put in the folder's place
+ * since costs its target nothing), by path else. A file already gone is
+ * not an error. `tessera run` removes `locks.json` and the job lock so.
+ *
+ * Returns: %TRUE when the file is gone
+ */
+gboolean
+tessera_job_remove_file (TesseraJob *self,
+                         const char *name)
+{
+  g_autofree char *dir = NULL;
+  g_autofree char *path = NULL;
+  int r;
+
+  g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
+  g_return_val_if_fail (name != NULL && *name != '\0' && strchr (name, '/') == NULL, FALSE);
+  if (self->folder_fd >= 0)
+    r = unlinkat (self->folder_fd, name, 0);
+  else
+    {
+      dir = g_path_get_dirname (self->job_uri);
+      path = g_build_filename (dir, name, NULL);
+      r = g_unlink (path);
+    }
+  return r == 0 || errno == ENOENT;
+}
+
+/**
  * tessera_job_get_task_id:
  * @self: a job
  *

@@ -2619,6 +2619,21 @@ job_task_id (const char *name, const char *command)
 /* Holds the job (its lock, kept by the command too) and forks the
  * command behind its gate; the job names it from now on. An exit status
  * on failure, else 0. */
+/* A run's end: its job files go through the folder it made (see
+ * tessera_job_remove_file), then the folder, which is empty by then
+ * (rmdir removes no link, and no folder with anything in it). */
+static void
+remove_job_files (TesseraJob *job, const char *job_dir)
+{
+  g_autofree char *lock_path = tessera_job_dup_lock_path (job);
+  g_autofree char *lock_name = g_path_get_basename (lock_path);
+
+  tessera_job_remove_file (job, "locks.json");
+  tessera_job_unhold (job);
+  tessera_job_remove_file (job, lock_name);
+  g_rmdir (job_dir);
+}
+
 static int
 start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, int *job_lock_number,
                TesseraProcess **child_process)
@@ -2829,8 +2844,6 @@ cmd_run (int argc, char **argv)
     }
   if (status != 0)
     {
-      g_autofree char *lock_path = tessera_job_dup_lock_path (job);
-
       /* Nothing is held on a failure: all or none. The command never runs. */
       if (child.pid > 0)
         {
@@ -2853,11 +2866,7 @@ cmd_run (int argc, char **argv)
         }
       if (acquired)
         release_or_say (TESSERA_LOCK (locks));
-      if (locks_path != NULL)
-        g_unlink (locks_path);
-      tessera_job_unhold (job);
-      g_unlink (lock_path);
-      g_rmdir (job_dir);
+      remove_job_files (job, job_dir);
       return status;
     }
 
@@ -2938,13 +2947,7 @@ cmd_run (int argc, char **argv)
 
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
   release_or_say (TESSERA_LOCK (locks));
-  g_unlink (locks_path);
-  tessera_job_unhold (job);
-  {
-    g_autofree char *lock_path = tessera_job_dup_lock_path (job);
-    g_unlink (lock_path);
-  }
-  g_rmdir (job_dir);
+  remove_job_files (job, job_dir);
   return status;
 }
 

@@ -46,6 +46,9 @@ gboolean        tessera_job_write_file         (TesseraJob     *self,
                                                 const char     *contents,
                                                 GError        **error);
 TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_job_remove_file        (TesseraJob     *self,
+                                                const char     *name);
+TESSERA_AVAILABLE_IN_ALL
 const char     *tessera_job_get_task_id        (TesseraJob     *self);
 TESSERA_AVAILABLE_IN_ALL
 const char     *tessera_job_get_identifier     (TesseraJob     *self);
