@@ -2331,13 +2331,65 @@ need_of (GPtrArray *needs, GPtrArray *deps, TesseraDynamicDependency *dep)
   return g_ptr_array_index (needs, 0);
 }
 
+/* While a run waits, its command waits at its gate. Killed there on its
+ * own, it closes the gate's report pipe: the wait then ends (as a signal
+ * ends it), so that nothing is taken for a command that is gone. */
+typedef struct
+{
+  int report;
+  int stop[2];
+  GThread *thread;
+} GateGuard;
+
+static gpointer
+gate_guard_thread (gpointer data)
+{
+  GateGuard *guard = data;
+  struct pollfd fds[2] = { { guard->report, POLLIN, 0 }, { guard->stop[0], POLLIN, 0 } };
+
+  while (poll (fds, 2, -1) < 0 && errno == EINTR)
+    ;
+  if (fds[1].revents == 0 && fds[0].revents != 0)
+    {
+      g_atomic_int_set (&run_state.command_gone, TRUE);
+      g_cancellable_cancel (run_state.cancel);
+    }
+  return NULL;
+}
+
+static void
+gate_guard_start (GateGuard *guard, int report)
+{
+  guard->report = report;
+  if (!g_unix_open_pipe (guard->stop, FD_CLOEXEC, NULL))
+    return;   /* unguarded: the death is then seen once the locks are held */
+  guard->thread = g_thread_new ("tessera-gate", gate_guard_thread, guard);
+}
+
+static void
+gate_guard_stop (GateGuard *guard)
+{
+  if (guard->thread == NULL)
+    return;
+  while (write (guard->stop[1], "", 1) < 0 && errno == EINTR)
+    ;
+  g_thread_join (guard->thread);
+  guard->thread = NULL;
+  close (guard->stop[0]);
+  close (guard->stop[1]);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (GateGuard, gate_guard_stop)
+
 /* Acquires every need at once, or none (see
  * tessera_dynamic_dependency_locks_acquire_all): a waiting run holds
  * nothing, and two runs never deadlock. */
 static int
 acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *locks, double timeout,
-             gboolean no_wait, RunState *state)
+             gboolean no_wait, RunState *state, int report)
 {
+  /* Stopped on every return: a waiting command is guarded (a run that
+   * does not wait starts no thread for it). */
+  g_auto(GateGuard) guard = { -1, { -1, -1 }, NULL };
   g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
   gint64 deadline = no_wait ? g_get_monotonic_time ()
                     : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
@@ -2394,7 +2446,11 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
                        need->name);
         }
       if (!shown)
-        since = last_report = g_get_monotonic_time ();
+        {
+          since = last_report = g_get_monotonic_time ();
+          if (report >= 0)
+            gate_guard_start (&guard, report);
+        }
       /* Larger than the resource for now: say why once (it may grow). */
       {
         const char *reason = tessera_dynamic_dependency_locks_get_waiting_reason (locks);
@@ -2490,54 +2546,6 @@ forward_signal (gpointer data, int signum)
     kill (state->child, signum);
   g_mutex_unlock (&state->lock);
   return G_SOURCE_CONTINUE;
-}
-
-/* While a run waits, its command waits at its gate. Killed there on its
- * own, it closes the gate's report pipe: the wait then ends (as a signal
- * ends it), so that nothing is taken for a command that is gone. */
-typedef struct
-{
-  int report;
-  int stop[2];
-  GThread *thread;
-} GateGuard;
-
-static gpointer
-gate_guard_thread (gpointer data)
-{
-  GateGuard *guard = data;
-  struct pollfd fds[2] = { { guard->report, POLLIN, 0 }, { guard->stop[0], POLLIN, 0 } };
-
-  while (poll (fds, 2, -1) < 0 && errno == EINTR)
-    ;
-  if (fds[1].revents == 0 && fds[0].revents != 0)
-    {
-      g_atomic_int_set (&run_state.command_gone, TRUE);
-      g_cancellable_cancel (run_state.cancel);
-    }
-  return NULL;
-}
-
-static void
-gate_guard_start (GateGuard *guard, int report)
-{
-  guard->report = report;
-  if (!g_unix_open_pipe (guard->stop, FD_CLOEXEC, NULL))
-    return;   /* unguarded: the death is then seen once the locks are held */
-  guard->thread = g_thread_new ("tessera-gate", gate_guard_thread, guard);
-}
-
-static void
-gate_guard_stop (GateGuard *guard)
-{
-  if (guard->thread == NULL)
-    return;
-  while (write (guard->stop[1], "", 1) < 0 && errno == EINTR)
-    ;
-  g_thread_join (guard->thread);
-  guard->thread = NULL;
-  close (guard->stop[0]);
-  close (guard->stop[1]);
 }
 
 /* Whether Ctrl-C on our controlling terminal reaches the command by itself:
@@ -2811,13 +2819,8 @@ cmd_run (int argc, char **argv)
     }
   if (status == 0)
     {
-      GateGuard guard = { -1, { -1, -1 }, NULL };
-
       interactive = isatty (2);
-      if (fork_first)
-        gate_guard_start (&guard, child.report);
-      status = acquire_all (needs, job, locks, timeout, no_wait, &run_state);
-      gate_guard_stop (&guard);
+      status = acquire_all (needs, job, locks, timeout, no_wait, &run_state, fork_first ? child.report : -1);
       acquired = status == 0;
     }
   if (status == 0)
