@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 
-BUILD = sys.argv[1]
+# bench/cold_start.py imports the helpers below: no build named then.
+BUILD = sys.argv[1] if __name__ == "__main__" else ""
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(BUILD, "bench", "tessera-bench")
 TESSERA = os.path.join(BUILD, "tools", "tessera")
@@ -256,38 +257,60 @@ def python_peer():
             f"p10 {s['p10']}, p90 {s['p90']} µs", "", f"{s['median'] / results[0]:.0f}×" if others else "")
 
 
+def self_process():
+    """This script's process spec, start time included: holders it plants
+    are alive while it runs."""
+    st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    return {"type": "local", "pid": os.getpid(), "start_time": int(st[19])}
+
+
+def holders_pool(tmp, holders, process):
+    """A countertoken pool under TMP with HOLDERS lock files naming
+    PROCESS, and its key file: (pool folder, key file)."""
+    pool = os.path.join(tmp, f"pool{holders}")
+    os.makedirs(os.path.join(pool, "jobs"))
+    for i in range(holders):
+        with open(os.path.join(pool, "jobs", f"other@{i}.json"), "w") as fp:
+            json.dump({"job_uri": os.path.join(tmp, "jobs", f"other{i}", "x"), "information": {"count": 1},
+                       "process": process}, fp)
+    conf = os.path.join(tmp, f"pool{holders}.conf")
+    with open(conf, "w") as fp:
+        fp.write(f"[resource r]\ntype=countertoken\npath={pool}\ntotal=1000000\n")
+    return pool, conf
+
+
+def interleaved(commands, env_of, rounds, warm=2, times=None):
+    """Runs each command of COMMANDS (key → argv, environment
+    ENV_OF(key)) WARM times untimed (indexes written, caches warm), then
+    ROUNDS times timed, interleaved; adds the times in ms to TIMES
+    (key → list, made if None) and returns it."""
+    times = times if times is not None else {key: [] for key in commands}
+    for _ in range(warm):
+        for key, cmd in commands.items():
+            subprocess.run(cmd, env=env_of(key), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(rounds):
+        for key, cmd in commands.items():
+            start = time.monotonic_ns()
+            subprocess.run(cmd, env=env_of(key), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[key].append((time.monotonic_ns() - start) / 1e6)
+    return times
+
+
 def cold_start():
     """A fresh `tessera run` and a fresh `tessera status` on a pool of
     10 000 holders (alive: this script) against an empty one, once each
     pool's lock file index is written (issue 16, item 2)."""
-    st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
-    process = {"type": "local", "pid": os.getpid(), "start_time": int(st[19])}
+    process = self_process()
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"),
                    XDG_CACHE_HOME=os.path.join(tmp, "cache"))
         commands = {}
         for holders in (0, 10000):
-            pool = os.path.join(tmp, f"pool{holders}")
-            os.makedirs(os.path.join(pool, "jobs"))
-            for i in range(holders):
-                with open(os.path.join(pool, "jobs", f"other@{i}.json"), "w") as fp:
-                    json.dump({"job_uri": os.path.join(tmp, "jobs", f"other{i}", "x"), "information": {"count": 1},
-                               "process": process}, fp)
-            conf = os.path.join(tmp, f"pool{holders}.conf")
-            with open(conf, "w") as fp:
-                fp.write(f"[resource r]\ntype=countertoken\npath={pool}\ntotal=1000000\n")
+            _, conf = holders_pool(tmp, holders, process)
             commands[("run", holders)] = [TESSERA, "--config", conf, "run", "--need", "r=1", "--", "true"]
             commands[("status", holders)] = [TESSERA, "--config", conf, "status"]
         time.sleep(0.1)   # older than a clock tick of the file system: the index may hold them
-        times = {key: [] for key in commands}
-        for _ in range(2):   # writes the indexes, warms caches
-            for cmd in commands.values():
-                subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(15):  # interleaved
-            for key, cmd in commands.items():
-                start = time.monotonic_ns()
-                subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                times[key].append((time.monotonic_ns() - start) / 1e6)
+        times = interleaved(commands, lambda key: env, 15)
     for what, label in (("run", "`tessera run --need r=1 -- true`"), ("status", "`tessera status`")):
         for holders in (0, 10000):
             values = sorted(times[(what, holders)])
