@@ -9,13 +9,13 @@ whole process), and
 `true` (what starting a process costs), so the floor a design that looks
 at every file stands on is seen on the same machine in the same minutes.
     python3 bench/cold_start.py [--rounds N] [--keep] BUILD [BUILD...]"""
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from run import holders_pool, interleaved, self_process
 
 
 def build_env(build, env):
@@ -33,8 +33,7 @@ def main():
         rounds, args = int(args[1]), args[2:]
     keep = args[:1] == ["--keep"]
     builds = [os.path.abspath(b) for b in (args[1:] if keep else args)]
-    st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
-    process = {"type": "local", "pid": os.getpid(), "start_time": int(st[19])}
+    process = self_process()
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"),
                    XDG_CACHE_HOME=os.path.join(tmp, "cache"))
@@ -42,15 +41,7 @@ def main():
         envs = {build: build_env(build, env) for build in builds}
         envs["floor"] = env
         for holders in (0, 10000):
-            pool = os.path.join(tmp, f"pool{holders}")
-            os.makedirs(os.path.join(pool, "jobs"))
-            for i in range(holders):
-                with open(os.path.join(pool, "jobs", f"other@{i}.json"), "w") as fp:
-                    json.dump({"job_uri": os.path.join(tmp, "jobs", f"other{i}", "x"), "information": {"count": 1},
-                               "process": process}, fp)
-            conf = os.path.join(tmp, f"pool{holders}.conf")
-            with open(conf, "w") as fp:
-                fp.write(f"[resource r]\ntype=countertoken\npath={pool}\ntotal=1000000\n")
+            pool, conf = holders_pool(tmp, holders, process)
             commands[("floor", "find", holders)] = ["find", os.path.join(pool, "jobs"), "-maxdepth", "1", "-name",
                                                     "*.json", "-printf", "%i %s %T@ %C@\n"]
             commands[("floor", "list", holders)] = ["find", os.path.join(pool, "jobs"), "-maxdepth", "1", "-name",
@@ -61,20 +52,11 @@ def main():
                 commands[(build, "run", holders)] = [tessera, "--config", conf, "run", "--need", "r=1", "--", "true"]
                 commands[(build, "status", holders)] = [tessera, "--config", conf, "status"]
         time.sleep(0.1)
-        times = {key: [] for key in commands}
-        for _ in range(2):   # writes the indexes, warms caches
-            for key, cmd in commands.items():
-                subprocess.run(cmd, env=envs[key[0]], check=True, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+        times = interleaved(commands, lambda key: envs[key[0]], 0)
         if keep:   # for perf: the pools stay until interrupted
             print("pools and indexes kept in", tmp, "(HOME, XDG_CACHE_HOME=cache); interrupt to end", flush=True)
             time.sleep(3600)
-        for _ in range(rounds):
-            for key, cmd in commands.items():
-                start = time.monotonic_ns()
-                subprocess.run(cmd, env=envs[key[0]], check=True, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-                times[key].append((time.monotonic_ns() - start) / 1e6)
+        interleaved(commands, lambda key: envs[key[0]], rounds, warm=0, times=times)
     for build in builds:
         print(build)
         for what in ("run", "status"):

@@ -17,11 +17,16 @@ import sys
 import tempfile
 import time
 
-BUILD = sys.argv[1]
+# bench/cold_start.py imports the helpers below: no build named then.
+BUILD = sys.argv[1] if __name__ == "__main__" else ""
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(BUILD, "bench", "tessera-bench")
 TESSERA = os.path.join(BUILD, "tools", "tessera")
+# A one-member etcd on free loopback ports, as the etcd tests start it.
+FIXTURE = os.path.join(HERE, "..", "tests", "etcd-fixture.sh")
+ETCD_LEASE = 3
 rows = []
+folder_store = {}   # the folder store's figures the etcd rows compare with
 
 
 def parse(text):
@@ -46,7 +51,7 @@ def cycle():
                                  check=True, capture_output=True, text=True).stdout
         s = parse(out)
         if others == 0:
-            base = s["median"]
+            base = folder_store["cycle"] = s["median"]
             row("1. acquire+release, C API, 0 other holders", f"{s['median']} µs", f"p10 {s['p10']}, p90 {s['p90']} µs")
         else:
             ratio = s["median"] / base
@@ -56,11 +61,13 @@ def cycle():
                 (f"{ratio:.2f}× — {'met' if ratio <= 2 else 'missed'}") if others == 10000 else f"{ratio:.2f}×")
 
 
-def handover():
+def handover_latencies(env=None):
+    """Two processes pass a 1-token countertoken back and forth: the µs
+    from one's release to the other's acquisition."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "log")
         folder = os.path.join(tmp, "tok")
-        procs = [subprocess.Popen([BENCH, "handover", folder, role, "120", log]) for role in ("a", "b")]
+        procs = [subprocess.Popen([BENCH, "handover", folder, role, "120", log], env=env) for role in ("a", "b")]
         for p in procs:
             p.wait()
         events = sorted((int(t), k, r) for k, t, r in (line.split() for line in open(log)))
@@ -72,7 +79,13 @@ def handover():
         elif last_release is not None and last_release[1] != role:
             latencies.append(t - last_release[0])
             last_release = None
+    return latencies
+
+
+def handover():
+    latencies = handover_latencies()
     p50, p10, p90, p99 = stats_us(latencies)
+    folder_store["handover"] = p50
     row(f"2. hand-over latency between processes ({len(latencies)} hand-overs)",
         f"p50 {p50 / 1000:.2f} ms", f"p10 {p10 / 1000:.2f}, p99 {p99 / 1000:.2f} ms",
         "p50 < 2 ms, p99 < 20 ms", "met" if p50 < 2000 and p99 < 20000 else "missed")
@@ -256,38 +269,60 @@ def python_peer():
             f"p10 {s['p10']}, p90 {s['p90']} µs", "", f"{s['median'] / results[0]:.0f}×" if others else "")
 
 
+def self_process():
+    """This script's process spec, start time included: holders it plants
+    are alive while it runs."""
+    st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    return {"type": "local", "pid": os.getpid(), "start_time": int(st[19])}
+
+
+def holders_pool(tmp, holders, process):
+    """A countertoken pool under TMP with HOLDERS lock files naming
+    PROCESS, and its key file: (pool folder, key file)."""
+    pool = os.path.join(tmp, f"pool{holders}")
+    os.makedirs(os.path.join(pool, "jobs"))
+    for i in range(holders):
+        with open(os.path.join(pool, "jobs", f"other@{i}.json"), "w") as fp:
+            json.dump({"job_uri": os.path.join(tmp, "jobs", f"other{i}", "x"), "information": {"count": 1},
+                       "process": process}, fp)
+    conf = os.path.join(tmp, f"pool{holders}.conf")
+    with open(conf, "w") as fp:
+        fp.write(f"[resource r]\ntype=countertoken\npath={pool}\ntotal=1000000\n")
+    return pool, conf
+
+
+def interleaved(commands, env_of, rounds, warm=2, times=None):
+    """Runs each command of COMMANDS (key → argv, environment
+    ENV_OF(key)) WARM times untimed (indexes written, caches warm), then
+    ROUNDS times timed, interleaved; adds the times in ms to TIMES
+    (key → list, made if None) and returns it."""
+    times = times if times is not None else {key: [] for key in commands}
+    for _ in range(warm):
+        for key, cmd in commands.items():
+            subprocess.run(cmd, env=env_of(key), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(rounds):
+        for key, cmd in commands.items():
+            start = time.monotonic_ns()
+            subprocess.run(cmd, env=env_of(key), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[key].append((time.monotonic_ns() - start) / 1e6)
+    return times
+
+
 def cold_start():
     """A fresh `tessera run` and a fresh `tessera status` on a pool of
     10 000 holders (alive: this script) against an empty one, once each
     pool's lock file index is written (issue 16, item 2)."""
-    st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
-    process = {"type": "local", "pid": os.getpid(), "start_time": int(st[19])}
+    process = self_process()
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"),
                    XDG_CACHE_HOME=os.path.join(tmp, "cache"))
         commands = {}
         for holders in (0, 10000):
-            pool = os.path.join(tmp, f"pool{holders}")
-            os.makedirs(os.path.join(pool, "jobs"))
-            for i in range(holders):
-                with open(os.path.join(pool, "jobs", f"other@{i}.json"), "w") as fp:
-                    json.dump({"job_uri": os.path.join(tmp, "jobs", f"other{i}", "x"), "information": {"count": 1},
-                               "process": process}, fp)
-            conf = os.path.join(tmp, f"pool{holders}.conf")
-            with open(conf, "w") as fp:
-                fp.write(f"[resource r]\ntype=countertoken\npath={pool}\ntotal=1000000\n")
+            _, conf = holders_pool(tmp, holders, process)
             commands[("run", holders)] = [TESSERA, "--config", conf, "run", "--need", "r=1", "--", "true"]
             commands[("status", holders)] = [TESSERA, "--config", conf, "status"]
         time.sleep(0.1)   # older than a clock tick of the file system: the index may hold them
-        times = {key: [] for key in commands}
-        for _ in range(2):   # writes the indexes, warms caches
-            for cmd in commands.values():
-                subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(15):  # interleaved
-            for key, cmd in commands.items():
-                start = time.monotonic_ns()
-                subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                times[key].append((time.monotonic_ns() - start) / 1e6)
+        times = interleaved(commands, lambda key: env, 15)
     for what, label in (("run", "`tessera run --need r=1 -- true`"), ("status", "`tessera status`")):
         for holders in (0, 10000):
             values = sorted(times[(what, holders)])
@@ -301,9 +336,107 @@ def cold_start():
                     "10 000 within 1.5× of 0", f"{ratio:.2f}× — {'met' if ratio <= 1.5 else 'missed'}")
 
 
+def crash_back(env, kills):
+    """Seconds from the SIGKILL of a 1-token countertoken's holder to the
+    moment a waiter (already waiting) has the token, KILLS times, each on
+    a pool of its own."""
+    delays = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(kills):
+            folder = os.path.join(tmp, f"tok{i}")
+            pool_env = dict(env, TESSERA_BENCH_ETCD_PREFIX=f"/bench-crash-{i}/")
+            holder = subprocess.Popen([BENCH, "crash", folder, "holder"], env=pool_env, stdout=subprocess.PIPE,
+                                      text=True)
+            waiter = None
+            try:
+                if holder.stdout.readline().strip() != "held":
+                    raise RuntimeError("the crash holder did not take the token")
+                waiter = subprocess.Popen([BENCH, "crash", folder, "waiter"], env=pool_env,
+                                          stdout=subprocess.PIPE, text=True)
+                if waiter.stdout.readline().strip() != "waiting":
+                    raise RuntimeError("the crash waiter did not wait")
+                killed = time.monotonic_ns() // 1000   # CLOCK_MONOTONIC, as g_get_monotonic_time
+                holder.kill()
+                holder.wait()
+                got = parse(waiter.stdout.readline()).get("got")
+                if waiter.wait() != 0 or got is None:
+                    raise RuntimeError("the crash waiter did not get the token")
+                delays.append((got - killed) / 1e6)
+            finally:
+                for p in (holder, waiter):
+                    if p is not None and p.poll() is None:
+                        p.kill()
+                        p.wait()
+    return sorted(delays)
+
+
+def crash():
+    """Crash → capacity back on a folder: the waiter watches the holder's
+    process (pidfd)."""
+    delays = crash_back(dict(os.environ), 10)
+    folder_store["crash"] = statistics.median(delays)
+    row("10. crash → capacity back, folder store: SIGKILL of a holder, until a waiter has its token (10 kills)",
+        f"{statistics.median(delays) * 1000:.1f} ms", f"min {delays[0] * 1000:.1f}, max {delays[-1] * 1000:.1f} ms")
+
+
+def etcd_store():
+    """The etcd store beside the folder store, on a one-member etcd on
+    free loopback ports in a temporary folder (the tests' fixture), stopped
+    after: rows 1, 2, 9 (a fresh run) and 10 again."""
+    if shutil.which("etcd") is None or not os.path.isdir(os.path.join(BUILD, "plugins", "etcd")):
+        row("11. etcd store", "n/a", "etcd-server or the etcd plugin (libsoup 3) not installed")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = os.path.join(tmp, "etcd")
+        subprocess.run(["bash", FIXTURE, "start", cluster, "1"], check=True)
+        try:
+            with open(os.path.join(cluster, "endpoints")) as fp:
+                endpoints = fp.read().strip()
+            env = dict(os.environ, TESSERA_BENCH_ETCD=endpoints, TESSERA_BENCH_ETCD_LEASE=str(ETCD_LEASE))
+            label = "11. etcd store (1 local member)"
+
+            out = subprocess.run([BENCH, "cycle", os.path.join(tmp, "tok"), "0", "300"], check=True,
+                                 capture_output=True, text=True,
+                                 env=dict(env, TESSERA_BENCH_ETCD_PREFIX="/bench-cycle/")).stdout
+            s = parse(out)
+            row(f"{label}: acquire+release, C API, 0 other holders", f"{s['median']} µs",
+                f"p10 {s['p10']}, p90 {s['p90']} µs", "", f"{s['median'] / folder_store['cycle']:.2f}× the folder's")
+
+            latencies = handover_latencies(dict(env, TESSERA_BENCH_ETCD_PREFIX="/bench-handover/"))
+            p50, p10, p90, p99 = stats_us(latencies)
+            row(f"{label}: hand-over latency between processes ({len(latencies)} hand-overs, woken by the watch)",
+                f"p50 {p50 / 1000:.2f} ms", f"p10 {p10 / 1000:.2f}, p99 {p99 / 1000:.2f} ms", "",
+                f"{p50 / folder_store['handover']:.2f}× the folder's")
+
+            # A fresh `tessera run`, interleaved with the same on a folder.
+            commands = {}
+            for store in ("folder", "etcd"):
+                conf = os.path.join(tmp, f"{store}.conf")
+                with open(conf, "w") as fp:
+                    fp.write(f"[resource r]\ntype=countertoken\npath={tmp}/{store}\ntotal=1\n")
+                    if store == "etcd":
+                        fp.write(f"store=etcd\nendpoints={endpoints}\nprefix=/bench-run/\nlease={ETCD_LEASE}\n")
+                commands[store] = [TESSERA, "--config", conf, "run", "--need", "r=1", "--", "true"]
+            run_env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"))
+            times = interleaved(commands, lambda key: run_env, 30, warm=3)
+            values = sorted(times["etcd"])
+            med = statistics.median(values)
+            row(f"{label}: fresh `tessera run --need r=1 -- true`", f"{med:.2f} ms",
+                f"p10 {values[3]:.2f}, p90 {values[27]:.2f} ms", "",
+                f"{med / statistics.median(times['folder']):.2f}× the folder's in the same runs")
+
+            delays = crash_back(env, 3)
+            row(f"{label}: crash → capacity back, lease {ETCD_LEASE} s (3 kills)",
+                f"{statistics.median(delays):.2f} s", f"min {delays[0]:.2f}, max {delays[-1]:.2f} s",
+                f"≤ lease ({ETCD_LEASE} s) + 1 s",
+                "met" if delays[-1] <= ETCD_LEASE + 1 else "missed")
+        finally:
+            subprocess.run(["bash", FIXTURE, "stop", cluster], check=False)
+
+
 def main():
     for step in (cycle, handover, throughput, polling, large_among_small, command_overhead, no_wait_overhead, memory,
-                 python_peer, cold_start):
+                 python_peer, cold_start, crash, etcd_store):
         step()
     cpu = "?"
     try:

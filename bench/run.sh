@@ -1,6 +1,8 @@
 #!/bin/sh
 # Builds Tessera, installs the peers it is compared with (util-linux flock,
-# GNU parallel's sem, /usr/bin/time), and prints the benchmark table.
+# GNU parallel's sem, /usr/bin/time; etcd through bootstrap.sh, which
+# run.py starts on free loopback ports for the etcd store's rows and stops
+# after), and prints the benchmark table.
 #   ./bench/run.sh [BUILD_DIR]
 set -eu
 cd "$(dirname "$0")/.."

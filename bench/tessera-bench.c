@@ -22,6 +22,15 @@
  *   tessera-bench big FOLDER COUNT TIMEOUT
  *       wait up to TIMEOUT s for COUNT tokens of a 4-token countertoken;
  *       print "served=0|1 wait=" µs.
+ *   tessera-bench crash FOLDER holder|waiter
+ *       a 1-token countertoken. holder: take it, print "held", then sleep
+ *       until killed. waiter: try once, print "waiting", wait up to 120 s
+ *       and print "got=" the monotonic clock (µs) when it has it.
+ *
+ * With TESSERA_BENCH_ETCD set to an etcd cluster's endpoints (comma
+ * separated), the pool lives in etcd instead of FOLDER, under the key
+ * prefix TESSERA_BENCH_ETCD_PREFIX with a lease of
+ * TESSERA_BENCH_ETCD_LEASE seconds (FOLDER stays the job folders' base).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -37,12 +46,19 @@
 static TesseraTrackedDynamicResource *
 open_token (const char *folder, const char *total)
 {
-  const char *keys[] = { "path", "total", NULL };
-  const char *values[] = { folder, total, NULL };
+  const char *endpoints = g_getenv ("TESSERA_BENCH_ETCD");
+  const char *prefix = g_getenv ("TESSERA_BENCH_ETCD_PREFIX");
+  const char *lease = g_getenv ("TESSERA_BENCH_ETCD_LEASE");
+  const char *keys[] = { "path", "total", "store", "endpoints", "prefix", "lease", NULL };
+  const char *values[] = { folder, total, "etcd", endpoints, prefix ? prefix : "/tessera-bench/",
+                           lease ? lease : "15", NULL };
   g_autoptr(GError) error = NULL;
-  TesseraDynamicResource *resource =
-    tessera_registry_create_resource (tessera_registry_get_default (), "countertoken", "bench",
-                                      keys, values, &error);
+  TesseraDynamicResource *resource;
+
+  if (endpoints == NULL)
+    keys[2] = values[2] = NULL;   /* a folder pool */
+  resource = tessera_registry_create_resource (tessera_registry_get_default (), "countertoken", "bench",
+                                               keys, values, &error);
   if (resource == NULL)
     {
       fprintf (stderr, "tessera-bench: %s\n", error->message);
@@ -264,6 +280,38 @@ mode_big (const char *folder, const char *count, double timeout)
   return 0;
 }
 
+static int
+mode_crash (const char *folder, const char *role)
+{
+  g_autoptr(TesseraTrackedDynamicResource) token = open_token (folder, "1");
+  g_autoptr(TesseraJob) job = make_job (folder, role);
+  g_autoptr(TesseraDynamicDependency) dep =
+    tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "1", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+
+  if (strcmp (role, "holder") == 0)
+    {
+      lock = acquire (token, dep, 60);
+      printf ("held\n");
+      fflush (stdout);
+      for (;;)
+        pause ();
+    }
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  if (lock != NULL)
+    {
+      fprintf (stderr, "tessera-bench: the token was free\n");
+      return 1;
+    }
+  printf ("waiting\n");
+  fflush (stdout);
+  lock = acquire (token, dep, 120);
+  printf ("got=%" G_GINT64_FORMAT "\n", g_get_monotonic_time ());
+  tessera_lock_release (TESSERA_LOCK (lock), NULL);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -279,6 +327,8 @@ main (int argc, char **argv)
     return mode_polling (argv[2]);
   if (argc == 5 && strcmp (argv[1], "big") == 0)
     return mode_big (argv[2], argv[3], g_ascii_strtod (argv[4], NULL));
+  if (argc == 4 && strcmp (argv[1], "crash") == 0)
+    return mode_crash (argv[2], argv[3]);
   fprintf (stderr, "usage: see the comment at the top of tessera-bench.c\n");
   return 2;
 }

@@ -23,6 +23,12 @@
  *   K <µs> ID                      before killing itself
  * with µs from the monotonic clock. Exit status: 0 done, 1 not granted.
  *
+ * With TESSERA_STRESS_ETCD_ENDPOINTS set (comma-separated URLs), the
+ * pools live in etcd instead, under TESSERA_STRESS_ETCD_PREFIX (a prefix
+ * ending in "/") with a lease of TESSERA_STRESS_ETCD_LEASE seconds; the
+ * folders under ROOT then keep only what a resource type keeps locally
+ * (a mutex's intents).
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <tessera/tessera.h>
@@ -84,11 +90,17 @@ static TesseraDynamicResource *
 open_resource (const char *root, const char *resource, const char *min_age)
 {
   g_autofree char *folder = g_build_filename (root, resource, NULL);
-  const char *keys[] = { "lock-folder", "min-age", NULL };
-  const char *values[] = { folder, min_age, NULL };
+  const char *endpoints = g_getenv ("TESSERA_STRESS_ETCD_ENDPOINTS");
+  const char *prefix = g_getenv ("TESSERA_STRESS_ETCD_PREFIX");
+  const char *lease = g_getenv ("TESSERA_STRESS_ETCD_LEASE");
+  const char *keys[] = { "lock-folder", "min-age", "store", "endpoints", "prefix", "lease", NULL };
+  const char *values[] = { folder, min_age, "etcd", endpoints, prefix ? prefix : "/tessera/",
+                           lease ? lease : "15", NULL };
   g_autoptr(GError) error = NULL;
   TesseraDynamicResource *object;
 
+  if (endpoints == NULL)
+    keys[2] = values[2] = NULL;   /* a folder pool */
   object = tessera_registry_create_resource (tessera_registry_get_default (), type_of (resource),
                                              resource, keys, values, &error);
   if (object == NULL)

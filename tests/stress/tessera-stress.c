@@ -34,6 +34,19 @@
  * With --greedy-peers the peers ignore the capacity, and the run passes only
  * when the auditor catches them: a check that the auditor can fail.
  *
+ * With --etcd-fixture SCRIPT (tests/etcd-fixture.sh: a one-member etcd on
+ * free loopback ports in ROOT/etcd, stopped at the end) or --etcd
+ * ENDPOINTS, the three pools live in etcd under a prefix of this run's
+ * own, every holder on a lease of --lease seconds; capacities are changed
+ * by writing the pools' `informations` keys. The auditor's snapshots are
+ * then one range read of the whole prefix each: one revision, one
+ * consistent view of the three pools, their holders and their capacities;
+ * a holder is granted since the last change of its pool's capacity when
+ * its key's create revision is later than the informations'. There are no
+ * Python peers (they speak the folder protocol only); --greedy-peers makes
+ * the driver itself put holder keys over the capacity, outside any
+ * transaction, which the auditor must catch.
+ *
  * At the end, with every holder gone, one last holder asks for everything
  * (it must get it: nothing leaked), and the folders must then hold no lock
  * file that counts. Exit status 0 when every figure is clean.
@@ -43,6 +56,10 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+
+#if STRESS_ETCD
+#include "tessera-etcd-client.h"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +93,7 @@ typedef struct
   guint violations;
   guint changes;
   guint unreadable;
+  gint64 informations_revision;  /* etcd: when the capacity last changed */
 } Resource;
 
 typedef struct
@@ -106,6 +124,16 @@ typedef struct
   Resource res[N_RES];
   GPtrArray *children;
   guint serial;
+#if STRESS_ETCD
+  TesseraEtcdClient *etcd;    /* NULL: the pools are folders */
+#endif
+  char *etcd_endpoints;
+  const char *etcd_fixture;
+  char *etcd_dir;             /* the fixture's cluster */
+  char *etcd_prefix;
+  int lease;
+  char *greedy_id;            /* etcd --greedy-peers: the driver's own holding */
+  gint64 greedy_count, greedy_until, greedy_next;
   /* figures */
   guint started_tessera, started_peer, kills, self_kills, errors, not_granted;
   guint started_other_host, started_container;
@@ -171,6 +199,54 @@ ipc_unlock (Resource *r)
 }
 
 /* ---------------------------------------------------------------------- */
+/* etcd */
+
+static gboolean
+is_etcd (Stress *s)
+{
+#if STRESS_ETCD
+  return s->etcd != NULL;
+#else
+  (void) s;
+  return FALSE;
+#endif
+}
+
+/* Puts @value at PREFIX/@pool/@what, on no lease. */
+static void
+etcd_put (Stress *s, const char *pool, const char *what, const char *value)
+{
+#if STRESS_ETCD
+  g_autofree char *key = g_strconcat (s->etcd_prefix, pool, "/", what, NULL);
+  g_autoptr(GBytes) bytes = g_bytes_new (value, strlen (value));
+  g_autoptr(GError) error = NULL;
+
+  if (!tessera_etcd_client_put (s->etcd, key, bytes, 0, NULL, NULL, &error))
+    g_error ("etcd: cannot write %s: %s", key, error->message);
+#else
+  (void) s, (void) pool, (void) what, (void) value;
+  g_assert_not_reached ();
+#endif
+}
+
+/* Deletes PREFIX/@pool/@what, or the whole prefix when @pool is NULL. */
+static void
+etcd_delete (Stress *s, const char *pool, const char *what)
+{
+#if STRESS_ETCD
+  g_autofree char *key = pool ? g_strconcat (s->etcd_prefix, pool, "/", what, NULL) : g_strdup (s->etcd_prefix);
+  g_autofree char *end = pool ? NULL : tessera_etcd_prefix_end (s->etcd_prefix);
+  g_autoptr(GError) error = NULL;
+
+  if (!tessera_etcd_client_delete (s->etcd, key, end, NULL, NULL, &error))
+    g_error ("etcd: cannot delete %s: %s", key, error->message);
+#else
+  (void) s, (void) pool, (void) what;
+  g_assert_not_reached ();
+#endif
+}
+
+/* ---------------------------------------------------------------------- */
 /* capacity */
 
 static char *
@@ -224,6 +300,37 @@ change_capacity (Stress *s, ResId id, gint64 total, guint mask)
   g_autofree char *line = NULL;
   g_autoptr(GError) error = NULL;
 
+  if (is_etcd (s))
+    {
+      /* No lock to hold a peer off: between the put and its log line the
+       * capacity may be either, so the line before says the larger one
+       * (cpu) or both lists (gpu), and the line after the new one. */
+      g_autofree char *wide = NULL;
+
+      if (id == RES_CPU)
+        {
+          contents = g_strdup_printf ("{\"total\": %" G_GINT64_FORMAT "}", total);
+          wide = g_strdup_printf ("C cpu %" G_GINT64_FORMAT, MAX (total, r->total));
+          line = g_strdup_printf ("C cpu %" G_GINT64_FORMAT, total);
+          r->total = total;
+        }
+      else
+        {
+          g_autofree char *both = mask_to_string (mask | r->gpu_mask);
+          g_autofree char *list = mask_to_string (mask);
+
+          contents = gpu_informations (mask);
+          wide = g_strdup_printf ("C gpu %s", both);
+          line = g_strdup_printf ("C gpu %s", list);
+          r->gpu_mask = mask;
+        }
+      log_line (s, wide);
+      etcd_put (s, res_names[id], "informations", contents);
+      log_line (s, line);
+      r->changes++;
+      return;
+    }
+
   ipc_lock (r);
   if (id == RES_CPU)
     {
@@ -257,6 +364,7 @@ typedef struct
   guint devices;     /* gpu */
   gboolean exclusive;
   gboolean recorded;  /* "process" in the file, or <job_uri>.pid */
+  gint64 created;     /* etcd: the key's create revision */
 } Held;
 
 static void
@@ -280,6 +388,29 @@ snapshot_names (Resource *r)
   return names;
 }
 
+static Held *held_from_object (ResId id, const char *name, JsonObject *object);
+
+/* The devices of a gpu holder's information, or of a gpu pool's
+ * informations: {"devices": [{"index": N}, …]}. */
+static guint
+devices_mask (JsonObject *info)
+{
+  JsonArray *devices;
+  guint mask = 0;
+
+  if (!json_object_has_member (info, "devices"))
+    return 0;
+  devices = json_object_get_array_member (info, "devices");
+  for (guint i = 0; devices != NULL && i < json_array_get_length (devices); i++)
+    {
+      JsonObject *device = json_array_get_object_element (devices, i);
+      gint64 index = device ? json_object_get_int_member_with_default (device, "index", -1) : -1;
+      if (index >= 0 && index < 32)
+        mask |= 1u << index;
+    }
+  return mask;
+}
+
 /* Reads one lock file the way a careful peer would; NULL when it does not
  * count (no job_uri) or cannot be read. */
 static Held *
@@ -287,8 +418,6 @@ read_held (Resource *r, ResId id, const char *name, gboolean *unreadable)
 {
   g_autofree char *path = g_build_filename (r->folder, "jobs", name, NULL);
   g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonObject *object, *info;
-  Held *h;
 
   *unreadable = FALSE;
   if (!json_parser_load_from_file (parser, path, NULL) || json_parser_get_root (parser) == NULL
@@ -297,7 +426,17 @@ read_held (Resource *r, ResId id, const char *name, gboolean *unreadable)
       *unreadable = g_file_test (path, G_FILE_TEST_EXISTS);
       return NULL;
     }
-  object = json_node_get_object (json_parser_get_root (parser));
+  return held_from_object (id, name, json_node_get_object (json_parser_get_root (parser)));
+}
+
+/* One holder from its lock file's JSON, wherever it was read; NULL when
+ * it does not count (no job_uri). */
+static Held *
+held_from_object (ResId id, const char *name, JsonObject *object)
+{
+  JsonObject *info;
+  Held *h;
+
   if (json_object_get_string_member_with_default (object, "job_uri", NULL) == NULL)
     return NULL;
   info = json_object_get_object_member (object, "information");
@@ -311,17 +450,8 @@ read_held (Resource *r, ResId id, const char *name, gboolean *unreadable)
     }
   if (id == RES_CPU && info != NULL)
     h->count = json_object_get_int_member_with_default (info, "count", 0);
-  else if (id == RES_GPU && info != NULL && json_object_has_member (info, "devices"))
-    {
-      JsonArray *devices = json_object_get_array_member (info, "devices");
-      for (guint i = 0; devices != NULL && i < json_array_get_length (devices); i++)
-        {
-          JsonObject *device = json_array_get_object_element (devices, i);
-          gint64 index = device ? json_object_get_int_member_with_default (device, "index", -1) : -1;
-          if (index >= 0 && index < 32)
-            h->devices |= 1u << index;
-        }
-    }
+  else if (id == RES_GPU && info != NULL)
+    h->devices = devices_mask (info);
   else if (id == RES_MUTEX && info != NULL)
     h->exclusive = g_strcmp0 (json_object_get_string_member_with_default (info, "mode", "exclusive"),
                               "exclusive") == 0;
@@ -355,23 +485,93 @@ read_folder (Resource *r, ResId id, gint64 *t, guint *unreadable)
   return held;
 }
 
+static int res_from_name (const char *name);
+
+/* The three pools on etcd in one range read of the prefix: one revision,
+ * one view. Fills @held (per pool, the holders that count, named TASK@ID)
+ * and sets each pool's capacity, the revision of its last change and
+ * how many values could not be read; @t is when. */
 static void
-snapshot (Stress *s, ResId id)
+read_etcd (Stress *s, GPtrArray **held, gint64 *t)
+{
+#if STRESS_ETCD
+  g_autofree char *end = tessera_etcd_prefix_end (s->etcd_prefix);
+  g_autoptr(GPtrArray) kvs = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 revision = 0;
+  gsize skip = strlen (s->etcd_prefix);
+
+  for (int i = 0; i < N_RES; i++)
+    {
+      held[i] = g_ptr_array_new_with_free_func ((GDestroyNotify) held_free);
+      s->res[i].unreadable = 0;
+    }
+  if (!tessera_etcd_client_range (s->etcd, s->etcd_prefix, end, &revision, &kvs, NULL, &error))
+    g_error ("etcd: cannot read %s: %s", s->etcd_prefix, error->message);
+  *t = now_us ();
+  for (guint i = 0; i < kvs->len; i++)
+    {
+      TesseraEtcdKv *kv = g_ptr_array_index (kvs, i);
+      g_auto(GStrv) parts = g_strsplit (kv->key + skip, "/", 2);
+      int id = parts[0] != NULL ? res_from_name (parts[0]) : -1;
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      gsize length = 0;
+      const char *data = g_bytes_get_data (kv->value, &length);
+      JsonObject *object;
+
+      if (id < 0 || parts[1] == NULL)
+        continue;
+      if (!json_parser_load_from_data (parser, data, (gssize) length, NULL) || json_parser_get_root (parser) == NULL
+          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        {
+          s->res[id].unreadable++;
+          continue;
+        }
+      object = json_node_get_object (json_parser_get_root (parser));
+      if (g_str_equal (parts[1], "informations"))
+        {
+          Resource *r = &s->res[id];
+
+          r->informations_revision = kv->mod_revision;
+          if (id == RES_CPU)
+            r->total = json_object_get_int_member_with_default (object, "total", 0);
+          else if (id == RES_GPU)
+            r->gpu_mask = devices_mask (object);
+        }
+      else if (g_str_has_prefix (parts[1], "jobs/"))
+        {
+          Held *h = held_from_object (id, parts[1] + strlen ("jobs/"), object);
+
+          if (h != NULL)
+            {
+              h->created = kv->create_revision;
+              g_ptr_array_add (held[id], h);
+            }
+        }
+    }
+#else
+  (void) s, (void) held, (void) t;
+  g_assert_not_reached ();
+#endif
+}
+
+/* What one snapshot of a pool (@held, the holders that count at @t) says
+ * against its capacity. */
+static void
+snapshot_of (Stress *s, ResId id, GPtrArray *held, gint64 t)
 {
   Resource *r = &s->res[id];
-  g_autoptr(GPtrArray) held = NULL;
   GHashTableIter iter;
   gpointer key, value;
   gboolean fresh = FALSE;
-  gint64 used = 0, t;
+  gint64 used = 0;
   guint devices = 0, carried_devices = 0, exclusive = 0;
-
-  held = read_folder (r, id, &t, &r->unreadable);
 
   for (guint i = 0; i < held->len; i++)
     {
       Held *h = g_ptr_array_index (held, i);
-      gboolean is_new = !g_hash_table_contains (r->carry, h->name);
+      gboolean is_new = is_etcd (s) ? h->created > r->informations_revision
+                                    : !g_hash_table_contains (r->carry, h->name);
 
       fresh |= is_new;
       switch (id)
@@ -462,6 +662,15 @@ snapshot (Stress *s, ResId id)
   }
 }
 
+static void
+snapshot (Stress *s, ResId id)
+{
+  gint64 t;
+  g_autoptr(GPtrArray) held = read_folder (&s->res[id], id, &t, &s->res[id].unreadable);
+
+  snapshot_of (s, id, held, t);
+}
+
 /* ---------------------------------------------------------------------- */
 /* holders */
 
@@ -499,6 +708,14 @@ spawn (Stress *s, GRand *rand, gboolean peer, const char * const *argv, guint id
   if (fd < 0)
     g_error ("dup: %s", g_strerror (errno));
   g_subprocess_launcher_take_stderr_fd (launcher, fd);
+  if (is_etcd (s))
+    {
+      g_autofree char *lease = g_strdup_printf ("%d", s->lease);
+
+      g_subprocess_launcher_setenv (launcher, "TESSERA_STRESS_ETCD_ENDPOINTS", s->etcd_endpoints, TRUE);
+      g_subprocess_launcher_setenv (launcher, "TESSERA_STRESS_ETCD_PREFIX", s->etcd_prefix, TRUE);
+      g_subprocess_launcher_setenv (launcher, "TESSERA_STRESS_ETCD_LEASE", lease, TRUE);
+    }
   c->id = g_strdup (argv[id_index]);
   c->peer = peer;
   c->process = g_subprocess_launcher_spawnv (launcher, argv, &error);
@@ -920,7 +1137,8 @@ recovery_times (Stress *s, Log *log, GArray *recorded, GArray *orphans)
     {
       const char *id = key;
       gint64 killed = *(gint64 *) value;
-      g_autofree char *name = g_strdup_printf ("%s@%s.json", id[0] == 'p' ? "peer" : "stress", id);
+      g_autofree char *name = g_strdup_printf ("%s@%s%s", id[0] == 'p' ? "peer" : "stress", id,
+                                               is_etcd (s) ? "" : ".json");
       double worst = -1;
       gboolean on_record = TRUE;
 
@@ -977,8 +1195,8 @@ setup (Stress *s)
       ipc = g_build_filename (r->folder, "ipc.lock", NULL);
       if (g_mkdir_with_parents (jobs, 0755) < 0)
         g_error ("%s: %s", jobs, g_strerror (errno));
-      r->ipc_fd = open (ipc, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-      if (r->ipc_fd < 0)
+      r->ipc_fd = is_etcd (s) ? -1 : open (ipc, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+      if (r->ipc_fd < 0 && !is_etcd (s))
         g_error ("%s: %s", ipc, g_strerror (errno));
       r->carry = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
       r->present = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -1006,8 +1224,75 @@ resource_clear (Resource *r)
 static void
 audit_all (Stress *s)
 {
+  if (is_etcd (s))
+    {
+      GPtrArray *held[N_RES];
+      gint64 t;
+
+      read_etcd (s, held, &t);
+      for (int i = 0; i < N_RES; i++)
+        {
+          snapshot_of (s, i, held[i], t);
+          g_ptr_array_unref (held[i]);
+        }
+      return;
+    }
   for (int i = 0; i < N_RES; i++)
     snapshot (s, i);
+}
+
+/* Runs the etcd fixture script's @action on this run's cluster. Its
+ * watchdog stops the cluster once this process is gone, whatever happens. */
+static void
+run_etcd_fixture (Stress *s, const char *action, const char *arg)
+{
+  const char *argv[] = { "bash", s->etcd_fixture, action, s->etcd_dir, arg, NULL };
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, &error)
+      || !g_spawn_check_wait_status (status, &error))
+    g_error ("etcd fixture %s: %s", action, error->message);
+}
+
+/* etcd with --greedy-peers: now and then the driver holds the whole cpu
+ * capacity, its key put outside any transaction (as a peer that ignores
+ * the capacity would), logged as a holder's would be. */
+static void
+greedy_step (Stress *s, GRand *rand, gint64 now, gboolean stop)
+{
+  if (s->greedy_id != NULL && (stop || now >= s->greedy_until))
+    {
+      g_autofree char *line = g_strdup_printf ("R %s cpu %" G_GINT64_FORMAT, s->greedy_id, s->greedy_count);
+      g_autofree char *what = g_strdup_printf ("jobs/greedy@%s", s->greedy_id);
+
+      log_line (s, line);
+      etcd_delete (s, "cpu", what);
+      g_clear_pointer (&s->greedy_id, g_free);
+      s->greedy_next = now + g_rand_int_range (rand, 100000, 400000);
+    }
+  else if (s->greedy_id == NULL && !stop && now >= s->greedy_next)
+    {
+      g_autofree char *what = NULL;
+      g_autofree char *uri = NULL;
+      g_autofree char *value = NULL;
+      g_autofree char *asked = NULL;
+      g_autofree char *got = NULL;
+
+      s->greedy_id = g_strdup_printf ("g%u", ++s->serial);
+      s->greedy_count = s->res[RES_CPU].total;
+      what = g_strdup_printf ("jobs/greedy@%s", s->greedy_id);
+      uri = g_build_filename (s->root, "jobs", s->greedy_id, "job", NULL);
+      value = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %" G_GINT64_FORMAT "}, "
+                               "\"process\": {\"type\": \"local\", \"pid\": %d}}",
+                               uri, s->greedy_count, (int) getpid ());
+      asked = g_strdup_printf ("S %s cpu %" G_GINT64_FORMAT, s->greedy_id, s->greedy_count);
+      got = g_strdup_printf ("A %s cpu %" G_GINT64_FORMAT, s->greedy_id, s->greedy_count);
+      log_line (s, asked);
+      etcd_put (s, "cpu", what, value);
+      log_line (s, got);
+      s->greedy_until = now + g_rand_int_range (rand, 100000, 300000);
+    }
 }
 
 /* Runs the main loop until no holder is left or the deadline passes. */
@@ -1030,13 +1315,17 @@ static gint64
 leaked (Stress *s, guint *unreadable)
 {
   gint64 total = 0;
+  GPtrArray *etcd_held[N_RES];
+  gint64 etcd_t;
 
   *unreadable = 0;
+  if (is_etcd (s))
+    read_etcd (s, etcd_held, &etcd_t);
   for (int i = 0; i < N_RES; i++)
     {
       gint64 t;
-      guint bad;
-      g_autoptr(GPtrArray) held = read_folder (&s->res[i], i, &t, &bad);
+      guint bad = s->res[i].unreadable;
+      g_autoptr(GPtrArray) held = is_etcd (s) ? etcd_held[i] : read_folder (&s->res[i], i, &t, &bad);
 
       *unreadable += bad;
       for (guint j = 0; j < held->len; j++)
@@ -1066,11 +1355,11 @@ int
 main (int argc, char **argv)
 {
   Stress s = { .seconds = 60, .min_age = 1.0, .processes = 8, .peers = 2, .kill_percent = 10,
-               .python = "python3", .log_fd = -1 };
+               .python = "python3", .log_fd = -1, .lease = 5 };
   double minutes = 0;
   gint64 seed = -1;
   g_autofree char *root = NULL;
-  g_autofree char *holder = NULL, *peer = NULL, *python = NULL;
+  g_autofree char *holder = NULL, *peer = NULL, *python = NULL, *etcd_fixture = NULL;
   GOptionEntry entries[] = {
     { "holder", 0, 0, G_OPTION_ARG_FILENAME, &holder, "tessera-stress-holder", "PATH" },
     { "peer", 0, 0, G_OPTION_ARG_FILENAME, &peer, "stress-peer.py (no Python peers without it)", "PATH" },
@@ -1089,6 +1378,11 @@ main (int argc, char **argv)
       "peers ignore the capacity (to check that the auditor fails the run)", NULL },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "random seed (from the clock)", "N" },
     { "root", 0, 0, G_OPTION_ARG_FILENAME, &root, "folder for the run (a new temporary one)", "DIR" },
+    { "etcd", 0, 0, G_OPTION_ARG_STRING, &s.etcd_endpoints,
+      "the pools live in this etcd cluster (comma-separated URLs)", "ENDPOINTS" },
+    { "etcd-fixture", 0, 0, G_OPTION_ARG_FILENAME, &etcd_fixture,
+      "the pools live in a one-member etcd this script starts (tests/etcd-fixture.sh)", "SCRIPT" },
+    { "lease", 0, 0, G_OPTION_ARG_INT, &s.lease, "seconds of the holders' etcd lease (5)", "S" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- stress Tessera with crashes and an auditor");
@@ -1141,6 +1435,36 @@ main (int argc, char **argv)
     g_error ("%s: %s", err_path, g_strerror (errno));
   s.children = g_ptr_array_new_with_free_func ((GDestroyNotify) child_free);
   s.problems = g_string_new (NULL);
+  if (etcd_fixture != NULL || s.etcd_endpoints != NULL)
+    {
+#if STRESS_ETCD
+      g_auto(GStrv) list = NULL;
+
+      s.etcd_fixture = etcd_fixture;
+      if (etcd_fixture != NULL)
+        {
+          g_autofree char *path = NULL;
+
+          s.etcd_dir = g_build_filename (root, "etcd", NULL);
+          run_etcd_fixture (&s, "start", "1");
+          path = g_build_filename (s.etcd_dir, "endpoints", NULL);
+          g_free (s.etcd_endpoints);
+          if (!g_file_get_contents (path, &s.etcd_endpoints, NULL, &error))
+            g_error ("%s", error->message);
+          g_strstrip (s.etcd_endpoints);
+        }
+      list = g_strsplit (s.etcd_endpoints, ",", -1);
+      s.etcd = tessera_etcd_client_new ((const char * const *) list, &error);
+      if (s.etcd == NULL)
+        g_error ("etcd: %s", error->message);
+      s.etcd_prefix = g_strdup_printf ("/tessera-stress-%u-%d/", s.seed, (int) getpid ());
+      s.peers = 0;   /* Python peers speak the folder protocol only */
+      s.greedy_next = now_us () + 1000000;
+#else
+      g_printerr ("tessera-stress: built without the etcd store\n");
+      return 2;
+#endif
+    }
   setup (&s);
   if (s.other_host_percent > 0)
     {
@@ -1164,6 +1488,9 @@ main (int argc, char **argv)
   g_print ("stress: %.0f s, %d Tessera holders and %d Python peers at a time, %d%% killed at random, "
            "min-age %g s, seed %u, in %s\n",
            s.seconds, s.processes, s.peers, s.kill_percent, s.min_age, s.seed, root);
+  if (is_etcd (&s))
+    g_print ("stress: pools on etcd (%s) under %s, lease %d s%s\n", s.etcd_endpoints, s.etcd_prefix, s.lease,
+             s.greedy_peers ? ", the driver holding past the capacity now and then" : "");
 
   start = now_us ();
   end = start + (gint64) (s.seconds * G_USEC_PER_SEC);
@@ -1197,8 +1524,12 @@ main (int argc, char **argv)
           audit_all (&s);
           next_audit = now + 20000;
         }
+      if (s.greedy_peers && is_etcd (&s))
+        greedy_step (&s, rand, now, FALSE);
       g_usleep (5000);
     }
+  if (s.greedy_peers && is_etcd (&s))
+    greedy_step (&s, rand, now_us (), TRUE);
 
   /* Everyone who still waits must get through once capacity is back. */
   change_capacity (&s, RES_CPU, 4, 0);
@@ -1244,6 +1575,11 @@ main (int argc, char **argv)
   recovery_times (&s, &log, recoveries, orphans);
   g_array_sort (recoveries, double_compare);
   g_array_sort (orphans, double_compare);
+  /* On etcd a dead holder's keys go with its lease, whether its process
+   * was recorded or not: a generous bound on a loaded machine. */
+  if (is_etcd (&s) && MAX (percentile (recoveries, 1.0), percentile (orphans, 1.0)) > s.lease + 15)
+    problem (&s, "a killed holder's capacity came back %.1f s after the kill, with a %d s lease",
+             MAX (percentile (recoveries, 1.0), percentile (orphans, 1.0)), s.lease);
   warnings = count_lines (err_path, "WARNING");
   criticals = count_lines (err_path, "CRITICAL");
   if (criticals > 0)
@@ -1269,9 +1605,15 @@ main (int argc, char **argv)
   g_print ("stress: crash to recovery, process on record: n=%u p50=%.3f s p99=%.3f s max=%.3f s\n",
            recoveries->len, percentile (recoveries, 0.5), percentile (recoveries, 0.99),
            percentile (recoveries, 1.0));
-  g_print ("stress: crash to recovery, killed before recording its process (orphan, min-age %g s): "
-           "n=%u p50=%.3f s p99=%.3f s max=%.3f s\n",
-           s.min_age, orphans->len, percentile (orphans, 0.5), percentile (orphans, 0.99), percentile (orphans, 1.0));
+  if (is_etcd (&s))
+    g_print ("stress: crash to recovery, killed before recording its process (its key on the lease as well, "
+             "lease %d s): n=%u p50=%.3f s p99=%.3f s max=%.3f s\n",
+             s.lease, orphans->len, percentile (orphans, 0.5), percentile (orphans, 0.99), percentile (orphans, 1.0));
+  else
+    g_print ("stress: crash to recovery, killed before recording its process (orphan, min-age %g s): "
+             "n=%u p50=%.3f s p99=%.3f s max=%.3f s\n",
+             s.min_age, orphans->len, percentile (orphans, 0.5), percentile (orphans, 0.99),
+             percentile (orphans, 1.0));
   g_print ("stress: leaked capacity at the end %" G_GINT64_FORMAT "; last holder got everything: %s; "
            "unreadable leftovers (peers killed while writing) %u; warnings from holders %u\n",
            leak, final_ok ? "yes" : "no", unreadable, warnings);
@@ -1304,6 +1646,16 @@ main (int argc, char **argv)
     g_string_free (s.problems, TRUE);
     g_free (s.log_path);
     g_free (s.host_root);
+    if (is_etcd (&s) && pass)
+      etcd_delete (&s, NULL, NULL);   /* this run's prefix, and nothing else */
+#if STRESS_ETCD
+    g_clear_object (&s.etcd);
+#endif
+    if (s.etcd_dir != NULL)
+      run_etcd_fixture (&s, "stop", NULL);
+    g_free (s.etcd_dir);
+    g_free (s.etcd_prefix);
+    g_free (s.etcd_endpoints);
     if (pass && own_root)
       {
         /* A folder this run made itself, and nothing else. */
