@@ -284,6 +284,16 @@ index_hits (const char *err_text)
   return (int) g_ascii_strtoll (colon + 2, NULL, 10);
 }
 
+/* How many holder objects a fresh process built from jobs/ (-1: it does
+ * not say), from its debug message. */
+static int
+holders_built (const char *err_text)
+{
+  const char *figure = strstr (err_text, "holders built: ");
+
+  return figure != NULL ? (int) g_ascii_strtoll (figure + strlen ("holders built: "), NULL, 10) : -1;
+}
+
 /* What a fresh read-only `status` counts as used; @hits: what it took
  * from the index. */
 static guint
@@ -320,6 +330,20 @@ run_no_wait (Fixture *f, guint request)
   if (status != 0 && status != EXIT_TEMPFAIL)
     g_error ("run --need %s: exit %d: %s", need, status, err);
   return status;
+}
+
+/* A fresh `run --no-wait --need r=@request` granted at once; returns how
+ * many holder objects it built from jobs/. */
+static int
+run_granted_built (Fixture *f, guint request)
+{
+  g_autofree char *need = g_strdup_printf ("r=%u", request);
+  g_autofree char *err = NULL;
+  int status = run_tessera (f, NULL, &err, "run", "--no-wait", "--need", need, "--", "true", NULL);
+
+  if (status != 0)
+    g_error ("run --need %s: exit %d: %s", need, status, err);
+  return holders_built (err);
 }
 
 /* Fresh processes count the truth: a read-only status, then an acquire
@@ -527,6 +551,29 @@ test_python_peer (Fixture *f, gconstpointer data)
   wait_index_covers_all (f);
   python_peer (f, "rewrite-keep-mtime:peer@4.json:2", "remove:peer@5.json", NULL);
   assert_counts_truth (f);
+}
+
+/* A fresh run that is granted builds no holder object for a lock file the
+ * index covers: it counts them from the index's accounting. Only what
+ * changed behind its back (the Python peer rewrites in place, adds) is
+ * read and built; a refusal (every holder judged) and status (every
+ * holder shown) still count the truth. */
+static void
+test_lazy_holders (Fixture *f, gconstpointer data)
+{
+  add_holders (f, HOLDERS);
+  python_peer (f, "add:peer@1.json:1", "add:peer@2.json:2", NULL);
+  wait_index_covers_all (f);
+  g_assert_cmpint (run_granted_built (f, 1), ==, 0);
+  g_assert_cmpint (run_granted_built (f, CAPACITY - truth (f)), ==, 0);
+
+  python_peer (f, "rewrite:peer@1.json:3", "add:peer@3.json:4", NULL);
+  /* Read from jobs/ (at most: one may have been covered at once). */
+  g_assert_cmpint (run_granted_built (f, 1), <=, 2);
+  assert_counts_truth (f);
+  wait_index_covers_all (f);
+  g_assert_cmpint (run_granted_built (f, CAPACITY - truth (f)), ==, 0);
+  g_assert_cmpint (run_no_wait (f, CAPACITY - truth (f) + 1), ==, EXIT_TEMPFAIL);
 }
 
 /* A damaged index (truncated, empty, garbage, a byte changed, huge) is
@@ -838,6 +885,7 @@ main (int argc, char **argv)
   ADD ("/index/missing/old-indexes-pruned", NULL, test_prune);
   ADD ("/index/stale/tessera-peer-changes", NULL, test_stale);
   ADD ("/index/stale/python-peer-in-place", NULL, test_python_peer);
+  ADD ("/index/lazy/run-builds-no-holder-of-the-index", NULL, test_lazy_holders);
   ADD ("/index/status/verdicts-shown-none-acted-on", NULL, test_status_verdicts);
   ADD ("/index/corrupt/ignored-and-rebuilt", NULL, test_corrupt);
   ADD ("/index/hostile/forgery-believed-when-ours", NULL, test_forgery_believed_when_ours);
