@@ -13,9 +13,11 @@
 
 /* The file: MAGIC, the jobs/ folder's device and inode, the pool's path
  * (with its NUL), then records (name with its NUL, inode, size, mtime and
- * ctime in ns, text), a zero name length, and a hash of all that. Native
- * byte order: it never leaves this user's machine. */
-#define MAGIC "TESSERA-LOCK-FILE-INDEX 1\n"
+ * ctime in ns, text, accounting summary with its NUL or a zero length), a
+ * zero name length, and a hash of all that. Native byte order: it never
+ * leaves this user's machine. Version 1 (no summary) is ignored, and so
+ * written anew. */
+#define MAGIC "TESSERA-LOCK-FILE-INDEX 2\n"
 #define MAGIC_LENGTH (sizeof MAGIC - 1)
 /* Bounds: lock files are tiny; anything larger is read from jobs/ again. */
 #define MAX_INDEX_SIZE (64 * 1024 * 1024)
@@ -30,12 +32,14 @@ typedef struct
   const char *name;       /* in the file's buffer or in owned_name */
   const char *data;       /* likewise */
   gsize length;
+  const char *summary;    /* likewise; NULL: none */
   guint64 ino;
   gint64 size;
   gint64 mtime_ns;
   gint64 ctime_ns;
   char *owned_name;
   char *owned_data;
+  char *owned_summary;
 } Record;
 
 struct _TesseraLockFileIndex
@@ -57,6 +61,7 @@ record_free (Record *record)
 {
   g_free (record->owned_name);
   g_free (record->owned_data);
+  g_free (record->owned_summary);
   g_free (record);
 }
 
@@ -197,6 +202,11 @@ parse (TesseraLockFileIndex *index, const char *data, gsize length)
       record->data = c.p;
       record->length = text_length;
       c.p += text_length;
+      if (!take (&c, &n, 4) || (n != 0 && ((record->summary = take_string (&c, n)) == NULL)))
+        {
+          record_free (record);
+          return FALSE;
+        }
       g_hash_table_replace (index->records, (gpointer) record->name, record);
     }
   return c.p == c.end;
@@ -302,7 +312,8 @@ const char *
 _tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
                                  const char           *name,
                                  const struct stat    *st,
-                                 gsize                *length)
+                                 gsize                *length,
+                                 const char          **summary)
 {
   Record *record = g_hash_table_lookup (index->records, name);
 
@@ -311,6 +322,7 @@ _tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
       record->ctime_ns != stat_ctime_ns (st))
     return NULL;
   *length = record->length;
+  *summary = record->summary;
   return record->data;
 }
 
@@ -320,6 +332,7 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
                               const struct stat    *st,
                               const char           *data,
                               gsize                 length,
+                              const char           *summary,
                               gint64                looked_us)
 {
   gint64 mtime_ns = _tessera_stat_mtime_ns (st);
@@ -331,6 +344,7 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
    * the same times (and maybe size); such a file is read every time until
    * its times are old enough. */
   if (!S_ISREG (st->st_mode) || length > MAX_RECORD_TEXT || !is_record_name (name) ||
+      (summary != NULL && strlen (summary) + 1 > MAX_NAME_LENGTH) ||
       MAX (mtime_ns, ctime_ns) / 1000 + tick_us >= looked_us)
     {
       _tessera_lock_file_index_drop (index, name);
@@ -340,6 +354,7 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
   record->name = record->owned_name = g_strdup (name);
   record->data = record->owned_data = g_memdup2 (data, length);
   record->length = length;
+  record->summary = record->owned_summary = g_strdup (summary);
   record->ino = st->st_ino;
   record->size = st->st_size;
   record->mtime_ns = mtime_ns;
@@ -451,7 +466,7 @@ _tessera_lock_file_index_save (TesseraLockFileIndex *index,
       Record *record = value;
       if (!g_hash_table_contains (names, record->name))
         continue;   /* gone from jobs/ */
-      if (out->len + record->length + strlen (record->name) + 64 > MAX_INDEX_SIZE)
+      if (out->len + record->length + strlen (record->name) + MAX_NAME_LENGTH + 64 > MAX_INDEX_SIZE)
         break;      /* the rest is read from jobs/ */
       append_string (out, record->name);
       append_u64 (out, record->ino);
@@ -460,6 +475,10 @@ _tessera_lock_file_index_save (TesseraLockFileIndex *index,
       append_u64 (out, (guint64) record->ctime_ns);
       append_u32 (out, (guint32) record->length);
       g_byte_array_append (out, (const guint8 *) record->data, record->length);
+      if (record->summary != NULL)
+        append_string (out, record->summary);
+      else
+        append_u32 (out, 0);
     }
   append_u32 (out, 0);
   append_u64 (out, hash_bytes ((const char *) out->data, out->len));

@@ -447,7 +447,8 @@ index_hash (const guint8 *data, gsize length)
   return h;
 }
 
-/* The index with every recorded "count": 1 made "count": 0, hash and all:
+/* The index with every recorded "count": 1 made "count": 0 (in each text
+ * and in its accounting summary), hash and all:
  * what a co-user would plant to take capacity that is not free. Returns
  * how many records it changed. */
 static guint
@@ -469,6 +470,10 @@ forge_index (Fixture *f, const char *dest)
       p[9] = '0';
       changed++;
     }
+  /* And the accounting recorded with each text (its "information" as
+   * json-glib writes it), which a fresh run counts without parsing. */
+  for (char *p = data; (p = memmem (p, data + length - 8 - p, "{\"count\":1}", 11)) != NULL; p++)
+    p[9] = '0';
   sum = index_hash ((const guint8 *) data, length - 8);
   memcpy (data + length - 8, &sum, 8);
   g_file_set_contents_full (dest, data, length, G_FILE_SET_CONTENTS_NONE, 0600, &error);
