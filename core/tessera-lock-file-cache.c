@@ -5,6 +5,7 @@
 #include "tessera-lock-file-cache-private.h"
 #include "tessera-lock-file-index-private.h"
 #include "tessera-lock-file-salvage-private.h"
+#include "tessera-lock-file-stand-in-private.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -17,12 +18,9 @@ typedef struct
   gboolean accounted;
   gboolean truncated;                 /* empty or cut short: not JSON at all */
   gboolean whole;                     /* names a job, amount unreadable: holds all */
-  /* Taken from the index by a lazy view and not built (h.lock_file and
-   * h.process NULL): its recorded text, built when first needed, and the
-   * stand-in of the same information its accounting was given. */
-  char *text;
-  gsize length;
-  TesseraDynamicLockFile *stand_in;
+  /* Taken from the index by a lazy view, not built yet (h.lock_file and
+   * h.process NULL): counted through its stand-in. */
+  TesseraRecorded *recorded;
 } Entry;
 
 struct _TesseraLockFileCache
@@ -47,7 +45,7 @@ struct _TesseraLockFileCache
   guint index_hits;           /* lock files taken from the index, not read */
   guint files_read;
   guint holders_built;        /* lock file objects made of what jobs/ holds */
-  GHashTable *stand_ins;      /* an index summary → a lock file of its information (NULL: none) */
+  TesseraStandIns *stand_ins; /* what lock files counted from the index are counted through */
 };
 
 /* Records changed in one refresh above which the index is written at once
@@ -76,19 +74,11 @@ entry_same_stat (Entry *entry, const struct stat *st)
 static void
 entry_free (Entry *entry)
 {
-  g_free (entry->text);
-  g_clear_object (&entry->stand_in);
+  g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   g_free (entry->h.name);
   g_clear_object (&entry->h.lock_file);
   g_clear_object (&entry->h.process);
   g_free (entry);
-}
-
-static void
-unref_stand_in (gpointer stand_in)
-{
-  if (stand_in != NULL)
-    g_object_unref (stand_in);
 }
 
 TesseraLockFileCache *
@@ -111,7 +101,7 @@ _tessera_lock_file_cache_new (TesseraLockFolder               *folder,
   cache->owner = owner;
   cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  cache->stand_ins = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, unref_stand_in);
+  cache->stand_ins = _tessera_stand_ins_new (lock_file_type, _tessera_lock_folder_get_jobs_path (folder));
   /* Holders are judged only when their share is needed, or on an update:
    * a read-only view (status) counts them all anyway (it removes none)
    * and asks for the verdicts it shows itself. */
@@ -134,7 +124,7 @@ _tessera_lock_file_cache_free (TesseraLockFileCache *cache)
   _tessera_lock_file_index_free (cache->index);
   g_hash_table_unref (cache->cache);
   g_hash_table_unref (cache->attention);
-  g_hash_table_unref (cache->stand_ins);
+  _tessera_stand_ins_free (cache->stand_ins);
   g_free (cache);
 }
 
@@ -146,7 +136,8 @@ _tessera_lock_file_cache_free (TesseraLockFileCache *cache)
 static TesseraDynamicLockFile *
 counted_file (Entry *entry)
 {
-  return entry->h.lock_file != NULL ? entry->h.lock_file : entry->stand_in;
+  return entry->h.lock_file != NULL ? entry->h.lock_file
+         : entry->recorded != NULL ? entry->recorded->stand_in : NULL;
 }
 
 static void
@@ -190,44 +181,6 @@ remove_entry (TesseraLockFileCache *cache, const char *name)
 /* ---------------------------------------------------------------------- */
 /* Loading */
 
-/* The stand-in of the information @summary (an index summary: its JSON
- * text), made once: a valid lock file of the cache's type with that
- * information and no holder. NULL when it does not make one (the file is
- * then built as read). */
-static TesseraDynamicLockFile *
-get_stand_in (TesseraLockFileCache *cache, const char *summary)
-{
-  TesseraDynamicLockFile *stand_in;
-  gpointer found;
-
-  if (g_hash_table_lookup_extended (cache->stand_ins, summary, NULL, &found))
-    return found;
-  {
-    g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"\", \"information\": %s}", summary);
-    stand_in = tessera_dynamic_lock_file_new_from_data (cache->lock_file_type,
-                                                        _tessera_lock_folder_get_jobs_path (cache->folder),
-                                                        text, -1, NULL);
-  }
-  /* A summary that is not one JSON value could make an invalid file. */
-  if (stand_in != NULL && !tessera_dynamic_lock_file_is_valid (stand_in))
-    g_clear_object (&stand_in);
-  g_hash_table_insert (cache->stand_ins, g_strdup (summary), stand_in);
-  return stand_in;
-}
-
-/* The index's summary of @lock_file, just read: the JSON text of its
- * "information" when it counts (the resource types count a lock file by
- * its information alone: see account_lock_file), else NULL. */
-static char *
-summarize (TesseraDynamicLockFile *lock_file)
-{
-  JsonNode *information = tessera_dynamic_lock_file_get_information (lock_file);
-
-  if (!tessera_dynamic_lock_file_is_valid (lock_file))
-    return NULL;
-  return information != NULL ? json_to_string (information, FALSE) : g_strdup ("null");
-}
-
 /* Counts a lock file the index covers without building it: a lazy view
  * judges nobody until their share is needed, so until then only the
  * accounting of its information matters. FALSE when it cannot (no
@@ -235,11 +188,9 @@ summarize (TesseraDynamicLockFile *lock_file)
 static gboolean
 defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gsize length, const char *summary)
 {
-  if (!cache->lazy || summary == NULL || (entry->stand_in = get_stand_in (cache, summary)) == NULL)
+  if (!cache->lazy || summary == NULL ||
+      (entry->recorded = _tessera_recorded_new (cache->stand_ins, summary, recorded, length, entry->h.mtime_ns)) == NULL)
     return FALSE;
-  g_object_ref (entry->stand_in);
-  entry->text = g_memdup2 (recorded, length);
-  entry->length = length;
   cache->index_hits++;
   g_hash_table_replace (cache->cache, entry->h.name, entry);
   account (cache, entry);
@@ -255,21 +206,14 @@ defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gs
 static gboolean
 build_entry (TesseraLockFileCache *cache, Entry *entry)
 {
-  g_autoptr(TesseraDynamicLockFile) stand_in = NULL;
   g_autofree char *path = NULL;
-  g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
   TesseraDynamicLockFile *lock_file;
-  struct stat st = { 0 };
 
-  if (entry->stand_in == NULL || entry->h.lock_file != NULL)
+  if (entry->recorded == NULL || entry->h.lock_file != NULL)
     return entry->h.lock_file != NULL;
   path = _tessera_lock_folder_dup_job_path (cache->folder, entry->h.name);
-  text = g_steal_pointer (&entry->text);
-  st.st_mtim.tv_sec = entry->h.mtime_ns / G_GINT64_CONSTANT (1000000000);
-  st.st_mtim.tv_nsec = entry->h.mtime_ns % G_GINT64_CONSTANT (1000000000);
-  lock_file = _tessera_dynamic_lock_file_new_from_text (cache->lock_file_type, path, text, entry->length, &st,
-                                                        &error);
+  lock_file = _tessera_recorded_build (entry->recorded, cache->lock_file_type, path, &error);
   if (lock_file == NULL)
     {
       g_debug ("Lock file %s as recorded in the index no longer loads (%s): read again", path, error->message);
@@ -278,14 +222,14 @@ build_entry (TesseraLockFileCache *cache, Entry *entry)
       return FALSE;
     }
   cache->holders_built++;
-  stand_in = g_steal_pointer (&entry->stand_in);
   entry->h.lock_file = lock_file;
   if (entry->accounted)
     {
       /* The same information: the totals do not move (nor the serial). */
-      cache->calls->unaccount (cache->owner, stand_in);
+      cache->calls->unaccount (cache->owner, entry->recorded->stand_in);
       cache->calls->account (cache->owner, lock_file);
     }
+  g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   if (tessera_dynamic_lock_file_get_process (lock_file) != NULL)
     entry->h.process = g_object_ref (tessera_dynamic_lock_file_get_process (lock_file));
   return TRUE;
@@ -353,7 +297,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           cache->holders_built += entry->h.lock_file != NULL;
           if (cache->index != NULL && entry->h.lock_file != NULL)
             {
-              g_autofree char *made = summarize (entry->h.lock_file);
+              g_autofree char *made = _tessera_lock_file_summarize (entry->h.lock_file);
               _tessera_lock_file_index_put (cache->index, name, st, data, length, made, cache->looked_us);
             }
         }
@@ -366,18 +310,9 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               entry_free (entry);
               return;
             }
-          entry->h.lock_file = data != NULL ? _tessera_lock_file_salvage (cache->lock_file_type, path, data, length,
-                                                                          &entry->whole, &holder_unknown)
-                                          : NULL;
-          if (entry->h.lock_file != NULL)
-            g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
-                       path, OWNER_NAME (cache), error->message,
-                       entry->whole ? _("as holding everything") : _("for its declared amount"));
-          else
-            {
-              g_warning (_("Ignoring lock file of %s: %s"), OWNER_NAME (cache), error->message);
-              entry->truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
-            }
+          entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
+                                                                  data, length, error, &entry->whole,
+                                                                  &holder_unknown, &entry->truncated);
         }
     }
 
