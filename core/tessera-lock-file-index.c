@@ -15,9 +15,10 @@
  * (with its NUL), then records (name with its NUL, inode, size, mtime and
  * ctime in ns, text, accounting summary with its NUL or a zero length), a
  * zero name length, and a hash of all that. Native byte order: it never
- * leaves this user's machine. Version 1 (no summary) is ignored, and so
- * written anew. */
-#define MAGIC "TESSERA-LOCK-FILE-INDEX 2\n"
+ * leaves this user's machine. Version 1 (no summary) had a name of its
+ * own, pruned in time. */
+#define FORMAT_VERSION 2
+#define MAGIC "TESSERA-LOCK-FILE-INDEX " G_STRINGIFY (FORMAT_VERSION) "\n"
 #define MAGIC_LENGTH (sizeof MAGIC - 1)
 /* Bounds: lock files are tiny; anything larger is read from jobs/ again. */
 #define MAX_INDEX_SIZE (64 * 1024 * 1024)
@@ -277,8 +278,11 @@ _tessera_lock_file_index_open (TesseraLockFolder *folder,
   index->folder_path = g_build_filename (g_get_user_cache_dir (), "tessera", "lock-file-index", NULL);
   hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, index->pool_path, -1);
   hash[16] = '\0';
-  index->file_name = g_strdup_printf ("%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x-%s",
-                                      index->jobs_dev, index->jobs_ino, hash);
+  /* The format's version in the name: two Tessera versions of this user
+   * (two installs, a build beside a package) keep one index each rather
+   * than each throw away the other's at every start. */
+  index->file_name = g_strdup_printf ("%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x-%s-v%d",
+                                      index->jobs_dev, index->jobs_ino, hash, FORMAT_VERSION);
   index->path = g_build_filename (index->folder_path, index->file_name, NULL);
   index->records = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
   load (index);
