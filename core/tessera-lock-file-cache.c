@@ -121,8 +121,9 @@ _tessera_lock_file_cache_free (TesseraLockFileCache *cache)
                _tessera_lock_folder_get_jobs_path (cache->folder), cache->holders_built);
       _tessera_lock_file_index_save (cache->index, cache->cache);
     }
-  _tessera_lock_file_index_free (cache->index);
+  /* Entries not built borrow their text from the index: they go first. */
   g_hash_table_unref (cache->cache);
+  _tessera_lock_file_index_free (cache->index);
   g_hash_table_unref (cache->attention);
   _tessera_stand_ins_free (cache->stand_ins);
   g_free (cache);

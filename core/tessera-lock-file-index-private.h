@@ -39,7 +39,8 @@ void        _tessera_lock_file_index_free         (TesseraLockFileIndex *index);
 
 /* (transfer none) (nullable): the recorded text of jobs/@name when @st
  * (its lstat now) is what was recorded, and its length in @length;
- * @summary: what was recorded with it (NULL: nothing), see below. */
+ * @summary: what was recorded with it (NULL: nothing), see below. Both
+ * stay valid until @name is put or dropped, or the index freed. */
 const char *_tessera_lock_file_index_lookup       (TesseraLockFileIndex *index,
                                                    const char           *name,
                                                    const struct stat    *st,

@@ -32,16 +32,18 @@ TesseraDynamicLockFile *_tessera_stand_ins_get (TesseraStandIns *stand_ins,
 char *_tessera_lock_file_summarize      (TesseraDynamicLockFile *lock_file);
 
 /* A lock file counted through a stand-in and not built yet: its recorded
- * text and modification time. */
+ * text (borrowed from the index: the owner drops this before the index's
+ * record of the file changes or the index goes) and modification time. */
 typedef struct
 {
   TesseraDynamicLockFile *stand_in;
-  char *text;
+  const char *text;
   gsize length;
   gint64 mtime_ns;
 } TesseraRecorded;
 
-/* NULL when @summary makes no stand-in (the file is then built). */
+/* NULL when @summary makes no stand-in (the file is then built). @text:
+ * borrowed, see above. */
 TesseraRecorded *_tessera_recorded_new  (TesseraStandIns *stand_ins,
                                          const char      *summary,
                                          const char      *text,

@@ -83,7 +83,7 @@ _tessera_recorded_new (TesseraStandIns *stand_ins,
     return NULL;
   recorded = g_new0 (TesseraRecorded, 1);
   recorded->stand_in = g_object_ref (stand_in);
-  recorded->text = g_memdup2 (text, length);
+  recorded->text = text;
   recorded->length = length;
   recorded->mtime_ns = mtime_ns;
   return recorded;
@@ -95,7 +95,6 @@ _tessera_recorded_free (TesseraRecorded *recorded)
   if (recorded == NULL)
     return;
   g_object_unref (recorded->stand_in);
-  g_free (recorded->text);
   g_free (recorded);
 }
 
@@ -105,10 +104,10 @@ _tessera_recorded_build (TesseraRecorded *recorded,
                          const char      *path,
                          GError         **error)
 {
+  g_autofree char *text = g_memdup2 (recorded->text, recorded->length);
   struct stat st = { 0 };
 
   st.st_mtim.tv_sec = recorded->mtime_ns / G_GINT64_CONSTANT (1000000000);
   st.st_mtim.tv_nsec = recorded->mtime_ns % G_GINT64_CONSTANT (1000000000);
-  return _tessera_dynamic_lock_file_new_from_text (lock_file_type, path, recorded->text, recorded->length, &st,
-                                                   error);
+  return _tessera_dynamic_lock_file_new_from_text (lock_file_type, path, text, recorded->length, &st, error);
 }
