@@ -581,6 +581,42 @@ test_lazy_holders (Fixture *f, gconstpointer data)
   g_assert_cmpint (run_no_wait (f, CAPACITY - truth (f) + 1), ==, EXIT_TEMPFAIL);
 }
 
+/* Another type counts through its stand-ins too: a fresh run that takes
+ * a mutex's shared holders (alive) from the index refuses an exclusive
+ * request, as one that reads them does. */
+static void
+test_lazy_mutex (Fixture *f, gconstpointer data)
+{
+  g_autofree char *pool = g_build_filename (f->tmp, "mutex", NULL);
+  g_autofree char *jobs = g_build_filename (pool, "jobs", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource m]\ntype=mutex\npath=%s\n", pool);
+  gint64 deadline = g_get_monotonic_time () + COVER_TIMEOUT_S * G_USEC_PER_SEC;
+  guint64 start_time = self_start_time ();
+  int hits = -1;
+
+  g_assert_cmpint (g_mkdir_with_parents (jobs, 0755), ==, 0);
+  test_write_file (f->config, config);
+  for (guint i = 0; i < HOLDERS; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/shared@%u.json", jobs, i);
+      g_autofree char *text =
+        g_strdup_printf ("{\"job_uri\": \"%s/jobs/shared%u\", \"information\": {\"mode\": \"shared\"}, "
+                         "\"process\": {\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}}",
+                         f->tmp, i, (int) getpid (), start_time);
+      test_write_file (path, text);
+    }
+  /* Until a fresh run takes every holder from the index: refused each time. */
+  while (hits != HOLDERS)
+    {
+      g_autofree char *err = NULL;
+      g_assert_cmpint (run_tessera (f, NULL, &err, "run", "--no-wait", "--need", "m=1", "--", "true", NULL), ==,
+                       EXIT_TEMPFAIL);
+      hits = index_hits (err);
+      if (g_get_monotonic_time () > deadline)
+        g_error ("after %d s the index holds %d of %u lock files", COVER_TIMEOUT_S, hits, HOLDERS);
+    }
+}
+
 /* A damaged index (truncated, empty, garbage, a byte changed, huge) is
  * ignored, never trusted, and written anew. */
 static void
@@ -891,6 +927,7 @@ main (int argc, char **argv)
   ADD ("/index/stale/tessera-peer-changes", NULL, test_stale);
   ADD ("/index/stale/python-peer-in-place", NULL, test_python_peer);
   ADD ("/index/lazy/run-builds-no-holder-of-the-index", NULL, test_lazy_holders);
+  ADD ("/index/lazy/mutex-counted-from-the-index", NULL, test_lazy_mutex);
   ADD ("/index/status/verdicts-shown-none-acted-on", NULL, test_status_verdicts);
   ADD ("/index/corrupt/ignored-and-rebuilt", NULL, test_corrupt);
   ADD ("/index/hostile/forgery-believed-when-ours", NULL, test_forgery_believed_when_ours);
