@@ -348,7 +348,6 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
    * the same times (and maybe size); such a file is read every time until
    * its times are old enough. */
   if (!S_ISREG (st->st_mode) || length > MAX_RECORD_TEXT || !is_record_name (name) ||
-      (summary != NULL && strlen (summary) + 1 > MAX_NAME_LENGTH) ||
       MAX (mtime_ns, ctime_ns) / 1000 + tick_us >= looked_us)
     {
       _tessera_lock_file_index_drop (index, name);
@@ -358,7 +357,10 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
   record->name = record->owned_name = g_strdup (name);
   record->data = record->owned_data = g_memdup2 (data, length);
   record->length = length;
-  record->summary = record->owned_summary = g_strdup (summary);
+  /* A summary as long as a name at most (an information of a few devices
+   * is far shorter); a longer one is not kept: its file is then parsed. */
+  if (summary != NULL && strlen (summary) < MAX_NAME_LENGTH)
+    record->summary = record->owned_summary = g_strdup (summary);
   record->ino = st->st_ino;
   record->size = st->st_size;
   record->mtime_ns = mtime_ns;
