@@ -5,6 +5,7 @@
 #include "tessera-lock-file-cache-private.h"
 #include "tessera-lock-file-index-private.h"
 #include "tessera-lock-file-salvage-private.h"
+#include "tessera-lock-file-stand-in-private.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -17,6 +18,9 @@ typedef struct
   gboolean accounted;
   gboolean truncated;                 /* empty or cut short: not JSON at all */
   gboolean whole;                     /* names a job, amount unreadable: holds all */
+  /* Taken from the index by a lazy view, not built yet (h.lock_file and
+   * h.process NULL): counted through its stand-in. */
+  TesseraRecorded *recorded;
 } Entry;
 
 struct _TesseraLockFileCache
@@ -40,6 +44,8 @@ struct _TesseraLockFileCache
   gint64 looked_us;           /* real time at the start of this refresh: before any stat */
   guint index_hits;           /* lock files taken from the index, not read */
   guint files_read;
+  guint holders_built;        /* lock file objects made of what jobs/ holds */
+  TesseraStandIns *stand_ins; /* what lock files counted from the index are counted through */
 };
 
 /* Records changed in one refresh above which the index is written at once
@@ -68,6 +74,7 @@ entry_same_stat (Entry *entry, const struct stat *st)
 static void
 entry_free (Entry *entry)
 {
+  g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   g_free (entry->h.name);
   g_clear_object (&entry->h.lock_file);
   g_clear_object (&entry->h.process);
@@ -94,6 +101,7 @@ _tessera_lock_file_cache_new (TesseraLockFolder               *folder,
   cache->owner = owner;
   cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  cache->stand_ins = _tessera_stand_ins_new (lock_file_type, _tessera_lock_folder_get_jobs_path (folder));
   /* Holders are judged only when their share is needed, or on an update:
    * a read-only view (status) counts them all anyway (it removes none)
    * and asks for the verdicts it shows itself. */
@@ -108,27 +116,38 @@ _tessera_lock_file_cache_free (TesseraLockFileCache *cache)
     return;
   if (cache->index != NULL)
     {
-      g_debug ("Lock file index %s: %u lock files taken from it, %u read from %s",
+      g_debug ("Lock file index %s: %u lock files taken from it, %u read from %s; holders built: %u",
                _tessera_lock_file_index_get_path (cache->index), cache->index_hits, cache->files_read,
-               _tessera_lock_folder_get_jobs_path (cache->folder));
+               _tessera_lock_folder_get_jobs_path (cache->folder), cache->holders_built);
       _tessera_lock_file_index_save (cache->index, cache->cache);
     }
-  _tessera_lock_file_index_free (cache->index);
+  /* Entries not built borrow their text from the index: they go first. */
   g_hash_table_unref (cache->cache);
+  _tessera_lock_file_index_free (cache->index);
   g_hash_table_unref (cache->attention);
+  _tessera_stand_ins_free (cache->stand_ins);
   g_free (cache);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Accounting */
 
+/* What the resource type counts for @entry: its lock file, or the
+ * stand-in of one not built yet. */
+static TesseraDynamicLockFile *
+counted_file (Entry *entry)
+{
+  return entry->h.lock_file != NULL ? entry->h.lock_file
+         : entry->recorded != NULL ? entry->recorded->stand_in : NULL;
+}
+
 static void
 account (TesseraLockFileCache *cache, Entry *entry)
 {
-  if (entry->h.lock_file != NULL && !entry->accounted &&
-      tessera_dynamic_lock_file_is_valid (entry->h.lock_file))
+  if (counted_file (entry) != NULL && !entry->accounted &&
+      tessera_dynamic_lock_file_is_valid (counted_file (entry)))
     {
-      cache->calls->account (cache->owner, entry->h.lock_file);
+      cache->calls->account (cache->owner, counted_file (entry));
       entry->accounted = TRUE;
       cache->whole_holders += entry->whole;
       cache->serial++;
@@ -140,7 +159,7 @@ unaccount (TesseraLockFileCache *cache, Entry *entry)
 {
   if (entry->accounted)
     {
-      cache->calls->unaccount (cache->owner, entry->h.lock_file);
+      cache->calls->unaccount (cache->owner, counted_file (entry));
       entry->accounted = FALSE;
       cache->whole_holders -= entry->whole;
       cache->serial++;
@@ -163,20 +182,85 @@ remove_entry (TesseraLockFileCache *cache, const char *name)
 /* ---------------------------------------------------------------------- */
 /* Loading */
 
+/* Counts a lock file the index covers without building it: a lazy view
+ * judges nobody until their share is needed, so until then only the
+ * accounting of its information matters. FALSE when it cannot (no
+ * summary, no stand-in): then it is built. */
+static gboolean
+defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gsize length, const char *summary)
+{
+  if (!cache->lazy || summary == NULL ||
+      (entry->recorded = _tessera_recorded_new (cache->stand_ins, summary, recorded, length, entry->h.mtime_ns)) == NULL)
+    return FALSE;
+  cache->index_hits++;
+  g_hash_table_replace (cache->cache, entry->h.name, entry);
+  account (cache, entry);
+  return TRUE;
+}
+
+/* Builds the lock file of an entry counted from the index, when first
+ * needed (a judgement, a decision, a display): from the recorded text,
+ * exactly as if read, its accounting moved from the stand-in to it. FALSE
+ * when the entry has no lock file: the text no longer makes one (a
+ * plugin changed since it was recorded): it then keeps counting as
+ * recorded until the next look at jobs/ reads it again. */
+static gboolean
+build_entry (TesseraLockFileCache *cache, Entry *entry)
+{
+  g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicLockFile *lock_file;
+
+  if (entry->recorded == NULL || entry->h.lock_file != NULL)
+    return entry->h.lock_file != NULL;
+  path = _tessera_lock_folder_dup_job_path (cache->folder, entry->h.name);
+  lock_file = _tessera_recorded_build (entry->recorded, cache->lock_file_type, path, &error);
+  if (lock_file == NULL)
+    {
+      g_debug ("Lock file %s as recorded in the index no longer loads (%s): read again", path, error->message);
+      entry->h.ino = 0;   /* so not the same stat: read again */
+      g_hash_table_add (cache->attention, g_strdup (entry->h.name));
+      return FALSE;
+    }
+  cache->holders_built++;
+  entry->h.lock_file = lock_file;
+  if (entry->accounted)
+    {
+      /* The same information: the totals do not move (nor the serial). */
+      cache->calls->unaccount (cache->owner, entry->recorded->stand_in);
+      cache->calls->account (cache->owner, lock_file);
+    }
+  g_clear_pointer (&entry->recorded, _tessera_recorded_free);
+  if (tessera_dynamic_lock_file_get_process (lock_file) != NULL)
+    entry->h.process = g_object_ref (tessera_dynamic_lock_file_get_process (lock_file));
+  return TRUE;
+}
+
 /* Reads (or re-reads) one lock file; @jobs_fd: jobs/ when the caller
  * opened it, else -1. */
 static void
 load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st, int jobs_fd)
 {
-  g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
+  g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
   gboolean holder_unknown = FALSE;
+  const char *recorded = NULL;
+  const char *summary = NULL;
+  gsize length = 0;
   Entry *entry;
 
   remove_entry (cache, name);
   entry = g_new0 (Entry, 1);
   entry->h.name = g_strdup (name);
   entry_set_stat (entry, st);
+  /* The text a previous process read of this very file (same inode, size
+   * and times): counted from its summary, or parsed below exactly as if
+   * read again. */
+  if (S_ISREG (st->st_mode) && cache->index != NULL &&
+      (recorded = _tessera_lock_file_index_lookup (cache->index, name, st, &length, &summary)) != NULL &&
+      defer_entry (cache, entry, recorded, length, summary))
+    return;
+  path = _tessera_lock_folder_dup_job_path (cache->folder, name);
 
   if (S_ISLNK (st->st_mode))
     g_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
@@ -185,11 +269,6 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   else
     {
       g_autofree char *data = NULL;
-      gsize length;
-      /* The text a previous process read of this very file (same inode,
-       * size and times), parsed below exactly as if read again. */
-      const char *recorded = cache->index != NULL ? _tessera_lock_file_index_lookup (cache->index, name, st, &length)
-                                                  : NULL;
 
       if (recorded != NULL)
         {
@@ -197,6 +276,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           cache->index_hits++;
           entry->h.lock_file = _tessera_dynamic_lock_file_new_from_text (cache->lock_file_type, path, data, length,
                                                                          st, &error);
+          cache->holders_built += entry->h.lock_file != NULL;
         }
       else
         {
@@ -215,8 +295,12 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           if (dir_fd != jobs_fd)
             close (dir_fd);
           cache->files_read++;
+          cache->holders_built += entry->h.lock_file != NULL;
           if (cache->index != NULL && entry->h.lock_file != NULL)
-            _tessera_lock_file_index_put (cache->index, name, st, data, length, cache->looked_us);
+            {
+              g_autofree char *made = _tessera_lock_file_summarize (entry->h.lock_file);
+              _tessera_lock_file_index_put (cache->index, name, st, data, length, made, cache->looked_us);
+            }
         }
       if (entry->h.lock_file == NULL)
         {
@@ -227,18 +311,9 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               entry_free (entry);
               return;
             }
-          entry->h.lock_file = data != NULL ? _tessera_lock_file_salvage (cache->lock_file_type, path, data, length,
-                                                                          &entry->whole, &holder_unknown)
-                                          : NULL;
-          if (entry->h.lock_file != NULL)
-            g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
-                       path, OWNER_NAME (cache), error->message,
-                       entry->whole ? _("as holding everything") : _("for its declared amount"));
-          else
-            {
-              g_warning (_("Ignoring lock file of %s: %s"), OWNER_NAME (cache), error->message);
-              entry->truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
-            }
+          entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
+                                                                  data, length, error, &entry->whole,
+                                                                  &holder_unknown, &entry->truncated);
         }
     }
 
@@ -467,7 +542,11 @@ _tessera_lock_file_cache_judge_all (TesseraLockFileCache *cache)
   g_hash_table_iter_init (&iter, cache->cache);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     if (((Entry *) value)->accounted)
-      g_hash_table_add (cache->attention, g_strdup (((Entry *) value)->h.name));
+      {
+        /* Holders counted from the index are judged too: built first. */
+        build_entry (cache, value);
+        g_hash_table_add (cache->attention, g_strdup (((Entry *) value)->h.name));
+      }
   examine_all (cache, cache->min_age);
   return cache->serial != serial_before;
 }
@@ -562,7 +641,7 @@ _tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
 
-  return entry != NULL ? entry->h.lock_file : NULL;
+  return entry != NULL && build_entry (cache, entry) ? entry->h.lock_file : NULL;
 }
 
 GPtrArray *
@@ -576,7 +655,7 @@ _tessera_lock_file_cache_list (TesseraLockFileCache *cache)
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
       Entry *entry = value;
-      if (entry->accounted)
+      if (entry->accounted && build_entry (cache, entry))
         g_ptr_array_add (result, g_object_ref (entry->h.lock_file));
     }
   return result;

@@ -15,12 +15,13 @@ G_BEGIN_DECLS
  * jobs/ (device, inode) and a hash of its path, so a co-user can neither
  * write nor forge it; written whole (temporary file + rename).
  *
- * It only ever spares a read: a lock file is taken from it when its stat
- * now is the one recorded, and a file whose times were within the file
- * system's clock tick of the moment it was looked at (git's racy rule: a
- * peer writing in place in the same tick would keep them) is never
- * recorded. The text is parsed exactly as if read, so what counts is what
- * counts without it. An index that is missing, not a regular file of ours,
+ * It only ever spares a read (and, through a summary, a parse): a lock
+ * file is taken from it when its stat now is the one recorded, and a file
+ * whose times were within the file system's clock tick of the moment it
+ * was looked at (git's racy rule: a peer writing in place in the same
+ * tick would keep them) is never recorded. The text, when parsed, is
+ * parsed exactly as if read, and the summary was made from that very
+ * parse, so what counts is what counts without it. An index that is missing, not a regular file of ours,
  * too large, truncated or garbage is ignored and written anew; nothing
  * blocks on it (opened O_NONBLOCK | O_NOFOLLOW). Kept on local file
  * systems only (elsewhere another host's clock stamps the files).
@@ -37,19 +38,26 @@ TesseraLockFileIndex *_tessera_lock_file_index_open (TesseraLockFolder *folder,
 void        _tessera_lock_file_index_free         (TesseraLockFileIndex *index);
 
 /* (transfer none) (nullable): the recorded text of jobs/@name when @st
- * (its lstat now) is what was recorded, and its length in @length. */
+ * (its lstat now) is what was recorded, and its length in @length;
+ * @summary: what was recorded with it (NULL: nothing), see below. Both
+ * stay valid until @name is put or dropped, or the index freed. */
 const char *_tessera_lock_file_index_lookup       (TesseraLockFileIndex *index,
                                                    const char           *name,
                                                    const struct stat    *st,
-                                                   gsize                *length);
+                                                   gsize                *length,
+                                                   const char          **summary);
 /* Records @data, read from jobs/@name whose lstat (taken before the read)
- * was @st; @looked_us: the real time before that lstat. Not recorded (and
- * any older record dropped) when the times are too recent to trust. */
+ * was @st; @looked_us: the real time before that lstat. @summary
+ * (nullable): what the owner needs to count the file without parsing
+ * @data (the cache: its "information" as JSON text, for a file that
+ * counts). Not recorded (and any older record dropped) when the times are
+ * too recent to trust. */
 void        _tessera_lock_file_index_put          (TesseraLockFileIndex *index,
                                                    const char           *name,
                                                    const struct stat    *st,
                                                    const char           *data,
                                                    gsize                 length,
+                                                   const char           *summary,
                                                    gint64                looked_us);
 /* jobs/@name is no longer as recorded (written by us, unreadable). */
 void        _tessera_lock_file_index_drop         (TesseraLockFileIndex *index,

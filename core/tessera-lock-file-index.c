@@ -13,9 +13,12 @@
 
 /* The file: MAGIC, the jobs/ folder's device and inode, the pool's path
  * (with its NUL), then records (name with its NUL, inode, size, mtime and
- * ctime in ns, text), a zero name length, and a hash of all that. Native
- * byte order: it never leaves this user's machine. */
-#define MAGIC "TESSERA-LOCK-FILE-INDEX 1\n"
+ * ctime in ns, text, accounting summary with its NUL or a zero length), a
+ * zero name length, and a hash of all that. Native byte order: it never
+ * leaves this user's machine. Version 1 (no summary) had a name of its
+ * own, pruned in time. */
+#define FORMAT_VERSION 2
+#define MAGIC "TESSERA-LOCK-FILE-INDEX " G_STRINGIFY (FORMAT_VERSION) "\n"
 #define MAGIC_LENGTH (sizeof MAGIC - 1)
 /* Bounds: lock files are tiny; anything larger is read from jobs/ again. */
 #define MAX_INDEX_SIZE (64 * 1024 * 1024)
@@ -30,12 +33,14 @@ typedef struct
   const char *name;       /* in the file's buffer or in owned_name */
   const char *data;       /* likewise */
   gsize length;
+  const char *summary;    /* likewise; NULL: none */
   guint64 ino;
   gint64 size;
   gint64 mtime_ns;
   gint64 ctime_ns;
   char *owned_name;
   char *owned_data;
+  char *owned_summary;
 } Record;
 
 struct _TesseraLockFileIndex
@@ -57,6 +62,7 @@ record_free (Record *record)
 {
   g_free (record->owned_name);
   g_free (record->owned_data);
+  g_free (record->owned_summary);
   g_free (record);
 }
 
@@ -197,6 +203,11 @@ parse (TesseraLockFileIndex *index, const char *data, gsize length)
       record->data = c.p;
       record->length = text_length;
       c.p += text_length;
+      if (!take (&c, &n, 4) || (n != 0 && ((record->summary = take_string (&c, n)) == NULL)))
+        {
+          record_free (record);
+          return FALSE;
+        }
       g_hash_table_replace (index->records, (gpointer) record->name, record);
     }
   return c.p == c.end;
@@ -267,8 +278,11 @@ _tessera_lock_file_index_open (TesseraLockFolder *folder,
   index->folder_path = g_build_filename (g_get_user_cache_dir (), "tessera", "lock-file-index", NULL);
   hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, index->pool_path, -1);
   hash[16] = '\0';
-  index->file_name = g_strdup_printf ("%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x-%s",
-                                      index->jobs_dev, index->jobs_ino, hash);
+  /* The format's version in the name: two Tessera versions of this user
+   * (two installs, a build beside a package) keep one index each rather
+   * than each throw away the other's at every start. */
+  index->file_name = g_strdup_printf ("%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x-%s-v%d",
+                                      index->jobs_dev, index->jobs_ino, hash, FORMAT_VERSION);
   index->path = g_build_filename (index->folder_path, index->file_name, NULL);
   index->records = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
   load (index);
@@ -302,7 +316,8 @@ const char *
 _tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
                                  const char           *name,
                                  const struct stat    *st,
-                                 gsize                *length)
+                                 gsize                *length,
+                                 const char          **summary)
 {
   Record *record = g_hash_table_lookup (index->records, name);
 
@@ -311,6 +326,7 @@ _tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
       record->ctime_ns != stat_ctime_ns (st))
     return NULL;
   *length = record->length;
+  *summary = record->summary;
   return record->data;
 }
 
@@ -320,6 +336,7 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
                               const struct stat    *st,
                               const char           *data,
                               gsize                 length,
+                              const char           *summary,
                               gint64                looked_us)
 {
   gint64 mtime_ns = _tessera_stat_mtime_ns (st);
@@ -340,6 +357,10 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
   record->name = record->owned_name = g_strdup (name);
   record->data = record->owned_data = g_memdup2 (data, length);
   record->length = length;
+  /* A summary as long as a name at most (an information of a few devices
+   * is far shorter); a longer one is not kept: its file is then parsed. */
+  if (summary != NULL && strlen (summary) < MAX_NAME_LENGTH)
+    record->summary = record->owned_summary = g_strdup (summary);
   record->ino = st->st_ino;
   record->size = st->st_size;
   record->mtime_ns = mtime_ns;
@@ -451,7 +472,7 @@ _tessera_lock_file_index_save (TesseraLockFileIndex *index,
       Record *record = value;
       if (!g_hash_table_contains (names, record->name))
         continue;   /* gone from jobs/ */
-      if (out->len + record->length + strlen (record->name) + 64 > MAX_INDEX_SIZE)
+      if (out->len + record->length + strlen (record->name) + MAX_NAME_LENGTH + 64 > MAX_INDEX_SIZE)
         break;      /* the rest is read from jobs/ */
       append_string (out, record->name);
       append_u64 (out, record->ino);
@@ -460,6 +481,10 @@ _tessera_lock_file_index_save (TesseraLockFileIndex *index,
       append_u64 (out, (guint64) record->ctime_ns);
       append_u32 (out, (guint32) record->length);
       g_byte_array_append (out, (const guint8 *) record->data, record->length);
+      if (record->summary != NULL)
+        append_string (out, record->summary);
+      else
+        append_u32 (out, 0);
     }
   append_u32 (out, 0);
   append_u64 (out, hash_bytes ((const char *) out->data, out->len));

@@ -26,4 +26,18 @@ TesseraDynamicLockFile *_tessera_lock_file_salvage (GType       lock_file_type,
                                                     gboolean   *whole,
                                                     gboolean   *holder_unknown);
 
+/* What stands of a lock file of @owner_name's that did not load (@error
+ * says why; @data: its text, NULL when it could not be read): the
+ * salvaged lock file (as above), or NULL, @truncated set when the text is
+ * not even JSON; either way warned about. */
+TesseraDynamicLockFile *_tessera_lock_file_salvage_failed (GType         lock_file_type,
+                                                           const char   *path,
+                                                           const char   *owner_name,
+                                                           const char   *data,
+                                                           gsize         length,
+                                                           const GError *error,
+                                                           gboolean     *whole,
+                                                           gboolean     *holder_unknown,
+                                                           gboolean     *truncated);
+
 G_END_DECLS

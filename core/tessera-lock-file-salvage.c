@@ -93,3 +93,29 @@ _tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *
     *whole = TRUE;
   return lock_file;
 }
+
+TesseraDynamicLockFile *
+_tessera_lock_file_salvage_failed (GType         lock_file_type,
+                                   const char   *path,
+                                   const char   *owner_name,
+                                   const char   *data,
+                                   gsize         length,
+                                   const GError *error,
+                                   gboolean     *whole,
+                                   gboolean     *holder_unknown,
+                                   gboolean     *truncated)
+{
+  TesseraDynamicLockFile *lock_file =
+    data != NULL ? _tessera_lock_file_salvage (lock_file_type, path, data, length, whole, holder_unknown) : NULL;
+
+  if (lock_file != NULL)
+    g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
+               path, owner_name, error->message,
+               *whole ? _("as holding everything") : _("for its declared amount"));
+  else
+    {
+      g_warning (_("Ignoring lock file of %s: %s"), owner_name, error->message);
+      *truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
+    }
+  return lock_file;
+}

@@ -284,6 +284,16 @@ index_hits (const char *err_text)
   return (int) g_ascii_strtoll (colon + 2, NULL, 10);
 }
 
+/* How many holder objects a fresh process built from jobs/ (-1: it does
+ * not say), from its debug message. */
+static int
+holders_built (const char *err_text)
+{
+  const char *figure = strstr (err_text, "holders built: ");
+
+  return figure != NULL ? (int) g_ascii_strtoll (figure + strlen ("holders built: "), NULL, 10) : -1;
+}
+
 /* What a fresh read-only `status` counts as used; @hits: what it took
  * from the index. */
 static guint
@@ -320,6 +330,20 @@ run_no_wait (Fixture *f, guint request)
   if (status != 0 && status != EXIT_TEMPFAIL)
     g_error ("run --need %s: exit %d: %s", need, status, err);
   return status;
+}
+
+/* A fresh `run --no-wait --need r=@request` granted at once; returns how
+ * many holder objects it built from jobs/. */
+static int
+run_granted_built (Fixture *f, guint request)
+{
+  g_autofree char *need = g_strdup_printf ("r=%u", request);
+  g_autofree char *err = NULL;
+  int status = run_tessera (f, NULL, &err, "run", "--no-wait", "--need", need, "--", "true", NULL);
+
+  if (status != 0)
+    g_error ("run --need %s: exit %d: %s", need, status, err);
+  return holders_built (err);
 }
 
 /* Fresh processes count the truth: a read-only status, then an acquire
@@ -423,7 +447,8 @@ index_hash (const guint8 *data, gsize length)
   return h;
 }
 
-/* The index with every recorded "count": 1 made "count": 0, hash and all:
+/* The index with every recorded "count": 1 made "count": 0 (in each text
+ * and in its accounting summary), hash and all:
  * what a co-user would plant to take capacity that is not free. Returns
  * how many records it changed. */
 static guint
@@ -445,6 +470,10 @@ forge_index (Fixture *f, const char *dest)
       p[9] = '0';
       changed++;
     }
+  /* And the accounting recorded with each text (its "information" as
+   * json-glib writes it), which a fresh run counts without parsing. */
+  for (char *p = data; (p = memmem (p, data + length - 8 - p, "{\"count\":1}", 11)) != NULL; p++)
+    p[9] = '0';
   sum = index_hash ((const guint8 *) data, length - 8);
   memcpy (data + length - 8, &sum, 8);
   g_file_set_contents_full (dest, data, length, G_FILE_SET_CONTENTS_NONE, 0600, &error);
@@ -527,6 +556,65 @@ test_python_peer (Fixture *f, gconstpointer data)
   wait_index_covers_all (f);
   python_peer (f, "rewrite-keep-mtime:peer@4.json:2", "remove:peer@5.json", NULL);
   assert_counts_truth (f);
+}
+
+/* A fresh run that is granted builds no holder object for a lock file the
+ * index covers: it counts them from the index's accounting. Only what
+ * changed behind its back (the Python peer rewrites in place, adds) is
+ * read and built; a refusal (every holder judged) and status (every
+ * holder shown) still count the truth. */
+static void
+test_lazy_holders (Fixture *f, gconstpointer data)
+{
+  add_holders (f, HOLDERS);
+  python_peer (f, "add:peer@1.json:1", "add:peer@2.json:2", NULL);
+  wait_index_covers_all (f);
+  g_assert_cmpint (run_granted_built (f, 1), ==, 0);
+  g_assert_cmpint (run_granted_built (f, CAPACITY - truth (f)), ==, 0);
+
+  python_peer (f, "rewrite:peer@1.json:3", "add:peer@3.json:4", NULL);
+  /* Read from jobs/ (at most: one may have been covered at once). */
+  g_assert_cmpint (run_granted_built (f, 1), <=, 2);
+  assert_counts_truth (f);
+  wait_index_covers_all (f);
+  g_assert_cmpint (run_granted_built (f, CAPACITY - truth (f)), ==, 0);
+  g_assert_cmpint (run_no_wait (f, CAPACITY - truth (f) + 1), ==, EXIT_TEMPFAIL);
+}
+
+/* Another type counts through its stand-ins too: a fresh run that takes
+ * a mutex's shared holders (alive) from the index refuses an exclusive
+ * request, as one that reads them does. */
+static void
+test_lazy_mutex (Fixture *f, gconstpointer data)
+{
+  g_autofree char *pool = g_build_filename (f->tmp, "mutex", NULL);
+  g_autofree char *jobs = g_build_filename (pool, "jobs", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource m]\ntype=mutex\npath=%s\n", pool);
+  gint64 deadline = g_get_monotonic_time () + COVER_TIMEOUT_S * G_USEC_PER_SEC;
+  guint64 start_time = self_start_time ();
+  int hits = -1;
+
+  g_assert_cmpint (g_mkdir_with_parents (jobs, 0755), ==, 0);
+  test_write_file (f->config, config);
+  for (guint i = 0; i < HOLDERS; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/shared@%u.json", jobs, i);
+      g_autofree char *text =
+        g_strdup_printf ("{\"job_uri\": \"%s/jobs/shared%u\", \"information\": {\"mode\": \"shared\"}, "
+                         "\"process\": {\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}}",
+                         f->tmp, i, (int) getpid (), start_time);
+      test_write_file (path, text);
+    }
+  /* Until a fresh run takes every holder from the index: refused each time. */
+  while (hits != HOLDERS)
+    {
+      g_autofree char *err = NULL;
+      g_assert_cmpint (run_tessera (f, NULL, &err, "run", "--no-wait", "--need", "m=1", "--", "true", NULL), ==,
+                       EXIT_TEMPFAIL);
+      hits = index_hits (err);
+      if (g_get_monotonic_time () > deadline)
+        g_error ("after %d s the index holds %d of %u lock files", COVER_TIMEOUT_S, hits, HOLDERS);
+    }
 }
 
 /* A damaged index (truncated, empty, garbage, a byte changed, huge) is
@@ -838,6 +926,8 @@ main (int argc, char **argv)
   ADD ("/index/missing/old-indexes-pruned", NULL, test_prune);
   ADD ("/index/stale/tessera-peer-changes", NULL, test_stale);
   ADD ("/index/stale/python-peer-in-place", NULL, test_python_peer);
+  ADD ("/index/lazy/run-builds-no-holder-of-the-index", NULL, test_lazy_holders);
+  ADD ("/index/lazy/mutex-counted-from-the-index", NULL, test_lazy_mutex);
   ADD ("/index/status/verdicts-shown-none-acted-on", NULL, test_status_verdicts);
   ADD ("/index/corrupt/ignored-and-rebuilt", NULL, test_corrupt);
   ADD ("/index/hostile/forgery-believed-when-ours", NULL, test_forgery_believed_when_ours);

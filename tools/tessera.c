@@ -262,12 +262,8 @@ selected_names (TesseraConfig *config, int argc, char **argv, int *status)
 /* Describing a resource (status, watch, the waiting line) */
 
 static const char *
-holder_state (TesseraDynamicLockFile *lock_file)
+holder_state_now (TesseraProcess *process)
 {
-  TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
-
-  if (process == NULL)
-    return "unknown";
   switch (tessera_process_check (process))
     {
     case TESSERA_PROCESS_ALIVE: return "alive";
@@ -275,6 +271,31 @@ holder_state (TesseraDynamicLockFile *lock_file)
     case TESSERA_PROCESS_REMOTE: return "remote";
     default: return "unknown";
     }
+}
+
+/* Judged once per distinct process spec in one description (a verdict
+ * follows from the spec, as Tessera writes it, alone): the many holders of one process (a
+ * scheduler's tokens) cost one look at /proc, not one each. @verdicts:
+ * spec text → state, owned. */
+static const char *
+holder_state (TesseraDynamicLockFile *lock_file, GHashTable *verdicts)
+{
+  TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+  g_autoptr(JsonNode) spec = NULL;
+  g_autofree char *key = NULL;
+  const char *state;
+
+  if (process == NULL)
+    return "unknown";
+  spec = tessera_process_to_json (process);
+  key = json_to_string (spec, FALSE);
+  state = g_hash_table_lookup (verdicts, key);
+  if (state == NULL)
+    {
+      state = holder_state_now (process);
+      g_hash_table_insert (verdicts, g_steal_pointer (&key), (gpointer) state);
+    }
+  return state;
 }
 
 static char *
@@ -353,6 +374,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GPtrArray) files = NULL;
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  g_autoptr(GHashTable) verdicts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (resource);
   g_autofree char *store = NULL;
   gint64 capacity = -1, free_units = -1;
@@ -448,7 +470,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "state");
-      json_builder_add_string_value (builder, holder_state (lock_file));
+      json_builder_add_string_value (builder, holder_state (lock_file, verdicts));
       /* Whose job it is, when the process spec says (Tessera records it). */
       json_builder_set_member_name (builder, "uid");
       if (process && tessera_process_get_uid (process) >= 0)

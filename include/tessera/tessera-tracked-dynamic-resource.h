@@ -114,6 +114,15 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * process, another process or experimaestro). Required for any type
  * with a capacity.
  *
+ * What it counts must follow from the lock file's information alone
+ * (its [class@Tessera.DynamicLockFile] subtype's reading of
+ * "information"), never from its path, job or process: a fresh process
+ * counts the holders its lock file index covers through one stand-in
+ * lock file per distinct information, with an empty "job_uri" and no
+ * process, and later moves each holder's share from the stand-in to its
+ * own lock file (an @unaccount_lock_file of the one, an
+ * @account_lock_file of the other).
+ *
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.
  */
