@@ -30,12 +30,25 @@ typedef struct
 } Fixture;
 
 static void
-fixture_run (Fixture *f, const char *action, const char *arg)
+fixture_run_full (Fixture *f, const char *action, const char *arg, const char *mode)
 {
   g_autofree char *script = g_test_build_filename (G_TEST_DIST, "etcd-fixture.sh", NULL);
-  const char *argv[] = { "bash", script, action, f->dir, arg, NULL };
+  const char *argv[] = { "bash", script, action, f->dir, arg, mode, NULL };
 
   test_run_or_fail (argv);
+}
+
+static void
+fixture_run (Fixture *f, const char *action, const char *arg)
+{
+  fixture_run_full (f, action, arg, NULL);
+}
+
+/* The fixture's file @name (a certificate of a "tls" cluster). */
+static char *
+fixture_file (Fixture *f, const char *name)
+{
+  return g_build_filename (f->dir, name, NULL);
 }
 
 static char **
@@ -51,15 +64,27 @@ endpoints (Fixture *f)
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  const char *members = data != NULL ? data : "1";
+  /* "1" or "3" members, or "tls": one member speaking https only to
+   * clients with a certificate. */
+  gboolean tls = g_strcmp0 (data, "tls") == 0;
+  const char *members = data != NULL && !tls ? data : "1";
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) list = NULL;
 
   f->dir = test_make_tmpdir ();
-  fixture_run (f, "start", members);
+  fixture_run_full (f, "start", members, tls ? "tls" : NULL);
   list = endpoints (f);
   f->client = tessera_etcd_client_new ((const char * const *) list, &error);
   g_assert_no_error (error);
+  if (tls)
+    {
+      g_autofree char *ca = fixture_file (f, "ca.pem");
+      g_autofree char *cert = fixture_file (f, "client.pem");
+      g_autofree char *key = fixture_file (f, "client-key.pem");
+
+      g_assert_true (tessera_etcd_client_set_tls (f->client, ca, cert, key, &error));
+      g_assert_no_error (error);
+    }
 }
 
 static void
@@ -1870,6 +1895,68 @@ test_store_auth (Fixture *f, gconstpointer data)
     }
 }
 
+/* A cluster that speaks https only to clients with a certificate of its
+ * CA: the store's processes given `ca`, `cert` and `key` take, keep (the
+ * holder's lease renewed over TLS past three TTLs: the waiter, woken by
+ * a watch over TLS, hears nothing meanwhile) and give back. A CA that
+ * did not sign the members' certificate, or no client certificate, is
+ * one line of error that says so, at once (no retrying a member that
+ * will never be trusted), never a crash or a hang. */
+static void
+test_store_tls (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ca = g_strconcat ("ca=", f->dir, "/ca.pem", NULL);
+  g_autofree char *other_ca = g_strconcat ("ca=", f->dir, "/other-ca.pem", NULL);
+  g_autofree char *cert = g_strconcat ("cert=", f->dir, "/client.pem", NULL);
+  g_autofree char *key = g_strconcat ("key=", f->dir, "/client-key.pem", NULL);
+  const char *right[] = { ca, cert, key, NULL };
+  const struct { const char *what; const char *settings[4]; const char *said; } wrong[] = {
+    { "a CA that signed nothing of the cluster's", { other_ca, cert, key, NULL }, "certificate" },
+    { "no client certificate", { ca, NULL }, "certificate" },
+  };
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) waiter = NULL;
+  g_autoptr(GPtrArray) jobs = NULL;
+  g_autofree char *quiet = NULL;
+
+  holder = store_spawn (f, NULL, "A", "2", right);
+  expect_acquired (holder, 60);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->lease, !=, 0);
+  waiter = store_spawn (f, no_polling_env, "B", "1", right);
+  helper_expect_line (waiter, "WAITING", 60);
+  quiet = helper_read_line (waiter, 3 * STORE_TTL);
+  g_assert_null (quiet);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+
+  for (guint i = 0; i < G_N_ELEMENTS (wrong); i++)
+    {
+      gint64 start = g_get_monotonic_time ();
+      g_autoptr(Helper) refused = store_spawn (f, NULL, "C", "1", wrong[i].settings);
+      g_autofree char *line = helper_read_line (refused, 60);
+      g_autofree char *more = NULL;
+      double took;
+
+      took = (g_get_monotonic_time () - start) / 1e6;
+      g_test_message ("%s: %s (%.2f s)", wrong[i].what, line != NULL ? line : "(nothing)", took);
+      g_assert_nonnull (line);
+      g_assert_true (g_str_has_prefix (line, "ERROR "));
+      g_assert_nonnull (strstr (line, wrong[i].said));
+      more = helper_read_line (refused, 60);
+      g_assert_null (more);
+      g_assert_cmpint (helper_wait (refused), !=, 0);
+      /* Not the 30 s a member that does not answer is waited for. */
+      g_assert_cmpfloat (took, <, 20);
+    }
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -1947,6 +2034,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);
+  ADD ("/etcd/store/tls", "tls", test_store_tls);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
