@@ -1038,7 +1038,8 @@ store_cycle (TesseraDynamicResource *resource, const char *base, const char *id,
 /* A store child: test-etcd store BASE ID COUNT [KEY=VALUE…], STORE_ENV
  * set to the endpoints. Opens the countertoken pool "tokens" (total 2,
  * prefix /store/, a STORE_TTL lease, on etcd; KEY=VALUE settings added
- * or replacing these) the way a key file does; COUNT 0: prints "OPENED"
+ * or replacing these, -KEY leaving KEY out) the way a key file does;
+ * COUNT 0: prints "OPENED"
  * and ends. Else tries once to take COUNT units as job task@ID; if that
  * fails, prints "WAITING" and waits up to 120 s; prints "ACQUIRED ms=N"
  * (N: milliseconds waited), holds until stdin closes, releases and
@@ -1075,7 +1076,8 @@ store_child (const char *endpoint_list, int argc, char **argv)
       gboolean replaced = FALSE;
 
       for (int j = 5; j < argc; j++)
-        replaced |= g_str_has_prefix (argv[j], defaults[i]) && argv[j][strlen (defaults[i])] == '=';
+        replaced |= (g_str_has_prefix (argv[j], defaults[i]) && argv[j][strlen (defaults[i])] == '=') ||
+                    (argv[j][0] == '-' && g_str_equal (argv[j] + 1, defaults[i]));
       if (!replaced)
         {
           g_strv_builder_add (keys, defaults[i]);
@@ -1084,7 +1086,11 @@ store_child (const char *endpoint_list, int argc, char **argv)
     }
   for (int j = 5; j < argc && !g_str_equal (argv[1], "store-cycle"); j++)
     {
-      g_auto(GStrv) pair = g_strsplit (argv[j], "=", 2);
+      g_auto(GStrv) pair = NULL;
+
+      if (argv[j][0] == '-')
+        continue;
+      pair = g_strsplit (argv[j], "=", 2);
 
       g_strv_builder_add (keys, pair[0]);
       g_strv_builder_add (values, pair[1] != NULL ? pair[1] : "");
@@ -1957,6 +1963,55 @@ test_store_tls (Fixture *f, gconstpointer data)
     }
 }
 
+/* A pool on etcd configured without `path`: nothing local is the pool's.
+ * Processes take, wait (woken by the watch) and give back through the
+ * API; `tessera run` and `tessera status` work from a configuration
+ * without it and make no folder for the pool (the one a folder pool
+ * would get by default). */
+static void
+test_store_no_path (Fixture *f, gconstpointer data)
+{
+  const char *no_path[] = { "-path", NULL };
+  g_autofree char *config = tool_config (f);
+  g_autofree char *default_folder = g_build_filename (f->dir, "state", "tessera", "tokens", NULL);
+  g_autofree char *state_folder = g_build_filename (f->dir, "state", NULL);
+  g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", no_path);
+  g_autoptr(Helper) waiter = NULL;
+  g_autoptr(Helper) run = NULL;
+  g_autoptr(Helper) second = NULL;
+  gint64 free_units;
+  guint holders;
+
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, no_polling_env, "B", "1", no_path);
+  helper_expect_line (waiter, "WAITING", 60);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+
+  run = tool_holder (f, config);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 0);
+  g_assert_cmpuint (holders, ==, 1);
+  second = tool_waiter (f, config);
+  helper_close_stdin (run);
+  g_assert_cmpint (helper_wait (run), ==, 0);
+  helper_expect_line (second, "SECOND", 60);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  g_assert_false (g_file_test (default_folder, G_FILE_TEST_EXISTS));
+  {
+    g_autoptr(GDir) dir = g_dir_open (state_folder, 0, NULL);
+    const char *name;
+
+    while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+      g_test_message ("state folder holds %s", name);
+  }
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -2035,6 +2090,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);
   ADD ("/etcd/store/tls", "tls", test_store_tls);
+  ADD ("/etcd/store/no-path", NULL, test_store_no_path);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
