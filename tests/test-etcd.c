@@ -1836,6 +1836,156 @@ test_store_hostile (Fixture *f, gconstpointer data)
   assert_value (g_ptr_array_index (informations, 0), "/tool/tokens/informations", "{\"total\":3}");
 }
 
+/* Reads @helper's lines until one contains @text (bounded). */
+static void
+expect_line_containing (Helper *helper, const char *text, double timeout)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+
+  while (TRUE)
+    {
+      double left = (double) (deadline - g_get_monotonic_time ()) / G_USEC_PER_SEC;
+      g_autofree char *line = left > 0 ? helper_read_line (helper, left) : NULL;
+
+      if (line == NULL)
+        g_error ("expected a line with “%s”, got nothing more", text);
+      if (strstr (line, text) != NULL)
+        return;
+    }
+}
+
+/* `tessera watch` on an etcd pool, a real process: it shows the pool,
+ * again when a `tessera run` takes both tokens, and again when it gives
+ * them back. */
+static void
+test_store_watch (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  const char *watch_args[] = { "watch", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, watch_args);
+  g_autoptr(Helper) watch = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  g_autoptr(Helper) holder = NULL;
+
+  expect_line_containing (watch, "tokens (countertoken): 2 of 2 free", 60);
+  holder = tool_holder (f, config);
+  expect_line_containing (watch, "tokens (countertoken): 0 of 2 free", 60);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  expect_line_containing (watch, "tokens (countertoken): 2 of 2 free", 60);
+  helper_kill (watch, SIGTERM);
+  helper_wait (watch);
+}
+
+/* `tessera set` and `tessera clean` on an etcd pool while a `tessera run`
+ * holds a token: set changes the capacity every process sees (the
+ * holder keeps its token), clean without --force removes nothing from a
+ * holder whose lease lives, and with --force removes it by name. */
+static void
+test_store_set_clean (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  const char *one_args[] = { "run", "--need", "tokens=1", "--", "sh", "-c", "echo RUNNING; cat >/dev/null", NULL };
+  g_autoptr(GPtrArray) one_argv = tool_argv (f, config, NULL, one_args);
+  g_autoptr(Helper) holder = helper_spawn_argv (NULL, (const char * const *) one_argv->pdata);
+  const char *set[] = { "set", "tokens", "total=5", NULL };
+  const char *clean[] = { "clean", NULL };
+  g_autoptr(GPtrArray) keys = NULL;
+  g_autofree char *job = NULL;
+  gint64 capacity, free_units;
+  guint holders;
+
+  helper_expect_line (holder, "RUNNING", 60);
+  g_assert_cmpint (tool_run (f, config, set), ==, 0);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (capacity, ==, 5);
+  g_assert_cmpint (free_units, ==, 4);
+  g_assert_cmpuint (holders, ==, 1);
+
+  g_assert_cmpint (tool_run (f, config, clean), ==, 0);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpuint (holders, ==, 1);
+
+  keys = range_prefix (f, "/tool/tokens/jobs/", NULL);
+  g_assert_cmpuint (keys->len, ==, 1);
+  job = g_strdup (((TesseraEtcdKv *) g_ptr_array_index (keys, 0))->key + strlen ("/tool/tokens/jobs/"));
+  {
+    const char *force[] = { "clean", "--force", "tokens", job, NULL };
+
+    g_assert_cmpint (tool_run (f, config, force), ==, 0);
+  }
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 5);
+  g_assert_cmpuint (holders, ==, 0);
+  helper_close_stdin (holder);
+  helper_wait (holder);
+}
+
+/* `tessera init PATH` with an etcd pool whose path lies in PATH: it sets
+ * the pool up in etcd (its informations), says where (the pool's key,
+ * not a folder) and makes no folder for it. */
+static void
+test_store_init (Fixture *f, gconstpointer data)
+{
+  g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *pool = g_build_filename (f->dir, "pool", NULL);
+  g_autofree char *folder = g_build_filename (pool, "tokens", NULL);
+  g_autofree char *config = g_build_filename (f->dir, "init.conf", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *said = NULL;
+  const char *args[] = { "init", pool, NULL };
+  g_autoptr(GPtrArray) argv = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GPtrArray) informations = NULL;
+
+  g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
+  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                          "prefix=/tool/\npath=%s\ntotal=4\n", g_strstrip (list), folder);
+  test_write_file (config, text);
+  argv = tool_argv (f, config, NULL, args);
+  g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
+  said = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+  g_test_message ("%s", said);
+  g_assert_nonnull (strstr (said, "/tool/tokens/"));
+  g_assert_null (strstr (said, folder));
+  informations = range_prefix (f, "/tool/tokens/informations", NULL);
+  g_assert_cmpuint (informations->len, ==, 1);
+  assert_value (g_ptr_array_index (informations, 0), "/tool/tokens/informations", "{\"total\":4}");
+  g_assert_false (g_file_test (folder, G_FILE_TEST_EXISTS));
+}
+
+/* `tessera status` on an etcd pool says since when a holder holds (the
+ * time its key was written), not the epoch. */
+static void
+test_store_since (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(GDateTime) before = g_date_time_new_now_utc ();
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  g_autoptr(GDateTime) after = g_date_time_new_now_utc ();
+  const char *json_args[] = { "status", "--json", NULL };
+  g_autoptr(GPtrArray) json_argv = tool_argv (f, config, NULL, json_args);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDateTime) since = NULL;
+  JsonObject *resource, *h;
+
+  g_assert_cmpint (test_run_capture (json_argv, &out, NULL), ==, 0);
+  root = json_from_string (g_bytes_get_data (out, NULL), &error);
+  g_assert_no_error (error);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  h = json_array_get_object_element (json_object_get_array_member (resource, "holders"), 0);
+  g_test_message ("holder since %s", json_object_get_string_member (h, "since"));
+  since = g_date_time_new_from_iso8601 (json_object_get_string_member (h, "since"), NULL);
+  g_assert_nonnull (since);
+  /* Whole seconds: the same second as the run's start, or after. */
+  g_assert_cmpint (g_date_time_to_unix (since), >=, g_date_time_to_unix (before));
+  g_assert_cmpint (g_date_time_to_unix (since), <=, g_date_time_to_unix (after));
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 /* etcdctl @args on @f's cluster, to its end; it must succeed. */
 static void
 etcdctl (Fixture *f, const char * const *args)
@@ -2083,6 +2233,10 @@ main (int argc, char **argv)
   ADD ("/etcd/store/auth", NULL, test_store_auth);
   ADD ("/etcd/store/tls", "tls", test_store_tls);
   ADD ("/etcd/store/no-path", NULL, test_store_no_path);
+  ADD ("/etcd/store/watch", NULL, test_store_watch);
+  ADD ("/etcd/store/set-clean", NULL, test_store_set_clean);
+  ADD ("/etcd/store/init", NULL, test_store_init);
+  ADD ("/etcd/store/since", NULL, test_store_since);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
