@@ -1509,15 +1509,15 @@ test_store_queue_leaseless (Fixture *f, gconstpointer data)
   helper_free (taker);
 }
 
-/* The reads (ranges) etcd's first member has served so far, from its
- * metrics. */
+/* Counter @name of etcd's first member, from its metrics. */
 static gint64
-ranges_served (Fixture *f)
+metric (Fixture *f, const char *name)
 {
   g_auto(GStrv) list = endpoints (f);
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GBytes) out = NULL;
   g_autofree char *text = NULL;
+  g_autofree char *prefix = NULL;
   const char *line;
 
   g_ptr_array_add (argv, g_strdup ("python3"));
@@ -1528,10 +1528,18 @@ ranges_served (Fixture *f)
   g_ptr_array_add (argv, NULL);
   g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
   text = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
-  line = strstr (text, "\netcd_mvcc_range_total ");
+  prefix = g_strdup_printf ("\n%s ", name);
+  line = strstr (text, prefix);
   if (line == NULL)
-    g_error ("etcd metrics without etcd_mvcc_range_total");
-  return g_ascii_strtoll (line + strlen ("\netcd_mvcc_range_total "), NULL, 10);
+    g_error ("etcd metrics without %s", name);
+  return g_ascii_strtoll (line + strlen (prefix), NULL, 10);
+}
+
+/* The reads (ranges) etcd's first member has served so far. */
+static gint64
+ranges_served (Fixture *f)
+{
+  return metric (f, "etcd_mvcc_range_total");
 }
 
 /* Waiting on an etcd pool polls nothing by default (its watch wakes the
@@ -1632,9 +1640,9 @@ tool_run (Fixture *f, const char *config, const char * const *args)
 #define TOOL_LEASE 12
 
 /* A configuration of the countertoken pool "tokens" (2 tokens) on @f's
- * etcd, under /tool/: its path. */
+ * etcd, under /tool/, with a lease of @lease seconds: its path. */
 static char *
-tool_config (Fixture *f)
+tool_config_lease (Fixture *f, int lease)
 {
   g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
   g_autofree char *list = NULL;
@@ -1643,9 +1651,15 @@ tool_config (Fixture *f)
 
   g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
   text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
-                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), TOOL_LEASE);
+                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), lease);
   test_write_file (config, text);
   return config;
+}
+
+static char *
+tool_config (Fixture *f)
+{
+  return tool_config_lease (f, TOOL_LEASE);
 }
 
 /* A `tessera run` that waits for a token of @config's pool then prints
@@ -1795,6 +1809,36 @@ test_store_frozen_holder (Fixture *f, gconstpointer data)
                   (g_get_monotonic_time () - handed) / 1e6);
   g_assert_cmpfloat ((handed - frozen) / 1e6, >=, TOOL_LEASE * 2.0 / 3 - 0.5);
   g_assert_cmpfloat ((g_get_monotonic_time () - resumed) / 1e6, <, 30);
+}
+
+#define SHORT_LEASE 3
+
+/* A `tessera run` on a 3 s lease keeps its tokens while it runs: its
+ * lease is renewed often enough (at least every half second, its
+ * renewals counted by etcd) that the fence, which ends the command once
+ * the lease has gone unrenewed for 1.5 s, keeps a second for a slow
+ * renewal; over three leases a waiter gets nothing, and the command
+ * ends by itself (not fenced, exit 76). */
+static void
+test_store_short_lease (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config_lease (f, SHORT_LEASE);
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  g_autoptr(Helper) waiter = tool_waiter (f, config);
+  g_autofree char *quiet = NULL;
+  gint64 before, after;
+
+  before = metric (f, "etcd_debugging_lease_renewed_total");
+  quiet = helper_read_line (waiter, 3 * SHORT_LEASE);
+  after = metric (f, "etcd_debugging_lease_renewed_total");
+  g_test_message ("a %d s lease renewed %" G_GINT64_FORMAT " times in %d s", SHORT_LEASE, after - before,
+                  3 * SHORT_LEASE);
+  g_assert_null (quiet);
+  g_assert_cmpint (after - before, >=, 2 * 3 * SHORT_LEASE);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  helper_expect_line (waiter, "SECOND", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
 }
 
 /* Values a hostile co-user wrote under an etcd pool's jobs (not JSON,
@@ -2237,6 +2281,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/set-clean", NULL, test_store_set_clean);
   ADD ("/etcd/store/init", NULL, test_store_init);
   ADD ("/etcd/store/since", NULL, test_store_since);
+  ADD ("/etcd/store/short-lease", NULL, test_store_short_lease);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
