@@ -799,6 +799,30 @@ total_of (TesseraEtcdPoolState *state)
   return json_object_get_int_member_with_default (json_node_get_object (state->informations), "total", -1);
 }
 
+/* Replays @events (puts and deletes of holder keys, in revision order):
+ * at no revision are more than @total holders live, and none is left at
+ * the end. Returns the most live at once. */
+static guint
+audit_holders (GPtrArray *events, guint total)
+{
+  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint most = 0;
+
+  for (guint i = 0; i < events->len; i++)
+    {
+      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
+
+      if (event->type == TESSERA_ETCD_EVENT_PUT)
+        g_hash_table_add (live, g_strdup (event->kv->key));
+      else
+        g_assert_true (g_hash_table_remove (live, event->kv->key));
+      g_assert_cmpuint (g_hash_table_size (live), <=, total);
+      most = MAX (most, g_hash_table_size (live));
+    }
+  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  return most;
+}
+
 /* A contender process (this program again, CONTEND_ENV set to the
  * endpoints): @rounds times, takes one token of the pool the etcd way
  * (read at a revision, judge, put only if nothing changed since, else
@@ -872,7 +896,6 @@ test_pool_contention (Fixture *f, gconstpointer data)
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func (g_object_unref);
-  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(TesseraEtcdPool) pool = NULL;
   g_autoptr(TesseraEtcdWatch) watch = NULL;
   g_autoptr(GPtrArray) events = NULL;
@@ -914,18 +937,7 @@ test_pool_contention (Fixture *f, gconstpointer data)
 
   /* Every take and every release, in revision order. */
   events = collect_events (watch, 2 * contenders * rounds);
-  for (guint i = 0; i < events->len; i++)
-    {
-      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
-
-      if (event->type == TESSERA_ETCD_EVENT_PUT)
-        g_hash_table_add (live, g_strdup (event->kv->key));
-      else
-        g_assert_true (g_hash_table_remove (live, event->kv->key));
-      g_assert_cmpuint (g_hash_table_size (live), <=, total);
-      most = MAX (most, g_hash_table_size (live));
-    }
-  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  most = audit_holders (events, (guint) total);
   g_test_message ("%u takes by %u processes of a %d-token pool: at most %u held at once, "
                   "%u conditional writes refused (decided again)",
                   contenders * rounds, contenders, (int) total, most, refused);
@@ -1297,7 +1309,6 @@ contend_and_audit (Fixture *f, guint contenders, guint rounds, gboolean kill_lea
 {
   const guint total = 2;
   g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func ((GDestroyNotify) helper_free);
-  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *end = tessera_etcd_prefix_end ("/store/tokens/jobs/");
   g_autofree char *leader = kill_leader ? leader_of (f) : NULL;
   g_autoptr(TesseraEtcdWatch) watch = NULL;
@@ -1343,18 +1354,7 @@ contend_and_audit (Fixture *f, guint contenders, guint rounds, gboolean kill_lea
     while (rest->len > 0)
       g_ptr_array_add (events, g_ptr_array_steal_index (rest, 0));
   }
-  for (guint i = 0; i < events->len; i++)
-    {
-      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
-
-      if (event->type == TESSERA_ETCD_EVENT_PUT)
-        g_hash_table_add (live, g_strdup (event->kv->key));
-      else
-        g_assert_true (g_hash_table_remove (live, event->kv->key));
-      g_assert_cmpuint (g_hash_table_size (live), <=, total);
-      most = MAX (most, g_hash_table_size (live));
-    }
-  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  most = audit_holders (events, total);
   g_test_message ("%u takes by %u processes of a %u-token etcd pool: at most %u held at once",
                   contenders * rounds, contenders, total, most);
 }
@@ -2051,6 +2051,35 @@ etcdctl (Fixture *f, const char * const *args)
   test_run_or_fail ((const char * const *) argv->pdata);
 }
 
+/* A store child with @settings takes both tokens (its key on its
+ * lease) and keeps them past three leases (renewed: a waiter, woken by
+ * the watch alone, hears nothing meanwhile); once it gives them back,
+ * the waiter gets its token. */
+static void
+hold_past_leases (Fixture *f, const char * const *settings)
+{
+  g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", settings);
+  g_autoptr(Helper) waiter = NULL;
+  g_autoptr(GPtrArray) jobs = NULL;
+  g_autofree char *quiet = NULL;
+
+  expect_acquired (holder, 60);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->lease, !=, 0);
+  waiter = store_spawn (f, no_polling_env, "B", "1", settings);
+  helper_expect_line (waiter, "WAITING", 60);
+  quiet = helper_read_line (waiter, 3 * STORE_TTL);
+  g_assert_null (quiet);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
 /* A cluster with authentication on: the store's processes with the
  * right user and password take, keep (the holder's lease renewed past
  * three TTLs: the waiter hears nothing) and give back; a wrong password
@@ -2062,26 +2091,12 @@ test_store_auth (Fixture *f, gconstpointer data)
   const char *enable[] = { "auth", "enable", NULL };
   const char *right[] = { "user=root", "password=secret", NULL };
   const char *wrong[] = { "user=root", "password=wrong", NULL };
-  g_autoptr(Helper) holder = NULL;
-  g_autoptr(Helper) waiter = NULL;
-  g_autofree char *quiet = NULL;
 
   etcdctl (f, add);
   etcdctl (f, enable);
+  tessera_etcd_client_set_auth (f->client, "root", "secret");
 
-  holder = store_spawn (f, NULL, "A", "2", right);
-  expect_acquired (holder, 60);
-  waiter = store_spawn (f, NULL, "B", "1", right);
-  helper_expect_line (waiter, "WAITING", 60);
-  quiet = helper_read_line (waiter, 3 * STORE_TTL);
-  g_assert_null (quiet);
-  helper_close_stdin (holder);
-  helper_expect_line (holder, "RELEASED", 60);
-  expect_acquired (waiter, 60);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (holder), ==, 0);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  hold_past_leases (f, right);
 
   for (guint i = 0; i < 2; i++)
     {
@@ -2114,27 +2129,8 @@ test_store_tls (Fixture *f, gconstpointer data)
     { "a CA that signed nothing of the cluster's", { other_ca, cert, key, NULL }, "certificate" },
     { "no client certificate", { ca, NULL }, "certificate" },
   };
-  g_autoptr(Helper) holder = NULL;
-  g_autoptr(Helper) waiter = NULL;
-  g_autoptr(GPtrArray) jobs = NULL;
-  g_autofree char *quiet = NULL;
 
-  holder = store_spawn (f, NULL, "A", "2", right);
-  expect_acquired (holder, 60);
-  jobs = pool_keys (f, "jobs/");
-  g_assert_cmpuint (jobs->len, ==, 1);
-  g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->lease, !=, 0);
-  waiter = store_spawn (f, no_polling_env, "B", "1", right);
-  helper_expect_line (waiter, "WAITING", 60);
-  quiet = helper_read_line (waiter, 3 * STORE_TTL);
-  g_assert_null (quiet);
-  helper_close_stdin (holder);
-  helper_expect_line (holder, "RELEASED", 60);
-  expect_acquired (waiter, 60);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (holder), ==, 0);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  hold_past_leases (f, right);
 
   for (guint i = 0; i < G_N_ELEMENTS (wrong); i++)
     {
