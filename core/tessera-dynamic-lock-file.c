@@ -607,3 +607,10 @@ tessera_dynamic_lock_file_get_mtime (TesseraDynamicLockFile *self)
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), 0);
   return PRIV (self)->mtime_ns;
 }
+
+/* A store without files gives the time its holder was written (etcd). */
+void
+_tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *self, gint64 mtime_ns)
+{
+  PRIV (self)->mtime_ns = mtime_ns;
+}

@@ -87,6 +87,12 @@ void     _tessera_pool_store_settings_get     (TesseraPoolStoreSettings *setting
 void     _tessera_pool_store_settings_clear   (TesseraPoolStoreSettings *settings);
 /* Whether the store is another than the folder (no lock folder needed). */
 gboolean _tessera_pool_store_settings_elsewhere (const TesseraPoolStoreSettings *settings);
+/* Makes *@folder (the resource's `path`, owned) absolute, %NULL when
+ * empty; %FALSE with %TESSERA_ERROR_INVALID_CONFIGURATION when there is
+ * none and the store is the folder. */
+gboolean _tessera_pool_store_settings_check_folder (const TesseraPoolStoreSettings *settings,
+                                                    char                          **folder,
+                                                    GError                        **error);
 /* %FALSE with %TESSERA_ERROR_INVALID_CONFIGURATION when a setting is given
  * that store @klass does not read. */
 gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *settings,

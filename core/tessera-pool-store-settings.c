@@ -180,3 +180,28 @@ _tessera_pool_store_settings_check (const TesseraPoolStoreSettings *settings,
     }
   return TRUE;
 }
+
+/* The lock folder @folder (the resource's `path`), made absolute; "" is
+ * none. Only the folder store needs one: a pool elsewhere keeps nothing
+ * of its own in it (a resource type may keep local things there). */
+gboolean
+_tessera_pool_store_settings_check_folder (const TesseraPoolStoreSettings *settings,
+                                           char                          **folder,
+                                           GError                        **error)
+{
+  if (*folder != NULL && **folder == '\0')
+    g_clear_pointer (folder, g_free);
+  if (*folder == NULL && !_tessera_pool_store_settings_elsewhere (settings))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("A tracked resource needs a lock folder"));
+      return FALSE;
+    }
+  if (*folder != NULL && !g_path_is_absolute (*folder))
+    {
+      g_autofree char *relative = g_steal_pointer (folder);
+
+      *folder = g_canonicalize_filename (relative, NULL);
+    }
+  return TRUE;
+}

@@ -215,6 +215,13 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_from_text (GType         
                                                                   const struct stat *st,
                                                                   GError           **error);
 
+/* What tessera_dynamic_lock_file_get_mtime() says of @lock_file, for a
+ * store without files (etcd, a module): when its holder was written, in
+ * nanoseconds since the epoch. */
+TESSERA_AVAILABLE_IN_ALL
+void _tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *lock_file,
+                                           gint64                  mtime_ns);
+
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
                                                                 const char      *path,
                                                                 const char      *job_uri,

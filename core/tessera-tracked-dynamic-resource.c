@@ -231,7 +231,7 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * TesseraTrackedDynamicResource:lock-folder:
    *
    * The folder holding informations.json, ipc.lock and jobs/. Created if
-   * missing.
+   * missing. A pool in another store (`store=etcd`) needs none.
    */
   props[PROP_LOCK_FOLDER] = g_param_spec_string ("lock-folder", NULL, NULL, NULL,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
@@ -314,18 +314,8 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (initable);
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  if (priv->lock_folder == NULL || *priv->lock_folder == '\0')
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("A tracked resource needs a lock folder"));
-      return FALSE;
-    }
-  if (!g_path_is_absolute (priv->lock_folder))
-    {
-      char *abs = g_canonicalize_filename (priv->lock_folder, NULL);
-      g_free (priv->lock_folder);
-      priv->lock_folder = abs;
-    }
+  if (!_tessera_pool_store_settings_check_folder (&priv->store, &priv->lock_folder, error))
+    return FALSE;
   priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
@@ -348,7 +338,8 @@ tessera_tracked_dynamic_resource_initable_init (GInitableIface *iface)
  *
  * Gets the absolute path of the lock folder.
  *
- * Returns: the absolute path of the lock folder
+ * Returns: (nullable): the absolute path of the lock folder; %NULL for a
+ *   pool in another store (`store=etcd`) configured without one
  */
 const char *
 tessera_tracked_dynamic_resource_get_lock_folder (TesseraTrackedDynamicResource *self)

@@ -9,7 +9,7 @@ packages=(
   gobject-introspection libgirepository1.0-dev python3-gi gi-docgen
   bindfs e2fsprogs mount util-linux
   slurmctld slurmd slurm-client munge
-  libsoup-3.0-dev etcd-server etcd-client
+  libsoup-3.0-dev etcd-server etcd-client openssl glib-networking
 )
 
 missing=()

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# etcd-fixture.sh start DIR N | stop DIR | kill DIR K | freeze DIR K | thaw DIR K | leader DIR
+# etcd-fixture.sh start DIR N [tls] | stop DIR | kill DIR K | freeze DIR K | thaw DIR K | leader DIR
 # A private etcd cluster of N members (1 or 3) whose data and logs live in
 # DIR, on free loopback ports. DIR/endpoints lists the client URLs, comma
-# separated, in member order. The members are stopped by `stop`, and in
+# separated, in member order. With "tls", clients speak https and must
+# show a certificate: openssl makes a CA (DIR/ca.pem), the members'
+# certificate for 127.0.0.1 and a client's (DIR/client.pem, its key
+# DIR/client-key.pem), and another CA that signed nothing (DIR/other-ca.pem). The members are stopped by `stop`, and in
 # any case once the process that ran `start` (the test) has ended, even if
 # it aborted.
 set -euo pipefail
@@ -22,12 +25,45 @@ wait_for () {   # wait_for SECONDS COMMAND...
   done
 }
 
-healthy () { ETCDCTL_API=3 etcdctl --endpoints="$(cat "$dir/endpoints")" --command-timeout=2s endpoint health; }
+healthy () {
+  local tls=()
+  if [ -e "$dir/ca.pem" ]; then
+    tls=(--cacert "$dir/ca.pem" --cert "$dir/client.pem" --key "$dir/client-key.pem")
+  fi
+  ETCDCTL_API=3 etcdctl --endpoints="$(cat "$dir/endpoints")" --command-timeout=2s "${tls[@]}" endpoint health
+}
+
+# make_certificates DIR: a CA, a server certificate for 127.0.0.1 and a
+# client certificate signed by it, and an unrelated CA.
+make_certificates () {
+  local d=$1
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=tessera test CA" \
+    -keyout "$d/ca-key.pem" -out "$d/ca.pem" 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=another CA" \
+    -keyout "$d/other-ca-key.pem" -out "$d/other-ca.pem" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' >"$d/server.ext"
+  printf 'extendedKeyUsage=clientAuth\n' >"$d/client.ext"
+  for who in server client; do
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=tessera test $who" \
+      -keyout "$d/$who-key.pem" -out "$d/$who.csr" 2>/dev/null
+    openssl x509 -req -in "$d/$who.csr" -CA "$d/ca.pem" -CAkey "$d/ca-key.pem" -CAcreateserial \
+      -days 2 -extfile "$d/$who.ext" -out "$d/$who.pem" 2>/dev/null
+  done
+}
 
 case $action in
 start)
   n=$3
+  mode=${4:-}
+  scheme=http
+  tls=()
   mkdir -p "$dir"
+  if [ "$mode" = tls ]; then
+    make_certificates "$dir"
+    scheme=https
+    tls=(--cert-file "$dir/server.pem" --key-file "$dir/server-key.pem"
+         --trusted-ca-file "$dir/ca.pem" --client-cert-auth)
+  fi
   cluster=""
   for i in $(seq 1 "$n"); do
     echo "$(free_port)" >"$dir/client-port-$i"
@@ -36,7 +72,7 @@ start)
   done
   endpoints=""
   for i in $(seq 1 "$n"); do
-    client=http://127.0.0.1:$(cat "$dir/client-port-$i")
+    client=$scheme://127.0.0.1:$(cat "$dir/client-port-$i")
     peer=http://127.0.0.1:$(cat "$dir/peer-port-$i")
     endpoints="$endpoints${endpoints:+,}$client"
     etcd --name "m$i" --data-dir "$dir/data-$i" \
@@ -44,7 +80,7 @@ start)
       --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
       --initial-cluster "$cluster" --initial-cluster-state new \
       --initial-cluster-token "tessera-$$" \
-      --heartbeat-interval 100 --election-timeout 1000 \
+      --heartbeat-interval 100 --election-timeout 1000 "${tls[@]}" \
       >"$dir/log-$i" 2>&1 &
     echo $! >"$dir/pid-$i"
   done
@@ -85,7 +121,7 @@ leader)
   exit 1
   ;;
 *)
-  echo "usage: $0 start DIR N | stop DIR | kill DIR K | freeze DIR K | thaw DIR K | leader DIR" >&2
+  echo "usage: $0 start DIR N [tls] | stop DIR | kill DIR K | freeze DIR K | thaw DIR K | leader DIR" >&2
   exit 64
   ;;
 esac

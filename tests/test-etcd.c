@@ -30,12 +30,25 @@ typedef struct
 } Fixture;
 
 static void
-fixture_run (Fixture *f, const char *action, const char *arg)
+fixture_run_full (Fixture *f, const char *action, const char *arg, const char *mode)
 {
   g_autofree char *script = g_test_build_filename (G_TEST_DIST, "etcd-fixture.sh", NULL);
-  const char *argv[] = { "bash", script, action, f->dir, arg, NULL };
+  const char *argv[] = { "bash", script, action, f->dir, arg, mode, NULL };
 
   test_run_or_fail (argv);
+}
+
+static void
+fixture_run (Fixture *f, const char *action, const char *arg)
+{
+  fixture_run_full (f, action, arg, NULL);
+}
+
+/* The fixture's file @name (a certificate of a "tls" cluster). */
+static char *
+fixture_file (Fixture *f, const char *name)
+{
+  return g_build_filename (f->dir, name, NULL);
 }
 
 static char **
@@ -51,15 +64,27 @@ endpoints (Fixture *f)
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  const char *members = data != NULL ? data : "1";
+  /* "1" or "3" members, or "tls": one member speaking https only to
+   * clients with a certificate. */
+  gboolean tls = g_strcmp0 (data, "tls") == 0;
+  const char *members = data != NULL && !tls ? data : "1";
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) list = NULL;
 
   f->dir = test_make_tmpdir ();
-  fixture_run (f, "start", members);
+  fixture_run_full (f, "start", members, tls ? "tls" : NULL);
   list = endpoints (f);
   f->client = tessera_etcd_client_new ((const char * const *) list, &error);
   g_assert_no_error (error);
+  if (tls)
+    {
+      g_autofree char *ca = fixture_file (f, "ca.pem");
+      g_autofree char *cert = fixture_file (f, "client.pem");
+      g_autofree char *key = fixture_file (f, "client-key.pem");
+
+      g_assert_true (tessera_etcd_client_set_tls (f->client, ca, cert, key, &error));
+      g_assert_no_error (error);
+    }
 }
 
 static void
@@ -774,6 +799,30 @@ total_of (TesseraEtcdPoolState *state)
   return json_object_get_int_member_with_default (json_node_get_object (state->informations), "total", -1);
 }
 
+/* Replays @events (puts and deletes of holder keys, in revision order):
+ * at no revision are more than @total holders live, and none is left at
+ * the end. Returns the most live at once. */
+static guint
+audit_holders (GPtrArray *events, guint total)
+{
+  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  guint most = 0;
+
+  for (guint i = 0; i < events->len; i++)
+    {
+      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
+
+      if (event->type == TESSERA_ETCD_EVENT_PUT)
+        g_hash_table_add (live, g_strdup (event->kv->key));
+      else
+        g_assert_true (g_hash_table_remove (live, event->kv->key));
+      g_assert_cmpuint (g_hash_table_size (live), <=, total);
+      most = MAX (most, g_hash_table_size (live));
+    }
+  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  return most;
+}
+
 /* A contender process (this program again, CONTEND_ENV set to the
  * endpoints): @rounds times, takes one token of the pool the etcd way
  * (read at a revision, judge, put only if nothing changed since, else
@@ -847,7 +896,6 @@ test_pool_contention (Fixture *f, gconstpointer data)
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func (g_object_unref);
-  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(TesseraEtcdPool) pool = NULL;
   g_autoptr(TesseraEtcdWatch) watch = NULL;
   g_autoptr(GPtrArray) events = NULL;
@@ -889,18 +937,7 @@ test_pool_contention (Fixture *f, gconstpointer data)
 
   /* Every take and every release, in revision order. */
   events = collect_events (watch, 2 * contenders * rounds);
-  for (guint i = 0; i < events->len; i++)
-    {
-      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
-
-      if (event->type == TESSERA_ETCD_EVENT_PUT)
-        g_hash_table_add (live, g_strdup (event->kv->key));
-      else
-        g_assert_true (g_hash_table_remove (live, event->kv->key));
-      g_assert_cmpuint (g_hash_table_size (live), <=, total);
-      most = MAX (most, g_hash_table_size (live));
-    }
-  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  most = audit_holders (events, (guint) total);
   g_test_message ("%u takes by %u processes of a %d-token pool: at most %u held at once, "
                   "%u conditional writes refused (decided again)",
                   contenders * rounds, contenders, (int) total, most, refused);
@@ -1013,7 +1050,8 @@ store_cycle (TesseraDynamicResource *resource, const char *base, const char *id,
 /* A store child: test-etcd store BASE ID COUNT [KEY=VALUE…], STORE_ENV
  * set to the endpoints. Opens the countertoken pool "tokens" (total 2,
  * prefix /store/, a STORE_TTL lease, on etcd; KEY=VALUE settings added
- * or replacing these) the way a key file does; COUNT 0: prints "OPENED"
+ * or replacing these, -KEY leaving KEY out) the way a key file does;
+ * COUNT 0: prints "OPENED"
  * and ends. Else tries once to take COUNT units as job task@ID; if that
  * fails, prints "WAITING" and waits up to 120 s; prints "ACQUIRED ms=N"
  * (N: milliseconds waited), holds until stdin closes, releases and
@@ -1050,7 +1088,8 @@ store_child (const char *endpoint_list, int argc, char **argv)
       gboolean replaced = FALSE;
 
       for (int j = 5; j < argc; j++)
-        replaced |= g_str_has_prefix (argv[j], defaults[i]) && argv[j][strlen (defaults[i])] == '=';
+        replaced |= (g_str_has_prefix (argv[j], defaults[i]) && argv[j][strlen (defaults[i])] == '=') ||
+                    (argv[j][0] == '-' && g_str_equal (argv[j] + 1, defaults[i]));
       if (!replaced)
         {
           g_strv_builder_add (keys, defaults[i]);
@@ -1059,7 +1098,11 @@ store_child (const char *endpoint_list, int argc, char **argv)
     }
   for (int j = 5; j < argc && !g_str_equal (argv[1], "store-cycle"); j++)
     {
-      g_auto(GStrv) pair = g_strsplit (argv[j], "=", 2);
+      g_auto(GStrv) pair = NULL;
+
+      if (argv[j][0] == '-')
+        continue;
+      pair = g_strsplit (argv[j], "=", 2);
 
       g_strv_builder_add (keys, pair[0]);
       g_strv_builder_add (values, pair[1] != NULL ? pair[1] : "");
@@ -1266,7 +1309,6 @@ contend_and_audit (Fixture *f, guint contenders, guint rounds, gboolean kill_lea
 {
   const guint total = 2;
   g_autoptr(GPtrArray) children = g_ptr_array_new_with_free_func ((GDestroyNotify) helper_free);
-  g_autoptr(GHashTable) live = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *end = tessera_etcd_prefix_end ("/store/tokens/jobs/");
   g_autofree char *leader = kill_leader ? leader_of (f) : NULL;
   g_autoptr(TesseraEtcdWatch) watch = NULL;
@@ -1312,18 +1354,7 @@ contend_and_audit (Fixture *f, guint contenders, guint rounds, gboolean kill_lea
     while (rest->len > 0)
       g_ptr_array_add (events, g_ptr_array_steal_index (rest, 0));
   }
-  for (guint i = 0; i < events->len; i++)
-    {
-      TesseraEtcdEvent *event = g_ptr_array_index (events, i);
-
-      if (event->type == TESSERA_ETCD_EVENT_PUT)
-        g_hash_table_add (live, g_strdup (event->kv->key));
-      else
-        g_assert_true (g_hash_table_remove (live, event->kv->key));
-      g_assert_cmpuint (g_hash_table_size (live), <=, total);
-      most = MAX (most, g_hash_table_size (live));
-    }
-  g_assert_cmpuint (g_hash_table_size (live), ==, 0);
+  most = audit_holders (events, total);
   g_test_message ("%u takes by %u processes of a %u-token etcd pool: at most %u held at once",
                   contenders * rounds, contenders, total, most);
 }
@@ -1478,15 +1509,15 @@ test_store_queue_leaseless (Fixture *f, gconstpointer data)
   helper_free (taker);
 }
 
-/* The reads (ranges) etcd's first member has served so far, from its
- * metrics. */
+/* Counter @name of etcd's first member, from its metrics. */
 static gint64
-ranges_served (Fixture *f)
+metric (Fixture *f, const char *name)
 {
   g_auto(GStrv) list = endpoints (f);
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GBytes) out = NULL;
   g_autofree char *text = NULL;
+  g_autofree char *prefix = NULL;
   const char *line;
 
   g_ptr_array_add (argv, g_strdup ("python3"));
@@ -1497,10 +1528,18 @@ ranges_served (Fixture *f)
   g_ptr_array_add (argv, NULL);
   g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
   text = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
-  line = strstr (text, "\netcd_mvcc_range_total ");
+  prefix = g_strdup_printf ("\n%s ", name);
+  line = strstr (text, prefix);
   if (line == NULL)
-    g_error ("etcd metrics without etcd_mvcc_range_total");
-  return g_ascii_strtoll (line + strlen ("\netcd_mvcc_range_total "), NULL, 10);
+    g_error ("etcd metrics without %s", name);
+  return g_ascii_strtoll (line + strlen (prefix), NULL, 10);
+}
+
+/* The reads (ranges) etcd's first member has served so far. */
+static gint64
+ranges_served (Fixture *f)
+{
+  return metric (f, "etcd_mvcc_range_total");
 }
 
 /* Waiting on an etcd pool polls nothing by default (its watch wakes the
@@ -1601,9 +1640,9 @@ tool_run (Fixture *f, const char *config, const char * const *args)
 #define TOOL_LEASE 12
 
 /* A configuration of the countertoken pool "tokens" (2 tokens) on @f's
- * etcd, under /tool/: its path. */
+ * etcd, under /tool/, with a lease of @lease seconds: its path. */
 static char *
-tool_config (Fixture *f)
+tool_config_lease (Fixture *f, int lease)
 {
   g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
   g_autofree char *list = NULL;
@@ -1612,9 +1651,15 @@ tool_config (Fixture *f)
 
   g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
   text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
-                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), TOOL_LEASE);
+                          "prefix=/tool/\nlease=%d\ntotal=2\n", g_strstrip (list), lease);
   test_write_file (config, text);
   return config;
+}
+
+static char *
+tool_config (Fixture *f)
+{
+  return tool_config_lease (f, TOOL_LEASE);
 }
 
 /* A `tessera run` that waits for a token of @config's pool then prints
@@ -1766,6 +1811,36 @@ test_store_frozen_holder (Fixture *f, gconstpointer data)
   g_assert_cmpfloat ((g_get_monotonic_time () - resumed) / 1e6, <, 30);
 }
 
+#define SHORT_LEASE 3
+
+/* A `tessera run` on a 3 s lease keeps its tokens while it runs: its
+ * lease is renewed often enough (at least every half second, its
+ * renewals counted by etcd) that the fence, which ends the command once
+ * the lease has gone unrenewed for 1.5 s, keeps a second for a slow
+ * renewal; over three leases a waiter gets nothing, and the command
+ * ends by itself (not fenced, exit 76). */
+static void
+test_store_short_lease (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config_lease (f, SHORT_LEASE);
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  g_autoptr(Helper) waiter = tool_waiter (f, config);
+  g_autofree char *quiet = NULL;
+  gint64 before, after;
+
+  before = metric (f, "etcd_debugging_lease_renewed_total");
+  quiet = helper_read_line (waiter, 3 * SHORT_LEASE);
+  after = metric (f, "etcd_debugging_lease_renewed_total");
+  g_test_message ("a %d s lease renewed %" G_GINT64_FORMAT " times in %d s", SHORT_LEASE, after - before,
+                  3 * SHORT_LEASE);
+  g_assert_null (quiet);
+  g_assert_cmpint (after - before, >=, 2 * 3 * SHORT_LEASE);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  helper_expect_line (waiter, "SECOND", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
 /* Values a hostile co-user wrote under an etcd pool's jobs (not JSON,
  * too deep, large garbage) hold everything, as on a folder, and
  * `tessera clean --force` removes them; `tessera set` changes the
@@ -1805,6 +1880,156 @@ test_store_hostile (Fixture *f, gconstpointer data)
   assert_value (g_ptr_array_index (informations, 0), "/tool/tokens/informations", "{\"total\":3}");
 }
 
+/* Reads @helper's lines until one contains @text (bounded). */
+static void
+expect_line_containing (Helper *helper, const char *text, double timeout)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+
+  while (TRUE)
+    {
+      double left = (double) (deadline - g_get_monotonic_time ()) / G_USEC_PER_SEC;
+      g_autofree char *line = left > 0 ? helper_read_line (helper, left) : NULL;
+
+      if (line == NULL)
+        g_error ("expected a line with “%s”, got nothing more", text);
+      if (strstr (line, text) != NULL)
+        return;
+    }
+}
+
+/* `tessera watch` on an etcd pool, a real process: it shows the pool,
+ * again when a `tessera run` takes both tokens, and again when it gives
+ * them back. */
+static void
+test_store_watch (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  const char *watch_args[] = { "watch", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, watch_args);
+  g_autoptr(Helper) watch = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  g_autoptr(Helper) holder = NULL;
+
+  expect_line_containing (watch, "tokens (countertoken): 2 of 2 free", 60);
+  holder = tool_holder (f, config);
+  expect_line_containing (watch, "tokens (countertoken): 0 of 2 free", 60);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  expect_line_containing (watch, "tokens (countertoken): 2 of 2 free", 60);
+  helper_kill (watch, SIGTERM);
+  helper_wait (watch);
+}
+
+/* `tessera set` and `tessera clean` on an etcd pool while a `tessera run`
+ * holds a token: set changes the capacity every process sees (the
+ * holder keeps its token), clean without --force removes nothing from a
+ * holder whose lease lives, and with --force removes it by name. */
+static void
+test_store_set_clean (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  const char *one_args[] = { "run", "--need", "tokens=1", "--", "sh", "-c", "echo RUNNING; cat >/dev/null", NULL };
+  g_autoptr(GPtrArray) one_argv = tool_argv (f, config, NULL, one_args);
+  g_autoptr(Helper) holder = helper_spawn_argv (NULL, (const char * const *) one_argv->pdata);
+  const char *set[] = { "set", "tokens", "total=5", NULL };
+  const char *clean[] = { "clean", NULL };
+  g_autoptr(GPtrArray) keys = NULL;
+  g_autofree char *job = NULL;
+  gint64 capacity, free_units;
+  guint holders;
+
+  helper_expect_line (holder, "RUNNING", 60);
+  g_assert_cmpint (tool_run (f, config, set), ==, 0);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (capacity, ==, 5);
+  g_assert_cmpint (free_units, ==, 4);
+  g_assert_cmpuint (holders, ==, 1);
+
+  g_assert_cmpint (tool_run (f, config, clean), ==, 0);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpuint (holders, ==, 1);
+
+  keys = range_prefix (f, "/tool/tokens/jobs/", NULL);
+  g_assert_cmpuint (keys->len, ==, 1);
+  job = g_strdup (((TesseraEtcdKv *) g_ptr_array_index (keys, 0))->key + strlen ("/tool/tokens/jobs/"));
+  {
+    const char *force[] = { "clean", "--force", "tokens", job, NULL };
+
+    g_assert_cmpint (tool_run (f, config, force), ==, 0);
+  }
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 5);
+  g_assert_cmpuint (holders, ==, 0);
+  helper_close_stdin (holder);
+  helper_wait (holder);
+}
+
+/* `tessera init PATH` with an etcd pool whose path lies in PATH: it sets
+ * the pool up in etcd (its informations), says where (the pool's key,
+ * not a folder) and makes no folder for it. */
+static void
+test_store_init (Fixture *f, gconstpointer data)
+{
+  g_autofree char *endpoints_path = g_build_filename (f->dir, "endpoints", NULL);
+  g_autofree char *pool = g_build_filename (f->dir, "pool", NULL);
+  g_autofree char *folder = g_build_filename (pool, "tokens", NULL);
+  g_autofree char *config = g_build_filename (f->dir, "init.conf", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *said = NULL;
+  const char *args[] = { "init", pool, NULL };
+  g_autoptr(GPtrArray) argv = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GPtrArray) informations = NULL;
+
+  g_assert_true (g_file_get_contents (endpoints_path, &list, NULL, NULL));
+  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                          "prefix=/tool/\npath=%s\ntotal=4\n", g_strstrip (list), folder);
+  test_write_file (config, text);
+  argv = tool_argv (f, config, NULL, args);
+  g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
+  said = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+  g_test_message ("%s", said);
+  g_assert_nonnull (strstr (said, "/tool/tokens/"));
+  g_assert_null (strstr (said, folder));
+  informations = range_prefix (f, "/tool/tokens/informations", NULL);
+  g_assert_cmpuint (informations->len, ==, 1);
+  assert_value (g_ptr_array_index (informations, 0), "/tool/tokens/informations", "{\"total\":4}");
+  g_assert_false (g_file_test (folder, G_FILE_TEST_EXISTS));
+}
+
+/* `tessera status` on an etcd pool says since when a holder holds (the
+ * time its key was written), not the epoch. */
+static void
+test_store_since (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(GDateTime) before = g_date_time_new_now_utc ();
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  g_autoptr(GDateTime) after = g_date_time_new_now_utc ();
+  const char *json_args[] = { "status", "--json", NULL };
+  g_autoptr(GPtrArray) json_argv = tool_argv (f, config, NULL, json_args);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDateTime) since = NULL;
+  JsonObject *resource, *h;
+
+  g_assert_cmpint (test_run_capture (json_argv, &out, NULL), ==, 0);
+  root = json_from_string (g_bytes_get_data (out, NULL), &error);
+  g_assert_no_error (error);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  h = json_array_get_object_element (json_object_get_array_member (resource, "holders"), 0);
+  g_test_message ("holder since %s", json_object_get_string_member (h, "since"));
+  since = g_date_time_new_from_iso8601 (json_object_get_string_member (h, "since"), NULL);
+  g_assert_nonnull (since);
+  /* Whole seconds: the same second as the run's start, or after. */
+  g_assert_cmpint (g_date_time_to_unix (since), >=, g_date_time_to_unix (before));
+  g_assert_cmpint (g_date_time_to_unix (since), <=, g_date_time_to_unix (after));
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 /* etcdctl @args on @f's cluster, to its end; it must succeed. */
 static void
 etcdctl (Fixture *f, const char * const *args)
@@ -1826,6 +2051,41 @@ etcdctl (Fixture *f, const char * const *args)
   test_run_or_fail ((const char * const *) argv->pdata);
 }
 
+/* A store child with @settings takes both tokens (its key on its
+ * lease) and keeps them past three leases (renewed: a waiter, woken by
+ * the watch alone, hears nothing meanwhile); once it gives them back,
+ * the waiter gets its token. */
+static void
+hold_past_leases (Fixture *f, const char * const *env, const char * const *settings)
+{
+  g_autoptr(GPtrArray) waiter_env = g_ptr_array_new ();
+  g_autoptr(Helper) holder = store_spawn (f, env, "A", "2", settings);
+  g_autoptr(Helper) waiter = NULL;
+  g_autoptr(GPtrArray) jobs = NULL;
+  g_autofree char *quiet = NULL;
+
+  for (guint i = 0; env != NULL && env[i] != NULL; i++)
+    g_ptr_array_add (waiter_env, (gpointer) env[i]);
+  for (guint i = 0; no_polling_env[i] != NULL; i++)
+    g_ptr_array_add (waiter_env, (gpointer) no_polling_env[i]);
+  g_ptr_array_add (waiter_env, NULL);
+  expect_acquired (holder, 60);
+  jobs = pool_keys (f, "jobs/");
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->lease, !=, 0);
+  waiter = store_spawn (f, (const char * const *) waiter_env->pdata, "B", "1", settings);
+  helper_expect_line (waiter, "WAITING", 60);
+  quiet = helper_read_line (waiter, 3 * STORE_TTL);
+  g_assert_null (quiet);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
 /* A cluster with authentication on: the store's processes with the
  * right user and password take, keep (the holder's lease renewed past
  * three TTLs: the waiter hears nothing) and give back; a wrong password
@@ -1837,26 +2097,12 @@ test_store_auth (Fixture *f, gconstpointer data)
   const char *enable[] = { "auth", "enable", NULL };
   const char *right[] = { "user=root", "password=secret", NULL };
   const char *wrong[] = { "user=root", "password=wrong", NULL };
-  g_autoptr(Helper) holder = NULL;
-  g_autoptr(Helper) waiter = NULL;
-  g_autofree char *quiet = NULL;
 
   etcdctl (f, add);
   etcdctl (f, enable);
+  tessera_etcd_client_set_auth (f->client, "root", "secret");
 
-  holder = store_spawn (f, NULL, "A", "2", right);
-  expect_acquired (holder, 60);
-  waiter = store_spawn (f, NULL, "B", "1", right);
-  helper_expect_line (waiter, "WAITING", 60);
-  quiet = helper_read_line (waiter, 3 * STORE_TTL);
-  g_assert_null (quiet);
-  helper_close_stdin (holder);
-  helper_expect_line (holder, "RELEASED", 60);
-  expect_acquired (waiter, 60);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (holder), ==, 0);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  hold_past_leases (f, NULL, right);
 
   for (guint i = 0; i < 2; i++)
     {
@@ -1868,6 +2114,97 @@ test_store_auth (Fixture *f, gconstpointer data)
       g_assert_true (g_str_has_prefix (line, "ERROR "));
       g_assert_cmpint (helper_wait (refused), !=, 0);
     }
+}
+
+/* A cluster that speaks https only to clients with a certificate of its
+ * CA: the store's processes given `ca`, `cert` and `key` take, keep (the
+ * holder's lease renewed over TLS past three TTLs: the waiter, woken by
+ * a watch over TLS, hears nothing meanwhile) and give back. A CA that
+ * did not sign the members' certificate, or no client certificate, is
+ * one line of error that says so, at once (no retrying a member that
+ * will never be trusted), never a crash or a hang. */
+static void
+test_store_tls (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ca = g_strconcat ("ca=", f->dir, "/ca.pem", NULL);
+  g_autofree char *other_ca = g_strconcat ("ca=", f->dir, "/other-ca.pem", NULL);
+  g_autofree char *cert = g_strconcat ("cert=", f->dir, "/client.pem", NULL);
+  g_autofree char *key = g_strconcat ("key=", f->dir, "/client-key.pem", NULL);
+  const char *right[] = { ca, cert, key, NULL };
+  const struct { const char *what; const char *settings[4]; const char *said; } wrong[] = {
+    { "a CA that signed nothing of the cluster's", { other_ca, cert, key, NULL }, "certificate" },
+    { "no client certificate", { ca, NULL }, "certificate" },
+  };
+  /* Under AddressSanitizer, LeakSanitizer's tracer sometimes crashes at
+   * the exit of a process that spoke TLS (a thread of the TLS backend
+   * ending meanwhile): the children's leaks go unchecked here, the
+   * test's own are. */
+  const char *asan = g_getenv ("ASAN_OPTIONS");
+  g_autofree char *no_leak_check = asan != NULL ? g_strconcat (asan, ":detect_leaks=0", NULL) : NULL;
+  const char *env[] = { no_leak_check != NULL ? "ASAN_OPTIONS" : NULL, no_leak_check, NULL };
+
+  hold_past_leases (f, env, right);
+
+  for (guint i = 0; i < G_N_ELEMENTS (wrong); i++)
+    {
+      gint64 start = g_get_monotonic_time ();
+      g_autoptr(Helper) refused = store_spawn (f, env, "C", "1", wrong[i].settings);
+      g_autofree char *line = helper_read_line (refused, 60);
+      g_autofree char *more = NULL;
+      double took;
+
+      took = (g_get_monotonic_time () - start) / 1e6;
+      g_test_message ("%s: %s (%.2f s)", wrong[i].what, line != NULL ? line : "(nothing)", took);
+      g_assert_nonnull (line);
+      g_assert_true (g_str_has_prefix (line, "ERROR "));
+      g_assert_nonnull (strstr (line, wrong[i].said));
+      more = helper_read_line (refused, 60);
+      g_assert_null (more);
+      g_assert_cmpint (helper_wait (refused), !=, 0);
+      /* Not the 30 s a member that does not answer is waited for. */
+      g_assert_cmpfloat (took, <, 20);
+    }
+}
+
+/* A pool on etcd configured without `path`: nothing local is the pool's.
+ * Processes take, wait (woken by the watch) and give back through the
+ * API; `tessera run` and `tessera status` work from a configuration
+ * without it and make no folder for the pool (the one a folder pool
+ * would get by default). */
+static void
+test_store_no_path (Fixture *f, gconstpointer data)
+{
+  const char *no_path[] = { "-path", NULL };
+  g_autofree char *config = tool_config (f);
+  g_autofree char *default_folder = g_build_filename (f->dir, "state", "tessera", "tokens", NULL);
+  g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", no_path);
+  g_autoptr(Helper) waiter = NULL;
+  g_autoptr(Helper) run = NULL;
+  g_autoptr(Helper) second = NULL;
+  gint64 free_units;
+  guint holders;
+
+  expect_acquired (holder, 60);
+  waiter = store_spawn (f, no_polling_env, "B", "1", no_path);
+  helper_expect_line (waiter, "WAITING", 60);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+
+  run = tool_holder (f, config);
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 0);
+  g_assert_cmpuint (holders, ==, 1);
+  second = tool_waiter (f, config);
+  helper_close_stdin (run);
+  g_assert_cmpint (helper_wait (run), ==, 0);
+  helper_expect_line (second, "SECOND", 60);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+  g_assert_false (g_file_test (default_folder, G_FILE_TEST_EXISTS));
 }
 
 /* Bad store settings: one line each, naming what is wrong. */
@@ -1947,6 +2284,13 @@ main (int argc, char **argv)
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);
+  ADD ("/etcd/store/tls", "tls", test_store_tls);
+  ADD ("/etcd/store/no-path", NULL, test_store_no_path);
+  ADD ("/etcd/store/watch", NULL, test_store_watch);
+  ADD ("/etcd/store/set-clean", NULL, test_store_set_clean);
+  ADD ("/etcd/store/init", NULL, test_store_init);
+  ADD ("/etcd/store/since", NULL, test_store_since);
+  ADD ("/etcd/store/short-lease", NULL, test_store_short_lease);
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);

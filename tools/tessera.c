@@ -1525,6 +1525,7 @@ init_resource (TesseraConfig *config, const char *name, int *status)
 
   const char *folder;
   g_autofree char *informations = NULL;
+  g_autofree char *location = NULL;
   struct stat st, folder_st;
   int fd;
 
@@ -1541,9 +1542,11 @@ init_resource (TesseraConfig *config, const char *name, int *status)
     g_printerr (_("tessera: cannot open %s to its group: %s\n"), informations, g_strerror (errno));
   if (fd >= 0)
     close (fd);
+  /* Where the pool lives: its folder, or its key in another store. */
+  location = tessera_tracked_dynamic_resource_dup_location (resource);
   /* Translators: "prepared cpu (countertoken) in /srv/pool/cpu" */
   g_print (_("prepared %s (%s) in %s\n"), name, tessera_config_get_type_name (config, name),
-           tessera_tracked_dynamic_resource_get_lock_folder (resource));
+           location != NULL ? location : folder);
   return TRUE;
 }
 

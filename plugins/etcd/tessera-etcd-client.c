@@ -414,7 +414,9 @@ pause_for (double seconds, GCancellable *cancellable, GError **error)
   return !g_cancellable_set_error_if_cancelled (cancellable, error);
 }
 
-typedef enum { ANSWERED, TRY_ANOTHER, FAILED, REAUTHENTICATE } Outcome;
+/* UNTRUSTED: this member and we do not trust each other (TLS): another
+ * member may, but time will not mend it. */
+typedef enum { ANSWERED, TRY_ANOTHER, FAILED, REAUTHENTICATE, UNTRUSTED } Outcome;
 
 /* Reads a reply body, refusing one larger than MAX_MESSAGE before it is
  * all in memory. */
@@ -461,6 +463,27 @@ maybe_applied (const GError *error)
   return TRUE;
 }
 
+/* A TLS failure with @endpoint, said as what to check in the settings:
+ * %TRUE when @error was one (it is replaced). */
+static gboolean
+explain_tls_error (const char *endpoint, GError **error)
+{
+  g_autoptr(GError) tls = NULL;
+
+  if (*error == NULL || (*error)->domain != G_TLS_ERROR)
+    return FALSE;
+  tls = g_steal_pointer (error);
+  if (g_error_matches (tls, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE))
+    g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_UNTRUSTED,
+                 _("etcd at %s: its TLS certificate is not trusted (is “ca” the CA that signed it?): %s"),
+                 endpoint, tls->message);
+  else
+    g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_UNTRUSTED,
+                 _("etcd at %s refused the TLS connection (does it want a client certificate, "
+                   "“cert” and “key”, signed by its CA?): %s"), endpoint, tls->message);
+  return TRUE;
+}
+
 /* One request to one endpoint. */
 static Outcome
 call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, const char *body,
@@ -478,6 +501,8 @@ call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, co
   stream = soup_session_send (self->session, message, cancellable, error);
   if (stream != NULL)
     bytes = read_bounded (stream, cancellable, too_large, error);
+  if (bytes == NULL && explain_tls_error (endpoint, error))
+    return UNTRUSTED;
   if (bytes == NULL)
     return g_cancellable_is_cancelled (cancellable) || *too_large ? FAILED : TRY_ANOTHER;
   status = soup_message_get_status (message);
@@ -567,13 +592,14 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
   gboolean authenticating = g_str_equal (method, "auth/authenticate");
   gint64 deadline = g_get_monotonic_time () + (gint64) (self->retry_time * G_USEC_PER_SEC);
   g_autoptr(GError) last = NULL;
+  g_autoptr(GError) distrust = NULL;
   guint n = g_strv_length (self->endpoints);
   gboolean reauthenticated = FALSE;
   double pause = 0.05;
 
   while (TRUE)
     {
-      guint first;
+      guint first, untrusted = 0;
 
       g_mutex_lock (&self->mutex);
       first = self->current;
@@ -615,6 +641,13 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
               k--;
               continue;
             }
+          if (outcome == UNTRUSTED)
+            {
+              g_clear_error (&distrust);
+              distrust = g_steal_pointer (&last);
+              untrusted++;
+              continue;
+            }
           if (outcome == TRY_ANOTHER && maybe_applied (last))
             *doubt = TRUE;
           if (outcome != TRY_ANOTHER)
@@ -625,6 +658,12 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
               g_propagate_error (error, g_steal_pointer (&last));
               return NULL;
             }
+        }
+      /* No member trusts us or is trusted: a setting to fix, not a wait. */
+      if (untrusted == n)
+        {
+          g_propagate_error (error, g_steal_pointer (&distrust));
+          return NULL;
         }
       if (g_get_monotonic_time () >= deadline)
         break;

@@ -47,6 +47,7 @@ typedef enum
   TESSERA_ETCD_ERROR_BAD_REPLY,      /* a reply that is not what the API says */
   TESSERA_ETCD_ERROR_COMPACTED,      /* a watch asked for a revision etcd has compacted */
   TESSERA_ETCD_ERROR_LEASE_NOT_FOUND,
+  TESSERA_ETCD_ERROR_UNTRUSTED,      /* TLS: a member's certificate, or ours, is not accepted */
 } TesseraEtcdError;
 
 #define TESSERA_TYPE_ETCD_CLIENT (tessera_etcd_client_get_type ())

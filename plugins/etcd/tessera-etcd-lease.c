@@ -10,8 +10,8 @@
 
 /* TesseraEtcdLease:
  *
- * Granted once, then renewed every third of its TTL by a thread of its
- * own, so that a process busy elsewhere (or blocked on a slow call) keeps
+ * Granted once, then renewed every third of its TTL (more often for a
+ * TTL under 12 s, see renew_interval_us()) by a thread of its own, so that a process busy elsewhere (or blocked on a slow call) keeps
  * its holdings. Each keep-alive has a deadline well under the TTL: the
  * keeper client's retry time is a quarter of it and one request to one
  * member at most a quarter divided among the members, so a member that
@@ -41,17 +41,24 @@ struct _TesseraEtcdLease
   GThread *thread;
 };
 
-/* A third of the TTL between renewals; after a failure, sooner. */
+/* A third of the TTL between renewals, more often below 12 s (TTL²/36:
+ * every 0.25 s for 3 s, 1 s for 6 s). `tessera run` ends its command once
+ * the lease has gone unrenewed for the TTL less a quarter of it and two
+ * checks (1.5 s of a 3 s lease): a third of a short TTL would leave a
+ * late renewal half a second there, this more than a second. */
 static gint64
 renew_interval_us (TesseraEtcdLease *lease)
 {
-  return lease->ttl * G_USEC_PER_SEC / 3;
+  if (lease->ttl >= 12)
+    return lease->ttl * G_USEC_PER_SEC / 3;
+  return lease->ttl * lease->ttl * G_USEC_PER_SEC / 36;
 }
 
+/* After a failure, sooner. */
 static gint64
 retry_interval_us (TesseraEtcdLease *lease)
 {
-  return MIN (G_USEC_PER_SEC, lease->ttl * G_USEC_PER_SEC / 10);
+  return MIN (renew_interval_us (lease), MIN (G_USEC_PER_SEC, lease->ttl * G_USEC_PER_SEC / 10));
 }
 
 /* Waits until @until or until told to stop: TRUE when stopping. */

@@ -182,6 +182,21 @@ read_informations (TesseraEtcdPoolState *state, TesseraEtcdKv *kv)
                  _("%s is not valid JSON: %s"), kv->key, local->message);
 }
 
+/* A holder's "since" as nanoseconds since the epoch; 0 when it has none
+ * that makes sense (a co-user's value, a year past 9999). */
+static gint64
+since_of (JsonObject *object)
+{
+  JsonNode *node = json_object_get_member (object, TESSERA_ETCD_POOL_SINCE);
+  double seconds;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      (json_node_get_value_type (node) != G_TYPE_DOUBLE && json_node_get_value_type (node) != G_TYPE_INT64))
+    return 0;
+  seconds = json_node_get_double (node);
+  return seconds > 0 && seconds < 253402300800.0 ? (gint64) (seconds * 1e9) : 0;
+}
+
 /* A holder key: the lock file it holds, or none when it cannot be read
  * (it then counts as holding everything, as on a folder), with why: the
  * store says so once per change of the key, not at every read. */
@@ -197,6 +212,14 @@ read_holder (TesseraEtcdPool *pool, const char *folder_key, TesseraEtcdKv *kv)
                                                                data != NULL ? data : "", (gssize) length,
                                                                &holder->error);
   holder->kv = kv;
+  /* Read already, so it is a JSON object within the limits. */
+  if (holder->lock_file != NULL)
+    {
+      g_autoptr(JsonNode) root = tessera_json_parse (data, (gssize) length, NULL);
+
+      if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
+        holder->since_ns = since_of (json_node_get_object (root));
+    }
   return holder;
 }
 
@@ -259,6 +282,22 @@ tessera_etcd_pool_read (TesseraEtcdPool  *pool,
   return g_steal_pointer (&state);
 }
 
+/* A holder key's value: the lock file's JSON, as on a folder, and since
+ * when it holds (its mtime, when known). */
+static GBytes *
+holder_value (TesseraDynamicLockFile *lock_file)
+{
+  g_autoptr(JsonNode) json = tessera_dynamic_lock_file_to_json (lock_file);
+  gint64 since_ns = tessera_dynamic_lock_file_get_mtime (lock_file);
+  char *text;
+
+  if (since_ns > 0 && JSON_NODE_HOLDS_OBJECT (json))
+    json_object_set_double_member (json_node_get_object (json), TESSERA_ETCD_POOL_SINCE,
+                                   (double) (since_ns / 1000000) / 1000);
+  text = json_to_string (json, FALSE);
+  return g_bytes_new_take (text, strlen (text));
+}
+
 /**
  * tessera_etcd_pool_put_holder:
  * @since_revision: the revision the decision was made on
@@ -281,16 +320,12 @@ tessera_etcd_pool_put_holder (TesseraEtcdPool        *pool,
                               GError                **error)
 {
   g_autofree char *key = NULL;
-  g_autoptr(JsonNode) json = NULL;
-  g_autofree char *text = NULL;
   g_autoptr(GBytes) value = NULL;
 
   if (!tessera_etcd_pool_check_holder_name (name, error))
     return FALSE;
   key = tessera_etcd_pool_dup_holder_key (pool, name);
-  json = tessera_dynamic_lock_file_to_json (lock_file);
-  text = json_to_string (json, FALSE);
-  value = g_bytes_new (text, strlen (text));
+  value = holder_value (lock_file);
   return tessera_etcd_client_put_if_unchanged (pool->client, pool->key, since_revision, key, value, lease,
                                                succeeded, NULL, cancellable, error);
 }
@@ -316,16 +351,12 @@ tessera_etcd_pool_update_holder (TesseraEtcdPool        *pool,
                                  GError                **error)
 {
   g_autofree char *key = NULL;
-  g_autoptr(JsonNode) json = NULL;
-  g_autofree char *text = NULL;
   g_autoptr(GBytes) value = NULL;
 
   if (!tessera_etcd_pool_check_holder_name (name, error))
     return FALSE;
   key = tessera_etcd_pool_dup_holder_key (pool, name);
-  json = tessera_dynamic_lock_file_to_json (lock_file);
-  text = json_to_string (json, FALSE);
-  value = g_bytes_new (text, strlen (text));
+  value = holder_value (lock_file);
   return tessera_etcd_client_put_if_created (pool->client, key, create_revision, value, lease, succeeded,
                                              cancellable, error);
 }

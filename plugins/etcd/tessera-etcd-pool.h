@@ -10,6 +10,11 @@
 
 G_BEGIN_DECLS
 
+/* A holder's key carries, beside a folder's lock-file JSON, "since": when
+ * it was first written (seconds since the epoch, a number), since the
+ * store has no file time to tell it. */
+#define TESSERA_ETCD_POOL_SINCE "since"
+
 /* A pool lives under PREFIX/NAME/: `informations` (the JSON of a folder's
  * informations.json), `jobs/TASK@ID` (the JSON of a folder's lock
  * file) and `queue/TASK@ID` (the JSON of a folder's queue entry, for a
@@ -25,6 +30,7 @@ typedef struct
   TesseraDynamicLockFile *lock_file;   /* NULL: unreadable, so it holds everything */
   GError *error;                       /* why, when unreadable */
   gboolean reserve;                    /* a queue entry's "reserve" */
+  gint64 since_ns;                     /* its "since", in ns since the epoch; 0: none */
 } TesseraEtcdHolder;
 
 /* The pool at one revision. */

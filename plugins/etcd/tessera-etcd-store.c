@@ -437,6 +437,8 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
       if (read->lock_file == NULL)
         g_warning (_("Holder %s of etcd pool %s cannot be read, so it holds everything: %s"),
                    read->name, tessera_etcd_pool_get_key (self->pool), read->error->message);
+      if (read->lock_file != NULL)
+        _tessera_dynamic_lock_file_set_mtime (read->lock_file, read->since_ns);
       known = add_holder (self, name, g_steal_pointer (&read->lock_file), read->kv->mod_revision);
       known->create_revision = read->kv->create_revision;
       known->lease = read->kv->lease;
@@ -648,11 +650,14 @@ etcd_store_list_holders (TesseraPoolStore *store)
   return result;
 }
 
-/* The lock file's JSON, as on a folder. */
+/* The lock file's JSON, as on a folder, and since when it holds
+ * (@since_ns, nanoseconds since the epoch: a file's time on a folder),
+ * which its key's value carries (tessera-etcd-pool.c). */
 static TesseraDynamicLockFile *
 new_lock_file (EtcdStore *self, const char *name, const char *job_uri, JsonNode *information,
-               TesseraProcess *process, GError **error)
+               TesseraProcess *process, gint64 since_ns, GError **error)
 {
+  TesseraDynamicLockFile *lock_file;
   g_autofree char *short_name = key_name (name);
   g_autofree char *key = tessera_etcd_pool_dup_holder_key (self->pool, short_name);
   g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
@@ -666,7 +671,10 @@ new_lock_file (EtcdStore *self, const char *name, const char *job_uri, JsonNode 
   if (process != NULL)
     json_object_set_member (object, "process", tessera_process_to_json (process));
   text = json_to_string (root, FALSE);
-  return tessera_dynamic_lock_file_new_from_data (self->lock_file_type, key, text, -1, error);
+  lock_file = tessera_dynamic_lock_file_new_from_data (self->lock_file_type, key, text, -1, error);
+  if (lock_file != NULL)
+    _tessera_dynamic_lock_file_set_mtime (lock_file, since_ns);
+  return lock_file;
 }
 
 static gboolean
@@ -685,7 +693,7 @@ etcd_store_put_holder (TesseraPoolStore *store,
   if (!tessera_etcd_pool_check_holder_name (short_name, error))
     return FALSE;
   lock_file = new_lock_file (self, name, tessera_job_get_job_uri (job), information,
-                             tessera_job_get_process (job), error);
+                             tessera_job_get_process (job), g_get_real_time () * 1000, error);
   if (lock_file == NULL)
     return FALSE;
   add_holder (self, name, lock_file, 0);
@@ -730,7 +738,7 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
     }
   information = tessera_dynamic_lock_file_get_information (holder->lock_file);
   updated = new_lock_file (self, name, tessera_dynamic_lock_file_get_job_uri (holder->lock_file), information,
-                           process, error);
+                           process, tessera_dynamic_lock_file_get_mtime (holder->lock_file), error);
   lease = updated != NULL ? shared_lease_ensure (self->lease, error) : 0;
   /* Only over the holder as read: one removed meanwhile stays removed. */
   if (lease == 0 ||

@@ -94,11 +94,12 @@ intents_folder (TesseraMutex *self)
 
 /* F/intents/, opened without following a link (a co-user may have
  * planted one to a folder of ours): everything in it is reached through
- * this descriptor. -1 when it is missing or not a real folder. */
+ * this descriptor. -1 when it is missing or not a real folder, or when
+ * the pool has no folder (a pool elsewhere configured without one). */
 int
 _tessera_mutex_open_intents (const char *lock_folder, gboolean create)
 {
-  int pool_fd = open (lock_folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int pool_fd = lock_folder != NULL ? open (lock_folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   gboolean created;
   struct stat pool_st, st;
   int fd;
