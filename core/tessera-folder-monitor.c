@@ -23,6 +23,7 @@ struct _TesseraFolderMonitor
   gboolean jobs_mtime_clean;  /* a scan ran after that mtime's clock tick was over */
   int inotify_fd;
   int jobs_wd;
+  int info_wd;                /* informations.json itself, for in-place writes */
   GSource *inotify_source;
 };
 
@@ -35,6 +36,7 @@ _tessera_folder_monitor_new (TesseraLockFolder *folder)
   monitor->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   monitor->inotify_fd = -1;
   monitor->jobs_wd = -1;
+  monitor->info_wd = -1;
   return monitor;
 }
 
@@ -62,6 +64,26 @@ _tessera_folder_monitor_free (TesseraFolderMonitor *monitor)
 
 /* ---------------------------------------------------------------------- */
 /* inotify */
+
+/* The pool's folder is watched for names only (informations.json or jobs/
+ * made, replaced or removed): every take of ipc.lock opens it for writing
+ * and closes it, which IN_CLOSE_WRITE on the folder would report to every
+ * process of the pool, several times per acquisition. A peer writing
+ * informations.json in place (Python's json.dump) is seen by a watch of
+ * that file, made again whenever the name gets a new file. */
+#define FOLDER_MASK (IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW)
+
+static void
+watch_informations (TesseraFolderMonitor *monitor)
+{
+  int wd = inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_informations_path (monitor->folder),
+                              IN_CLOSE_WRITE | IN_DONT_FOLLOW);
+
+  /* The file it replaced (still linked elsewhere) tells nothing more. */
+  if (monitor->info_wd >= 0 && monitor->info_wd != wd)
+    inotify_rm_watch (monitor->inotify_fd, monitor->info_wd);
+  monitor->info_wd = wd;
+}
 
 gboolean
 _tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
@@ -105,8 +127,20 @@ _tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
                   relevant = TRUE;
                 }
             }
+          else if (ev->wd == monitor->info_wd && ev->wd >= 0)
+            {
+              if (ev->mask & IN_CLOSE_WRITE)
+                *informations_changed = TRUE;
+              if (ev->mask & IN_IGNORED)
+                monitor->info_wd = -1;
+            }
           else if (ev->len > 0 && strcmp (ev->name, "informations.json") == 0)
-            *informations_changed = TRUE;
+            {
+              /* A new file under the name: watch it before it is read. */
+              if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+                watch_informations (monitor);
+              *informations_changed = TRUE;
+            }
           else if (ev->len > 0 && strcmp (ev->name, "jobs") == 0)
             {
               monitor->force_scan = TRUE;
@@ -157,15 +191,14 @@ _tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
       destroy (data);
       return TRUE;
     }
-  if (inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_path (monitor->folder),
-                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
-                         IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
+  if (inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_path (monitor->folder), FOLDER_MASK) < 0)
     {
       close (monitor->inotify_fd);
       monitor->inotify_fd = -1;
       destroy (data);
       return TRUE;
     }
+  watch_informations (monitor);
   _tessera_folder_monitor_watch_jobs (monitor);
   monitor->inotify_source = g_unix_fd_source_new (monitor->inotify_fd, G_IO_IN);
   g_source_set_name (monitor->inotify_source, "tessera-inotify");
