@@ -127,6 +127,44 @@ hold_in_process (Fixture *f, const char *id)
   return lock;
 }
 
+/* A lock file that appears under its name without a rename or a write
+ * (link(2): a peer's "create, never replace" writer, O_TMPFILE + linkat)
+ * counts for the next decision of a process that watches the folder,
+ * even though such an appearance wakes no waiter (it frees nothing). */
+static void
+test_linked_lock_file_counts (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "late");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) process = tessera_process_to_json (self);
+  g_autofree char *process_text = json_to_string (process, FALSE);
+  g_autofree char *uri = g_build_filename (f->tmp, "other", "linked", NULL);
+  g_autofree char *content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+                                              "\"process\": %s}", uri, process_text);
+  g_autofree char *outside = g_build_filename (f->tmp, "linked.json", NULL);
+  g_autofree char *inside = g_build_filename (f->folder, "jobs", "other@linked.json", NULL);
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  /* A first wait: this process now watches the folder. */
+  lock = tessera_dynamic_dependency_lock (dep, 0.2, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  test_write_file (outside, content);
+  g_assert_cmpint (link (outside, inside), ==, 0);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  /* The holder's unit is free, but the linked lock file (this very
+   * process, alive) holds the only unit. */
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
+}
+
 static void
 test_timeout (Fixture *f, gconstpointer data)
 {
@@ -522,6 +560,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
   ADD ("/wait/woken-by-total-written-in-place", test_woken_by_total_in_place);
   ADD ("/wait/woken-by-total-written-in-place/after-replace", test_woken_by_total_in_place_after_replace);
+  ADD ("/wait/lock-file-made-by-link-counts", test_linked_lock_file_counts);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/resource-wait-timeout-in-seconds", test_wait_timeout_seconds);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
