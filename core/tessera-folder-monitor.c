@@ -258,6 +258,10 @@ _tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
   _tessera_folder_monitor_watch_jobs (monitor);
   monitor->inotify_source = g_unix_fd_source_new (monitor->inotify_fd, G_IO_IN);
   g_source_set_name (monitor->inotify_source, "tessera-inotify");
+  /* Its callback never runs the loop: no need for GLib to take its
+   * descriptor out of the poll set around each dispatch, which wakes the
+   * loop's own eventfd twice (another turn of the loop) per wake-up. */
+  g_source_set_can_recurse (monitor->inotify_source, TRUE);
   g_source_set_callback (monitor->inotify_source, (GSourceFunc) (void (*)(void)) func, data, destroy);
   g_source_attach (monitor->inotify_source, context);
   return TRUE;
