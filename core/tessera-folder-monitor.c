@@ -21,8 +21,11 @@ struct _TesseraFolderMonitor
   ino_t jobs_ino;
   gint64 jobs_seen_mono;      /* our monotonic time when we first read that mtime */
   gboolean jobs_mtime_clean;  /* a scan ran after that mtime's clock tick was over */
-  int inotify_fd;
+  int inotify_fd;             /* what wakes waiters: the source's */
   int jobs_wd;
+  int info_wd;                /* informations.json itself, for in-place writes */
+  int view_fd;                /* what only keeps the view current: read, never polled */
+  int view_jobs_wd;
   GSource *inotify_source;
 };
 
@@ -35,6 +38,9 @@ _tessera_folder_monitor_new (TesseraLockFolder *folder)
   monitor->dirty = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   monitor->inotify_fd = -1;
   monitor->jobs_wd = -1;
+  monitor->info_wd = -1;
+  monitor->view_fd = -1;
+  monitor->view_jobs_wd = -1;
   return monitor;
 }
 
@@ -57,24 +63,46 @@ _tessera_folder_monitor_free (TesseraFolderMonitor *monitor)
   g_hash_table_unref (monitor->dirty);
   if (monitor->inotify_fd >= 0)
     close (monitor->inotify_fd);
+  if (monitor->view_fd >= 0)
+    close (monitor->view_fd);
   g_free (monitor);
 }
 
 /* ---------------------------------------------------------------------- */
 /* inotify */
 
-gboolean
-_tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
-                               gboolean             *informations_changed)
+/* The pool's folder is watched for names only (informations.json or jobs/
+ * made, replaced or removed): every take of ipc.lock opens it for writing
+ * and closes it, which IN_CLOSE_WRITE on the folder would report to every
+ * process of the pool, several times per acquisition. A peer writing
+ * informations.json in place (Python's json.dump) is seen by a watch of
+ * that file, made again whenever the name gets a new file. */
+#define FOLDER_MASK (IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW)
+
+static void
+watch_informations (TesseraFolderMonitor *monitor)
+{
+  int wd = inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_informations_path (monitor->folder),
+                              IN_CLOSE_WRITE | IN_DONT_FOLLOW);
+
+  /* The file it replaced (still linked elsewhere) tells nothing more. */
+  if (monitor->info_wd >= 0 && monitor->info_wd != wd)
+    inotify_rm_watch (monitor->inotify_fd, monitor->info_wd);
+  monitor->info_wd = wd;
+}
+
+/* Reads one inotify instance to the end. */
+static gboolean
+drain_fd (TesseraFolderMonitor *monitor,
+          int                   fd,
+          gboolean             *informations_changed)
 {
   gboolean relevant = FALSE;
   char buf[16384] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
 
-  if (monitor->inotify_fd < 0)
-    return FALSE;
   for (;;)
     {
-      ssize_t n = read (monitor->inotify_fd, buf, sizeof buf);
+      ssize_t n = read (fd, buf, sizeof buf);
       char *p;
 
       if (n < 0 && errno == EINTR)
@@ -91,6 +119,16 @@ _tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
               monitor->force_scan = TRUE;
               relevant = TRUE;
             }
+          else if (fd == monitor->view_fd)
+            {
+              /* Only appearances and in-place writes: they free nothing,
+               * but the next decision must see them. Losing this watch
+               * (jobs/ gone) is told by the other instance. */
+              if (ev->wd == monitor->view_jobs_wd && (ev->mask & IN_IGNORED))
+                monitor->view_jobs_wd = -1;
+              else if (ev->wd == monitor->view_jobs_wd && ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
+                g_hash_table_add (monitor->dirty, g_strdup (ev->name));
+            }
           else if (ev->wd == monitor->jobs_wd)
             {
               if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF))
@@ -105,8 +143,20 @@ _tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
                   relevant = TRUE;
                 }
             }
+          else if (ev->wd == monitor->info_wd && ev->wd >= 0)
+            {
+              if (ev->mask & IN_CLOSE_WRITE)
+                *informations_changed = TRUE;
+              if (ev->mask & IN_IGNORED)
+                monitor->info_wd = -1;
+            }
           else if (ev->len > 0 && strcmp (ev->name, "informations.json") == 0)
-            *informations_changed = TRUE;
+            {
+              /* A new file under the name: watch it before it is read. */
+              if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+                watch_informations (monitor);
+              *informations_changed = TRUE;
+            }
           else if (ev->len > 0 && strcmp (ev->name, "jobs") == 0)
             {
               monitor->force_scan = TRUE;
@@ -117,15 +167,53 @@ _tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
   return relevant;
 }
 
+gboolean
+_tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
+                               gboolean             *informations_changed)
+{
+  gboolean relevant;
+
+  if (monitor->inotify_fd < 0)
+    return FALSE;
+  relevant = drain_fd (monitor, monitor->inotify_fd, informations_changed);
+  /* Read on every wake-up too, so its queue stays short. */
+  if (monitor->view_fd >= 0)
+    relevant |= drain_fd (monitor, monitor->view_fd, informations_changed);
+  return relevant;
+}
+
+/* What may free capacity wakes waiters: a lock file removed, renamed away
+ * or replaced by a rename (Tessera's writes: the temporary file's rename).
+ * What only adds a holder (a name made, a file written in place: a Python
+ * peer's creation, or its naming of the process, which the job's `.pid`
+ * told already) goes to a second instance that nothing polls, read before
+ * each decision: an acquisition elsewhere then wakes each process once for
+ * its rename, not also for the temporary file's creation and close. */
+#define JOBS_WAKE_MASK (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
+                        IN_ONLYDIR | IN_DONT_FOLLOW)
+#define JOBS_VIEW_MASK (IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR | IN_DONT_FOLLOW)
+
 void
 _tessera_folder_monitor_watch_jobs (TesseraFolderMonitor *monitor)
 {
+  const char *jobs = _tessera_lock_folder_get_jobs_path (monitor->folder);
+
   if (monitor->inotify_fd < 0 || monitor->jobs_wd >= 0)
     return;
-  monitor->jobs_wd = inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_jobs_path (monitor->folder),
-                                        IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
-                                        IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
-                                        IN_ONLYDIR | IN_DONT_FOLLOW);
+  /* The view's watch first: whatever happens once the waking one is in
+   * place is seen by both. */
+  if (monitor->view_fd >= 0)
+    {
+      int wd = inotify_add_watch (monitor->view_fd, jobs, JOBS_VIEW_MASK);
+
+      /* A jobs/ moved away (still there elsewhere) tells nothing more. */
+      if (monitor->view_jobs_wd >= 0 && monitor->view_jobs_wd != wd)
+        inotify_rm_watch (monitor->view_fd, monitor->view_jobs_wd);
+      monitor->view_jobs_wd = wd;
+    }
+  monitor->jobs_wd = inotify_add_watch (monitor->inotify_fd, jobs,
+                                        monitor->view_jobs_wd >= 0 ? JOBS_WAKE_MASK
+                                                                   : JOBS_WAKE_MASK | JOBS_VIEW_MASK);
 }
 
 gboolean
@@ -157,18 +245,23 @@ _tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
       destroy (data);
       return TRUE;
     }
-  if (inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_path (monitor->folder),
-                         IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
-                         IN_ONLYDIR | IN_DONT_FOLLOW) < 0)
+  if (inotify_add_watch (monitor->inotify_fd, _tessera_lock_folder_get_path (monitor->folder), FOLDER_MASK) < 0)
     {
       close (monitor->inotify_fd);
       monitor->inotify_fd = -1;
       destroy (data);
       return TRUE;
     }
+  watch_informations (monitor);
+  /* Without it (no descriptor left), one instance reports everything. */
+  monitor->view_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
   _tessera_folder_monitor_watch_jobs (monitor);
   monitor->inotify_source = g_unix_fd_source_new (monitor->inotify_fd, G_IO_IN);
   g_source_set_name (monitor->inotify_source, "tessera-inotify");
+  /* Its callback never runs the loop: no need for GLib to take its
+   * descriptor out of the poll set around each dispatch, which wakes the
+   * loop's own eventfd twice (another turn of the loop) per wake-up. */
+  g_source_set_can_recurse (monitor->inotify_source, TRUE);
   g_source_set_callback (monitor->inotify_source, (GSourceFunc) (void (*)(void)) func, data, destroy);
   g_source_attach (monitor->inotify_source, context);
   return TRUE;

@@ -6,12 +6,15 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 /* Polling only every 1000 s: a waiter that gets through did so by an event. */
 static const char * const no_poll_env[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
+/* Nor waking at the end of its patience (60 s by default) to reserve. */
+static const char * const no_poll_no_patience_env[] = { "TESSERA_POLL_INTERVAL", "1000", "TESSERA_PATIENCE", "1000", NULL };
 
 typedef struct
 {
@@ -59,6 +62,59 @@ test_woken_by_release (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* Writes @text over @path in place, as Python's json.dump does: the same
+ * file, truncated, then written and closed. */
+static void
+write_in_place (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
+  g_assert_cmpint (close (fd), ==, 0);
+}
+
+/* A peer raising the total in place wakes a waiter of another process
+ * at once (no polling), also after informations.json was replaced by
+ * another file (a rename), whose in-place write must be seen too. */
+static void
+check_woken_by_total_in_place (Fixture *f, gboolean replaced_first)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
+  g_autofree char *line = NULL;
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  waiter = helper_spawn (no_poll_no_patience_env, "wait", f->folder, "-1", "waiter", "100", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  g_usleep (200 * 1000);   /* let it sleep in the wait (not required for correctness) */
+  if (replaced_first)
+    {
+      /* Same total, new file: nothing to grant yet. */
+      test_write_file (info, "{\"total\": 1, \"tessera_protocol\": 2}");
+      g_usleep (200 * 1000);   /* let it see the new file (not required for correctness) */
+    }
+  write_in_place (info, "{\"total\": 2, \"tessera_protocol\": 2}");
+  line = helper_read_line (waiter, 90);
+  g_assert_cmpstr (line, ==, "ACQUIRED polls=0");
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+static void
+test_woken_by_total_in_place (Fixture *f, gconstpointer data)
+{
+  check_woken_by_total_in_place (f, FALSE);
+}
+
+static void
+test_woken_by_total_in_place_after_replace (Fixture *f, gconstpointer data)
+{
+  check_woken_by_total_in_place (f, TRUE);
+}
+
 static TesseraDynamicDependencyLock *
 hold_in_process (Fixture *f, const char *id)
 {
@@ -69,6 +125,44 @@ hold_in_process (Fixture *f, const char *id)
 
   g_assert_no_error (error);
   return lock;
+}
+
+/* A lock file that appears under its name without a rename or a write
+ * (link(2): a peer's "create, never replace" writer, O_TMPFILE + linkat)
+ * counts for the next decision of a process that watches the folder,
+ * even though such an appearance wakes no waiter (it frees nothing). */
+static void
+test_linked_lock_file_counts (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "late");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) process = tessera_process_to_json (self);
+  g_autofree char *process_text = json_to_string (process, FALSE);
+  g_autofree char *uri = g_build_filename (f->tmp, "other", "linked", NULL);
+  g_autofree char *content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, "
+                                              "\"process\": %s}", uri, process_text);
+  g_autofree char *outside = g_build_filename (f->tmp, "linked.json", NULL);
+  g_autofree char *inside = g_build_filename (f->folder, "jobs", "other@linked.json", NULL);
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  /* A first wait: this process now watches the folder. */
+  lock = tessera_dynamic_dependency_lock (dep, 0.2, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  test_write_file (outside, content);
+  g_assert_cmpint (link (outside, inside), ==, 0);
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  /* The holder's unit is free, but the linked lock file (this very
+   * process, alive) holds the only unit. */
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
 }
 
 static void
@@ -464,6 +558,9 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/wait/woken-by-release-in-another-process", test_woken_by_release);
+  ADD ("/wait/woken-by-total-written-in-place", test_woken_by_total_in_place);
+  ADD ("/wait/woken-by-total-written-in-place/after-replace", test_woken_by_total_in_place_after_replace);
+  ADD ("/wait/lock-file-made-by-link-counts", test_linked_lock_file_counts);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/resource-wait-timeout-in-seconds", test_wait_timeout_seconds);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
