@@ -2422,7 +2422,9 @@ file_time (const char *path)
 static void
 test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
 {
-  const double lease = 2;
+  /* Long enough that a loaded machine's late renewal does not fence
+   * the holder, whose renewer is the one that must do the removing. */
+  const double lease = 5;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\nhost-lease=%g\n",
                                              f->tmp, lease);
   const Place there = { .host = "host-b" };
@@ -2435,10 +2437,12 @@ test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
   holder = start_holder_at (f, &there, NULL, NULL);
   temporary = kill_renewer_half_way (f, "host-b");
   written = file_time (temporary);
-  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
   while (g_file_test (temporary, G_FILE_TEST_EXISTS))
     {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      if (g_subprocess_get_identifier (holder) == NULL || g_get_monotonic_time () >= deadline)
+        g_error ("the temporary file is still there %.2f s after it was written (holder %s)",
+                 server_now (f) - written, g_subprocess_get_identifier (holder) ? "running" : "ended");
       g_usleep (20 * 1000);
     }
   g_test_message ("the killed renewer's temporary file went %.2f s after it was written (lease %g s)",

@@ -51,7 +51,8 @@ test_woken_by_release (Fixture *f, gconstpointer data)
   g_autofree char *line = NULL;
 
   helper_expect_line (holder, "ACQUIRED", 60);
-  waiter = helper_spawn (no_poll_env, "wait", f->folder, "-1", "waiter", "100", NULL);
+  /* Nor patience: its end (60 s, within the read's 90) would wake it too. */
+  waiter = helper_spawn (no_poll_no_patience_env, "wait", f->folder, "-1", "waiter", "100", NULL);
   helper_expect_line (waiter, "WAITING", 60);
   g_usleep (200 * 1000);   /* let it sleep in the wait (not required for correctness) */
   helper_close_stdin (holder);
