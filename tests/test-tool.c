@@ -243,26 +243,42 @@ test_wrapper_killed (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (second), ==, 0);
 }
 
+
+/* `tessera run --need r` holding until told: returns once its command
+ * runs (said "ready"). */
+static GSubprocess *
+hold_r (Fixture *f)
+{
+  GSubprocess *holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                                       "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+
+  g_assert_cmpstr (ready, ==, "ready");
+  return holder;
+}
+
+/* Tells a holder to end (its stdin closes), and waits for it. */
+static void
+let_go (GSubprocess *holder)
+{
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+}
 static void
 test_no_wait_and_timeout (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GSubprocess) holder =
-    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) holder = hold_r (f);
   g_autoptr(GSubprocess) no_wait = NULL;
   g_autoptr(GSubprocess) timeout = NULL;
   gint64 start;
 
-  g_assert_cmpstr (ready, ==, "ready");
   no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--no-wait", "--need", "r", "--", "true", NULL);
   g_assert_cmpint (test_exit_code (no_wait), ==, 75);
   start = g_get_monotonic_time ();
   timeout = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--timeout", "0.5", "--need", "r", "--", "true", NULL);
   g_assert_cmpint (test_exit_code (timeout), ==, 75);
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 500 * 1000);
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
 }
 
 /* The command of a waiting run sits behind its gate: when something kills
@@ -272,10 +288,7 @@ test_no_wait_and_timeout (Fixture *f, gconstpointer data)
 static void
 test_command_killed_while_waiting (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GSubprocess) holder =
-    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) holder = hold_r (f);
   g_autoptr(GSubprocess) waiter = NULL;
   g_autofree char *waited = NULL;
   g_autofree char *children_path = NULL;
@@ -283,7 +296,6 @@ test_command_killed_while_waiting (Fixture *f, gconstpointer data)
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
   GPid command;
 
-  g_assert_cmpstr (ready, ==, "ready");
   /* Without the fix it would give up only at its timeout (exit 75). */
   waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--timeout", "60", "--need", "r", "--", "true", NULL);
@@ -299,8 +311,7 @@ test_command_killed_while_waiting (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGKILL);
   /* The holder still holds: the waiter never got the share. */
   g_assert_cmpuint (test_count_entries (jobs), ==, 1);
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
 }
 
 /* At its end a run removes its job files through the folder it made,
@@ -365,7 +376,6 @@ test_no_watch_without_wait (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) holder = NULL;
   g_autoptr(GSubprocess) waiter = NULL;
   g_autofree char *out = NULL;
-  g_autofree char *ready = NULL;
   g_autofree char *waited = NULL;
   g_autoptr(GError) error = NULL;
   int status;
@@ -376,18 +386,14 @@ test_no_watch_without_wait (Fixture *f, gconstpointer data)
   g_assert_null (strstr (out, "tessera-poller"));
   g_assert_null (strstr (out, "inotify"));
 
-  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                          "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready = read_line (holder, 60);
-  g_assert_cmpstr (ready, ==, "ready");
+  holder = hold_r (f);
   waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "r", "--", "sh", "-c", SHOW_PARENT, NULL);
   /* Its first line says it waits: then let the holder go. */
   waited = read_error_line (waiter, 60);
   g_assert_nonnull (waited);
   g_assert_nonnull (strstr (waited, "waiting for r"));
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
   g_clear_pointer (&out, g_free);
   g_subprocess_communicate_utf8 (waiter, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
@@ -527,8 +533,7 @@ test_status_json (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_suffix (json_object_get_string_member (h, "since"), "Z"));
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (h, "information"), "count"), ==, 1);
 
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
   r = status_of_r (f, &after);
   g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 1);
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 0);
@@ -540,17 +545,13 @@ static void
 test_set_wakes_waiter (Fixture *f, gconstpointer data)
 {
   const char *no_poll[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
-  g_autoptr(GSubprocess) holder =
-    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) holder = hold_r (f);
   g_autoptr(GSubprocess) waiter = NULL;
   g_autofree char *early = NULL;
   g_autofree char *through = NULL;
   g_autofree char *out = NULL;
   int status;
 
-  g_assert_cmpstr (ready, ==, "ready");
   waiter = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "echo", "through", NULL);
   early = read_line (waiter, 1.0);
   g_assert_null (early);
@@ -559,8 +560,7 @@ test_set_wakes_waiter (Fixture *f, gconstpointer data)
   through = read_line (waiter, 30);
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -647,7 +647,6 @@ test_watch (Fixture *f, gconstpointer data)
 {
   const char *no_poll[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
   g_autoptr(GSubprocess) watch = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "watch", NULL);
-  g_autofree char *out = NULL;
   gboolean saw_three = FALSE;
   int status;
 
@@ -1089,8 +1088,7 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
   more = read_error_line (waiter, 1.0);
   g_assert_null (more);
 
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
   /* The interrupted waiter left nothing held. */
   g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
   g_assert_cmpint (status, ==, 0);
@@ -1343,16 +1341,12 @@ test_warnings_are_short (Fixture *f, gconstpointer data)
 static void
 test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GSubprocess) holder =
-    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) holder = hold_r (f);
   g_autoptr(GSubprocess) watch = NULL;
   g_autofree char *idle = NULL;
   gboolean saw_three = FALSE;
   int status;
 
-  g_assert_cmpstr (ready, ==, "ready");
   watch = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "watch", NULL);
   for (int i = 0; i < 3; i++)
     {
@@ -1371,8 +1365,7 @@ test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
     }
   g_subprocess_force_exit (watch);
   g_assert_true (saw_three);
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
 }
 
 static guint
@@ -1451,14 +1444,10 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
 static void
 test_poll_interval_setting (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GSubprocess) holder =
-    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(GSubprocess) holder = hold_r (f);
   g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
   const char *values[] = { "1e-9", "nope" };
 
-  g_assert_cmpstr (ready, ==, "ready");
   for (guint i = 0; i < G_N_ELEMENTS (values); i++)
     {
       g_autofree char *script =
@@ -1489,8 +1478,7 @@ test_poll_interval_setting (Fixture *f, gconstpointer data)
           warnings++;
       g_assert_cmpuint (warnings, ==, 1);
     }
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1523,8 +1511,7 @@ test_all_at_once (Fixture *f, gconstpointer data)
   meanwhile = run_capture (f, &status, "run", "--no-wait", "--need", "cpu=1", "--", "true", NULL);
   g_assert_cmpint (status, ==, 0);
 
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  let_go (holder);
   through = read_line (waiter, 60);
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
