@@ -1695,6 +1695,26 @@ tool_holder (Fixture *f, const char *config)
   return holder;
 }
 
+/* `tessera run` holds both tokens (status: none free, one holder), a
+ * second run waits and runs its command once the first ends. */
+static void
+tool_hand_over (Fixture *f, const char *config)
+{
+  g_autoptr(Helper) first = tool_holder (f, config);
+  g_autoptr(Helper) second = NULL;
+  gint64 free_units;
+  guint holders;
+
+  tool_status (f, config, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 0);
+  g_assert_cmpuint (holders, ==, 1);
+  second = tool_waiter (f, config);
+  helper_close_stdin (first);
+  g_assert_cmpint (helper_wait (first), ==, 0);
+  helper_expect_line (second, "SECOND", 60);
+  g_assert_cmpint (helper_wait (second), ==, 0);
+}
+
 /* The command on an etcd pool, from real processes: `tessera run --need`
  * holds both tokens while its command runs, `tessera status` shows it, a
  * second `tessera run` waits (woken by the watch: polling is off) and
@@ -1703,26 +1723,13 @@ static void
 test_store_tool (Fixture *f, gconstpointer data)
 {
   g_autofree char *config = tool_config (f);
-  g_autoptr(Helper) first = NULL;
-  g_autoptr(Helper) second = NULL;
   gint64 free_units;
   guint holders;
 
   tool_status (f, config, &free_units, &holders);
   g_assert_cmpint (free_units, ==, 2);
   g_assert_cmpuint (holders, ==, 0);
-
-  first = tool_holder (f, config);
-  tool_status (f, config, &free_units, &holders);
-  g_assert_cmpint (free_units, ==, 0);
-  g_assert_cmpuint (holders, ==, 1);
-
-  second = tool_waiter (f, config);
-
-  helper_close_stdin (first);
-  g_assert_cmpint (helper_wait (first), ==, 0);
-  helper_expect_line (second, "SECOND", 60);
-  g_assert_cmpint (helper_wait (second), ==, 0);
+  tool_hand_over (f, config);
   tool_status (f, config, &free_units, &holders);
   g_assert_cmpint (free_units, ==, 2);
   g_assert_cmpuint (holders, ==, 0);
@@ -2179,10 +2186,6 @@ test_store_no_path (Fixture *f, gconstpointer data)
   g_autofree char *default_folder = g_build_filename (f->dir, "state", "tessera", "tokens", NULL);
   g_autoptr(Helper) holder = store_spawn (f, NULL, "A", "2", no_path);
   g_autoptr(Helper) waiter = NULL;
-  g_autoptr(Helper) run = NULL;
-  g_autoptr(Helper) second = NULL;
-  gint64 free_units;
-  guint holders;
 
   expect_acquired (holder, 60);
   waiter = store_spawn (f, no_polling_env, "B", "1", no_path);
@@ -2195,15 +2198,7 @@ test_store_no_path (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
   g_assert_cmpint (helper_wait (waiter), ==, 0);
 
-  run = tool_holder (f, config);
-  tool_status (f, config, &free_units, &holders);
-  g_assert_cmpint (free_units, ==, 0);
-  g_assert_cmpuint (holders, ==, 1);
-  second = tool_waiter (f, config);
-  helper_close_stdin (run);
-  g_assert_cmpint (helper_wait (run), ==, 0);
-  helper_expect_line (second, "SECOND", 60);
-  g_assert_cmpint (helper_wait (second), ==, 0);
+  tool_hand_over (f, config);
   g_assert_false (g_file_test (default_folder, G_FILE_TEST_EXISTS));
 }
 
