@@ -35,6 +35,9 @@
  *   tessera-helper hold-job JOB_URI
  *       take the job lock of JOB_URI (tessera_job_hold), print "HELD" or
  *       "ERROR <message>", keep it until stdin closes.
+ *   tessera-helper job-locks
+ *       as a job's process: load $TESSERA_LOCKS, enter its locks, print
+ *       "JOB-LOCKS N" (or "ERROR <message>", exit 1), leave them.
  *   tessera-helper keep-fd PID FD
  *       copy descriptor FD of process PID (pidfd_getfd: the same open
  *       file, so the same locks), print "KEPT", keep it until stdin
@@ -337,6 +340,25 @@ do_keep_fd (char **argv)
   return 0;
 }
 
+static int
+do_job_locks (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJobDependencyLocks) locks = tessera_job_dependency_locks_load (g_getenv ("TESSERA_LOCKS"), &error);
+  g_autofree char *line = NULL;
+
+  if (locks == NULL || !tessera_job_dependency_locks_acquire (locks, &error))
+    {
+      line = g_strdup_printf ("ERROR %s", error->message);
+      say (line);
+      return 1;
+    }
+  line = g_strdup_printf ("JOB-LOCKS %u", tessera_job_dependency_locks_get_locks (locks)->len);
+  say (line);
+  tessera_job_dependency_locks_release (locks);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -360,6 +382,8 @@ main (int argc, char **argv)
     return do_hold_job (argv);
   if (argc >= 3 && strcmp (argv[1], "probe") == 0)
     return do_probe (argv);
+  if (argc >= 2 && strcmp (argv[1], "job-locks") == 0)
+    return do_job_locks ();
   if (argc >= 4 && strcmp (argv[1], "keep-fd") == 0)
     return do_keep_fd (argv);
   g_printerr ("usage: see the comment at the top of tessera-helper.c\n");

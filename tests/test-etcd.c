@@ -1735,6 +1735,25 @@ test_store_tool (Fixture *f, gconstpointer data)
   g_assert_cmpuint (holders, ==, 0);
 }
 
+/* The command of a `tessera run` on an etcd pool reads its locks as a
+ * job's process does (TESSERA_LOCKS): they name no local lock file (the
+ * holder is a key, kept on the run's lease), so entering them does not
+ * look for one in a folder that holds nothing of the pool. */
+static void
+test_store_job_side_locks (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autofree char *helper = g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL);
+  const char *run_args[] = { "run", "--need", "tokens=1", "--", helper, "job-locks", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, run_args);
+  g_autoptr(Helper) run = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  g_autofree char *line = helper_read_line (run, 60);
+
+  g_test_message ("the command said: %s", line ? line : "(nothing)");
+  g_assert_cmpstr (line, ==, "JOB-LOCKS 1");
+  g_assert_cmpint (helper_wait (run), ==, 0);
+}
+
 /* `tessera status` on an etcd pool: the pool's key as its "path" (the
  * local folder holds nothing of it) and "store": "etcd"; each holder
  * named as its key names it (what `tessera clean` takes), with the
@@ -2281,6 +2300,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/auth", NULL, test_store_auth);
   ADD ("/etcd/store/tls", "tls", test_store_tls);
   ADD ("/etcd/store/no-path", NULL, test_store_no_path);
+  ADD ("/etcd/store/job-side-locks", NULL, test_store_job_side_locks);
   ADD ("/etcd/store/watch", NULL, test_store_watch);
   ADD ("/etcd/store/set-clean", NULL, test_store_set_clean);
   ADD ("/etcd/store/init", NULL, test_store_init);
