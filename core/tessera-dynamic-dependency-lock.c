@@ -73,11 +73,16 @@ real_do_release (TesseraLock *lock, GError **error)
   return FALSE;
 }
 
+/* None for a pool in another store (etcd): its `path`, if set, holds
+ * nothing of it, so no lock file or ipc.lock is to be looked for there. */
 static char *
 real_dup_lock_folder (TesseraDynamicDependencyLock *self)
 {
   TesseraTrackedDynamicResource *resource = tracked_resource (self);
-  return resource ? g_strdup (tessera_tracked_dynamic_resource_get_lock_folder (resource)) : NULL;
+
+  if (resource == NULL || !_tessera_dynamic_resource_in_a_folder (TESSERA_DYNAMIC_RESOURCE (resource)))
+    return NULL;
+  return g_strdup (tessera_tracked_dynamic_resource_get_lock_folder (resource));
 }
 
 static gboolean

@@ -276,18 +276,6 @@ compare_pools (gconstpointer a, gconstpointer b)
   return g_strcmp0 (x->name, y->name);
 }
 
-/* Whether @resource's pool lives in its folder (the folder store). */
-static gboolean
-in_a_folder (TesseraDynamicResource *resource)
-{
-  g_autofree char *store = NULL;
-
-  if (!TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource))
-    return FALSE;
-  g_object_get (resource, "store", &store, NULL);
-  return store == NULL || g_str_equal (store, "folder");
-}
-
 static void
 release_held (GArray *pools)
 {
@@ -384,7 +372,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
       pool.index = i;
       pool.dependency = dependencies[i];
       pool.name = tessera_dynamic_resource_get_name (resource);
-      if (in_a_folder (resource))
+      if (_tessera_dynamic_resource_in_a_folder (resource))
         {
           const char *folder = tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource));
           GStatBuf st;

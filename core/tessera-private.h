@@ -235,6 +235,11 @@ gboolean _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
 
 void _tessera_share_like_parent (int fd, const char *path);
 
+/* Whether @resource's pool lives in its folder (the folder store), the
+ * only place where holders are files and there is an ipc.lock
+ * (tessera-tracked-resource-store.c). */
+gboolean _tessera_dynamic_resource_in_a_folder (TesseraDynamicResource *resource);
+
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);
 double _tessera_poll_interval_max     (void);

@@ -23,9 +23,13 @@ tessera_counter_token_lock_to_json (TesseraDynamicDependencyLock *lock, JsonObje
   TesseraDynamicDependency *dependency = tessera_dynamic_dependency_lock_get_dependency (lock);
   TesseraDynamicResource *token = tessera_dynamic_dependency_get_resource (dependency);
 
+  g_autofree char *folder = tessera_dynamic_dependency_lock_dup_lock_folder (lock);
+
   TESSERA_DYNAMIC_DEPENDENCY_LOCK_CLASS (tessera_counter_token_lock_parent_class)->to_json (lock, object);
-  json_object_set_string_member (object, "token_path",
-    tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (token)));
+  /* Where the pool lives: its folder, or its key in another store. */
+  if (folder == NULL)
+    folder = tessera_tracked_dynamic_resource_dup_location (TESSERA_TRACKED_DYNAMIC_RESOURCE (token));
+  json_object_set_string_member (object, "token_path", folder);
   json_object_set_int_member (object, "count",
     tessera_counter_dependency_get_count (TESSERA_COUNTER_DEPENDENCY (dependency)));
   json_object_set_string_member (object, "name", tessera_dynamic_resource_get_name (token));
@@ -54,10 +58,15 @@ tessera_counter_token_lock_job_lock_from_json (TesseraDynamicDependencyLockClass
   const char *token_path, *name, *lock_file_path;
   JsonNode *count = json_object_get_member (data, "count");
 
+  /* A pool in another store (etcd) has no lock file to name: its holder
+   * is a key, kept and given back by the run's process. */
   if (!string_member (data, "token_path", &token_path, error) ||
       !string_member (data, "name", &name, error) ||
-      !string_member (data, "lock_file_path", &lock_file_path, error))
+      (json_object_has_member (data, "lock_file_path") &&
+       !string_member (data, "lock_file_path", &lock_file_path, error)))
     return NULL;
+  if (!json_object_has_member (data, "lock_file_path"))
+    lock_file_path = NULL;
   if (count == NULL || !JSON_NODE_HOLDS_VALUE (count) || json_node_get_value_type (count) != G_TYPE_INT64)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,

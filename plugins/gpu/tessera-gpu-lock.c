@@ -61,7 +61,8 @@ gpu_lock_job_lock_from_json (TesseraDynamicDependencyLockClass *klass, JsonObjec
   GArray *devices;
   TesseraGpuJobLock *lock;
 
-  if (path == NULL || !JSON_NODE_HOLDS_VALUE (path) || json_node_get_value_type (path) != G_TYPE_STRING)
+  /* Absent on a pool in another store (etcd), whose holder is a key. */
+  if (path != NULL && (!JSON_NODE_HOLDS_VALUE (path) || json_node_get_value_type (path) != G_TYPE_STRING))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                    _("a GPU lock needs a string “lock_file_path”"));
@@ -75,7 +76,7 @@ gpu_lock_job_lock_from_json (TesseraDynamicDependencyLockClass *klass, JsonObjec
       return NULL;
     }
   lock = g_object_new (TESSERA_TYPE_GPU_JOB_LOCK, "data", data,
-                       "lock-file-path", json_node_get_string (path), NULL);
+                       "lock-file-path", path != NULL ? json_node_get_string (path) : NULL, NULL);
   lock->devices = devices;
   return TESSERA_JOB_DEPENDENCY_LOCK (lock);
 }
