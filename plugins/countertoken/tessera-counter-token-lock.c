@@ -23,13 +23,11 @@ tessera_counter_token_lock_to_json (TesseraDynamicDependencyLock *lock, JsonObje
   TesseraDynamicDependency *dependency = tessera_dynamic_dependency_lock_get_dependency (lock);
   TesseraDynamicResource *token = tessera_dynamic_dependency_get_resource (dependency);
 
-  g_autofree char *folder = tessera_dynamic_dependency_lock_dup_lock_folder (lock);
+  /* Where the pool lives: its folder, or its key in another store. */
+  g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (TESSERA_TRACKED_DYNAMIC_RESOURCE (token));
 
   TESSERA_DYNAMIC_DEPENDENCY_LOCK_CLASS (tessera_counter_token_lock_parent_class)->to_json (lock, object);
-  /* Where the pool lives: its folder, or its key in another store. */
-  if (folder == NULL)
-    folder = tessera_tracked_dynamic_resource_dup_location (TESSERA_TRACKED_DYNAMIC_RESOURCE (token));
-  json_object_set_string_member (object, "token_path", folder);
+  json_object_set_string_member (object, "token_path", location);
   json_object_set_int_member (object, "count",
     tessera_counter_dependency_get_count (TESSERA_COUNTER_DEPENDENCY (dependency)));
   json_object_set_string_member (object, "name", tessera_dynamic_resource_get_name (token));

@@ -37,12 +37,13 @@ gpu_lock_to_json (TesseraDynamicDependencyLock *lock, JsonObject *object)
 {
   TesseraDynamicDependency *dependency = tessera_dynamic_dependency_lock_get_dependency (lock);
   TesseraDynamicResource *gpu = tessera_dynamic_dependency_get_resource (dependency);
+  /* Where the pool lives: its folder, or its key in another store. */
+  g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (TESSERA_TRACKED_DYNAMIC_RESOURCE (gpu));
   g_autoptr(GArray) none = tessera_gpu_devices_new ();
   GArray *devices = assigned (lock);
 
   TESSERA_DYNAMIC_DEPENDENCY_LOCK_CLASS (tessera_gpu_lock_parent_class)->to_json (lock, object);
-  json_object_set_string_member (object, "gpu_path",
-    tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (gpu)));
+  json_object_set_string_member (object, "gpu_path", location);
   json_object_set_string_member (object, "name", tessera_dynamic_resource_get_name (gpu));
   json_object_set_member (object, "devices", tessera_gpu_devices_to_json (devices ? devices : none, FALSE));
 }

@@ -20,10 +20,11 @@ to_json (TesseraDynamicDependencyLock *lock, JsonObject *object)
 {
   TesseraDynamicDependency *dependency = tessera_dynamic_dependency_lock_get_dependency (lock);
   TesseraDynamicResource *mutex = tessera_dynamic_dependency_get_resource (dependency);
+  /* Where the pool lives: its folder, or its key in another store. */
+  g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (TESSERA_TRACKED_DYNAMIC_RESOURCE (mutex));
 
   TESSERA_DYNAMIC_DEPENDENCY_LOCK_CLASS (tessera_mutex_lock_parent_class)->to_json (lock, object);
-  json_object_set_string_member (object, "mutex_path",
-    tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (mutex)));
+  json_object_set_string_member (object, "mutex_path", location);
   json_object_set_string_member (object, "name", tessera_dynamic_resource_get_name (mutex));
   json_object_set_string_member (object, "mode",
     tessera_mutex_dependency_is_shared (TESSERA_MUTEX_DEPENDENCY (dependency)) ? "shared" : "exclusive");
