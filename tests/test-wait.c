@@ -166,6 +166,52 @@ test_linked_lock_file_counts (Fixture *f, gconstpointer data)
   g_assert_null (lock);
 }
 
+/* The JSON of a lock file of one unit whose holder is process @pid. */
+static char *
+peer_lock_file_text (Fixture *f, GPid pid)
+{
+  g_autoptr(TesseraProcess) process = tessera_process_new_local (pid);
+  g_autoptr(JsonNode) node = tessera_process_to_json (process);
+  g_autofree char *process_text = json_to_string (node, FALSE);
+  g_autofree char *uri = g_build_filename (f->tmp, "peer", "job", NULL);
+
+  return g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
+                          uri, process_text);
+}
+
+/* A peer that rewrites its lock file in place to name another process
+ * (experimaestro names its job's process so) wakes a waiter, which must
+ * then watch that process: when it dies, the waiter gets the unit at
+ * once (polling and patience off), though the first process lives on. */
+static void
+test_woken_by_holder_renamed_in_place (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) first = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, "sleep", "600", NULL);
+  g_autoptr(GSubprocess) second = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, "sleep", "600", NULL);
+  g_autofree char *path = g_build_filename (f->folder, "jobs", "peer@job.json", NULL);
+  g_autofree char *text = NULL;
+  g_autofree char *line = NULL;
+  g_autoptr(Helper) waiter = NULL;
+
+  g_assert_no_error (error);
+  text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (first), NULL, 10));
+  test_write_file (path, text);
+  waiter = helper_spawn (no_poll_no_patience_env, "wait", f->folder, "-1", "waiter", "100", NULL);
+  helper_expect_line (waiter, "WAITING", 60);
+  g_usleep (200 * 1000);   /* let it sleep in the wait (not required for correctness) */
+  g_free (text);
+  text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (second), NULL, 10));
+  write_in_place (path, text);
+  g_subprocess_force_exit (second);
+  g_assert_true (g_subprocess_wait (second, NULL, &error));
+  g_assert_no_error (error);
+  line = helper_read_line (waiter, 60);
+  g_assert_cmpstr (line, ==, "ACQUIRED polls=0");
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  g_subprocess_force_exit (first);
+}
+
 static void
 test_timeout (Fixture *f, gconstpointer data)
 {
@@ -562,6 +608,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-total-written-in-place", test_woken_by_total_in_place);
   ADD ("/wait/woken-by-total-written-in-place/after-replace", test_woken_by_total_in_place_after_replace);
   ADD ("/wait/lock-file-made-by-link-counts", test_linked_lock_file_counts);
+  ADD ("/wait/woken-by-holder-renamed-in-place", test_woken_by_holder_renamed_in_place);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/resource-wait-timeout-in-seconds", test_wait_timeout_seconds);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
