@@ -121,7 +121,7 @@ drain_fd (TesseraFolderMonitor *monitor,
             }
           else if (fd == monitor->view_fd)
             {
-              /* Only appearances and in-place writes: they free nothing,
+              /* Only appearances: they free nothing,
                * but the next decision must see them. Losing this watch
                * (jobs/ gone) is told by the other instance. */
               if (ev->wd == monitor->view_jobs_wd && (ev->mask & IN_IGNORED))
@@ -182,16 +182,18 @@ _tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
   return relevant;
 }
 
-/* What may free capacity wakes waiters: a lock file removed, renamed away
- * or replaced by a rename (Tessera's writes: the temporary file's rename).
- * What only adds a holder (a name made, a file written in place: a Python
- * peer's creation, or its naming of the process, which the job's `.pid`
- * told already) goes to a second instance that nothing polls, read before
- * each decision: an acquisition elsewhere then wakes each process once for
- * its rename, not also for the temporary file's creation and close. */
-#define JOBS_WAKE_MASK (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
+/* What may free capacity, or change who must be watched, wakes waiters: a
+ * lock file removed, renamed away or replaced by a rename (Tessera's
+ * writes: the temporary file's rename), or written in place (a Python
+ * peer naming its job's process: the waiter must watch that process, whose
+ * death then frees the unit). A name made goes to a second instance that
+ * nothing polls, read before each decision: an acquisition elsewhere then
+ * wakes each process for its rename, not also for the temporary file's
+ * creation; the temporary's close wakes the thread, but its name (not
+ * `.json`) asks for no reading. */
+#define JOBS_WAKE_MASK (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | \
                         IN_ONLYDIR | IN_DONT_FOLLOW)
-#define JOBS_VIEW_MASK (IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR | IN_DONT_FOLLOW)
+#define JOBS_VIEW_MASK (IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW)
 
 void
 _tessera_folder_monitor_watch_jobs (TesseraFolderMonitor *monitor)
