@@ -2879,9 +2879,12 @@ cmd_run (int argc, char **argv)
 
           gated_open (&child, FALSE, NULL);
           wstatus = gated_wait (child.pid);
-          /* Ended as its command did (a signal of ours takes precedence). */
+          /* Ended as its command did; a signal of ours takes precedence,
+           * also one that came after the guard had ended the wait. */
           if (!acquired && g_atomic_int_get (&run_state.command_gone) &&
-              g_atomic_int_get (&run_state.pending_signal) == 0)
+              g_atomic_int_get (&run_state.pending_signal) != 0)
+            status = 128 + g_atomic_int_get (&run_state.pending_signal);
+          else if (!acquired && g_atomic_int_get (&run_state.command_gone))
             {
               status = exit_status_of (wstatus);
               if (WIFSIGNALED (wstatus))
