@@ -149,14 +149,56 @@ def large_among_small():
         "met" if 0 <= wait <= (PATIENCE + 1) * 1e6 else "missed")
 
 
+_installed = {}
+
+
+def installed_tessera():
+    """The `tessera` of `meson install --destdir` into a temporary folder,
+    with the environment it runs in as installed (no TESSERA_PLUGIN_PATH,
+    no LD_LIBRARY_PATH): the build tree's copy carries a padded run path
+    (`$ORIGIN/../core:XXXX…`) whose folders the loader searches in vain at
+    every start, which an installed binary does not. None when it cannot
+    be had (then the build tree's copy is timed)."""
+    if "tool" not in _installed:
+        dest = tempfile.mkdtemp(prefix="tessera-bench-install-")
+        _installed["dest"] = dest
+        _installed["tool"] = None
+        try:
+            subprocess.run(["meson", "install", "-C", BUILD, "--no-rebuild", "--quiet", "--destdir", dest],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            info = json.loads(subprocess.run(["meson", "introspect", "--buildoptions", BUILD], check=True,
+                                             capture_output=True, text=True).stdout)
+            opts = {o["name"]: o["value"] for o in info}
+            bindir = opts["bindir"]
+            if not os.path.isabs(bindir):
+                bindir = os.path.join(opts["prefix"], bindir)
+            tool = os.path.join(dest + bindir, "tessera")
+            if os.access(tool, os.X_OK):
+                _installed["tool"] = tool
+        except (OSError, subprocess.CalledProcessError, KeyError, ValueError):
+            pass
+    return _installed["tool"]
+
+
+def installed_env(env):
+    env = dict(env)
+    for name in ("TESSERA_PLUGIN_PATH", "LD_LIBRARY_PATH"):
+        env.pop(name, None)
+    return env
+
+
 def command_overhead():
+    tool = installed_tessera() or TESSERA
+    where = "installed" if tool != TESSERA else "build tree"
     with tempfile.TemporaryDirectory() as tmp:
         conf = os.path.join(tmp, "tessera.conf")
         with open(conf, "w") as fp:
             fp.write(f"[resource x]\ntype=countertoken\npath={tmp}/x\ntotal=1\n")
         lockfile = os.path.join(tmp, "flock")
         env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"))
-        commands = {"tessera": [TESSERA, "--config", conf, "run", "--need", "x=1", "--", "true"]}
+        if tool != TESSERA:
+            env = installed_env(env)
+        commands = {"tessera": [tool, "--config", conf, "run", "--need", "x=1", "--", "true"]}
         if shutil.which("flock"):
             commands["flock"] = ["flock", lockfile, "true"]
         if shutil.which("sem"):
@@ -175,7 +217,7 @@ def command_overhead():
         values.sort()
         spread = f"p10 {values[3]:.2f}, p90 {values[27]:.2f} ms"
         if name == "tessera":
-            row("4. `tessera run --need x=1 -- true`", f"{med[name]:.2f} ms", spread)
+            row(f"4. `tessera run --need x=1 -- true` ({where})", f"{med[name]:.2f} ms", spread)
         elif name == "flock":
             ratio = med["tessera"] / med["flock"]
             row("4. `flock FILE true` (util-linux)", f"{med[name]:.2f} ms", spread,
@@ -192,6 +234,8 @@ def no_wait_overhead():
     """`tessera run --no-wait` on a busy resource against `flock -n` on a
     held lock: both give up at once (exit 75 and 1). Whole processes,
     interleaved."""
+    tool = installed_tessera() or TESSERA
+    where = "installed" if tool != TESSERA else "build tree"
     with tempfile.TemporaryDirectory() as tmp:
         conf = os.path.join(tmp, "tessera.conf")
         with open(conf, "w") as fp:
@@ -199,12 +243,14 @@ def no_wait_overhead():
         lockfile = os.path.join(tmp, "flock")
         open(lockfile, "w").close()
         env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"))
+        if tool != TESSERA:
+            env = installed_env(env)
         # The holders: a run that keeps x, a flock that keeps the file.
         ready = os.path.join(tmp, "ready")
-        holders = [subprocess.Popen([TESSERA, "--config", conf, "run", "--need", "x=1", "--",
+        holders = [subprocess.Popen([tool, "--config", conf, "run", "--need", "x=1", "--",
                                      "sh", "-c", f": > {ready}; exec sleep 600"], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-        commands = {"tessera": ([TESSERA, "--config", conf, "run", "--no-wait", "--need", "x=1", "--", "true"], 75)}
+        commands = {"tessera": ([tool, "--config", conf, "run", "--no-wait", "--need", "x=1", "--", "true"], 75)}
         if shutil.which("flock"):
             holders.append(subprocess.Popen(["flock", lockfile, "sleep", "600"]))
             commands["flock"] = (["flock", "-n", lockfile, "true"], 1)
@@ -233,7 +279,7 @@ def no_wait_overhead():
         values.sort()
         spread = f"p10 {values[3]:.2f}, p90 {values[27]:.2f} ms"
         if name == "tessera":
-            row("4. `tessera run --no-wait --need x=1 -- true`, x busy", f"{med[name]:.2f} ms", spread)
+            row(f"4. `tessera run --no-wait --need x=1 -- true`, x busy ({where})", f"{med[name]:.2f} ms", spread)
         else:
             ratio = med["tessera"] / med["flock"]
             row("4. `flock -n FILE true` (util-linux), FILE locked", f"{med[name]:.2f} ms", spread,
@@ -435,9 +481,13 @@ def etcd_store():
 
 
 def main():
-    for step in (cycle, handover, throughput, polling, large_among_small, command_overhead, no_wait_overhead, memory,
-                 python_peer, cold_start, crash, etcd_store):
-        step()
+    try:
+        for step in (cycle, handover, throughput, polling, large_among_small, command_overhead, no_wait_overhead,
+                     memory, python_peer, cold_start, crash, etcd_store):
+            step()
+    finally:
+        if _installed.get("dest"):
+            shutil.rmtree(_installed["dest"], ignore_errors=True)
     cpu = "?"
     try:
         cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
