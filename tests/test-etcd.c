@@ -1542,6 +1542,18 @@ ranges_served (Fixture *f)
   return metric (f, "etcd_mvcc_range_total");
 }
 
+/* The holder lets go; the waiter gets its share, then lets go too. */
+static void
+hand_over_and_end (Helper *holder, Helper *waiter)
+{
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
 /* Waiting on an etcd pool polls nothing by default (its watch wakes the
  * waiters): while a waiter waits 5 s, polling left at its default, etcd
  * serves no read (a poll is one: a folder's waiter would poll about eight
@@ -1563,13 +1575,7 @@ test_store_no_polling (Fixture *f, gconstpointer data)
   after = ranges_served (f);
   g_test_message ("reads of the pool while a waiter waited 5 s: %" G_GINT64_FORMAT, after - before);
   g_assert_cmpint (after - before, ==, 0);
-  helper_close_stdin (holder);
-  helper_expect_line (holder, "RELEASED", 60);
-  expect_acquired (waiter, 60);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (holder), ==, 0);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  hand_over_and_end (holder, waiter);
 }
 
 /* `tessera` with @config, its state in @f's folder, then @args; @env
@@ -2103,13 +2109,7 @@ hold_past_leases (Fixture *f, const char * const *env, const char * const *setti
   helper_expect_line (waiter, "WAITING", 60);
   quiet = helper_read_line (waiter, 3 * STORE_TTL);
   g_assert_null (quiet);
-  helper_close_stdin (holder);
-  helper_expect_line (holder, "RELEASED", 60);
-  expect_acquired (waiter, 60);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (holder), ==, 0);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  hand_over_and_end (holder, waiter);
 }
 
 /* A cluster with authentication on: the store's processes with the
@@ -2209,13 +2209,7 @@ test_store_no_path (Fixture *f, gconstpointer data)
   expect_acquired (holder, 60);
   waiter = store_spawn (f, no_polling_env, "B", "1", no_path);
   helper_expect_line (waiter, "WAITING", 60);
-  helper_close_stdin (holder);
-  helper_expect_line (holder, "RELEASED", 60);
-  expect_acquired (waiter, 60);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (holder), ==, 0);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  hand_over_and_end (holder, waiter);
 
   tool_hand_over (f, config);
   g_assert_false (g_file_test (default_folder, G_FILE_TEST_EXISTS));
