@@ -2361,6 +2361,7 @@ need_of (GPtrArray *needs, GPtrArray *deps, TesseraDynamicDependency *dep)
  * ends it), so that nothing is taken for a command that is gone. */
 typedef struct
 {
+  RunState *state;
   int report;
   int stop[2];
   GThread *thread;
@@ -2376,15 +2377,16 @@ gate_guard_thread (gpointer data)
     ;
   if (fds[1].revents == 0 && fds[0].revents != 0)
     {
-      g_atomic_int_set (&run_state.command_gone, TRUE);
-      g_cancellable_cancel (run_state.cancel);
+      g_atomic_int_set (&guard->state->command_gone, TRUE);
+      g_cancellable_cancel (guard->state->cancel);
     }
   return NULL;
 }
 
 static void
-gate_guard_start (GateGuard *guard, int report)
+gate_guard_start (GateGuard *guard, RunState *state, int report)
 {
+  guard->state = state;
   guard->report = report;
   if (!g_unix_open_pipe (guard->stop, FD_CLOEXEC, NULL))
     return;   /* unguarded: the death is then seen once the locks are held */
@@ -2414,7 +2416,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
 {
   /* Stopped on every return: a waiting command is guarded (a run that
    * does not wait starts no thread for it). */
-  g_auto(GateGuard) guard = { -1, { -1, -1 }, NULL };
+  g_auto(GateGuard) guard = { NULL, -1, { -1, -1 }, NULL };
   g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
   gint64 deadline = no_wait ? g_get_monotonic_time ()
                     : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
@@ -2474,7 +2476,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
         {
           since = last_report = g_get_monotonic_time ();
           if (report >= 0)
-            gate_guard_start (&guard, report);
+            gate_guard_start (&guard, state, report);
         }
       /* Larger than the resource for now: say why once (it may grow). */
       {
@@ -2950,13 +2952,10 @@ cmd_run (int argc, char **argv)
       for (guint i = 0; i < needs->len; i++)
         {
           Need *need = g_ptr_array_index (needs, i);
-          g_autofree char *store = NULL;
 
-          /* A pool in another store (etcd) has no lock file to look at:
-           * its lease and the fence keep watch. */
-          g_object_get (need->resource, "store", &store, NULL);
-          g_ptr_array_add (lost_paths, store == NULL || g_str_equal (store, "folder")
-                                       ? tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock) : NULL);
+          /* None for a pool in another store (etcd), which has no lock
+           * file to look at: its lease and the fence keep watch. */
+          g_ptr_array_add (lost_paths, tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock));
           g_ptr_array_add (lost_names, need->name);
           g_ptr_array_add (resources, need->resource);
         }
