@@ -6,9 +6,12 @@
  *   tessera-helper hold FOLDER TOTAL ID COUNT [--no-process]
  *       acquire COUNT units, print "ACQUIRED", hold until stdin closes,
  *       release, print "RELEASED".
- *   tessera-helper wait FOLDER TOTAL ID TIMEOUT
+ *   tessera-helper wait FOLDER TOTAL ID TIMEOUT [--watch-first]
  *       check the resource is full, print "WAITING", then wait up to
- *       TIMEOUT s: print "ACQUIRED polls=N" or "ERROR <code>".
+ *       TIMEOUT s: print "ACQUIRED polls=N" or "ERROR <code>". With
+ *       --watch-first, the check is a wait of 0.3 s (which starts
+ *       watching the folder), then "WATCHING" and a line read on stdin
+ *       (nobody waits meanwhile) before "WAITING".
  *   tessera-helper try FOLDER TOTAL ID COUNT
  *       open the resource and look at its folder, print "READY", wait for
  *       a line on stdin, try once to acquire COUNT units: print "ACQUIRED",
@@ -167,8 +170,9 @@ do_hold (int argc, char **argv)
 }
 
 static int
-do_wait (char **argv)
+do_wait (int argc, char **argv)
 {
+  gboolean watch_first = argc > 6 && strcmp (argv[6], "--watch-first") == 0;
   g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
   g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
@@ -176,13 +180,21 @@ do_wait (char **argv)
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   guint polls_before;
 
-  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  lock = tessera_dynamic_dependency_lock (dep, watch_first ? 0.3 : 0, NULL, &error);
   if (lock != NULL || !g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
     {
       say ("ERROR not-full");
       return 1;
     }
   g_clear_error (&error);
+  if (watch_first)
+    {
+      char buf[64];
+
+      say ("WATCHING");
+      if (fgets (buf, sizeof buf, stdin) == NULL)
+        return 1;
+    }
   polls_before = test_counter_get_polls (counter);
   say ("WAITING");
   lock = tessera_dynamic_dependency_lock (dep, g_ascii_strtod (argv[5], NULL), NULL, &error);
@@ -367,7 +379,7 @@ main (int argc, char **argv)
   if (argc >= 6 && strcmp (argv[1], "hold") == 0)
     return do_hold (argc, argv);
   if (argc >= 6 && strcmp (argv[1], "wait") == 0)
-    return do_wait (argv);
+    return do_wait (argc, argv);
   if (argc >= 3 && strcmp (argv[1], "wake") == 0)
     return do_wake (argv);
   if (argc >= 6 && strcmp (argv[1], "try") == 0)

@@ -7,7 +7,11 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct
@@ -409,6 +413,88 @@ test_plain_json_as_json_glib (void)
   }
 }
 
+/* The temporary file of a lock file is written in the writer's own
+ * folder (F/.tessera-tmp-UID) and renamed into jobs/: jobs/ hears of the
+ * rename alone. Every process watching jobs/ woke for the temporary's
+ * creation and its closing too, three wake-ups of every watcher per
+ * acquisition instead of one. */
+static void
+test_lock_file_temporary_outside_jobs (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 4, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "my.task", "abc");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *own = g_strdup_printf ("%s/.tessera-tmp-%u", f->folder, (unsigned) geteuid ());
+  char buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  guint moved_in = 0, other = 0;
+  struct stat st;
+  ssize_t n;
+  int fd;
+
+  g_assert_no_error (error);
+  fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (fd, jobs, IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO), >=, 0);
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n;)
+      {
+        struct inotify_event *ev = (struct inotify_event *) p;
+
+        p += sizeof *ev + ev->len;
+        g_test_message ("jobs/: %s 0x%x", ev->len > 0 ? ev->name : "", ev->mask);
+        if ((ev->mask & IN_MOVED_TO) && ev->len > 0 && g_str_equal (ev->name, "my.task@abc.json"))
+          moved_in++;
+        else
+          other++;
+      }
+  g_assert_true (n < 0 && errno == EAGAIN);
+  close (fd);
+  g_assert_cmpuint (moved_in, ==, 1);
+  g_assert_cmpuint (other, ==, 0);
+  /* The writer's folder: its own, for it alone, and left empty. */
+  g_assert_cmpint (lstat (own, &st), ==, 0);
+  g_assert_true (S_ISDIR (st.st_mode));
+  g_assert_cmpuint (st.st_uid, ==, geteuid ());
+  g_assert_cmpuint (st.st_mode & 077, ==, 0);
+  g_assert_cmpuint (test_count_entries (own), ==, 0);
+}
+
+/* A temporary file left in the writer's folder by a writer killed before
+ * its rename goes at the next writer's first write, once it is a minute
+ * old; a fresh one (a writer under way) stays. */
+static void
+test_stale_writer_temporary_removed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 4, &error);
+  g_autofree char *own = g_strdup_printf ("%s/.tessera-tmp-%u", f->folder, (unsigned) geteuid ());
+  g_autofree char *stale = g_build_filename (own, "x@dead.json.Ab12Cd", NULL);
+  g_autofree char *fresh = g_build_filename (own, "x@busy.json.Ef34Gh", NULL);
+  g_autoptr(Helper) holder = NULL;
+  struct timespec times[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir (own, 0700), ==, 0);
+  test_write_file (stale, "{\"job_uri\": \"x\"}");
+  test_write_file (fresh, "{\"job_uri\": \"y\"}");
+  times[1].tv_sec = time (NULL) - 120;
+  g_assert_cmpint (utimensat (AT_FDCWD, stale, times, AT_SYMLINK_NOFOLLOW), ==, 0);
+
+  holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
+  helper_expect_line (holder, "ACQUIRED", 60);
+  g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (fresh, G_FILE_TEST_EXISTS));
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -419,6 +505,8 @@ main (int argc, char **argv)
   g_test_add_func ("/format/names", test_names);
   g_test_add_func ("/format/json/plain-read-as-json-glib", test_plain_json_as_json_glib);
   ADD ("/format/rewrite-is-atomic", test_rewrite_is_atomic);
+  ADD ("/format/lock-file-temporary-outside-jobs", test_lock_file_temporary_outside_jobs);
+  ADD ("/format/stale-writer-temporary-removed", test_stale_writer_temporary_removed);
   ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
   ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);
   return g_test_run ();

@@ -212,6 +212,110 @@ test_woken_by_holder_renamed_in_place (Fixture *f, gconstpointer data)
   g_subprocess_force_exit (first);
 }
 
+/* A waiter whose process watched the folder while nobody waited in it
+ * (a wake-up then found nobody and left later events queued, unpolled)
+ * is woken by a release once it waits: no polling, no patience, so only
+ * the event can wake it. */
+static void
+test_woken_after_idle (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *line = NULL;
+
+  helper_expect_line (holder, "ACQUIRED", 60);
+  waiter = helper_spawn (no_poll_no_patience_env, "wait", f->folder, "-1", "waiter", "100", "--watch-first", NULL);
+  helper_expect_line (waiter, "WATCHING", 60);
+  /* Changes in jobs/ that are no lock files (they count for nobody) wake
+   * its poller, which finds nobody waiting; then more, left queued. */
+  for (int i = 0; i < 5; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("notes-%d.txt", i);
+      g_autofree char *path = g_build_filename (f->folder, "jobs", name, NULL);
+
+      test_write_file (path, "not a holder");
+      g_usleep (100 * 1000);   /* one wake-up each (not required for correctness) */
+    }
+  helper_write_line (waiter, "go");
+  helper_expect_line (waiter, "WAITING", 60);
+  g_usleep (200 * 1000);   /* let it sleep in the wait (not required for correctness) */
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  line = helper_read_line (waiter, 90);
+  g_assert_cmpstr (line, ==, "ACQUIRED polls=0");
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+/* Context switches of this process's poller thread so far. */
+static guint64
+poller_switches (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  const char *tid;
+  guint64 total = 0;
+  guint found = 0;
+
+  while (dir != NULL && (tid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *comm_path = g_build_filename ("/proc/self/task", tid, "comm", NULL);
+      g_autofree char *status_path = g_build_filename ("/proc/self/task", tid, "status", NULL);
+      g_autofree char *comm = NULL, *status = NULL;
+      g_auto(GStrv) lines = NULL;
+
+      if (!g_file_get_contents (comm_path, &comm, NULL, NULL) || !g_str_has_prefix (comm, "tessera-poller") ||
+          !g_file_get_contents (status_path, &status, NULL, NULL))
+        continue;
+      found++;
+      lines = g_strsplit (status, "\n", -1);
+      for (guint i = 0; lines[i] != NULL; i++)
+        if (g_str_has_prefix (lines[i], "voluntary_ctxt_switches:") ||
+            g_str_has_prefix (lines[i], "nonvoluntary_ctxt_switches:"))
+          total += g_ascii_strtoull (strchr (lines[i], ':') + 1, NULL, 10);
+    }
+  if (found != 1)
+    g_error ("%u poller threads in this process, one expected", found);
+  return total;
+}
+
+/* A process that watches a pool (it has waited on it) but in which nobody
+ * waits now is not woken by each acquisition and release of the pool's
+ * other processes: their events stay queued for its next decision. (Each
+ * woke every such process's poller thread, most of the CPU of a busy
+ * pool's acquisitions.) */
+static void
+test_idle_poller_sleeps (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "b");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) none = tessera_dynamic_dependency_lock (dep, 0.3, NULL, &error);
+  g_autofree char *log = g_build_filename (f->tmp, "cycles.log", NULL);
+  g_autoptr(Helper) cycler = NULL;
+  guint64 before, after;
+
+  /* It waited (so it watches the folder), then let go: nobody waits. */
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (held), NULL));
+  g_usleep (200 * 1000);   /* its own release's events read (not required for correctness) */
+  before = poller_switches ();
+  cycler = helper_spawn (NULL, "cycle", f->folder, "-1", "c", "40", log, NULL);
+  g_assert_cmpint (helper_wait (cycler), ==, 0);
+  after = poller_switches ();
+  g_test_message ("the idle process's poller switched %" G_GUINT64_FORMAT " times during 40 acquisitions "
+                  "and releases of another process", after - before);
+  g_assert_cmpuint (after - before, <, 10);
+
+  /* A wait that begins now still sees the queued events, then new ones. */
+  {
+    g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 60, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+  }
+}
+
 static void
 test_timeout (Fixture *f, gconstpointer data)
 {
@@ -609,6 +713,8 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-total-written-in-place/after-replace", test_woken_by_total_in_place_after_replace);
   ADD ("/wait/lock-file-made-by-link-counts", test_linked_lock_file_counts);
   ADD ("/wait/woken-by-holder-renamed-in-place", test_woken_by_holder_renamed_in_place);
+  ADD ("/wait/idle-poller-sleeps-through-others-changes", test_idle_poller_sleeps);
+  ADD ("/wait/woken-after-events-queued-while-nobody-waited", test_woken_after_idle);
   ADD ("/wait/timeout", test_timeout);
   ADD ("/wait/resource-wait-timeout-in-seconds", test_wait_timeout_seconds);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
