@@ -448,6 +448,7 @@ _tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
 /* Writes it atomically as @name in @dir_fd (its path is for messages). */
 gboolean
 _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
+                                    int                      tmp_fd,
                                     int                      dir_fd,
                                     const char              *name,
                                     GError                 **error)
@@ -456,7 +457,7 @@ _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
   g_autofree char *text = json_to_string (node, FALSE);
   struct stat st;
 
-  if (!_tessera_write_file_atomic_at (dir_fd, name, PRIV (self)->path, text, -1, FALSE, error))
+  if (!_tessera_write_file_atomic_via (tmp_fd, dir_fd, name, PRIV (self)->path, text, error))
     return FALSE;
   if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
     PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);

@@ -40,20 +40,31 @@ create_temporary_at (int dir_fd, const char *name, char **tmp)
   return -1;
 }
 
-gboolean
-_tessera_write_file_atomic_at (int          dir_fd,
-                               const char  *name,
-                               const char  *path,
-                               const char  *data,
-                               gssize       length,
-                               gboolean     durable,
-                               GError     **error)
+/* Writes @name in @dir_fd through a temporary file made in @tmp_fd (our
+ * own folder, whose files no watcher of jobs/ hears about), or beside
+ * @name when there is none or it cannot be used. */
+static gboolean
+write_file_atomic (int          tmp_fd,
+                   int          dir_fd,
+                   const char  *name,
+                   const char  *path,
+                   const char  *data,
+                   gssize       length,
+                   gboolean     durable,
+                   GError     **error)
 {
   g_autofree char *tmp = NULL;
+  const char *left_data = data;
   gsize left = length < 0 ? strlen (data) : (gsize) length;
   int fd, saved;
 
-  fd = create_temporary_at (dir_fd, name, &tmp);
+  fd = tmp_fd >= 0 ? create_temporary_at (tmp_fd, name, &tmp) : -1;
+  if (fd < 0)
+    {
+      /* Our folder gone or unusable: beside the file, as a peer would. */
+      tmp_fd = dir_fd;
+      fd = create_temporary_at (dir_fd, name, &tmp);
+    }
   if (fd < 0)
     {
       saved = errno;
@@ -65,12 +76,12 @@ _tessera_write_file_atomic_at (int          dir_fd,
   _tessera_share_like_parent (fd, path);
   while (left > 0)
     {
-      gssize n = write (fd, data, left);
+      gssize n = write (fd, left_data, left);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
         goto fail;
-      data += n;
+      left_data += n;
       left -= (gsize) n;
     }
   if (durable && fsync (fd) < 0)
@@ -84,8 +95,17 @@ _tessera_write_file_atomic_at (int          dir_fd,
   /* The race tests hold a writer between its temporary file and the
    * rename: a host's heartbeat renewal, or any other write. */
   _tessera_pause_point (g_str_has_suffix (name, ".lease") ? "heartbeat-renaming" : "atomic-write-renaming");
-  if (renameat (dir_fd, tmp, dir_fd, name) < 0)
-    goto fail;
+  if (renameat (tmp_fd, tmp, dir_fd, name) < 0)
+    {
+      /* Our folder on another file system than @dir_fd (a mount between
+       * them): write beside the file instead. */
+      if (errno == EXDEV && tmp_fd != dir_fd)
+        {
+          unlinkat (tmp_fd, tmp, 0);
+          return write_file_atomic (-1, dir_fd, name, path, data, length, durable, error);
+        }
+      goto fail;
+    }
   if (durable)
     fsync (dir_fd);
   return TRUE;
@@ -94,9 +114,32 @@ fail:
   saved = errno ? errno : EIO;
   if (fd >= 0)
     close (fd);
-  unlinkat (dir_fd, tmp, 0);
+  unlinkat (tmp_fd, tmp, 0);
   _tessera_set_io_error (error, saved, _("Cannot write %s: %s"), path);
   return FALSE;
+}
+
+gboolean
+_tessera_write_file_atomic_at (int          dir_fd,
+                               const char  *name,
+                               const char  *path,
+                               const char  *data,
+                               gssize       length,
+                               gboolean     durable,
+                               GError     **error)
+{
+  return write_file_atomic (-1, dir_fd, name, path, data, length, durable, error);
+}
+
+gboolean
+_tessera_write_file_atomic_via (int          tmp_fd,
+                                int          dir_fd,
+                                const char  *name,
+                                const char  *path,
+                                const char  *data,
+                                GError     **error)
+{
+  return write_file_atomic (tmp_fd, dir_fd, name, path, data, -1, FALSE, error);
 }
 
 /* Atomic always: the data goes to "path." plus a random suffix, then a

@@ -14,7 +14,10 @@ G_BEGIN_DECLS
  * - `F/informations.json`: resource-level data, replaced atomically;
  * - `F/ipc.lock`: held around every read-modify-write of F;
  * - `F/jobs/NAME.json`: one lock file per holder; `NAME.json.XXXXXX` is
- *   the temporary of an atomic write.
+ *   the temporary of an atomic write (a peer's, or ours when we cannot
+ *   use our own folder);
+ * - `F/.tessera-tmp-UID/`: where user UID's Tessera writes the temporary
+ *   files of its lock files, so that only the rename reaches jobs/.
  *
  * Everything above it (the lock file cache, the folder monitor, the
  * holder monitor, informations.json) asks it for names, reads and
@@ -110,6 +113,14 @@ gboolean _tessera_write_file_atomic_at (int         dir_fd,
                                         gssize      length,
                                         gboolean    durable,
                                         GError    **error);
+/* The same, through a temporary file made in @tmp_fd (beside @name when
+ * -1, or when @tmp_fd cannot be used), renamed into @dir_fd. */
+gboolean _tessera_write_file_atomic_via (int         tmp_fd,
+                                         int         dir_fd,
+                                         const char *name,
+                                         const char *path,
+                                         const char *data,
+                                         GError    **error);
 gboolean _tessera_read_file_at        (int          dir_fd,
                                        const char  *name,
                                        const char  *path,

@@ -26,7 +26,13 @@ struct _TesseraLockFolder
   /* The pool's folder, opened once (links in the configured path are
    * followed there, never below it); -1 until it exists. */
   int fd;
+  /* Our own folder for the temporary files of lock files (see
+   * writer_tmp_fd()): TMP_UNTRIED until the first write, -1 when it
+   * cannot be used. */
+  int tmp_fd;
 };
+
+#define TMP_UNTRIED (-2)
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -40,6 +46,7 @@ _tessera_lock_folder_new (const char *path)
   folder->ipc_path = g_build_filename (path, "ipc.lock", NULL);
   folder->info_path = g_build_filename (path, "informations.json", NULL);
   folder->fd = -1;
+  folder->tmp_fd = TMP_UNTRIED;
   return folder;
 }
 
@@ -54,6 +61,8 @@ _tessera_lock_folder_free (TesseraLockFolder *folder)
   g_free (folder->info_path);
   if (folder->fd >= 0)
     close (folder->fd);
+  if (folder->tmp_fd >= 0)
+    close (folder->tmp_fd);
   g_free (folder);
 }
 
@@ -298,6 +307,77 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
   return found;
 }
 
+/* A temporary file of ours older than this was left by a writer killed
+ * between its write and its rename (which take microseconds). */
+#define TMP_STALE_S 60
+
+static void
+sweep_tmp (int tmp_fd)
+{
+  int fd = openat (tmp_fd, ".", DIR_FLAGS);
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *d;
+  struct stat st;
+
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  while ((d = readdir (dir)) != NULL)
+    if (is_temporary_name (d->d_name) && fstatat (tmp_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG (st.st_mode) && g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st) > TMP_STALE_S * G_GINT64_CONSTANT (1000000000))
+      unlinkat (tmp_fd, d->d_name, 0);
+  closedir (dir);
+}
+
+/* F/.tessera-tmp-UID, made if needed: a lock file's temporary file is
+ * written there, then renamed into jobs/, so every process watching jobs/
+ * hears of the rename alone, not also of the temporary's creation and
+ * closing (each of which woke all of them). It is used only if it is a
+ * folder of ours that nobody else may write in (no one can swap our
+ * temporary file for theirs); otherwise the temporary goes beside the
+ * lock file, as before. */
+static int
+open_writer_tmp (TesseraLockFolder *folder)
+{
+  g_autofree char *name = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
+  int dir_fd = folder_fd (folder);
+  struct stat st;
+  int fd;
+
+  if (dir_fd < 0 || (mkdirat (dir_fd, name, 0700) < 0 && errno != EEXIST))
+    return -1;
+  fd = openat (dir_fd, name, DIR_FLAGS);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077) != 0)
+    {
+      close (fd);
+      return -1;
+    }
+  sweep_tmp (fd);
+  return fd;
+}
+
+static int
+writer_tmp_fd (TesseraLockFolder *folder)
+{
+  int fd = g_atomic_int_get (&folder->tmp_fd);
+
+  if (fd != TMP_UNTRIED)
+    return fd;
+  fd = open_writer_tmp (folder);
+  if (!g_atomic_int_compare_and_exchange (&folder->tmp_fd, TMP_UNTRIED, fd))
+    {
+      if (fd >= 0)
+        close (fd);
+      fd = g_atomic_int_get (&folder->tmp_fd);
+    }
+  return fd;
+}
+
 gboolean
 _tessera_lock_folder_save_job (TesseraLockFolder       *folder,
                                const char              *name,
@@ -313,7 +393,7 @@ _tessera_lock_folder_save_job (TesseraLockFolder       *folder,
       _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
       return FALSE;
     }
-  ok = _tessera_dynamic_lock_file_save_at (lock_file, dir_fd, name, error);
+  ok = _tessera_dynamic_lock_file_save_at (lock_file, writer_tmp_fd (folder), dir_fd, name, error);
   close (dir_fd);
   return ok;
 }

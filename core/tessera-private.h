@@ -228,7 +228,9 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType           
                                                                 JsonNode        *information,
                                                                 TesseraProcess  *process,
                                                                 GError         **error);
+/* @tmp_fd: where the temporary file goes (-1: beside @name). */
 gboolean _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
+                                             int                      tmp_fd,
                                              int                      dir_fd,
                                              const char              *name,
                                              GError                 **error);
