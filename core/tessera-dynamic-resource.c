@@ -37,7 +37,7 @@ typedef struct
 
   /* The fallback polling's back-off, under mutex */
   TesseraPoller *poller;
-  guint poll_waiters;         /* waits under way */
+  gint poll_waiters;          /* waits under way; atomic, changed under mutex */
   double poll_interval;       /* reached so far; 0: start again */
   double poll_interval_max;   /* 0: the default */
   gboolean no_polling;        /* its store wakes every waiter */
@@ -47,6 +47,7 @@ typedef struct
   /* Watching starts at the first wait (see _tessera_dynamic_resource_start_watching) */
   gint watching;              /* atomic */
   TesseraWatchStartFunc watch_start;
+  TesseraWatchStartFunc wait_begin;
   gpointer watch_start_data;
 } TesseraDynamicResourcePrivate;
 
@@ -423,7 +424,7 @@ poll_tick (gpointer data)
   /* Rescheduled meanwhile: this tick has been replaced. */
   if (priv->poll_timer == g_main_current_source ())
     {
-      if (priv->poll_waiters > 0)
+      if (g_atomic_int_get (&priv->poll_waiters) > 0)
         {
           poll = TRUE;
           priv->poll_interval = MIN (priv->poll_interval * 1.5, poll_interval_max (priv));
@@ -451,12 +452,22 @@ poll_tick (gpointer data)
 void
 _tessera_dynamic_resource_set_watch_start (TesseraDynamicResource *self,
                                            TesseraWatchStartFunc   func,
+                                           TesseraWatchStartFunc   wait_begin,
                                            gpointer                data)
 {
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
   priv->watch_start = func;
+  priv->wait_begin = wait_begin;
   priv->watch_start_data = data;
+}
+
+gboolean
+_tessera_dynamic_resource_has_waiters (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  return g_atomic_int_get (&priv->poll_waiters) > 0;
 }
 
 void
@@ -497,9 +508,14 @@ _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self)
    * A poll still due from the last wait is kept: waits that begin and end
    * many times a second (a busy pool) then never touch the poller's
    * thread, which each new timer would wake. */
-  if (priv->poll_waiters++ == 0 && (priv->poll_timer == NULL || priv->poll_timer_idle) && !priv->no_polling)
+  if (g_atomic_int_add (&priv->poll_waiters, 1) == 0 && (priv->poll_timer == NULL || priv->poll_timer_idle) &&
+      !priv->no_polling)
     schedule_poll (self, priv, FALSE);
   g_mutex_unlock (&priv->mutex);
+  /* Counted first: the store then polls its events again, or a wake-up
+   * that has just found nobody waiting sees this wait. */
+  if (priv->wait_begin != NULL)
+    priv->wait_begin (self, priv->watch_start_data);
 }
 
 /* Stops polling @self once nobody waits on it any more. */
@@ -511,8 +527,8 @@ _tessera_dynamic_resource_end_polling (TesseraDynamicResource *self)
   g_mutex_lock (&priv->mutex);
   /* The poll due stays armed: if nobody waits when it comes, it arms the
    * expiry of the interval instead (poll_tick). */
-  if (priv->poll_waiters > 0)
-    priv->poll_waiters--;
+  if (g_atomic_int_get (&priv->poll_waiters) > 0)
+    g_atomic_int_add (&priv->poll_waiters, -1);
   g_mutex_unlock (&priv->mutex);
 }
 

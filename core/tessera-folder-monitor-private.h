@@ -28,14 +28,20 @@ void        _tessera_folder_monitor_free          (TesseraFolderMonitor *monitor
 gboolean    _tessera_folder_monitor_can_watch     (TesseraFolderMonitor *monitor);
 /* Watches with inotify where the file system is local and
  * TESSERA_NO_INOTIFY is not set: @func(@data) runs in @context when it
- * has something to drain (@destroy frees @data, at once when no source is
- * made). FALSE when polling is the primary path (inotify off or a file
- * system other hosts change): then every refresh reads jobs/. */
+ * has something to drain, while polled (each source holds a @ref of
+ * @data; @destroy frees @data at stop, at once when no source is made).
+ * FALSE when polling is the primary path (inotify off or a file system
+ * other hosts change): then every refresh reads jobs/. */
 gboolean    _tessera_folder_monitor_start         (TesseraFolderMonitor *monitor,
                                                    GMainContext         *context,
                                                    GUnixFDSourceFunc     func,
                                                    gpointer              data,
+                                                   GBoxedCopyFunc        ref,
                                                    GDestroyNotify        destroy);
+/* Whether the events wake @func (TRUE: once started) or stay queued for
+ * the next drain. Thread-safe as the owner serialises it. */
+void        _tessera_folder_monitor_set_polled    (TesseraFolderMonitor *monitor,
+                                                   gboolean              polled);
 /* Destroys the source: its callback never runs again. */
 void        _tessera_folder_monitor_stop          (TesseraFolderMonitor *monitor);
 /* Reads the pending events: TRUE when any is relevant (a lock file

@@ -26,7 +26,15 @@ struct _TesseraFolderMonitor
   int info_wd;                /* informations.json itself, for in-place writes */
   int view_fd;                /* what only keeps the view current: read, never polled */
   int view_jobs_wd;
+  /* The waking instance's source, polled only while somebody waits in
+   * this process (see _tessera_folder_monitor_set_polled()): what to
+   * make it again with. */
   GSource *inotify_source;
+  GMainContext *context;
+  GUnixFDSourceFunc func;
+  gpointer data;
+  GBoxedCopyFunc ref;
+  GDestroyNotify destroy;
 };
 
 TesseraFolderMonitor *
@@ -44,14 +52,25 @@ _tessera_folder_monitor_new (TesseraLockFolder *folder)
   return monitor;
 }
 
-void
-_tessera_folder_monitor_stop (TesseraFolderMonitor *monitor)
+static void
+drop_source (TesseraFolderMonitor *monitor)
 {
   if (monitor->inotify_source != NULL)
     {
       g_source_destroy (monitor->inotify_source);
       g_clear_pointer (&monitor->inotify_source, g_source_unref);
     }
+}
+
+void
+_tessera_folder_monitor_stop (TesseraFolderMonitor *monitor)
+{
+  drop_source (monitor);
+  g_clear_pointer (&monitor->context, g_main_context_unref);
+  if (monitor->data != NULL && monitor->destroy != NULL)
+    monitor->destroy (monitor->data);
+  monitor->data = NULL;
+  monitor->func = NULL;
 }
 
 void
@@ -229,11 +248,44 @@ _tessera_folder_monitor_can_watch (TesseraFolderMonitor *monitor)
   return !_tessera_inotify_disabled () && !monitor->shared_fs;
 }
 
+/* Each source holds a reference on the callback's data: one may still
+ * be dispatching in the poller's thread when it is dropped. */
+static void
+make_source (TesseraFolderMonitor *monitor)
+{
+  monitor->inotify_source = g_unix_fd_source_new (monitor->inotify_fd, G_IO_IN);
+  g_source_set_name (monitor->inotify_source, "tessera-inotify");
+  /* Its callback never runs the loop: no need for GLib to take its
+   * descriptor out of the poll set around each dispatch, which wakes the
+   * loop's own eventfd twice (another turn of the loop) per wake-up. */
+  g_source_set_can_recurse (monitor->inotify_source, TRUE);
+  g_source_set_callback (monitor->inotify_source, (GSourceFunc) (void (*)(void)) monitor->func,
+                         monitor->ref (monitor->data), monitor->destroy);
+  g_source_attach (monitor->inotify_source, monitor->context);
+}
+
+/* Events wake waiters only: a process in which nobody waits leaves them
+ * queued in the kernel, read before its next decision, instead of waking
+ * for every acquisition and release of the pool's other processes. The
+ * folder store calls this with FALSE when a wake-up finds no waiter and
+ * with TRUE when a wait begins; events queued meanwhile then make the
+ * new source ready at once. */
+void
+_tessera_folder_monitor_set_polled (TesseraFolderMonitor *monitor,
+                                    gboolean              polled)
+{
+  if (!polled)
+    drop_source (monitor);
+  else if (monitor->inotify_source == NULL && monitor->inotify_fd >= 0 && monitor->func != NULL)
+    make_source (monitor);
+}
+
 gboolean
 _tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
                                GMainContext         *context,
                                GUnixFDSourceFunc     func,
                                gpointer              data,
+                               GBoxedCopyFunc        ref,
                                GDestroyNotify        destroy)
 {
   if (!_tessera_folder_monitor_can_watch (monitor))
@@ -258,14 +310,12 @@ _tessera_folder_monitor_start (TesseraFolderMonitor *monitor,
   /* Without it (no descriptor left), one instance reports everything. */
   monitor->view_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
   _tessera_folder_monitor_watch_jobs (monitor);
-  monitor->inotify_source = g_unix_fd_source_new (monitor->inotify_fd, G_IO_IN);
-  g_source_set_name (monitor->inotify_source, "tessera-inotify");
-  /* Its callback never runs the loop: no need for GLib to take its
-   * descriptor out of the poll set around each dispatch, which wakes the
-   * loop's own eventfd twice (another turn of the loop) per wake-up. */
-  g_source_set_can_recurse (monitor->inotify_source, TRUE);
-  g_source_set_callback (monitor->inotify_source, (GSourceFunc) (void (*)(void)) func, data, destroy);
-  g_source_attach (monitor->inotify_source, context);
+  monitor->context = g_main_context_ref (context);
+  monitor->func = func;
+  monitor->data = data;
+  monitor->ref = ref;
+  monitor->destroy = destroy;
+  make_source (monitor);
   return TRUE;
 }
 

@@ -182,6 +182,10 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
     return G_SOURCE_REMOVE;
   self->host->lock_thread (self->view);
   relevant = drain_locked (self, FALSE);
+  /* Nobody here to wake: later events stay queued until a wait begins
+   * (on_wait_begin) or the next decision reads them. */
+  if (!_tessera_dynamic_resource_has_waiters (owner))
+    _tessera_folder_monitor_set_polled (self->monitor, FALSE);
   self->host->unlock_thread (self->view);
   if (relevant)
     tessera_dynamic_resource_notify_changed (owner);
@@ -215,7 +219,8 @@ start_watching_locked (TesseraPoolStoreFolder *self)
   if (!self->can_watch)
     return FALSE;
   _tessera_folder_monitor_start (self->monitor, poller_context (self), on_inotify_ready,
-                                 _tessera_watch_box_ref (self->box), _tessera_watch_box_unref);
+                                 _tessera_watch_box_ref (self->box), _tessera_watch_box_ref,
+                                 _tessera_watch_box_unref);
   _tessera_folder_monitor_force_scan (self->monitor);
   return TRUE;
 }
@@ -233,6 +238,19 @@ on_first_wait (TesseraDynamicResource *owner, gpointer data)
   self->host->unlock_thread (self->view);
   if (started)
     tessera_dynamic_resource_notify_changed (owner);
+}
+
+/* Every wait: the events (queued since a wake-up found nobody waiting)
+ * wake waiters again. No lock held. */
+static void
+on_wait_begin (TesseraDynamicResource *owner, gpointer data)
+{
+  TesseraPoolStoreFolder *self = data;
+
+  self->host->lock_thread (self->view);
+  if (self->watching)
+    _tessera_folder_monitor_set_polled (self->monitor, TRUE);
+  self->host->unlock_thread (self->view);
 }
 
 static void
@@ -315,7 +333,7 @@ folder_store_open (TesseraPoolStore *store,
     return FALSE;
 
   self->can_watch = _tessera_folder_monitor_can_watch (self->monitor);
-  _tessera_dynamic_resource_set_watch_start (self->owner, on_first_wait, self);
+  _tessera_dynamic_resource_set_watch_start (self->owner, on_first_wait, on_wait_begin, self);
   if (!self->can_watch)
     {
       /* Polling is the primary path to wake waiters, with a short

@@ -129,9 +129,14 @@ void     _tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
  * before its watches began is known only to a full read. */
 typedef void (*TesseraWatchStartFunc) (TesseraDynamicResource *self,
                                        gpointer                data);
+/* @wait_begin (nullable) runs at the start of every wait, once it is
+ * counted by _tessera_dynamic_resource_has_waiters(), with no lock held. */
 void _tessera_dynamic_resource_set_watch_start  (TesseraDynamicResource *self,
                                                  TesseraWatchStartFunc   func,
+                                                 TesseraWatchStartFunc   wait_begin,
                                                  gpointer                data);
+/* Whether a wait is under way on @self: lock-free, for any lock held. */
+gboolean _tessera_dynamic_resource_has_waiters  (TesseraDynamicResource *self);
 /* Starts watching now (the first wait does it too); no lock held. */
 void _tessera_dynamic_resource_start_watching   (TesseraDynamicResource *self);
 /* Starts the poller's thread only (a resource type whose watches began
