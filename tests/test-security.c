@@ -384,6 +384,11 @@ static const Planting plantings[] = {
     "  ln -s \"$2\" \"$1/$d/dir.json.Ab12Cd\"; "
     "  touch -h -d '2 hours ago' \"$1/$d/x.json.Ab12Cd\" \"$1/$d/d.json.Ab12Cd\" \"$1/$d/dir.json.Ab12Cd\"; "
     "done" },
+  /* The first user's folder for its temporary files moved aside, a link
+   * to the victim's folder in its place. */
+  { "link/writer-temporaries",
+    "for d in r m; do cd \"$1/$d\"; for t in .tessera-tmp-*; do [ -d \"$t\" ]; mv \"$t\" \"$t.old\"; "
+    "ln -s \"$2\" \"$t\"; done; done" },
   { "link/ipc-lock",
     "for d in r m; do rm -f \"$1/$d/ipc.lock\"; ln -s \"$2/b.json\" \"$1/$d/ipc.lock\"; done" },
   { "fifo/jobs",
@@ -488,6 +493,38 @@ test_intents_folder_shared (Fixture *f, gconstpointer data)
   g_assert_cmpuint (st.st_gid, ==, f->gp->users->gid);
   g_assert_cmpuint (st.st_mode & (S_ISGID | S_IRWXG), ==, S_ISGID | S_IRWXG);
   release_held (holder);
+}
+
+/* The first user's folder for its temporary files moved aside and the
+ * second user's own, writable by all, in its place: the first user's
+ * writes never go there (the second user could swap a temporary file for
+ * its own before the rename), they go beside the lock files. */
+static void
+test_writer_temporaries_of_another (Fixture *f, gconstpointer data)
+{
+  make_pool (f);
+  plant (f, "for d in r m; do cd \"$1/$d\"; for t in .tessera-tmp-*; do [ -d \"$t\" ]; mv \"$t\" \"$t.old\"; "
+            "mkdir -m 777 \"$t\"; done; done");
+  first_user_round (f);
+  for (const char *const *d = (const char *[]) { "r", "m", NULL }; *d != NULL; d++)
+    {
+      g_autoptr(GDir) dir = NULL;
+      g_autofree char *folder = g_build_filename (f->gp->pool, *d, NULL);
+      const char *name;
+      guint planted = 0;
+
+      dir = g_dir_open (folder, 0, NULL);
+      g_assert_nonnull (dir);
+      while ((name = g_dir_read_name (dir)) != NULL)
+        if (g_str_has_prefix (name, ".tessera-tmp-") && !g_str_has_suffix (name, ".old"))
+          {
+            g_autofree char *path = g_build_filename (folder, name, NULL);
+
+            planted++;
+            g_assert_cmpuint (test_count_entries (path), ==, 0);
+          }
+      g_assert_cmpuint (planted, ==, 1);
+    }
 }
 
 static void
@@ -744,6 +781,7 @@ main (int argc, char **argv)
   ADD ("link/intents-waiting", test_link_intents_waiting);
   ADD ("share/intents-folder", test_intents_folder_shared);
   ADD ("link/informations", test_link_informations);
+  ADD ("share/writer-temporaries-of-another-user", test_writer_temporaries_of_another);
   ADD ("fifo/job-lock-and-pid", test_fifo_job_lock_and_pid);
   ADD ("names/hostile", test_hostile_names);
   ADD ("proc/hidepid", test_hidepid);
