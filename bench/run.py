@@ -91,23 +91,39 @@ def handover():
         "p50 < 2 ms, p99 < 20 ms", "met" if p50 < 2000 and p99 < 20000 else "missed")
 
 
-def throughput():
-    with tempfile.TemporaryDirectory() as tmp:
+def throughput_in(where=None):
+    with tempfile.TemporaryDirectory(dir=where) as tmp:
         log = os.path.join(tmp, "log")
         folder = os.path.join(tmp, "tok")
         procs = [subprocess.Popen([BENCH, "throughput", folder, "5", log]) for _ in range(16)]
         for p in procs:
             p.wait()
         lines = [[int(x) for x in line.split()] for line in open(log)]
-    counts = [line[0] for line in lines]
-    total = sum(counts)
-    # Where the time goes: context switches and CPU of all 16 processes
-    # (their poller threads included) per acquisition.
-    switches = sum(line[1] for line in lines) / max(1, total)
-    cpu_us = sum(line[2] for line in lines) / max(1, total)
-    row("3. throughput, 16 processes on a capacity-4 token, 5 s", f"{total / 5:.0f} acquisitions/s",
-        f"per process {min(counts)}–{max(counts)} (max/min {max(counts) / max(1, min(counts)):.2f}); "
-        f"per acquisition {switches:.0f} context switches, {cpu_us:.0f} µs of CPU")
+    return lines
+
+
+def throughput():
+    """On the disk's file system (as /tmp is here) and, to tell Tessera's
+    cost from the file system's (ext4 allocates an inode per lock file,
+    a cost that grows with recent deletions), on a tmpfs."""
+    places = [(None, "pool in " + tempfile.gettempdir())]
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        places.append(("/dev/shm", "pool on tmpfs (/dev/shm)"))
+    for where, label in places:
+        lines = throughput_in(where)
+        counts = [line[0] for line in lines]
+        total = sum(counts)
+        rate = total / 5
+        spread = max(counts) / max(1, min(counts))
+        # Where the time goes: context switches and CPU of all 16 processes
+        # (their poller threads included) per acquisition.
+        switches = sum(line[1] for line in lines) / max(1, total)
+        cpu_us = sum(line[2] for line in lines) / max(1, total)
+        met = rate >= 1500 and spread <= 1.5
+        row(f"3. throughput, 16 processes on a capacity-4 token, 5 s, {label}", f"{rate:.0f} acquisitions/s",
+            f"per process {min(counts)}–{max(counts)} (max/min {spread:.2f}); "
+            f"per acquisition {switches:.0f} context switches, {cpu_us:.0f} µs of CPU",
+            "≥ 1 500/s, slowest ≥ ⅔ of the fastest (max/min ≤ 1.5)", "met" if met else "missed")
 
 
 def polling():
