@@ -38,8 +38,10 @@ gboolean    _tessera_folder_monitor_start         (TesseraFolderMonitor *monitor
                                                    gpointer              data,
                                                    GBoxedCopyFunc        ref,
                                                    GDestroyNotify        destroy);
-/* Whether the events wake @func (TRUE: once started) or stay queued for
- * the next drain. Thread-safe as the owner serialises it. */
+/* After each drain of @func's, and when a wait begins: TRUE (somebody
+ * waits) makes events wake @func; FALSE lets them be read by a drain
+ * every few seconds instead (or, once that found nothing, by @func at
+ * the next event). The owner serialises it. */
 void        _tessera_folder_monitor_set_polled    (TesseraFolderMonitor *monitor,
                                                    gboolean              polled);
 /* Destroys the source: its callback never runs again. */

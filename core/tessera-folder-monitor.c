@@ -15,6 +15,7 @@ struct _TesseraFolderMonitor
   TesseraLockFolder *folder;
   GHashTable *dirty;          /* names inotify reported */
   gboolean force_scan;
+  gboolean overflowed;        /* events lost: a watch may name a folder gone since */
   gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
   gboolean jobs_known;
   gint64 jobs_mtime_ns;
@@ -30,6 +31,8 @@ struct _TesseraFolderMonitor
    * this process (see _tessera_folder_monitor_set_polled()): what to
    * make it again with. */
   GSource *inotify_source;
+  GSource *idle_source;       /* instead, while nobody waits: a drain every IDLE_DRAIN_S */
+  gboolean read_since_tick;   /* a drain read events since the last idle drain */
   GMainContext *context;
   GUnixFDSourceFunc func;
   gpointer data;
@@ -53,19 +56,20 @@ _tessera_folder_monitor_new (TesseraLockFolder *folder)
 }
 
 static void
-drop_source (TesseraFolderMonitor *monitor)
+drop (GSource **source)
 {
-  if (monitor->inotify_source != NULL)
+  if (*source != NULL)
     {
-      g_source_destroy (monitor->inotify_source);
-      g_clear_pointer (&monitor->inotify_source, g_source_unref);
+      g_source_destroy (*source);
+      g_clear_pointer (source, g_source_unref);
     }
 }
 
 void
 _tessera_folder_monitor_stop (TesseraFolderMonitor *monitor)
 {
-  drop_source (monitor);
+  drop (&monitor->inotify_source);
+  drop (&monitor->idle_source);
   g_clear_pointer (&monitor->context, g_main_context_unref);
   if (monitor->data != NULL && monitor->destroy != NULL)
     monitor->destroy (monitor->data);
@@ -128,6 +132,7 @@ drain_fd (TesseraFolderMonitor *monitor,
         continue;
       if (n <= 0)
         break;
+      monitor->read_since_tick = TRUE;
       for (p = buf; p < buf + n;)
         {
           struct inotify_event *ev = (struct inotify_event *) p;
@@ -135,6 +140,7 @@ drain_fd (TesseraFolderMonitor *monitor,
 
           if (ev->mask & IN_Q_OVERFLOW)
             {
+              monitor->overflowed = TRUE;
               monitor->force_scan = TRUE;
               relevant = TRUE;
             }
@@ -219,7 +225,34 @@ _tessera_folder_monitor_watch_jobs (TesseraFolderMonitor *monitor)
 {
   const char *jobs = _tessera_lock_folder_get_jobs_path (monitor->folder);
 
-  if (monitor->inotify_fd < 0 || monitor->jobs_wd >= 0)
+  if (monitor->inotify_fd < 0)
+    return;
+  /* Events were lost: the ones that said jobs/ (or informations.json)
+   * was replaced may be among them, and a watch of the old folder would
+   * hear nothing of the new one's holders. Watching the path again gives
+   * the same descriptor for the same folder, another for a new one. */
+  if (monitor->overflowed)
+    {
+      monitor->overflowed = FALSE;
+      if (monitor->jobs_wd >= 0)
+        {
+          int wd = inotify_add_watch (monitor->inotify_fd, jobs,
+                                      monitor->view_jobs_wd >= 0 ? JOBS_WAKE_MASK : JOBS_WAKE_MASK | JOBS_VIEW_MASK);
+
+          if (wd != monitor->jobs_wd)
+            {
+              inotify_rm_watch (monitor->inotify_fd, monitor->jobs_wd);
+              if (wd >= 0)
+                inotify_rm_watch (monitor->inotify_fd, wd);
+              if (monitor->view_jobs_wd >= 0)
+                inotify_rm_watch (monitor->view_fd, monitor->view_jobs_wd);
+              monitor->jobs_wd = -1;
+              monitor->view_jobs_wd = -1;
+            }
+        }
+      watch_informations (monitor);
+    }
+  if (monitor->jobs_wd >= 0)
     return;
   /* The view's watch first: whatever happens once the waking one is in
    * place is seen by both. */
@@ -264,20 +297,84 @@ make_source (TesseraFolderMonitor *monitor)
   g_source_attach (monitor->inotify_source, monitor->context);
 }
 
-/* Events wake waiters only: a process in which nobody waits leaves them
- * queued in the kernel, read before its next decision, instead of waking
- * for every acquisition and release of the pool's other processes. The
- * folder store calls this with FALSE when a wake-up finds no waiter and
- * with TRUE when a wait begins; events queued meanwhile then make the
- * new source ready at once. */
+/* While nobody waits, the events are read by a drain every IDLE_DRAIN_S
+ * seconds instead of each waking the poller's thread: informations.json
+ * changes are applied (the total a process shows stays current) and the
+ * kernel's queue stays short (an overflow costs a full scan). */
+#define IDLE_DRAIN_S 2
+
+typedef struct
+{
+  GUnixFDSourceFunc func;
+  gpointer data;
+  GDestroyNotify destroy;
+} IdleDrain;
+
+static gboolean
+idle_drain (gpointer data)
+{
+  IdleDrain *drain = data;
+
+  drain->func (-1, G_IO_IN, drain->data);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+idle_drain_free (gpointer data)
+{
+  IdleDrain *drain = data;
+
+  drain->destroy (drain->data);
+  g_free (drain);
+}
+
+static void
+make_idle_source (TesseraFolderMonitor *monitor)
+{
+  IdleDrain *drain = g_new (IdleDrain, 1);
+
+  drain->func = monitor->func;
+  drain->data = monitor->ref (monitor->data);
+  drain->destroy = monitor->destroy;
+  monitor->idle_source = g_timeout_source_new_seconds (IDLE_DRAIN_S);
+  g_source_set_name (monitor->idle_source, "tessera-inotify-idle");
+  g_source_set_callback (monitor->idle_source, idle_drain, drain, idle_drain_free);
+  g_source_attach (monitor->idle_source, monitor->context);
+  monitor->read_since_tick = FALSE;
+}
+
+/* Events wake waiters only: a process in which nobody waits is not woken
+ * by every acquisition and release of the pool's other processes. The
+ * folder store calls this after each drain of its callback, with FALSE
+ * when nobody waits: the first such drain turns the waking source into
+ * the idle drain, and an idle drain that found nothing (nor did any
+ * decision since the last one) turns it back (a quiet pool then costs no
+ * wake-up at all). With TRUE (a wait begins), the waking source is made
+ * again; events queued meanwhile make it ready at once. */
 void
 _tessera_folder_monitor_set_polled (TesseraFolderMonitor *monitor,
                                     gboolean              polled)
 {
-  if (!polled)
-    drop_source (monitor);
-  else if (monitor->inotify_source == NULL && monitor->inotify_fd >= 0 && monitor->func != NULL)
-    make_source (monitor);
+  if (monitor->inotify_fd < 0 || monitor->func == NULL)
+    return;
+  if (polled)
+    {
+      drop (&monitor->idle_source);
+      if (monitor->inotify_source == NULL)
+        make_source (monitor);
+    }
+  else if (monitor->inotify_source != NULL)
+    {
+      drop (&monitor->inotify_source);
+      make_idle_source (monitor);
+    }
+  else if (monitor->idle_source != NULL && !monitor->read_since_tick)
+    {
+      drop (&monitor->idle_source);
+      make_source (monitor);
+    }
+  else
+    monitor->read_since_tick = FALSE;
 }
 
 gboolean

@@ -182,8 +182,8 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
     return G_SOURCE_REMOVE;
   self->host->lock_thread (self->view);
   relevant = drain_locked (self, FALSE);
-  /* Nobody here to wake: later events stay queued until a wait begins
-   * (on_wait_begin) or the next decision reads them. */
+  /* Nobody here to wake: later events are read by a drain every few
+   * seconds, until a wait begins (on_wait_begin); decisions read them. */
   if (!_tessera_dynamic_resource_has_waiters (owner))
     _tessera_folder_monitor_set_polled (self->monitor, FALSE);
   self->host->unlock_thread (self->view);
