@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/inotify.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -495,6 +496,61 @@ test_stale_writer_temporary_removed (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* Counts the events of inotify instance @fd read so far. */
+static guint
+count_events (int fd)
+{
+  char buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  guint n_events = 0;
+  ssize_t n;
+
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n; n_events++)
+      p += sizeof (struct inotify_event) + ((struct inotify_event *) p)->len;
+  return n_events;
+}
+
+/* The writer's folder on another file system than jobs/ (a mount between
+ * them): the rename cannot cross it, so the first write goes beside the
+ * lock file after all, and the next ones go there at once instead of
+ * trying the folder again each time. Root mounts a tmpfs there. */
+static void
+test_writer_temporaries_other_mount (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 4, &error);
+  g_autofree char *own = g_strdup_printf ("%s/.tessera-tmp-%u", f->folder, (unsigned) geteuid ());
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
+  guint created;
+  int fd;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir (own, 0700), ==, 0);
+  if (mount ("tmpfs", own, "tmpfs", 0, "mode=0700,size=1m") != 0)
+    g_error ("cannot mount a tmpfs on %s (the test runs as root): %s", own, g_strerror (errno));
+  fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (fd, own, IN_CREATE), >=, 0);
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("j%d", i);
+      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "t", id);
+      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+      TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+      g_assert_no_error (error);
+      g_ptr_array_add (locks, lock);
+    }
+  created = count_events (fd);
+  close (fd);
+  g_ptr_array_set_size (locks, 0);
+  g_clear_object (&counter);
+  g_assert_cmpint (umount2 (own, MNT_DETACH), ==, 0);
+  g_assert_cmpuint (test_count_entries (jobs), ==, 0);
+  g_assert_cmpuint (created, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -507,6 +563,7 @@ main (int argc, char **argv)
   ADD ("/format/rewrite-is-atomic", test_rewrite_is_atomic);
   ADD ("/format/lock-file-temporary-outside-jobs", test_lock_file_temporary_outside_jobs);
   ADD ("/format/stale-writer-temporary-removed", test_stale_writer_temporary_removed);
+  ADD ("/format/writer-temporaries-on-another-mount", test_writer_temporaries_other_mount);
   ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
   ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);
   return g_test_run ();
