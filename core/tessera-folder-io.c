@@ -51,6 +51,7 @@ write_file_atomic (int          tmp_fd,
                    const char  *data,
                    gssize       length,
                    gboolean     durable,
+                   gboolean    *tmp_unusable,
                    GError     **error)
 {
   g_autofree char *tmp = NULL;
@@ -102,7 +103,9 @@ write_file_atomic (int          tmp_fd,
       if (errno == EXDEV && tmp_fd != dir_fd)
         {
           unlinkat (tmp_fd, tmp, 0);
-          return write_file_atomic (-1, dir_fd, name, path, data, length, durable, error);
+          if (tmp_unusable != NULL)
+            *tmp_unusable = TRUE;
+          return write_file_atomic (-1, dir_fd, name, path, data, length, durable, NULL, error);
         }
       goto fail;
     }
@@ -128,7 +131,7 @@ _tessera_write_file_atomic_at (int          dir_fd,
                                gboolean     durable,
                                GError     **error)
 {
-  return write_file_atomic (-1, dir_fd, name, path, data, length, durable, error);
+  return write_file_atomic (-1, dir_fd, name, path, data, length, durable, NULL, error);
 }
 
 gboolean
@@ -137,9 +140,10 @@ _tessera_write_file_atomic_via (int          tmp_fd,
                                 const char  *name,
                                 const char  *path,
                                 const char  *data,
+                                gboolean    *tmp_unusable,
                                 GError     **error)
 {
-  return write_file_atomic (tmp_fd, dir_fd, name, path, data, -1, FALSE, error);
+  return write_file_atomic (tmp_fd, dir_fd, name, path, data, -1, FALSE, tmp_unusable, error);
 }
 
 /* Atomic always: the data goes to "path." plus a random suffix, then a

@@ -114,12 +114,14 @@ gboolean _tessera_write_file_atomic_at (int         dir_fd,
                                         gboolean    durable,
                                         GError    **error);
 /* The same, through a temporary file made in @tmp_fd (beside @name when
- * -1, or when @tmp_fd cannot be used), renamed into @dir_fd. */
+ * -1, or when @tmp_fd cannot be used), renamed into @dir_fd;
+ * @tmp_unusable set when @tmp_fd is on another file system. */
 gboolean _tessera_write_file_atomic_via (int         tmp_fd,
                                          int         dir_fd,
                                          const char *name,
                                          const char *path,
                                          const char *data,
+                                         gboolean   *tmp_unusable,
                                          GError    **error);
 gboolean _tessera_read_file_at        (int          dir_fd,
                                        const char  *name,

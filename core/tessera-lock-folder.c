@@ -308,8 +308,20 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
 }
 
 /* A temporary file of ours older than this was left by a writer killed
- * between its write and its rename (which take microseconds). */
+ * between its write and its rename (which take microseconds). Every write
+ * there is made under ipc.lock, and so is this sweep (at a process's first
+ * write), so any temporary it finds is a dead writer's; the age is a
+ * second guard only, should a writer come without ipc.lock. */
 #define TMP_STALE_S 60
+
+/* A lock file's temporary: TASK@ID.json plus a dot and six characters. A
+ * folder of ours put under our folder's name by a co-user (a rename in
+ * the pool's folder) loses nothing else. */
+static gboolean
+is_lock_file_temporary (const char *name)
+{
+  return is_temporary_name (name) && strchr (name, '@') != NULL;
+}
 
 static void
 sweep_tmp (int tmp_fd)
@@ -326,7 +338,7 @@ sweep_tmp (int tmp_fd)
       return;
     }
   while ((d = readdir (dir)) != NULL)
-    if (is_temporary_name (d->d_name) && fstatat (tmp_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+    if (is_lock_file_temporary (d->d_name) && fstatat (tmp_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG (st.st_mode) && g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st) > TMP_STALE_S * G_GINT64_CONSTANT (1000000000))
       unlinkat (tmp_fd, d->d_name, 0);
   closedir (dir);
@@ -385,7 +397,8 @@ _tessera_lock_folder_save_job (TesseraLockFolder       *folder,
                                GError                 **error)
 {
   int dir_fd = _tessera_lock_folder_open_jobs (folder);
-  gboolean ok;
+  gboolean ok, tmp_unusable = FALSE;
+  int tmp_fd;
 
   if (dir_fd < 0)
     {
@@ -393,7 +406,12 @@ _tessera_lock_folder_save_job (TesseraLockFolder       *folder,
       _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
       return FALSE;
     }
-  ok = _tessera_dynamic_lock_file_save_at (lock_file, writer_tmp_fd (folder), dir_fd, name, error);
+  tmp_fd = writer_tmp_fd (folder);
+  ok = _tessera_dynamic_lock_file_save_at (lock_file, tmp_fd, dir_fd, name, &tmp_unusable, error);
+  /* Our folder and jobs/ on two file systems (a mount between them): the
+   * next writes go beside the lock file at once. */
+  if (tmp_unusable && g_atomic_int_compare_and_exchange (&folder->tmp_fd, tmp_fd, -1))
+    close (tmp_fd);
   close (dir_fd);
   return ok;
 }

@@ -233,11 +233,13 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType           
                                                                 JsonNode        *information,
                                                                 TesseraProcess  *process,
                                                                 GError         **error);
-/* @tmp_fd: where the temporary file goes (-1: beside @name). */
+/* @tmp_fd: where the temporary file goes (-1: beside @name);
+ * @tmp_unusable: see _tessera_write_file_atomic_via(). */
 gboolean _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
                                              int                      tmp_fd,
                                              int                      dir_fd,
                                              const char              *name,
+                                             gboolean                *tmp_unusable,
                                              GError                 **error);
 
 void _tessera_share_like_parent (int fd, const char *path);
