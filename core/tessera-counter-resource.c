@@ -49,7 +49,7 @@ get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   switch (prop_id)
     {
-    case PROP_TOTAL: g_value_set_int64 (value, PRIV (object)->total); break;
+    case PROP_TOTAL: g_value_set_int64 (value, __atomic_load_n (&PRIV (object)->total, __ATOMIC_RELAXED)); break;
     case PROP_USED: g_value_set_int64 (value, PRIV (object)->huge > 0 ? G_MAXINT64 : PRIV (object)->used); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -158,7 +158,8 @@ handle_information_change (TesseraTrackedDynamicResource *resource, JsonNode *in
                    _("a counter token's informations.json must be {\"total\": a non-negative integer}"));
       return FALSE;
     }
-  PRIV (resource)->total = json_node_get_int (total);
+  /* Read without the thread lock by get_total() and the property. */
+  __atomic_store_n (&PRIV (resource)->total, json_node_get_int (total), __ATOMIC_RELAXED);
   g_object_notify_by_pspec (G_OBJECT (resource), props[PROP_TOTAL]);
   return TRUE;
 }
@@ -297,7 +298,7 @@ gint64
 tessera_counter_resource_get_total (TesseraCounterResource *self)
 {
   g_return_val_if_fail (TESSERA_IS_COUNTER_RESOURCE (self), 0);
-  return PRIV (self)->total;
+  return __atomic_load_n (&PRIV (self)->total, __ATOMIC_RELAXED);
 }
 
 /**

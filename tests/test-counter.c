@@ -195,7 +195,8 @@ counter_handle_information_change (TesseraTrackedDynamicResource *res, JsonNode 
                    "expected {\"total\": non-negative integer}");
       return FALSE;
     }
-  TEST_COUNTER (res)->total = json_node_get_int (total);
+  /* Read from the test's thread by test_counter_get_total(). */
+  __atomic_store_n (&TEST_COUNTER (res)->total, json_node_get_int (total), __ATOMIC_RELAXED);
   /* As a plugin would: tell whoever watches the capacity. */
   g_object_notify (G_OBJECT (res), "total");
   return TRUE;
@@ -270,7 +271,7 @@ test_counter_new (const char *folder, gint64 total, GError **error)
 gint64
 test_counter_get_total (TestCounter *self)
 {
-  return self->total;
+  return __atomic_load_n (&self->total, __ATOMIC_RELAXED);
 }
 
 gint64
