@@ -20,6 +20,8 @@
 #include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
 
+#include <sched.h>
+
 typedef struct
 {
   char *lock_folder;
@@ -599,6 +601,9 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
             _tessera_pool_store_commit (STORE (self), error);
   unlock_both (self, fd);
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+  /* Let a waiter woken by this release run before our next acquire takes
+   * the unit back (on a busy machine it would, again and again). */
+  sched_yield ();
   return deleted;
 }
 
