@@ -280,6 +280,20 @@ poller_switches (void)
   return total;
 }
 
+/* Makes this process watch the pool (a wait of 0.3 s on a full
+ * resource), then lets it go: nobody waits in it any more. */
+static void
+watch_then_idle (Fixture *f, TesseraDynamicDependency *dep)
+{
+  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) none = tessera_dynamic_dependency_lock (dep, 0.3, NULL, &error);
+
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (held), NULL));
+  g_usleep (200 * 1000);   /* its own release's events read (not required for correctness) */
+}
+
 /* A process that watches a pool (it has waited on it) but in which nobody
  * waits now is not woken by each acquisition and release of the pool's
  * other processes: their events stay queued for its next decision. (Each
@@ -288,22 +302,16 @@ poller_switches (void)
 static void
 test_idle_poller_sleeps (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "b");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TesseraDynamicDependencyLock) none = tessera_dynamic_dependency_lock (dep, 0.3, NULL, &error);
   g_autofree char *log = g_build_filename (f->tmp, "cycles.log", NULL);
   g_autoptr(Helper) cycler = NULL;
   guint64 before, after;
   gint64 start;
   double seconds;
 
-  /* It waited (so it watches the folder), then let go: nobody waits. */
-  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-  g_clear_error (&error);
-  g_assert_true (tessera_lock_release (TESSERA_LOCK (held), NULL));
-  g_usleep (200 * 1000);   /* its own release's events read (not required for correctness) */
+  watch_then_idle (f, dep);
   before = poller_switches ();
   start = g_get_monotonic_time ();
   cycler = helper_spawn (NULL, "cycle", f->folder, "-1", "c", "40", log, NULL);
@@ -338,19 +346,14 @@ on_total_counted (GObject *object, GParamSpec *pspec, gpointer data)
 static void
 test_idle_process_applies_total (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "b");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TesseraDynamicDependencyLock) none = tessera_dynamic_dependency_lock (dep, 0.3, NULL, &error);
   g_autoptr(TestCounter) other = NULL;
   gint notified = 0;
   gint64 deadline;
 
-  /* It waited (so it watches the folder), then let go: nobody waits. */
-  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-  g_clear_error (&error);
-  g_usleep (200 * 1000);
+  watch_then_idle (f, dep);
   g_signal_connect (f->counter, "notify::total", G_CALLBACK (on_total_counted), &notified);
   other = test_counter_new (f->folder, -1, &error);
   g_assert_no_error (error);
