@@ -168,6 +168,51 @@ test_linked_lock_file_counts (Fixture *f, gconstpointer data)
   g_assert_null (lock);
 }
 
+static char *peer_lock_file_text (Fixture *f, GPid pid);
+
+/* A lock file removed and made again at once in place, still open (a
+ * peer writing it: inotify tells of its creation, not yet of a write),
+ * counts for the next decision of a process that watches the folder:
+ * the last event the name had on the waking instance is the removal,
+ * but the creation, told only to the other, came after it. */
+static void
+test_removed_then_made_in_place_counts (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) peer = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                                  &error, "sleep", "600", NULL);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "late");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *path = g_build_filename (f->folder, "jobs", "peer@job.json", NULL);
+  g_autofree char *notes = g_build_filename (f->folder, "jobs", "notes.txt", NULL);
+  g_autofree char *text = NULL;
+  int fd;
+
+  g_assert_no_error (error);
+  text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (peer), NULL, 10));
+  test_write_file (path, text);
+  /* A first wait: this process now watches the folder, and knows the file. */
+  lock = tessera_dynamic_dependency_lock (dep, 0.2, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  /* A change that wakes its poller, which finds nobody waiting and then
+   * reads events only every few seconds: the removal and the creation
+   * are then read in one drain, the decision's (more likely so, not
+   * required for correctness). */
+  test_write_file (notes, "not a holder");
+  g_usleep (300 * 1000);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
+  g_assert_cmpint (close (fd), ==, 0);
+  g_subprocess_force_exit (peer);
+}
+
 /* The JSON of a lock file of one unit whose holder is process @pid. */
 static char *
 peer_lock_file_text (Fixture *f, GPid pid)
@@ -824,6 +869,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-total-written-in-place", test_woken_by_total_in_place);
   ADD ("/wait/woken-by-total-written-in-place/after-replace", test_woken_by_total_in_place_after_replace);
   ADD ("/wait/lock-file-made-by-link-counts", test_linked_lock_file_counts);
+  ADD ("/wait/removed-then-made-in-place-counts", test_removed_then_made_in_place_counts);
   ADD ("/wait/woken-by-holder-renamed-in-place", test_woken_by_holder_renamed_in_place);
   ADD ("/wait/idle-poller-sleeps-through-others-changes", test_idle_poller_sleeps);
   ADD ("/wait/woken-after-events-queued-while-nobody-waited", test_woken_after_idle);
