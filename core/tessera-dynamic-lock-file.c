@@ -452,16 +452,21 @@ _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
                                     int                      dir_fd,
                                     const char              *name,
                                     gboolean                *tmp_unusable,
+                                    struct stat             *st,
                                     GError                 **error)
 {
   g_autoptr(JsonNode) node = tessera_dynamic_lock_file_to_json (self);
   g_autofree char *text = json_to_string (node, FALSE);
-  struct stat st;
 
   if (!_tessera_write_file_atomic_via (tmp_fd, dir_fd, name, PRIV (self)->path, text, tmp_unusable, error))
     return FALSE;
-  if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+  if (fstatat (dir_fd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      /* Removed by someone else at once: say so rather than fail mute. */
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), PRIV (self)->path);
+      return FALSE;
+    }
+  PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (st);
   return TRUE;
 }
 

@@ -62,7 +62,23 @@ gboolean    _tessera_folder_monitor_must_scan     (TesseraFolderMonitor *monitor
 void        _tessera_folder_monitor_scanned       (TesseraFolderMonitor *monitor,
                                                    const struct stat    *jobs_st,
                                                    gint64                now_mono);
-/* (transfer full) (nullable): the names inotify reported since, or NULL. */
+/* What the events since the last look say of a name in jobs/.
+ * REMOVED: its last event on the waking instance removed it, and the
+ * view's instance told of no creation since; a file made again after its
+ * removal is told by a rename onto it (CHANGED, later on the same
+ * instance) or by a creation (MADE, which nothing turns back). Every
+ * look drains both instances just before, view first, so only a file
+ * made during that drain could be missed: lock files are made under
+ * ipc.lock, which the one who looks holds. */
+typedef enum
+{
+  TESSERA_DIRTY_CHANGED = 1,   /* look at the file */
+  TESSERA_DIRTY_REMOVED,       /* gone: no need to look */
+  TESSERA_DIRTY_MADE,          /* made in place or linked: look at the file */
+} TesseraDirtyName;
+
+/* (transfer full) (nullable): the names inotify reported since (name →
+ * TesseraDirtyName), or NULL. */
 GHashTable *_tessera_folder_monitor_take_dirty    (TesseraFolderMonitor *monitor);
 /* jobs/'s mtime before our own change (-1: not needed, inotify knows),
  * then, after it: the new mtime is explained by it. */

@@ -13,7 +13,7 @@
 struct _TesseraFolderMonitor
 {
   TesseraLockFolder *folder;
-  GHashTable *dirty;          /* names inotify reported */
+  GHashTable *dirty;          /* name → TesseraDirtyName: what inotify reported */
   gboolean force_scan;
   gboolean overflowed;        /* events lost: a watch may name a folder gone since */
   gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
@@ -114,6 +114,20 @@ watch_informations (TesseraFolderMonitor *monitor)
   monitor->info_wd = wd;
 }
 
+/* Records what an event says of @name in jobs/ (see
+ * TesseraDirtyName). A creation only the view's instance told of stays
+ * MADE until the name is looked at: it may have come after any removal
+ * the waking instance tells of, whose order against it is unknown. */
+static void
+note_name (TesseraFolderMonitor *monitor,
+           const char           *name,
+           TesseraDirtyName      kind)
+{
+  if (GPOINTER_TO_INT (g_hash_table_lookup (monitor->dirty, name)) == TESSERA_DIRTY_MADE)
+    return;
+  g_hash_table_replace (monitor->dirty, g_strdup (name), GINT_TO_POINTER (kind));
+}
+
 /* Reads one inotify instance to the end. */
 static gboolean
 drain_fd (TesseraFolderMonitor *monitor,
@@ -152,7 +166,7 @@ drain_fd (TesseraFolderMonitor *monitor,
               if (ev->wd == monitor->view_jobs_wd && (ev->mask & IN_IGNORED))
                 monitor->view_jobs_wd = -1;
               else if (ev->wd == monitor->view_jobs_wd && ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
-                g_hash_table_add (monitor->dirty, g_strdup (ev->name));
+                note_name (monitor, ev->name, TESSERA_DIRTY_MADE);
             }
           else if (ev->wd == monitor->jobs_wd)
             {
@@ -164,7 +178,10 @@ drain_fd (TesseraFolderMonitor *monitor,
                 }
               else if (ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
                 {
-                  g_hash_table_add (monitor->dirty, g_strdup (ev->name));
+                  note_name (monitor, ev->name,
+                             (ev->mask & IN_CREATE) ? TESSERA_DIRTY_MADE
+                             : (ev->mask & (IN_DELETE | IN_MOVED_FROM)) ? TESSERA_DIRTY_REMOVED
+                                                                        : TESSERA_DIRTY_CHANGED);
                   relevant = TRUE;
                 }
             }
@@ -200,10 +217,12 @@ _tessera_folder_monitor_drain (TesseraFolderMonitor *monitor,
 
   if (monitor->inotify_fd < 0)
     return FALSE;
-  relevant = drain_fd (monitor, monitor->inotify_fd, informations_changed);
-  /* Read on every wake-up too, so its queue stays short. */
-  if (monitor->view_fd >= 0)
-    relevant |= drain_fd (monitor, monitor->view_fd, informations_changed);
+  /* The view's instance is read on every wake-up too, so its queue
+   * stays short; and first: a creation made while this drain runs is
+   * then read by the next one, at the latest by the drain before the
+   * next look (see TesseraDirtyName). */
+  relevant = monitor->view_fd >= 0 && drain_fd (monitor, monitor->view_fd, informations_changed);
+  relevant |= drain_fd (monitor, monitor->inotify_fd, informations_changed);
   return relevant;
 }
 

@@ -408,6 +408,32 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
   load_entry (cache, name, &st, dir_fd);
 }
 
+/* The names inotify reported: those it says are gone without a look
+ * (most of them, where holders come and go), the others through one
+ * opening of jobs/. */
+static void
+reload_dirty (TesseraLockFileCache *cache, GHashTable *dirty)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+  int dir_fd = -2;
+
+  g_hash_table_iter_init (&iter, dirty);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      if (GPOINTER_TO_INT (value) == TESSERA_DIRTY_REMOVED)
+        {
+          remove_entry (cache, key);
+          continue;
+        }
+      if (dir_fd == -2)
+        dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
+      reload (cache, key, dir_fd);
+    }
+  if (dir_fd >= 0)
+    close (dir_fd);
+}
+
 /* Reads the whole of jobs/ again (only what changed is loaded). */
 static void
 scan_jobs (TesseraLockFileCache *cache, double min_age)
@@ -471,8 +497,6 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
                                   double                min_age)
 {
   g_autoptr(GHashTable) dirty = NULL;
-  GHashTableIter iter;
-  gpointer key;
   struct stat st;
   /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
    * the owner drained the monitor before, so read the flag only now. */
@@ -516,11 +540,7 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
       _tessera_folder_monitor_scanned (cache->monitor, &st, now_mono);
     }
   else if ((dirty = _tessera_folder_monitor_take_dirty (cache->monitor)) != NULL)
-    {
-      g_hash_table_iter_init (&iter, dirty);
-      while (g_hash_table_iter_next (&iter, &key, NULL))
-        reload (cache, key, -1);
-    }
+    reload_dirty (cache, dirty);
   examine_all (cache, min_age);
   if (cache->index != NULL && _tessera_lock_file_index_get_changes (cache->index) >= INDEX_SAVE_CHANGES)
     _tessera_lock_file_index_save (cache->index, cache->cache);
@@ -686,15 +706,8 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
   lock_file = _tessera_dynamic_lock_file_new_unsaved (cache->lock_file_type, path,
                                                       tessera_job_get_job_uri (job), information,
                                                       process, error);
-  if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, error))
+  if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, &st, error))
     {
-      g_clear_object (&lock_file);
-      return FALSE;
-    }
-  if (!_tessera_lock_folder_stat_job (cache->folder, name, &st))
-    {
-      /* Removed by someone else at once: say so rather than fail mute. */
-      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
       g_clear_object (&lock_file);
       return FALSE;
     }
@@ -755,14 +768,13 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
   _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
   g_set_object (&before, tessera_dynamic_lock_file_get_process (entry->h.lock_file));
   tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
-  if (!_tessera_lock_folder_save_job (cache->folder, name, entry->h.lock_file, error))
+  if (!_tessera_lock_folder_save_job (cache->folder, name, entry->h.lock_file, &st, error))
     {
-      /* The file still names what it did: so must its object. */
+      /* The file still names what it did (or is gone): so must its object. */
       tessera_dynamic_lock_file_set_process (entry->h.lock_file, before);
       return FALSE;
     }
-  if (_tessera_lock_folder_stat_job (cache->folder, name, &st))
-    entry_set_stat (entry, &st);
+  entry_set_stat (entry, &st);
   if (cache->index != NULL)
     _tessera_lock_file_index_drop (cache->index, name);
   g_set_object (&entry->h.process, process);

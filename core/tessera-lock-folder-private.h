@@ -75,10 +75,12 @@ gboolean    _tessera_lock_folder_remove_job       (TesseraLockFolder  *folder,
                                                    ino_t               ino,
                                                    GError            **error);
 
-/* Writes @lock_file as jobs/@name, atomically, never through a link. */
+/* Writes @lock_file as jobs/@name, atomically, never through a link;
+ * @st: the file written, as it then is. */
 gboolean    _tessera_lock_folder_save_job         (TesseraLockFolder  *folder,
                                                    const char         *name,
                                                    TesseraDynamicLockFile *lock_file,
+                                                   struct stat        *st,
                                                    GError            **error);
 /* Removes our own jobs/@name when we let it go: a regular file only,
  * never through a link; already gone is no error. */

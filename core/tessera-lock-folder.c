@@ -394,6 +394,7 @@ gboolean
 _tessera_lock_folder_save_job (TesseraLockFolder       *folder,
                                const char              *name,
                                TesseraDynamicLockFile  *lock_file,
+                               struct stat             *st,
                                GError                 **error)
 {
   int dir_fd = _tessera_lock_folder_open_jobs (folder);
@@ -407,7 +408,7 @@ _tessera_lock_folder_save_job (TesseraLockFolder       *folder,
       return FALSE;
     }
   tmp_fd = writer_tmp_fd (folder);
-  ok = _tessera_dynamic_lock_file_save_at (lock_file, tmp_fd, dir_fd, name, &tmp_unusable, error);
+  ok = _tessera_dynamic_lock_file_save_at (lock_file, tmp_fd, dir_fd, name, &tmp_unusable, st, error);
   /* Our folder and jobs/ on two file systems (a mount between them): the
    * next writes go beside the lock file at once. */
   if (tmp_unusable && g_atomic_int_compare_and_exchange (&folder->tmp_fd, tmp_fd, -1))

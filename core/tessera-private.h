@@ -234,12 +234,14 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType           
                                                                 TesseraProcess  *process,
                                                                 GError         **error);
 /* @tmp_fd: where the temporary file goes (-1: beside @name);
- * @tmp_unusable: see _tessera_write_file_atomic_via(). */
+ * @tmp_unusable: see _tessera_write_file_atomic_via(); @st: the file
+ * written, as it then is (gone at once: an error). */
 gboolean _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
                                              int                      tmp_fd,
                                              int                      dir_fd,
                                              const char              *name,
                                              gboolean                *tmp_unusable,
+                                             struct stat             *st,
                                              GError                 **error);
 
 void _tessera_share_like_parent (int fd, const char *path);
