@@ -7,7 +7,9 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 typedef struct
@@ -168,6 +170,98 @@ test_many_holders_few_descriptors (Fixture *f, gconstpointer data)
     g_subprocess_force_exit (g_ptr_array_index (sleepers, i));
 }
 
+/* Runs out of descriptors after @spare more have been opened. */
+static GArray *
+use_descriptors_but (int spare)
+{
+  GArray *fds = g_array_new (FALSE, FALSE, sizeof (int));
+  int fd;
+
+  while ((fd = open ("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+    g_array_append_val (fds, fd);
+  for (int i = 0; i < spare && fds->len > 0; i++)
+    {
+      close (g_array_index (fds, int, fds->len - 1));
+      g_array_set_size (fds, fds->len - 1);
+    }
+  return fds;
+}
+
+static void
+give_back_descriptors (GArray *fds)
+{
+  for (guint i = 0; i < fds->len; i++)
+    close (g_array_index (fds, int, i));
+  g_array_unref (fds);
+}
+
+/* A look at jobs/ that fails (no descriptor left, for a moment) proves
+ * nothing: the holder it could not see still counts once descriptors are
+ * back, whichever step of the acquisition ran out of them. */
+static void
+test_failed_look_keeps_holders (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "late", "x");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *other = g_build_filename (jobs, "notes.txt", NULL);
+  struct rlimit saved, low;
+
+  g_assert_no_error (error);
+  /* This very process, named with its start time: alive for sure. */
+  {
+    g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+    g_autoptr(JsonNode) process = tessera_process_to_json (self);
+    g_autofree char *process_text = json_to_string (process, FALSE);
+    g_autofree char *path = g_build_filename (jobs, "holder@1.json", NULL);
+    g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/holder\", \"information\": {\"count\": 1}, "
+                                             "\"process\": %s}", f->tmp, process_text);
+
+    test_write_file (path, json);
+  }
+  dep = test_counter_dependency_new (counter, job, 1);
+  g_assert_null (tessera_dynamic_dependency_lock (dep, 0, NULL, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+  low = saved;
+  low.rlim_cur = MIN (saved.rlim_cur, 256);
+  for (int spare = 0; spare < 12; spare++)
+    {
+      g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+      GLogLevelFlags fatal;
+      GArray *fds;
+
+      /* jobs/ changed: read whole by a decision, which finds it full, and
+       * by the next, once the change's clock tick is over: that second
+       * read, if it fails, would be the one to vouch for the folder. */
+      test_write_file (other, "not a holder");
+      g_assert_cmpint (g_unlink (other), ==, 0);
+      g_assert_null (tessera_dynamic_dependency_lock (dep, 0, NULL, &error));
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+      g_clear_error (&error);
+      g_usleep (100 * 1000);   /* past the tick (50 ms where times are in nanoseconds, 2 s where in seconds) */
+      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &low), ==, 0);
+      /* Its warnings (what it could not open) are expected. */
+      fatal = g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+      fds = use_descriptors_but (spare);
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      give_back_descriptors (fds);
+      g_log_set_always_fatal (fatal);
+      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+      g_test_message ("%d spare: %s", spare, error != NULL ? error->message : "acquired");
+      g_assert_null (lock);
+      g_clear_error (&error);
+
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+      g_assert_null (lock);
+      g_clear_error (&error);
+    }
+}
+
 /* The pidfds open in this process. */
 static guint
 count_pidfds (void)
@@ -234,5 +328,7 @@ main (int argc, char **argv)
               fixture_set_up, test_many_holders_few_descriptors, fixture_tear_down);
   g_test_add ("/races/own-holdings-watch-nothing", Fixture, NULL,
               fixture_set_up, test_own_holdings_watch_nothing, fixture_tear_down);
+  g_test_add ("/races/failed-look-keeps-holders", Fixture, NULL,
+              fixture_set_up, test_failed_look_keeps_holders, fixture_tear_down);
   return g_test_run ();
 }

@@ -527,6 +527,31 @@ test_writer_temporaries_of_another (Fixture *f, gconstpointer data)
     }
 }
 
+/* The second user holds the mutex m, then puts in place of m/jobs/ a
+ * folder of their own that others may write in but not list, with their
+ * lock file in it: the first user cannot see who holds m, so must not
+ * take it (a folder that cannot be read is no empty pool). */
+static void
+test_jobs_unlistable (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  g_autofree char *text = NULL;
+  int status;
+
+  make_pool (f);
+  holder = hold_as_second (f, "m");
+  plant (f, "cd \"$1/m\"; mkdir jobs.new; mv jobs/*.json jobs.new/; mv jobs jobs.old; mv jobs.new jobs; "
+            "chmod 0733 jobs");
+  status = tessera_in (f, NULL, &out, &err, "run", "--no-wait", "--need", "m", "--", "true", NULL);
+  text = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+  g_assert_cmpint (status, !=, 0);
+  g_assert_nonnull (strstr (text, "jobs"));
+  assert_clear (err, "run");
+  release_held (holder);
+}
+
 static void
 test_link_informations (Fixture *f, gconstpointer data)
 {
@@ -782,6 +807,7 @@ main (int argc, char **argv)
   ADD ("share/intents-folder", test_intents_folder_shared);
   ADD ("link/informations", test_link_informations);
   ADD ("share/writer-temporaries-of-another-user", test_writer_temporaries_of_another);
+  ADD ("share/jobs-unlistable", test_jobs_unlistable);
   ADD ("fifo/job-lock-and-pid", test_fifo_job_lock_and_pid);
   ADD ("names/hostile", test_hostile_names);
   ADD ("proc/hidepid", test_hidepid);
