@@ -7,6 +7,7 @@
 #include "tessera-lock-file-salvage-private.h"
 #include "tessera-lock-file-stand-in-private.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ struct _TesseraLockFileCache
   guint64 serial;             /* moves whenever accounting changes */
   guint whole_holders;        /* accounted entries that hold everything */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
+  int look_errno;             /* this refresh could not read jobs/ or a name in it: decide nothing */
   TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
   gboolean index_opened;
   gint64 looked_us;           /* real time at the start of this refresh: before any stat */
@@ -390,6 +392,15 @@ examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
 /* ---------------------------------------------------------------------- */
 /* Refreshing */
 
+/* What was known stays; this refresh decides nothing (see
+ * _tessera_lock_file_cache_check_usable()) and the next reads jobs/ whole. */
+static void
+look_failed (TesseraLockFileCache *cache, int saved_errno)
+{
+  cache->look_errno = saved_errno != 0 ? saved_errno : EIO;
+  _tessera_folder_monitor_force_scan (cache->monitor);
+}
+
 /* @dir_fd: jobs/ when the caller opened it, else -1. */
 static void
 reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
@@ -400,7 +411,12 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
   if (dir_fd >= 0 ? fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0
                   : !_tessera_lock_folder_stat_job (cache->folder, name, &st))
     {
-      remove_entry (cache, name);
+      /* Only a name that is not there is gone: a look that failed (no
+       * descriptor left) proves nothing, and the next refresh reads all. */
+      if (errno == ENOENT)
+        remove_entry (cache, name);
+      else
+        look_failed (cache, errno);
       return;
     }
   if (entry != NULL && entry_same_stat (entry, &st))
@@ -434,15 +450,23 @@ reload_dirty (TesseraLockFileCache *cache, GHashTable *dirty)
     close (dir_fd);
 }
 
-/* Reads the whole of jobs/ again (only what changed is loaded). */
-static void
+/* Reads the whole of jobs/ again (only what changed is loaded); FALSE
+ * when it could not be read (nothing was dropped). */
+static gboolean
 scan_jobs (TesseraLockFileCache *cache, double min_age)
 {
   g_autoptr(GHashTable) seen = _tessera_lock_folder_list_jobs (cache->folder, min_age, cache->read_only);
-  g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) gone = NULL;
   GHashTableIter iter;
   gpointer key;
   int dir_fd;
+
+  if (seen == NULL)
+    {
+      look_failed (cache, errno);
+      return FALSE;
+    }
+  gone = g_ptr_array_new_with_free_func (g_free);
 
   g_hash_table_iter_init (&iter, cache->cache);
   while (g_hash_table_iter_next (&iter, &key, NULL))
@@ -457,6 +481,7 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
     reload (cache, key, dir_fd);
   if (dir_fd >= 0)
     close (dir_fd);
+  return cache->look_errno == 0;
 }
 
 /* Judges the holders that need it (died, no process yet, not watched),
@@ -505,6 +530,7 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
 
   cache->looked_us = g_get_real_time ();
   cache->min_age = min_age;
+  cache->look_errno = 0;
 
   if (!_tessera_lock_folder_stat_jobs (cache->folder, &st))
     {
@@ -534,11 +560,9 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
   _tessera_folder_monitor_watch_jobs (cache->monitor);
   scan |= _tessera_folder_monitor_must_scan (cache->monitor, &st);
 
-  if (scan)
-    {
-      scan_jobs (cache, min_age);
-      _tessera_folder_monitor_scanned (cache->monitor, &st, now_mono);
-    }
+  /* A read that failed vouches for nothing: the next one is whole. */
+  if (scan && scan_jobs (cache, min_age))
+    _tessera_folder_monitor_scanned (cache->monitor, &st, now_mono);
   else if ((dirty = _tessera_folder_monitor_take_dirty (cache->monitor)) != NULL)
     reload_dirty (cache, dirty);
   examine_all (cache, min_age);
@@ -587,6 +611,13 @@ _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **err
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                    _("%s is not a folder (a symbolic link?): refusing to use it; remove it"),
                    _tessera_lock_folder_get_jobs_path (cache->folder));
+      return FALSE;
+    }
+  /* Holders it could not see may hold what looks free. */
+  if (cache->look_errno != 0)
+    {
+      _tessera_set_io_error (error, cache->look_errno, _("Cannot read %s: %s"),
+                             _tessera_lock_folder_get_jobs_path (cache->folder));
       return FALSE;
     }
   /* Where locks do not cross hosts, only a pool of this host is safe. */

@@ -63,7 +63,7 @@ gboolean    _tessera_lock_folder_stat_job         (TesseraLockFolder  *folder,
                                                    const char         *name,
                                                    struct stat        *st);
 /* The lock file names in jobs/, read through a descriptor that follows
- * no link (empty when jobs/ cannot be opened); on the way, unless
+ * no link (NULL, errno set, when jobs/ cannot be read); on the way, unless
  * @read_only, removes the temporaries of writers dead for @min_age. */
 GHashTable *_tessera_lock_folder_list_jobs        (TesseraLockFolder  *folder,
                                                    double              min_age,

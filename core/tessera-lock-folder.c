@@ -258,23 +258,30 @@ _tessera_lock_folder_list_jobs (TesseraLockFolder *folder,
                                 double             min_age,
                                 gboolean           read_only)
 {
-  GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GHashTable) seen = NULL;
   int dir_fd = _tessera_lock_folder_open_jobs (folder);
   DIR *dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
   struct dirent *d;
+  int saved;
 
-  if (dir == NULL && dir_fd >= 0)
-    close (dir_fd);
-  if (dir != NULL)
+  if (dir == NULL)
     {
-      while ((d = readdir (dir)) != NULL)
-        if (is_lock_file_name (d->d_name))
-          g_hash_table_add (seen, g_strdup (d->d_name));
-        else if (is_temporary_name (d->d_name))
-          remove_stale_temporary (folder, d->d_name, min_age, read_only);
-      closedir (dir);
+      saved = errno;
+      if (dir_fd >= 0)
+        close (dir_fd);
+      errno = saved;
+      return NULL;
     }
-  return seen;
+  seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (errno = 0; (d = readdir (dir)) != NULL; errno = 0)
+    if (is_lock_file_name (d->d_name))
+      g_hash_table_add (seen, g_strdup (d->d_name));
+    else if (is_temporary_name (d->d_name))
+      remove_stale_temporary (folder, d->d_name, min_age, read_only);
+  saved = errno;
+  closedir (dir);
+  errno = saved;
+  return saved == 0 ? g_steal_pointer (&seen) : NULL;
 }
 
 gboolean
