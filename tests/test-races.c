@@ -262,6 +262,62 @@ test_failed_look_keeps_holders (Fixture *f, gconstpointer data)
     }
 }
 
+/* A lock file that cannot be opened (no descriptor left, though jobs/
+ * itself could be) counts, as holding everything, and is read again
+ * once it can be: its holder is never lost. */
+static void
+test_unopenable_lock_file_counts (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "late", "x");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) process = tessera_process_to_json (self);
+  g_autofree char *process_text = json_to_string (process, FALSE);
+  struct rlimit saved, low;
+
+  g_assert_no_error (error);
+  dep = test_counter_dependency_new (counter, job, 1);
+  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+  low = saved;
+  low.rlim_cur = MIN (saved.rlim_cur, 256);
+  for (int spare = 0; spare < 12; spare++)
+    {
+      g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+      g_autofree char *path = g_strdup_printf ("%s/holder@%d.json", jobs, spare);
+      g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": 1}, "
+                                               "\"process\": %s}", f->tmp, spare, process_text);
+      GLogLevelFlags fatal;
+      GArray *fds;
+
+      /* Free: taken and given back, so the cache is current. */
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      g_assert_no_error (error);
+      g_clear_object (&lock);
+      /* This process's own holder (alive), new to the cache. */
+      test_write_file (path, json);
+      g_usleep (100 * 1000);   /* past jobs/'s clock tick (not required for correctness) */
+      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &low), ==, 0);
+      fatal = g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+      fds = use_descriptors_but (spare);
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      give_back_descriptors (fds);
+      g_log_set_always_fatal (fatal);
+      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+      g_test_message ("%d spare: %s", spare, error != NULL ? error->message : "acquired");
+      g_assert_null (lock);
+      g_clear_error (&error);
+
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+      g_assert_null (lock);
+      g_clear_error (&error);
+      g_assert_cmpint (g_unlink (path), ==, 0);
+    }
+}
+
 /* The pidfds open in this process. */
 static guint
 count_pidfds (void)
@@ -330,5 +386,7 @@ main (int argc, char **argv)
               fixture_set_up, test_own_holdings_watch_nothing, fixture_tear_down);
   g_test_add ("/races/failed-look-keeps-holders", Fixture, NULL,
               fixture_set_up, test_failed_look_keeps_holders, fixture_tear_down);
+  g_test_add ("/races/unopenable-lock-file-counts", Fixture, NULL,
+              fixture_set_up, test_unopenable_lock_file_counts, fixture_tear_down);
   return g_test_run ();
 }

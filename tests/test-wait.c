@@ -213,6 +213,37 @@ test_removed_then_made_in_place_counts (Fixture *f, gconstpointer data)
   g_subprocess_force_exit (peer);
 }
 
+/* A lock file replaced by an exchange of names (renameat2's
+ * RENAME_EXCHANGE, `mv --exchange`) counts: the last event its name had
+ * is IN_MOVED_FROM (the old file leaving), yet a file is there. */
+static void
+test_exchanged_lock_file_counts (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) peer = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                                  &error, "sleep", "600", NULL);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "late");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *path = g_build_filename (f->folder, "jobs", "peer@job.json", NULL);
+  g_autofree char *next = g_build_filename (f->folder, "jobs", "peer@job.json.next", NULL);
+  g_autofree char *text = NULL;
+
+  g_assert_no_error (error);
+  text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (peer), NULL, 10));
+  test_write_file (path, text);
+  /* A first wait: this process now watches the folder, and knows the file. */
+  lock = tessera_dynamic_dependency_lock (dep, 0.2, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  test_write_file (next, text);
+  g_assert_cmpint (renameat2 (AT_FDCWD, next, AT_FDCWD, path, RENAME_EXCHANGE), ==, 0);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
+  g_subprocess_force_exit (peer);
+}
+
 /* The JSON of a lock file of one unit whose holder is process @pid. */
 static char *
 peer_lock_file_text (Fixture *f, GPid pid)
@@ -870,6 +901,7 @@ main (int argc, char **argv)
   ADD ("/wait/woken-by-total-written-in-place/after-replace", test_woken_by_total_in_place_after_replace);
   ADD ("/wait/lock-file-made-by-link-counts", test_linked_lock_file_counts);
   ADD ("/wait/removed-then-made-in-place-counts", test_removed_then_made_in_place_counts);
+  ADD ("/wait/exchanged-lock-file-counts", test_exchanged_lock_file_counts);
   ADD ("/wait/woken-by-holder-renamed-in-place", test_woken_by_holder_renamed_in_place);
   ADD ("/wait/idle-poller-sleeps-through-others-changes", test_idle_poller_sleeps);
   ADD ("/wait/woken-after-events-queued-while-nobody-waited", test_woken_after_idle);
