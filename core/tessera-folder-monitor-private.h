@@ -63,8 +63,10 @@ void        _tessera_folder_monitor_scanned       (TesseraFolderMonitor *monitor
                                                    const struct stat    *jobs_st,
                                                    gint64                now_mono);
 /* What the events since the last look say of a name in jobs/.
- * REMOVED: its last event on the waking instance removed it, and the
- * view's instance told of no creation since; a file made again after its
+ * REMOVED: its last event on the waking instance was an unlink (not a
+ * rename away: an exchange of names, RENAME_EXCHANGE, tells IN_MOVED_FROM
+ * of a name that stays), and the view's instance told of no creation
+ * since; a file made again after its
  * removal is told by a rename onto it (CHANGED, later on the same
  * instance) or by a creation (MADE, which nothing turns back). Every
  * look drains both instances just before, view first, so only a file

@@ -180,8 +180,8 @@ drain_fd (TesseraFolderMonitor *monitor,
                 {
                   note_name (monitor, ev->name,
                              (ev->mask & IN_CREATE) ? TESSERA_DIRTY_MADE
-                             : (ev->mask & (IN_DELETE | IN_MOVED_FROM)) ? TESSERA_DIRTY_REMOVED
-                                                                        : TESSERA_DIRTY_CHANGED);
+                             : (ev->mask & IN_DELETE) ? TESSERA_DIRTY_REMOVED
+                                                      : TESSERA_DIRTY_CHANGED);
                   relevant = TRUE;
                 }
             }

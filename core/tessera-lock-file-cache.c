@@ -19,6 +19,9 @@ typedef struct
   gboolean accounted;
   gboolean truncated;                 /* empty or cut short: not JSON at all */
   gboolean whole;                     /* names a job, amount unreadable: holds all */
+  /* Could not be read at all (no permission, no descriptor left): holds
+   * all, read again on every refresh. */
+  gboolean unreadable;
   /* Taken from the index by a lazy view, not built yet (h.lock_file and
    * h.process NULL): counted through its stand-in. */
   TesseraRecorded *recorded;
@@ -159,6 +162,12 @@ account (TesseraLockFileCache *cache, Entry *entry)
 static void
 unaccount (TesseraLockFileCache *cache, Entry *entry)
 {
+  if (entry->unreadable)
+    {
+      entry->unreadable = FALSE;
+      cache->whole_holders--;
+      cache->serial++;
+    }
   if (entry->accounted)
     {
       cache->calls->unaccount (cache->owner, counted_file (entry));
@@ -183,6 +192,15 @@ remove_entry (TesseraLockFileCache *cache, const char *name)
 
 /* ---------------------------------------------------------------------- */
 /* Loading */
+
+/* What was known stays; this refresh decides nothing (see
+ * _tessera_lock_file_cache_check_usable()) and the next reads jobs/ whole. */
+static void
+look_failed (TesseraLockFileCache *cache, int saved_errno)
+{
+  cache->look_errno = saved_errno != 0 ? saved_errno : EIO;
+  _tessera_folder_monitor_force_scan (cache->monitor);
+}
 
 /* Counts a lock file the index covers without building it: a lazy view
  * judges nobody until their share is needed, so until then only the
@@ -249,7 +267,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   const char *recorded = NULL;
   const char *summary = NULL;
   gsize length = 0;
-  Entry *entry;
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+  gboolean was_unreadable = entry != NULL && entry->unreadable;
 
   remove_entry (cache, name);
   entry = g_new0 (Entry, 1);
@@ -288,7 +307,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
 
           if (dir_fd < 0)
             {
-              /* jobs/ gone, or swapped for a link, since it was listed. */
+              /* jobs/ gone, or swapped for a link, since it was listed;
+               * anything else (no descriptor left) proves nothing. */
+              if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+                look_failed (cache, errno);
               entry_free (entry);
               return;
             }
@@ -311,6 +333,19 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
             {
               entry_free (entry);
+              return;
+            }
+          if (error != NULL && error->domain == G_IO_ERROR)
+            {
+              /* Not read at all: whoever wrote it may hold anything. */
+              if (!was_unreadable)
+                g_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
+                           path, OWNER_NAME (cache), error->message);
+              entry->unreadable = TRUE;
+              cache->whole_holders++;
+              cache->serial++;
+              g_hash_table_replace (cache->cache, entry->h.name, entry);
+              g_hash_table_add (cache->attention, g_strdup (name));
               return;
             }
           entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
@@ -392,15 +427,6 @@ examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
 /* ---------------------------------------------------------------------- */
 /* Refreshing */
 
-/* What was known stays; this refresh decides nothing (see
- * _tessera_lock_file_cache_check_usable()) and the next reads jobs/ whole. */
-static void
-look_failed (TesseraLockFileCache *cache, int saved_errno)
-{
-  cache->look_errno = saved_errno != 0 ? saved_errno : EIO;
-  _tessera_folder_monitor_force_scan (cache->monitor);
-}
-
 /* @dir_fd: jobs/ when the caller opened it, else -1. */
 static void
 reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
@@ -419,7 +445,7 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
         look_failed (cache, errno);
       return;
     }
-  if (entry != NULL && entry_same_stat (entry, &st))
+  if (entry != NULL && entry_same_stat (entry, &st) && !entry->unreadable)
     return;
   load_entry (cache, name, &st, dir_fd);
 }
