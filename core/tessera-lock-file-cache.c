@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-lock-file-cache-private.h"
+#include "tessera-lock-file-cache-table-private.h"
 #include "tessera-lock-file-index-private.h"
 #include "tessera-lock-file-salvage-private.h"
 #include "tessera-lock-file-stand-in-private.h"
@@ -13,56 +13,15 @@
 
 #include <unistd.h>
 
-typedef struct
-{
-  TesseraHolder h;                    /* name, lock file, identity, holder */
-  gboolean accounted;
-  gboolean truncated;                 /* empty or cut short: not JSON at all */
-  gboolean whole;                     /* names a job, amount unreadable: holds all */
-  /* Could not be read at all (no permission, no descriptor left): holds
-   * all, read again on every refresh. */
-  gboolean unreadable;
-  /* Taken from the index by a lazy view, not built yet (h.lock_file and
-   * h.process NULL): counted through its stand-in. */
-  TesseraRecorded *recorded;
-} Entry;
-
-struct _TesseraLockFileCache
-{
-  TesseraLockFolder *folder;
-  TesseraFolderMonitor *monitor;
-  TesseraHolderMonitor *holders;
-  GType lock_file_type;
-  gboolean read_only;
-  const TesseraLockFileCacheCalls *calls;
-  gpointer owner;
-  GHashTable *cache;          /* name → Entry */
-  GHashTable *attention;      /* names to look at on every refresh */
-  gboolean lazy;              /* holders read are not judged (they count) until judge_all */
-  double min_age;             /* of the last refresh */
-  guint64 serial;             /* moves whenever accounting changes */
-  guint whole_holders;        /* accounted entries that hold everything */
-  gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
-  int look_errno;             /* this refresh could not read jobs/ or a name in it: decide nothing */
-  TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
-  gboolean index_opened;
-  gint64 looked_us;           /* real time at the start of this refresh: before any stat */
-  guint index_hits;           /* lock files taken from the index, not read */
-  guint files_read;
-  guint holders_built;        /* lock file objects made of what jobs/ holds */
-  TesseraStandIns *stand_ins; /* what lock files counted from the index are counted through */
-};
-
 /* Records changed in one refresh above which the index is written at once
  * (a fresh process's first scan read that many files: writing them costs
  * a fraction of that); fewer wait for the cache's end. */
 #define INDEX_SAVE_CHANGES 256
 
-#define OWNER_NAME(cache) ((cache)->calls->name ((cache)->owner))
 
 /* What tells a lock file from the next one of the same name. */
-static void
-entry_set_stat (Entry *entry, const struct stat *st)
+void
+_tessera_lock_file_cache_entry_set_stat (Entry *entry, const struct stat *st)
 {
   entry->h.ino = st->st_ino;
   entry->h.mtime_ns = _tessera_stat_mtime_ns (st);
@@ -146,8 +105,8 @@ counted_file (Entry *entry)
          : entry->recorded != NULL ? entry->recorded->stand_in : NULL;
 }
 
-static void
-account (TesseraLockFileCache *cache, Entry *entry)
+void
+_tessera_lock_file_cache_account (TesseraLockFileCache *cache, Entry *entry)
 {
   if (counted_file (entry) != NULL && !entry->accounted &&
       tessera_dynamic_lock_file_is_valid (counted_file (entry)))
@@ -177,8 +136,8 @@ unaccount (TesseraLockFileCache *cache, Entry *entry)
     }
 }
 
-static void
-remove_entry (TesseraLockFileCache *cache, const char *name)
+void
+_tessera_lock_file_cache_remove_entry (TesseraLockFileCache *cache, const char *name)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
 
@@ -214,7 +173,7 @@ defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gs
     return FALSE;
   cache->index_hits++;
   g_hash_table_replace (cache->cache, entry->h.name, entry);
-  account (cache, entry);
+  _tessera_lock_file_cache_account (cache, entry);
   return TRUE;
 }
 
@@ -270,10 +229,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   gboolean was_unreadable = entry != NULL && entry->unreadable;
 
-  remove_entry (cache, name);
+  _tessera_lock_file_cache_remove_entry (cache, name);
   entry = g_new0 (Entry, 1);
   entry->h.name = g_strdup (name);
-  entry_set_stat (entry, st);
+  _tessera_lock_file_cache_entry_set_stat (entry, st);
   /* The text a previous process read of this very file (same inode, size
    * and times): counted from its summary, or parsed below exactly as if
    * read again. */
@@ -361,7 +320,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
       g_hash_table_add (cache->attention, g_strdup (name));
       return;
     }
-  account (cache, entry);
+  _tessera_lock_file_cache_account (cache, entry);
   if (!tessera_dynamic_lock_file_is_valid (entry->h.lock_file))
     return;
   if (holder_unknown)
@@ -376,8 +335,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
 
 /* Decides whether a lock file still holds. Under ipc.lock. Returns FALSE
  * when the entry is gone. */
-static gboolean
-examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
+gboolean
+_tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
 {
   g_autofree char *reason = NULL;
   g_autofree char *path = NULL;
@@ -420,7 +379,7 @@ examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
         g_warning ("%s", error->message);
       _tessera_holder_monitor_forget (cache->holders, &entry->h);
     }
-  remove_entry (cache, entry->h.name);
+  _tessera_lock_file_cache_remove_entry (cache, entry->h.name);
   return FALSE;
 }
 
@@ -440,7 +399,7 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
       /* Only a name that is not there is gone: a look that failed (no
        * descriptor left) proves nothing, and the next refresh reads all. */
       if (errno == ENOENT)
-        remove_entry (cache, name);
+        _tessera_lock_file_cache_remove_entry (cache, name);
       else
         look_failed (cache, errno);
       return;
@@ -465,7 +424,7 @@ reload_dirty (TesseraLockFileCache *cache, GHashTable *dirty)
     {
       if (GPOINTER_TO_INT (value) == TESSERA_DIRTY_REMOVED)
         {
-          remove_entry (cache, key);
+          _tessera_lock_file_cache_remove_entry (cache, key);
           continue;
         }
       if (dir_fd == -2)
@@ -499,7 +458,7 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
     if (!g_hash_table_contains (seen, key))
       g_ptr_array_add (gone, g_strdup (key));
   for (guint i = 0; i < gone->len; i++)
-    remove_entry (cache, g_ptr_array_index (gone, i));
+    _tessera_lock_file_cache_remove_entry (cache, g_ptr_array_index (gone, i));
   /* jobs/ opened once for all (never through a link), not per name. */
   dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
   g_hash_table_iter_init (&iter, seen);
@@ -539,7 +498,7 @@ examine_all (TesseraLockFileCache *cache, double min_age)
       if (entry == NULL)
         g_hash_table_remove (cache->attention, name);
       else
-        examine_entry (cache, entry, min_age);
+        _tessera_lock_file_cache_examine_entry (cache, entry, min_age);
     }
 }
 
@@ -736,134 +695,4 @@ _tessera_lock_file_cache_list (TesseraLockFileCache *cache)
         g_ptr_array_add (result, g_object_ref (entry->h.lock_file));
     }
   return result;
-}
-
-gboolean
-_tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
-                                 const char            *name,
-                                 TesseraJob            *job,
-                                 JsonNode              *information,
-                                 GError               **error)
-{
-  g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
-  gint64 mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
-  TesseraProcess *process = tessera_job_get_process (job);
-  TesseraDynamicLockFile *lock_file;
-  Entry *entry;
-  struct stat st;
-
-  if (g_hash_table_contains (cache->cache, name))
-    {
-      /* Our name is taken by something that does not count (garbage, a
-       * symlink): replace it. rename() never follows a symlink. */
-      g_info (_("Replacing unusable lock file %s"), path);
-      remove_entry (cache, name);
-    }
-  _tessera_pause_point ("lock-file-create");
-  lock_file = _tessera_dynamic_lock_file_new_unsaved (cache->lock_file_type, path,
-                                                      tessera_job_get_job_uri (job), information,
-                                                      process, error);
-  if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, &st, error))
-    {
-      g_clear_object (&lock_file);
-      return FALSE;
-    }
-  _tessera_folder_monitor_note_own_change (cache->monitor, mtime_before);
-  if (cache->index != NULL)
-    _tessera_lock_file_index_drop (cache->index, name);
-
-  entry = g_new0 (Entry, 1);
-  entry->h.name = g_strdup (name);
-  entry->h.lock_file = lock_file;
-  entry_set_stat (entry, &st);
-  g_hash_table_replace (cache->cache, entry->h.name, entry);
-  account (cache, entry);
-  if (process != NULL)
-    {
-      entry->h.process = g_object_ref (process);
-      _tessera_holder_monitor_watch (cache->holders, &entry->h);
-    }
-  return TRUE;
-}
-
-void
-_tessera_lock_file_cache_remove (TesseraLockFileCache *cache,
-                                 const char           *name)
-{
-  remove_entry (cache, name);
-}
-
-gboolean
-_tessera_lock_file_cache_delete_own (TesseraLockFileCache  *cache,
-                                     const char            *name,
-                                     GError               **error)
-{
-  gint64 mtime_before;
-  gboolean deleted;
-
-  /* jobs/ swapped for a link since we acquired: our file is not there. */
-  if (cache->jobs_hostile)
-    return TRUE;
-  mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
-  deleted = _tessera_lock_folder_remove_own_job (cache->folder, name, error);
-  _tessera_folder_monitor_note_own_change (cache->monitor, mtime_before);
-  return deleted;
-}
-
-gboolean
-_tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
-                                      const char            *name,
-                                      TesseraProcess        *process,
-                                      double                 min_age,
-                                      GError               **error)
-{
-  Entry *entry = g_hash_table_lookup (cache->cache, name);
-  g_autoptr(TesseraProcess) before = NULL;
-  struct stat st;
-
-  g_return_val_if_fail (entry != NULL && entry->h.lock_file != NULL, FALSE);
-  _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
-  g_set_object (&before, tessera_dynamic_lock_file_get_process (entry->h.lock_file));
-  tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
-  if (!_tessera_lock_folder_save_job (cache->folder, name, entry->h.lock_file, &st, error))
-    {
-      /* The file still names what it did (or is gone): so must its object. */
-      tessera_dynamic_lock_file_set_process (entry->h.lock_file, before);
-      return FALSE;
-    }
-  entry_set_stat (entry, &st);
-  if (cache->index != NULL)
-    _tessera_lock_file_index_drop (cache->index, name);
-  g_set_object (&entry->h.process, process);
-  g_hash_table_add (cache->attention, g_strdup (name));
-  examine_entry (cache, entry, min_age);
-  return TRUE;
-}
-
-gboolean
-_tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
-                                        const char            *job,
-                                        GError               **error)
-{
-  g_autofree char *name = g_strconcat (job, ".json", NULL);
-  Entry *entry = g_hash_table_lookup (cache->cache, name);
-  g_autoptr(GError) local = NULL;
-
-  g_return_val_if_fail (!cache->read_only, FALSE);
-  /* Only the very file the table holds, never through a link. */
-  if (entry == NULL || !_tessera_lock_folder_remove_job (cache->folder, name, entry->h.ino, &local))
-    {
-      g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
-                   _("%s has no lock file %s"), OWNER_NAME (cache), path);
-      return FALSE;
-    }
-  if (local != NULL)
-    {
-      g_propagate_error (error, g_steal_pointer (&local));
-      return FALSE;
-    }
-  _tessera_holder_monitor_forget (cache->holders, &entry->h);
-  remove_entry (cache, name);
-  return TRUE;
 }

@@ -1,0 +1,65 @@
+/* tessera-lock-file-cache-table-private.h: the lock file cache's table,
+ * shared by the files that make it up, never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "tessera-lock-file-cache-private.h"
+#include "tessera-lock-file-index-private.h"
+#include "tessera-lock-file-stand-in-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  TesseraHolder h;                    /* name, lock file, identity, holder */
+  gboolean accounted;
+  gboolean truncated;                 /* empty or cut short: not JSON at all */
+  gboolean whole;                     /* names a job, amount unreadable: holds all */
+  /* Could not be read at all (no permission, no descriptor left): holds
+   * all, read again on every refresh. */
+  gboolean unreadable;
+  /* Taken from the index by a lazy view, not built yet (h.lock_file and
+   * h.process NULL): counted through its stand-in. */
+  TesseraRecorded *recorded;
+} Entry;
+
+struct _TesseraLockFileCache
+{
+  TesseraLockFolder *folder;
+  TesseraFolderMonitor *monitor;
+  TesseraHolderMonitor *holders;
+  GType lock_file_type;
+  gboolean read_only;
+  const TesseraLockFileCacheCalls *calls;
+  gpointer owner;
+  GHashTable *cache;          /* name → Entry */
+  GHashTable *attention;      /* names to look at on every refresh */
+  gboolean lazy;              /* holders read are not judged (they count) until judge_all */
+  double min_age;             /* of the last refresh */
+  guint64 serial;             /* moves whenever accounting changes */
+  guint whole_holders;        /* accounted entries that hold everything */
+  gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
+  int look_errno;             /* this refresh could not read jobs/ or a name in it: decide nothing */
+  TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
+  gboolean index_opened;
+  gint64 looked_us;           /* real time at the start of this refresh: before any stat */
+  guint index_hits;           /* lock files taken from the index, not read */
+  guint files_read;
+  guint holders_built;        /* lock file objects made of what jobs/ holds */
+  TesseraStandIns *stand_ins; /* what lock files counted from the index are counted through */
+};
+
+#define OWNER_NAME(cache) ((cache)->calls->name ((cache)->owner))
+
+/* The table's own steps (tessera-lock-file-cache.c), for the writes of
+ * this process's own lock files (tessera-lock-file-cache-writes.c). */
+void     _tessera_lock_file_cache_entry_set_stat (Entry *entry, const struct stat *st);
+void     _tessera_lock_file_cache_account        (TesseraLockFileCache *cache, Entry *entry);
+void     _tessera_lock_file_cache_remove_entry   (TesseraLockFileCache *cache, const char *name);
+/* Decides whether a lock file still holds. Under ipc.lock. FALSE when
+ * the entry is gone. */
+gboolean _tessera_lock_file_cache_examine_entry  (TesseraLockFileCache *cache, Entry *entry, double min_age);
+
+G_END_DECLS
