@@ -196,6 +196,38 @@ give_back_descriptors (GArray *fds)
   g_array_unref (fds);
 }
 
+/* An acquisition of @dep with only @spare descriptors left (under a
+ * limit of at most 256) is refused, whichever step ran out (its warnings,
+ * of what it could not open, are expected); the next one, descriptors
+ * back, still finds the only unit held. */
+static void
+check_short_of_descriptors (TesseraDynamicDependency *dep, int spare)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  struct rlimit saved, low;
+  GLogLevelFlags fatal;
+  GArray *fds;
+
+  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+  low = saved;
+  low.rlim_cur = MIN (saved.rlim_cur, 256);
+  g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &low), ==, 0);
+  fatal = g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+  fds = use_descriptors_but (spare);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  give_back_descriptors (fds);
+  g_log_set_always_fatal (fatal);
+  g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+  g_test_message ("%d spare: %s", spare, error != NULL ? error->message : "acquired");
+  g_assert_null (lock);
+  g_clear_error (&error);
+
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
+}
+
 /* A look at jobs/ that fails (no descriptor left, for a moment) proves
  * nothing: the holder it could not see still counts once descriptors are
  * back, whichever step of the acquisition ran out of them. */
@@ -208,7 +240,6 @@ test_failed_look_keeps_holders (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependency) dep = NULL;
   g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
   g_autofree char *other = g_build_filename (jobs, "notes.txt", NULL);
-  struct rlimit saved, low;
 
   g_assert_no_error (error);
   /* This very process, named with its start time: alive for sure. */
@@ -226,15 +257,8 @@ test_failed_look_keeps_holders (Fixture *f, gconstpointer data)
   g_assert_null (tessera_dynamic_dependency_lock (dep, 0, NULL, &error));
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
   g_clear_error (&error);
-  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &saved), ==, 0);
-  low = saved;
-  low.rlim_cur = MIN (saved.rlim_cur, 256);
   for (int spare = 0; spare < 12; spare++)
     {
-      g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-      GLogLevelFlags fatal;
-      GArray *fds;
-
       /* jobs/ changed: read whole by a decision, which finds it full, and
        * by the next, once the change's clock tick is over: that second
        * read, if it fails, would be the one to vouch for the folder. */
@@ -244,22 +268,7 @@ test_failed_look_keeps_holders (Fixture *f, gconstpointer data)
       g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
       g_clear_error (&error);
       g_usleep (100 * 1000);   /* past the tick (50 ms where times are in nanoseconds, 2 s where in seconds) */
-      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &low), ==, 0);
-      /* Its warnings (what it could not open) are expected. */
-      fatal = g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
-      fds = use_descriptors_but (spare);
-      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-      give_back_descriptors (fds);
-      g_log_set_always_fatal (fatal);
-      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &saved), ==, 0);
-      g_test_message ("%d spare: %s", spare, error != NULL ? error->message : "acquired");
-      g_assert_null (lock);
-      g_clear_error (&error);
-
-      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-      g_assert_null (lock);
-      g_clear_error (&error);
+      check_short_of_descriptors (dep, spare);
     }
 }
 
@@ -277,21 +286,15 @@ test_unopenable_lock_file_counts (Fixture *f, gconstpointer data)
   g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autoptr(JsonNode) process = tessera_process_to_json (self);
   g_autofree char *process_text = json_to_string (process, FALSE);
-  struct rlimit saved, low;
 
   g_assert_no_error (error);
   dep = test_counter_dependency_new (counter, job, 1);
-  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &saved), ==, 0);
-  low = saved;
-  low.rlim_cur = MIN (saved.rlim_cur, 256);
   for (int spare = 0; spare < 12; spare++)
     {
       g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
       g_autofree char *path = g_strdup_printf ("%s/holder@%d.json", jobs, spare);
       g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": 1}, "
                                                "\"process\": %s}", f->tmp, spare, process_text);
-      GLogLevelFlags fatal;
-      GArray *fds;
 
       /* Free: taken and given back, so the cache is current. */
       lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
@@ -300,21 +303,7 @@ test_unopenable_lock_file_counts (Fixture *f, gconstpointer data)
       /* This process's own holder (alive), new to the cache. */
       test_write_file (path, json);
       g_usleep (100 * 1000);   /* past jobs/'s clock tick (not required for correctness) */
-      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &low), ==, 0);
-      fatal = g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
-      fds = use_descriptors_but (spare);
-      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-      give_back_descriptors (fds);
-      g_log_set_always_fatal (fatal);
-      g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &saved), ==, 0);
-      g_test_message ("%d spare: %s", spare, error != NULL ? error->message : "acquired");
-      g_assert_null (lock);
-      g_clear_error (&error);
-
-      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-      g_assert_null (lock);
-      g_clear_error (&error);
+      check_short_of_descriptors (dep, spare);
       g_assert_cmpint (g_unlink (path), ==, 0);
     }
 }

@@ -170,6 +170,24 @@ test_linked_lock_file_counts (Fixture *f, gconstpointer data)
 
 static char *peer_lock_file_text (Fixture *f, GPid pid);
 
+/* A live peer (`sleep 600`, returned) holding the only unit through its
+ * lock file @path (its JSON in @text); this process knows the file and
+ * watches the folder after a first wait for @dep, refused. */
+static GSubprocess *
+watch_peer_holder (Fixture *f, TesseraDynamicDependency *dep, const char *path, char **text)
+{
+  g_autoptr(GError) error = NULL;
+  GSubprocess *peer = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                        &error, "sleep", "600", NULL);
+
+  g_assert_no_error (error);
+  *text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (peer), NULL, 10));
+  test_write_file (path, *text);
+  g_assert_null (tessera_dynamic_dependency_lock (dep, 0.2, NULL, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  return peer;
+}
+
 /* A lock file removed and made again at once in place, still open (a
  * peer writing it: inotify tells of its creation, not yet of a write),
  * counts for the next decision of a process that watches the folder:
@@ -179,23 +197,15 @@ static void
 test_removed_then_made_in_place_counts (Fixture *f, gconstpointer data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) peer = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
-                                                  &error, "sleep", "600", NULL);
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "late");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autofree char *path = g_build_filename (f->folder, "jobs", "peer@job.json", NULL);
   g_autofree char *notes = g_build_filename (f->folder, "jobs", "notes.txt", NULL);
   g_autofree char *text = NULL;
+  g_autoptr(GSubprocess) peer = watch_peer_holder (f, dep, path, &text);
   int fd;
 
-  g_assert_no_error (error);
-  text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (peer), NULL, 10));
-  test_write_file (path, text);
-  /* A first wait: this process now watches the folder, and knows the file. */
-  lock = tessera_dynamic_dependency_lock (dep, 0.2, NULL, &error);
-  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-  g_clear_error (&error);
   /* A change that wakes its poller, which finds nobody waiting and then
    * reads events only every few seconds: the removal and the creation
    * are then read in one drain, the decision's (more likely so, not
@@ -220,22 +230,14 @@ static void
 test_exchanged_lock_file_counts (Fixture *f, gconstpointer data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) peer = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
-                                                  &error, "sleep", "600", NULL);
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "late");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autofree char *path = g_build_filename (f->folder, "jobs", "peer@job.json", NULL);
   g_autofree char *next = g_build_filename (f->folder, "jobs", "peer@job.json.next", NULL);
   g_autofree char *text = NULL;
+  g_autoptr(GSubprocess) peer = watch_peer_holder (f, dep, path, &text);
 
-  g_assert_no_error (error);
-  text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (peer), NULL, 10));
-  test_write_file (path, text);
-  /* A first wait: this process now watches the folder, and knows the file. */
-  lock = tessera_dynamic_dependency_lock (dep, 0.2, NULL, &error);
-  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-  g_clear_error (&error);
   test_write_file (next, text);
   g_assert_cmpint (renameat2 (AT_FDCWD, next, AT_FDCWD, path, RENAME_EXCHANGE), ==, 0);
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
