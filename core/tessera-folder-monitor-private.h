@@ -66,12 +66,11 @@ void        _tessera_folder_monitor_scanned       (TesseraFolderMonitor *monitor
  * REMOVED: its last event on the waking instance was an unlink (not a
  * rename away: an exchange of names, RENAME_EXCHANGE, tells IN_MOVED_FROM
  * of a name that stays), and the view's instance told of no creation
- * since; a file made again after its
- * removal is told by a rename onto it (CHANGED, later on the same
- * instance) or by a creation (MADE, which nothing turns back). Every
- * look drains both instances just before, view first, so only a file
- * made during that drain could be missed: lock files are made under
- * ipc.lock, which the one who looks holds. */
+ * since. A file made again after its removal is told by a rename onto it
+ * (CHANGED, later on the same instance) or by a creation (MADE, which
+ * nothing turns back). Every look drains both instances just before,
+ * view first, so only a file made during that drain could be missed:
+ * lock files are made under ipc.lock, which the one who looks holds. */
 typedef enum
 {
   TESSERA_DIRTY_CHANGED = 1,   /* look at the file */

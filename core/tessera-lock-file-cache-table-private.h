@@ -39,7 +39,7 @@ struct _TesseraLockFileCache
   gboolean lazy;              /* holders read are not judged (they count) until judge_all */
   double min_age;             /* of the last refresh */
   guint64 serial;             /* moves whenever accounting changes */
-  guint whole_holders;        /* accounted entries that hold everything */
+  guint whole_holders;        /* entries that hold everything (accounted, or unreadable) */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
   int look_errno;             /* this refresh could not read jobs/ or a name in it: decide nothing */
   TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
