@@ -42,6 +42,7 @@ struct _TesseraLockFileCache
   guint whole_holders;        /* entries that hold everything (accounted, or unreadable) */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
   int look_errno;             /* this refresh could not read jobs/ or a name in it: decide nothing */
+  gboolean look_warned;       /* said so, since the last look that succeeded */
   TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
   gboolean index_opened;
   gint64 looked_us;           /* real time at the start of this refresh: before any stat */

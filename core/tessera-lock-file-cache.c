@@ -159,6 +159,11 @@ look_failed (TesseraLockFileCache *cache, int saved_errno)
 {
   cache->look_errno = saved_errno != 0 ? saved_errno : EIO;
   _tessera_folder_monitor_force_scan (cache->monitor);
+  /* Once until a look succeeds: a read-only user (status) sees no error. */
+  if (!cache->look_warned)
+    g_warning (_("Cannot read %s (%s): its holders cannot be counted, so nothing is granted until it can be read"),
+               _tessera_lock_folder_get_jobs_path (cache->folder), g_strerror (cache->look_errno));
+  cache->look_warned = TRUE;
 }
 
 /* Counts a lock file the index covers without building it: a lazy view
@@ -551,6 +556,8 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
   else if ((dirty = _tessera_folder_monitor_take_dirty (cache->monitor)) != NULL)
     reload_dirty (cache, dirty);
   examine_all (cache, min_age);
+  if (cache->look_errno == 0)
+    cache->look_warned = FALSE;
   if (cache->index != NULL && _tessera_lock_file_index_get_changes (cache->index) >= INDEX_SAVE_CHANGES)
     _tessera_lock_file_index_save (cache->index, cache->cache);
   return TRUE;
