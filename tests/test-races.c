@@ -228,6 +228,19 @@ check_short_of_descriptors (TesseraDynamicDependency *dep, int spare)
   g_assert_null (lock);
 }
 
+/* A lock file of job holder@ID holding one unit, naming this very
+ * process with its start time: alive for sure. */
+static char *
+live_holder_json (Fixture *f, int id)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) process = tessera_process_to_json (self);
+  g_autofree char *process_text = json_to_string (process, FALSE);
+
+  return g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": 1}, \"process\": %s}",
+                          f->tmp, id, process_text);
+}
+
 /* A look at jobs/ that fails (no descriptor left, for a moment) proves
  * nothing: the holder it could not see still counts once descriptors are
  * back, whichever step of the acquisition ran out of them. */
@@ -240,19 +253,11 @@ test_failed_look_keeps_holders (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependency) dep = NULL;
   g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
   g_autofree char *other = g_build_filename (jobs, "notes.txt", NULL);
+  g_autofree char *holder = g_build_filename (jobs, "holder@1.json", NULL);
+  g_autofree char *json = live_holder_json (f, 1);
 
   g_assert_no_error (error);
-  /* This very process, named with its start time: alive for sure. */
-  {
-    g_autoptr(TesseraProcess) self = tessera_process_new_self ();
-    g_autoptr(JsonNode) process = tessera_process_to_json (self);
-    g_autofree char *process_text = json_to_string (process, FALSE);
-    g_autofree char *path = g_build_filename (jobs, "holder@1.json", NULL);
-    g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/holder\", \"information\": {\"count\": 1}, "
-                                             "\"process\": %s}", f->tmp, process_text);
-
-    test_write_file (path, json);
-  }
+  test_write_file (holder, json);
   dep = test_counter_dependency_new (counter, job, 1);
   g_assert_null (tessera_dynamic_dependency_lock (dep, 0, NULL, &error));
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
@@ -283,9 +288,6 @@ test_unopenable_lock_file_counts (Fixture *f, gconstpointer data)
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "late", "x");
   g_autoptr(TesseraDynamicDependency) dep = NULL;
   g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
-  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
-  g_autoptr(JsonNode) process = tessera_process_to_json (self);
-  g_autofree char *process_text = json_to_string (process, FALSE);
 
   g_assert_no_error (error);
   dep = test_counter_dependency_new (counter, job, 1);
@@ -293,8 +295,7 @@ test_unopenable_lock_file_counts (Fixture *f, gconstpointer data)
     {
       g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
       g_autofree char *path = g_strdup_printf ("%s/holder@%d.json", jobs, spare);
-      g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": 1}, "
-                                               "\"process\": %s}", f->tmp, spare, process_text);
+      g_autofree char *json = live_holder_json (f, spare);
 
       /* Free: taken and given back, so the cache is current. */
       lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
