@@ -1094,6 +1094,59 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* Whether @process ends within @timeout seconds (GLib reaps it). */
+static gboolean
+ends_within (GSubprocess *process, double timeout)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+
+  while (g_subprocess_get_identifier (process) != NULL && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+  return g_subprocess_get_identifier (process) == NULL;
+}
+
+/* A peer stuck in its critical section keeps ipc.lock: `--no-wait` still
+ * answers (75, saying why) and Ctrl-C still ends a waiting run, which
+ * then never runs its command. Before, both waited for the peer. */
+static void
+test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ipc = g_build_filename (f->tmp, "r", "ipc.lock", NULL);
+  g_autofree char *mark = g_build_filename (f->tmp, "ran", NULL);
+  g_autoptr(Helper) peer = NULL;
+  g_autoptr(GSubprocess) no_wait = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *said = NULL;
+  gboolean no_wait_ended, waiter_ended;
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  peer = helper_spawn (NULL, "flock", ipc, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+
+  no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
+                           "--", "touch", mark, NULL);
+  no_wait_ended = ends_within (no_wait, 30);
+  waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--need", "r",
+                          "--", "touch", mark, NULL);
+  g_usleep (300 * 1000);   /* let it reach ipc.lock (not needed for correctness) */
+  g_subprocess_send_signal (waiter, SIGINT);
+  waiter_ended = ends_within (waiter, 30);
+  /* Let the peer go in any case, so a failing run still ends. */
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+
+  g_assert_true (no_wait_ended);
+  g_assert_cmpint (test_exit_code (no_wait), ==, 75);
+  said = read_error_line (no_wait, 10);
+  g_assert_nonnull (said);
+  g_assert_nonnull (strstr (said, "ipc.lock"));
+  g_assert_true (waiter_ended);
+  g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGINT);
+  g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
+}
+
 /* ---------------------------------------------------------------------- */
 /* Output and habits */
 
@@ -1945,6 +1998,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/ignored-signal-not-forwarded", test_ignored_signal_not_forwarded);
   ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
   ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
+  ADD ("/tool/run/behind-stuck-ipc-lock", test_behind_stuck_ipc_lock);
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
