@@ -336,7 +336,10 @@ set_waiting_for (TesseraDynamicDependencyLocks *self, TesseraDynamicDependency *
  * [method@Tessera.DynamicDependencyLocks.get_waiting_for] tells which
  * dependency was not free (or failed).
  *
- * Blocks the calling thread; needs no main loop there.
+ * Blocks the calling thread; needs no main loop there. As for
+ * [method@Tessera.DynamicDependency.lock], a peer keeping a folder's
+ * ipc.lock does not make the wait outlast its @timeout (by more than a
+ * second) nor deaf to @cancellable; the waiting reason then names it.
  *
  * Returns: %TRUE when every dependency is held; %FALSE with
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and one is not free),
@@ -426,10 +429,19 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
           guint64 before = tessera_dynamic_resource_get_generation (resource);
 
           lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
-          if (lock != NULL && tessera_lock_acquire (TESSERA_LOCK (lock), &local))
+          if (lock != NULL && _tessera_dynamic_dependency_lock_acquire_until (lock, deadline, cancellable, &local))
             {
               pool->lock = g_steal_pointer (&lock);
               continue;
+            }
+          if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+            {
+              /* A peer kept ipc.lock past the deadline: say so. */
+              release_held (pools);
+              set_waiting_for (self, pool->dependency);
+              set_waiting_reason (self, local->message);
+              _tessera_set_ipc_lock_timeout (error, resource, local);
+              return FALSE;
             }
           if (!_tessera_error_means_wait (local))
             {
@@ -513,7 +525,8 @@ tessera_dynamic_dependency_locks_get_waiting_for (TesseraDynamicDependencyLocks 
  * waiting for a dependency larger than its resource's current capacity
  * (%TESSERA_ERROR_OVER_CAPACITY from the resource type): the type's own
  * words on why it waits. Such a request keeps waiting, since the capacity
- * may grow; a command says this once.
+ * may grow; a command says this once. After a timeout behind a peer that
+ * kept the folder's ipc.lock: words naming that lock.
  *
  * Returns: (transfer none) (nullable): the reason, or %NULL when the
  *   dependency waits only because the resource is busy

@@ -171,9 +171,11 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * Acquires the resource for the dependency's job, waiting while it is
  * full. The wait is woken by events (a release, a holder's death, a
  * capacity change, in any process) and, as a fallback, by polling. It
- * needs no main loop in the calling thread. With a @cancellable, ipc.lock
- * is only tried (a peer holding it delays the next try by 1 to 50 ms), so
- * cancelling ends the wait even while a stuck peer keeps the folder locked.
+ * needs no main loop in the calling thread. With a @cancellable or a
+ * @timeout, ipc.lock is only tried (a peer holding it delays the next try
+ * by 1 to 50 ms), so cancelling ends the wait even while a stuck peer
+ * keeps the folder locked, and so does the timeout (a wait of less than a
+ * second gives a peer that second to leave its critical section).
  *
  * On a [class@Tessera.TrackedDynamicResource] whose type says what a
  * waiter needs, a call that has waited longer than the resource's
@@ -185,20 +187,6 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
-static gboolean
-acquire_or_try (TesseraDynamicDependencyLock *lock, GCancellable *cancellable, GError **error)
-{
-  gboolean try_only = cancellable != NULL;
-  gboolean ok;
-
-  if (try_only)
-    _tessera_ipc_lock_set_try_only (TRUE);
-  ok = tessera_lock_acquire (TESSERA_LOCK (lock), error);
-  if (try_only)
-    _tessera_ipc_lock_set_try_only (FALSE);
-  return ok;
-}
-
 /* While a peer holds ipc.lock (a critical section of microseconds, or a
  * stuck peer): sleep 1 ms, then twice as long each time up to 50 ms,
  * waking at once when @cancellable is cancelled (FALSE with @error). */
@@ -219,6 +207,63 @@ sleep_a_little (gulong *delay_us, GCancellable *cancellable, GError **error)
   return !g_cancellable_set_error_if_cancelled (cancellable, error);
 }
 
+/* How long a wait for ipc.lock may go on past a deadline: a peer's
+ * critical section is short, so one try (a timeout of 0) does not fail
+ * for a peer that is merely in it; a stuck peer fails it then. */
+#define IPC_LOCK_GRACE_US G_USEC_PER_SEC
+
+gint64
+_tessera_ipc_lock_give_up_time (gint64 deadline)
+{
+  return deadline < 0 ? -1 : MAX (deadline, g_get_monotonic_time () + IPC_LOCK_GRACE_US);
+}
+
+void
+_tessera_set_ipc_lock_timeout (GError **error, TesseraDynamicResource *resource, const GError *busy)
+{
+  const char *name = tessera_dynamic_resource_get_name (resource);
+
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT, _("Timed out waiting for resource “%s”: %s"),
+               name != NULL ? name : "?", busy->message);
+}
+
+gboolean
+_tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *lock,
+                                                gint64                         deadline,
+                                                GCancellable                  *cancellable,
+                                                GError                       **error)
+{
+  gint64 give_up = _tessera_ipc_lock_give_up_time (deadline);
+  gulong delay_us = 1000;
+
+  /* Nothing can end this wait: block in flock(), served in turn. */
+  if (cancellable == NULL && deadline < 0)
+    return tessera_lock_acquire (TESSERA_LOCK (lock), error);
+  for (;;)
+    {
+      g_autoptr(GError) local = NULL;
+      gboolean ok;
+
+      _tessera_ipc_lock_set_try_only (TRUE);
+      ok = tessera_lock_acquire (TESSERA_LOCK (lock), &local);
+      _tessera_ipc_lock_set_try_only (FALSE);
+      if (ok)
+        return TRUE;
+      if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      if (give_up >= 0 && g_get_monotonic_time () >= give_up)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      if (!sleep_a_little (&delay_us, cancellable, error))
+        return FALSE;
+    }
+}
+
 static TesseraDynamicDependencyLock *
 lock_until (TesseraDynamicDependency  *self,
             gint64                     deadline,
@@ -226,7 +271,6 @@ lock_until (TesseraDynamicDependency  *self,
             GError                   **error)
 {
   TesseraDynamicResource *resource = PRIV (self)->resource;
-  gulong busy_delay_us = 1000;
 
   for (;;)
     {
@@ -240,18 +284,13 @@ lock_until (TesseraDynamicDependency  *self,
       lock = tessera_dynamic_dependency_create_lock (self, error);
       if (lock == NULL)
         return NULL;
-      /* A wait that can be cancelled only tries ipc.lock, so a peer
-       * keeping it does not make the wait deaf to its cancellable. */
-      if (acquire_or_try (lock, cancellable, &local))
+      if (_tessera_dynamic_dependency_lock_acquire_until (lock, deadline, cancellable, &local))
         return g_steal_pointer (&lock);
       if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
         {
-          g_clear_error (&local);
-          if (!sleep_a_little (&busy_delay_us, cancellable, error))
-            return NULL;
-          continue;
+          _tessera_set_ipc_lock_timeout (error, resource, local);
+          return NULL;
         }
-      busy_delay_us = 1000;
       if (!_tessera_error_means_wait (local))
         {
           g_propagate_error (error, g_steal_pointer (&local));
@@ -307,6 +346,7 @@ tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
 typedef struct
 {
   gint64 deadline;        /* monotonic µs, or -1 */
+  gint64 ipc_give_up;     /* when a peer keeping ipc.lock ends the wait, or -1 */
   guint64 generation;     /* the resource's, before the last attempt */
   gpointer waker;
   gboolean polling;       /* registered with the poller */
@@ -459,6 +499,16 @@ attempt (GTask *task)
       g_task_return_pointer (task, g_steal_pointer (&lock), g_object_unref);
       return;
     }
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) && state->ipc_give_up >= 0 &&
+      g_get_monotonic_time () >= state->ipc_give_up)
+    {
+      GError *timeout = NULL;
+
+      _tessera_set_ipc_lock_timeout (&timeout, resource, error);
+      g_clear_error (&error);
+      return_error (task, timeout);
+      return;
+    }
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
     {
       /* A peer's critical section: try again shortly. */
@@ -540,6 +590,8 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
   state->deadline = timeout < 0 || isinf (timeout) || isnan (timeout) ? -1
                     : timeout == 0 ? 0
                     : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+  state->ipc_give_up = _tessera_ipc_lock_give_up_time (state->deadline == 0 ? g_get_monotonic_time ()
+                                                       : state->deadline);
   g_task_set_task_data (task, state, async_lock_free);
   if (state->deadline != 0)
     _tessera_wait_begin (self);

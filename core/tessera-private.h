@@ -147,6 +147,24 @@ void _tessera_dynamic_resource_start_thread     (TesseraDynamicResource *self);
 /* The context of the resource's own poller, where its watches run. */
 GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 
+/* Acquires @lock, waiting for ipc.lock (a peer's critical section) until
+ * @deadline (monotonic µs, or -1) and a grace, or until @cancellable is
+ * cancelled: by non-blocking tries when either can end the wait, else
+ * blocked in flock(). `G_IO_ERROR_WOULD_BLOCK`, naming ipc.lock, when a
+ * peer kept it past then (the caller's wait timed out); other errors are
+ * the acquire's own (tessera-dynamic-dependency.c). */
+gboolean _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *lock,
+                                                         gint64                         deadline,
+                                                         GCancellable                  *cancellable,
+                                                         GError                       **error);
+/* When a wait for ipc.lock with @deadline gives up (-1: never). */
+gint64   _tessera_ipc_lock_give_up_time       (gint64                         deadline);
+/* %TESSERA_ERROR_TIMEOUT for a wait on @resource ended by @busy (a peer
+ * keeping ipc.lock). */
+void     _tessera_set_ipc_lock_timeout        (GError                       **error,
+                                               TesseraDynamicResource        *resource,
+                                               const GError                  *busy);
+
 /* The waiters' queue of a lock folder (tessera-wait-queue.c). The wait
  * loops mark a dependency as waiting for the length of a lock() call; the
  * tracked resource's acquire reads the queue, counts the reservations

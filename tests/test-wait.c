@@ -766,7 +766,8 @@ acquire_blocked (gpointer data)
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "blocked", "a");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  /* No timeout nor cancellable: it waits in flock() for the peer. */
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, -1, NULL, &error);
 
   return NULL;
 }

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <dirent.h>
 #include <time.h>
@@ -2274,10 +2275,20 @@ typedef struct
   gboolean share_terminal;
   int pending_signal;
   int command_gone;    /* the command died at its gate while we waited */
+  /* Opening a resource takes its folder's ipc.lock, where neither the
+   * cancellable nor the timeout reaches: until every need is open, the
+   * signal thread ends the run itself (nothing is held yet). */
+  const char *opening; /* the need being opened ("" before), or NULL */
+  gint64 open_give_up; /* monotonic µs, or -1 */
+  gboolean no_wait;
 } RunState;
 
 /* Static: the signal thread may look at it until the process exits. */
 static RunState run_state;
+
+/* How long opening the resources may outlast the run's timeout: as long as
+ * a wait for ipc.lock may (a peer's critical section is short). */
+#define OPEN_GRACE_US G_USEC_PER_SEC
 
 static void
 clear_line (void)
@@ -2447,6 +2458,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
       double slice = !shown ? 0
                      : interactive ? 1.0
                      : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
+      const char *reason;
       Need *need;
 
       if (deadline >= 0)
@@ -2466,9 +2478,15 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
           return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
                        : is_io_error (error) ? EXIT_IOERR : 1, "%s: %s", need->name, error->message);
         }
+      /* Larger than the resource for now (it may grow), or a peer keeps
+       * its folder locked: said once, or with the failure. */
+      reason = tessera_dynamic_dependency_locks_get_waiting_reason (locks);
       if (deadline >= 0 && g_get_monotonic_time () >= deadline)
         {
           clear_line ();
+          if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
+            return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
+                         need->name, reason);
           return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
                        need->name);
         }
@@ -2478,18 +2496,13 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
           if (report >= 0)
             gate_guard_start (&guard, state, report);
         }
-      /* Larger than the resource for now: say why once (it may grow). */
-      {
-        const char *reason = tessera_dynamic_dependency_locks_get_waiting_reason (locks);
-
-        if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
-          {
-            clear_line ();
-            g_printerr ("tessera: %s\n", reason);
-            g_free (told_reason);
-            told_reason = g_strdup (reason);
-          }
-      }
+      if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
+        {
+          clear_line ();
+          g_printerr ("tessera: %s\n", reason);
+          g_free (told_reason);
+          told_reason = g_strdup (reason);
+        }
       show_waiting (need, since, &last_report);
       shown = TRUE;
     }
@@ -2599,15 +2612,64 @@ static sigset_t run_signals;
 /* They are blocked in every thread (before any exists) and taken here
  * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
  * and none can defer them (sanitizers delay handlers to safe points). */
+/* Whether the main thread, which opens the resources, waits in flock()
+ * or fcntl() (a lock a peer keeps), not merely on a slow start; TRUE
+ * when it cannot be told. */
+static gboolean
+opening_waits_for_a_lock (void)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/self/task/%d/syscall", (int) getpid ());
+  g_autofree char *text = NULL;
+  gint64 number;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return TRUE;
+  number = g_ascii_strtoll (text, NULL, 10);
+  return number == SYS_flock || number == SYS_fcntl;
+}
+
 static gpointer
 signal_thread (gpointer data)
 {
+  RunState *state = &run_state;
+
   for (;;)
     {
-      int signum = sigwaitinfo (&run_signals, NULL);
+      gint64 left = -1;
+      int signum;
 
+      g_mutex_lock (&state->lock);
+      if (state->opening != NULL && state->open_give_up >= 0)
+        left = MAX (0, state->open_give_up - g_get_monotonic_time ());
+      g_mutex_unlock (&state->lock);
+      if (left >= 0)
+        {
+          struct timespec ts = { left / G_USEC_PER_SEC, (left % G_USEC_PER_SEC) * 1000 };
+
+          signum = sigtimedwait (&run_signals, NULL, &ts);
+        }
+      else
+        signum = sigwaitinfo (&run_signals, NULL);
+
+      g_mutex_lock (&state->lock);
+      /* Still opening: a peer keeps a folder's ipc.lock (or its file
+       * system does not answer). Nothing is held: end here. */
+      if (state->opening != NULL && signum > 0)
+        _exit (128 + signum);
+      if (state->opening != NULL && signum < 0 && errno == EAGAIN &&
+          g_get_monotonic_time () >= state->open_give_up && !opening_waits_for_a_lock ())
+        state->open_give_up = g_get_monotonic_time () + G_USEC_PER_SEC / 10;   /* only slow */
+      else if (state->opening != NULL && signum < 0 && errno == EAGAIN &&
+               g_get_monotonic_time () >= state->open_give_up)
+        {
+          fail (0, state->no_wait ? _("%s is not available: its folder's ipc.lock stays locked by another process")
+                                  : _("timed out waiting for %s: its folder's ipc.lock stays locked by another process"),
+                state->opening);
+          _exit (EXIT_TEMPFAIL);
+        }
+      g_mutex_unlock (&state->lock);
       if (signum > 0)
-        forward_signal (&run_state, signum);
+        forward_signal (state, signum);
     }
   return NULL;
 }
@@ -2790,6 +2852,11 @@ cmd_run (int argc, char **argv)
   /* Signals are caught from here on (opening resources starts threads). */
   run_state.share_terminal = in_terminal_foreground ();
   run_state.cancel = g_cancellable_new ();
+  run_state.opening = "";
+  run_state.no_wait = no_wait;
+  run_state.open_give_up = no_wait ? g_get_monotonic_time () + OPEN_GRACE_US
+                           : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) + OPEN_GRACE_US
+                           : -1;
   start_signal_thread ();
   if ((config = load_config (&status)) == NULL)
     return status;
@@ -2808,10 +2875,16 @@ cmd_run (int argc, char **argv)
       for (guint j = 0; j + 1 < needs->len; j++)
         if (g_str_equal (((Need *) g_ptr_array_index (needs, j))->name, need->name))
           return fail (EXIT_USAGE, _("%s is needed twice"), need->name);
+      g_mutex_lock (&run_state.lock);
+      run_state.opening = need->name;
+      g_mutex_unlock (&run_state.lock);
       need->resource = open_resource (config, need->name, &status);
       if (need->resource == NULL)
         return status;
     }
+  g_mutex_lock (&run_state.lock);
+  run_state.opening = NULL;
+  g_mutex_unlock (&run_state.lock);
   g_ptr_array_sort (needs, compare_needs);
 
   /* A job in experimaestro's layout: <state>/jobs/<id>/<task>, holding
