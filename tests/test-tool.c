@@ -1106,8 +1106,9 @@ ends_within (GSubprocess *process, double timeout)
 }
 
 /* A peer stuck in its critical section keeps ipc.lock: `--no-wait` still
- * answers (75, saying why) and Ctrl-C still ends a waiting run, which
- * then never runs its command. Before, both waited for the peer. */
+ * answers (75, saying why), Ctrl-C still ends a waiting run, which then
+ * never runs its command, and `status` says what it waits for (and who
+ * keeps it). Before, all waited for the peer without a word. */
 static void
 test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
 {
@@ -1116,7 +1117,10 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_autoptr(Helper) peer = NULL;
   g_autoptr(GSubprocess) no_wait = NULL;
   g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocess) status_command = NULL;
   g_autofree char *said = NULL;
+  g_autofree char *status_said = NULL;
+  g_autofree char *holder = NULL;
   gboolean no_wait_ended, waiter_ended;
   int status;
 
@@ -1124,6 +1128,7 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   peer = helper_spawn (NULL, "flock", ipc, NULL);
   helper_expect_line (peer, "LOCKED", 60);
+  holder = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
 
   no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
                            "--", "touch", mark, NULL);
@@ -1133,6 +1138,9 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_usleep (300 * 1000);   /* let it reach ipc.lock (not needed for correctness) */
   g_subprocess_send_signal (waiter, SIGINT);
   waiter_ended = ends_within (waiter, 30);
+  status_command = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE,
+                                  "status", NULL);
+  status_said = read_error_line (status_command, 30);
   /* Let the peer go in any case, so a failing run still ends. */
   helper_close_stdin (peer);
   g_assert_cmpint (helper_wait (peer), ==, 0);
@@ -1145,6 +1153,10 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_true (waiter_ended);
   g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGINT);
   g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
+  g_assert_nonnull (status_said);
+  g_assert_nonnull (strstr (status_said, ipc));
+  g_assert_nonnull (strstr (status_said, holder));
+  g_assert_cmpint (test_exit_code (status_command), ==, 0);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -24,7 +24,6 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <dirent.h>
 #include <time.h>
@@ -34,6 +33,7 @@
 
 #include "tessera-config.h"
 #include "tessera-fence.h"
+#include "tessera-lock-wait.h"
 
 /* sysexits.h */
 #define EXIT_USAGE 64
@@ -149,6 +149,10 @@ load_config (int *status)
 /* Opens a resource; with @check, also checks its informations.json against
  * the configuration (not for `set`, which is how a broken one is fixed).
  * On failure, the message said is also in @why when given. */
+/* How long a command waits in a lock a peer keeps before it says so. */
+#define LOCK_NOTE_US (2 * G_USEC_PER_SEC)
+static gboolean lock_note_started;   /* or `run`, which says it itself */
+
 static TesseraTrackedDynamicResource *
 open_resource_why (TesseraConfig *config, const char *name, gboolean check, int *status, char **why)
 {
@@ -161,6 +165,10 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
       *status = fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
       return NULL;
     }
+  /* `run` says so from its signal thread. */
+  if (!lock_note_started)
+    tessera_lock_wait_note_start (LOCK_NOTE_US);
+  lock_note_started = TRUE;
   hold_log ();
   resource = tessera_config_open (config, name, &error);
   if (resource == NULL)
@@ -2612,26 +2620,28 @@ static sigset_t run_signals;
 /* They are blocked in every thread (before any exists) and taken here
  * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
  * and none can defer them (sanitizers delay handlers to safe points). */
-/* Whether the main thread, which opens the resources, waits in flock()
- * or fcntl() (a lock a peer keeps), not merely on a slow start; TRUE
- * when it cannot be told. */
-static gboolean
-opening_waits_for_a_lock (void)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/self/task/%d/syscall", (int) getpid ());
-  g_autofree char *text = NULL;
-  gint64 number;
+/* How long a run that may wait for ever waits in a lock a peer keeps,
+ * while opening its resources, before it says so (once per lock). */
+#define OPEN_NOTE_US (2 * G_USEC_PER_SEC)
 
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return TRUE;
-  number = g_ascii_strtoll (text, NULL, 10);
-  return number == SYS_flock || number == SYS_fcntl;
+/* While the resources open (see RunState): what the main thread waits
+ * for, when it waits for a lock a peer keeps, to be said. */
+static char *
+opening_lock_wait (void)
+{
+  gboolean unknown;
+  char *words = tessera_lock_wait_describe (getpid (), &unknown);
+
+  /* Cannot be told (no /proc): take the deadline as it comes. */
+  return words == NULL && unknown ? g_strdup (_("its folder stays locked by another process")) : words;
 }
 
 static gpointer
 signal_thread (gpointer data)
 {
   RunState *state = &run_state;
+  gint64 note_at = g_get_monotonic_time () + OPEN_NOTE_US;
+  gboolean noted = FALSE;
 
   for (;;)
     {
@@ -2639,8 +2649,13 @@ signal_thread (gpointer data)
       int signum;
 
       g_mutex_lock (&state->lock);
-      if (state->opening != NULL && state->open_give_up >= 0)
-        left = MAX (0, state->open_give_up - g_get_monotonic_time ());
+      if (state->opening != NULL)
+        {
+          gint64 wake = state->open_give_up >= 0 ? state->open_give_up : noted ? -1 : note_at;
+
+          if (wake >= 0)
+            left = MAX (0, wake - g_get_monotonic_time ());
+        }
       g_mutex_unlock (&state->lock);
       if (left >= 0)
         {
@@ -2656,16 +2671,25 @@ signal_thread (gpointer data)
        * system does not answer). Nothing is held: end here. */
       if (state->opening != NULL && signum > 0)
         _exit (128 + signum);
-      if (state->opening != NULL && signum < 0 && errno == EAGAIN &&
-          g_get_monotonic_time () >= state->open_give_up && !opening_waits_for_a_lock ())
-        state->open_give_up = g_get_monotonic_time () + G_USEC_PER_SEC / 10;   /* only slow */
-      else if (state->opening != NULL && signum < 0 && errno == EAGAIN &&
-               g_get_monotonic_time () >= state->open_give_up)
+      if (state->opening != NULL && signum < 0 && errno == EAGAIN)
         {
-          fail (0, state->no_wait ? _("%s is not available: its folder's ipc.lock stays locked by another process")
-                                  : _("timed out waiting for %s: its folder's ipc.lock stays locked by another process"),
-                state->opening);
-          _exit (EXIT_TEMPFAIL);
+          g_autofree char *words = opening_lock_wait ();
+
+          if (words == NULL && state->open_give_up >= 0)
+            state->open_give_up = g_get_monotonic_time () + G_USEC_PER_SEC / 10;   /* only slow */
+          else if (words != NULL && state->open_give_up >= 0 && g_get_monotonic_time () >= state->open_give_up)
+            {
+              fail (0, state->no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
+                    state->opening, words);
+              _exit (EXIT_TEMPFAIL);
+            }
+          else if (words != NULL && state->open_give_up < 0 && !noted)
+            {
+              g_printerr (_("tessera: %s; waiting for it (Ctrl-C gives up)\n"), words);
+              noted = TRUE;
+            }
+          else if (state->open_give_up < 0)
+            note_at = g_get_monotonic_time () + G_USEC_PER_SEC / 4;
         }
       g_mutex_unlock (&state->lock);
       if (signum > 0)
@@ -2854,6 +2878,7 @@ cmd_run (int argc, char **argv)
   run_state.cancel = g_cancellable_new ();
   run_state.opening = "";
   run_state.no_wait = no_wait;
+  lock_note_started = TRUE;
   run_state.open_give_up = no_wait ? g_get_monotonic_time () + OPEN_GRACE_US
                            : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) + OPEN_GRACE_US
                            : -1;

@@ -1,0 +1,134 @@
+/* tessera-lock-wait.c: what a command stuck behind a peer's lock says
+ *
+ * A pool's ipc.lock is held for the microseconds of a decision; a peer
+ * stopped or stuck on its file system keeps it, and every command of the
+ * pool waits in flock() with no word of why. The kernel tells what a
+ * thread waits in (/proc/self/task/TID/syscall: number and arguments),
+ * on which file (its descriptor) and who holds that file's locks
+ * (/proc/locks).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "tessera-lock-wait.h"
+
+#include <glib/gi18n-lib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* The pid /proc/locks names as holding a lock on the file of @st (not a
+ * waiter: "->" lines), or 0 (none seen; OFD locks name no pid). */
+static long
+holder_pid (const struct stat *st, long self)
+{
+  g_autofree char *locks = NULL;
+  g_autofree char *file = g_strdup_printf (" %02x:%02x:%lu ", major (st->st_dev), minor (st->st_dev),
+                                           (unsigned long) st->st_ino);
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents ("/proc/locks", &locks, NULL, NULL))
+    return 0;
+  lines = g_strsplit (locks, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = NULL;
+      long pid;
+
+      if (strstr (lines[i], file) == NULL || strstr (lines[i], "->") != NULL)
+        continue;
+      /* "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE START END" */
+      fields = g_strsplit_set (lines[i], " ", -1);
+      pid = 0;
+      for (guint j = 0, seen = 0; fields[j] != NULL; j++)
+        if (*fields[j] != '\0' && ++seen == 5)
+          pid = strtol (fields[j], NULL, 10);
+      if (pid > 0 && pid != self)
+        return pid;
+    }
+  return 0;
+}
+
+char *
+tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
+{
+  g_autofree char *syscall_path = g_strdup_printf ("/proc/self/task/%d/syscall", (int) tid);
+  g_autofree char *text = NULL;
+  g_autofree char *fd_path = NULL;
+  g_autofree char *target = NULL;
+  struct stat st;
+  char *end = NULL;
+  long number, fd, pid;
+
+  *unknown = FALSE;
+  if (!g_file_get_contents (syscall_path, &text, NULL, NULL))
+    {
+      *unknown = TRUE;
+      return NULL;
+    }
+  number = strtol (text, &end, 10);
+  if (end == text || (number != SYS_flock && number != SYS_fcntl))
+    return NULL;
+  fd = strtol (end, NULL, 16);
+  fd_path = g_strdup_printf ("/proc/self/fd/%ld", fd);
+  target = g_file_read_link (fd_path, NULL);
+  if (target == NULL)
+    return g_strdup (_("a lock file is locked by another process"));
+  pid = stat (fd_path, &st) == 0 ? holder_pid (&st, (long) getpid ()) : 0;
+  if (pid > 0)
+    return g_strdup_printf (_("%s is locked by another process (pid %ld)"), target, pid);
+  return g_strdup_printf (_("%s is locked by another process"), target);
+}
+
+typedef struct
+{
+  pid_t tid;
+  gint64 after_us;
+} Note;
+
+static gpointer
+note_thread (gpointer data)
+{
+  Note *note = data;
+  g_autoptr(GHashTable) told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *waiting = NULL;
+  gint64 since = 0;
+
+  for (;;)
+    {
+      gboolean unknown;
+      g_autofree char *words = tessera_lock_wait_describe (note->tid, &unknown);
+
+      if (unknown)
+        break;
+      if (g_strcmp0 (words, waiting) != 0)
+        {
+          g_free (waiting);
+          waiting = g_steal_pointer (&words);
+          since = g_get_monotonic_time ();
+        }
+      else if (waiting != NULL && g_get_monotonic_time () - since >= note->after_us &&
+               !g_hash_table_contains (told, waiting))
+        {
+          g_printerr (_("tessera: %s; waiting for it (Ctrl-C gives up)\n"), waiting);
+          g_hash_table_add (told, g_strdup (waiting));
+        }
+      g_usleep (MIN (note->after_us / 4, G_USEC_PER_SEC / 4));
+    }
+  g_free (note);
+  return NULL;
+}
+
+void
+tessera_lock_wait_note_start (gint64 after_us)
+{
+  Note *note = g_new0 (Note, 1);
+
+  note->tid = (pid_t) syscall (SYS_gettid);
+  note->after_us = MAX (after_us, 1);
+  g_thread_unref (g_thread_new ("tessera-lock-note", note_thread, note));
+}

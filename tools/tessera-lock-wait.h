@@ -1,0 +1,24 @@
+/* tessera-lock-wait.h: what a command stuck behind a peer's lock says
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/types.h>
+
+G_BEGIN_DECLS
+
+/* When thread @tid of this process waits in flock() or fcntl() for a
+ * lock another process keeps (a pool's ipc.lock behind a stuck peer):
+ * words naming the lock file and, when /proc/locks shows one, the pid
+ * that holds it. NULL when it does not wait so (it runs, or waits on
+ * something else). *@unknown is TRUE when it cannot be told (no /proc). */
+char *tessera_lock_wait_describe (pid_t tid, gboolean *unknown);
+
+/* For commands other than `run` (which watches from its signal thread):
+ * from now on, a thread says once per lock file on standard error when
+ * the calling thread has waited @after_us for a lock a peer keeps. */
+void  tessera_lock_wait_note_start (gint64 after_us);
+
+G_END_DECLS
