@@ -469,7 +469,8 @@ test_lock_file_temporary_outside_jobs (Fixture *f, gconstpointer data)
 
 /* A temporary file left in the writer's folder by a writer killed before
  * its rename goes at the next writer's first write, once it is a minute
- * old; a fresh one (a writer under way) stays. */
+ * old; a fresh one (a writer under way) stays. With @data, it goes at an
+ * update (what `tessera clean` does), which writes nothing. */
 static void
 test_stale_writer_temporary_removed (Fixture *f, gconstpointer data)
 {
@@ -488,6 +489,14 @@ test_stale_writer_temporary_removed (Fixture *f, gconstpointer data)
   times[1].tv_sec = time (NULL) - 120;
   g_assert_cmpint (utimensat (AT_FDCWD, stale, times, AT_SYMLINK_NOFOLLOW), ==, 0);
 
+  if (data != NULL)
+    {
+      g_assert_true (tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error));
+      g_assert_no_error (error);
+      g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
+      g_assert_true (g_file_test (fresh, G_FILE_TEST_EXISTS));
+      return;
+    }
   holder = helper_spawn (NULL, "hold", f->folder, "-1", "holder", "1", NULL);
   helper_expect_line (holder, "ACQUIRED", 60);
   g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
@@ -563,6 +572,8 @@ main (int argc, char **argv)
   ADD ("/format/rewrite-is-atomic", test_rewrite_is_atomic);
   ADD ("/format/lock-file-temporary-outside-jobs", test_lock_file_temporary_outside_jobs);
   ADD ("/format/stale-writer-temporary-removed", test_stale_writer_temporary_removed);
+  g_test_add ("/format/stale-writer-temporary-removed/by-update", Fixture, GINT_TO_POINTER (1), fixture_set_up,
+              test_stale_writer_temporary_removed, fixture_tear_down);
   ADD ("/format/writer-temporaries-on-another-mount", test_writer_temporaries_other_mount);
   ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
   ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);
