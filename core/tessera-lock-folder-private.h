@@ -75,6 +75,10 @@ gboolean    _tessera_lock_folder_remove_job       (TesseraLockFolder  *folder,
                                                    ino_t               ino,
                                                    GError            **error);
 
+/* Removes this user's temporary files a writer killed before its rename
+ * left (a minute old), as a process's first write does; makes nothing. */
+void        _tessera_lock_folder_sweep_writer_tmp (TesseraLockFolder  *folder);
+
 /* Writes @lock_file as jobs/@name, atomically, never through a link;
  * @st: the file written, as it then is. */
 gboolean    _tessera_lock_folder_save_job         (TesseraLockFolder  *folder,

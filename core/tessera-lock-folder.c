@@ -359,14 +359,14 @@ sweep_tmp (int tmp_fd)
  * temporary file for theirs); otherwise the temporary goes beside the
  * lock file, as before. */
 static int
-open_writer_tmp (TesseraLockFolder *folder)
+open_writer_tmp (TesseraLockFolder *folder, gboolean create)
 {
   g_autofree char *name = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
   int dir_fd = folder_fd (folder);
   struct stat st;
   int fd;
 
-  if (dir_fd < 0 || (mkdirat (dir_fd, name, 0700) < 0 && errno != EEXIST))
+  if (dir_fd < 0 || (create && mkdirat (dir_fd, name, 0700) < 0 && errno != EEXIST))
     return -1;
   fd = openat (dir_fd, name, DIR_FLAGS);
   if (fd < 0)
@@ -387,7 +387,7 @@ writer_tmp_fd (TesseraLockFolder *folder)
 
   if (fd != TMP_UNTRIED)
     return fd;
-  fd = open_writer_tmp (folder);
+  fd = open_writer_tmp (folder, TRUE);
   if (!g_atomic_int_compare_and_exchange (&folder->tmp_fd, TMP_UNTRIED, fd))
     {
       if (fd >= 0)
@@ -395,6 +395,15 @@ writer_tmp_fd (TesseraLockFolder *folder)
       fd = g_atomic_int_get (&folder->tmp_fd);
     }
   return fd;
+}
+
+void
+_tessera_lock_folder_sweep_writer_tmp (TesseraLockFolder *folder)
+{
+  int fd = open_writer_tmp (folder, FALSE);
+
+  if (fd >= 0)
+    close (fd);
 }
 
 gboolean

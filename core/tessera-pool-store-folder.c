@@ -42,6 +42,7 @@ typedef struct
    * watches) starts late: see start_watching_locked(). Thread lock. */
   gboolean can_watch;              /* inotify will do (a local file system) */
   gboolean watching;
+  gboolean loaded;                 /* the first look at the pool was made */
   guint refreshes;                 /* made unwatched */
 } TesseraPoolStoreFolder;
 
@@ -281,6 +282,10 @@ folder_store_refresh (TesseraPoolStore *store,
     }
   if (full)
     _tessera_folder_monitor_force_scan (self->monitor);
+  /* An update (`tessera clean`), not the first look: what a killed writer
+   * of ours left goes too, as stale temporaries in jobs/ do. */
+  if (full && self->loaded && !self->read_only)
+    _tessera_lock_folder_sweep_writer_tmp (self->folder);
   drain_locked (self, TRUE);
   informations_changed = check_informations_locked (self, TRUE);
   if (!_tessera_lock_file_cache_refresh (self->cache, min_age))
@@ -371,6 +376,7 @@ folder_store_load (TesseraPoolStore *store, double min_age, GError **error)
       _tessera_dynamic_resource_start_thread (self->owner);
     }
   folder_store_refresh (&self->parent, min_age, TRUE);
+  self->loaded = TRUE;
   /* A pool for a newer protocol: its holders follow rules we do not know.
    * Asked under the locks: the poller thread updates what it reads. */
   if (!_tessera_resource_informations_usable (self->informations, error))
