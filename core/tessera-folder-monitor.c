@@ -284,6 +284,7 @@ _tessera_folder_monitor_watch_jobs (TesseraFolderMonitor *monitor)
         inotify_rm_watch (monitor->view_fd, monitor->view_jobs_wd);
       monitor->view_jobs_wd = wd;
     }
+  _tessera_pause_point ("watch-jobs-between");
   monitor->jobs_wd = inotify_add_watch (monitor->inotify_fd, jobs,
                                         monitor->view_jobs_wd >= 0 ? JOBS_WAKE_MASK
                                                                    : JOBS_WAKE_MASK | JOBS_VIEW_MASK);

@@ -368,6 +368,71 @@ test_own_holdings_watch_nothing (Fixture *f, gconstpointer data)
     g_assert_true (tessera_lock_release (g_ptr_array_index (locks, i), NULL));
 }
 
+static gpointer
+first_wait (gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (data, 0.2, NULL, &error);
+
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  return NULL;
+}
+
+/* jobs/ replaced between the two inotify watches a process puts on it
+ * (the instance told of creations, the one that wakes): both must end on
+ * the new folder, or a lock file made there by link(), which only the
+ * first hears of, goes unseen and its unit is granted again. Held in
+ * this process, on a thread, at the pause point between the two. */
+static void
+test_jobs_replaced_between_watches (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "late", "x");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *fresh = g_build_filename (f->folder, "jobs.new", NULL);
+  g_autofree char *old = g_build_filename (f->folder, "jobs.old", NULL);
+  g_autofree char *first = g_build_filename (jobs, "holder@1.json", NULL);
+  g_autofree char *first_fresh = g_build_filename (fresh, "holder@1.json", NULL);
+  g_autofree char *outside = g_build_filename (f->tmp, "holder2.json", NULL);
+  g_autofree char *second = g_build_filename (jobs, "holder@2.json", NULL);
+  g_autofree char *reached = g_strdup_printf ("%s/watch-jobs-between.reached", f->pause_dir);
+  g_autofree char *first_text = live_holder_json (f, 1);
+  g_autofree char *second_text = live_holder_json (f, 2);
+  GThread *thread;
+
+  g_assert_no_error (error);
+  dep = test_counter_dependency_new (counter, job, 1);
+  test_write_file (first, first_text);
+  g_setenv ("TESSERA_PAUSE_AT", "watch-jobs-between", TRUE);
+  g_setenv ("TESSERA_PAUSE_DIR", f->pause_dir, TRUE);
+  /* A first wait starts watching; it stops between the two watches. */
+  thread = g_thread_new ("first-wait", first_wait, dep);
+  test_wait_for_file (reached, 60);
+  g_assert_cmpint (g_mkdir (fresh, 0755), ==, 0);
+  test_write_file (first_fresh, first_text);
+  g_assert_cmpint (g_rename (jobs, old), ==, 0);
+  g_assert_cmpint (g_rename (fresh, jobs), ==, 0);
+  release_pause (f, "watch-jobs-between");
+  g_thread_join (thread);
+  g_unsetenv ("TESSERA_PAUSE_AT");
+  g_unsetenv ("TESSERA_PAUSE_DIR");
+
+  /* The new folder is read: its holder keeps the only unit. */
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  /* A second holder appears by link(), then the first leaves. */
+  test_write_file (outside, second_text);
+  g_assert_cmpint (link (outside, second), ==, 0);
+  g_assert_cmpint (g_unlink (first), ==, 0);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -384,5 +449,7 @@ main (int argc, char **argv)
               fixture_set_up, test_failed_look_keeps_holders, fixture_tear_down);
   g_test_add ("/races/unopenable-lock-file-counts", Fixture, NULL,
               fixture_set_up, test_unopenable_lock_file_counts, fixture_tear_down);
+  g_test_add ("/races/jobs-replaced-between-watches", Fixture, NULL,
+              fixture_set_up, test_jobs_replaced_between_watches, fixture_tear_down);
   return g_test_run ();
 }
