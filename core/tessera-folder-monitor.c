@@ -15,7 +15,7 @@ struct _TesseraFolderMonitor
   TesseraLockFolder *folder;
   GHashTable *dirty;          /* name → TesseraDirtyName: what inotify reported */
   gboolean force_scan;
-  gboolean overflowed;        /* events lost: a watch may name a folder gone since */
+  gboolean overflowed;        /* events lost, or jobs/ renamed or made: a watch may name a folder gone since */
   gboolean shared_fs;         /* not on the local allow-list: read jobs/ every time */
   gboolean jobs_known;
   gint64 jobs_mtime_ns;
@@ -201,6 +201,9 @@ drain_fd (TesseraFolderMonitor *monitor,
             }
           else if (ev->len > 0 && strcmp (ev->name, "jobs") == 0)
             {
+              /* Replaced: both watches must be on the new one, even one
+               * put in place in the middle of the swap. */
+              monitor->overflowed = TRUE;
               monitor->force_scan = TRUE;
               relevant = TRUE;
             }
@@ -255,10 +258,15 @@ _tessera_folder_monitor_watch_jobs (TesseraFolderMonitor *monitor)
       monitor->overflowed = FALSE;
       if (monitor->jobs_wd >= 0)
         {
+          int view_wd = monitor->view_jobs_wd >= 0
+                        ? inotify_add_watch (monitor->view_fd, jobs, JOBS_VIEW_MASK) : -1;
           int wd = inotify_add_watch (monitor->inotify_fd, jobs,
                                       monitor->view_jobs_wd >= 0 ? JOBS_WAKE_MASK : JOBS_WAKE_MASK | JOBS_VIEW_MASK);
 
-          if (wd != monitor->jobs_wd)
+          /* Either on another folder: both are put in place again. */
+          if (view_wd != monitor->view_jobs_wd && view_wd >= 0)
+            inotify_rm_watch (monitor->view_fd, view_wd);
+          if (wd != monitor->jobs_wd || view_wd != monitor->view_jobs_wd)
             {
               inotify_rm_watch (monitor->inotify_fd, monitor->jobs_wd);
               if (wd >= 0)
