@@ -27,7 +27,8 @@ older than MIN_AGE and nobody holds its job lock.
 ROOT/cpu is the counter token's folder. The log lines are those of
 tessera-stress-holder (S, A, R and K, times in µs of CLOCK_MONOTONIC).
 die-late: SIGKILL itself after writing the lock file and before the .pid.
-greedy: ignore the capacity (a broken peer, to show the auditor catches it).
+greedy: ignore the capacity, taking one more than all of it (a broken peer,
+        to show the auditor catches it, whatever else is held).
 """
 import errno
 import fcntl
@@ -159,11 +160,16 @@ def try_acquire(folder, path, job_uri, count, min_age, greedy):
             n = information.get("count", 0) if isinstance(information, dict) else 0
             if holding(other, data, min_age):
                 used += n if isinstance(n, int) else 0
-        if used + count > total and not greedy:
-            return False
+        # A greedy peer takes one more than the whole capacity: each of
+        # its grants is over capacity whatever else is held, so the run
+        # that checks the auditor does not depend on chance and load.
+        if greedy:
+            count = max(count, total + 1)
+        elif used + count > total:
+            return 0
         with open(path, "wt") as fp:
             json.dump({"job_uri": job_uri, "information": {"count": count}}, fp)
-        return True
+        return count
 
 
 def main():
@@ -182,7 +188,7 @@ def main():
 
     log(log_fd, "S", f"{ident} cpu {count}")
     deadline = time.monotonic() + 600
-    while not try_acquire(folder, path, job_uri, count, min_age, greedy):
+    while (taken := try_acquire(folder, path, job_uri, count, min_age, greedy)) == 0:
         if time.monotonic() > deadline:
             print(f"stress-peer {ident}: not granted", file=sys.stderr)
             return 1
@@ -194,6 +200,7 @@ def main():
     with open(job_uri + ".pid", "wt") as fp:
         json.dump({"type": "local", "pid": os.getpid()}, fp)
 
+    count = taken
     log(log_fd, "A", f"{ident} cpu {count}")
     time.sleep(random.uniform(hold_ms / 2, hold_ms) / 1000)
     log(log_fd, "R", f"{ident} cpu {count}")
