@@ -1159,6 +1159,37 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (status_command), ==, 0);
 }
 
+/* The same behind a seed-era peer that locks ipc.lock with lockf() only
+ * (Tessera, holding the flock, then polls for the fcntl lock, asleep
+ * rather than in a lock): `--no-wait` still answers, naming the lock. */
+static void
+test_behind_stuck_lockf_peer (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ipc = g_build_filename (f->tmp, "r", "ipc.lock", NULL);
+  g_autofree char *mark = g_build_filename (f->tmp, "ran", NULL);
+  g_autoptr(Helper) peer = NULL;
+  g_autoptr(GSubprocess) no_wait = NULL;
+  g_autofree char *said = NULL;
+  gboolean ended;
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  peer = helper_spawn (NULL, "lockf", ipc, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+  no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
+                           "--", "touch", mark, NULL);
+  ended = ends_within (no_wait, 30);
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+  g_assert_true (ended);
+  g_assert_cmpint (test_exit_code (no_wait), ==, 75);
+  said = read_error_line (no_wait, 10);
+  g_assert_nonnull (said);
+  g_assert_nonnull (strstr (said, ipc));
+  g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
+}
+
 /* ---------------------------------------------------------------------- */
 /* Output and habits */
 
@@ -2011,6 +2042,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
   ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
   ADD ("/tool/run/behind-stuck-ipc-lock", test_behind_stuck_ipc_lock);
+  ADD ("/tool/run/behind-stuck-lockf-peer", test_behind_stuck_lockf_peer);
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
