@@ -362,7 +362,8 @@ tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
 typedef struct
 {
   gint64 deadline;        /* monotonic µs, or -1 */
-  gint64 ipc_give_up;     /* when a peer keeping ipc.lock ends the wait, or -1 */
+  gint64 ipc_give_up;     /* when a peer keeping ipc.lock since the first refused
+                           * try in a row ends the wait, or -1 (none refused) */
   guint64 generation;     /* the resource's, before the last attempt */
   gpointer waker;
   gboolean polling;       /* registered with the poller */
@@ -516,6 +517,13 @@ attempt (GTask *task)
       g_task_return_pointer (task, g_steal_pointer (&lock), g_object_unref);
       return;
     }
+  /* Given up as the blocking wait does: a second of grace from the
+   * first try refused, whatever the deadline. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) && state->ipc_give_up < 0)
+    state->ipc_give_up = _tessera_ipc_lock_give_up_time (state->deadline == 0 ? g_get_monotonic_time ()
+                                                         : state->deadline);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    state->ipc_give_up = -1;
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) && state->ipc_give_up >= 0 &&
       g_get_monotonic_time () >= state->ipc_give_up)
     {
@@ -593,7 +601,9 @@ attempt (GTask *task)
  * [method@Tessera.DynamicDependency.lock_finish]. The wait runs in the
  * caller's thread-default main context, through its sources: no thread is
  * kept busy while the resource is full, and ipc.lock is only tried (a
- * peer holding it delays the next try by a few milliseconds).
+ * peer holding it delays the next try by a few milliseconds), so a peer
+ * that keeps it ends the wait at @timeout (given a second from the first
+ * try it refused) or at a cancel, as for the blocking lock.
  */
 void
 tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
@@ -616,8 +626,7 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
   state->deadline = timeout < 0 || isinf (timeout) || isnan (timeout) ? -1
                     : timeout == 0 ? 0
                     : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
-  state->ipc_give_up = _tessera_ipc_lock_give_up_time (state->deadline == 0 ? g_get_monotonic_time ()
-                                                       : state->deadline);
+  state->ipc_give_up = -1;
   g_task_set_task_data (task, state, async_lock_free);
   if (state->deadline != 0)
     _tessera_wait_begin (self);

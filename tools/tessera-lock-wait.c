@@ -53,6 +53,31 @@ holder_pid (const struct stat *st, long self)
   return 0;
 }
 
+/* Holding a pool's flock, Tessera polls (sleeps) for the fcntl lock that
+ * only a seed-era peer, using lockf() alone, can keep: a sleeping thread
+ * waits so when another process keeps a lock on an ipc.lock we have open. */
+static char *
+describe_ipc_lock_poll (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *fd_path = g_build_filename ("/proc/self/fd", name, NULL);
+      g_autofree char *target = g_file_read_link (fd_path, NULL);
+      struct stat st;
+      long pid;
+
+      if (target == NULL || !g_str_has_suffix (target, "/ipc.lock") || stat (fd_path, &st) < 0)
+        continue;
+      pid = holder_pid (&st, (long) getpid ());
+      if (pid > 0)
+        return g_strdup_printf (_("%s is locked by another process (pid %ld)"), target, pid);
+    }
+  return NULL;
+}
+
 char *
 tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
 {
@@ -71,6 +96,8 @@ tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
       return NULL;
     }
   number = strtol (text, &end, 10);
+  if (end != text && (number == SYS_nanosleep || number == SYS_clock_nanosleep))
+    return describe_ipc_lock_poll ();
   if (end == text || (number != SYS_flock && number != SYS_fcntl))
     return NULL;
   fd = strtol (end, NULL, 16);

@@ -10,7 +10,9 @@
 G_BEGIN_DECLS
 
 /* When thread @tid of this process waits in flock() or fcntl() for a
- * lock another process keeps (a pool's ipc.lock behind a stuck peer):
+ * lock another process keeps (a pool's ipc.lock behind a stuck peer), or
+ * sleeps while another process keeps a lock on an ipc.lock it has open
+ * (Tessera polls for a seed-era peer's lockf()):
  * words naming the lock file and, when /proc/locks shows one, the pid
  * that holds it. NULL when it does not wait so (it runs, or waits on
  * something else). *@unknown is TRUE when it cannot be told (no /proc). */

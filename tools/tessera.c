@@ -2286,16 +2286,17 @@ typedef struct
   /* Opening a resource takes its folder's ipc.lock, where neither the
    * cancellable nor the timeout reaches: until every need is open, the
    * signal thread ends the run itself (nothing is held yet). */
-  const char *opening; /* the need being opened ("" before), or NULL */
-  gint64 open_give_up; /* monotonic µs, or -1 */
+  char *opening;       /* the need being opened ("" before), or NULL */
+  gint64 open_deadline; /* monotonic µs, or -1 */
   gboolean no_wait;
 } RunState;
 
 /* Static: the signal thread may look at it until the process exits. */
 static RunState run_state;
 
-/* How long opening the resources may outlast the run's timeout: as long as
- * a wait for ipc.lock may (a peer's critical section is short). */
+/* How long opening the resources may wait in a lock a peer keeps, past
+ * the run's timeout: as long as a wait for ipc.lock may (a peer's
+ * critical section is short). */
 #define OPEN_GRACE_US G_USEC_PER_SEC
 
 static void
@@ -2620,9 +2621,10 @@ static sigset_t run_signals;
 /* They are blocked in every thread (before any exists) and taken here
  * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
  * and none can defer them (sanitizers delay handlers to safe points). */
-/* How long a run that may wait for ever waits in a lock a peer keeps,
- * while opening its resources, before it says so (once per lock). */
+/* How long a run waits in a lock a peer keeps, while opening its
+ * resources, before it says so (once). */
 #define OPEN_NOTE_US (2 * G_USEC_PER_SEC)
+#define OPEN_SAMPLE_US (G_USEC_PER_SEC / 10)
 
 /* While the resources open (see RunState): what the main thread waits
  * for, when it waits for a lock a peer keeps, to be said. */
@@ -2640,56 +2642,55 @@ static gpointer
 signal_thread (gpointer data)
 {
   RunState *state = &run_state;
-  gint64 note_at = g_get_monotonic_time () + OPEN_NOTE_US;
+  g_autofree char *waiting = NULL;   /* what the main thread was last seen waiting for */
+  gint64 waiting_since = 0;
   gboolean noted = FALSE;
 
   for (;;)
     {
-      gint64 left = -1;
-      int signum;
+      gboolean opening;
+      int signum, saved;
 
       g_mutex_lock (&state->lock);
-      if (state->opening != NULL)
-        {
-          gint64 wake = state->open_give_up >= 0 ? state->open_give_up : noted ? -1 : note_at;
-
-          if (wake >= 0)
-            left = MAX (0, wake - g_get_monotonic_time ());
-        }
+      opening = state->opening != NULL;
       g_mutex_unlock (&state->lock);
-      if (left >= 0)
+      /* While opening, look at the main thread ten times a second. */
+      if (opening)
         {
-          struct timespec ts = { left / G_USEC_PER_SEC, (left % G_USEC_PER_SEC) * 1000 };
+          struct timespec ts = { 0, OPEN_SAMPLE_US * 1000 };
 
           signum = sigtimedwait (&run_signals, NULL, &ts);
         }
       else
         signum = sigwaitinfo (&run_signals, NULL);
+      saved = errno;
 
       g_mutex_lock (&state->lock);
-      /* Still opening: a peer keeps a folder's ipc.lock (or its file
-       * system does not answer). Nothing is held: end here. */
+      /* Still opening: nothing is held, end here. */
       if (state->opening != NULL && signum > 0)
         _exit (128 + signum);
-      if (state->opening != NULL && signum < 0 && errno == EAGAIN)
+      if (state->opening != NULL && signum < 0 && saved == EAGAIN)
         {
           g_autofree char *words = opening_lock_wait ();
+          gint64 now = g_get_monotonic_time ();
 
-          if (words == NULL && state->open_give_up >= 0)
-            state->open_give_up = g_get_monotonic_time () + G_USEC_PER_SEC / 10;   /* only slow */
-          else if (words != NULL && state->open_give_up >= 0 && g_get_monotonic_time () >= state->open_give_up)
+          if (words == NULL || g_strcmp0 (words, waiting) != 0)
+            waiting_since = now;
+          g_free (waiting);
+          waiting = g_steal_pointer (&words);
+          /* A peer kept the lock a whole grace, past the deadline. */
+          if (waiting != NULL && state->open_deadline >= 0 && now >= state->open_deadline &&
+              now - waiting_since >= OPEN_GRACE_US)
             {
               fail (0, state->no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
-                    state->opening, words);
+                    state->opening, waiting);
               _exit (EXIT_TEMPFAIL);
             }
-          else if (words != NULL && state->open_give_up < 0 && !noted)
+          if (waiting != NULL && !noted && now - waiting_since >= OPEN_NOTE_US)
             {
-              g_printerr (_("tessera: %s; waiting for it (Ctrl-C gives up)\n"), words);
+              g_printerr (_("tessera: %s; waiting for it (Ctrl-C gives up)\n"), waiting);
               noted = TRUE;
             }
-          else if (state->open_give_up < 0)
-            note_at = g_get_monotonic_time () + G_USEC_PER_SEC / 4;
         }
       g_mutex_unlock (&state->lock);
       if (signum > 0)
@@ -2876,12 +2877,11 @@ cmd_run (int argc, char **argv)
   /* Signals are caught from here on (opening resources starts threads). */
   run_state.share_terminal = in_terminal_foreground ();
   run_state.cancel = g_cancellable_new ();
-  run_state.opening = "";
+  run_state.opening = g_strdup ("");
   run_state.no_wait = no_wait;
   lock_note_started = TRUE;
-  run_state.open_give_up = no_wait ? g_get_monotonic_time () + OPEN_GRACE_US
-                           : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) + OPEN_GRACE_US
-                           : -1;
+  run_state.open_deadline = no_wait ? g_get_monotonic_time ()
+                            : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
   start_signal_thread ();
   if ((config = load_config (&status)) == NULL)
     return status;
@@ -2901,14 +2901,15 @@ cmd_run (int argc, char **argv)
         if (g_str_equal (((Need *) g_ptr_array_index (needs, j))->name, need->name))
           return fail (EXIT_USAGE, _("%s is needed twice"), need->name);
       g_mutex_lock (&run_state.lock);
-      run_state.opening = need->name;
+      g_free (run_state.opening);
+      run_state.opening = g_strdup (need->name);
       g_mutex_unlock (&run_state.lock);
       need->resource = open_resource (config, need->name, &status);
       if (need->resource == NULL)
         return status;
     }
   g_mutex_lock (&run_state.lock);
-  run_state.opening = NULL;
+  g_clear_pointer (&run_state.opening, g_free);
   g_mutex_unlock (&run_state.lock);
   g_ptr_array_sort (needs, compare_needs);
 
