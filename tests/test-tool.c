@@ -1105,6 +1105,48 @@ ends_within (GSubprocess *process, double timeout)
   return g_subprocess_get_identifier (process) == NULL;
 }
 
+/* A peer that keeps the pool's ipc.lock, taken with the helper's @how
+ * ("flock" or "lockf") once the pool exists. */
+static Helper *
+stuck_peer_new (Fixture *f, const char *ipc, const char *how)
+{
+  Helper *peer;
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  peer = helper_spawn (NULL, how, ipc, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+  return peer;
+}
+
+/* `run --no-wait` behind it, its command to make @mark: whether it ended
+ * within 30 s (once the peer is let go, the rest is checked). */
+static GSubprocess *
+no_wait_behind (Fixture *f, const char *mark, gboolean *ended)
+{
+  GSubprocess *no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
+                                        "--", "touch", mark, NULL);
+
+  *ended = ends_within (no_wait, 30);
+  return no_wait;
+}
+
+/* It ended while the peer kept the lock: 75, naming the lock, its
+ * command never run. */
+static void
+check_no_wait_answered (GSubprocess *no_wait, gboolean ended, const char *ipc, const char *mark)
+{
+  g_autofree char *said = NULL;
+
+  g_assert_true (ended);
+  g_assert_cmpint (test_exit_code (no_wait), ==, 75);
+  said = read_error_line (no_wait, 10);
+  g_assert_nonnull (said);
+  g_assert_nonnull (strstr (said, ipc));
+  g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
+}
+
 /* A peer stuck in its critical section keeps ipc.lock: `--no-wait` still
  * answers (75, saying why), Ctrl-C still ends a waiting run, which then
  * never runs its command, and `status` says what it waits for (and who
@@ -1114,25 +1156,15 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
 {
   g_autofree char *ipc = g_build_filename (f->tmp, "r", "ipc.lock", NULL);
   g_autofree char *mark = g_build_filename (f->tmp, "ran", NULL);
-  g_autoptr(Helper) peer = NULL;
+  g_autoptr(Helper) peer = stuck_peer_new (f, ipc, "flock");
+  g_autofree char *holder = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
   g_autoptr(GSubprocess) no_wait = NULL;
   g_autoptr(GSubprocess) waiter = NULL;
   g_autoptr(GSubprocess) status_command = NULL;
-  g_autofree char *said = NULL;
   g_autofree char *status_said = NULL;
-  g_autofree char *holder = NULL;
   gboolean no_wait_ended, waiter_ended;
-  int status;
 
-  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
-  g_assert_cmpint (status, ==, 0);
-  peer = helper_spawn (NULL, "flock", ipc, NULL);
-  helper_expect_line (peer, "LOCKED", 60);
-  holder = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
-
-  no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
-                           "--", "touch", mark, NULL);
-  no_wait_ended = ends_within (no_wait, 30);
+  no_wait = no_wait_behind (f, mark, &no_wait_ended);
   waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--need", "r",
                           "--", "touch", mark, NULL);
   g_usleep (300 * 1000);   /* let it reach ipc.lock (not needed for correctness) */
@@ -1145,11 +1177,7 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   helper_close_stdin (peer);
   g_assert_cmpint (helper_wait (peer), ==, 0);
 
-  g_assert_true (no_wait_ended);
-  g_assert_cmpint (test_exit_code (no_wait), ==, 75);
-  said = read_error_line (no_wait, 10);
-  g_assert_nonnull (said);
-  g_assert_nonnull (strstr (said, "ipc.lock"));
+  check_no_wait_answered (no_wait, no_wait_ended, ipc, mark);
   g_assert_true (waiter_ended);
   g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGINT);
   g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
@@ -1167,27 +1195,14 @@ test_behind_stuck_lockf_peer (Fixture *f, gconstpointer data)
 {
   g_autofree char *ipc = g_build_filename (f->tmp, "r", "ipc.lock", NULL);
   g_autofree char *mark = g_build_filename (f->tmp, "ran", NULL);
-  g_autoptr(Helper) peer = NULL;
+  g_autoptr(Helper) peer = stuck_peer_new (f, ipc, "lockf");
   g_autoptr(GSubprocess) no_wait = NULL;
-  g_autofree char *said = NULL;
   gboolean ended;
-  int status;
 
-  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
-  g_assert_cmpint (status, ==, 0);
-  peer = helper_spawn (NULL, "lockf", ipc, NULL);
-  helper_expect_line (peer, "LOCKED", 60);
-  no_wait = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
-                           "--", "touch", mark, NULL);
-  ended = ends_within (no_wait, 30);
+  no_wait = no_wait_behind (f, mark, &ended);
   helper_close_stdin (peer);
   g_assert_cmpint (helper_wait (peer), ==, 0);
-  g_assert_true (ended);
-  g_assert_cmpint (test_exit_code (no_wait), ==, 75);
-  said = read_error_line (no_wait, 10);
-  g_assert_nonnull (said);
-  g_assert_nonnull (strstr (said, ipc));
-  g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
+  check_no_wait_answered (no_wait, ended, ipc, mark);
 }
 
 /* ---------------------------------------------------------------------- */
