@@ -356,7 +356,6 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
   g_autoptr(GArray) pools = NULL;
   g_autoptr(GPtrArray) waiting = NULL;
   gint64 deadline;
-  gulong retry_us = TESSERA_RETRY_FIRST_US;
 
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), FALSE);
   g_return_val_if_fail (dependencies != NULL || n_dependencies == 0, FALSE);
@@ -418,7 +417,6 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
     {
       Pool *blocker = NULL;
       guint64 generation = 0;
-      gboolean retry = FALSE;
 
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
@@ -444,13 +442,6 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               set_waiting_reason (self, local->message);
               _tessera_set_ipc_lock_timeout (error, resource, local);
               return FALSE;
-            }
-          if (_tessera_error_means_retry (local) && (deadline < 0 || g_get_monotonic_time () < deadline))
-            {
-              /* Out of descriptors for now: all again in a while. */
-              blocker = pool;
-              retry = TRUE;
-              continue;
             }
           if (!_tessera_error_means_wait (local))
             {
@@ -487,13 +478,6 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
         }
       release_held (pools);
       set_waiting_for (self, blocker->dependency);
-      if (retry)
-        {
-          if (!_tessera_sleep_a_little (&retry_us, TESSERA_RETRY_MAX_US, deadline, cancellable, error))
-            return FALSE;
-          continue;
-        }
-      retry_us = TESSERA_RETRY_FIRST_US;
       if (deadline >= 0 && g_get_monotonic_time () >= deadline)
         {
           g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT, _("Timed out waiting for resource “%s”"),

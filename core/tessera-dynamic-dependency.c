@@ -175,9 +175,7 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * @timeout, ipc.lock is only tried (a peer holding it delays the next try
  * by 1 to 50 ms), so cancelling ends the wait even while a stuck peer
  * keeps the folder locked, and so does the timeout (a wait of less than a
- * second gives a peer that second to leave its critical section). A wait
- * that finds no file descriptor left (`G_IO_ERROR_TOO_MANY_OPEN_FILES`)
- * tries again every 0.1 to 2 s until its timeout, and then fails with it.
+ * second gives a peer that second to leave its critical section).
  *
  * On a [class@Tessera.TrackedDynamicResource] whose type says what a
  * waiter needs, a call that has waited longer than the resource's
@@ -190,20 +188,15 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
 /* While a peer holds ipc.lock (a critical section of microseconds, or a
- * stuck peer): 1 ms, then twice as long each time up to 50 ms; while out
- * of descriptors, from 0.1 s up to 2 s. Wakes at once when @cancellable
- * is cancelled (FALSE with @error). */
-gboolean
-_tessera_sleep_a_little (gulong *delay_us, gulong max_us, gint64 deadline, GCancellable *cancellable, GError **error)
+ * stuck peer): sleep 1 ms, then twice as long each time up to 50 ms,
+ * waking at once when @cancellable is cancelled (FALSE with @error). */
+static gboolean
+sleep_a_little (gulong *delay_us, GCancellable *cancellable, GError **error)
 {
   GPollFD pollfd;
-  gint64 us = *delay_us;
-  gint ms;
+  gint ms = (gint) MAX (1, *delay_us / 1000);
 
-  if (deadline >= 0)
-    us = CLAMP (deadline - g_get_monotonic_time (), 0, us);
-  ms = (gint) MAX (1, us / 1000);
-  *delay_us = MIN (*delay_us * 2, max_us);
+  *delay_us = MIN (*delay_us * 2, 50000);
   if (g_cancellable_make_pollfd (cancellable, &pollfd))
     {
       g_poll (&pollfd, 1, ms);
@@ -266,7 +259,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      if (!_tessera_sleep_a_little (&delay_us, 50000, -1, cancellable, error))
+      if (!sleep_a_little (&delay_us, cancellable, error))
         return FALSE;
     }
 }
@@ -278,7 +271,6 @@ lock_until (TesseraDynamicDependency  *self,
             GError                   **error)
 {
   TesseraDynamicResource *resource = PRIV (self)->resource;
-  gulong retry_us = TESSERA_RETRY_FIRST_US;
 
   for (;;)
     {
@@ -299,14 +291,6 @@ lock_until (TesseraDynamicDependency  *self,
           _tessera_set_ipc_lock_timeout (error, resource, local);
           return NULL;
         }
-      if (_tessera_error_means_retry (local) && (deadline < 0 || g_get_monotonic_time () < deadline))
-        {
-          g_clear_error (&local);
-          if (!_tessera_sleep_a_little (&retry_us, TESSERA_RETRY_MAX_US, deadline, cancellable, error))
-            return NULL;
-          continue;
-        }
-      retry_us = TESSERA_RETRY_FIRST_US;
       if (!_tessera_error_means_wait (local))
         {
           g_propagate_error (error, g_steal_pointer (&local));
@@ -372,7 +356,6 @@ typedef struct
   GSource *cancel;
   GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
-  gulong retry_delay_ms;  /* back-off while out of descriptors */
 } AsyncLock;
 
 static void attempt (GTask *task);
@@ -543,14 +526,6 @@ attempt (GTask *task)
       return;
     }
   state->busy_delay_ms = 1;
-  if (_tessera_error_means_retry (error) && (state->deadline < 0 || g_get_monotonic_time () < state->deadline))
-    {
-      g_clear_error (&error);
-      schedule_attempt (task, state->retry_delay_ms);
-      state->retry_delay_ms = MIN (state->retry_delay_ms * 2, TESSERA_RETRY_MAX_US / 1000);
-      return;
-    }
-  state->retry_delay_ms = TESSERA_RETRY_FIRST_US / 1000;
   if (!_tessera_error_means_wait (error))
     {
       return_error (task, error);
@@ -622,7 +597,6 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
   g_task_set_return_on_cancel (task, FALSE);
   state = g_new0 (AsyncLock, 1);
   state->busy_delay_ms = 1;
-  state->retry_delay_ms = TESSERA_RETRY_FIRST_US / 1000;
   state->deadline = timeout < 0 || isinf (timeout) || isnan (timeout) ? -1
                     : timeout == 0 ? 0
                     : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);

@@ -215,26 +215,6 @@ _tessera_error_means_wait (const GError *error)
          g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY);
 }
 
-/* Whether an acquire that failed with @error may succeed if tried again
- * in a while with nothing changed in the pool: this process (or the
- * system) had no descriptor left. A wait tries again, backing off from
- * 0.1 to 2 s, until its deadline; then it fails with that error. */
-static inline gboolean
-_tessera_error_means_retry (const GError *error)
-{
-  return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TOO_MANY_OPEN_FILES);
-}
-#define TESSERA_RETRY_FIRST_US (G_USEC_PER_SEC / 10)
-#define TESSERA_RETRY_MAX_US (2 * G_USEC_PER_SEC)
-/* Sleeps *@delay_us (no later than @deadline, monotonic µs or -1), then
- * doubles it up to @max_us; FALSE with @error when @cancellable is
- * cancelled meanwhile (tessera-dynamic-dependency.c). */
-gboolean _tessera_sleep_a_little (gulong        *delay_us,
-                                  gulong         max_us,
-                                  gint64         deadline,
-                                  GCancellable  *cancellable,
-                                  GError       **error);
-
 /* json_parser_load_from_data() refusing nesting deeper than
  * TESSERA_JSON_MAX_DEPTH (tessera-json.c): for every file of a folder. */
 gboolean _tessera_json_load (JsonParser  *parser,

@@ -368,92 +368,6 @@ test_own_holdings_watch_nothing (Fixture *f, gconstpointer data)
     g_assert_true (tessera_lock_release (g_ptr_array_index (locks, i), NULL));
 }
 
-typedef struct
-{
-  GArray *fds;
-  const char *holder;
-} Relief;
-
-static void
-test_store_result (GObject *source, GAsyncResult *result, gpointer data)
-{
-  *(GAsyncResult **) data = g_object_ref (result);
-}
-
-static gpointer
-relieve_later (gpointer data)
-{
-  Relief *relief = data;
-
-  g_usleep (500 * 1000);
-  give_back_descriptors (relief->fds);
-  g_assert_cmpint (g_unlink (relief->holder), ==, 0);
-  return NULL;
-}
-
-/* A wait that runs out of descriptors for a while (the embedding
- * program's doing, not its own) keeps waiting: once they are back and
- * the holder leaves, it gets through, rather than failing with "Too many
- * open files" the first time a look at the pool could not be made. */
-static void
-test_wait_outlasts_short_of_descriptors (Fixture *f, gconstpointer data)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 1, &error);
-  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "late", "x");
-  g_autoptr(TesseraDynamicDependency) dep = NULL;
-  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  g_autofree char *holder = g_build_filename (f->folder, "jobs", "holder@1.json", NULL);
-  g_autofree char *json = live_holder_json (f, 1);
-  struct rlimit saved, low;
-  GLogLevelFlags fatal;
-  Relief relief = { NULL, holder };
-  /* Made while descriptors are there (its wake-up is one). */
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  GThread *thread;
-
-  g_assert_no_error (error);
-  test_write_file (holder, json);
-  dep = test_counter_dependency_new (counter, job, 1);
-  g_assert_null (tessera_dynamic_dependency_lock (dep, 0, NULL, &error));
-  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-  g_clear_error (&error);
-
-  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &saved), ==, 0);
-  low = saved;
-  low.rlim_cur = MIN (saved.rlim_cur, 256);
-  g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &low), ==, 0);
-  fatal = g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
-  g_main_context_push_thread_default (context);
-  g_type_ensure (G_TYPE_TASK);   /* its class makes GLib's worker context */
-  relief.fds = use_descriptors_but (0);
-  thread = g_thread_new ("relief", relieve_later, &relief);
-  if (data == NULL)
-    lock = tessera_dynamic_dependency_lock (dep, 60, NULL, &error);
-  else if (g_str_equal (data, "all-at-once"))
-    {
-      g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
-
-      if (tessera_dynamic_dependency_locks_acquire_all (locks, &dep, 1, 60, NULL, &error))
-        lock = g_object_ref (g_ptr_array_index (tessera_locks_get_locks (TESSERA_LOCKS (locks)), 0));
-    }
-  else
-    {
-      g_autoptr(GAsyncResult) result = NULL;
-
-      tessera_dynamic_dependency_lock_async (dep, 60, NULL, test_store_result, &result);
-      while (result == NULL)
-        g_main_context_iteration (context, TRUE);
-      lock = tessera_dynamic_dependency_lock_finish (dep, result, &error);
-    }
-  g_thread_join (thread);
-  g_main_context_pop_thread_default (context);
-  g_log_set_always_fatal (fatal);
-  g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &saved), ==, 0);
-  g_assert_no_error (error);
-  g_assert_nonnull (lock);
-}
-
 static gpointer
 first_wait (gpointer data)
 {
@@ -535,12 +449,6 @@ main (int argc, char **argv)
               fixture_set_up, test_failed_look_keeps_holders, fixture_tear_down);
   g_test_add ("/races/unopenable-lock-file-counts", Fixture, NULL,
               fixture_set_up, test_unopenable_lock_file_counts, fixture_tear_down);
-  g_test_add ("/races/wait-outlasts-short-of-descriptors", Fixture, NULL,
-              fixture_set_up, test_wait_outlasts_short_of_descriptors, fixture_tear_down);
-  g_test_add ("/races/wait-outlasts-short-of-descriptors/all-at-once", Fixture, "all-at-once",
-              fixture_set_up, test_wait_outlasts_short_of_descriptors, fixture_tear_down);
-  g_test_add ("/races/wait-outlasts-short-of-descriptors/async", Fixture, "async",
-              fixture_set_up, test_wait_outlasts_short_of_descriptors, fixture_tear_down);
   g_test_add ("/races/jobs-replaced-between-watches", Fixture, NULL,
               fixture_set_up, test_jobs_replaced_between_watches, fixture_tear_down);
   return g_test_run ();
