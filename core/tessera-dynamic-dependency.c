@@ -234,6 +234,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
                                                 GError                       **error)
 {
   gint64 give_up = _tessera_ipc_lock_give_up_time (deadline);
+  gint64 tried = g_get_monotonic_time ();
   gulong delay_us = 1000;
 
   /* Nothing can end this wait: block in flock(), served in turn. */
@@ -242,8 +243,14 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
   for (;;)
     {
       g_autoptr(GError) local = NULL;
+      gint64 now = g_get_monotonic_time ();
       gboolean ok;
 
+      /* Tries far apart (the process was stopped, or starved): the peer
+       * may have let go in between, so its grace starts again. */
+      if (give_up >= 0 && now - tried > IPC_LOCK_GRACE_US / 2)
+        give_up = MAX (give_up, now + IPC_LOCK_GRACE_US);
+      tried = now;
       _tessera_ipc_lock_set_try_only (TRUE);
       ok = tessera_lock_acquire (TESSERA_LOCK (lock), &local);
       _tessera_ipc_lock_set_try_only (FALSE);

@@ -2643,7 +2643,7 @@ signal_thread (gpointer data)
 {
   RunState *state = &run_state;
   g_autofree char *waiting = NULL;   /* what the main thread was last seen waiting for */
-  gint64 waiting_since = 0;
+  gint64 waiting_since = 0, sampled = 0;
   gboolean noted = FALSE;
 
   for (;;)
@@ -2674,8 +2674,11 @@ signal_thread (gpointer data)
           g_autofree char *words = opening_lock_wait ();
           gint64 now = g_get_monotonic_time ();
 
-          if (words == NULL || g_strcmp0 (words, waiting) != 0)
+          /* Two samples far apart (the run was stopped, or starved):
+           * what came between is unknown, so the wait starts again. */
+          if (words == NULL || g_strcmp0 (words, waiting) != 0 || now - sampled > 3 * OPEN_SAMPLE_US)
             waiting_since = now;
+          sampled = now;
           g_free (waiting);
           waiting = g_steal_pointer (&words);
           /* A peer kept the lock a whole grace, past the deadline. */
