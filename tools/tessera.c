@@ -2676,7 +2676,7 @@ signal_thread (gpointer data)
 
           /* Two samples far apart (the run was stopped, or starved):
            * what came between is unknown, so the wait starts again. */
-          if (words == NULL || g_strcmp0 (words, waiting) != 0 || now - sampled > 3 * OPEN_SAMPLE_US)
+          if (words == NULL || g_strcmp0 (words, waiting) != 0 || now - sampled > 5 * OPEN_SAMPLE_US)
             waiting_since = now;
           sampled = now;
           g_free (waiting);
