@@ -367,6 +367,32 @@ test_job_files_removed_through_folder (Fixture *f, gconstpointer data)
  * "anon_inode:inotify"). */
 #define SHOW_PARENT "cat /proc/$PPID/task/*/comm; ls -l /proc/$PPID/fd"
 
+/* Whether @process has a thread named @name within @timeout seconds. */
+static gboolean
+has_thread_within (GSubprocess *process, const char *name, double timeout)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+  g_autofree char *tasks = g_strdup_printf ("/proc/%s/task", g_subprocess_get_identifier (process));
+
+  do
+    {
+      g_autoptr(GDir) dir = g_dir_open (tasks, 0, NULL);
+      const char *tid;
+
+      while (dir != NULL && (tid = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (tasks, tid, "comm", NULL);
+          g_autofree char *comm = NULL;
+
+          if (g_file_get_contents (path, &comm, NULL, NULL) && g_str_equal (g_strchomp (comm), name))
+            return TRUE;
+        }
+      g_usleep (10 * 1000);
+    }
+  while (g_get_monotonic_time () < deadline);
+  return FALSE;
+}
+
 /* A run that takes what is free starts no watch: no poller thread, no
  * inotify instance (whose closing costs a kernel grace period at exit).
  * One that has to wait starts both, so that an event wakes it. */
@@ -389,10 +415,13 @@ test_no_watch_without_wait (Fixture *f, gconstpointer data)
   holder = hold_r (f);
   waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "r", "--", "sh", "-c", SHOW_PARENT, NULL);
-  /* Its first line says it waits: then let the holder go. */
+  /* Its first line says it waits; once it waits for an event (its
+   * poller thread is there: before, the release could come first, and
+   * it then got through with no wait at all), let the holder go. */
   waited = read_error_line (waiter, 60);
   g_assert_nonnull (waited);
   g_assert_nonnull (strstr (waited, "waiting for r"));
+  g_assert_true (has_thread_within (waiter, "tessera-poller", 60));
   let_go (holder);
   g_clear_pointer (&out, g_free);
   g_subprocess_communicate_utf8 (waiter, NULL, NULL, &out, NULL, &error);
