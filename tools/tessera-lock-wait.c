@@ -53,6 +53,19 @@ holder_pid (const struct stat *st, long self)
   return 0;
 }
 
+/* "PATH is locked by another process", with the holder's pid when
+ * /proc/locks names one; NULL when @only_held and it names none. */
+static char *
+describe_locked (const char *target, const char *fd_path, gboolean only_held)
+{
+  struct stat st;
+  long pid = stat (fd_path, &st) == 0 ? holder_pid (&st, (long) getpid ()) : 0;
+
+  if (pid > 0)
+    return g_strdup_printf (_("%s is locked by another process (pid %ld)"), target, pid);
+  return only_held ? NULL : g_strdup_printf (_("%s is locked by another process"), target);
+}
+
 /* Holding a pool's flock, Tessera polls (sleeps) for the fcntl lock that
  * only a seed-era peer, using lockf() alone, can keep: a sleeping thread
  * waits so when another process keeps a lock on an ipc.lock we have open. */
@@ -66,14 +79,11 @@ describe_ipc_lock_poll (void)
     {
       g_autofree char *fd_path = g_build_filename ("/proc/self/fd", name, NULL);
       g_autofree char *target = g_file_read_link (fd_path, NULL);
-      struct stat st;
-      long pid;
+      char *words = target != NULL && g_str_has_suffix (target, "/ipc.lock")
+                    ? describe_locked (target, fd_path, TRUE) : NULL;
 
-      if (target == NULL || !g_str_has_suffix (target, "/ipc.lock") || stat (fd_path, &st) < 0)
-        continue;
-      pid = holder_pid (&st, (long) getpid ());
-      if (pid > 0)
-        return g_strdup_printf (_("%s is locked by another process (pid %ld)"), target, pid);
+      if (words != NULL)
+        return words;
     }
   return NULL;
 }
@@ -85,9 +95,8 @@ tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
   g_autofree char *text = NULL;
   g_autofree char *fd_path = NULL;
   g_autofree char *target = NULL;
-  struct stat st;
   char *end = NULL;
-  long number, fd, pid;
+  long number, fd;
 
   *unknown = FALSE;
   if (!g_file_get_contents (syscall_path, &text, NULL, NULL))
@@ -105,22 +114,20 @@ tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
   target = g_file_read_link (fd_path, NULL);
   if (target == NULL)
     return g_strdup (_("a lock file is locked by another process"));
-  pid = stat (fd_path, &st) == 0 ? holder_pid (&st, (long) getpid ()) : 0;
-  if (pid > 0)
-    return g_strdup_printf (_("%s is locked by another process (pid %ld)"), target, pid);
-  return g_strdup_printf (_("%s is locked by another process"), target);
+  return describe_locked (target, fd_path, FALSE);
 }
 
-typedef struct
+void
+tessera_lock_wait_say (const char *words)
 {
-  pid_t tid;
-  gint64 after_us;
-} Note;
+  g_printerr (_("tessera: %s; waiting for it (Ctrl-C gives up)\n"), words);
+}
 
+/* Looks at thread @data (a tid) four times a second. */
 static gpointer
 note_thread (gpointer data)
 {
-  Note *note = data;
+  pid_t tid = GPOINTER_TO_INT (data);
   g_autoptr(GHashTable) told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *waiting = NULL;
   gint64 since = 0;
@@ -128,7 +135,7 @@ note_thread (gpointer data)
   for (;;)
     {
       gboolean unknown;
-      g_autofree char *words = tessera_lock_wait_describe (note->tid, &unknown);
+      g_autofree char *words = tessera_lock_wait_describe (tid, &unknown);
 
       if (unknown)
         break;
@@ -138,24 +145,21 @@ note_thread (gpointer data)
           waiting = g_steal_pointer (&words);
           since = g_get_monotonic_time ();
         }
-      else if (waiting != NULL && g_get_monotonic_time () - since >= note->after_us &&
+      else if (waiting != NULL && g_get_monotonic_time () - since >= TESSERA_LOCK_NOTE_US &&
                !g_hash_table_contains (told, waiting))
         {
-          g_printerr (_("tessera: %s; waiting for it (Ctrl-C gives up)\n"), waiting);
+          tessera_lock_wait_say (waiting);
           g_hash_table_add (told, g_strdup (waiting));
         }
-      g_usleep (MIN (note->after_us / 4, G_USEC_PER_SEC / 4));
+      g_usleep (G_USEC_PER_SEC / 4);
     }
-  g_free (note);
   return NULL;
 }
 
 void
-tessera_lock_wait_note_start (gint64 after_us)
+tessera_lock_wait_note_start (void)
 {
-  Note *note = g_new0 (Note, 1);
+  pid_t tid = (pid_t) syscall (SYS_gettid);
 
-  note->tid = (pid_t) syscall (SYS_gettid);
-  note->after_us = MAX (after_us, 1);
-  g_thread_unref (g_thread_new ("tessera-lock-note", note_thread, note));
+  g_thread_unref (g_thread_new ("tessera-lock-note", note_thread, GINT_TO_POINTER (tid)));
 }

@@ -18,9 +18,17 @@ G_BEGIN_DECLS
  * something else). *@unknown is TRUE when it cannot be told (no /proc). */
 char *tessera_lock_wait_describe (pid_t tid, gboolean *unknown);
 
+/* How long a command waits in a lock a peer keeps before it says so. */
+#define TESSERA_LOCK_NOTE_US (2 * G_USEC_PER_SEC)
+
+/* Says on standard error that the command waits: @words are
+ * tessera_lock_wait_describe()'s. */
+void  tessera_lock_wait_say (const char *words);
+
 /* For commands other than `run` (which watches from its signal thread):
  * from now on, a thread says once per lock file on standard error when
- * the calling thread has waited @after_us for a lock a peer keeps. */
-void  tessera_lock_wait_note_start (gint64 after_us);
+ * the calling thread has waited TESSERA_LOCK_NOTE_US for a lock a peer
+ * keeps. */
+void  tessera_lock_wait_note_start (void);
 
 G_END_DECLS

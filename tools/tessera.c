@@ -149,8 +149,6 @@ load_config (int *status)
 /* Opens a resource; with @check, also checks its informations.json against
  * the configuration (not for `set`, which is how a broken one is fixed).
  * On failure, the message said is also in @why when given. */
-/* How long a command waits in a lock a peer keeps before it says so. */
-#define LOCK_NOTE_US (2 * G_USEC_PER_SEC)
 static gboolean lock_note_started;   /* or `run`, which says it itself */
 
 static TesseraTrackedDynamicResource *
@@ -167,7 +165,7 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
     }
   /* `run` says so from its signal thread. */
   if (!lock_note_started)
-    tessera_lock_wait_note_start (LOCK_NOTE_US);
+    tessera_lock_wait_note_start ();
   lock_note_started = TRUE;
   hold_log ();
   resource = tessera_config_open (config, name, &error);
@@ -2621,9 +2619,7 @@ static sigset_t run_signals;
 /* They are blocked in every thread (before any exists) and taken here
  * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
  * and none can defer them (sanitizers delay handlers to safe points). */
-/* How long a run waits in a lock a peer keeps, while opening its
- * resources, before it says so (once). */
-#define OPEN_NOTE_US (2 * G_USEC_PER_SEC)
+/* How often a run looks at its main thread while opening its resources. */
 #define OPEN_SAMPLE_US (G_USEC_PER_SEC / 10)
 
 /* While the resources open (see RunState): what the main thread waits
@@ -2689,9 +2685,9 @@ signal_thread (gpointer data)
                     state->opening, waiting);
               _exit (EXIT_TEMPFAIL);
             }
-          if (waiting != NULL && !noted && now - waiting_since >= OPEN_NOTE_US)
+          if (waiting != NULL && !noted && now - waiting_since >= TESSERA_LOCK_NOTE_US)
             {
-              g_printerr (_("tessera: %s; waiting for it (Ctrl-C gives up)\n"), waiting);
+              tessera_lock_wait_say (waiting);
               noted = TRUE;
             }
         }
