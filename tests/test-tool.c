@@ -1234,6 +1234,52 @@ test_behind_stuck_lockf_peer (Fixture *f, gconstpointer data)
   check_no_wait_answered (no_wait, ended, ipc, mark);
 }
 
+/* A peer stuck in its critical section when the command ends: the run,
+ * left to release behind it, says so once it has waited a while, and
+ * Ctrl-C ends it there (its command is gone, so what it still holds is a
+ * dead holder's, which the next run takes back). Before, it waited for
+ * the peer without a word and no signal ended it. */
+static void
+test_release_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ipc = g_build_filename (f->tmp, "r", "ipc.lock", NULL);
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                   G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                   "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_autofree char *ready = read_line (holder, 60);
+  g_autoptr(Helper) peer = NULL;
+  g_autofree char *note = NULL;
+  g_autofree char *last = NULL;
+  g_autofree char *kept_by = NULL;
+  gboolean ended;
+  int status;
+
+  g_assert_cmpstr (ready, ==, "ready");
+  peer = helper_spawn (NULL, "flock", ipc, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+  kept_by = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  note = read_error_line (holder, 60);
+  g_subprocess_send_signal (holder, SIGINT);
+  ended = ends_within (holder, 30);
+  /* Let the peer go in any case, so a failing run still ends. */
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+
+  g_assert_nonnull (note);
+  g_assert_nonnull (strstr (note, ipc));
+  g_assert_nonnull (strstr (note, kept_by));
+  g_assert_true (ended);
+  g_assert_cmpint (test_exit_code (holder), ==, 128 + SIGINT);
+  last = read_error_line (holder, 10);
+  g_assert_nonnull (last);
+  g_assert_nonnull (strstr (last, "r"));
+  /* What it held is taken back by the next run. */
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Output and habits */
 
@@ -2087,6 +2133,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
   ADD ("/tool/run/behind-stuck-ipc-lock", test_behind_stuck_ipc_lock);
   ADD ("/tool/run/behind-stuck-lockf-peer", test_behind_stuck_lockf_peer);
+  ADD ("/tool/run/release-behind-stuck-ipc-lock", test_release_behind_stuck_ipc_lock);
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
