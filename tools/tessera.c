@@ -2287,6 +2287,11 @@ typedef struct
   char *opening;       /* the need being opened ("" before), or NULL */
   gint64 open_deadline; /* monotonic µs, or -1 */
   gboolean no_wait;
+  /* Once the acquisition is over, no command runs while the run names
+   * the command in its lock files (before its gate opens) or releases
+   * (after it ended): the same ipc.lock may keep the run waiting there,
+   * and a signal then ends it (what it holds is a dead holder's). */
+  gboolean settling;
 } RunState;
 
 /* Static: the signal thread may look at it until the process exits. */
@@ -2619,13 +2624,14 @@ static sigset_t run_signals;
 /* They are blocked in every thread (before any exists) and taken here
  * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
  * and none can defer them (sanitizers delay handlers to safe points). */
-/* How often a run looks at its main thread while opening its resources. */
+/* How often a run looks at its main thread while it opens its resources
+ * or settles (see RunState). */
 #define OPEN_SAMPLE_US (G_USEC_PER_SEC / 10)
 
-/* While the resources open (see RunState): what the main thread waits
- * for, when it waits for a lock a peer keeps, to be said. */
+/* While the resources open or the run settles (see RunState): what the
+ * main thread waits for, when it waits for a lock a peer keeps, to be said. */
 static char *
-opening_lock_wait (void)
+main_thread_lock_wait (void)
 {
   gboolean unknown;
   char *words = tessera_lock_wait_describe (getpid (), &unknown);
@@ -2644,16 +2650,19 @@ signal_thread (gpointer data)
 
   for (;;)
     {
-      gboolean opening;
+      gboolean watched, settling;
       int signum, saved;
 
       g_mutex_lock (&state->lock);
-      opening = state->opening != NULL;
+      settling = state->settling;
+      watched = state->opening != NULL || (settling && state->child == 0);
       g_mutex_unlock (&state->lock);
-      /* While opening, look at the main thread ten times a second. */
-      if (opening)
+      /* While opening or settling, look at the main thread ten times a
+       * second; while the command runs, once a second for its end (the
+       * run settles again then). */
+      if (watched || settling)
         {
-          struct timespec ts = { 0, OPEN_SAMPLE_US * 1000 };
+          struct timespec ts = { watched ? 0 : 1, watched ? OPEN_SAMPLE_US * 1000 : 0 };
 
           signum = sigtimedwait (&run_signals, NULL, &ts);
         }
@@ -2665,9 +2674,22 @@ signal_thread (gpointer data)
       /* Still opening: nothing is held, end here. */
       if (state->opening != NULL && signum > 0)
         _exit (128 + signum);
-      if (state->opening != NULL && signum < 0 && saved == EAGAIN)
+      watched = state->opening != NULL || (state->settling && state->child == 0);
+      /* Settling behind a peer's lock: the command is gone or never ran,
+       * so ending here leaves only a dead holder's lock files. */
+      if (watched && signum > 0 && state->opening == NULL)
         {
-          g_autofree char *words = opening_lock_wait ();
+          g_autofree char *words = main_thread_lock_wait ();
+
+          if (words != NULL)
+            {
+              fail (0, _("interrupted while %s; what this run held is taken back as a dead holder's"), words);
+              _exit (128 + signum);
+            }
+        }
+      if (watched && signum < 0 && saved == EAGAIN)
+        {
+          g_autofree char *words = main_thread_lock_wait ();
           gint64 now = g_get_monotonic_time ();
 
           /* Two samples far apart (the run was stopped, or starved):
@@ -2678,7 +2700,7 @@ signal_thread (gpointer data)
           g_free (waiting);
           waiting = g_steal_pointer (&words);
           /* A peer kept the lock a whole grace, past the deadline. */
-          if (waiting != NULL && state->open_deadline >= 0 && now >= state->open_deadline &&
+          if (waiting != NULL && state->opening != NULL && state->open_deadline >= 0 && now >= state->open_deadline &&
               now - waiting_since >= OPEN_GRACE_US)
             {
               fail (0, state->no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
@@ -2947,6 +2969,9 @@ cmd_run (int argc, char **argv)
       interactive = isatty (2);
       status = acquire_all (needs, job, locks, timeout, no_wait, &run_state, fork_first ? child.report : -1);
       acquired = status == 0;
+      g_mutex_lock (&run_state.lock);
+      run_state.settling = TRUE;
+      g_mutex_unlock (&run_state.lock);
     }
   if (status == 0)
     {
