@@ -88,6 +88,43 @@ describe_ipc_lock_poll (void)
   return NULL;
 }
 
+/* System call numbers: 32-bit systems have a 64-bit variant of each too,
+ * which their C library calls. */
+static gboolean
+is_sleep (long number)
+{
+  const long numbers[] = {
+#ifdef SYS_nanosleep
+    SYS_nanosleep,
+#endif
+#ifdef SYS_clock_nanosleep_time64
+    SYS_clock_nanosleep_time64,
+#endif
+    SYS_clock_nanosleep,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (numbers); i++)
+    if (number == numbers[i])
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+is_lock (long number)
+{
+  const long numbers[] = {
+#ifdef SYS_fcntl64
+    SYS_fcntl64,
+#endif
+    SYS_flock, SYS_fcntl,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (numbers); i++)
+    if (number == numbers[i])
+      return TRUE;
+  return FALSE;
+}
+
 char *
 tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
 {
@@ -105,9 +142,9 @@ tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
       return NULL;
     }
   number = strtol (text, &end, 10);
-  if (end != text && (number == SYS_nanosleep || number == SYS_clock_nanosleep))
+  if (end != text && is_sleep (number))
     return describe_ipc_lock_poll ();
-  if (end == text || (number != SYS_flock && number != SYS_fcntl))
+  if (end == text || !is_lock (number))
     return NULL;
   fd = strtol (end, NULL, 16);
   fd_path = g_strdup_printf ("/proc/self/fd/%ld", fd);
