@@ -361,6 +361,8 @@ typedef struct
   GSource *next;          /* the next attempt, when one is scheduled */
   GSource *timeout;
   GSource *cancel;
+  GCancellable *cancellable;
+  gulong cancel_guard;    /* see async_lock_stop() */
   GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
 } AsyncLock;
@@ -392,15 +394,30 @@ async_lock_stop (GTask *task)
     }
   drop_source (&state->next);
   drop_source (&state->timeout);
+  /* GLib 2.74 leaks a cancellable source freed while another thread
+   * still cancels (it keeps it for that cancel's handler to drop, which
+   * may have run already): disconnecting a handler of ours waits for the
+   * cancel to end, before the source can go. */
+  if (state->cancel_guard != 0)
+    g_cancellable_disconnect (state->cancellable, state->cancel_guard);
+  state->cancel_guard = 0;
   drop_source (&state->cancel);
   drop_source (&state->patience);
   _tessera_wait_end (g_task_get_source_object (task));
 }
 
 static void
+ignore_cancel (GCancellable *cancellable, gpointer data)
+{
+}
+
+static void
 async_lock_free (gpointer data)
 {
-  g_free (data);
+  AsyncLock *state = data;
+
+  g_clear_object (&state->cancellable);
+  g_free (state);
 }
 
 static void
@@ -585,7 +602,10 @@ attempt (GTask *task)
  * kept busy while the resource is full, and ipc.lock is only tried (a
  * peer holding it delays the next try by a few milliseconds), so a peer
  * that keeps it ends the wait at @timeout (given a second from the first
- * try it refused) or at a cancel, as for the blocking lock.
+ * try it refused) or at a cancel, as for the blocking lock. As with
+ * g_cancellable_disconnect(), which ending the wait calls, a handler of
+ * @cancellable's #GCancellable::cancelled signal must not run the
+ * caller's context until the wait has ended.
  */
 void
 tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
@@ -619,6 +639,8 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
     }
   if (cancellable != NULL)
     {
+      state->cancellable = g_object_ref (cancellable);
+      state->cancel_guard = g_signal_connect (cancellable, "cancelled", G_CALLBACK (ignore_cancel), NULL);
       state->cancel = g_cancellable_source_new (cancellable);
       g_source_set_callback (state->cancel, (GSourceFunc) (void (*)(void)) on_cancelled,
                              g_object_ref (task), g_object_unref);
