@@ -530,7 +530,8 @@ test_writer_temporaries_of_another (Fixture *f, gconstpointer data)
 /* The second user holds the mutex m, then puts in place of m/jobs/ a
  * folder of their own that others may write in but not list, with their
  * lock file in it: the first user cannot see who holds m, so must not
- * take it (a folder that cannot be read is no empty pool). */
+ * take it (a folder that cannot be read is no empty pool), and says why
+ * in one line. */
 static void
 test_jobs_unlistable (Fixture *f, gconstpointer data)
 {
@@ -548,6 +549,9 @@ test_jobs_unlistable (Fixture *f, gconstpointer data)
   text = g_strndup (g_bytes_get_size (err) > 0 ? g_bytes_get_data (err, NULL) : "", g_bytes_get_size (err));
   g_assert_cmpint (status, !=, 0);
   g_assert_nonnull (strstr (text, "jobs"));
+  /* One cause, one line (the warning of the look that failed is the error). */
+  g_assert_nonnull (strchr (text, '\n'));
+  g_assert_cmpstr (strchr (text, '\n') + 1, ==, "");
   assert_clear (err, "run");
   /* status cannot show m's holders: it says so, rather than show none. */
   g_clear_pointer (&out, g_bytes_unref);
