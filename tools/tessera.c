@@ -48,12 +48,16 @@ static char *opt_config_late = NULL;   /* --config after the subcommand */
 static int
 fail (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
+static void end_deferred_log (void);
+
 static int
 fail (int status, const char *format, ...)
 {
   g_autofree char *message = NULL;
   va_list ap;
 
+  /* What was held back for this very failure comes first. */
+  end_deferred_log ();
   va_start (ap, format);
   message = g_strdup_vprintf (format, ap);
   va_end (ap);
@@ -79,6 +83,7 @@ release_or_say (TesseraLock *lock)
 static GMutex log_lock;
 static GHashTable *log_shown;     /* messages already printed */
 static GPtrArray *log_held;       /* non-NULL: hold */
+static gboolean log_deferred;     /* held past the opening (run), see defer_log() */
 
 static char *escape_name (const char *name, gboolean for_terminal);
 
@@ -121,17 +126,59 @@ static void
 hold_log (void)
 {
   g_mutex_lock (&log_lock);
-  log_held = g_ptr_array_new_with_free_func (g_free);
+  if (log_held == NULL)
+    log_held = g_ptr_array_new_with_free_func (g_free);
   g_mutex_unlock (&log_lock);
 }
 
 static void
-release_log (gboolean show)
+release_log_locked (gboolean show)
 {
-  g_mutex_lock (&log_lock);
   for (guint i = 0; show && log_held != NULL && i < log_held->len; i++)
     show_log_message (g_ptr_array_index (log_held, i));
   g_clear_pointer (&log_held, g_ptr_array_unref);
+  log_deferred = FALSE;
+}
+
+/* Shows (or drops) what was held, deferred or not. */
+static void
+release_log (gboolean show)
+{
+  g_mutex_lock (&log_lock);
+  release_log_locked (show);
+  g_mutex_unlock (&log_lock);
+}
+
+/* A run holds what the opening of its resources says until its first
+ * try: a folder that cannot be read is warned of at the opening, and the
+ * try's error then says the same. */
+static void
+defer_log (void)
+{
+  hold_log ();
+  g_mutex_lock (&log_lock);
+  log_deferred = TRUE;
+  g_mutex_unlock (&log_lock);
+}
+
+/* Shows what was held, unless deferred. */
+static void
+release_log_unless_deferred (void)
+{
+  g_mutex_lock (&log_lock);
+  if (!log_deferred)
+    release_log_locked (TRUE);
+  g_mutex_unlock (&log_lock);
+}
+
+/* Shows what was deferred, if anything (any failure before the first
+ * try, on any thread). */
+static void
+end_deferred_log (void)
+{
+  g_mutex_lock (&log_lock);
+  if (log_deferred)
+    release_log_locked (TRUE);
   g_mutex_unlock (&log_lock);
 }
 
@@ -187,7 +234,7 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
         *why = g_strdup (error->message);
       return NULL;
     }
-  release_log (TRUE);
+  release_log_unless_deferred ();
   if (notice != NULL)
     g_printerr ("tessera: %s\n", notice);
   return resource;
@@ -2473,10 +2520,20 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
       const char *reason;
       Need *need;
 
+      gboolean acquired;
+
       if (deadline >= 0)
         slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
-      if (tessera_dynamic_dependency_locks_acquire_all (locks, (TesseraDynamicDependency **) deps->pdata, deps->len,
-                                                        slice, state->cancel, &error))
+      /* The first try's warnings are held (and the opening's, see
+       * defer_log()): when it fails on a folder that cannot be read, the
+       * error says what they would. */
+      if (!shown)
+        hold_log ();
+      acquired = tessera_dynamic_dependency_locks_acquire_all (locks, (TesseraDynamicDependency **) deps->pdata,
+                                                               deps->len, slice, state->cancel, &error);
+      if (!shown)
+        release_log (acquired || !is_io_error (error));
+      if (acquired)
         break;
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
@@ -2906,6 +2963,7 @@ cmd_run (int argc, char **argv)
   start_signal_thread ();
   if ((config = load_config (&status)) == NULL)
     return status;
+  defer_log ();
 
   for (guint i = 0; need_args[i] != NULL; i++)
     {
