@@ -641,6 +641,7 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
   unlock_thread (self);
   if (named)
     return TRUE;
+  _tessera_pause_point ("record-process");
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;

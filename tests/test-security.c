@@ -531,7 +531,7 @@ test_writer_temporaries_of_another (Fixture *f, gconstpointer data)
  * folder of their own that others may write in but not list, with their
  * lock file in it: the first user cannot see who holds m, so must not
  * take it (a folder that cannot be read is no empty pool), and says why
- * in one line. */
+ * in one line (and what else there is to say, in its own). */
 static void
 test_jobs_unlistable (Fixture *f, gconstpointer data)
 {
@@ -539,19 +539,25 @@ test_jobs_unlistable (Fixture *f, gconstpointer data)
   g_autoptr(GBytes) out = NULL;
   g_autoptr(GBytes) err = NULL;
   g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
   int status;
 
   make_pool (f);
   holder = hold_as_second (f, "m");
   plant (f, "cd \"$1/m\"; mkdir jobs.new; mv jobs/*.json jobs.new/; mv jobs jobs.old; mv jobs.new jobs; "
             "chmod 0733 jobs");
-  status = tessera_in (f, NULL, &out, &err, "run", "--no-wait", "--need", "m", "--", "true", NULL);
+  /* And something else to say about r. */
+  plant (f, "ln -s \"$2/a.json\" \"$1/r/jobs/evil.json\"");
+  status = tessera_in (f, NULL, &out, &err, "run", "--no-wait", "--need", "r", "--need", "m", "--", "true", NULL);
   text = g_strndup (g_bytes_get_size (err) > 0 ? g_bytes_get_data (err, NULL) : "", g_bytes_get_size (err));
   g_assert_cmpint (status, !=, 0);
-  g_assert_nonnull (strstr (text, "jobs"));
-  /* One cause, one line (the warning of the look that failed is the error). */
-  g_assert_nonnull (strchr (text, '\n'));
-  g_assert_cmpstr (strchr (text, '\n') + 1, ==, "");
+  /* One line per cause: r's link, m's folder (the warning of the look
+   * that failed is the error). */
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3);
+  g_assert_cmpstr (lines[2], ==, "");
+  g_assert_nonnull (strstr (text, "symbolic link"));
+  g_assert_nonnull (strstr (text, "m/jobs"));
   assert_clear (err, "run");
   /* status cannot show m's holders: it says so, rather than show none. */
   g_clear_pointer (&out, g_bytes_unref);

@@ -1280,6 +1280,59 @@ test_release_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* The same while a `--no-wait` run names its command in its lock files
+ * (after it acquired, before the command's gate opens): held at pause
+ * point "record-process" until the peer keeps ipc.lock. The run says so,
+ * Ctrl-C ends it and the command never runs. Before, the run was deaf
+ * there (the command, at its gate, took the signal). */
+static void
+test_naming_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ipc = g_build_filename (f->tmp, "r", "ipc.lock", NULL);
+  g_autofree char *mark = g_build_filename (f->tmp, "ran", NULL);
+  g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "record-process.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "record-process.go", NULL);
+  const char *env[] = { "TESSERA_PAUSE_AT", "record-process", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(Helper) peer = NULL;
+  g_autofree char *note = NULL;
+  g_autofree char *last = NULL;
+  g_autofree char *kept_by = NULL;
+  gboolean ended;
+  int status;
+
+  g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  run = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
+                       "--", "touch", mark, NULL);
+  test_wait_for_file (reached, 60);
+  peer = helper_spawn (NULL, "flock", ipc, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+  kept_by = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
+  g_assert_true (g_file_set_contents (go, "", 0, NULL));
+  note = read_error_line (run, 60);
+  g_subprocess_send_signal (run, SIGINT);
+  ended = ends_within (run, 30);
+  /* Let the peer go in any case, so a failing run still ends. */
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+
+  g_assert_nonnull (note);
+  g_assert_nonnull (strstr (note, ipc));
+  g_assert_nonnull (strstr (note, kept_by));
+  g_assert_true (ended);
+  g_assert_cmpint (test_exit_code (run), ==, 128 + SIGINT);
+  last = read_error_line (run, 10);
+  g_assert_nonnull (last);
+  g_assert_nonnull (strstr (last, ipc));
+  g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
+  /* What it held is taken back by the next run. */
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Output and habits */
 
@@ -2134,6 +2187,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/behind-stuck-ipc-lock", test_behind_stuck_ipc_lock);
   ADD ("/tool/run/behind-stuck-lockf-peer", test_behind_stuck_lockf_peer);
   ADD ("/tool/run/release-behind-stuck-ipc-lock", test_release_behind_stuck_ipc_lock);
+  ADD ("/tool/run/naming-behind-stuck-ipc-lock", test_naming_behind_stuck_ipc_lock);
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
