@@ -152,6 +152,16 @@ _tessera_lock_file_cache_remove_entry (TesseraLockFileCache *cache, const char *
 /* ---------------------------------------------------------------------- */
 /* Loading */
 
+/* The warning of a failed look, and the error of the decisions it stops,
+ * in the same words (a command that shows both says it once). */
+static char *
+look_failure_text (TesseraLockFileCache *cache)
+{
+  return g_strdup_printf (_("Cannot read %s (%s): its holders cannot be counted, so nothing is granted until it "
+                            "can be read"),
+                          _tessera_lock_folder_get_jobs_path (cache->folder), g_strerror (cache->look_errno));
+}
+
 /* What was known stays; this refresh decides nothing (see
  * _tessera_lock_file_cache_check_usable()) and the next reads jobs/ whole. */
 static void
@@ -161,8 +171,11 @@ look_failed (TesseraLockFileCache *cache, int saved_errno)
   _tessera_folder_monitor_force_scan (cache->monitor);
   /* Once until a look succeeds: a read-only user (status) sees no error. */
   if (!cache->look_warned)
-    g_warning (_("Cannot read %s (%s): its holders cannot be counted, so nothing is granted until it can be read"),
-               _tessera_lock_folder_get_jobs_path (cache->folder), g_strerror (cache->look_errno));
+    {
+      g_autofree char *text = look_failure_text (cache);
+
+      g_warning ("%s", text);
+    }
   cache->look_warned = TRUE;
 }
 
@@ -608,8 +621,9 @@ _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **err
   /* Holders it could not see may hold what looks free. */
   if (cache->look_errno != 0)
     {
-      _tessera_set_io_error (error, cache->look_errno, _("Cannot read %s: %s"),
-                             _tessera_lock_folder_get_jobs_path (cache->folder));
+      g_autofree char *text = look_failure_text (cache);
+
+      g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (cache->look_errno), text);
       return FALSE;
     }
   /* Where locks do not cross hosts, only a pool of this host is safe. */

@@ -122,12 +122,38 @@ log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpoin
   return G_LOG_WRITER_HANDLED;
 }
 
-static void
+/* Returns a mark for drop_log_since(): what was held before. */
+static guint
 hold_log (void)
 {
+  guint mark;
+
   g_mutex_lock (&log_lock);
   if (log_held == NULL)
     log_held = g_ptr_array_new_with_free_func (g_free);
+  mark = log_held->len;
+  g_mutex_unlock (&log_lock);
+  return mark;
+}
+
+/* Drops what was held since @mark. */
+static void
+drop_log_since (guint mark)
+{
+  g_mutex_lock (&log_lock);
+  if (log_held != NULL && log_held->len > mark)
+    g_ptr_array_remove_range (log_held, mark, log_held->len - mark);
+  g_mutex_unlock (&log_lock);
+}
+
+/* Drops held messages that say @message (an error about to be shown). */
+static void
+drop_log_said_by (const char *message)
+{
+  g_mutex_lock (&log_lock);
+  for (guint i = log_held != NULL ? log_held->len : 0; i > 0; i--)
+    if (g_str_equal (g_ptr_array_index (log_held, i - 1), message))
+      g_ptr_array_remove_index (log_held, i - 1);
   g_mutex_unlock (&log_lock);
 }
 
@@ -204,6 +230,7 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
   g_autoptr(GError) error = NULL;
   g_autofree char *notice = NULL;
   TesseraTrackedDynamicResource *resource;
+  guint mark;
 
   if (!tessera_config_has (config, name))
     {
@@ -214,7 +241,7 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
   if (!lock_note_started)
     tessera_lock_wait_note_start ();
   lock_note_started = TRUE;
-  hold_log ();
+  mark = hold_log ();
   resource = tessera_config_open (config, name, &error);
   if (resource == NULL)
     {
@@ -228,7 +255,9 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
     }
   if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
     {
-      release_log (FALSE);   /* this message says it all */
+      /* This message says all this opening would have said. */
+      drop_log_since (mark);
+      release_log_unless_deferred ();
       *status = fail (EXIT_CONFIG, "%s", error->message);
       if (why != NULL)
         *why = g_strdup (error->message);
@@ -2337,8 +2366,10 @@ typedef struct
   /* Once the acquisition is over, no command runs while the run names
    * the command in its lock files (before its gate opens) or releases
    * (after it ended): the same ipc.lock may keep the run waiting there,
-   * and a signal then ends it (what it holds is a dead holder's). */
+   * and a signal then ends it once it has waited there a while (what it
+   * holds is then a dead holder's). */
   gboolean settling;
+  gboolean gate_open;  /* the command was let through its gate */
 } RunState;
 
 /* Static: the signal thread may look at it until the process exits. */
@@ -2526,13 +2557,15 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
         slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
       /* The first try's warnings are held (and the opening's, see
        * defer_log()): when it fails on a folder that cannot be read, the
-       * error says what they would. */
+       * error says what the warning of the look did. */
       if (!shown)
         hold_log ();
       acquired = tessera_dynamic_dependency_locks_acquire_all (locks, (TesseraDynamicDependency **) deps->pdata,
                                                                deps->len, slice, state->cancel, &error);
+      if (!shown && error != NULL)
+        drop_log_said_by (error->message);
       if (!shown)
-        release_log (acquired || !is_io_error (error));
+        release_log (TRUE);
       if (acquired)
         break;
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -2697,6 +2730,26 @@ main_thread_lock_wait (void)
   return words == NULL && unknown ? g_strdup (_("its folder stays locked by another process")) : words;
 }
 
+/* What the signal thread watches the main thread for: nothing (a
+ * command runs, or no resource is open yet), the opening, or the
+ * settling (see RunState). Under the state's lock. */
+typedef enum
+{
+  WATCH_NONE,
+  WATCH_OPENING,
+  WATCH_SETTLING,
+} WatchPhase;
+
+static WatchPhase
+watch_phase (RunState *state)
+{
+  if (state->opening != NULL)
+    return WATCH_OPENING;
+  if (state->settling && (state->child == 0 || !state->gate_open))
+    return WATCH_SETTLING;
+  return WATCH_NONE;
+}
+
 static gpointer
 signal_thread (gpointer data)
 {
@@ -2704,50 +2757,49 @@ signal_thread (gpointer data)
   g_autofree char *waiting = NULL;   /* what the main thread was last seen waiting for */
   gint64 waiting_since = 0, sampled = 0;
   gboolean noted = FALSE;
+  WatchPhase last_phase = WATCH_NONE;
+  int settle_signal = 0;             /* a signal that came while settling */
 
   for (;;)
     {
-      gboolean watched, settling;
+      WatchPhase phase;
+      struct timespec ts;
       int signum, saved;
+      gint64 now;
 
       g_mutex_lock (&state->lock);
-      settling = state->settling;
-      watched = state->opening != NULL || (settling && state->child == 0);
+      phase = watch_phase (state);
       g_mutex_unlock (&state->lock);
       /* While opening or settling, look at the main thread ten times a
-       * second; while the command runs, once a second for its end (the
-       * run settles again then). */
-      if (watched || settling)
-        {
-          struct timespec ts = { watched ? 0 : 1, watched ? OPEN_SAMPLE_US * 1000 : 0 };
-
-          signum = sigtimedwait (&run_signals, NULL, &ts);
-        }
-      else
-        signum = sigwaitinfo (&run_signals, NULL);
+       * second; otherwise once a second, for the next phase (the main
+       * thread does not wake us). */
+      ts.tv_sec = phase != WATCH_NONE ? 0 : 1;
+      ts.tv_nsec = phase != WATCH_NONE ? OPEN_SAMPLE_US * 1000 : 0;
+      signum = sigtimedwait (&run_signals, NULL, &ts);
       saved = errno;
 
       g_mutex_lock (&state->lock);
+      phase = watch_phase (state);
       /* Still opening: nothing is held, end here. */
-      if (state->opening != NULL && signum > 0)
-        _exit (128 + signum);
-      watched = state->opening != NULL || (state->settling && state->child == 0);
-      /* Settling behind a peer's lock: the command is gone or never ran,
-       * so ending here leaves only a dead holder's lock files. */
-      if (watched && signum > 0 && state->opening == NULL)
+      if (phase == WATCH_OPENING && signum > 0)
         {
-          g_autofree char *words = main_thread_lock_wait ();
-
-          if (words != NULL)
-            {
-              fail (0, _("interrupted while %s; what this run held is taken back as a dead holder's"), words);
-              _exit (128 + signum);
-            }
+          end_deferred_log ();
+          _exit (128 + signum);
         }
-      if (watched && signum < 0 && saved == EAGAIN)
+      /* Each phase waits, and is told of, on its own. */
+      if (phase != last_phase)
+        {
+          g_clear_pointer (&waiting, g_free);
+          noted = FALSE;
+          settle_signal = 0;
+          last_phase = phase;
+        }
+      if (phase == WATCH_SETTLING && signum > 0)
+        settle_signal = signum;
+      now = g_get_monotonic_time ();
+      if (phase != WATCH_NONE && signum < 0 && saved == EAGAIN)
         {
           g_autofree char *words = main_thread_lock_wait ();
-          gint64 now = g_get_monotonic_time ();
 
           /* Two samples far apart (the run was stopped, or starved):
            * what came between is unknown, so the wait starts again. */
@@ -2757,8 +2809,8 @@ signal_thread (gpointer data)
           g_free (waiting);
           waiting = g_steal_pointer (&words);
           /* A peer kept the lock a whole grace, past the deadline. */
-          if (waiting != NULL && state->opening != NULL && state->open_deadline >= 0 && now >= state->open_deadline &&
-              now - waiting_since >= OPEN_GRACE_US)
+          if (waiting != NULL && phase == WATCH_OPENING && state->open_deadline >= 0 &&
+              now >= state->open_deadline && now - waiting_since >= OPEN_GRACE_US)
             {
               fail (0, state->no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
                     state->opening, waiting);
@@ -2769,6 +2821,16 @@ signal_thread (gpointer data)
               tessera_lock_wait_say (waiting);
               noted = TRUE;
             }
+        }
+      /* Settling behind a peer's lock for a grace, told to end: the
+       * command is gone or never ran, so ending here leaves only a dead
+       * holder's lock files. A shorter wait (a peer's critical section)
+       * ends as usual. */
+      if (phase == WATCH_SETTLING && settle_signal != 0 && waiting != NULL &&
+          now - waiting_since >= OPEN_GRACE_US)
+        {
+          fail (0, _("interrupted while %s; what this run held is taken back as a dead holder's"), waiting);
+          _exit (128 + settle_signal);
         }
       g_mutex_unlock (&state->lock);
       if (signum > 0)
@@ -3108,6 +3170,9 @@ cmd_run (int argc, char **argv)
   if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
     g_printerr ("tessera: %s\n", error->message);
   exec_errno = gated_open (&child, TRUE, env);
+  g_mutex_lock (&run_state.lock);
+  run_state.gate_open = exec_errno == 0;
+  g_mutex_unlock (&run_state.lock);
   if (exec_errno != 0)
     {
       gated_wait (child.pid);
