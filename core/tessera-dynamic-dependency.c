@@ -360,9 +360,9 @@ typedef struct
   gboolean polling;       /* registered with the poller */
   GSource *next;          /* the next attempt, when one is scheduled */
   GSource *timeout;
-  GSource *cancel;
   GCancellable *cancellable;
-  gulong cancel_guard;    /* see async_lock_stop() */
+  gulong cancel_handler;  /* see on_cancel_signal() */
+  gboolean stopped;
   GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
 } AsyncLock;
@@ -394,21 +394,14 @@ async_lock_stop (GTask *task)
     }
   drop_source (&state->next);
   drop_source (&state->timeout);
-  /* GLib 2.74 leaks a cancellable source freed while another thread
-   * still cancels (it keeps it for that cancel's handler to drop, which
-   * may have run already): disconnecting a handler of ours waits for the
-   * cancel to end, before the source can go. */
-  if (state->cancel_guard != 0)
-    g_cancellable_disconnect (state->cancellable, state->cancel_guard);
-  state->cancel_guard = 0;
-  drop_source (&state->cancel);
+  /* Waits for a cancel running in another thread to end: its handler
+   * does not run after this. */
+  state->stopped = TRUE;
+  if (state->cancel_handler != 0)
+    g_cancellable_disconnect (state->cancellable, state->cancel_handler);
+  state->cancel_handler = 0;
   drop_source (&state->patience);
   _tessera_wait_end (g_task_get_source_object (task));
-}
-
-static void
-ignore_cancel (GCancellable *cancellable, gpointer data)
-{
 }
 
 static void
@@ -483,14 +476,32 @@ on_deadline (gpointer data)
 }
 
 static gboolean
-on_cancelled (GCancellable *cancellable, gpointer data)
+on_cancelled (gpointer data)
 {
   GTask *task = data;
+  AsyncLock *state = g_task_get_task_data (task);
   GError *error = NULL;
 
-  g_cancellable_set_error_if_cancelled (cancellable, &error);
-  return_error (task, error);
+  /* Told after the wait ended otherwise. */
+  if (!state->stopped && g_cancellable_set_error_if_cancelled (g_task_get_cancellable (task), &error))
+    return_error (task, error);
   return G_SOURCE_REMOVE;
+}
+
+/* The cancellable's handler, in the thread that cancels: wakes the task
+ * in its context. Not a GCancellableSource: GLib 2.74 leaks one freed
+ * while another thread still cancels (it keeps it for the cancel's
+ * handler to drop, which may have run already). */
+static void
+on_cancel_signal (GCancellable *cancellable, gpointer data)
+{
+  GTask *task = data;
+  GSource *source = g_idle_source_new ();
+
+  g_source_set_name (source, "tessera-lock-cancelled");
+  g_source_set_callback (source, on_cancelled, g_object_ref (task), g_object_unref);
+  g_source_attach (source, g_task_get_context (task));
+  g_source_unref (source);
 }
 
 static void
@@ -640,11 +651,8 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
   if (cancellable != NULL)
     {
       state->cancellable = g_object_ref (cancellable);
-      state->cancel_guard = g_signal_connect (cancellable, "cancelled", G_CALLBACK (ignore_cancel), NULL);
-      state->cancel = g_cancellable_source_new (cancellable);
-      g_source_set_callback (state->cancel, (GSourceFunc) (void (*)(void)) on_cancelled,
-                             g_object_ref (task), g_object_unref);
-      g_source_attach (state->cancel, g_task_get_context (task));
+      state->cancel_handler = g_cancellable_connect (cancellable, G_CALLBACK (on_cancel_signal),
+                                                     g_object_ref (task), g_object_unref);
     }
   schedule_attempt (task, 0);
 }
