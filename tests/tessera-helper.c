@@ -286,14 +286,24 @@ do_request (int argc, char **argv)
 }
 
 static int
+say_failed (const char *what, int saved_errno)
+{
+  g_autofree char *line = g_strdup_printf ("FAILED %s: %s", what, g_strerror (saved_errno));
+
+  say (line);
+  return 2;
+}
+
+static int
 do_raw_lock (char **argv, gboolean use_flock)
 {
   int fd = open (argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 
+  /* Said, so that a test expecting LOCKED tells why it did not come. */
   if (fd < 0)
-    return 2;
+    return say_failed ("open", errno);
   if (use_flock ? flock (fd, LOCK_EX) < 0 : lockf (fd, F_LOCK, 0) < 0)
-    return 2;
+    return say_failed (use_flock ? "flock" : "lockf", errno);
   say ("LOCKED");
   wait_for_stdin_eof ();
   close (fd);
