@@ -1234,6 +1234,36 @@ test_behind_stuck_lockf_peer (Fixture *f, gconstpointer data)
   check_no_wait_answered (no_wait, ended, ipc, mark);
 }
 
+/* @run waits behind @peer, which keeps @ipc, where a signal should end
+ * it: it says so, and Ctrl-C ends it (128 + SIGINT, naming the lock);
+ * what it held is then taken back by the next run. The peer is let go. */
+static void
+interrupt_behind_peer (Fixture *f, GSubprocess *run, Helper *peer, const char *ipc)
+{
+  g_autofree char *kept_by = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
+  g_autofree char *note = read_error_line (run, 60);
+  g_autofree char *last = NULL;
+  gboolean ended;
+  int status;
+
+  g_subprocess_send_signal (run, SIGINT);
+  ended = ends_within (run, 30);
+  /* Let the peer go in any case, so a failing run still ends. */
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+
+  g_assert_nonnull (note);
+  g_assert_nonnull (strstr (note, ipc));
+  g_assert_nonnull (strstr (note, kept_by));
+  g_assert_true (ended);
+  g_assert_cmpint (test_exit_code (run), ==, 128 + SIGINT);
+  last = read_error_line (run, 10);
+  g_assert_nonnull (last);
+  g_assert_nonnull (strstr (last, ipc));
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
 /* A peer stuck in its critical section when the command ends: the run,
  * left to release behind it, says so once it has waited a while, and
  * Ctrl-C ends it there (its command is gone, so what it still holds is a
@@ -1249,35 +1279,12 @@ test_release_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
                    "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
   g_autofree char *ready = read_line (holder, 60);
   g_autoptr(Helper) peer = NULL;
-  g_autofree char *note = NULL;
-  g_autofree char *last = NULL;
-  g_autofree char *kept_by = NULL;
-  gboolean ended;
-  int status;
 
   g_assert_cmpstr (ready, ==, "ready");
   peer = helper_spawn (NULL, "flock", ipc, NULL);
   helper_expect_line (peer, "LOCKED", 60);
-  kept_by = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  note = read_error_line (holder, 60);
-  g_subprocess_send_signal (holder, SIGINT);
-  ended = ends_within (holder, 30);
-  /* Let the peer go in any case, so a failing run still ends. */
-  helper_close_stdin (peer);
-  g_assert_cmpint (helper_wait (peer), ==, 0);
-
-  g_assert_nonnull (note);
-  g_assert_nonnull (strstr (note, ipc));
-  g_assert_nonnull (strstr (note, kept_by));
-  g_assert_true (ended);
-  g_assert_cmpint (test_exit_code (holder), ==, 128 + SIGINT);
-  last = read_error_line (holder, 10);
-  g_assert_nonnull (last);
-  g_assert_nonnull (strstr (last, ipc));
-  /* What it held is taken back by the next run. */
-  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
-  g_assert_cmpint (status, ==, 0);
+  interrupt_behind_peer (f, holder, peer, ipc);
 }
 
 /* The same while a `--no-wait` run names its command in its lock files
@@ -1296,10 +1303,6 @@ test_naming_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   const char *env[] = { "TESSERA_PAUSE_AT", "record-process", "TESSERA_PAUSE_DIR", pause_dir, NULL };
   g_autoptr(GSubprocess) run = NULL;
   g_autoptr(Helper) peer = NULL;
-  g_autofree char *note = NULL;
-  g_autofree char *last = NULL;
-  g_autofree char *kept_by = NULL;
-  gboolean ended;
   int status;
 
   g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
@@ -1310,27 +1313,9 @@ test_naming_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   test_wait_for_file (reached, 60);
   peer = helper_spawn (NULL, "flock", ipc, NULL);
   helper_expect_line (peer, "LOCKED", 60);
-  kept_by = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
   g_assert_true (g_file_set_contents (go, "", 0, NULL));
-  note = read_error_line (run, 60);
-  g_subprocess_send_signal (run, SIGINT);
-  ended = ends_within (run, 30);
-  /* Let the peer go in any case, so a failing run still ends. */
-  helper_close_stdin (peer);
-  g_assert_cmpint (helper_wait (peer), ==, 0);
-
-  g_assert_nonnull (note);
-  g_assert_nonnull (strstr (note, ipc));
-  g_assert_nonnull (strstr (note, kept_by));
-  g_assert_true (ended);
-  g_assert_cmpint (test_exit_code (run), ==, 128 + SIGINT);
-  last = read_error_line (run, 10);
-  g_assert_nonnull (last);
-  g_assert_nonnull (strstr (last, ipc));
+  interrupt_behind_peer (f, run, peer, ipc);
   g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
-  /* What it held is taken back by the next run. */
-  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
-  g_assert_cmpint (status, ==, 0);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -617,72 +617,6 @@ test_async (Fixture *f, gconstpointer data)
   g_object_unref (s.got);
 }
 
-typedef struct
-{
-  TesseraDynamicDependency *dep;
-  GCancellable *cancellable;
-  GError *error;
-  gint waiting;
-  gint done;
-} CrossCancel;
-
-static void
-on_cross_cancel_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  CrossCancel *c = data;
-  g_autoptr(TesseraDynamicDependencyLock) lock =
-    tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result, &c->error);
-
-  g_atomic_int_set (&c->done, 1);
-}
-
-static gpointer
-wait_async_in_own_context (gpointer data)
-{
-  CrossCancel *c = data;
-  g_autoptr(GMainContext) context = g_main_context_new ();
-
-  g_main_context_push_thread_default (context);
-  tessera_dynamic_dependency_lock_async (c->dep, -1, c->cancellable, on_cross_cancel_done, c);
-  g_atomic_int_set (&c->waiting, 1);
-  while (!g_atomic_int_get (&c->done))
-    g_main_context_iteration (context, TRUE);
-  g_main_context_pop_thread_default (context);
-  return NULL;
-}
-
-static void
-slow_cancelled_handler (GCancellable *cancellable, gpointer data)
-{
-  g_usleep (300 * 1000);
-}
-
-/* An async wait cancelled from another thread, whose cancel is still busy
- * (a slower "cancelled" handler of the caller's) when the wait ends:
- * everything the wait made is freed (valgrind, LeakSanitizer). GLib 2.74
- * keeps a cancellable source freed while a cancel runs, for that cancel's
- * handler to drop, which has run already: it leaked. */
-static void
-test_async_cancelled_from_another_thread (Fixture *f, gconstpointer data)
-{
-  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
-  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "b");
-  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
-  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-  CrossCancel c = { dep, cancellable, NULL, 0, 0 };
-  GThread *thread = g_thread_new ("async-waiter", wait_async_in_own_context, &c);
-
-  while (!g_atomic_int_get (&c.waiting))
-    g_usleep (1000);
-  /* After the wait's own handler: the cancel is busy here once the wait
-   * has been told. */
-  g_signal_connect (cancellable, "cancelled", G_CALLBACK (slow_cancelled_handler), NULL);
-  g_cancellable_cancel (cancellable);
-  g_thread_join (thread);
-  g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-  g_clear_error (&c.error);
-}
-
 static void
 on_async_done (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -929,6 +863,7 @@ typedef struct
   GCancellable *cancellable;
   GError *error;
   gint done;
+  gint waiting;   /* the async wait has begun */
 } BlockedLock;
 
 static void
@@ -965,6 +900,7 @@ lock_behind_peer (gpointer data)
 
       g_main_context_push_thread_default (context);
       tessera_dynamic_dependency_lock_async (dep, b->timeout, b->cancellable, on_behind_locked, b);
+      g_atomic_int_set (&b->waiting, 1);
       while (!g_atomic_int_get (&b->done))
         g_main_context_iteration (context, TRUE);
       g_main_context_pop_thread_default (context);
@@ -985,7 +921,7 @@ test_behind_ipc_lock (Fixture *f, gconstpointer data)
   g_autofree char *ipc = g_build_filename (f->folder, "ipc.lock", NULL);
   g_autoptr(Helper) peer = helper_spawn (NULL, "flock", ipc, NULL);
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-  BlockedLock b = { f, mode >> 1, cancel ? 60 : 0.5, cancel ? cancellable : NULL, NULL, 0 };
+  BlockedLock b = { f, mode >> 1, cancel ? 60 : 0.5, cancel ? cancellable : NULL, NULL, 0, 0 };
   GThread *thread;
   gint64 deadline;
   gboolean ended_while_locked;
@@ -1009,6 +945,36 @@ test_behind_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_true (ended_while_locked);
   g_clear_error (&b.error);
   g_assert_cmpint (helper_wait (peer), ==, 0);
+}
+
+static void
+slow_cancelled_handler (GCancellable *cancellable, gpointer data)
+{
+  g_usleep (300 * 1000);
+}
+
+/* An async wait cancelled from another thread, whose cancel is still busy
+ * (a slower "cancelled" handler of the caller's) when the wait ends:
+ * everything the wait made is freed (valgrind, LeakSanitizer). GLib 2.74
+ * keeps a cancellable source freed while a cancel runs, for that cancel's
+ * handler to drop, which has run already: it leaked. */
+static void
+test_async_cancelled_from_another_thread (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraDynamicDependencyLock) held = hold_in_process (f, "a");
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  BlockedLock b = { f, BEHIND_ASYNC, -1, cancellable, NULL, 0, 0 };
+  GThread *thread = g_thread_new ("async-waiter", lock_behind_peer, &b);
+
+  while (!g_atomic_int_get (&b.waiting))
+    g_usleep (1000);
+  /* After the wait's own handler: the cancel is busy here once the wait
+   * has been told. */
+  g_signal_connect (cancellable, "cancelled", G_CALLBACK (slow_cancelled_handler), NULL);
+  g_cancellable_cancel (cancellable);
+  g_thread_join (thread);
+  g_assert_error (b.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&b.error);
 }
 
 int
