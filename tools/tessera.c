@@ -2797,7 +2797,9 @@ signal_thread (gpointer data)
       if (phase == WATCH_SETTLING && signum > 0)
         settle_signal = signum;
       now = g_get_monotonic_time ();
-      if (phase != WATCH_NONE && signum < 0 && saved == EAGAIN)
+      /* Looked at on each tick, and afresh when a signal comes: the
+       * last tick's look may be a tenth of a second old. */
+      if (phase != WATCH_NONE && (signum > 0 || saved == EAGAIN))
         {
           g_autofree char *words = main_thread_lock_wait ();
 
@@ -3169,10 +3171,12 @@ cmd_run (int argc, char **argv)
    * more on job_started). With --no-wait it names the command now. */
   if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
     g_printerr ("tessera: %s\n", error->message);
-  exec_errno = gated_open (&child, TRUE, env);
+  /* Open before the gate is: from here no lock a peer keeps comes before
+   * the command runs (a failed exec reaps it, and the run settles). */
   g_mutex_lock (&run_state.lock);
-  run_state.gate_open = exec_errno == 0;
+  run_state.gate_open = TRUE;
   g_mutex_unlock (&run_state.lock);
+  exec_errno = gated_open (&child, TRUE, env);
   if (exec_errno != 0)
     {
       gated_wait (child.pid);
