@@ -318,8 +318,10 @@ do_probe (char **argv)
 
   fl.l_type = F_RDLCK;
   fl.l_whence = SEEK_SET;
-  if (fd < 0 || fcntl (fd, F_SETLK, &fl) < 0)
-    return 2;
+  if (fd < 0)
+    return say_failed ("open", errno);
+  if (fcntl (fd, F_SETLK, &fl) < 0)
+    return say_failed ("fcntl", errno);
   say ("LOCKED");
   wait_for_stdin_eof ();
   close (fd);

@@ -90,36 +90,26 @@ describe_ipc_lock_poll (void)
 
 /* System call numbers: 32-bit systems have a 64-bit variant of each too,
  * which their C library calls. */
-static gboolean
-is_sleep (long number)
-{
-  const long numbers[] = {
+static const long sleep_calls[] = {
 #ifdef SYS_nanosleep
-    SYS_nanosleep,
+  SYS_nanosleep,
 #endif
 #ifdef SYS_clock_nanosleep_time64
-    SYS_clock_nanosleep_time64,
+  SYS_clock_nanosleep_time64,
 #endif
-    SYS_clock_nanosleep,
-  };
-
-  for (guint i = 0; i < G_N_ELEMENTS (numbers); i++)
-    if (number == numbers[i])
-      return TRUE;
-  return FALSE;
-}
+  SYS_clock_nanosleep,
+};
+static const long lock_calls[] = {
+#ifdef SYS_fcntl64
+  SYS_fcntl64,
+#endif
+  SYS_flock, SYS_fcntl,
+};
 
 static gboolean
-is_lock (long number)
+is_one_of (long number, const long *numbers, gsize n)
 {
-  const long numbers[] = {
-#ifdef SYS_fcntl64
-    SYS_fcntl64,
-#endif
-    SYS_flock, SYS_fcntl,
-  };
-
-  for (guint i = 0; i < G_N_ELEMENTS (numbers); i++)
+  for (gsize i = 0; i < n; i++)
     if (number == numbers[i])
       return TRUE;
   return FALSE;
@@ -142,9 +132,9 @@ tessera_lock_wait_describe (pid_t tid, gboolean *unknown)
       return NULL;
     }
   number = strtol (text, &end, 10);
-  if (end != text && is_sleep (number))
+  if (end != text && is_one_of (number, sleep_calls, G_N_ELEMENTS (sleep_calls)))
     return describe_ipc_lock_poll ();
-  if (end == text || !is_lock (number))
+  if (end == text || !is_one_of (number, lock_calls, G_N_ELEMENTS (lock_calls)))
     return NULL;
   fd = strtol (end, NULL, 16);
   fd_path = g_strdup_printf ("/proc/self/fd/%ld", fd);

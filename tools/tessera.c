@@ -2550,7 +2550,6 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
                      : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
       const char *reason;
       Need *need;
-
       gboolean acquired;
 
       if (deadline >= 0)
@@ -2562,10 +2561,12 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
         hold_log ();
       acquired = tessera_dynamic_dependency_locks_acquire_all (locks, (TesseraDynamicDependency **) deps->pdata,
                                                                deps->len, slice, state->cancel, &error);
-      if (!shown && error != NULL)
-        drop_log_said_by (error->message);
       if (!shown)
-        release_log (TRUE);
+        {
+          if (error != NULL)
+            drop_log_said_by (error->message);
+          release_log (TRUE);
+        }
       if (acquired)
         break;
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -2712,7 +2713,7 @@ in_terminal_foreground (void)
 static sigset_t run_signals;
 
 /* They are blocked in every thread (before any exists) and taken here
- * with sigwaitinfo(): no handler interrupts whatever a thread is doing,
+ * with sigtimedwait(): no handler interrupts whatever a thread is doing,
  * and none can defer them (sanitizers delay handlers to safe points). */
 /* How often a run looks at its main thread while it opens its resources
  * or settles (see RunState). */
