@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "test-utils.h"
 
@@ -666,6 +668,59 @@ test_clean (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (first, "r: removed gone@1"));
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  again = run_capture (f, &status, "clean", NULL);
+  g_assert_cmpstr (again, ==, "nothing to remove\n");
+}
+
+/* Temporary files left by writers killed before their rename, in jobs/
+ * and in the writer's own folder, are removed by `tessera clean` too, and
+ * it says so; a fresh one (a writer under way) stays and is not named. */
+static void
+test_clean_temporaries (Fixture *f, gconstpointer data)
+{
+  g_autofree char *own_name = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
+  g_autofree char *own = g_build_filename (f->tmp, "r", own_name, NULL);
+  const char *stale[] = { "jobs/dead@1.json.Ab12Cd", NULL, NULL };
+  const char *fresh[] = { "jobs/busy@1.json.Ef34Gh", NULL, NULL };
+  g_autofree char *own_stale = g_build_filename (own_name, "x@dead.json.Ij56Kl", NULL);
+  g_autofree char *own_fresh = g_build_filename (own_name, "x@busy.json.Mn78Op", NULL);
+  struct timespec times[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+  g_autofree char *out = NULL;
+  g_autofree char *again = NULL;
+  int status;
+
+  stale[1] = own_stale;
+  fresh[1] = own_fresh;
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  g_assert_cmpint (g_mkdir_with_parents (own, 0700), ==, 0);   /* made by status already, or not */
+  times[1].tv_sec = time (NULL) - 120;
+  for (guint i = 0; stale[i] != NULL; i++)
+    {
+      g_autofree char *path = g_build_filename (f->tmp, "r", stale[i], NULL);
+      g_autofree char *young = g_build_filename (f->tmp, "r", fresh[i], NULL);
+
+      test_write_file (path, "{\"job_uri\": \"x\"}");
+      test_write_file (young, "{\"job_uri\": \"y\"}");
+      g_assert_cmpint (utimensat (AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW), ==, 0);
+    }
+
+  out = run_capture (f, &status, "clean", NULL);
+  g_assert_cmpint (status, ==, 0);
+  for (guint i = 0; stale[i] != NULL; i++)
+    {
+      g_autofree char *path = g_build_filename (f->tmp, "r", stale[i], NULL);
+      g_autofree char *young = g_build_filename (f->tmp, "r", fresh[i], NULL);
+      g_autofree char *base = g_path_get_basename (stale[i]);
+      g_autofree char *dir = g_path_get_dirname (stale[i]);
+      g_autofree char *said = g_strdup_printf ("r: removed %s, a temporary file left in %s/\n", base, dir);
+      g_autofree char *young_base = g_path_get_basename (fresh[i]);
+
+      g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
+      g_assert_nonnull (strstr (out, said));
+      g_assert_null (strstr (out, young_base));
+    }
+  g_assert_null (strstr (out, "nothing to remove"));
   again = run_capture (f, &status, "clean", NULL);
   g_assert_cmpstr (again, ==, "nothing to remove\n");
 }
@@ -2189,6 +2244,7 @@ main (int argc, char **argv)
   ADD ("/tool/config/poll-interval-checked-once", test_poll_interval_setting);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
+  ADD ("/tool/clean/removes-temporaries-of-killed-writers", test_clean_temporaries);
   ADD ("/tool/clean/force-removes-named-holders", test_clean_force);
   ADD ("/tool/clean/host-removes-a-retired-host-s-holdings", test_clean_host);
   ADD ("/tool/watch/updates-on-change", test_watch);
