@@ -1262,6 +1262,78 @@ is_host_temporary (const char *name)
   return TRUE;
 }
 
+/* A temporary of the writer's own folder older than this is a killed
+ * writer's (the library's sweep, TMP_STALE_S in tessera-lock-folder.c). */
+#define WRITER_TMP_STALE_S 60
+
+/* Whether @name is the temporary file of an atomic write of a lock
+ * file: NAME.json, a dot and six characters. */
+static gboolean
+is_lock_file_temporary (const char *name)
+{
+  const char *dot = strrchr (name, '.');
+
+  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
+}
+
+/* The temporary files of lock files in the subfolder @sub of the pool
+ * @pool, never through a link, by name, each with its age in seconds
+ * (our clock against its time stamp, as the library's sweep judges). */
+static GHashTable *
+list_temporaries (const char *pool, const char *sub)
+{
+  GHashTable *ages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  AUTO_FD int pool_fd = open (pool, FOLDER_FLAGS);
+  int fd = pool_fd >= 0 ? openat (pool_fd, sub, FOLDER_FLAGS) : -1;
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  gint64 now_ns = g_get_real_time () * 1000;
+  struct dirent *entry;
+  struct stat st;
+
+  if (dir == NULL && fd >= 0)
+    close (fd);
+  while (dir != NULL && (entry = readdir (dir)) != NULL)
+    if (is_lock_file_temporary (entry->d_name) &&
+        fstatat (dirfd (dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+      {
+        double *age = g_new (double, 1);
+
+        *age = (double) (now_ns - ((gint64) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)) / 1e9;
+        g_hash_table_insert (ages, g_strdup (entry->d_name), age);
+      }
+  if (dir != NULL)
+    closedir (dir);
+  return ages;
+}
+
+/* Says which of @before (list_temporaries() of @sub) are gone that were
+ * at least @stale seconds old: a killed writer's, which the library's
+ * sweep removed (a live writer's lasts microseconds, and what goes
+ * younger was renamed into place). Returns how many. */
+static guint
+report_gone_temporaries (const char *resource, const char *pool, const char *sub, GHashTable *before, double stale)
+{
+  g_autofree char *folder = g_build_filename (pool, sub, NULL);
+  GHashTableIter iter;
+  gpointer name, age;
+  guint gone = 0;
+
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &name, &age))
+    {
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+      g_autofree char *shown = NULL;
+      struct stat st;
+
+      if (*(double *) age < stale || lstat (path, &st) == 0 || errno != ENOENT)
+        continue;
+      shown = escape_name (name, TRUE);
+      g_print (_("%s: removed %s, a temporary file left in %s/\n"), resource, shown, sub);
+      gone++;
+    }
+  return gone;
+}
+
 /* Removes from the pool @pool's hosts/ the temporary files of any host
  * (renewers killed half-way) older than @bound seconds. Their age is read
  * on the file server's clock, never ours: against the time stamp of a
@@ -1311,7 +1383,7 @@ clean_host_temporaries (const char *resource, const char *pool, double bound)
           unlinkat (hosts_fd, entry->d_name, 0) < 0)
         continue;
       shown = escape_name (entry->d_name, TRUE);
-      g_print (_("%s: removed %s, a temporary file left in hosts/\n"), resource, shown);
+      g_print (_("%s: removed %s, a temporary file left in %s/\n"), resource, shown, "hosts");
       removed++;
     }
   if (dir != NULL)
@@ -1424,8 +1496,14 @@ cmd_clean (int argc, char **argv)
     {
       const char *name = g_ptr_array_index (names, i);
       g_autofree char *folder = tessera_config_dup_path (config, name);
-      /* Opening a resource already removes what is dead: look before. */
+      /* Opening a resource already removes what is dead: look before.
+       * The temporaries of killed writers go too: the library sweeps
+       * those of jobs/ older than min-age, and those of the writer's own
+       * folder older than a minute. */
       g_autoptr(GHashTable) before = lock_file_names (folder);
+      g_autofree char *own_tmp = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
+      g_autoptr(GHashTable) jobs_tmp = list_temporaries (folder, "jobs");
+      g_autoptr(GHashTable) writer_tmp = list_temporaries (folder, own_tmp);
       g_autoptr(GHashTable) after = NULL;
       g_autoptr(GError) error = NULL;
       TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
@@ -1449,6 +1527,9 @@ cmd_clean (int argc, char **argv)
             }
             removed++;
           }
+      removed += report_gone_temporaries (name, folder, "jobs", jobs_tmp,
+                                          tessera_tracked_dynamic_resource_get_min_age (resource));
+      removed += report_gone_temporaries (name, folder, own_tmp, writer_tmp, WRITER_TMP_STALE_S);
       {
         /* The lease, else (a lock-less mount's marks) min-age. */
         double lease = 0;
