@@ -118,6 +118,20 @@ _tessera_lock_file_cache_account (TesseraLockFileCache *cache, Entry *entry)
     }
 }
 
+/* A lock file that could not be read at all: whoever wrote it may hold
+ * anything, so it counts as a holder of everything until it is read or
+ * gone (unaccount() takes that back). */
+static void
+account_unreadable (TesseraLockFileCache *cache, Entry *entry)
+{
+  if (!entry->unreadable)
+    {
+      entry->unreadable = TRUE;
+      cache->whole_holders++;
+      cache->serial++;
+    }
+}
+
 static void
 unaccount (TesseraLockFileCache *cache, Entry *entry)
 {
@@ -318,9 +332,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               if (!was_unreadable)
                 g_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
                            path, OWNER_NAME (cache), error->message);
-              entry->unreadable = TRUE;
-              cache->whole_holders++;
-              cache->serial++;
+              account_unreadable (cache, entry);
               g_hash_table_replace (cache->cache, entry->h.name, entry);
               g_hash_table_add (cache->attention, g_strdup (name));
               return;
