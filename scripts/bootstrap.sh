@@ -7,7 +7,7 @@ packages=(
   libglib2.0-dev libjson-glib-dev gettext
   valgrind python3 locales cppcheck
   gobject-introspection libgirepository1.0-dev python3-gi gi-docgen
-  bindfs e2fsprogs mount util-linux
+  bindfs e2fsprogs btrfs-progs mount util-linux
   slurmctld slurmd slurm-client munge
   libsoup-3.0-dev etcd-server etcd-client openssl glib-networking
 )

@@ -9,6 +9,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
 #include <locale.h>
@@ -1271,6 +1272,44 @@ test_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (status_command), ==, 0);
 }
 
+/* The pool on btrfs, whose stat() names another device than /proc/locks
+ * does (a subvolume's own, and not the file system's): the note of a
+ * command behind a stuck peer still names the peer's pid. Root mounts a
+ * btrfs image (CI is root). */
+static void
+test_behind_stuck_ipc_lock_btrfs (Fixture *f, gconstpointer data)
+{
+  g_autofree char *pool = g_build_filename (f->tmp, "r", NULL);
+  g_autofree char *image = g_build_filename (f->tmp, "btrfs.img", NULL);
+  g_autofree char *ipc = g_build_filename (pool, "ipc.lock", NULL);
+  g_autoptr(Helper) peer = NULL;
+  g_autoptr(GSubprocess) status_command = NULL;
+  g_autofree char *holder = NULL;
+  g_autofree char *said = NULL;
+  struct stat st;
+
+  g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
+  test_run_or_fail ((const char *[]) { "truncate", "-s", "128M", image, NULL });
+  test_run_or_fail ((const char *[]) { "mkfs.btrfs", "-q", image, NULL });
+  test_run_or_fail ((const char *[]) { "mount", "-o", "loop", image, pool, NULL });
+  peer = stuck_peer_new (f, ipc, "flock");
+  holder = g_strdup_printf ("(pid %d)", (int) helper_get_pid (peer));
+  g_assert_cmpint (stat (ipc, &st), ==, 0);
+  g_test_message ("ipc.lock: device %u:%u by stat()", major (st.st_dev), minor (st.st_dev));
+
+  status_command = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE,
+                                  "status", NULL);
+  said = read_error_line (status_command, 30);
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+  g_assert_cmpint (test_exit_code (status_command), ==, 0);
+  test_run_or_fail ((const char *[]) { "umount", pool, NULL });
+
+  g_assert_nonnull (said);
+  g_assert_nonnull (strstr (said, ipc));
+  g_assert_nonnull (strstr (said, holder));
+}
+
 /* The same behind a seed-era peer that locks ipc.lock with lockf() only
  * (Tessera, holding the flock, then polls for the fcntl lock, asleep
  * rather than in a lock): `--no-wait` still answers, naming the lock. */
@@ -2225,6 +2264,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
   ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
   ADD ("/tool/run/behind-stuck-ipc-lock", test_behind_stuck_ipc_lock);
+  ADD ("/tool/status/behind-stuck-ipc-lock-on-btrfs", test_behind_stuck_ipc_lock_btrfs);
   ADD ("/tool/run/behind-stuck-lockf-peer", test_behind_stuck_lockf_peer);
   ADD ("/tool/run/release-behind-stuck-ipc-lock", test_release_behind_stuck_ipc_lock);
   ADD ("/tool/run/naming-behind-stuck-ipc-lock", test_naming_behind_stuck_ipc_lock);
