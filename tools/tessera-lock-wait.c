@@ -21,15 +21,42 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+/* Whether process @pid has a descriptor open on the file of @st, as
+ * stat() sees it. */
+static gboolean
+has_open (long pid, const struct stat *st)
+{
+  g_autofree char *fds = g_strdup_printf ("/proc/%ld/fd", pid);
+  g_autoptr(GDir) dir = g_dir_open (fds, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (fds, name, NULL);
+      struct stat other;
+
+      if (stat (path, &other) == 0 && other.st_dev == st->st_dev && other.st_ino == st->st_ino)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* The pid /proc/locks names as holding a lock on the file of @st (not a
- * waiter: "->" lines), or 0 (none seen; OFD locks name no pid). */
+ * waiter: "->" lines), or 0 (none seen; OFD locks name no pid). Lines
+ * name a file by its file system's device, which on btrfs (and stacked
+ * file systems) is not the one stat() gives: a holder of a lock on the
+ * same inode number elsewhere is named only if it has the very file
+ * open (inode numbers repeat across subvolumes). */
 static long
 holder_pid (const struct stat *st, long self)
 {
   g_autofree char *locks = NULL;
-  g_autofree char *file = g_strdup_printf (" %02x:%02x:%lu ", major (st->st_dev), minor (st->st_dev),
+  g_autofree char *file = g_strdup_printf ("%02x:%02x:%lu", major (st->st_dev), minor (st->st_dev),
                                            (unsigned long) st->st_ino);
+  g_autofree char *inode = g_strdup_printf (":%lu", (unsigned long) st->st_ino);
   g_auto(GStrv) lines = NULL;
+  long elsewhere[16];
+  guint n_elsewhere = 0;
 
   if (!g_file_get_contents ("/proc/locks", &locks, NULL, NULL))
     return 0;
@@ -37,19 +64,32 @@ holder_pid (const struct stat *st, long self)
   for (guint i = 0; lines[i] != NULL; i++)
     {
       g_auto(GStrv) fields = NULL;
-      long pid;
+      const char *where = NULL;
+      long pid = 0;
 
-      if (strstr (lines[i], file) == NULL || strstr (lines[i], "->") != NULL)
+      if (strstr (lines[i], inode) == NULL || strstr (lines[i], "->") != NULL)
         continue;
       /* "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE START END" */
       fields = g_strsplit_set (lines[i], " ", -1);
-      pid = 0;
       for (guint j = 0, seen = 0; fields[j] != NULL; j++)
-        if (*fields[j] != '\0' && ++seen == 5)
-          pid = strtol (fields[j], NULL, 10);
-      if (pid > 0 && pid != self)
+        {
+          if (*fields[j] == '\0')
+            continue;
+          if (++seen == 5)
+            pid = strtol (fields[j], NULL, 10);
+          else if (seen == 6)
+            where = fields[j];
+        }
+      if (pid <= 0 || pid == self || where == NULL)
+        continue;
+      if (strcmp (where, file) == 0)
         return pid;
+      if (g_str_has_suffix (where, inode) && n_elsewhere < G_N_ELEMENTS (elsewhere))
+        elsewhere[n_elsewhere++] = pid;
     }
+  for (guint i = 0; i < n_elsewhere; i++)
+    if (has_open (elsewhere[i], st))
+      return elsewhere[i];
   return 0;
 }
 
