@@ -659,7 +659,8 @@ test_lease_kept_alive (Fixture *f, gconstpointer data)
 /* The first endpoint accepts connections and never answers (a hung
  * member): each keep-alive still reaches the other member well within
  * the TTL, because one request to one member has a short deadline (a
- * client's default, 10 s, is far past a 4 s TTL). */
+ * client's default, 10 s, is past this 8 s TTL, long enough for a loaded
+ * machine). */
 static void
 test_lease_hung_member (Fixture *f, gconstpointer data)
 {
@@ -683,7 +684,7 @@ test_lease_hung_member (Fixture *f, gconstpointer data)
   hole_url = g_strdup_printf ("http://127.0.0.1:%u", g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
   keeper = client_for ((const char *[]) { hole_url, list[0], NULL });
 
-  lease = tessera_etcd_lease_new (f->client, keeper, 4, &error);
+  lease = tessera_etcd_lease_new (f->client, keeper, 8, &error);
   g_assert_no_error (error);
   put (f, "/hung/jobs/me@1", "{}", tessera_etcd_lease_get_id (lease));
   g_ptr_array_unref (range_prefix (f, "/hung/", &revision));
@@ -696,7 +697,7 @@ test_lease_hung_member (Fixture *f, gconstpointer data)
 }
 
 #define HOLD_ENV "TESSERA_TEST_ETCD_HOLD"
-#define HOLD_TTL 6   /* room for a loaded machine, as STORE_TTL */
+#define HOLD_TTL 6   /* room for a loaded machine (see STORE_TTL) */
 
 /* The holder process (this program again, with HOLD_ENV set to the
  * endpoints): takes a lease, puts its key on it, says "ready" and waits
@@ -1296,8 +1297,10 @@ test_store_holder_killed (Fixture *f, gconstpointer data)
   expect_acquired (waiter, 120);
   after = (g_get_monotonic_time () - killed) / 1e6;
   g_test_message ("capacity back %.2f s after SIGKILL of its holder (lease TTL %d s)", after, STORE_TTL);
-  /* Its last renewal came at most a third of the TTL before the kill. */
-  g_assert_cmpfloat (after, >=, STORE_TTL * 2.0 / 3 - 0.5);
+  /* Not at once: the lease takes it back. Its last renewal came at most
+   * a renewal interval (2.8 s of 10 s) before the kill, earlier if the
+   * holder was starved then: room for that. */
+  g_assert_cmpfloat (after, >=, STORE_TTL / 3.0);
   g_assert_cmpfloat (after, <, STORE_TTL + 10);
   helper_close_stdin (waiter);
   helper_expect_line (waiter, "RELEASED", 60);
