@@ -673,57 +673,79 @@ test_clean (Fixture *f, gconstpointer data)
   g_assert_cmpstr (again, ==, "nothing to remove\n");
 }
 
+/* Makes @path (relative to the pool r) a temporary file two minutes old. */
+static void
+plant_old_temporary (Fixture *f, const char *path)
+{
+  g_autofree char *full = g_build_filename (f->tmp, "r", path, NULL);
+  struct timespec times[2] = { { 0, UTIME_OMIT }, { time (NULL) - 120, 0 } };
+
+  test_write_file (full, "{\"job_uri\": \"x\"}");
+  g_assert_cmpint (utimensat (AT_FDCWD, full, times, AT_SYMLINK_NOFOLLOW), ==, 0);
+}
+
+/* Whether `clean` said it removed the temporary @path of the pool r, and
+ * it is gone. */
+static void
+assert_temporary_removed (Fixture *f, const char *out, const char *path)
+{
+  g_autofree char *full = g_build_filename (f->tmp, "r", path, NULL);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *said = g_strdup_printf ("r: removed %s, a temporary file left in %s/\n", base, dir);
+
+  g_assert_false (g_file_test (full, G_FILE_TEST_EXISTS));
+  g_assert_nonnull (strstr (out, said));
+}
+
 /* Temporary files left by writers killed before their rename, in jobs/
  * and in the writer's own folder, are removed by `tessera clean` too, and
- * it says so; a fresh one (a writer under way) stays and is not named. */
+ * it says so; a fresh one (a writer under way) stays and is not named.
+ * With a --min-age above the pool's, what opening the pool swept is
+ * named too. */
 static void
 test_clean_temporaries (Fixture *f, gconstpointer data)
 {
-  g_autofree char *own_name = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
-  g_autofree char *own = g_build_filename (f->tmp, "r", own_name, NULL);
-  const char *stale[] = { "jobs/dead@1.json.Ab12Cd", NULL, NULL };
-  const char *fresh[] = { "jobs/busy@1.json.Ef34Gh", NULL, NULL };
-  g_autofree char *own_stale = g_build_filename (own_name, "x@dead.json.Ij56Kl", NULL);
-  g_autofree char *own_fresh = g_build_filename (own_name, "x@busy.json.Mn78Op", NULL);
-  struct timespec times[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+  g_autofree char *own = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
+  g_autofree char *own_stale = g_build_filename (own, "x@dead.json.Ij56Kl", NULL);
+  g_autofree char *own_fresh = g_build_filename (own, "x@busy.json.Mn78Op", NULL);
+  const char *fresh[] = { "jobs/busy@1.json.Ef34Gh", own_fresh };
   g_autofree char *out = NULL;
   g_autofree char *again = NULL;
+  g_autofree char *later = NULL;
   int status;
 
-  stale[1] = own_stale;
-  fresh[1] = own_fresh;
-  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
-  g_assert_cmpint (g_mkdir_with_parents (own, 0700), ==, 0);   /* made by status already, or not */
-  times[1].tv_sec = time (NULL) - 120;
-  for (guint i = 0; stale[i] != NULL; i++)
+  /* The pool and the writer's folder, made by a run. */
+  g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  plant_old_temporary (f, "jobs/dead@1.json.Ab12Cd");
+  plant_old_temporary (f, own_stale);
+  for (guint i = 0; i < G_N_ELEMENTS (fresh); i++)
     {
-      g_autofree char *path = g_build_filename (f->tmp, "r", stale[i], NULL);
       g_autofree char *young = g_build_filename (f->tmp, "r", fresh[i], NULL);
-
-      test_write_file (path, "{\"job_uri\": \"x\"}");
       test_write_file (young, "{\"job_uri\": \"y\"}");
-      g_assert_cmpint (utimensat (AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW), ==, 0);
     }
 
   out = run_capture (f, &status, "clean", NULL);
   g_assert_cmpint (status, ==, 0);
-  for (guint i = 0; stale[i] != NULL; i++)
+  assert_temporary_removed (f, out, "jobs/dead@1.json.Ab12Cd");
+  assert_temporary_removed (f, out, own_stale);
+  for (guint i = 0; i < G_N_ELEMENTS (fresh); i++)
     {
-      g_autofree char *path = g_build_filename (f->tmp, "r", stale[i], NULL);
       g_autofree char *young = g_build_filename (f->tmp, "r", fresh[i], NULL);
-      g_autofree char *base = g_path_get_basename (stale[i]);
-      g_autofree char *dir = g_path_get_dirname (stale[i]);
-      g_autofree char *said = g_strdup_printf ("r: removed %s, a temporary file left in %s/\n", base, dir);
       g_autofree char *young_base = g_path_get_basename (fresh[i]);
 
-      g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
       g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
-      g_assert_nonnull (strstr (out, said));
       g_assert_null (strstr (out, young_base));
     }
   g_assert_null (strstr (out, "nothing to remove"));
   again = run_capture (f, &status, "clean", NULL);
   g_assert_cmpstr (again, ==, "nothing to remove\n");
+
+  plant_old_temporary (f, "jobs/later@1.json.Qr90St");
+  later = run_capture (f, &status, "clean", "--min-age", "300", NULL);
+  g_assert_cmpint (status, ==, 0);
+  assert_temporary_removed (f, later, "jobs/later@1.json.Qr90St");
 }
 
 /* `tessera watch` shows the resources again when one changes. */

@@ -1266,66 +1266,106 @@ is_host_temporary (const char *name)
  * writer's (the library's sweep, TMP_STALE_S in tessera-lock-folder.c). */
 #define WRITER_TMP_STALE_S 60
 
+/* A live writer's temporary lasts microseconds: one younger than this
+ * when listed that is gone after was renamed into place, whatever
+ * --min-age says. */
+#define LIVE_TMP_S 1.0
+
 /* Whether @name is the temporary file of an atomic write of a lock
- * file: NAME.json, a dot and six characters. */
+ * file (NAME.json, a dot and six characters), as the library names it;
+ * in the writer's own folder only a holder's (TASK@ID.json…) is swept. */
 static gboolean
-is_lock_file_temporary (const char *name)
+is_lock_file_temporary (const char *name, gboolean own)
 {
   const char *dot = strrchr (name, '.');
 
-  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
+  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0 &&
+         (!own || strchr (name, '@') != NULL);
 }
 
-/* The temporary files of lock files in the subfolder @sub of the pool
- * @pool, never through a link, by name, each with its age in seconds
- * (our clock against its time stamp, as the library's sweep judges). */
-static GHashTable *
-list_temporaries (const char *pool, const char *sub)
+/* The temporaries of one folder of a pool as `clean` found them before
+ * its update: the folder (kept open, so one renamed away meanwhile is
+ * still the one looked at after), each name with its age then. */
+typedef struct
 {
-  GHashTable *ages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  AUTO_FD int pool_fd = open (pool, FOLDER_FLAGS);
+  int fd;
+  GHashTable *ages;
+  gint64 listed_us;
+} Temporaries;
+
+static void
+temporaries_clear (Temporaries *t)
+{
+  if (t->fd >= 0)
+    close (t->fd);
+  t->fd = -1;
+  g_clear_pointer (&t->ages, g_hash_table_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Temporaries, temporaries_clear)
+
+/* Lists into @t the temporaries of the subfolder @sub of the pool @pool
+ * (the configured path followed as the library follows it, @sub never
+ * through a link); @own: the writer's own folder, looked at only when it
+ * is ours and closed to others, as the library requires. */
+static void
+list_temporaries (Temporaries *t, const char *pool, const char *sub, gboolean own)
+{
+  AUTO_FD int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int fd = pool_fd >= 0 ? openat (pool_fd, sub, FOLDER_FLAGS) : -1;
-  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  int list_fd;
+  DIR *dir;
   gint64 now_ns = g_get_real_time () * 1000;
   struct dirent *entry;
   struct stat st;
 
-  if (dir == NULL && fd >= 0)
-    close (fd);
+  t->fd = -1;
+  t->ages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  t->listed_us = g_get_monotonic_time ();
+  if (fd < 0 || (own && (fstat (fd, &st) < 0 || st.st_uid != geteuid () || (st.st_mode & 077) != 0)))
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  t->fd = fd;
+  list_fd = dup (fd);
+  dir = list_fd >= 0 ? fdopendir (list_fd) : NULL;
+  if (dir == NULL && list_fd >= 0)
+    close (list_fd);
   while (dir != NULL && (entry = readdir (dir)) != NULL)
-    if (is_lock_file_temporary (entry->d_name) &&
-        fstatat (dirfd (dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+    if (is_lock_file_temporary (entry->d_name, own) &&
+        fstatat (fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
       {
         double *age = g_new (double, 1);
 
         *age = (double) (now_ns - ((gint64) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)) / 1e9;
-        g_hash_table_insert (ages, g_strdup (entry->d_name), age);
+        g_hash_table_insert (t->ages, g_strdup (entry->d_name), age);
       }
   if (dir != NULL)
     closedir (dir);
-  return ages;
 }
 
-/* Says which of @before (list_temporaries() of @sub) are gone that were
- * at least @stale seconds old: a killed writer's, which the library's
- * sweep removed (a live writer's lasts microseconds, and what goes
- * younger was renamed into place). Returns how many. */
+/* Says which temporaries of @t (the folder @sub) are gone that had
+ * reached @stale seconds by now: a killed writer's, which the library's
+ * sweep removed. Returns how many. */
 static guint
-report_gone_temporaries (const char *resource, const char *pool, const char *sub, GHashTable *before, double stale)
+report_gone_temporaries (const char *resource, const char *sub, Temporaries *t, double stale)
 {
-  g_autofree char *folder = g_build_filename (pool, sub, NULL);
+  double since = (double) (g_get_monotonic_time () - t->listed_us) / G_USEC_PER_SEC;
   GHashTableIter iter;
   gpointer name, age;
   guint gone = 0;
 
-  g_hash_table_iter_init (&iter, before);
+  if (t->fd < 0)
+    return 0;
+  g_hash_table_iter_init (&iter, t->ages);
   while (g_hash_table_iter_next (&iter, &name, &age))
     {
-      g_autofree char *path = g_build_filename (folder, name, NULL);
       g_autofree char *shown = NULL;
       struct stat st;
 
-      if (*(double *) age < stale || lstat (path, &st) == 0 || errno != ENOENT)
+      if (*(double *) age < LIVE_TMP_S || *(double *) age + since < stale ||
+          fstatat (t->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
         continue;
       shown = escape_name (name, TRUE);
       g_print (_("%s: removed %s, a temporary file left in %s/\n"), resource, shown, sub);
@@ -1502,16 +1542,22 @@ cmd_clean (int argc, char **argv)
        * folder older than a minute. */
       g_autoptr(GHashTable) before = lock_file_names (folder);
       g_autofree char *own_tmp = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
-      g_autoptr(GHashTable) jobs_tmp = list_temporaries (folder, "jobs");
-      g_autoptr(GHashTable) writer_tmp = list_temporaries (folder, own_tmp);
+      g_auto(Temporaries) jobs_tmp = { -1, NULL, 0 };
+      g_auto(Temporaries) writer_tmp = { -1, NULL, 0 };
       g_autoptr(GHashTable) after = NULL;
+      double open_min_age;
       g_autoptr(GError) error = NULL;
-      TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
+      TesseraTrackedDynamicResource *resource = NULL;
       GHashTableIter iter;
       gpointer job;
 
-      if (resource == NULL)
+      list_temporaries (&jobs_tmp, folder, "jobs", FALSE);
+      list_temporaries (&writer_tmp, folder, own_tmp, TRUE);
+      if ((resource = open_resource_full (config, name, FALSE, &status)) == NULL)
         return status;
+      /* Opening swept jobs/ with the configured min-age, the update with
+       * --min-age. */
+      open_min_age = tessera_tracked_dynamic_resource_get_min_age (resource);
       if (min_age >= 0)
         tessera_tracked_dynamic_resource_set_min_age (resource, min_age);
       if (!tessera_tracked_dynamic_resource_update (resource, &error))
@@ -1527,9 +1573,9 @@ cmd_clean (int argc, char **argv)
             }
             removed++;
           }
-      removed += report_gone_temporaries (name, folder, "jobs", jobs_tmp,
-                                          tessera_tracked_dynamic_resource_get_min_age (resource));
-      removed += report_gone_temporaries (name, folder, own_tmp, writer_tmp, WRITER_TMP_STALE_S);
+      removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
+                                          MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
+      removed += report_gone_temporaries (name, own_tmp, &writer_tmp, WRITER_TMP_STALE_S);
       {
         /* The lease, else (a lock-less mount's marks) min-age. */
         double lease = 0;
