@@ -7,6 +7,7 @@
 #include "tessera-etcd-client.h"
 
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 #include <libsoup/soup.h>
 #include <string.h>
 #include <tessera/tessera.h>
@@ -1041,7 +1042,7 @@ tessera_etcd_client_lease_keepalive (TesseraEtcdClient *self,
   if (left <= 0)
     {
       g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_LEASE_NOT_FOUND,
-                   _("The etcd lease %" G_GINT64_FORMAT " has expired"), lease);
+                   _("The etcd lease %" PRId64 " has expired"), lease);
       return FALSE;
     }
   if (ttl != NULL)
@@ -1473,7 +1474,7 @@ tessera_etcd_watch_next (TesseraEtcdWatch  *watch,
         if (member_int (result, "compact_revision") > 0)
           {
             g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_COMPACTED,
-                         _("etcd compacted the revisions this watch needs (up to %" G_GINT64_FORMAT ")"),
+                         _("etcd compacted the revisions this watch needs (up to %" PRId64 ")"),
                          member_int (result, "compact_revision"));
             item_free (item);
             return NULL;

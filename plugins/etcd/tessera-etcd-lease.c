@@ -7,6 +7,7 @@
 #include "tessera-etcd-lease.h"
 
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 
 /* TesseraEtcdLease:
  *
@@ -96,7 +97,7 @@ keep_alive_thread (gpointer data)
         }
       if (g_error_matches (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_LEASE_NOT_FOUND))
         {
-          g_warning (_("The etcd lease %" G_GINT64_FORMAT " of this process has expired: "
+          g_warning (_("The etcd lease %" PRId64 " of this process has expired: "
                        "its holdings are gone"), lease->id);
           g_mutex_lock (&lease->mutex);
           lease->lost = TRUE;
@@ -136,7 +137,7 @@ tessera_etcd_lease_new (TesseraEtcdClient  *client,
   if (ttl < 2)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("An etcd lease of %" G_GINT64_FORMAT " s is too short (at least 2 s)"), ttl);
+                   _("An etcd lease of %" PRId64 " s is too short (at least 2 s)"), ttl);
       return NULL;
     }
   members = MAX (1, tessera_etcd_client_get_n_endpoints (keeper));
