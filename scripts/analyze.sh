@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Static analysis: cppcheck over every file the build compiles (from
-# compile_commands.json). A report that is a false positive is suppressed
+# compile_commands.json), the shape of core/, and the translations
+# (scripts/check-po.sh). A report that is a false positive is suppressed
 # where it stands, with a comment saying why. Fails on any report.
 #
 #   scripts/analyze.sh [BUILD_DIR]        (default _build)
@@ -18,6 +19,9 @@ fi
 
 # The shape of core/ (no two files calling each other, no file too long).
 python3 scripts/check-layers.py .
+# Every message extracted whole and translated (po/fr.po).
+po_status=0
+bash scripts/check-po.sh || po_status=1
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -33,3 +37,4 @@ else
   echo "analyze: cppcheck reported the above"
   exit 1
 fi
+exit "$po_status"
