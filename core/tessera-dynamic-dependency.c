@@ -261,6 +261,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
+      _tessera_pause_point ("ipc-lock-busy");
       if (give_up >= 0 && g_get_monotonic_time () >= give_up)
         {
           g_propagate_error (error, g_steal_pointer (&local));

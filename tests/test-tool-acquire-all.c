@@ -3,6 +3,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <glib/gstdio.h>
 #include <unistd.h>
 
 #include "test-counter.h"
@@ -176,6 +177,57 @@ test_waits_then_takes_both (Fixture *f, gconstpointer data)
   g_assert_true (can_take (f, f->cpu, 2, "probe-7"));
 }
 
+/* A peer stuck in the critical section of the pool tried second (it
+ * keeps that pool's ipc.lock): the waiter does not sit on the first pool
+ * meanwhile (within a second it gives it back and waits for that lock
+ * holding nothing), and once the peer lets go it takes both. */
+static void
+test_stuck_ipc_lock_holds_nothing (Fixture *f, gconstpointer data)
+{
+  g_autofree char *cpu = g_build_filename (f->tmp, "cpu", NULL);
+  g_autofree char *db = g_build_filename (f->tmp, "db", NULL);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "both", "stuck");
+  g_autoptr(Helper) peer = NULL;
+  g_autofree char *ipc = NULL;
+  g_autofree char *reached = g_build_filename (f->tmp, "ipc-lock-busy.reached", NULL);
+  g_autofree char *go = g_build_filename (f->tmp, "ipc-lock-busy.go", NULL);
+  TestCounter *first;
+  gint64 first_count;
+  GStatBuf cpu_st, db_st;
+  GThread *thread;
+  Attempt a;
+
+  /* The order of the tries: folders by (device, inode). */
+  g_assert_cmpint (g_stat (cpu, &cpu_st), ==, 0);
+  g_assert_cmpint (g_stat (db, &db_st), ==, 0);
+  first = cpu_st.st_ino < db_st.st_ino ? f->cpu : f->db;
+  first_count = first == f->cpu ? 2 : 1;
+  ipc = g_build_filename (first == f->cpu ? db : cpu, "ipc.lock", NULL);
+  peer = helper_spawn (NULL, "flock", ipc, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+
+  /* Held at its first try behind the peer, when it holds the first pool. */
+  g_setenv ("TESSERA_PAUSE_AT", "ipc-lock-busy", TRUE);
+  g_setenv ("TESSERA_PAUSE_DIR", f->tmp, TRUE);
+  attempt_init (&a, f, job, 120);
+  thread = g_thread_new ("attempt", attempt_thread, &a);
+  test_wait_for_file (reached, 60);
+  g_assert_false (can_take (f, first, 1, "probe-stuck-held"));
+  test_write_file (go, "");
+  /* Before, it held the first pool until the peer let go (or its timeout). */
+  g_assert_true (take_within (f, first, first_count, 30));
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+  g_thread_join (thread);
+  g_unsetenv ("TESSERA_PAUSE_AT");   /* not while the attempt may read it */
+  g_assert_no_error (a.error);
+  g_assert_true (a.ok);
+  g_assert_cmpuint (tessera_locks_get_locks (TESSERA_LOCKS (a.locks))->len, ==, 2);
+  g_assert_false (can_take (f, f->cpu, 1, "probe-stuck-cpu"));
+  g_assert_false (can_take (f, f->db, 1, "probe-stuck-db"));
+  attempt_clear (&a);
+}
+
 /* Cancelling ends the wait at once, holding nothing. */
 static void
 test_cancel (Fixture *f, gconstpointer data)
@@ -248,6 +300,7 @@ main (int argc, char **argv)
   ADD ("/acquire-all/timeout-holds-nothing", test_timeout_holds_nothing);
   ADD ("/acquire-all/waits-then-takes-both", test_waits_then_takes_both);
   ADD ("/acquire-all/cancel-ends-the-wait", test_cancel);
+  ADD ("/acquire-all/stuck-ipc-lock-holds-nothing", test_stuck_ipc_lock_holds_nothing);
   ADD ("/acquire-all/one-folder-twice-refused", test_same_folder_refused);
   ADD ("/acquire-all/release-gives-all-back", test_release_gives_all_back);
   return g_test_run ();
