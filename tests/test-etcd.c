@@ -290,6 +290,53 @@ collect_events (TesseraEtcdWatch *watch, guint count)
   return all;
 }
 
+static gpointer
+cancel_soon (gpointer cancellable)
+{
+  g_usleep (200 * 1000);
+  g_cancellable_cancel (cancellable);
+  return NULL;
+}
+
+/* A wait for changes with no end ends when its cancellable is cancelled
+ * from another thread, and at once when it already is; the watch goes on
+ * serving the changes after (a cancel leaves nothing in its way). */
+static void
+test_watch_cancelled (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraEtcdWatch) watch = NULL;
+  g_autofree char *end = tessera_etcd_prefix_end ("/wc/");
+  gint64 revision = 0;
+
+  g_ptr_array_unref (range_prefix (f, "/wc/", &revision));
+  watch = tessera_etcd_client_watch (f->client, "/wc/", end, revision + 1, &error);
+  g_assert_no_error (error);
+  for (guint round = 0; round < 3; round++)
+    {
+      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+      g_autoptr(GThread) canceller = NULL;
+      g_autoptr(GPtrArray) events = NULL;
+
+      if (round == 2)
+        g_cancellable_cancel (cancellable);
+      else
+        canceller = g_thread_new ("canceller", cancel_soon, cancellable);
+      events = tessera_etcd_watch_next (watch, -1, NULL, cancellable, &error);
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+      g_assert_null (events);
+      g_clear_error (&error);
+      if (canceller != NULL)
+        g_thread_join (g_steal_pointer (&canceller));
+    }
+  put (f, "/wc/after", "1", 0);
+  {
+    g_autoptr(GPtrArray) events = collect_events (watch, 1);
+    g_assert_cmpuint (events->len, ==, 1);
+    assert_value (((TesseraEtcdEvent *) g_ptr_array_index (events, 0))->kv, "/wc/after", "1");
+  }
+}
+
 /* A watch from a revision sees every change after it, in order, puts and
  * deletes; a large value arrives whole across the stream's chunks. */
 static void
@@ -2279,6 +2326,7 @@ main (int argc, char **argv)
   ADD ("/etcd/client/put-if-created", NULL, test_put_if_created);
   ADD ("/etcd/client/lease", NULL, test_lease);
   ADD ("/etcd/client/watch", NULL, test_watch);
+  ADD ("/etcd/client/watch-cancelled", NULL, test_watch_cancelled);
   ADD ("/etcd/client/watch-burst", NULL, test_watch_burst);
   ADD ("/etcd/client/nobody-answers", NULL, test_nobody_answers);
   ADD ("/etcd/client/bad-endpoints", NULL, test_bad_endpoints);

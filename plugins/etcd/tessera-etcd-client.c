@@ -1420,6 +1420,18 @@ events_of (JsonObject *result, GError **error)
   return g_steal_pointer (&events);
 }
 
+/* The caller's cancellable was cancelled: a wake-up (an item with
+ * neither message nor error) ends its wait on the queue at once, so
+ * closing a store does not wait for the next look. */
+static void
+wake_watch_reader (GCancellable *cancellable, gpointer queue)
+{
+  g_async_queue_push (queue, g_new0 (Item, 1));
+}
+
+static GPtrArray *watch_next (TesseraEtcdWatch *watch, double timeout, gint64 *revision,
+                              GCancellable *cancellable, GError **error);
+
 /* Waits up to @timeout seconds (negative: for ever) for changes. Returns
  * the events of one message (empty when the time ran out), with
  * @revision the revision they bring the view to; NULL with @error when
@@ -1430,6 +1442,22 @@ tessera_etcd_watch_next (TesseraEtcdWatch  *watch,
                          gint64            *revision,
                          GCancellable      *cancellable,
                          GError           **error)
+{
+  gulong wake = cancellable != NULL ? g_cancellable_connect (cancellable, G_CALLBACK (wake_watch_reader),
+                                                             watch->queue, NULL) : 0;
+  GPtrArray *events = watch_next (watch, timeout, revision, cancellable, error);
+
+  if (wake != 0)
+    g_cancellable_disconnect (cancellable, wake);
+  return events;
+}
+
+static GPtrArray *
+watch_next (TesseraEtcdWatch  *watch,
+            double             timeout,
+            gint64            *revision,
+            GCancellable      *cancellable,
+            GError           **error)
 {
   gint64 deadline = timeout < 0 ? G_MAXINT64 : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
 
@@ -1446,9 +1474,15 @@ tessera_etcd_watch_next (TesseraEtcdWatch  *watch,
             *revision = watch->revision;
           return g_ptr_array_new_with_free_func ((GDestroyNotify) tessera_etcd_event_free);
         }
-      item = g_async_queue_timeout_pop (watch->queue, MIN (deadline - now, 50000));
+      /* A cancel wakes this at once; the second is a guard only. */
+      item = g_async_queue_timeout_pop (watch->queue, MIN (deadline - now, G_USEC_PER_SEC));
       if (item == NULL)
         continue;
+      if (item->message == NULL && item->error == NULL)
+        {
+          item_free (item);   /* a wake-up: look at the cancellable again */
+          continue;
+        }
       if (item->error != NULL)
         {
           /* The thread has stopped: the error stays for the next call. */
