@@ -276,6 +276,15 @@ compare_pools (gconstpointer a, gconstpointer b)
   return g_strcmp0 (x->name, y->name);
 }
 
+static gboolean
+held_any (GArray *pools)
+{
+  for (guint i = 0; i < pools->len; i++)
+    if (g_array_index (pools, Pool, i).lock != NULL)
+      return TRUE;
+  return FALSE;
+}
+
 static void
 release_held (GArray *pools)
 {
@@ -340,6 +349,8 @@ set_waiting_for (TesseraDynamicDependencyLocks *self, TesseraDynamicDependency *
  * [method@Tessera.DynamicDependency.lock], a peer keeping a folder's
  * ipc.lock does not make the wait outlast its @timeout (by more than a
  * second) nor deaf to @cancellable; the waiting reason then names it.
+ * Nor does it make this wait sit on the pools taken before that one: after
+ * a second they are given back, and that pool is waited for alone.
  *
  * Returns: %TRUE when every dependency is held; %FALSE with
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and one is not free),
@@ -427,12 +438,38 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
           g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
           g_autoptr(GError) local = NULL;
           guint64 before = tessera_dynamic_resource_get_generation (resource);
+          gboolean holding = held_any (pools);
 
+          if (pool->lock != NULL)
+            continue;   /* taken alone behind a stuck peer, below */
+          /* Holding others, a peer keeping this pool's ipc.lock is waited
+           * for a second at most (the grace of an ipc.lock deadline now). */
           lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
-          if (lock != NULL && _tessera_dynamic_dependency_lock_acquire_until (lock, deadline, cancellable, &local))
+          if (lock != NULL &&
+              _tessera_dynamic_dependency_lock_acquire_until (lock, holding ? g_get_monotonic_time () : deadline,
+                                                              cancellable, &local))
             {
               pool->lock = g_steal_pointer (&lock);
               continue;
+            }
+          if (holding && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) &&
+              (deadline < 0 || g_get_monotonic_time () < deadline))
+            {
+              /* No hold-and-wait behind it either: what is held goes back,
+               * this pool is waited for alone, then the others are tried
+               * again from the first. */
+              release_held (pools);
+              set_waiting_for (self, pool->dependency);
+              set_waiting_reason (self, local->message);
+              g_clear_error (&local);
+              g_clear_object (&lock);
+              lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
+              if (lock != NULL && _tessera_dynamic_dependency_lock_acquire_until (lock, deadline, cancellable, &local))
+                {
+                  pool->lock = g_steal_pointer (&lock);
+                  i = G_MAXUINT;   /* the loop's i++ makes it 0 */
+                  continue;
+                }
             }
           if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
             {
