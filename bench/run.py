@@ -450,7 +450,9 @@ def etcd_store():
         return
     with tempfile.TemporaryDirectory() as tmp:
         cluster = os.path.join(tmp, "etcd")
-        subprocess.run(["bash", FIXTURE, "start", cluster, "1"], check=True)
+        # Its data on a disk, as a real cluster's (the tests put it on a tmpfs).
+        subprocess.run(["bash", FIXTURE, "start", cluster, "1"], check=True,
+                       env=dict(os.environ, ETCD_FIXTURE_DATA=tmp))
         try:
             with open(os.path.join(cluster, "endpoints")) as fp:
                 endpoints = fp.read().strip()
