@@ -18,8 +18,14 @@ set -euo pipefail
 action=$1
 dir=$2
 
-free_port () {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# free_ports N: N free loopback ports, one per line, all different (bound
+# together, then let go), from one start of Python.
+free_ports () {
+  python3 -c 'import socket, sys
+sockets = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in sockets:
+    s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in sockets))' "$1"
 }
 
 wait_for () {   # wait_for SECONDS COMMAND...
@@ -79,9 +85,11 @@ start)
   fi
   echo "$data" >"$dir/data-root"
   cluster=""
+  mapfile -t ports < <(free_ports $((2 * n)))
+  [ ${#ports[@]} -eq $((2 * n)) ] || { echo "etcd-fixture: no free ports" >&2; exit 1; }
   for i in $(seq 1 "$n"); do
-    echo "$(free_port)" >"$dir/client-port-$i"
-    echo "$(free_port)" >"$dir/peer-port-$i"
+    echo "${ports[$((2 * i - 2))]}" >"$dir/client-port-$i"
+    echo "${ports[$((2 * i - 1))]}" >"$dir/peer-port-$i"
     cluster="$cluster${cluster:+,}m$i=http://127.0.0.1:$(cat "$dir/peer-port-$i")"
   done
   endpoints=""
