@@ -23,12 +23,14 @@ count() {
 
 run() {
   local name=$1; shift
-  local log
+  local log start=$SECONDS
   log=$(mktemp)
   echo "== $name: $*"
   if ! "$@" 2>&1 | tee "$log"; then status=1; fi
   count "$log"
   rm -f "$log"
+  # Where CI's time goes (its budget: 45 minutes on 2 cores).
+  echo "== $name: $((SECONDS - start)) s"
 }
 
 setup() {
@@ -65,7 +67,9 @@ fi
 # stands with the reason.
 if [ -f _build/compile_commands.json ]; then
   echo "== analyze: scripts/analyze.sh"
+  start=$SECONDS
   if bash scripts/analyze.sh _build; then passed=$((passed + 1)); else status=1; failed=$((failed + 1)); fi
+  echo "== analyze: $((SECONDS - start)) s"
 fi
 
 # ThreadSanitizer for the threaded core (GLib's own locks annotated by
@@ -80,5 +84,6 @@ else
   status=1; failed=$((failed + 1))
 fi
 
+echo "== all: $SECONDS s"
 echo "check: $passed passed, $failed failed"
 exit $status
