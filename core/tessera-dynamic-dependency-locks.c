@@ -276,6 +276,11 @@ compare_pools (gconstpointer a, gconstpointer b)
   return g_strcmp0 (x->name, y->name);
 }
 
+/* How long a pool's ipc.lock is waited for while other pools are held:
+ * a peer's critical section takes microseconds; one kept longer is
+ * waited for holding nothing. */
+#define HELD_IPC_WAIT_US (200 * 1000)
+
 static gboolean
 held_any (GArray *pools)
 {
@@ -350,7 +355,8 @@ set_waiting_for (TesseraDynamicDependencyLocks *self, TesseraDynamicDependency *
  * ipc.lock does not make the wait outlast its @timeout (by more than a
  * second) nor deaf to @cancellable; the waiting reason then names it.
  * Nor does it make this wait sit on the pools taken before that one: after
- * a second they are given back, and that pool is waited for alone.
+ * a fifth of a second they are given back, and that pool is waited for
+ * alone (a timeout then holds nothing).
  *
  * Returns: %TRUE when every dependency is held; %FALSE with
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and one is not free),
@@ -443,28 +449,29 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
           if (pool->lock != NULL)
             continue;   /* taken alone behind a stuck peer, below */
           /* Holding others, a peer keeping this pool's ipc.lock is waited
-           * for a second at most (the grace of an ipc.lock deadline now). */
+           * for briefly. */
           lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
           if (lock != NULL &&
-              _tessera_dynamic_dependency_lock_acquire_until (lock, holding ? g_get_monotonic_time () : deadline,
+              _tessera_dynamic_dependency_lock_acquire_until (lock, deadline, holding ? HELD_IPC_WAIT_US : -1,
                                                               cancellable, &local))
             {
               pool->lock = g_steal_pointer (&lock);
               continue;
             }
-          if (holding && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) &&
-              (deadline < 0 || g_get_monotonic_time () < deadline))
+          if (holding && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
             {
               /* No hold-and-wait behind it either: what is held goes back,
-               * this pool is waited for alone, then the others are tried
-               * again from the first. */
+               * this pool is waited for alone (past the deadline too, for
+               * the grace of its ipc.lock, so a timeout holds nothing),
+               * then the others are tried again from the first. */
               release_held (pools);
               set_waiting_for (self, pool->dependency);
               set_waiting_reason (self, local->message);
               g_clear_error (&local);
               g_clear_object (&lock);
               lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
-              if (lock != NULL && _tessera_dynamic_dependency_lock_acquire_until (lock, deadline, cancellable, &local))
+              if (lock != NULL &&
+                  _tessera_dynamic_dependency_lock_acquire_until (lock, deadline, -1, cancellable, &local))
                 {
                   pool->lock = g_steal_pointer (&lock);
                   i = G_MAXUINT;   /* the loop's i++ makes it 0 */

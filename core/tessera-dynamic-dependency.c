@@ -230,15 +230,16 @@ _tessera_set_ipc_lock_timeout (GError **error, TesseraDynamicResource *resource,
 gboolean
 _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *lock,
                                                 gint64                         deadline,
+                                                gint64                         brief_us,
                                                 GCancellable                  *cancellable,
                                                 GError                       **error)
 {
-  gint64 give_up = _tessera_ipc_lock_give_up_time (deadline);
   gint64 tried = g_get_monotonic_time ();
+  gint64 give_up = brief_us >= 0 ? tried + brief_us : _tessera_ipc_lock_give_up_time (deadline);
   gulong delay_us = 1000;
 
   /* Nothing can end this wait: block in flock(), served in turn. */
-  if (cancellable == NULL && deadline < 0)
+  if (cancellable == NULL && deadline < 0 && brief_us < 0)
     return tessera_lock_acquire (TESSERA_LOCK (lock), error);
   for (;;)
     {
@@ -248,7 +249,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
 
       /* Tries far apart (the process was stopped, or starved): the peer
        * may have let go in between, so its grace starts again. */
-      if (give_up >= 0 && now - tried > IPC_LOCK_GRACE_US / 2)
+      if (brief_us < 0 && give_up >= 0 && now - tried > IPC_LOCK_GRACE_US / 2)
         give_up = MAX (give_up, now + IPC_LOCK_GRACE_US);
       tried = now;
       _tessera_ipc_lock_set_try_only (TRUE);
@@ -292,7 +293,7 @@ lock_until (TesseraDynamicDependency  *self,
       lock = tessera_dynamic_dependency_create_lock (self, error);
       if (lock == NULL)
         return NULL;
-      if (_tessera_dynamic_dependency_lock_acquire_until (lock, deadline, cancellable, &local))
+      if (_tessera_dynamic_dependency_lock_acquire_until (lock, deadline, -1, cancellable, &local))
         return g_steal_pointer (&lock);
       if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
         {
