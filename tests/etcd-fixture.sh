@@ -21,7 +21,7 @@ dir=$2
 # free_ports N: N free loopback ports, one per line, all different (bound
 # together, then let go), from one start of Python.
 free_ports () {
-  python3 -c 'import socket, sys
+  "${TESSERA_TEST_PYTHON:-python3}" -c 'import socket, sys
 sockets = [socket.socket() for _ in range(int(sys.argv[1]))]
 for s in sockets:
     s.bind(("127.0.0.1", 0))
@@ -75,8 +75,13 @@ start)
     tls=(--cert-file "$dir/server.pem" --key-file "$dir/server-key.pem"
          --trusted-ca-file "$dir/ca.pem" --client-cert-auth)
   fi
+  mapfile -t ports < <(free_ports $((2 * n)))
+  [ ${#ports[@]} -eq $((2 * n)) ] || { echo "etcd-fixture: no free ports" >&2; exit 1; }
+  # Each member reserves a 64 MB write-ahead log at once: /dev/shm only
+  # with room for them (a container's is often 64 MB in all).
   data_parent=${ETCD_FIXTURE_DATA:-}
-  if [ -z "$data_parent" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  if [ -z "$data_parent" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
+     [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -ge $((n * 80 * 1024)) ]; then
     data_parent=/dev/shm
   fi
   data=$dir
@@ -85,8 +90,6 @@ start)
   fi
   echo "$data" >"$dir/data-root"
   cluster=""
-  mapfile -t ports < <(free_ports $((2 * n)))
-  [ ${#ports[@]} -eq $((2 * n)) ] || { echo "etcd-fixture: no free ports" >&2; exit 1; }
   for i in $(seq 1 "$n"); do
     echo "${ports[$((2 * i - 2))]}" >"$dir/client-port-$i"
     echo "${ports[$((2 * i - 1))]}" >"$dir/peer-port-$i"

@@ -576,7 +576,7 @@ test_lost_reply (Fixture *f, gconstpointer data)
   bound = g_socket_get_local_address (probe, NULL);
   port = g_strdup_printf ("%u", g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
   g_socket_close (probe, NULL);
-  relay = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "python3", proxy, upstream, port, NULL);
+  relay = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, test_python (), proxy, upstream, port, NULL);
   g_assert_no_error (error);
   lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (relay));
   ready = g_data_input_stream_read_line (lines, NULL, NULL, &error);
@@ -1576,7 +1576,7 @@ metric (Fixture *f, const char *name)
   g_autofree char *prefix = NULL;
   const char *line;
 
-  g_ptr_array_add (argv, g_strdup ("python3"));
+  g_ptr_array_add (argv, g_strdup (test_python ()));
   g_ptr_array_add (argv, g_strdup ("-c"));
   g_ptr_array_add (argv, g_strdup ("import sys, urllib.request\n"
                                    "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=60).read().decode())"));

@@ -121,7 +121,7 @@ test_seed_files_accounted (Fixture *f, gconstpointer data)
 static gboolean
 python_available (void)
 {
-  g_autofree char *python = g_find_program_in_path ("python3");
+  g_autofree char *python = g_find_program_in_path (test_python ());
   return python != NULL;
 }
 
@@ -196,7 +196,7 @@ test_written_files_parse_as_seed (Fixture *f, gconstpointer data)
       g_autofree char *out = NULL;
       g_autofree char *expected = g_strdup_printf ("%s 2 local %d\n4\n", tessera_job_get_job_uri (job), getpid ());
       g_autoptr(GSubprocess) py = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                                    "python3", "-c", python_reader, path, info, NULL);
+                                                    test_python (), "-c", python_reader, path, info, NULL);
       g_assert_no_error (error);
       g_subprocess_communicate_utf8 (py, NULL, NULL, &out, NULL, &error);
       g_assert_no_error (error);

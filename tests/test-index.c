@@ -179,7 +179,7 @@ python_peer (Fixture *f, ...)
   va_list ap;
   int status;
 
-  g_ptr_array_add (argv, g_strdup ("python3"));
+  g_ptr_array_add (argv, g_strdup (test_python ()));
   g_ptr_array_add (argv, g_strdup ("-c"));
   g_ptr_array_add (argv, g_strdup (python_peer_script));
   g_ptr_array_add (argv, g_strdup (f->pool));

@@ -24,6 +24,17 @@ struct _Helper
   GString *pending;
 };
 
+/* The Python the peers (experimaestro's side) run on: the system's, as
+ * the build found it (TESSERA_TEST_PYTHON), not a version manager's
+ * shim that costs up to seconds per start on a busy machine. */
+const char *
+test_python (void)
+{
+  const char *python = g_getenv ("TESSERA_TEST_PYTHON");
+
+  return python != NULL && *python != '\0' ? python : "python3";
+}
+
 char *
 test_make_tmpdir (void)
 {

@@ -11,6 +11,7 @@ G_BEGIN_DECLS
 typedef struct _Helper Helper;
 
 char    *test_make_tmpdir        (void);
+const char *test_python          (void);
 void     test_remove_tree        (const char *path);
 /* Drops a resource and waits until it is gone, before its folder is removed. */
 void     test_drop_resource      (gpointer    resource_location);
