@@ -327,7 +327,8 @@ test_woken_after_idle (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
-/* Context switches of this process's poller thread so far. */
+/* Voluntary context switches (its sleeps after wake-ups) of this
+ * process's poller thread so far. */
 static guint64
 poller_switches (void)
 {
@@ -349,8 +350,7 @@ poller_switches (void)
       found++;
       lines = g_strsplit (status, "\n", -1);
       for (guint i = 0; lines[i] != NULL; i++)
-        if (g_str_has_prefix (lines[i], "voluntary_ctxt_switches:") ||
-            g_str_has_prefix (lines[i], "nonvoluntary_ctxt_switches:"))
+        if (g_str_has_prefix (lines[i], "voluntary_ctxt_switches:"))   /* not preemptions: load */
           total += g_ascii_strtoull (strchr (lines[i], ':') + 1, NULL, 10);
     }
   if (found != 1)
@@ -399,8 +399,9 @@ test_idle_poller_sleeps (Fixture *f, gconstpointer data)
   g_test_message ("the idle process's poller switched %" G_GUINT64_FORMAT " times during 40 acquisitions "
                   "and releases of another process (%.1f s)", after - before, seconds);
   /* A few wake-ups, and its drain of the queue every 2 s while events
-   * come: not two per acquisition and release. */
-  g_assert_cmpuint (after - before, <, 5 + (guint64) seconds);
+   * come (under valgrind each wake-up may cost two switches): not two per
+   * acquisition and release (80). */
+  g_assert_cmpuint (after - before, <, 10 + 2 * (guint64) seconds);
 
   /* A wait that begins now still sees the queued events, then new ones. */
   {
