@@ -21,21 +21,52 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* Whether process @pid has a descriptor open on the file of @st, as
- * stat() sees it. */
+/* The mount and inode numbers of a descriptor (@info: its
+ * /proc/PID/fdinfo/N) and whether a lock is held through it (its "lock:"
+ * lines: granted locks only). Read from the kernel's records, never
+ * through the file's file system: a stat() of another process's file on
+ * a hung mount would hang this thread, the one that takes signals. */
 static gboolean
-has_open (long pid, const struct stat *st)
+read_fd_info (const char *info, long *mnt_id, guint64 *ino, gboolean *locked)
 {
-  g_autofree char *fds = g_strdup_printf ("/proc/%ld/fd", pid);
-  g_autoptr(GDir) dir = g_dir_open (fds, 0, NULL);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  *mnt_id = -1;
+  *ino = 0;
+  *locked = FALSE;
+  if (!g_file_get_contents (info, &text, NULL, NULL))
+    return FALSE;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], "mnt_id:"))
+      *mnt_id = strtol (lines[i] + strlen ("mnt_id:"), NULL, 10);
+    else if (g_str_has_prefix (lines[i], "ino:"))
+      *ino = g_ascii_strtoull (lines[i] + strlen ("ino:"), NULL, 10);
+    else if (g_str_has_prefix (lines[i], "lock:"))
+      *locked = TRUE;
+  return *mnt_id >= 0 && *ino != 0;
+}
+
+/* Whether process @pid holds a lock through a descriptor on the mount
+ * @mnt_id and inode @ino (the very file ours is). Only what this user may
+ * read of it: another user's process is not named. */
+static gboolean
+holds_lock_on (long pid, long mnt_id, guint64 ino)
+{
+  g_autofree char *infos = g_strdup_printf ("/proc/%ld/fdinfo", pid);
+  g_autoptr(GDir) dir = g_dir_open (infos, 0, NULL);
   const char *name;
 
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
-      g_autofree char *path = g_build_filename (fds, name, NULL);
-      struct stat other;
+      g_autofree char *info = g_build_filename (infos, name, NULL);
+      long their_mnt_id;
+      guint64 their_ino;
+      gboolean locked;
 
-      if (stat (path, &other) == 0 && other.st_dev == st->st_dev && other.st_ino == st->st_ino)
+      if (read_fd_info (info, &their_mnt_id, &their_ino, &locked) && locked &&
+          their_mnt_id == mnt_id && their_ino == ino)
         return TRUE;
     }
   return FALSE;
@@ -45,10 +76,11 @@ has_open (long pid, const struct stat *st)
  * waiter: "->" lines), or 0 (none seen; OFD locks name no pid). Lines
  * name a file by its file system's device, which on btrfs (and stacked
  * file systems) is not the one stat() gives: a holder of a lock on the
- * same inode number elsewhere is named only if it has the very file
- * open (inode numbers repeat across subvolumes). */
+ * same inode number elsewhere is named only if it holds a lock through a
+ * descriptor on the very file (@fd_path: ours), by the kernel's records
+ * of its descriptors (inode numbers repeat across subvolumes). */
 static long
-holder_pid (const struct stat *st, long self)
+holder_pid (const struct stat *st, const char *fd_path, long self)
 {
   g_autofree char *locks = NULL;
   g_autofree char *file = g_strdup_printf ("%02x:%02x:%lu", major (st->st_dev), minor (st->st_dev),
@@ -87,9 +119,20 @@ holder_pid (const struct stat *st, long self)
       if (g_str_has_suffix (where, inode) && n_elsewhere < G_N_ELEMENTS (elsewhere))
         elsewhere[n_elsewhere++] = pid;
     }
-  for (guint i = 0; i < n_elsewhere; i++)
-    if (has_open (elsewhere[i], st))
-      return elsewhere[i];
+  if (n_elsewhere > 0)
+    {
+      /* Our descriptor's own record: /proc/self/fd/N → /proc/self/fdinfo/N. */
+      g_autofree char *base = g_path_get_basename (fd_path);
+      g_autofree char *info = g_build_filename ("/proc/self/fdinfo", base, NULL);
+      long mnt_id;
+      guint64 ino;
+      gboolean locked;
+
+      if (read_fd_info (info, &mnt_id, &ino, &locked))
+        for (guint i = 0; i < n_elsewhere; i++)
+          if (holds_lock_on (elsewhere[i], mnt_id, ino))
+            return elsewhere[i];
+    }
   return 0;
 }
 
@@ -99,7 +142,7 @@ static char *
 describe_locked (const char *target, const char *fd_path, gboolean only_held)
 {
   struct stat st;
-  long pid = stat (fd_path, &st) == 0 ? holder_pid (&st, (long) getpid ()) : 0;
+  long pid = stat (fd_path, &st) == 0 ? holder_pid (&st, fd_path, (long) getpid ()) : 0;
 
   if (pid > 0)
     return g_strdup_printf (_("%s is locked by another process (pid %ld)"), target, pid);
