@@ -27,6 +27,7 @@ fuse_set_up (Fixture *f, gconstpointer data)
   g_autofree char *real = NULL;
 
   f->tmp = test_make_tmpdir ();
+  test_private_mounts ();
   real = g_build_filename (f->tmp, "real", NULL);
   f->mount_point = g_build_filename (f->tmp, "view", NULL);
   f->fuse = TRUE;
@@ -39,6 +40,7 @@ static void
 ext2_set_up (Fixture *f, gconstpointer data)
 {
   f->tmp = test_make_tmpdir ();
+  test_private_mounts ();
   f->image = g_build_filename (f->tmp, "ext2.img", NULL);
   f->mount_point = g_build_filename (f->tmp, "ext2", NULL);
   g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
@@ -167,6 +169,7 @@ ro_set_up (Fixture *f, gconstpointer data)
   g_autofree char *real = NULL;
 
   f->tmp = test_make_tmpdir ();
+  test_private_mounts ();
   real = g_build_filename (f->tmp, "real", NULL);
   f->mount_point = g_build_filename (f->tmp, "ro", NULL);
   g_assert_cmpint (g_mkdir (real, 0755), ==, 0);

@@ -13,7 +13,6 @@
 
 #include <fcntl.h>
 #include <glib/gstdio.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -417,8 +416,7 @@ mount_lockless_view (Fixture *f, const char *real, const char *view)
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
   GSubprocess *bindfs;
 
-  g_assert_cmpint (unshare (CLONE_NEWNS), ==, 0);
-  g_assert_cmpint (mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL), ==, 0);
+  test_private_mounts ();
   g_mkdir_with_parents (real, 0777);
   g_mkdir_with_parents (view, 0777);
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);

@@ -1311,6 +1311,7 @@ test_behind_stuck_ipc_lock_btrfs (Fixture *f, gconstpointer data)
   struct stat st;
 
   g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
+  test_private_mounts ();
   test_run_or_fail ((const char *[]) { "truncate", "-s", "128M", image, NULL });
   test_run_or_fail ((const char *[]) { "mkfs.btrfs", "-q", image, NULL });
   test_run_or_fail ((const char *[]) { "mount", "-o", "loop", image, pool, NULL });

@@ -12,7 +12,9 @@
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <utime.h>
@@ -309,6 +311,20 @@ test_run_or_fail (const char * const *argv)
   g_assert_no_error (error);
   if (!g_spawn_check_wait_status (status, NULL))
     g_error ("%s failed: %s", argv[0], err);
+}
+
+/* Mounts a test makes from now on are its own: they are not seen by the
+ * rest of the machine and go with the test process, also when it fails
+ * before its own umount (a loop mount left behind holds its image and
+ * device for good). The test's children inherit the namespace, so they
+ * see the mounts. Needs root, as CI is; fails without it. */
+void
+test_private_mounts (void)
+{
+  if (unshare (CLONE_NEWNS) != 0)
+    g_error ("unshare(CLONE_NEWNS): %s (the test mounts: run it as root, as CI does)", g_strerror (errno));
+  if (mount ("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    g_error ("making / private: %s", g_strerror (errno));
 }
 
 /* Waits (up to @timeout_s, generous) until @path exists. */
