@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-lock-folder-private.h"
+#include "tessera-temporary-name-private.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -223,16 +224,6 @@ is_lock_file_name (const char *name)
   return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
 }
 
-/* NAME.json, a dot and six random characters: the temporary file of an
- * atomic write (_tessera_write_file_atomic). */
-static gboolean
-is_temporary_name (const char *name)
-{
-  const char *dot = strrchr (name, '.');
-
-  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
-}
-
 /* A writer killed between its temporary file and the rename leaves the
  * temporary behind; nothing else would ever remove it. A live writer's
  * lasts microseconds, so one older than min-age is a dead writer's. */
@@ -276,7 +267,7 @@ _tessera_lock_folder_list_jobs (TesseraLockFolder *folder,
   for (errno = 0; (d = readdir (dir)) != NULL; errno = 0)
     if (is_lock_file_name (d->d_name))
       g_hash_table_add (seen, g_strdup (d->d_name));
-    else if (is_temporary_name (d->d_name))
+    else if (_tessera_is_temporary_name (d->d_name))
       remove_stale_temporary (folder, d->d_name, min_age, read_only);
   saved = errno;
   closedir (dir);
@@ -321,15 +312,6 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
  * second guard only, should a writer come without ipc.lock. */
 #define TMP_STALE_S 60
 
-/* A lock file's temporary: TASK@ID.json plus a dot and six characters. A
- * folder of ours put under our folder's name by a co-user (a rename in
- * the pool's folder) loses nothing else. */
-static gboolean
-is_lock_file_temporary (const char *name)
-{
-  return is_temporary_name (name) && strchr (name, '@') != NULL;
-}
-
 static void
 sweep_tmp (int tmp_fd)
 {
@@ -345,7 +327,7 @@ sweep_tmp (int tmp_fd)
       return;
     }
   while ((d = readdir (dir)) != NULL)
-    if (is_lock_file_temporary (d->d_name) && fstatat (tmp_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+    if (_tessera_is_lock_file_temporary_name (d->d_name) && fstatat (tmp_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG (st.st_mode) && g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st) > TMP_STALE_S * G_GINT64_CONSTANT (1000000000))
       unlinkat (tmp_fd, d->d_name, 0);
   closedir (dir);

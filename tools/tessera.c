@@ -34,6 +34,7 @@
 #include "tessera-config.h"
 #include "tessera-fence.h"
 #include "tessera-lock-wait.h"
+#include "tessera-temporary-name-private.h"
 
 /* sysexits.h */
 #define EXIT_USAGE 64
@@ -1271,18 +1272,6 @@ is_host_temporary (const char *name)
  * --min-age says. */
 #define LIVE_TMP_S 1.0
 
-/* Whether @name is the temporary file of an atomic write of a lock
- * file (NAME.json, a dot and six characters), as the library names it;
- * in the writer's own folder only a holder's (TASK@ID.json…) is swept. */
-static gboolean
-is_lock_file_temporary (const char *name, gboolean own)
-{
-  const char *dot = strrchr (name, '.');
-
-  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0 &&
-         (!own || strchr (name, '@') != NULL);
-}
-
 /* The temporaries of one folder of a pool as `clean` found them before
  * its update: the folder (kept open, so one renamed away meanwhile is
  * still the one looked at after), each name with its age then. */
@@ -1333,7 +1322,9 @@ list_temporaries (Temporaries *t, const char *pool, const char *sub, gboolean ow
   if (dir == NULL && list_fd >= 0)
     close (list_fd);
   while (dir != NULL && (entry = readdir (dir)) != NULL)
-    if (is_lock_file_temporary (entry->d_name, own) &&
+    /* As the library's sweeps tell them (in the writer's own folder, only
+     * a holder's). */
+    if ((own ? _tessera_is_lock_file_temporary_name (entry->d_name) : _tessera_is_temporary_name (entry->d_name)) &&
         fstatat (fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
       {
         double *age = g_new (double, 1);

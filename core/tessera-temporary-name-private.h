@@ -1,0 +1,35 @@
+/* tessera-temporary-name-private.h: the names of an atomic write's
+ * temporary files, for the library's sweeps and the `tessera clean`
+ * command, which says what they removed; never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+#include <string.h>
+
+G_BEGIN_DECLS
+
+/* NAME.json, a dot and six random characters: the temporary file of an
+ * atomic write of a JSON file (create_temporary_at in
+ * tessera-folder-io.c makes them). */
+static inline gboolean
+_tessera_is_temporary_name (const char *name)
+{
+  const char *dot = strrchr (name, '.');
+
+  return dot != NULL && strlen (dot + 1) == 6 && dot - name > 5 && strncmp (dot - 5, ".json", 5) == 0;
+}
+
+/* A lock file's temporary (TASK@ID.json plus the six characters): the
+ * only ones swept from a writer's own folder, so a folder of ours put in
+ * its place by a co-user (a rename in the pool's folder) loses nothing
+ * else. */
+static inline gboolean
+_tessera_is_lock_file_temporary_name (const char *name)
+{
+  return _tessera_is_temporary_name (name) && strchr (name, '@') != NULL;
+}
+
+G_END_DECLS
