@@ -2,50 +2,67 @@
 # Builds with -Werror and runs the whole test suite four ways: plain (the
 # stress run printing its figures), under valgrind, under
 # AddressSanitizer+UndefinedBehaviorSanitizer, and under ThreadSanitizer;
-# then cppcheck.
+# then cppcheck and the translation check.
 # Ends with one line "check: N passed, M failed".
+#
+# After the plain build, the stages run as three streams side by side:
+# the plain build's tests; the sanitizer builds and their tests; the
+# analysis. Most tests wait (for a lease, a poll, a child) rather than
+# compute, so one stream alone leaves a 2-core machine mostly idle, and
+# CI's budget is 45 minutes. What only computes (the sanitizer builds,
+# cppcheck) runs at a lower priority, so the tests beside it keep the CPU
+# they ask for. Within a stream the stages run one after the other, and
+# the tests keep their own order (multi-process tests one at a time).
+# Each stage's output is printed whole when it ends.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-passed=0
-failed=0
-status=0
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+start_all=$SECONDS
 
-count() {
-  # meson test's summary: "Ok: N", "Fail: N", "Timeout: N", …
-  local log=$1 ok fail timeout
-  ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
-  fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
-  timeout=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -1)
-  passed=$((passed + ${ok:-0}))
-  failed=$((failed + ${fail:-0} + ${timeout:-0}))
-}
-
+# A stage: its output goes to $logs/NAME.log, printed once it ends (not
+# interleaved with the other stream's), then its exit status and time.
 run() {
   local name=$1; shift
-  local log start=$SECONDS
-  log=$(mktemp)
-  echo "== $name: $*"
-  if ! "$@" 2>&1 | tee "$log"; then status=1; fi
-  count "$log"
-  rm -f "$log"
-  # Where CI's time goes (its budget: 45 minutes on 2 cores).
-  echo "== $name: $((SECONDS - start)) s"
+  local start=$SECONDS rc=0
+  "$@" > "$logs/$name.log" 2>&1 || rc=$?
+  echo "$rc" > "$logs/$name.rc"
+  {
+    flock 9
+    echo "== $name: $*"
+    cat "$logs/$name.log"
+    # Where CI's time goes (its budget: 45 minutes on 2 cores).
+    echo "== $name: $((SECONDS - start)) s"
+  } 9>>"$logs/.print"
 }
 
+# A build tree: configured (again) and built. Returns non-zero (and
+# counts one failure) if either fails.
 setup() {
   local dir=$1; shift
+  local rc=0
   if [ -d "$dir" ]; then
-    meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null || return 1
+    meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null || rc=$?
   else
-    meson setup "$dir" -Dwerror=true "$@" >/dev/null || return 1
+    meson setup "$dir" -Dwerror=true "$@" >/dev/null || rc=$?
   fi
-  ninja -C "$dir" || return 1
+  [ "$rc" -eq 0 ] && nice -n "${NICENESS:-0}" ninja -C "$dir" || rc=1
+  echo "$rc" > "$logs/setup-$dir.rc"
+  return "$rc"
 }
 
-# The plain build also makes the GIR (warnings fatal) and the API reference
-# (gi-docgen --fatal-warnings), so CI checks both.
-if setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled; then
+# The same in the second stream: at a lower priority, printed as a stage.
+build_niced() {
+  NICENESS=10 setup "$@"
+}
+build() {
+  run "build${1#_build}" build_niced "$@"
+  [ "$(cat "$logs/setup-$1.rc" 2>/dev/null || echo 1)" -eq 0 ]
+}
+
+# Stream 1: the plain build's tree (its tests' folders are its own).
+stream_plain() {
   run tests meson test -C _build --no-suite stress --print-errorlogs
   # The stress run prints the auditor's figures.
   run stress meson test -C _build --suite stress --verbose
@@ -53,37 +70,74 @@ if setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled; then
   # the stress driver under valgrind would audit too slowly to mean much
   # (its holders run under ASan below); the ext2 runs go through a shell
   # script (the same programs run under valgrind on the ordinary folder).
-  run valgrind meson test -C _build --setup=valgrind --no-suite bindings --no-suite stress --no-suite ext2 --no-suite slurm --no-suite etcd --print-errorlogs
-else
-  status=1; failed=$((failed + 1))
-fi
-if setup _build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
-  run asan meson test -C _build-asan --setup=asan --no-suite bindings --no-suite slurm --no-suite etcd --print-errorlogs
-else
-  status=1; failed=$((failed + 1))
-fi
+  run valgrind meson test -C _build --setup=valgrind --no-suite bindings --no-suite stress --no-suite ext2 \
+    --no-suite slurm --no-suite etcd --print-errorlogs
+}
 
-# Static analysis (cppcheck): clean, or each report suppressed where it
-# stands with the reason.
-if [ -f _build/compile_commands.json ]; then
-  echo "== analyze: scripts/analyze.sh"
-  start=$SECONDS
-  if bash scripts/analyze.sh _build; then passed=$((passed + 1)); else status=1; failed=$((failed + 1)); fi
-  echo "== analyze: $((SECONDS - start)) s"
-fi
+# Stream 2: the sanitizer builds and their tests.
+stream_sanitizers() {
+  if build _build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
+    run asan meson test -C _build-asan --setup=asan --no-suite bindings --no-suite slurm --no-suite etcd \
+      --print-errorlogs
+  fi
+  # ThreadSanitizer for the threaded core (GLib's own locks annotated by
+  # tests/tsan-glib.c; what no wrapper reaches is in tests/tsan.supp). As
+  # the README's table says, the hosts and security suites run plain and
+  # under ASan; here only the stress run's hosts (they are single-threaded
+  # command runs, and under TSan they cost minutes CI does not have).
+  if build _build-tsan -Db_sanitize=thread -Db_lundef=false -Dintrospection=disabled; then
+    run tsan meson test -C _build-tsan --setup=tsan --no-suite bindings --no-suite slurm --no-suite etcd \
+      --no-suite namespaces --no-suite security --print-errorlogs
+  fi
+}
 
-# ThreadSanitizer for the threaded core (GLib's own locks annotated by
-# tests/tsan-glib.c; what no wrapper reaches is in tests/tsan.supp). As
-# the README's table says, the hosts and security suites run plain and
-# under ASan; here only the stress run's hosts (they are single-threaded
-# command runs, and under TSan they cost minutes CI does not have).
-if setup _build-tsan -Db_sanitize=thread -Db_lundef=false -Dintrospection=disabled; then
-  run tsan meson test -C _build-tsan --setup=tsan --no-suite bindings --no-suite slurm --no-suite etcd \
-    --no-suite namespaces --no-suite security --print-errorlogs
-else
-  status=1; failed=$((failed + 1))
-fi
+# Stream 3: static analysis (cppcheck), the shape of core/ and the
+# translations: clean, or each report suppressed where it stands with the
+# reason. cppcheck takes minutes of CPU (it reads GLib's headers for every
+# file), which the tests leave idle.
+stream_analysis() {
+  run analyze nice -n 19 bash scripts/analyze.sh _build
+}
 
-echo "== all: $SECONDS s"
+# The plain build first, alone (the first stream needs it). It also makes
+# the GIR (warnings fatal) and the API reference (gi-docgen
+# --fatal-warnings), so CI checks both.
+pids=()
+if setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled; then
+  stream_plain &
+  pids+=($!)
+  stream_analysis &
+  pids+=($!)
+fi
+stream_sanitizers &
+pids+=($!)
+wait "${pids[@]}"
+
+passed=0
+failed=0
+status=0
+for dir in _build _build-asan _build-tsan; do
+  if [ "$(cat "$logs/setup-$dir.rc" 2>/dev/null || echo 1)" -ne 0 ]; then status=1; failed=$((failed + 1)); fi
+done
+for stage in tests stress valgrind asan tsan analyze; do
+  [ -f "$logs/$stage.rc" ] || continue
+  rc=$(cat "$logs/$stage.rc")
+  [ "$rc" -eq 0 ] || status=1
+  if [ "$stage" = analyze ]; then
+    if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    continue
+  fi
+  # meson test's summary: "Ok: N", "Fail: N", "Timeout: N", …
+  ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
+  fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
+  timeout=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
+  passed=$((passed + ${ok:-0}))
+  failed=$((failed + ${fail:-0} + ${timeout:-0}))
+  # A stage that failed with no failed test in its summary (meson
+  # itself, a crash before the summary) counts once.
+  if [ "$rc" -ne 0 ] && [ $((${fail:-0} + ${timeout:-0})) -eq 0 ]; then failed=$((failed + 1)); fi
+done
+
+echo "== all: $((SECONDS - start_all)) s"
 echo "check: $passed passed, $failed failed"
 exit $status
