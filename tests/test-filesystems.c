@@ -18,7 +18,7 @@ typedef struct
   char *tmp;
   char *mount_point;
   char *image;
-  gboolean fuse;
+  GSubprocess *bindfs;   /* the FUSE view's daemon */
 } Fixture;
 
 static void
@@ -27,20 +27,15 @@ fuse_set_up (Fixture *f, gconstpointer data)
   g_autofree char *real = NULL;
 
   f->tmp = test_make_tmpdir ();
-  test_private_mounts ();
   real = g_build_filename (f->tmp, "real", NULL);
   f->mount_point = g_build_filename (f->tmp, "view", NULL);
-  f->fuse = TRUE;
-  g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
-  g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
-  test_run_or_fail ((const char *[]) { "bindfs", real, f->mount_point, NULL });
+  f->bindfs = test_mount_fuse_view (real, f->mount_point);
 }
 
 static void
 ext2_set_up (Fixture *f, gconstpointer data)
 {
   f->tmp = test_make_tmpdir ();
-  test_private_mounts ();
   f->image = g_build_filename (f->tmp, "ext2.img", NULL);
   f->mount_point = g_build_filename (f->tmp, "ext2", NULL);
   g_assert_cmpint (g_mkdir (f->mount_point, 0755), ==, 0);
@@ -53,8 +48,8 @@ ext2_set_up (Fixture *f, gconstpointer data)
 static void
 tear_down (Fixture *f, gconstpointer data)
 {
-  if (f->fuse)
-    test_run_or_fail ((const char *[]) { "fusermount", "-u", f->mount_point, NULL });
+  if (f->bindfs != NULL)
+    test_unmount_fuse_view (f->mount_point, f->bindfs);
   else
     test_run_or_fail ((const char *[]) { "umount", f->mount_point, NULL });
   test_remove_tree (f->tmp);
@@ -169,7 +164,6 @@ ro_set_up (Fixture *f, gconstpointer data)
   g_autofree char *real = NULL;
 
   f->tmp = test_make_tmpdir ();
-  test_private_mounts ();
   real = g_build_filename (f->tmp, "real", NULL);
   f->mount_point = g_build_filename (f->tmp, "ro", NULL);
   g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
@@ -215,6 +209,8 @@ test_status_read_only (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
+  /* Before any thread: the mounts are this process's own. */
+  test_private_mounts ();
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/filesystems/fuse/other-writer-seen", Fixture, NULL,
               fuse_set_up, test_fuse_other_writer, tear_down);

@@ -15,8 +15,6 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <signal.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -379,63 +377,7 @@ test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
  * `nolock` or `local_lock=all`, Lustre `localflock`): a free job lock says
  * nothing about a holder on another host. */
 
-static void
-die_with_parent (gpointer data)
-{
-  prctl (PR_SET_PDEATHSIG, SIGTERM);
-}
-
-/* Until @path is a mount point in /proc/self/mountinfo (a minute at most). */
-static void
-wait_for_mount (const char *path)
-{
-  g_autofree char *needle = g_strdup_printf (" %s ", path);
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-
-  for (;;)
-    {
-      g_autofree char *mounts = NULL;
-
-      g_assert_true (g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL));
-      if (strstr (mounts, needle) != NULL)
-        return;
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
-}
-
 static GSubprocess *spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **error, ...);
-
-/* A FUSE view (bindfs) of tmp/real at tmp/view, in a mount namespace of
- * our own, with the FUSE daemon in the foreground and ended with us, so
- * that a failing test leaves nothing behind. Returns the daemon. */
-static GSubprocess *
-mount_lockless_view (Fixture *f, const char *real, const char *view)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
-  GSubprocess *bindfs;
-
-  test_private_mounts ();
-  g_mkdir_with_parents (real, 0777);
-  g_mkdir_with_parents (view, 0777);
-  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
-  bindfs = g_subprocess_launcher_spawn (launcher, &error, "bindfs", "-f", "--no-allow-other", real, view, NULL);
-  g_assert_no_error (error);
-  wait_for_mount (view);
-  return bindfs;
-}
-
-static void
-unmount_lockless_view (const char *view, GSubprocess *bindfs)
-{
-  g_autoptr(GError) error = NULL;
-
-  g_assert_cmpint (umount2 (view, 0), ==, 0);
-  g_assert_true (g_subprocess_wait (bindfs, NULL, &error));
-  g_assert_no_error (error);
-  g_object_unref (bindfs);
-}
 
 /* Writes view_jobs/NAME@id.json for a holder of one unit with @spec. */
 static char *
@@ -464,7 +406,7 @@ lockless_pool (Fixture *f, char **view, char **view_jobs)
   *view = g_build_filename (f->tmp, "view", NULL);
   folder = g_build_filename (*view, "r", NULL);
   config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=2\n", folder);
-  bindfs = mount_lockless_view (f, real, *view);
+  bindfs = test_mount_fuse_view (real, *view);
   test_write_file (f->config, config);
   *view_jobs = g_build_filename (folder, "jobs", NULL);
   g_mkdir_with_parents (*view_jobs, 0777);
@@ -511,7 +453,7 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
   g_autoptr(TesseraJob) job = NULL;
   g_autoptr(TesseraDynamicDependency) dep = NULL;
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  GSubprocess *bindfs = test_mount_fuse_view (real, view);
   TestCounter *counter;
 
   g_mkdir_with_parents (view_jobs, 0777);
@@ -556,7 +498,7 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
   g_clear_object (&dep);
   g_object_unref (counter);
 
-  unmount_lockless_view (view, bindfs);
+  test_unmount_fuse_view (view, bindfs);
 }
 
 /* The same from `tessera run`: a one-line message, a non-zero status;
@@ -585,7 +527,7 @@ test_lockless_mount_run_refused (Fixture *f, gconstpointer data)
   g_assert_cmpint (run_no_wait_here (f, &out, &err), ==, 0);
   g_assert_cmpstr (out, ==, "ran\n");
 
-  unmount_lockless_view (view, bindfs);
+  test_unmount_fuse_view (view, bindfs);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1199,7 +1141,7 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
                                              view_folder, lease);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) run = NULL;
-  GSubprocess *bindfs = mount_lockless_view (f, real, view);
+  GSubprocess *bindfs = test_mount_fuse_view (real, view);
   GPid server = atoi (g_subprocess_get_identifier (bindfs));
   GPid command;
   gint64 stopped;
@@ -1220,7 +1162,7 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (run), ==, 76);
   g_assert_cmpfloat (ended, <, lease);
   g_clear_object (&run);
-  unmount_lockless_view (view, bindfs);
+  test_unmount_fuse_view (view, bindfs);
 }
 
 /* The pool's lease is every user's: a user whose configuration lacks
@@ -1472,7 +1414,9 @@ test_job_lock_take_waits_out_probe (Fixture *f, gconstpointer data)
   other = helper_spawn (NULL, "hold-job", job_uri, NULL);
   helper_expect_line (other, "ERROR", 60);
   g_assert_cmpint (helper_wait (other), ==, 1);
-  g_assert_cmpint (g_get_monotonic_time () - start, <, 5 * G_USEC_PER_SEC);
+  /* A holder's write lock ends the take, not a wait (that would last
+   * until the holder goes): generous, for a loaded machine. */
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 30 * G_USEC_PER_SEC);
   helper_close_stdin (holder);
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
@@ -1959,7 +1903,7 @@ test_lockless_mount_other_host_seen_without_holders (Fixture *f, gconstpointer d
   g_assert_no_error (error);
   g_assert_cmpint (test_exit_code (run), ==, 1);
 
-  unmount_lockless_view (view, bindfs);
+  test_unmount_fuse_view (view, bindfs);
 }
 
 /* experimaestro's spec names no host: on a lock-less mount its holder may
@@ -1980,7 +1924,7 @@ test_lockless_mount_unknown_host_refused (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err, "etcd"));
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 
-  unmount_lockless_view (view, bindfs);
+  test_unmount_fuse_view (view, bindfs);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -2497,6 +2441,8 @@ test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
+  /* Before any thread: the FUSE views are this process's own. */
+  test_private_mounts ();
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
   ADD ("/hosts/fail-closed/float-count", NULL, test_float_count_counts);

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <utime.h>
@@ -313,18 +314,81 @@ test_run_or_fail (const char * const *argv)
     g_error ("%s failed: %s", argv[0], err);
 }
 
-/* Mounts a test makes from now on are its own: they are not seen by the
- * rest of the machine and go with the test process, also when it fails
- * before its own umount (a loop mount left behind holds its image and
- * device for good). The test's children inherit the namespace, so they
- * see the mounts. Needs root, as CI is; fails without it. */
+/* Mounts this test process makes from now on are its own: they are not
+ * seen by the rest of the machine and go with the process, also when a
+ * test fails before its own umount (a loop mount left behind holds its
+ * image and device for good). The children inherit the namespace, so
+ * they see the mounts. unshare() moves only the calling thread, so this
+ * is called first in main(), before any thread (GLib's worker, a
+ * resource's) exists. Needs root, as CI is; fails without it. */
 void
 test_private_mounts (void)
 {
+  g_autofree char *status = NULL;
+
+  if (g_file_get_contents ("/proc/self/status", &status, NULL, NULL) && strstr (status, "\nThreads:\t1\n") == NULL)
+    g_error ("test_private_mounts() must come before any thread is started");
   if (unshare (CLONE_NEWNS) != 0)
     g_error ("unshare(CLONE_NEWNS): %s (the test mounts: run it as root, as CI does)", g_strerror (errno));
   if (mount ("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
     g_error ("making / private: %s", g_strerror (errno));
+}
+
+static void
+die_with_parent (gpointer data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* Until @path is a mount point in /proc/self/mountinfo (a minute at most). */
+static void
+wait_for_mount (const char *path)
+{
+  g_autofree char *needle = g_strdup_printf (" %s ", path);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autofree char *mounts = NULL;
+
+      g_assert_true (g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL));
+      if (strstr (mounts, needle) != NULL)
+        return;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (10 * 1000);
+    }
+}
+
+/* A FUSE view (bindfs) of @real at @view, both made if needed, with the
+ * FUSE daemon in the foreground and ended with this process, so that a
+ * failing test leaves nothing behind (with test_private_mounts(), not
+ * even the mount). Returns the daemon, for test_unmount_fuse_view(). */
+GSubprocess *
+test_mount_fuse_view (const char *real, const char *view)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  GSubprocess *bindfs;
+
+  g_mkdir_with_parents (real, 0777);
+  g_mkdir_with_parents (view, 0777);
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  bindfs = g_subprocess_launcher_spawn (launcher, &error, "bindfs", "-f", "--no-allow-other", real, view, NULL);
+  g_assert_no_error (error);
+  wait_for_mount (view);
+  return bindfs;
+}
+
+/* Unmounts @view; its daemon @bindfs then ends, and is freed. */
+void
+test_unmount_fuse_view (const char *view, GSubprocess *bindfs)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (umount2 (view, 0), ==, 0);
+  g_assert_true (g_subprocess_wait (bindfs, NULL, &error));
+  g_assert_no_error (error);
+  g_object_unref (bindfs);
 }
 
 /* Waits (up to @timeout_s, generous) until @path exists. */
@@ -414,11 +478,12 @@ test_users_new (const char *prefix)
 
   if (getuid () != 0)
     g_error ("this test creates users and a group: run it as root (CI does)");
-  users->group = g_strdup_printf ("%sg%d", prefix, (int) getpid () % 100000);
+  /* The whole pid: test programs of two build trees run side by side. */
+  users->group = g_strdup_printf ("%sg%d", prefix, (int) getpid ());
   test_run_or_fail ((const char *[]) { "groupadd", users->group, NULL });
   for (int i = 0; i < 2; i++)
     {
-      users->users[i] = g_strdup_printf ("%su%d%c", prefix, (int) getpid () % 100000, 'a' + i);
+      users->users[i] = g_strdup_printf ("%su%d%c", prefix, (int) getpid (), 'a' + i);
       test_run_or_fail ((const char *[]) { "useradd", "-M", "-N", "-g", users->group, "-s", "/bin/sh",
                                            users->users[i], NULL });
     }

@@ -22,8 +22,11 @@ guint    test_warning_count      (void);
 void     test_wait_for_file      (const char *path, double timeout_s);
 guint    test_count_entries      (const char *path);
 void     test_run_or_fail        (const char * const *argv);
-/* Moves this test process into a mount namespace of its own (root). */
+/* Moves this test process into a mount namespace of its own (root):
+ * first thing in main(), before any thread. */
 void     test_private_mounts     (void);
+GSubprocess *test_mount_fuse_view (const char *real, const char *view);
+void     test_unmount_fuse_view  (const char *view, GSubprocess *bindfs);
 int      test_exit_code          (GSubprocess *process);
 
 Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
