@@ -6,8 +6,8 @@
  * pool (a folder of the first user's, checked byte for byte), end within
  * a bound, not crash, say what it has to say in clear lines, and stay
  * small. Real users and a group: CI is root; without root this fails.
- * After an aborted run, remove what it left: `userdel txuNNNNNa` (and
- * b), `groupdel txgNNNNN`.
+ * After an aborted run, remove what it left: `userdel txuPIDa` (and b),
+ * `groupdel txgPID`.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
