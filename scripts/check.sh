@@ -12,8 +12,11 @@
 # CI's budget is 45 minutes. What only computes (the sanitizer builds,
 # cppcheck) runs at a lower priority, so the tests beside it keep the CPU
 # they ask for. Within a stream the stages run one after the other, and
-# the tests keep their own order (multi-process tests one at a time).
-# Each stage's output is printed whole when it ends.
+# the tests keep their own order (within one build tree, multi-process
+# tests one at a time). A stage says when it starts; its output is
+# printed whole when it ends. Interrupted (SIGINT, SIGTERM: a CI
+# timeout), it stops every stream and prints what the unfinished stages
+# said so far.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,20 +24,25 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 start_all=$SECONDS
 
-# A stage: its output goes to $logs/NAME.log, printed once it ends (not
-# interleaved with the other stream's), then its exit status and time.
+# Prints its input in one piece, not interleaved with another stream's.
+say() {
+  { flock 9; cat; } 9>>"$logs/.print"
+}
+
+# A stage: its output goes to $logs/NAME.log, printed once it ends, then
+# its exit status goes to $logs/NAME.rc.
 run() {
   local name=$1; shift
   local start=$SECONDS rc=0
+  echo "== $name: started ($((SECONDS - start_all)) s in): $*" | say
   "$@" > "$logs/$name.log" 2>&1 || rc=$?
-  echo "$rc" > "$logs/$name.rc"
   {
-    flock 9
     echo "== $name: $*"
     cat "$logs/$name.log"
     # Where CI's time goes (its budget: 45 minutes on 2 cores).
     echo "== $name: $((SECONDS - start)) s"
-  } 9>>"$logs/.print"
+  } | say
+  echo "$rc" > "$logs/$name.rc"
 }
 
 # A build tree: configured (again) and built. Returns non-zero (and
@@ -99,11 +107,72 @@ stream_analysis() {
   run analyze nice -n 19 bash scripts/analyze.sh _build
 }
 
+# Counts what the stages' summaries say and prints the last lines; exits
+# non-zero on any failure, a stage that did not end among them.
+summarize() {
+  local passed=0 failed=0 status=0 stage rc ok fail timeout
+  local expected=()
+
+  for dir in _build _build-asan _build-tsan; do
+    if [ "$(cat "$logs/setup-$dir.rc" 2>/dev/null || echo 1)" -ne 0 ]; then status=1; failed=$((failed + 1)); fi
+  done
+  [ "$(cat "$logs/setup-_build.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(tests stress valgrind analyze)
+  [ "$(cat "$logs/setup-_build-asan.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(asan)
+  [ "$(cat "$logs/setup-_build-tsan.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(tsan)
+  for stage in "${expected[@]}"; do
+    if [ ! -f "$logs/$stage.rc" ]; then
+      # Never ended (its stream was stopped, or died): a failure.
+      echo "== $stage: did not end"
+      status=1; failed=$((failed + 1))
+      continue
+    fi
+    rc=$(cat "$logs/$stage.rc")
+    [ "$rc" -eq 0 ] || status=1
+    if [ "$stage" = analyze ]; then
+      if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+      continue
+    fi
+    # meson test's summary: "Ok: N", "Fail: N", "Timeout: N", …
+    ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
+    fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
+    timeout=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
+    passed=$((passed + ${ok:-0}))
+    failed=$((failed + ${fail:-0} + ${timeout:-0}))
+    # A stage that failed with no failed test in its summary (meson
+    # itself, a crash before the summary) counts once.
+    if [ "$rc" -ne 0 ] && [ $((${fail:-0} + ${timeout:-0})) -eq 0 ]; then failed=$((failed + 1)); fi
+  done
+  echo "== all: $((SECONDS - start_all)) s"
+  echo "check: $passed passed, $failed failed"
+  return $status
+}
+
+# Each stream in a process group of its own, so that an interruption
+# stops all it started (meson, the tests and their children).
+pids=()
+interrupted() {
+  local log name
+
+  trap - INT TERM
+  for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+  wait
+  for log in "$logs"/*.log; do
+    name=$(basename "$log" .log)
+    [ -f "$log" ] && [ ! -f "$logs/$name.rc" ] || continue
+    echo "== $name: interrupted; its output so far:"
+    cat "$log"
+  done
+  summarize
+  exit 130
+}
+trap interrupted INT TERM
+
 # The plain build first, alone (the first stream needs it). It also makes
 # the GIR (warnings fatal) and the API reference (gi-docgen
 # --fatal-warnings), so CI checks both.
-pids=()
-if setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled; then
+setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled && plain=1 || plain=0
+set -m
+if [ "$plain" -eq 1 ]; then
   stream_plain &
   pids+=($!)
   stream_analysis &
@@ -111,33 +180,7 @@ if setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled; then
 fi
 stream_sanitizers &
 pids+=($!)
+set +m
 wait "${pids[@]}"
 
-passed=0
-failed=0
-status=0
-for dir in _build _build-asan _build-tsan; do
-  if [ "$(cat "$logs/setup-$dir.rc" 2>/dev/null || echo 1)" -ne 0 ]; then status=1; failed=$((failed + 1)); fi
-done
-for stage in tests stress valgrind asan tsan analyze; do
-  [ -f "$logs/$stage.rc" ] || continue
-  rc=$(cat "$logs/$stage.rc")
-  [ "$rc" -eq 0 ] || status=1
-  if [ "$stage" = analyze ]; then
-    if [ "$rc" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-    continue
-  fi
-  # meson test's summary: "Ok: N", "Fail: N", "Timeout: N", …
-  ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
-  fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
-  timeout=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$logs/$stage.log" | tail -1)
-  passed=$((passed + ${ok:-0}))
-  failed=$((failed + ${fail:-0} + ${timeout:-0}))
-  # A stage that failed with no failed test in its summary (meson
-  # itself, a crash before the summary) counts once.
-  if [ "$rc" -ne 0 ] && [ $((${fail:-0} + ${timeout:-0})) -eq 0 ]; then failed=$((failed + 1)); fi
-done
-
-echo "== all: $((SECONDS - start_all)) s"
-echo "check: $passed passed, $failed failed"
-exit $status
+summarize
