@@ -37,7 +37,8 @@
  *       it until stdin closes.
  *   tessera-helper hold-job JOB_URI
  *       take the job lock of JOB_URI (tessera_job_hold), print "HELD" or
- *       "ERROR <message>", keep it until stdin closes.
+ *       "ERROR ms=N <message>" (N: what the take took), keep it until
+ *       stdin closes.
  *   tessera-helper job-locks
  *       as a job's process: load $TESSERA_LOCKS, enter its locks, print
  *       "JOB-LOCKS N" (or "ERROR <message>", exit 1), leave them.
@@ -333,10 +334,14 @@ do_hold_job (char **argv)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TesseraJob) job = tessera_job_new ("task", "held", argv[2], &error);
+  gint64 start = g_get_monotonic_time ();
 
   if (job == NULL || !tessera_job_hold (job, &error))
     {
-      g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
+      /* How long the take took, for a test to tell a refusal from a wait
+       * whatever the time the helper took to start. */
+      g_autofree char *line = g_strdup_printf ("ERROR ms=%" G_GINT64_FORMAT " %s",
+                                               (g_get_monotonic_time () - start) / 1000, error->message);
       say (line);
       return 1;
     }

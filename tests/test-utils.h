@@ -25,6 +25,7 @@ void     test_run_or_fail        (const char * const *argv);
 /* Moves this test process into a mount namespace of its own (root):
  * first thing in main(), before any thread. */
 void     test_private_mounts     (void);
+gboolean test_try_private_mounts (void);
 GSubprocess *test_mount_fuse_view (const char *real, const char *view);
 void     test_unmount_fuse_view  (const char *view, GSubprocess *bindfs);
 int      test_exit_code          (GSubprocess *process);
