@@ -29,20 +29,22 @@ say() {
   { flock 9; cat; } 9>>"$logs/.print"
 }
 
-# A stage: its output goes to $logs/NAME.log, printed once it ends, then
-# its exit status goes to $logs/NAME.rc.
+# A stage: marked started, its output in $logs/NAME.log, its exit status
+# in $logs/NAME.rc, then the output printed and marked so.
 run() {
   local name=$1; shift
   local start=$SECONDS rc=0
+  : > "$logs/$name.started"
   echo "== $name: started ($((SECONDS - start_all)) s in): $*" | say
-  "$@" > "$logs/$name.log" 2>&1 || rc=$?
+  "$@" > "$logs/$name.log" 2>&1 < /dev/null || rc=$?
+  echo "$rc" > "$logs/$name.rc"
   {
     echo "== $name: $*"
     cat "$logs/$name.log"
     # Where CI's time goes (its budget: 45 minutes on 2 cores).
     echo "== $name: $((SECONDS - start)) s"
   } | say
-  echo "$rc" > "$logs/$name.rc"
+  : > "$logs/$name.printed"
 }
 
 # A build tree: configured (again) and built. Returns non-zero (and
@@ -114,14 +116,21 @@ summarize() {
   local expected=()
 
   for dir in _build _build-asan _build-tsan; do
+    [ -f "$logs/setup-$dir.rc" ] || echo "== build of $dir: did not end"
     if [ "$(cat "$logs/setup-$dir.rc" 2>/dev/null || echo 1)" -ne 0 ]; then status=1; failed=$((failed + 1)); fi
   done
   [ "$(cat "$logs/setup-_build.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(tests stress valgrind analyze)
   [ "$(cat "$logs/setup-_build-asan.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(asan)
   [ "$(cat "$logs/setup-_build-tsan.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(tsan)
   for stage in "${expected[@]}"; do
+    # A stage that never started or ended (its stream was stopped, or
+    # died) is a failure.
+    if [ ! -f "$logs/$stage.started" ]; then
+      echo "== $stage: did not start"
+      status=1; failed=$((failed + 1))
+      continue
+    fi
     if [ ! -f "$logs/$stage.rc" ]; then
-      # Never ended (its stream was stopped, or died): a failure.
       echo "== $stage: did not end"
       status=1; failed=$((failed + 1))
       continue
@@ -147,40 +156,74 @@ summarize() {
   return $status
 }
 
-# Each stream in a process group of its own, so that an interruption
-# stops all it started (meson, the tests and their children).
-pids=()
-interrupted() {
+# What the stages that did not print their output (stopped, or their
+# stream died) said so far.
+print_unprinted() {
   local log name
 
-  trap - INT TERM
-  for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
-  wait
   for log in "$logs"/*.log; do
+    [ -f "$log" ] || continue
     name=$(basename "$log" .log)
-    [ -f "$log" ] && [ ! -f "$logs/$name.rc" ] || continue
-    echo "== $name: interrupted; its output so far:"
+    [ -f "$logs/$name.printed" ] && continue
+    echo "== $name: did not end; its output so far:"
     cat "$log"
   done
-  summarize
-  exit 130
 }
-trap interrupted INT TERM
+
+# Whether a process of the group $1 is still there (zombies aside).
+group_alive() {
+  ps -e -o pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { found = 1 } END { exit !found }'
+}
+
+# Each stream (and the plain build) runs in a process group of its own,
+# so that an interruption stops all it started: meson, which ends its
+# tests within a second of a SIGTERM, and anything stopped (SIGCONT).
+interrupted() {
+  local code=$1 groups deadline
+
+  trap - INT TERM
+  groups=$(jobs -p)
+  for g in $groups; do
+    kill -TERM -- "-$g" 2>/dev/null
+    kill -CONT -- "-$g" 2>/dev/null
+  done
+  deadline=$((SECONDS + 15))
+  for g in $groups; do
+    while group_alive "$g" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
+    kill -KILL -- "-$g" 2>/dev/null
+  done
+  wait 2>/dev/null
+  print_unprinted
+  summarize
+  exit "$code"
+}
+trap 'interrupted 130' INT
+trap 'interrupted 143' TERM
+
+# Starts "$@" in the background, in a process group of its own.
+spawn() {
+  set -m
+  "$@" < /dev/null &
+  set +m
+}
 
 # The plain build first, alone (the first stream needs it). It also makes
 # the GIR (warnings fatal) and the API reference (gi-docgen
-# --fatal-warnings), so CI checks both.
-setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled && plain=1 || plain=0
-set -m
+# --fatal-warnings), so CI checks both. Waited for in the background, so
+# a signal is handled at once, not after the build.
+spawn setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled
+wait $! && plain=1 || plain=0
+pids=()
 if [ "$plain" -eq 1 ]; then
-  stream_plain &
+  spawn stream_plain
   pids+=($!)
-  stream_analysis &
+  spawn stream_analysis
   pids+=($!)
 fi
-stream_sanitizers &
+spawn stream_sanitizers
 pids+=($!)
-set +m
 wait "${pids[@]}"
 
+# A stream that died in a normal run: what its stages said.
+print_unprinted
 summarize
