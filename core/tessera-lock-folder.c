@@ -305,12 +305,6 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
   return found;
 }
 
-/* A temporary file of ours older than this was left by a writer killed
- * between its write and its rename (which take microseconds). Every write
- * there is made under ipc.lock, and so is this sweep (at a process's first
- * write), so any temporary it finds is a dead writer's; the age is a
- * second guard only, should a writer come without ipc.lock. */
-#define TMP_STALE_S 60
 
 static void
 sweep_tmp (int tmp_fd)
@@ -328,7 +322,7 @@ sweep_tmp (int tmp_fd)
     }
   while ((d = readdir (dir)) != NULL)
     if (_tessera_is_lock_file_temporary_name (d->d_name) && fstatat (tmp_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISREG (st.st_mode) && g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st) > TMP_STALE_S * G_GINT64_CONSTANT (1000000000))
+        S_ISREG (st.st_mode) && g_get_real_time () * 1000 - _tessera_stat_mtime_ns (&st) > _TESSERA_WRITER_TMP_STALE_S * G_GINT64_CONSTANT (1000000000))
       unlinkat (tmp_fd, d->d_name, 0);
   closedir (dir);
 }

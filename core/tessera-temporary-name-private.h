@@ -11,6 +11,14 @@
 
 G_BEGIN_DECLS
 
+/* A temporary file of a writer's own folder (.tessera-tmp-UID) older than
+ * this (seconds) was left by a writer killed between its write and its
+ * rename (which take microseconds); the library's sweep removes it. Every
+ * write there is made under ipc.lock, and so is the sweep (at a process's
+ * first write), so any temporary it finds is a dead writer's; the age is
+ * a second guard only, should a writer come without ipc.lock. */
+#define _TESSERA_WRITER_TMP_STALE_S 60
+
 /* NAME.json, a dot and six random characters: the temporary file of an
  * atomic write of a JSON file (create_temporary_at in
  * tessera-folder-io.c makes them). */

@@ -62,13 +62,18 @@ setup() {
   return "$rc"
 }
 
+# Whether the build tree $1 was set up and built.
+built() {
+  [ "$(cat "$logs/setup-$1.rc" 2>/dev/null || echo 1)" -eq 0 ]
+}
+
 # The same in the second stream: at a lower priority, printed as a stage.
 build_niced() {
   NICENESS=10 setup "$@"
 }
 build() {
   run "build${1#_build}" build_niced "$@"
-  [ "$(cat "$logs/setup-$1.rc" 2>/dev/null || echo 1)" -eq 0 ]
+  built "$1"
 }
 
 # Stream 1: the plain build's tree (its tests' folders are its own).
@@ -117,11 +122,11 @@ summarize() {
 
   for dir in _build _build-asan _build-tsan; do
     [ -f "$logs/setup-$dir.rc" ] || echo "== build of $dir: did not end"
-    if [ "$(cat "$logs/setup-$dir.rc" 2>/dev/null || echo 1)" -ne 0 ]; then status=1; failed=$((failed + 1)); fi
+    built "$dir" || { status=1; failed=$((failed + 1)); }
   done
-  [ "$(cat "$logs/setup-_build.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(tests stress valgrind analyze)
-  [ "$(cat "$logs/setup-_build-asan.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(asan)
-  [ "$(cat "$logs/setup-_build-tsan.rc" 2>/dev/null || echo 1)" -eq 0 ] && expected+=(tsan)
+  built _build && expected+=(tests stress valgrind analyze)
+  built _build-asan && expected+=(asan)
+  built _build-tsan && expected+=(tsan)
   for stage in "${expected[@]}"; do
     # A stage that never started or ended (its stream was stopped, or
     # died) is a failure.

@@ -1263,10 +1263,6 @@ is_host_temporary (const char *name)
   return TRUE;
 }
 
-/* A temporary of the writer's own folder older than this is a killed
- * writer's (the library's sweep, TMP_STALE_S in tessera-lock-folder.c). */
-#define WRITER_TMP_STALE_S 60
-
 /* A live writer's temporary lasts microseconds: one younger than this
  * when listed that is gone after was renamed into place, whatever
  * --min-age says. */
@@ -1566,7 +1562,7 @@ cmd_clean (int argc, char **argv)
           }
       removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
                                           MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
-      removed += report_gone_temporaries (name, own_tmp, &writer_tmp, WRITER_TMP_STALE_S);
+      removed += report_gone_temporaries (name, own_tmp, &writer_tmp, _TESSERA_WRITER_TMP_STALE_S);
       {
         /* The lease, else (a lock-less mount's marks) min-age. */
         double lease = 0;
