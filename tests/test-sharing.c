@@ -185,6 +185,32 @@ test_init_then_share (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out, "m (mutex): 1 of 1 free"));
 }
 
+/* A pool set up for one user (root, umask 022) and shared afterwards with
+ * `init --group`: what it already holds becomes the group's too (its
+ * folders, jobs/, ipc.lock, informations.json), so a member uses it at
+ * once rather than failing on a root-only ipc.lock. */
+static void
+test_init_group_afterwards (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *site = use_site (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=2\n");
+  g_autofree char *r = g_build_filename (site, "r", NULL);
+
+  g_assert_cmpint (init_as_root (f, "022", site, NULL), ==, 0);
+  g_assert_cmpint (init_as_root (f, "022", site, "--group", f->gp->users->group, NULL), ==, 0);
+  assert_shared (site, "", f->gp->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "", f->gp->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "jobs", f->gp->users->gid, S_ISGID | S_IRWXG);
+  assert_shared (r, "ipc.lock", f->gp->users->gid, S_IRGRP | S_IWGRP);
+  assert_shared (r, "informations.json", f->gp->users->gid, S_IRGRP | S_IWGRP);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "set", "r", "total=3", NULL), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "status", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "3 of 3 free"));
+}
+
 /* mode= and group= of a resource win over what it would take from the
  * pool's folder. */
 static void
@@ -492,6 +518,8 @@ main (int argc, char **argv)
               fixture_set_up, test_strict_umask, fixture_tear_down);
   g_test_add ("/sharing/init/then-two-users-share", Fixture, NULL,
               fixture_set_up, test_init_then_share, fixture_tear_down);
+  g_test_add ("/sharing/init/group-afterwards", Fixture, NULL,
+              fixture_set_up, test_init_group_afterwards, fixture_tear_down);
   g_test_add ("/sharing/init/by-a-member", Fixture, NULL,
               fixture_set_up, test_init_by_a_member, fixture_tear_down);
   g_test_add ("/sharing/init/refusals", Fixture, NULL,

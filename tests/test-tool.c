@@ -622,6 +622,10 @@ static const BadConfig bad_configs[] = {
   { "total-minus-one", "[resource r]\ntype=countertoken\npath=/tmp/tessera-never/r\ntotal=-1\n", "[resource r]", "total" },
   { "same-folder", "[resource r]\ntype=countertoken\npath=/tmp/tessera-never/r\ntotal=1\n"
     "[resource s]\ntype=mutex\npath=/tmp/tessera-never/x/../r/\n", "[resource s]", "path" },
+  { "gpu-devices-not-a-list", "[resource g]\ntype=gpu\npath=/tmp/tessera-never/g\ndevices=x\n", "[resource g]",
+    "devices" },
+  { "gpu-device-given-twice", "[resource g]\ntype=gpu\npath=/tmp/tessera-never/g\ndevices=0;0\n", "[resource g]",
+    "devices" },
 };
 
 /* Configuration errors: exit 78 and one line naming file, group and key. */
@@ -896,6 +900,23 @@ test_bad_timeout (Fixture *f, gconstpointer data)
       g_assert_cmpint (status, ==, 64);
       assert_one_message (out);
       g_assert_nonnull (strstr (out, timeouts[i]));
+    }
+}
+
+/* --min-age takes what --timeout takes: a number of seconds, 0 or more. */
+static void
+test_bad_min_age (Fixture *f, gconstpointer data)
+{
+  const char *ages[] = { "-1", "nan", "-inf", "inf", "soon" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (ages); i++)
+    {
+      int status;
+      g_autofree char *out = run_capture (f, &status, "clean", "--min-age", ages[i], NULL);
+
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, ages[i]));
     }
 }
 
@@ -1624,7 +1645,9 @@ static void
 test_broken_informations (Fixture *f, gconstpointer data)
 {
   g_autofree char *informations = g_build_filename (f->tmp, "r", "informations.json", NULL);
-  const char *broken[] = { "{\"total\": ", "{\"total\": \"eight\"}", "[1, 2]" };
+  const char *broken[] = { "{\"total\": ", "{\"total\": \"eight\"}", "[1, 2]",
+                           /* what the type refuses: never a pool of 0 that waits for ever */
+                           "{\"total\": \"3\"}", "{\"totl\": 3}", "{}", "{\"total\": 2147483648}" };
   int status;
 
   g_free (run_capture (f, &status, "status", NULL));
@@ -2181,6 +2204,74 @@ test_clean_force (Fixture *f, gconstpointer data)
   test_exit_code (run);
 }
 
+/* `tessera set` refuses what the pool could not then be read with (a
+ * total past the range a request has), in one line (64), and leaves
+ * informations.json as it was. */
+static void
+test_set_refuses_out_of_range (Fixture *f, gconstpointer data)
+{
+  g_autofree char *informations = g_build_filename (f->tmp, "r", "informations.json", NULL);
+  const char *values[] = { "total=2147483648", "total=9223372036854775807", "total=-3", "total=1.5" };
+  g_autofree char *before = NULL;
+  g_autofree char *out = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  g_assert_true (g_file_get_contents (informations, &before, NULL, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    {
+      g_autofree char *after = NULL;
+
+      g_clear_pointer (&out, g_free);
+      out = run_capture (f, &status, "set", "r", values[i], NULL);
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_assert_true (g_file_get_contents (informations, &after, NULL, NULL));
+      g_assert_cmpstr (after, ==, before);
+    }
+  /* The range's ends are named, and the largest is taken. */
+  g_assert_nonnull (strstr (out, "2147483647"));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "set", "r", "total=2147483647", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "2147483647 of 2147483647 free"));
+}
+
+/* A link or a FIFO where a lock file would be is no holder: `clean
+ * --force` says it has no such holder (64) rather than claiming a removal
+ * it did not make. */
+static void
+test_clean_force_not_a_holder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autofree char *link = g_build_filename (jobs, "link@1.json", NULL);
+  g_autofree char *fifo = g_build_filename (jobs, "fifo@1.json", NULL);
+  g_autofree char *target = g_build_filename (f->tmp, "target.json", NULL);
+  const char *names[] = { "link@1", "fifo@1" };
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  test_write_file (target, "{\"job_uri\": \"/x/t\", \"information\": {\"count\": 1}}");
+  g_assert_cmpint (symlink (target, link), ==, 0);
+  g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *out = run_capture (f, &status, "clean", "--force", "r", names[i], NULL);
+      g_autofree char *said = g_strdup_printf ("has no holder “%s”", names[i]);
+
+      g_test_message ("%s", out);
+      g_assert_cmpint (status, ==, 64);
+      g_assert_null (strstr (out, "removed"));
+      g_assert_nonnull (strstr (out, said));
+    }
+  g_assert_true (g_file_test (link, G_FILE_TEST_IS_SYMLINK));
+  g_assert_true (g_file_test (fifo, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (target, G_FILE_TEST_IS_REGULAR));
+}
+
 /* A lock file of host @host whose job lock the test holds, as a lock
  * manager keeps a vanished NFSv3 client's locks: it counts for ever. */
 static char *
@@ -2215,6 +2306,7 @@ test_clean_host (Fixture *f, gconstpointer data)
 {
   int fds[3];
   g_autofree char *old1 = NULL, *old2 = NULL, *other = NULL;
+  g_autofree char *dead = g_build_filename (f->tmp, "r", "jobs", "dead@1.json", NULL);
   g_autofree char *out = NULL;
   int status;
 
@@ -2235,6 +2327,15 @@ test_clean_host (Fixture *f, gconstpointer data)
   g_assert_null (strstr (out, "other@1"));
   g_assert_nonnull (strstr (out, "--yes"));
   g_assert_true (g_file_test (old1, G_FILE_TEST_EXISTS) && g_file_test (old2, G_FILE_TEST_EXISTS));
+  /* Without --yes nothing goes, a dead holder of a third host neither;
+   * with it, that one goes too, and is named. */
+  test_write_file (dead, "{\"job_uri\": \"/x/never-locked\", \"information\": {\"count\": 1}, "
+                         "\"process\": {\"type\": \"local\", \"pid\": 5, \"start_time\": 1, \"host\": \"third-node\", "
+                         "\"boot_id\": \"00000000-dead-beef-0000-000000000001\"}}");
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--host", "retired-node", "r", NULL);
+  g_assert_cmpint (status, ==, 64);
+  g_assert_true (g_file_test (dead, G_FILE_TEST_EXISTS));
 
   g_clear_pointer (&out, g_free);
   out = run_capture (f, &status, "clean", "--host", g_get_host_name (), "--yes", NULL);
@@ -2247,7 +2348,9 @@ test_clean_host (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "r: removed old@1 (host retired-node)\n"));
   g_assert_nonnull (strstr (out, "r: removed old@2 (host retired-node)\n"));
+  g_assert_nonnull (strstr (out, "r: removed dead@1\n"));
   g_assert_false (g_file_test (old1, G_FILE_TEST_EXISTS) || g_file_test (old2, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (dead, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (other, G_FILE_TEST_EXISTS));
 
   g_clear_pointer (&out, g_free);
@@ -2314,6 +2417,9 @@ main (int argc, char **argv)
   ADD ("/tool/clean/removes-temporaries-of-killed-writers", test_clean_temporaries);
   ADD ("/tool/clean/force-removes-named-holders", test_clean_force);
   ADD ("/tool/clean/host-removes-a-retired-host-s-holdings", test_clean_host);
+  ADD ("/tool/clean/force-names-no-link-or-fifo", test_clean_force_not_a_holder);
+  ADD ("/tool/clean/bad-min-age-is-usage-error", test_bad_min_age);
+  ADD ("/tool/set/refuses-out-of-range", test_set_refuses_out_of_range);
   ADD ("/tool/watch/updates-on-change", test_watch);
   ADD ("/tool/watch/quiet-when-idle", test_watch_quiet_when_idle);
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
