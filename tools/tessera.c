@@ -316,6 +316,24 @@ parse (GOptionContext *context, int *argc, char ***argv, int *status)
   return TRUE;
 }
 
+/* The seconds an option such as --timeout gives: a number, 0 or more
+ * (infinity too when @infinite), never NaN. */
+static gboolean
+parse_seconds (const char *option, const char *text, gboolean infinite, double *seconds, int *status)
+{
+  char *end = NULL;
+  double value = g_ascii_strtod (text, &end);
+
+  if (end == text || *end != '\0' || isnan (value) || value < 0 || (!infinite && isinf (value)))
+    {
+      /* Translators: the first %s is an option, such as --timeout */
+      *status = fail (EXIT_USAGE, _("%s wants a number of seconds, 0 or more, not “%s”"), option, text);
+      return FALSE;
+    }
+  *seconds = value;
+  return TRUE;
+}
+
 /* The resources named on the command line, or all of them. */
 static GPtrArray *
 selected_names (TesseraConfig *config, int argc, char **argv, int *status)
@@ -838,24 +856,60 @@ cmd_set (int argc, char **argv)
 /* ---------------------------------------------------------------------- */
 /* clean */
 
-/* The lock file names in a resource's jobs/ folder. */
+#define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
+/* The lock file names in a resource's jobs/ folder: regular files only,
+ * as the library reads them (a link or a FIFO there is no holder). */
 static GHashTable *
 lock_file_names (const char *folder)
 {
-  g_autofree char *jobs = g_build_filename (folder, "jobs", NULL);
   GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  GDir *dir = g_dir_open (jobs, 0, NULL);
-  const char *name;
+  int folder_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
+  DIR *dir = jobs_fd >= 0 ? fdopendir (jobs_fd) : NULL;
+  struct dirent *entry;
 
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      g_hash_table_add (names, g_strndup (name, strlen (name) - strlen (".json")));
-  if (dir != NULL)
-    g_dir_close (dir);
+  if (folder_fd >= 0)
+    close (folder_fd);
+  if (dir == NULL)
+    {
+      if (jobs_fd >= 0)
+        close (jobs_fd);
+      return names;
+    }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      struct stat st;
+
+      if (g_str_has_suffix (entry->d_name, ".json") &&
+          fstatat (jobs_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+        g_hash_table_add (names, g_strndup (entry->d_name, strlen (entry->d_name) - strlen (".json")));
+    }
+  closedir (dir);
   return names;
 }
 
-#define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+/* Says which of the holders @before (lock_file_names() of @folder) of
+ * resource @name are gone now; returns how many. */
+static guint
+report_gone_holders (const char *name, GHashTable *before, const char *folder)
+{
+  g_autoptr(GHashTable) after = lock_file_names (folder);
+  GHashTableIter iter;
+  gpointer job;
+  guint gone = 0;
+
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &job, NULL))
+    if (!g_hash_table_contains (after, job))
+      {
+        g_autofree char *shown = escape_name (job, TRUE);
+
+        g_print (_("%s: removed %s\n"), name, shown);
+        gone++;
+      }
+  return gone;
+}
 
 /* Closes *@fd if it is open: `AUTO_FD int fd = …` ends with its scope. */
 static void
@@ -1435,9 +1489,14 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
                                "removes the dead ones); --host is for a retired host"), shown_host);
   if ((names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
+  /* Without --yes, only look: opening a pool to change it would remove
+   * its dead holders, whatever their host. */
+  tessera_config_set_read_only (config, !yes);
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);
+      g_autofree char *pool = tessera_config_dup_path (config, name);
+      g_autoptr(GHashTable) before = yes ? lock_file_names (pool) : NULL;
       g_autoptr(GPtrArray) files = NULL;
       g_autoptr(GError) error = NULL;
       TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
@@ -1465,11 +1524,15 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
           else if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))   /* gone meanwhile */
             status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1,
                            "%s", error->message);
+          if (before != NULL)
+            g_hash_table_remove (before, job);
           g_clear_error (&error);
         }
       if (yes)
         {
-          g_autofree char *pool = tessera_config_dup_path (config, name);
+          /* What opening the pool removed as dead is said, as plain
+           * clean says it. */
+          found += report_gone_holders (name, before, pool);
           clean_host_heartbeats (name, pool, host, shown_host);
         }
     }
@@ -1484,12 +1547,13 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
 static int
 cmd_clean (int argc, char **argv)
 {
+  g_autofree char *min_age_text = NULL;
   double min_age = -1;
   gboolean force = FALSE;
   gboolean yes = FALSE;
   g_autofree char *host = NULL;
   const GOptionEntry entries[] = {
-    { "min-age", 0, 0, G_OPTION_ARG_DOUBLE, &min_age,
+    { "min-age", 0, 0, G_OPTION_ARG_STRING, &min_age_text,
       N_("Remove holders without a process older than SECONDS (default: 30)"), N_("SECONDS") },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force,
       N_("Remove the holders JOB… of resource NAME whatever their liveness (see the man page for the risk)"),
@@ -1507,7 +1571,9 @@ cmd_clean (int argc, char **argv)
   int status = 0;
   guint removed = 0;
 
-  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL)
+  if (!parse (context, &argc, &argv, &status) ||
+      (min_age_text != NULL && !parse_seconds ("--min-age", min_age_text, FALSE, &min_age, &status)) ||
+      (config = load_config (&status)) == NULL)
     return status;
   if (force && host != NULL)
     return fail (EXIT_USAGE, _("--force and --host go separately"));
@@ -1531,12 +1597,9 @@ cmd_clean (int argc, char **argv)
       g_autofree char *own_tmp = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
       g_auto(Temporaries) jobs_tmp = { -1, NULL, 0 };
       g_auto(Temporaries) writer_tmp = { -1, NULL, 0 };
-      g_autoptr(GHashTable) after = NULL;
       double open_min_age;
       g_autoptr(GError) error = NULL;
       TesseraTrackedDynamicResource *resource = NULL;
-      GHashTableIter iter;
-      gpointer job;
 
       list_temporaries (&jobs_tmp, folder, "jobs", FALSE);
       list_temporaries (&writer_tmp, folder, own_tmp, TRUE);
@@ -1549,17 +1612,7 @@ cmd_clean (int argc, char **argv)
         tessera_tracked_dynamic_resource_set_min_age (resource, min_age);
       if (!tessera_tracked_dynamic_resource_update (resource, &error))
         return fail (EXIT_IOERR, "%s", error->message);
-      after = lock_file_names (folder);
-      g_hash_table_iter_init (&iter, before);
-      while (g_hash_table_iter_next (&iter, &job, NULL))
-        if (!g_hash_table_contains (after, job))
-          {
-            {
-              g_autofree char *shown = escape_name (job, TRUE);
-              g_print (_("%s: removed %s\n"), name, shown);
-            }
-            removed++;
-          }
+      removed += report_gone_holders (name, before, folder);
       removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
                                           MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
       removed += report_gone_temporaries (name, own_tmp, &writer_tmp, _TESSERA_WRITER_TMP_STALE_S);
@@ -3118,11 +3171,8 @@ cmd_run (int argc, char **argv)
     return fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
   if (timeout_text != NULL)
     {
-      char *end = NULL;
-
-      timeout = g_ascii_strtod (timeout_text, &end);
-      if (end == timeout_text || *end != '\0' || isnan (timeout) || timeout < 0)
-        return fail (EXIT_USAGE, _("--timeout wants a number of seconds, 0 or more, not “%s”"), timeout_text);
+      if (!parse_seconds ("--timeout", timeout_text, TRUE, &timeout, &status))
+        return status;
       if (isinf (timeout))
         timeout = -1;   /* for ever, as without --timeout */
     }
