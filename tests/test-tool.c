@@ -2228,9 +2228,11 @@ test_set_refuses_out_of_range (Fixture *f, gconstpointer data)
       assert_one_message (out);
       g_assert_true (g_file_get_contents (informations, &after, NULL, NULL));
       g_assert_cmpstr (after, ==, before);
+      /* Past the range, its end is named. */
+      if (i < 2)
+        g_assert_nonnull (strstr (out, "2147483647"));
     }
-  /* The range's ends are named, and the largest is taken. */
-  g_assert_nonnull (strstr (out, "2147483647"));
+  /* The largest is taken. */
   g_clear_pointer (&out, g_free);
   out = run_capture (f, &status, "set", "r", "total=2147483647", NULL);
   g_assert_cmpint (status, ==, 0);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -678,6 +679,97 @@ broken_error (GError **error, const char *name, const char *path, const char *de
                  name, path, detail);
 }
 
+/* Why @member (%NULL when absent) of an informations.json cannot give
+ * the setting @pspec its value: of another JSON type than the setting's
+ * (a string "3" for a count, which the type refuses), out of its range,
+ * or missing when it sets the pool up. %NULL when it can; @value then
+ * holds it, unless the member is absent or an array or object (the
+ * type's own business, as GPU devices). */
+static char *
+check_member (GParamSpec *pspec, JsonNode *member, GValue *value)
+{
+  GType type = G_PARAM_SPEC_VALUE_TYPE (pspec);
+  GType fundamental = G_TYPE_FUNDAMENTAL (type);
+  g_autofree char *text = NULL;
+  g_autoptr(GError) local = NULL;
+  gboolean fits;
+
+  if (member == NULL)
+    return is_setup_setting (pspec) ? g_strdup_printf (_("“%s” is missing"), pspec->name) : NULL;
+  if (JSON_NODE_HOLDS_ARRAY (member) || JSON_NODE_HOLDS_OBJECT (member))
+    return NULL;
+  if (JSON_NODE_HOLDS_VALUE (member))
+    switch (json_node_get_value_type (member))
+      {
+      case G_TYPE_INT64:
+        fits = fundamental == G_TYPE_INT || fundamental == G_TYPE_UINT || fundamental == G_TYPE_INT64 ||
+               fundamental == G_TYPE_UINT64 || fundamental == G_TYPE_DOUBLE;
+        break;
+      case G_TYPE_DOUBLE:
+        fits = fundamental == G_TYPE_DOUBLE;
+        break;
+      case G_TYPE_BOOLEAN:
+        fits = fundamental == G_TYPE_BOOLEAN;
+        break;
+      case G_TYPE_STRING:
+        fits = fundamental == G_TYPE_STRING || fundamental == G_TYPE_ENUM;
+        break;
+      default:
+        fits = FALSE;
+      }
+  else
+    fits = FALSE;
+  if (!fits || (text = scalar_text (member)) == NULL)
+    return g_strdup_printf (_("“%s” has a value of the wrong type"), pspec->name);
+  if (is_setup_setting (pspec) &&
+      (json_node_get_int (member) < 0 || json_node_get_int (member) > G_PARAM_SPEC_INT64 (pspec)->maximum))
+    return g_strdup_printf (_("“%s” must be an integer from 0 to %" PRId64), pspec->name,
+                            G_PARAM_SPEC_INT64 (pspec)->maximum);
+  if (!_tessera_config_value_from_string (pspec, text, value, &local))
+    return g_strdup_printf ("“%s”: %s", pspec->name, local->message);
+  return NULL;
+}
+
+/*
+ * Whether @informations, an informations.json for resource @name, gives
+ * each of its type's own settings a value the type can be read with (see
+ * check_member()); else %FALSE with %TESSERA_ERROR_INVALID_INFORMATION
+ * saying why. For `tessera set`, before it writes.
+ */
+gboolean
+tessera_config_check_informations_content (TesseraTrackedDynamicResource *resource, JsonNode *informations,
+                                           GError **error)
+{
+  GObjectClass *klass = G_OBJECT_GET_CLASS (resource);
+  g_autofree GParamSpec **pspecs = NULL;
+  guint n;
+
+  if (!JSON_NODE_HOLDS_OBJECT (informations))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, _("it must be a JSON object"));
+      return FALSE;
+    }
+  pspecs = g_object_class_list_properties (klass, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      GValue value = G_VALUE_INIT;
+      g_autofree char *detail = NULL;
+
+      if (!tessera_config_is_type_setting (pspecs[i]))
+        continue;
+      detail = check_member (pspecs[i], json_object_get_member (json_node_get_object (informations), pspecs[i]->name),
+                             &value);
+      if (G_IS_VALUE (&value))
+        g_value_unset (&value);
+      if (detail != NULL)
+        {
+          g_set_error_literal (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION, detail);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /*
  * informations.json, once it exists, wins over the configuration (it is
  * what `tessera set` and experimaestro change): the configuration only sets
@@ -735,34 +827,21 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
   for (guint i = 0; i < n; i++)
     {
       GParamSpec *pspec = pspecs[i];
-      JsonNode *member = json_object_get_member (object, pspec->name);
       const char *configured = entry_get (entry, pspec->name);
       g_autofree char *text = NULL;
+      g_autofree char *detail = NULL;
       GValue value = G_VALUE_INIT;
 
-      if (!tessera_config_is_type_setting (pspec) || member == NULL)
+      if (!tessera_config_is_type_setting (pspec))
         continue;
-      text = scalar_text (member);
-      if (text == NULL)
+      if ((detail = check_member (pspec, json_object_get_member (object, pspec->name), &value)) != NULL)
         {
-          if (JSON_NODE_HOLDS_VALUE (member) || JSON_NODE_HOLDS_NULL (member))
-            {
-              g_autofree char *detail = g_strdup_printf (_("“%s” has a value of the wrong type"), pspec->name);
-              broken_error (error, name, path, detail, klass);
-              return FALSE;
-            }
-          continue;   /* an array or object: the type's own business (GPU devices) */
-        }
-      if (!_tessera_config_value_from_string (pspec, text, &value, &local) ||
-          (is_setup_setting (pspec) && g_value_get_int64 (&value) < 0))
-        {
-          g_autofree char *detail = local != NULL ? g_strdup_printf ("“%s”: %s", pspec->name, local->message)
-                                                  : g_strdup_printf (_("“%s” must be 0 or more"), pspec->name);
-          if (G_IS_VALUE (&value))
-            g_value_unset (&value);
           broken_error (error, name, path, detail, klass);
           return FALSE;
         }
+      if (!G_IS_VALUE (&value))
+        continue;   /* not there, or the type's own business */
+      text = scalar_text (json_object_get_member (object, pspec->name));
       if (configured != NULL && *notice == NULL)
         {
           GValue wanted = G_VALUE_INIT;

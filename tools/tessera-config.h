@@ -32,6 +32,9 @@ char           *tessera_config_dup_state_dir (void);
 gboolean        tessera_config_is_type_setting (GParamSpec *pspec);
 void            tessera_config_set_read_only (TesseraConfig  *self,
                                               gboolean        read_only);
+gboolean        tessera_config_check_informations_content (TesseraTrackedDynamicResource *resource,
+                                                           JsonNode                      *informations,
+                                                           GError                       **error);
 gboolean        tessera_config_check_informations (TesseraConfig                 *self,
                                                    const char                    *name,
                                                    TesseraTrackedDynamicResource *resource,

@@ -845,6 +845,9 @@ cmd_set (int argc, char **argv)
         }
       json_object_set_member (object, kv[0], parse_value (kv[1]));
     }
+  /* Never write what the pool could not be read with afterwards. */
+  if (!tessera_config_check_informations_content (resource, informations, &error))
+    return fail (EXIT_USAGE, _("%s: %s (informations.json is unchanged)"), argv[1], error->message);
   if (!tessera_tracked_dynamic_resource_write_informations (resource, informations, &error))
     return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION) ? EXIT_USAGE : EXIT_IOERR,
                  "%s", error->message);
