@@ -561,6 +561,15 @@ tessera_config_get_type_name (TesseraConfig *self, const char *name)
   return entry ? entry->type : NULL;
 }
 
+/* Whether resource @name has a mode= or group= of its own: opening it
+ * (not read-only) gives its folders and files those. */
+gboolean
+tessera_config_has_sharing (TesseraConfig *self, const char *name)
+{
+  Entry *entry = find (self, name);
+  return entry != NULL && entry->sharing_set;
+}
+
 /* The resource's folder, without opening it. */
 char *
 tessera_config_dup_path (TesseraConfig *self, const char *name)

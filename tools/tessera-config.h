@@ -29,6 +29,8 @@ TesseraTrackedDynamicResource *tessera_config_open (TesseraConfig  *self,
                                                     const char     *name,
                                                     GError        **error);
 char           *tessera_config_dup_state_dir (void);
+gboolean        tessera_config_has_sharing (TesseraConfig  *self,
+                                            const char     *name);
 gboolean        tessera_config_is_type_setting (GParamSpec *pspec);
 void            tessera_config_set_read_only (TesseraConfig  *self,
                                               gboolean        read_only);

@@ -1769,32 +1769,66 @@ is_in_pool (const char *folder, const char *pool)
          (g_str_has_prefix (folder, pool) && folder[strlen (pool)] == G_DIR_SEPARATOR);
 }
 
-/* Sets up one resource of the pool as `run` would (its folder, jobs/,
- * ipc.lock, informations.json), its group and bits taken from the pool. */
+/* Gives @path (never followed), when it is ours, to group @gid as a pool
+ * shared from the start has it: group-readable and -writable, and setgid
+ * for a folder. Something of another user's is left as it is. */
+static void
+share_existing (const char *path, gid_t gid)
+{
+  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+
+  if (fd < 0)
+    return;
+  if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
+    {
+      mode_t add = S_IRGRP | S_IWGRP | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
+
+      if ((st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
+          ((st.st_mode & add) != add && fchmod (fd, (st.st_mode & 07777) | add) < 0))
+        g_printerr (_("tessera: cannot open %s to its group: %s\n"), path, g_strerror (errno));
+    }
+  close (fd);
+}
+
+/* Sets up one resource of the pool @pool as `run` would (its folder,
+ * jobs/, ipc.lock, informations.json). In a pool shared with group
+ * @share_gid (-1: not shared), what an earlier, unshared set-up made is
+ * given to the group too, unless the resource has a mode= or group= of
+ * its own (opening it applied those). */
 static gboolean
-init_resource (TesseraConfig *config, const char *name, int *status)
+init_resource (TesseraConfig *config, const char *name, const char *pool, gint64 share_gid, int *status)
 {
   TesseraTrackedDynamicResource *resource = open_resource (config, name, status);
-
+  const char *parts[] = { "jobs", "queue", "hosts", "ipc.lock", "informations.json" };
   const char *folder;
-  g_autofree char *informations = NULL;
   g_autofree char *location = NULL;
-  struct stat st, folder_st;
-  int fd;
 
   if (resource == NULL)
     return FALSE;
-  /* informations.json is written with the umask's bits: in a shared
-   * resource, every member must read it. */
   folder = tessera_tracked_dynamic_resource_get_lock_folder (resource);
-  informations = g_build_filename (folder, "informations.json", NULL);
-  fd = open (informations, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid () &&
-      g_stat (folder, &folder_st) == 0 && (folder_st.st_mode & S_IWGRP) &&
-      fchmod (fd, (st.st_mode & 07777) | S_IRGRP) < 0)
-    g_printerr (_("tessera: cannot open %s to its group: %s\n"), informations, g_strerror (errno));
-  if (fd >= 0)
-    close (fd);
+  if (share_gid >= 0 && !tessera_config_has_sharing (config, name) && is_in_pool (folder, pool))
+    {
+      /* The folders from the pool's down to the resource's, then its
+       * parts. */
+      g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
+      g_autofree char *path = g_strdup (pool);
+
+      for (guint i = 0; steps[i] != NULL; i++)
+        if (*steps[i] != '\0')
+          {
+            g_autofree char *next = g_build_filename (path, steps[i], NULL);
+
+            share_existing (next, (gid_t) share_gid);
+            g_free (path);
+            path = g_steal_pointer (&next);
+          }
+      for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+        {
+          g_autofree char *part = g_build_filename (folder, parts[i], NULL);
+          share_existing (part, (gid_t) share_gid);
+        }
+    }
   /* Where the pool lives: its folder, or its key in another store. */
   location = tessera_tracked_dynamic_resource_dup_location (resource);
   /* Translators: "prepared cpu (countertoken) in /srv/pool/cpu" */
@@ -1822,9 +1856,10 @@ cmd_init (int argc, char **argv)
   g_autoptr(GPtrArray) names = NULL;
   g_autofree char *pool = NULL;
   g_autofree char *parent = NULL;
-  struct stat parent_st;
+  struct stat parent_st, pool_st;
   struct group *gr = NULL;
   gid_t gid = 0;
+  gint64 share_gid = -1;
   guint prepared = 0;
   int status = 0, fd;
   gboolean shared = TRUE;
@@ -1871,11 +1906,15 @@ cmd_init (int argc, char **argv)
       }
   }
   if (group != NULL)
-    shared = share_folder (fd, pool, gid);
+    share_gid = gid;
   else if (stat (parent, &parent_st) == 0 && (parent_st.st_mode & S_IWGRP))
     /* In a group's folder, the pool is that group's, as Tessera makes
      * everything it creates there. */
-    shared = share_folder (fd, pool, parent_st.st_gid);
+    share_gid = parent_st.st_gid;
+  else if (fstat (fd, &pool_st) == 0 && (pool_st.st_mode & S_IWGRP))
+    share_gid = pool_st.st_gid;   /* a pool shared before stays so */
+  if (share_gid >= 0)
+    shared = share_folder (fd, pool, (gid_t) share_gid);
   close (fd);
   if (!shared)
     return EXIT_IOERR;
@@ -1894,7 +1933,7 @@ cmd_init (int argc, char **argv)
           if (folder == NULL || !is_in_pool (folder, pool) ||
               (types != NULL && !g_str_equal (types[t], tessera_config_get_type_name (config, name))))
             continue;
-          if (!init_resource (config, name, &status))
+          if (!init_resource (config, name, pool, share_gid, &status))
             return status;
           of_type++;
         }
