@@ -316,6 +316,8 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (initable);
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
+  if (KLASS (self)->check_settings != NULL && !KLASS (self)->check_settings (self, error))
+    return FALSE;
   if (!_tessera_pool_store_settings_check_folder (&priv->store, &priv->lock_folder, error))
     return FALSE;
   priv->lock_file_type = KLASS (self)->lock_file_type;

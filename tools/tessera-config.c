@@ -608,6 +608,7 @@ tessera_config_open (TesseraConfig *self, const char *name, GError **error)
     {
       g_autoptr(GStrvBuilder) keys = g_strv_builder_new ();
       g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+      g_autoptr(GError) local = NULL;
       g_auto(GStrv) all_keys = NULL;
       g_auto(GStrv) all_values = NULL;
 
@@ -622,9 +623,22 @@ tessera_config_open (TesseraConfig *self, const char *name, GError **error)
       all_values = g_strv_builder_end (values);
       resource = tessera_registry_create_resource (tessera_registry_get_default (), entry->type, entry->name,
                                                    (const char * const *) all_keys,
-                                                   (const char * const *) all_values, error);
+                                                   (const char * const *) all_values, &local);
       if (resource == NULL)
-        return NULL;
+        {
+          /* What the type refuses in its settings is this file's error:
+           * say where, as for what loading it found. */
+          if (g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION))
+            {
+              g_autofree char *group = g_strdup_printf ("resource %s", entry->name);
+
+              config_error (error, self->source ? self->source : _("the built-in configuration"), group, NULL,
+                            local->message);
+            }
+          else
+            g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
+        }
       if (!TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource))
         {
           g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,

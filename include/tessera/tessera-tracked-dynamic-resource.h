@@ -74,6 +74,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   are read by its type's rules, never by a per-instance choice)
  * @get_wait_information: optional: what a waiter past its patience
  *   reserves, for the folder's queue
+ * @check_settings: optional: refuses settings the type cannot work with,
+ *   when the resource is made
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the counting rules of
  * a resource type. Each virtual function has its own page; in short, a
@@ -289,6 +291,24 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   `null`
  */
 
+/**
+ * TesseraTrackedDynamicResourceClass::check_settings:
+ * @self: the resource, its construct properties set
+ * @error: return location for a #GError
+ *
+ * Refuses the type's own settings when it cannot work with them (a
+ * device list it cannot read, say), so that making the resource fails
+ * with %TESSERA_ERROR_INVALID_CONFIGURATION rather than the pool
+ * behaving as if it were empty. A setting's type and range are already
+ * checked by its #GParamSpec; this is for what a spec cannot say. The
+ * default accepts everything.
+ *
+ * Called once, from g_initable_init(), before the pool's folder is
+ * opened or created; no lock is held.
+ *
+ * Returns: %TRUE when the settings can be used; %FALSE with @error set
+ */
+
 struct _TesseraTrackedDynamicResourceClass
 {
   TesseraDynamicResourceClass parent_class;
@@ -320,9 +340,11 @@ struct _TesseraTrackedDynamicResourceClass
 
   JsonNode *(*get_wait_information)      (TesseraTrackedDynamicResource *self,
                                           TesseraDynamicDependency      *dependency);
+  gboolean  (*check_settings)            (TesseraTrackedDynamicResource *self,
+                                          GError                       **error);
 
   /*< private >*/
-  gpointer padding[11];
+  gpointer padding[10];
 };
 
 TESSERA_AVAILABLE_IN_ALL

@@ -51,11 +51,17 @@ tessera_gpu_devices_parse_spec (const char *spec, GError **error)
         continue;
       if (!g_ascii_string_to_unsigned (fields[0], 10, 0, 1024, &index, NULL) ||
           (fields[1] != NULL && *fields[1] != '\0' &&
-           !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXUINT32, &memory, NULL)) ||
-          has_index (devices, (int) index))
+           !g_ascii_string_to_unsigned (fields[1], 10, 0, G_MAXUINT32, &memory, NULL)))
         {
           g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                       _("“%s” is not a device: use INDEX[:MEMORY_MIB[:UUID]], each index once"), entries[i]);
+                       _("“%s” is not a valid value for “devices”: “%s” is not INDEX[:MEMORY_MIB[:UUID]]"),
+                       spec, entries[i]);
+          return NULL;
+        }
+      if (has_index (devices, (int) index))
+        {
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                       _("“%s” is not a valid value for “devices”: device %d is given twice"), spec, (int) index);
           return NULL;
         }
       device.index = (int) index;

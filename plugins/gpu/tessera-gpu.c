@@ -351,6 +351,21 @@ finalize (GObject *object)
   G_OBJECT_CLASS (tessera_gpu_parent_class)->finalize (object);
 }
 
+/* A devices= the type cannot read is the configuration's error, said
+ * when the resource is made: not a pool without a device that waits for
+ * ever. */
+static gboolean
+check_settings (TesseraTrackedDynamicResource *resource, GError **error)
+{
+  TesseraGpu *self = TESSERA_GPU (resource);
+  g_autoptr(GArray) devices = NULL;
+
+  if (self->devices_setting == NULL || g_strcmp0 (self->devices_setting, "auto") == 0)
+    return TRUE;
+  devices = tessera_gpu_devices_parse_spec (self->devices_setting, error);
+  return devices != NULL;
+}
+
 static void
 tessera_gpu_class_init (TesseraGpuClass *klass)
 {
@@ -372,6 +387,7 @@ tessera_gpu_class_init (TesseraGpuClass *klass)
   tracked->handle_information_change = handle_information_change;
   tracked->initialize_informations = initialize_informations;
   tracked->get_usage = get_usage;
+  tracked->check_settings = check_settings;
   tracked->lock_file_type = TESSERA_TYPE_GPU_LOCK_FILE;
 
   /* "auto", or INDEX[:MEMORY_MIB[:UUID]] entries separated by ";";
