@@ -1639,6 +1639,31 @@ test_config_differs_notice (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (ran, "informations.json wins"));
 }
 
+/* `status --json` exits @expected and still lists the resource r, its
+ * capacity and free units unknown (-1) and why in "error". */
+static void
+assert_json_lists_unreadable (Fixture *f, int expected)
+{
+  g_autoptr(GSubprocess) process = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                  G_SUBPROCESS_FLAGS_STDERR_SILENCE, "status", "--json", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *json = NULL;
+  JsonArray *resources;
+  JsonObject *r;
+
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &json, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (process), ==, expected);
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  resources = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "resources");
+  g_assert_cmpuint (json_array_get_length (resources), ==, 1);
+  r = json_array_get_object_element (resources, 0);
+  g_assert_cmpstr (json_object_get_string_member (r, "name"), ==, "r");
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, -1);
+  g_assert_nonnull (json_object_get_string_member_with_default (r, "error", NULL));
+}
+
 /* A broken informations.json is not a pool of 0: say which file, why,
  * and how to fix it (78). */
 static void
@@ -1665,6 +1690,7 @@ test_broken_informations (Fixture *f, gconstpointer data)
       ran = run_capture (f, &status, "run", "--need", "r", "--", "true", NULL);
       g_assert_cmpint (status, ==, 78);
       g_assert_cmpstr (ran, ==, out);
+      assert_json_lists_unreadable (f, 78);
     }
   /* The fix it names works. */
   g_free (run_capture (f, &status, "set", "r", "total=1", NULL));
@@ -2274,6 +2300,36 @@ test_clean_force_not_a_holder (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (target, G_FILE_TEST_IS_REGULAR));
 }
 
+/* A jobs/ that is a link or a file cannot be read, so holders may hold
+ * what looks free: `status` says so rather than "2 of 2 free" (as `run`
+ * refuses to decide there), exits non-zero, and its JSON still lists the
+ * resource, its free units unknown (-1) and why in "error". */
+static void
+test_status_unreadable_jobs (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autofree char *moved = g_build_filename (f->tmp, "r", "jobs.real", NULL);
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (g_rename (jobs, moved), ==, 0);
+  g_assert_cmpint (symlink (moved, jobs), ==, 0);
+  for (int round = 0; round < 2; round++)
+    {
+      g_autofree char *out = run_capture (f, &status, "status", NULL);
+
+      g_test_message ("%s", out);
+      g_assert_cmpint (status, !=, 0);
+      g_assert_null (strstr (out, "free"));
+      g_assert_nonnull (strstr (out, "r (countertoken): cannot be read: "));
+      assert_json_lists_unreadable (f, status);
+      /* The same for a file in its place. */
+      g_assert_cmpint (g_unlink (jobs), ==, 0);
+      test_write_file (jobs, "not a folder\n");
+    }
+}
+
 /* A lock file of host @host whose job lock the test holds, as a lock
  * manager keeps a vanished NFSv3 client's locks: it counts for ever. */
 static char *
@@ -2402,6 +2458,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/naming-behind-stuck-ipc-lock", test_naming_behind_stuck_ipc_lock);
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
+  ADD ("/tool/status/unreadable-jobs-folder", test_status_unreadable_jobs);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
     {
