@@ -385,26 +385,6 @@ _tessera_tracked_dynamic_resource_get_view (TesseraTrackedDynamicResource *self)
 }
 
 /**
- * tessera_tracked_dynamic_resource_get_lease_unrenewed:
- * @self: a tracked resource
- *
- * On a lease pool ([property@Tessera.TrackedDynamicResource:host-lease]),
- * how long this process has held something in @self without renewing its
- * host's heartbeat. Once that nears the lease, other hosts may take this
- * host's holdings for dead: whoever uses them should stop first (as
- * `tessera run` ends its command). Callable from any thread.
- *
- * Returns: seconds since the last renewal while holding; 0 when @self is
- *   no lease pool or this process holds nothing in it
- */
-double
-tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResource *self)
-{
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
-  return VIEW (self) != NULL ? _tessera_pool_store_get_unrenewed (STORE (self)) : 0;
-}
-
-/**
  * tessera_tracked_dynamic_resource_get_min_age:
  * @self: a tracked resource
  *

@@ -1,5 +1,6 @@
 /* tessera-tracked-resource-store.c: what a tracked resource tells of the
- * store its pool lives in: where it is, and its holders' leases
+ * store its pool lives in: where it is, whether it can be used, and the
+ * leases of its holders and of this host
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -71,4 +72,51 @@ tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicRes
   left = _tessera_pool_store_get_holder_lease_left (STORE (self), name);
   unlock_thread (self);
   return left;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_get_lease_unrenewed:
+ * @self: a tracked resource
+ *
+ * On a lease pool ([property@Tessera.TrackedDynamicResource:host-lease]),
+ * how long this process has held something in @self without renewing its
+ * host's heartbeat. Once that nears the lease, other hosts may take this
+ * host's holdings for dead: whoever uses them should stop first (as
+ * `tessera run` ends its command). Callable from any thread.
+ *
+ * Returns: seconds since the last renewal while holding; 0 when @self is
+ *   no lease pool or this process holds nothing in it
+ */
+double
+tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResource *self)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
+  return VIEW (self) != NULL ? _tessera_pool_store_get_unrenewed (STORE (self)) : 0;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_check_usable:
+ * @self: a tracked resource
+ * @error: return location for a #GError
+ *
+ * Whether a decision could be made on the pool as last seen, for a tool
+ * that only looks (`tessera status`): %FALSE with the error an acquire
+ * would fail with when it could not — its `jobs/` is not a folder, or
+ * could not be listed, so holders may hold what looks free; or, on a
+ * mount whose locks do not cross hosts, another host uses it. Call
+ * [method@Tessera.TrackedDynamicResource.update] first for a fresh view.
+ *
+ * Returns: %TRUE when the pool can be used; %FALSE with @error set
+ */
+gboolean
+tessera_tracked_dynamic_resource_check_usable (TesseraTrackedDynamicResource  *self,
+                                               GError                        **error)
+{
+  gboolean usable;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  lock_thread (self);
+  usable = _tessera_pool_store_check_usable (STORE (self), error);
+  unlock_thread (self);
+  return usable;
 }

@@ -115,9 +115,10 @@ log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpoin
       !(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE)))
     return g_log_writer_default (level, fields, n_fields, data);
   g_mutex_lock (&log_lock);
-  if (log_held != NULL)
+  /* Each look at a folder says what is wrong with it: once is enough. */
+  if (log_held != NULL && !g_ptr_array_find_with_equal_func (log_held, message, g_str_equal, NULL))
     g_ptr_array_add (log_held, g_strdup (message));
-  else
+  else if (log_held == NULL)
     show_log_message (message);
   g_mutex_unlock (&log_lock);
   return G_LOG_WRITER_HANDLED;
@@ -466,13 +467,22 @@ user_name (GHashTable *users, uid_t uid)
   return name;
 }
 
+static gboolean
+is_io_error (const GError *error)
+{
+  return error->domain == G_IO_ERROR ||
+         error->domain == G_FILE_ERROR;
+}
+
 /* {"name", "type", "path", "store", "capacity", "free", "holders": [...]}
  * ("path": where the pool lives, its key on etcd)
  * @fresh: just opened, so its view was brought up to date under ipc.lock
  * a moment ago: not read again (each holder's state is judged here). */
 static JsonNode *
-describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh)
+describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
+          GError **unusable_out)
 {
+  g_autoptr(GError) unusable = NULL;
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GPtrArray) files = NULL;
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
@@ -485,6 +495,9 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
     tessera_tracked_dynamic_resource_update (resource, NULL);
   tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
   files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  /* Where a run would not decide, what looks free may be held. */
+  if (!tessera_tracked_dynamic_resource_check_usable (resource, &unusable))
+    free_units = -1;
 
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "name");
@@ -605,6 +618,47 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
+  if (unusable != NULL)
+    {
+      g_autofree char *why = escape_name (unusable->message, FALSE);
+
+      json_builder_set_member_name (builder, "error");
+      json_builder_add_string_value (builder, why);
+    }
+  json_builder_end_object (builder);
+  if (unusable_out != NULL)
+    *unusable_out = g_steal_pointer (&unusable);
+  return json_builder_get_root (builder);
+}
+
+/* What status --json says of resource @name when it cannot be opened:
+ * nothing is known of it but why. */
+static JsonNode *
+describe_unreadable (TesseraConfig *config, const char *name, const char *why)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autofree char *path = tessera_config_dup_path (config, name);
+  g_autofree char *shown_path = path != NULL ? escape_name (path, FALSE) : NULL;
+  g_autofree char *shown_why = escape_name (why != NULL ? why : "", FALSE);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, name);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, tessera_config_get_type_name (config, name));
+  json_builder_set_member_name (builder, "path");
+  json_builder_add_string_value (builder, shown_path);
+  json_builder_set_member_name (builder, "store");
+  json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "capacity");
+  json_builder_add_int_value (builder, -1);
+  json_builder_set_member_name (builder, "free");
+  json_builder_add_int_value (builder, -1);
+  json_builder_set_member_name (builder, "holders");
+  json_builder_begin_array (builder);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "error");
+  json_builder_add_string_value (builder, shown_why);
   json_builder_end_object (builder);
   return json_builder_get_root (builder);
 }
@@ -615,7 +669,17 @@ format_description (JsonNode *node, GString *out)
   JsonObject *object = json_node_get_object (node);
   JsonArray *holders = json_object_get_array_member (object, "holders");
   gint64 capacity = json_object_get_int_member (object, "capacity");
+  const char *why = json_object_get_string_member_with_default (object, "error", NULL);
 
+  if (why != NULL)
+    {
+      g_autofree char *why_text = escape_name (why, TRUE);
+
+      /* Translators: "gpu (gpu): cannot be read: <why>" */
+      g_string_append_printf (out, _("%s (%s): cannot be read: %s\n"), json_object_get_string_member (object, "name"),
+                              json_object_get_string_member (object, "type"), why_text);
+      return;
+    }
   if (capacity >= 0)
     /* Translators: "cpu (countertoken): 6 of 8 free" */
     g_string_append_printf (out, _("%s (%s): %lld of %lld free\n"),
@@ -725,16 +789,24 @@ cmd_status (int argc, char **argv)
     {
       const char *name = g_ptr_array_index (names, i);
       int one_status = 0;
-      TesseraTrackedDynamicResource *resource = open_resource (config, name, &one_status);
+      g_autofree char *why = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource_why (config, name, TRUE, &one_status, &why);
       g_autoptr(JsonNode) node = NULL;
+      g_autoptr(GError) unusable = NULL;
 
       if (resource == NULL)
         {
           if (status == 0)
             status = one_status;
+          /* Listed all the same: a resource is never silently missing. */
+          if (as_json)
+            json_builder_add_value (builder, describe_unreadable (config, name, why));
           continue;
         }
-      node = describe (config, name, resource, TRUE);
+      node = describe (config, name, resource, TRUE, &unusable);
+      /* Said in the view (cannot be read: …), and in the exit status. */
+      if (unusable != NULL && status == 0)
+        status = is_io_error (unusable) ? EXIT_IOERR : 1;
       if (as_json)
         json_builder_add_value (builder, g_steal_pointer (&node));
       else
@@ -1706,15 +1778,8 @@ cmd_watch (int argc, char **argv)
           const char *why = g_hash_table_lookup (unreadable, name);
           g_autoptr(JsonNode) node = NULL;
 
-          if (why != NULL)
-            {
-              g_autofree char *why_text = escape_name (why, TRUE);
-              /* Translators: "gpu (gpu): cannot be read: <why>" */
-              g_string_append_printf (view, _("%s (%s): cannot be read: %s\n"), name,
-                                      tessera_config_get_type_name (config, name), why_text);
-              continue;
-            }
-          node = describe (config, name, tessera_config_open (config, name, NULL), FALSE);
+          node = why != NULL ? describe_unreadable (config, name, why)
+                             : describe (config, name, tessera_config_open (config, name, NULL), FALSE, NULL);
           format_description (node, view);
         }
       /* Redrawn when it changed only: polls and wake-ups that find nothing
@@ -2648,13 +2713,6 @@ show_waiting (Need *need, gint64 since, gint64 *last_report)
     else
       g_printerr ("\r\033[K%s", line);
   }
-}
-
-static gboolean
-is_io_error (const GError *error)
-{
-  return error->domain == G_IO_ERROR ||
-         error->domain == G_FILE_ERROR;
 }
 
 static Need *

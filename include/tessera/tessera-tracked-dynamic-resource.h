@@ -372,6 +372,9 @@ void        tessera_tracked_dynamic_resource_get_usage             (TesseraTrack
                                                                     gint64                        *capacity,
                                                                     gint64                        *free_units);
 TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_tracked_dynamic_resource_check_usable          (TesseraTrackedDynamicResource *self,
+                                                                    GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
 GPtrArray  *tessera_tracked_dynamic_resource_list_lock_files       (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 JsonNode   *tessera_tracked_dynamic_resource_read_informations     (TesseraTrackedDynamicResource *self,
