@@ -1699,6 +1699,31 @@ test_broken_informations (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* A pool folder that is a file is no broken informations.json: status
+ * and run say what is wrong with the folder (74), and do not send the
+ * user to `tessera set`, which cannot fix it. */
+static void
+test_pool_folder_is_a_file (Fixture *f, gconstpointer data)
+{
+  g_autofree char *pool = g_build_filename (f->tmp, "r", NULL);
+  const char *commands[] = { "status", "run" };
+  int status;
+
+  test_write_file (pool, "not a folder\n");
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autofree char *out = g_str_equal (commands[i], "run")
+                             ? run_capture (f, &status, "run", "--need", "r", "--", "true", NULL)
+                             : run_capture (f, &status, "status", NULL);
+
+      g_assert_cmpint (status, ==, 74);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, pool));
+      g_assert_null (strstr (out, "tessera set"));
+      g_assert_null (strstr (out, "broken"));
+    }
+}
+
 /* The library's warnings reach a user of the command as the command's own
  * short lines, once each: not GLib's "(tessera status:PID): Tessera-WARNING". */
 static void
@@ -2470,6 +2495,7 @@ main (int argc, char **argv)
   ADD ("/tool/config/missing-total-for-a-new-pool", test_config_missing_total);
   ADD ("/tool/config/informations-json-wins-with-a-notice", test_config_differs_notice);
   ADD ("/tool/config/broken-informations-json", test_broken_informations);
+  ADD ("/tool/config/pool-folder-is-a-file", test_pool_folder_is_a_file);
   ADD ("/tool/config/poll-interval-checked-once", test_poll_interval_setting);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
