@@ -793,6 +793,28 @@ tessera_config_check_informations_content (TesseraTrackedDynamicResource *resour
   return TRUE;
 }
 
+/* Whether informations.json at @path is missing or can be opened: a
+ * pool folder that is a file, or one this user may not read, is a
+ * G_IO_ERROR saying so, never a "broken" file that `tessera set` would
+ * fix. (A link there is refused as broken when it is read.) */
+static gboolean
+informations_reachable (const char *path, GError **error)
+{
+  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  int saved = errno;
+
+  if (fd >= 0)
+    {
+      close (fd);
+      return TRUE;
+    }
+  if (saved == ENOENT || saved == ELOOP)
+    return TRUE;
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot open %s: %s"), path,
+               g_strerror (saved));
+  return FALSE;
+}
+
 /*
  * informations.json, once it exists, wins over the configuration (it is
  * what `tessera set` and experimaestro change): the configuration only sets
@@ -819,6 +841,8 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
   *notice = NULL;
   g_return_val_if_fail (entry != NULL, FALSE);
   pspecs = g_object_class_list_properties (klass, &n);
+  if (!informations_reachable (path, error))
+    return FALSE;
   if (g_lstat (path, &st) < 0 && errno == ENOENT)
     {
       for (guint i = 0; i < n; i++)

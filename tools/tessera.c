@@ -221,6 +221,13 @@ load_config (int *status)
   return config;
 }
 
+static gboolean
+is_io_error (const GError *error)
+{
+  return error->domain == G_IO_ERROR ||
+         error->domain == G_FILE_ERROR;
+}
+
 /* Opens a resource; with @check, also checks its informations.json against
  * the configuration (not for `set`, which is how a broken one is fixed).
  * On failure, the message said is also in @why when given. */
@@ -260,7 +267,7 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
       /* This message says all this opening would have said. */
       drop_log_since (mark);
       release_log_unless_deferred ();
-      *status = fail (EXIT_CONFIG, "%s", error->message);
+      *status = fail (is_io_error (error) ? EXIT_IOERR : EXIT_CONFIG, "%s", error->message);
       if (why != NULL)
         *why = g_strdup (error->message);
       return NULL;
@@ -465,13 +472,6 @@ user_name (GHashTable *users, uid_t uid)
       g_hash_table_insert (users, GUINT_TO_POINTER (uid), name);
     }
   return name;
-}
-
-static gboolean
-is_io_error (const GError *error)
-{
-  return error->domain == G_IO_ERROR ||
-         error->domain == G_FILE_ERROR;
 }
 
 /* {"name", "type", "path", "store", "capacity", "free", "holders": [...]}
