@@ -1699,6 +1699,28 @@ test_broken_informations (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* A holder counted from a lock file that cannot be read in full has no
+ * known time: "since ?" (JSON null), never 1970. */
+static void
+test_status_unknown_since (Fixture *f, gconstpointer data)
+{
+  g_autofree char *bad = g_build_filename (f->tmp, "r", "jobs", "neg@1.json", NULL);
+  g_autofree char *out = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  test_write_file (bad, "{\"job_uri\": \"/x/neg\", \"information\": {\"count\": -1}, "
+                        "\"process\": {\"type\": \"local\", \"pid\": 1, \"start_time\": 1}}");
+  out = run_capture (f, &status, "status", NULL);
+  g_test_message ("%s", out);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "since ?"));
+  g_assert_null (strstr (out, "1970"));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "status", "--json", NULL);
+  g_assert_nonnull (strstr (out, "\"since\" : null"));
+}
+
 /* A pool folder that is a file is no broken informations.json: status
  * and run say what is wrong with the folder (74), and do not send the
  * user to `tessera set`, which cannot fix it. */
@@ -2484,6 +2506,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/status/unreadable-jobs-folder", test_status_unreadable_jobs);
+  ADD ("/tool/status/unknown-since", test_status_unknown_since);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
   for (guint i = 0; i < G_N_ELEMENTS (bad_configs); i++)
     {
