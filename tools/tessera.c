@@ -411,9 +411,15 @@ holder_state (TesseraDynamicLockFile *lock_file, GHashTable *verdicts)
 static char *
 format_since (TesseraDynamicLockFile *lock_file)
 {
-  g_autoptr(GDateTime) when =
-    g_date_time_new_from_unix_utc (tessera_dynamic_lock_file_get_mtime (lock_file) / G_GINT64_CONSTANT (1000000000));
-  return when ? g_date_time_format_iso8601 (when) : g_strdup ("");
+  gint64 mtime = tessera_dynamic_lock_file_get_mtime (lock_file);
+  g_autoptr(GDateTime) when = NULL;
+
+  /* A holder counted from a file it could not read has no time: unknown,
+   * never 1970. */
+  if (mtime <= 0)
+    return NULL;
+  when = g_date_time_new_from_unix_utc (mtime / G_GINT64_CONSTANT (1000000000));
+  return when ? g_date_time_format_iso8601 (when) : NULL;
 }
 
 /* Names and paths come from a folder a co-user may write: for JSON, bytes
@@ -602,7 +608,10 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
           json_builder_add_null_value (builder);
       }
       json_builder_set_member_name (builder, "since");
-      json_builder_add_string_value (builder, since);
+      if (since != NULL)
+        json_builder_add_string_value (builder, since);
+      else
+        json_builder_add_null_value (builder);
       /* Seconds its store lease has left (etcd), null without one. */
       json_builder_set_member_name (builder, "lease_ttl");
       {
@@ -724,14 +733,14 @@ format_description (JsonNode *node, GString *out)
           g_string_append_printf (out, _("  %s  %s, %s job %s, %s, since %s  %s\n"),
                    job_text, user_safe, type_text, id_text,
                    json_object_get_string_member (h, "state"),
-                   json_object_get_string_member (h, "since"), info_text);
+                   json_object_get_string_member_with_default (h, "since", "?"), info_text);
         }
       else
         /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
         g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
                  job_text, user_safe, pid_text, host_text,
                  json_object_get_string_member (h, "state"),
-                 json_object_get_string_member (h, "since"), info_text);
+                 json_object_get_string_member_with_default (h, "since", "?"), info_text);
       if (reason != NULL)
         {
           g_autofree char *reason_text = escape_name (reason, TRUE);
