@@ -1699,6 +1699,35 @@ test_broken_informations (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 }
 
+/* A value out of its setting's range says the range, not a C type name
+ * ("gint64 expected"); a total's is said from 0 (-1 means "not given"). */
+static void
+test_config_range_said (Fixture *f, gconstpointer data)
+{
+  const char *cases[][2] = {
+    { "total=-5", "must be an integer from 0 to 2147483647" },
+    { "total=three", "must be an integer from 0 to 2147483647" },
+    { "total=1\npatience=-1", "expected: a number, 0 or more" },
+    { "total=1\nmin-age=soon", "expected: a number, 0 or more" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\n%s\n", f->tmp,
+                                                  cases[i][0]);
+      g_autofree char *out = NULL;
+      int status;
+
+      test_write_file (f->config, content);
+      out = run_capture (f, &status, "status", NULL);
+      g_assert_cmpint (status, ==, 78);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, cases[i][1]));
+      g_assert_null (strstr (out, "gint64"));
+      g_assert_null (strstr (out, "gdouble"));
+    }
+}
+
 /* A holder counted from a lock file that cannot be read in full has no
  * known time: "since ?" (JSON null), never 1970. */
 static void
@@ -2519,6 +2548,7 @@ main (int argc, char **argv)
   ADD ("/tool/config/informations-json-wins-with-a-notice", test_config_differs_notice);
   ADD ("/tool/config/broken-informations-json", test_broken_informations);
   ADD ("/tool/config/pool-folder-is-a-file", test_pool_folder_is_a_file);
+  ADD ("/tool/config/range-said", test_config_range_said);
   ADD ("/tool/config/poll-interval-checked-once", test_poll_interval_setting);
   ADD ("/tool/clean/removes-dead-holder", test_clean);
   ADD ("/tool/clean/removes-job-folders-of-ended-jobs", test_clean_job_folders);
