@@ -17,6 +17,7 @@
 #include "tessera-config-values-private.h"
 
 #include <gio/gio.h>
+#include <inttypes.h>
 #include <string.h>
 
 /* Reads @key with the GKeyFile getter of the property's type. %FALSE when
@@ -117,6 +118,44 @@ read_typed (GKeyFile    *keyfile,
   return *supported && local == NULL;
 }
 
+/* What a value of @pspec must be, for a message: its range for a number
+ * (an upper end of the type's own maximum is left unsaid), else its
+ * type's name. */
+static char *
+expected_text (GParamSpec *pspec)
+{
+  if (G_IS_PARAM_SPEC_INT64 (pspec))
+    {
+      GParamSpecInt64 *p = G_PARAM_SPEC_INT64 (pspec);
+      return p->maximum == G_MAXINT64 ? g_strdup_printf (_("an integer, %" PRId64 " or more"), p->minimum)
+                                      : g_strdup_printf (_("an integer from %" PRId64 " to %" PRId64),
+                                                         p->minimum, p->maximum);
+    }
+  if (G_IS_PARAM_SPEC_INT (pspec))
+    {
+      GParamSpecInt *p = G_PARAM_SPEC_INT (pspec);
+      return p->maximum == G_MAXINT ? g_strdup_printf (_("an integer, %" PRId64 " or more"), (gint64) p->minimum)
+                                    : g_strdup_printf (_("an integer from %" PRId64 " to %" PRId64),
+                                                       (gint64) p->minimum, (gint64) p->maximum);
+    }
+  if (G_IS_PARAM_SPEC_UINT (pspec))
+    {
+      GParamSpecUInt *p = G_PARAM_SPEC_UINT (pspec);
+      return p->maximum == G_MAXUINT ? g_strdup_printf (_("an integer, %" PRId64 " or more"), (gint64) p->minimum)
+                                     : g_strdup_printf (_("an integer from %" PRId64 " to %" PRId64),
+                                                        (gint64) p->minimum, (gint64) p->maximum);
+    }
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    {
+      GParamSpecDouble *p = G_PARAM_SPEC_DOUBLE (pspec);
+      return p->maximum >= G_MAXDOUBLE ? g_strdup_printf (_("a number, %g or more"), p->minimum)
+                                       : g_strdup_printf (_("a number from %g to %g"), p->minimum, p->maximum);
+    }
+  if (G_IS_PARAM_SPEC_BOOLEAN (pspec))
+    return g_strdup (_("true or false"));
+  return g_strdup (g_type_name (G_PARAM_SPEC_VALUE_TYPE (pspec)));
+}
+
 /* Names @shown in messages, or the key's text when it is %NULL. */
 static gboolean
 convert (GKeyFile    *keyfile,
@@ -145,10 +184,11 @@ convert (GKeyFile    *keyfile,
   if (!ok || g_param_value_validate (pspec, value))
     {
       g_autofree char *text = shown ? NULL : g_key_file_get_value (keyfile, group, key, NULL);
+      g_autofree char *expected = expected_text (pspec);
 
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("“%s” is not a valid value for “%s” (%s expected)"),
-                   shown ? shown : text ? text : "", g_param_spec_get_name (pspec), g_type_name (type));
+                   _("“%s” is not a valid value for “%s” (expected: %s)"),
+                   shown ? shown : text ? text : "", g_param_spec_get_name (pspec), expected);
       g_value_unset (value);
       return FALSE;
     }

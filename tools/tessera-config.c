@@ -297,18 +297,20 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
           g_type_class_unref (klass);
           return NULL;
         }
-      if (!_tessera_config_value_from_keyfile (keyfile, group, key, pspec, &checked, &local))
-        {
-          config_error (error, file, group, key, local->message);
-          g_type_class_unref (klass);
-          return NULL;
-        }
       /* -1 is how a setting such as a counter token's total says "not
-       * given": written, it would set up a pool of nothing. */
-      if (is_setup_setting (pspec) && g_value_get_int64 (&checked) < 0)
+       * given": written, it would set up a pool of nothing. So its range
+       * is said from 0. */
+      if (!_tessera_config_value_from_keyfile (keyfile, group, key, pspec, &checked, &local) ||
+          (is_setup_setting (pspec) && g_value_get_int64 (&checked) < 0))
         {
-          g_value_unset (&checked);
-          config_error (error, file, group, key, _("must be 0 or more"));
+          g_autofree char *range = is_setup_setting (pspec)
+                                   ? g_strdup_printf (_("must be an integer from 0 to %" PRId64),
+                                                      G_PARAM_SPEC_INT64 (pspec)->maximum)
+                                   : NULL;
+
+          if (G_IS_VALUE (&checked))
+            g_value_unset (&checked);
+          config_error (error, file, group, key, range != NULL ? range : local->message);
           g_type_class_unref (klass);
           return NULL;
         }
