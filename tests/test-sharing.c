@@ -294,6 +294,45 @@ test_init_refuses_a_link (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (inside, G_FILE_TEST_EXISTS));
 }
 
+/* In a pool already shared, a member of the group swaps a folder on the
+ * way to a resource's for a link to a folder of root's: `init --group`
+ * run again by root must hand nothing found through it to the group (its
+ * walk goes folder by folder, never through a link). */
+static void
+test_init_group_afterwards_refuses_a_planted_link (Fixture *f, gconstpointer data)
+{
+  g_autofree char *site = use_site (f, "[resource r]\ntype=countertoken\npath=@DIR@/sub/r\ntotal=2\n");
+  g_autofree char *sub = g_build_filename (site, "sub", NULL);
+  g_autofree char *victim = g_build_filename (f->gp->tmp, "victim", NULL);
+  g_autofree char *inside = g_build_filename (victim, "r", NULL);
+  g_autofree char *hosts = g_build_filename (inside, "hosts", NULL);
+  g_autofree char *lock = g_build_filename (inside, "ipc.lock", NULL);
+  const char *files[] = { victim, inside, hosts, lock };
+  struct stat before[G_N_ELEMENTS (files)];
+
+  g_assert_cmpint (init_as_root (f, "022", site, "--group", f->gp->users->group, NULL), ==, 0);
+  test_remove_tree (sub);
+  g_assert_cmpint (g_mkdir (victim, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (inside, 0755), ==, 0);
+  test_write_file (hosts, "127.0.0.1 localhost\n");
+  test_write_file (lock, "");
+  g_assert_cmpint (chmod (hosts, 0644) | chmod (lock, 0644), ==, 0);
+  g_assert_cmpint (symlink (victim, sub), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    g_assert_cmpint (lstat (files[i], &before[i]), ==, 0);
+
+  init_as_root (f, "022", site, "--group", f->gp->users->group, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      struct stat after;
+
+      g_assert_cmpint (lstat (files[i], &after), ==, 0);
+      if (after.st_gid != before[i].st_gid || after.st_mode != before[i].st_mode)
+        g_error ("%s: group %u, mode %o; it was group %u, mode %o", files[i], (guint) after.st_gid,
+                 (guint) after.st_mode & 07777, (guint) before[i].st_gid, (guint) before[i].st_mode & 07777);
+    }
+}
+
 /* Waits (up to 60 s) until @folder holds a lock file. */
 static void
 wait_for_a_lock_file (const char *folder)
@@ -520,6 +559,8 @@ main (int argc, char **argv)
               fixture_set_up, test_init_then_share, fixture_tear_down);
   g_test_add ("/sharing/init/group-afterwards", Fixture, NULL,
               fixture_set_up, test_init_group_afterwards, fixture_tear_down);
+  g_test_add ("/sharing/init/group-afterwards-refuses-a-planted-link", Fixture, NULL,
+              fixture_set_up, test_init_group_afterwards_refuses_a_planted_link, fixture_tear_down);
   g_test_add ("/sharing/init/by-a-member", Fixture, NULL,
               fixture_set_up, test_init_by_a_member, fixture_tear_down);
   g_test_add ("/sharing/init/refusals", Fixture, NULL,

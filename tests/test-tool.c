@@ -626,6 +626,7 @@ static const BadConfig bad_configs[] = {
     "devices" },
   { "gpu-device-given-twice", "[resource g]\ntype=gpu\npath=/tmp/tessera-never/g\ndevices=0;0\n", "[resource g]",
     "devices" },
+  { "gpu-no-device", "[resource g]\ntype=gpu\npath=/tmp/tessera-never/g\ndevices=;\n", "[resource g]", "devices" },
 };
 
 /* Configuration errors: exit 78 and one line naming file, group and key. */
