@@ -62,6 +62,11 @@ gboolean _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache);
  * hosts when another host uses the pool. Under ipc.lock. */
 gboolean _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache,
                                                 GError              **error);
+/* Its first part only: FALSE when jobs/ is refused or the last look at
+ * it failed, so holders may hold what looks free. Writes nothing (the
+ * hosts check marks the pool); thread lock held. */
+gboolean _tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache,
+                                                  GError              **error);
 /* A watched holder exited (from the holder monitor's notification). */
 void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
                                                  GPid                  pid,

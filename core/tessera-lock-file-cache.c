@@ -619,10 +619,8 @@ _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache)
 }
 
 gboolean
-_tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **error)
+_tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache, GError **error)
 {
-  g_autoptr(GPtrArray) held = NULL;
-
   if (cache->jobs_hostile)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
@@ -638,6 +636,16 @@ _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **err
       g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (cache->look_errno), text);
       return FALSE;
     }
+  return TRUE;
+}
+
+gboolean
+_tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **error)
+{
+  g_autoptr(GPtrArray) held = NULL;
+
+  if (!_tessera_lock_file_cache_check_readable (cache, error))
+    return FALSE;
   /* Where locks do not cross hosts, only a pool of this host is safe. */
   if (_tessera_holder_monitor_locks_cross_hosts (cache->holders))
     return TRUE;

@@ -395,6 +395,12 @@ folder_store_check_usable (TesseraPoolStore *store, GError **error)
   return _tessera_lock_file_cache_check_usable (FOLDER_STORE (store)->cache, error);
 }
 
+static gboolean
+folder_store_check_readable (TesseraPoolStore *store, GError **error)
+{
+  return _tessera_lock_file_cache_check_readable (FOLDER_STORE (store)->cache, error);
+}
+
 static TesseraDynamicLockFile *
 folder_store_get_holder (TesseraPoolStore *store, const char *name)
 {
@@ -627,6 +633,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .commit = folder_store_commit,
   .force_scan = folder_store_force_scan,
   .check_usable = folder_store_check_usable,
+  .check_readable = folder_store_check_readable,
   .get_holder = folder_store_get_holder,
   .judge_all = folder_store_judge_all,
   .get_whole_holders = folder_store_get_whole_holders,

@@ -140,6 +140,10 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  * @check_usable: %FALSE with @error when holders cannot be read or written
  *   safely here (a planted link, locks that do not cross hosts). Between
  *   @begin and @end.
+ * @check_readable: optional: %FALSE with @error when holders could not all
+ *   be read (a planted link, a failed listing), so what looks free may be
+ *   held; looks only, writes nothing. Thread lock held. Without it,
+ *   @check_usable stands in (a store whose check writes nothing).
  * @get_holder: (transfer none) (nullable): the readable lock file of the
  *   holder @name (`task@identifier`). Thread lock held.
  * @judge_all: judges every holder not judged yet (a store may count a
@@ -253,6 +257,8 @@ struct _TesseraPoolStoreClass
 
   gboolean  (*check_usable)       (TesseraPoolStore       *store,
                                    GError                **error);
+  gboolean  (*check_readable)     (TesseraPoolStore       *store,
+                                   GError                **error);
   TesseraDynamicLockFile *(*get_holder) (TesseraPoolStore *store,
                                          const char       *name);
   gboolean  (*judge_all)          (TesseraPoolStore       *store);
@@ -344,6 +350,8 @@ const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
 
 /* The store's operations, for the units above it (tessera-pool-store.c). */
 gboolean  _tessera_pool_store_check_usable      (TesseraPoolStore  *store,
+                                                 GError           **error);
+gboolean  _tessera_pool_store_check_readable    (TesseraPoolStore  *store,
                                                  GError           **error);
 TesseraDynamicLockFile *_tessera_pool_store_get_holder (TesseraPoolStore *store,
                                                         const char       *name);

@@ -13,6 +13,13 @@ _tessera_pool_store_check_usable (TesseraPoolStore *store, GError **error)
   return store->klass->check_usable (store, error);
 }
 
+gboolean
+_tessera_pool_store_check_readable (TesseraPoolStore *store, GError **error)
+{
+  return store->klass->check_readable != NULL ? store->klass->check_readable (store, error)
+                                              : store->klass->check_usable (store, error);
+}
+
 TesseraDynamicLockFile *
 _tessera_pool_store_get_holder (TesseraPoolStore *store, const char *name)
 {

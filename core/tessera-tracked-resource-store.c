@@ -1,5 +1,5 @@
 /* tessera-tracked-resource-store.c: what a tracked resource tells of the
- * store its pool lives in: where it is, whether it can be used, and the
+ * store its pool lives in: where it is, whether it could be read, and the
  * leases of its holders and of this host
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -95,28 +95,28 @@ tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResou
 }
 
 /**
- * tessera_tracked_dynamic_resource_check_usable:
+ * tessera_tracked_dynamic_resource_check_readable:
  * @self: a tracked resource
  * @error: return location for a #GError
  *
- * Whether a decision could be made on the pool as last seen, for a tool
- * that only looks (`tessera status`): %FALSE with the error an acquire
- * would fail with when it could not — its `jobs/` is not a folder, or
- * could not be listed, so holders may hold what looks free; or, on a
- * mount whose locks do not cross hosts, another host uses it. Call
+ * Whether every holder of the pool could be read when it was last seen,
+ * for a tool that only looks (`tessera status`): %FALSE with the error an
+ * acquire would fail with when not — its `jobs/` is not a folder (a
+ * planted link), or could not be listed — since holders may then hold
+ * what looks free. It looks only: it writes nothing to the pool. Call
  * [method@Tessera.TrackedDynamicResource.update] first for a fresh view.
  *
- * Returns: %TRUE when the pool can be used; %FALSE with @error set
+ * Returns: %TRUE when every holder could be read; %FALSE with @error set
  */
 gboolean
-tessera_tracked_dynamic_resource_check_usable (TesseraTrackedDynamicResource  *self,
-                                               GError                        **error)
+tessera_tracked_dynamic_resource_check_readable (TesseraTrackedDynamicResource  *self,
+                                                 GError                        **error)
 {
-  gboolean usable;
+  gboolean readable;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   lock_thread (self);
-  usable = _tessera_pool_store_check_usable (STORE (self), error);
+  readable = _tessera_pool_store_check_readable (STORE (self), error);
   unlock_thread (self);
-  return usable;
+  return readable;
 }

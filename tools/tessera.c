@@ -501,8 +501,9 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
     tessera_tracked_dynamic_resource_update (resource, NULL);
   tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
   files = tessera_tracked_dynamic_resource_list_lock_files (resource);
-  /* Where a run would not decide, what looks free may be held. */
-  if (!tessera_tracked_dynamic_resource_check_usable (resource, &unusable))
+  /* Holders it could not read may hold what looks free: a run would not
+   * decide there. */
+  if (!tessera_tracked_dynamic_resource_check_readable (resource, &unusable))
     free_units = -1;
 
   json_builder_begin_object (builder);
@@ -948,7 +949,8 @@ static GHashTable *
 lock_file_names (const char *folder)
 {
   GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  int folder_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  /* None for a pool that lives elsewhere (etcd). */
+  int folder_fd = folder != NULL ? open (folder, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC) : -1;
   int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
   DIR *dir = jobs_fd >= 0 ? fdopendir (jobs_fd) : NULL;
   struct dirent *entry;
@@ -1843,66 +1845,105 @@ is_in_pool (const char *folder, const char *pool)
          (g_str_has_prefix (folder, pool) && folder[strlen (pool)] == G_DIR_SEPARATOR);
 }
 
-/* Gives @path (never followed), when it is ours, to group @gid as a pool
- * shared from the start has it: group-readable and -writable, and setgid
- * for a folder. Something of another user's is left as it is. */
-static void
-share_existing (const char *path, gid_t gid)
+/* Gives @fd (@path, for messages), when it is ours, to group @gid as a
+ * pool shared from the start has it: group-readable and -writable, and
+ * setgid for a folder. Another user's, or a file with other links, is
+ * left as it is. FALSE when that failed (said). */
+static gboolean
+share_existing (int fd, const char *path, gid_t gid)
 {
-  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
+  mode_t add;
 
-  if (fd < 0)
-    return;
-  if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
+  if (fstat (fd, &st) < 0 || st.st_uid != geteuid () ||
+      !(S_ISDIR (st.st_mode) || (S_ISREG (st.st_mode) && st.st_nlink == 1)))
+    return TRUE;
+  add = S_IRGRP | S_IWGRP | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
+  if ((st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
+      ((st.st_mode & add) != add && fchmod (fd, (st.st_mode & 07777) | add) < 0))
     {
-      mode_t add = S_IRGRP | S_IWGRP | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
-
-      if ((st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
-          ((st.st_mode & add) != add && fchmod (fd, (st.st_mode & 07777) | add) < 0))
-        g_printerr (_("tessera: cannot open %s to its group: %s\n"), path, g_strerror (errno));
+      int saved = errno;
+      fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
+      return FALSE;
     }
-  close (fd);
+  return TRUE;
 }
 
-/* Sets up one resource of the pool @pool as `run` would (its folder,
- * jobs/, ipc.lock, informations.json). In a pool shared with group
- * @share_gid (-1: not shared), what an earlier, unshared set-up made is
- * given to the group too, unless the resource has a mode= or group= of
- * its own (opening it applied those). */
+/* Gives the group @gid what an earlier, unshared set-up made of the
+ * resource in @folder: the folders from the pool's (@pool_fd, @pool) down
+ * to it, then its parts. Each is reached from its parent's descriptor,
+ * never through a link: a member of the group may have planted one to
+ * have a file of ours handed over. FALSE when something could not be. */
 static gboolean
-init_resource (TesseraConfig *config, const char *name, const char *pool, gint64 share_gid, int *status)
+share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
+{
+  static const struct { const char *name; gboolean folder; } parts[] = {
+    { "jobs", TRUE }, { "queue", TRUE }, { "hosts", TRUE }, { "ipc.lock", FALSE }, { "informations.json", FALSE },
+  };
+  g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
+  g_autofree char *path = g_strdup (pool);
+  AUTO_FD int dir_fd = dup (pool_fd);
+  gboolean ok = dir_fd >= 0;
+
+  for (guint i = 0; ok && steps[i] != NULL; i++)
+    {
+      g_autofree char *next_path = NULL;
+      int next;
+
+      if (*steps[i] == '\0')
+        continue;
+      next_path = g_build_filename (path, steps[i], NULL);
+      next = openat (dir_fd, steps[i], FOLDER_FLAGS);
+      if (next < 0)
+        {
+          int saved = errno;
+
+          if (saved == ELOOP || saved == ENOTDIR)
+            fail (EXIT_IOERR, _("%s is not a folder (a link is never followed there)"), next_path);
+          else
+            fail (EXIT_IOERR, _("cannot open %s to its group: %s"), next_path, g_strerror (saved));
+          return FALSE;
+        }
+      close (dir_fd);
+      dir_fd = next;
+      g_free (path);
+      path = g_steal_pointer (&next_path);
+      ok = share_existing (dir_fd, path, gid);
+    }
+  for (guint i = 0; ok && i < G_N_ELEMENTS (parts); i++)
+    {
+      g_autofree char *part_path = g_build_filename (path, parts[i].name, NULL);
+      AUTO_FD int fd = openat (dir_fd, parts[i].name, parts[i].folder ? FOLDER_FLAGS
+                                                      : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+      /* Not there yet, or a link or other planted thing: left alone (the
+       * library refuses what it should not use). */
+      if (fd >= 0)
+        ok = share_existing (fd, part_path, gid);
+    }
+  return ok;
+}
+
+/* Sets up one resource of the pool @pool (open as @pool_fd) as `run`
+ * would (its folder, jobs/, ipc.lock, informations.json). In a pool
+ * shared with group @share_gid (-1: not shared), what an earlier,
+ * unshared set-up made is given to the group too, unless the resource has
+ * a mode= or group= of its own (opening it applied those). */
+static gboolean
+init_resource (TesseraConfig *config, const char *name, int pool_fd, const char *pool, gint64 share_gid, int *status)
 {
   TesseraTrackedDynamicResource *resource = open_resource (config, name, status);
-  const char *parts[] = { "jobs", "queue", "hosts", "ipc.lock", "informations.json" };
-  const char *folder;
+  g_autofree char *folder = NULL;
   g_autofree char *location = NULL;
 
   if (resource == NULL)
     return FALSE;
-  folder = tessera_tracked_dynamic_resource_get_lock_folder (resource);
-  if (share_gid >= 0 && !tessera_config_has_sharing (config, name) && is_in_pool (folder, pool))
-    {
-      /* The folders from the pool's down to the resource's, then its
-       * parts. */
-      g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
-      g_autofree char *path = g_strdup (pool);
-
-      for (guint i = 0; steps[i] != NULL; i++)
-        if (*steps[i] != '\0')
-          {
-            g_autofree char *next = g_build_filename (path, steps[i], NULL);
-
-            share_existing (next, (gid_t) share_gid);
-            g_free (path);
-            path = g_steal_pointer (&next);
-          }
-      for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
-        {
-          g_autofree char *part = g_build_filename (folder, parts[i], NULL);
-          share_existing (part, (gid_t) share_gid);
-        }
-    }
+  /* Lexically: a ".." in the configured path must not lead out of the
+   * pool. */
+  folder = g_canonicalize_filename (tessera_tracked_dynamic_resource_get_lock_folder (resource), "/");
+  if (share_gid >= 0 && !tessera_config_has_sharing (config, name) && is_in_pool (folder, pool) &&
+      !share_resource (pool_fd, pool, folder, (gid_t) share_gid))
+    *status = EXIT_IOERR;
   /* Where the pool lives: its folder, or its key in another store. */
   location = tessera_tracked_dynamic_resource_dup_location (resource);
   /* Translators: "prepared cpu (countertoken) in /srv/pool/cpu" */
@@ -1935,7 +1976,8 @@ cmd_init (int argc, char **argv)
   gid_t gid = 0;
   gint64 share_gid = -1;
   guint prepared = 0;
-  int status = 0, fd;
+  int status = 0;
+  AUTO_FD int fd = -1;
   gboolean shared = TRUE;
 
   if (!parse (context, &argc, &argv, &status))
@@ -1974,10 +2016,7 @@ cmd_init (int argc, char **argv)
     struct stat st;
 
     if (fstat (fd, &st) < 0 || st.st_uid != geteuid ())
-      {
-        close (fd);
-        return fail (EXIT_IOERR, _("%s belongs to another user: only its owner may prepare it"), pool);
-      }
+      return fail (EXIT_IOERR, _("%s belongs to another user: only its owner may prepare it"), pool);
   }
   if (group != NULL)
     share_gid = gid;
@@ -1989,7 +2028,6 @@ cmd_init (int argc, char **argv)
     share_gid = pool_st.st_gid;   /* a pool shared before stays so */
   if (share_gid >= 0)
     shared = share_folder (fd, pool, (gid_t) share_gid);
-  close (fd);
   if (!shared)
     return EXIT_IOERR;
 
@@ -2007,7 +2045,9 @@ cmd_init (int argc, char **argv)
           if (folder == NULL || !is_in_pool (folder, pool) ||
               (types != NULL && !g_str_equal (types[t], tessera_config_get_type_name (config, name))))
             continue;
-          if (!init_resource (config, name, pool, share_gid, &status))
+          /* Through the folder checked above: never the pool's name again,
+           * which a member of the group may have swapped meanwhile. */
+          if (!init_resource (config, name, fd, pool, share_gid, &status))
             return status;
           of_type++;
         }
@@ -2019,7 +2059,7 @@ cmd_init (int argc, char **argv)
     }
   if (prepared == 0)
     g_print (_("prepared %s; no configured resource lies in it (give each a path=%s/NAME)\n"), pool, pool);
-  return 0;
+  return status;
 }
 
 /* ---------------------------------------------------------------------- */

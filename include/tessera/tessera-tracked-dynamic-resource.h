@@ -372,7 +372,7 @@ void        tessera_tracked_dynamic_resource_get_usage             (TesseraTrack
                                                                     gint64                        *capacity,
                                                                     gint64                        *free_units);
 TESSERA_AVAILABLE_IN_ALL
-gboolean    tessera_tracked_dynamic_resource_check_usable          (TesseraTrackedDynamicResource *self,
+gboolean    tessera_tracked_dynamic_resource_check_readable        (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
 GPtrArray  *tessera_tracked_dynamic_resource_list_lock_files       (TesseraTrackedDynamicResource *self);

@@ -363,7 +363,11 @@ check_settings (TesseraTrackedDynamicResource *resource, GError **error)
   if (self->devices_setting == NULL || g_strcmp0 (self->devices_setting, "auto") == 0)
     return TRUE;
   devices = tessera_gpu_devices_parse_spec (self->devices_setting, error);
-  return devices != NULL;
+  if (devices != NULL && devices->len == 0)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                 _("“%s” is not a valid value for “devices”: it names no device (“auto” finds them)"),
+                 self->devices_setting);
+  return devices != NULL && devices->len > 0;
 }
 
 static void
