@@ -480,6 +480,38 @@ user_name (GHashTable *users, uid_t uid)
   return name;
 }
 
+/* Opens status --json's object for resource @name, up to its holders'
+ * array, left open: @path (escaped here) and @store may be %NULL, JSON
+ * null. */
+static void
+begin_description (JsonBuilder *builder, TesseraConfig *config, const char *name, const char *path,
+                   const char *store, gint64 capacity, gint64 free_units)
+{
+  g_autofree char *shown = path != NULL ? escape_name (path, FALSE) : NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, name);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, tessera_config_get_type_name (config, name));
+  json_builder_set_member_name (builder, "path");
+  if (shown != NULL)
+    json_builder_add_string_value (builder, shown);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "store");
+  if (store != NULL)
+    json_builder_add_string_value (builder, store);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "capacity");
+  json_builder_add_int_value (builder, capacity);
+  json_builder_set_member_name (builder, "free");
+  json_builder_add_int_value (builder, free_units);
+  json_builder_set_member_name (builder, "holders");
+  json_builder_begin_array (builder);
+}
+
 /* {"name", "type", "path", "store", "capacity", "free", "holders": [...]}
  * ("path": where the pool lives, its key on etcd)
  * @fresh: just opened, so its view was brought up to date under ipc.lock
@@ -506,26 +538,10 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   if (!tessera_tracked_dynamic_resource_check_readable (resource, &unusable))
     free_units = -1;
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "name");
-  json_builder_add_string_value (builder, name);
-  json_builder_set_member_name (builder, "type");
-  json_builder_add_string_value (builder, tessera_config_get_type_name (config, name));
-  json_builder_set_member_name (builder, "path");
-  {
-    g_autofree char *shown = escape_name (location != NULL ? location
-                                          : tessera_tracked_dynamic_resource_get_lock_folder (resource), FALSE);
-    json_builder_add_string_value (builder, shown);
-  }
   g_object_get (resource, "store", &store, NULL);
-  json_builder_set_member_name (builder, "store");
-  json_builder_add_string_value (builder, store != NULL ? store : "folder");
-  json_builder_set_member_name (builder, "capacity");
-  json_builder_add_int_value (builder, capacity);
-  json_builder_set_member_name (builder, "free");
-  json_builder_add_int_value (builder, free_units);
-  json_builder_set_member_name (builder, "holders");
-  json_builder_begin_array (builder);
+  begin_description (builder, config, name, location != NULL ? location
+                                            : tessera_tracked_dynamic_resource_get_lock_folder (resource),
+                     store != NULL ? store : "folder", capacity, free_units);
   for (guint i = 0; i < files->len; i++)
     {
       TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
@@ -648,24 +664,9 @@ describe_unreadable (TesseraConfig *config, const char *name, const char *why)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autofree char *path = tessera_config_dup_path (config, name);
-  g_autofree char *shown_path = path != NULL ? escape_name (path, FALSE) : NULL;
   g_autofree char *shown_why = escape_name (why != NULL ? why : "", FALSE);
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "name");
-  json_builder_add_string_value (builder, name);
-  json_builder_set_member_name (builder, "type");
-  json_builder_add_string_value (builder, tessera_config_get_type_name (config, name));
-  json_builder_set_member_name (builder, "path");
-  json_builder_add_string_value (builder, shown_path);
-  json_builder_set_member_name (builder, "store");
-  json_builder_add_null_value (builder);
-  json_builder_set_member_name (builder, "capacity");
-  json_builder_add_int_value (builder, -1);
-  json_builder_set_member_name (builder, "free");
-  json_builder_add_int_value (builder, -1);
-  json_builder_set_member_name (builder, "holders");
-  json_builder_begin_array (builder);
+  begin_description (builder, config, name, path, NULL, -1, -1);
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "error");
   json_builder_add_string_value (builder, shown_why);
