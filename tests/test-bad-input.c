@@ -442,11 +442,61 @@ test_broken_locks_json (Fixture *f, gconstpointer data)
   }
 }
 
+static void
+lock_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GError **error = data;
+  TesseraDynamicDependencyLock *lock =
+    tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result, error);
+
+  g_assert_null (lock);
+  g_assert_nonnull (*error);
+}
+
+/* A resource opened read-only refuses to acquire or write with a GError
+ * ("opened read-only"), blocking and asynchronously (the callback runs):
+ * not a critical and NULL without an error, nor a callback never called. */
+static void
+test_read_only_refuses (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) writer = open_counter (f, 2);   /* sets the pool up */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraCounterResource) resource =
+    g_initable_new (TESSERA_TYPE_COUNTER_RESOURCE, NULL, &error, "name", "token", "lock-folder", f->folder,
+                    "read-only", TRUE, NULL);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "reader", "1");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(JsonNode) informations = tessera_json_parse ("{\"total\": 3}", -1, NULL);
+  TesseraDynamicDependencyLock *lock;
+  GError *async_error = NULL;
+
+  g_assert_no_error (error);
+  lock = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (resource), "1", 0, NULL, &error);
+  g_assert_null (lock);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "read-only"));
+  g_clear_error (&error);
+
+  dep = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (resource), job, "1", &error);
+  g_assert_no_error (error);
+  tessera_dynamic_dependency_lock_async (dep, 5, NULL, lock_done, &async_error);
+  while (async_error == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_error (async_error, TESSERA_ERROR, TESSERA_ERROR_FAILED);
+  g_clear_error (&async_error);
+
+  g_assert_false (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource),
+                                                                        informations, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED);
+  g_assert_cmpint (test_counter_get_total (writer), ==, 2);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/bad-input/read-only-refuses-with-an-error", test_read_only_refuses);
   ADD ("/bad-input/deep-json", test_deep_json);
   ADD ("/bad-input/not-a-lock-file-read-once", test_not_a_lock_file_read_once);
   ADD ("/bad-input/lock-file/truncated", test_truncated);
