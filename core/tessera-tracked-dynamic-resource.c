@@ -66,6 +66,17 @@ resource_name (TesseraTrackedDynamicResource *self)
   return name ? name : PRIV (self)->lock_folder;
 }
 
+/* What a resource opened only to look answers a change: an error the
+ * caller can show (an acquire, a holder's process record, informations.json). */
+static gboolean
+refuse_read_only (TesseraTrackedDynamicResource *self, GError **error)
+{
+  if (!PRIV (self)->read_only)
+    return FALSE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED, _("%s is opened read-only"), resource_name (self));
+  return TRUE;
+}
+
 #define VIEW(o) (PRIV (o)->view)
 #define STORE(o) _tessera_pool_view_get_store (VIEW (o))
 
@@ -518,8 +529,9 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
   g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
-  g_return_val_if_fail (!PRIV (self)->read_only, FALSE);
 
+  if (refuse_read_only (self, error))
+    return FALSE;
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
     return FALSE;
@@ -608,8 +620,8 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_PROCESS (process), FALSE);
   priv = PRIV (self);
-  g_return_val_if_fail (!priv->read_only, FALSE);
-
+  if (refuse_read_only (self, error))
+    return FALSE;
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
     return FALSE;
@@ -727,8 +739,9 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (informations != NULL, FALSE);
-  g_return_val_if_fail (!PRIV (self)->read_only, FALSE);
 
+  if (refuse_read_only (self, error))
+    return FALSE;
   return _tessera_pool_view_write_informations (VIEW (self), informations, PRIV (self)->min_age, error);
 }
 
