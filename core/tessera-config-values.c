@@ -118,6 +118,14 @@ read_typed (GKeyFile    *keyfile,
   return *supported && local == NULL;
 }
 
+/* "an integer from MIN to MAX", or "…MIN or more" when @unbounded. */
+static char *
+integer_range (gint64 minimum, gint64 maximum, gboolean unbounded)
+{
+  return unbounded ? g_strdup_printf (_("an integer, %" PRId64 " or more"), minimum)
+                   : g_strdup_printf (_("an integer from %" PRId64 " to %" PRId64), minimum, maximum);
+}
+
 /* What a value of @pspec must be, for a message: its range for a number
  * (an upper end of the type's own maximum is left unsaid), else its
  * type's name. */
@@ -127,23 +135,17 @@ expected_text (GParamSpec *pspec)
   if (G_IS_PARAM_SPEC_INT64 (pspec))
     {
       GParamSpecInt64 *p = G_PARAM_SPEC_INT64 (pspec);
-      return p->maximum == G_MAXINT64 ? g_strdup_printf (_("an integer, %" PRId64 " or more"), p->minimum)
-                                      : g_strdup_printf (_("an integer from %" PRId64 " to %" PRId64),
-                                                         p->minimum, p->maximum);
+      return integer_range (p->minimum, p->maximum, p->maximum == G_MAXINT64);
     }
   if (G_IS_PARAM_SPEC_INT (pspec))
     {
       GParamSpecInt *p = G_PARAM_SPEC_INT (pspec);
-      return p->maximum == G_MAXINT ? g_strdup_printf (_("an integer, %" PRId64 " or more"), (gint64) p->minimum)
-                                    : g_strdup_printf (_("an integer from %" PRId64 " to %" PRId64),
-                                                       (gint64) p->minimum, (gint64) p->maximum);
+      return integer_range (p->minimum, p->maximum, p->maximum == G_MAXINT);
     }
   if (G_IS_PARAM_SPEC_UINT (pspec))
     {
       GParamSpecUInt *p = G_PARAM_SPEC_UINT (pspec);
-      return p->maximum == G_MAXUINT ? g_strdup_printf (_("an integer, %" PRId64 " or more"), (gint64) p->minimum)
-                                     : g_strdup_printf (_("an integer from %" PRId64 " to %" PRId64),
-                                                        (gint64) p->minimum, (gint64) p->maximum);
+      return integer_range (p->minimum, p->maximum, p->maximum == G_MAXUINT);
     }
   if (G_IS_PARAM_SPEC_DOUBLE (pspec))
     {

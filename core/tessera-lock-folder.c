@@ -305,7 +305,6 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
   return found;
 }
 
-
 static void
 sweep_tmp (int tmp_fd)
 {
