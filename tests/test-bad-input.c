@@ -408,6 +408,56 @@ test_hostile_names (Fixture *f, gconstpointer data)
   g_assert_cmpint (grantable (f, counter), ==, 2);
 }
 
+/* A job whose lock file name a folder cannot hold (with its temporary,
+ * TASK@ID.json.XXXXXX, at most 255 bytes) or that another job's names
+ * would also make (`a@b` + `c`, `a` + `b@c`) is refused when it is made,
+ * not at its first acquire. */
+static void
+test_names_a_folder_cannot_hold (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = open_counter (f, 2);
+  g_autofree char *uri = g_build_filename (f->tmp, "job", "x", NULL);
+  g_autofree char *long_task = g_strnfill (200, 't');
+  g_autofree char *long_id = g_strnfill (60, 'i');
+  g_autofree char *fit_task = g_strnfill (100, 't');
+  g_autofree char *fit_id = g_strnfill (255 - 7 - 5 - 1 - 100, 'i');
+  g_autofree char *over_id = g_strconcat (fit_id, "i", NULL);
+  g_autofree char *long_base = g_strnfill (250, 'j');
+  g_autofree char *long_uri = g_build_filename (f->tmp, "job", long_base, NULL);
+  g_autofree char *fit_name = g_strdup_printf ("%s@%s.json", fit_task, fit_id);
+  g_autofree char *fit_path = g_build_filename (f->jobs, fit_name, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+
+  g_assert_null (tessera_job_new (long_task, long_id, uri, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+  g_clear_error (&error);
+  g_assert_null (tessera_job_new (fit_task, over_id, uri, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+  g_clear_error (&error);
+  g_assert_null (tessera_job_new ("task", "id", long_uri, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+  g_clear_error (&error);
+  g_assert_null (tessera_job_new ("a@b", "c", uri, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+  g_clear_error (&error);
+  job = tessera_job_new ("a", "b@c", uri, &error);
+  g_assert_no_error (error);
+  g_clear_object (&job);
+
+  /* The longest names accepted make a lock file. */
+  job = tessera_job_new (fit_task, fit_id, uri, &error);
+  g_assert_no_error (error);
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (lock);
+  g_assert_true (g_file_test (fit_path, G_FILE_TEST_IS_REGULAR));
+  g_assert_cmpint (grantable (f, counter), ==, 1);
+}
+
 static void
 test_broken_locks_json (Fixture *f, gconstpointer data)
 {
@@ -511,6 +561,7 @@ main (int argc, char **argv)
   ADD ("/bad-input/symlink/ipc-lock", test_symlink_ipc_lock);
   ADD ("/bad-input/symlink/jobs-folder", test_symlink_jobs_folder);
   ADD ("/bad-input/hostile-names", test_hostile_names);
+  ADD ("/bad-input/names-a-folder-cannot-hold", test_names_a_folder_cannot_hold);
   ADD ("/bad-input/locks-json", test_broken_locks_json);
   return g_test_run ();
 }
