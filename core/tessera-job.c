@@ -4,9 +4,11 @@
  */
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
+#include "tessera-temporary-name-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -207,6 +209,53 @@ tessera_lock_file_name (const char *task_id,
   return g_strconcat (cut, ".json", NULL);
 }
 
+/* Whether @name, and its temporary while it is written, fit in a folder. */
+static gboolean
+name_fits (const char *name)
+{
+  return strlen (name) + _TESSERA_TEMPORARY_SUFFIX_LEN <= NAME_MAX;
+}
+
+/* The names of a job's files are checked when it is made, not at its
+ * first acquire: TASK@ID.json and <job_uri>.pid, each with its temporary,
+ * must fit in a folder, so the seed's cut at 256 characters never applies
+ * (two long names would share a lock file); and a task id with an `@`
+ * would make another job's lock file name (`a@b` + `c`, `a` + `b@c`). */
+static gboolean
+check_file_names (const char  *task_id,
+                  const char  *identifier,
+                  const char  *job_uri,
+                  GError     **error)
+{
+  g_autofree char *lock_name = tessera_lock_file_name (task_id, identifier);
+  g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
+  g_autofree char *pid_name = g_path_get_basename (pid_path);
+  g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
+  g_autofree char *lock_base = g_path_get_basename (lock_path);
+
+  if (strchr (task_id, '@') != NULL)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("Task id “%s” must not contain “@”: it ends the task id in lock file names"), task_id);
+      return FALSE;
+    }
+  if (!name_fits (lock_name))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("The task id and identifier of job “%s” are too long: its lock file name would be %u bytes, "
+                     "and at most %u fit"),
+                   job_uri, (guint) strlen (lock_name), (guint) (NAME_MAX - _TESSERA_TEMPORARY_SUFFIX_LEN));
+      return FALSE;
+    }
+  if (!name_fits (pid_name) || !name_fits (lock_base))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
+                   _("The last part of job URI “%s” is too long for a file name"), job_uri);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * tessera_job_new:
  * @task_id: the task id
@@ -215,7 +264,10 @@ tessera_lock_file_name (const char *task_id,
  * @error: return location for a #GError
  *
  * Creates a job after checking its names (not empty, valid UTF-8, no
- * `/`, no `..`, no control characters).
+ * `/`, no `..`, no control characters; no `@` in @task_id, which would
+ * make another job's lock file name) and that its files' names fit in a
+ * folder: `TASK@ID.json` at most 248 bytes (255 with the temporary of its
+ * atomic write), and so the last part of @job_uri with `.pid`.
  *
  * Returns: (transfer full): a new job, or %NULL with @error set
  */
@@ -233,6 +285,8 @@ tessera_job_new (const char  *task_id,
                    _("A job URI must be an absolute path"));
       return NULL;
     }
+  if (!check_file_names (task_id, identifier, job_uri, error))
+    return NULL;
   return g_object_new (TESSERA_TYPE_JOB,
                        "task-id", task_id,
                        "identifier", identifier,

@@ -19,6 +19,10 @@ G_BEGIN_DECLS
  * a second guard only, should a writer come without ipc.lock. */
 #define _TESSERA_WRITER_TMP_STALE_S 60
 
+/* What an atomic write adds to a file's name for its temporary: a dot
+ * and six random characters. */
+#define _TESSERA_TEMPORARY_SUFFIX_LEN 7
+
 /* NAME.json, a dot and six random characters: the temporary file of an
  * atomic write of a JSON file (create_temporary_at in
  * tessera-folder-io.c makes them). */
