@@ -144,6 +144,25 @@ test_settings_from_text (void)
                                                      &error));
     g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
   }
+  {
+    /* A setting given twice, under one spelling or two, is a configuration
+     * error naming it, not a GObject critical. */
+    const char *twice_keys[] = { "lock-folder", "total", "total", NULL };
+    const char *twice_values[] = { folder, "4", "5", NULL };
+    const char *spelled_keys[] = { "lock-folder", "lock_folder", NULL };
+    const char *spelled_values[] = { folder, folder, NULL };
+    g_autoptr(GError) error = NULL;
+
+    g_assert_null (tessera_registry_create_resource (registry, "countertoken", "r", twice_keys, twice_values,
+                                                     &error));
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+    g_assert_nonnull (strstr (error->message, "total"));
+    g_clear_error (&error);
+    g_assert_null (tessera_registry_create_resource (registry, "countertoken", "r", spelled_keys, spelled_values,
+                                                     &error));
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+    g_assert_nonnull (strstr (error->message, "lock"));
+  }
 }
 
 /* A manifest whose Module is a path is ignored, not followed. */
