@@ -266,6 +266,13 @@ _tessera_config_values_new_resource (GType                type,
                        _("Resource type “%s” has no setting “%s”"), type_name, keys[i]);
           goto out;
         }
+      /* Two spellings (total, lock_folder / lock-folder) reach one property. */
+      if (g_ptr_array_find (names, pspec->name, NULL))
+        {
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                       _("Setting “%s” of resource “%s” is given twice"), pspec->name, name);
+          goto out;
+        }
       if (!_tessera_config_value_from_string (pspec, values[i], &value, error))
         goto out;
       g_ptr_array_add (names, (gpointer) pspec->name);

@@ -571,8 +571,9 @@ tessera_registry_is_module_loaded (TesseraRegistry *self,
  * GObject property of the type, and its value is read as a keyfile value
  * of the property's type (GKeyFile's integer, 64-bit integer, double,
  * boolean, string and string list syntax; an enum by nick or name), within
- * the property's range. A key the type does not have, or a value that does
- * not fit, is %TESSERA_ERROR_INVALID_CONFIGURATION.
+ * the property's range. A key the type does not have, a value that does
+ * not fit, or a property given twice (under one spelling or two:
+ * `lock_folder` is `lock-folder`), is %TESSERA_ERROR_INVALID_CONFIGURATION.
  *
  * Returns: (transfer full): the resource, or %NULL with @error set
  */
