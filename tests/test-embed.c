@@ -153,6 +153,104 @@ test_path_property (void)
   test_remove_tree (tmp);
 }
 
+/* ---- a lock whose real taking and letting go are counted ---- */
+
+#define COUNTED_TYPE_LOCK (counted_lock_get_type ())
+G_DECLARE_FINAL_TYPE (CountedLock, counted_lock, COUNTED, LOCK, TesseraLock)
+
+struct _CountedLock
+{
+  TesseraLock parent_instance;
+  int held;       /* really taken now: 0 or 1 */
+  int takings;
+};
+
+G_DEFINE_FINAL_TYPE (CountedLock, counted_lock, TESSERA_TYPE_LOCK)
+
+static gboolean
+counted_do_acquire (TesseraLock *lock, GError **error)
+{
+  CountedLock *self = COUNTED_LOCK (lock);
+
+  /* Taken twice without a release in between: the level lost a count. */
+  g_assert_cmpint (g_atomic_int_add (&self->held, 1), ==, 0);
+  g_atomic_int_inc (&self->takings);
+  return TRUE;
+}
+
+static gboolean
+counted_do_release (TesseraLock *lock, GError **error)
+{
+  CountedLock *self = COUNTED_LOCK (lock);
+
+  g_assert_cmpint (g_atomic_int_add (&self->held, -1), ==, 1);
+  return TRUE;
+}
+
+static void
+counted_lock_class_init (CountedLockClass *klass)
+{
+  TESSERA_LOCK_CLASS (klass)->do_acquire = counted_do_acquire;
+  TESSERA_LOCK_CLASS (klass)->do_release = counted_do_release;
+}
+
+static void
+counted_lock_init (CountedLock *self)
+{
+}
+
+#define LEVEL_ROUNDS 200000
+
+static int level_threads_ready;
+
+static gpointer
+take_and_let_go (gpointer data)
+{
+  /* Both threads start together. */
+  g_atomic_int_inc (&level_threads_ready);
+  while (g_atomic_int_get (&level_threads_ready) < 2)
+    g_thread_yield ();
+  for (int i = 0; i < LEVEL_ROUNDS; i++)
+    {
+      g_assert_true (tessera_lock_acquire (data, NULL));
+      g_assert_true (tessera_lock_release (data, NULL));
+    }
+  return NULL;
+}
+
+/* A lock object may be taken and let go from two threads at once (the
+ * overview says objects may be used from any thread): its level counts
+ * every taking, it is really taken only from level 0 and really let go
+ * only back at 0, never twice. */
+static void
+test_lock_levels_from_threads (void)
+{
+  g_autoptr(CountedLock) lock = g_object_new (COUNTED_TYPE_LOCK, NULL);
+  GThread *threads[2];
+
+  level_threads_ready = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("levels", take_and_let_go, lock);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (lock)), ==, 0);
+  g_assert_cmpint (g_atomic_int_get (&lock->held), ==, 0);
+  g_assert_cmpint (g_atomic_int_get (&lock->takings), >=, 1);
+
+  /* Held by the test, the threads only add and drop levels. */
+  g_assert_true (tessera_lock_acquire (TESSERA_LOCK (lock), NULL));
+  lock->takings = 0;
+  level_threads_ready = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("levels", take_and_let_go, lock);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (lock)), ==, 1);
+  g_assert_cmpint (lock->takings, ==, 0);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+  g_assert_cmpint (lock->held, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -176,6 +274,7 @@ main (int argc, char **argv)
   g_test_add_func ("/embed/acquire-and-clean", test_acquire_and_clean);
   g_test_add_func ("/embed/acquire-too-large", test_acquire_too_large);
   g_test_add_func ("/embed/path-property", test_path_property);
+  g_test_add_func ("/embed/lock-levels-from-threads", test_lock_levels_from_threads);
   status = g_test_run ();
   test_remove_tree (state);
   return status;
