@@ -14,9 +14,17 @@
  * [class@Tessera.JobDependencyLock]).
  *
  * A lock still held when the object is finalized is released then.
+ *
+ * One lock object may be taken and let go from several threads: its level
+ * and the real taking and letting go are serialised (a thread taking it
+ * while another really takes or lets it go waits for that to end).
  */
 typedef struct
 {
+  /* Guards the level and the real taking and letting go, so that two
+   * threads may use one lock; recursive, as a subclass's do_acquire or
+   * do_release may ask for the level. */
+  GRecMutex mutex;
   guint level;
   gboolean detached;
 } TesseraLockPrivate;
@@ -29,6 +37,7 @@ tessera_lock_dispose (GObject *object)
   TesseraLock *self = TESSERA_LOCK (object);
   TesseraLockPrivate *priv = tessera_lock_get_instance_private (self);
 
+  g_rec_mutex_lock (&priv->mutex);
   if (priv->level > 0)
     {
       g_autoptr(GError) error = NULL;
@@ -38,7 +47,17 @@ tessera_lock_dispose (GObject *object)
       if (!tessera_lock_release (self, &error))
         g_warning (_("Cannot release a lock: %s"), error->message);
     }
+  g_rec_mutex_unlock (&priv->mutex);
   G_OBJECT_CLASS (tessera_lock_parent_class)->dispose (object);
+}
+
+static void
+tessera_lock_finalize (GObject *object)
+{
+  TesseraLockPrivate *priv = tessera_lock_get_instance_private (TESSERA_LOCK (object));
+
+  g_rec_mutex_clear (&priv->mutex);
+  G_OBJECT_CLASS (tessera_lock_parent_class)->finalize (object);
 }
 
 static gboolean
@@ -57,6 +76,7 @@ static void
 tessera_lock_class_init (TesseraLockClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = tessera_lock_dispose;
+  G_OBJECT_CLASS (klass)->finalize = tessera_lock_finalize;
   klass->do_acquire = tessera_lock_real_do_acquire;
   klass->do_release = tessera_lock_real_do_release;
 }
@@ -64,6 +84,9 @@ tessera_lock_class_init (TesseraLockClass *klass)
 static void
 tessera_lock_init (TesseraLock *self)
 {
+  TesseraLockPrivate *priv = tessera_lock_get_instance_private (self);
+
+  g_rec_mutex_init (&priv->mutex);
 }
 
 /**
@@ -86,9 +109,14 @@ tessera_lock_acquire (TesseraLock  *self,
   g_return_val_if_fail (TESSERA_IS_LOCK (self), FALSE);
   priv = tessera_lock_get_instance_private (self);
 
+  g_rec_mutex_lock (&priv->mutex);
   if (priv->level == 0 && !TESSERA_LOCK_GET_CLASS (self)->do_acquire (self, error))
-    return FALSE;
+    {
+      g_rec_mutex_unlock (&priv->mutex);
+      return FALSE;
+    }
   priv->level++;
+  g_rec_mutex_unlock (&priv->mutex);
   return TRUE;
 }
 
@@ -113,17 +141,17 @@ tessera_lock_release (TesseraLock  *self,
                       GError      **error)
 {
   TesseraLockPrivate *priv;
+  gboolean ok = TRUE;
 
   g_return_val_if_fail (TESSERA_IS_LOCK (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   priv = tessera_lock_get_instance_private (self);
 
-  if (priv->level == 0)
-    return TRUE;
-  priv->level--;
-  if (priv->level == 0 && !priv->detached)
-    return TESSERA_LOCK_GET_CLASS (self)->do_release (self, error);
-  return TRUE;
+  g_rec_mutex_lock (&priv->mutex);
+  if (priv->level > 0 && --priv->level == 0 && !priv->detached)
+    ok = TESSERA_LOCK_GET_CLASS (self)->do_release (self, error);
+  g_rec_mutex_unlock (&priv->mutex);
+  return ok;
 }
 
 /* Marks @self held (level 1) for what it holds already: a container
@@ -134,8 +162,12 @@ _tessera_lock_set_held (TesseraLock *self)
 {
   TesseraLockPrivate *priv = tessera_lock_get_instance_private (self);
 
-  g_return_if_fail (priv->level == 0);
-  priv->level = 1;
+  g_rec_mutex_lock (&priv->mutex);
+  if (priv->level == 0)
+    priv->level = 1;
+  else
+    g_critical ("%s: a lock already held", G_STRFUNC);
+  g_rec_mutex_unlock (&priv->mutex);
 }
 
 /**
@@ -151,7 +183,9 @@ tessera_lock_detach (TesseraLock *self)
 
   g_return_if_fail (TESSERA_IS_LOCK (self));
   priv = tessera_lock_get_instance_private (self);
+  g_rec_mutex_lock (&priv->mutex);
   priv->detached = TRUE;
+  g_rec_mutex_unlock (&priv->mutex);
 }
 
 /**
@@ -167,10 +201,14 @@ gboolean
 tessera_lock_is_detached (TesseraLock *self)
 {
   TesseraLockPrivate *priv;
+  gboolean detached;
 
   g_return_val_if_fail (TESSERA_IS_LOCK (self), FALSE);
   priv = tessera_lock_get_instance_private (self);
-  return priv->detached;
+  g_rec_mutex_lock (&priv->mutex);
+  detached = priv->detached;
+  g_rec_mutex_unlock (&priv->mutex);
+  return detached;
 }
 
 /**
@@ -185,8 +223,12 @@ guint
 tessera_lock_get_level (TesseraLock *self)
 {
   TesseraLockPrivate *priv;
+  guint level;
 
   g_return_val_if_fail (TESSERA_IS_LOCK (self), 0);
   priv = tessera_lock_get_instance_private (self);
-  return priv->level;
+  g_rec_mutex_lock (&priv->mutex);
+  level = priv->level;
+  g_rec_mutex_unlock (&priv->mutex);
+  return level;
 }
