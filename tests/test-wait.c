@@ -521,6 +521,43 @@ test_timeout (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 300 * 1000);
 }
 
+static void
+on_timed_out (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GError **error = data;
+
+  g_assert_null (tessera_dynamic_dependency_lock_finish (TESSERA_DYNAMIC_DEPENDENCY (source), result, error));
+  g_assert_nonnull (*error);
+}
+
+/* A request larger than the whole total waits (the total may grow), and
+ * its timeout says why it waited: the type's reason reaches the caller of
+ * a lock, an async lock and acquire_all, not only a bare "timed out". */
+static void
+test_timeout_says_why (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "big");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 2);
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_assert_null (tessera_dynamic_dependency_lock (dep, 0.3, NULL, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_nonnull (strstr (error->message, "more than the total"));
+  g_clear_error (&error);
+
+  tessera_dynamic_dependency_lock_async (dep, 0.3, NULL, on_timed_out, &error);
+  while (error == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_nonnull (strstr (error->message, "more than the total"));
+  g_clear_error (&error);
+
+  g_assert_false (tessera_dynamic_dependency_locks_acquire_all (locks, &dep, 1, 0.3, NULL, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_nonnull (strstr (error->message, "more than the total"));
+}
+
 /* tessera_dynamic_resource_wait's timeout is in seconds, as the lock's. */
 static void
 test_wait_timeout_seconds (Fixture *f, gconstpointer data)
@@ -995,6 +1032,7 @@ main (int argc, char **argv)
   ADD ("/wait/idle-process-applies-total", test_idle_process_applies_total);
   ADD ("/wait/overflow-then-jobs-replaced", test_overflow_then_jobs_replaced);
   ADD ("/wait/timeout", test_timeout);
+  ADD ("/wait/timeout-says-why", test_timeout_says_why);
   ADD ("/wait/resource-wait-timeout-in-seconds", test_wait_timeout_seconds);
   ADD ("/wait/notify-outside-lock", test_notify_outside_lock);
 #define ADD_BEHIND(path, way, cancel) \
