@@ -113,8 +113,13 @@ tessera_job_new_private (const char  *name,
  *
  * Blocks the calling thread (no main loop needed); any thread.
  *
+ * A request larger than the resource's whole capacity waits, as the
+ * capacity may grow; its timeout's message then says so.
+ *
  * Returns: (transfer full): the acquired lock, or %NULL with @error set
- *   (%TESSERA_ERROR_TIMEOUT, %TESSERA_ERROR_REQUEST_TOO_LARGE, …)
+ *   (%TESSERA_ERROR_TIMEOUT, %TESSERA_ERROR_INVALID_CONFIGURATION for a
+ *   malformed @request, %TESSERA_ERROR_REQUEST_TOO_LARGE from a plugin's
+ *   type, …)
  */
 TesseraDynamicDependencyLock *
 tessera_dynamic_resource_take (TesseraDynamicResource  *self,

@@ -496,8 +496,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
             }
           blocker = pool;
           generation = before;
-          set_waiting_reason (self, g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY)
-                                    ? local->message : NULL);
+          set_waiting_reason (self, _tessera_wait_reason (local));
         }
       if (blocker == NULL)
         {
@@ -524,8 +523,8 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
       set_waiting_for (self, blocker->dependency);
       if (deadline >= 0 && g_get_monotonic_time () >= deadline)
         {
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT, _("Timed out waiting for resource “%s”"),
-                       blocker->name ? blocker->name : "?");
+          _tessera_set_wait_timeout (error, tessera_dynamic_dependency_get_resource (blocker->dependency),
+                                     self->waiting_reason);
           return FALSE;
         }
       {
@@ -536,7 +535,11 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
                                                    generation, wake, cancellable, &local) &&
             !(wake != deadline && g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT)))
           {
-            g_propagate_error (error, g_steal_pointer (&local));
+            if (g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+              _tessera_set_wait_timeout (error, tessera_dynamic_dependency_get_resource (blocker->dependency),
+                                         self->waiting_reason);
+            else
+              g_propagate_error (error, g_steal_pointer (&local));
             return FALSE;
           }
       }

@@ -227,6 +227,19 @@ _tessera_set_ipc_lock_timeout (GError **error, TesseraDynamicResource *resource,
                name != NULL ? name : "?", busy->message);
 }
 
+void
+_tessera_set_wait_timeout (GError **error, TesseraDynamicResource *resource, const char *reason)
+{
+  const char *name = tessera_dynamic_resource_get_name (resource);
+
+  if (reason != NULL)
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT, _("Timed out waiting for resource “%s”: %s"),
+                 name != NULL ? name : "?", reason);
+  else
+    g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT, _("Timed out waiting for resource “%s”"),
+                 name != NULL ? name : "?");
+}
+
 gboolean
 _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *lock,
                                                 gint64                         deadline,
@@ -280,6 +293,7 @@ lock_until (TesseraDynamicDependency  *self,
             GError                   **error)
 {
   TesseraDynamicResource *resource = PRIV (self)->resource;
+  g_autofree char *reason = NULL;   /* why the last attempt waited */
 
   for (;;)
     {
@@ -305,12 +319,11 @@ lock_until (TesseraDynamicDependency  *self,
           g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
         }
+      g_free (reason);
+      reason = g_strdup (_tessera_wait_reason (local));
       if (deadline >= 0 && g_get_monotonic_time () >= deadline)
         {
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT,
-                       _("Timed out waiting for resource “%s”"),
-                       tessera_dynamic_resource_get_name (resource)
-                       ? tessera_dynamic_resource_get_name (resource) : "?");
+          _tessera_set_wait_timeout (error, resource, reason);
           return NULL;
         }
       g_clear_error (&local);
@@ -320,7 +333,10 @@ lock_until (TesseraDynamicDependency  *self,
         {
           if (wake != deadline && g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
             continue;
-          g_propagate_error (error, g_steal_pointer (&local));
+          if (g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+            _tessera_set_wait_timeout (error, resource, reason);
+          else
+            g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
         }
     }
@@ -568,15 +584,16 @@ attempt (GTask *task)
       return_error (task, error);
       return;
     }
-  g_clear_error (&error);
   if (state->deadline == 0 || (state->deadline > 0 && g_get_monotonic_time () >= state->deadline))
     {
-      return_error (task, g_error_new (TESSERA_ERROR, TESSERA_ERROR_TIMEOUT,
-                                       _("Timed out waiting for resource “%s”"),
-                                       tessera_dynamic_resource_get_name (resource)
-                                       ? tessera_dynamic_resource_get_name (resource) : "?"));
+      GError *timeout = NULL;
+
+      _tessera_set_wait_timeout (&timeout, resource, _tessera_wait_reason (error));
+      g_clear_error (&error);
+      return_error (task, timeout);
       return;
     }
+  g_clear_error (&error);
   if (state->waker == NULL)
     {
       state->waker = _tessera_dynamic_resource_add_waker (resource, g_task_get_context (task),

@@ -167,6 +167,11 @@ gint64   _tessera_ipc_lock_give_up_time       (gint64                         de
 void     _tessera_set_ipc_lock_timeout        (GError                       **error,
                                                TesseraDynamicResource        *resource,
                                                const GError                  *busy);
+/* %TESSERA_ERROR_TIMEOUT for a wait on @resource, saying @reason when
+ * there is one (see _tessera_wait_reason()). */
+void     _tessera_set_wait_timeout            (GError                       **error,
+                                               TesseraDynamicResource        *resource,
+                                               const char                    *reason);
 
 /* The waiters' queue of a lock folder (tessera-wait-queue.c). The wait
  * loops mark a dependency as waiting for the length of a lock() call; the
@@ -216,6 +221,15 @@ _tessera_error_means_wait (const GError *error)
 {
   return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE) ||
          g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY);
+}
+
+/* What a wait's timeout says of @error (one that means wait): the type's
+ * reason for a request larger than the whole capacity, which no release
+ * will serve; nothing for a resource that is merely busy. */
+static inline const char *
+_tessera_wait_reason (const GError *error)
+{
+  return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY) ? error->message : NULL;
 }
 
 /* json_parser_load_from_data() refusing nesting deeper than

@@ -36,10 +36,14 @@ G_BEGIN_DECLS
  * @TESSERA_ERROR_CLASS_NOT_FOUND: no known lock class has the requested name
  * @TESSERA_ERROR_INVALID_CONFIGURATION: a configuration value is wrong
  * @TESSERA_ERROR_ALREADY_HELD: the job already holds this resource
- * @TESSERA_ERROR_REQUEST_TOO_LARGE: the request can never be granted, even by an empty resource
+ * @TESSERA_ERROR_REQUEST_TOO_LARGE: the request can never be granted, whatever
+ *   the capacity (a plugin's own rule, such as a cap per user); the built-in
+ *   types never say it, as their capacity may grow: they wait instead
+ *   (%TESSERA_ERROR_OVER_CAPACITY)
  * @TESSERA_ERROR_OVER_CAPACITY: the request is larger than the resource's
  *   current capacity (its total, its devices); waiting goes on, since the
- *   capacity may grow, and the message says why
+ *   capacity may grow, and the message says why: a wait that times out
+ *   then says it in its %TESSERA_ERROR_TIMEOUT
  * @TESSERA_ERROR_UNSUPPORTED_PROTOCOL: the pool's informations.json asks
  *   for a newer Tessera protocol than this library speaks (its
  *   `tessera_protocol` member); this Tessera leaves the pool alone
