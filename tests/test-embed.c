@@ -153,6 +153,56 @@ test_path_property (void)
   test_remove_tree (tmp);
 }
 
+static void
+on_total_notified (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  g_atomic_int_inc ((gint *) data);
+}
+
+/* notify::total tells of a change of the total in force: informations.json
+ * read again with the same total (a peer rewrote it, `tessera set` with
+ * the same value) is no change. */
+static void
+test_total_notified_on_change_only (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "cpu", NULL);
+  g_autoptr(TesseraCounterResource) counter = tessera_counter_resource_new ("cpu", folder, 2, NULL);
+  g_autoptr(TesseraCounterResource) other = tessera_counter_resource_new ("cpu", folder, -1, NULL);
+  TesseraTrackedDynamicResource *tracked = TESSERA_TRACKED_DYNAMIC_RESOURCE (counter);
+  g_autoptr(JsonNode) two = json_from_string ("{\"total\": 2}", NULL);
+  g_autoptr(JsonNode) three = json_from_string ("{\"total\": 3}", NULL);
+  g_autoptr(GError) error = NULL;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  gint notified = 0;
+
+  g_assert_nonnull (counter);
+  g_assert_nonnull (other);
+  g_signal_connect (counter, "notify::total", G_CALLBACK (on_total_notified), &notified);
+  g_assert_true (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (other),
+                                                                       two, &error));
+  g_assert_no_error (error);
+  g_assert_true (tessera_tracked_dynamic_resource_update (tracked, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_atomic_int_get (&notified), ==, 0);
+
+  g_assert_true (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (other),
+                                                                       three, &error));
+  g_assert_no_error (error);
+  g_assert_true (tessera_tracked_dynamic_resource_update (tracked, &error));
+  g_assert_no_error (error);
+  /* Told once, by this update or by the poller's thread. */
+  while (g_atomic_int_get (&notified) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (10000);
+  g_assert_cmpint (tessera_counter_resource_get_total (counter), ==, 3);
+  g_assert_true (tessera_tracked_dynamic_resource_update (tracked, &error));
+  g_assert_cmpint (g_atomic_int_get (&notified), ==, 1);
+  g_signal_handlers_disconnect_by_data (counter, &notified);
+  g_clear_object (&other);
+  g_clear_object (&counter);
+  test_remove_tree (tmp);
+}
+
 /* ---- a lock whose real taking and letting go are counted ---- */
 
 #define COUNTED_TYPE_LOCK (counted_lock_get_type ())
@@ -275,6 +325,7 @@ main (int argc, char **argv)
   g_test_add_func ("/embed/acquire-too-large", test_acquire_too_large);
   g_test_add_func ("/embed/path-property", test_path_property);
   g_test_add_func ("/embed/lock-levels-from-threads", test_lock_levels_from_threads);
+  g_test_add_func ("/embed/total-notified-on-change-only", test_total_notified_on_change_only);
   status = g_test_run ();
   test_remove_tree (state);
   return status;
