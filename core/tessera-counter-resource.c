@@ -158,9 +158,11 @@ handle_information_change (TesseraTrackedDynamicResource *resource, JsonNode *in
                    _("a counter token's informations.json must be {\"total\": a non-negative integer}"));
       return FALSE;
     }
-  /* Read without the thread lock by get_total() and the property. */
-  __atomic_store_n (&PRIV (resource)->total, json_node_get_int (total), __ATOMIC_RELAXED);
-  g_object_notify_by_pspec (G_OBJECT (resource), props[PROP_TOTAL]);
+  /* Read without the thread lock by get_total() and the property; told
+   * only when it changed (a rewrite with the same total is none). */
+  if (__atomic_exchange_n (&PRIV (resource)->total, json_node_get_int (total), __ATOMIC_RELAXED) !=
+      json_node_get_int (total))
+    g_object_notify_by_pspec (G_OBJECT (resource), props[PROP_TOTAL]);
   return TRUE;
 }
 
@@ -236,6 +238,12 @@ tessera_counter_resource_class_init (TesseraCounterResourceClass *klass)
    * is written to informations.json only when the folder has none (-1
    * writes nothing); read, it gives the total in force now, which
    * `tessera set` or a peer may have changed.
+   *
+   * Its `notify` signal tells of a change of the total in force (not of a
+   * rewrite with the same total), on the thread that read it: often
+   * Tessera's poller thread, never with a Tessera lock held. A handler
+   * that updates a user interface passes the news to its main context
+   * (g_main_context_invoke()).
    */
   props[PROP_TOTAL] = g_param_spec_int64 ("total", NULL, NULL, -1, G_MAXINT32, -1,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
