@@ -446,6 +446,34 @@ test_names_a_folder_cannot_hold (Fixture *f, gconstpointer data)
   job = tessera_job_new ("a", "b@c", uri, &error);
   g_assert_no_error (error);
   g_clear_object (&job);
+  /* Built behind tessera_job_new's back, it is refused at the acquire. */
+  {
+    g_autoptr(TesseraJob) other = g_object_new (TESSERA_TYPE_JOB, "task-id", "a@b", "identifier", "c",
+                                                "job-uri", uri, NULL);
+    g_autoptr(TesseraDynamicDependency) other_dep = test_counter_dependency_new (counter, other, 1);
+
+    g_assert_null (tessera_dynamic_dependency_lock (other_dep, 0, NULL, &error));
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+    g_clear_error (&error);
+  }
+  /* <job_uri>.lock is made in place: 255 bytes fit. */
+  {
+    g_autofree char *stem = g_strnfill (255 - 5, 'j');
+    g_autofree char *lock_uri = g_build_filename (f->tmp, "job", stem, NULL);
+    g_autoptr(TesseraJob) fits = tessera_job_new ("task", "id", lock_uri, &error);
+
+    g_assert_null (fits);   /* its .pid and temporary would not */
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+    g_clear_error (&error);
+  }
+  {
+    g_autofree char *stem = g_strnfill (255 - 7 - 4, 'j');
+    g_autofree char *lock_uri = g_build_filename (f->tmp, "job", stem, NULL);
+    g_autoptr(TesseraJob) fits = tessera_job_new ("task", "id", lock_uri, &error);
+
+    g_assert_no_error (error);
+    g_assert_nonnull (fits);
+  }
 
   /* The longest names accepted make a lock file. */
   job = tessera_job_new (fit_task, fit_id, uri, &error);
