@@ -209,29 +209,26 @@ tessera_lock_file_name (const char *task_id,
   return g_strconcat (cut, ".json", NULL);
 }
 
-/* Whether @name, and its temporary while it is written, fit in a folder. */
+/* Whether @name, and its temporary while it is written (@temporary),
+ * fit in a folder. */
 static gboolean
-name_fits (const char *name)
+name_fits (const char *name, gboolean temporary)
 {
-  return strlen (name) + _TESSERA_TEMPORARY_SUFFIX_LEN <= NAME_MAX;
+  return strlen (name) + (temporary ? _TESSERA_TEMPORARY_SUFFIX_LEN : 0) <= NAME_MAX;
 }
 
-/* The names of a job's files are checked when it is made, not at its
- * first acquire: TASK@ID.json and <job_uri>.pid, each with its temporary,
- * must fit in a folder, so the seed's cut at 256 characters never applies
- * (two long names would share a lock file); and a task id with an `@`
- * would make another job's lock file name (`a@b` + `c`, `a` + `b@c`). */
+/* A job's lock file name is checked when the job is made (and again at
+ * each acquire, for a job made with g_object_new()): TASK@ID.json with its
+ * temporary must fit in a folder, so the seed's cut at 256 characters
+ * never applies (two long names would share a lock file); and a task id
+ * with an `@` would make another job's lock file name (`a@b` + `c`,
+ * `a` + `b@c`). */
 static gboolean
-check_file_names (const char  *task_id,
-                  const char  *identifier,
-                  const char  *job_uri,
-                  GError     **error)
+check_lock_file_name (const char  *task_id,
+                      const char  *identifier,
+                      GError     **error)
 {
   g_autofree char *lock_name = tessera_lock_file_name (task_id, identifier);
-  g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
-  g_autofree char *pid_name = g_path_get_basename (pid_path);
-  g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
-  g_autofree char *lock_base = g_path_get_basename (lock_path);
 
   if (strchr (task_id, '@') != NULL)
     {
@@ -239,15 +236,28 @@ check_file_names (const char  *task_id,
                    _("Task id “%s” must not contain “@”: it ends the task id in lock file names"), task_id);
       return FALSE;
     }
-  if (!name_fits (lock_name))
+  if (!name_fits (lock_name, TRUE))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
-                   _("The task id and identifier of job “%s” are too long: its lock file name would be %u bytes, "
+                   _("Task id and identifier “%s” are too long: its lock file name would be %u bytes, "
                      "and at most %u fit"),
-                   job_uri, (guint) strlen (lock_name), (guint) (NAME_MAX - _TESSERA_TEMPORARY_SUFFIX_LEN));
+                   lock_name, (guint) strlen (lock_name), (guint) (NAME_MAX - _TESSERA_TEMPORARY_SUFFIX_LEN));
       return FALSE;
     }
-  if (!name_fits (pid_name) || !name_fits (lock_base))
+  return TRUE;
+}
+
+/* <job_uri>.pid is written through a temporary, <job_uri>.lock in place. */
+static gboolean
+check_job_uri_names (const char  *job_uri,
+                     GError     **error)
+{
+  g_autofree char *pid_path = _tessera_path_with_suffix (job_uri, ".pid");
+  g_autofree char *pid_name = g_path_get_basename (pid_path);
+  g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
+  g_autofree char *lock_base = g_path_get_basename (lock_path);
+
+  if (!name_fits (pid_name, TRUE) || !name_fits (lock_base, FALSE))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
                    _("The last part of job URI “%s” is too long for a file name"), job_uri);
@@ -267,7 +277,8 @@ check_file_names (const char  *task_id,
  * `/`, no `..`, no control characters; no `@` in @task_id, which would
  * make another job's lock file name) and that its files' names fit in a
  * folder: `TASK@ID.json` at most 248 bytes (255 with the temporary of its
- * atomic write), and so the last part of @job_uri with `.pid`.
+ * atomic write), the last part of @job_uri with `.pid` as much, and with
+ * `.lock` at most 255 bytes.
  *
  * Returns: (transfer full): a new job, or %NULL with @error set
  */
@@ -285,7 +296,7 @@ tessera_job_new (const char  *task_id,
                    _("A job URI must be an absolute path"));
       return NULL;
     }
-  if (!check_file_names (task_id, identifier, job_uri, error))
+  if (!check_lock_file_name (task_id, identifier, error) || !check_job_uri_names (job_uri, error))
     return NULL;
   return g_object_new (TESSERA_TYPE_JOB,
                        "task-id", task_id,
@@ -522,7 +533,8 @@ _tessera_job_dup_checked_lock_file_name (TesseraJob *self, GError **error)
 {
   g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
   if (!_tessera_check_name (tessera_job_get_task_id (self), error) ||
-      !_tessera_check_name (tessera_job_get_identifier (self), error))
+      !_tessera_check_name (tessera_job_get_identifier (self), error) ||
+      !check_lock_file_name (tessera_job_get_task_id (self), tessera_job_get_identifier (self), error))
     return NULL;
   return tessera_job_dup_lock_file_name (self);
 }
