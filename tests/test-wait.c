@@ -863,6 +863,77 @@ test_stuck_folder_does_not_stall_others (Fixture *f, gconstpointer data)
   g_thread_join (stuck);
 }
 
+typedef struct
+{
+  TesseraLock *lock;
+  gint asked;
+  guint level;
+  gboolean detached;
+} LevelQuestion;
+
+static gpointer
+take_behind_peer (gpointer data)
+{
+  /* No try-only: the real taking waits in flock() for the peer. */
+  g_assert_true (tessera_lock_acquire (data, NULL));
+  return NULL;
+}
+
+static gpointer
+ask_level (gpointer data)
+{
+  LevelQuestion *q = data;
+
+  q->level = tessera_lock_get_level (q->lock);
+  q->detached = tessera_lock_is_detached (q->lock);
+  g_atomic_int_set (&q->asked, 1);
+  return NULL;
+}
+
+/* Asking a lock's level or whether it is detached never waits for a
+ * taking of that lock that waits for a busy folder (a peer keeps its
+ * ipc.lock): the answer comes at once. */
+static void
+test_level_asked_while_taking_waits (Fixture *f, gconstpointer data)
+{
+  g_autofree char *ipc = g_build_filename (f->folder, "ipc.lock", NULL);
+  g_autoptr(Helper) peer = NULL;
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "taker", "a");
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (f->counter, job, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_create_lock (dep, &error);
+  LevelQuestion q = { TESSERA_LOCK (lock), 0, 7, TRUE };
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  GThread *taker, *asker;
+
+  g_assert_no_error (error);
+  peer = helper_spawn (NULL, "flock", ipc, NULL);
+  helper_expect_line (peer, "LOCKED", 60);
+  taker = g_thread_new ("taker", take_behind_peer, lock);
+  while (!this_process_blocked_on_a_lock ())
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("the taking never blocked on ipc.lock");
+      g_usleep (5000);
+    }
+  asker = g_thread_new ("asker", ask_level, &q);
+  while (!g_atomic_int_get (&q.asked))
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("asking the level waited for the taking behind the peer");
+      g_usleep (5000);
+    }
+  g_thread_join (asker);
+  g_assert_cmpuint (q.level, ==, 0);
+  g_assert_false (q.detached);
+
+  helper_close_stdin (peer);
+  g_assert_cmpint (helper_wait (peer), ==, 0);
+  g_thread_join (taker);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (lock)), ==, 1);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+}
+
 /* A waiter keeps its back-off across the wake-ups that poll ticks cause:
  * from 0.1 s growing by 1.5, six seconds take about nine polls, not sixty. */
 static void
@@ -1047,6 +1118,7 @@ main (int argc, char **argv)
   ADD ("/wait/async-waits-park-no-thread", test_async_waits_park_no_thread);
   ADD ("/wait/backoff-kept-across-wakeups", test_backoff_kept_across_wakeups);
   ADD ("/wait/stuck-folder-does-not-stall-others", test_stuck_folder_does_not_stall_others);
+  ADD ("/wait/level-asked-while-taking-waits", test_level_asked_while_taking_waits);
   ADD ("/wait/cancel", test_cancel);
   ADD ("/wait/async", test_async);
   ADD ("/wait/async-cancelled-from-another-thread", test_async_cancelled_from_another_thread);
