@@ -514,8 +514,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               g_object_unref (ordered[i]);
             }
           /* Held as a whole: releasing the container releases them all. */
-          if (tessera_lock_get_level (TESSERA_LOCK (self)) == 0)
-            _tessera_lock_set_held (TESSERA_LOCK (self));
+          _tessera_lock_set_held (TESSERA_LOCK (self));
           set_waiting_for (self, NULL);
           return TRUE;
         }

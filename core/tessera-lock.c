@@ -17,7 +17,9 @@
  *
  * One lock object may be taken and let go from several threads: its level
  * and the real taking and letting go are serialised (a thread taking it
- * while another really takes or lets it go waits for that to end).
+ * while another really takes or lets it go waits for that to end); its
+ * level and whether it is detached may be asked at any time, without
+ * waiting.
  */
 typedef struct
 {
@@ -25,8 +27,10 @@ typedef struct
    * threads may use one lock; recursive, as a subclass's do_acquire or
    * do_release may ask for the level. */
   GRecMutex mutex;
-  guint level;
-  gboolean detached;
+  /* Written under the mutex, read without it (atomically): a question of
+   * another thread never waits for a taking blocked on a busy folder. */
+  gint level;
+  gint detached;
 } TesseraLockPrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE (TesseraLock, tessera_lock, G_TYPE_OBJECT)
@@ -43,7 +47,7 @@ tessera_lock_dispose (GObject *object)
       g_autoptr(GError) error = NULL;
 
       /* Nobody is left to be told: say why the holding stays. */
-      priv->level = 1;
+      g_atomic_int_set (&priv->level, 1);
       if (!tessera_lock_release (self, &error))
         g_warning (_("Cannot release a lock: %s"), error->message);
     }
@@ -115,7 +119,7 @@ tessera_lock_acquire (TesseraLock  *self,
       g_rec_mutex_unlock (&priv->mutex);
       return FALSE;
     }
-  priv->level++;
+  g_atomic_int_inc (&priv->level);
   g_rec_mutex_unlock (&priv->mutex);
   return TRUE;
 }
@@ -148,15 +152,15 @@ tessera_lock_release (TesseraLock  *self,
   priv = tessera_lock_get_instance_private (self);
 
   g_rec_mutex_lock (&priv->mutex);
-  if (priv->level > 0 && --priv->level == 0 && !priv->detached)
+  if (priv->level > 0 && g_atomic_int_dec_and_test (&priv->level) && !g_atomic_int_get (&priv->detached))
     ok = TESSERA_LOCK_GET_CLASS (self)->do_release (self, error);
   g_rec_mutex_unlock (&priv->mutex);
   return ok;
 }
 
-/* Marks @self held (level 1) for what it holds already: a container
- * filled with held members by acquire_all, whose own do_acquire never
- * ran. Releasing it then releases them. */
+/* Marks @self held (level 1), unless it is held already, for what it
+ * holds already: a container filled with held members by acquire_all,
+ * whose own do_acquire never ran. Releasing it then releases them. */
 void
 _tessera_lock_set_held (TesseraLock *self)
 {
@@ -164,9 +168,7 @@ _tessera_lock_set_held (TesseraLock *self)
 
   g_rec_mutex_lock (&priv->mutex);
   if (priv->level == 0)
-    priv->level = 1;
-  else
-    g_critical ("%s: a lock already held", G_STRFUNC);
+    g_atomic_int_set (&priv->level, 1);
   g_rec_mutex_unlock (&priv->mutex);
 }
 
@@ -183,9 +185,7 @@ tessera_lock_detach (TesseraLock *self)
 
   g_return_if_fail (TESSERA_IS_LOCK (self));
   priv = tessera_lock_get_instance_private (self);
-  g_rec_mutex_lock (&priv->mutex);
-  priv->detached = TRUE;
-  g_rec_mutex_unlock (&priv->mutex);
+  g_atomic_int_set (&priv->detached, TRUE);
 }
 
 /**
@@ -201,14 +201,10 @@ gboolean
 tessera_lock_is_detached (TesseraLock *self)
 {
   TesseraLockPrivate *priv;
-  gboolean detached;
 
   g_return_val_if_fail (TESSERA_IS_LOCK (self), FALSE);
   priv = tessera_lock_get_instance_private (self);
-  g_rec_mutex_lock (&priv->mutex);
-  detached = priv->detached;
-  g_rec_mutex_unlock (&priv->mutex);
-  return detached;
+  return g_atomic_int_get (&priv->detached);
 }
 
 /**
@@ -223,12 +219,8 @@ guint
 tessera_lock_get_level (TesseraLock *self)
 {
   TesseraLockPrivate *priv;
-  guint level;
 
   g_return_val_if_fail (TESSERA_IS_LOCK (self), 0);
   priv = tessera_lock_get_instance_private (self);
-  g_rec_mutex_lock (&priv->mutex);
-  level = priv->level;
-  g_rec_mutex_unlock (&priv->mutex);
-  return level;
+  return (guint) g_atomic_int_get (&priv->level);
 }

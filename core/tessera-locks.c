@@ -110,7 +110,8 @@ tessera_locks_new (void)
  * @self: a set of locks
  * @lock: a lock to take after those already in @self
  *
- * Adds @lock to the set.
+ * Adds @lock to the set. A set is filled (and cleared) by one thread at a
+ * time, not while another takes or lets it go.
  */
 void
 tessera_locks_append (TesseraLocks *self,
