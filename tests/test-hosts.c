@@ -1013,11 +1013,13 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
 
 /* A run on a lease pool that got its share at once (it never waited)
  * renews its lease for as long as it holds: its command outlives the
- * lease several times over and is never fenced. */
+ * lease twice over and is never fenced. (The fence ends a command whose
+ * renewals stall for lease/2: a loaded machine's stalls must not reach
+ * that.) */
 static void
 test_lease_healthy_run (Fixture *f, gconstpointer data)
 {
-  const double lease = 2;
+  const double lease = 6;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
                                              f->tmp, lease);
   g_autoptr(GError) error = NULL;
@@ -1027,7 +1029,7 @@ test_lease_healthy_run (Fixture *f, gconstpointer data)
 
   test_write_file (f->config, config);
   run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                    "run", "--need", "r=1", "--", "sleep", "7", NULL);
+                    "run", "--need", "r=1", "--", "sleep", "13", NULL);
   g_assert_no_error (error);
   g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
   g_assert_no_error (error);
@@ -1173,7 +1175,10 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
 static void
 test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
 {
-  const double lease = 3;
+  /* Not shorter: with three clean-clone CI runs at once (load 19, the
+   * ASan build), the holder's renewals stalled past the lease/2 after
+   * which its fence ends its command (1.5 s of a 3 s lease). */
+  const double lease = 8;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
                                              f->tmp, lease);
   g_autofree char *plain_config = g_build_filename (f->tmp, "plain.conf", NULL);
@@ -1214,7 +1219,7 @@ test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
 
   /* Here, with the lease: its holder stays alive well past the lease. */
   waiter = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
-                       "run", "--timeout", "8", "--need", "r=1", "--", "true", NULL);
+                       "run", "--timeout", "17", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
   g_assert_cmpint (test_exit_code (waiter), ==, 75);
 
@@ -2072,7 +2077,7 @@ test_users_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
 static void
 test_users_lease_verdict (Fixture *f, gconstpointer data)
 {
-  const double lease = 3;
+  const double lease = 8;   /* the fence acts after lease/2 unrenewed: a loaded machine's stalls stay below */
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\nhost-lease=%g\n",
                                              lease);
   TestGroupPool *gp = test_group_pool_new ("tl", config);
@@ -2097,7 +2102,7 @@ test_users_lease_verdict (Fixture *f, gconstpointer data)
   /* Fresh heartbeat: the holder counts for the whole wait, which outlasts
    * the lease twice. */
   patient = spawn_at (f, &judge, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
-                      "run", "--timeout", "7", "--need", "r=1", "--", "true", NULL);
+                      "run", "--timeout", "17", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
   g_assert_cmpint (test_exit_code (patient), ==, 75);
 
