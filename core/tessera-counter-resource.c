@@ -240,10 +240,10 @@ tessera_counter_resource_class_init (TesseraCounterResourceClass *klass)
    * `tessera set` or a peer may have changed.
    *
    * Its `notify` signal tells of a change of the total in force (not of a
-   * rewrite with the same total), on the thread that read it: often
-   * Tessera's poller thread, never with a Tessera lock held. A handler
-   * that updates a user interface passes the news to its main context
-   * (g_main_context_invoke()).
+   * rewrite with the same total), on whichever thread noticed it: often
+   * Tessera's poller thread, or one inside a Tessera call; never with the
+   * resource's own locks held. A handler that updates a user interface
+   * passes the news to its main context (g_main_context_invoke()).
    */
   props[PROP_TOTAL] = g_param_spec_int64 ("total", NULL, NULL, -1, G_MAXINT32, -1,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
