@@ -887,11 +887,12 @@ test_empty_need (Fixture *f, gconstpointer data)
     }
 }
 
-/* A negative or not-a-number timeout is a usage error, not "for ever". */
+/* A negative or not-a-number timeout is a usage error, not "for ever";
+ * so is what strtod() alone would read (hexadecimal, blanks before). */
 static void
 test_bad_timeout (Fixture *f, gconstpointer data)
 {
-  const char *timeouts[] = { "-5", "nan", "-inf", "-0.5" };
+  const char *timeouts[] = { "-5", "nan", "-inf", "-0.5", "0x10", " 5", "0X1p3" };
 
   for (guint i = 0; i < G_N_ELEMENTS (timeouts); i++)
     {
@@ -908,7 +909,7 @@ test_bad_timeout (Fixture *f, gconstpointer data)
 static void
 test_bad_min_age (Fixture *f, gconstpointer data)
 {
-  const char *ages[] = { "-1", "nan", "-inf", "inf", "soon" };
+  const char *ages[] = { "-1", "nan", "-inf", "inf", "soon", "0x10", " 5" };
 
   for (guint i = 0; i < G_N_ELEMENTS (ages); i++)
     {
