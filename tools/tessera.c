@@ -331,8 +331,12 @@ parse_seconds (const char *option, const char *text, gboolean infinite, double *
 {
   char *end = NULL;
   double value = g_ascii_strtod (text, &end);
+  /* Decimal only, as written by a person: strtod() also reads
+   * hexadecimal and skips blanks. */
+  gboolean decimal = (g_ascii_isdigit (text[0]) || text[0] == '.' || g_ascii_strncasecmp (text, "inf", 3) == 0) &&
+                     strpbrk (text, "xX") == NULL;
 
-  if (end == text || *end != '\0' || isnan (value) || value < 0 || (!infinite && isinf (value)))
+  if (!decimal || end == text || *end != '\0' || isnan (value) || value < 0 || (!infinite && isinf (value)))
     {
       /* Translators: the first %s is an option, such as --timeout */
       *status = fail (EXIT_USAGE, _("%s wants a number of seconds, 0 or more, not “%s”"), option, text);
