@@ -270,7 +270,7 @@ _tessera_config_values_new_resource (GType                type,
       if (g_ptr_array_find (names, pspec->name, NULL))
         {
           g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                       _("Setting “%s” of resource “%s” is given twice"), pspec->name, name);
+                       _("Setting “%s” of resource “%s” is given twice"), keys[i], name);
           goto out;
         }
       if (!_tessera_config_value_from_string (pspec, values[i], &value, error))
