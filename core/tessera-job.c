@@ -225,11 +225,9 @@ name_fits (const char *name, gboolean temporary)
  * `a` + `b@c`). */
 static gboolean
 check_lock_file_name (const char  *task_id,
-                      const char  *identifier,
+                      const char  *lock_name,
                       GError     **error)
 {
-  g_autofree char *lock_name = tessera_lock_file_name (task_id, identifier);
-
   if (strchr (task_id, '@') != NULL)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
@@ -288,6 +286,8 @@ tessera_job_new (const char  *task_id,
                  const char  *job_uri,
                  GError     **error)
 {
+  g_autofree char *lock_name = NULL;
+
   if (!_tessera_check_name (task_id, error) || !_tessera_check_name (identifier, error))
     return NULL;
   if (job_uri == NULL || !g_path_is_absolute (job_uri) || !g_utf8_validate (job_uri, -1, NULL))
@@ -296,7 +296,8 @@ tessera_job_new (const char  *task_id,
                    _("A job URI must be an absolute path"));
       return NULL;
     }
-  if (!check_lock_file_name (task_id, identifier, error) || !check_job_uri_names (job_uri, error))
+  lock_name = tessera_lock_file_name (task_id, identifier);
+  if (!check_lock_file_name (task_id, lock_name, error) || !check_job_uri_names (job_uri, error))
     return NULL;
   return g_object_new (TESSERA_TYPE_JOB,
                        "task-id", task_id,
@@ -531,12 +532,15 @@ tessera_job_dup_pid_path (TesseraJob *self)
 char *
 _tessera_job_dup_checked_lock_file_name (TesseraJob *self, GError **error)
 {
+  g_autofree char *lock_name = NULL;
+
   g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
-  if (!_tessera_check_name (tessera_job_get_task_id (self), error) ||
-      !_tessera_check_name (tessera_job_get_identifier (self), error) ||
-      !check_lock_file_name (tessera_job_get_task_id (self), tessera_job_get_identifier (self), error))
+  if (!_tessera_check_name (self->task_id, error) || !_tessera_check_name (self->identifier, error))
     return NULL;
-  return tessera_job_dup_lock_file_name (self);
+  lock_name = tessera_lock_file_name (self->task_id, self->identifier);
+  if (!check_lock_file_name (self->task_id, lock_name, error))
+    return NULL;
+  return g_steal_pointer (&lock_name);
 }
 
 /**

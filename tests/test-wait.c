@@ -797,6 +797,21 @@ this_process_blocked_on_a_lock (void)
   return FALSE;
 }
 
+/* Waits (up to a minute) until a thread of this process is blocked on a
+ * lock: @who's wait for a peer's ipc.lock. */
+static void
+wait_blocked_on_a_lock (const char *who)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (!this_process_blocked_on_a_lock ())
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("%s never blocked on its ipc.lock", who);
+      g_usleep (5000);
+    }
+}
+
 static gpointer
 acquire_blocked (gpointer data)
 {
@@ -827,7 +842,6 @@ test_stuck_folder_does_not_stall_others (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autoptr(GError) error = NULL;
   GThread *stuck;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
   b = test_counter_new (folder_b, 1, &error);
   g_assert_no_error (error);
@@ -839,12 +853,7 @@ test_stuck_folder_does_not_stall_others (Fixture *f, gconstpointer data)
   peer = helper_spawn (NULL, "flock", ipc_a, NULL);
   helper_expect_line (peer, "LOCKED", 60);
   stuck = g_thread_new ("stuck", acquire_blocked, f);
-  while (!this_process_blocked_on_a_lock ())
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("the acquirer of A never blocked on its ipc.lock");
-      g_usleep (5000);
-    }
+  wait_blocked_on_a_lock ("the acquirer of A");
   /* An event on A for the poller's thread, then B's holder dies. */
   test_write_file (event_a, "[]");
   g_usleep (200 * 1000);   /* let the poller reach A's event first (not needed for correctness) */
@@ -910,12 +919,7 @@ test_level_asked_while_taking_waits (Fixture *f, gconstpointer data)
   peer = helper_spawn (NULL, "flock", ipc, NULL);
   helper_expect_line (peer, "LOCKED", 60);
   taker = g_thread_new ("taker", take_behind_peer, lock);
-  while (!this_process_blocked_on_a_lock ())
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("the taking never blocked on ipc.lock");
-      g_usleep (5000);
-    }
+  wait_blocked_on_a_lock ("the taking");
   asker = g_thread_new ("asker", ask_level, &q);
   while (!g_atomic_int_get (&q.asked))
     {
