@@ -91,7 +91,7 @@ stream_plain() {
 
 # Stream 2: the sanitizer builds and their tests.
 stream_sanitizers() {
-  if build _build-asan -Db_sanitize=address,undefined -Db_lundef=false; then
+  if build _build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dpause_points=true; then
     run asan meson test -C _build-asan --setup=asan --no-suite bindings --no-suite slurm --no-suite etcd \
       --print-errorlogs
   fi
@@ -100,7 +100,7 @@ stream_sanitizers() {
   # the README's table says, the hosts and security suites run plain and
   # under ASan; here only the stress run's hosts (they are single-threaded
   # command runs, and under TSan they cost minutes CI does not have).
-  if build _build-tsan -Db_sanitize=thread -Db_lundef=false -Dintrospection=disabled; then
+  if build _build-tsan -Db_sanitize=thread -Db_lundef=false -Dintrospection=disabled -Dpause_points=true; then
     run tsan meson test -C _build-tsan --setup=tsan --no-suite bindings --no-suite slurm --no-suite etcd \
       --no-suite namespaces --no-suite security --print-errorlogs
   fi
@@ -215,8 +215,9 @@ spawn() {
 # The plain build first, alone (the first stream needs it). It also makes
 # the GIR (warnings fatal) and the API reference (gi-docgen
 # --fatal-warnings), so CI checks both. Waited for in the background, so
-# a signal is handled at once, not after the build.
-spawn setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled
+# a signal is handled at once, not after the build. Every tree here is a
+# test build: with the pause points the race tests hold processes at.
+spawn setup _build -Dintrospection=enabled -Ddocs=true -Detcd=enabled -Dpause_points=true
 wait $! && plain=1 || plain=0
 pids=()
 if [ "$plain" -eq 1 ]; then
