@@ -139,30 +139,39 @@ def polling():
 
 
 PATIENCE = 2
+BIG_REQUESTS = 5
 
 
 def large_among_small():
-    """Starvation: a 4-token request arrives among 16 processes cycling on
-    1 token each of a 4-token countertoken."""
+    """Starvation: 4-token requests, one after the other, among 16
+    processes cycling on 1 token each of a 4-token countertoken; and how
+    evenly those 16 were served meanwhile."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "log")
         folder = os.path.join(tmp, "tok")
         # A 2 s patience instead of 60 s, so the row takes seconds.
         env = dict(os.environ, TESSERA_PATIENCE=str(PATIENCE))
-        procs = [subprocess.Popen([BENCH, "throughput", folder, "12", log], env=env) for _ in range(16)]
-        time.sleep(1)
-        out = subprocess.run([BENCH, "big", folder, "4", "10"], capture_output=True, text=True,
-                             check=True, env=env).stdout
+        procs = [subprocess.Popen([BENCH, "throughput", folder, "20", log], env=env) for _ in range(16)]
+        waits = []
+        for _ in range(BIG_REQUESTS):
+            time.sleep(1)
+            s = parse(subprocess.run([BENCH, "big", folder, "4", "10"], capture_output=True, text=True,
+                                     check=True, env=env).stdout)
+            waits.append(s["wait"] if s["served"] else -1)
         for p in procs:
             p.wait()
         counts = [int(line.split()[0]) for line in open(log)]
-    s = parse(out)
-    wait = s["wait"] if s["served"] else -1
-    row("8. longest wait of a 4-token request among 1-token requests",
-        f"{wait / 1e6:.2f} s" if wait >= 0 else "not served in 10 s",
-        f"spread of the 16 small ones: {min(counts)}–{max(counts)} (max/min {max(counts) / max(1, min(counts)):.2f})",
+    served = sorted(w for w in waits if w >= 0)
+    longest = max(waits) if len(served) == len(waits) else -1
+    row(f"8. longest wait of a 4-token request among 1-token requests ({BIG_REQUESTS} requests)",
+        f"{longest / 1e6:.2f} s" if longest >= 0 else f"{len(waits) - len(served)} not served in 10 s",
+        f"median {served[len(served) // 2] / 1e6:.2f} s" if served else "",
         f"≤ patience + 1 s (patience {PATIENCE} s here, 60 s by default)",
-        "met" if 0 <= wait <= (PATIENCE + 1) * 1e6 else "missed")
+        "met" if 0 <= longest <= (PATIENCE + 1) * 1e6 else "missed")
+    spread = max(counts) / max(1, min(counts))
+    row("8. per-process spread: acquisitions of each of those 16 processes in 20 s",
+        f"max/min {spread:.2f}", f"per process {min(counts)}–{max(counts)}",
+        "slowest ≥ ⅔ of the fastest (max/min ≤ 1.5)", "met" if spread <= 1.5 else "missed")
 
 
 _installed = {}
