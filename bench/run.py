@@ -140,6 +140,10 @@ def polling():
 
 PATIENCE = 2
 BIG_REQUESTS = 5
+# Each request: a second's pause, then at most patience + 1 s to be
+# served; the 1-token stream outlasts them all with a margin, so every one
+# is served among it, not by its end.
+STREAM_SECONDS = BIG_REQUESTS * (1 + PATIENCE + 1) + 5
 
 
 def large_among_small():
@@ -151,25 +155,28 @@ def large_among_small():
         folder = os.path.join(tmp, "tok")
         # A 2 s patience instead of 60 s, so the row takes seconds.
         env = dict(os.environ, TESSERA_PATIENCE=str(PATIENCE))
-        procs = [subprocess.Popen([BENCH, "throughput", folder, "20", log], env=env) for _ in range(16)]
+        start = time.monotonic()
+        procs = [subprocess.Popen([BENCH, "throughput", folder, str(STREAM_SECONDS), log], env=env)
+                 for _ in range(16)]
         waits = []
         for _ in range(BIG_REQUESTS):
             time.sleep(1)
             s = parse(subprocess.run([BENCH, "big", folder, "4", "10"], capture_output=True, text=True,
                                      check=True, env=env).stdout)
             waits.append(s["wait"] if s["served"] else -1)
-        for p in procs:
-            p.wait()
+        among = time.monotonic() - start < STREAM_SECONDS
+        if any(p.wait() != 0 for p in procs):
+            raise RuntimeError("a 1-token process of row 8 failed")
         counts = [int(line.split()[0]) for line in open(log)]
     served = sorted(w for w in waits if w >= 0)
     longest = max(waits) if len(served) == len(waits) else -1
     row(f"8. longest wait of a 4-token request among 1-token requests ({BIG_REQUESTS} requests)",
-        f"{longest / 1e6:.2f} s" if longest >= 0 else f"{len(waits) - len(served)} not served in 10 s",
+        f"longest {longest / 1e6:.2f} s" if longest >= 0 else f"{len(waits) - len(served)} not served in 10 s",
         f"median {served[len(served) // 2] / 1e6:.2f} s" if served else "",
         f"≤ patience + 1 s (patience {PATIENCE} s here, 60 s by default)",
-        "met" if 0 <= longest <= (PATIENCE + 1) * 1e6 else "missed")
+        "met" if among and 0 <= longest <= (PATIENCE + 1) * 1e6 else "missed")
     spread = max(counts) / max(1, min(counts))
-    row("8. per-process spread: acquisitions of each of those 16 processes in 20 s",
+    row(f"8. per-process spread: acquisitions of each of those 16 processes in {STREAM_SECONDS} s",
         f"max/min {spread:.2f}", f"per process {min(counts)}–{max(counts)}",
         "slowest ≥ ⅔ of the fastest (max/min ≤ 1.5)", "met" if spread <= 1.5 else "missed")
 
