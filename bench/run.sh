@@ -3,10 +3,11 @@
 # GNU parallel's sem, /usr/bin/time; etcd through bootstrap.sh, which
 # run.py starts on free loopback ports for the etcd store's rows and stops
 # after), and prints the benchmark table.
-#   ./bench/run.sh [BUILD_DIR]
+#   ./bench/run.sh [BUILD_DIR]   (default _build-bench: a release build,
+#   without the tests' pause points, apart from the test trees)
 set -eu
 cd "$(dirname "$0")/.."
-build=${1:-_build}
+build=${1:-_build-bench}
 ./scripts/bootstrap.sh
 missing=""
 command -v sem >/dev/null || missing="$missing parallel"
