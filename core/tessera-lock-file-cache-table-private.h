@@ -23,11 +23,6 @@ typedef struct
   /* Taken from the index by a lazy view, not built yet (h.lock_file and
    * h.process NULL): counted through its stand-in. */
   TesseraRecorded *recorded;
-  /* git's racy rule for a lock file: its stat (inode, mtime, size) was
-   * first seen at seen_mono; it proves the text unchanged only once read
-   * again after that mtime's clock tick was over (settled). */
-  gint64 seen_mono;
-  gboolean settled;
 } Entry;
 
 struct _TesseraLockFileCache

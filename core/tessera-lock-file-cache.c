@@ -421,9 +421,6 @@ static void
 reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
-  gint64 now = g_get_monotonic_time ();   /* before the look */
-  gint64 first_seen = now;
-  gboolean settled = FALSE;
   struct stat st;
 
   if (dir_fd >= 0 ? fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0
@@ -438,22 +435,8 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
       return;
     }
   if (entry != NULL && entry_same_stat (entry, &st) && !entry->unreadable)
-    {
-      /* A file re-made in the tick of its mtime (same inode reused, same
-       * size: one-second times on ext2) looks unchanged: read it again
-       * until a read after that tick. */
-      if (entry->settled)
-        return;
-      first_seen = entry->seen_mono;
-      settled = now - first_seen >= _tessera_lock_folder_mtime_tick_us (entry->h.mtime_ns);
-    }
+    return;
   load_entry (cache, name, &st, dir_fd);
-  entry = g_hash_table_lookup (cache->cache, name);
-  if (entry != NULL)
-    {
-      entry->seen_mono = first_seen;
-      entry->settled = settled;
-    }
 }
 
 /* The names inotify reported: those it says are gone without a look
