@@ -228,17 +228,23 @@ check_short_of_descriptors (TesseraDynamicDependency *dep, int spare)
   g_assert_null (lock);
 }
 
-/* A lock file of job holder@ID holding one unit, naming this very
- * process with its start time: alive for sure. */
+/* A lock file of job holder@ID holding @count units (one digit), naming
+ * this very process with its start time: alive for sure. */
 static char *
-live_holder_json (Fixture *f, int id)
+live_holder_json_counting (Fixture *f, int id, int count)
 {
   g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autoptr(JsonNode) process = tessera_process_to_json (self);
   g_autofree char *process_text = json_to_string (process, FALSE);
 
-  return g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": 1}, \"process\": %s}",
-                          f->tmp, id, process_text);
+  return g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": %d}, \"process\": %s}",
+                          f->tmp, id, count, process_text);
+}
+
+static char *
+live_holder_json (Fixture *f, int id)
+{
+  return live_holder_json_counting (f, id, 1);
 }
 
 /* A look at jobs/ that fails (no descriptor left, for a moment) proves
@@ -307,6 +313,72 @@ test_unopenable_lock_file_counts (Fixture *f, gconstpointer data)
       check_short_of_descriptors (dep, spare);
       g_assert_cmpint (g_unlink (path), ==, 0);
     }
+}
+
+/* Rewrites @path in place (the same inode) with @text, then puts its
+ * mtime back: only its text and ctime change. */
+static void
+rewrite_keeping_stat (const char *path, const char *text)
+{
+  struct stat before, after;
+  struct timespec times[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+  int fd;
+
+  g_assert_cmpint (stat (path, &before), ==, 0);
+  fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
+  g_assert_cmpint (close (fd), ==, 0);
+  times[1] = before.st_mtim;
+  g_assert_cmpint (utimensat (AT_FDCWD, path, times, 0), ==, 0);
+  g_assert_cmpint (stat (path, &after), ==, 0);
+  g_assert_cmpint (after.st_ino, ==, before.st_ino);
+  g_assert_cmpint (after.st_size, ==, before.st_size);
+  g_assert_cmpint (after.st_mtim.tv_sec, ==, before.st_mtim.tv_sec);
+  g_assert_cmpint (after.st_mtim.tv_nsec, ==, before.st_mtim.tv_nsec);
+}
+
+/* A lock file read within its mtime's clock tick may be re-made in that
+ * tick with the same inode, mtime and size (one-second times: a holder
+ * that gives back and takes again): its stat proves nothing until it was
+ * read after the tick (git's racy rule). Here its mtime is ahead of our
+ * clock (a file server's clock ahead), so the tick is surely not over
+ * when it is read; the rewrite that keeps its stat then holds the whole
+ * total, and a decision must see it. */
+static void
+test_lock_file_remade_within_its_tick (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "late", "x");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
+  g_autofree char *path = g_build_filename (jobs, "holder@1.json", NULL);
+  g_autofree char *other = g_build_filename (jobs, "notes.txt", NULL);
+  g_autofree char *holds_none = live_holder_json_counting (f, 1, 0);
+  g_autofree char *holds_all = live_holder_json_counting (f, 1, 1);
+  struct timespec ahead[2] = { { 0, UTIME_OMIT }, { time (NULL) + 30, 0 } };
+
+  g_assert_no_error (error);
+
+  /* A live holder of nothing: the unit is free. */
+  test_write_file (path, holds_none);
+  g_assert_cmpint (utimensat (AT_FDCWD, path, ahead, 0), ==, 0);
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (lock);
+  g_clear_object (&lock);
+
+  /* The same holder now holds it, its stat unchanged; jobs/ changed too,
+   * so that a look without inotify is due. */
+  rewrite_keeping_stat (path, holds_all);
+  test_write_file (other, "not a holder");
+  g_assert_cmpint (g_unlink (other), ==, 0);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
 }
 
 /* The pidfds open in this process on this very process (what other
@@ -449,6 +521,8 @@ main (int argc, char **argv)
               fixture_set_up, test_failed_look_keeps_holders, fixture_tear_down);
   g_test_add ("/races/unopenable-lock-file-counts", Fixture, NULL,
               fixture_set_up, test_unopenable_lock_file_counts, fixture_tear_down);
+  g_test_add ("/races/lock-file-remade-within-its-tick", Fixture, NULL,
+              fixture_set_up, test_lock_file_remade_within_its_tick, fixture_tear_down);
   /* A window between two inotify watches: without inotify (the suite's
    * -no-inotify and -ext2 runs) there is none to hold open. */
   if (g_strcmp0 (g_getenv ("TESSERA_NO_INOTIFY"), "1") != 0)
