@@ -23,6 +23,12 @@ typedef struct
   /* Taken from the index by a lazy view, not built yet (h.lock_file and
    * h.process NULL): counted through its stand-in. */
   TesseraRecorded *recorded;
+  /* git's racy rule for a lock file: read within its clock tick, it may
+   * be re-made in that tick with the same inode, mtime and size (one-second
+   * times). Until read again after the tick, the text read is kept here to
+   * compare with; NULL: the stat proves the text. */
+  GBytes *racy_text;
+  gint64 racy_since;                  /* monotonic, just after that first read */
 } Entry;
 
 struct _TesseraLockFileCache
@@ -45,6 +51,10 @@ struct _TesseraLockFileCache
   gboolean look_warned;       /* said so, since the last look that succeeded */
   TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
   gboolean index_opened;
+  /* File times come from our own clock (a local file system, known once
+   * the index is opened): a lock file's mtime a tick before we looked
+   * proves it was read after its tick. Else only our monotonic clock does. */
+  gboolean same_clock;
   gint64 looked_us;           /* real time at the start of this refresh: before any stat */
   guint index_hits;           /* lock files taken from the index, not read */
   guint files_read;

@@ -99,6 +99,8 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
       return FALSE;
     }
   _tessera_lock_file_cache_entry_set_stat (entry, &st);
+  /* Our own text now: nothing read before to compare with. */
+  g_clear_pointer (&entry->racy_text, g_bytes_unref);
   if (cache->index != NULL)
     _tessera_lock_file_index_drop (cache->index, name);
   g_set_object (&entry->h.process, process);

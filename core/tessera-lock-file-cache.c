@@ -39,6 +39,7 @@ static void
 entry_free (Entry *entry)
 {
   g_clear_pointer (&entry->recorded, _tessera_recorded_free);
+  g_clear_pointer (&entry->racy_text, g_bytes_unref);
   g_free (entry->h.name);
   g_clear_object (&entry->h.lock_file);
   g_clear_object (&entry->h.process);
@@ -247,6 +248,19 @@ build_entry (TesseraLockFileCache *cache, Entry *entry)
   return TRUE;
 }
 
+/* Keeps the text of a lock file read within its clock tick (see Entry):
+ * a file re-made in that tick would pass for it. On our own clock, times
+ * a tick before we looked settle it at once. */
+static void
+note_racy (TesseraLockFileCache *cache, Entry *entry, const struct stat *st, const char *data, gsize length)
+{
+  if (cache->same_clock && _tessera_stat_tick_before (st, cache->looked_us))
+    return;
+  entry->racy_text = g_bytes_new (data, length);
+  /* After the read, so after whatever stamped the file. */
+  entry->racy_since = g_get_monotonic_time ();
+}
+
 /* Reads (or re-reads) one lock file; @jobs_fd: jobs/ when the caller
  * opened it, else -1. */
 static void
@@ -311,6 +325,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
             close (dir_fd);
           cache->files_read++;
           cache->holders_built += entry->h.lock_file != NULL;
+          if (data != NULL)
+            note_racy (cache, entry, st, data, length);
           if (cache->index != NULL && entry->h.lock_file != NULL)
             {
               g_autofree char *made = _tessera_lock_file_summarize (entry->h.lock_file);
@@ -416,11 +432,53 @@ _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entr
 /* ---------------------------------------------------------------------- */
 /* Refreshing */
 
+/* An entry of unchanged stat @st, read within its clock tick: TRUE when
+ * its text is still the one read, or could not be looked at for want of
+ * resources (the entry stands; once read after the tick, its stat alone
+ * proves its text). @now_mono: before @st was taken. */
+static gboolean
+racy_text_unchanged (TesseraLockFileCache *cache, Entry *entry, const struct stat *st, int dir_fd, gint64 now_mono)
+{
+  gsize length = 0;
+  g_autofree char *data = NULL;
+  int fd = dir_fd >= 0 ? dir_fd : _tessera_lock_folder_open_jobs (cache->folder);
+  int saved = errno;
+
+  if (fd >= 0)
+    {
+      data = _tessera_read_bounded_at (fd, entry->h.name, g_bytes_get_size (entry->racy_text), &length, NULL);
+      saved = errno;
+      if (fd != dir_fd)
+        close (fd);
+    }
+  if (data == NULL)
+    {
+      /* Out of descriptors or memory proves nothing; else gone, or no
+       * longer readable: read as new. */
+      if (saved != EMFILE && saved != ENFILE && saved != ENOMEM)
+        return FALSE;
+      look_failed (cache, saved);
+      return TRUE;
+    }
+  cache->files_read++;
+  if (length != g_bytes_get_size (entry->racy_text) ||
+      memcmp (data, g_bytes_get_data (entry->racy_text, NULL), length) != 0)
+    return FALSE;
+  /* Where the kernel stamps from our clock, its times say it (a clock
+   * stepped back leaves them ahead of us); elsewhere, our monotonic clock
+   * since the first read. */
+  if (cache->same_clock ? _tessera_stat_tick_before (st, cache->looked_us)
+                        : now_mono - entry->racy_since >= _tessera_lock_folder_mtime_tick_us (entry->h.mtime_ns))
+    g_clear_pointer (&entry->racy_text, g_bytes_unref);
+  return TRUE;
+}
+
 /* @dir_fd: jobs/ when the caller opened it, else -1. */
 static void
 reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
+  gint64 now_mono = g_get_monotonic_time ();
   struct stat st;
 
   if (dir_fd >= 0 ? fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0
@@ -434,7 +492,8 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
         look_failed (cache, errno);
       return;
     }
-  if (entry != NULL && entry_same_stat (entry, &st) && !entry->unreadable)
+  if (entry != NULL && entry_same_stat (entry, &st) && !entry->unreadable &&
+      (entry->racy_text == NULL || racy_text_unchanged (cache, entry, &st, dir_fd, now_mono)))
     return;
   load_entry (cache, name, &st, dir_fd);
 }
@@ -570,6 +629,7 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
   if (!cache->index_opened)
     {
       cache->index = _tessera_lock_file_index_open (cache->folder, &st, cache->read_only);
+      cache->same_clock = _tessera_lock_folder_is_local (cache->folder);
       cache->index_opened = TRUE;
     }
   _tessera_folder_monitor_watch_jobs (cache->monitor);

@@ -66,12 +66,6 @@ record_free (Record *record)
   g_free (record);
 }
 
-static gint64
-stat_ctime_ns (const struct stat *st)
-{
-  return (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
-}
-
 /* Cheap and enough to tell a torn or damaged file: the index is written
  * by us alone, so this guards against accidents, not against forgery. */
 static guint64
@@ -323,7 +317,7 @@ _tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
 
   if (record == NULL || !S_ISREG (st->st_mode) || record->ino != (guint64) st->st_ino ||
       record->size != (gint64) st->st_size || record->mtime_ns != _tessera_stat_mtime_ns (st) ||
-      record->ctime_ns != stat_ctime_ns (st))
+      record->ctime_ns != _tessera_stat_ctime_ns (st))
     return NULL;
   *length = record->length;
   *summary = record->summary;
@@ -339,16 +333,13 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
                               const char           *summary,
                               gint64                looked_us)
 {
-  gint64 mtime_ns = _tessera_stat_mtime_ns (st);
-  gint64 ctime_ns = stat_ctime_ns (st);
-  gint64 tick_us = MAX (_tessera_lock_folder_mtime_tick_us (mtime_ns), _tessera_lock_folder_mtime_tick_us (ctime_ns));
   Record *record;
 
   /* Racy: a peer writing in place within the same clock tick would leave
    * the same times (and maybe size); such a file is read every time until
    * its times are old enough. */
   if (!S_ISREG (st->st_mode) || length > MAX_RECORD_TEXT || !is_record_name (name) ||
-      MAX (mtime_ns, ctime_ns) / 1000 + tick_us >= looked_us)
+      !_tessera_stat_tick_before (st, looked_us))
     {
       _tessera_lock_file_index_drop (index, name);
       return;
@@ -363,8 +354,8 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
     record->summary = record->owned_summary = g_strdup (summary);
   record->ino = st->st_ino;
   record->size = st->st_size;
-  record->mtime_ns = mtime_ns;
-  record->ctime_ns = ctime_ns;
+  record->mtime_ns = _tessera_stat_mtime_ns (st);
+  record->ctime_ns = _tessera_stat_ctime_ns (st);
   g_hash_table_replace (index->records, record->owned_name, record);
   index->changes++;
 }

@@ -108,6 +108,12 @@ gboolean    _tessera_lock_folder_write_informations (TesseraLockFolder *folder,
 /* How long a file system's clock tick may be for a file time @mtime_ns
  * (µs): whole-second times tell a coarse file system. */
 gint64      _tessera_lock_folder_mtime_tick_us    (gint64              mtime_ns);
+/* Whether a file of stat @st was stamped a clock tick before @looked_us
+ * (real time): git's racy rule, where this kernel stamps files from the
+ * clock we read (a local file system). The later of mtime and ctime
+ * counts: a back-dated mtime (cp -p) does not make a new file old. */
+gboolean    _tessera_stat_tick_before             (const struct stat  *st,
+                                                   gint64              looked_us);
 
 /* Helpers for every file of a pool, used by the other units too
  * (tessera-folder-io.c). The *_at ones work in @dir_fd and follow no

@@ -504,6 +504,17 @@ _tessera_lock_folder_mtime_tick_us (gint64 mtime_ns)
   return mtime_ns % G_GINT64_CONSTANT (1000000000) == 0 ? 2 * G_USEC_PER_SEC : 50 * 1000;
 }
 
+gboolean
+_tessera_stat_tick_before (const struct stat *st,
+                           gint64             looked_us)
+{
+  gint64 mtime_ns = _tessera_stat_mtime_ns (st);
+  gint64 ctime_ns = _tessera_stat_ctime_ns (st);
+  gint64 tick_us = MAX (_tessera_lock_folder_mtime_tick_us (mtime_ns), _tessera_lock_folder_mtime_tick_us (ctime_ns));
+
+  return MAX (mtime_ns, ctime_ns) / 1000 + tick_us < looked_us;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Files of the folder: the
  * kind of file system, ipc.lock */

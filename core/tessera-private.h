@@ -28,6 +28,7 @@ char    *_tessera_path_with_suffix    (const char  *path,
 gboolean _tessera_mkdir_with_parents  (const char  *path,
                                        GError     **error);
 gint64   _tessera_stat_mtime_ns       (const struct stat *st);
+gint64   _tessera_stat_ctime_ns       (const struct stat *st);
 
 /* An OFD lock on the whole file (F_RDLCK, F_WRLCK, F_UNLCK), retried on
  * EINTR; @wait: block until it is granted. */

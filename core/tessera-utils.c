@@ -116,6 +116,12 @@ _tessera_stat_mtime_ns (const struct stat *st)
   return (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
 }
 
+gint64
+_tessera_stat_ctime_ns (const struct stat *st)
+{
+  return (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
+}
+
 /* Python's PurePath.with_suffix(): experimaestro derives "<job>.lock" and
  * "<job>.pid" this way, so "a/b.c" gives "a/b.lock", not "a/b.c.lock". */
 char *
