@@ -29,6 +29,7 @@ typedef struct
    * compare with; NULL: the stat proves the text. */
   GBytes *racy_text;
   gint64 racy_since;                  /* monotonic, just after that first read */
+  mode_t type;                        /* S_IFMT of the stat: a link re-made as a file is new */
 } Entry;
 
 struct _TesseraLockFileCache

@@ -99,7 +99,9 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
       return FALSE;
     }
   _tessera_lock_file_cache_entry_set_stat (entry, &st);
-  /* Our own text now: nothing read before to compare with. */
+  /* Our own text now, not the one read before. (Our own files are never
+   * racy: only a co-user who removed a live holder's file and made one of
+   * its name again within the tick could pass for it.) */
   g_clear_pointer (&entry->racy_text, g_bytes_unref);
   if (cache->index != NULL)
     _tessera_lock_file_index_drop (cache->index, name);

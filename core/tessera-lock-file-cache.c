@@ -26,13 +26,14 @@ _tessera_lock_file_cache_entry_set_stat (Entry *entry, const struct stat *st)
   entry->h.ino = st->st_ino;
   entry->h.mtime_ns = _tessera_stat_mtime_ns (st);
   entry->h.size = st->st_size;
+  entry->type = st->st_mode & S_IFMT;
 }
 
 static gboolean
 entry_same_stat (Entry *entry, const struct stat *st)
 {
   return entry->h.ino == st->st_ino && entry->h.mtime_ns == _tessera_stat_mtime_ns (st) &&
-         entry->h.size == st->st_size;
+         entry->h.size == st->st_size && entry->type == (st->st_mode & S_IFMT);
 }
 
 static void
@@ -121,16 +122,15 @@ _tessera_lock_file_cache_account (TesseraLockFileCache *cache, Entry *entry)
 
 /* A lock file that could not be read at all: whoever wrote it may hold
  * anything, so it counts as a holder of everything until it is read or
- * gone (unaccount() takes that back). */
+ * gone (unaccount() takes that back); read again on every refresh. */
 static void
-account_unreadable (TesseraLockFileCache *cache, Entry *entry)
+keep_unreadable (TesseraLockFileCache *cache, Entry *entry)
 {
-  if (!entry->unreadable)
-    {
-      entry->unreadable = TRUE;
-      cache->whole_holders++;
-      cache->serial++;
-    }
+  entry->unreadable = TRUE;
+  cache->whole_holders++;
+  cache->serial++;
+  g_hash_table_replace (cache->cache, entry->h.name, entry);
+  g_hash_table_add (cache->attention, g_strdup (entry->h.name));
 }
 
 static void
@@ -313,10 +313,15 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           if (dir_fd < 0)
             {
               /* jobs/ gone, or swapped for a link, since it was listed;
-               * anything else (no descriptor left) proves nothing. */
-              if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
-                look_failed (cache, errno);
-              entry_free (entry);
+               * anything else (no descriptor left) proves nothing, and
+               * what this file held is not known. */
+              if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+                entry_free (entry);
+              else
+                {
+                  look_failed (cache, errno);
+                  keep_unreadable (cache, entry);
+                }
               return;
             }
           entry->h.lock_file = _tessera_dynamic_lock_file_load_once (cache->lock_file_type, dir_fd, name, path,
@@ -348,9 +353,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               if (!was_unreadable)
                 g_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
                            path, OWNER_NAME (cache), error->message);
-              account_unreadable (cache, entry);
-              g_hash_table_replace (cache->cache, entry->h.name, entry);
-              g_hash_table_add (cache->attention, g_strdup (name));
+              keep_unreadable (cache, entry);
               return;
             }
           entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
@@ -453,8 +456,7 @@ racy_text_unchanged (TesseraLockFileCache *cache, Entry *entry, const struct sta
     }
   if (data == NULL)
     {
-      /* Out of descriptors or memory proves nothing; else gone, or no
-       * longer readable: read as new. */
+      /* Out of descriptors or memory proves nothing; else read as new. */
       if (saved != EMFILE && saved != ENFILE && saved != ENOMEM)
         return FALSE;
       look_failed (cache, saved);
@@ -462,11 +464,10 @@ racy_text_unchanged (TesseraLockFileCache *cache, Entry *entry, const struct sta
     }
   cache->files_read++;
   if (length != g_bytes_get_size (entry->racy_text) ||
-      memcmp (data, g_bytes_get_data (entry->racy_text, NULL), length) != 0)
+      (length > 0 && memcmp (data, g_bytes_get_data (entry->racy_text, NULL), length) != 0))
     return FALSE;
-  /* Where the kernel stamps from our clock, its times say it (a clock
-   * stepped back leaves them ahead of us); elsewhere, our monotonic clock
-   * since the first read. */
+  /* Where the kernel stamps from our clock, the file's times say it (also
+   * when ahead of us); elsewhere our monotonic clock since the first read. */
   if (cache->same_clock ? _tessera_stat_tick_before (st, cache->looked_us)
                         : now_mono - entry->racy_since >= _tessera_lock_folder_mtime_tick_us (entry->h.mtime_ns))
     g_clear_pointer (&entry->racy_text, g_bytes_unref);
