@@ -8,6 +8,7 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,6 +100,77 @@ test_fuse_other_writer (Fixture *f, gconstpointer data)
   g_assert_cmpstr (line, ==, "UNAVAILABLE");
   helper_close_stdin (late);
   g_assert_cmpint (helper_wait (late), ==, 0);
+}
+
+/* A lock file read within its clock tick and re-made in it keeping inode,
+ * mtime and size (git's racy rule), where the file system's clock is not
+ * ours: only our monotonic clock since the first read can say when its
+ * tick (two seconds for whole-second times) is over, so a decision less
+ * than that after the first read must read it again and see the rewrite.
+ * A slower round (a loaded machine) proves nothing and is run again. */
+static void
+test_fuse_lock_file_remade_within_its_tick (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder = g_build_filename (f->mount_point, "token", NULL);
+  g_autofree char *other = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) spec = tessera_process_to_json (self);
+  g_autofree char *spec_text = json_to_string (spec, FALSE);
+  g_autoptr(GError) error = NULL;
+  gboolean seen = FALSE;
+
+  counter = test_counter_new (folder, 1, &error);
+  g_assert_no_error (error);
+  job = test_job_new (f->tmp, "late", "x");
+  dep = test_counter_dependency_new (counter, job, 1);
+  other = g_build_filename (folder, "jobs", "notes.txt", NULL);
+  for (int round = 0; !seen; round++)
+    {
+      g_autofree char *name = g_strdup_printf ("holder@%d.json", round);
+      g_autofree char *path = g_build_filename (folder, "jobs", name, NULL);
+      g_autofree char *holds_none = NULL, *holds_all = NULL;
+      g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+      /* Both times: bindfs drops a change of the mtime alone. */
+      struct timespec ahead[2] = { { time (NULL) + 30, 0 }, { time (NULL) + 30, 0 } };
+      gint64 start;
+
+      g_assert_cmpint (round, <, 20);
+      holds_none = g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": 0}, "
+                                    "\"process\": %s}", f->tmp, round, spec_text);
+      holds_all = g_strdup_printf ("{\"job_uri\": \"%s/holder%d\", \"information\": {\"count\": 1}, "
+                                   "\"process\": %s}", f->tmp, round, spec_text);
+      /* A live holder of nothing, stamped ahead (whole seconds: a
+       * two-second tick): the unit is free. */
+      test_write_file (path, holds_none);
+      g_assert_cmpint (utimensat (AT_FDCWD, path, ahead, 0), ==, 0);
+      start = g_get_monotonic_time ();
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (lock);
+      g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), &error));
+      g_assert_no_error (error);
+      g_clear_object (&lock);
+
+      /* The same holder now holds it, its stat unchanged. */
+      test_rewrite_keeping_stat (path, holds_all);
+      test_write_file (other, "not a holder");
+      g_assert_cmpint (g_unlink (other), ==, 0);
+      lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+      if (g_get_monotonic_time () - start < 2 * G_USEC_PER_SEC)
+        {
+          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+          g_assert_null (lock);
+          g_test_message ("seen in round %d", round);
+          seen = TRUE;
+        }
+      else if (lock != NULL)
+        g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+      g_clear_error (&error);
+      g_assert_cmpint (g_unlink (path), ==, 0);
+    }
 }
 
 static gint64
@@ -214,6 +286,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/filesystems/fuse/other-writer-seen", Fixture, NULL,
               fuse_set_up, test_fuse_other_writer, tear_down);
+  g_test_add ("/filesystems/fuse/lock-file-remade-within-its-tick", Fixture, NULL,
+              fuse_set_up, test_fuse_lock_file_remade_within_its_tick, tear_down);
   g_test_add ("/filesystems/ext2/coarse-mtime-same-tick", Fixture, NULL,
               ext2_set_up, test_coarse_mtime_same_tick, tear_down);
   g_test_add ("/filesystems/ro/status-only-looks", Fixture, NULL,

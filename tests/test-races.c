@@ -315,29 +315,6 @@ test_unopenable_lock_file_counts (Fixture *f, gconstpointer data)
     }
 }
 
-/* Rewrites @path in place (the same inode) with @text, then puts its
- * mtime back: only its text and ctime change. */
-static void
-rewrite_keeping_stat (const char *path, const char *text)
-{
-  struct stat before, after;
-  struct timespec times[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
-  int fd;
-
-  g_assert_cmpint (stat (path, &before), ==, 0);
-  fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
-  g_assert_cmpint (close (fd), ==, 0);
-  times[1] = before.st_mtim;
-  g_assert_cmpint (utimensat (AT_FDCWD, path, times, 0), ==, 0);
-  g_assert_cmpint (stat (path, &after), ==, 0);
-  g_assert_cmpint (after.st_ino, ==, before.st_ino);
-  g_assert_cmpint (after.st_size, ==, before.st_size);
-  g_assert_cmpint (after.st_mtim.tv_sec, ==, before.st_mtim.tv_sec);
-  g_assert_cmpint (after.st_mtim.tv_nsec, ==, before.st_mtim.tv_nsec);
-}
-
 /* A lock file read within its mtime's clock tick may be re-made in that
  * tick with the same inode, mtime and size (one-second times: a holder
  * that gives back and takes again): its stat proves nothing until it was
@@ -381,7 +358,7 @@ test_lock_file_remade_within_its_tick (Fixture *f, gconstpointer data)
 
   /* The same holder now holds it, its stat unchanged; jobs/ changed too,
    * so that a look without inotify is due. */
-  rewrite_keeping_stat (path, holds_all);
+  test_rewrite_keeping_stat (path, holds_all);
   test_write_file (other, "not a holder");
   g_assert_cmpint (g_unlink (other), ==, 0);
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);

@@ -5,6 +5,7 @@
 #include "test-utils.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gio/gunixinputstream.h>
@@ -16,6 +17,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <utime.h>
@@ -89,6 +91,31 @@ test_set_file_age (const char *path, double seconds_ago)
   tv[0].tv_sec = tv[1].tv_sec = when / G_USEC_PER_SEC;
   tv[0].tv_usec = tv[1].tv_usec = when % G_USEC_PER_SEC;
   g_assert_cmpint (utimes (path, tv), ==, 0);
+}
+
+/* Rewrites @path in place (the same inode) with @text, then puts its
+ * times back: only its text and ctime change. */
+void
+test_rewrite_keeping_stat (const char *path, const char *text)
+{
+  struct stat before, after;
+  struct timespec times[2];
+  int fd;
+
+  g_assert_cmpint (stat (path, &before), ==, 0);
+  fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
+  g_assert_cmpint (close (fd), ==, 0);
+  /* Both times: bindfs drops a change of the mtime alone. */
+  times[0] = before.st_atim;
+  times[1] = before.st_mtim;
+  g_assert_cmpint (utimensat (AT_FDCWD, path, times, 0), ==, 0);
+  g_assert_cmpint (stat (path, &after), ==, 0);
+  g_assert_cmpint (after.st_ino, ==, before.st_ino);
+  g_assert_cmpint (after.st_size, ==, before.st_size);
+  g_assert_cmpint (after.st_mtim.tv_sec, ==, before.st_mtim.tv_sec);
+  g_assert_cmpint (after.st_mtim.tv_nsec, ==, before.st_mtim.tv_nsec);
 }
 
 static guint warnings_seen;

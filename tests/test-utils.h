@@ -17,6 +17,7 @@ void     test_remove_tree        (const char *path);
 void     test_drop_resource      (gpointer    resource_location);
 void     test_write_file         (const char *path, const char *contents);
 void     test_set_file_age       (const char *path, double seconds_ago);
+void     test_rewrite_keeping_stat (const char *path, const char *text);
 void     test_expect_warnings    (void);
 guint    test_warning_count      (void);
 void     test_wait_for_file      (const char *path, double timeout_s);
