@@ -6,6 +6,7 @@
 #include "tessera-private.h"
 
 #include <math.h>
+#include <poll.h>
 
 /**
  * TesseraDynamicDependency:
@@ -173,7 +174,7 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * capacity change, in any process) and, as a fallback, by polling. It
  * needs no main loop in the calling thread. With a @cancellable or a
  * @timeout, ipc.lock is only tried (a peer holding it delays the next try
- * by 1 to 50 ms), so cancelling ends the wait even while a stuck peer
+ * by at most a millisecond, up to 50 ms once it has kept it a second), so cancelling ends the wait even while a stuck peer
  * keeps the folder locked, and so does the timeout (a wait of less than a
  * second gives a peer that second to leave its critical section).
  *
@@ -187,23 +188,43 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
+/* The pause after this one while ipc.lock stays busy, since @busy_since
+ * (monotonic µs): twice as long, up to 1 ms for the first second (from a
+ * quarter of one), then up to 50 ms. In a busy pool the lock is held for microseconds at a
+ * time and free again at once: a waiter pausing longer than its peers
+ * would lose its turn to those that try sooner (and to each release's
+ * own next acquire), as a blocked flock() never does. Only a lock kept a
+ * second (a peer stopped or stuck in it) is tried less often, sparing
+ * the file server. */
+static gulong
+next_busy_delay_us (gulong delay_us, gint64 busy_since)
+{
+  gulong cap = g_get_monotonic_time () - busy_since < G_USEC_PER_SEC ? 1000 : 50000;
+
+  return MIN (delay_us * 2, cap);
+}
+
 /* While a peer holds ipc.lock (a critical section of microseconds, or a
- * stuck peer): sleep 1 ms, then twice as long each time up to 50 ms,
- * waking at once when @cancellable is cancelled (FALSE with @error). */
+ * stuck peer): sleep *@delay_us (and advance it, see above), waking at
+ * once when @cancellable is cancelled (FALSE with @error). ppoll(), as
+ * g_poll() counts in whole milliseconds. */
 static gboolean
-sleep_a_little (gulong *delay_us, GCancellable *cancellable, GError **error)
+sleep_a_little (gulong *delay_us, gint64 busy_since, GCancellable *cancellable, GError **error)
 {
   GPollFD pollfd;
-  gint ms = (gint) MAX (1, *delay_us / 1000);
+  gulong us = *delay_us;
 
-  *delay_us = MIN (*delay_us * 2, 50000);
+  *delay_us = next_busy_delay_us (*delay_us, busy_since);
   if (g_cancellable_make_pollfd (cancellable, &pollfd))
     {
-      g_poll (&pollfd, 1, ms);
+      struct pollfd pfd = { .fd = pollfd.fd, .events = POLLIN };
+      struct timespec ts = { .tv_sec = (time_t) (us / G_USEC_PER_SEC), .tv_nsec = (long) (us % G_USEC_PER_SEC) * 1000 };
+
+      ppoll (&pfd, 1, &ts, NULL);
       g_cancellable_release_fd (cancellable);
     }
   else
-    g_usleep ((gulong) ms * 1000);
+    g_usleep (us);
   return !g_cancellable_set_error_if_cancelled (cancellable, error);
 }
 
@@ -248,8 +269,9 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
                                                 GError                       **error)
 {
   gint64 tried = g_get_monotonic_time ();
+  gint64 busy_since = tried;
   gint64 give_up = brief_us >= 0 ? tried + brief_us : _tessera_ipc_lock_give_up_time (deadline);
-  gulong delay_us = 1000;
+  gulong delay_us = 250;
 
   /* Nothing can end this wait: block in flock(), served in turn. */
   if (cancellable == NULL && deadline < 0 && brief_us < 0)
@@ -281,7 +303,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      if (!sleep_a_little (&delay_us, cancellable, error))
+      if (!sleep_a_little (&delay_us, busy_since, cancellable, error))
         return FALSE;
     }
 }
@@ -383,6 +405,7 @@ typedef struct
   gboolean stopped;
   GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
+  gint64 busy_since;      /* the first of those refusals in a row, or 0 */
 } AsyncLock;
 
 static void attempt (GTask *task);
@@ -574,11 +597,14 @@ attempt (GTask *task)
     {
       /* A peer's critical section: try again shortly. */
       g_clear_error (&error);
+      if (state->busy_since == 0)
+        state->busy_since = g_get_monotonic_time ();
       schedule_attempt (task, state->busy_delay_ms);
-      state->busy_delay_ms = MIN (state->busy_delay_ms * 2, 50);
+      state->busy_delay_ms = next_busy_delay_us (state->busy_delay_ms * 1000, state->busy_since) / 1000;
       return;
     }
   state->busy_delay_ms = 1;
+  state->busy_since = 0;
   if (!_tessera_error_means_wait (error))
     {
       return_error (task, error);
