@@ -174,9 +174,10 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * capacity change, in any process) and, as a fallback, by polling. It
  * needs no main loop in the calling thread. With a @cancellable or a
  * @timeout, ipc.lock is only tried (a peer holding it delays the next try
- * by at most a millisecond, up to 50 ms once it has kept it a second), so cancelling ends the wait even while a stuck peer
- * keeps the folder locked, and so does the timeout (a wait of less than a
- * second gives a peer that second to leave its critical section).
+ * by at most a millisecond, up to 50 ms once it has kept it a second),
+ * so cancelling ends the wait even while a stuck peer keeps the folder
+ * locked, and so does the timeout (a wait of less than a second gives a
+ * peer that second to leave its critical section).
  *
  * On a [class@Tessera.TrackedDynamicResource] whose type says what a
  * waiter needs, a call that has waited longer than the resource's
@@ -190,12 +191,12 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  */
 /* The pause after this one while ipc.lock stays busy, since @busy_since
  * (monotonic µs): twice as long, up to 1 ms for the first second (from a
- * quarter of one), then up to 50 ms. In a busy pool the lock is held for microseconds at a
- * time and free again at once: a waiter pausing longer than its peers
- * would lose its turn to those that try sooner (and to each release's
- * own next acquire), as a blocked flock() never does. Only a lock kept a
- * second (a peer stopped or stuck in it) is tried less often, sparing
- * the file server. */
+ * quarter of one), then up to 50 ms. In a busy pool the lock is held for
+ * microseconds at a time and free again at once: a waiter pausing longer
+ * than its peers would lose its turn to those that try sooner (and to
+ * each release's own next acquire), as a blocked flock() never does.
+ * Only a lock kept a second (a peer stopped or stuck in it) is tried
+ * less often, sparing the file server. */
 static gulong
 next_busy_delay_us (gulong delay_us, gint64 busy_since)
 {
@@ -218,7 +219,8 @@ sleep_a_little (gulong *delay_us, gint64 busy_since, GCancellable *cancellable, 
   if (g_cancellable_make_pollfd (cancellable, &pollfd))
     {
       struct pollfd pfd = { .fd = pollfd.fd, .events = POLLIN };
-      struct timespec ts = { .tv_sec = (time_t) (us / G_USEC_PER_SEC), .tv_nsec = (long) (us % G_USEC_PER_SEC) * 1000 };
+      struct timespec ts = { .tv_sec = (time_t) (us / G_USEC_PER_SEC),
+                             .tv_nsec = (long) (us % G_USEC_PER_SEC) * 1000 };
 
       ppoll (&pfd, 1, &ts, NULL);
       g_cancellable_release_fd (cancellable);
