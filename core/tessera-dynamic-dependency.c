@@ -174,8 +174,8 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * capacity change, in any process) and, as a fallback, by polling. It
  * needs no main loop in the calling thread. With a @cancellable or a
  * @timeout, ipc.lock is only tried (a peer holding it delays the next try
- * by at most a millisecond, up to 50 ms once it has kept it a second),
- * so cancelling ends the wait even while a stuck peer keeps the folder
+ * by at most a millisecond, by up to 50 ms after a second of refusals or
+ * on a network file system), so cancelling ends the wait even while a stuck peer keeps the folder
  * locked, and so does the timeout (a wait of less than a second gives a
  * peer that second to leave its critical section).
  *
@@ -189,41 +189,51 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
-/* The pause after this one while ipc.lock stays busy, since @busy_since
- * (monotonic µs): twice as long, up to 1 ms for the first second (from a
- * quarter of one), then up to 50 ms. In a busy pool the lock is held for
- * microseconds at a time and free again at once: a waiter pausing longer
- * than its peers would lose its turn to those that try sooner (and to
- * each release's own next acquire), as a blocked flock() never does.
- * Only a lock kept a second (a peer stopped or stuck in it) is tried
- * less often, sparing the file server. */
-static gulong
-next_busy_delay_us (gulong delay_us, gint64 busy_since)
+/* Whether @resource's ipc.lock may be tried again within a millisecond:
+ * on a local file system a try is a few system calls; on a network file
+ * system each is round trips to the server, which waiters must not
+ * hammer (there, and for other stores, the pause starts at 1 ms and
+ * doubles up to 50 ms). */
+static gboolean
+ipc_lock_is_quick (TesseraDynamicResource *resource)
 {
-  gulong cap = g_get_monotonic_time () - busy_since < G_USEC_PER_SEC ? 1000 : 50000;
+  const char *folder;
+
+  if (!_tessera_dynamic_resource_in_a_folder (resource))
+    return FALSE;
+  folder = tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource));
+  return folder != NULL && _tessera_fs_is_local (folder);
+}
+
+/* The pause after @delay_us while ipc.lock keeps refusing, every try
+ * since @busy_since (monotonic µs) refused: twice as long, up to 1 ms for
+ * the first second where it is @quick, then up to 50 ms. In a busy pool
+ * the lock is held for microseconds at a time and free again at once: a
+ * waiter pausing longer than its peers would lose its turn to those that
+ * try sooner (and to each release's own next acquire), as a blocked
+ * flock() never does. A second of refusals is most likely a peer stopped
+ * or stuck in its critical section: tried less often from then on. */
+static gulong
+next_busy_delay_us (gulong delay_us, gint64 busy_since, gboolean quick)
+{
+  gulong cap = quick && g_get_monotonic_time () - busy_since < G_USEC_PER_SEC ? 1000 : 50000;
 
   return MIN (delay_us * 2, cap);
 }
 
-/* While a peer holds ipc.lock (a critical section of microseconds, or a
- * stuck peer): sleep *@delay_us (and advance it, see above), waking at
- * once when @cancellable is cancelled (FALSE with @error). ppoll(), as
- * g_poll() counts in whole milliseconds. */
+/* While a peer holds ipc.lock: sleep @us, waking at once when
+ * @cancellable (whose @pollfd, when not %NULL) is cancelled (FALSE with
+ * @error). ppoll(), as g_poll() counts in whole milliseconds. */
 static gboolean
-sleep_a_little (gulong *delay_us, gint64 busy_since, GCancellable *cancellable, GError **error)
+sleep_a_little (gulong us, GPollFD *pollfd, GCancellable *cancellable, GError **error)
 {
-  GPollFD pollfd;
-  gulong us = *delay_us;
-
-  *delay_us = next_busy_delay_us (*delay_us, busy_since);
-  if (g_cancellable_make_pollfd (cancellable, &pollfd))
+  if (pollfd != NULL)
     {
-      struct pollfd pfd = { .fd = pollfd.fd, .events = POLLIN };
+      struct pollfd pfd = { .fd = pollfd->fd, .events = POLLIN };
       struct timespec ts = { .tv_sec = (time_t) (us / G_USEC_PER_SEC),
                              .tv_nsec = (long) (us % G_USEC_PER_SEC) * 1000 };
 
       ppoll (&pfd, 1, &ts, NULL);
-      g_cancellable_release_fd (cancellable);
     }
   else
     g_usleep (us);
@@ -273,7 +283,10 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
   gint64 tried = g_get_monotonic_time ();
   gint64 busy_since = tried;
   gint64 give_up = brief_us >= 0 ? tried + brief_us : _tessera_ipc_lock_give_up_time (deadline);
-  gulong delay_us = 250;
+  int quick = -1;          /* see ipc_lock_is_quick(), at the first refusal */
+  gulong delay_us = 0;
+  GPollFD pollfd;
+  gboolean have_pollfd = FALSE, ok = FALSE;
 
   /* Nothing can end this wait: block in flock(), served in turn. */
   if (cancellable == NULL && deadline < 0 && brief_us < 0)
@@ -282,32 +295,48 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
     {
       g_autoptr(GError) local = NULL;
       gint64 now = g_get_monotonic_time ();
-      gboolean ok;
 
       /* Tries far apart (the process was stopped, or starved): the peer
-       * may have let go in between, so its grace starts again. */
-      if (brief_us < 0 && give_up >= 0 && now - tried > IPC_LOCK_GRACE_US / 2)
-        give_up = MAX (give_up, now + IPC_LOCK_GRACE_US);
+       * may have let go in between, so its grace and the pauses start
+       * again. */
+      if (now - tried > IPC_LOCK_GRACE_US / 2)
+        {
+          if (brief_us < 0 && give_up >= 0)
+            give_up = MAX (give_up, now + IPC_LOCK_GRACE_US);
+          busy_since = now;
+          delay_us = 0;
+        }
       tried = now;
       _tessera_ipc_lock_set_try_only (TRUE);
       ok = tessera_lock_acquire (TESSERA_LOCK (lock), &local);
       _tessera_ipc_lock_set_try_only (FALSE);
       if (ok)
-        return TRUE;
+        break;
       if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
         {
           g_propagate_error (error, g_steal_pointer (&local));
-          return FALSE;
+          break;
         }
       _tessera_pause_point ("ipc-lock-busy");
       if (give_up >= 0 && g_get_monotonic_time () >= give_up)
         {
           g_propagate_error (error, g_steal_pointer (&local));
-          return FALSE;
+          break;
         }
-      if (!sleep_a_little (&delay_us, busy_since, cancellable, error))
-        return FALSE;
+      if (quick < 0)
+        {
+          TesseraDynamicDependency *dependency = tessera_dynamic_dependency_lock_get_dependency (lock);
+
+          quick = ipc_lock_is_quick (tessera_dynamic_dependency_get_resource (dependency));
+          have_pollfd = g_cancellable_make_pollfd (cancellable, &pollfd);
+        }
+      delay_us = delay_us == 0 ? (quick ? 250 : 1000) : next_busy_delay_us (delay_us, busy_since, quick);
+      if (!sleep_a_little (delay_us, have_pollfd ? &pollfd : NULL, cancellable, error))
+        break;
     }
+  if (have_pollfd)
+    g_cancellable_release_fd (cancellable);
+  return ok;
 }
 
 static TesseraDynamicDependencyLock *
@@ -389,8 +418,8 @@ tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
 }
 
 /* The asynchronous lock waits through sources in the caller's context:
- * an attempt only tries ipc.lock (a peer holding it means another try a
- * few milliseconds later), and a full resource wakes the task through a
+ * an attempt only tries ipc.lock (a peer holding it means another try 1
+ * to 50 ms later, see next_busy_delay_us()), and a full resource wakes the task through a
  * waker, the poller, the deadline or the cancellable. No thread waits. */
 typedef struct
 {
@@ -408,6 +437,7 @@ typedef struct
   GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
   gint64 busy_since;      /* the first of those refusals in a row, or 0 */
+  int ipc_quick;          /* ipc_lock_is_quick(), or -1 before a refusal */
 } AsyncLock;
 
 static void attempt (GTask *task);
@@ -601,8 +631,11 @@ attempt (GTask *task)
       g_clear_error (&error);
       if (state->busy_since == 0)
         state->busy_since = g_get_monotonic_time ();
+      if (state->ipc_quick < 0)
+        state->ipc_quick = ipc_lock_is_quick (resource);
       schedule_attempt (task, state->busy_delay_ms);
-      state->busy_delay_ms = next_busy_delay_us (state->busy_delay_ms * 1000, state->busy_since) / 1000;
+      state->busy_delay_ms = next_busy_delay_us (state->busy_delay_ms * 1000, state->busy_since,
+                                                 state->ipc_quick) / 1000;
       return;
     }
   state->busy_delay_ms = 1;
@@ -658,7 +691,8 @@ attempt (GTask *task)
  * [method@Tessera.DynamicDependency.lock_finish]. The wait runs in the
  * caller's thread-default main context, through its sources: no thread is
  * kept busy while the resource is full, and ipc.lock is only tried (a
- * peer holding it delays the next try by a few milliseconds), so a peer
+ * peer holding it delays the next try by a millisecond, by up to 50 ms
+ * after a second of refusals or on a network file system), so a peer
  * that keeps it ends the wait at @timeout (given a second from the first
  * try it refused) or at a cancel, as for the blocking lock. As with
  * g_cancellable_disconnect(), which ending the wait calls, a handler of
@@ -682,6 +716,7 @@ tessera_dynamic_dependency_lock_async (TesseraDynamicDependency *self,
   g_task_set_return_on_cancel (task, FALSE);
   state = g_new0 (AsyncLock, 1);
   state->busy_delay_ms = 1;
+  state->ipc_quick = -1;
   state->deadline = timeout < 0 || isinf (timeout) || isnan (timeout) ? -1
                     : timeout == 0 ? 0
                     : g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
