@@ -189,25 +189,11 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
-/* Whether @resource's ipc.lock may be tried again within a millisecond:
- * on a local file system a try is a few system calls; on a network file
- * system each is round trips to the server, which waiters must not
- * hammer (there, and for other stores, the pause starts at 1 ms and
- * doubles up to 50 ms). */
-static gboolean
-ipc_lock_is_quick (TesseraDynamicResource *resource)
-{
-  const char *folder;
-
-  if (!_tessera_dynamic_resource_in_a_folder (resource))
-    return FALSE;
-  folder = tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource));
-  return folder != NULL && _tessera_fs_is_local (folder);
-}
-
 /* The pause after @delay_us while ipc.lock keeps refusing, every try
  * since @busy_since (monotonic µs) refused: twice as long, up to 1 ms for
- * the first second where it is @quick, then up to 50 ms. In a busy pool
+ * the first second where it is @quick (on a local file system, where a
+ * try is a few system calls; on a network file system each is round
+ * trips to the server, which waiters must not hammer), then up to 50 ms. In a busy pool
  * the lock is held for microseconds at a time and free again at once: a
  * waiter pausing longer than its peers would lose its turn to those that
  * try sooner (and to each release's own next acquire), as a blocked
@@ -275,6 +261,7 @@ _tessera_set_wait_timeout (GError **error, TesseraDynamicResource *resource, con
 
 gboolean
 _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *lock,
+                                                TesseraDynamicResource        *resource,
                                                 gint64                         deadline,
                                                 gint64                         brief_us,
                                                 GCancellable                  *cancellable,
@@ -283,7 +270,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
   gint64 tried = g_get_monotonic_time ();
   gint64 busy_since = tried;
   gint64 give_up = brief_us >= 0 ? tried + brief_us : _tessera_ipc_lock_give_up_time (deadline);
-  int quick = -1;          /* see ipc_lock_is_quick(), at the first refusal */
+  int quick = -1;          /* see next_busy_delay_us(), at the first refusal */
   gulong delay_us = 0;
   GPollFD pollfd;
   gboolean have_pollfd = FALSE, ok = FALSE;
@@ -325,9 +312,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
         }
       if (quick < 0)
         {
-          TesseraDynamicDependency *dependency = tessera_dynamic_dependency_lock_get_dependency (lock);
-
-          quick = ipc_lock_is_quick (tessera_dynamic_dependency_get_resource (dependency));
+          quick = _tessera_dynamic_resource_in_a_local_folder (resource);
           have_pollfd = g_cancellable_make_pollfd (cancellable, &pollfd);
         }
       delay_us = delay_us == 0 ? (quick ? 250 : 1000) : next_busy_delay_us (delay_us, busy_since, quick);
@@ -360,7 +345,7 @@ lock_until (TesseraDynamicDependency  *self,
       lock = tessera_dynamic_dependency_create_lock (self, error);
       if (lock == NULL)
         return NULL;
-      if (_tessera_dynamic_dependency_lock_acquire_until (lock, deadline, -1, cancellable, &local))
+      if (_tessera_dynamic_dependency_lock_acquire_until (lock, resource, deadline, -1, cancellable, &local))
         return g_steal_pointer (&lock);
       if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
         {
@@ -437,7 +422,7 @@ typedef struct
   GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
   gint64 busy_since;      /* the first of those refusals in a row, or 0 */
-  int ipc_quick;          /* ipc_lock_is_quick(), or -1 before a refusal */
+  int ipc_quick;          /* in a local folder (next_busy_delay_us()), or -1 before a refusal */
 } AsyncLock;
 
 static void attempt (GTask *task);
@@ -632,7 +617,7 @@ attempt (GTask *task)
       if (state->busy_since == 0)
         state->busy_since = g_get_monotonic_time ();
       if (state->ipc_quick < 0)
-        state->ipc_quick = ipc_lock_is_quick (resource);
+        state->ipc_quick = _tessera_dynamic_resource_in_a_local_folder (resource);
       schedule_attempt (task, state->busy_delay_ms);
       state->busy_delay_ms = next_busy_delay_us (state->busy_delay_ms * 1000, state->busy_since,
                                                  state->ipc_quick) / 1000;

@@ -148,15 +148,16 @@ void _tessera_dynamic_resource_start_thread     (TesseraDynamicResource *self);
 /* The context of the resource's own poller, where its watches run. */
 GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 
-/* Acquires @lock, waiting for ipc.lock (a peer's critical section) until
- * @deadline (monotonic µs, or -1) and a grace, or until @cancellable is
- * cancelled: by non-blocking tries when either can end the wait, else
- * blocked in flock(). `G_IO_ERROR_WOULD_BLOCK`, naming ipc.lock, when a
+/* Acquires @lock on @resource, waiting for ipc.lock (a peer's critical
+ * section) until @deadline (monotonic µs, or -1) and a grace, or until
+ * @cancellable is cancelled: by non-blocking tries when either can end
+ * the wait, else blocked in flock(). `G_IO_ERROR_WOULD_BLOCK`, naming ipc.lock, when a
  * peer kept it past then (the caller's wait timed out); other errors are
  * the acquire's own (tessera-dynamic-dependency.c). @brief_us ≥ 0 waits
  * that long at most, whatever @deadline (a pool tried while others are
  * held: a peer's critical section takes microseconds). */
 gboolean _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *lock,
+                                                         TesseraDynamicResource        *resource,
                                                          gint64                         deadline,
                                                          gint64                         brief_us,
                                                          GCancellable                  *cancellable,
@@ -286,6 +287,9 @@ void _tessera_share_like_parent (int fd, const char *path);
  * only place where holders are files and there is an ipc.lock
  * (tessera-tracked-resource-store.c). */
 gboolean _tessera_dynamic_resource_in_a_folder (TesseraDynamicResource *resource);
+/* Whether that folder is on a file system this kernel alone changes
+ * (_tessera_fs_is_local()), where a try of ipc.lock costs no round trip. */
+gboolean _tessera_dynamic_resource_in_a_local_folder (TesseraDynamicResource *resource);
 
 /* Environment knobs, read once */
 double _tessera_poll_interval_initial (void);

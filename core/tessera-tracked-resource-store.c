@@ -24,6 +24,17 @@ _tessera_dynamic_resource_in_a_folder (TesseraDynamicResource *resource)
   return store == NULL || g_str_equal (store, "folder");
 }
 
+gboolean
+_tessera_dynamic_resource_in_a_local_folder (TesseraDynamicResource *resource)
+{
+  g_autofree char *folder = NULL;
+
+  if (!_tessera_dynamic_resource_in_a_folder (resource))
+    return FALSE;
+  g_object_get (resource, "lock-folder", &folder, NULL);
+  return folder != NULL && _tessera_fs_is_local (folder);
+}
+
 /**
  * tessera_tracked_dynamic_resource_dup_location:
  * @self: a tracked resource
