@@ -452,8 +452,8 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
            * for briefly. */
           lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
           if (lock != NULL &&
-              _tessera_dynamic_dependency_lock_acquire_until (lock, resource, deadline, holding ? HELD_IPC_WAIT_US : -1,
-                                                              cancellable, &local))
+              _tessera_dynamic_dependency_lock_acquire_until (lock, resource, deadline,
+                                                              holding ? HELD_IPC_WAIT_US : -1, cancellable, &local))
             {
               pool->lock = g_steal_pointer (&lock);
               continue;

@@ -175,9 +175,10 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * needs no main loop in the calling thread. With a @cancellable or a
  * @timeout, ipc.lock is only tried (a peer holding it delays the next try
  * by at most a millisecond, by up to 50 ms after a second of refusals or
- * on a network file system), so cancelling ends the wait even while a stuck peer keeps the folder
- * locked, and so does the timeout (a wait of less than a second gives a
- * peer that second to leave its critical section).
+ * on a network file system), so cancelling ends the wait even while a
+ * stuck peer keeps the folder locked, and so does the timeout (a wait of
+ * less than a second gives a peer that second to leave its critical
+ * section).
  *
  * On a [class@Tessera.TrackedDynamicResource] whose type says what a
  * waiter needs, a call that has waited longer than the resource's
@@ -193,12 +194,13 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  * since @busy_since (monotonic µs) refused: twice as long, up to 1 ms for
  * the first second where it is @quick (on a local file system, where a
  * try is a few system calls; on a network file system each is round
- * trips to the server, which waiters must not hammer), then up to 50 ms. In a busy pool
- * the lock is held for microseconds at a time and free again at once: a
- * waiter pausing longer than its peers would lose its turn to those that
- * try sooner (and to each release's own next acquire), as a blocked
- * flock() never does. A second of refusals is most likely a peer stopped
- * or stuck in its critical section: tried less often from then on. */
+ * trips to the server, which waiters must not hammer), then up to 50 ms.
+ * In a busy pool the lock is held for microseconds at a time and free
+ * again at once: a waiter pausing longer than its peers would lose its
+ * turn to those that try sooner (and to each release's own next acquire),
+ * as a blocked flock() never does. A second of refusals is most likely a
+ * peer stopped or stuck in its critical section: tried less often from
+ * then on. */
 static gulong
 next_busy_delay_us (gulong delay_us, gint64 busy_since, gboolean quick)
 {
@@ -208,8 +210,8 @@ next_busy_delay_us (gulong delay_us, gint64 busy_since, gboolean quick)
 }
 
 /* While a peer holds ipc.lock: sleep @us, waking at once when
- * @cancellable (whose @pollfd, when not %NULL) is cancelled (FALSE with
- * @error). ppoll(), as g_poll() counts in whole milliseconds. */
+ * @cancellable is cancelled (FALSE with @error); @pollfd is its pollfd,
+ * or %NULL. ppoll(), as g_poll() counts in whole milliseconds. */
 static gboolean
 sleep_a_little (gulong us, GPollFD *pollfd, GCancellable *cancellable, GError **error)
 {
@@ -404,8 +406,9 @@ tessera_dynamic_dependency_lock (TesseraDynamicDependency  *self,
 
 /* The asynchronous lock waits through sources in the caller's context:
  * an attempt only tries ipc.lock (a peer holding it means another try 1
- * to 50 ms later, see next_busy_delay_us()), and a full resource wakes the task through a
- * waker, the poller, the deadline or the cancellable. No thread waits. */
+ * to 50 ms later, see next_busy_delay_us()), and a full resource wakes
+ * the task through a waker, the poller, the deadline or the cancellable.
+ * No thread waits. */
 typedef struct
 {
   gint64 deadline;        /* monotonic µs, or -1 */
@@ -422,7 +425,8 @@ typedef struct
   GSource *patience;      /* wakes the task when its patience is over */
   gulong busy_delay_ms;   /* back-off while ipc.lock is busy */
   gint64 busy_since;      /* the first of those refusals in a row, or 0 */
-  int ipc_quick;          /* in a local folder (next_busy_delay_us()), or -1 before a refusal */
+  int ipc_quick;          /* in a local folder (next_busy_delay_us()), or
+                           * -1 before a refusal */
 } AsyncLock;
 
 static void attempt (GTask *task);

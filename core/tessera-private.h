@@ -151,9 +151,9 @@ GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *sel
 /* Acquires @lock on @resource, waiting for ipc.lock (a peer's critical
  * section) until @deadline (monotonic µs, or -1) and a grace, or until
  * @cancellable is cancelled: by non-blocking tries when either can end
- * the wait, else blocked in flock(). `G_IO_ERROR_WOULD_BLOCK`, naming ipc.lock, when a
- * peer kept it past then (the caller's wait timed out); other errors are
- * the acquire's own (tessera-dynamic-dependency.c). @brief_us ≥ 0 waits
+ * the wait, else blocked in flock(). `G_IO_ERROR_WOULD_BLOCK`, naming
+ * ipc.lock, when a peer kept it past then (the caller's wait timed out);
+ * other errors are the acquire's own (tessera-dynamic-dependency.c). @brief_us ≥ 0 waits
  * that long at most, whatever @deadline (a pool tried while others are
  * held: a peer's critical section takes microseconds). */
 gboolean _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *lock,
