@@ -13,14 +13,15 @@ G_BEGIN_DECLS
  * decides. Each host that holds something in a lease pool keeps a
  * heartbeat, `F/hosts/HOSTID.lease` (files in proportion to hosts, not
  * holders; experimaestro never looks in hosts/), rewritten atomically with
- * new content every quarter of the lease by every process of the host
- * that holds something there. A reader takes a host's lease for expired
+ * new content eight times per lease by every process of the host that
+ * holds something there, on a thread of its own. A reader takes a host's lease for expired
  * when it has seen the heartbeat unchanged for the lease time on its own
  * monotonic clock (first-seen times in host-local state, shared by every
  * process of the reader's host: _tessera_first_seen()); a host that never
  * wrote one is not judged by the lease at all.
  *
- * Thread-safe: renewals run in the given context; the rest from any
+ * Thread-safe: renewals run on the lease's own thread (made at the
+ * first holding, joined by _tessera_host_lease_free()); the rest from any
  * thread. */
 typedef struct _TesseraHostLease TesseraHostLease;
 
@@ -30,10 +31,10 @@ typedef struct _TesseraHostLease TesseraHostLease;
 /* A heartbeat larger than this is not one. */
 #define TESSERA_HOST_LEASE_MAX_SIZE 4096
 
-/* @pool_path: the pool's folder (absolute); @context: where renewals run. */
-TesseraHostLease *_tessera_host_lease_new      (const char       *pool_path,
-                                                GMainContext     *context);
-/* Stops renewing; the lease is freed once no renewal uses it any more. */
+/* @pool_path: the pool's folder (absolute). */
+TesseraHostLease *_tessera_host_lease_new      (const char       *pool_path);
+/* Stops renewing and joins the renewer's thread; the lease is freed once
+ * no renewal uses it any more. */
 void        _tessera_host_lease_free           (TesseraHostLease *lease);
 
 /* Seconds; 0 (the default) makes the pool no lease pool. */

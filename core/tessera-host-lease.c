@@ -28,7 +28,12 @@ struct _TesseraHostLease
 {
   char *pool_path;
   char *hosts_path;
+  /* The renewer's own thread and context, made at the first holding: no
+   * other work of this process (rescans of a large pool, holder exits,
+   * the waiting of a slow peer's file) can delay a renewal. */
   GMainContext *context;
+  GMainLoop *loop;
+  GThread *thread;
 
   GMutex lock;
   double time;              /* seconds; 0: not a lease pool */
@@ -64,7 +69,6 @@ lease_clear (TesseraHostLease *lease)
 {
   g_free (lease->pool_path);
   g_free (lease->hosts_path);
-  g_main_context_unref (lease->context);
   g_hash_table_unref (lease->seen);
   g_mutex_clear (&lease->lock);
 }
@@ -76,14 +80,12 @@ lease_unref (TesseraHostLease *lease)
 }
 
 TesseraHostLease *
-_tessera_host_lease_new (const char   *pool_path,
-                         GMainContext *context)
+_tessera_host_lease_new (const char *pool_path)
 {
   TesseraHostLease *lease = g_atomic_rc_box_new0 (TesseraHostLease);
 
   lease->pool_path = g_strdup (pool_path);
   lease->hosts_path = g_build_filename (pool_path, "hosts", NULL);
-  lease->context = g_main_context_ref (context);
   lease->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) seen_free);
   g_mutex_init (&lease->lock);
   return lease;
@@ -99,21 +101,64 @@ stop_timer_locked (TesseraHostLease *lease)
     }
 }
 
+static gboolean
+quit_loop (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+static gpointer
+renewer_thread (gpointer data)
+{
+  TesseraHostLease *lease = data;
+
+  g_main_context_push_thread_default (lease->context);
+  g_main_loop_run (lease->loop);
+  g_main_context_pop_thread_default (lease->context);
+  return NULL;
+}
+
 void
 _tessera_host_lease_free (TesseraHostLease *lease)
 {
+  GThread *thread;
+
   if (lease == NULL)
     return;
   g_mutex_lock (&lease->lock);
   lease->stopped = TRUE;
   atomic_store (&lease->unrenewed_since_us, 0);
   stop_timer_locked (lease);
+  thread = g_steal_pointer (&lease->thread);
   g_mutex_unlock (&lease->lock);
+  if (thread != NULL)
+    {
+      /* Quit from within the loop: a quit before it runs would be lost. */
+      GSource *idle = g_idle_source_new ();
+
+      g_source_set_callback (idle, quit_loop, lease->loop, NULL);
+      g_source_attach (idle, lease->context);
+      g_source_unref (idle);
+      g_thread_join (thread);
+      g_main_loop_unref (lease->loop);
+      g_main_context_unref (lease->context);
+    }
   lease_unref (lease);
 }
 
 static void start_timer_locked (TesseraHostLease *lease);
 static void renew_and_note_locked (TesseraHostLease *lease);
+
+/* A heartbeat is renewed eight times per lease: the fence (tools/) ends a
+ * command only once renewals have failed for the lease minus its margin,
+ * so each renewal that comes in time leaves the renewer that much slack
+ * again; a reader sees it change well within its lease time. */
+static gint64
+renewal_interval_us (double time)
+{
+  return MAX (100 * 1000, (gint64) (time * G_USEC_PER_SEC / 8));
+}
 
 void
 _tessera_host_lease_set_time (TesseraHostLease *lease,
@@ -273,9 +318,12 @@ sweep_temporaries_locked (TesseraHostLease *lease, int hosts_fd)
   closedir (dir);
 }
 
-/* Writes this host's heartbeat anew, then sweeps hosts/. Lock held. */
+/* Writes this host's heartbeat anew, then sweeps hosts/. @started_us
+ * (out): when the write began, on our monotonic clock: a reader may see
+ * the new heartbeat from then on, so the lease runs from there, however
+ * long the write takes. Lock held. */
 static gboolean
-renew_locked (TesseraHostLease *lease, GError **error)
+renew_locked (TesseraHostLease *lease, gint64 *started_us, GError **error)
 {
   g_autofree char *name = NULL;
   g_autofree char *path = NULL;
@@ -291,6 +339,7 @@ renew_locked (TesseraHostLease *lease, GError **error)
     }
   name = g_strconcat (_tessera_host_id (), LEASE_SUFFIX, NULL);
   path = g_build_filename (lease->hosts_path, name, NULL);
+  *started_us = g_get_monotonic_time ();
   fd = open_hosts (lease, TRUE);
   if (fd < 0)
     {
@@ -310,10 +359,11 @@ static void
 renew_and_note_locked (TesseraHostLease *lease)
 {
   g_autoptr(GError) error = NULL;
+  gint64 started_us;
 
-  if (renew_locked (lease, &error))
+  if (renew_locked (lease, &started_us, &error))
     {
-      lease->last_renewal_us = g_get_monotonic_time ();
+      lease->last_renewal_us = started_us;
       if (lease->holdings > 0 && !lease->stopped)
         atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
       lease->told = FALSE;
@@ -337,14 +387,18 @@ on_renewal_due (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Renewed four times per lease: a reader sees it change well within its
- * lease time even if a renewal or two are late. Lock held. */
+/* Renewals on the renewer's thread, made at the first holding. Lock
+ * held. */
 static void
 start_timer_locked (TesseraHostLease *lease)
 {
-  guint interval_ms = (guint) MAX (100, lease->time * 1000 / 4);
-
-  lease->timer = g_timeout_source_new (interval_ms);
+  if (lease->thread == NULL)
+    {
+      lease->context = g_main_context_new ();
+      lease->loop = g_main_loop_new (lease->context, FALSE);
+      lease->thread = g_thread_new ("tessera-lease", renewer_thread, lease);
+    }
+  lease->timer = g_timeout_source_new ((guint) (renewal_interval_us (lease->time) / 1000));
   g_source_set_name (lease->timer, "tessera-host-lease");
   g_source_set_callback (lease->timer, on_renewal_due, lease_ref (lease), (GDestroyNotify) lease_unref);
   g_source_attach (lease->timer, lease->context);
@@ -355,16 +409,17 @@ _tessera_host_lease_renew_first (TesseraHostLease  *lease,
                                  GError           **error)
 {
   gboolean ok = TRUE;
+  gint64 started_us;
 
   g_mutex_lock (&lease->lock);
   /* Before the lock file exists: a holding whose heartbeat cannot be
    * written would be taken for dead by other hosts. */
   if (lease->time > 0 && !lease->stopped)
     {
-      ok = renew_locked (lease, error);
+      ok = renew_locked (lease, &started_us, error);
       if (ok)
         {
-          lease->last_renewal_us = g_get_monotonic_time ();
+          lease->last_renewal_us = started_us;
           if (lease->holdings > 0)
             atomic_store (&lease->unrenewed_since_us, lease->last_renewal_us);
           lease->told = FALSE;
@@ -384,7 +439,7 @@ _tessera_host_lease_hold (TesseraHostLease *lease)
 
       lease->holding_since_us = now;
       /* Renewed just before (_renew_first): counted from then on. */
-      if (lease->last_renewal_us == 0 || now - lease->last_renewal_us > (gint64) (lease->time * G_USEC_PER_SEC / 4))
+      if (lease->last_renewal_us == 0 || now - lease->last_renewal_us > renewal_interval_us (lease->time))
         {
           lease->last_renewal_us = 0;
           /* Published before the renewal, which may hang. */

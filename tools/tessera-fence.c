@@ -5,7 +5,10 @@
  * file server is gone, hosts/ cannot be written), the command is ended
  * while there is still time: SIGTERM at lease − margin, SIGKILL a grace
  * later, with margin = grace + 2 check intervals, so it is dead before
- * the lease since the last renewal is over.
+ * the lease since the last renewal is over. Renewals come every eighth
+ * of the lease (core/tessera-host-lease.c), on a thread of their own, so
+ * a renewer stalled (a loaded machine, a slow write) for up to
+ * lease − margin − lease/8 is not fenced: half the lease up to 16 s.
  *
  * The checks run on a thread of their own, touching no file of the
  * pool: a file server that hangs blocks the command's main thread (it
@@ -67,10 +70,12 @@ grace_for (double lease)
   return CLAMP (lease / 4, 0.2, 10);
 }
 
+/* The checks touch no file: frequent ones cost nothing and keep the
+ * margin short, which is the slack a loaded machine's renewer has. */
 static double
 interval_for (double lease)
 {
-  return CLAMP (lease / 8, 0.1, 1);
+  return CLAMP (lease / 16, 0.1, 1);
 }
 
 gboolean
