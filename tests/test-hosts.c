@@ -937,7 +937,9 @@ first_child (GPid pid)
 static void
 test_other_host_killed_lease (Fixture *f, gconstpointer data)
 {
-  const double lease = 3;
+  /* The holder is healthy until the kill: its renewals may stall for half
+   * the lease before its fence acts (see test_lease_healthy_run). */
+  const double lease = 5;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
                                              f->tmp, lease);
   g_autoptr(GError) error = NULL;
@@ -1004,7 +1006,8 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   g_test_message ("reclaim time of a dead host (lease path, job lock still held, lease %g s, "
                   "poll interval max 1 s, waiter started just before the kill): %.2f s", lease, reclaim);
   /* Not the job lock: the heartbeat had to stay unchanged for the lease
-   * (its last renewal came at most a quarter of it before the kill). */
+   * (its last renewal came at most an eighth of it before the kill, a
+   * quarter on a late one). */
   g_assert_cmpfloat (reclaim, >=, lease * 3 / 4 - 0.1);
   g_assert_cmpfloat (reclaim, <, lease + 30);
   helper_close_stdin (stand_in);
@@ -1013,13 +1016,14 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
 
 /* A run on a lease pool that got its share at once (it never waited)
  * renews its lease for as long as it holds: its command outlives the
- * lease twice over and is never fenced. (The fence ends a command whose
- * renewals stall for lease/2: a loaded machine's stalls must not reach
- * that.) */
+ * lease twice over and is never fenced. (Renewals come every eighth of
+ * the lease and the fence acts once they have failed for 5/8 of it, so
+ * a renewer may stall for half the lease: 4 s here, more than a loaded
+ * 2-core machine's stalls.) */
 static void
 test_lease_healthy_run (Fixture *f, gconstpointer data)
 {
-  const double lease = 6;
+  const double lease = 8;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
                                              f->tmp, lease);
   g_autoptr(GError) error = NULL;
@@ -1029,7 +1033,7 @@ test_lease_healthy_run (Fixture *f, gconstpointer data)
 
   test_write_file (f->config, config);
   run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                    "run", "--need", "r=1", "--", "sleep", "13", NULL);
+                    "run", "--need", "r=1", "--", "sleep", "17", NULL);
   g_assert_no_error (error);
   g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
   g_assert_no_error (error);
@@ -1176,8 +1180,8 @@ static void
 test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
 {
   /* Not shorter: with three clean-clone CI runs at once (load 19, the
-   * ASan build), the holder's renewals stalled past the lease/2 after
-   * which its fence ends its command (1.5 s of a 3 s lease). */
+   * ASan build), the holder's renewals stalled past what a 3 s lease
+   * survived then; a renewer may stall for half the lease. */
   const double lease = 8;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
                                              f->tmp, lease);
@@ -1304,7 +1308,7 @@ wait_for_reservation (Fixture *f)
 static void
 test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
 {
-  const double lease = 3;
+  const double lease = 5;   /* the holder is healthy until its host dies: half of it may stall */
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
                                              f->tmp, lease);
   g_autoptr(GError) error = NULL;
@@ -2077,7 +2081,7 @@ test_users_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
 static void
 test_users_lease_verdict (Fixture *f, gconstpointer data)
 {
-  const double lease = 8;   /* the fence acts after lease/2 unrenewed: a loaded machine's stalls stay below */
+  const double lease = 8;   /* a renewer may stall for half the lease: a loaded machine's stalls stay below */
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=1\nhost-lease=%g\n",
                                              lease);
   TestGroupPool *gp = test_group_pool_new ("tl", config);
@@ -2372,8 +2376,9 @@ static void
 test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
 {
   /* Long enough that a loaded machine's late renewal does not fence
-   * the holder, whose renewer is the one that must do the removing. */
-  const double lease = 5;
+   * the holder, whose renewer is the one that must do the removing (a
+   * renewer may stall for half the lease). */
+  const double lease = 6;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\nhost-lease=%g\n",
                                              f->tmp, lease);
   const Place there = { .host = "host-b" };
