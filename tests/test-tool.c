@@ -1805,6 +1805,128 @@ test_warnings_are_short (Fixture *f, gconstpointer data)
   g_assert_cmpuint (about_bad, ==, 1);
 }
 
+/* `tessera ARGS…` to its end, its descriptors limited by prlimit(1) to
+ * @limit ("SOFT:HARD"; "SOFT:" keeps the hard limit) unless NULL: its
+ * exit status; its error output in @err. */
+static int
+run_limited (Fixture *f, const char *limit, const char * const *args, char **err)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+
+  if (limit != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("prlimit"));
+      g_ptr_array_add (argv, g_strdup_printf ("--nofile=%s", limit));
+      g_ptr_array_add (argv, g_strdup ("--"));
+    }
+  g_ptr_array_add (argv, g_strdup (g_getenv ("TESSERA_TOOL")));
+  g_ptr_array_add (argv, g_strdup ("--config"));
+  g_ptr_array_add (argv, g_strdup (f->config));
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (args[i]));
+  g_ptr_array_add (argv, NULL);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, NULL, err, &error);
+  g_assert_no_error (error);
+  return test_exit_code (process);
+}
+
+/* Out of descriptors, whatever the limit (the hard one too, so that it
+ * cannot be raised), a command does its work or exits 71 (EX_OSERR) with
+ * one line that says why: never GLib's abort (133, "Creating pipes for
+ * GWakeup") nor a usage error (64), nor a trail of half-failed steps. */
+static void
+test_out_of_descriptors (Fixture *f, gconstpointer data)
+{
+  static const char * const limits[] = {
+    "4:4", "5:5", "6:6", "7:7", "8:8", "10:10", "12:12", "13:13", "14:14", "15:15", "16:16", "17:17",
+    "18:18", "20:20", "24:24", "32:32", "48:48", "64:64", "6:", "14:", "15:",
+  };
+  static const char * const status_args[] = { "status", NULL };
+  static const char * const no_wait_args[] = { "run", "--no-wait", "--need", "r=1", "--", "true", NULL };
+  static const char * const timeout_args[] = { "run", "--timeout", "0.2", "--need", "r=1", "--", "true", NULL };
+  /* With the only unit held: status shows it, a run gives up (75). */
+  static const struct { const char * const *args; int status; } commands[] = {
+    { status_args, 0 }, { no_wait_args, 75 }, { timeout_args, 75 },
+  };
+  g_autoptr(GSubprocess) holder = hold_r (f);
+
+  for (guint l = 0; l < G_N_ELEMENTS (limits); l++)
+    for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+      {
+        g_autofree char *err = NULL;
+        g_autofree char *shown = NULL;
+        int status = run_limited (f, limits[l], commands[c].args, &err);
+
+        shown = g_strjoinv (" ", (char **) commands[c].args);
+        g_test_message ("nofile %s, %s: exit %d\n%s", limits[l], shown, status, err);
+        if (status == 71)
+          {
+            assert_one_message (err);
+            g_assert_nonnull (strstr (err, "descriptors"));
+          }
+        else
+          {
+            g_assert_cmpint (status, ==, commands[c].status);
+            g_assert_null (strstr (err, "Too many open files"));
+          }
+      }
+  let_go (holder);
+}
+
+/* A hundred lock files that cannot be read (cut short, FIFOs) make one
+ * line of each command that looks at them, not a hundred. */
+static void
+test_hundred_unreadable_one_line (Fixture *f, gconstpointer data)
+{
+  static const char * const status_args[] = { "status", NULL };
+  static const char * const no_wait_args[] = { "run", "--no-wait", "--need", "r=1", "--", "true", NULL };
+  static const char * const clean_args[] = { "clean", NULL };
+  static const char * const * const commands[] = { status_args, no_wait_args, clean_args };
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* makes the pool */
+  g_assert_cmpint (status, ==, 0);
+  for (int i = 0; i < 50; i++)
+    {
+      g_autofree char *cut = g_strdup_printf ("%s/cut@%d.json", jobs, i);
+      g_autofree char *fifo = g_strdup_printf ("%s/fifo@%d.json", jobs, i);
+      g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s/job%d\", \"information\": {\"count\": 1}, \"proc",
+                                               f->tmp, i);
+
+      test_write_file (cut, text);
+      g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
+    }
+  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+    {
+      g_autofree char *err = NULL;
+      g_auto(GStrv) lines = NULL;
+      guint about_jobs = 0;
+
+      status = run_limited (f, NULL, commands[c], &err);
+      g_test_message ("%s: exit %d\n%s", commands[c][0], status, err);
+      g_assert_true (status == 0 || (commands[c] == no_wait_args && status == 75));
+      lines = g_strsplit (err, "\n", -1);
+      for (guint i = 0; lines[i] != NULL; i++)
+        if (strstr (lines[i], jobs) != NULL)
+          {
+            about_jobs++;
+            g_assert_nonnull (strstr (lines[i], "100 "));
+          }
+      g_assert_cmpuint (about_jobs, ==, 1);
+      /* And at most the command's own line besides. */
+      g_assert_cmpuint (g_strv_length (lines), <=, 3);
+    }
+}
+
 /* `tessera watch` is quiet while nothing changes (a holder that lives on,
  * polls that find nothing new), and shows a change. */
 static void
@@ -2567,6 +2689,8 @@ main (int argc, char **argv)
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
   ADD ("/tool/command-line/habits", test_command_line_habits);
   ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
+  ADD ("/tool/warnings/hundred-unreadable-files-one-line", test_hundred_unreadable_one_line);
+  ADD ("/tool/out-of-descriptors/one-line-and-71", test_out_of_descriptors);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/config/pool-protocol", test_pool_protocol);
   ADD ("/tool/run/job-folders-setting", test_job_folders_setting);
