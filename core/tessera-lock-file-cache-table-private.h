@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "tessera-file-warnings-private.h"
 #include "tessera-lock-file-cache-private.h"
 #include "tessera-lock-file-index-private.h"
 #include "tessera-lock-file-stand-in-private.h"

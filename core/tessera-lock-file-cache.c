@@ -289,9 +289,9 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   path = _tessera_lock_folder_dup_job_path (cache->folder, name);
 
   if (S_ISLNK (st->st_mode))
-    g_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
+    _tessera_file_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
   else if (!S_ISREG (st->st_mode))
-    g_warning (_("Ignoring %s: not a regular file"), path);
+    _tessera_file_warning (_("Ignoring %s: not a regular file"), path);
   else
     {
       g_autofree char *data = NULL;
@@ -351,8 +351,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
             {
               /* Not read at all: whoever wrote it may hold anything. */
               if (!was_unreadable)
-                g_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
-                           path, OWNER_NAME (cache), error->message);
+                _tessera_file_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
+                                       path, OWNER_NAME (cache), error->message);
               keep_unreadable (cache, entry);
               return;
             }

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-lock-file-salvage-private.h"
+#include "tessera-file-warnings-private.h"
 
 /* Whether a file that did not load is not even JSON: what a writer in
  * place (a Python peer) leaves when it dies half-way. */
@@ -109,12 +110,12 @@ _tessera_lock_file_salvage_failed (GType         lock_file_type,
     data != NULL ? _tessera_lock_file_salvage (lock_file_type, path, data, length, whole, holder_unknown) : NULL;
 
   if (lock_file != NULL)
-    g_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
-               path, owner_name, error->message,
-               *whole ? _("as holding everything") : _("for its declared amount"));
+    _tessera_file_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
+                           path, owner_name, error->message,
+                           *whole ? _("as holding everything") : _("for its declared amount"));
   else
     {
-      g_warning (_("Ignoring lock file of %s: %s"), owner_name, error->message);
+      _tessera_file_warning (_("Ignoring lock file of %s: %s"), owner_name, error->message);
       *truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
     }
   return lock_file;

@@ -16,6 +16,7 @@
  * thread lock) and the poller-thread sources (inotify, pidfd), which
  * reach the resource through a TesseraWatchBox (on_inotify_ready,
  * on_holder_exited here). */
+#include "tessera-file-warnings-private.h"
 #include "tessera-holder-monitor-private.h"
 #include "tessera-pool-store-private.h"
 #include "tessera-watch-box-private.h"
@@ -273,7 +274,7 @@ folder_store_refresh (TesseraPoolStore *store,
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
   guint64 serial_before = _tessera_lock_file_cache_get_serial (self->cache);
-  gboolean informations_changed;
+  gboolean informations_changed, refreshed, began;
 
   if (!self->watching && ++self->refreshes > REFRESHES_UNWATCHED)
     {
@@ -288,7 +289,11 @@ folder_store_refresh (TesseraPoolStore *store,
     _tessera_lock_folder_sweep_writer_tmp (self->folder);
   drain_locked (self, TRUE);
   informations_changed = check_informations_locked (self, TRUE);
-  if (!_tessera_lock_file_cache_refresh (self->cache, min_age))
+  /* What it says of single lock files, it says once. */
+  began = _tessera_file_warnings_begin ();
+  refreshed = _tessera_lock_file_cache_refresh (self->cache, min_age);
+  _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (self->owner));
+  if (!refreshed)
     return FALSE;
 
   /* What this refresh found (a holder gone, a peer's release whose events
@@ -410,7 +415,11 @@ folder_store_get_holder (TesseraPoolStore *store, const char *name)
 static gboolean
 folder_store_judge_all (TesseraPoolStore *store)
 {
-  return _tessera_lock_file_cache_judge_all (FOLDER_STORE (store)->cache);
+  gboolean began = _tessera_file_warnings_begin ();
+  gboolean changed = _tessera_lock_file_cache_judge_all (FOLDER_STORE (store)->cache);
+
+  _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (FOLDER_STORE (store)->owner));
+  return changed;
 }
 
 static guint

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -38,6 +39,7 @@
 
 /* sysexits.h */
 #define EXIT_USAGE 64
+#define EXIT_OSERR 71
 #define EXIT_UNAVAILABLE 69
 #define EXIT_IOERR 74
 #define EXIT_TEMPFAIL 75
@@ -50,6 +52,7 @@ static int
 fail (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
 static void end_deferred_log (void);
+static void release_log (gboolean show);
 
 static int
 fail (int status, const char *format, ...)
@@ -57,8 +60,12 @@ fail (int status, const char *format, ...)
   g_autofree char *message = NULL;
   va_list ap;
 
-  /* What was held back for this very failure comes first. */
-  end_deferred_log ();
+  /* What was held back for this very failure comes first; out of
+   * descriptors, what failed for want of them says nothing more. */
+  if (status == EXIT_OSERR)
+    release_log (FALSE);
+  else
+    end_deferred_log ();
   va_start (ap, format);
   message = g_strdup_vprintf (format, ap);
   va_end (ap);
@@ -228,6 +235,16 @@ is_io_error (const GError *error)
          error->domain == G_FILE_ERROR;
 }
 
+/* @status, or 71 (EX_OSERR) when @error says that descriptors ran out:
+ * the system's fault, not the user's nor the folder's. */
+static int
+oserr_or (const GError *error, int status)
+{
+  return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TOO_MANY_OPEN_FILES) ||
+         g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_MFILE) ||
+         g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NFILE) ? EXIT_OSERR : status;
+}
+
 /* Opens a resource; with @check, also checks its informations.json against
  * the configuration (not for `set`, which is how a broken one is fixed).
  * On failure, the message said is also in @why when given. */
@@ -254,10 +271,10 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
   resource = tessera_config_open (config, name, &error);
   if (resource == NULL)
     {
-      release_log (TRUE);
+      release_log (oserr_or (error, 0) != EXIT_OSERR);
       *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION) ||
                       g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNSUPPORTED_PROTOCOL)
-                      ? EXIT_CONFIG : EXIT_IOERR, "%s", error->message);
+                      ? EXIT_CONFIG : oserr_or (error, EXIT_IOERR), "%s", error->message);
       if (why != NULL)
         *why = g_strdup (error->message);
       return NULL;
@@ -267,7 +284,7 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
       /* This message says all this opening would have said. */
       drop_log_since (mark);
       release_log_unless_deferred ();
-      *status = fail (is_io_error (error) ? EXIT_IOERR : EXIT_CONFIG, "%s", error->message);
+      *status = fail (is_io_error (error) ? oserr_or (error, EXIT_IOERR) : EXIT_CONFIG, "%s", error->message);
       if (why != NULL)
         *why = g_strdup (error->message);
       return NULL;
@@ -821,7 +838,7 @@ cmd_status (int argc, char **argv)
       node = describe (config, name, resource, TRUE, &unusable);
       /* Said in the view (cannot be read: …), and in the exit status. */
       if (unusable != NULL && status == 0)
-        status = is_io_error (unusable) ? EXIT_IOERR : 1;
+        status = oserr_or (unusable, is_io_error (unusable) ? EXIT_IOERR : 1);
       if (as_json)
         json_builder_add_value (builder, g_steal_pointer (&node));
       else
@@ -936,7 +953,8 @@ cmd_set (int argc, char **argv)
   if (!tessera_config_check_informations_content (resource, informations, &error))
     return fail (EXIT_USAGE, _("%s: %s (informations.json is unchanged)"), argv[1], error->message);
   if (!tessera_tracked_dynamic_resource_write_informations (resource, informations, &error))
-    return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION) ? EXIT_USAGE : EXIT_IOERR,
+    return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION) ? EXIT_USAGE
+                 : oserr_or (error, EXIT_IOERR),
                  "%s", error->message);
   text = json_to_string (informations, FALSE);
   g_print ("%s: %s\n", argv[1], text);
@@ -1287,7 +1305,7 @@ clean_force (TesseraConfig *config, int argc, char **argv)
           status = fail (EXIT_USAGE, "%s", message);
         }
       else
-        status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1, "%s", error->message);
+        status = fail (oserr_or (error, error->domain == G_IO_ERROR ? EXIT_IOERR : 1), "%s", error->message);
     }
   return status;
 }
@@ -1595,7 +1613,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
       if (resource == NULL)
         return status;
       if (!tessera_tracked_dynamic_resource_update (resource, &error))
-        return fail (EXIT_IOERR, "%s", error->message);
+        return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
       files = tessera_tracked_dynamic_resource_list_lock_files (resource);
       for (guint j = 0; j < files->len; j++)
         {
@@ -1613,7 +1631,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
           else if (tessera_tracked_dynamic_resource_remove_holder (resource, job, &error))
             g_print (_("%s: removed %s (host %s)\n"), name, shown, shown_host);
           else if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))   /* gone meanwhile */
-            status = fail (error->domain == G_IO_ERROR ? EXIT_IOERR : 1,
+            status = fail (oserr_or (error, error->domain == G_IO_ERROR ? EXIT_IOERR : 1),
                            "%s", error->message);
           if (before != NULL)
             g_hash_table_remove (before, job);
@@ -1702,7 +1720,7 @@ cmd_clean (int argc, char **argv)
       if (min_age >= 0)
         tessera_tracked_dynamic_resource_set_min_age (resource, min_age);
       if (!tessera_tracked_dynamic_resource_update (resource, &error))
-        return fail (EXIT_IOERR, "%s", error->message);
+        return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
       removed += report_gone_holders (name, before, folder);
       removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
                                           MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
@@ -2112,6 +2130,10 @@ cmd_plugins (int argc, char **argv)
  * command gets them back, as from nohup(1) or flock(1). */
 static sigset_t start_mask;
 static sigset_t start_ignored;
+/* And its descriptor limit, which main() may raise (see
+ * ensure_descriptors()): the command gets it back too. */
+static struct rlimit start_nofile;
+static gboolean start_nofile_raised;
 
 static void
 remember_start_signals (void)
@@ -2400,6 +2422,8 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
   /* The command keeps the job lock for its whole life. */
   if (keep_fd >= 0)
     fcntl (keep_fd, F_SETFD, 0);
+  if (start_nofile_raised)
+    setrlimit (RLIMIT_NOFILE, &start_nofile);
 
   for (guint i = 0; candidates[i] != NULL; i++)
     {
@@ -2457,13 +2481,19 @@ gated_spawn (char **command, int keep_fd, Gated *gated, GError **error)
     g_ptr_array_add (sh_argv, command[i]);
   g_ptr_array_add (sh_argv, NULL);
 
-  if (!g_unix_open_pipe (gate, FD_CLOEXEC, error) || !g_unix_open_pipe (report, FD_CLOEXEC, error))
+  /* Not g_unix_open_pipe(): its error does not say which errno (out of
+   * descriptors is exit 71). */
+  if (pipe2 (gate, O_CLOEXEC) < 0 || pipe2 (report, O_CLOEXEC) < 0)
     {
+      int pipe_errno = errno;
+
       if (gate[0] >= 0)
         {
           close (gate[0]);
           close (gate[1]);
         }
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (pipe_errno), _("Cannot start a process: %s"),
+                   g_strerror (pipe_errno));
       return FALSE;
     }
   /* No handler of this process may run in the child before it resets them. */
@@ -2856,7 +2886,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
                                                     need->request, &error);
 
       if (dep == NULL)
-        return fail (EXIT_USAGE, "%s: %s", need->name, error->message);
+        return fail (oserr_or (error, EXIT_USAGE), "%s: %s", need->name, error->message);
       g_ptr_array_add (deps, dep);
     }
   for (;;)
@@ -2900,7 +2930,8 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
         {
           clear_line ();
           return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
-                       : is_io_error (error) ? EXIT_IOERR : 1, "%s: %s", need->name, error->message);
+                       : oserr_or (error, is_io_error (error) ? EXIT_IOERR : 1), "%s: %s", need->name,
+                       error->message);
         }
       /* Larger than the resource for now (it may grow), or a peer keeps
        * its folder locked: said once, or with the failure. */
@@ -3233,7 +3264,7 @@ start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, 
    * (flock(1) passes its lock the same way), which is what a judge that
    * cannot see our pids (another host or pid namespace) uses. */
   if (!tessera_job_hold (job, &error))
-    return fail (is_io_error (error) ? EXIT_IOERR : 1, "%s", error->message);
+    return fail (oserr_or (error, is_io_error (error) ? EXIT_IOERR : 1), "%s", error->message);
   job_lock_fd = tessera_job_dup_lock_fd (job);
 
   /* The command is the wrapper's stand-in: it gets its stdin, its other
@@ -3253,7 +3284,7 @@ start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, 
   /* A command that is gone before its gate opens must not kill us. */
   signal (SIGPIPE, SIG_IGN);
   if (!gated_spawn (command, job_lock_fd, child, &error))
-    status = fail (1, "%s", error->message);
+    status = fail (oserr_or (error, 1), "%s", error->message);
   /* The command has its copy, under the same number. */
   *job_lock_number = job_lock_fd;
   if (job_lock_fd >= 0)
@@ -3262,7 +3293,7 @@ start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, 
     {
       *child_process = tessera_process_new_local (child->pid);
       if (!tessera_job_set_process (job, *child_process, &error))
-        status = fail (EXIT_IOERR, "%s", error->message);
+        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
     }
   return status;
 }
@@ -3384,13 +3415,13 @@ cmd_run (int argc, char **argv)
       *p = '-';
   job_dir = dup_job_folder (needs, state_dir, identifier, &job_dir_fd, &error);
   if (job_dir == NULL)
-    return fail (EXIT_IOERR, "%s", error->message);
+    return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
   job_uri = g_build_filename (job_dir, task_id, NULL);
   /* The job's files go through the folder just checked, never by path. */
   job = tessera_job_new_at (task_id, identifier, job_uri, job_dir_fd, &error);
   close (job_dir_fd);
   if (job == NULL)
-    return fail (EXIT_USAGE, "%s", error->message);
+    return fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
   /* A run that may wait forks its command first, so that the lock files
    * name it from their first version (one write each). One that may not
    * wait does so once it holds: on a busy resource it then starts nothing
@@ -3403,7 +3434,7 @@ cmd_run (int argc, char **argv)
       g_autoptr(TesseraProcess) self = tessera_process_new_self ();
 
       if (!tessera_job_set_process (job, self, &error))
-        status = fail (EXIT_USAGE, "%s", error->message);
+        status = fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
     }
   if (status == 0)
     {
@@ -3418,7 +3449,7 @@ cmd_run (int argc, char **argv)
     {
       locks_path = g_build_filename (job_dir, "locks.json", NULL);
       if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
-        status = fail (EXIT_IOERR, "%s", error->message);
+        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
       /* The command finds locks.json by path: it must lead there. */
       else if (!tessera_job_folder_is_at_path (job))
         status = fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"),
@@ -3601,6 +3632,66 @@ cmd_help (int argc, char **argv)
   return run_command (2, help_argv);
 }
 
+/* Descriptors a command may need at once beyond those open when it
+ * starts: the library lives within 64 (a quarter of its limit for holders'
+ * pidfds); a few more for the command, its gate and its fence. */
+#define DESCRIPTORS_NEEDED 64
+
+/* Makes sure that descriptors do not run out half-way through a command,
+ * nor in GLib, which aborts when it cannot make the eventfd of a main
+ * context: raises the soft limit to the hard one (the command gets the
+ * first back, see gated_child()), then opens DESCRIPTORS_NEEDED of them.
+ * FALSE, with one line said, when they cannot be had. Before any thread
+ * or main context. */
+static gboolean
+ensure_descriptors (int *status)
+{
+  struct rlimit raised;
+  g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (int));
+  int fd, saved = 0;
+
+  if (getrlimit (RLIMIT_NOFILE, &start_nofile) == 0 && start_nofile.rlim_cur < start_nofile.rlim_max)
+    {
+      raised = start_nofile;
+      raised.rlim_cur = raised.rlim_max;
+      /* An infinite hard limit is more than the kernel allows: kept as it is. */
+      start_nofile_raised = setrlimit (RLIMIT_NOFILE, &raised) == 0;
+    }
+  /* The kind GLib makes for a main context, then copies. */
+  fd = eventfd (0, EFD_CLOEXEC);
+  if (fd < 0 && errno != EMFILE && errno != ENFILE)
+    fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  while (fd >= 0)
+    {
+      g_array_append_val (fds, fd);
+      if (fds->len >= DESCRIPTORS_NEEDED)
+        break;
+      fd = fcntl (g_array_index (fds, int, 0), F_DUPFD_CLOEXEC, 0);
+    }
+  if (fd < 0)
+    saved = errno;
+  for (guint i = 0; i < fds->len; i++)
+    close (g_array_index (fds, int, i));
+  if (saved == EMFILE)
+    {
+      struct rlimit now;
+      g_autofree char *limit = getrlimit (RLIMIT_NOFILE, &now) == 0 && now.rlim_cur != RLIM_INFINITY
+                               ? g_strdup_printf ("%llu", (unsigned long long) now.rlim_cur) : g_strdup ("?");
+
+      *status = fail (EXIT_OSERR, _("too few file descriptors: only %u more can be opened under this process's limit "
+                                    "of %s (ulimit -n, at most ulimit -Hn), Tessera needs %u"),
+                      fds->len, limit, DESCRIPTORS_NEEDED);
+      return FALSE;
+    }
+  if (saved == ENFILE)
+    {
+      *status = fail (EXIT_OSERR, _("too few file descriptors: %s (the system's limit, fs.file-max)"),
+                      g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static int
 usage (FILE *out, int status)
 {
@@ -3614,7 +3705,7 @@ usage (FILE *out, int status)
 int
 main (int argc, char **argv)
 {
-  int i = 1;
+  int i = 1, status;
 
   remember_start_signals ();
   g_log_set_writer_func (log_writer, NULL, NULL);
@@ -3624,6 +3715,12 @@ main (int argc, char **argv)
                                    ? g_getenv ("TESSERA_LOCALEDIR") : LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
+
+  /* Descriptors first: GLib aborts when it cannot make a main context's
+   * eventfd, so the default one is made now, while they are there. */
+  if (!ensure_descriptors (&status))
+    return status;
+  g_main_context_default ();
 
   /* Options before the command. */
   for (; i < argc && argv[i][0] == '-'; i++)
