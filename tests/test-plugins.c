@@ -765,6 +765,148 @@ test_gpu_held_by_uuid (void)
   test_remove_tree (tmp);
 }
 
+/* `tessera --config CONFIG ARGS…` run to its end, its state in @tmp;
+ * its output in @out and its error output in @err (freed by the caller).
+ * Returns its exit status. */
+static int
+run_tessera (const char *tmp, const char *config, char **out, char **err, const char *first, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *state = g_build_filename (tmp, "state", NULL);
+  g_autoptr(GBytes) out_bytes = NULL;
+  g_autoptr(GBytes) err_bytes = NULL;
+  va_list ap;
+  int status;
+
+  test_argv_tessera (argv, state, config);
+  va_start (ap, first);
+  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out_bytes, &err_bytes);
+  *out = g_strndup (g_bytes_get_data (out_bytes, NULL), g_bytes_get_size (out_bytes));
+  *err = g_strndup (g_bytes_get_data (err_bytes, NULL), g_bytes_get_size (err_bytes));
+  g_test_message ("tessera %s: %d\n%s%s", first, status, *out, *err);
+  return status;
+}
+
+/* How many of gpu pool g's devices `tessera status --json` says are free;
+ * @capacity: how many it has. */
+static gint64
+gpu_free (const char *tmp, const char *config, gint64 *capacity)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *g;
+
+  g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", "--json", NULL), ==, 0);
+  root = json_from_string (out, NULL);
+  g_assert_nonnull (root);
+  g = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  *capacity = json_object_get_int_member (g, "capacity");
+  return json_object_get_int_member (g, "free");
+}
+
+/* The devices (TESSERA_GPUS) `tessera run --no-wait --need g=1` is given,
+ * or NULL when it is refused (exit 75). */
+static char *
+gpu_given (const char *tmp, const char *config)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status = run_tessera (tmp, config, &out, &err, "run", "--no-wait", "--need", "g=1", "--",
+                            "sh", "-c", "echo \"$TESSERA_GPUS\"", NULL);
+
+  if (status == 75)
+    return NULL;
+  g_assert_cmpint (status, ==, 0);
+  return g_strdup (g_strstrip (out));
+}
+
+/* A configuration of gpu pool g in @folder with @devices. */
+static char *
+gpu_config (const char *tmp, const char *folder, const char *devices)
+{
+  char *config = g_build_filename (tmp, "tessera.conf", NULL);
+  g_autofree char *text = g_strdup_printf ("[resource g]\ntype=gpu\npath=%s\ndevices=%s\n", folder, devices);
+
+  test_write_file (config, text);
+  return config;
+}
+
+/* A lock file @name in gpu pool @folder of this very process (alive, its
+ * start time given: judged through /proc) whose "devices" are @devices. */
+static void
+write_live_gpu_holding (const char *tmp, const char *folder, const char *name, const char *devices)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autofree char *path = g_strdup_printf ("%s/jobs/%s.json", folder, name);
+  g_autofree char *text =
+    g_strdup_printf ("{\"job_uri\": \"%s/%s\", \"information\": {\"devices\": %s}, "
+                     "\"process\": {\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}}",
+                     tmp, name, devices, (int) getpid (), tessera_process_get_start_time (self));
+
+  test_write_file (path, text);
+}
+
+/* A live holder's device named by a UUID that no device of the list has
+ * (the device was replaced, or the list was written by hand) still holds
+ * its index: device 0 is not given again. */
+static void
+test_gpu_unknown_uuid_holds_index (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "g", NULL);
+  g_autofree char *config = gpu_config (tmp, folder, "0:1024:GPU-aaaa;1:1024:GPU-bbbb");
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *given = NULL;
+  gint64 capacity;
+
+  g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", NULL), ==, 0);   /* makes the pool */
+  write_live_gpu_holding (tmp, folder, "held@1", "[{\"index\": 0, \"uuid\": \"GPU-zzzz\"}]");
+  g_assert_cmpint (gpu_free (tmp, config, &capacity), ==, 1);
+  g_assert_cmpint (capacity, ==, 2);
+  given = gpu_given (tmp, config);
+  g_assert_cmpstr (given, ==, "1");
+  test_remove_tree (tmp);
+}
+
+/* After `tessera set` lists the devices without UUIDs, a holder of
+ * GPU-aaaa (index 0 when it took it) still holds device 0. (`tessera set
+ * g devices=0;1` is refused: the member is a list.) */
+static void
+test_gpu_list_without_uuids (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "g", NULL);
+  g_autofree char *config = gpu_config (tmp, folder, "0:1024:GPU-aaaa;1:1024:GPU-bbbb");
+  g_autoptr(Helper) holder = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *given = NULL;
+  gint64 capacity;
+
+  holder = plugin_helper_spawn (NULL, "hold", "gpu", folder, "holder", "1",
+                                "devices=0:1024:GPU-aaaa;1:1024:GPU-bbbb", NULL);
+  line = helper_read_line (holder, 60);
+  g_assert_nonnull (line);
+  g_assert_nonnull (strstr (line, "CUDA_VISIBLE_DEVICES=GPU-aaaa "));
+  g_assert_cmpint (run_tessera (tmp, config, &out, &err, "set", "g", "devices=[{\"index\": 0}, {\"index\": 1}]",
+                                NULL), ==, 0);
+  g_assert_cmpint (gpu_free (tmp, config, &capacity), ==, 1);
+  g_assert_cmpint (capacity, ==, 2);
+  given = gpu_given (tmp, config);
+  g_assert_cmpstr (given, ==, "1");
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  test_remove_tree (tmp);
+}
+
 /* A FIFO planted in a mutex's intents/ is never opened for reading (that
  * would block for ever, under ipc.lock): a shared request still gets
  * the free mutex at once. */
@@ -811,6 +953,8 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/request-larger-than-capacity-waits", test_request_larger_than_capacity_waits);
   g_test_add_func ("/plugins/counts-saturate", test_counts_saturate);
   g_test_add_func ("/plugins/gpu-held-by-uuid", test_gpu_held_by_uuid);
+  g_test_add_func ("/plugins/gpu/unknown-uuid-holds-its-index", test_gpu_unknown_uuid_holds_index);
+  g_test_add_func ("/plugins/gpu/list-without-uuids", test_gpu_list_without_uuids);
   g_test_add_func ("/plugins/mutex/fifo-intent-does-not-hang", test_mutex_fifo_intent);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
