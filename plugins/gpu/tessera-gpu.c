@@ -8,7 +8,10 @@
  * Each lock file names the devices its holder has; a request takes the
  * lowest free devices that have enough memory. A waiter past its patience
  * reserves named devices in the folder's queue (free ones first, then the
- * lowest held ones), counted like holdings: by UUID when known.
+ * lowest held ones), counted like holdings. A holding follows its UUID
+ * when both it and the list know it, its index otherwise: a UUID that no
+ * device of the list has (the list names none, or not that one) holds
+ * its index.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -25,8 +28,27 @@ struct _TesseraGpu
 
   char *devices_setting;
   GArray *devices;        /* from informations.json */
-  GHashTable *held;       /* device key (held_key) → holders (more than one only in broken folders) */
+  GHashTable *held;       /* holding_key() → Holding: what the lock files name */
+  GHashTable *taken;      /* indices of the devices of the list held (see taken_devices()) */
+  gboolean taken_stale;   /* held or the list changed since taken was made */
 };
+
+/* One device as lock files name it: its index, and its UUID when they
+ * give one; @holders: how many name it (more than one only in broken
+ * folders). */
+typedef struct
+{
+  int index;
+  char *uuid;
+  int holders;
+} Holding;
+
+static void
+holding_free (Holding *holding)
+{
+  g_free (holding->uuid);
+  g_free (holding);
+}
 
 enum { PROP_0, PROP_DEVICES, PROP_HELD, N_PROPS };
 static GParamSpec *props[N_PROPS];
@@ -64,15 +86,16 @@ static void
 reset_state (TesseraTrackedDynamicResource *resource)
 {
   g_hash_table_remove_all (TESSERA_GPU (resource)->held);
+  TESSERA_GPU (resource)->taken_stale = TRUE;
 }
 
-/* A device is known by its UUID when it has one: indices change when the
- * driver or informations.json lists the devices in another order. */
+/* Both the index and the UUID: which of them a holding follows depends on
+ * the list, which may change while it holds. */
 static char *
-held_key (const TesseraGpuDevice *device, gboolean by_index)
+holding_key (const TesseraGpuDevice *device)
 {
-  return device->uuid != NULL && !by_index ? g_strconcat ("uuid:", device->uuid, NULL)
-                                           : g_strdup_printf ("index:%d", device->index);
+  return device->uuid != NULL ? g_strdup_printf ("%d:%s", device->index, device->uuid)
+                              : g_strdup_printf ("%d", device->index);
 }
 
 static void
@@ -82,27 +105,66 @@ change_held (TesseraGpu *self, TesseraDynamicLockFile *lock_file, int delta)
 
   for (guint i = 0; i < devices->len; i++)
     {
-      char *key = held_key (&g_array_index (devices, TesseraGpuDevice, i), FALSE);
-      int n = GPOINTER_TO_INT (g_hash_table_lookup (self->held, key)) + delta;
+      TesseraGpuDevice *device = &g_array_index (devices, TesseraGpuDevice, i);
+      g_autofree char *key = holding_key (device);
+      Holding *holding = g_hash_table_lookup (self->held, key);
 
-      if (n > 0)
-        g_hash_table_insert (self->held, key, GINT_TO_POINTER (n));
-      else
+      if (holding == NULL && delta > 0)
         {
-          g_hash_table_remove (self->held, key);
-          g_free (key);
+          holding = g_new0 (Holding, 1);
+          holding->index = device->index;
+          holding->uuid = g_strdup (device->uuid);
+          g_hash_table_insert (self->held, g_strdup (key), holding);
         }
+      if (holding == NULL)
+        continue;
+      holding->holders += delta;
+      if (holding->holders <= 0)
+        g_hash_table_remove (self->held, key);
     }
+  self->taken_stale = TRUE;
 }
 
-/* Held by UUID, or by index through a lock file that names no UUID. */
+/* The indices of the devices of the list that are held: a holding with a
+ * UUID that the list knows holds the devices of that UUID (indices change
+ * when the driver or informations.json lists the devices in another
+ * order); any other holds the device of its index. Made again only after
+ * a change. */
+static GHashTable *
+taken_devices (TesseraGpu *self)
+{
+  g_autoptr(GHashTable) listed = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) held_uuids = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTableIter iter;
+  Holding *holding;
+
+  if (!self->taken_stale)
+    return self->taken;
+  for (guint i = 0; i < self->devices->len; i++)
+    if (g_array_index (self->devices, TesseraGpuDevice, i).uuid != NULL)
+      g_hash_table_add (listed, g_array_index (self->devices, TesseraGpuDevice, i).uuid);
+  g_hash_table_remove_all (self->taken);
+  g_hash_table_iter_init (&iter, self->held);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &holding))
+    if (holding->uuid != NULL && g_hash_table_contains (listed, holding->uuid))
+      g_hash_table_add (held_uuids, holding->uuid);
+    else
+      g_hash_table_add (self->taken, GINT_TO_POINTER (holding->index));
+  for (guint i = 0; i < self->devices->len; i++)
+    {
+      TesseraGpuDevice *device = &g_array_index (self->devices, TesseraGpuDevice, i);
+
+      if (device->uuid != NULL && g_hash_table_contains (held_uuids, device->uuid))
+        g_hash_table_add (self->taken, GINT_TO_POINTER (device->index));
+    }
+  self->taken_stale = FALSE;
+  return self->taken;
+}
+
 static gboolean
 is_held (TesseraGpu *self, const TesseraGpuDevice *device)
 {
-  g_autofree char *by_uuid = held_key (device, FALSE);
-  g_autofree char *by_index = held_key (device, TRUE);
-
-  return g_hash_table_contains (self->held, by_uuid) || g_hash_table_contains (self->held, by_index);
+  return g_hash_table_contains (taken_devices (self), GINT_TO_POINTER (device->index));
 }
 
 static void
@@ -272,6 +334,7 @@ handle_information_change (TesseraTrackedDynamicResource *resource, JsonNode *in
     return FALSE;
   g_array_unref (self->devices);
   self->devices = devices;
+  self->taken_stale = TRUE;
   return TRUE;
 }
 
@@ -348,6 +411,7 @@ finalize (GObject *object)
   g_free (self->devices_setting);
   g_array_unref (self->devices);
   g_hash_table_unref (self->held);
+  g_hash_table_unref (self->taken);
   G_OBJECT_CLASS (tessera_gpu_parent_class)->finalize (object);
 }
 
@@ -413,7 +477,9 @@ static void
 tessera_gpu_init (TesseraGpu *self)
 {
   self->devices = tessera_gpu_devices_new ();
-  self->held = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->held = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) holding_free);
+  self->taken = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->taken_stale = TRUE;
 }
 
 void
