@@ -907,6 +907,52 @@ test_gpu_list_without_uuids (void)
   test_remove_tree (tmp);
 }
 
+/* A live holder's lock file whose device index cannot be read as a sane
+ * integer (too large for a double, or for JSON to carry back, negative,
+ * not whole, past any device, not a number) holds every device, `tessera
+ * status` says why, and `tessera clean --min-age 0` leaves it while its
+ * process lives. */
+static void
+test_gpu_unreadable_index (void)
+{
+  const char *indices[] = { "1e400", "-1e400", "1e308", "1e17", "1.5e300", "-1", "1.5", "99999999999999999999",
+                            "2000", "\"0\"", "null", "true" };
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "g", NULL);
+  g_autofree char *config = gpu_config (tmp, folder, "0:1024:GPU-aaaa;1:1024:GPU-bbbb");
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", NULL), ==, 0);   /* makes the pool */
+  for (guint i = 0; i < G_N_ELEMENTS (indices); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("bad@%u", i);
+      g_autofree char *devices = g_strdup_printf ("[{\"index\": %s, \"uuid\": \"GPU-aaaa\"}]", indices[i]);
+      g_autofree char *path = g_strdup_printf ("%s/jobs/%s.json", folder, name);
+      g_autofree char *given = NULL;
+      gint64 capacity;
+
+      g_test_message ("index %s", indices[i]);
+      write_live_gpu_holding (tmp, folder, name, devices);
+      g_assert_cmpint (gpu_free (tmp, config, &capacity), ==, 0);
+      g_assert_cmpint (capacity, ==, 2);
+      given = gpu_given (tmp, config);
+      g_assert_null (given);
+      g_clear_pointer (&out, g_free);
+      g_clear_pointer (&err, g_free);
+      g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", NULL), ==, 0);
+      g_assert_nonnull (strstr (out, name));
+      g_assert_nonnull (strstr (err, path));
+      g_assert_nonnull (strstr (err, "holding everything"));
+      g_clear_pointer (&out, g_free);
+      g_clear_pointer (&err, g_free);
+      g_assert_cmpint (run_tessera (tmp, config, &out, &err, "clean", "--min-age", "0", NULL), ==, 0);
+      g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+      g_assert_cmpint (g_unlink (path), ==, 0);
+    }
+  test_remove_tree (tmp);
+}
+
 /* A FIFO planted in a mutex's intents/ is never opened for reading (that
  * would block for ever, under ipc.lock): a shared request still gets
  * the free mutex at once. */
@@ -955,6 +1001,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/gpu-held-by-uuid", test_gpu_held_by_uuid);
   g_test_add_func ("/plugins/gpu/unknown-uuid-holds-its-index", test_gpu_unknown_uuid_holds_index);
   g_test_add_func ("/plugins/gpu/list-without-uuids", test_gpu_list_without_uuids);
+  g_test_add_func ("/plugins/gpu/unreadable-index", test_gpu_unreadable_index);
   g_test_add_func ("/plugins/mutex/fifo-intent-does-not-hang", test_mutex_fifo_intent);
   g_test_add_func ("/plugins/locks-json/round-trip", test_locks_json_round_trip);
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
