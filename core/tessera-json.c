@@ -59,19 +59,26 @@ double_writable (double value)
 }
 
 /* And json-glib takes escapes JSON does not have ("\333", octal) into
- * strings that are not UTF-8, which it writes back as they are. */
+ * strings that are not UTF-8, which it writes back as they are. With
+ * @nulled, such a number is made null instead (and @nulled set). */
 static gboolean
-numbers_finite (JsonNode *node)
+numbers_finite (JsonNode *node, gboolean *nulled)
 {
   switch (JSON_NODE_TYPE (node))
     {
     case JSON_NODE_VALUE:
       if (json_node_get_value_type (node) == G_TYPE_STRING)
         return g_utf8_validate (json_node_get_string (node), -1, NULL);
-      return json_node_get_value_type (node) != G_TYPE_DOUBLE || double_writable (json_node_get_double (node));
+      if (json_node_get_value_type (node) != G_TYPE_DOUBLE || double_writable (json_node_get_double (node)))
+        return TRUE;
+      if (nulled == NULL)
+        return FALSE;
+      json_node_init_null (node);
+      *nulled = TRUE;
+      return TRUE;
     case JSON_NODE_ARRAY:
       for (guint i = 0; i < json_array_get_length (json_node_get_array (node)); i++)
-        if (!numbers_finite (json_array_get_element (json_node_get_array (node), i)))
+        if (!numbers_finite (json_array_get_element (json_node_get_array (node), i), nulled))
           return FALSE;
       return TRUE;
     case JSON_NODE_OBJECT:
@@ -82,7 +89,7 @@ numbers_finite (JsonNode *node)
 
         json_object_iter_init (&iter, json_node_get_object (node));
         while (json_object_iter_next (&iter, &name, &member))
-          if (!g_utf8_validate (name, -1, NULL) || !numbers_finite (member))
+          if (!g_utf8_validate (name, -1, NULL) || !numbers_finite (member, nulled))
             return FALSE;
         return TRUE;
       }
@@ -93,11 +100,12 @@ numbers_finite (JsonNode *node)
 }
 
 /* json_parser_load_from_data() into @parser, after the same check. */
-gboolean
-_tessera_json_load (JsonParser  *parser,
-                    const char  *data,
-                    gssize       length,
-                    GError     **error)
+static gboolean
+json_load (JsonParser  *parser,
+           const char  *data,
+           gssize       length,
+           gboolean    *nulled,
+           GError     **error)
 {
   if (!depth_fits (data, length < 0 ? strlen (data) : (gsize) length))
     {
@@ -107,13 +115,33 @@ _tessera_json_load (JsonParser  *parser,
     }
   if (!json_parser_load_from_data (parser, data, length, error))
     return FALSE;
-  if (json_parser_get_root (parser) != NULL && !numbers_finite (json_parser_get_root (parser)))
+  if (json_parser_get_root (parser) != NULL && !numbers_finite (json_parser_get_root (parser), nulled))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
                    _("JSON holds a number too large to read, or a string that is not UTF-8"));
       return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+_tessera_json_load (JsonParser  *parser,
+                    const char  *data,
+                    gssize       length,
+                    GError     **error)
+{
+  return json_load (parser, data, length, NULL, error);
+}
+
+gboolean
+_tessera_json_load_nulling_numbers (JsonParser  *parser,
+                                    const char  *data,
+                                    gssize       length,
+                                    gboolean    *nulled,
+                                    GError     **error)
+{
+  *nulled = FALSE;
+  return json_load (parser, data, length, nulled, error);
 }
 
 /**

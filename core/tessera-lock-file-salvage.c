@@ -40,7 +40,8 @@ integral_numbers (JsonNode *node, guint depth)
   else if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_DOUBLE)
     {
       double value = json_node_get_double (node);
-      if (value != (double) (gint64) value || value < (double) G_MININT64 || value > (double) G_MAXINT64)
+      /* The range first: a double past it has no gint64 to compare with. */
+      if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0) || value != (double) (gint64) value)
         return FALSE;
       json_node_set_int (node, (gint64) value);
     }
@@ -50,7 +51,9 @@ integral_numbers (JsonNode *node, guint depth)
 /* A lock file that did not load but names a job still holds (fail closed):
  * read again with whole floats made integers and an unreadable "process"
  * dropped (@holder_unknown then set); if its "information" still cannot
- * be read, without it, and @whole set: it holds everything. */
+ * be read, or the file holds a number JSON cannot carry (1e400: what
+ * the holder has is not known), without it, and @whole set: it holds
+ * everything. */
 TesseraDynamicLockFile *
 _tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *data, gsize length,
                             gboolean *whole, gboolean *holder_unknown)
@@ -61,8 +64,9 @@ _tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *
   TesseraDynamicLockFile *lock_file;
   JsonObject *object;
   JsonNode *member;
+  gboolean nulled = FALSE;
 
-  if (!_tessera_json_load (parser, data, length, NULL) ||
+  if (!_tessera_json_load_nulling_numbers (parser, data, length, &nulled, NULL) ||
       json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return NULL;
   root = json_parser_get_root (parser);
@@ -79,7 +83,7 @@ _tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *
       *holder_unknown = TRUE;
     }
   member = json_object_get_member (object, "information");
-  if (member != NULL && integral_numbers (member, 0))
+  if (member != NULL && !nulled && integral_numbers (member, 0))
     {
       text = json_to_string (root, FALSE);
       lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, text, -1, NULL);

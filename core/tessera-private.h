@@ -241,6 +241,16 @@ gboolean _tessera_json_load (JsonParser  *parser,
                              gssize       length,
                              GError     **error);
 
+/* The same, except that a number JSON cannot carry back (too large for a
+ * double, or one json-glib writes as no JSON: 1e400, 1e308) is made null
+ * rather than refused, and @nulled set: for what still reads a text that
+ * holds one (a lock file's salvage). @parser must not be immutable. */
+gboolean _tessera_json_load_nulling_numbers (JsonParser  *parser,
+                                             const char  *data,
+                                             gssize       length,
+                                             gboolean    *nulled,
+                                             GError     **error);
+
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
                                                               int          dir_fd,
                                                               const char  *name,
