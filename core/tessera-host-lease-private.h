@@ -66,10 +66,6 @@ double      _tessera_host_lease_unrenewed_for  (TesseraHostLease *lease);
 gboolean    _tessera_host_lease_expired        (TesseraHostLease *lease,
                                                 const char       *host_id);
 
-/* (transfer full) (nullable): the id of a host other than this one with
- * a heartbeat in the pool, or NULL when there is none. */
-char       *_tessera_host_lease_dup_other_host (TesseraHostLease *lease);
-
 /* Where locks do not cross hosts: leaves this host's marker in hosts/
  * (HOSTID.host, once), then looks for another host's marker or
  * heartbeat. (transfer full) (nullable): the name of that file in hosts/

@@ -553,36 +553,6 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
   return expired;
 }
 
-char *
-_tessera_host_lease_dup_other_host (TesseraHostLease *lease)
-{
-  int fd = open_hosts (lease, FALSE);
-  DIR *dir;
-  struct dirent *entry;
-  char *found = NULL;
-
-  if (fd < 0)
-    return NULL;
-  dir = fdopendir (fd);
-  if (dir == NULL)
-    {
-      close (fd);
-      return NULL;
-    }
-  while (found == NULL && (entry = readdir (dir)) != NULL)
-    {
-      g_autofree char *id = NULL;
-
-      if (!g_str_has_suffix (entry->d_name, LEASE_SUFFIX))
-        continue;
-      id = g_strndup (entry->d_name, strlen (entry->d_name) - strlen (LEASE_SUFFIX));
-      if (_tessera_is_host_id (id) && strcmp (id, _tessera_host_id ()) != 0)
-        found = g_steal_pointer (&id);
-    }
-  closedir (dir);
-  return found;
-}
-
 /* Where locks do not cross hosts, ipc.lock excludes no other host: each
  * host that uses the pool leaves a marker, hosts/HOSTID.host (a heartbeat
  * that states no lease; written once, kept), before it grants anything,

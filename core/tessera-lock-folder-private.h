@@ -177,9 +177,6 @@ char    *_tessera_read_bounded_at     (int          dir_fd,
 gboolean _tessera_fs_is_local         (const char  *path);
 
 /* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it */
-int      _tessera_ipc_lock_acquire    (const char  *path,
-                                       GError     **error);
-int      _tessera_ipc_lock_acquire_shared (const char *path);
 int      _tessera_ipc_lock_acquire_at (int          dir_fd,
                                        const char  *name,
                                        const char  *path,

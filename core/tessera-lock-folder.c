@@ -616,13 +616,6 @@ fail_would_block (int fd, const char *path, GError **error)
 }
 
 int
-_tessera_ipc_lock_acquire (const char  *path,
-                           GError     **error)
-{
-  return _tessera_ipc_lock_acquire_at (AT_FDCWD, path, path, error);
-}
-
-int
 _tessera_ipc_lock_acquire_at (int          dir_fd,
                               const char  *name,
                               const char  *path,
@@ -707,12 +700,6 @@ _tessera_ipc_lock_acquire_at (int          dir_fd,
  * when it can be opened, so no writer is half-way; -1 when it cannot (a
  * read-only mount, a pool of another group, none made yet): the caller
  * then reads without it, and the view may be moving. */
-int
-_tessera_ipc_lock_acquire_shared (const char *path)
-{
-  return _tessera_ipc_lock_acquire_shared_at (AT_FDCWD, path, path);
-}
-
 int
 _tessera_ipc_lock_acquire_shared_at (int dir_fd, const char *name, const char *path)
 {
