@@ -1641,6 +1641,23 @@ test_config_differs_notice (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (ran, "informations.json wins"));
 }
 
+/* Texts json-glib reads beyond strict JSON, in a file of r's (freed with
+ * g_ptr_array_unref): nesting 200 000 deep after a comment or a
+ * single-quoted string (each crashed every reader: the depth guard took
+ * it for a string), and a lock file with a comment or in single quotes. */
+static GPtrArray *
+not_strict_lock_files (void)
+{
+  GPtrArray *texts = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *brackets = g_strnfill (200000, '[');
+
+  g_ptr_array_add (texts, g_strconcat ("/*\"*/", brackets, NULL));
+  g_ptr_array_add (texts, g_strconcat ("['\"',", brackets, NULL));
+  g_ptr_array_add (texts, g_strdup ("{\"job_uri\": \"/x\", /* c */ \"information\": {\"count\": 1}}"));
+  g_ptr_array_add (texts, g_strdup ("{'job_uri': '/x', 'information': {'count': 1}}"));
+  return texts;
+}
+
 /* `status --json` exits @expected and still lists the resource r, its
  * capacity and free units unknown (-1) and why in "error". */
 static void
@@ -1674,16 +1691,23 @@ test_broken_informations (Fixture *f, gconstpointer data)
   g_autofree char *informations = g_build_filename (f->tmp, "r", "informations.json", NULL);
   const char *broken[] = { "{\"total\": ", "{\"total\": \"eight\"}", "[1, 2]",
                            /* what the type refuses: never a pool of 0 that waits for ever */
-                           "{\"total\": \"3\"}", "{\"totl\": 3}", "{}", "{\"total\": 2147483648}" };
+                           "{\"total\": \"3\"}", "{\"totl\": 3}", "{}", "{\"total\": 2147483648}",
+                           /* not strict JSON, which json-glib would read */
+                           "{'total': 3}", "/* c */ {\"total\": 3}", "{\"total\": 3} /* c */", "{\"total\": 03}" };
+  g_autoptr(GPtrArray) texts = not_strict_lock_files ();
   int status;
 
+  /* And the nesting that crashed every reader. */
+  g_ptr_array_set_size (texts, 2);
+  for (guint i = 0; i < G_N_ELEMENTS (broken); i++)
+    g_ptr_array_add (texts, g_strdup (broken[i]));
   g_free (run_capture (f, &status, "status", NULL));
   g_assert_cmpint (status, ==, 0);
-  for (guint i = 0; i < G_N_ELEMENTS (broken); i++)
+  for (guint i = 0; i < texts->len; i++)
     {
       g_autofree char *out = NULL, *ran = NULL;
 
-      test_write_file (informations, broken[i]);
+      test_write_file (informations, g_ptr_array_index (texts, i));
       out = run_capture (f, &status, "status", NULL);
       g_assert_cmpint (status, ==, 78);
       assert_one_message (out);
@@ -1924,6 +1948,61 @@ test_hundred_unreadable_one_line (Fixture *f, gconstpointer data)
       g_assert_cmpuint (about_jobs, ==, 1);
       /* And at most the command's own line besides. */
       g_assert_cmpuint (g_strv_length (lines), <=, 3);
+    }
+}
+
+/* Such a lock file cannot be read: `status`, `run` and `clean` neither
+ * crash nor count it for the 1 it seems to hold: it holds everything. */
+static void
+test_not_strict_json_lock_file (Fixture *f, gconstpointer data)
+{
+  g_autofree char *evil = g_build_filename (f->tmp, "r", "jobs", "evil@1.json", NULL);
+  g_autoptr(GPtrArray) texts = not_strict_lock_files ();
+  int status;
+
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  g_free (run_capture (f, &status, "set", "r", "total=2", NULL));
+  g_assert_cmpint (status, ==, 0);
+  for (guint i = 0; i < texts->len; i++)
+    {
+      g_autofree char *shown = g_strndup (g_ptr_array_index (texts, i), 64);
+      g_autofree char *out = NULL, *ran = NULL, *cleaned = NULL;
+
+      g_test_message ("%s", shown);
+      test_write_file (evil, g_ptr_array_index (texts, i));
+      out = run_capture (f, &status, "status", NULL);
+      g_test_message ("%s", out);
+      g_assert_cmpint (status, ==, 0);
+      g_assert_nonnull (strstr (out, "r (countertoken): 0 of 2 free"));
+      ran = run_capture (f, &status, "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+      g_assert_cmpint (status, ==, 75);
+      cleaned = run_capture (f, &status, "clean", NULL);
+      g_assert_cmpint (status, ==, 0);
+      g_assert_true (g_file_test (evil, G_FILE_TEST_EXISTS));
+      g_assert_cmpint (g_unlink (evil), ==, 0);
+    }
+}
+
+/* A run that meets such a file when it lets go still removes its own lock
+ * file (it crashed, and left its lock file behind). */
+static void
+test_release_meets_not_strict_json (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autofree char *evil = g_build_filename (jobs, "evil@1.json", NULL);
+  g_autoptr(GPtrArray) texts = not_strict_lock_files ();
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(GSubprocess) holder = hold_r (f);
+
+      g_test_message ("%.16s", (const char *) g_ptr_array_index (texts, i));
+      g_assert_cmpuint (test_count_entries (jobs), ==, 1);
+      test_write_file (evil, g_ptr_array_index (texts, i));
+      let_go (holder);
+      g_assert_cmpuint (test_count_entries (jobs), ==, 1);
+      g_assert_true (g_file_test (evil, G_FILE_TEST_EXISTS));
+      g_assert_cmpint (g_unlink (evil), ==, 0);
     }
 }
 
@@ -2691,6 +2770,8 @@ main (int argc, char **argv)
   ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
   ADD ("/tool/warnings/hundred-unreadable-files-one-line", test_hundred_unreadable_one_line);
   ADD ("/tool/out-of-descriptors/one-line-and-71", test_out_of_descriptors);
+  ADD ("/tool/status/not-strict-json-lock-file-holds-everything", test_not_strict_json_lock_file);
+  ADD ("/tool/run/release-meets-not-strict-json", test_release_meets_not_strict_json);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/config/pool-protocol", test_pool_protocol);
   ADD ("/tool/run/job-folders-setting", test_job_folders_setting);
