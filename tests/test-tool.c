@@ -2203,13 +2203,15 @@ test_larger_than_total_says_why_once (Fixture *f, gconstpointer data)
 
 /* Names from the folder reach the output escaped: a lock file named with
  * a terminal escape and a byte that is not UTF-8 neither clears the
- * screen of whoever runs status nor makes status --json invalid. */
+ * screen of whoever runs status nor makes status --json invalid. (In the
+ * file, the escape is written as JSON writes it: a raw one in a string is
+ * not JSON.) */
 static void
 test_hostile_names_escaped (Fixture *f, gconstpointer data)
 {
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
   g_autofree char *path = g_strdup_printf ("%s/evil\033[2J\377@1.json", jobs);
-  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/evil\033[2J\", \"information\": {\"count\": 1}, "
+  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s/evil\\u001b[2J\", \"information\": {\"count\": 1}, "
                                            "\"process\": {\"type\": \"local\", \"pid\": %d}}",
                                            f->tmp, (int) getpid ());
   g_autofree char *text = NULL;
