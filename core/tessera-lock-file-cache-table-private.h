@@ -16,7 +16,7 @@ typedef struct
 {
   TesseraHolder h;                    /* name, lock file, identity, holder */
   gboolean accounted;
-  gboolean truncated;                 /* empty or cut short: not JSON at all */
+  gboolean truncated;                 /* not JSON at all (empty, cut short, not strict): holds all */
   gboolean whole;                     /* names a job, amount unreadable: holds all */
   /* Could not be read at all (no permission, no descriptor left): holds
    * all, read again on every refresh. */
@@ -47,7 +47,7 @@ struct _TesseraLockFileCache
   gboolean lazy;              /* holders read are not judged (they count) until judge_all */
   double min_age;             /* of the last refresh */
   guint64 serial;             /* moves whenever accounting changes */
-  guint whole_holders;        /* entries that hold everything (accounted, or unreadable) */
+  guint whole_holders;        /* entries that hold everything (accounted, unreadable, not JSON) */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
   int look_errno;             /* this refresh could not read jobs/ or a name in it: decide nothing */
   gboolean look_warned;       /* said so, since the last look that succeeded */

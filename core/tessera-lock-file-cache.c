@@ -136,10 +136,10 @@ keep_unreadable (TesseraLockFileCache *cache, Entry *entry)
 static void
 unaccount (TesseraLockFileCache *cache, Entry *entry)
 {
-  if (entry->unreadable)
+  if (entry->unreadable || entry->truncated)
     {
-      entry->unreadable = FALSE;
-      cache->whole_holders--;
+      cache->whole_holders -= (guint) entry->unreadable + (guint) entry->truncated;
+      entry->unreadable = entry->truncated = FALSE;
       cache->serial++;
     }
   if (entry->accounted)
@@ -359,6 +359,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
                                                                   data, length, error, &entry->whole,
                                                                   &holder_unknown, &entry->truncated);
+          cache->whole_holders += entry->truncated;   /* not JSON: it holds everything */
+          cache->serial += entry->truncated;
         }
     }
 
@@ -393,10 +395,8 @@ _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entr
 
   if (entry->h.lock_file == NULL)
     {
-      /* Seen under ipc.lock, which every writer holds, a file that is not
-       * JSON at all was left by a writer in place (a Python peer) that
-       * died: it never counted, and once old enough it goes rather than be
-       * warned about by every process for ever. */
+      /* Not JSON under ipc.lock (which every writer holds): its writer died
+       * half-way. It holds everything until, once old enough, it goes. */
       if (!entry->truncated || !_tessera_holder_monitor_seen_for (cache->holders, &entry->h, min_age))
         return TRUE;
       reason = g_strdup (_("it is not JSON (its writer died while writing it)"));

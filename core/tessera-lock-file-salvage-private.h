@@ -8,8 +8,9 @@
 
 G_BEGIN_DECLS
 
-/* Whether a file that did not load is not even JSON (empty, cut short):
- * what a writer in place (a Python peer) leaves when it dies half-way. */
+/* Whether a file that did not load is not even JSON (empty, cut short,
+ * or not strict JSON): what a writer in place (a Python peer) leaves while
+ * it writes or when it dies half-way, or a hostile co-user's text. */
 gboolean _tessera_lock_file_is_truncated (const char *data,
                                           gsize       length);
 
@@ -29,7 +30,7 @@ TesseraDynamicLockFile *_tessera_lock_file_salvage (GType       lock_file_type,
 /* What stands of a lock file of @owner_name's that did not load (@error
  * says why; @data: its text, NULL when it could not be read): the
  * salvaged lock file (as above), or NULL, @truncated set when the text is
- * not even JSON; either way warned about. */
+ * not even JSON (then it holds everything); either way warned about. */
 TesseraDynamicLockFile *_tessera_lock_file_salvage_failed (GType         lock_file_type,
                                                            const char   *path,
                                                            const char   *owner_name,

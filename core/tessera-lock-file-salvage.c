@@ -5,14 +5,15 @@
 #include "tessera-lock-file-salvage-private.h"
 #include "tessera-file-warnings-private.h"
 
-/* Whether a file that did not load is not even JSON: what a writer in
- * place (a Python peer) leaves when it dies half-way. */
+/* Whether a file that did not load is not even JSON (white space alone
+ * is not either): what a writer in place (a Python peer) leaves while it
+ * writes or when it dies half-way, or a hostile co-user's text. */
 gboolean
 _tessera_lock_file_is_truncated (const char *data, gsize length)
 {
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
 
-  return length == 0 || !_tessera_json_load (parser, data, length, NULL);
+  return length == 0 || !_tessera_json_load (parser, data, length, NULL) || json_parser_get_root (parser) == NULL;
 }
 
 /* Numbers written as 1.0 (Python's json may) become integers; FALSE when
@@ -119,8 +120,13 @@ _tessera_lock_file_salvage_failed (GType         lock_file_type,
                            *whole ? _("as holding everything") : _("for its declared amount"));
   else
     {
-      _tessera_file_warning (_("Ignoring lock file of %s: %s"), owner_name, error->message);
       *truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
+      /* Whoever wrote text that is not JSON may hold anything. */
+      if (*truncated)
+        _tessera_file_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
+                               path, owner_name, error->message);
+      else
+        _tessera_file_warning (_("Ignoring lock file of %s: %s"), owner_name, error->message);
     }
   return lock_file;
 }

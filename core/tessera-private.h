@@ -234,8 +234,9 @@ _tessera_wait_reason (const GError *error)
   return g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY) ? error->message : NULL;
 }
 
-/* json_parser_load_from_data() refusing nesting deeper than
- * TESSERA_JSON_MAX_DEPTH (tessera-json.c): for every file of a folder. */
+/* json_parser_load_from_data() of strict RFC 8259 JSON only, nested at
+ * most TESSERA_JSON_MAX_DEPTH deep (tessera-json.c): for every file of a
+ * folder. */
 gboolean _tessera_json_load (JsonParser  *parser,
                              const char  *data,
                              gssize       length,
