@@ -33,6 +33,7 @@ typedef struct
 {
   const guchar *p;
   const guchar *end;
+  gboolean *wrapped;   /* NULL: an integer beyond 64 bits is refused; else set */
 } Scan;
 
 static inline gboolean
@@ -174,14 +175,14 @@ scan_number (Scan *s)
       return STRICT_OK;
     }
   /* G_MININT64's digits are G_MAXINT64's, the last one more. */
-  if (n > sizeof max - 1)
-    return STRICT_UNREPRESENTABLE;
-  if (n == sizeof max - 1)
+  if (n > sizeof max - 1 ||
+      (n == sizeof max - 1 &&
+       (memcmp (digits, max, n - 1) > 0 ||
+        (memcmp (digits, max, n - 1) == 0 && digits[n - 1] > (guchar) (max[n - 1] + (negative ? 1 : 0))))))
     {
-      int order = memcmp (digits, max, n - 1);
-
-      if (order > 0 || (order == 0 && digits[n - 1] > (guchar) (max[n - 1] + (negative ? 1 : 0))))
+      if (s->wrapped == NULL)
         return STRICT_UNREPRESENTABLE;
+      *s->wrapped = TRUE;
     }
   return STRICT_OK;
 }
@@ -216,14 +217,16 @@ scan_name (Scan *s)
 }
 
 /* The whole text, one value with white space around it (or white space
- * alone); @where: the byte at which it stopped being strict JSON. */
+ * alone); @where: the byte at which it stopped being strict JSON.
+ * @wrapped: NULL to refuse an integer beyond 64 bits, else set when the
+ * text holds one (which json-glib reads wrapped). */
 static StrictResult
-scan_strict (const char *data, gsize length, gsize *where)
+scan_strict (const char *data, gsize length, gsize *where, gboolean *wrapped)
 {
   /* The closer of each level open: ']' or '}'. */
   char closers[TESSERA_JSON_MAX_DEPTH];
   int depth = 0;
-  Scan s = { (const guchar *) data, (const guchar *) data + length };
+  Scan s = { (const guchar *) data, (const guchar *) data + length, wrapped };
   StrictResult result = STRICT_OK;
 
   skip_space (&s);
@@ -377,8 +380,9 @@ json_load (JsonParser  *parser,
            GError     **error)
 {
   gsize where = 0;
+  gboolean wrapped = FALSE;
 
-  switch (scan_strict (data, length < 0 ? strlen (data) : (gsize) length, &where))
+  switch (scan_strict (data, length < 0 ? strlen (data) : (gsize) length, &where, nulled != NULL ? &wrapped : NULL))
     {
     case STRICT_OK:
       break;
@@ -404,6 +408,8 @@ json_load (JsonParser  *parser,
                    _("JSON holds a number too large to read, or a string that is not UTF-8"));
       return FALSE;
     }
+  if (wrapped)
+    *nulled = TRUE;
   return TRUE;
 }
 

@@ -52,8 +52,9 @@ integral_numbers (JsonNode *node, guint depth)
 /* A lock file that did not load but names a job still holds (fail closed):
  * read again with whole floats made integers and an unreadable "process"
  * dropped (@holder_unknown then set); if its "information" still cannot
- * be read, or the file holds a number JSON cannot carry (1e400: what
- * the holder has is not known), without it, and @whole set: it holds
+ * be read, or the file holds a number JSON cannot carry (1e400, or an
+ * integer beyond 64 bits: what the holder has, and who it is, are not
+ * known), without it (and its "process"), and @whole set: it holds
  * everything. */
 TesseraDynamicLockFile *
 _tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *data, gsize length,
@@ -77,8 +78,10 @@ _tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *
       json_node_get_value_type (member) != G_TYPE_STRING || *json_node_get_string (member) == '\0')
     return NULL;   /* names no job: it never counted */
 
+  /* A number of the file read wrong or made null may be the holder's pid
+   * or start time: then it is not known who holds. */
   member = json_object_get_member (object, "process");
-  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))
+  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && (!JSON_NODE_HOLDS_OBJECT (member) || nulled))
     {
       json_object_remove_member (object, "process");
       *holder_unknown = TRUE;

@@ -244,8 +244,11 @@ gboolean _tessera_json_load (JsonParser  *parser,
 
 /* The same, except that a number JSON cannot carry back (too large for a
  * double, or one json-glib writes as no JSON: 1e400, 1e308) is made null
- * rather than refused, and @nulled set: for what still reads a text that
- * holds one (a lock file's salvage). @parser must not be immutable. */
+ * rather than refused, and an integer beyond 64 bits is let through
+ * (json-glib reads it wrapped, a wrong value somewhere in the tree); each
+ * sets @nulled: for what still reads a text that holds one (a lock file's
+ * salvage), which must then trust none of its numbers. @parser must not
+ * be immutable. */
 gboolean _tessera_json_load_nulling_numbers (JsonParser  *parser,
                                              const char  *data,
                                              gssize       length,
