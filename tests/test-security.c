@@ -770,6 +770,213 @@ test_folder_swapped (Fixture *f, gconstpointer data)
 #endif
 
 /* ---------------------------------------------------------------------- */
+/* The configured path: no link followed in a folder others may write */
+
+/* Into @files: path below the root → contents of every file below
+ * @folder, "/" for a folder, "-> TARGET" for a link (never followed). */
+static void
+tree_snapshot_into (GHashTable *files, const char *folder, const char *below)
+{
+  g_autoptr(GDir) dir = g_dir_open (folder, 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (folder, name, NULL);
+      char *key = below != NULL ? g_build_filename (below, name, NULL) : g_strdup (name);
+      char *contents = NULL;
+      GStatBuf st;
+
+      g_assert_cmpint (g_lstat (path, &st), ==, 0);
+      if (S_ISLNK (st.st_mode))
+        {
+          g_autofree char *target = g_file_read_link (path, NULL);
+          contents = g_strconcat ("-> ", target, NULL);
+        }
+      else if (S_ISDIR (st.st_mode))
+        {
+          contents = g_strdup ("/");
+          tree_snapshot_into (files, path, key);
+        }
+      else
+        g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+      g_hash_table_insert (files, key, contents);
+    }
+}
+
+static GHashTable *
+tree_snapshot (const char *folder)
+{
+  GHashTable *files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+
+  tree_snapshot_into (files, folder, NULL);
+  return files;
+}
+
+static void
+assert_tree_unchanged (const char *folder, GHashTable *before)
+{
+  g_autoptr(GHashTable) after = tree_snapshot (folder);
+  GHashTableIter iter;
+  gpointer name, contents;
+
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &name, &contents))
+    {
+      const char *now = g_hash_table_lookup (after, name);
+
+      if (now == NULL)
+        g_error ("%s/%s was deleted", folder, (const char *) name);
+      if (!g_str_equal (now, contents))
+        g_error ("%s/%s was changed: %s, then %s", folder, (const char *) name, (const char *) contents, now);
+    }
+  g_hash_table_iter_init (&iter, after);
+  while (g_hash_table_iter_next (&iter, &name, NULL))
+    if (!g_hash_table_contains (before, name))
+      g_error ("%s/%s appeared", folder, (const char *) name);
+}
+
+/* From now on the commands read a configuration of @text (@DIR@: the
+ * group's shared folder, @OWN@: the first user's state folder). */
+static void
+use_config (Fixture *f, const char *text)
+{
+  g_autofree char *in_pool = test_substitute (text, "@DIR@", f->gp->pool);
+  g_autofree char *own = test_substitute (in_pool, "@OWN@", f->state[0]);
+  g_autofree char *tmp = test_substitute (own, "@TMP@", f->gp->tmp);
+  g_autofree char *path = g_strdup_printf ("%s.%u", f->gp->config, g_random_int ());
+
+  test_write_file (path, tmp);
+  g_assert_cmpint (chmod (path, 0644), ==, 0);
+  g_free (f->gp->config);
+  f->gp->config = g_steal_pointer (&path);
+}
+
+/* Another pool of the first user's, in its own folder: capacity 8, and
+ * the old lock file of a holder long gone (what `clean --min-age 0`
+ * removes from a pool it cleans). */
+static char *
+make_own_pool (Fixture *f)
+{
+  char *pool = g_build_filename (f->state[0], "own-pool", NULL);
+  g_autofree char *jobs = g_build_filename (pool, "jobs", NULL);
+  g_autofree char *informations = g_build_filename (pool, "informations.json", NULL);
+  g_autofree char *dead = g_build_filename (jobs, "gone@1.json", NULL);
+  g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s/gone/job\", \"information\": {\"count\": 1}}\n",
+                                           f->state[0]);
+
+  g_assert_cmpint (g_mkdir_with_parents (jobs, 0755), ==, 0);
+  test_write_file (informations, "{\"total\": 8}\n");
+  test_write_file (dead, text);
+  test_set_file_age (dead, 7200);
+  test_run_or_fail ((const char *[]) { "chown", "-R", f->gp->users->users[0], pool, NULL });
+  return pool;
+}
+
+/* The issue's case: in the group's folder (group-writable, not sticky)
+ * the second user renames the first user's resource folder n1 away and
+ * puts a link to another pool of the first user's in its place. Every
+ * command of the first user's refuses n1 in one line (exit 74) and
+ * touches nothing in that pool. */
+static void
+test_link_resource_folder (Fixture *f, gconstpointer data)
+{
+  static const char *commands[][7] = {
+    { "clean", "--min-age", "0", "n1", NULL },
+    { "set", "n1", "total=5", NULL },
+    { "run", "--no-wait", "--need", "n1=1", "--", "true", NULL },
+    { "status", NULL },
+  };
+  g_autofree char *own = make_own_pool (f);
+  g_autofree char *link = g_build_filename (f->gp->pool, "n1", NULL);
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GBytes) out = NULL;
+
+  use_config (f, "[resource n1]\ntype=countertoken\npath=@DIR@/n1\ntotal=2\n");
+  g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "run", "--need", "n1", "--", "true", NULL), ==, 0);
+  before = tree_snapshot (own);
+  g_free (f->victim);
+  f->victim = g_strdup (own);   /* $2 */
+  plant (f, "mv \"$1/n1\" \"$1/n1.old\"; ln -s \"$2\" \"$1/n1\"");
+
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      const char **c = commands[i];
+      g_autoptr(GBytes) err = NULL;
+      g_autofree char *text = NULL;
+      int status;
+
+      g_clear_pointer (&out, g_bytes_unref);
+      status = tessera_in (f, NULL, &out, &err, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL);
+      text = g_strndup (g_bytes_get_size (err) > 0 ? g_bytes_get_data (err, NULL) : "", g_bytes_get_size (err));
+      g_test_message ("%s: %d: %s", c[0], status, text);
+      assert_tree_unchanged (own, before);
+      g_assert_cmpint (status, ==, 74);
+      /* One line, naming the link. */
+      g_assert_true (g_str_has_prefix (text, "tessera: "));
+      g_assert_nonnull (strstr (text, link));
+      g_assert_nonnull (strchr (text, '\n'));
+      g_assert_cmpstr (strchr (text, '\n'), ==, "\n");
+    }
+  assert_tree_unchanged (own, before);
+  g_assert_true (g_file_test (link, G_FILE_TEST_IS_SYMLINK));
+}
+
+/* Links that nobody else can have put there are followed: in a folder
+ * only its owner (the first user, or root) may write, and in a sticky
+ * folder when the link is the first user's (or root's, or the folder's
+ * owner's); one of the second user's in a sticky folder is refused. */
+static void
+test_link_followed_where_safe (Fixture *f, gconstpointer data)
+{
+  static const struct { const char *path; int status; } cases[] = {
+    { "@OWN@/pools/n1", 0 },                   /* the first user's folder */
+    { "@TMP@/sticky/mine/n1", 0 },             /* the first user's link in a sticky folder */
+    { "@TMP@/sticky/root/n1", 0 },             /* root's */
+    { "@TMP@/sticky/theirs/n1", 74 },          /* the second user's */
+  };
+  g_autofree char *sticky = g_build_filename (f->gp->tmp, "sticky", NULL);
+  g_autofree char *n1_info = g_build_filename (f->gp->pool, "n1", "informations.json", NULL);
+  g_autofree char *root_link = g_build_filename (sticky, "root", NULL);
+
+  g_assert_cmpint (g_mkdir (sticky, 0755), ==, 0);
+  g_assert_cmpint (chmod (sticky, 01777), ==, 0);
+  g_assert_cmpint (symlink (f->gp->pool, root_link), ==, 0);
+  sh_as (f, f->gp->users->users[0], "ln -s \"$1\" \"$(dirname \"$1\")/sticky/mine\"; ln -s \"$1\" \"$2/../pools\"");
+  plant (f, "ln -s \"$1\" \"$(dirname \"$1\")/sticky/theirs\"");
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *config = g_strdup_printf ("[resource n1]\ntype=countertoken\npath=%s\ntotal=2\n", cases[i].path);
+      g_autofree char *set = g_strdup_printf ("total=%u", 3 + i);
+      g_autoptr(GBytes) out = NULL;
+      g_autoptr(GBytes) err = NULL;
+
+      g_test_message ("%s", cases[i].path);
+      use_config (f, config);
+      g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "run", "--no-wait", "--need", "n1", "--", "true", NULL),
+                       ==, cases[i].status);
+      g_clear_pointer (&out, g_bytes_unref);
+      g_assert_cmpint (tessera_in (f, NULL, &out, &err, "set", "n1", set, NULL), ==, cases[i].status);
+      g_clear_pointer (&out, g_bytes_unref);
+      g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "status", NULL), ==, cases[i].status);
+      g_clear_pointer (&out, g_bytes_unref);
+      g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "clean", "n1", NULL), ==, cases[i].status);
+      if (cases[i].status == 0)
+        {
+          g_autoptr(JsonParser) parser = json_parser_new ();
+          g_autoptr(GError) error = NULL;
+
+          json_parser_load_from_file (parser, n1_info, &error);
+          g_assert_no_error (error);
+          g_assert_cmpint (json_object_get_int_member (json_node_get_object (json_parser_get_root (parser)), "total"),
+                           ==, 3 + i);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------- */
 /* Processes hidden by hidepid=2: the second user's holder counts. */
 
 static void
@@ -829,6 +1036,8 @@ main (int argc, char **argv)
   ADD ("fifo/job-lock-and-pid", test_fifo_job_lock_and_pid);
   ADD ("names/hostile", test_hostile_names);
   ADD ("proc/hidepid", test_hidepid);
+  ADD ("link/resource-folder", test_link_resource_folder);
+  ADD ("link/followed-where-safe", test_link_followed_where_safe);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
