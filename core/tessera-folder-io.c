@@ -3,6 +3,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-path-private.h"
 #include "tessera-lock-folder-private.h"
 
 #include <errno.h>
@@ -182,16 +183,15 @@ _tessera_write_file_atomic (const char  *path,
   return ok;
 }
 
-/* The folder of @path, a file in a pool's subfolder (jobs/NAME.json,
- * queue/NAME.json): its parent is opened as given, the subfolder itself
- * never through a link. */
+/* @dir, a pool's subfolder (jobs/, queue/): its parent, the pool's
+ * folder, is opened as configured (a link followed only where no other
+ * user could have put it), the subfolder itself never through a link. */
 int
-_tessera_open_pool_file_folder (const char *path)
+_tessera_open_pool_subfolder (const char *dir)
 {
-  g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *parent = g_path_get_dirname (dir);
   g_autofree char *base = g_path_get_basename (dir);
-  int parent_fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int parent_fd = _tessera_open_folder_path (parent, FALSE, NULL);
   int fd, saved;
 
   if (parent_fd < 0)
@@ -201,6 +201,16 @@ _tessera_open_pool_file_folder (const char *path)
   close (parent_fd);
   errno = saved;
   return fd;
+}
+
+/* The folder of @path, a file in a pool's subfolder (jobs/NAME.json,
+ * queue/NAME.json). */
+int
+_tessera_open_pool_file_folder (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  return _tessera_open_pool_subfolder (dir);
 }
 
 gboolean

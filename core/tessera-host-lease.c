@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-path-private.h"
 #include "tessera-host-lease-private.h"
 #include "tessera-lock-folder-private.h"
 
@@ -201,12 +202,13 @@ _tessera_host_lease_get_time (TesseraHostLease *lease)
 /* ---------------------------------------------------------------------- */
 /* Renewing this host's heartbeat */
 
-/* hosts/, opened from the pool's folder without following a link there;
- * made (with the pool's group and bits) when @create and missing. */
+/* hosts/, opened from the pool's folder (opened as configured: see
+ * _tessera_open_folder_path()) without following a link there; made
+ * (with the pool's group and bits) when @create and missing. */
 static int
 open_hosts (TesseraHostLease *lease, gboolean create)
 {
-  int pool_fd = open (lease->pool_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int pool_fd = _tessera_open_folder_path (lease->pool_path, FALSE, NULL);
   int fd, saved;
 
   if (pool_fd < 0)

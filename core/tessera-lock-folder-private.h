@@ -36,8 +36,14 @@ const char *_tessera_lock_folder_get_informations_path (TesseraLockFolder *folde
 char       *_tessera_lock_folder_dup_job_path     (TesseraLockFolder  *folder,
                                                    const char         *name);
 
-/* Makes the folder and jobs/ (with a group folder's group and bits). */
+/* Makes the folder and jobs/ (with a group folder's group and bits),
+ * opening the folder (see _tessera_open_folder_path()). */
 gboolean    _tessera_lock_folder_create           (TesseraLockFolder  *folder,
+                                                   GError            **error);
+/* Opens the folder, making nothing, for a view that only reads: FALSE
+ * only when a link on the way may not be followed (one nobody set up yet
+ * is an empty pool). */
+gboolean    _tessera_lock_folder_open             (TesseraLockFolder  *folder,
                                                    GError            **error);
 /* Whether every change to the folder is made by this kernel (so inotify
  * sees them all): not on NFS, CIFS, Lustre, FUSE, … */
@@ -142,8 +148,11 @@ gboolean _tessera_read_file_at        (int          dir_fd,
                                        gsize       *length,
                                        struct stat *st,
                                        GError     **error);
-/* The folder of @path, a file in a pool's subfolder (jobs/, queue/):
- * its parent opened as given, the subfolder never through a link. */
+/* A pool's subfolder @dir (jobs/, queue/): its parent opened as
+ * configured (see _tessera_open_folder_path()), the subfolder never
+ * through a link; -1 with errno set when it cannot be. */
+int      _tessera_open_pool_subfolder (const char *dir);
+/* The folder of @path, a file in such a subfolder. */
 int      _tessera_open_pool_file_folder (const char *path);
 /* An atomic write of such a file, in that folder. */
 gboolean _tessera_write_pool_file_atomic (const char  *path,

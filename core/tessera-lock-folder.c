@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-path-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-temporary-name-private.h"
 
@@ -24,8 +25,9 @@ struct _TesseraLockFolder
   char *jobs_path;
   char *ipc_path;
   char *info_path;
-  /* The pool's folder, opened once (links in the configured path are
-   * followed there, never below it); -1 until it exists. */
+  /* The pool's folder, opened once (a link in the configured path is
+   * followed there only where no other user could have put it, never
+   * below it); -1 until it exists. */
   int fd;
   /* Our own folder for the temporary files of lock files (see
    * writer_tmp_fd()): TMP_UNTRIED until the first write, -1 when it
@@ -93,22 +95,29 @@ _tessera_lock_folder_dup_job_path (TesseraLockFolder *folder,
 }
 
 /* Everything below it goes through this descriptor and *at() calls that
- * follow no link. */
+ * follow no link. With @create, the folder and its missing parents are
+ * made on the way. */
 static int
-folder_fd (TesseraLockFolder *folder)
+open_folder (TesseraLockFolder *folder, gboolean create, GError **error)
 {
   int fd = g_atomic_int_get (&folder->fd);
 
   if (fd >= 0)
     return fd;
   /* The monitors may ask from their own thread: one opening wins. */
-  fd = open (folder->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  fd = _tessera_open_folder_path (folder->path, create, error);
   if (fd >= 0 && !g_atomic_int_compare_and_exchange (&folder->fd, -1, fd))
     {
       close (fd);
       fd = g_atomic_int_get (&folder->fd);
     }
   return fd;
+}
+
+static int
+folder_fd (TesseraLockFolder *folder)
+{
+  return open_folder (folder, FALSE, NULL);
 }
 
 /* jobs/, made in the pool's folder (or there already), with a group
@@ -137,12 +146,26 @@ gboolean
 _tessera_lock_folder_create (TesseraLockFolder  *folder,
                              GError            **error)
 {
-  if (!_tessera_mkdir_with_parents (folder->path, error))
+  int fd = open_folder (folder, TRUE, error);
+
+  if (fd < 0)
     return FALSE;
   /* In a group's shared folder, the pool is the group's (see
    * _tessera_share_like_parent: only what we own, only when needed). */
-  _tessera_share_like_parent (-1, folder->path);
+  _tessera_share_like_parent (fd, folder->path);
   return make_jobs (folder, error);
+}
+
+gboolean
+_tessera_lock_folder_open (TesseraLockFolder  *folder,
+                           GError            **error)
+{
+  g_autoptr(GError) local = NULL;
+
+  if (open_folder (folder, FALSE, &local) >= 0 || errno != EPERM)
+    return TRUE;
+  g_propagate_error (error, g_steal_pointer (&local));
+  return FALSE;
 }
 
 gboolean

@@ -338,8 +338,11 @@ folder_store_open (TesseraPoolStore *store,
     _tessera_dynamic_resource_start_thread (self->owner);
   self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, lock_file_type,
                                               read_only, &self->calls->cache, self->owner);
-  /* A read-only view of a pool nobody set up yet is an empty pool. */
+  /* A read-only view of a pool nobody set up yet is an empty pool; one
+   * reached through a link that another user may have put there is none. */
   if (!read_only && !_tessera_lock_folder_create (self->folder, error))
+    return FALSE;
+  if (read_only && !_tessera_lock_folder_open (self->folder, error))
     return FALSE;
 
   self->can_watch = _tessera_folder_monitor_can_watch (self->monitor);

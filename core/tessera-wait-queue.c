@@ -212,7 +212,7 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
   g_autofree char *folder = g_path_get_dirname (path);
   g_autofree char *name = g_path_get_basename (path);
   /* Only in the real queue/, never through a link planted in its place. */
-  int dir_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int dir_fd = _tessera_open_pool_subfolder (folder);
 
   if (dir_fd >= 0 && fstatat (dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
       now.st_ino == st->st_ino && S_ISREG (now.st_mode))
@@ -309,7 +309,7 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
 
   {
     /* Never through a link planted in place of queue/. */
-    int dir_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dir_fd = _tessera_open_pool_subfolder (folder);
     dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
     if (dir == NULL && dir_fd >= 0)
       close (dir_fd);

@@ -19,9 +19,11 @@
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tessera-config.h"
 #include "tessera-config-values-private.h"
+#include "tessera-folder-path-private.h"
 
 typedef struct
 {
@@ -191,16 +193,19 @@ check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const
 
 /* Gives what Tessera owns of a resource (its folder, jobs/, ipc.lock,
  * informations.json) the mode and group its settings say; never through
- * a link. */
+ * a link below the folder, which is reached as the library reaches it
+ * (_tessera_open_folder_path()). */
 static void
 apply_sharing (Entry *entry, const char *folder)
 {
   const char *parts[] = { "", "jobs", "ipc.lock", "informations.json" };
+  int folder_fd = _tessera_open_folder_path (folder, FALSE, NULL);
 
-  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+  for (guint i = 0; folder_fd >= 0 && i < G_N_ELEMENTS (parts); i++)
     {
       g_autofree char *path = g_build_filename (folder, parts[i], NULL);
-      int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      int fd = *parts[i] == '\0' ? dup (folder_fd)
+                                 : openat (folder_fd, parts[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       struct stat st;
 
       if (fd < 0)
@@ -216,6 +221,8 @@ apply_sharing (Entry *entry, const char *folder)
         }
       close (fd);
     }
+  if (folder_fd >= 0)
+    close (folder_fd);
 }
 
 /* Checks a group's keys against its type, and keeps them for opening. */

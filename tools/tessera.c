@@ -34,6 +34,7 @@
 
 #include "tessera-config.h"
 #include "tessera-fence.h"
+#include "tessera-folder-path-private.h"
 #include "tessera-lock-wait.h"
 #include "tessera-temporary-name-private.h"
 
@@ -967,13 +968,14 @@ cmd_set (int argc, char **argv)
 #define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
 /* The lock file names in a resource's jobs/ folder: regular files only,
- * as the library reads them (a link or a FIFO there is no holder). */
+ * as the library reads them (a link or a FIFO there is no holder); the
+ * folder reached as the library reaches it (_tessera_open_folder_path). */
 static GHashTable *
 lock_file_names (const char *folder)
 {
   GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   /* None for a pool that lives elsewhere (etcd). */
-  int folder_fd = folder != NULL ? open (folder, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC) : -1;
+  int folder_fd = folder != NULL ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
   int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
   DIR *dir = jobs_fd >= 0 ? fdopendir (jobs_fd) : NULL;
   struct dirent *entry;
@@ -1171,7 +1173,7 @@ dup_shared_runs_folder (const char *pool, int *own_fd_out)
 {
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   struct stat st;
-  AUTO_FD int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
   AUTO_FD int runs_fd = -1;
   AUTO_FD int own_fd = -1;
 
@@ -1239,7 +1241,7 @@ clean_job_folders_in (int jobs_fd, const char *jobs)
 }
 
 /* The state folder's jobs/, and runs/UID in every configured pool (the
- * pool's folder never through a link, as `tessera run` reaches it): each
+ * pool's folder as `tessera run` reaches it, _tessera_open_folder_path): each
  * reached from its parent without following a link, and only if ours. */
 static guint
 clean_job_folders (TesseraConfig *config)
@@ -1257,7 +1259,7 @@ clean_job_folders (TesseraConfig *config)
     {
       g_autofree char *pool = tessera_config_dup_path (config, g_ptr_array_index (names, i));
       g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
-      AUTO_FD int pool_fd = open (pool, FOLDER_FLAGS);
+      AUTO_FD int pool_fd = pool != NULL ? _tessera_open_folder_path (pool, FALSE, NULL) : -1;
       AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
       AUTO_FD int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
 
@@ -1347,7 +1349,7 @@ static void
 clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
 {
   g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
   int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
   int fd;
   DIR *dir;
@@ -1452,13 +1454,14 @@ temporaries_clear (Temporaries *t)
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Temporaries, temporaries_clear)
 
 /* Lists into @t the temporaries of the subfolder @sub of the pool @pool
- * (the configured path followed as the library follows it, @sub never
+ * (the configured path followed as the library follows it, see
+ * _tessera_open_folder_path(), @sub never
  * through a link); @own: the writer's own folder, looked at only when it
  * is ours and closed to others, as the library requires. */
 static void
 list_temporaries (Temporaries *t, const char *pool, const char *sub, gboolean own)
 {
-  AUTO_FD int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
   int fd = pool_fd >= 0 ? openat (pool_fd, sub, FOLDER_FLAGS) : -1;
   int list_fd;
   DIR *dir;
@@ -1532,7 +1535,7 @@ report_gone_temporaries (const char *resource, const char *sub, Temporaries *t, 
 static guint
 clean_host_temporaries (const char *resource, const char *pool, double bound)
 {
-  int pool_fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
   int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
   char clock_name[] = ".tessera-clock.XXXXXX";
   struct timespec now = { 0 };

@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tessera-folder-path-private.h"
 #include "tessera-mutex.h"
 
 #define INTENT_LIFETIME 300
@@ -93,13 +94,14 @@ intents_folder (TesseraMutex *self)
 }
 
 /* F/intents/, opened without following a link (a co-user may have
- * planted one to a folder of ours): everything in it is reached through
+ * planted one to a folder of ours), F as the library opens it
+ * (_tessera_open_folder_path()): everything in it is reached through
  * this descriptor. -1 when it is missing or not a real folder, or when
  * the pool has no folder (a pool elsewhere configured without one). */
 int
 _tessera_mutex_open_intents (const char *lock_folder, gboolean create)
 {
-  int pool_fd = lock_folder != NULL ? open (lock_folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  int pool_fd = lock_folder != NULL ? _tessera_open_folder_path (lock_folder, FALSE, NULL) : -1;
   gboolean created;
   struct stat pool_st, st;
   int fd;

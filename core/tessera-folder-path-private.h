@@ -1,0 +1,35 @@
+/* tessera-folder-path-private.h: a configured folder opened component by
+ * component, following a link only where no other user could have put
+ * it; for the library and the `tessera` command; never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* The most links followed on the way to one folder (the kernel's own
+ * bound, MAXSYMLINKS). */
+#define _TESSERA_FOLDER_PATH_MAX_LINKS 40
+
+/* Opens the folder @path (a configured pool or resource folder, absolute
+ * or from the current folder) one component at a time, with
+ * openat(O_DIRECTORY | O_NOFOLLOW). A component that is a symbolic link
+ * is followed (its target resolved the same way, at most
+ * _TESSERA_FOLDER_PATH_MAX_LINKS links in all) only if no other user may
+ * have put it there (OpenSSH's StrictModes idea): its folder is ours or
+ * root's and neither group- nor other-writable, or it is sticky and the
+ * link is ours, root's or the folder owner's (the kernel's
+ * protected_symlinks rule). With @create, a missing component is made
+ * (mode 0777 & ~umask) on the way.
+ *
+ * Returns the folder's descriptor, or -1 with errno set and @error set
+ * (G_IO_ERROR; a link refused: G_IO_ERROR_PERMISSION_DENIED and errno
+ * EPERM, with a one-line message naming the link). */
+int _tessera_open_folder_path (const char  *path,
+                               gboolean     create,
+                               GError     **error);
+
+G_END_DECLS

@@ -1,0 +1,217 @@
+/* tessera-folder-path.c: a configured folder opened component by
+ * component, following a link only where no other user could have put it
+ *
+ * Private to the project: the library opens every pool and resource
+ * folder of its configuration this way, and the `tessera` command
+ * compiles it in too, for the folders it reaches itself.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifdef TESSERA_COMPILATION
+#include "tessera-private.h"      /* the library's _(), its domain bound once */
+#else
+#include "config.h"
+#include <glib/gi18n-lib.h>       /* the command's _(), bound in main () */
+#endif
+#include "tessera-folder-path-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gio/gio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* On the way, search permission is enough (as for a path): O_PATH. */
+#define STEP_FLAGS (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+/* Whether the link @link_st, found in the folder @folder_st, may be
+ * followed: no other user may have put it there. In a folder that only
+ * we or root may write (OpenSSH's safe_path(): owned by us or root,
+ * neither group- nor other-writable), whoever made the link could
+ * follow it anyway. In a sticky folder nobody renames or removes
+ * another's entry, so a link of ours, of root's or of the folder's
+ * owner's is theirs to have made (the kernel's protected_symlinks). */
+static gboolean
+link_may_be_followed (const struct stat *folder_st,
+                      const struct stat *link_st)
+{
+  uid_t me = geteuid ();
+
+  if ((folder_st->st_uid == me || folder_st->st_uid == 0) && (folder_st->st_mode & (S_IWGRP | S_IWOTH)) == 0)
+    return TRUE;
+  return (folder_st->st_mode & S_ISVTX) != 0 &&
+         (link_st->st_uid == me || link_st->st_uid == 0 || link_st->st_uid == folder_st->st_uid);
+}
+
+/* Puts the components of @text at the head of @queue, in order. */
+static void
+push_components (GQueue *queue, const char *text)
+{
+  g_auto(GStrv) parts = g_strsplit (text, "/", -1);
+
+  for (guint i = g_strv_length (parts); i-- > 0;)
+    if (*parts[i] != '\0' && strcmp (parts[i], ".") != 0)
+      g_queue_push_head (queue, g_strdup (parts[i]));
+}
+
+/* The text of the link @name in @dir_fd, whatever its length. */
+static char *
+read_link_at (int dir_fd, const char *name, gsize size)
+{
+  gsize room = MAX (size, 64) + 1;
+
+  for (;;)
+    {
+      g_autofree char *buffer = g_malloc (room);
+      ssize_t n = readlinkat (dir_fd, name, buffer, room);
+
+      if (n < 0)
+        return NULL;
+      if ((gsize) n < room)
+        {
+          buffer[n] = '\0';
+          return g_steal_pointer (&buffer);
+        }
+      if (room > 1024 * 1024)
+        {
+          errno = ENAMETOOLONG;
+          return NULL;
+        }
+      room *= 2;
+    }
+}
+
+/* Says why @path cannot be had (@creating: a folder on the way could not
+ * be made), with errno set to @saved; closes @fd. */
+static int
+fail_creating (int fd, int saved, gboolean creating, GError **error, const char *path)
+{
+  if (fd >= 0)
+    close (fd);
+  if (creating)
+    g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"), path,
+                 g_strerror (saved));
+  else
+    g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot open %s: %s"), path,
+                 g_strerror (saved));
+  errno = saved;
+  return -1;
+}
+
+static int
+fail (int fd, int saved, GError **error, const char *path)
+{
+  return fail_creating (fd, saved, FALSE, error, path);
+}
+
+/* Walks from / through the components in @queue (@path, for messages). */
+static int
+walk (GQueue *queue, const char *path, gboolean create, GError **error)
+{
+  /* Where we are, for messages: the links resolved, as the kernel would. */
+  g_autoptr(GString) here = g_string_new (NULL);
+  guint links = 0;
+  int fd, next_fd;
+
+  fd = open ("/", STEP_FLAGS);
+  if (fd < 0)
+    return fail (-1, errno, error, path);
+
+  while (!g_queue_is_empty (queue))
+    {
+      g_autofree char *name = g_queue_pop_head (queue);
+      g_autofree char *target = NULL;
+      struct stat folder_st, link_st;
+      int next;
+
+      if (strcmp (name, "..") == 0)
+        {
+          char *slash = strrchr (here->str, '/');
+
+          next = openat (fd, "..", STEP_FLAGS);
+          if (next < 0)
+            return fail (fd, errno, error, path);
+          close (fd);
+          fd = next;
+          g_string_truncate (here, slash != NULL ? (gsize) (slash - here->str) : 0);
+          continue;
+        }
+      next = openat (fd, name, STEP_FLAGS);
+      if (next < 0 && errno == ENOENT && create)
+        {
+          if (mkdirat (fd, name, 0777) < 0 && errno != EEXIST)
+            return fail_creating (fd, errno, TRUE, error, path);
+          next = openat (fd, name, STEP_FLAGS);
+        }
+      if (next >= 0)
+        {
+          close (fd);
+          fd = next;
+          g_string_append_c (here, '/');
+          g_string_append (here, name);
+          continue;
+        }
+      /* O_NOFOLLOW | O_DIRECTORY on a link: ENOTDIR (ELOOP without
+       * O_DIRECTORY). Anything else, or no link, is the answer. */
+      if ((errno != ENOTDIR && errno != ELOOP) || fstatat (fd, name, &link_st, AT_SYMLINK_NOFOLLOW) < 0 ||
+          !S_ISLNK (link_st.st_mode))
+        return fail (fd, errno == ELOOP ? ENOTDIR : errno, error, path);
+      if (fstat (fd, &folder_st) < 0)
+        return fail (fd, errno, error, path);
+      if (!link_may_be_followed (&folder_st, &link_st))
+        {
+          close (fd);
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                       _("%s/%s is a symbolic link in a folder other users may write in: refusing to follow it"),
+                       here->str, name);
+          errno = EPERM;
+          return -1;
+        }
+      if (++links > _TESSERA_FOLDER_PATH_MAX_LINKS)
+        return fail (fd, ELOOP, error, path);
+      target = read_link_at (fd, name, (gsize) link_st.st_size);
+      if (target == NULL)
+        return fail (fd, errno, error, path);
+      if (g_path_is_absolute (target))
+        {
+          close (fd);
+          fd = open ("/", STEP_FLAGS);
+          if (fd < 0)
+            return fail (-1, errno, error, path);
+          g_string_truncate (here, 0);
+        }
+      push_components (queue, target);
+    }
+  /* The folder itself, for reading its entries and writing there. */
+  next_fd = openat (fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (next_fd < 0)
+    return fail (fd, errno, error, path);
+  close (fd);
+  return next_fd;
+}
+
+int
+_tessera_open_folder_path (const char  *path,
+                           gboolean     create,
+                           GError     **error)
+{
+  GQueue queue = G_QUEUE_INIT;
+  int fd, saved;
+
+  if (path == NULL || *path == '\0')
+    return fail (-1, ENOENT, error, "");
+  if (!g_path_is_absolute (path))
+    {
+      g_autofree char *cwd = g_get_current_dir ();
+      push_components (&queue, path);
+      push_components (&queue, cwd);
+    }
+  else
+    push_components (&queue, path);
+  fd = walk (&queue, path, create, error);
+  saved = errno;
+  g_queue_clear_full (&queue, g_free);
+  errno = saved;
+  return fd;
+}
