@@ -1204,7 +1204,8 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
   waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--need", "r", "--", "true", NULL);
   line = read_error_line (waiter, 60);
   g_assert_nonnull (line);
-  g_assert_true (g_str_has_prefix (line, "tessera: waiting for r, held by holder@"));
+  /* What is awaited, the type's reason, then who holds it. */
+  g_assert_true (g_str_has_prefix (line, "tessera: waiting for r (Token r has fewer than 1 free), held by holder@"));
   g_assert_null (strchr (line, '\r'));
   g_assert_null (strchr (line, '\033'));
 
@@ -2187,18 +2188,275 @@ test_all_at_once (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
 
-/* A request larger than the current total waits (the total may grow)
- * and says once why it waits, in a log as on a terminal. */
+/* A request larger than the current total waits when asked to (the
+ * total may grow), and says why in its waiting line and in its time-out,
+ * nowhere else. */
 static void
-test_larger_than_total_says_why_once (Fixture *f, gconstpointer data)
+test_larger_than_total_says_why (Fixture *f, gconstpointer data)
 {
   g_autofree char *out = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint said = 0;
   int status;
 
-  out = run_capture (f, &status, "run", "--timeout", "1.5", "--need", "r=2", "--", "true", NULL);
+  out = run_capture (f, &status, "run", "--wait-for-capacity", "--timeout", "1.5", "--need", "r=2", "--", "true",
+                     NULL);
+  g_test_message ("%s", out);
   g_assert_cmpint (status, ==, 75);
-  g_assert_nonnull (strstr (out, "fewer than the 2 asked for"));
-  g_assert_null (strstr (strstr (out, "fewer than the 2 asked for") + 1, "fewer than the 2 asked for"));
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3);
+  g_assert_cmpstr (lines[0], ==, "tessera: waiting for the total of r to grow (Token r has 1 in all, fewer than the 2 "
+                                 "asked for)");
+  g_assert_cmpstr (lines[1], ==, "tessera: timed out waiting for r: Token r has 1 in all, fewer than the 2 asked for");
+  for (const char *p = out; (p = strstr (p, "fewer than the 2 asked for")) != NULL; p++)
+    said++;
+  g_assert_cmpuint (said, ==, 2);
+}
+
+/* Runs `tessera ARGS…` with @env to the end; its output, stderr
+ * included. */
+static char *
+run_capture_env (Fixture *f, const char * const *env, int *status, const char *first, ...)
+{
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  va_list ap;
+
+  va_start (ap, first);
+  process = tessera_spawnv (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, first, ap);
+  va_end (ap);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  *status = test_exit_code (process);
+  g_test_message ("%s", out);
+  return out;
+}
+
+/* A folder of TESSERA_PLUGIN_PATH with the guide's licences plugin (a
+ * per-user cap), first in a path that goes on with the build's. */
+static char *
+licences_plugin_path (Fixture *f)
+{
+  g_autofree char *plugins = g_build_filename (f->tmp, "plugins", NULL);
+  const char *files[][2] = { { "liblicences.so", NULL }, { "licences.plugin", NULL } };
+  g_autofree char *so = g_test_build_filename (G_TEST_BUILT, "example-plugin", "liblicences.so", NULL);
+  g_autofree char *manifest = g_test_build_filename (G_TEST_DIST, "example-plugin", "licences", "licences.plugin",
+                                                     NULL);
+
+  files[0][1] = so;
+  files[1][1] = manifest;
+  g_assert_cmpint (g_mkdir_with_parents (plugins, 0755), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autoptr(GFile) from = g_file_new_for_path (files[i][1]);
+      g_autofree char *to_path = g_build_filename (plugins, files[i][0], NULL);
+      g_autoptr(GFile) to = g_file_new_for_path (to_path);
+      g_autoptr(GError) error = NULL;
+
+      g_file_copy (from, to, G_FILE_COPY_NONE, NULL, NULL, NULL, &error);
+      g_assert_no_error (error);
+    }
+  return g_strconcat (plugins, ":", g_getenv ("TESSERA_PLUGIN_PATH"), NULL);
+}
+
+/* A type's own refusal reaches the user: at the licences plugin's cap
+ * per user, two of four free, `--no-wait` says the plugin's reason (and
+ * not that it waits), a timed-out run says it in its waiting line and
+ * when it gives up. Before, "seats is not available" and "timed out
+ * waiting for seats" alone, while `status` said 2 of 4 free. */
+static void
+test_says_the_type_s_reason (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = licences_plugin_path (f);
+  const char *env[] = { "TESSERA_PLUGIN_PATH", path, NULL };
+  g_autofree char *content = g_strdup_printf ("[resource seats]\ntype=licences\npath=%s/seats\ntotal=4\nper-user=2\n",
+                                              f->tmp);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autofree char *ready = NULL, *no_wait = NULL, *timed_out = NULL, *free_now = NULL;
+  g_auto(GStrv) lines = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  holder = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "seats=2", "--name", "holder", "--", "sh", "-c", "echo ready; read x || true",
+                          NULL);
+  ready = read_line (holder, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  free_now = run_capture_env (f, env, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (free_now, "2 of 4 free"));
+
+  no_wait = run_capture_env (f, env, &status, "run", "--no-wait", "--need", "seats=1", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  g_assert_cmpstr (no_wait, ==, "tessera: seats is not available: this user holds their licences\n");
+
+  timed_out = run_capture_env (f, env, &status, "run", "--timeout", "1", "--need", "seats=1", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  lines = g_strsplit (timed_out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3);
+  g_assert_true (g_str_has_prefix (lines[0], "tessera: waiting for seats (this user holds their licences), "
+                                             "held by holder@"));
+  g_assert_cmpstr (lines[1], ==, "tessera: timed out waiting for seats: this user holds their licences");
+  let_go (holder);
+}
+
+/* Nobody holds a resource smaller than the request: a run that waits for
+ * it to grow says why in its first line and in the minute's report, and
+ * never "held by ?" (the report of a log comes a minute after the first
+ * line, so this test waits a minute). */
+static void
+test_nobody_holds_no_question_mark (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *first = NULL, *later = NULL;
+
+  waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--wait-for-capacity", "--need", "r=2",
+                          "--", "true", NULL);
+  first = read_error_line (waiter, 60);
+  g_test_message ("%s", first);
+  later = read_error_line (waiter, 180);
+  g_test_message ("%s", later);
+  g_subprocess_send_signal (waiter, SIGINT);
+  g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGINT);
+  g_assert_cmpstr (first, ==, "tessera: waiting for the total of r to grow (Token r has 1 in all, fewer than the 2 "
+                              "asked for)");
+  g_assert_nonnull (later);
+  g_assert_true (g_str_has_prefix (later, "tessera: still waiting for the total of r to grow after 1 min (Token r has "
+                                          "1 in all, fewer than the 2 asked for)"));
+  g_assert_null (strstr (later, "held by"));
+}
+
+/* Whether @process ends within @timeout seconds (GLib reaps it); ended
+ * otherwise, so that a failing test goes on. */
+static gboolean
+ends_within_or_killed (GSubprocess *process, double timeout)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
+
+  while (g_subprocess_get_identifier (process) != NULL && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+  if (g_subprocess_get_identifier (process) == NULL)
+    return TRUE;
+  g_subprocess_force_exit (process);
+  g_subprocess_wait (process, NULL, NULL);
+  return FALSE;
+}
+
+/* A request above what the resource has now fails at once, exit 69,
+ * naming the total, as Slurm refuses a job larger than the cluster; with
+ * --no-wait too, without a word of waiting. --wait-for-capacity waits
+ * instead, until `tessera set` raises the total. Before, the run waited
+ * for ever ("gpu has 0 device(s) … waiting for more"). */
+static void
+test_above_total_fails_at_once (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n"
+                                              "[resource g]\ntype=gpu\npath=%s/g\ndevices=0\n", f->tmp, f->tmp);
+  const char *requests[][2] = { { "r=2", "Token r has 1 in all, fewer than the 2 asked for" },
+                                { "g=2", "g has 1 device(s) with at least 0 MiB, fewer than the 2 asked for" } };
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autofree char *early = NULL, *through = NULL, *set = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  for (guint i = 0; i < G_N_ELEMENTS (requests); i++)
+    {
+      const char *no_wait[] = { "", "--no-wait" };
+
+      for (guint j = 0; j < G_N_ELEMENTS (no_wait); j++)
+        {
+          g_autoptr(GSubprocess) run = NULL;
+          g_autoptr(GError) error = NULL;
+          g_autofree char *out = NULL;
+          gboolean ended;
+
+          if (*no_wait[j] == '\0')
+            run = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, "run",
+                                 "--need", requests[i][0], "--", "true", NULL);
+          else
+            run = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, "run",
+                                 no_wait[j], "--need", requests[i][0], "--", "true", NULL);
+          ended = ends_within_or_killed (run, 60);
+          g_subprocess_communicate_utf8 (run, NULL, NULL, &out, NULL, &error);
+          g_assert_no_error (error);
+          g_test_message ("%s %s: %s", requests[i][0], no_wait[j], out);
+          g_assert_true (ended);
+          g_assert_cmpint (test_exit_code (run), ==, 69);
+          assert_one_message (out);
+          g_assert_nonnull (strstr (out, requests[i][1]));
+          g_assert_nonnull (strstr (out, "--wait-for-capacity"));
+          g_assert_null (strstr (out, "waiting"));
+        }
+    }
+
+  waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--wait-for-capacity", "--need", "r=2",
+                          "--", "echo", "through", NULL);
+  early = read_line (waiter, 1.0);
+  g_assert_null (early);
+  set = run_capture (f, &status, "set", "r", "total=2", NULL);
+  g_assert_cmpint (status, ==, 0);
+  through = read_line (waiter, 60);
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+}
+
+/* `run`'s short options mean what flock(1)'s do: -n does not wait, -w
+ * SECONDS is the timeout, -E N the status on a conflict (75 without);
+ * `-n NAME=…` (the old --need) is a usage error that names --need; -c is
+ * still --config. */
+static void
+test_flock_short_options (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder = hold_r (f);
+  const char *old_need[][6] = { { "-n", "r=1", "--", "true", NULL }, { "-n", "r", "--", "true", NULL },
+                                { "--need", "r", "-n", "r=1", "--", "true" } };
+  const char *bad_codes[] = { "256", "-1", "three", "" };
+  g_autofree char *out = NULL;
+  gint64 start;
+  int status;
+
+  out = run_capture (f, &status, "run", "-n", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  g_assert_cmpstr (out, ==, "tessera: r is not available: Token r has fewer than 1 free\n");
+  g_clear_pointer (&out, g_free);
+  start = g_get_monotonic_time ();
+  out = run_capture (f, &status, "run", "-w", "0.5", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  g_assert_cmpint (g_get_monotonic_time () - start, >=, 500 * 1000);
+  g_assert_nonnull (strstr (out, "tessera: timed out waiting for r: Token r has fewer than 1 free\n"));
+  g_clear_pointer (&out, g_free);
+
+  out = run_capture (f, &status, "run", "-E", "3", "-n", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 3);
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "run", "--conflict-exit-code", "3", "--no-wait", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 3);
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "run", "-E", "3", "-w", "0.5", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 3);
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "run", "-c", f->config, "--no-wait", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  g_clear_pointer (&out, g_free);
+
+  for (guint i = 0; i < G_N_ELEMENTS (old_need); i++)
+    {
+      out = run_capture (f, &status, "run", old_need[i][0], old_need[i][1], old_need[i][2], old_need[i][3],
+                         old_need[i][4], old_need[i][5], NULL);
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_assert_nonnull (strstr (out, "--need"));
+      g_clear_pointer (&out, g_free);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (bad_codes); i++)
+    {
+      out = run_capture (f, &status, "run", "-E", bad_codes[i], "--no-wait", "--need", "r", "--", "true", NULL);
+      g_assert_cmpint (status, ==, 64);
+      assert_one_message (out);
+      g_clear_pointer (&out, g_free);
+    }
+  let_go (holder);
 }
 
 /* Names from the folder reach the output escaped: a lock file named with
@@ -2722,7 +2980,11 @@ main (int argc, char **argv)
   ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
   ADD ("/tool/status/hostile-names-escaped", test_hostile_names_escaped);
-  ADD ("/tool/run/larger-than-total-says-why-once", test_larger_than_total_says_why_once);
+  ADD ("/tool/run/larger-than-total-says-why", test_larger_than_total_says_why);
+  ADD ("/tool/run/says-the-type-s-reason", test_says_the_type_s_reason);
+  ADD ("/tool/run/nobody-holds-no-question-mark", test_nobody_holds_no_question_mark);
+  ADD ("/tool/run/above-total-fails-at-once-69", test_above_total_fails_at_once);
+  ADD ("/tool/run/flock-short-options", test_flock_short_options);
   ADD ("/tool/run/empty-need-is-usage-error", test_empty_need);
   ADD ("/tool/run/bad-timeout-is-usage-error", test_bad_timeout);
   ADD ("/tool/run/command-not-run-127-126", test_command_not_run);
