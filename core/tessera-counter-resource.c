@@ -121,14 +121,14 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   if (count > priv->total)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY,
-                   _("Token %s has %lld in all, fewer than the %lld asked for: waiting for the total to grow"),
+                   _("Token %s has %lld in all, fewer than the %lld asked for"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)),
                    (long long) priv->total, (long long) count);
       return FALSE;
     }
   if (priv->huge == 0 && count <= priv->total - priv->used)
     return TRUE;
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Token %s has fewer than %lld free: waiting"),
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Token %s has fewer than %lld free"),
                tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)), (long long) count);
   return FALSE;
 }

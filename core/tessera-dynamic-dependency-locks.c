@@ -21,6 +21,7 @@ struct _TesseraDynamicDependencyLocks
   TesseraLocks parent_instance;
   TesseraDynamicDependency *waiting_for;   /* what the last acquire_all could not take */
   char *waiting_reason;                    /* why, when it is larger than its resource */
+  GError *refusal;                         /* its type's refusal of it, if it gave one */
 };
 
 G_DEFINE_FINAL_TYPE (TesseraDynamicDependencyLocks, tessera_dynamic_dependency_locks, TESSERA_TYPE_LOCKS)
@@ -30,6 +31,7 @@ tessera_dynamic_dependency_locks_dispose (GObject *object)
 {
   g_clear_object (&TESSERA_DYNAMIC_DEPENDENCY_LOCKS (object)->waiting_for);
   g_clear_pointer (&TESSERA_DYNAMIC_DEPENDENCY_LOCKS (object)->waiting_reason, g_free);
+  g_clear_error (&TESSERA_DYNAMIC_DEPENDENCY_LOCKS (object)->refusal);
   G_OBJECT_CLASS (tessera_dynamic_dependency_locks_parent_class)->dispose (object);
 }
 
@@ -316,12 +318,25 @@ set_waiting_reason (TesseraDynamicDependencyLocks *self, const char *reason)
   self->waiting_reason = g_strdup (reason);
 }
 
+/* @refusal: the type's (an error that means wait), or NULL when the
+ * wait is for something else (a peer keeping ipc.lock). */
+static void
+set_refusal (TesseraDynamicDependencyLocks *self, const GError *refusal)
+{
+  g_clear_error (&self->refusal);
+  if (refusal != NULL)
+    self->refusal = g_error_copy (refusal);
+}
+
 static void
 set_waiting_for (TesseraDynamicDependencyLocks *self, TesseraDynamicDependency *dependency)
 {
   g_set_object (&self->waiting_for, dependency);
   if (dependency == NULL)
-    set_waiting_reason (self, NULL);
+    {
+      set_waiting_reason (self, NULL);
+      set_refusal (self, NULL);
+    }
 }
 
 /**
@@ -467,6 +482,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               release_held (pools);
               set_waiting_for (self, pool->dependency);
               set_waiting_reason (self, local->message);
+              set_refusal (self, NULL);
               g_clear_error (&local);
               g_clear_object (&lock);
               lock = tessera_dynamic_dependency_create_lock (pool->dependency, &local);
@@ -484,6 +500,7 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
               release_held (pools);
               set_waiting_for (self, pool->dependency);
               set_waiting_reason (self, local->message);
+              set_refusal (self, NULL);
               _tessera_set_ipc_lock_timeout (error, resource, local);
               return FALSE;
             }
@@ -491,12 +508,14 @@ tessera_dynamic_dependency_locks_acquire_all (TesseraDynamicDependencyLocks  *se
             {
               release_held (pools);
               set_waiting_for (self, pool->dependency);
+              set_refusal (self, NULL);
               g_propagate_error (error, g_steal_pointer (&local));
               return FALSE;
             }
           blocker = pool;
           generation = before;
           set_waiting_reason (self, _tessera_wait_reason (local));
+          set_refusal (self, local);
         }
       if (blocker == NULL)
         {
@@ -582,4 +601,34 @@ tessera_dynamic_dependency_locks_get_waiting_reason (TesseraDynamicDependencyLoc
 {
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), NULL);
   return self->waiting_reason;
+}
+
+/**
+ * tessera_dynamic_dependency_locks_get_refusal:
+ * @self: the job's dynamic dependency locks
+ *
+ * After [method@Tessera.DynamicDependencyLocks.acquire_all] timed out
+ * (or, with a timeout of 0, found a dependency not free): how the
+ * resource type refused the dependency it waited for
+ * ([method@Tessera.DynamicDependencyLocks.get_waiting_for]) at the last
+ * attempt, as its [vfunc@Tessera.TrackedDynamicResource.is_available]
+ * said it. The code tells why it waited: %TESSERA_ERROR_UNAVAILABLE when
+ * the resource is full for this request (the message is the type's
+ * reason: a per-user cap, the devices held…),
+ * %TESSERA_ERROR_OVER_CAPACITY when the request is larger than the
+ * resource's current capacity (the message names that capacity). A
+ * command shows the message, and may give up at once on a request over
+ * the capacity rather than wait for the capacity to grow.
+ *
+ * Returns: (transfer none) (nullable): the refusal, or %NULL after a
+ *   success, before any attempt, when the acquisition failed for another
+ *   reason, or when the last attempt was kept out by a peer holding the
+ *   folder's ipc.lock (see
+ *   [method@Tessera.DynamicDependencyLocks.get_waiting_reason])
+ */
+const GError *
+tessera_dynamic_dependency_locks_get_refusal (TesseraDynamicDependencyLocks *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), NULL);
+  return self->refusal;
 }

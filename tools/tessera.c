@@ -2724,6 +2724,7 @@ typedef struct
   char *opening;       /* the need being opened ("" before), or NULL */
   gint64 open_deadline; /* monotonic µs, or -1 */
   gboolean no_wait;
+  int conflict_status; /* when the run gives up waiting: 75, or -E's */
   /* Once the acquisition is over, no command runs while the run names
    * the command in its lock files (before its gate opens) or releases
    * (after it ended): the same ipc.lock may keep the run waiting there,
@@ -2751,21 +2752,30 @@ clear_line (void)
 /* How often a log (stderr not a terminal) hears that we still wait. */
 #define WAITING_REPORT_INTERVAL (60 * G_USEC_PER_SEC)
 
-/* What we wait for and who holds it: on a terminal, one self-updating line;
- * in a log, one line when the wait starts (@since == @last_report) and one
- * a minute after the last, as srun does. */
+/* What we wait for, why (@why: the type's refusal, or NULL) and who
+ * holds it: on a terminal, one self-updating line; in a log, one line
+ * when the wait starts (@since == @last_report) and one a minute after
+ * the last, as srun does. @grow: the request is larger than the
+ * resource, and the run waits for it to grow (its holders do not
+ * matter). */
 static void
-show_waiting (Need *need, gint64 since, gint64 *last_report)
+show_waiting (Need *need, const char *why, gboolean grow, gint64 since, gint64 *last_report)
 {
   g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (need->resource);
   g_autoptr(GString) holders = g_string_new (NULL);
   struct winsize ws = { 0 };
   guint width = ioctl (2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
   gint64 now = g_get_monotonic_time ();
+  gboolean later = !interactive && *last_report != since;
+  guint minutes = (guint) ((now - since) / (60 * G_USEC_PER_SEC));
+  g_autofree char *what = NULL;
+  g_autofree char *what_why = NULL;
+  g_autofree char *held = NULL;
+  g_autofree char *line = NULL;
 
   if (!interactive && *last_report != since && now - *last_report < WAITING_REPORT_INTERVAL)
     return;
-  for (guint i = 0; i < files->len; i++)
+  for (guint i = 0; !grow && i < files->len; i++)
     {
       TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
       TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
@@ -2777,29 +2787,40 @@ show_waiting (Need *need, gint64 since, gint64 *last_report)
       else
         g_string_append_printf (holders, "%s%s", i ? ", " : "", job);
     }
-  {
-    g_autofree char *line = holders->len ? g_strdup_printf (_("tessera: waiting for %s, held by %s"), need->name,
-                                                            holders->str)
-                                         : g_strdup_printf (_("tessera: waiting for %s"), need->name);
+  if (grow)
+    what = later ? g_strdup_printf (_("still waiting for the total of %s to grow after %u min"), need->name, minutes)
+                 : g_strdup_printf (_("waiting for the total of %s to grow"), need->name);
+  else
+    what = later ? g_strdup_printf (_("still waiting for %s after %u min"), need->name, minutes)
+                 : g_strdup_printf (_("waiting for %s"), need->name);
+  /* Translators: what a run waits for, then the resource type's reason:
+   * "waiting for gpu (gpu has fewer than 2 device(s) free)" */
+  if (why != NULL)
+    {
+      /* A type's words may carry a store's (a server's answer). */
+      g_autofree char *shown_why = escape_name (why, TRUE);
 
-    if (!interactive)
-      {
-        if (*last_report == since)
-          g_printerr ("%s\n", line);
-        else
-          g_printerr (_("tessera: still waiting for %s after %u min, held by %s\n"), need->name,
-                      (guint) ((now - since) / (60 * G_USEC_PER_SEC)), holders->len ? holders->str : "?");
-        *last_report = now;
-        return;
-      }
-    if (g_utf8_strlen (line, -1) >= width)
-      {
-        g_autofree char *cut = g_utf8_substring (line, 0, width - 2);
-        g_printerr ("\r\033[K%s…", cut);
-      }
-    else
-      g_printerr ("\r\033[K%s", line);
-  }
+      what_why = g_strdup_printf (_("%s (%s)"), what, shown_why);
+    }
+  else
+    what_why = g_strdup (what);
+  /* Translators: "waiting for cpu (…), held by train@host-1 (pid 42)" */
+  if (holders->len)
+    held = g_strdup_printf (_("%s, held by %s"), what_why, holders->str);
+  line = g_strconcat ("tessera: ", held != NULL ? held : what_why, NULL);
+  if (!interactive)
+    {
+      g_printerr ("%s\n", line);
+      *last_report = now;
+      return;
+    }
+  if (g_utf8_strlen (line, -1) >= width)
+    {
+      g_autofree char *cut = g_utf8_substring (line, 0, width - 2);
+      g_printerr ("\r\033[K%s…", cut);
+    }
+  else
+    g_printerr ("\r\033[K%s", line);
 }
 
 static Need *
@@ -2864,10 +2885,12 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (GateGuard, gate_guard_stop)
 
 /* Acquires every need at once, or none (see
  * tessera_dynamic_dependency_locks_acquire_all): a waiting run holds
- * nothing, and two runs never deadlock. */
+ * nothing, and two runs never deadlock. A need larger than its resource
+ * ends the run at once (69), unless @wait_for_capacity: then it waits
+ * for the resource to grow, as the library does. */
 static int
 acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *locks, double timeout,
-             gboolean no_wait, RunState *state, int report)
+             gboolean no_wait, gboolean wait_for_capacity, RunState *state, int report)
 {
   /* Stopped on every return: a waiting command is guarded (a run that
    * does not wait starts no thread for it). */
@@ -2903,8 +2926,11 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
                      : interactive ? 1.0
                      : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
       const char *reason;
+      const char *why;
+      const GError *refusal;
       Need *need;
       gboolean acquired;
+      gboolean grow;
 
       if (deadline >= 0)
         slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
@@ -2919,6 +2945,8 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
         {
           if (error != NULL)
             drop_log_said_by (error->message);
+          if (tessera_dynamic_dependency_locks_get_refusal (locks) != NULL)
+            drop_log_said_by (tessera_dynamic_dependency_locks_get_refusal (locks)->message);
           release_log (TRUE);
         }
       if (acquired)
@@ -2936,16 +2964,32 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
                        : oserr_or (error, is_io_error (error) ? EXIT_IOERR : 1), "%s: %s", need->name,
                        error->message);
         }
-      /* Larger than the resource for now (it may grow), or a peer keeps
-       * its folder locked: said once, or with the failure. */
-      reason = tessera_dynamic_dependency_locks_get_waiting_reason (locks);
+      /* The type's refusal says why, in its words: the resource is
+       * full for this request, or smaller than it. Without one, a peer
+       * keeps the folder locked: said once, or with the failure. */
+      refusal = tessera_dynamic_dependency_locks_get_refusal (locks);
+      grow = g_error_matches (refusal, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY);
+      why = refusal != NULL ? refusal->message : NULL;
+      reason = refusal == NULL ? tessera_dynamic_dependency_locks_get_waiting_reason (locks) : NULL;
+      /* Larger than the resource, which no release will change: as
+       * Slurm refuses a job larger than the cluster. */
+      if (grow && !wait_for_capacity)
+        {
+          clear_line ();
+          /* Translators: "gpu: gpu has 0 device(s) with at least 0 MiB,
+           * fewer than the 1 asked for (--wait-for-capacity waits for it
+           * to grow)"; the second %s is the resource type's reason */
+          return fail (EXIT_UNAVAILABLE, _("%s: %s (--wait-for-capacity waits for it to grow)"), need->name, why);
+        }
       if (deadline >= 0 && g_get_monotonic_time () >= deadline)
         {
           clear_line ();
-          if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
-            return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
-                         need->name, reason);
-          return fail (EXIT_TEMPFAIL, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
+          if (why == NULL && reason != NULL && g_strcmp0 (reason, told_reason) != 0)
+            why = reason;
+          if (why != NULL)
+            return fail (state->conflict_status,
+                         no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"), need->name, why);
+          return fail (state->conflict_status, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
                        need->name);
         }
       if (!shown)
@@ -2961,7 +3005,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
           g_free (told_reason);
           told_reason = g_strdup (reason);
         }
-      show_waiting (need, since, &last_report);
+      show_waiting (need, why, grow, since, &last_report);
       shown = TRUE;
     }
   if (shown)
@@ -3172,7 +3216,7 @@ signal_thread (gpointer data)
             {
               fail (0, state->no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
                     state->opening, waiting);
-              _exit (EXIT_TEMPFAIL);
+              _exit (state->conflict_status);
             }
           if (waiting != NULL && !noted && now - waiting_since >= TESSERA_LOCK_NOTE_US)
             {
@@ -3301,6 +3345,36 @@ start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, 
   return status;
 }
 
+/* -n is --no-wait, as in flock(1); it was --need: said when it is
+ * followed by what --need takes. */
+static gboolean run_short_n;
+static gboolean run_no_wait;
+
+static gboolean
+set_no_wait (const char *option_name, const char *value, gpointer data, GError **error)
+{
+  run_no_wait = TRUE;
+  if (g_str_equal (option_name, "-n"))
+    run_short_n = TRUE;
+  return TRUE;
+}
+
+/* The exit status -E N (--conflict-exit-code) gives: 0 to 255, as
+ * flock(1)'s. */
+static gboolean
+parse_exit_code (const char *text, int *code, int *status)
+{
+  guint64 value;
+
+  if (!g_ascii_string_to_unsigned (text, 10, 0, 255, &value, NULL))
+    {
+      *status = fail (EXIT_USAGE, _("--conflict-exit-code wants an exit status from 0 to 255, not “%s”"), text);
+      return FALSE;
+    }
+  *code = (int) value;
+  return TRUE;
+}
+
 static int
 cmd_run (int argc, char **argv)
 {
@@ -3309,14 +3383,26 @@ cmd_run (int argc, char **argv)
   g_autofree char *job_name = NULL;
   g_autofree char *timeout_text = NULL;
   g_autofree char *on_lost_text = NULL;
+  g_autofree char *conflict_text = NULL;
   gboolean on_lost_end = FALSE;
   double timeout = -1;
   gboolean no_wait = FALSE;
+  gboolean wait_for_capacity = FALSE;
+  int conflict_status = EXIT_TEMPFAIL;
+  int after_dashes = -1;
+  /* A callback is given as data; ISO C has no cast between the two. */
+  const union { GOptionArgFunc func; gpointer data; } no_wait_callback = { .func = set_no_wait };
   const GOptionEntry entries[] = {
-    { "need", 'n', 0, G_OPTION_ARG_STRING_ARRAY, &need_args,
+    { "need", 0, 0, G_OPTION_ARG_STRING_ARRAY, &need_args,
       N_("A resource the command needs, with what of it (e.g. cpu=4, gpu=1:16G, db=shared)"), N_("NAME[=REQUEST]") },
-    { "timeout", 't', 0, G_OPTION_ARG_STRING, &timeout_text, N_("Give up after SECONDS (exit 75)"), N_("SECONDS") },
-    { "no-wait", 0, 0, G_OPTION_ARG_NONE, &no_wait, N_("Give up at once when something is not free (exit 75)"), NULL },
+    { "timeout", 'w', 0, G_OPTION_ARG_STRING, &timeout_text, N_("Give up after SECONDS (exit 75, or -E's)"),
+      N_("SECONDS") },
+    { "no-wait", 'n', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, no_wait_callback.data,
+      N_("Give up at once when something is not free (exit 75, or -E's)"), NULL },
+    { "conflict-exit-code", 'E', 0, G_OPTION_ARG_STRING, &conflict_text,
+      N_("The exit status when the run gives up, at once or at its timeout (75 by default)"), N_("N") },
+    { "wait-for-capacity", 0, 0, G_OPTION_ARG_NONE, &wait_for_capacity,
+      N_("Wait for a resource smaller than the request to grow, instead of failing at once (exit 69)"), NULL },
     { "name", 0, 0, G_OPTION_ARG_STRING, &job_name, N_("The job's name in lock files (default: the command's)"), N_("NAME") },
     { "on-lost", 0, 0, G_OPTION_ARG_STRING, &on_lost_text,
       N_("When a lock file of this run disappears while the command runs: warn (default) or end the command"),
@@ -3325,7 +3411,8 @@ cmd_run (int argc, char **argv)
     { NULL }
   };
   g_autoptr(GOptionContext) context =
-    new_context (_("--need NAME[=REQUEST]… [--timeout SECONDS | --no-wait] -- COMMAND [ARG…]"),
+    new_context (_("--need NAME[=REQUEST]… [--timeout SECONDS | --no-wait] [-E N] [--wait-for-capacity] -- COMMAND "
+                   "[ARG…]"),
                  _("Run COMMAND once every resource it needs is held, with the environment the locks provide "
                    "(TESSERA_LOCKS, CUDA_VISIBLE_DEVICES…), and give them back when it ends. "
                    "The exit status is the command's (128+N when killed by signal N)."), entries);
@@ -3351,12 +3438,29 @@ cmd_run (int argc, char **argv)
   int status = 0;
 
   g_option_context_set_strict_posix (context, TRUE);
+  /* After the first “--”: the command, unless the parse stops before. */
+  for (int i = 1; i < argc; i++)
+    if (g_str_equal (argv[i], "--"))
+      {
+        after_dashes = argc - i - 1;
+        break;
+      }
   if (!parse (context, &argc, &argv, &status))
     return status;
+  no_wait = run_no_wait;
+  /* `-n cpu=4 -- COMMAND`, -n taken for --need: the parse stopped at
+   * cpu=4, before the “--”. */
+  if (run_short_n && (need_args == NULL ||
+                      (command != NULL && after_dashes >= 0 && g_strv_length (command) > (guint) after_dashes) ||
+                      (command != NULL && command[0] != NULL && strchr (command[0], '=') != NULL)))
+    return fail (EXIT_USAGE, _("-n means --no-wait (as in flock(1)): name what the command needs with "
+                               "--need NAME[=REQUEST]"));
   if (command == NULL || command[0] == NULL)
     return fail (EXIT_USAGE, _("no command to run (put it after “--”)"));
   if (need_args == NULL || need_args[0] == NULL)
     return fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
+  if (conflict_text != NULL && !parse_exit_code (conflict_text, &conflict_status, &status))
+    return status;
   if (timeout_text != NULL)
     {
       if (!parse_seconds ("--timeout", timeout_text, TRUE, &timeout, &status))
@@ -3374,6 +3478,7 @@ cmd_run (int argc, char **argv)
   run_state.cancel = g_cancellable_new ();
   run_state.opening = g_strdup ("");
   run_state.no_wait = no_wait;
+  run_state.conflict_status = conflict_status;
   lock_note_started = TRUE;
   run_state.open_deadline = no_wait ? g_get_monotonic_time ()
                             : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
@@ -3442,7 +3547,8 @@ cmd_run (int argc, char **argv)
   if (status == 0)
     {
       interactive = isatty (2);
-      status = acquire_all (needs, job, locks, timeout, no_wait, &run_state, fork_first ? child.report : -1);
+      status = acquire_all (needs, job, locks, timeout, no_wait, wait_for_capacity, &run_state,
+                            fork_first ? child.report : -1);
       acquired = status == 0;
       g_mutex_lock (&run_state.lock);
       run_state.settling = TRUE;

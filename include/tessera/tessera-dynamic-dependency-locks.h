@@ -63,5 +63,7 @@ TESSERA_AVAILABLE_IN_ALL
 TesseraDynamicDependency *tessera_dynamic_dependency_locks_get_waiting_for (TesseraDynamicDependencyLocks *self);
 TESSERA_AVAILABLE_IN_ALL
 const char               *tessera_dynamic_dependency_locks_get_waiting_reason (TesseraDynamicDependencyLocks *self);
+TESSERA_AVAILABLE_IN_ALL
+const GError             *tessera_dynamic_dependency_locks_get_refusal        (TesseraDynamicDependencyLocks *self);
 
 G_END_DECLS

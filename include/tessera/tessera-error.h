@@ -42,8 +42,9 @@ G_BEGIN_DECLS
  *   (%TESSERA_ERROR_OVER_CAPACITY)
  * @TESSERA_ERROR_OVER_CAPACITY: the request is larger than the resource's
  *   current capacity (its total, its devices); waiting goes on, since the
- *   capacity may grow, and the message says why: a wait that times out
- *   then says it in its %TESSERA_ERROR_TIMEOUT
+ *   capacity may grow, and the message says why, naming the capacity: a
+ *   wait that times out then says it in its %TESSERA_ERROR_TIMEOUT (the
+ *   `tessera` command gives up at once instead, unless told to wait)
  * @TESSERA_ERROR_UNSUPPORTED_PROTOCOL: the pool's informations.json asks
  *   for a newer Tessera protocol than this library speaks (its
  *   `tessera_protocol` member); this Tessera leaves the pool alone

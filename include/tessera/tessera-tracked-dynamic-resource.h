@@ -161,6 +161,14 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * - any other error (for instance %TESSERA_ERROR_REQUEST_TOO_LARGE): the
  *   request can never be granted; the acquisition fails with it.
  *
+ * The message is the type's reason, and reaches the user as it is: a
+ * waiter gets it from [method@Tessera.DynamicDependencyLocks.get_refusal],
+ * and `tessera run` says it when it gives up (`--no-wait`, a timeout) and
+ * while it waits. So it says what stands in the way ("this user holds
+ * their licences", "Token cpu has fewer than 4 free"), not what comes next
+ * (the caller may not wait); one of %TESSERA_ERROR_OVER_CAPACITY names the
+ * current capacity ("Token cpu has 8 in all, fewer than the 12 asked for").
+ *
  * Called with the thread lock and ipc.lock held, on any thread, never
  * concurrently for one resource; must not block.
  *

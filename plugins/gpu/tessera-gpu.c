@@ -239,7 +239,7 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
     {
       /* Devices may be added (informations.json): wait, saying why. */
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY,
-                   _("%s has %u device(s) with at least %llu MiB, fewer than the %d asked for: waiting for more"),
+                   _("%s has %u device(s) with at least %llu MiB, fewer than the %d asked for"),
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), n_fitting,
                    (unsigned long long) tessera_gpu_dependency_get_min_memory (dep),
                    tessera_gpu_dependency_get_count (dep));
@@ -251,7 +251,7 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   tessera_gpu_dependency_set_choice (dep, chosen != NULL ? chosen : pick (self, dep, TRUE, &n_fitting));
   if (chosen != NULL)
     return TRUE;
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("%s has fewer than %d device(s) free: waiting"),
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("%s has fewer than %d device(s) free"),
                tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)),
                tessera_gpu_dependency_get_count (dep));
   return FALSE;

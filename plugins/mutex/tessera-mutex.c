@@ -271,7 +271,7 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
     return TRUE;
   else
     write_intent (self, dep, name);
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Mutex %s is held: waiting"),
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Mutex %s is held"),
                tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)));
   return FALSE;
 }
