@@ -555,10 +555,13 @@ static void
 test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_lock_file (f, "future", "{\"count\": 1}", NULL);
+  g_autofree char *job_uri = job_uri_for (f, "future");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
   g_autoptr(TestCounter) first = NULL;
   g_autoptr(TestCounter) second = NULL;
   gint64 since;
 
+  test_write_file (lock_path, "");   /* seen here, and free */
   test_set_file_age (path, -3600);
   first = open_counter (f);
   g_assert_cmpint (grantable (f, first), ==, 1);
@@ -584,6 +587,8 @@ test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
 {
   g_autofree char *dummy = g_build_filename (f->tmp, "dummy", NULL);
   g_autoptr(Helper) other = helper_spawn (NULL, "flock", dummy, NULL);
+  g_autofree char *job_uri = job_uri_for (f, "reused-xp");
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
   g_autofree char *process = NULL;
   g_autofree char *path = NULL;
   g_autoptr(TestCounter) counter = NULL;
@@ -592,6 +597,7 @@ test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
   helper_expect_line (other, "LOCKED", 60);
   process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) helper_get_pid (other));
   path = write_lock_file (f, "reused-xp", "{\"count\": 1}", process);
+  test_write_file (lock_path, "");   /* its job ended: its job lock is free */
   counter = open_counter (f);
   g_assert_cmpint (grantable (f, counter), ==, 1);
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
@@ -684,6 +690,313 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
 
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
   g_assert_cmpint (test_exit_code (holder), ==, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A job lock that cannot be opened (issue 38): only a job lock that was
+ * opened and found free is a death. A container with its own state or job
+ * folders (podman, apptainer) keeps its job lock where a judge outside
+ * cannot see it. */
+
+/* `tessera ARGS…` in a container of its own: pid and mount namespaces,
+ * its /proc mounted, after the shell commands @setup (its own mounts). */
+static GSubprocess *
+spawn_in_own_mounts (Fixture *f, GSubprocessLauncher *launcher, const char *setup, GError **error, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  const char *unshare[] = { "unshare", "--pid", "--fork", "--mount", "--mount-proc", "--propagation", "private",
+                            "sh", "-c" };
+  va_list ap;
+
+  for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
+    g_ptr_array_add (argv, g_strdup (unshare[i]));
+  g_ptr_array_add (argv, g_strdup_printf ("set -e; %s; exec \"$@\"", setup));
+  g_ptr_array_add (argv, g_strdup ("sh"));
+  g_ptr_array_add (argv, g_strdup (g_getenv ("TESSERA_TOOL")));
+  g_ptr_array_add (argv, g_strdup ("--config"));
+  g_ptr_array_add (argv, g_strdup (f->config));
+  va_start (ap, error);
+  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+/* `tessera run --no-wait --need r=1 -- true` here, as @launcher makes it:
+ * its exit status. */
+static int
+run_no_wait_with (Fixture *f, GSubprocessLauncher *launcher)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config",
+                                                            f->config, "run", "--no-wait", "--need", "r=1", "--",
+                                                            "true", NULL);
+
+  g_assert_no_error (error);
+  return test_exit_code (run);
+}
+
+/* The one lock file of the pool r (its path), read as JSON. */
+static JsonNode *
+read_only_lock_file (Fixture *f, char **path_out)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+  const char *name;
+  JsonNode *node;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      {
+        g_assert_null (path);
+        path = g_build_filename (jobs, name, NULL);
+      }
+  g_assert_nonnull (path);
+  g_assert_true (g_file_get_contents (path, &text, NULL, &error));
+  g_assert_no_error (error);
+  node = json_from_string (text, &error);
+  g_assert_no_error (error);
+  if (path_out != NULL)
+    *path_out = g_steal_pointer (&path);
+  return node;
+}
+
+/* The issue's container: its own state folder mounted over ours. Its
+ * `tessera run` keeps its job folder in the pool's runs/, where a judge
+ * outside sees its job lock held; its spec records that folder. */
+static void
+test_container_own_state_folder_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *own = g_build_filename (f->tmp, "own-state", NULL);
+  g_autofree char *setup = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *job_dir = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                       G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  g_autoptr(GSubprocessLauncher) here = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) lock_file = NULL;
+  JsonObject *process, *identity;
+  struct stat st;
+
+  g_assert_cmpint (g_mkdir_with_parents (own, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (g_get_user_state_dir (), 0700), ==, 0);
+  setup = g_strdup_printf ("mount --bind '%s' \"$XDG_STATE_HOME\"", own);
+  holder = spawn_in_own_mounts (f, launcher, setup, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+
+  /* Unavailable: the holder was not taken for dead, its file stays. */
+  g_assert_cmpint (run_no_wait_with (f, here), ==, 75);
+  lock_file = read_only_lock_file (f, &path);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  /* Its job folder is in the pool, and its spec records which folder. */
+  job_dir = g_path_get_dirname (json_object_get_string_member (json_node_get_object (lock_file), "job_uri"));
+  g_test_message ("job folder: %s", job_dir);
+  g_assert_true (g_str_has_prefix (job_dir, f->tmp));
+  g_assert_nonnull (strstr (job_dir, "/r/runs/"));
+  g_assert_cmpint (stat (job_dir, &st), ==, 0);
+  process = json_object_get_object_member (json_node_get_object (lock_file), "process");
+  g_assert_nonnull (process);
+  identity = json_object_get_object_member (process, "job_folder");
+  g_assert_nonnull (identity);
+  g_assert_cmpint (json_object_get_int_member (identity, "dev"), ==, (gint64) st.st_dev);
+  g_assert_cmpint (json_object_get_int_member (identity, "ino"), ==, (gint64) st.st_ino);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (job_dir, G_FILE_TEST_EXISTS));
+}
+
+/* A container whose job folders (TESSERA_JOB_FOLDERS) are its own: the
+ * judge outside cannot open the job lock, so the holder counts; status
+ * says it is unknown, why, and how to free it; that line frees it. */
+static void
+test_container_hidden_job_folder_counts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folders = g_build_filename (f->tmp, "job-folders", NULL);
+  g_autofree char *setup = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *json_out = NULL;
+  g_autofree char *free_line = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                       G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  g_autoptr(GSubprocessLauncher) here = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GSubprocessLauncher) capture = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) status = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) lock_file = NULL;
+  g_autoptr(JsonNode) described = NULL;
+  JsonObject *h;
+  const char *job;
+
+  g_assert_cmpint (g_mkdir_with_parents (folders, 0755), ==, 0);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_JOB_FOLDERS", folders, TRUE);
+  g_subprocess_launcher_setenv (here, "TESSERA_JOB_FOLDERS", folders, TRUE);
+  g_subprocess_launcher_setenv (capture, "TESSERA_JOB_FOLDERS", folders, TRUE);
+  setup = g_strdup_printf ("mount -t tmpfs tmpfs '%s'", folders);
+  holder = spawn_in_own_mounts (f, launcher, setup, &error,
+                                "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  g_assert_no_error (error);
+  ready = read_line (holder);
+  g_assert_cmpstr (ready, ==, "ready");
+  g_assert_cmpuint (test_count_entries (folders), ==, 0);   /* nothing of it seen here */
+
+  for (int i = 0; i < 2; i++)
+    g_assert_cmpint (run_no_wait_with (f, here), ==, 75);
+  lock_file = read_only_lock_file (f, &path);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  /* status: unknown, why, and the line that frees it. */
+  status = g_subprocess_launcher_spawn (capture, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                        "status", "--json", "r", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (status, NULL, NULL, &json_out, NULL, &error));
+  g_assert_no_error (error);
+  g_test_message ("status --json: %s", json_out);
+  described = json_from_string (json_out, &error);
+  g_assert_no_error (error);
+  h = json_array_get_object_element (json_object_get_array_member (json_array_get_object_element (
+        json_object_get_array_member (json_node_get_object (described), "resources"), 0), "holders"), 0);
+  g_assert_cmpstr (json_object_get_string_member (h, "state"), ==, "unknown");
+  g_assert_nonnull (json_object_get_string_member (h, "reason"));
+  g_assert_nonnull (strstr (json_object_get_string_member (h, "reason"), "job lock"));
+  job = json_object_get_string_member (h, "job");
+  g_clear_object (&status);
+  status = g_subprocess_launcher_spawn (capture, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                        "status", "r", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (status, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  g_test_message ("status: %s", out);
+  g_assert_nonnull (strstr (out, ", unknown, "));
+  free_line = g_strdup_printf ("tessera clean --force r %s", job);
+  g_assert_nonnull (strstr (out, free_line));
+
+  /* What status says frees it. */
+  g_clear_object (&status);
+  status = g_subprocess_launcher_spawn (capture, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
+                                        "clean", "--force", "r", job, NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (status), ==, 0);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (run_no_wait_with (f, here), ==, 0);
+
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  test_exit_code (holder);
+}
+
+/* A spec of this host and boot in another pid namespace (a container's):
+ * only its job lock can tell. */
+static void
+set_other_pid_ns (JsonObject *spec, gpointer data)
+{
+  json_object_set_int_member (spec, "pid_ns", 1);
+}
+
+typedef struct
+{
+  const char *folder;   /* whose identity the spec records */
+} FolderEdit;
+
+static void
+set_container_job_folder (JsonObject *spec, gpointer data)
+{
+  FolderEdit *edit = data;
+  JsonObject *identity = json_object_new ();
+  struct stat st;
+
+  set_other_pid_ns (spec, NULL);
+  g_assert_cmpint (stat (edit->folder, &st), ==, 0);
+  json_object_set_int_member (identity, "dev", (gint64) st.st_dev);
+  json_object_set_int_member (identity, "ino", (gint64) st.st_ino);
+  json_object_set_object_member (spec, "job_folder", identity);
+}
+
+/* A Tessera holder whose spec records its job folder: seen here without
+ * its job lock, that very folder says the holder is gone (a run removes
+ * its lock files before its job lock); another folder at that path, or
+ * none, says nothing, and the holder counts. data: "same", "other" or
+ * "none". */
+static void
+test_recorded_job_folder (Fixture *f, gconstpointer data)
+{
+  const char *which = data;
+  g_autofree char *job_uri = job_uri_for (f, "recorded");
+  g_autofree char *job_dir = g_path_get_dirname (job_uri);
+  g_autofree char *other = g_build_filename (f->tmp, "xp", "elsewhere", NULL);
+  FolderEdit edit = { job_dir };
+  g_autofree char *spec = NULL;
+  g_autofree char *path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (other, 0755), ==, 0);
+  if (g_str_equal (which, "other"))
+    edit.folder = other;
+  spec = own_spec (set_container_job_folder, &edit);
+  path = write_lock_file (f, "recorded", "{\"count\": 1}", spec);
+  if (g_str_equal (which, "none"))
+    g_assert_cmpint (g_rmdir (job_dir), ==, 0);
+  counter = open_counter (f);
+  if (g_str_equal (which, "same"))
+    {
+      g_assert_cmpint (grantable (f, counter), ==, 2);
+      g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+    }
+  else
+    {
+      g_assert_cmpint (grantable (f, counter), ==, 1);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+    }
+}
+
+/* experimaestro's holders keep their own layout and record no folder:
+ * judged as before when their job lock can be opened (free: gone, once
+ * seen free for min-age), but a job folder that cannot be seen, or one
+ * without its job lock (not taken yet, or taken where we do not look),
+ * says nothing: the holder counts. data: "lock", "no-lock" or "none". */
+static void
+test_experimaestro_job_folder (Fixture *f, gconstpointer data)
+{
+  const char *which = data;
+  g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) dead_pid ());
+  g_autofree char *job_uri = job_uri_for (f, "xp-job");
+  g_autofree char *job_dir = g_path_get_dirname (job_uri);
+  g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
+  g_autofree char *path = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+
+  if (g_str_equal (which, "lock"))
+    test_write_file (lock_path, "");
+  path = write_lock_file (f, "xp-job", "{\"count\": 1}", process);
+  if (g_str_equal (which, "none"))
+    g_assert_cmpint (g_rmdir (job_dir), ==, 0);
+  counter = open_counter (f);
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
+  if (g_str_equal (which, "lock"))
+    {
+      g_assert_cmpint (grantable (f, counter), ==, 2);
+      g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+    }
+  else
+    {
+      g_assert_cmpint (grantable (f, counter), ==, 1);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -2474,6 +2787,14 @@ main (int argc, char **argv)
   ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
   ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
   ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
+  ADD ("/hosts/container/own-state-folder/holder-counts", NULL, test_container_own_state_folder_counts);
+  ADD ("/hosts/container/hidden-job-folder/holder-counts", NULL, test_container_hidden_job_folder_counts);
+  ADD ("/hosts/job-lock/recorded-job-folder-without-lock/reclaimed", "same", test_recorded_job_folder);
+  ADD ("/hosts/job-lock/recorded-job-folder-replaced/counts", "other", test_recorded_job_folder);
+  ADD ("/hosts/job-lock/recorded-job-folder-unseen/counts", "none", test_recorded_job_folder);
+  ADD ("/hosts/job-lock/experimaestro-free-lock/reclaimed", "lock", test_experimaestro_job_folder);
+  ADD ("/hosts/job-lock/experimaestro-no-lock/counts", "no-lock", test_experimaestro_job_folder);
+  ADD ("/hosts/job-lock/experimaestro-no-job-folder/counts", "none", test_experimaestro_job_folder);
   ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
   ADD ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
   ADD ("/hosts/lease/healthy-run-outlives-its-lease", NULL, test_lease_healthy_run);

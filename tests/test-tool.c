@@ -650,11 +650,14 @@ test_config_error (Fixture *f, gconstpointer data)
   g_assert_cmpint (strchr (out, '\n') - out, ==, (int) strlen (out) - 1);
 }
 
-/* A holder whose process is gone, removed by `tessera clean`, which says so. */
+/* A holder whose process is gone (its job lock free), removed by `tessera
+ * clean`, which says so. */
 static void
 test_clean (Fixture *f, gconstpointer data)
 {
   g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "gone@1.json", NULL);
+  g_autofree char *job_dir = g_build_filename (f->tmp, "gone-job", NULL);
+  g_autofree char *job_lock = g_build_filename (job_dir, "gone.lock", NULL);
   g_autofree char *first = NULL;
   g_autofree char *again = NULL;
   int status;
@@ -666,8 +669,10 @@ test_clean (Fixture *f, gconstpointer data)
   g_assert_true (g_spawn_command_line_sync ("sh -c 'echo $$'", &pid, NULL, NULL, NULL));
   g_strstrip (pid);
   g_assert_cmpint (atoi (pid), >, 0);
-  content = g_strdup_printf ("{\"job_uri\": \"/x/gone\", \"information\": {\"count\": 1}, "
-                             "\"process\": {\"type\": \"local\", \"pid\": %s, \"start_time\": 1}}", pid);
+  g_assert_cmpint (g_mkdir_with_parents (job_dir, 0755), ==, 0);
+  test_write_file (job_lock, "");
+  content = g_strdup_printf ("{\"job_uri\": \"%s/gone\", \"information\": {\"count\": 1}, "
+                             "\"process\": {\"type\": \"local\", \"pid\": %s, \"start_time\": 1}}", job_dir, pid);
   g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
   test_write_file (lock_file, content);
   first = run_capture (f, &status, "clean", NULL);
@@ -2039,10 +2044,12 @@ test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
   let_go (holder);
 }
 
+/* The job folders of `tessera run` in the pool r's runs/UID. */
 static guint
 count_job_folders (Fixture *f)
 {
-  g_autofree char *jobs = g_build_filename (f->tmp, "state", "tessera", "jobs", NULL);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "runs", uid, NULL);
   GDir *dir = g_dir_open (jobs, 0, NULL);
   guint n = 0;
 
@@ -2053,8 +2060,8 @@ count_job_folders (Fixture *f)
   return n;
 }
 
-/* A wrapper killed with SIGKILL leaves its job folder in the state
- * directory; once its command has ended too, `tessera clean` removes it,
+/* A wrapper killed with SIGKILL leaves its job folder in the pool's
+ * runs/UID; once its command has ended too, `tessera clean` removes it,
  * and leaves alone the folder of a job that still runs. */
 static void
 test_clean_job_folders (Fixture *f, gconstpointer data)
@@ -2904,6 +2911,9 @@ test_clean_host (Fixture *f, gconstpointer data)
   int fds[3];
   g_autofree char *old1 = NULL, *old2 = NULL, *other = NULL;
   g_autofree char *dead = g_build_filename (f->tmp, "r", "jobs", "dead@1.json", NULL);
+  g_autofree char *dead_job_dir = g_build_filename (f->tmp, "third-node-job", NULL);
+  g_autofree char *dead_job_lock = g_build_filename (dead_job_dir, "never-locked.lock", NULL);
+  g_autofree char *dead_text = NULL;
   g_autofree char *out = NULL;
   int status;
 
@@ -2924,11 +2934,16 @@ test_clean_host (Fixture *f, gconstpointer data)
   g_assert_null (strstr (out, "other@1"));
   g_assert_nonnull (strstr (out, "--yes"));
   g_assert_true (g_file_test (old1, G_FILE_TEST_EXISTS) && g_file_test (old2, G_FILE_TEST_EXISTS));
-  /* Without --yes nothing goes, a dead holder of a third host neither;
-   * with it, that one goes too, and is named. */
-  test_write_file (dead, "{\"job_uri\": \"/x/never-locked\", \"information\": {\"count\": 1}, "
-                         "\"process\": {\"type\": \"local\", \"pid\": 5, \"start_time\": 1, \"host\": \"third-node\", "
-                         "\"boot_id\": \"00000000-dead-beef-0000-000000000001\"}}");
+  /* Without --yes nothing goes, a dead holder of a third host neither
+   * (its job lock, seen here, free); with it, that one goes too, and is
+   * named. */
+  g_assert_cmpint (g_mkdir_with_parents (dead_job_dir, 0755), ==, 0);
+  test_write_file (dead_job_lock, "");
+  dead_text = g_strdup_printf ("{\"job_uri\": \"%s/never-locked\", \"information\": {\"count\": 1}, "
+                               "\"process\": {\"type\": \"local\", \"pid\": 5, \"start_time\": 1, "
+                               "\"host\": \"third-node\", \"boot_id\": \"00000000-dead-beef-0000-000000000001\"}}",
+                               dead_job_dir);
+  test_write_file (dead, dead_text);
   g_clear_pointer (&out, g_free);
   out = run_capture (f, &status, "clean", "--host", "retired-node", "r", NULL);
   g_assert_cmpint (status, ==, 64);
