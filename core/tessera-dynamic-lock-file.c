@@ -35,7 +35,17 @@ typedef struct
   TesseraProcess *process;
   JsonNode *information;   /* sealed; NULL for JSON null or no member */
   gint64 mtime_ns;
+  /* The holder's job folder (the folder of job_uri), as its process
+   * recorded it in "process": "job_folder". */
+  gboolean job_folder_known;
+  guint64 job_folder_dev;
+  guint64 job_folder_ino;
+  char *unknown_reason;    /* under unknown_reason_lock */
 } TesseraDynamicLockFilePrivate;
+
+/* A verdict is made under its resource's thread lock, and read by anyone
+ * who has the lock file (tessera_dynamic_lock_file_dup_unknown_reason()). */
+static GMutex unknown_reason_lock;
 
 enum {
   PROP_0,
@@ -58,6 +68,7 @@ tessera_dynamic_lock_file_finalize (GObject *object)
 
   g_free (priv->path);
   g_free (priv->job_uri);
+  g_free (priv->unknown_reason);
   g_clear_object (&priv->process);
   g_clear_pointer (&priv->information, json_node_unref);
   G_OBJECT_CLASS (tessera_dynamic_lock_file_parent_class)->finalize (object);
@@ -167,6 +178,27 @@ tessera_dynamic_lock_file_init (TesseraDynamicLockFile *self)
 #define CONCRETE_LOCK_FILE_TYPE(type) \
   (g_type_is_a ((type), TESSERA_TYPE_DYNAMIC_LOCK_FILE) && !G_TYPE_IS_ABSTRACT (type))
 
+/* "job_folder": {"dev": N, "ino": N} in @process, as Tessera writes it
+ * (anything else says nothing). */
+static void
+read_job_folder (TesseraDynamicLockFile *self, JsonObject *process)
+{
+  TesseraDynamicLockFilePrivate *priv = PRIV (self);
+  JsonNode *node = json_object_get_member (process, "job_folder");
+  JsonNode *dev, *ino;
+
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return;
+  dev = json_object_get_member (json_node_get_object (node), "dev");
+  ino = json_object_get_member (json_node_get_object (node), "ino");
+  if (dev == NULL || !JSON_NODE_HOLDS_VALUE (dev) || json_node_get_value_type (dev) != G_TYPE_INT64 ||
+      ino == NULL || !JSON_NODE_HOLDS_VALUE (ino) || json_node_get_value_type (ino) != G_TYPE_INT64)
+    return;
+  priv->job_folder_known = TRUE;
+  priv->job_folder_dev = (guint64) json_node_get_int (dev);
+  priv->job_folder_ino = (guint64) json_node_get_int (ino);
+}
+
 /**
  * tessera_dynamic_lock_file_new_from_data:
  * @lock_file_type: a concrete subtype of #TesseraDynamicLockFile
@@ -236,6 +268,8 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
                                   ? json_node_get_string (job_uri) : NULL,
                        "process", process,
                        NULL);
+  if (process != NULL)
+    read_job_folder (self, json_node_get_object (process_node));
   information = json_object_get_member (object, "information");
   if (information != NULL && JSON_NODE_HOLDS_NULL (information))
     information = NULL;
@@ -360,7 +394,21 @@ tessera_dynamic_lock_file_to_json (TesseraDynamicLockFile *self)
   json_object_set_member (object, "information",
                           information ? information : json_node_new (JSON_NODE_NULL));
   if (priv->process != NULL)
-    json_object_set_member (object, "process", tessera_process_to_json (priv->process));
+    {
+      JsonNode *process = tessera_process_to_json (priv->process);
+
+      /* Beside the process, in the spec, which readers that do not know
+       * the member ignore. */
+      if (priv->job_folder_known && JSON_NODE_HOLDS_OBJECT (process))
+        {
+          JsonObject *identity = json_object_new ();
+
+          json_object_set_int_member (identity, "dev", (gint64) priv->job_folder_dev);
+          json_object_set_int_member (identity, "ino", (gint64) priv->job_folder_ino);
+          json_object_set_object_member (json_node_get_object (process), "job_folder", identity);
+        }
+      json_object_set_member (object, "process", process);
+    }
   node = json_node_new (JSON_NODE_OBJECT);
   json_node_take_object (node, object);
   return node;
@@ -620,4 +668,65 @@ void
 _tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *self, gint64 mtime_ns)
 {
   PRIV (self)->mtime_ns = mtime_ns;
+}
+
+void
+_tessera_dynamic_lock_file_set_job_folder (TesseraDynamicLockFile *self,
+                                           guint64                 dev,
+                                           guint64                 ino)
+{
+  PRIV (self)->job_folder_known = TRUE;
+  PRIV (self)->job_folder_dev = dev;
+  PRIV (self)->job_folder_ino = ino;
+}
+
+gboolean
+_tessera_dynamic_lock_file_get_job_folder (TesseraDynamicLockFile *self,
+                                           guint64                *dev,
+                                           guint64                *ino)
+{
+  *dev = PRIV (self)->job_folder_dev;
+  *ino = PRIV (self)->job_folder_ino;
+  return PRIV (self)->job_folder_known;
+}
+
+void
+_tessera_dynamic_lock_file_set_unknown_reason (TesseraDynamicLockFile *self,
+                                               const char             *reason)
+{
+  TesseraDynamicLockFilePrivate *priv = PRIV (self);
+
+  g_mutex_lock (&unknown_reason_lock);
+  if (g_strcmp0 (priv->unknown_reason, reason) != 0)
+    {
+      g_free (priv->unknown_reason);
+      priv->unknown_reason = g_strdup (reason);
+    }
+  g_mutex_unlock (&unknown_reason_lock);
+}
+
+/**
+ * tessera_dynamic_lock_file_dup_unknown_reason:
+ * @self: a lock file
+ *
+ * Why the last verdict of this process on the holder could not tell
+ * whether it still runs, so that it counts as an unknown holder until
+ * it is surely gone or removed by hand (`tessera clean --force`): for
+ * instance a job lock that cannot be opened from here. Set by the
+ * resource that read the lock file, when it judges the holder. Callable
+ * from any thread.
+ *
+ * Returns: (transfer full) (nullable): why, or %NULL when the last
+ *   verdict was sure, or there was none
+ */
+char *
+tessera_dynamic_lock_file_dup_unknown_reason (TesseraDynamicLockFile *self)
+{
+  char *reason;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
+  g_mutex_lock (&unknown_reason_lock);
+  reason = g_strdup (PRIV (self)->unknown_reason);
+  g_mutex_unlock (&unknown_reason_lock);
+  return reason;
 }

@@ -8,6 +8,7 @@
 #include <glib-unix.h>
 #include <poll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct
@@ -469,6 +470,37 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
   return TRUE;
 }
 
+/* Whether the job folder that @holder's spec recorded is at its path
+ * here: then a job lock not there means the holder let it go (a holder
+ * takes its job lock before it writes its lock file, and removes its lock
+ * files before its job lock). Anything else (no folder recorded, as in
+ * experimaestro's specs; no folder here; another one) says nothing: the
+ * folder may be one this host cannot see. */
+static gboolean
+recorded_job_folder_here (TesseraHolder *holder, const char *job_uri)
+{
+  g_autofree char *dir = g_path_get_dirname (job_uri);
+  guint64 dev, ino;
+  struct stat st;
+
+  return _tessera_dynamic_lock_file_get_job_folder (holder->lock_file, &dev, &ino) && stat (dir, &st) == 0 &&
+         S_ISDIR (st.st_mode) && (guint64) st.st_dev == dev && (guint64) st.st_ino == ino;
+}
+
+/* Why a job lock that could not be probed (@state, @errsv from
+ * _tessera_job_lock_probe()) leaves the holder unknown. */
+static char *
+job_lock_doubt (const char *lock_path, TesseraJobLockState state, int errsv)
+{
+  if (state == TESSERA_JOB_LOCK_ABSENT)
+    return g_strdup_printf (_("its job lock %s cannot be opened here (%s): its job folder may be one this host "
+                              "cannot see (a container's own, another host's)"),
+                            lock_path, g_strerror (errsv));
+  if (errsv == 0)
+    return g_strdup_printf (_("its job lock %s is not a regular file"), lock_path);
+  return g_strdup_printf (_("its job lock %s cannot be probed here (%s)"), lock_path, g_strerror (errsv));
+}
+
 TesseraHolderVerdict
 _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
                                TesseraHolder        *holder,
@@ -508,15 +540,27 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
                                          _tessera_host_lease_get_time (monitor->lease));
               return TESSERA_HOLDER_GONE;
             }
-          if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
+          int errsv = 0;
+          TesseraJobLockState lock = _tessera_job_lock_probe (lock_path, &errsv);
+
+          /* Only a job lock opened and found free is a death, or its
+           * recorded folder seen here without it. */
+          if (lock == TESSERA_JOB_LOCK_ABSENT && recorded_job_folder_here (holder, job_uri))
+            lock = TESSERA_JOB_LOCK_FREE;
+          if (lock != TESSERA_JOB_LOCK_FREE)
             {
-              /* Held (or not ours to probe): the holder runs. */
-              holder->lock_seen_held = TRUE;
+              g_autofree char *doubt = lock != TESSERA_JOB_LOCK_HELD ? job_lock_doubt (lock_path, lock, errsv) : NULL;
+
+              /* Held: the holder runs. Not ours to probe: it counts. */
+              if (lock == TESSERA_JOB_LOCK_HELD)
+                holder->lock_seen_held = TRUE;
+              _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, doubt);
               forget_lock_free (monitor, holder);
               if (tessera_process_check (holder->process) == TESSERA_PROCESS_ALIVE && !holder->watched)
                 _tessera_holder_monitor_watch (monitor, holder);   /* its exit brings it back here */
               return TESSERA_HOLDER_HOLDS;
             }
+          _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, NULL);
           if (!lock_free_for_long (monitor, holder, min_age))
             return TESSERA_HOLDER_HOLDS;   /* counts; looked at again on every refresh */
           if (!locks_cross_hosts (monitor) && !_tessera_process_on_this_host (holder->process))
@@ -550,17 +594,20 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
     }
   else
     {
-      g_autofree char *job_dir = g_path_get_dirname (job_uri);
+      int errsv = 0;
+      TesseraJobLockState lock = _tessera_job_lock_probe (lock_path, &errsv);
+      g_autofree char *doubt = lock != TESSERA_JOB_LOCK_FREE && lock != TESSERA_JOB_LOCK_HELD
+                               ? job_lock_doubt (lock_path, lock, errsv) : NULL;
 
       /* A process holding the job lock (either kind) is the holder, still
-       * starting. */
-      if (_tessera_job_lock_probe (lock_path) != TESSERA_JOB_LOCK_FREE)
+       * starting. One that cannot be opened (its job folder not seen
+       * here) proves nothing: the holder counts. */
+      _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, doubt);
+      if (lock != TESSERA_JOB_LOCK_FREE)
         return TESSERA_HOLDER_HOLDS;
       if (!_tessera_holder_monitor_seen_for (monitor, holder, min_age))
         return TESSERA_HOLDER_HOLDS;
-      *reason = g_strdup (g_file_test (job_dir, G_FILE_TEST_IS_DIR)
-                          ? _("it has no process and nobody holds its job lock")
-                          : _("its job directory is gone"));
+      *reason = g_strdup (_("it has no process and nobody holds its job lock"));
       return TESSERA_HOLDER_GONE;
     }
 }

@@ -38,6 +38,11 @@ struct _TesseraJob
   int lock_fd;
   gboolean wrote_pid;
   int folder_fd;    /* the job's folder, checked by the caller; -1: reached by path */
+  /* The folder that holds the job lock, as it was when the lock was
+   * taken (lock files record it): folder_known FALSE when unknown. */
+  gboolean folder_known;
+  guint64 folder_dev;
+  guint64 folder_ino;
 };
 
 enum {
@@ -638,7 +643,46 @@ unhold_locked (TesseraJob *self)
     }
   /* Closing the descriptor drops the open-file-description lock. */
   close (self->lock_fd);
+  self->folder_known = FALSE;
   self->lock_fd = -1;
+}
+
+/* Records the job folder's identity once the job lock @lock_name is held
+ * there: the folder (its descriptor, else its path) must hold that very
+ * lock, so that whoever finds the folder without it knows the holder let
+ * it go. Called with the job's mutex held. */
+static void
+record_folder (TesseraJob *self, const char *dir, const char *lock_name)
+{
+  struct stat dir_st, lock_st, held_st;
+  int dir_fd = self->folder_fd >= 0 ? self->folder_fd : open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  self->folder_known = dir_fd >= 0 && fstat (dir_fd, &dir_st) == 0 &&
+                       fstatat (dir_fd, lock_name, &lock_st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       fstat (self->lock_fd, &held_st) == 0 &&
+                       lock_st.st_dev == held_st.st_dev && lock_st.st_ino == held_st.st_ino;
+  if (self->folder_known)
+    {
+      self->folder_dev = (guint64) dir_st.st_dev;
+      self->folder_ino = (guint64) dir_st.st_ino;
+    }
+  if (dir_fd >= 0 && dir_fd != self->folder_fd)
+    close (dir_fd);
+}
+
+gboolean
+_tessera_job_get_folder (TesseraJob *self,
+                         guint64    *dev,
+                         guint64    *ino)
+{
+  gboolean known;
+
+  g_mutex_lock (&self->mutex);
+  known = self->lock_fd >= 0 && self->folder_known;
+  *dev = self->folder_dev;
+  *ino = self->folder_ino;
+  g_mutex_unlock (&self->mutex);
+  return known;
 }
 
 /**
@@ -660,6 +704,7 @@ tessera_job_hold (TesseraJob  *self,
 {
   g_autofree char *dir = NULL;
   g_autofree char *lock_path = NULL;
+  g_autofree char *lock_name = NULL;
   gboolean ok = FALSE;
 
   g_return_val_if_fail (TESSERA_IS_JOB (self), FALSE);
@@ -674,16 +719,14 @@ tessera_job_hold (TesseraJob  *self,
   _tessera_pause_point ("job-hold");
   dir = g_path_get_dirname (self->job_uri);
   lock_path = tessera_job_dup_lock_path (self);
+  lock_name = g_path_get_basename (lock_path);
   if (self->folder_fd >= 0)
-    {
-      g_autofree char *lock_name = g_path_get_basename (lock_path);
-
-      self->lock_fd = _tessera_job_lock_take_at (self->folder_fd, lock_name, lock_path, error);
-    }
+    self->lock_fd = _tessera_job_lock_take_at (self->folder_fd, lock_name, lock_path, error);
   else if (_tessera_mkdir_with_parents (dir, error))
     self->lock_fd = _tessera_job_lock_take (lock_path, error);
   if (self->lock_fd >= 0)
     {
+      record_folder (self, dir, lock_name);
       ok = self->process == NULL || write_pid_file (self, error);
       if (!ok)
         unhold_locked (self);

@@ -16,6 +16,7 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
   gint64 mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
   TesseraProcess *process = tessera_job_get_process (job);
   TesseraDynamicLockFile *lock_file;
+  guint64 folder_dev, folder_ino;
   Entry *entry;
   struct stat st;
 
@@ -30,6 +31,10 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
   lock_file = _tessera_dynamic_lock_file_new_unsaved (cache->lock_file_type, path,
                                                       tessera_job_get_job_uri (job), information,
                                                       process, error);
+  /* Its job folder, where a judge that finds it without its job lock
+   * knows the holder gone (the job lock goes after the lock files). */
+  if (lock_file != NULL && _tessera_job_get_folder (job, &folder_dev, &folder_ino))
+    _tessera_dynamic_lock_file_set_job_folder (lock_file, folder_dev, folder_ino);
   if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, &st, error))
     {
       g_clear_object (&lock_file);

@@ -38,9 +38,13 @@ int      _tessera_ofd_lock            (int          fd,
 
 /* Job lock (`<job_uri>.lock`): OFD write lock */
 typedef enum {
-  TESSERA_JOB_LOCK_FREE,
+  TESSERA_JOB_LOCK_FREE,      /* opened, and nobody holds it */
   TESSERA_JOB_LOCK_HELD,
   TESSERA_JOB_LOCK_UNKNOWN,   /* cannot be opened or probed: no verdict */
+  /* Not there to open (ENOENT, ENOTDIR): no verdict either, since its
+   * folder may be one this process cannot see (a container's own,
+   * another host's). */
+  TESSERA_JOB_LOCK_ABSENT,
 } TesseraJobLockState;
 
 int      _tessera_job_lock_take       (const char  *path,
@@ -50,10 +54,18 @@ int      _tessera_job_lock_take_at    (int          dir_fd,
                                        const char  *name,
                                        const char  *path,
                                        GError     **error);
-TesseraJobLockState _tessera_job_lock_probe (const char *path);
+/* @errsv (nullable): why, when it is neither free nor held (an errno;
+ * 0: not a regular file). */
+TesseraJobLockState _tessera_job_lock_probe (const char *path,
+                                             int        *errsv);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 char    *_tessera_job_dup_checked_lock_file_name (TesseraJob *self,
                                                   GError    **error);
+/* The device and inode of the folder that holds the job lock this job
+ * holds (its job folder), recorded when it took it: FALSE when unknown. */
+gboolean _tessera_job_get_folder      (TesseraJob  *self,
+                                       guint64     *dev,
+                                       guint64     *ino);
 
 /* Task ids and job identifiers: safe as part of a file name in `jobs/`
  * (tessera-job.c) */
@@ -277,6 +289,18 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_from_text (GType         
 TESSERA_AVAILABLE_IN_ALL
 void _tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *lock_file,
                                            gint64                  mtime_ns);
+
+/* The holder's job folder (device and inode), written in its "process"
+ * as "job_folder" (tessera-dynamic-lock-file.c): FALSE when not recorded. */
+void     _tessera_dynamic_lock_file_set_job_folder (TesseraDynamicLockFile *self,
+                                                    guint64                 dev,
+                                                    guint64                 ino);
+gboolean _tessera_dynamic_lock_file_get_job_folder (TesseraDynamicLockFile *self,
+                                                    guint64                *dev,
+                                                    guint64                *ino);
+/* What tessera_dynamic_lock_file_dup_unknown_reason() says (NULL: none). */
+void     _tessera_dynamic_lock_file_set_unknown_reason (TesseraDynamicLockFile *self,
+                                                        const char             *reason);
 
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
                                                                 const char      *path,

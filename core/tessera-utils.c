@@ -309,38 +309,59 @@ _tessera_job_lock_take_at (int          dir_fd,
 /* Whether some process holds the job lock, in either kind: an fcntl lock
  * (classic lockf, as fasteners takes it, or OFD, as Tessera does) or a
  * flock (filelock, newer experimaestro). Never blocks: the flock probe
- * takes a shared lock without waiting and drops it at once. */
+ * takes a shared lock without waiting and drops it at once. Only a job
+ * lock opened and found free is free: one that is not there (ENOENT,
+ * ENOTDIR) may be in a folder this process cannot see, and is absent. */
 TesseraJobLockState
-_tessera_job_lock_probe (const char *path)
+_tessera_job_lock_probe (const char *path,
+                         int        *errsv)
 {
   struct flock fl = { 0 };
   struct stat st;
   TesseraJobLockState state = TESSERA_JOB_LOCK_FREE;
   int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int saved = 0;
 
   if (fd < 0)
-    return errno == ENOENT || errno == ENOTDIR ? TESSERA_JOB_LOCK_FREE : TESSERA_JOB_LOCK_UNKNOWN;
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      saved = errno;
+      state = saved == ENOENT || saved == ENOTDIR ? TESSERA_JOB_LOCK_ABSENT : TESSERA_JOB_LOCK_UNKNOWN;
+    }
+  else if (fstat (fd, &st) < 0)
+    {
+      saved = errno;
+      state = TESSERA_JOB_LOCK_UNKNOWN;
+    }
+  else if (!S_ISREG (st.st_mode))
     state = TESSERA_JOB_LOCK_UNKNOWN;
   else
     {
       fl.l_type = F_WRLCK;
       fl.l_whence = SEEK_SET;
       if (fcntl (fd, F_OFD_GETLK, &fl) < 0)
-        state = TESSERA_JOB_LOCK_UNKNOWN;
+        {
+          saved = errno;
+          state = TESSERA_JOB_LOCK_UNKNOWN;
+        }
       else if (fl.l_type != F_UNLCK)
         state = TESSERA_JOB_LOCK_HELD;
       else if (flock (fd, LOCK_SH | LOCK_NB) < 0)
-        state = errno == EWOULDBLOCK ? TESSERA_JOB_LOCK_HELD : TESSERA_JOB_LOCK_UNKNOWN;
+        {
+          saved = errno;
+          state = saved == EWOULDBLOCK ? TESSERA_JOB_LOCK_HELD : TESSERA_JOB_LOCK_UNKNOWN;
+        }
     }
-  close (fd);
+  if (fd >= 0)
+    close (fd);
+  if (errsv != NULL)
+    *errsv = saved;
   return state;
 }
 
 gboolean
 _tessera_job_lock_is_held (const char *path)
 {
-  return _tessera_job_lock_probe (path) == TESSERA_JOB_LOCK_HELD;
+  return _tessera_job_lock_probe (path, NULL) == TESSERA_JOB_LOCK_HELD;
 }
 
 /* Field 3 (state) and field 22 (start time, in clock ticks since boot) of

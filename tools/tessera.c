@@ -555,6 +555,23 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
     tessera_tracked_dynamic_resource_update (resource, NULL);
   tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
   files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  /* A holder that no pid check here can judge (remote, or without a
+   * process) is judged by its job lock, which the opening did not look
+   * at: an update does, and says which cannot be judged at all. */
+  for (guint i = 0; fresh && i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
+
+      if (tessera_dynamic_lock_file_get_process (lock_file) == NULL ||
+          g_str_equal (holder_state (lock_file, verdicts), "remote"))
+        {
+          tessera_tracked_dynamic_resource_update (resource, NULL);
+          tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
+          g_ptr_array_unref (files);
+          files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+          break;
+        }
+    }
   /* Holders it could not read may hold what looks free: a run would not
    * decide there. */
   if (!tessera_tracked_dynamic_resource_check_readable (resource, &unusable))
@@ -570,6 +587,8 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
       g_autofree char *job = holder_name (lock_file);
       g_autofree char *since = format_since (lock_file);
+      /* Why its verdict was no verdict (a job lock it cannot open). */
+      g_autofree char *doubt = tessera_dynamic_lock_file_dup_unknown_reason (lock_file);
       /* What tessera_dynamic_lock_file_to_json() would hold, without the
        * rest of the file it builds (once per holder). */
       JsonNode *information = TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (lock_file)->to_information (lock_file);
@@ -619,6 +638,11 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       json_builder_set_member_name (builder, "reason");
       if (process && tessera_process_get_problem (process) != NULL)
         json_builder_add_string_value (builder, tessera_process_get_problem (process));
+      else if (doubt != NULL)
+        {
+          g_autofree char *shown = escape_name (doubt, FALSE);
+          json_builder_add_string_value (builder, shown);
+        }
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "host");
@@ -630,7 +654,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "state");
-      json_builder_add_string_value (builder, holder_state (lock_file, verdicts));
+      json_builder_add_string_value (builder, doubt != NULL ? "unknown" : holder_state (lock_file, verdicts));
       /* Whose job it is, when the process spec says (Tessera records it). */
       json_builder_set_member_name (builder, "uid");
       if (process && tessera_process_get_uid (process) >= 0)
@@ -770,6 +794,14 @@ format_description (JsonNode *node, GString *out)
           g_autofree char *reason_text = escape_name (reason, TRUE);
           /* Translators: why a holder is "unknown" */
           g_string_append_printf (out, _("    (%s)\n"), reason_text);
+        }
+      if (reason != NULL && g_strcmp0 (json_object_get_string_member (h, "state"), "unknown") == 0)
+        {
+          g_autofree char *name_text = escape_name (json_object_get_string_member (object, "name"), TRUE);
+
+          /* Translators: the command that frees an "unknown" holder (resource, job) */
+          g_string_append_printf (out, _("    it counts until it is surely gone; once it is: tessera clean --force %s %s\n"),
+                                  name_text, job_text);
         }
       {
         JsonNode *ttl = json_object_get_member (h, "lease_ttl");
@@ -1159,35 +1191,38 @@ job_folder_is_done (int job_fd, GPtrArray *files)
   return done;
 }
 
-/* Where `tessera run` keeps its job folders for a pool shared with a
- * group (a group-writable folder): POOL/runs/UID, ours, readable by the
- * pool's group, so that every user of the pool can probe the job lock of
- * a holder it cannot judge by its pid (in a container, on another host).
- * runs/ is the group's and sticky: each user makes a folder there, none
- * removes another's. NULL when the pool is not shared, or when that
- * folder cannot be had safely (a co-user's link or folder in its place):
- * the job folder then stays in the user's state folder and such holders
- * count until they are surely dead. Never follows a link. */
+/* Where `tessera run` keeps its job folders: POOL/runs/UID, ours, in the
+ * pool, so that every judge of the pool (in a container with its own
+ * state folder, on another host) can probe the job lock of a holder it
+ * cannot judge by its pid. In a pool shared with a group (a
+ * group-writable folder) it is readable by the pool's group, and runs/
+ * is the group's and sticky: each user makes a folder there, none
+ * removes another's. NULL when that folder cannot be had safely (a
+ * co-user's link or folder in its place) or at all (a pool we may not
+ * write): the job folder then stays in the user's state folder and such
+ * holders count until they are surely dead. Never follows a link. */
 static char *
-dup_shared_runs_folder (const char *pool, int *own_fd_out)
+dup_runs_folder (const char *pool, int *own_fd_out)
 {
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   struct stat st;
   AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
   AUTO_FD int runs_fd = -1;
   AUTO_FD int own_fd = -1;
+  gboolean shared;
 
-  if (pool_fd < 0 || fstat (pool_fd, &st) < 0 || !(st.st_mode & S_IWGRP))
+  if (pool_fd < 0 || fstat (pool_fd, &st) < 0)
     return NULL;
-  if (mkdirat (pool_fd, "runs", 0770) == 0 &&
-      (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0)
+  shared = (st.st_mode & S_IWGRP) != 0;
+  if (mkdirat (pool_fd, "runs", shared ? 0770 : 0755) == 0 &&
+      (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 && shared)
     fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);
   if (runs_fd < 0)
     runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
     return NULL;
   own_fd = open_own_folder_at (runs_fd, uid);
-  if (own_fd < 0 || fchmod (own_fd, S_ISGID | 0750) < 0)
+  if (own_fd < 0 || (shared && fchmod (own_fd, S_ISGID | 0750) < 0))
     return NULL;
   *own_fd_out = g_steal_fd (&own_fd);
   return g_build_filename (pool, "runs", uid, NULL);
@@ -2611,8 +2646,10 @@ typedef struct
 } Need;
 
 /* Makes the run's job folder: under TESSERA_JOB_FOLDERS when set, else in
- * the first shared pool's runs/UID (its group probes our job lock), else
- * in the state folder's jobs/. In a setgid, group-readable folder it is
+ * the first pool's runs/UID (every judge of that pool probes our job lock
+ * there; the first in a folder: an etcd pool judges by its leases), else,
+ * when that cannot be had, in the state folder's jobs/. In a setgid,
+ * group-readable folder it is
  * readable by that group too. In a pool's runs/UID, which a co-user may
  * try to swap, it is made through the descriptor of the runs/UID that was
  * checked, and its path must still lead to it. */
@@ -2636,8 +2673,17 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
       root = g_strdup (setting);
     }
   for (guint i = 0; root == NULL && i < needs->len; i++)
-    root = dup_shared_runs_folder (
-      tessera_tracked_dynamic_resource_get_lock_folder (((Need *) g_ptr_array_index (needs, i))->resource), &own_fd);
+    {
+      TesseraTrackedDynamicResource *resource = ((Need *) g_ptr_array_index (needs, i))->resource;
+      g_autofree char *store = NULL;
+
+      g_object_get (resource, "store", &store, NULL);
+      if (store == NULL || g_str_equal (store, "folder"))
+        {
+          root = dup_runs_folder (tessera_tracked_dynamic_resource_get_lock_folder (resource), &own_fd);
+          break;
+        }
+    }
   if (root == NULL)
     root = g_build_filename (state_dir, "jobs", NULL);
   folder = g_build_filename (root, identifier, NULL);
