@@ -10,7 +10,10 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 typedef struct
@@ -234,6 +237,108 @@ test_not_a_lock_file_read_once (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpuint (count_opens (fd, "list@1.json"), ==, 0);
   close (fd);
+}
+
+/* The process spec of this test process, as Tessera writes it: a holder
+ * whose liveness is sure (pid and start time). */
+static char *
+live_spec (void)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) spec = tessera_process_to_json (self);
+
+  return json_to_string (spec, FALSE);
+}
+
+/* A count json-glib reads but that is no count (a number it cannot
+ * represent, or one Tessera cannot: too large, negative, not whole, not
+ * a number) in the lock file of a live holder: it holds the whole
+ * resource, and no sweep removes it, however old. */
+static void
+test_count_unreadable (Fixture *f, gconstpointer data)
+{
+  const char *counts[] = { "1e308", "1e400", "1e20", "-1e400", "99999999999999999999", "18446744073709551615",
+                           "9223372036854775808", "-1", "1.5", "\"3\"", "[1]" };
+  g_autofree char *spec = live_spec ();
+  g_autofree char *path = g_build_filename (f->jobs, "bad@1.json", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s/job\", \"information\": {\"count\": %s}, "
+                                               "\"process\": %s}", f->tmp, counts[i], spec);
+      g_autoptr(TestCounter) counter = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("count %s", counts[i]);
+      test_write_file (path, text);
+      test_set_file_age (path, 3600);
+      counter = open_counter (f, 2);
+      g_assert_cmpint (grantable (f, counter), ==, 0);
+      tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
+      tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_clear_pointer (&counter, g_object_unref);
+      g_assert_cmpint (g_unlink (path), ==, 0);
+    }
+}
+
+/* Makes a FIFO, a socket, a device or a folder at @path. */
+static void
+make_not_a_file (const char *kind, const char *path)
+{
+  if (g_str_equal (kind, "fifo"))
+    g_assert_cmpint (mkfifo (path, 0644), ==, 0);
+  else if (g_str_equal (kind, "folder"))
+    g_assert_cmpint (g_mkdir (path, 0755), ==, 0);
+  else if (g_str_equal (kind, "device"))
+    /* /dev/null's numbers (root only: the test fails without it). */
+    g_assert_cmpint (mknod (path, S_IFCHR | 0644, makedev (1, 3)), ==, 0);
+  else
+    {
+      struct sockaddr_un address = { .sun_family = AF_UNIX };
+      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+      g_assert_cmpint (fd, >=, 0);
+      g_assert_cmpuint (strlen (path), <, sizeof address.sun_path);
+      strcpy (address.sun_path, path);
+      g_assert_cmpint (bind (fd, (struct sockaddr *) &address, sizeof address), ==, 0);
+      close (fd);
+    }
+}
+
+/* A FIFO, a socket, a device or a folder named like a lock file cannot be
+ * read: it holds the whole resource until it is gone (and nothing blocks
+ * on it). */
+static void
+test_not_a_file (Fixture *f, gconstpointer data)
+{
+  const char *kinds[] = { "fifo", "socket", "device", "folder" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s@1.json", kinds[i]);
+      g_autofree char *path = g_build_filename (f->jobs, name, NULL);
+      g_autoptr(TestCounter) counter = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("%s", kinds[i]);
+      make_not_a_file (kinds[i], path);
+      counter = open_counter (f, 2);
+      g_assert_cmpint (grantable (f, counter), ==, 0);
+      tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
+      tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      /* Gone, it holds nothing: the next look sees it. */
+      if (g_str_equal (kinds[i], "folder"))
+        g_assert_cmpint (g_rmdir (path), ==, 0);
+      else
+        g_assert_cmpint (g_unlink (path), ==, 0);
+      g_assert_cmpint (grantable (f, counter), ==, 2);
+    }
 }
 
 static void
@@ -642,6 +747,8 @@ main (int argc, char **argv)
   ADD ("/bad-input/lock-file/wrong-types", test_wrong_types);
   ADD ("/bad-input/lock-file/names-a-job-counts", test_names_a_job);
   ADD ("/bad-input/lock-file/no-job-uri", test_no_job_uri);
+  ADD ("/bad-input/lock-file/count-unreadable-holds-all", test_count_unreadable);
+  ADD ("/bad-input/lock-file/not-a-file-holds-all", test_not_a_file);
   ADD ("/bad-input/informations/missing", test_informations_missing);
   ADD ("/bad-input/informations/garbage", test_informations_garbage);
   ADD ("/bad-input/symlink/lock-file", test_symlink_lock_file);

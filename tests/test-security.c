@@ -605,6 +605,58 @@ test_fifo_job_lock_and_pid (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (job_lock, G_FILE_TEST_EXISTS));
 }
 
+/* `tessera clean --force r JOB` as the second user: its status, its
+ * output in @out. */
+static int
+force_as_second (Fixture *f, const char *job, GBytes **out)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  int status;
+
+  test_argv_tessera_as (argv, f->gp->users->users[1], f->state[1], f->gp->config, BOUND_S);
+  for (const char * const *a = (const char *[]) { "clean", "--force", "r", job, NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, out, NULL);
+  g_test_message ("second user: clean --force r %s -> %d: %.*s", job, status, (int) g_bytes_get_size (*out),
+                  (const char *) g_bytes_get_data (*out, NULL));
+  assert_clear (*out, "clean --force");
+  return status;
+}
+
+/* `tessera clean --force` removes an entry of jobs/ (a FIFO too: it
+ * holds everything) only for its owner, root or the pool's owner: the
+ * second user, who made neither the pool (the first user's first run
+ * did) nor the first user's FIFO, is refused in one line and removes
+ * nothing; it removes its own FIFO, and the pool's owner removes the
+ * second user's lock file. */
+static void
+test_force_by_owner (Fixture *f, gconstpointer data)
+{
+  g_autofree char *mine = g_build_filename (f->gp->pool, "r", "jobs", "mine@1.json", NULL);
+  g_autofree char *theirs = g_build_filename (f->gp->pool, "r", "jobs", "theirs@1.json", NULL);
+  g_autofree char *other = g_build_filename (f->gp->pool, "r", "jobs", "other@1.json", NULL);
+  g_autoptr(GBytes) out = NULL;
+
+  make_pool (f);
+  sh_as (f, f->gp->users->users[0], "mkfifo \"$1/r/jobs/mine@1.json\"");
+  plant (f, "mkfifo \"$1/r/jobs/theirs@1.json\"; "
+            "printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}}' \"$3\" > \"$1/r/jobs/other@1.json\"");
+
+  g_assert_cmpint (force_as_second (f, "mine@1", &out), ==, 1);
+  g_assert_nonnull (g_strstr_len (g_bytes_get_data (out, NULL), g_bytes_get_size (out), "owner"));
+  g_assert_true (g_file_test (mine, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_bytes_unref);
+  g_assert_cmpint (force_as_second (f, "theirs@1", &out), ==, 0);
+  g_assert_false (g_file_test (theirs, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_bytes_unref);
+  g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "clean", "--force", "r", "mine@1", "other@1", NULL), ==, 0);
+  g_assert_false (g_file_test (mine, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (other, G_FILE_TEST_EXISTS));
+  assert_victim_untouched (f);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Hostile names */
 
@@ -1034,6 +1086,7 @@ main (int argc, char **argv)
   ADD ("share/writer-temporaries-of-another-user", test_writer_temporaries_of_another);
   ADD ("share/jobs-unlistable", test_jobs_unlistable);
   ADD ("fifo/job-lock-and-pid", test_fifo_job_lock_and_pid);
+  ADD ("share/force-by-owner", test_force_by_owner);
   ADD ("names/hostile", test_hostile_names);
   ADD ("proc/hidepid", test_hidepid);
   ADD ("link/resource-folder", test_link_resource_folder);
