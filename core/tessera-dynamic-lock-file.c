@@ -41,6 +41,7 @@ typedef struct
   guint64 job_folder_dev;
   guint64 job_folder_ino;
   char *unknown_reason;    /* under unknown_reason_lock */
+  char *problem;           /* why it holds the whole resource; NULL: read in full */
 } TesseraDynamicLockFilePrivate;
 
 /* A verdict is made under its resource's thread lock, and read by anyone
@@ -69,6 +70,7 @@ tessera_dynamic_lock_file_finalize (GObject *object)
   g_free (priv->path);
   g_free (priv->job_uri);
   g_free (priv->unknown_reason);
+  g_free (priv->problem);
   g_clear_object (&priv->process);
   g_clear_pointer (&priv->information, json_node_unref);
   G_OBJECT_CLASS (tessera_dynamic_lock_file_parent_class)->finalize (object);
@@ -661,6 +663,36 @@ tessera_dynamic_lock_file_get_mtime (TesseraDynamicLockFile *self)
 {
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), 0);
   return PRIV (self)->mtime_ns;
+}
+
+/**
+ * tessera_dynamic_lock_file_get_problem:
+ * @self: a lock file
+ *
+ * Why this lock file holds the whole resource whatever it says: it could
+ * not be read in full (its amount is no number the resource type can
+ * count, such as `"count": 1e308`), or it is no file at all (a FIFO, a
+ * socket, a device or a folder named like a lock file in `jobs/`, listed
+ * by [method@Tessera.TrackedDynamicResource.list_lock_files] with its
+ * path and this reason only). Such a holder counts until it is gone;
+ * `tessera clean --force` removes it. Any thread.
+ *
+ * Returns: (nullable): the reason, for people, or %NULL when the file was
+ *   read in full
+ */
+const char *
+tessera_dynamic_lock_file_get_problem (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
+  return PRIV (self)->problem;
+}
+
+/* Set once, by whoever found it unreadable (the lock file cache). */
+void
+_tessera_dynamic_lock_file_set_problem (TesseraDynamicLockFile *self, const char *problem)
+{
+  g_free (PRIV (self)->problem);
+  PRIV (self)->problem = g_strdup (problem);
 }
 
 /* A store without files gives the time its holder was written (etcd). */

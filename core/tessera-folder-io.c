@@ -266,7 +266,7 @@ _tessera_read_file_at (int          dir_fd,
   GString *buf;
   char chunk[8192];
 
-  fd = openat (dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  fd = openat (dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     {
       int saved = errno;
@@ -340,7 +340,7 @@ _tessera_read_bounded_at (int          dir_fd,
                           gsize       *length,
                           struct stat *st)
 {
-  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   struct stat local_st;
   gsize got = 0;
   char *buffer;

@@ -79,7 +79,8 @@ guint    _tessera_lock_file_cache_get_whole_holders (TesseraLockFileCache *cache
 /* (transfer none) (nullable): the readable lock file of @name. */
 TesseraDynamicLockFile *_tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
                                                                 const char           *name);
-/* (transfer container): the lock files that count. */
+/* (transfer container): the lock files that count; an unreadable entry
+ * (it holds everything) as one with its path and problem only. */
 GPtrArray *_tessera_lock_file_cache_list      (TesseraLockFileCache *cache);
 
 /* Writes the lock file of @name for @job (replacing a file of that name

@@ -21,6 +21,11 @@ typedef struct
   /* Could not be read at all (no permission, no descriptor left): holds
    * all, read again on every refresh. */
   gboolean unreadable;
+  /* Unreadable for what its stat shows (a FIFO, socket, device or folder
+   * named like a lock file): never opened, looked at again only when its
+   * stat changes. */
+  gboolean not_a_file;
+  char *problem;                      /* why an unreadable entry holds all */
   /* Taken from the index by a lazy view, not built yet (h.lock_file and
    * h.process NULL): counted through its stand-in. */
   TesseraRecorded *recorded;
@@ -74,5 +79,27 @@ void     _tessera_lock_file_cache_remove_entry   (TesseraLockFileCache *cache, c
 /* Decides whether a lock file still holds. Under ipc.lock. FALSE when
  * the entry is gone. */
 gboolean _tessera_lock_file_cache_examine_entry  (TesseraLockFileCache *cache, Entry *entry, double min_age);
+
+/* What cannot be read (tessera-lock-file-cache-unreadable.c). The
+ * warning of a failed look at jobs/ and the error of the decisions it
+ * stops, in the same words. */
+char    *_tessera_lock_file_cache_look_failure_text (TesseraLockFileCache *cache);
+/* A look at jobs/ failed (@saved_errno): what was known stays; this
+ * refresh decides nothing and the next reads jobs/ whole. */
+void     _tessera_lock_file_cache_look_failed      (TesseraLockFileCache *cache, int saved_errno);
+/* @entry holds everything unread, for @problem (shown by status); read
+ * again on every refresh unless it is not a file. */
+void     _tessera_lock_file_cache_keep_unreadable  (TesseraLockFileCache *cache, Entry *entry, const char *problem);
+/* @entry (at @path) is a FIFO, socket, device or folder: it holds
+ * everything until its stat changes; warned about unless
+ * @was_unreadable. */
+void     _tessera_lock_file_cache_keep_not_a_file  (TesseraLockFileCache *cache, Entry *entry, const char *path,
+                                                    gboolean was_unreadable);
+/* Whether @name, which could not be opened as a regular file, is now no
+ * file nor link (its stat in @st). @jobs_fd: jobs/, or -1. */
+gboolean _tessera_lock_file_cache_swapped_for_not_a_file (TesseraLockFileCache *cache, const char *name,
+                                                          int jobs_fd, struct stat *st);
+/* (transfer full): how an unreadable @entry is listed. */
+TesseraDynamicLockFile *_tessera_lock_file_cache_show_unreadable (TesseraLockFileCache *cache, Entry *entry);
 
 G_END_DECLS

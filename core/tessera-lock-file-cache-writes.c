@@ -126,8 +126,9 @@ _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
   g_autoptr(GError) local = NULL;
 
   g_return_val_if_fail (!cache->read_only, FALSE);
-  /* Only the very file the table holds, never through a link. */
-  if (entry == NULL || !_tessera_lock_folder_remove_job (cache->folder, name, entry->h.ino, &local))
+  /* Only the very entry the table holds, never through a link, never
+   * opened: a FIFO or the like holds everything, and goes too. */
+  if (entry == NULL || !_tessera_lock_folder_force_remove_job (cache->folder, name, entry->h.ino, &local))
     {
       g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,

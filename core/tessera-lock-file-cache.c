@@ -41,6 +41,7 @@ entry_free (Entry *entry)
 {
   g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   g_clear_pointer (&entry->racy_text, g_bytes_unref);
+  g_free (entry->problem);
   g_free (entry->h.name);
   g_clear_object (&entry->h.lock_file);
   g_clear_object (&entry->h.process);
@@ -120,19 +121,6 @@ _tessera_lock_file_cache_account (TesseraLockFileCache *cache, Entry *entry)
     }
 }
 
-/* A lock file that could not be read at all: whoever wrote it may hold
- * anything, so it counts as a holder of everything until it is read or
- * gone (unaccount() takes that back); read again on every refresh. */
-static void
-keep_unreadable (TesseraLockFileCache *cache, Entry *entry)
-{
-  entry->unreadable = TRUE;
-  cache->whole_holders++;
-  cache->serial++;
-  g_hash_table_replace (cache->cache, entry->h.name, entry);
-  g_hash_table_add (cache->attention, g_strdup (entry->h.name));
-}
-
 static void
 unaccount (TesseraLockFileCache *cache, Entry *entry)
 {
@@ -166,33 +154,6 @@ _tessera_lock_file_cache_remove_entry (TesseraLockFileCache *cache, const char *
 
 /* ---------------------------------------------------------------------- */
 /* Loading */
-
-/* The warning of a failed look, and the error of the decisions it stops,
- * in the same words (a command that shows both says it once). */
-static char *
-look_failure_text (TesseraLockFileCache *cache)
-{
-  return g_strdup_printf (_("Cannot read %s (%s): its holders cannot be counted, so nothing is granted until it "
-                            "can be read"),
-                          _tessera_lock_folder_get_jobs_path (cache->folder), g_strerror (cache->look_errno));
-}
-
-/* What was known stays; this refresh decides nothing (see
- * _tessera_lock_file_cache_check_usable()) and the next reads jobs/ whole. */
-static void
-look_failed (TesseraLockFileCache *cache, int saved_errno)
-{
-  cache->look_errno = saved_errno != 0 ? saved_errno : EIO;
-  _tessera_folder_monitor_force_scan (cache->monitor);
-  /* Once until a look succeeds: a read-only user (status) sees no error. */
-  if (!cache->look_warned)
-    {
-      g_autofree char *text = look_failure_text (cache);
-
-      g_warning ("%s", text);
-    }
-  cache->look_warned = TRUE;
-}
 
 /* Counts a lock file the index covers without building it: a lazy view
  * judges nobody until their share is needed, so until then only the
@@ -274,6 +235,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   gsize length = 0;
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   gboolean was_unreadable = entry != NULL && entry->unreadable;
+  struct stat swapped_st;
 
   _tessera_lock_file_cache_remove_entry (cache, name);
   entry = g_new0 (Entry, 1);
@@ -291,7 +253,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   if (S_ISLNK (st->st_mode))
     _tessera_file_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
   else if (!S_ISREG (st->st_mode))
-    _tessera_file_warning (_("Ignoring %s: not a regular file"), path);
+    {
+      _tessera_lock_file_cache_keep_not_a_file (cache, entry, path, was_unreadable);
+      return;
+    }
   else
     {
       g_autofree char *data = NULL;
@@ -315,12 +280,17 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               /* jobs/ gone, or swapped for a link, since it was listed;
                * anything else (no descriptor left) proves nothing, and
                * what this file held is not known. */
-              if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+              int saved = errno;
+
+              if (saved == ENOENT || saved == ENOTDIR || saved == ELOOP)
                 entry_free (entry);
               else
                 {
-                  look_failed (cache, errno);
-                  keep_unreadable (cache, entry);
+                  g_autofree char *problem = g_strdup_printf (_("it cannot be read (%s): it holds everything"),
+                                                              g_strerror (saved));
+
+                  _tessera_lock_file_cache_look_failed (cache, saved);
+                  _tessera_lock_file_cache_keep_unreadable (cache, entry, problem);
                 }
               return;
             }
@@ -350,10 +320,20 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
           if (error != NULL && error->domain == G_IO_ERROR)
             {
               /* Not read at all: whoever wrote it may hold anything. */
+              g_autofree char *problem = g_strdup_printf (_("it cannot be read (%s): it holds everything"),
+                                                          error->message);
+
               if (!was_unreadable)
                 _tessera_file_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
                                        path, OWNER_NAME (cache), error->message);
-              keep_unreadable (cache, entry);
+              _tessera_lock_file_cache_keep_unreadable (cache, entry, problem);
+              return;
+            }
+          if (data == NULL && _tessera_lock_file_cache_swapped_for_not_a_file (cache, name, jobs_fd, &swapped_st))
+            {
+              /* Made a FIFO (or the like) since it was looked at. */
+              _tessera_lock_file_cache_entry_set_stat (entry, &swapped_st);
+              _tessera_lock_file_cache_keep_not_a_file (cache, entry, path, was_unreadable);
               return;
             }
           entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
@@ -459,7 +439,7 @@ racy_text_unchanged (TesseraLockFileCache *cache, Entry *entry, const struct sta
       /* Out of descriptors or memory proves nothing; else read as new. */
       if (saved != EMFILE && saved != ENFILE && saved != ENOMEM)
         return FALSE;
-      look_failed (cache, saved);
+      _tessera_lock_file_cache_look_failed (cache, saved);
       return TRUE;
     }
   cache->files_read++;
@@ -490,10 +470,10 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
       if (errno == ENOENT)
         _tessera_lock_file_cache_remove_entry (cache, name);
       else
-        look_failed (cache, errno);
+        _tessera_lock_file_cache_look_failed (cache, errno);
       return;
     }
-  if (entry != NULL && entry_same_stat (entry, &st) && !entry->unreadable &&
+  if (entry != NULL && entry_same_stat (entry, &st) && (!entry->unreadable || entry->not_a_file) &&
       (entry->racy_text == NULL || racy_text_unchanged (cache, entry, &st, dir_fd, now_mono)))
     return;
   load_entry (cache, name, &st, dir_fd);
@@ -538,7 +518,7 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
 
   if (seen == NULL)
     {
-      look_failed (cache, errno);
+      _tessera_lock_file_cache_look_failed (cache, errno);
       return FALSE;
     }
   gone = g_ptr_array_new_with_free_func (g_free);
@@ -692,7 +672,7 @@ _tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache, GError **e
   /* Holders it could not see may hold what looks free. */
   if (cache->look_errno != 0)
     {
-      g_autofree char *text = look_failure_text (cache);
+      g_autofree char *text = _tessera_lock_file_cache_look_failure_text (cache);
 
       g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (cache->look_errno), text);
       return FALSE;
@@ -795,6 +775,8 @@ _tessera_lock_file_cache_list (TesseraLockFileCache *cache)
       Entry *entry = value;
       if (entry->accounted && build_entry (cache, entry))
         g_ptr_array_add (result, g_object_ref (entry->h.lock_file));
+      else if (entry->unreadable)
+        g_ptr_array_add (result, _tessera_lock_file_cache_show_unreadable (cache, entry));
     }
   return result;
 }

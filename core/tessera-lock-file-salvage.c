@@ -118,9 +118,17 @@ _tessera_lock_file_salvage_failed (GType         lock_file_type,
     data != NULL ? _tessera_lock_file_salvage (lock_file_type, path, data, length, whole, holder_unknown) : NULL;
 
   if (lock_file != NULL)
-    _tessera_file_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
-                           path, owner_name, error->message,
-                           *whole ? _("as holding everything") : _("for its declared amount"));
+    {
+      _tessera_file_warning (_("Lock file %s of %s names a job but cannot be read in full (%s): it counts, %s"),
+                             path, owner_name, error->message,
+                             *whole ? _("as holding everything") : _("for its declared amount"));
+      if (*whole)
+        {
+          g_autofree char *problem = g_strdup_printf (_("it cannot be read in full (%s): it holds everything"),
+                                                      error->message);
+          _tessera_dynamic_lock_file_set_problem (lock_file, problem);
+        }
+    }
   else
     {
       *truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);

@@ -81,6 +81,16 @@ gboolean    _tessera_lock_folder_remove_job       (TesseraLockFolder  *folder,
                                                    ino_t               ino,
                                                    GError            **error);
 
+/* Removes jobs/@name, of inode @ino, whatever it holds and without
+ * opening it (a FIFO, a socket, a device, an empty folder too; never a
+ * link), when this user may: root, its owner or the pool folder's owner
+ * (else %TESSERA_ERROR_FAILED, nothing removed). FALSE without an error
+ * when it is not there (gone, replaced, a link). */
+gboolean    _tessera_lock_folder_force_remove_job (TesseraLockFolder  *folder,
+                                                   const char         *name,
+                                                   ino_t               ino,
+                                                   GError            **error);
+
 /* Removes this user's temporary files a writer killed before its rename
  * left (a minute old), as a process's first write does; makes nothing. */
 void        _tessera_lock_folder_sweep_writer_tmp (TesseraLockFolder  *folder);

@@ -328,6 +328,36 @@ _tessera_lock_folder_remove_job (TesseraLockFolder  *folder,
   return found;
 }
 
+gboolean
+_tessera_lock_folder_force_remove_job (TesseraLockFolder  *folder,
+                                       const char         *name,
+                                       ino_t               ino,
+                                       GError            **error)
+{
+  int dir_fd = _tessera_lock_folder_open_jobs (folder);
+  int pool_fd = folder_fd (folder);
+  uid_t uid = geteuid ();
+  struct stat st, pool_st;
+  gboolean found = FALSE;
+
+  if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == ino &&
+      !S_ISLNK (st.st_mode))
+    {
+      g_autofree char *path = g_build_filename (folder->jobs_path, name, NULL);
+
+      found = TRUE;
+      /* What the sticky bit would say, whatever the folder's mode. */
+      if (uid != 0 && st.st_uid != uid && (pool_fd < 0 || fstat (pool_fd, &pool_st) < 0 || pool_st.st_uid != uid))
+        g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
+                     _("%s is not yours: only its owner, root or the owner of %s may remove it"), path, folder->path);
+      else if (unlinkat (dir_fd, name, S_ISDIR (st.st_mode) ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
+        _tessera_set_io_error (error, errno, _("Cannot delete lock file %s: %s"), path);
+    }
+  if (dir_fd >= 0)
+    close (dir_fd);
+  return found;
+}
+
 static void
 sweep_tmp (int tmp_fd)
 {

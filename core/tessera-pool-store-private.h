@@ -153,8 +153,9 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  *   @refresh, thread lock held.
  * @get_whole_holders: holders whose amount cannot be read (they hold
  *   everything). Thread lock held.
- * @list_holders: (transfer container): the lock files that count. Thread
- *   lock held.
+ * @list_holders: (transfer container): the lock files that count (an
+ *   entry that holds everything unread as one with its path and its
+ *   problem only). Thread lock held.
  * @put_holder: writes the holder @name for @job with @information: it
  *   counts at once. Between @begin and @end.
  * @forget_holder: @name no longer counts; the store is left as it is.

@@ -301,6 +301,9 @@ gboolean _tessera_dynamic_lock_file_get_job_folder (TesseraDynamicLockFile *self
 /* What tessera_dynamic_lock_file_dup_unknown_reason() says (NULL: none). */
 void     _tessera_dynamic_lock_file_set_unknown_reason (TesseraDynamicLockFile *self,
                                                         const char             *reason);
+/* What tessera_dynamic_lock_file_get_problem() says of @lock_file. */
+void _tessera_dynamic_lock_file_set_problem (TesseraDynamicLockFile *lock_file,
+                                             const char             *problem);
 
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_unsaved (GType            lock_file_type,
                                                                 const char      *path,

@@ -684,6 +684,10 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
  *
  * The valid lock files as last seen. Call
  * [method@Tessera.TrackedDynamicResource.update] first for a fresh view.
+ * An entry of `jobs/` that holds the whole resource without being read
+ * (a FIFO named like a lock file, a lock file that cannot be opened) is
+ * listed too, as a lock file with only its path and its
+ * [method@Tessera.DynamicLockFile.get_problem] (no job, no process).
  *
  * Returns: (transfer container) (element-type TesseraDynamicLockFile): the
  *   lock files that count against the capacity

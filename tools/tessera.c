@@ -597,10 +597,14 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
       json_builder_set_member_name (builder, "job_uri");
-      {
-        g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (lock_file), FALSE);
-        json_builder_add_string_value (builder, job_uri);
-      }
+      /* None for an entry that is not even read (a FIFO in jobs/). */
+      if (tessera_dynamic_lock_file_get_job_uri (lock_file) != NULL)
+        {
+          g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (lock_file), FALSE);
+          json_builder_add_string_value (builder, job_uri);
+        }
+      else
+        json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "pid");
       if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
         json_builder_add_int_value (builder, tessera_process_get_pid (process));
@@ -635,8 +639,15 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         else
           json_builder_add_null_value (builder);
       }
+      /* Why it holds everything (its file cannot be read), else why it
+       * is unknown. */
       json_builder_set_member_name (builder, "reason");
-      if (process && tessera_process_get_problem (process) != NULL)
+      if (tessera_dynamic_lock_file_get_problem (lock_file) != NULL)
+        {
+          g_autofree char *problem = escape_name (tessera_dynamic_lock_file_get_problem (lock_file), FALSE);
+          json_builder_add_string_value (builder, problem);
+        }
+      else if (process && tessera_process_get_problem (process) != NULL)
         json_builder_add_string_value (builder, tessera_process_get_problem (process));
       else if (doubt != NULL)
         {
@@ -999,8 +1010,8 @@ cmd_set (int argc, char **argv)
 
 #define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
-/* The lock file names in a resource's jobs/ folder: regular files only,
- * as the library reads them (a link or a FIFO there is no holder); the
+/* The lock file names in a resource's jobs/ folder, as the library
+ * counts them (a link there is no holder; a FIFO holds everything); the
  * folder reached as the library reaches it (_tessera_open_folder_path). */
 static GHashTable *
 lock_file_names (const char *folder)
@@ -1025,7 +1036,7 @@ lock_file_names (const char *folder)
       struct stat st;
 
       if (g_str_has_suffix (entry->d_name, ".json") &&
-          fstatat (jobs_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+          fstatat (jobs_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK (st.st_mode))
         g_hash_table_add (names, g_strndup (entry->d_name, strlen (entry->d_name) - strlen (".json")));
     }
   closedir (dir);

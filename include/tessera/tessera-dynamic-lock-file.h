@@ -126,5 +126,7 @@ TESSERA_AVAILABLE_IN_ALL
 gint64                  tessera_dynamic_lock_file_get_mtime    (TesseraDynamicLockFile *self);
 TESSERA_AVAILABLE_IN_ALL
 char                   *tessera_dynamic_lock_file_dup_unknown_reason (TesseraDynamicLockFile *self);
+TESSERA_AVAILABLE_IN_ALL
+const char             *tessera_dynamic_lock_file_get_problem  (TesseraDynamicLockFile *self);
 
 G_END_DECLS
