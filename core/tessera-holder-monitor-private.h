@@ -20,6 +20,7 @@ typedef struct
   gint64 mtime_ns;
   goffset size;
   TesseraProcess *process;            /* from the file or from <job_uri>.pid */
+  gboolean spec_unreadable;           /* the file's "process" could not be read: unknown, no .pid asked */
   gboolean watched;
   gboolean lock_seen_held;            /* its job lock was seen held: its job ran */
   gint64 first_seen_us;               /* monotonic: when this host first saw it; 0: not asked */

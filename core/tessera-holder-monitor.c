@@ -579,7 +579,10 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
           g_debug ("Holder of %s counts: %s", holder->name,
                    _tessera_process_get_problem (holder->process) != NULL
                    ? _tessera_process_get_problem (holder->process) : "its process type cannot tell");
-          if (tessera_dynamic_lock_file_get_process (holder->lock_file) == NULL)
+          /* A spec that could not be read (a number in it that cannot be
+           * trusted) leaves its holder unknown for good: it is no seed-era
+           * holder without one, to be judged an orphan. */
+          if (tessera_dynamic_lock_file_get_process (holder->lock_file) == NULL && !holder->spec_unreadable)
             g_clear_object (&holder->process);   /* its .pid is read again */
           else if (_tessera_process_get_problem (holder->process) != NULL)
             return TESSERA_HOLDER_HOLDS_UNATTENDED;

@@ -355,7 +355,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   if (!tessera_dynamic_lock_file_is_valid (entry->h.lock_file))
     return;
   if (holder_unknown)
-    entry->h.process = _tessera_process_new_unknown (_("its process spec is not a JSON object"));
+    {
+      entry->h.process = _tessera_process_new_unknown (_("its process spec cannot be read"));
+      entry->h.spec_unreadable = TRUE;
+    }
   else if (tessera_dynamic_lock_file_get_process (entry->h.lock_file) != NULL)
     entry->h.process = g_object_ref (tessera_dynamic_lock_file_get_process (entry->h.lock_file));
   /* A holder counts until judged (when in doubt, a holder counts): a
