@@ -99,7 +99,7 @@ void     _tessera_lock_file_cache_keep_not_a_file  (TesseraLockFileCache *cache,
  * file nor link (its stat in @st). @jobs_fd: jobs/, or -1. */
 gboolean _tessera_lock_file_cache_swapped_for_not_a_file (TesseraLockFileCache *cache, const char *name,
                                                           int jobs_fd, struct stat *st);
-/* (transfer full): how an unreadable @entry is listed. */
+/* (transfer full): how an unreadable @entry (or one not JSON) is listed. */
 TesseraDynamicLockFile *_tessera_lock_file_cache_show_unreadable (TesseraLockFileCache *cache, Entry *entry);
 
 G_END_DECLS

@@ -778,7 +778,7 @@ _tessera_lock_file_cache_list (TesseraLockFileCache *cache)
       Entry *entry = value;
       if (entry->accounted && build_entry (cache, entry))
         g_ptr_array_add (result, g_object_ref (entry->h.lock_file));
-      else if (entry->unreadable)
+      else if (entry->unreadable || entry->truncated)
         g_ptr_array_add (result, _tessera_lock_file_cache_show_unreadable (cache, entry));
     }
   return result;
