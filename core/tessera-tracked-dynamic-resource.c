@@ -296,7 +296,7 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    *
    * Seconds of the pool's host lease; 0 (the default): no lease. On a
    * lease pool every holding process renews its host's heartbeat in
-   * `hosts/` four times per lease; a holder on another host whose heartbeat
+   * `hosts/` eight times per lease; a holder on another host whose heartbeat
    * this host has seen unchanged for the lease is dead, even if its job
    * lock looks held (NFSv3). From 2 to 86400; on NFS more than twice its
    * attribute cache time (120 s is safe). A host frozen longer than the
