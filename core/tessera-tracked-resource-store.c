@@ -11,30 +11,6 @@
 #define lock_thread(o) _tessera_pool_view_lock_thread (VIEW (o))
 #define unlock_thread(o) _tessera_pool_view_unlock_thread (VIEW (o))
 
-/* Whether @resource's pool lives in its folder (the folder store): only
- * there are its holders files of a path, and is there an ipc.lock. */
-gboolean
-_tessera_dynamic_resource_in_a_folder (TesseraDynamicResource *resource)
-{
-  g_autofree char *store = NULL;
-
-  if (!TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource))
-    return FALSE;
-  g_object_get (resource, "store", &store, NULL);
-  return store == NULL || g_str_equal (store, "folder");
-}
-
-gboolean
-_tessera_dynamic_resource_in_a_local_folder (TesseraDynamicResource *resource)
-{
-  g_autofree char *folder = NULL;
-
-  if (!_tessera_dynamic_resource_in_a_folder (resource))
-    return FALSE;
-  g_object_get (resource, "lock-folder", &folder, NULL);
-  return folder != NULL && _tessera_fs_is_local (folder);
-}
-
 /**
  * tessera_tracked_dynamic_resource_dup_location:
  * @self: a tracked resource

@@ -17,7 +17,8 @@ if ! command -v cppcheck >/dev/null; then
 fi
 [ -f "$build/compile_commands.json" ] || { echo "analyze: no $build/compile_commands.json (meson setup $build first)" >&2; exit 64; }
 
-# The shape of core/ (no two files calling each other, no file too long).
+# The shape of the house (no cycle of calls, no plugin named in core, no
+# private header of core outside it); also the `layers` suite of meson test.
 python3 scripts/check-layers.py .
 # Every message extracted whole and translated (po/fr.po).
 po_status=0

@@ -85,14 +85,14 @@ stream_plain() {
   # the stress driver under valgrind would audit too slowly to mean much
   # (its holders run under ASan below); the ext2 runs go through a shell
   # script (the same programs run under valgrind on the ordinary folder).
-  run valgrind meson test -C _build --setup=valgrind --no-suite bindings --no-suite stress --no-suite ext2 \
+  run valgrind meson test -C _build --setup=valgrind --no-suite layers --no-suite bindings --no-suite stress --no-suite ext2 \
     --no-suite slurm --no-suite etcd --print-errorlogs
 }
 
 # Stream 2: the sanitizer builds and their tests.
 stream_sanitizers() {
   if build _build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dpause_points=true; then
-    run asan meson test -C _build-asan --setup=asan --no-suite bindings --no-suite slurm --no-suite etcd \
+    run asan meson test -C _build-asan --setup=asan --no-suite layers --no-suite bindings --no-suite slurm --no-suite etcd \
       --print-errorlogs
   fi
   # ThreadSanitizer for the threaded core (GLib's own locks annotated by
@@ -101,7 +101,7 @@ stream_sanitizers() {
   # under ASan; here only the stress run's hosts (they are single-threaded
   # command runs, and under TSan they cost minutes CI does not have).
   if build _build-tsan -Db_sanitize=thread -Db_lundef=false -Dintrospection=disabled -Dpause_points=true; then
-    run tsan meson test -C _build-tsan --setup=tsan --no-suite bindings --no-suite slurm --no-suite etcd \
+    run tsan meson test -C _build-tsan --setup=tsan --no-suite layers --no-suite bindings --no-suite slurm --no-suite etcd \
       --no-suite namespaces --no-suite security --print-errorlogs
   fi
 }

@@ -33,7 +33,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tessera-folder-path-private.h"
 #include "tessera-mutex.h"
 
 #define INTENT_LIFETIME 300
@@ -91,43 +90,6 @@ intents_folder (TesseraMutex *self)
 {
   return g_build_filename (tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)),
                            "intents", NULL);
-}
-
-/* F/intents/, opened without following a link (a co-user may have
- * planted one to a folder of ours), F as the library opens it
- * (_tessera_open_folder_path()): everything in it is reached through
- * this descriptor. -1 when it is missing or not a real folder, or when
- * the pool has no folder (a pool elsewhere configured without one). */
-int
-_tessera_mutex_open_intents (const char *lock_folder, gboolean create)
-{
-  int pool_fd = lock_folder != NULL ? _tessera_open_folder_path (lock_folder, FALSE, NULL) : -1;
-  gboolean created;
-  struct stat pool_st, st;
-  int fd;
-
-  if (pool_fd < 0)
-    return -1;
-  created = create && mkdirat (pool_fd, "intents", 0777) == 0;
-  fd = openat (pool_fd, "intents", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  /* In a group's pool, the group's whatever our umask (as jobs/ is): the
-   * other users' waiters remove stale intents there. */
-  if (created && fd >= 0 && fstat (pool_fd, &pool_st) == 0 && (pool_st.st_mode & S_IWGRP) && fstat (fd, &st) == 0 &&
-      (fchown (fd, (uid_t) -1, pool_st.st_gid) < 0 || fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_IRWXG) < 0))
-    g_debug ("Cannot open %s/intents to the group: %s", lock_folder, g_strerror (errno));
-  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
-    {
-      static gsize warned = 0;
-      if (g_once_init_enter (&warned))
-        {
-          g_autofree char *path = g_build_filename (lock_folder, "intents", NULL);
-          g_warning (_("%s is not a folder (a symbolic link?): nothing is read, written or deleted through it; remove it"),
-                     path);
-          g_once_init_leave (&warned, 1);
-        }
-    }
-  close (pool_fd);
-  return fd;
 }
 
 /* An intent: a small regular file (never a link, never waited on). */
