@@ -2942,6 +2942,71 @@ test_unreadable_holders (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out, "r (countertoken): 1 of 1 free"));
 }
 
+/* A live holder's lock file, complete, that its user rewrote with text the
+ * strict scan refuses for what it says (a lone surrogate, as Python's
+ * json.dump writes a path's byte that is not UTF-8; a raw byte that is not
+ * UTF-8): it is not cut short, so it never ages away as a half-written
+ * one would. It holds the whole resource (status says why, a run is
+ * refused), `clean --min-age 0` keeps it, `clean --force` removes it. */
+static void
+test_refused_text_holds_until_forced (Fixture *f, gconstpointer data)
+{
+  const char *bad[] = { "x\\udcffy", "x\377y" };
+  const char *what[] = { "a lone surrogate", "a byte that is not UTF-8" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GSubprocess) holder = hold_r (f);
+      g_autofree char *path = find_lock_file (f);
+      g_autofree char *name = NULL, *job = NULL, *text = NULL, *rewritten = NULL;
+      g_autofree char *out = NULL, *expected = NULL;
+      g_autoptr(GError) error = NULL;
+      int status;
+
+      g_test_message ("a string holding %s", what[i]);
+      g_assert_nonnull (path);
+      name = g_path_get_basename (path);
+      job = g_strndup (name, strlen (name) - strlen (".json"));
+      g_assert_true (g_file_get_contents (path, &text, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_true (text[0] == '{');
+      rewritten = g_strdup_printf ("{\"note\": \"%s\", %s", bad[i], text + 1);
+      test_write_file (path, rewritten);
+
+      out = run_capture (f, &status, "clean", "--min-age", "0", NULL);
+      g_test_message ("%s", out);
+      g_assert_cmpint (status, ==, 0);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_clear_pointer (&out, g_free);
+      out = run_capture (f, &status, "status", NULL);
+      g_test_message ("%s", out);
+      g_assert_cmpint (status, ==, 0);
+      g_assert_nonnull (strstr (out, "r (countertoken): 0 of 1 free"));
+      {
+        g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
+        g_autofree char *prefix = g_strdup_printf ("  %s  ", job);
+        gboolean reason = FALSE;
+
+        for (guint l = 1; lines[l] != NULL; l++)
+          reason |= g_str_has_prefix (lines[l], "    (") && g_str_has_prefix (lines[l - 1], prefix);
+        g_assert_true (reason);
+      }
+      g_clear_pointer (&out, g_free);
+      out = run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL);
+      g_assert_cmpint (status, ==, 75);
+      g_clear_pointer (&out, g_free);
+      out = run_capture (f, &status, "clean", "--force", "r", job, NULL);
+      g_test_message ("%s", out);
+      g_assert_cmpint (status, ==, 0);
+      expected = g_strdup_printf ("r: removed %s (forced)\n", job);
+      g_assert_true (g_str_has_suffix (out, expected));
+      g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+      /* Its run was told its lock file is gone: it ends when told. */
+      g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+      test_exit_code (holder);
+    }
+}
+
 /* A jobs/ that is a link or a file cannot be read, so holders may hold
  * what looks free: `status` says so rather than "2 of 2 free" (as `run`
  * refuses to decide there), exits non-zero, and its JSON still lists the
@@ -3137,6 +3202,7 @@ main (int argc, char **argv)
   ADD ("/tool/clean/host-removes-a-retired-host-s-holdings", test_clean_host);
   ADD ("/tool/clean/force-names-no-link", test_clean_force_not_a_holder);
   ADD ("/tool/status/unreadable-holders-hold-all", test_unreadable_holders);
+  ADD ("/tool/clean/refused-text-holds-until-forced", test_refused_text_holds_until_forced);
   ADD ("/tool/clean/bad-min-age-is-usage-error", test_bad_min_age);
   ADD ("/tool/set/refuses-out-of-range", test_set_refuses_out_of_range);
   ADD ("/tool/watch/updates-on-change", test_watch);
