@@ -34,6 +34,7 @@ typedef struct
   const guchar *p;
   const guchar *end;
   gboolean *wrapped;   /* NULL: an integer beyond 64 bits is refused; else set */
+  gboolean ran_off;    /* stopped in a token that the end of the text cut */
 } Scan;
 
 static inline gboolean
@@ -55,13 +56,32 @@ is_digit (guchar c)
   return c >= '0' && c <= '9';
 }
 
+/* Whether the bytes left are the start of @token (the text ends in it). */
+static gboolean
+ends_in (Scan *s, const char *token)
+{
+  gsize left = s->end - s->p;
+
+  if (left >= strlen (token) || memcmp (s->p, token, left) != 0)
+    return FALSE;
+  s->ran_off = TRUE;
+  return TRUE;
+}
+
 /* Four hex digits of a \u escape, at s->p. */
 static gboolean
 scan_hex4 (Scan *s, guint *unit)
 {
   *unit = 0;
   if (s->end - s->p < 4)
-    return FALSE;
+    {
+      gboolean hex = TRUE;
+
+      for (const guchar *q = s->p; q < s->end; q++)
+        hex &= g_ascii_isxdigit (*q);
+      s->ran_off = hex;
+      return FALSE;
+    }
   for (int i = 0; i < 4; i++)
     {
       int digit = g_ascii_xdigit_value (s->p[i]);
@@ -84,7 +104,15 @@ scan_string (Scan *s)
       guchar c;
 
       if (s->p >= s->end)
-        return STRICT_NOT_JSON;
+        {
+          /* Cut short, unless what it holds is not UTF-8 already. */
+          const char *valid_end;
+
+          if (!g_utf8_validate_len ((const char *) run, s->p - run, &valid_end) &&
+              g_utf8_get_char_validated (valid_end, (const char *) s->p - valid_end) != (gunichar) -2)
+            return STRICT_UNREPRESENTABLE;
+          return STRICT_NOT_JSON;
+        }
       c = *s->p;
       if (c == '"' || c == '\\')
         {
@@ -108,7 +136,7 @@ scan_string (Scan *s)
                 {
                   /* A high surrogate: only with its low one. */
                   if (s->end - s->p < 2 || s->p[0] != '\\' || s->p[1] != 'u')
-                    return STRICT_UNREPRESENTABLE;
+                    return ends_in (s, "\\u") ? STRICT_NOT_JSON : STRICT_UNREPRESENTABLE;
                   s->p += 2;
                   if (!scan_hex4 (s, &low))
                     return STRICT_NOT_JSON;
@@ -221,14 +249,16 @@ scan_name (Scan *s)
  * @wrapped: NULL to refuse an integer beyond 64 bits, else set when the
  * text holds one (which json-glib reads wrapped). */
 static StrictResult
-scan_strict (const char *data, gsize length, gsize *where, gboolean *wrapped)
+scan_strict (const char *data, gsize length, gsize *where, gboolean *wrapped, gboolean *ran_off)
 {
   /* The closer of each level open: ']' or '}'. */
   char closers[TESSERA_JSON_MAX_DEPTH];
   int depth = 0;
-  Scan s = { (const guchar *) data, (const guchar *) data + length, wrapped };
+  Scan s = { (const guchar *) data, (const guchar *) data + length, wrapped, FALSE };
   StrictResult result = STRICT_OK;
 
+  if (ran_off != NULL)
+    *ran_off = FALSE;
   skip_space (&s);
   if (s.p == s.end)
     return STRICT_OK;
@@ -267,7 +297,11 @@ scan_strict (const char *data, gsize length, gsize *where, gboolean *wrapped)
       else if (*s.p == '-' || is_digit (*s.p))
         result = scan_number (&s);
       else if (!scan_word (&s, "true") && !scan_word (&s, "false") && !scan_word (&s, "null"))
-        result = STRICT_NOT_JSON;
+        {
+          /* Cut short in one of them? */
+          (void) (ends_in (&s, "true") || ends_in (&s, "false") || ends_in (&s, "null"));
+          result = STRICT_NOT_JSON;
+        }
       if (result != STRICT_OK)
         break;
 
@@ -281,7 +315,7 @@ scan_strict (const char *data, gsize length, gsize *where, gboolean *wrapped)
               if (s.p != s.end)
                 result = STRICT_NOT_JSON;
               *where = s.p - (const guchar *) data;
-              return result;
+              return result;   /* the top-level value closed: not cut short */
             }
           if (s.p >= s.end)
             result = STRICT_NOT_JSON;
@@ -308,6 +342,8 @@ scan_strict (const char *data, gsize length, gsize *where, gboolean *wrapped)
         break;
     }
   *where = s.p - (const guchar *) data;
+  if (ran_off != NULL)
+    *ran_off = result == STRICT_NOT_JSON && (s.p == s.end || s.ran_off);
   return result;
 }
 
@@ -382,7 +418,7 @@ json_load (JsonParser  *parser,
   gsize where = 0;
   gboolean wrapped = FALSE;
 
-  switch (scan_strict (data, length < 0 ? strlen (data) : (gsize) length, &where, nulled != NULL ? &wrapped : NULL))
+  switch (scan_strict (data, length < 0 ? strlen (data) : (gsize) length, &where, nulled != NULL ? &wrapped : NULL, NULL))
     {
     case STRICT_OK:
       break;
@@ -431,6 +467,17 @@ _tessera_json_load_nulling_numbers (JsonParser  *parser,
 {
   *nulled = FALSE;
   return json_load (parser, data, length, nulled, error);
+}
+
+gboolean
+_tessera_json_is_cut_short (const char *data,
+                            gsize       length)
+{
+  gsize where = 0;
+  gboolean wrapped = FALSE, ran_off = FALSE;
+
+  scan_strict (data, length, &where, &wrapped, &ran_off);
+  return ran_off;
 }
 
 /**

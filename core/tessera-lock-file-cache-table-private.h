@@ -16,7 +16,7 @@ typedef struct
 {
   TesseraHolder h;                    /* name, lock file, identity, holder */
   gboolean accounted;
-  gboolean truncated;                 /* not JSON at all (empty, cut short, not strict): holds all */
+  gboolean truncated;                 /* empty or cut short: holds all until it reads, or ages away */
   gboolean whole;                     /* names a job, amount unreadable: holds all */
   /* Could not be read at all (no permission, no descriptor left): holds
    * all, read again on every refresh. */
@@ -25,6 +25,11 @@ typedef struct
    * named like a lock file): never opened, looked at again only when its
    * stat changes. */
   gboolean not_a_file;
+  /* Unreadable for its complete text, which the strict scan refuses (a
+   * lone surrogate, bytes that are not UTF-8): no writer leaves it
+   * half-way, so it never ages away; read again only when its stat
+   * changes. */
+  gboolean refused;
   char *problem;                      /* why an unreadable entry holds all */
   /* Taken from the index by a lazy view, not built yet (h.lock_file and
    * h.process NULL): counted through its stand-in. */

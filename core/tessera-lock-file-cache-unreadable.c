@@ -91,7 +91,7 @@ _tessera_lock_file_cache_swapped_for_not_a_file (TesseraLockFileCache *cache, co
 }
 
 /* What tessera_tracked_dynamic_resource_list_lock_files() shows of an
- * unreadable @entry, or of one that is not JSON (both hold everything): a
+ * unreadable @entry, or of one empty or cut short (both hold everything): a
  * lock file with its path and its problem only. */
 TesseraDynamicLockFile *
 _tessera_lock_file_cache_show_unreadable (TesseraLockFileCache *cache, Entry *entry)
@@ -100,6 +100,7 @@ _tessera_lock_file_cache_show_unreadable (TesseraLockFileCache *cache, Entry *en
   TesseraDynamicLockFile *shown = g_object_new (cache->lock_file_type, "path", path, NULL);
 
   _tessera_dynamic_lock_file_set_problem (shown, entry->problem != NULL ? entry->problem
-                                                  : _("it is not strict JSON: it holds everything"));
+                                                  : _("it is empty or cut short: it holds everything until it "
+                                                      "reads or, unchanged for min-age, goes"));
   return shown;
 }

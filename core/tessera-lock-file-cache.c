@@ -236,6 +236,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   gboolean was_unreadable = entry != NULL && entry->unreadable;
   struct stat swapped_st;
+  g_autofree char *refused = NULL;
 
   _tessera_lock_file_cache_remove_entry (cache, name);
   entry = g_new0 (Entry, 1);
@@ -338,8 +339,15 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
             }
           entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
                                                                   data, length, error, &entry->whole,
-                                                                  &holder_unknown, &entry->truncated);
-          cache->whole_holders += entry->truncated;   /* not JSON: it holds everything */
+                                                                  &holder_unknown, &entry->truncated, &refused);
+          if (refused != NULL)
+            {
+              /* Complete, refused: it holds everything until removed. */
+              entry->refused = TRUE;
+              _tessera_lock_file_cache_keep_unreadable (cache, entry, refused);
+              return;
+            }
+          cache->whole_holders += entry->truncated;   /* cut short: it holds everything */
           cache->serial += entry->truncated;
         }
     }
@@ -378,8 +386,9 @@ _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entr
 
   if (entry->h.lock_file == NULL)
     {
-      /* Not JSON under ipc.lock (which every writer holds): its writer died
-       * half-way. It holds everything until, once old enough, it goes. */
+      /* Cut short under ipc.lock (which every writer holds): its writer
+       * died half-way. It holds everything until, once old enough, it
+       * goes. (Complete text refused is unreadable: it stays.) */
       if (!entry->truncated || !_tessera_holder_monitor_seen_for (cache->holders, &entry->h, min_age))
         return TRUE;
       reason = g_strdup (_("it is not JSON (its writer died while writing it)"));
@@ -476,7 +485,7 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
         _tessera_lock_file_cache_look_failed (cache, errno);
       return;
     }
-  if (entry != NULL && entry_same_stat (entry, &st) && (!entry->unreadable || entry->not_a_file) &&
+  if (entry != NULL && entry_same_stat (entry, &st) && (!entry->unreadable || entry->not_a_file || entry->refused) &&
       (entry->racy_text == NULL || racy_text_unchanged (cache, entry, &st, dir_fd, now_mono)))
     return;
   load_entry (cache, name, &st, dir_fd);

@@ -8,9 +8,11 @@
 
 G_BEGIN_DECLS
 
-/* Whether a file that did not load is not even JSON (empty, cut short,
- * or not strict JSON): what a writer in place (a Python peer) leaves while
- * it writes or when it dies half-way, or a hostile co-user's text. */
+/* Whether a file that did not load is what a writer in place (a Python
+ * peer) leaves while it writes or when it dies half-way: empty, white
+ * space alone, or strict JSON cut short (the scan ran off its end before
+ * the top-level value closed). Complete text the strict scan refuses is
+ * not. */
 gboolean _tessera_lock_file_is_truncated (const char *data,
                                           gsize       length);
 
@@ -29,8 +31,11 @@ TesseraDynamicLockFile *_tessera_lock_file_salvage (GType       lock_file_type,
 
 /* What stands of a lock file of @owner_name's that did not load (@error
  * says why; @data: its text, NULL when it could not be read): the
- * salvaged lock file (as above), or NULL, @truncated set when the text is
- * not even JSON (then it holds everything); either way warned about. */
+ * salvaged lock file (as above), or NULL: @truncated set when the text is
+ * empty or cut short (it holds everything, and may age away), @refused
+ * set to the reason (free it) when it is complete text the strict scan
+ * refuses (it holds everything until removed by force); either way warned
+ * about. */
 TesseraDynamicLockFile *_tessera_lock_file_salvage_failed (GType         lock_file_type,
                                                            const char   *path,
                                                            const char   *owner_name,
@@ -39,6 +44,7 @@ TesseraDynamicLockFile *_tessera_lock_file_salvage_failed (GType         lock_fi
                                                            const GError *error,
                                                            gboolean     *whole,
                                                            gboolean     *holder_unknown,
-                                                           gboolean     *truncated);
+                                                           gboolean     *truncated,
+                                                           char        **refused);
 
 G_END_DECLS

@@ -5,15 +5,32 @@
 #include "tessera-lock-file-salvage-private.h"
 #include "tessera-file-warnings-private.h"
 
-/* Whether a file that did not load is not even JSON (white space alone
- * is not either): what a writer in place (a Python peer) leaves while it
- * writes or when it dies half-way, or a hostile co-user's text. */
+/* Whether a file that did not load is what a writer in place (a Python
+ * peer) leaves while it writes or when it dies half-way: empty, white
+ * space alone, or strict JSON cut short. */
 gboolean
 _tessera_lock_file_is_truncated (const char *data, gsize length)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonParser) parser = NULL;
 
-  return length == 0 || !_tessera_json_load (parser, data, length, NULL) || json_parser_get_root (parser) == NULL;
+  if (length == 0 || _tessera_json_is_cut_short (data, length))
+    return TRUE;
+  parser = json_parser_new_immutable ();
+  return _tessera_json_load (parser, data, length, NULL) && json_parser_get_root (parser) == NULL;
+}
+
+/* Whether a file that did not load is complete text the strict scan
+ * refuses (not JSON, too deep, not UTF-8, a lone surrogate): no writer leaves that half-way, and its writer may
+ * hold anything. */
+static gboolean
+is_refused (const char *data, gsize length)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  gboolean nulled;
+
+  /* JSON that names no job never counted, also with a number not to trust. */
+  return !_tessera_lock_file_is_truncated (data, length) &&
+         !_tessera_json_load_nulling_numbers (parser, data, length, &nulled, NULL);
 }
 
 /* Numbers written as 1.0 (Python's json may) become integers; FALSE when
@@ -112,7 +129,8 @@ _tessera_lock_file_salvage_failed (GType         lock_file_type,
                                    const GError *error,
                                    gboolean     *whole,
                                    gboolean     *holder_unknown,
-                                   gboolean     *truncated)
+                                   gboolean     *truncated,
+                                   char        **refused)
 {
   TesseraDynamicLockFile *lock_file =
     data != NULL ? _tessera_lock_file_salvage (lock_file_type, path, data, length, whole, holder_unknown) : NULL;
@@ -132,10 +150,19 @@ _tessera_lock_file_salvage_failed (GType         lock_file_type,
   else
     {
       *truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
-      /* Whoever wrote text that is not JSON may hold anything. */
+      /* Whoever wrote text that is not JSON may hold anything: until it
+       * reads or, cut short, it ages away; complete, until it is removed. */
       if (*truncated)
         _tessera_file_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
                                path, owner_name, error->message);
+      else if (data != NULL && is_refused (data, length))
+        {
+          _tessera_file_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything until "
+                                   "“tessera clean --force” removes it"),
+                                 path, owner_name, error->message);
+          *refused = g_strdup (_("its text is complete but not strict JSON (or not UTF-8): it holds everything "
+                                 "until “tessera clean --force” removes it"));
+        }
       else
         _tessera_file_warning (_("Ignoring lock file of %s: %s"), owner_name, error->message);
     }

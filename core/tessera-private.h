@@ -267,6 +267,13 @@ gboolean _tessera_json_load_nulling_numbers (JsonParser  *parser,
                                              gboolean    *nulled,
                                              GError     **error);
 
+/* Whether @data is strict JSON cut short: the scan ran off its end before
+ * the top-level value closed, all it read so far being JSON (what a writer
+ * in place leaves half-way). FALSE for text that is complete, or refused
+ * before its end (not JSON, too deep, not UTF-8, a lone surrogate). */
+gboolean _tessera_json_is_cut_short (const char *data,
+                                     gsize       length);
+
 TesseraDynamicLockFile *_tessera_dynamic_lock_file_load_once (GType        lock_file_type,
                                                               int          dir_fd,
                                                               const char  *name,
