@@ -284,6 +284,42 @@ test_count_unreadable (Fixture *f, gconstpointer data)
     }
 }
 
+/* A lock file whose whole "process" member is a number JSON cannot carry
+ * (1e400): the salvage makes it null, which must not pass for no process
+ * at all (a holder then judged by its job lock alone, here free): who
+ * holds is not known, so it counts, and no sweep removes it, however old. */
+static void
+test_process_unreadable (Fixture *f, gconstpointer data)
+{
+  const char *processes[] = { "1e400", "-1e400" };
+  g_autofree char *path = g_build_filename (f->jobs, "bad@1.json", NULL);
+  g_autofree char *job_lock = g_build_filename (f->tmp, "job.lock", NULL);
+
+  /* Its job lock there and free: a holder with no process would be gone. */
+  test_write_file (job_lock, "");
+
+  for (guint i = 0; i < G_N_ELEMENTS (processes); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}, "
+                                               "\"process\": %s}", f->tmp, processes[i]);
+      g_autoptr(TestCounter) counter = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("process %s", processes[i]);
+      test_write_file (path, text);
+      test_set_file_age (path, 3600);
+      counter = open_counter (f, 2);
+      g_assert_cmpint (grantable (f, counter), <, 2);
+      tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
+      tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+      g_assert_no_error (error);
+      g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+      g_assert_cmpint (grantable (f, counter), <, 2);
+      g_clear_pointer (&counter, g_object_unref);
+      g_assert_cmpint (g_unlink (path), ==, 0);
+    }
+}
+
 /* Makes a FIFO, a socket, a device or a folder at @path. */
 static void
 make_not_a_file (const char *kind, const char *path)
@@ -748,6 +784,7 @@ main (int argc, char **argv)
   ADD ("/bad-input/lock-file/names-a-job-counts", test_names_a_job);
   ADD ("/bad-input/lock-file/no-job-uri", test_no_job_uri);
   ADD ("/bad-input/lock-file/count-unreadable-holds-all", test_count_unreadable);
+  ADD ("/bad-input/lock-file/process-unreadable-holds", test_process_unreadable);
   ADD ("/bad-input/lock-file/not-a-file-holds-all", test_not_a_file);
   ADD ("/bad-input/informations/missing", test_informations_missing);
   ADD ("/bad-input/informations/garbage", test_informations_garbage);
