@@ -96,9 +96,10 @@ _tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *
     return NULL;   /* names no job: it never counted */
 
   /* A number of the file read wrong or made null may be the holder's pid
-   * or start time: then it is not known who holds. */
+   * or start time, or the whole member (1e400, made null here, is no
+   * "process": null): then it is not known who holds. */
   member = json_object_get_member (object, "process");
-  if (member != NULL && !JSON_NODE_HOLDS_NULL (member) && (!JSON_NODE_HOLDS_OBJECT (member) || nulled))
+  if (member != NULL && (nulled || (!JSON_NODE_HOLDS_NULL (member) && !JSON_NODE_HOLDS_OBJECT (member))))
     {
       json_object_remove_member (object, "process");
       *holder_unknown = TRUE;
