@@ -689,6 +689,47 @@ test_forgery_believed_when_ours (Fixture *f, gconstpointer data)
   g_assert_cmpint (hits, ==, HOLDERS);
 }
 
+/* An index an older Tessera wrote (format 2, before the strict JSON scan)
+ * may summarise texts this one refuses (a lone surrogate, a comment): it
+ * is not believed, even with our own forged counts in it, and this
+ * version keeps an index of its own. */
+static void
+test_old_version_not_trusted (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = NULL, *old = NULL, *text = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *magic = "TESSERA-LOCK-FILE-INDEX ";
+  char *version_end;
+  guint64 sum;
+  gsize length;
+  int hits;
+
+  add_holders (f, HOLDERS);
+  wait_index_covers_all (f);
+  path = index_path (f);
+  g_assert_cmpuint (forge_index (f, path), ==, HOLDERS);
+  /* Made version 2's, in its content and in its name. */
+  g_file_get_contents (path, &text, &length, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_prefix (text, magic));
+  version_end = strchr (text + strlen (magic), '\n');
+  g_assert_nonnull (version_end);
+  g_assert_cmpint (version_end - (text + strlen (magic)), ==, 1);   /* one digit, as 2 */
+  text[strlen (magic)] = '2';
+  sum = index_hash ((const guint8 *) text, length - 8);
+  memcpy (text + length - 8, &sum, 8);
+  /* Its name ends in -v and the version, one digit. */
+  old = g_strdup (path);
+  g_assert_true (strrchr (old, 'v')[-1] == '-' && strlen (strrchr (old, 'v')) == 2);
+  strrchr (old, 'v')[1] = '2';
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_file_set_contents_full (old, text, length, G_FILE_SET_CONTENTS_NONE, 0600, &error);
+  g_assert_no_error (error);
+
+  g_assert_cmpuint (status_used (f, &hits), ==, truth (f));
+  g_assert_cmpint (hits, ==, 0);
+}
+
 typedef enum {
   HOSTILE_OTHER_OWNER,
   HOSTILE_SYMLINK,
@@ -930,6 +971,7 @@ main (int argc, char **argv)
   ADD ("/index/lazy/mutex-counted-from-the-index", NULL, test_lazy_mutex);
   ADD ("/index/status/verdicts-shown-none-acted-on", NULL, test_status_verdicts);
   ADD ("/index/corrupt/ignored-and-rebuilt", NULL, test_corrupt);
+  ADD ("/index/old-version/not-trusted", NULL, test_old_version_not_trusted);
   ADD ("/index/hostile/forgery-believed-when-ours", NULL, test_forgery_believed_when_ours);
   ADD ("/index/hostile/other-owner", GINT_TO_POINTER (HOSTILE_OTHER_OWNER), test_hostile);
   ADD ("/index/hostile/symlink", GINT_TO_POINTER (HOSTILE_SYMLINK), test_hostile);
