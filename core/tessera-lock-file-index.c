@@ -16,8 +16,10 @@
  * ctime in ns, text, accounting summary with its NUL or a zero length), a
  * zero name length, and a hash of all that. Native byte order: it never
  * leaves this user's machine. Version 1 (no summary) had a name of its
- * own, pruned in time. */
-#define FORMAT_VERSION 2
+ * own, pruned in time; so has version 2, written before only strict JSON
+ * was read (65292cc): it summarises texts now refused (a comment, a lone
+ * surrogate), which would count for what they seem to say. */
+#define FORMAT_VERSION 3
 #define MAGIC "TESSERA-LOCK-FILE-INDEX " G_STRINGIFY (FORMAT_VERSION) "\n"
 #define MAGIC_LENGTH (sizeof MAGIC - 1)
 /* Bounds: lock files are tiny; anything larger is read from jobs/ again. */
