@@ -384,6 +384,45 @@ test_stale_temporary_removed (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
 }
 
+/* The unknown reason of a holder (why its last verdict could not tell)
+ * follows every verdict in a long-lived view: a seed-era holder (no
+ * "process") whose job lock is not a regular file is unknown, with its
+ * reason; once its .pid names this live process, it is judged alive and
+ * the reason is gone, not left from the verdict before. */
+static void
+test_unknown_reason_follows_verdict (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_lock_file (f, "seed", NULL, FALSE);
+  g_autofree char *job_lock = g_build_filename (f->tmp, "xp", "seed", "task.lock", NULL);
+  g_autofree char *pid_file = g_build_filename (f->tmp, "xp", "seed", "task.pid", NULL);
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) spec = tessera_process_to_json (self);
+  g_autofree char *spec_text = json_to_string (spec, FALSE);
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(GPtrArray) files = NULL;
+  g_autofree char *before = NULL, *after = NULL;
+  g_autoptr(GError) error = NULL;
+
+  test_expect_warnings ();
+  g_assert_cmpint (g_mkdir_with_parents (job_lock, 0755), ==, 0);   /* not a regular file */
+  counter = open_counter (f, 0);
+  g_assert_false (can_acquire (f, counter, "1"));
+  files = tessera_tracked_dynamic_resource_list_lock_files (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter));
+  g_assert_cmpuint (files->len, ==, 1);
+  before = tessera_dynamic_lock_file_dup_unknown_reason (g_ptr_array_index (files, 0));
+  g_test_message ("before: %s", before);
+  g_assert_nonnull (before);
+
+  test_write_file (pid_file, spec_text);
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+  g_assert_no_error (error);
+  g_assert_false (can_acquire (f, counter, "2"));   /* it lives: it holds */
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  after = tessera_dynamic_lock_file_dup_unknown_reason (g_ptr_array_index (files, 0));
+  g_test_message ("after: %s", after);
+  g_assert_null (after);
+}
+
 /* What a Python peer killed while writing in place leaves: an empty or
  * cut-short file holds everything while it is there (its writer may be
  * writing still), and goes once older than min-age; JSON of another shape
@@ -509,5 +548,6 @@ main (int argc, char **argv)
   ADD ("/pid-reuse/other-boot-dead-other-host-kept", test_other_boot_and_host);
   ADD ("/capacity/raised-at-run-time-wakes-waiter", test_capacity_raised);
   ADD ("/capacity/lowered-at-run-time", test_capacity_lowered);
+  ADD ("/unknown-reason/follows-every-verdict", test_unknown_reason_follows_verdict);
   return g_test_run ();
 }
