@@ -501,11 +501,14 @@ job_lock_doubt (const char *lock_path, TesseraJobLockState state, int errsv)
   return g_strdup_printf (_("its job lock %s cannot be probed here (%s)"), lock_path, g_strerror (errsv));
 }
 
-TesseraHolderVerdict
-_tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
-                               TesseraHolder        *holder,
-                               double                min_age,
-                               char                **reason)
+/* The verdict on @holder; @doubt: why it could not tell, when it could
+ * not (it then holds), else left NULL. */
+static TesseraHolderVerdict
+judge (TesseraHolderMonitor *monitor,
+       TesseraHolder        *holder,
+       double                min_age,
+       char                **reason,
+       char                **doubt)
 {
   const char *job_uri = tessera_dynamic_lock_file_get_job_uri (holder->lock_file);
   g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
@@ -549,18 +552,16 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
             lock = TESSERA_JOB_LOCK_FREE;
           if (lock != TESSERA_JOB_LOCK_FREE)
             {
-              g_autofree char *doubt = lock != TESSERA_JOB_LOCK_HELD ? job_lock_doubt (lock_path, lock, errsv) : NULL;
-
               /* Held: the holder runs. Not ours to probe: it counts. */
               if (lock == TESSERA_JOB_LOCK_HELD)
                 holder->lock_seen_held = TRUE;
-              _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, doubt);
+              else
+                *doubt = job_lock_doubt (lock_path, lock, errsv);
               forget_lock_free (monitor, holder);
               if (tessera_process_check (holder->process) == TESSERA_PROCESS_ALIVE && !holder->watched)
                 _tessera_holder_monitor_watch (monitor, holder);   /* its exit brings it back here */
               return TESSERA_HOLDER_HOLDS;
             }
-          _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, NULL);
           if (!lock_free_for_long (monitor, holder, min_age))
             return TESSERA_HOLDER_HOLDS;   /* counts; looked at again on every refresh */
           if (!locks_cross_hosts (monitor) && !_tessera_process_on_this_host (holder->process))
@@ -599,13 +600,12 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
     {
       int errsv = 0;
       TesseraJobLockState lock = _tessera_job_lock_probe (lock_path, &errsv);
-      g_autofree char *doubt = lock != TESSERA_JOB_LOCK_FREE && lock != TESSERA_JOB_LOCK_HELD
-                               ? job_lock_doubt (lock_path, lock, errsv) : NULL;
 
       /* A process holding the job lock (either kind) is the holder, still
        * starting. One that cannot be opened (its job folder not seen
        * here) proves nothing: the holder counts. */
-      _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, doubt);
+      if (lock != TESSERA_JOB_LOCK_FREE && lock != TESSERA_JOB_LOCK_HELD)
+        *doubt = job_lock_doubt (lock_path, lock, errsv);
       if (lock != TESSERA_JOB_LOCK_FREE)
         return TESSERA_HOLDER_HOLDS;
       if (!_tessera_holder_monitor_seen_for (monitor, holder, min_age))
@@ -613,4 +613,19 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
       *reason = g_strdup (_("it has no process and nobody holds its job lock"));
       return TESSERA_HOLDER_GONE;
     }
+}
+
+TesseraHolderVerdict
+_tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
+                               TesseraHolder        *holder,
+                               double                min_age,
+                               char                **reason)
+{
+  g_autofree char *doubt = NULL;
+  TesseraHolderVerdict verdict = judge (monitor, holder, min_age, reason, &doubt);
+
+  /* Every verdict says whether it could tell: a doubt of an earlier one
+   * must not stay in a long-lived view (status, watch). */
+  _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, doubt);
+  return verdict;
 }
