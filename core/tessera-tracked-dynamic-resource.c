@@ -682,12 +682,14 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
  * tessera_tracked_dynamic_resource_list_lock_files:
  * @self: a tracked resource
  *
- * The valid lock files as last seen. Call
+ * The lock files that count, as last seen: the valid ones, and the
+ * entries of `jobs/` that hold the whole resource without being read (a
+ * FIFO named like a lock file, a lock file that cannot be opened, one
+ * whose text is not strict JSON or is cut short), each listed as a lock
+ * file with only its path and its
+ * [method@Tessera.DynamicLockFile.get_problem] (no job, its job URI
+ * %NULL; no process). Call
  * [method@Tessera.TrackedDynamicResource.update] first for a fresh view.
- * An entry of `jobs/` that holds the whole resource without being read
- * (a FIFO named like a lock file, a lock file that cannot be opened) is
- * listed too, as a lock file with only its path and its
- * [method@Tessera.DynamicLockFile.get_problem] (no job, no process).
  *
  * Returns: (transfer container) (element-type TesseraDynamicLockFile): the
  *   lock files that count against the capacity
