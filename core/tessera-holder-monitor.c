@@ -483,6 +483,7 @@ recorded_job_folder_here (TesseraHolder *holder, const char *job_uri)
   guint64 dev, ino;
   struct stat st;
 
+  _tessera_pause_point ("job-folder-check");
   return _tessera_dynamic_lock_file_get_job_folder (holder->lock_file, &dev, &ino) && stat (dir, &st) == 0 &&
          S_ISDIR (st.st_mode) && (guint64) st.st_dev == dev && (guint64) st.st_ino == ino;
 }

@@ -1466,6 +1466,64 @@ test_naming_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
 }
 
+/* Whoever can write the job folders' root may swap a link for a live
+ * holder's recorded job folder while a judge looks at it: the folder must
+ * be looked at once, its job lock probed in the very folder whose device
+ * and inode the spec recorded. Here the folder is a link to an empty one
+ * when the judge starts (no job lock there) and is put back (the recorded
+ * one, its job lock held) at pause point "job-folder-check": `clean
+ * --min-age 0` must keep the holder (an experimaestro spec: a pid with no
+ * start time, judged by its job lock). */
+static void
+test_job_folder_swapped_while_judged (Fixture *f, gconstpointer data)
+{
+  g_autofree char *root = g_build_filename (f->tmp, "xp", NULL);
+  g_autofree char *folder = g_build_filename (root, "job", NULL);
+  g_autofree char *aside = g_build_filename (root, "job.real", NULL);
+  g_autofree char *empty = g_build_filename (root, "empty", NULL);
+  g_autofree char *job_lock = g_build_filename (folder, "task.lock", NULL);
+  g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "xp@1.json", NULL);
+  g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "job-folder-check.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "job-folder-check.go", NULL);
+  const char *env[] = { "TESSERA_PAUSE_AT", "job-folder-check", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autofree char *text = NULL;
+  struct stat st;
+  int status, fd;
+
+  g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (empty, 0755), ==, 0);
+  /* The holder's job lock, held (an OFD lock of this process). */
+  fd = open (job_lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fcntl (fd, F_OFD_SETLK, &fl), ==, 0);
+  g_assert_cmpint (stat (folder, &st), ==, 0);
+  text = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 1}, \"process\": "
+                          "{\"type\": \"local\", \"pid\": %d, \"job_folder\": {\"dev\": %" G_GUINT64_FORMAT
+                          ", \"ino\": %" G_GUINT64_FORMAT "}}}", folder, (int) getpid (), (guint64) st.st_dev,
+                          (guint64) st.st_ino);
+  test_write_file (lock_file, text);
+
+  /* The swap: a link to the empty folder while the judge starts... */
+  g_assert_cmpint (rename (folder, aside), ==, 0);
+  g_assert_cmpint (symlink (empty, folder), ==, 0);
+  clean = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_SILENCE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE,
+                         "clean", "--min-age", "0", NULL);
+  test_wait_for_file (reached, 60);
+  /* ...and the recorded folder back in its place at the pause. */
+  g_assert_cmpint (g_unlink (folder), ==, 0);
+  g_assert_cmpint (rename (aside, folder), ==, 0);
+  g_assert_true (g_file_set_contents (go, "", 0, NULL));
+  g_assert_cmpint (test_exit_code (clean), ==, 0);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  close (fd);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Output and habits */
 
@@ -3176,7 +3234,10 @@ main (int argc, char **argv)
   ADD ("/tool/run/release-behind-stuck-ipc-lock", test_release_behind_stuck_ipc_lock);
   /* Held at a pause point: only in builds that have them. */
   if (TESSERA_PAUSE_POINTS)
-    ADD ("/tool/run/naming-behind-stuck-ipc-lock", test_naming_behind_stuck_ipc_lock);
+    {
+      ADD ("/tool/run/naming-behind-stuck-ipc-lock", test_naming_behind_stuck_ipc_lock);
+      ADD ("/tool/clean/job-folder-swapped-while-judged", test_job_folder_swapped_while_judged);
+    }
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/status/unreadable-jobs-folder", test_status_unreadable_jobs);
