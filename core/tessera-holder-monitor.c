@@ -5,6 +5,7 @@
 #include "tessera-holder-monitor-private.h"
 #include "tessera-host-lease-private.h"
 
+#include <fcntl.h>
 #include <glib-unix.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -470,22 +471,45 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
   return TRUE;
 }
 
-/* Whether the job folder that @holder's spec recorded is at its path
- * here: then a job lock not there means the holder let it go (a holder
- * takes its job lock before it writes its lock file, and removes its lock
- * files before its job lock). Anything else (no folder recorded, as in
- * experimaestro's specs; no folder here; another one) says nothing: the
- * folder may be one this host cannot see. */
-static gboolean
-recorded_job_folder_here (TesseraHolder *holder, const char *job_uri)
+/* Probes @holder's job lock (@lock_path) in the job folder its spec
+ * recorded when that folder is at its path here: the folder is opened
+ * once (never a link in its place), known by its device and inode, and
+ * the job lock probed in that very folder, so that nobody who can write
+ * the job folders' root can swap a link in between. There, a job lock not
+ * found means the holder let it go (a holder takes its job lock before it
+ * writes its lock file, and removes its lock files before its job lock):
+ * free. Anything else (no folder recorded, as in experimaestro's specs;
+ * no folder here; another one) says nothing of it: the job lock is
+ * probed by its path, and one not found there stays absent (the folder
+ * may be one this host cannot see). */
+static TesseraJobLockState
+probe_job_lock (TesseraDynamicLockFile *lock_file,
+                const char             *lock_path,
+                int                    *errsv)
 {
-  g_autofree char *dir = g_path_get_dirname (job_uri);
+  g_autofree char *dir = g_path_get_dirname (lock_path);
+  g_autofree char *name = g_path_get_basename (lock_path);
+  TesseraJobLockState state;
   guint64 dev, ino;
   struct stat st;
+  int dir_fd = -1;
 
+  if (_tessera_dynamic_lock_file_get_job_folder (lock_file, &dev, &ino))
+    {
+      dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (dir_fd >= 0 && (fstat (dir_fd, &st) < 0 || (guint64) st.st_dev != dev || (guint64) st.st_ino != ino))
+        {
+          close (dir_fd);
+          dir_fd = -1;
+        }
+    }
+  /* Whatever is at the path from now on does not matter. */
   _tessera_pause_point ("job-folder-check");
-  return _tessera_dynamic_lock_file_get_job_folder (holder->lock_file, &dev, &ino) && stat (dir, &st) == 0 &&
-         S_ISDIR (st.st_mode) && (guint64) st.st_dev == dev && (guint64) st.st_ino == ino;
+  if (dir_fd < 0)
+    return _tessera_job_lock_probe (lock_path, errsv);
+  state = _tessera_job_lock_probe_at (dir_fd, name, errsv);
+  close (dir_fd);
+  return state == TESSERA_JOB_LOCK_ABSENT ? TESSERA_JOB_LOCK_FREE : state;
 }
 
 /* Why a job lock that could not be probed (@state, @errsv from
@@ -545,12 +569,10 @@ judge (TesseraHolderMonitor *monitor,
               return TESSERA_HOLDER_GONE;
             }
           int errsv = 0;
-          TesseraJobLockState lock = _tessera_job_lock_probe (lock_path, &errsv);
-
           /* Only a job lock opened and found free is a death, or its
            * recorded folder seen here without it. */
-          if (lock == TESSERA_JOB_LOCK_ABSENT && recorded_job_folder_here (holder, job_uri))
-            lock = TESSERA_JOB_LOCK_FREE;
+          TesseraJobLockState lock = probe_job_lock (holder->lock_file, lock_path, &errsv);
+
           if (lock != TESSERA_JOB_LOCK_FREE)
             {
               /* Held: the holder runs. Not ours to probe: it counts. */

@@ -58,6 +58,10 @@ int      _tessera_job_lock_take_at    (int          dir_fd,
  * 0: not a regular file). */
 TesseraJobLockState _tessera_job_lock_probe (const char *path,
                                              int        *errsv);
+/* The same for @name in the folder @dir_fd (AT_FDCWD: @name is a path). */
+TesseraJobLockState _tessera_job_lock_probe_at (int         dir_fd,
+                                                const char *name,
+                                                int        *errsv);
 gboolean _tessera_job_lock_is_held    (const char  *path);
 char    *_tessera_job_dup_checked_lock_file_name (TesseraJob *self,
                                                   GError    **error);

@@ -316,10 +316,18 @@ TesseraJobLockState
 _tessera_job_lock_probe (const char *path,
                          int        *errsv)
 {
+  return _tessera_job_lock_probe_at (AT_FDCWD, path, errsv);
+}
+
+TesseraJobLockState
+_tessera_job_lock_probe_at (int         dir_fd,
+                            const char *name,
+                            int        *errsv)
+{
   struct flock fl = { 0 };
   struct stat st;
   TesseraJobLockState state = TESSERA_JOB_LOCK_FREE;
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int fd = openat (dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   int saved = 0;
 
   if (fd < 0)
