@@ -252,7 +252,7 @@ watch_first_frame (Fixture *f, const char * const *wrap)
   g_autoptr(Helper) watch = spawn_as_first (f, wrap, (const char *[]) { "watch", NULL });
   gboolean last = FALSE, framed = FALSE;
 
-  /* A frame: "— HH:MM:SS —", then each resource (r, then m) and its
+  /* A frame: "— <UTC time> —", then each resource (r, then m) and its
    * holders' lines; m's first line after its title ends it. */
   for (;;)
     {

@@ -32,10 +32,12 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "tessera-build-id.h"
 #include "tessera-config.h"
 #include "tessera-fence.h"
 #include "tessera-folder-path-private.h"
 #include "tessera-lock-wait.h"
+#include "tessera-pool-protocol-private.h"
 #include "tessera-temporary-name-private.h"
 
 /* sysexits.h */
@@ -70,8 +72,87 @@ fail (int status, const char *format, ...)
   va_start (ap, format);
   message = g_strdup_vprintf (format, ap);
   va_end (ap);
-  g_printerr ("tessera: %s\n", message);
+  g_printerr (_("tessera: %s\n"), message);
   return status;
+}
+
+/* After a usage error of the command line: where to look, on its own
+ * line (never the whole usage). @command: "tessera" or "tessera run"… */
+static int
+try_help (const char *command)
+{
+  g_printerr (_("Try “%s --help”.\n"), command);
+  return EXIT_USAGE;
+}
+
+/* What the command prints, in the locale's character set. Without UTF-8
+ * (cron, `su -`, LC_ALL=C), typographic quotes, dashes and the like that
+ * it cannot show become their ASCII forms, not the '?' a conversion
+ * leaves; anything else it cannot show still becomes a '?'. */
+static char *
+to_charset (const char *text, const char *charset)
+{
+  static const struct { gunichar c; const char *ascii; } plain[] = {
+    { 0x201C, "\"" }, { 0x201D, "\"" }, { 0x201E, "\"" }, { 0x00AB, "\"" }, { 0x00BB, "\"" },
+    { 0x2018, "'" }, { 0x2019, "'" }, { 0x2026, "..." }, { 0x00A0, " " }, { 0x202F, " " },
+    { 0x2013, "-" }, { 0x2014, "-" },
+  };
+  g_autoptr(GString) out = g_string_new (NULL);
+  char *converted;
+
+  if (!g_utf8_validate (text, -1, NULL))
+    return g_strdup (text);
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+      gsize len = (gsize) (g_utf8_next_char (p) - p);
+      const char *ascii = NULL;
+
+      for (guint i = 0; c >= 0x80 && i < G_N_ELEMENTS (plain); i++)
+        if (plain[i].c == c)
+          ascii = plain[i].ascii;
+      if (ascii != NULL)
+        {
+          g_autofree char *here = g_convert (p, (gssize) len, charset, "UTF-8", NULL, NULL, NULL);
+
+          if (here == NULL)
+            {
+              g_string_append (out, ascii);
+              continue;
+            }
+        }
+      g_string_append_len (out, p, (gssize) len);
+    }
+  converted = g_convert_with_fallback (out->str, -1, charset, "UTF-8", "?", NULL, NULL, NULL);
+  return converted != NULL ? converted : g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+print_to (FILE *stream, const char *text)
+{
+  const char *charset;
+
+  if (g_get_charset (&charset))
+    fputs (text, stream);
+  else
+    {
+      g_autofree char *shown = to_charset (text, charset);
+
+      fputs (shown, stream);
+    }
+  fflush (stream);
+}
+
+static void
+print_out (const char *text)
+{
+  print_to (stdout, text);
+}
+
+static void
+print_err (const char *text)
+{
+  print_to (stderr, text);
 }
 
 /* Lets the holdings go; what stays behind (a lock file that could not be
@@ -105,7 +186,7 @@ show_log_message (const char *message)
     {
       /* Library messages name files of the folder: never raw to a terminal. */
       g_autofree char *shown = escape_name (message, TRUE);
-      g_printerr ("tessera: %s\n", shown);
+      g_printerr (_("tessera: %s\n"), shown);
     }
 }
 
@@ -250,6 +331,9 @@ oserr_or (const GError *error, int status)
  * the configuration (not for `set`, which is how a broken one is fixed).
  * On failure, the message said is also in @why when given. */
 static gboolean lock_note_started;   /* or `run`, which says it itself */
+/* `run`: what informations.json overrides is for status to say, not for
+ * every job's log. */
+static gboolean quiet_notices;
 
 static TesseraTrackedDynamicResource *
 open_resource_why (TesseraConfig *config, const char *name, gboolean check, int *status, char **why)
@@ -291,8 +375,8 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
       return NULL;
     }
   release_log_unless_deferred ();
-  if (notice != NULL)
-    g_printerr ("tessera: %s\n", notice);
+  if (notice != NULL && !quiet_notices)
+    g_printerr (_("tessera: %s\n"), notice);
   return resource;
 }
 
@@ -335,6 +419,8 @@ parse (GOptionContext *context, int *argc, char ***argv, int *status)
   if (!g_option_context_parse (context, argc, argv, &error))
     {
       *status = fail (EXIT_USAGE, "%s", error->message);
+      if (g_error_matches (error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION))
+        try_help (g_get_prgname ());
       return FALSE;
     }
   if (opt_config_late != NULL)
@@ -1869,8 +1955,9 @@ cmd_watch (int argc, char **argv)
        * new leave the screen as it is. */
       if (shown == NULL || !g_str_equal (shown->str, view->str))
         {
-          g_autoptr(GDateTime) now = g_date_time_new_now_local ();
-          g_autofree char *stamp = g_date_time_format (now, "%H:%M:%S");
+          /* UTC, as a holder's "since". */
+          g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+          g_autofree char *stamp = g_date_time_format (now, "%Y-%m-%dT%H:%M:%SZ");
 
           if (on_terminal)
             g_print ("\033[H\033[2J");   /* one stable screen, as watch(1) */
@@ -2609,7 +2696,7 @@ gated_open (Gated *gated, gboolean go, char **env)
             continue;
           /* EPIPE: a signal passed on has already ended the command. */
           if (w < 0 && errno != EPIPE)
-            g_printerr ("tessera: %s\n", g_strerror (errno));
+            g_printerr (_("tessera: %s\n"), g_strerror (errno));
           if (w < 0)
             break;
           done += (gsize) w;
@@ -2864,7 +2951,7 @@ show_waiting (Need *need, const char *why, gboolean grow, gint64 since, gint64 *
   /* Translators: "waiting for cpu (…), held by train@host-1 (pid 42)" */
   if (holders->len)
     held = g_strdup_printf (_("%s, held by %s"), what_why, holders->str);
-  line = g_strconcat ("tessera: ", held != NULL ? held : what_why, NULL);
+  line = g_strdup_printf (_("tessera: %s"), held != NULL ? held : what_why);
   if (!interactive)
     {
       g_printerr ("%s\n", line);
@@ -3058,7 +3145,7 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
       if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
         {
           clear_line ();
-          g_printerr ("tessera: %s\n", reason);
+          g_printerr (_("tessera: %s\n"), reason);
           g_free (told_reason);
           told_reason = g_strdup (reason);
         }
@@ -3539,6 +3626,7 @@ cmd_run (int argc, char **argv)
   lock_note_started = TRUE;
   run_state.open_deadline = no_wait ? g_get_monotonic_time ()
                             : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
+  quiet_notices = TRUE;
   start_signal_thread ();
   if ((config = load_config (&status)) == NULL)
     return status;
@@ -3686,7 +3774,7 @@ cmd_run (int argc, char **argv)
    * already: then this writes nothing more (unless a resource type does
    * more on job_started). With --no-wait it names the command now. */
   if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
-    g_printerr ("tessera: %s\n", error->message);
+    g_printerr (_("tessera: %s\n"), error->message);
   /* Open before the gate is: from here no lock a peer keeps comes before
    * the command runs (a failed exec reaps it, and the run settles). */
   g_mutex_lock (&run_state.lock);
@@ -3781,7 +3869,7 @@ run_command (int argc, char **argv)
         return commands[c].run (argc, argv);
       }
   fail (EXIT_USAGE, _("unknown command “%s”"), argv[0]);
-  return usage (stderr, EXIT_USAGE);
+  return try_help ("tessera");
 }
 
 /* `tessera help` is `tessera --help`; `tessera help CMD` is `tessera CMD --help`. */
@@ -3861,11 +3949,36 @@ ensure_descriptors (int *status)
 static int
 usage (FILE *out, int status)
 {
-  fprintf (out, "%s\n  tessera [--config FILE] COMMAND [OPTION…]\n\n%s\n", _("Usage:"), _("Commands:"));
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  /* Translators: FILE and COMMAND as in the commands' usage lines */
+  g_string_append_printf (text, "%s\n  %s\n  tessera --version\n\n%s\n", _("Usage:"),
+                          _("tessera [--config FILE] COMMAND [OPTION…]"), _("Commands:"));
   for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
-    fprintf (out, "  %-9s %s\n", commands[i].name, _(commands[i].summary));
-  fprintf (out, "\n%s\n", _("“tessera COMMAND --help” tells more; see also tessera(1)."));
+    g_string_append_printf (text, "  %-9s %s\n", commands[i].name, _(commands[i].summary));
+  g_string_append_printf (text, "\n%s\n", _("“tessera COMMAND --help” tells more; see also tessera(1)."));
+  if (out == stdout)
+    g_print ("%s", text->str);
+  else
+    g_printerr ("%s", text->str);
   return status;
+}
+
+/* GLib's own words for an unknown option, as every command's options
+ * say it (in the same language). */
+static char *
+unknown_option_message (const char *option)
+{
+  g_autoptr(GOptionContext) context = g_option_context_new (NULL);
+  char *args[] = { (char *) "tessera", (char *) option, NULL };
+  char **parsed = args;
+  int n = 2;
+  g_autoptr(GError) error = NULL;
+
+  g_option_context_set_help_enabled (context, FALSE);
+  if (!g_option_context_parse (context, &n, &parsed, &error))
+    return g_strdup (error->message);
+  return g_strdup_printf (_("unknown option %s"), option);
 }
 
 int
@@ -3881,6 +3994,9 @@ main (int argc, char **argv)
                                    ? g_getenv ("TESSERA_LOCALEDIR") : LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
+  /* Everything printed goes through these: in the locale's character set. */
+  g_set_print_handler (print_out);
+  g_set_printerr_handler (print_err);
 
   /* Descriptors first: GLib aborts when it cannot make a main context's
    * eventfd, so the default one is made now, while they are there. */
@@ -3895,7 +4011,9 @@ main (int argc, char **argv)
         return usage (stdout, 0);
       else if (g_str_equal (argv[i], "--version"))
         {
-          printf ("tessera %s\n", PACKAGE_VERSION);
+          /* Translators: version, the newest pool protocol it follows, the build (git describe) */
+          g_print (_("tessera %s (pool protocol %d, build %s)\n"), PACKAGE_VERSION, TESSERA_POOL_PROTOCOL,
+                   tessera_build_id);
           return 0;
         }
       else if ((g_str_equal (argv[i], "--config") || g_str_equal (argv[i], "-c")) && i + 1 < argc)
@@ -3904,8 +4022,10 @@ main (int argc, char **argv)
         opt_config = argv[i] + strlen ("--config=");
       else
         {
-          fail (EXIT_USAGE, _("unknown option %s"), argv[i]);
-          return usage (stderr, EXIT_USAGE);
+          g_autofree char *message = unknown_option_message (argv[i]);
+
+          fail (EXIT_USAGE, "%s", message);
+          return try_help ("tessera");
         }
     }
   if (i >= argc)
