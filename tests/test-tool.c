@@ -1745,6 +1745,97 @@ test_set_refuses_unknown (Fixture *f, gconstpointer data)
   g_assert_cmpstr (good, ==, "r: {\"total\":16,\"tessera_protocol\":2}\n");
 }
 
+/* `tessera set g devices=…` reads the configuration file's syntax
+ * (INDEX[:MEMORY_MIB[:UUID]];…), as the type reads its devices= setting,
+ * as well as JSON; what the type cannot read changes nothing. */
+static void
+test_set_devices_as_configured (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource g]\ntype=gpu\npath=%s/g\ndevices=0\n", f->tmp);
+  g_autofree char *informations = g_build_filename (f->tmp, "g", "informations.json", NULL);
+  g_autofree char *three = NULL, *uuid = NULL, *json = NULL, *bad = NULL, *shown = NULL;
+  g_autofree char *before = NULL, *after = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  g_free (run_capture (f, &status, "run", "--need", "g", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+
+  three = run_capture (f, &status, "set", "g", "devices=0;1;2", NULL);
+  g_test_message ("%s", three);
+  g_assert_cmpint (status, ==, 0);
+  shown = run_capture (f, &status, "status", "g", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_str_has_prefix (shown, "g (gpu): 3 of 3 free\n"));
+
+  uuid = run_capture (f, &status, "set", "g", "devices=0:16384:GPU-aaaa;1", NULL);
+  g_test_message ("%s", uuid);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (uuid, "\"uuid\":\"GPU-aaaa\""));
+  g_assert_nonnull (strstr (uuid, "\"memory\":16384"));
+  g_free (shown);
+  shown = run_capture (f, &status, "status", "g", NULL);
+  g_assert_true (g_str_has_prefix (shown, "g (gpu): 2 of 2 free\n"));
+
+  json = run_capture (f, &status, "set", "g", "devices=[{\"index\": 4}]", NULL);
+  g_test_message ("%s", json);
+  g_assert_cmpint (status, ==, 0);
+  g_free (shown);
+  shown = run_capture (f, &status, "status", "g", NULL);
+  g_assert_true (g_str_has_prefix (shown, "g (gpu): 1 of 1 free\n"));
+
+  g_assert_true (g_file_get_contents (informations, &before, NULL, NULL));
+  bad = run_capture (f, &status, "set", "g", "devices=0;x", NULL);
+  g_assert_cmpint (status, ==, 64);
+  assert_one_message (bad);
+  g_assert_nonnull (strstr (bad, "INDEX[:MEMORY_MIB[:UUID]]"));
+  g_assert_true (g_file_get_contents (informations, &after, NULL, NULL));
+  g_assert_cmpstr (after, ==, before);
+}
+
+/* A mutex held shared says by how many, not "0 of 1 free"; held
+ * exclusively, it is 0 of 1 free. */
+static void
+test_status_mutex_shared (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource m]\ntype=mutex\npath=%s/m\n", f->tmp);
+  g_autoptr(GSubprocess) first = NULL, second = NULL, exclusive = NULL;
+  g_autofree char *ready1 = NULL, *ready2 = NULL, *ready3 = NULL;
+  g_autofree char *one = NULL, *two = NULL, *held = NULL, *json = NULL;
+  int status;
+
+  test_write_file (f->config, content);
+  first = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                         "run", "--need", "m=shared", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready1 = read_line (first, 60);
+  g_assert_cmpstr (ready1, ==, "ready");
+  one = run_capture (f, &status, "status", NULL);
+  g_test_message ("%s", one);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_str_has_prefix (one, "m (mutex): shared by 1\n"));
+
+  second = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "m=shared", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready2 = read_line (second, 60);
+  g_assert_cmpstr (ready2, ==, "ready");
+  two = run_capture (f, &status, "status", NULL);
+  g_test_message ("%s", two);
+  g_assert_true (g_str_has_prefix (two, "m (mutex): shared by 2\n"));
+  json = run_capture (f, &status, "status", "--json", NULL);
+  g_assert_nonnull (strstr (json, "\"usage\" : \"shared by 2\""));
+  let_go (first);
+  let_go (second);
+
+  exclusive = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                             "run", "--need", "m", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready3 = read_line (exclusive, 60);
+  g_assert_cmpstr (ready3, ==, "ready");
+  held = run_capture (f, &status, "status", NULL);
+  g_test_message ("%s", held);
+  g_assert_true (g_str_has_prefix (held, "m (mutex): 0 of 1 free\n"));
+  let_go (exclusive);
+}
+
 /* Two resources on one folder reached through two paths (a symbolic
  * link): one pool counted twice, a configuration error. */
 static void
@@ -3399,5 +3490,7 @@ main (int argc, char **argv)
   ADD ("/tool/translation/ascii-quotes-without-utf8", test_ascii_quotes_without_utf8);
   ADD ("/tool/command-line/version", test_version);
   ADD ("/tool/man-page/examples-version-run-items", test_man_page);
+  ADD ("/tool/set/devices-as-configured", test_set_devices_as_configured);
+  ADD ("/tool/status/mutex-shared-by", test_status_mutex_shared);
   return g_test_run ();
 }
