@@ -34,6 +34,7 @@
 
 #include "tessera-build-id.h"
 #include "tessera-config.h"
+#include "tessera-config-values-private.h"
 #include "tessera-fence.h"
 #include "tessera-folder-path-private.h"
 #include "tessera-lock-wait.h"
@@ -589,11 +590,11 @@ user_name (GHashTable *users, uid_t uid)
 }
 
 /* Opens status --json's object for resource @name, up to its holders'
- * array, left open: @path (escaped here) and @store may be %NULL, JSON
- * null. */
+ * array, left open: @path (escaped here), @store and @usage (the type's
+ * words in place of "N of M free") may be %NULL, JSON null. */
 static void
 begin_description (JsonBuilder *builder, TesseraConfig *config, const char *name, const char *path,
-                   const char *store, gint64 capacity, gint64 free_units)
+                   const char *store, gint64 capacity, gint64 free_units, const char *usage)
 {
   g_autofree char *shown = path != NULL ? escape_name (path, FALSE) : NULL;
 
@@ -616,6 +617,11 @@ begin_description (JsonBuilder *builder, TesseraConfig *config, const char *name
   json_builder_add_int_value (builder, capacity);
   json_builder_set_member_name (builder, "free");
   json_builder_add_int_value (builder, free_units);
+  json_builder_set_member_name (builder, "usage");
+  if (usage != NULL)
+    json_builder_add_string_value (builder, usage);
+  else
+    json_builder_add_null_value (builder);
   json_builder_set_member_name (builder, "holders");
   json_builder_begin_array (builder);
 }
@@ -635,6 +641,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   g_autoptr(GHashTable) verdicts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (resource);
   g_autofree char *store = NULL;
+  g_autofree char *usage = NULL;
   gint64 capacity = -1, free_units = -1;
 
   if (!fresh)
@@ -662,11 +669,13 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
    * decide there. */
   if (!tessera_tracked_dynamic_resource_check_readable (resource, &unusable))
     free_units = -1;
+  else
+    usage = tessera_tracked_dynamic_resource_dup_usage_text (resource);
 
   g_object_get (resource, "store", &store, NULL);
   begin_description (builder, config, name, location != NULL ? location
                                             : tessera_tracked_dynamic_resource_get_lock_folder (resource),
-                     store != NULL ? store : "folder", capacity, free_units);
+                     store != NULL ? store : "folder", capacity, free_units, usage);
   for (guint i = 0; i < files->len; i++)
     {
       TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
@@ -809,7 +818,7 @@ describe_unreadable (TesseraConfig *config, const char *name, const char *why)
   g_autofree char *path = tessera_config_dup_path (config, name);
   g_autofree char *shown_why = escape_name (why != NULL ? why : "", FALSE);
 
-  begin_description (builder, config, name, path, NULL, -1, -1);
+  begin_description (builder, config, name, path, NULL, -1, -1, NULL);
   json_builder_end_array (builder);
   json_builder_set_member_name (builder, "error");
   json_builder_add_string_value (builder, shown_why);
@@ -834,7 +843,14 @@ format_description (JsonNode *node, GString *out)
                               json_object_get_string_member (object, "type"), why_text);
       return;
     }
-  if (capacity >= 0)
+  if (json_object_get_string_member_with_default (object, "usage", NULL) != NULL)
+    {
+      g_autofree char *usage_text = escape_name (json_object_get_string_member (object, "usage"), TRUE);
+
+      g_string_append_printf (out, "%s (%s): %s\n", json_object_get_string_member (object, "name"),
+                              json_object_get_string_member (object, "type"), usage_text);
+    }
+  else if (capacity >= 0)
     /* Translators: "cpu (countertoken): 6 of 8 free" */
     g_string_append_printf (out, _("%s (%s): %lld of %lld free\n"),
              json_object_get_string_member (object, "name"), json_object_get_string_member (object, "type"),
@@ -1002,6 +1018,41 @@ parse_value (const char *text)
   return node;
 }
 
+/* @text, a value of the type's setting @pspec as the configuration file
+ * gives it (a GPU pool's "0;1:16384"), in informations.json's form: the
+ * member of that name in what the type writes for a new pool set up with
+ * it, read by the type's own rules. %NULL with @error when the type
+ * refuses it; %NULL alone when the type writes the setting as it is (a
+ * total): then it is read as JSON. */
+static JsonNode *
+setting_as_informations (TesseraTrackedDynamicResource *resource, GParamSpec *pspec, const char *text,
+                         GError **error)
+{
+  TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (resource);
+  g_autoptr(TesseraTrackedDynamicResource) setup = NULL;
+  g_autoptr(JsonNode) informations = NULL;
+  GValue value = G_VALUE_INIT;
+  JsonNode *member;
+
+  if (G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_STRING || klass->initialize_informations == NULL)
+    return NULL;
+  if (!_tessera_config_value_from_string (pspec, text, &value, error))
+    return NULL;
+  /* Never opened: only its settings are looked at. */
+  setup = TESSERA_TRACKED_DYNAMIC_RESOURCE (g_object_new_with_properties (G_OBJECT_TYPE (resource), 1,
+                                                                          &pspec->name, &value));
+  g_value_unset (&value);
+  if (klass->check_settings != NULL && !klass->check_settings (setup, error))
+    return NULL;
+  informations = klass->initialize_informations (setup);
+  if (informations == NULL || !JSON_NODE_HOLDS_OBJECT (informations))
+    return NULL;
+  member = json_object_get_member (json_node_get_object (informations), pspec->name);
+  if (member == NULL || !(JSON_NODE_HOLDS_ARRAY (member) || JSON_NODE_HOLDS_OBJECT (member)))
+    return NULL;
+  return json_node_copy (member);
+}
+
 /* What `tessera set` may change: the members informations.json has, and
  * the settings the type itself declares (a counter token's total, a GPU
  * pool's devices) — not those of the base classes (folder, min-age…). */
@@ -1064,6 +1115,9 @@ cmd_set (int argc, char **argv)
   for (int i = 2; i < argc; i++)
     {
       g_auto(GStrv) kv = g_strsplit (argv[i], "=", 2);
+      GParamSpec *pspec;
+      JsonNode *node;
+
       if (kv[0] == NULL || kv[1] == NULL || *kv[0] == '\0')
         return fail (EXIT_USAGE, _("“%s” is not KEY=VALUE"), argv[i]);
       if (settings->len == 0)
@@ -1077,7 +1131,26 @@ cmd_set (int argc, char **argv)
           known = g_strjoinv (", ", (char **) settings->pdata);
           return fail (EXIT_USAGE, _("%s has no setting “%s” (it has: %s)"), argv[1], kv[0], known);
         }
-      json_object_set_member (object, kv[0], parse_value (kv[1]));
+      node = parse_value (kv[1]);
+      /* A setting also in the configuration file's syntax (devices=0;1). */
+      pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (resource), kv[0]);
+      if (pspec != NULL && tessera_config_is_type_setting (pspec) && !JSON_NODE_HOLDS_ARRAY (node) &&
+          !JSON_NODE_HOLDS_OBJECT (node))
+        {
+          JsonNode *configured = setting_as_informations (resource, pspec, kv[1], &error);
+
+          if (error != NULL)
+            {
+              json_node_unref (node);
+              return fail (EXIT_USAGE, _("%s: %s (informations.json is unchanged)"), argv[1], error->message);
+            }
+          if (configured != NULL)
+            {
+              json_node_unref (node);
+              node = configured;
+            }
+        }
+      json_object_set_member (object, kv[0], node);
     }
   /* Never write what the pool could not be read with afterwards. */
   if (!tessera_config_check_informations_content (resource, informations, &error))

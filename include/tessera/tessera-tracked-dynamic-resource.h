@@ -76,6 +76,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   reserves, for the folder's queue
  * @check_settings: optional: refuses settings the type cannot work with,
  *   when the resource is made
+ * @dup_usage_text: optional: what `tessera status` says of the usage
+ *   when "N of M free" would mislead (a mutex held shared)
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the counting rules of
  * a resource type. Each virtual function has its own page; in short, a
@@ -317,6 +319,21 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * Returns: %TRUE when the settings can be used; %FALSE with @error set
  */
 
+/**
+ * TesseraTrackedDynamicResourceClass::dup_usage_text:
+ * @self: the resource
+ *
+ * What `tessera status` says of the usage, as last seen, in place of
+ * "N of M free" when that would mislead: a mutex held by shared holders
+ * is "shared by 2", not "0 of 1 free". The default, and %NULL, keep
+ * "N of M free". Translated, one short phrase.
+ *
+ * Called with the thread lock held (not ipc.lock), on any thread, never
+ * concurrently for one resource; must not block.
+ *
+ * Returns: (transfer full) (nullable): the phrase, or %NULL
+ */
+
 struct _TesseraTrackedDynamicResourceClass
 {
   TesseraDynamicResourceClass parent_class;
@@ -350,9 +367,10 @@ struct _TesseraTrackedDynamicResourceClass
                                           TesseraDynamicDependency      *dependency);
   gboolean  (*check_settings)            (TesseraTrackedDynamicResource *self,
                                           GError                       **error);
+  char     *(*dup_usage_text)            (TesseraTrackedDynamicResource *self);
 
   /*< private >*/
-  gpointer padding[10];
+  gpointer padding[9];
 };
 
 TESSERA_AVAILABLE_IN_ALL
@@ -379,6 +397,8 @@ TESSERA_AVAILABLE_IN_ALL
 void        tessera_tracked_dynamic_resource_get_usage             (TesseraTrackedDynamicResource *self,
                                                                     gint64                        *capacity,
                                                                     gint64                        *free_units);
+TESSERA_AVAILABLE_IN_ALL
+char       *tessera_tracked_dynamic_resource_dup_usage_text        (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_check_readable        (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);

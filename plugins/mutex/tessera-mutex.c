@@ -274,6 +274,18 @@ get_usage (TesseraTrackedDynamicResource *resource, gint64 *capacity, gint64 *fr
   *free_units = self->exclusive == 0 && self->shared == 0 ? 1 : 0;
 }
 
+/* Held shared only: by how many ("0 of 1 free" would hide it). */
+static char *
+dup_usage_text (TesseraTrackedDynamicResource *resource)
+{
+  TesseraMutex *self = TESSERA_MUTEX (resource);
+
+  if (self->exclusive > 0 || self->shared == 0)
+    return NULL;
+  /* Translators: status of a mutex held by N shared holders */
+  return g_strdup_printf (_("shared by %lld"), (long long) self->shared);
+}
+
 /* request: "exclusive" (the default, also "1") or "shared" */
 static TesseraDynamicDependency *
 create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char *request, GError **error)
@@ -310,6 +322,7 @@ tessera_mutex_class_init (TesseraMutexClass *klass)
   tracked->get_lock_file_information = get_lock_file_information;
   tracked->get_wait_information = get_wait_information;
   tracked->get_usage = get_usage;
+  tracked->dup_usage_text = dup_usage_text;
   tracked->lock_file_type = TESSERA_TYPE_MUTEX_LOCK_FILE;
 
   /* Holders, shared or exclusive, as last seen. */
