@@ -1,5 +1,5 @@
 /* tessera-pool-protocol-private.h: the pool protocol, never installed
- * (also for the command's --version: no other header comes with it)
+ * (tessera_get_pool_protocol() tells it to the command's --version)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

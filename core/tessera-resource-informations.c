@@ -22,6 +22,12 @@ struct _TesseraResourceInformations
   double told_lease;          /* the recorded lease last said to disagree */
 };
 
+int
+tessera_get_pool_protocol (void)
+{
+  return TESSERA_POOL_PROTOCOL;
+}
+
 /* The host lease @node records: a number within the bounds, else 0. */
 static double
 host_lease_of (JsonNode *node)

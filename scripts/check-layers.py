@@ -39,6 +39,7 @@ STORE_HEADER = "tessera-pool-store-private.h"
 KNOWN_PRIVATE_INCLUDES = {
     "tools/tessera-config.c: tessera-config-values-private.h",
     "tools/tessera-config.c: tessera-folder-path-private.h",
+    "tools/tessera.c: tessera-config-values-private.h",
     "tools/tessera.c: tessera-folder-path-private.h",
     "tools/tessera.c: tessera-temporary-name-private.h",
     "plugins/mutex/tessera-mutex-intents.c: tessera-folder-path-private.h",

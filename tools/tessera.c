@@ -38,7 +38,6 @@
 #include "tessera-fence.h"
 #include "tessera-folder-path-private.h"
 #include "tessera-lock-wait.h"
-#include "tessera-pool-protocol-private.h"
 #include "tessera-temporary-name-private.h"
 
 /* sysexits.h */
@@ -4085,7 +4084,7 @@ main (int argc, char **argv)
       else if (g_str_equal (argv[i], "--version"))
         {
           /* Translators: version, the newest pool protocol it follows, the build (git describe) */
-          g_print (_("tessera %s (pool protocol %d, build %s)\n"), PACKAGE_VERSION, TESSERA_POOL_PROTOCOL,
+          g_print (_("tessera %s (pool protocol %d, build %s)\n"), PACKAGE_VERSION, tessera_get_pool_protocol (),
                    tessera_build_id);
           return 0;
         }
