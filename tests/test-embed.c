@@ -6,6 +6,7 @@
  */
 #include <tessera/tessera.h>
 #include <glib/gstdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "test-utils.h"
@@ -203,6 +204,168 @@ test_total_notified_on_change_only (void)
   test_remove_tree (tmp);
 }
 
+/* ---- take_async: the one-call acquire from a main loop ---- */
+
+typedef struct
+{
+  TesseraDynamicDependencyLock *lock;
+  GError *error;
+  gboolean done;
+} TakeResult;
+
+static void
+on_taken (GObject *source, GAsyncResult *result, gpointer data)
+{
+  TakeResult *taken = data;
+
+  taken->lock = tessera_dynamic_resource_take_finish (TESSERA_DYNAMIC_RESOURCE (source), result,
+                                                      &taken->error);
+  taken->done = TRUE;
+}
+
+static gboolean
+on_give_up (gpointer data)
+{
+  g_error ("take_async did not answer within 60 s");
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the default main context until @taken is done. */
+static void
+wait_taken (TakeResult *taken)
+{
+  guint guard = g_timeout_add_seconds (60, on_give_up, NULL);
+
+  while (!taken->done)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (guard);
+}
+
+static gboolean
+cancel_soon (gpointer data)
+{
+  g_cancellable_cancel (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* take_async() takes for this process from a main loop, with a private
+ * job cleaned afterwards; it answers in the main loop, never before it
+ * returns, with the errors take() gives (busy, malformed, cancelled). */
+static void
+test_take_async (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "cpu", NULL);
+  g_autofree char *jobs = g_build_filename (folder, "jobs", NULL);
+  g_autofree char *private_jobs = private_jobs_folder ();
+  g_autoptr(TesseraCounterResource) counter = tessera_counter_resource_new ("cpu", folder, 2, NULL);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  TakeResult first = { 0 }, busy = { 0 }, malformed = { 0 }, cancelled = { 0 };
+  TesseraJob *job;
+
+  g_assert_nonnull (counter);
+  tessera_dynamic_resource_take_async (TESSERA_DYNAMIC_RESOURCE (counter), "2", 10, NULL, on_taken, &first);
+  g_assert_false (first.done);
+  wait_taken (&first);
+  g_assert_no_error (first.error);
+  g_assert_nonnull (first.lock);
+  g_assert_cmpint (tessera_counter_resource_get_used (counter), ==, 2);
+  job = tessera_dynamic_dependency_get_target (tessera_dynamic_dependency_lock_get_dependency (first.lock));
+  g_assert_true (g_str_has_prefix (tessera_job_get_job_uri (job), private_jobs));
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 1);
+
+  tessera_dynamic_resource_take_async (TESSERA_DYNAMIC_RESOURCE (counter), NULL, 0, NULL, on_taken, &busy);
+  wait_taken (&busy);
+  g_assert_null (busy.lock);
+  g_assert_error (busy.error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+
+  tessera_dynamic_resource_take_async (TESSERA_DYNAMIC_RESOURCE (counter), "three", 60, NULL, on_taken, &malformed);
+  g_assert_false (malformed.done);
+  wait_taken (&malformed);
+  g_assert_null (malformed.lock);
+  g_assert_error (malformed.error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION);
+
+  tessera_dynamic_resource_take_async (TESSERA_DYNAMIC_RESOURCE (counter), "1", -1, cancellable, on_taken, &cancelled);
+  g_idle_add (cancel_soon, cancellable);
+  wait_taken (&cancelled);
+  g_assert_null (cancelled.lock);
+  g_assert_error (cancelled.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  /* The failed attempts' private jobs are gone already. */
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 1);
+
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (first.lock), NULL));
+  g_clear_object (&first.lock);
+  g_assert_cmpuint (test_count_entries (private_jobs), ==, 0);
+  g_assert_cmpuint (test_count_entries (jobs), ==, 0);
+  g_clear_error (&busy.error);
+  g_clear_error (&malformed.error);
+  g_clear_error (&cancelled.error);
+  g_clear_object (&counter);
+  test_remove_tree (tmp);
+}
+
+/* A job holds a resource once: a second dependency of the same job on the
+ * same resource fails at once, and its message says so. */
+static void
+test_job_holds_once (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "cpu", NULL);
+  g_autoptr(TesseraCounterResource) counter = tessera_counter_resource_new ("cpu", folder, 4, NULL);
+  g_autoptr(TesseraJob) job = tessera_job_new_private ("twice", NULL);
+  g_autoptr(TesseraDynamicDependency) one = NULL;
+  g_autoptr(TesseraDynamicDependency) two = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) again = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_nonnull (counter);
+  g_assert_nonnull (job);
+  one = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (counter), job, "1", &error);
+  g_assert_no_error (error);
+  two = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (counter), job, "1", &error);
+  g_assert_no_error (error);
+  lock = tessera_dynamic_dependency_lock (one, 10, NULL, &error);
+  g_assert_no_error (error);
+  again = tessera_dynamic_dependency_lock (two, 10, NULL, &error);
+  g_assert_null (again);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD);
+  g_test_message ("%s", error->message);
+  g_assert_true (g_str_has_prefix (error->message, "Job "));
+  g_assert_nonnull (strstr (error->message, " already holds cpu"));
+  g_assert_nonnull (strstr (error->message, "a job holds a resource once"));
+  g_assert_cmpint (tessera_counter_resource_get_used (counter), ==, 1);
+  g_clear_object (&lock);
+  g_clear_object (&counter);
+  test_remove_tree (tmp);
+}
+
+/* examples/tessera-embed.c (take_async from a main loop) runs, says what
+ * it took, and leaves only the pool. */
+static void
+test_embed_example (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "cpu", NULL);
+  g_autofree char *jobs = g_build_filename (folder, "jobs", NULL);
+  g_autofree char *example = g_test_build_filename (G_TEST_BUILT, "..", "examples", "tessera-embed", NULL);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  int status;
+
+  g_assert_true (g_file_test (example, G_FILE_TEST_IS_EXECUTABLE));
+  g_ptr_array_add (argv, example);
+  g_ptr_array_add (argv, folder);
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out, &err);
+  g_test_message ("%.*s", (int) g_bytes_get_size (err), (const char *) g_bytes_get_data (err, NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (g_strstr_len (g_bytes_get_data (out, NULL), (gssize) g_bytes_get_size (out), "took 2 of cpu"));
+  g_assert_cmpuint (test_count_entries (jobs), ==, 0);
+  test_remove_tree (tmp);
+}
+
 /* ---- a lock whose real taking and letting go are counted ---- */
 
 #define COUNTED_TYPE_LOCK (counted_lock_get_type ())
@@ -323,6 +486,9 @@ main (int argc, char **argv)
   g_test_add_func ("/embed/readme-api", test_readme_api);
   g_test_add_func ("/embed/acquire-and-clean", test_acquire_and_clean);
   g_test_add_func ("/embed/acquire-too-large", test_acquire_too_large);
+  g_test_add_func ("/embed/take-async", test_take_async);
+  g_test_add_func ("/embed/job-holds-once", test_job_holds_once);
+  g_test_add_func ("/embed/example", test_embed_example);
   g_test_add_func ("/embed/path-property", test_path_property);
   g_test_add_func ("/embed/lock-levels-from-threads", test_lock_levels_from_threads);
   g_test_add_func ("/embed/total-notified-on-change-only", test_total_notified_on_change_only);
