@@ -483,7 +483,8 @@ decide_locked (TesseraTrackedDynamicResource  *self,
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
-                   _("Job %s already holds %s"), name, resource_name (self));
+                   _("Job %s already holds %s: a job holds a resource once (ask for more in one request)"),
+                   name, resource_name (self));
       return FALSE;
     }
   if (!_tessera_wait_queue_decide (self, queue, dependency, STORE (self),

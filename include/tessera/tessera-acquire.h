@@ -25,5 +25,16 @@ TesseraDynamicDependencyLock *tessera_dynamic_resource_take (TesseraDynamicResou
                                                                 double                   timeout,
                                                                 GCancellable            *cancellable,
                                                                 GError                 **error);
+TESSERA_AVAILABLE_IN_ALL
+void                          tessera_dynamic_resource_take_async  (TesseraDynamicResource  *self,
+                                                                    const char              *request,
+                                                                    double                   timeout,
+                                                                    GCancellable            *cancellable,
+                                                                    GAsyncReadyCallback      callback,
+                                                                    gpointer                 user_data);
+TESSERA_AVAILABLE_IN_ALL
+TesseraDynamicDependencyLock *tessera_dynamic_resource_take_finish (TesseraDynamicResource  *self,
+                                                                    GAsyncResult            *result,
+                                                                    GError                 **error);
 
 G_END_DECLS
