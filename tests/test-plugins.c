@@ -701,6 +701,69 @@ test_tool_module_missing (void)
   test_remove_tree (tmp);
 }
 
+/* Occurrences of @needle in @haystack. */
+static guint
+count_occurrences (const char *haystack, const char *needle)
+{
+  guint n = 0;
+
+  for (const char *p = strstr (haystack, needle); p != NULL; p = strstr (p + 1, needle))
+    n++;
+  return n;
+}
+
+/* `tessera plugins` lists what each plugin provides, process types and
+ * stores included, and no empty line for what it does not; a folder
+ * reached by several paths (a "..", a link, the library's own
+ * <libdir>/../ path) is listed, and searched, once, by its real path. */
+static void
+test_tool_lists_every_kind (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *real = g_build_filename (tmp, "plugins", NULL);
+  g_autofree char *dotted = g_build_filename (tmp, "plugins", "..", "plugins", NULL);
+  g_autofree char *link = g_build_filename (tmp, "link", NULL);
+  g_autofree char *manifest = g_test_build_filename (G_TEST_BUILT, "example-plugin", "slots.plugin", NULL);
+  g_autofree char *manifest_copy = g_build_filename (real, "slots.plugin", NULL);
+  g_autofree char *folder_line = g_strdup_printf ("  %s\n", real);
+  g_autofree char *path = g_strdup_printf ("%s:%s:%s:%s", real, dotted, link, g_getenv ("TESSERA_PLUGIN_PATH"));
+  g_autofree char *out = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *slurm;
+  const char *folders_end;
+
+  g_assert_cmpint (g_mkdir_with_parents (real, 0755), ==, 0);
+  g_assert_cmpint (symlink (real, link), ==, 0);
+  copy_file (manifest, manifest_copy);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PLUGIN_PATH", path, TRUE);
+  g_subprocess_launcher_setenv (launcher, "LC_ALL", "C.UTF-8", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "plugins", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", out);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+
+  folders_end = strstr (out, "\n\n");
+  g_assert_nonnull (folders_end);
+  g_assert_cmpuint (count_occurrences (out, folder_line), ==, 1);
+  g_assert_null (g_strstr_len (out, folders_end - out, "/../"));
+  g_assert_null (g_strstr_len (out, folders_end - out, link));
+
+  slurm = strstr (out, "slurmjobs — Slurm jobs\n");
+  g_assert_nonnull (slurm);
+  g_assert_nonnull (strstr (slurm, "  process types: slurm\n"));
+  if (strstr (out, "etcd — ") != NULL)
+    g_assert_nonnull (strstr (strstr (out, "etcd — "), "  stores:   etcd\n"));
+  g_assert_nonnull (strstr (out, "  types:    countertoken\n"));
+  g_assert_null (strstr (out, "  types:    \n"));
+  g_assert_null (strstr (out, "  classes:  \n"));
+  test_remove_tree (tmp);
+}
+
 /* Lock files claiming absurd counts add up without wrapping round to a
  * free pool: one claiming G_MAXINT64 and one claiming 1 leave nothing. */
 static void
@@ -1007,5 +1070,6 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/locks-json/from-experimaestro", test_locks_json_from_experimaestro);
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
   g_test_add_func ("/plugins/tool/module-missing", test_tool_module_missing);
+  g_test_add_func ("/plugins/tool/lists-every-kind", test_tool_lists_every_kind);
   return g_test_run ();
 }
