@@ -13,7 +13,4 @@ G_BEGIN_DECLS
 TesseraPluginInfo *_tessera_plugin_info_new_from_file (const char *dir,
                                                        const char *file_name);
 
-/* The stores its module provides (`Stores=`). */
-const char * const *_tessera_plugin_info_get_stores (TesseraPluginInfo *self);
-
 G_END_DECLS

@@ -288,10 +288,20 @@ _tessera_plugin_info_new_from_file (const char *dir,
   return info;
 }
 
-/* The stores the module provides (`Stores=`): private, as the store
- * interface is. */
+/**
+ * tessera_plugin_info_get_stores:
+ * @self: a plugin
+ *
+ * The manifest's `Stores`: the names of the stores, where pools live,
+ * that the module provides (`etcd`). Only the names are public: the store
+ * interface is private to the project for now.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the stores the
+ *   plugin provides
+ */
 const char * const *
-_tessera_plugin_info_get_stores (TesseraPluginInfo *self)
+tessera_plugin_info_get_stores (TesseraPluginInfo *self)
 {
+  g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
   return (const char * const *) self->stores;
 }

@@ -47,7 +47,7 @@ find_plugin (const char *name)
   g_autoptr(GPtrArray) plugins = tessera_registry_list_plugins (tessera_registry_get_default ());
 
   for (guint i = 0; i < plugins->len; i++)
-    if (g_strv_contains (_tessera_plugin_info_get_stores (g_ptr_array_index (plugins, i)), name))
+    if (g_strv_contains (tessera_plugin_info_get_stores (g_ptr_array_index (plugins, i)), name))
       return g_object_ref (g_ptr_array_index (plugins, i));
   return NULL;
 }

@@ -1,5 +1,6 @@
 /* tessera-registry-private.h: the registry's (module, class) table, for the
- * dependency lock (which calls the registry, never the other way round)
+ * dependency lock (which calls the registry, never the other way round),
+ * and the default search path
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,5 +20,9 @@ void     _tessera_registry_register_lock_class (GType        type,
 gboolean _tessera_registry_lock_class_name     (GType        type,
                                                 const char **module,
                                                 const char **class_name);
+/* The default registry's search path: TESSERA_PLUGIN_PATH, the folder
+ * beside the loaded library, the configured one; each folder by its real
+ * path, once (tessera-registry-path.c). */
+char   **_tessera_registry_default_search_path (void);
 
 G_END_DECLS

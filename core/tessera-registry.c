@@ -10,7 +10,6 @@
 #include "tessera-plugin-module-private.h"
 #include "tessera-registry-private.h"
 
-#include <dlfcn.h>
 #include <string.h>
 
 /**
@@ -205,29 +204,13 @@ tessera_registry_new (const char * const *search_path)
   return self;
 }
 
-/* The plugin folder beside the library actually loaded
- * (<libdir>/tessera-1/plugins), so that an installed tree that was moved,
- * or installed with DESTDIR, still finds its own plugins. */
-static char *
-relocated_plugindir (void)
-{
-  static const char anchor = 0;
-  Dl_info info;
-  g_autofree char *libdir = NULL;
-
-  if (dladdr (&anchor, &info) == 0 || info.dli_fname == NULL || !g_path_is_absolute (info.dli_fname))
-    return NULL;
-  libdir = g_path_get_dirname (info.dli_fname);
-  return g_build_filename (libdir, "tessera-1", "plugins", NULL);
-}
-
 /**
  * tessera_registry_get_default:
  *
  * The registry of `TESSERA_PLUGIN_PATH` (read once), then the plugin folder
  * beside the loaded library (`<libdir>/tessera-1/plugins`, which is where
  * `meson install` puts them, even when the tree was moved), then the
- * configured plugin folder.
+ * configured plugin folder; each folder by its real path, once.
  *
  * Returns: (transfer none): the default registry
  */
@@ -239,23 +222,8 @@ tessera_registry_get_default (void)
 
   if (g_once_init_enter (&once))
     {
-      g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
-      const char *env = g_getenv ("TESSERA_PLUGIN_PATH");
-      g_auto(GStrv) path = NULL;
-      g_autofree char *relocated = NULL;
+      g_auto(GStrv) path = _tessera_registry_default_search_path ();
 
-      if (env != NULL)
-        {
-          g_auto(GStrv) parts = g_strsplit (env, ":", -1);
-          for (guint i = 0; parts[i] != NULL; i++)
-            if (*parts[i] != '\0')
-              g_strv_builder_add (builder, parts[i]);
-        }
-      relocated = relocated_plugindir ();
-      if (relocated != NULL && g_strcmp0 (relocated, TESSERA_PLUGINDIR) != 0)
-        g_strv_builder_add (builder, relocated);
-      g_strv_builder_add (builder, TESSERA_PLUGINDIR);
-      path = g_strv_builder_end (builder);
       registry = tessera_registry_new ((const char * const *) path);
       g_once_init_leave (&once, 1);
     }

@@ -2296,6 +2296,13 @@ cmd_init (int argc, char **argv)
 /* ---------------------------------------------------------------------- */
 /* plugins */
 
+/* The names joined by ", ", or %NULL when there are none. */
+static char *
+join_names (const char * const *names)
+{
+  return names != NULL && names[0] != NULL ? g_strjoinv (", ", (char **) names) : NULL;
+}
+
 static int
 cmd_plugins (int argc, char **argv)
 {
@@ -2316,8 +2323,10 @@ cmd_plugins (int argc, char **argv)
   for (guint i = 0; i < plugins->len; i++)
     {
       TesseraPluginInfo *info = g_ptr_array_index (plugins, i);
-      g_autofree char *types = g_strjoinv (", ", (char **) tessera_plugin_info_get_resource_types (info));
-      g_autofree char *classes = g_strjoinv (", ", (char **) tessera_plugin_info_get_classes (info));
+      g_autofree char *types = join_names (tessera_plugin_info_get_resource_types (info));
+      g_autofree char *classes = join_names (tessera_plugin_info_get_classes (info));
+      g_autofree char *process_types = join_names (tessera_plugin_info_get_process_types (info));
+      g_autofree char *stores = join_names (tessera_plugin_info_get_stores (info));
 
       g_print ("\n%s — %s\n", tessera_plugin_info_get_module (info), tessera_plugin_info_get_name (info));
       g_print (_("  manifest: %s\n"), tessera_plugin_info_get_manifest_path (info));
@@ -2325,8 +2334,16 @@ cmd_plugins (int argc, char **argv)
                tessera_plugin_info_is_loaded (info) ? _("loaded")
                : !g_file_test (tessera_plugin_info_get_module_path (info), G_FILE_TEST_IS_REGULAR)
                ? _("module missing") : _("not loaded"));
-      g_print (_("  types:    %s\n"), types);
-      g_print (_("  classes:  %s\n"), classes);
+      /* Only what the plugin provides: a plugin of process types or of
+       * stores has no resource type nor class. */
+      if (types != NULL)
+        g_print (_("  types:    %s\n"), types);
+      if (classes != NULL)
+        g_print (_("  classes:  %s\n"), classes);
+      if (process_types != NULL)
+        g_print (_("  process types: %s\n"), process_types);
+      if (stores != NULL)
+        g_print (_("  stores:   %s\n"), stores);
     }
   return 0;
 }

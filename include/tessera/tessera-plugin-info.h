@@ -41,6 +41,8 @@ const char * const *tessera_plugin_info_get_classes        (TesseraPluginInfo *s
 TESSERA_AVAILABLE_IN_ALL
 const char * const *tessera_plugin_info_get_process_types  (TesseraPluginInfo *self);
 TESSERA_AVAILABLE_IN_ALL
+const char * const *tessera_plugin_info_get_stores         (TesseraPluginInfo *self);
+TESSERA_AVAILABLE_IN_ALL
 gboolean            tessera_plugin_info_is_loaded          (TesseraPluginInfo *self);
 
 TESSERA_AVAILABLE_IN_ALL
