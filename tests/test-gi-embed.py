@@ -57,7 +57,7 @@ class EmbeddingFromPython(unittest.TestCase):
                     results.append(error)
                 loop.quit()
 
-            GLib.timeout_add_seconds(60, loop.quit)
+            guard = GLib.timeout_add_seconds(60, loop.quit)
             cpu.take_async("2", 10, None, on_taken)
             loop.run()
             lock = results.pop()
@@ -68,6 +68,7 @@ class EmbeddingFromPython(unittest.TestCase):
             error = results.pop()
             self.assertIsInstance(error, GLib.Error)
             self.assertTrue(error.matches(Tessera.error_quark(), Tessera.Error.TIMEOUT))
+            GLib.source_remove(guard)
             lock.release()
             lock = None
             gc.collect()
