@@ -464,6 +464,80 @@ test_licences_plugin_out_of_tree (void)
   test_remove_tree (tmp);
 }
 
+/* Python under a private prefix, with exactly the lines the README's
+ * "Other languages" gives (GI_TYPELIB_PATH and LD_LIBRARY_PATH, which
+ * "Failed to load shared library 'libtessera-1.so.0' referenced by the
+ * typelib" asked for), runs examples/tessera-embed.py. */
+static void
+test_python_under_prefix (void)
+{
+  const char *prefix = g_getenv ("TESSERA_PREFIX");
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *dest_prefix = g_build_filename (tmp, prefix, NULL);
+  g_autofree char *libdir = under_dest (tmp, g_getenv ("TESSERA_LIBDIR"));
+  g_autofree char *typelib = g_build_filename (libdir, "girepository-1.0", "Tessera-1.0.typelib", NULL);
+  g_autofree char *readme_path = g_test_build_filename (G_TEST_DIST, "..", "README.md", NULL);
+  g_autofree char *example = g_test_build_filename (G_TEST_DIST, "..", "examples", "tessera-embed.py", NULL);
+  g_autofree char *folder = g_build_filename (tmp, "cpu", NULL);
+  g_autofree char *readme = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  guint documented = 0;
+
+  if (g_getenv ("ASAN_OPTIONS") != NULL || g_getenv ("TSAN_OPTIONS") != NULL)
+    {
+      g_test_skip ("a sanitizer build's library needs the sanitizer runtime in Python too");
+      return;
+    }
+  install_into (tmp);
+  if (!g_file_test (typelib, G_FILE_TEST_IS_REGULAR))
+    {
+      g_test_skip ("built without introspection");
+      return;
+    }
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_unsetenv (launcher, "GI_TYPELIB_PATH");
+  g_subprocess_launcher_unsetenv (launcher, "LD_LIBRARY_PATH");
+  g_subprocess_launcher_unsetenv (launcher, "TESSERA_PLUGIN_PATH");
+  g_assert_true (g_file_get_contents (readme_path, &readme, NULL, NULL));
+  lines = g_strsplit (readme, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *line = g_strstrip (lines[i]);
+      g_autofree char *value = NULL;
+      g_autofree char *name = NULL;
+      const char *equals;
+
+      if (!g_str_has_prefix (line, "export GI_TYPELIB_PATH=") && !g_str_has_prefix (line, "export LD_LIBRARY_PATH="))
+        continue;
+      equals = strchr (line, '=');
+      name = g_strndup (line + strlen ("export "), (gsize) (equals - line) - strlen ("export "));
+      /* $PREFIX/lib/x86_64-linux-gnu is Debian's libdir, as the README says. */
+      value = test_substitute (equals + 1, "$PREFIX/lib/x86_64-linux-gnu", libdir);
+      {
+        g_autofree char *rest = test_substitute (value, "$PREFIX", dest_prefix);
+        g_test_message ("%s=%s", name, rest);
+        g_subprocess_launcher_setenv (launcher, name, rest, TRUE);
+      }
+      documented++;
+    }
+  g_assert_cmpuint (documented, ==, 2);
+  process = g_subprocess_launcher_spawn (launcher, &error, test_python (), example, folder, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s%s", out, err);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  g_assert_nonnull (strstr (out, "took 2 of cpu"));
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -473,5 +547,6 @@ main (int argc, char **argv)
   g_test_add_func ("/install/tool-runs-without-library-path", test_tool_runs_without_library_path);
   g_test_add_func ("/install/version-macros", test_version_macros);
   g_test_add_func ("/install/licences-plugin-out-of-tree", test_licences_plugin_out_of_tree);
+  g_test_add_func ("/install/python-under-prefix", test_python_under_prefix);
   return g_test_run ();
 }
