@@ -764,6 +764,73 @@ test_tool_lists_every_kind (void)
   test_remove_tree (tmp);
 }
 
+/* `tessera --config @config run --no-wait --need r=1 -- true` with
+ * @plugin_path searched first and EXAMPLE_BATCH_DIR=@batch_dir: its exit
+ * status. */
+static int
+run_with_batch (const char *config, const char *plugin_path, const char *batch_dir)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PLUGIN_PATH", plugin_path, TRUE);
+  g_subprocess_launcher_setenv (launcher, "EXAMPLE_BATCH_DIR", batch_dir, TRUE);
+  run = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", config,
+                                     "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s", err);
+  return test_exit_code (run);
+}
+
+/* The guide's process-type sample (tests/example-plugin/batch), built out
+ * of plugins/ as a third party would and loaded from its folder: a holder
+ * whose spec is {"type": "batch", "pid": "42"} counts while the sample's
+ * scheduler (a folder of <id>.running files) runs job 42, and is judged
+ * dead once it does not. `tessera run` cannot make such a holder: the
+ * test writes its lock file as the batch system's launcher would. */
+static void
+test_process_type_sample (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *plugins = g_build_filename (tmp, "plugins", NULL);
+  g_autofree char *folder = g_build_filename (tmp, "r", NULL);
+  g_autofree char *batch = g_build_filename (tmp, "batch", NULL);
+  g_autofree char *running = g_build_filename (batch, "42.running", NULL);
+  g_autofree char *job_dir = g_build_filename (tmp, "xp", "job", NULL);
+  g_autofree char *lock_file = g_build_filename (folder, "jobs", "batch@job.json", NULL);
+  g_autofree char *config = g_build_filename (tmp, "tessera.conf", NULL);
+  g_autofree char *config_text = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s\ntotal=1\n", folder);
+  g_autofree char *so = g_test_build_filename (G_TEST_BUILT, "example-plugin", "libbatch.so", NULL);
+  g_autofree char *manifest = g_test_build_filename (G_TEST_BUILT, "example-plugin", "batch.plugin", NULL);
+  g_autofree char *so_copy = g_build_filename (plugins, "libbatch.so", NULL);
+  g_autofree char *manifest_copy = g_build_filename (plugins, "batch.plugin", NULL);
+  g_autofree char *plugin_path = g_strdup_printf ("%s:%s", plugins, g_getenv ("TESSERA_PLUGIN_PATH"));
+  g_autofree char *json = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (plugins, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (job_dir, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (batch, 0755), ==, 0);
+  copy_file (so, so_copy);
+  copy_file (manifest, manifest_copy);
+  test_write_file (config, config_text);
+  test_write_file (running, "");
+  json = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 1},"
+                          " \"process\": {\"type\": \"batch\", \"pid\": \"42\"}}", job_dir);
+  test_write_file (lock_file, json);
+
+  /* Job 42 runs: its holder takes the only token. */
+  g_assert_cmpint (run_with_batch (config, plugin_path, batch), ==, 75);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  /* It ended: its holder is dead, the token free. */
+  g_assert_cmpint (g_unlink (running), ==, 0);
+  g_assert_cmpint (run_with_batch (config, plugin_path, batch), ==, 0);
+  test_remove_tree (tmp);
+}
+
 /* Lock files claiming absurd counts add up without wrapping round to a
  * free pool: one claiming G_MAXINT64 and one claiming 1 leave nothing. */
 static void
@@ -1071,5 +1138,6 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/third-party", test_third_party_plugin);
   g_test_add_func ("/plugins/tool/module-missing", test_tool_module_missing);
   g_test_add_func ("/plugins/tool/lists-every-kind", test_tool_lists_every_kind);
+  g_test_add_func ("/plugins/process-type-sample", test_process_type_sample);
   return g_test_run ();
 }
