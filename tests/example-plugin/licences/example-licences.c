@@ -118,6 +118,19 @@ information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *
   return node;
 }
 
+/* What a request waiting past its patience reserves: the counter's
+ * {"count": K}, and who waits, as in the lock file, so that the
+ * reservation counts against its user too (account reads "user"). */
+static JsonNode *
+wait_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  JsonNode *node = PARENT->get_wait_information (resource, dependency);
+
+  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+    json_object_set_string_member (json_node_get_object (node), "user", g_get_user_name ());
+  return node;
+}
+
 /* Key file settings are properties: `per-user=2`. */
 static void
 set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
@@ -158,6 +171,7 @@ example_licences_class_init (ExampleLicencesClass *klass)
   tracked->unaccount_lock_file = unaccount;
   tracked->is_available = is_available;
   tracked->get_lock_file_information = information;
+  tracked->get_wait_information = wait_information;
 
   g_object_class_install_property (object_class, PROP_PER_USER,
     g_param_spec_int64 ("per-user", NULL, NULL, 1, G_MAXINT32, 1,
