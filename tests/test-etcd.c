@@ -2271,6 +2271,59 @@ test_store_no_path (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (default_folder, G_FILE_TEST_EXISTS));
 }
 
+/* A free loopback port, where nothing listens (bound, then let go). */
+static guint
+dead_port (void)
+{
+  g_autoptr(GSocket) socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+
+  g_assert_nonnull (socket);
+  g_assert_true (g_socket_bind (socket, any, FALSE, NULL));
+  bound = g_socket_get_local_address (socket, NULL);
+  g_assert_nonnull (bound);
+  return g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+}
+
+/* An etcd that cannot be reached (an endpoint where nothing listens):
+ * `tessera run --no-wait` and `tessera status` fail within a few
+ * seconds (not the 30 s of retries kept for elections) with the exit
+ * status of a store that cannot be reached (68) and one line naming the
+ * endpoint and why. */
+static void
+test_store_unreachable (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_build_filename (f->dir, "dead.conf", NULL);
+  g_autofree char *endpoint = g_strdup_printf ("http://127.0.0.1:%u", dead_port ());
+  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                                           "prefix=/tool/\ntotal=2\n", endpoint);
+  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
+  const char *status[] = { "status", NULL };
+  const char * const *commands[] = { run, status };
+
+  test_write_file (config, text);
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, commands[i]);
+      g_autoptr(GBytes) out = NULL;
+      g_autoptr(GBytes) err = NULL;
+      g_autofree char *said = NULL;
+      gint64 start = g_get_monotonic_time ();
+      int code = test_run_capture (argv, &out, &err);
+      double took = (g_get_monotonic_time () - start) / 1e6;
+
+      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+      g_test_message ("tessera %s: exit %d after %.2f s: %s", commands[i][0], code, took, said);
+      g_assert_cmpint (code, ==, 68);
+      g_assert_cmpfloat (took, <, 15);
+      g_assert_nonnull (strstr (said, endpoint));
+      /* One line: its end is the only one. */
+      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
+    }
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -2340,6 +2393,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/acquire-release", NULL, test_store_acquire_release);
   ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
   ADD ("/etcd/store/settings", NULL, test_store_settings);
+  ADD ("/etcd/store/unreachable", NULL, test_store_unreachable);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/queue", NULL, test_store_queue);
   ADD ("/etcd/store/queue-leaseless", NULL, test_store_queue_leaseless);
