@@ -613,7 +613,7 @@ test_nobody_answers (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   tessera_etcd_client_set_retry_time (client, 1.0);
   g_assert_false (tessera_etcd_client_range (client, "/x", NULL, NULL, NULL, NULL, &error));
-  g_assert_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_UNAVAILABLE);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_STORE_UNREACHABLE);
 }
 
 /* Endpoints that are not http(s)://HOST:PORT are refused. */

@@ -42,6 +42,7 @@
 
 /* sysexits.h */
 #define EXIT_USAGE 64
+#define EXIT_NOHOST 68
 #define EXIT_OSERR 71
 #define EXIT_UNAVAILABLE 69
 #define EXIT_IOERR 74
@@ -318,10 +319,13 @@ is_io_error (const GError *error)
 }
 
 /* @status, or 71 (EX_OSERR) when @error says that descriptors ran out:
- * the system's fault, not the user's nor the folder's. */
+ * the system's fault, not the user's nor the folder's; or 68 (EX_NOHOST)
+ * when the pool's store (etcd) cannot be reached. */
 static int
 oserr_or (const GError *error, int status)
 {
+  if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_STORE_UNREACHABLE))
+    return EXIT_NOHOST;
   return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TOO_MANY_OPEN_FILES) ||
          g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_MFILE) ||
          g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NFILE) ? EXIT_OSERR : status;

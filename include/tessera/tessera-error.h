@@ -48,6 +48,10 @@ G_BEGIN_DECLS
  * @TESSERA_ERROR_UNSUPPORTED_PROTOCOL: the pool's informations.json asks
  *   for a newer Tessera protocol than this library speaks (its
  *   `tessera_protocol` member); this Tessera leaves the pool alone
+ * @TESSERA_ERROR_STORE_UNREACHABLE: the pool's store (its servers, such as
+ *   an etcd cluster) cannot be reached: none of them could be connected
+ *   to, or none answered for the store's retry time; the message names
+ *   the servers tried and why each failed
  *
  * Error codes of the %TESSERA_ERROR domain.
  */
@@ -66,6 +70,7 @@ typedef enum {
   TESSERA_ERROR_REQUEST_TOO_LARGE,
   TESSERA_ERROR_OVER_CAPACITY,
   TESSERA_ERROR_UNSUPPORTED_PROTOCOL,
+  TESSERA_ERROR_STORE_UNREACHABLE,
 } TesseraError;
 
 TESSERA_AVAILABLE_IN_ALL

@@ -24,7 +24,12 @@
  * that it has no leader (an election is under way), sends the request to
  * the next one, and a whole round that fails is tried again after a short
  * pause, for up to the retry time (30 s by default), so that a leader
- * change or a lost member is ridden out rather than reported.
+ * change or a lost member is ridden out rather than reported. When no
+ * member could even be connected to (nothing listens, a TLS member
+ * spoken to in plain http) for UNREACHED_TIME_S, the cluster is taken
+ * for unreachable at once (%TESSERA_ERROR_STORE_UNREACHABLE, naming each
+ * endpoint and why): an election answers, it does not refuse
+ * connections.
  *
  * Replies come from the network, so they are read with the same limits as
  * a lock folder's files: at most MAX_MESSAGE bytes and
@@ -40,6 +45,7 @@
 #define MAX_MESSAGE (16 * 1024 * 1024)
 #define REQUEST_TIMEOUT_S 10
 #define DEFAULT_RETRY_TIME_S 30.0
+#define UNREACHED_TIME_S 3.0
 #define WATCH_IDLE_S 20
 
 /* gRPC status codes that the gateway puts in "code". */
@@ -581,20 +587,47 @@ dup_token (TesseraEtcdClient *self, GCancellable *cancellable, GError **error)
   return token;
 }
 
+/* Whether the member that failed a request with @error took the
+ * connection: it answered (an error of its own), or was too slow. */
+static gboolean
+member_reached (const GError *error)
+{
+  return error == NULL || error->domain == TESSERA_ETCD_ERROR ||
+         g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+}
+
+/* The error of a call that no member answered: each endpoint, and why
+ * its last attempt failed, on one line. */
+static void
+set_unreachable (GError **error, const char * const *endpoints, char **why)
+{
+  g_autoptr(GString) tried = g_string_new (NULL);
+
+  for (guint i = 0; endpoints[i] != NULL; i++)
+    g_string_append_printf (tried, "%s%s (%s)", i > 0 ? "; " : "", endpoints[i],
+                            why[i] != NULL ? why[i] : _("not tried"));
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_STORE_UNREACHABLE,
+               _("Cannot reach etcd: no endpoint answered: %s"), tried->str);
+}
+
 /* Sends @request to `/v3/METHOD`, riding out members that do not answer
- * and elections, for up to the retry time. @doubt tells whether an attempt
- * before the one that answered may have been applied (its reply was lost):
- * the answer then says nothing of what that attempt did. */
+ * and elections, for up to the retry time (UNREACHED_TIME_S when no
+ * member could be connected to). @doubt tells whether an attempt before
+ * the one that answered may have been applied (its reply was lost): the
+ * answer then says nothing of what that attempt did. */
 static JsonNode *
 call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
            gboolean *doubt, gboolean *too_large, GCancellable *cancellable, GError **error)
 {
   g_autofree char *body = json_to_string (request, FALSE);
   gboolean authenticating = g_str_equal (method, "auth/authenticate");
-  gint64 deadline = g_get_monotonic_time () + (gint64) (self->retry_time * G_USEC_PER_SEC);
+  gint64 start = g_get_monotonic_time ();
+  gint64 deadline = start + (gint64) (self->retry_time * G_USEC_PER_SEC);
   g_autoptr(GError) last = NULL;
   g_autoptr(GError) distrust = NULL;
   guint n = g_strv_length (self->endpoints);
+  g_auto(GStrv) why = g_new0 (char *, n + 1);
+  gboolean reached = FALSE;
   gboolean reauthenticated = FALSE;
   double pause = 0.05;
 
@@ -646,11 +679,19 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
             {
               g_clear_error (&distrust);
               distrust = g_steal_pointer (&last);
+              g_free (why[i]);
+              why[i] = g_strdup (distrust->message);
               untrusted++;
               continue;
             }
           if (outcome == TRY_ANOTHER && maybe_applied (last))
             *doubt = TRUE;
+          if (outcome == TRY_ANOTHER)
+            {
+              reached = reached || member_reached (last);
+              g_free (why[i]);
+              why[i] = g_strdup (last != NULL ? last->message : "?");
+            }
           if (outcome != TRY_ANOTHER)
             {
               if (last == NULL)
@@ -666,15 +707,14 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
           g_propagate_error (error, g_steal_pointer (&distrust));
           return NULL;
         }
-      if (g_get_monotonic_time () >= deadline)
+      if (g_get_monotonic_time () >= deadline ||
+          (!reached && g_get_monotonic_time () - start >= (gint64) (UNREACHED_TIME_S * G_USEC_PER_SEC)))
         break;
       if (!pause_for (pause, cancellable, error))
         return NULL;
       pause = MIN (pause * 2, 1.0);
     }
-  g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_UNAVAILABLE,
-               _("No etcd endpoint answered (%s): %s"), self->endpoints[0],
-               last != NULL ? last->message : "?");
+  set_unreachable (error, (const char * const *) self->endpoints, why);
   return NULL;
 }
 

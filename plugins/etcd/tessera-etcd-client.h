@@ -42,7 +42,8 @@ GQuark tessera_etcd_error_quark (void);
 
 typedef enum
 {
-  TESSERA_ETCD_ERROR_UNAVAILABLE,    /* no endpoint answered, or no leader for too long */
+  TESSERA_ETCD_ERROR_UNAVAILABLE,    /* a member said it cannot serve (no leader); a call that no
+                                      * member answered is TESSERA_ERROR_STORE_UNREACHABLE */
   TESSERA_ETCD_ERROR_REFUSED,        /* etcd answered with an error */
   TESSERA_ETCD_ERROR_BAD_REPLY,      /* a reply that is not what the API says */
   TESSERA_ETCD_ERROR_COMPACTED,      /* a watch asked for a revision etcd has compacted */

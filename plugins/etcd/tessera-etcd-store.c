@@ -610,7 +610,9 @@ etcd_store_check_usable (TesseraPoolStore *store, GError **error)
 
   if (self->read_error == NULL)
     return TRUE;
-  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Cannot read etcd pool %s: %s"),
+  g_set_error (error, TESSERA_ERROR,
+               g_error_matches (self->read_error, TESSERA_ERROR, TESSERA_ERROR_STORE_UNREACHABLE)
+               ? TESSERA_ERROR_STORE_UNREACHABLE : TESSERA_ERROR_UNAVAILABLE, _("Cannot read etcd pool %s: %s"),
                tessera_etcd_pool_get_key (self->pool), self->read_error->message);
   return FALSE;
 }
