@@ -2271,6 +2271,52 @@ test_store_no_path (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (default_folder, G_FILE_TEST_EXISTS));
 }
 
+/* Three members, the one first in `endpoints` a follower frozen
+ * (SIGSTOP) for up to 30 s: `tessera run` after `tessera run` starts its
+ * command and gives its token back while it is still frozen (each
+ * request waits on it a short deadline, then it is skipped), and
+ * `tessera status` then shows the pool free. */
+static void
+test_hung_first_member (Fixture *f, gconstpointer data)
+{
+  g_autofree char *leader = leader_of (f);
+  g_autofree char *follower = g_strdup (g_str_equal (leader, "1") ? "2" : "1");
+  g_auto(GStrv) list = endpoints (f);
+  g_autoptr(GString) ordered = g_string_new (list[atoi (follower) - 1]);
+  g_autofree char *config = g_build_filename (f->dir, "hung.conf", NULL);
+  g_autofree char *text = NULL;
+  const char *run[] = { "run", "--need", "tokens=1", "--", "true", NULL };
+  gint64 frozen;
+  gint64 free_units;
+  guint holders, runs = 0;
+  double took;
+
+  for (guint i = 0; list[i] != NULL; i++)
+    if (i != (guint) atoi (follower) - 1)
+      g_string_append_printf (ordered, ",%s", list[i]);
+  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                          "prefix=/tool/\nlease=%d\ntotal=2\n", ordered->str, TOOL_LEASE);
+  test_write_file (config, text);
+  tool_status (f, config, &free_units, &holders);   /* sets the pool up */
+
+  fixture_run (f, "freeze", follower);
+  frozen = g_get_monotonic_time ();
+  while (runs < 3 && g_get_monotonic_time () - frozen < 25 * G_USEC_PER_SEC)
+    {
+      g_assert_cmpint (tool_run (f, config, run), ==, 0);
+      runs++;
+    }
+  tool_status (f, config, &free_units, &holders);
+  took = (g_get_monotonic_time () - frozen) / 1e6;
+  g_test_message ("member %s (first in endpoints, the leader being %s) frozen: %u runs and a status in %.2f s",
+                  follower, leader, runs, took);
+  g_assert_cmpuint (runs, ==, 3);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+  g_assert_cmpfloat (took, <, 30);
+  fixture_run (f, "thaw", follower);
+}
+
 /* A free loopback port, where nothing listens (bound, then let go). */
 static guint
 dead_port (void)
@@ -2415,6 +2461,7 @@ main (int argc, char **argv)
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
+  ADD ("/etcd/cluster/hung-first-member", "3", test_hung_first_member);
 #undef ADD
 
   return g_test_run ();
