@@ -31,6 +31,11 @@
  * endpoint and why): an election answers, it does not refuse
  * connections.
  *
+ * One request waits at most REQUEST_TIMEOUT_S on one member: a member
+ * that misses that deadline (stopped, overloaded) is tried last for
+ * MISSED_SKIP_S, so a hung member costs one deadline per process rather
+ * than one per request, and a pool keeps working while it hangs.
+ *
  * Replies come from the network, so they are read with the same limits as
  * a lock folder's files: at most MAX_MESSAGE bytes and
  * %TESSERA_JSON_MAX_DEPTH levels each. A watch is a stream that never
@@ -43,7 +48,8 @@
  */
 
 #define MAX_MESSAGE (16 * 1024 * 1024)
-#define REQUEST_TIMEOUT_S 10
+#define REQUEST_TIMEOUT_S 2
+#define MISSED_SKIP_S 10
 #define DEFAULT_RETRY_TIME_S 30.0
 #define UNREACHED_TIME_S 3.0
 #define WATCH_IDLE_S 20
@@ -63,8 +69,9 @@ struct _TesseraEtcdClient
   GTlsCertificate *client_certificate;
   double retry_time;
 
-  GMutex mutex;           /* current, token */
+  GMutex mutex;           /* current, missed_until, token */
   guint current;          /* the endpoint that answered last */
+  gint64 *missed_until;   /* per endpoint: tried last until then (monotonic) */
   char *user;
   char *password;
   char *token;
@@ -99,6 +106,7 @@ tessera_etcd_client_finalize (GObject *object)
   TesseraEtcdClient *self = TESSERA_ETCD_CLIENT (object);
 
   g_strfreev (self->endpoints);
+  g_free (self->missed_until);
   g_clear_object (&self->session);
   g_clear_object (&self->streams);
   g_clear_object (&self->client_certificate);
@@ -280,6 +288,7 @@ tessera_etcd_client_new (const char * const *endpoints,
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No etcd endpoint given"));
       return NULL;
     }
+  self->missed_until = g_new0 (gint64, g_strv_length (self->endpoints));
   self->session = soup_session_new_with_options ("timeout", REQUEST_TIMEOUT_S, "idle-timeout", 60, NULL);
   /* A member that stops (frozen, cut off) keeps its streams open and says
    * nothing: a watch silent for this long is opened again elsewhere. */
@@ -342,7 +351,7 @@ tessera_etcd_client_set_retry_time (TesseraEtcdClient *self,
   self->retry_time = seconds;
 }
 
-/* How long one request to one member may take (10 s by default), for a
+/* How long one request to one member may take (2 s by default), for a
  * caller with a deadline (a lease's keep-alive). Called before any
  * request, from the thread that made the client. */
 void
@@ -352,6 +361,19 @@ tessera_etcd_client_set_request_timeout (TesseraEtcdClient *self,
   g_return_if_fail (TESSERA_IS_ETCD_CLIENT (self));
   g_return_if_fail (seconds > 0);
   g_object_set (self->session, "timeout", seconds, NULL);
+}
+
+/* Makes the first request go to an endpoint chosen at random rather than
+ * the first: processes started together spread over the members, and a
+ * member that hangs is not the first one every process waits on. */
+void
+tessera_etcd_client_start_anywhere (TesseraEtcdClient *self)
+{
+  g_return_if_fail (TESSERA_IS_ETCD_CLIENT (self));
+
+  g_mutex_lock (&self->mutex);
+  self->current = (guint) g_random_int_range (0, (gint32) g_strv_length (self->endpoints));
+  g_mutex_unlock (&self->mutex);
 }
 
 guint
@@ -633,14 +655,22 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
 
   while (TRUE)
     {
-      guint first, untrusted = 0;
+      g_autofree guint *order = g_new (guint, n);
+      guint first, untrusted = 0, m = 0;
+      gint64 now = g_get_monotonic_time ();
 
+      /* From the one that answered last, those that missed a deadline
+       * lately last. */
       g_mutex_lock (&self->mutex);
       first = self->current;
+      for (guint late = 0; late < 2; late++)
+        for (guint k = 0; k < n; k++)
+          if ((self->missed_until[(first + k) % n] > now) == (late == 1))
+            order[m++] = (first + k) % n;
       g_mutex_unlock (&self->mutex);
       for (guint k = 0; k < n; k++)
         {
-          guint i = (first + k) % n;
+          guint i = order[k];
           g_autofree char *token = NULL;
           JsonNode *reply = NULL;
           Outcome outcome;
@@ -686,6 +716,12 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
             }
           if (outcome == TRY_ANOTHER && maybe_applied (last))
             *doubt = TRUE;
+          if (outcome == TRY_ANOTHER && g_error_matches (last, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+            {
+              g_mutex_lock (&self->mutex);
+              self->missed_until[i] = g_get_monotonic_time () + MISSED_SKIP_S * G_USEC_PER_SEC;
+              g_mutex_unlock (&self->mutex);
+            }
           if (outcome == TRY_ANOTHER)
             {
               reached = reached || member_reached (last);

@@ -133,6 +133,7 @@ shared_lease_new_keeper (SharedLease *shared, GError **error)
 
   if (keeper == NULL)
     return NULL;
+  tessera_etcd_client_start_anywhere (keeper);
   if ((shared->ca != NULL || shared->cert != NULL) &&
       !tessera_etcd_client_set_tls (keeper, shared->ca, shared->cert, shared->key, error))
     return NULL;
@@ -1096,6 +1097,7 @@ etcd_store_create (TesseraDynamicResource         *owner,
       etcd_store_free (&self->parent);
       return NULL;
     }
+  tessera_etcd_client_start_anywhere (self->client);
   if ((settings->ca != NULL || settings->cert != NULL) &&
       !tessera_etcd_client_set_tls (self->client, settings->ca, settings->cert, settings->key, &local))
     {
