@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -1014,6 +1015,7 @@ typedef struct
   TestGroupPool *gp;     /* with @user: the pool's users and configuration */
   const char *user;      /* one of @gp's users; NULL: as the test (root) */
   const char *poll_max;  /* TESSERA_POLL_INTERVAL_MAX; NULL: the default */
+  gboolean view;         /* (a simulated host) tmp/real seen at tmp/view through a FUSE view of its own */
 } Place;
 
 /* Appends to @argv the command `tessera` run at @at, with `--config
@@ -1043,11 +1045,15 @@ append_place (Fixture *f, const Place *at, const char *config, GPtrArray *argv)
       test_write_file (boot_id, boot);
       for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
         g_ptr_array_add (argv, g_strdup (unshare[i]));
+      g_autofree char *view = at->view ? g_strdup_printf ("bindfs --no-allow-other -o nonempty '%s/real' '%s/view'; ",
+                                                          f->tmp, f->tmp)
+                                       : g_strdup ("");
+
       g_ptr_array_add (argv, g_strdup_printf ("set -e; hostname '%s'; mount -t proc proc /proc; "
                                               "mount --bind '%s' /etc/machine-id; "
                                               "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
-                                              "mount --bind '%s' /var/tmp; exec \"$@\"",
-                                              g_get_host_name (), machine_id, boot_id, var_tmp));
+                                              "mount --bind '%s' /var/tmp; %sexec \"$@\"",
+                                              g_get_host_name (), machine_id, boot_id, var_tmp, view));
       g_ptr_array_add (argv, g_strdup ("sh"));
     }
   else if (at->container)
@@ -2763,6 +2769,151 @@ test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (after - written, >=, lease);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Mixed mounts: one host reaches the pool where locks cross hosts, another
+ * through a FUSE view whose locks stay on it (issue 38, defect 2) */
+
+/* The pool r (total 1) at tmp/view/r, where every host finds it: here a
+ * bind mount of tmp/real, whose locks cross hosts as the file server's
+ * do; on a simulated host with .view, a FUSE view of tmp/real, whose
+ * locks reach no other host. Returns tmp/view, to unmount. */
+static char *
+mixed_mounts_pool (Fixture *f)
+{
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autofree char *jobs = g_build_filename (real, "r", "jobs", NULL);
+  g_autofree char *config = NULL;
+  char *view = g_build_filename (f->tmp, "view", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (jobs, 0777), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (view, 0777), ==, 0);
+  g_assert_cmpint (mount (real, view, NULL, MS_BIND, NULL), ==, 0);
+  config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", view);
+  test_write_file (f->config, config);
+  return view;
+}
+
+/* The names of the lock files in tmp/real/r/jobs. */
+static GPtrArray *
+mixed_mounts_lock_files (Fixture *f)
+{
+  g_autofree char *jobs = g_build_filename (f->tmp, "real", "r", "jobs", NULL);
+  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      g_ptr_array_add (names, g_build_filename (jobs, name, NULL));
+  return names;
+}
+
+/* `tessera run --no-wait --need r=1 -- true` at @at: its exit status, and
+ * what it wrote on stderr in @err. */
+static int
+run_no_wait_at (Fixture *f, const Place *at, char **err)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) run = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                                         "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
+
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, NULL, err, &error));
+  g_assert_no_error (error);
+  g_test_message ("tessera run at %s said: %s", at->host != NULL ? at->host : "this host", *err);
+  return test_exit_code (run);
+}
+
+/* Host A, where locks cross, granted and released: nothing is left in
+ * jobs/, so only marks in hosts/ can tell host B, on its lock-less view,
+ * that ipc.lock does not exclude A. B refuses the pool; and A, once it
+ * sees B's mark, refuses it too, naming B and the fix. */
+static void
+test_mixed_mounts_both_refuse (Fixture *f, gconstpointer data)
+{
+  const Place here = { NULL };
+  const Place b = { .host = "host-b", .view = TRUE };
+  g_autofree char *b_id = host_id_on (f, "host-b");
+  g_autofree char *view = mixed_mounts_pool (f);
+  g_autofree char *err = NULL;
+  g_autoptr(GPtrArray) left = NULL;
+
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 0);
+  left = mixed_mounts_lock_files (f);
+  g_assert_cmpuint (left->len, ==, 0);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_no_wait_at (f, &b, &err), ==, 1);
+  g_assert_true (g_str_has_prefix (err, "tessera: r: "));
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);   /* one line */
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 1);
+  g_assert_true (g_str_has_prefix (err, "tessera: r: "));
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_nonnull (strstr (err, b_id));
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);
+  g_clear_pointer (&err, g_free);
+
+  /* Still so for both. */
+  g_assert_cmpint (run_no_wait_at (f, &b, &err), ==, 1);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
+/* A holder that took its job lock on host B's lock-less view: from the
+ * real folder, on host A, its job lock looks free, which says nothing.
+ * Judged from A (a clean, a run) it is not dead: the resource stays held. */
+static void
+test_mixed_mounts_view_holder_not_dead (Fixture *f, gconstpointer data)
+{
+  const Place here = { NULL };
+  const Place b = { .host = "host-b", .view = TRUE };
+  g_autofree char *view = mixed_mounts_pool (f);
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = start_holder_at (f, &b, NULL, NULL);
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autoptr(GPtrArray) held = mixed_mounts_lock_files (f);
+  g_autoptr(GPtrArray) left = NULL;
+
+  g_assert_cmpuint (held->len, ==, 1);
+  clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "clean", NULL);
+  g_assert_no_error (error);
+  test_exit_code (clean);
+  left = mixed_mounts_lock_files (f);
+  g_assert_cmpuint (left->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (left, 0), ==, g_ptr_array_index (held, 0));
+
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), !=, 0);
+  g_clear_pointer (&left, g_ptr_array_unref);
+  left = mixed_mounts_lock_files (f);
+  g_assert_cmpuint (left->len, ==, 1);
+
+  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
+/* A host alone on its lock-less view keeps using the pool: its own mark
+ * refuses nothing. */
+static void
+test_mixed_mounts_view_alone_works (Fixture *f, gconstpointer data)
+{
+  const Place b = { .host = "host-b", .view = TRUE };
+  g_autofree char *view = mixed_mounts_pool (f);
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_no_wait_at (f, &b, &err), ==, 0);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_no_wait_at (f, &b, &err), ==, 0);
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2819,6 +2970,9 @@ main (int argc, char **argv)
   ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
   ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
+  ADD ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
+  ADD ("/hosts/mixed-mounts/view-holder-not-judged-dead", NULL, test_mixed_mounts_view_holder_not_dead);
+  ADD ("/hosts/mixed-mounts/view-alone-works", NULL, test_mixed_mounts_view_alone_works);
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
   ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
