@@ -40,6 +40,9 @@ typedef struct
   gboolean job_folder_known;
   guint64 job_folder_dev;
   guint64 job_folder_ino;
+  /* Whether its job lock was taken where locks cross hosts, as its
+   * process recorded it in "process": "locks_cross" (-1: not recorded). */
+  int locks_cross;
   char *unknown_reason;    /* under unknown_reason_lock */
   char *problem;           /* why it holds the whole resource; NULL: read in full */
 } TesseraDynamicLockFilePrivate;
@@ -174,6 +177,7 @@ tessera_dynamic_lock_file_class_init (TesseraDynamicLockFileClass *klass)
 static void
 tessera_dynamic_lock_file_init (TesseraDynamicLockFile *self)
 {
+  PRIV (self)->locks_cross = -1;
 }
 
 /* A type that is not a concrete lock file type is the plugin's bug. */
@@ -199,6 +203,17 @@ read_job_folder (TesseraDynamicLockFile *self, JsonObject *process)
   priv->job_folder_known = TRUE;
   priv->job_folder_dev = (guint64) json_node_get_int (dev);
   priv->job_folder_ino = (guint64) json_node_get_int (ino);
+}
+
+/* "locks_cross": true or false in @process, as Tessera writes it
+ * (anything else says nothing). */
+static void
+read_locks_cross (TesseraDynamicLockFile *self, JsonObject *process)
+{
+  JsonNode *node = json_object_get_member (process, "locks_cross");
+
+  if (node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_BOOLEAN)
+    PRIV (self)->locks_cross = json_node_get_boolean (node) ? 1 : 0;
 }
 
 /**
@@ -271,7 +286,10 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
                        "process", process,
                        NULL);
   if (process != NULL)
-    read_job_folder (self, json_node_get_object (process_node));
+    {
+      read_job_folder (self, json_node_get_object (process_node));
+      read_locks_cross (self, json_node_get_object (process_node));
+    }
   information = json_object_get_member (object, "information");
   if (information != NULL && JSON_NODE_HOLDS_NULL (information))
     information = NULL;
@@ -409,6 +427,8 @@ tessera_dynamic_lock_file_to_json (TesseraDynamicLockFile *self)
           json_object_set_int_member (identity, "ino", (gint64) priv->job_folder_ino);
           json_object_set_object_member (json_node_get_object (process), "job_folder", identity);
         }
+      if (priv->locks_cross >= 0 && JSON_NODE_HOLDS_OBJECT (process))
+        json_object_set_boolean_member (json_node_get_object (process), "locks_cross", priv->locks_cross > 0);
       json_object_set_member (object, "process", process);
     }
   node = json_node_new (JSON_NODE_OBJECT);
@@ -720,6 +740,21 @@ _tessera_dynamic_lock_file_get_job_folder (TesseraDynamicLockFile *self,
   *dev = PRIV (self)->job_folder_dev;
   *ino = PRIV (self)->job_folder_ino;
   return PRIV (self)->job_folder_known;
+}
+
+void
+_tessera_dynamic_lock_file_set_locks_cross (TesseraDynamicLockFile *self,
+                                            gboolean                locks_cross)
+{
+  PRIV (self)->locks_cross = locks_cross ? 1 : 0;
+}
+
+gboolean
+_tessera_dynamic_lock_file_get_locks_cross (TesseraDynamicLockFile *self,
+                                            gboolean               *locks_cross)
+{
+  *locks_cross = PRIV (self)->locks_cross > 0;
+  return PRIV (self)->locks_cross >= 0;
 }
 
 void

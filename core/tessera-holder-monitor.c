@@ -45,6 +45,8 @@ struct _TesseraHolderMonitor
   guint64 next_serial;
   int locks_cross_hosts;      /* 0: not looked yet, 1: they do, -1: they do not */
   char *lockless_why;         /* when they do not: the file system and option */
+  guint64 job_mount_dev;      /* the device of the last job folder looked at */
+  int job_mount_cross;        /* whether locks cross there; 0: none looked at yet */
   TesseraHostLease *lease;    /* the pool's host lease (off unless set) */
 };
 
@@ -409,9 +411,39 @@ _tessera_holder_monitor_locks_cross_hosts (TesseraHolderMonitor *monitor)
   return locks_cross_hosts (monitor);
 }
 
-/* Refuses a pool on a mount whose locks do not cross hosts when a holder
- * in @lock_files runs on another host: nothing there can keep two hosts
- * from granting the same share. Used by this host only, it is safe. */
+int
+_tessera_holder_monitor_job_locks_cross (TesseraHolderMonitor *monitor,
+                                         const char           *job_uri,
+                                         gboolean              folder_known,
+                                         guint64               folder_dev)
+{
+  g_autofree char *dir = NULL;
+  struct stat st;
+
+  if (job_uri == NULL)
+    return -1;
+  dir = g_path_get_dirname (job_uri);
+  if (!folder_known)
+    {
+      if (stat (dir, &st) != 0)
+        return -1;
+      folder_dev = (guint64) st.st_dev;
+    }
+  /* Read again only for another device: jobs of a pool keep their
+   * folders in one place, mostly. */
+  if (monitor->job_mount_cross == 0 || monitor->job_mount_dev != folder_dev)
+    {
+      monitor->job_mount_dev = folder_dev;
+      monitor->job_mount_cross = _tessera_locks_cross_hosts (dir, NULL) ? 1 : -1;
+    }
+  return monitor->job_mount_cross > 0;
+}
+
+/* Refuses a pool that two hosts use where the locks of one of them do not
+ * cross hosts, as the hosts' marks show: nothing there can keep them
+ * from granting the same share. On a mount whose locks do not cross, a
+ * holder in @lock_files that runs on another host refuses it too. Used by
+ * this host only, it is safe. @lock_files: NULL where locks cross. */
 gboolean
 _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
                                      GPtrArray             *lock_files,
@@ -419,15 +451,31 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
 {
   g_autofree char *other = NULL;
   g_autofree char *other_name = NULL;
+  gboolean cross = locks_cross_hosts (monitor);
 
-  if (locks_cross_hosts (monitor))
-    return TRUE;
-  /* Another host's marker or heartbeat: it uses, or used, the pool. */
+  /* Every host marks the pool before its first grant; this looks for
+   * another host's mark or heartbeat that makes sharing it unsafe. */
   other = _tessera_host_lease_mark_and_dup_other_host (monitor->lease, &other_name, error);
   if (other == NULL)
     return FALSE;
   if (*other == '\0')
     g_clear_pointer (&other, g_free);
+  if (other != NULL && cross)
+    {
+      g_autofree char *shown = other_name != NULL ? g_strescape (other_name, NULL) : NULL;
+
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("refusing %s: another host (%s) reaches it where locks do not cross hosts, as hosts/%s says, "
+                     "so nothing can keep that host and this one from handing out the same share; mount it there "
+                     "so that locks cross hosts (NFS without “nolock” and with “local_lock=none”, Lustre with "
+                     "“flock”, no FUSE view) or keep a pool shared by hosts in the etcd store; "
+                     "`tessera clean --host` removes a retired host's mark"),
+                   _tessera_lock_folder_get_path (monitor->folder),
+                   shown != NULL ? shown : _("a host it does not name"), other);
+      return FALSE;
+    }
+  if (cross)
+    return TRUE;
   if (other != NULL)
     {
       /* Whatever the file states, on one line. */
@@ -572,6 +620,7 @@ judge (TesseraHolderMonitor *monitor,
           /* Only a job lock opened and found free is a death, or its
            * recorded folder seen here without it. */
           TesseraJobLockState lock = probe_job_lock (holder->lock_file, lock_path, &errsv);
+          gboolean crossed;
 
           if (lock != TESSERA_JOB_LOCK_FREE)
             {
@@ -587,8 +636,17 @@ judge (TesseraHolderMonitor *monitor,
             }
           if (!lock_free_for_long (monitor, holder, min_age))
             return TESSERA_HOLDER_HOLDS;   /* counts; looked at again on every refresh */
-          if (!locks_cross_hosts (monitor) && !_tessera_process_on_this_host (holder->process))
-            return TESSERA_HOLDER_HOLDS;   /* it may run on a host whose locks we cannot see */
+          /* It may run on a host whose locks we cannot see: ours do not
+           * cross hosts, or its spec says its job lock was taken where
+           * they do not. */
+          if (!_tessera_process_on_this_host (holder->process) &&
+              (!locks_cross_hosts (monitor) ||
+               (_tessera_dynamic_lock_file_get_locks_cross (holder->lock_file, &crossed) && !crossed)))
+            {
+              *doubt = g_strdup_printf (_("its job lock %s looks free here, which says nothing: locks taken where it "
+                                          "was taken or where this host sees it do not cross hosts"), lock_path);
+              return TESSERA_HOLDER_HOLDS;
+            }
           *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
                                      (int) pid);
           return TESSERA_HOLDER_GONE;

@@ -66,12 +66,19 @@ double      _tessera_host_lease_unrenewed_for  (TesseraHostLease *lease);
 gboolean    _tessera_host_lease_expired        (TesseraHostLease *lease,
                                                 const char       *host_id);
 
-/* Where locks do not cross hosts: leaves this host's marker in hosts/
- * (HOSTID.host, once), then looks for another host's marker or
- * heartbeat. (transfer full) (nullable): the name of that file in hosts/
- * (HOSTID.host or HOSTID.lease), "" when there is none, NULL with @error
- * set when this host cannot mark or look. @host_name (out) (optional):
- * the host name that file states, NULL when it states none. */
+/* Before this host's first grant in the pool, whatever its file system:
+ * leaves this host's mark in hosts/ (HOSTID.host, stating whether its
+ * locks cross hosts; written once per process, again only when missing
+ * or when it claimed locks that cross and this process's do not), then
+ * looks at other hosts' marks and heartbeats for one that makes the
+ * sharing unsafe: where this host's locks do not cross, any other host;
+ * where they do, another host whose locks do not ("locks_cross": false,
+ * or a mark of an older Tessera without the member: those were written
+ * only where locks do not cross). (transfer full) (nullable): the name of
+ * that file in hosts/ (HOSTID.host or HOSTID.lease), "" when there is
+ * none, NULL with @error set when this host cannot mark or look.
+ * @host_name (out) (optional): the host name that file states, NULL when
+ * it states none. */
 char       *_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
                                                          char             **host_name,
                                                          GError           **error);

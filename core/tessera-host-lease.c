@@ -50,6 +50,8 @@ struct _TesseraHostLease
   gboolean told;            /* a failed renewal was reported */
   gint64 last_sweep_us;     /* monotonic: when hosts/ was last swept; 0: never */
   GHashTable *seen;         /* host id → Seen */
+  int locks_cross;          /* atomic; 0: not looked yet, 1: the pool's locks cross hosts, -1: they do not */
+  gboolean marked;          /* this process has checked its host's mark */
 };
 
 static void
@@ -226,8 +228,24 @@ open_hosts (TesseraHostLease *lease, gboolean create)
   return fd;
 }
 
+/* Whether locks on the pool's folder reach other hosts, as the mark and
+ * heartbeats of this host state it (read once; the holder monitor reads
+ * the same for the same folder). */
+static gboolean
+lease_locks_cross (TesseraHostLease *lease)
+{
+  int cross = g_atomic_int_get (&lease->locks_cross);
+
+  if (cross == 0)
+    {
+      cross = _tessera_locks_cross_hosts (lease->pool_path, NULL) ? 1 : -1;
+      g_atomic_int_set (&lease->locks_cross, cross);
+    }
+  return cross > 0;
+}
+
 static char *
-heartbeat_text (double time)
+heartbeat_text (double time, gboolean locks_cross)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonNode) root = NULL;
@@ -244,6 +262,10 @@ heartbeat_text (double time)
   json_builder_add_string_value (builder, _tessera_boot_id ());
   json_builder_set_member_name (builder, "lease");
   json_builder_add_double_value (builder, time);
+  /* Whether this host's locks reach the other hosts: a host whose locks
+   * cross refuses to share the pool with one whose locks do not. */
+  json_builder_set_member_name (builder, "locks_cross");
+  json_builder_add_boolean_value (builder, locks_cross);
   /* New at every renewal: what a reader sees change. */
   json_builder_set_member_name (builder, "renewal");
   json_builder_add_string_value (builder, renewal);
@@ -348,7 +370,7 @@ renew_locked (TesseraHostLease *lease, gint64 *started_us, GError **error)
       _tessera_set_io_error (error, errno, _("Cannot renew this host's lease in %s: %s"), lease->hosts_path);
       return FALSE;
     }
-  text = heartbeat_text (lease->time);
+  text = heartbeat_text (lease->time, lease_locks_cross (lease));
   ok = _tessera_write_file_atomic_at (fd, name, path, text, -1, FALSE, error);
   sweep_temporaries_locked (lease, fd);
   close (fd);
@@ -555,27 +577,70 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
   return expired;
 }
 
-/* Where locks do not cross hosts, ipc.lock excludes no other host: each
- * host that uses the pool leaves a marker, hosts/HOSTID.host (a heartbeat
- * that states no lease; written once, kept), before it grants anything,
- * then looks for another host's marker or heartbeat. Of two hosts that
- * start at once, each writes before it looks, so at least one sees the
- * other (both may, and both refuse: closed, as it must fail). */
-/* The "host" member of the heartbeat or mark @name in @hosts_fd. */
-static char *
-stated_host (int hosts_fd, const char *name)
+/* ipc.lock excludes another host only where both hosts' locks cross
+ * hosts: each host that uses the pool leaves a mark, hosts/HOSTID.host (a
+ * heartbeat that states no lease, and whether the host's locks cross;
+ * written once, kept), before it grants anything, then looks at the other
+ * hosts' marks and heartbeats. Of two hosts that start at once, each
+ * writes before it looks, so at least one sees the other (both may, and
+ * both refuse: closed, as it must fail). */
+
+/* Whether the locks of the host that wrote hosts/@name in @hosts_fd cross
+ * hosts, as it states; @host (out): the host name it states, NULL when
+ * none. A file without the member: a heartbeat (HOSTID.lease) of an older
+ * Tessera is taken to cross, a mark (HOSTID.host) not: older Tessera
+ * wrote marks only where locks do not cross. One that cannot be read
+ * does not cross. */
+static gboolean
+stated_locks_cross (int hosts_fd, const char *name, char **host)
 {
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
   g_autofree char *text = NULL;
   struct stat st;
-  JsonNode *root;
+  JsonObject *object;
+  JsonNode *root, *member;
 
+  *host = NULL;
   if ((text = read_heartbeat (hosts_fd, name, &st)) == NULL || !_tessera_json_load (parser, text, strlen (text), NULL))
-    return NULL;
+    return FALSE;
   root = json_parser_get_root (parser);
   if (!JSON_NODE_HOLDS_OBJECT (root))
-    return NULL;
-  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
+    return FALSE;
+  object = json_node_get_object (root);
+  *host = g_strdup (json_object_get_string_member_with_default (object, "host", NULL));
+  member = json_object_get_member (object, "locks_cross");
+  if (member == NULL)
+    return g_str_has_suffix (name, LEASE_SUFFIX);
+  return JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_BOOLEAN &&
+         json_node_get_boolean (member);
+}
+
+/* Whether this host's mark hosts/@name in @hosts_fd is to be written
+ * (again): missing, not a regular file, or, at this process's first look,
+ * one that does not state what this process's locks do (an older
+ * Tessera's, or one that claims locks that cross where ours do not; one
+ * that says they do not stays: another process of this host may use a
+ * lock-less view). */
+static gboolean
+mark_to_write (TesseraHostLease *lease, int hosts_fd, const char *name, gboolean locks_cross)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  g_autofree char *text = NULL;
+  struct stat st;
+  JsonNode *root, *member;
+
+  if (fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+    return TRUE;
+  if (lease->marked)
+    return FALSE;
+  parser = json_parser_new_immutable ();
+  if ((text = read_heartbeat (hosts_fd, name, &st)) == NULL || !_tessera_json_load (parser, text, strlen (text), NULL))
+    return TRUE;
+  root = json_parser_get_root (parser);
+  member = JSON_NODE_HOLDS_OBJECT (root) ? json_object_get_member (json_node_get_object (root), "locks_cross") : NULL;
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) || json_node_get_value_type (member) != G_TYPE_BOOLEAN)
+    return TRUE;
+  return json_node_get_boolean (member) && !locks_cross;
 }
 
 char *
@@ -585,7 +650,7 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
 {
   g_autofree char *name = NULL;
   g_autofree char *path = NULL;
-  struct stat st;
+  gboolean locks_cross = lease_locks_cross (lease);
   DIR *dir;
   struct dirent *entry;
   char *found = NULL;
@@ -607,9 +672,9 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
     }
   name = g_strconcat (_tessera_host_id (), ".host", NULL);
   path = g_build_filename (lease->hosts_path, name, NULL);
-  if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+  if (mark_to_write (lease, fd, name, locks_cross))
     {
-      g_autofree char *text = heartbeat_text (0);
+      g_autofree char *text = heartbeat_text (0, locks_cross);
 
       if (!_tessera_write_file_atomic_at (fd, name, path, text, -1, TRUE, error))
         {
@@ -617,6 +682,7 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
           return NULL;
         }
     }
+  lease->marked = TRUE;
   dir = fdopendir (fd);
   if (dir == NULL)
     {
@@ -628,16 +694,19 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
     {
       const char *dot = strchr (entry->d_name, '.');
       g_autofree char *id = NULL;
+      g_autofree char *host = NULL;
 
       if (dot == NULL || (strcmp (dot, LEASE_SUFFIX) != 0 && strcmp (dot, ".host") != 0))
         continue;
       id = g_strndup (entry->d_name, (gsize) (dot - entry->d_name));
-      if (_tessera_is_host_id (id) && strcmp (id, _tessera_host_id ()) != 0)
-        {
-          found = g_strdup (entry->d_name);
-          if (host_name != NULL)
-            *host_name = stated_host (dirfd (dir), entry->d_name);
-        }
+      if (!_tessera_is_host_id (id) || strcmp (id, _tessera_host_id ()) == 0)
+        continue;
+      /* Where our locks cross, only a host whose locks do not. */
+      if (stated_locks_cross (dirfd (dir), entry->d_name, &host) && locks_cross)
+        continue;
+      found = g_strdup (entry->d_name);
+      if (host_name != NULL)
+        *host_name = g_steal_pointer (&host);
     }
   closedir (dir);
   if (found == NULL)

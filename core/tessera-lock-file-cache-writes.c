@@ -16,7 +16,9 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
   gint64 mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
   TesseraProcess *process = tessera_job_get_process (job);
   TesseraDynamicLockFile *lock_file;
-  guint64 folder_dev, folder_ino;
+  guint64 folder_dev = 0, folder_ino = 0;
+  gboolean folder_known;
+  int locks_cross;
   Entry *entry;
   struct stat st;
 
@@ -33,8 +35,16 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
                                                       process, error);
   /* Its job folder, where a judge that finds it without its job lock
    * knows the holder gone (the job lock goes after the lock files). */
-  if (lock_file != NULL && _tessera_job_get_folder (job, &folder_dev, &folder_ino))
+  folder_known = lock_file != NULL && _tessera_job_get_folder (job, &folder_dev, &folder_ino);
+  if (folder_known)
     _tessera_dynamic_lock_file_set_job_folder (lock_file, folder_dev, folder_ino);
+  /* Where its job lock is taken: a judge on another host does not trust
+   * one that looks free there when locks do not cross. */
+  locks_cross = lock_file != NULL ? _tessera_holder_monitor_job_locks_cross (cache->holders,
+                                                                             tessera_job_get_job_uri (job),
+                                                                             folder_known, folder_dev) : -1;
+  if (locks_cross >= 0)
+    _tessera_dynamic_lock_file_set_locks_cross (lock_file, locks_cross > 0);
   if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, &st, error))
     {
       g_clear_object (&lock_file);

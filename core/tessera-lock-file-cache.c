@@ -699,10 +699,10 @@ _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **err
 
   if (!_tessera_lock_file_cache_check_readable (cache, error))
     return FALSE;
-  /* Where locks do not cross hosts, only a pool of this host is safe. */
-  if (_tessera_holder_monitor_locks_cross_hosts (cache->holders))
-    return TRUE;
-  held = _tessera_lock_file_cache_list (cache);
+  /* No two hosts of which one's locks do not cross; where ours do not,
+   * only a pool of this host is safe. */
+  if (!_tessera_holder_monitor_locks_cross_hosts (cache->holders))
+    held = _tessera_lock_file_cache_list (cache);
   return _tessera_holder_monitor_check_hosts (cache->holders, held, error);
 }
 

@@ -309,6 +309,14 @@ void     _tessera_dynamic_lock_file_set_job_folder (TesseraDynamicLockFile *self
 gboolean _tessera_dynamic_lock_file_get_job_folder (TesseraDynamicLockFile *self,
                                                     guint64                *dev,
                                                     guint64                *ino);
+
+/* Whether the holder's job lock was taken where locks cross hosts,
+ * written in its "process" as "locks_cross": FALSE when not recorded
+ * (experimaestro's, an older Tessera's). */
+void     _tessera_dynamic_lock_file_set_locks_cross (TesseraDynamicLockFile *self,
+                                                     gboolean                locks_cross);
+gboolean _tessera_dynamic_lock_file_get_locks_cross (TesseraDynamicLockFile *self,
+                                                     gboolean               *locks_cross);
 /* What tessera_dynamic_lock_file_dup_unknown_reason() says (NULL: none). */
 void     _tessera_dynamic_lock_file_set_unknown_reason (TesseraDynamicLockFile *self,
                                                         const char             *reason);

@@ -1569,8 +1569,12 @@ test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
   g_autoptr(GSubprocess) run = NULL;
   g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autofree char *heartbeat = NULL;
+  g_autofree char *inside = NULL;
   g_autofree char *err = NULL;
   g_autofree char *out = NULL;
+  const char *name;
 
   test_write_file (f->config, config);
   run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
@@ -1578,8 +1582,16 @@ test_lease_first_renewal_before_lock_file (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (run), ==, 0);
   g_clear_object (&run);
   g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
-  test_remove_tree (hosts);
-  test_write_file (hosts, "not a folder");
+  /* The heartbeat, not the host's mark beside it, cannot be written: a
+   * folder that is not empty in its place. */
+  dir = g_dir_open (hosts, 0, NULL);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".lease"))
+      heartbeat = g_build_filename (hosts, name, NULL);
+  g_assert_nonnull (heartbeat);
+  g_assert_cmpint (g_unlink (heartbeat), ==, 0);
+  inside = g_build_filename (heartbeat, "in-the-way", NULL);
+  test_write_file (inside, "");
 
   g_assert_cmpint (run_no_wait_here (f, &out, &err), !=, 0);
   g_assert_cmpstr (out, ==, "");
