@@ -1070,6 +1070,112 @@ test_hidepid (Fixture *f, gconstpointer data)
   release_held (holder);
 }
 
+/* ---------------------------------------------------------------------- */
+/* What a member may do to another member's share (issue 38, defect 4) */
+
+/* `tessera init POOL --group GROUP` as root, as a site sets a pool up. */
+static void
+init_group_pool (Fixture *f)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *state = g_build_filename (f->gp->tmp, "root-state", NULL);
+  g_autoptr(GBytes) out = NULL;
+  int status;
+
+  g_assert_cmpint (g_mkdir_with_parents (state, 0700), ==, 0);
+  test_argv_tessera (argv, state, f->gp->config);
+  for (const char *const *a = (const char *[]) { "init", f->gp->pool, "--group", f->gp->users->group, NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out, NULL);
+  g_test_message ("init -> %d: %.*s", status, (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
+  g_assert_cmpint (status, ==, 0);
+}
+
+/* The first user's `tessera run --need NEED` holding until its input is
+ * closed. */
+static Helper *
+hold_as_first (Fixture *f, const char *need)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  Helper *holder;
+
+  test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S * 4);
+  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (holder, "held", BOUND_S);
+  return holder;
+}
+
+/* The only lock file in r/jobs/ (its path). */
+static char *
+only_lock_file (Fixture *f)
+{
+  g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
+  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
+  char *found = NULL;
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      {
+        g_assert_null (found);
+        found = g_build_filename (jobs, name, NULL);
+      }
+  g_assert_nonnull (found);
+  return found;
+}
+
+/* In a pool made by `tessera init --group`, the second member can
+ * neither rewrite the first member's lock file (in place), nor replace it
+ * (by rename), nor move or delete it: lock files are writable by their
+ * owner only and jobs/ is sticky. The first member's holding still
+ * counts: the whole pool is taken. */
+static void
+test_member_cannot_touch_another_share (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  g_autofree char *script = NULL;
+  int status;
+
+  init_group_pool (f);
+  holder = hold_as_first (f, "r=8");
+  lock_file = only_lock_file (f);
+  g_assert_true (g_file_get_contents (lock_file, &before, NULL, NULL));
+  script = g_strdup_printf ("f='%s'; "
+                            "if printf '{\"job_uri\": \"x\", \"information\": {\"count\": 0}}' > \"$f\"; then "
+                            "  echo \"rewrote $f in place\"; exit 1; fi; "
+                            "printf '{\"job_uri\": \"x\", \"information\": {\"count\": 0}}' > \"$3/forged.json\"; "
+                            "if mv -f -T \"$3/forged.json\" \"$f\"; then echo \"replaced $f by a rename\"; exit 1; fi; "
+                            "if mv -T \"$f\" \"$f.away\"; then echo \"moved $f away\"; exit 1; fi; "
+                            "if rm -f \"$f\"; then echo \"deleted $f\"; exit 1; fi",
+                            lock_file);
+  plant (f, script);
+  g_assert_true (g_file_get_contents (lock_file, &after, NULL, NULL));
+  g_assert_cmpstr (after, ==, before);
+
+  /* The first member's holding counts for the second. */
+  test_argv_tessera_as (argv, f->gp->users->users[1], f->state[1], f->gp->config, BOUND_S);
+  for (const char *const *a = (const char *[]) { "run", "--no-wait", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out, NULL);
+  g_test_message ("second member's run -> %d: %.*s", status, (int) g_bytes_get_size (out),
+                  (const char *) g_bytes_get_data (out, NULL));
+  g_assert_cmpint (status, ==, 75);
+  release_held (holder);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1091,6 +1197,7 @@ main (int argc, char **argv)
   ADD ("proc/hidepid", test_hidepid);
   ADD ("link/resource-folder", test_link_resource_folder);
   ADD ("link/followed-where-safe", test_link_followed_where_safe);
+  ADD ("share/member-cannot-touch-another-share", test_member_cannot_touch_another_share);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
