@@ -219,7 +219,7 @@ open_hosts (TesseraHostLease *lease, gboolean create)
   if (fd < 0 && errno == ENOENT && create)
     {
       if (mkdirat (pool_fd, "hosts", 0777) == 0)
-        _tessera_share_like_parent (-1, lease->hosts_path);
+        _tessera_share_like_parent_not_sticky (-1, lease->hosts_path);
       fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
   saved = errno;

@@ -688,7 +688,7 @@ _tessera_ipc_lock_acquire_at (int          dir_fd,
         {
           fd = openat (dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
           if (fd >= 0)
-            _tessera_share_like_parent (fd, path);
+            _tessera_share_like_parent_writable (fd, path);
           else if (errno == EEXIST)
             continue;
         }

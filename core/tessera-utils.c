@@ -142,18 +142,25 @@ _tessera_path_with_suffix (const char *path,
 }
 
 /* A pool shared by the users of a group lives in a group-writable (and
- * usually setgid) folder: what Tessera creates there must be usable by
- * the others whatever the creator's umask. So a folder, or a file others
- * must open for writing (ipc.lock), that we just created in a
- * group-writable folder takes that folder's group and its group bits
- * (setgid too for a folder). In a setgid folder the group may only read
- * (a job folder of `tessera run` for a shared pool, whose job lock the
- * pool's other users probe), what we create is readable by the group.
- * Nothing happens elsewhere, nor to a file we do not own. @fd may be -1:
- * @path is then opened (never followed). */
-void
-_tessera_share_like_parent (int         fd,
-                            const char *path)
+ * usually setgid and sticky) folder: what Tessera creates there must be
+ * usable by the others whatever the creator's umask, and no member may
+ * rewrite another's. So what we just created in a group-writable folder
+ * takes that folder's group; a folder takes its group bits, setgid, and
+ * its sticky bit when the parent has one (nobody but an entry's owner,
+ * root or the folder's owner renames or deletes it); a file is readable
+ * by the group and writable by its owner only (a lock file, whose count
+ * another member must not change), unless @writable (ipc.lock, which
+ * every user opens for writing). In a setgid folder the group may only
+ * read (a job folder of `tessera run` for a shared pool, whose job lock
+ * the pool's other users probe), what we create is readable by the
+ * group. Nothing happens elsewhere, nor to a file we do not own. @fd may
+ * be -1: @path is then opened (never followed). @sticky: whether a
+ * folder inherits the sticky bit. */
+static void
+share_like_parent (int         fd,
+                   const char *path,
+                   gboolean    writable_file,
+                   gboolean    sticky)
 {
   g_autofree char *parent = g_path_get_dirname (path);
   const mode_t readable = S_ISGID | S_IRGRP | S_IXGRP;
@@ -172,17 +179,48 @@ _tessera_share_like_parent (int         fd,
     return;
   if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
     {
-      mode_t add = S_IRGRP | (writable ? S_IWGRP : 0) | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
+      gboolean dir = S_ISDIR (st.st_mode);
+      mode_t add = S_IRGRP | (writable && (dir || writable_file) ? S_IWGRP : 0) |
+                   (dir ? S_IXGRP | S_ISGID | (sticky ? pst.st_mode & S_ISVTX : 0) : 0);
+      /* Only its owner writes a file another member may read. */
+      mode_t drop = dir || writable_file ? 0 : S_IWGRP | S_IWOTH;
+      mode_t mode = ((st.st_mode & 07777) | add) & ~drop;
 
       /* Not a member of that group: the folder's setgid bit did it already,
        * or nothing can. */
       if (st.st_gid != pst.st_gid && fchown (fd, (uid_t) -1, pst.st_gid) < 0)
         g_debug ("Cannot give %s the group of %s: %s", path, parent, g_strerror (errno));
-      if ((st.st_mode & add) != add && fchmod (fd, (st.st_mode & 07777) | add) < 0)
+      if (mode != (st.st_mode & 07777) && fchmod (fd, mode) < 0)
         g_debug ("Cannot open %s to the group of %s: %s", path, parent, g_strerror (errno));
     }
   if (own_fd >= 0)
     close (own_fd);
+}
+
+void
+_tessera_share_like_parent (int         fd,
+                            const char *path)
+{
+  share_like_parent (fd, path, FALSE, TRUE);
+}
+
+/* The same for a file every user of the pool opens for writing
+ * (ipc.lock): writable by the group too. */
+void
+_tessera_share_like_parent_writable (int         fd,
+                                     const char *path)
+{
+  share_like_parent (fd, path, TRUE, TRUE);
+}
+
+/* The same for a folder whose entries belong to no user (hosts/: one
+ * heartbeat per host, renewed by whichever user holds something on it):
+ * never sticky, or a member could not renew another's mark. */
+void
+_tessera_share_like_parent_not_sticky (int         fd,
+                                       const char *path)
+{
+  share_like_parent (fd, path, FALSE, FALSE);
 }
 
 gboolean

@@ -217,9 +217,15 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
   if (dir_fd >= 0 && fstatat (dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
       now.st_ino == st->st_ino && S_ISREG (now.st_mode))
     {
+      int saved;
+
       g_info (_("Removing queue entry %s: %s"), path, reason);
-      if (unlinkat (dir_fd, name, 0) < 0 && errno != ENOENT)
-        g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (errno));
+      saved = unlinkat (dir_fd, name, 0) < 0 ? errno : 0;
+      if (saved == EPERM || saved == EACCES)
+        /* Another user's, in a group's sticky queue/: left to its owner. */
+        g_debug ("Cannot delete queue entry %s: %s", path, g_strerror (saved));
+      else if (saved != 0 && saved != ENOENT)
+        g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (saved));
       else
         _tessera_forget_seen (key);
     }

@@ -141,6 +141,18 @@ assert_shared (const char *folder, const char *name, guint gid, guint bits)
              (guint) st.st_mode & 07777, gid, bits);
 }
 
+/* @path (never followed) is writable by its owner only. */
+static void
+assert_not_writable_by_group (const char *folder, const char *name)
+{
+  g_autofree char *path = g_build_filename (folder, name, NULL);
+  GStatBuf st;
+
+  g_assert_cmpint (g_lstat (path, &st), ==, 0);
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    g_error ("%s: mode %o; wanted no write bit for the group or others", path, (guint) st.st_mode & 07777);
+}
+
 /* The configuration @format (@DIR@: a site folder not made yet) in use;
  * returns that folder. */
 static char *
@@ -202,7 +214,8 @@ test_init_group_afterwards (Fixture *f, gconstpointer data)
   assert_shared (r, "", f->gp->users->gid, S_ISGID | S_IRWXG);
   assert_shared (r, "jobs", f->gp->users->gid, S_ISGID | S_IRWXG);
   assert_shared (r, "ipc.lock", f->gp->users->gid, S_IRGRP | S_IWGRP);
-  assert_shared (r, "informations.json", f->gp->users->gid, S_IRGRP | S_IWGRP);
+  assert_shared (r, "informations.json", f->gp->users->gid, S_IRGRP);
+  assert_not_writable_by_group (r, "informations.json");
   g_assert_cmpint (tessera_as (f, f->gp->users->users[1], &out, "run", "--need", "r", "--", "true", NULL), ==, 0);
   g_clear_pointer (&out, g_free);
   g_assert_cmpint (tessera_as (f, f->gp->users->users[0], &out, "set", "r", "total=3", NULL), ==, 0);

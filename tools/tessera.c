@@ -2056,14 +2056,16 @@ cmd_watch (int argc, char **argv)
 /* init */
 
 /* Opens @fd's folder to group @gid: group-writable and setgid, whatever
- * the umask, so that what is created in it is the group's too. */
+ * the umask, so that what is created in it is the group's too; and
+ * sticky, so that only an entry's owner (or root, or the folder's owner)
+ * renames or deletes it. */
 static gboolean
 share_folder (int fd, const char *path, gid_t gid)
 {
   struct stat st;
 
   if (fstat (fd, &st) < 0 || (st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
-      fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_IRWXG) < 0)
+      fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_ISVTX | S_IRWXG) < 0)
     {
       int saved = errno;
       fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
@@ -2081,21 +2083,25 @@ is_in_pool (const char *folder, const char *pool)
 }
 
 /* Gives @fd (@path, for messages), when it is ours, to group @gid as a
- * pool shared from the start has it: group-readable and -writable, and
- * setgid for a folder. Another user's, or a file with other links, is
- * left as it is. FALSE when that failed (said). */
+ * pool shared from the start has it: a folder group-writable, setgid and,
+ * when @sticky, sticky; a file group-readable, and group-writable only
+ * when @writable (ipc.lock): no member rewrites another's. Another
+ * user's, or a file with other links, is left as it is. FALSE when that
+ * failed (said). */
 static gboolean
-share_existing (int fd, const char *path, gid_t gid)
+share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean sticky)
 {
   struct stat st;
-  mode_t add;
+  mode_t add, drop, mode;
 
   if (fstat (fd, &st) < 0 || st.st_uid != geteuid () ||
       !(S_ISDIR (st.st_mode) || (S_ISREG (st.st_mode) && st.st_nlink == 1)))
     return TRUE;
-  add = S_IRGRP | S_IWGRP | (S_ISDIR (st.st_mode) ? S_IXGRP | S_ISGID : 0);
+  add = S_ISDIR (st.st_mode) ? S_IRWXG | S_ISGID | (sticky ? S_ISVTX : 0) : S_IRGRP | (writable ? S_IWGRP : 0);
+  drop = S_ISDIR (st.st_mode) || writable ? 0 : S_IWGRP | S_IWOTH;
+  mode = ((st.st_mode & 07777) | add) & ~drop;
   if ((st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
-      ((st.st_mode & add) != add && fchmod (fd, (st.st_mode & 07777) | add) < 0))
+      (mode != (st.st_mode & 07777) && fchmod (fd, mode) < 0))
     {
       int saved = errno;
       fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
@@ -2112,8 +2118,11 @@ share_existing (int fd, const char *path, gid_t gid)
 static gboolean
 share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
 {
-  static const struct { const char *name; gboolean folder; } parts[] = {
-    { "jobs", TRUE }, { "queue", TRUE }, { "hosts", TRUE }, { "ipc.lock", FALSE }, { "informations.json", FALSE },
+  /* hosts/ is not sticky: a host's heartbeat is renewed by whichever
+   * user holds something on it. */
+  static const struct { const char *name; gboolean folder, writable, sticky; } parts[] = {
+    { "jobs", TRUE, TRUE, TRUE }, { "queue", TRUE, TRUE, TRUE }, { "intents", TRUE, TRUE, TRUE },
+    { "hosts", TRUE, TRUE, FALSE }, { "ipc.lock", FALSE, TRUE, FALSE }, { "informations.json", FALSE, FALSE, FALSE },
   };
   g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
   g_autofree char *path = g_strdup (pool);
@@ -2143,7 +2152,7 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
       dir_fd = next;
       g_free (path);
       path = g_steal_pointer (&next_path);
-      ok = share_existing (dir_fd, path, gid);
+      ok = share_existing (dir_fd, path, gid, TRUE, TRUE);
     }
   for (guint i = 0; ok && i < G_N_ELEMENTS (parts); i++)
     {
@@ -2154,7 +2163,7 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
       /* Not there yet, or a link or other planted thing: left alone (the
        * library refuses what it should not use). */
       if (fd >= 0)
-        ok = share_existing (fd, part_path, gid);
+        ok = share_existing (fd, part_path, gid, parts[i].writable, parts[i].sticky);
     }
   return ok;
 }
@@ -2263,6 +2272,16 @@ cmd_init (int argc, char **argv)
     share_gid = pool_st.st_gid;   /* a pool shared before stays so */
   if (share_gid >= 0)
     shared = share_folder (fd, pool, (gid_t) share_gid);
+  if (shared && share_gid >= 0)
+    {
+      /* runs/, made by an earlier run, as `run` makes it in a shared
+       * pool: the group's and sticky. */
+      g_autofree char *runs_path = g_build_filename (pool, "runs", NULL);
+      AUTO_FD int runs_fd = openat (fd, "runs", FOLDER_FLAGS);
+
+      if (runs_fd >= 0)
+        shared = share_existing (runs_fd, runs_path, (gid_t) share_gid, TRUE, TRUE);
+    }
   if (!shared)
     return EXIT_IOERR;
 

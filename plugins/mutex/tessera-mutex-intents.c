@@ -34,10 +34,12 @@ _tessera_mutex_open_intents (const char *lock_folder, gboolean create)
     return -1;
   created = create && mkdirat (pool_fd, "intents", 0777) == 0;
   fd = openat (pool_fd, "intents", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  /* In a group's pool, the group's whatever our umask (as jobs/ is): the
-   * other users' waiters remove stale intents there. */
+  /* In a group's pool, the group's whatever our umask (as jobs/ is), and
+   * sticky when the resource's folder is: only an intent's owner (or
+   * root, or the folder's owner) rewrites or removes it. */
   if (created && fd >= 0 && fstat (pool_fd, &pool_st) == 0 && (pool_st.st_mode & S_IWGRP) && fstat (fd, &st) == 0 &&
-      (fchown (fd, (uid_t) -1, pool_st.st_gid) < 0 || fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_IRWXG) < 0))
+      (fchown (fd, (uid_t) -1, pool_st.st_gid) < 0 ||
+       fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_IRWXG | (pool_st.st_mode & S_ISVTX)) < 0))
     g_debug ("Cannot open %s/intents to the group: %s", lock_folder, g_strerror (errno));
   if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
     {
