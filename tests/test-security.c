@@ -627,7 +627,7 @@ force_as_second (Fixture *f, const char *job, GBytes **out)
 /* `tessera clean --force` removes an entry of jobs/ (a FIFO too: it
  * holds everything) only for its owner, root or the pool's owner: the
  * second user, who made neither the pool (the first user's first run
- * did) nor the first user's FIFO, is refused in one line and removes
+ * did) nor the first user's FIFO, is refused in one line (77) and removes
  * nothing; it removes its own FIFO, and the pool's owner removes the
  * second user's lock file. */
 static void
@@ -643,7 +643,7 @@ test_force_by_owner (Fixture *f, gconstpointer data)
   plant (f, "mkfifo \"$1/r/jobs/theirs@1.json\"; "
             "printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}}' \"$3\" > \"$1/r/jobs/other@1.json\"");
 
-  g_assert_cmpint (force_as_second (f, "mine@1", &out), ==, 1);
+  g_assert_cmpint (force_as_second (f, "mine@1", &out), ==, 77);
   g_assert_nonnull (g_strstr_len (g_bytes_get_data (out, NULL), g_bytes_get_size (out), "owner"));
   g_assert_true (g_file_test (mine, G_FILE_TEST_EXISTS));
   g_clear_pointer (&out, g_bytes_unref);
@@ -652,6 +652,9 @@ test_force_by_owner (Fixture *f, gconstpointer data)
 
   g_clear_pointer (&out, g_bytes_unref);
   g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "clean", "--force", "r", "mine@1", "other@1", NULL), ==, 0);
+  /* The pool's owner also changes its capacity. */
+  g_clear_pointer (&out, g_bytes_unref);
+  g_assert_cmpint (tessera_in (f, NULL, &out, NULL, "set", "r", "total=9", NULL), ==, 0);
   g_assert_false (g_file_test (mine, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (other, G_FILE_TEST_EXISTS));
   assert_victim_untouched (f);
@@ -1176,6 +1179,90 @@ test_member_cannot_touch_another_share (Fixture *f, gconstpointer data)
   release_held (holder);
 }
 
+/* `tessera ARGS…` as @user (NULL: root), its status; its output, whole
+ * in @out (and checked to be one line when @one_line). */
+static int
+tessera_by (Fixture *f, const char *user, char **out, gboolean one_line, const char *first, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) bytes = NULL;
+  va_list ap;
+  int status;
+
+  if (user == NULL)
+    {
+      g_autofree char *state = g_build_filename (f->gp->tmp, "root-state", NULL);
+
+      g_assert_cmpint (g_mkdir_with_parents (state, 0700), ==, 0);
+      test_argv_tessera (argv, state, f->gp->config);
+    }
+  else
+    test_argv_tessera_as (argv, user, g_str_equal (user, f->gp->users->users[0]) ? f->state[0] : f->state[1],
+                          f->gp->config, BOUND_S);
+  va_start (ap, first);
+  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &bytes, NULL);
+  *out = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+  g_test_message ("%s: %s -> %d: %s", user != NULL ? user : "root", first, status, *out);
+  assert_clear (bytes, first);
+  if (one_line)
+    {
+      const char *end = strchr (*out, '\n');
+
+      g_assert_true (end != NULL && end[1] == '\0');
+    }
+  return status;
+}
+
+/* Changing a pool's capacity, forcing another user's holder out and
+ * retiring a host are for root and the pool's owner (here root, which
+ * made it with `tessera init --group`): a member is refused in one line
+ * with status 77 (EX_NOPERM) and changes nothing; root succeeds. */
+static void
+test_member_is_no_administrator (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *job = NULL;
+  g_autofree char *out = NULL;
+  const char *member = f->gp->users->users[1];
+
+  init_group_pool (f);
+  holder = hold_as_first (f, "r=1");
+  lock_file = only_lock_file (f);
+  base = g_path_get_basename (lock_file);
+  job = g_strndup (base, strlen (base) - strlen (".json"));
+
+  g_assert_cmpint (tessera_by (f, member, &out, TRUE, "set", "r", "total=100", NULL), ==, 77);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, TRUE, "clean", "--force", "r", job, NULL), ==, 77);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, TRUE, "clean", "--host", "retired.example", "--yes", NULL), ==, 77);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "status", "r", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "7 of 8 free"));
+
+  /* Root, the pool's owner, may. */
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "set", "r", "total=9", NULL), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "--host", "retired.example", "--yes", NULL), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "--force", "r", job, NULL), ==, 0);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "status", "r", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "9 of 9 free"));
+  /* Its lock file forced out, the holder may say so and fail. */
+  helper_close_stdin (holder);
+  helper_wait (holder);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1198,6 +1285,7 @@ main (int argc, char **argv)
   ADD ("link/resource-folder", test_link_resource_folder);
   ADD ("link/followed-where-safe", test_link_followed_where_safe);
   ADD ("share/member-cannot-touch-another-share", test_member_cannot_touch_another_share);
+  ADD ("share/member-is-no-administrator", test_member_is_no_administrator);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
