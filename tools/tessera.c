@@ -47,6 +47,7 @@
 #define EXIT_UNAVAILABLE 69
 #define EXIT_IOERR 74
 #define EXIT_TEMPFAIL 75
+#define EXIT_NOPERM 77
 #define EXIT_CONFIG 78
 
 static char *opt_config = NULL;
@@ -1082,6 +1083,49 @@ run_time_settings (TesseraTrackedDynamicResource *resource, JsonNode *informatio
   return settings;
 }
 
+/* Whether this user may administer the pool in @folder (a resource's
+ * folder; NULL for a pool that lives elsewhere, whose store decides):
+ * change its settings, force another user's holder out, retire a host.
+ * Root and the folder's owner may, as the sticky bit lets them rename or
+ * remove any entry there; in a group's pool, a member who is neither may
+ * not (its caller says so in one line, status 77). A folder that cannot
+ * be opened (not made yet) is left to the command. */
+static gboolean
+may_administer (const char *folder)
+{
+  struct stat st;
+  uid_t uid = geteuid ();
+  int fd;
+  gboolean may;
+
+  if (uid == 0 || folder == NULL || (fd = _tessera_open_folder_path (folder, FALSE, NULL)) < 0)
+    return TRUE;
+  may = fstat (fd, &st) < 0 || st.st_uid == uid;
+  close (fd);
+  return may;
+}
+
+/* Whether the entry of @job in @folder's jobs/ (never followed) is
+ * another user's. */
+static gboolean
+is_others_entry (const char *folder, const char *job)
+{
+  g_autofree char *file = g_strconcat (job, ".json", NULL);
+  struct stat st;
+  int fd, jobs_fd;
+  gboolean others = FALSE;
+
+  if (folder == NULL || strchr (job, '/') != NULL || (fd = _tessera_open_folder_path (folder, FALSE, NULL)) < 0)
+    return FALSE;
+  jobs_fd = openat (fd, "jobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  close (fd);
+  if (jobs_fd < 0)
+    return FALSE;
+  others = fstatat (jobs_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != geteuid ();
+  close (jobs_fd);
+  return others;
+}
+
 static int
 cmd_set (int argc, char **argv)
 {
@@ -1094,6 +1138,7 @@ cmd_set (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
   g_autoptr(GPtrArray) settings = NULL;
+  g_autofree char *folder = NULL;
   TesseraTrackedDynamicResource *resource;
   JsonObject *object;
   int status = 0;
@@ -1105,6 +1150,9 @@ cmd_set (int argc, char **argv)
   if ((config = load_config (&status)) == NULL ||
       (resource = open_resource_full (config, argv[1], FALSE, &status)) == NULL)
     return status;
+  folder = tessera_config_dup_path (config, argv[1]);
+  if (!may_administer (folder))
+    return fail (EXIT_NOPERM, _("%s: only root or the owner of %s may change its settings"), argv[1], folder);
 
   informations = tessera_tracked_dynamic_resource_read_informations (resource, NULL);
   if (informations == NULL || !JSON_NODE_HOLDS_OBJECT (informations))
@@ -1502,7 +1550,10 @@ clean_force (TesseraConfig *config, int argc, char **argv)
       g_autoptr(GError) error = NULL;
       g_autofree char *shown = escape_name (argv[i], TRUE);
 
-      if (tessera_tracked_dynamic_resource_remove_holder (resource, argv[i], &error))
+      if (is_others_entry (folder, argv[i]) && !may_administer (folder))
+        status = fail (EXIT_NOPERM, _("%s: %s is another user's: only its owner, root or the owner of %s may force it out"),
+                       name, shown, folder);
+      else if (tessera_tracked_dynamic_resource_remove_holder (resource, argv[i], &error))
         g_print (_("%s: removed %s (forced)\n"), name, shown);
       else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING) &&
                g_hash_table_contains (before, argv[i]))
@@ -1809,6 +1860,16 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
                                "removes the dead ones); --host is for a retired host"), shown_host);
   if ((names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
+  /* Retiring a host is the pools' administrators': refused before
+   * anything is removed. */
+  for (guint i = 0; yes && i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autofree char *pool = tessera_config_dup_path (config, name);
+
+      if (!may_administer (pool))
+        return fail (EXIT_NOPERM, _("%s: only root or the owner of %s may remove a retired host's holdings"), name, pool);
+    }
   /* Without --yes, only look: opening a pool to change it would remove
    * its dead holders, whatever their host. */
   tessera_config_set_read_only (config, !yes);
