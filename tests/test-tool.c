@@ -2784,9 +2784,12 @@ find_lock_file (Fixture *f)
 }
 
 /* A run whose lock file disappears (clean --force, a peer's mistaken
- * verdict) says so at once; with --on-lost=end it also ends the command. */
+ * verdict), or, when @rewrite, is rewritten in place by someone else
+ * (root, or a member of a group pool where lock files were writable by
+ * the group, setting its count to 0), says so at once; with
+ * --on-lost=end it also ends the command. */
 static void
-check_lost_lock_file (Fixture *f, gboolean end)
+check_lost_lock_file (Fixture *f, gboolean end, gboolean rewrite)
 {
   g_autoptr(GSubprocess) run =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
@@ -2798,10 +2801,22 @@ check_lost_lock_file (Fixture *f, gboolean end)
 
   g_assert_cmpstr (ready, ==, "ready");
   g_assert_nonnull (path);
-  g_assert_cmpint (g_unlink (path), ==, 0);
+  if (rewrite)
+    {
+      /* In place: same inode, other content. */
+      const char *text = "{\"job_uri\": \"/nowhere/job\", \"information\": {\"count\": 0}}";
+      int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+      g_assert_cmpint (fd, >=, 0);
+      g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
+      g_assert_cmpint (close (fd), ==, 0);
+    }
+  else
+    g_assert_cmpint (g_unlink (path), ==, 0);
   said = read_error_line (run, 30);
   g_assert_nonnull (said);
-  g_assert_nonnull (strstr (said, "is gone"));
+  g_test_message ("run: %s", said);
+  g_assert_nonnull (strstr (said, rewrite ? "was rewritten" : "is gone"));
   if (end)
     g_assert_cmpint (test_exit_code (run), ==, 128 + SIGTERM);
   else
@@ -2866,13 +2881,25 @@ test_command_keeps_the_job_lock (Fixture *f, gconstpointer data)
 static void
 test_lost_lock_file_warns (Fixture *f, gconstpointer data)
 {
-  check_lost_lock_file (f, FALSE);
+  check_lost_lock_file (f, FALSE, FALSE);
 }
 
 static void
 test_lost_lock_file_ends (Fixture *f, gconstpointer data)
 {
-  check_lost_lock_file (f, TRUE);
+  check_lost_lock_file (f, TRUE, FALSE);
+}
+
+static void
+test_rewritten_lock_file_warns (Fixture *f, gconstpointer data)
+{
+  check_lost_lock_file (f, FALSE, TRUE);
+}
+
+static void
+test_rewritten_lock_file_ends (Fixture *f, gconstpointer data)
+{
+  check_lost_lock_file (f, TRUE, TRUE);
 }
 
 /* informations.json's "tessera_protocol", or -1 when it has none. */
@@ -3420,6 +3447,8 @@ main (int argc, char **argv)
   ADD ("/tool/run/lost-lock-file-warns", test_lost_lock_file_warns);
   ADD ("/tool/run/command-keeps-the-job-lock", test_command_keeps_the_job_lock);
   ADD ("/tool/run/lost-lock-file-ends-the-command", test_lost_lock_file_ends);
+  ADD ("/tool/run/rewritten-lock-file-warns", test_rewritten_lock_file_warns);
+  ADD ("/tool/run/rewritten-lock-file-ends-the-command", test_rewritten_lock_file_ends);
   ADD ("/tool/status/hostile-names-escaped", test_hostile_names_escaped);
   ADD ("/tool/run/larger-than-total-says-why", test_larger_than_total_says_why);
   ADD ("/tool/run/says-the-type-s-reason", test_says_the_type_s_reason);
