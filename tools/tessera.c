@@ -3345,7 +3345,61 @@ typedef struct
   GHashTable *told;     /* paths already reported */
   gboolean end;
   RunState *state;
+  GArray *stats;        /* each lock file's stat when the command started */
+  GPtrArray *texts;     /* and its text (NULL: none could be read) */
 } LostWatch;
+
+/* The text of the lock file @path (never followed, never a FIFO), at
+ * most a mebibyte; NULL when it cannot be read. */
+static char *
+read_own_lock_file (const char *path, struct stat *st)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  char buffer[4096];
+  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, st) < 0 || !S_ISREG (st->st_mode))
+    {
+      close (fd);
+      return NULL;
+    }
+  while (text->len < 1024 * 1024)
+    {
+      gssize n = read (fd, buffer, sizeof buffer);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      g_string_append_len (text, buffer, n);
+    }
+  close (fd);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+/* Whether this run's lock file @i was rewritten since the command
+ * started: another file in its place (a rename), or other content. */
+static gboolean
+lock_file_rewritten (LostWatch *w, guint i, const struct stat *now)
+{
+  const struct stat *then = &g_array_index (w->stats, struct stat, i);
+  const char *text = g_ptr_array_index (w->texts, i);
+  g_autofree char *now_text = NULL;
+  struct stat st;
+
+  if (text == NULL)
+    return FALSE;
+  if (now->st_dev != then->st_dev || now->st_ino != then->st_ino)
+    return TRUE;
+  if (now->st_size == then->st_size && now->st_mtim.tv_sec == then->st_mtim.tv_sec &&
+      now->st_mtim.tv_nsec == then->st_mtim.tv_nsec && now->st_ctim.tv_sec == then->st_ctim.tv_sec &&
+      now->st_ctim.tv_nsec == then->st_ctim.tv_nsec)
+    return FALSE;
+  now_text = read_own_lock_file (g_ptr_array_index (w->paths, i), &st);
+  return now_text != NULL && (st.st_ino != then->st_ino || !g_str_equal (now_text, text));
+}
 
 /* Sends @signum to the command's watcher while it runs (the fence's way
  * to end the command where it cannot list its descendants). */
@@ -3370,13 +3424,23 @@ check_lost (gpointer data)
       const char *path = g_ptr_array_index (w->paths, i);
       struct stat st;
 
-      if (path == NULL || g_hash_table_contains (w->told, path) || lstat (path, &st) == 0 || errno != ENOENT)
+      gboolean gone;
+
+      if (path == NULL || g_hash_table_contains (w->told, path))
+        continue;
+      gone = lstat (path, &st) < 0;
+      if ((gone && errno != ENOENT) || (!gone && !lock_file_rewritten (w, i, &st)))
         continue;
       g_hash_table_add (w->told, (gpointer) path);
       {
         g_autofree char *shown = escape_name (path, TRUE);
-        g_printerr (_("tessera: %s: this run's lock file %s is gone: its share may be handed to another run\n"),
-                    (const char *) g_ptr_array_index (w->names, i), shown);
+        if (gone)
+          g_printerr (_("tessera: %s: this run's lock file %s is gone: its share may be handed to another run\n"),
+                      (const char *) g_ptr_array_index (w->names, i), shown);
+        else
+          g_printerr (_("tessera: %s: this run's lock file %s was rewritten by someone else: "
+                        "its share may be handed to another run\n"),
+                      (const char *) g_ptr_array_index (w->names, i), shown);
       }
       if (w->end)
         {
@@ -3971,7 +4035,9 @@ cmd_run (int argc, char **argv)
       g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
       g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
       g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
-      LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state };
+      g_autoptr(GArray) lost_stats = g_array_new (FALSE, TRUE, sizeof (struct stat));
+      g_autoptr(GPtrArray) lost_texts = g_ptr_array_new_with_free_func (g_free);
+      LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state, lost_stats, lost_texts };
       g_autoptr(GPtrArray) resources = g_ptr_array_new ();
       TesseraFence *fence;
       guint lost_source;
@@ -3982,8 +4048,14 @@ cmd_run (int argc, char **argv)
 
           /* None for a pool in another store (etcd), which has no lock
            * file to look at: its lease and the fence keep watch. */
-          g_ptr_array_add (lost_paths, tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock));
+          char *lock_path = tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock);
+          struct stat st = { 0 };
+
+          g_ptr_array_add (lost_paths, lock_path);
           g_ptr_array_add (lost_names, need->name);
+          /* As the command starts with it: what a rewrite would change. */
+          g_ptr_array_add (lost_texts, lock_path != NULL ? read_own_lock_file (lock_path, &st) : NULL);
+          g_array_append_val (lost_stats, st);
           g_ptr_array_add (resources, need->resource);
         }
       loop = g_main_loop_new (NULL, FALSE);
