@@ -302,18 +302,69 @@ _tessera_job_lock_take (const char  *path,
   return _tessera_job_lock_take_at (AT_FDCWD, path, path, error);
 }
 
+/* Makes the job lock @name in @dir_fd held from its first appearance: a
+ * judge that finds it there finds it locked, never free between its
+ * creation and its lock, when it would take the new holder for a dead
+ * one (and `tessera clean` would remove the job's folder under it). It
+ * is made, shared and locked under a temporary name (@name and six random
+ * characters), then linked to @name: that fails (EEXIST) when another
+ * process made one first, to be taken as it is. Where the file system has
+ * no hard links (some FUSE ones), it is made in place and locked just
+ * after, as before. A descriptor, or -1 with errno set. */
+static int
+create_job_lock_held (int dir_fd, const char *name, const char *path)
+{
+  g_autofree char *tmp = NULL;
+  int fd = -1, saved;
+
+  for (int i = 0; i < 16 && fd < 0; i++)
+    {
+      g_free (tmp);
+      tmp = g_strdup_printf ("%s.%06x", name, g_random_int () & 0xffffff);
+      fd = openat (dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+      if (fd < 0 && errno != EEXIST)
+        break;
+    }
+  if (fd < 0 && errno == ENAMETOOLONG)
+    return openat (dir_fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+  if (fd < 0)
+    return -1;
+  _tessera_share_like_parent (fd, path);
+  if (_tessera_ofd_lock (fd, F_WRLCK, FALSE) < 0 || linkat (dir_fd, tmp, dir_fd, name, 0) < 0)
+    {
+      saved = errno;
+      unlinkat (dir_fd, tmp, 0);
+      close (fd);
+      if (saved == EPERM || saved == EOPNOTSUPP || saved == ENOSYS || saved == EMLINK)
+        return openat (dir_fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+      errno = saved;
+      return -1;
+    }
+  unlinkat (dir_fd, tmp, 0);
+  return fd;
+}
+
 int
 _tessera_job_lock_take_at (int          dir_fd,
                            const char  *name,
                            const char  *path,
                            GError     **error)
 {
-  int saved;
-
-  /* Never blocks on a FIFO planted there; only a regular file is a lock. */
-  int fd = openat (dir_fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+  int saved, fd = -1;
   struct stat st;
 
+  /* One that is there already (ours held again, experimaestro's) is
+   * taken as it is; a new one appears held. Never blocks on a FIFO
+   * planted there; only a regular file is a lock. */
+  for (int i = 0; i < 16 && fd < 0; i++)
+    {
+      fd = openat (dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      if (fd < 0 && errno == ENOENT)
+        fd = create_job_lock_held (dir_fd, name, path);
+      /* EEXIST: another made it first; ENOENT: it went since. */
+      if (fd < 0 && errno != EEXIST && errno != ENOENT)
+        break;
+    }
   if (fd < 0)
     {
       _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), path);
