@@ -2268,6 +2268,63 @@ test_out_of_descriptors (Fixture *f, gconstpointer data)
   let_go (holder);
 }
 
+/* Out of descriptors while it takes many lease pools (issue 38, review
+ * finding 6): whatever the limit that passes the start check, a run does
+ * its work or exits 71, never GLib's abort (133, 134) when
+ * a host lease's renewer cannot make its main context's eventfd. Each
+ * lease pool taken costs descriptors, so some limit runs out while the
+ * run takes them, at a different pool for each limit. */
+static void
+test_out_of_descriptors_lease_pools (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GString) config = g_string_new (NULL);
+  g_autoptr(GPtrArray) no_wait_args = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) wait_args = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *commands[] = { no_wait_args, wait_args };
+  g_autofree char *made = NULL;
+  int status;
+
+  g_ptr_array_add (no_wait_args, g_strdup ("run"));
+  g_ptr_array_add (no_wait_args, g_strdup ("--no-wait"));
+  g_ptr_array_add (wait_args, g_strdup ("run"));
+  g_ptr_array_add (wait_args, g_strdup ("--timeout"));
+  g_ptr_array_add (wait_args, g_strdup ("30"));
+  for (int i = 0; i < 40; i++)
+    {
+      g_string_append_printf (config, "[resource l%d]\ntype=countertoken\npath=%s/l%d\ntotal=2\nhost-lease=5\n\n",
+                              i, f->tmp, i);
+      for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+        {
+          g_ptr_array_add (commands[c], g_strdup ("--need"));
+          g_ptr_array_add (commands[c], g_strdup_printf ("l%d=1", i));
+        }
+    }
+  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+    {
+      g_ptr_array_add (commands[c], g_strdup ("--"));
+      g_ptr_array_add (commands[c], g_strdup ("true"));
+      g_ptr_array_add (commands[c], NULL);
+    }
+  test_write_file (f->config, config->str);
+  /* Makes the pools, without a limit. */
+  status = run_limited (f, NULL, (const char * const *) no_wait_args->pdata, &made);
+  g_assert_cmpint (status, ==, 0);
+
+  for (guint limit = 64; limit <= 112; limit++)
+    for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+      {
+        g_autofree char *nofile = g_strdup_printf ("%u:%u", limit, limit);
+        g_autofree char *err = NULL;
+
+        status = run_limited (f, nofile, (const char * const *) commands[c]->pdata, &err);
+        g_test_message ("nofile %s, %s: exit %d\n%s", nofile, c == 0 ? "--no-wait" : "--timeout 30", status, err);
+        g_assert_cmpint (status, !=, 133);
+        g_assert_cmpint (status, !=, 134);
+        if (status != 0)
+          g_assert_cmpint (status, ==, 71);
+      }
+}
+
 /* A hundred lock files that cannot be read (cut short, FIFOs) make one
  * line of each command that looks at them, not a hundred. */
 static void
@@ -3601,6 +3658,7 @@ main (int argc, char **argv)
   ADD ("/tool/warnings-are-the-command-s-own", test_warnings_are_short);
   ADD ("/tool/warnings/hundred-unreadable-files-one-line", test_hundred_unreadable_one_line);
   ADD ("/tool/out-of-descriptors/one-line-and-71", test_out_of_descriptors);
+  ADD ("/tool/out-of-descriptors/lease-pools-never-abort", test_out_of_descriptors_lease_pools);
   ADD ("/tool/status/not-strict-json-lock-file-holds-everything", test_not_strict_json_lock_file);
   ADD ("/tool/run/release-meets-not-strict-json", test_release_meets_not_strict_json);
   ADD ("/tool/config/built-in-default", test_default_configuration);
