@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #define LEASE_SUFFIX ".lease"
@@ -29,9 +30,10 @@ struct _TesseraHostLease
 {
   char *pool_path;
   char *hosts_path;
-  /* The renewer's own thread and context, made at the first holding: no
-   * other work of this process (rescans of a large pool, holder exits,
-   * the waiting of a slow peer's file) can delay a renewal. */
+  /* The renewer's own thread and context: no other work of this process
+   * (rescans of a large pool, holder exits, the waiting of a slow peer's
+   * file) can delay a renewal. The context is made before the first
+   * holding (make_context_locked()), the thread at it. */
   GMainContext *context;
   GMainLoop *loop;
   GThread *thread;
@@ -144,9 +146,9 @@ _tessera_host_lease_free (TesseraHostLease *lease)
       g_source_attach (idle, lease->context);
       g_source_unref (idle);
       g_thread_join (thread);
-      g_main_loop_unref (lease->loop);
-      g_main_context_unref (lease->context);
     }
+  g_clear_pointer (&lease->loop, g_main_loop_unref);
+  g_clear_pointer (&lease->context, g_main_context_unref);
   lease_unref (lease);
 }
 
@@ -411,17 +413,43 @@ on_renewal_due (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Renewals on the renewer's thread, made at the first holding. Lock
+/* The renewer's context, made where a failure can still be said: before
+ * the first holding's lock file, not at the holding, when the command's
+ * spare descriptors may all be gone. GLib aborts when it cannot make a
+ * context's eventfd: one is made first to see that a descriptor is there,
+ * and let go just before GLib makes its own. Lock held. */
+static gboolean
+make_context_locked (TesseraHostLease *lease, GError **error)
+{
+  int fd;
+
+  if (lease->context != NULL)
+    return TRUE;
+  fd = eventfd (0, EFD_CLOEXEC);
+  if (fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot renew this host's lease in %s: %s"), lease->hosts_path);
+      return FALSE;
+    }
+  close (fd);
+  lease->context = g_main_context_new ();
+  lease->loop = g_main_loop_new (lease->context, FALSE);
+  return TRUE;
+}
+
+/* Renewals on the renewer's thread, started at the first holding. Lock
  * held. */
 static void
 start_timer_locked (TesseraHostLease *lease)
 {
-  if (lease->thread == NULL)
+  /* Made already, unless the holding came without _renew_first(). */
+  if (lease->context == NULL)
     {
       lease->context = g_main_context_new ();
       lease->loop = g_main_loop_new (lease->context, FALSE);
-      lease->thread = g_thread_new ("tessera-lease", renewer_thread, lease);
     }
+  if (lease->thread == NULL)
+    lease->thread = g_thread_new ("tessera-lease", renewer_thread, lease);
   lease->timer = g_timeout_source_new ((guint) (renewal_interval_us (lease->time) / 1000));
   g_source_set_name (lease->timer, "tessera-host-lease");
   g_source_set_callback (lease->timer, on_renewal_due, lease_ref (lease), (GDestroyNotify) lease_unref);
@@ -440,7 +468,7 @@ _tessera_host_lease_renew_first (TesseraHostLease  *lease,
    * written would be taken for dead by other hosts. */
   if (lease->time > 0 && !lease->stopped)
     {
-      ok = renew_locked (lease, &started_us, error);
+      ok = make_context_locked (lease, error) && renew_locked (lease, &started_us, error);
       if (ok)
         {
           lease->last_renewal_us = started_us;
