@@ -506,24 +506,62 @@ builtin_default (void)
   return self;
 }
 
+/* Looks for @dir/tessera/tessera.conf: TRUE with *@found set when it is
+ * there, TRUE with *@found NULL when it is not (no @dir, no tessera/ in
+ * it, no file there). A folder on the way that exists but cannot be
+ * searched is an error naming it: the configuration it may hold is not
+ * to be replaced by the next one, or by the built-in default, without a
+ * word (issue 42). */
+static gboolean
+find_config_in (const char *dir, char **found, GError **error)
+{
+  g_autofree char *folder = g_build_filename (dir, "tessera", NULL);
+  g_autofree char *file = g_build_filename (folder, "tessera.conf", NULL);
+  const char *steps[] = { dir, folder, file };
+
+  *found = NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      GStatBuf st;
+      int saved;
+
+      if (g_stat (steps[i], &st) == 0)
+        continue;
+      saved = errno;
+      if (saved == ENOENT || saved == ENOTDIR)
+        return TRUE;
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("cannot read the configuration folder %s: %s"), steps[i > 0 ? i - 1 : 0],
+                   g_strerror (saved));
+      return FALSE;
+    }
+  *found = g_steal_pointer (&file);
+  return TRUE;
+}
+
 TesseraConfig *
 tessera_config_load (const char *explicit_path, GError **error)
 {
   const char *env = g_getenv ("TESSERA_CONFIG");
   const char * const *system_dirs = g_get_system_config_dirs ();
-  g_autofree char *user = g_build_filename (g_get_user_config_dir (), "tessera", "tessera.conf", NULL);
+  g_autofree char *user = NULL;
 
   /* Named explicitly: it must exist. */
   if (explicit_path != NULL)
     return load_file (explicit_path, error);
   if (env != NULL && *env != '\0')
     return load_file (env, error);
-  if (g_file_test (user, G_FILE_TEST_EXISTS))
+  if (!find_config_in (g_get_user_config_dir (), &user, error))
+    return NULL;
+  if (user != NULL)
     return load_file (user, error);
   for (guint i = 0; system_dirs[i] != NULL; i++)
     {
-      g_autofree char *path = g_build_filename (system_dirs[i], "tessera", "tessera.conf", NULL);
-      if (g_file_test (path, G_FILE_TEST_EXISTS))
+      g_autofree char *path = NULL;
+
+      if (!find_config_in (system_dirs[i], &path, error))
+        return NULL;
+      if (path != NULL)
         return load_file (path, error);
     }
   return builtin_default ();
