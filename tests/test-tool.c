@@ -1545,6 +1545,58 @@ test_job_folder_swapped_while_judged (Fixture *f, gconstpointer data)
   close (fd);
 }
 
+/* Whoever can rename in the job folders' root (a group-writable
+ * TESSERA_JOB_FOLDERS, or a member who owns runs/) may move a live
+ * holder's job folder away and put a folder of its own, with a free job
+ * lock, in its place: that is not the folder the holder's spec recorded
+ * (device and inode), so its free job lock proves nothing and the holder
+ * counts; `clean --min-age 0` keeps it. */
+static void
+test_job_folder_replaced (Fixture *f, gconstpointer data)
+{
+  g_autofree char *root = g_build_filename (f->tmp, "xp", NULL);
+  g_autofree char *folder = g_build_filename (root, "job", NULL);
+  g_autofree char *aside = g_build_filename (root, "job.real", NULL);
+  g_autofree char *job_lock = g_build_filename (folder, "task.lock", NULL);
+  g_autofree char *planted = NULL;
+  g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "xp@1.json", NULL);
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  g_autofree char *text = NULL;
+  g_autofree char *out = NULL;
+  struct stat st;
+  int status, fd;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
+  /* The holder's job lock, held (an OFD lock of this process). */
+  fd = open (job_lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fcntl (fd, F_OFD_SETLK, &fl), ==, 0);
+  g_assert_cmpint (stat (folder, &st), ==, 0);
+  text = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 1}, \"process\": "
+                          "{\"type\": \"local\", \"pid\": %d, \"job_folder\": {\"dev\": %" G_GUINT64_FORMAT
+                          ", \"ino\": %" G_GUINT64_FORMAT "}}}", folder, (int) getpid (), (guint64) st.st_dev,
+                          (guint64) st.st_ino);
+  test_write_file (lock_file, text);
+
+  /* The swap: the real folder moved away, a folder with a free job lock
+   * in its place. */
+  g_assert_cmpint (rename (folder, aside), ==, 0);
+  g_assert_cmpint (g_mkdir (folder, 0755), ==, 0);
+  planted = g_build_filename (folder, "task.lock", NULL);
+  test_write_file (planted, "");
+  out = run_capture (f, &status, "clean", "--min-age", "0", NULL);
+  g_test_message ("clean: %d: %s", status, out);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "status", "r", NULL);
+  g_test_message ("status: %d: %s", status, out);
+  g_assert_nonnull (strstr (out, "0 of 1 free"));
+  close (fd);
+}
+
 /* Whether some process holds the job lock @path, as a judge elsewhere
  * probes it (an fcntl or a flock lock). */
 static gboolean
@@ -3621,6 +3673,7 @@ main (int argc, char **argv)
     {
       ADD ("/tool/run/naming-behind-stuck-ipc-lock", test_naming_behind_stuck_ipc_lock);
       ADD ("/tool/clean/job-folder-swapped-while-judged", test_job_folder_swapped_while_judged);
+      ADD ("/tool/clean/job-folder-replaced", test_job_folder_replaced);
       ADD ("/tool/run/job-lock-held-when-seen", test_job_lock_held_when_seen);
     }
   ADD ("/tool/run/all-at-once", test_all_at_once);
