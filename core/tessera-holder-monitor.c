@@ -526,14 +526,17 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
  * the job folders' root can swap a link in between. There, a job lock not
  * found means the holder let it go (a holder takes its job lock before it
  * writes its lock file, and removes its lock files before its job lock):
- * free. Anything else (no folder recorded, as in experimaestro's specs;
- * no folder here; another one) says nothing of it: the job lock is
+ * free. Another folder (or a link) at that path, where the spec recorded
+ * one, was put there by someone else: a job lock in it says nothing of
+ * the holder, which stays unknown (*@replaced). Without a recorded folder
+ * (experimaestro's specs) or without a folder here, the job lock is
  * probed by its path, and one not found there stays absent (the folder
  * may be one this host cannot see). */
 static TesseraJobLockState
 probe_job_lock (TesseraDynamicLockFile *lock_file,
                 const char             *lock_path,
-                int                    *errsv)
+                int                    *errsv,
+                gboolean               *replaced)
 {
   g_autofree char *dir = g_path_get_dirname (lock_path);
   g_autofree char *name = g_path_get_basename (lock_path);
@@ -542,17 +545,26 @@ probe_job_lock (TesseraDynamicLockFile *lock_file,
   struct stat st;
   int dir_fd = -1;
 
+  *replaced = FALSE;
   if (_tessera_dynamic_lock_file_get_job_folder (lock_file, &dev, &ino))
     {
       dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (dir_fd >= 0 && (fstat (dir_fd, &st) < 0 || (guint64) st.st_dev != dev || (guint64) st.st_ino != ino))
+      if (dir_fd < 0 && errno != ENOENT && errno != ENOTDIR)
+        *replaced = TRUE;   /* a link, or what cannot be opened: not ours to probe */
+      else if (dir_fd >= 0 && (fstat (dir_fd, &st) < 0 || (guint64) st.st_dev != dev || (guint64) st.st_ino != ino))
         {
           close (dir_fd);
           dir_fd = -1;
+          *replaced = TRUE;
         }
     }
   /* Whatever is at the path from now on does not matter. */
   _tessera_pause_point ("job-folder-check");
+  if (*replaced)
+    {
+      *errsv = 0;
+      return TESSERA_JOB_LOCK_UNKNOWN;
+    }
   if (dir_fd < 0)
     return _tessera_job_lock_probe (lock_path, errsv);
   state = _tessera_job_lock_probe_at (dir_fd, name, errsv);
@@ -619,7 +631,8 @@ judge (TesseraHolderMonitor *monitor,
           int errsv = 0;
           /* Only a job lock opened and found free is a death, or its
            * recorded folder seen here without it. */
-          TesseraJobLockState lock = probe_job_lock (holder->lock_file, lock_path, &errsv);
+          gboolean replaced;
+          TesseraJobLockState lock = probe_job_lock (holder->lock_file, lock_path, &errsv, &replaced);
           gboolean crossed;
 
           if (lock != TESSERA_JOB_LOCK_FREE)
@@ -627,6 +640,14 @@ judge (TesseraHolderMonitor *monitor,
               /* Held: the holder runs. Not ours to probe: it counts. */
               if (lock == TESSERA_JOB_LOCK_HELD)
                 holder->lock_seen_held = TRUE;
+              else if (replaced)
+                {
+                  g_autofree char *folder = g_path_get_dirname (lock_path);
+
+                  *doubt = g_strdup_printf (_("its job folder %s is not the one its holder recorded (moved, "
+                                              "replaced or a link): the job lock there says nothing of it"),
+                                            folder);
+                }
               else
                 *doubt = job_lock_doubt (lock_path, lock, errsv);
               forget_lock_free (monitor, holder);
