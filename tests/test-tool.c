@@ -2525,6 +2525,29 @@ count_job_folders (Fixture *f)
   return n;
 }
 
+/* A run killed between making its job lock under a temporary name and
+ * linking it into place leaves NAME.lock.XXXXXX alone in its job folder:
+ * nobody holds it, so `tessera clean` removes the folder (it said
+ * "nothing to remove" for ever). */
+static void
+test_clean_job_lock_temporary (Fixture *f, gconstpointer data)
+{
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  g_autofree char *folder = g_build_filename (f->tmp, "r", "runs", uid, "vm-1-0badcafe", NULL);
+  g_autofree char *temporary = g_build_filename (folder, "echo.lock.1c6fe5", NULL);
+  g_autofree char *out = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  test_write_file (temporary, "");
+  out = run_capture (f, &status, "clean", NULL);
+  g_test_message ("clean: %d: %s", status, out);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_false (g_file_test (folder, G_FILE_TEST_EXISTS));
+}
+
 /* A wrapper killed with SIGKILL leaves its job folder in the pool's
  * runs/UID; once its command has ended too, `tessera clean` removes it,
  * and leaves alone the folder of a job that still runs. */
@@ -3676,6 +3699,7 @@ main (int argc, char **argv)
       ADD ("/tool/run/job-lock-held-when-seen", test_job_lock_held_when_seen);
     }
   ADD ("/tool/run/all-at-once", test_all_at_once);
+  ADD ("/tool/clean/job-lock-temporary", test_clean_job_lock_temporary);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/status/unreadable-jobs-folder", test_status_unreadable_jobs);
   ADD ("/tool/status/unknown-since", test_status_unknown_since);
