@@ -1344,6 +1344,22 @@ read_bounded_at (int dir_fd, const char *name, gsize max)
   return g_string_free (g_steal_pointer (&text), FALSE);
 }
 
+/* Whether @name is a job lock made under a temporary name
+ * (NAME.lock.XXXXXX, six hex digits), held, then linked into place: one
+ * left by a run killed in between is probed as a job lock. */
+static gboolean
+is_job_lock_temporary (const char *name)
+{
+  const char *dot = strrchr (name, '.');
+
+  if (dot == NULL || strlen (dot + 1) != 6 || dot - name < 5 || strncmp (dot - 5, ".lock", 5) != 0)
+    return FALSE;
+  for (const char *c = dot + 1; *c != '\0'; c++)
+    if (!g_ascii_isxdigit (*c))
+      return FALSE;
+  return TRUE;
+}
+
 /* Whether a job folder of `tessera run` (<state>/jobs/<identifier>),
  * opened as @job_fd, may go: its wrapper is gone (the job lock is free),
  * and its command too (no lock file that its locks.json names is left: a
@@ -1372,7 +1388,7 @@ job_folder_is_done (int job_fd, GPtrArray *files)
         continue;
       if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
         done = FALSE;
-      else if (g_str_has_suffix (name, ".lock"))
+      else if (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name))
         {
           struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
           int lock_fd = openat (job_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
