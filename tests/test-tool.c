@@ -3521,6 +3521,44 @@ test_refused_text_holds_until_forced (Fixture *f, gconstpointer data)
     }
 }
 
+/* A live holder's lock file that others may write (group-writable, as
+ * an experimaestro peer under umask 002 leaves it) cut short: a co-user
+ * may have cut it, so it does not age away as a writer's half-written
+ * file would. It holds the whole resource through `clean --min-age 0`
+ * until `clean --force`. */
+static void
+test_writable_cut_short_holds (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder = hold_r (f);
+  g_autofree char *path = find_lock_file (f);
+  g_autofree char *name = NULL, *job = NULL, *text = NULL, *cut = NULL, *out = NULL;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  g_assert_nonnull (path);
+  name = g_path_get_basename (path);
+  job = g_strndup (name, strlen (name) - strlen (".json"));
+  g_assert_true (g_file_get_contents (path, &text, NULL, &error));
+  g_assert_no_error (error);
+  cut = g_strndup (text, strlen (text) / 2);
+  test_write_file (path, cut);
+  g_assert_cmpint (chmod (path, 0664), ==, 0);
+
+  out = run_capture (f, &status, "clean", "--min-age", "0", NULL);
+  g_test_message ("%s", out);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL);
+  g_assert_cmpint (status, ==, 75);
+  g_clear_pointer (&out, g_free);
+  out = run_capture (f, &status, "clean", "--force", "r", job, NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
+  test_exit_code (holder);
+}
+
 /* A jobs/ that is a link or a file cannot be read, so holders may hold
  * what looks free: `status` says so rather than "2 of 2 free" (as `run`
  * refuses to decide there), exits non-zero, and its JSON still lists the
@@ -3725,6 +3763,7 @@ main (int argc, char **argv)
   ADD ("/tool/clean/force-names-no-link", test_clean_force_not_a_holder);
   ADD ("/tool/status/unreadable-holders-hold-all", test_unreadable_holders);
   ADD ("/tool/clean/refused-text-holds-until-forced", test_refused_text_holds_until_forced);
+  ADD ("/tool/clean/writable-cut-short-holds", test_writable_cut_short_holds);
   ADD ("/tool/clean/bad-min-age-is-usage-error", test_bad_min_age);
   ADD ("/tool/set/refuses-out-of-range", test_set_refuses_out_of_range);
   ADD ("/tool/watch/updates-on-change", test_watch);
