@@ -347,6 +347,18 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               _tessera_lock_file_cache_keep_unreadable (cache, entry, refused);
               return;
             }
+          if (entry->truncated && (st->st_mode & (S_IWGRP | S_IWOTH)) != 0)
+            {
+              /* Cut short, but others may write it: a co-user may have
+               * cut a live holder's file, so it does not age away. */
+              entry->truncated = FALSE;
+              entry->refused = TRUE;
+              _tessera_lock_file_cache_keep_unreadable (cache, entry,
+                                                         _("it is cut short and users other than its owner may write "
+                                                           "it: it holds everything until tessera clean --force "
+                                                           "removes it"));
+              return;
+            }
           cache->whole_holders += entry->truncated;   /* cut short: it holds everything */
           cache->serial += entry->truncated;
         }
