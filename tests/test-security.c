@@ -13,6 +13,7 @@
  */
 #include "test-utils.h"
 
+#include <errno.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -1375,6 +1376,83 @@ test_config_folder_unreadable (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (configured, G_FILE_TEST_IS_DIR));
 }
 
+/* The pid of the holder whose lock file is @lock_file (its process). */
+static GPid
+lock_file_pid (const char *lock_file)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *process;
+
+  g_assert_true (json_parser_load_from_file (parser, lock_file, NULL));
+  process = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "process");
+  g_assert_nonnull (process);
+  return (GPid) json_object_get_int_member (process, "pid");
+}
+
+/* The parent of process @pid. */
+static GPid
+parent_pid (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/status", (int) pid);
+  g_autofree char *status = NULL;
+  const char *line;
+
+  g_assert_true (g_file_get_contents (path, &status, NULL, NULL));
+  line = strstr (status, "\nPPid:");
+  g_assert_nonnull (line);
+  return (GPid) atoi (line + strlen ("\nPPid:"));
+}
+
+/* A member's holder killed with SIGKILL leaves its lock file, which
+ * another member may not delete (jobs/ is sticky): it is judged dead and
+ * does not count, and the other member's run says nothing of the file it
+ * could not delete. That member's clean lists it with its owner and
+ * leaves it; root's clean removes it. */
+static void
+test_dead_holder_of_another_member (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *out = NULL;
+  const char *first = f->gp->users->users[0];
+  const char *member = f->gp->users->users[1];
+  GPid command, wrapper;
+
+  init_group_pool (f);
+  holder = hold_as_first (f, "r=8");
+  lock_file = only_lock_file (f);
+  base = g_path_get_basename (lock_file);
+  /* The holder is killed, the run's wrapper first (its command, which
+   * the lock file names, would otherwise give its share back). */
+  command = lock_file_pid (lock_file);
+  wrapper = parent_pid (command);
+  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
+  g_assert_true (kill (command, SIGKILL) == 0 || errno == ESRCH);
+  g_assert_cmpint (helper_wait (holder), !=, 0);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  /* The dead holder does not count, and its file is its owner's. */
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--no-wait", "--need", "r=8", "--", "true", NULL), ==, 0);
+  g_assert_true (out == NULL || strstr (out, base) == NULL);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  /* The member's clean names it and its owner, and leaves it. */
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "clean", "--min-age", "0", "r", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, base));
+  g_assert_nonnull (strstr (out, first));
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  /* Root's removes it. */
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "--min-age", "0", "r", NULL), ==, 0);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "status", "r", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "8 of 8 free"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1399,6 +1477,7 @@ main (int argc, char **argv)
   ADD ("share/member-cannot-touch-another-share", test_member_cannot_touch_another_share);
   ADD ("share/member-is-no-administrator", test_member_is_no_administrator);
   ADD ("config/folder-unreadable", test_config_folder_unreadable);
+  ADD ("share/dead-holder-of-another-member", test_dead_holder_of_another_member);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
