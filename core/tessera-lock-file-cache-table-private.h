@@ -82,7 +82,9 @@ void     _tessera_lock_file_cache_entry_set_stat (Entry *entry, const struct sta
 void     _tessera_lock_file_cache_account        (TesseraLockFileCache *cache, Entry *entry);
 void     _tessera_lock_file_cache_remove_entry   (TesseraLockFileCache *cache, const char *name);
 /* Decides whether a lock file still holds. Under ipc.lock. FALSE when
- * the entry is gone. */
+ * the entry is gone, or left (judged gone, its file another user's that
+ * we may not delete: it counts no more, and stays so while its stat
+ * does). */
 gboolean _tessera_lock_file_cache_examine_entry  (TesseraLockFileCache *cache, Entry *entry, double min_age);
 
 /* What cannot be read (tessera-lock-file-cache-unreadable.c). The

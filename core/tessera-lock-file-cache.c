@@ -388,13 +388,15 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
 }
 
 /* Decides whether a lock file still holds. Under ipc.lock. Returns FALSE
- * when the entry is gone. */
+ * when the entry is gone, or left (judged gone, its file another user's
+ * that we may not delete). */
 gboolean
 _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
 {
   g_autofree char *reason = NULL;
   g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
+  gboolean found;
 
   if (entry->h.lock_file == NULL)
     {
@@ -425,7 +427,22 @@ _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entr
     return TRUE;
   path = _tessera_lock_folder_dup_job_path (cache->folder, entry->h.name);
   /* Only the very file we judged, never through a link. */
-  if (_tessera_lock_folder_remove_job (cache->folder, entry->h.name, entry->h.ino, &error))
+  found = _tessera_lock_folder_remove_job (cache->folder, entry->h.name, entry->h.ino, &error);
+  if (found && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED))
+    {
+      /* Another user's file in a sticky jobs/ (a group pool): its owner,
+       * root or the pool's owner removes it (tessera clean says which are
+       * left). It counts no more, and is not judged again while its stat
+       * stays (reload() keeps such an entry as it is): no word on every
+       * refresh. */
+      g_debug ("Lock file %s of %s is gone (%s), left to its owner: %s", path, OWNER_NAME (cache), reason,
+               error->message);
+      unaccount (cache, entry);
+      _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
+      g_hash_table_remove (cache->attention, entry->h.name);
+      return FALSE;
+    }
+  if (found)
     {
       g_info (_("Removing lock file %s of %s: %s"), path, OWNER_NAME (cache), reason);
       if (error != NULL)

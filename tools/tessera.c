@@ -1284,6 +1284,57 @@ close_if_open (int *fd)
 }
 #define AUTO_FD __attribute__ ((cleanup (close_if_open)))
 
+/* Says which of the holders @before (lock_file_names() of @folder) of
+ * resource @name were judged gone by the update of @resource but are
+ * left, their file another user's that we may not delete (a group pool's
+ * sticky jobs/): one line each, naming the file and its owner. Returns
+ * how many. */
+static guint
+report_left_holders (const char *name, GHashTable *before, const char *folder,
+                     TesseraTrackedDynamicResource *resource)
+{
+  g_autoptr(GHashTable) after = lock_file_names (folder);
+  g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  g_autoptr(GHashTable) counted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  /* Reached as lock_file_names() reaches it, never through a link. */
+  AUTO_FD int folder_fd = g_hash_table_size (after) > 0 ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
+  AUTO_FD int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
+  GHashTableIter iter;
+  gpointer job;
+  guint left = 0;
+
+  for (guint i = 0; i < files->len; i++)
+    {
+      const char *path = tessera_dynamic_lock_file_get_path (g_ptr_array_index (files, i));
+      g_autofree char *base = path != NULL ? g_path_get_basename (path) : NULL;
+
+      if (base != NULL && g_str_has_suffix (base, ".json"))
+        g_hash_table_add (counted, g_strndup (base, strlen (base) - strlen (".json")));
+    }
+  g_hash_table_iter_init (&iter, after);
+  while (g_hash_table_iter_next (&iter, &job, NULL))
+    {
+      g_autofree char *file = g_strconcat (job, ".json", NULL);
+      g_autofree char *path = g_build_filename (folder, "jobs", file, NULL);
+      g_autofree char *shown = NULL;
+      g_autofree char *owner = NULL;
+      struct stat st;
+
+      if (!g_hash_table_contains (before, job) || g_hash_table_contains (counted, job) ||
+          jobs_fd < 0 || fstatat (jobs_fd, file, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
+          st.st_uid == geteuid ())
+        continue;
+      owner = user_name (users, st.st_uid) != NULL ? g_strdup (user_name (users, st.st_uid))
+                                                   : g_strdup_printf ("uid %u", (unsigned) st.st_uid);
+      shown = escape_name (path, TRUE);
+      g_print (_("%s: left %s, gone but %s's: its owner, root or the pool's owner may remove it\n"),
+               name, shown, owner);
+      left++;
+    }
+  return left;
+}
+
 /* The biggest locks.json a job folder's cleaning reads: one entry per
  * resource a job holds, a few hundred bytes each. */
 #define LOCKS_JSON_MAX (1024 * 1024)
@@ -1966,7 +2017,7 @@ cmd_clean (int argc, char **argv)
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   int status = 0;
-  guint removed = 0;
+  guint removed = 0, left = 0;
 
   if (!parse (context, &argc, &argv, &status) ||
       (min_age_text != NULL && !parse_seconds ("--min-age", min_age_text, FALSE, &min_age, &status)) ||
@@ -2010,6 +2061,7 @@ cmd_clean (int argc, char **argv)
       if (!tessera_tracked_dynamic_resource_update (resource, &error))
         return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
       removed += report_gone_holders (name, before, folder);
+      left += report_left_holders (name, before, folder, resource);
       removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
                                           MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
       removed += report_gone_temporaries (name, own_tmp, &writer_tmp, _TESSERA_WRITER_TMP_STALE_S);
@@ -2025,7 +2077,7 @@ cmd_clean (int argc, char **argv)
   /* Job folders belong to no resource: cleaned when all are. */
   if (argc <= 1)
     removed += clean_job_folders (config);
-  if (removed == 0)
+  if (removed == 0 && left == 0)
     g_print ("%s\n", _("nothing to remove"));
   return 0;
 }
