@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1264,6 +1265,107 @@ test_member_is_no_administrator (Fixture *f, gconstpointer data)
   helper_wait (holder);
 }
 
+/* Each of @resource's parts in the pool (informations.json only @with
+ * one: a mutex has none): owned by root (who ran init), the group's and
+ * setgid; the folders sticky but hosts/. */
+static void
+assert_owned_by_root (Fixture *f, const char *resource, gboolean with_informations)
+{
+  static const struct { const char *name; gboolean folder, sticky; } parts[] = {
+    { "", TRUE, TRUE }, { "jobs", TRUE, TRUE }, { "runs", TRUE, TRUE }, { "queue", TRUE, TRUE },
+    { "hosts", TRUE, FALSE }, { "informations.json", FALSE, FALSE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      g_autofree char *path = g_build_filename (f->gp->pool, resource, parts[i].name, NULL);
+      struct stat st;
+
+      if (!parts[i].folder && !with_informations)
+        continue;
+      if (lstat (path, &st) < 0)
+        g_error ("init did not make %s: %s", path, g_strerror (errno));
+      g_test_message ("%s: uid %u, mode %o", path, (guint) st.st_uid, (guint) st.st_mode);
+      g_assert_cmpuint (st.st_uid, ==, 0);
+      g_assert_cmpuint (st.st_gid, ==, f->gp->users->gid);
+      g_assert_true (parts[i].folder ? S_ISDIR (st.st_mode) : S_ISREG (st.st_mode));
+      if (parts[i].folder)
+        {
+          g_assert_cmpuint (st.st_mode & (S_ISGID | S_IRWXG), ==, S_ISGID | S_IRWXG);
+          g_assert_cmpuint (st.st_mode & S_ISVTX, ==, parts[i].sticky ? S_ISVTX : 0);
+        }
+    }
+}
+
+/* `tessera init --group` leaves no part of a resource for a member to
+ * make (and own): each resource's folder, jobs/, runs/, queue/, hosts/
+ * and informations.json are root's, as a member who owned runs/ could
+ * rename another's entries there. */
+static void
+test_init_owns_every_part (Fixture *f, gconstpointer data)
+{
+  init_group_pool (f);
+  assert_owned_by_root (f, "r", TRUE);
+  assert_owned_by_root (f, "m", FALSE);
+}
+
+/* A member's folder where a resource of the pool goes (made before
+ * root's init) is refused by init in one line naming it and its owner,
+ * with status 77, never skipped: the member would own the resource. */
+static void
+test_init_refuses_a_members_folder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *folder = g_build_filename (f->gp->pool, "r", NULL);
+  g_autofree char *named = g_strdup_printf ("%s belongs to %s", folder, f->gp->users->users[1]);
+
+  plant (f, "mkdir \"$1/r\"");
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "init", f->gp->pool, "--group", f->gp->users->group, NULL), ==, 77);
+  g_assert_nonnull (strstr (out, named));
+  g_assert_true (strchr (out, '\n') == out + strlen (out) - 1);
+}
+
+/* A resource added to the configuration after init, whose folder a
+ * member's run made (hers): in the group's pool she is still no
+ * administrator of it: the pool's owner is the pool folder's (root). */
+static void
+test_member_made_resource (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *job = NULL;
+  g_autofree char *jobs = g_build_filename (f->gp->pool, "new", "jobs", NULL);
+  const char *member = f->gp->users->users[1];
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  init_group_pool (f);
+  use_config (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
+                 "[resource new]\ntype=countertoken\npath=@DIR@/new\ntotal=2\n");
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "new", "--", "true", NULL), ==, 0);
+  holder = hold_as_first (f, "new=1");
+  dir = g_dir_open (jobs, 0, NULL);
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      base = g_strdup (name);
+  g_assert_nonnull (base);
+  lock_file = g_build_filename (jobs, base, NULL);
+  job = g_strndup (base, strlen (base) - strlen (".json"));
+
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, TRUE, "set", "new", "total=5", NULL), ==, 77);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, TRUE, "clean", "--force", "new", job, NULL), ==, 77);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "status", "new", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "1 of 2 free"));
+  release_held (holder);
+}
+
 /* `tessera run --need cpu=1 -- true` as the first user, with no
  * --config and no $TESSERA_CONFIG: the configuration is looked for in
  * @config_home, then @config_dirs. Its error output in @err. */
@@ -1478,6 +1580,9 @@ main (int argc, char **argv)
   ADD ("share/member-is-no-administrator", test_member_is_no_administrator);
   ADD ("config/folder-unreadable", test_config_folder_unreadable);
   ADD ("share/dead-holder-of-another-member", test_dead_holder_of_another_member);
+  ADD ("share/init-owns-every-part", test_init_owns_every_part);
+  ADD ("share/init-refuses-a-members-folder", test_init_refuses_a_members_folder);
+  ADD ("share/member-made-resource-is-no-administrator", test_member_made_resource);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
