@@ -628,10 +628,11 @@ force_as_second (Fixture *f, const char *job, GBytes **out)
 
 /* `tessera clean --force` removes an entry of jobs/ (a FIFO too: it
  * holds everything) only for its owner, root or the pool's owner: the
- * second user, who made neither the pool (the first user's first run
- * did) nor the first user's FIFO, is refused in one line (77) and removes
- * nothing; it removes its own FIFO, and the pool's owner removes the
- * second user's lock file. */
+ * second user, who owns neither the pool (the group's folder is the
+ * first user's here, and her first run made r/ in it) nor the first
+ * user's FIFO, is refused in one line (77) and removes nothing; it
+ * removes its own FIFO, and the pool's owner removes the second user's
+ * lock file. */
 static void
 test_force_by_owner (Fixture *f, gconstpointer data)
 {
@@ -640,6 +641,7 @@ test_force_by_owner (Fixture *f, gconstpointer data)
   g_autofree char *other = g_build_filename (f->gp->pool, "r", "jobs", "other@1.json", NULL);
   g_autoptr(GBytes) out = NULL;
 
+  test_run_or_fail ((const char *[]) { "chown", f->gp->users->users[0], f->gp->pool, NULL });
   make_pool (f);
   sh_as (f, f->gp->users->users[0], "mkfifo \"$1/r/jobs/mine@1.json\"");
   plant (f, "mkfifo \"$1/r/jobs/theirs@1.json\"; "
@@ -1000,6 +1002,9 @@ test_link_followed_where_safe (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_mkdir (sticky, 0755), ==, 0);
   g_assert_cmpint (chmod (sticky, 01777), ==, 0);
   g_assert_cmpint (symlink (f->gp->pool, root_link), ==, 0);
+  /* The first user owns the group's pool folder, so that her `set` is
+   * the pool owner's (a member who only made n1 in it is not). */
+  test_run_or_fail ((const char *[]) { "chown", f->gp->users->users[0], f->gp->pool, NULL });
   sh_as (f, f->gp->users->users[0], "ln -s \"$1\" \"$(dirname \"$1\")/sticky/mine\"; ln -s \"$1\" \"$2/../pools\"");
   plant (f, "ln -s \"$1\" \"$(dirname \"$1\")/sticky/theirs\"");
 

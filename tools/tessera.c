@@ -1086,19 +1086,35 @@ run_time_settings (TesseraTrackedDynamicResource *resource, JsonNode *informatio
 /* Whether this user may administer the pool in @folder (a resource's
  * folder; NULL for a pool that lives elsewhere, whose store decides):
  * change its settings, force another user's holder out, retire a host.
- * Root and the folder's owner may, as the sticky bit lets them rename or
- * remove any entry there; in a group's pool, a member who is neither may
- * not (its caller says so in one line, status 77). A folder that cannot
- * be opened (not made yet) is left to the command. */
+ * Root and the pool's owner may, as the sticky bit lets them rename or
+ * remove any entry there; anyone else may not (its caller says so in one
+ * line, status 77). In a group's pool (the folder holding the resource's
+ * is group-writable, and not everyone's as /tmp is), the pool's owner is
+ * that folder's, the one `init --group` shared: a member may have made
+ * the resource's folder (her first run, or before init), which makes her
+ * no owner. Otherwise (a private pool) it is the resource folder's. A
+ * folder that cannot be opened (not made yet) is left to the command. */
 static gboolean
 may_administer (const char *folder)
 {
+  g_autofree char *parent = NULL;
   struct stat st;
   uid_t uid = geteuid ();
   int fd;
   gboolean may;
 
-  if (uid == 0 || folder == NULL || (fd = _tessera_open_folder_path (folder, FALSE, NULL)) < 0)
+  if (uid == 0 || folder == NULL)
+    return TRUE;
+  parent = g_path_get_dirname (folder);
+  if ((fd = _tessera_open_folder_path (parent, FALSE, NULL)) >= 0)
+    {
+      gboolean group_pool = fstat (fd, &st) == 0 && (st.st_mode & S_IWGRP) && !(st.st_mode & S_IWOTH);
+
+      close (fd);
+      if (group_pool)
+        return st.st_uid == uid;
+    }
+  if ((fd = _tessera_open_folder_path (folder, FALSE, NULL)) < 0)
     return TRUE;
   may = fstat (fd, &st) < 0 || st.st_uid == uid;
   close (fd);
@@ -2214,18 +2230,30 @@ is_in_pool (const char *folder, const char *pool)
 /* Gives @fd (@path, for messages), when it is ours, to group @gid as a
  * pool shared from the start has it: a folder group-writable, setgid and,
  * when @sticky, sticky; a file group-readable, and group-writable only
- * when @writable (ipc.lock): no member rewrites another's. Another
- * user's, or a file with other links, is left as it is. FALSE when that
- * failed (said). */
-static gboolean
+ * when @writable (ipc.lock): no member rewrites another's. Root's (when
+ * we are not root), or a file with other links, is left as it is.
+ * Another user's is refused (EXIT_NOPERM): its owner, a member, would own
+ * that part of the pool (rename others' entries in a sticky folder, pass
+ * for the pool's owner). Returns 0, or the status of the failure (said). */
+static int
 share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean sticky)
 {
   struct stat st;
   mode_t add, drop, mode;
 
-  if (fstat (fd, &st) < 0 || st.st_uid != geteuid () ||
-      !(S_ISDIR (st.st_mode) || (S_ISREG (st.st_mode) && st.st_nlink == 1)))
-    return TRUE;
+  if (fstat (fd, &st) < 0)
+    return 0;
+  if (st.st_uid != geteuid () && st.st_uid != 0)
+    {
+      struct passwd *pw = getpwuid (st.st_uid);
+      g_autofree char *owner = pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (guint) st.st_uid);
+
+      /* Translators: "/srv/pool/cpu belongs to mallory, not to the pool's owner: …" */
+      return fail (EXIT_NOPERM, _("%s belongs to %s, not to the pool's owner: remove it or chown it, "
+                                  "then run init again"), path, owner);
+    }
+  if (st.st_uid != geteuid () || !(S_ISDIR (st.st_mode) || (S_ISREG (st.st_mode) && st.st_nlink == 1)))
+    return 0;
   add = S_ISDIR (st.st_mode) ? S_IRWXG | S_ISGID | (sticky ? S_ISVTX : 0) : S_IRGRP | (writable ? S_IWGRP : 0);
   drop = S_ISDIR (st.st_mode) || writable ? 0 : S_IWGRP | S_IWOTH;
   mode = ((st.st_mode & 07777) | add) & ~drop;
@@ -2233,32 +2261,35 @@ share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean
       (mode != (st.st_mode & 07777) && fchmod (fd, mode) < 0))
     {
       int saved = errno;
-      fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
-      return FALSE;
+      return fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
     }
-  return TRUE;
+  return 0;
 }
 
-/* Gives the group @gid what an earlier, unshared set-up made of the
- * resource in @folder: the folders from the pool's (@pool_fd, @pool) down
- * to it, then its parts. Each is reached from its parent's descriptor,
- * never through a link: a member of the group may have planted one to
- * have a file of ours handed over. FALSE when something could not be. */
-static gboolean
+/* Gives the group @gid the resource in @folder as a pool shared from
+ * the start has it: the folders from the pool's (@pool_fd, @pool) down
+ * to it, then its parts, the folders made when missing, so that none is
+ * left for a member's first run to make (and own). Each is reached from
+ * its parent's descriptor, never through a link: a member of the group
+ * may have planted one to have a file of ours handed over. Returns 0, or
+ * the status of the failure (said). */
+static int
 share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
 {
   /* hosts/ is not sticky: a host's heartbeat is renewed by whichever
-   * user holds something on it. */
-  static const struct { const char *name; gboolean folder, writable, sticky; } parts[] = {
-    { "jobs", TRUE, TRUE, TRUE }, { "queue", TRUE, TRUE, TRUE }, { "intents", TRUE, TRUE, TRUE },
-    { "hosts", TRUE, TRUE, FALSE }, { "ipc.lock", FALSE, TRUE, FALSE }, { "informations.json", FALSE, FALSE, FALSE },
+   * user holds something on it. runs/ holds each user's job folders
+   * (runs/UID). */
+  static const struct { const char *name; gboolean folder, writable, sticky, make; } parts[] = {
+    { "jobs", TRUE, TRUE, TRUE, TRUE }, { "runs", TRUE, TRUE, TRUE, TRUE }, { "queue", TRUE, TRUE, TRUE, TRUE },
+    { "intents", TRUE, TRUE, TRUE, FALSE }, { "hosts", TRUE, TRUE, FALSE, TRUE },
+    { "ipc.lock", FALSE, TRUE, FALSE, FALSE }, { "informations.json", FALSE, FALSE, FALSE, FALSE },
   };
   g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
   g_autofree char *path = g_strdup (pool);
   AUTO_FD int dir_fd = dup (pool_fd);
-  gboolean ok = dir_fd >= 0;
+  int status = dir_fd >= 0 ? 0 : EXIT_IOERR;
 
-  for (guint i = 0; ok && steps[i] != NULL; i++)
+  for (guint i = 0; status == 0 && steps[i] != NULL; i++)
     {
       g_autofree char *next_path = NULL;
       int next;
@@ -2272,42 +2303,48 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
           int saved = errno;
 
           if (saved == ELOOP || saved == ENOTDIR)
-            fail (EXIT_IOERR, _("%s is not a folder (a link is never followed there)"), next_path);
-          else
-            fail (EXIT_IOERR, _("cannot open %s to its group: %s"), next_path, g_strerror (saved));
-          return FALSE;
+            return fail (EXIT_IOERR, _("%s is not a folder (a link is never followed there)"), next_path);
+          return fail (EXIT_IOERR, _("cannot open %s to its group: %s"), next_path, g_strerror (saved));
         }
       close (dir_fd);
       dir_fd = next;
       g_free (path);
       path = g_steal_pointer (&next_path);
-      ok = share_existing (dir_fd, path, gid, TRUE, TRUE);
+      status = share_existing (dir_fd, path, gid, TRUE, TRUE);
     }
-  for (guint i = 0; ok && i < G_N_ELEMENTS (parts); i++)
+  for (guint i = 0; status == 0 && i < G_N_ELEMENTS (parts); i++)
     {
       g_autofree char *part_path = g_build_filename (path, parts[i].name, NULL);
-      AUTO_FD int fd = openat (dir_fd, parts[i].name, parts[i].folder ? FOLDER_FLAGS
-                                                      : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      AUTO_FD int fd = -1;
 
+      if (parts[i].make && mkdirat (dir_fd, parts[i].name, 0770) < 0 && errno != EEXIST)
+        {
+          int saved = errno;
+          return fail (EXIT_IOERR, _("cannot create the folder %s: %s"), part_path, g_strerror (saved));
+        }
+      fd = openat (dir_fd, parts[i].name, parts[i].folder ? FOLDER_FLAGS
+                                          : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       /* Not there yet, or a link or other planted thing: left alone (the
        * library refuses what it should not use). */
       if (fd >= 0)
-        ok = share_existing (fd, part_path, gid, parts[i].writable, parts[i].sticky);
+        status = share_existing (fd, part_path, gid, parts[i].writable, parts[i].sticky);
     }
-  return ok;
+  return status;
 }
 
 /* Sets up one resource of the pool @pool (open as @pool_fd) as `run`
  * would (its folder, jobs/, ipc.lock, informations.json). In a pool
- * shared with group @share_gid (-1: not shared), what an earlier,
- * unshared set-up made is given to the group too, unless the resource has
- * a mode= or group= of its own (opening it applied those). */
+ * shared with group @share_gid (-1: not shared), every part a run makes
+ * is made and given to the group too, owned by us (the pool's owner),
+ * unless the resource has a mode= or group= of its own (opening it
+ * applied those). */
 static gboolean
 init_resource (TesseraConfig *config, const char *name, int pool_fd, const char *pool, gint64 share_gid, int *status)
 {
   TesseraTrackedDynamicResource *resource = open_resource (config, name, status);
   g_autofree char *folder = NULL;
   g_autofree char *location = NULL;
+  int shared;
 
   if (resource == NULL)
     return FALSE;
@@ -2315,8 +2352,16 @@ init_resource (TesseraConfig *config, const char *name, int pool_fd, const char 
    * pool. */
   folder = g_canonicalize_filename (tessera_tracked_dynamic_resource_get_lock_folder (resource), "/");
   if (share_gid >= 0 && !tessera_config_has_sharing (config, name) && is_in_pool (folder, pool) &&
-      !share_resource (pool_fd, pool, folder, (gid_t) share_gid))
-    *status = EXIT_IOERR;
+      (shared = share_resource (pool_fd, pool, folder, (gid_t) share_gid)) != 0)
+    {
+      /* Another user's part: nothing is said prepared. */
+      if (shared == EXIT_NOPERM)
+        {
+          *status = shared;
+          return FALSE;
+        }
+      *status = EXIT_IOERR;
+    }
   /* Where the pool lives: its folder, or its key in another store. */
   location = tessera_tracked_dynamic_resource_dup_location (resource);
   /* Translators: "prepared cpu (countertoken) in /srv/pool/cpu" */
@@ -2408,8 +2453,8 @@ cmd_init (int argc, char **argv)
       g_autofree char *runs_path = g_build_filename (pool, "runs", NULL);
       AUTO_FD int runs_fd = openat (fd, "runs", FOLDER_FLAGS);
 
-      if (runs_fd >= 0)
-        shared = share_existing (runs_fd, runs_path, (gid_t) share_gid, TRUE, TRUE);
+      if (runs_fd >= 0 && (status = share_existing (runs_fd, runs_path, (gid_t) share_gid, TRUE, TRUE)) != 0)
+        return status;
     }
   if (!shared)
     return EXIT_IOERR;
