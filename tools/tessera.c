@@ -3929,6 +3929,12 @@ cmd_run (int argc, char **argv)
   int job_dir_fd = -1;
   g_autofree char *job_uri = NULL;
   g_autofree char *locks_path = NULL;
+  /* What --on-lost and the fence watch, one of each per need. */
+  g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
+  g_autoptr(GArray) lost_stats = g_array_new (FALSE, TRUE, sizeof (struct stat));
+  g_autoptr(GPtrArray) lost_texts = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) lost_resources = g_ptr_array_new ();
   int status = 0;
 
   g_option_context_set_strict_posix (context, TRUE);
@@ -4125,6 +4131,26 @@ cmd_run (int argc, char **argv)
    * more on job_started). With --no-wait it names the command now. */
   if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
     g_printerr (_("tessera: %s\n"), error->message);
+  /* What --on-lost compares with, read before the command runs: once it
+   * runs, nothing on the pool's file system may come before the fence
+   * starts (a file server that hangs there would keep it from ever
+   * starting). */
+  for (guint i = 0; i < needs->len; i++)
+    {
+      Need *need = g_ptr_array_index (needs, i);
+
+      /* None for a pool in another store (etcd), which has no lock
+       * file to look at: its lease and the fence keep watch. */
+      char *lock_path = tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock);
+      struct stat st = { 0 };
+
+      g_ptr_array_add (lost_paths, lock_path);
+      g_ptr_array_add (lost_names, need->name);
+      /* As the command starts with it: what a rewrite would change. */
+      g_ptr_array_add (lost_texts, lock_path != NULL ? read_own_lock_file (lock_path, &st) : NULL);
+      g_array_append_val (lost_stats, st);
+      g_ptr_array_add (lost_resources, need->resource);
+    }
   /* Open before the gate is: from here no lock a peer keeps comes before
    * the command runs (a failed exec reaps it, and the run settles). */
   g_mutex_lock (&run_state.lock);
@@ -4145,37 +4171,16 @@ cmd_run (int argc, char **argv)
     }
   else
     {
-      g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
-      g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
       g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
-      g_autoptr(GArray) lost_stats = g_array_new (FALSE, TRUE, sizeof (struct stat));
-      g_autoptr(GPtrArray) lost_texts = g_ptr_array_new_with_free_func (g_free);
       LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state, lost_stats, lost_texts };
-      g_autoptr(GPtrArray) resources = g_ptr_array_new ();
       TesseraFence *fence;
       guint lost_source;
 
-      for (guint i = 0; i < needs->len; i++)
-        {
-          Need *need = g_ptr_array_index (needs, i);
-
-          /* None for a pool in another store (etcd), which has no lock
-           * file to look at: its lease and the fence keep watch. */
-          char *lock_path = tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock);
-          struct stat st = { 0 };
-
-          g_ptr_array_add (lost_paths, lock_path);
-          g_ptr_array_add (lost_names, need->name);
-          /* As the command starts with it: what a rewrite would change. */
-          g_ptr_array_add (lost_texts, lock_path != NULL ? read_own_lock_file (lock_path, &st) : NULL);
-          g_array_append_val (lost_stats, st);
-          g_ptr_array_add (resources, need->resource);
-        }
       loop = g_main_loop_new (NULL, FALSE);
       run_state.loop = loop;
       g_child_watch_add (child.pid, child_exited, &run_state);
       lost_source = g_timeout_add_seconds (1, check_lost, &lost);
-      fence = tessera_fence_start (resources, lost_names, child.pid, signal_command, &run_state);
+      fence = tessera_fence_start (lost_resources, lost_names, child.pid, signal_command, &run_state);
       g_main_loop_run (loop);
       g_source_remove (lost_source);
       status = tessera_fence_fenced (fence) ? TESSERA_EXIT_FENCED : exit_status_of (run_state.wait_status);
