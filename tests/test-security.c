@@ -1505,8 +1505,8 @@ parent_pid (GPid pid)
   const char *line;
 
   g_assert_true (g_file_get_contents (path, &status, NULL, NULL));
-  line = strstr (status, "\nPPid:");
-  g_assert_nonnull (line);
+  if ((line = strstr (status, "\nPPid:")) == NULL)
+    g_error ("%s has no PPid line", path);
   return (GPid) atoi (line + strlen ("\nPPid:"));
 }
 
