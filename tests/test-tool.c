@@ -1487,6 +1487,30 @@ test_naming_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
 }
 
+/* A live experimaestro-style holder (this process's pid, no start time,
+ * so judged by its job lock) of @folder/task: its job lock @job_lock held
+ * (an OFD lock of this process, whose descriptor is returned) and its
+ * lock file @lock_file recording @folder's device and inode. */
+static int
+hold_in_recorded_folder (const char *folder, const char *job_lock, const char *lock_file)
+{
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  g_autofree char *text = NULL;
+  struct stat st;
+  int fd;
+
+  fd = open (job_lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fcntl (fd, F_OFD_SETLK, &fl), ==, 0);
+  g_assert_cmpint (stat (folder, &st), ==, 0);
+  text = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 1}, \"process\": "
+                          "{\"type\": \"local\", \"pid\": %d, \"job_folder\": {\"dev\": %" G_GUINT64_FORMAT
+                          ", \"ino\": %" G_GUINT64_FORMAT "}}}", folder, (int) getpid (), (guint64) st.st_dev,
+                          (guint64) st.st_ino);
+  test_write_file (lock_file, text);
+  return fd;
+}
+
 /* Whoever can write the job folders' root may swap a link for a live
  * holder's recorded job folder while a judge looks at it: the folder must
  * be looked at once, its job lock probed in the very folder whose device
@@ -1508,10 +1532,7 @@ test_job_folder_swapped_while_judged (Fixture *f, gconstpointer data)
   g_autofree char *reached = g_build_filename (pause_dir, "job-folder-check.reached", NULL);
   g_autofree char *go = g_build_filename (pause_dir, "job-folder-check.go", NULL);
   const char *env[] = { "TESSERA_PAUSE_AT", "job-folder-check", "TESSERA_PAUSE_DIR", pause_dir, NULL };
-  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
   g_autoptr(GSubprocess) clean = NULL;
-  g_autofree char *text = NULL;
-  struct stat st;
   int status, fd;
 
   g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
@@ -1519,16 +1540,7 @@ test_job_folder_swapped_while_judged (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
   g_assert_cmpint (g_mkdir (empty, 0755), ==, 0);
-  /* The holder's job lock, held (an OFD lock of this process). */
-  fd = open (job_lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (fcntl (fd, F_OFD_SETLK, &fl), ==, 0);
-  g_assert_cmpint (stat (folder, &st), ==, 0);
-  text = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 1}, \"process\": "
-                          "{\"type\": \"local\", \"pid\": %d, \"job_folder\": {\"dev\": %" G_GUINT64_FORMAT
-                          ", \"ino\": %" G_GUINT64_FORMAT "}}}", folder, (int) getpid (), (guint64) st.st_dev,
-                          (guint64) st.st_ino);
-  test_write_file (lock_file, text);
+  fd = hold_in_recorded_folder (folder, job_lock, lock_file);
 
   /* The swap: a link to the empty folder while the judge starts... */
   g_assert_cmpint (rename (folder, aside), ==, 0);
@@ -1560,25 +1572,13 @@ test_job_folder_replaced (Fixture *f, gconstpointer data)
   g_autofree char *job_lock = g_build_filename (folder, "task.lock", NULL);
   g_autofree char *planted = NULL;
   g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "xp@1.json", NULL);
-  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-  g_autofree char *text = NULL;
   g_autofree char *out = NULL;
-  struct stat st;
   int status, fd;
 
   g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
   g_assert_cmpint (status, ==, 0);
   g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
-  /* The holder's job lock, held (an OFD lock of this process). */
-  fd = open (job_lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (fcntl (fd, F_OFD_SETLK, &fl), ==, 0);
-  g_assert_cmpint (stat (folder, &st), ==, 0);
-  text = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 1}, \"process\": "
-                          "{\"type\": \"local\", \"pid\": %d, \"job_folder\": {\"dev\": %" G_GUINT64_FORMAT
-                          ", \"ino\": %" G_GUINT64_FORMAT "}}}", folder, (int) getpid (), (guint64) st.st_dev,
-                          (guint64) st.st_ino);
-  test_write_file (lock_file, text);
+  fd = hold_in_recorded_folder (folder, job_lock, lock_file);
 
   /* The swap: the real folder moved away, a folder with a free job lock
    * in its place. */
