@@ -39,9 +39,10 @@ STORE_HEADER = "tessera-pool-store-private.h"
 KNOWN_PRIVATE_INCLUDES = {
     "tools/tessera-config.c: tessera-config-values-private.h",
     "tools/tessera-config.c: tessera-folder-path-private.h",
-    "tools/tessera.c: tessera-config-values-private.h",
-    "tools/tessera.c: tessera-folder-path-private.h",
-    "tools/tessera.c: tessera-temporary-name-private.h",
+    "tools/tessera-set.c: tessera-config-values-private.h",
+    "tools/tessera-tool.c: tessera-folder-path-private.h",
+    "tools/tessera-clean.c: tessera-folder-path-private.h",
+    "tools/tessera-clean.c: tessera-temporary-name-private.h",
     "plugins/mutex/tessera-mutex-intents.c: tessera-folder-path-private.h",
 }
 

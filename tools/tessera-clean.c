@@ -1,0 +1,883 @@
+/* tessera-clean.c: `tessera clean`: dead holders, ended job folders,
+ * forced entries and retired hosts removed from a pool.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tessera-config.h"
+#include "tessera-folder-path-private.h"
+#include "tessera-temporary-name-private.h"
+
+#include "tessera-tool.h"
+
+/* The lock file names in a resource's jobs/ folder, as the library
+ * counts them (a link there is no holder; a FIFO holds everything); the
+ * folder reached as the library reaches it (_tessera_open_folder_path). */
+static GHashTable *
+lock_file_names (const char *folder)
+{
+  GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  /* None for a pool that lives elsewhere (etcd). */
+  int folder_fd = folder != NULL ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
+  int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
+  DIR *dir = jobs_fd >= 0 ? fdopendir (jobs_fd) : NULL;
+  struct dirent *entry;
+
+  if (folder_fd >= 0)
+    close (folder_fd);
+  if (dir == NULL)
+    {
+      if (jobs_fd >= 0)
+        close (jobs_fd);
+      return names;
+    }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      struct stat st;
+
+      if (g_str_has_suffix (entry->d_name, ".json") &&
+          fstatat (jobs_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK (st.st_mode))
+        g_hash_table_add (names, g_strndup (entry->d_name, strlen (entry->d_name) - strlen (".json")));
+    }
+  closedir (dir);
+  return names;
+}
+
+/* Says which of the holders @before (lock_file_names() of @folder) of
+ * resource @name are gone now; returns how many. */
+static guint
+report_gone_holders (const char *name, GHashTable *before, const char *folder)
+{
+  g_autoptr(GHashTable) after = lock_file_names (folder);
+  GHashTableIter iter;
+  gpointer job;
+  guint gone = 0;
+
+  g_hash_table_iter_init (&iter, before);
+  while (g_hash_table_iter_next (&iter, &job, NULL))
+    if (!g_hash_table_contains (after, job))
+      {
+        g_autofree char *shown = escape_name (job, TRUE);
+
+        g_print (_("%s: removed %s\n"), name, shown);
+        gone++;
+      }
+  return gone;
+}
+
+/* Closes *@fd if it is open: `AUTO_FD int fd = …` ends with its scope. */
+void
+close_if_open (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+}
+
+/* Says which of the holders @before (lock_file_names() of @folder) of
+ * resource @name were judged gone by the update of @resource but are
+ * left, their file another user's that we may not delete (a group pool's
+ * sticky jobs/): one line each, naming the file and its owner. Returns
+ * how many. */
+static guint
+report_left_holders (const char *name, GHashTable *before, const char *folder,
+                     TesseraTrackedDynamicResource *resource)
+{
+  g_autoptr(GHashTable) after = lock_file_names (folder);
+  g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  g_autoptr(GHashTable) counted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  /* Reached as lock_file_names() reaches it, never through a link. */
+  AUTO_FD int folder_fd = g_hash_table_size (after) > 0 ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
+  AUTO_FD int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
+  GHashTableIter iter;
+  gpointer job;
+  guint left = 0;
+
+  for (guint i = 0; i < files->len; i++)
+    {
+      const char *path = tessera_dynamic_lock_file_get_path (g_ptr_array_index (files, i));
+      g_autofree char *base = path != NULL ? g_path_get_basename (path) : NULL;
+
+      if (base != NULL && g_str_has_suffix (base, ".json"))
+        g_hash_table_add (counted, g_strndup (base, strlen (base) - strlen (".json")));
+    }
+  g_hash_table_iter_init (&iter, after);
+  while (g_hash_table_iter_next (&iter, &job, NULL))
+    {
+      g_autofree char *file = g_strconcat (job, ".json", NULL);
+      g_autofree char *path = g_build_filename (folder, "jobs", file, NULL);
+      g_autofree char *shown = NULL;
+      g_autofree char *owner = NULL;
+      struct stat st;
+
+      if (!g_hash_table_contains (before, job) || g_hash_table_contains (counted, job) ||
+          jobs_fd < 0 || fstatat (jobs_fd, file, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
+          st.st_uid == geteuid ())
+        continue;
+      owner = user_name (users, st.st_uid) != NULL ? g_strdup (user_name (users, st.st_uid))
+                                                   : g_strdup_printf ("uid %u", (unsigned) st.st_uid);
+      shown = escape_name (path, TRUE);
+      g_print (_("%s: left %s, gone but %s's: its owner, root or the pool's owner may remove it\n"),
+               name, shown, owner);
+      left++;
+    }
+  return left;
+}
+
+/* The biggest locks.json a job folder's cleaning reads: one entry per
+ * resource a job holds, a few hundred bytes each. */
+#define LOCKS_JSON_MAX (1024 * 1024)
+
+/* The folder @name in @dir_fd, never through a link, and only if it is
+ * ours: in a group's runs/ a co-user may have put a link or a folder of
+ * theirs there. -1 otherwise. */
+int
+open_own_folder_at (int dir_fd, const char *name)
+{
+  struct stat st;
+  int fd = openat (dir_fd, name, FOLDER_FLAGS);
+
+  if (fd >= 0 && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()))
+    {
+      close (fd);
+      errno = EPERM;
+      return -1;
+    }
+  return fd;
+}
+
+/* The text of the regular file @name in @dir_fd, never through a link,
+ * never blocking on a FIFO, and only when it has at most @max bytes;
+ * NULL otherwise. */
+static char *
+read_bounded_at (int dir_fd, const char *name, gsize max)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  g_autoptr(GString) text = NULL;
+  struct stat st;
+  char chunk[8192];
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size < 0 || (gsize) st.st_size > max)
+    {
+      close (fd);
+      return NULL;
+    }
+  text = g_string_sized_new ((gsize) st.st_size + 1);
+  for (;;)
+    {
+      ssize_t n = read (fd, chunk, sizeof chunk);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 || text->len + (gsize) n > max)
+        {
+          close (fd);
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      g_string_append_len (text, chunk, n);
+    }
+  close (fd);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+/* Whether @name is a job lock made under a temporary name
+ * (NAME.lock.XXXXXX, six hex digits), held, then linked into place: one
+ * left by a run killed in between is probed as a job lock. */
+static gboolean
+is_job_lock_temporary (const char *name)
+{
+  const char *dot = strrchr (name, '.');
+
+  if (dot == NULL || strlen (dot + 1) != 6 || dot - name < 5 || strncmp (dot - 5, ".lock", 5) != 0)
+    return FALSE;
+  for (const char *c = dot + 1; *c != '\0'; c++)
+    if (!g_ascii_isxdigit (*c))
+      return FALSE;
+  return TRUE;
+}
+
+/* Whether a job folder of `tessera run` (<state>/jobs/<identifier>),
+ * opened as @job_fd, may go: its wrapper is gone (the job lock is free),
+ * and its command too (no lock file that its locks.json names is left: a
+ * peer removes them once the command has ended). Only Tessera's own file
+ * names are in it, regular files all; their names go to @files. */
+static gboolean
+job_folder_is_done (int job_fd, GPtrArray *files)
+{
+  int fd = dup (job_fd);
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  gboolean done = TRUE;
+  struct dirent *entry;
+
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return FALSE;
+    }
+  while (done && (entry = readdir (dir)) != NULL)
+    {
+      const char *name = entry->d_name;
+      struct stat st;
+
+      if (g_str_equal (name, ".") || g_str_equal (name, ".."))
+        continue;
+      if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+        done = FALSE;
+      else if (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name))
+        {
+          struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+          int lock_fd = openat (job_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+          done = lock_fd >= 0 && fcntl (lock_fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
+          if (lock_fd >= 0)
+            close (lock_fd);
+        }
+      else if (g_str_equal (name, "locks.json"))
+        {
+          g_autofree char *text = read_bounded_at (job_fd, name, LOCKS_JSON_MAX);
+          g_autoptr(JsonNode) root = NULL;
+          JsonArray *locks;
+
+          if (text == NULL || (root = tessera_json_parse (text, -1, NULL)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+              (locks = json_object_get_array_member (json_node_get_object (root), "dynamic_locks")) == NULL)
+            done = FALSE;
+          for (guint i = 0; done && i < json_array_get_length (locks); i++)
+            {
+              JsonNode *element = json_array_get_element (locks, i);
+              const char *lock_file = JSON_NODE_HOLDS_OBJECT (element)
+                ? json_object_get_string_member_with_default (json_node_get_object (element), "lock_file_path", NULL)
+                : NULL;
+              GStatBuf lock_st;
+
+              /* Only looked at, never opened: a path read from a file. */
+              if (lock_file == NULL || g_lstat (lock_file, &lock_st) == 0 || errno != ENOENT)
+                done = FALSE;
+            }
+        }
+      else if (!g_str_has_suffix (name, ".pid"))
+        done = FALSE;
+      if (done)
+        g_ptr_array_add (files, g_strdup (name));
+    }
+  closedir (dir);
+  return done;
+}
+
+/* Where `tessera run` keeps its job folders: POOL/runs/UID, ours, in the
+ * pool, so that every judge of the pool (in a container with its own
+ * state folder, on another host) can probe the job lock of a holder it
+ * cannot judge by its pid. In a pool shared with a group (a
+ * group-writable folder) it is readable by the pool's group, and runs/
+ * is the group's and sticky: each user makes a folder there, none
+ * removes another's. NULL when that folder cannot be had safely (a
+ * co-user's link or folder in its place) or at all (a pool we may not
+ * write): the job folder then stays in the user's state folder and such
+ * holders count until they are surely dead. Never follows a link. */
+char *
+dup_runs_folder (const char *pool, int *own_fd_out)
+{
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  struct stat st;
+  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  AUTO_FD int runs_fd = -1;
+  AUTO_FD int own_fd = -1;
+  gboolean shared;
+
+  if (pool_fd < 0 || fstat (pool_fd, &st) < 0)
+    return NULL;
+  shared = (st.st_mode & S_IWGRP) != 0;
+  if (mkdirat (pool_fd, "runs", shared ? 0770 : 0755) == 0 &&
+      (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 && shared)
+    fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);
+  if (runs_fd < 0)
+    runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
+    return NULL;
+  own_fd = open_own_folder_at (runs_fd, uid);
+  if (own_fd < 0 || (shared && fchmod (own_fd, S_ISGID | 0750) < 0))
+    return NULL;
+  *own_fd_out = g_steal_fd (&own_fd);
+  return g_build_filename (pool, "runs", uid, NULL);
+}
+
+/* Removes the job folders in @jobs_fd (@jobs, for messages) that
+ * `tessera run` left (a wrapper killed by SIGKILL cannot clean up), once
+ * their jobs are done. @jobs_fd is a folder of ours: no one else can
+ * swap a name in it, and every name is removed through it. */
+static guint
+clean_job_folders_in (int jobs_fd, const char *jobs)
+{
+  int fd = jobs_fd >= 0 ? dup (jobs_fd) : -1;
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *entry;
+  guint removed = 0;
+
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return 0;
+    }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      const char *name = entry->d_name;
+      g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+      int job_fd;
+
+      if (g_str_equal (name, ".") || g_str_equal (name, ".."))
+        continue;
+      if ((job_fd = open_own_folder_at (jobs_fd, name)) < 0)
+        continue;
+      if (job_folder_is_done (job_fd, files))
+        {
+          for (guint i = 0; i < files->len; i++)
+            unlinkat (job_fd, g_ptr_array_index (files, i), 0);
+          if (unlinkat (jobs_fd, name, AT_REMOVEDIR) == 0)
+            {
+              g_autofree char *folder = g_build_filename (jobs, name, NULL);
+              g_autofree char *shown = escape_name (folder, TRUE);
+
+              g_print (_("removed the job folder %s\n"), shown);
+              removed++;
+            }
+        }
+      close (job_fd);
+    }
+  closedir (dir);
+  return removed;
+}
+
+/* The state folder's jobs/, and runs/UID in every configured pool (the
+ * pool's folder as `tessera run` reaches it, _tessera_open_folder_path): each
+ * reached from its parent without following a link, and only if ours. */
+static guint
+clean_job_folders (TesseraConfig *config)
+{
+  g_autofree char *state = tessera_config_dup_state_dir ();
+  g_autofree char *jobs = g_build_filename (state, "jobs", NULL);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  g_autoptr(GPtrArray) names = tessera_config_get_names (config);
+  /* The state folder is the user's own: opened as given, links too. */
+  AUTO_FD int state_fd = open (state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  AUTO_FD int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
+  guint removed = clean_job_folders_in (jobs_fd, jobs);
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *pool = tessera_config_dup_path (config, g_ptr_array_index (names, i));
+      g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
+      AUTO_FD int pool_fd = pool != NULL ? _tessera_open_folder_path (pool, FALSE, NULL) : -1;
+      AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
+      AUTO_FD int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
+
+      removed += clean_job_folders_in (own_fd, runs);
+    }
+  return removed;
+}
+
+/* clean --force NAME JOB…: the named holders go, whatever their
+ * liveness. */
+static int
+clean_force (TesseraConfig *config, int argc, char **argv)
+{
+  const char *name = argv[1];
+  g_autofree char *folder = NULL;
+  g_autoptr(GHashTable) before = NULL;
+  TesseraTrackedDynamicResource *resource;
+  int status = 0;
+
+  if (argc < 3)
+    return fail (EXIT_USAGE, _("usage: tessera clean --force NAME JOB…"));
+  if (!tessera_config_has (config, name))
+    return fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
+  /* Opening a resource already removes what is dead: look before. */
+  folder = tessera_config_dup_path (config, name);
+  before = lock_file_names (folder);
+  resource = open_resource_full (config, name, FALSE, &status);
+  if (resource == NULL)
+    return status;
+  for (int i = 2; i < argc; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *shown = escape_name (argv[i], TRUE);
+
+      if (is_others_entry (folder, argv[i]) && !may_administer (folder))
+        status = fail (EXIT_NOPERM, _("%s: %s is another user's: only its owner, root or the owner of %s may force it out"),
+                       name, shown, folder);
+      else if (tessera_tracked_dynamic_resource_remove_holder (resource, argv[i], &error))
+        g_print (_("%s: removed %s (forced)\n"), name, shown);
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING) &&
+               g_hash_table_contains (before, argv[i]))
+        g_print (_("%s: removed %s\n"), name, shown);   /* dead: gone when the pool was opened */
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))
+        status = fail (EXIT_USAGE, _("%s has no holder “%s” (see “tessera status %s”)"), name, shown, name);
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME))
+        {
+          g_autofree char *message = escape_name (error->message, TRUE);
+          status = fail (EXIT_USAGE, "%s", message);
+        }
+      else
+        status = fail (oserr_or (error, error->domain == G_IO_ERROR ? EXIT_IOERR : 1), "%s", error->message);
+    }
+  return status;
+}
+
+/* The biggest heartbeat in a pool's hosts/ (as the core reads them). */
+#define HEARTBEAT_MAX 4096
+
+/* Whether @text is a host id: 32 lowercase hex digits. */
+static gboolean
+is_host_id (const char *text, gsize length)
+{
+  if (length != 32)
+    return FALSE;
+  for (gsize i = 0; i < length; i++)
+    if (!g_ascii_isxdigit (text[i]) || g_ascii_isupper (text[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The host name that the heartbeat @name in @hosts_fd (or a temporary
+ * one written whole) gives; NULL when it gives none. */
+static char *
+heartbeat_host_at (int hosts_fd, const char *name)
+{
+  g_autofree char *text = read_bounded_at (hosts_fd, name, HEARTBEAT_MAX);
+  g_autoptr(JsonNode) root = text != NULL ? tessera_json_parse (text, -1, NULL) : NULL;
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
+}
+
+/* Removes, in the pool @pool's hosts/, the heartbeat `HOSTID.lease` and
+ * the lock-less mount's mark `HOSTID.host` of the retired host @host, and
+ * the temporary files `HOSTID.lease.XXXXXX` that its renewers left (one
+ * killed half-way through a renewal), never through a link. A temporary
+ * file of another host is left to that host (it may be renewing now). */
+static void
+clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
+{
+  g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
+  int fd;
+  DIR *dir;
+  struct dirent *entry;
+
+  if (pool_fd >= 0)
+    close (pool_fd);
+  if (hosts_fd < 0)
+    return;
+  fd = dup (hosts_fd);
+  dir = fd >= 0 ? fdopendir (fd) : NULL;
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      close (hosts_fd);
+      return;
+    }
+  for (int pass = 0; pass < 2; pass++)
+    {
+      rewinddir (dir);
+      while ((entry = readdir (dir)) != NULL)
+        {
+          const char *name = entry->d_name;
+          const char *suffix = strchr (name, '.');
+          const char *kind = suffix == NULL ? NULL
+                             : g_str_has_prefix (suffix, ".lease") ? ".lease"
+                             : g_str_has_prefix (suffix, ".host") ? ".host" : NULL;
+          g_autofree char *named = NULL;
+          g_autofree char *id = NULL;
+          struct stat st;
+
+          if (kind == NULL || !is_host_id (name, (gsize) (suffix - name)) ||
+              fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+            continue;
+          id = g_strndup (name, (gsize) (suffix - name));
+          /* First the heartbeats and the marks of a lock-less mount's
+           * hosts, which name their host... */
+          if (pass == 0 && g_str_equal (suffix, kind))
+            {
+              named = heartbeat_host_at (hosts_fd, name);
+              if (g_strcmp0 (named, host) == 0 && unlinkat (hosts_fd, name, 0) == 0)
+                {
+                  g_print (g_str_equal (kind, ".lease") ? _("%s: removed the heartbeat of host %s\n")
+                                                        : _("%s: removed the mark of host %s\n"),
+                           resource, shown_host);
+                  g_hash_table_add (ids, g_steal_pointer (&id));
+                }
+            }
+          /* ...then the temporary files of those hosts, or that name it. */
+          else if (pass == 1 && suffix[strlen (kind)] == '.' &&
+                   (g_hash_table_contains (ids, id) ||
+                    g_strcmp0 ((named = heartbeat_host_at (hosts_fd, name)), host) == 0))
+            unlinkat (hosts_fd, name, 0);
+        }
+    }
+  closedir (dir);
+  close (hosts_fd);
+}
+
+/* Whether @name is the temporary file of a heartbeat or of a mark
+ * (HOSTID.lease.XXXXXX, HOSTID.host.XXXXXX). */
+static gboolean
+is_host_temporary (const char *name)
+{
+  const char *dot = strchr (name, '.');
+  const char *rest = dot == NULL ? NULL
+                     : g_str_has_prefix (dot, ".lease.") ? dot + strlen (".lease")
+                     : g_str_has_prefix (dot, ".host.") ? dot + strlen (".host") : NULL;
+
+  if (rest == NULL || strlen (rest) != 7 || !is_host_id (name, (gsize) (dot - name)))
+    return FALSE;
+  for (const char *p = rest + 1; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p))
+      return FALSE;
+  return TRUE;
+}
+
+/* A live writer's temporary lasts microseconds: one younger than this
+ * when listed that is gone after was renamed into place, whatever
+ * --min-age says. */
+#define LIVE_TMP_S 1.0
+
+/* The temporaries of one folder of a pool as `clean` found them before
+ * its update: the folder (kept open, so one renamed away meanwhile is
+ * still the one looked at after), each name with its age then. */
+typedef struct
+{
+  int fd;
+  GHashTable *ages;
+  gint64 listed_us;
+} Temporaries;
+
+static void
+temporaries_clear (Temporaries *t)
+{
+  if (t->fd >= 0)
+    close (t->fd);
+  t->fd = -1;
+  g_clear_pointer (&t->ages, g_hash_table_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Temporaries, temporaries_clear)
+
+/* Lists into @t the temporaries of the subfolder @sub of the pool @pool
+ * (the configured path followed as the library follows it, see
+ * _tessera_open_folder_path(), @sub never
+ * through a link); @own: the writer's own folder, looked at only when it
+ * is ours and closed to others, as the library requires. */
+static void
+list_temporaries (Temporaries *t, const char *pool, const char *sub, gboolean own)
+{
+  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  int fd = pool_fd >= 0 ? openat (pool_fd, sub, FOLDER_FLAGS) : -1;
+  int list_fd;
+  DIR *dir;
+  gint64 now_ns = g_get_real_time () * 1000;
+  struct dirent *entry;
+  struct stat st;
+
+  t->fd = -1;
+  t->ages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  t->listed_us = g_get_monotonic_time ();
+  if (fd < 0 || (own && (fstat (fd, &st) < 0 || st.st_uid != geteuid () || (st.st_mode & 077) != 0)))
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  t->fd = fd;
+  list_fd = dup (fd);
+  dir = list_fd >= 0 ? fdopendir (list_fd) : NULL;
+  if (dir == NULL && list_fd >= 0)
+    close (list_fd);
+  while (dir != NULL && (entry = readdir (dir)) != NULL)
+    /* As the library's sweeps tell them (in the writer's own folder, only
+     * a holder's). */
+    if ((own ? _tessera_is_lock_file_temporary_name (entry->d_name) : _tessera_is_temporary_name (entry->d_name)) &&
+        fstatat (fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
+      {
+        double *age = g_new (double, 1);
+
+        *age = (double) (now_ns - ((gint64) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)) / 1e9;
+        g_hash_table_insert (t->ages, g_strdup (entry->d_name), age);
+      }
+  if (dir != NULL)
+    closedir (dir);
+}
+
+/* Says which temporaries of @t (the folder @sub) are gone that had
+ * reached @stale seconds by now: a killed writer's, which the library's
+ * sweep removed. Returns how many. */
+static guint
+report_gone_temporaries (const char *resource, const char *sub, Temporaries *t, double stale)
+{
+  double since = (double) (g_get_monotonic_time () - t->listed_us) / G_USEC_PER_SEC;
+  GHashTableIter iter;
+  gpointer name, age;
+  guint gone = 0;
+
+  if (t->fd < 0)
+    return 0;
+  g_hash_table_iter_init (&iter, t->ages);
+  while (g_hash_table_iter_next (&iter, &name, &age))
+    {
+      g_autofree char *shown = NULL;
+      struct stat st;
+
+      if (*(double *) age < LIVE_TMP_S || *(double *) age + since < stale ||
+          fstatat (t->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+        continue;
+      shown = escape_name (name, TRUE);
+      g_print (_("%s: removed %s, a temporary file left in %s/\n"), resource, shown, sub);
+      gone++;
+    }
+  return gone;
+}
+
+/* Removes from the pool @pool's hosts/ the temporary files of any host
+ * (renewers killed half-way) older than @bound seconds. Their age is read
+ * on the file server's clock, never ours: against the time stamp of a
+ * file made there now. A writer still busy with one after a whole lease
+ * has lost its lease anyway. Returns how many went. */
+static guint
+clean_host_temporaries (const char *resource, const char *pool, double bound)
+{
+  int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
+  char clock_name[] = ".tessera-clock.XXXXXX";
+  struct timespec now = { 0 };
+  struct dirent *entry;
+  struct stat st;
+  guint removed = 0;
+  DIR *dir = NULL;
+  int fd = -1;
+
+  if (pool_fd >= 0)
+    close (pool_fd);
+  if (hosts_fd < 0)
+    return 0;
+  for (int attempt = 0; fd < 0 && attempt < 10; attempt++)
+    {
+      for (char *p = clock_name + strlen (".tessera-clock."); *p != '\0'; p++)
+        *p = "abcdefghijklmnopqrstuvwxyz0123456789"[g_random_int_range (0, 36)];
+      fd = openat (hosts_fd, clock_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+  if (fd >= 0)
+    {
+      if (fstat (fd, &st) == 0)
+        now = st.st_mtim;
+      close (fd);
+      unlinkat (hosts_fd, clock_name, 0);
+      fd = dup (hosts_fd);
+      dir = fd >= 0 && now.tv_sec != 0 ? fdopendir (fd) : NULL;
+      if (dir == NULL && fd >= 0)
+        close (fd);
+    }
+  while (dir != NULL && (entry = readdir (dir)) != NULL)
+    {
+      g_autofree char *shown = NULL;
+
+      if (!is_host_temporary (entry->d_name) ||
+          fstatat (hosts_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
+          (double) (now.tv_sec - st.st_mtim.tv_sec) + (double) (now.tv_nsec - st.st_mtim.tv_nsec) / 1e9 < bound ||
+          unlinkat (hosts_fd, entry->d_name, 0) < 0)
+        continue;
+      shown = escape_name (entry->d_name, TRUE);
+      g_print (_("%s: removed %s, a temporary file left in %s/\n"), resource, shown, "hosts");
+      removed++;
+    }
+  if (dir != NULL)
+    closedir (dir);
+  close (hosts_fd);
+  return removed;
+}
+
+/* clean --host HOST [--yes] [NAME…]: the holdings whose process spec
+ * names host HOST go (with --yes; without, they are only shown). */
+static int
+clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, char **argv)
+{
+  g_autoptr(GPtrArray) names = NULL;
+  g_autofree char *shown_host = escape_name (host, TRUE);
+  guint found = 0;
+  int status = 0;
+
+  /* Ours are judged by their pid: a live one must never go this way. */
+  if (g_str_equal (host, g_get_host_name ()))
+    return fail (EXIT_USAGE, _("%s is this host: its holders are judged by their process (“tessera clean” "
+                               "removes the dead ones); --host is for a retired host"), shown_host);
+  if ((names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+  /* Retiring a host is the pools' administrators': refused before
+   * anything is removed. */
+  for (guint i = 0; yes && i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autofree char *pool = tessera_config_dup_path (config, name);
+
+      if (!may_administer (pool))
+        return fail (EXIT_NOPERM, _("%s: only root or the owner of %s may remove a retired host's holdings"), name, pool);
+    }
+  /* Without --yes, only look: opening a pool to change it would remove
+   * its dead holders, whatever their host. */
+  tessera_config_set_read_only (config, !yes);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autofree char *pool = tessera_config_dup_path (config, name);
+      g_autoptr(GHashTable) before = yes ? lock_file_names (pool) : NULL;
+      g_autoptr(GPtrArray) files = NULL;
+      g_autoptr(GError) error = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource_full (config, name, FALSE, &status);
+
+      if (resource == NULL)
+        return status;
+      if (!tessera_tracked_dynamic_resource_update (resource, &error))
+        return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+      files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+      for (guint j = 0; j < files->len; j++)
+        {
+          TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, j);
+          TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+          g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
+          g_autofree char *job = g_strndup (base, strlen (base) - strlen (".json"));
+          g_autofree char *shown = escape_name (job, TRUE);
+
+          if (process == NULL || g_strcmp0 (tessera_process_get_host (process), host) != 0)
+            continue;
+          found++;
+          if (!yes)
+            g_print (_("%s: would remove %s (host %s)\n"), name, shown, shown_host);
+          else if (tessera_tracked_dynamic_resource_remove_holder (resource, job, &error))
+            g_print (_("%s: removed %s (host %s)\n"), name, shown, shown_host);
+          else if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))   /* gone meanwhile */
+            status = fail (oserr_or (error, error->domain == G_IO_ERROR ? EXIT_IOERR : 1),
+                           "%s", error->message);
+          if (before != NULL)
+            g_hash_table_remove (before, job);
+          g_clear_error (&error);
+        }
+      if (yes)
+        {
+          /* What opening the pool removed as dead is said, as plain
+           * clean says it. */
+          found += report_gone_holders (name, before, pool);
+          clean_host_heartbeats (name, pool, host, shown_host);
+        }
+    }
+  if (!yes)
+    return fail (EXIT_USAGE, "%s", found > 0 ? _("nothing removed: add --yes to remove them")
+                                             : _("nothing to remove (and without --yes, nothing would be)"));
+  if (found == 0)
+    g_print ("%s\n", _("nothing to remove"));
+  return status;
+}
+
+int
+cmd_clean (int argc, char **argv)
+{
+  g_autofree char *min_age_text = NULL;
+  double min_age = -1;
+  gboolean force = FALSE;
+  gboolean yes = FALSE;
+  g_autofree char *host = NULL;
+  const GOptionEntry entries[] = {
+    { "min-age", 0, 0, G_OPTION_ARG_STRING, &min_age_text,
+      N_("Remove holders without a process older than SECONDS (default: 30)"), N_("SECONDS") },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      N_("Remove the holders JOB… of resource NAME whatever their liveness (see the man page for the risk)"),
+      NULL },
+    { "host", 0, 0, G_OPTION_ARG_STRING, &host,
+      N_("Remove the holdings of the retired host HOST (with --yes; without, show them)"), N_("HOST") },
+    { "yes", 0, 0, G_OPTION_ARG_NONE, &yes, N_("Do remove what --host names"), NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("[NAME…] | --force NAME JOB… | --host HOST --yes [NAME…]"),
+                 _("Remove dead and orphaned holders now, saying what was removed."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  int status = 0;
+  guint removed = 0, left = 0;
+
+  if (!parse (context, &argc, &argv, &status) ||
+      (min_age_text != NULL && !parse_seconds ("--min-age", min_age_text, FALSE, &min_age, &status)) ||
+      (config = load_config (&status)) == NULL)
+    return status;
+  if (force && host != NULL)
+    return fail (EXIT_USAGE, _("--force and --host go separately"));
+  if (yes && host == NULL)
+    return fail (EXIT_USAGE, _("--yes goes with --host"));
+  if (force)
+    return clean_force (config, argc, argv);
+  if (host != NULL)
+    return clean_host (config, host, yes, argc, argv);
+  if ((names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      g_autofree char *folder = tessera_config_dup_path (config, name);
+      /* Opening a resource already removes what is dead: look before.
+       * The temporaries of killed writers go too: the library sweeps
+       * those of jobs/ older than min-age, and those of the writer's own
+       * folder older than a minute. */
+      g_autoptr(GHashTable) before = lock_file_names (folder);
+      g_autofree char *own_tmp = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
+      g_auto(Temporaries) jobs_tmp = { -1, NULL, 0 };
+      g_auto(Temporaries) writer_tmp = { -1, NULL, 0 };
+      double open_min_age;
+      g_autoptr(GError) error = NULL;
+      TesseraTrackedDynamicResource *resource = NULL;
+
+      list_temporaries (&jobs_tmp, folder, "jobs", FALSE);
+      list_temporaries (&writer_tmp, folder, own_tmp, TRUE);
+      if ((resource = open_resource_full (config, name, FALSE, &status)) == NULL)
+        return status;
+      /* Opening swept jobs/ with the configured min-age, the update with
+       * --min-age. */
+      open_min_age = tessera_tracked_dynamic_resource_get_min_age (resource);
+      if (min_age >= 0)
+        tessera_tracked_dynamic_resource_set_min_age (resource, min_age);
+      if (!tessera_tracked_dynamic_resource_update (resource, &error))
+        return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+      removed += report_gone_holders (name, before, folder);
+      left += report_left_holders (name, before, folder, resource);
+      removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
+                                          MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
+      removed += report_gone_temporaries (name, own_tmp, &writer_tmp, _TESSERA_WRITER_TMP_STALE_S);
+      {
+        /* The lease, else (a lock-less mount's marks) min-age. */
+        double lease = 0;
+
+        g_object_get (resource, "host-lease", &lease, NULL);
+        removed += clean_host_temporaries (name, folder, lease > 0 ? lease
+                                                       : tessera_tracked_dynamic_resource_get_min_age (resource));
+      }
+    }
+  /* Job folders belong to no resource: cleaned when all are. */
+  if (argc <= 1)
+    removed += clean_job_folders (config);
+  if (removed == 0 && left == 0)
+    g_print ("%s\n", _("nothing to remove"));
+  return 0;
+}

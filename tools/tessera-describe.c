@@ -1,0 +1,469 @@
+/* tessera-describe.c: describing a resource and its holders (status,
+ * watch, and the waiting line of run).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+#include <string.h>
+#include <pwd.h>
+
+#include "tessera-config.h"
+
+#include "tessera-tool.h"
+
+static const char *
+holder_state_now (TesseraProcess *process)
+{
+  switch (tessera_process_check (process))
+    {
+    case TESSERA_PROCESS_ALIVE: return "alive";
+    case TESSERA_PROCESS_DEAD: return "dead";
+    case TESSERA_PROCESS_REMOTE: return "remote";
+    default: return "unknown";
+    }
+}
+
+/* Judged once per distinct process spec in one description (a verdict
+ * follows from the spec, as Tessera writes it, alone): the many holders of one process (a
+ * scheduler's tokens) cost one look at /proc, not one each. @verdicts:
+ * spec text → state, owned. */
+static const char *
+holder_state (TesseraDynamicLockFile *lock_file, GHashTable *verdicts)
+{
+  TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+  g_autoptr(JsonNode) spec = NULL;
+  g_autofree char *key = NULL;
+  const char *state;
+
+  if (process == NULL)
+    return "unknown";
+  spec = tessera_process_to_json (process);
+  key = json_to_string (spec, FALSE);
+  state = g_hash_table_lookup (verdicts, key);
+  if (state == NULL)
+    {
+      state = holder_state_now (process);
+      g_hash_table_insert (verdicts, g_steal_pointer (&key), (gpointer) state);
+    }
+  return state;
+}
+
+static char *
+format_since (TesseraDynamicLockFile *lock_file)
+{
+  gint64 mtime = tessera_dynamic_lock_file_get_mtime (lock_file);
+  g_autoptr(GDateTime) when = NULL;
+
+  /* A holder counted from a file it could not read has no time: unknown,
+   * never 1970. */
+  if (mtime <= 0)
+    return NULL;
+  when = g_date_time_new_from_unix_utc (mtime / G_GINT64_CONSTANT (1000000000));
+  return when ? g_date_time_format_iso8601 (when) : NULL;
+}
+
+/* Names and paths come from a folder a co-user may write: for JSON, bytes
+ * that are not UTF-8 become the text \xNN (valid UTF-8 passes as is, and
+ * JSON escapes control characters itself); for a terminal, control
+ * characters too, and a backslash is doubled, so no name can move the
+ * cursor, clear the screen or pass for another. */
+char *
+escape_name (const char *name, gboolean for_terminal)
+{
+  GString *out = g_string_new (NULL);
+  const char *p = name;
+
+  while (*p != '\0')
+    {
+      gunichar c = g_utf8_get_char_validated (p, -1);
+
+      if (c == (gunichar) -1 || c == (gunichar) -2)
+        {
+          g_string_append_printf (out, "\\x%02X", (guchar) *p);
+          p++;
+          continue;
+        }
+      if (for_terminal && (c < 0x20 || (c >= 0x7f && c < 0xa0)))
+        g_string_append_printf (out, "\\x%02X", c);
+      else
+        g_string_append_len (out, p, g_utf8_next_char (p) - p);
+      p = g_utf8_next_char (p);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* A lock file's name is `jobs/TASK@ID.json`; an etcd holder's key
+ * `PREFIX/NAME/jobs/TASK@ID`. */
+char *
+holder_name (TesseraDynamicLockFile *lock_file)
+{
+  g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
+  g_autofree char *name = g_str_has_suffix (base, ".json") ? g_strndup (base, strlen (base) - strlen (".json"))
+                                                           : g_strdup (base);
+  return escape_name (name, FALSE);
+}
+
+/* The name of @uid (NULL: none), looked up once per description: a
+ * passwd lookup may read the whole of /etc/passwd, for each of thousands
+ * of holders of a few users. @users: uid → name, owned. */
+const char *
+user_name (GHashTable *users, uid_t uid)
+{
+  gpointer name;
+
+  if (!g_hash_table_lookup_extended (users, GUINT_TO_POINTER (uid), NULL, &name))
+    {
+      struct passwd *pw = getpwuid (uid);
+      name = pw != NULL ? g_strdup (pw->pw_name) : NULL;
+      g_hash_table_insert (users, GUINT_TO_POINTER (uid), name);
+    }
+  return name;
+}
+
+/* Opens status --json's object for resource @name, up to its holders'
+ * array, left open: @path (escaped here), @store and @usage (the type's
+ * words in place of "N of M free") may be %NULL, JSON null. */
+static void
+begin_description (JsonBuilder *builder, TesseraConfig *config, const char *name, const char *path,
+                   const char *store, gint64 capacity, gint64 free_units, const char *usage)
+{
+  g_autofree char *shown = path != NULL ? escape_name (path, FALSE) : NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "name");
+  json_builder_add_string_value (builder, name);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, tessera_config_get_type_name (config, name));
+  json_builder_set_member_name (builder, "path");
+  if (shown != NULL)
+    json_builder_add_string_value (builder, shown);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "store");
+  if (store != NULL)
+    json_builder_add_string_value (builder, store);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "capacity");
+  json_builder_add_int_value (builder, capacity);
+  json_builder_set_member_name (builder, "free");
+  json_builder_add_int_value (builder, free_units);
+  json_builder_set_member_name (builder, "usage");
+  if (usage != NULL)
+    json_builder_add_string_value (builder, usage);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "holders");
+  json_builder_begin_array (builder);
+}
+
+/* {"name", "type", "path", "store", "capacity", "free", "holders": [...]}
+ * ("path": where the pool lives, its key on etcd)
+ * @fresh: just opened, so its view was brought up to date under ipc.lock
+ * a moment ago: not read again (each holder's state is judged here). */
+JsonNode *
+describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
+          GError **unusable_out)
+{
+  g_autoptr(GError) unusable = NULL;
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  g_autoptr(GHashTable) verdicts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (resource);
+  g_autofree char *store = NULL;
+  g_autofree char *usage = NULL;
+  gint64 capacity = -1, free_units = -1;
+
+  if (!fresh)
+    tessera_tracked_dynamic_resource_update (resource, NULL);
+  tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
+  files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  /* A holder that no pid check here can judge (remote, or without a
+   * process) is judged by its job lock, which the opening did not look
+   * at: an update does, and says which cannot be judged at all. */
+  for (guint i = 0; fresh && i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
+
+      if (tessera_dynamic_lock_file_get_process (lock_file) == NULL ||
+          g_str_equal (holder_state (lock_file, verdicts), "remote"))
+        {
+          tessera_tracked_dynamic_resource_update (resource, NULL);
+          tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
+          g_ptr_array_unref (files);
+          files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+          break;
+        }
+    }
+  /* Holders it could not read may hold what looks free: a run would not
+   * decide there. */
+  if (!tessera_tracked_dynamic_resource_check_readable (resource, &unusable))
+    free_units = -1;
+  else
+    usage = tessera_tracked_dynamic_resource_dup_usage_text (resource);
+
+  g_object_get (resource, "store", &store, NULL);
+  begin_description (builder, config, name, location != NULL ? location
+                                            : tessera_tracked_dynamic_resource_get_lock_folder (resource),
+                     store != NULL ? store : "folder", capacity, free_units, usage);
+  for (guint i = 0; i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
+      TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+      g_autofree char *job = holder_name (lock_file);
+      g_autofree char *since = format_since (lock_file);
+      /* Why its verdict was no verdict (a job lock it cannot open). */
+      g_autofree char *doubt = tessera_dynamic_lock_file_dup_unknown_reason (lock_file);
+      /* What tessera_dynamic_lock_file_to_json() would hold, without the
+       * rest of the file it builds (once per holder). */
+      JsonNode *information = TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (lock_file)->to_information (lock_file);
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "job");
+      json_builder_add_string_value (builder, job);
+      json_builder_set_member_name (builder, "job_uri");
+      /* None for an entry that is not even read (a FIFO in jobs/). */
+      if (tessera_dynamic_lock_file_get_job_uri (lock_file) != NULL)
+        {
+          g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (lock_file), FALSE);
+          json_builder_add_string_value (builder, job_uri);
+        }
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "pid");
+      if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
+        json_builder_add_int_value (builder, tessera_process_get_pid (process));
+      else
+        json_builder_add_null_value (builder);
+      /* Another process type (experimaestro's Slurm jobs): its type and
+       * its own id ("pid" in its spec: a job id), and why an unknown
+       * holder is unknown. */
+      json_builder_set_member_name (builder, "process_type");
+      if (process)
+        {
+          g_autofree char *type = escape_name (tessera_process_get_process_type (process), FALSE);
+          json_builder_add_string_value (builder, type);
+        }
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "process_id");
+      {
+        JsonNode *spec = process ? tessera_process_get_spec (process) : NULL;
+        JsonNode *id = spec && JSON_NODE_HOLDS_OBJECT (spec)
+                       ? json_object_get_member (json_node_get_object (spec), "pid") : NULL;
+        g_autofree char *text = NULL;
+
+        if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_STRING)
+          text = escape_name (json_node_get_string (id), FALSE);
+        else if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_INT64)
+          text = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (id));
+        else if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
+          text = g_strdup_printf ("%d", (int) tessera_process_get_pid (process));
+        if (text != NULL)
+          json_builder_add_string_value (builder, text);
+        else
+          json_builder_add_null_value (builder);
+      }
+      /* Why it holds everything (its file cannot be read), else why it
+       * is unknown. */
+      json_builder_set_member_name (builder, "reason");
+      if (tessera_dynamic_lock_file_get_problem (lock_file) != NULL)
+        {
+          g_autofree char *problem = escape_name (tessera_dynamic_lock_file_get_problem (lock_file), FALSE);
+          json_builder_add_string_value (builder, problem);
+        }
+      else if (process && tessera_process_get_problem (process) != NULL)
+        json_builder_add_string_value (builder, tessera_process_get_problem (process));
+      else if (doubt != NULL)
+        {
+          g_autofree char *shown = escape_name (doubt, FALSE);
+          json_builder_add_string_value (builder, shown);
+        }
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "host");
+      if (process && tessera_process_get_host (process))
+        {
+          g_autofree char *host = escape_name (tessera_process_get_host (process), FALSE);
+          json_builder_add_string_value (builder, host);
+        }
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "state");
+      json_builder_add_string_value (builder, doubt != NULL ? "unknown" : holder_state (lock_file, verdicts));
+      /* Whose job it is, when the process spec says (Tessera records it). */
+      json_builder_set_member_name (builder, "uid");
+      if (process && tessera_process_get_uid (process) >= 0)
+        json_builder_add_int_value (builder, tessera_process_get_uid (process));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "user");
+      {
+        const char *user = process && tessera_process_get_uid (process) >= 0
+                           ? user_name (users, (uid_t) tessera_process_get_uid (process)) : NULL;
+        if (user != NULL)
+          json_builder_add_string_value (builder, user);
+        else
+          json_builder_add_null_value (builder);
+      }
+      json_builder_set_member_name (builder, "since");
+      if (since != NULL)
+        json_builder_add_string_value (builder, since);
+      else
+        json_builder_add_null_value (builder);
+      /* Seconds its store lease has left (etcd), null without one. */
+      json_builder_set_member_name (builder, "lease_ttl");
+      {
+        double left = tessera_tracked_dynamic_resource_get_holder_lease_left (resource, lock_file);
+
+        if (left >= 0)
+          json_builder_add_int_value (builder, (gint64) left);
+        else
+          json_builder_add_null_value (builder);
+      }
+      json_builder_set_member_name (builder, "information");
+      json_builder_add_value (builder, information ? information : json_node_new (JSON_NODE_NULL));
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+  if (unusable != NULL)
+    {
+      g_autofree char *why = escape_name (unusable->message, FALSE);
+
+      json_builder_set_member_name (builder, "error");
+      json_builder_add_string_value (builder, why);
+    }
+  json_builder_end_object (builder);
+  if (unusable_out != NULL)
+    *unusable_out = g_steal_pointer (&unusable);
+  return json_builder_get_root (builder);
+}
+
+/* What status --json says of resource @name when it cannot be opened:
+ * nothing is known of it but why. */
+JsonNode *
+describe_unreadable (TesseraConfig *config, const char *name, const char *why)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autofree char *path = tessera_config_dup_path (config, name);
+  g_autofree char *shown_why = escape_name (why != NULL ? why : "", FALSE);
+
+  begin_description (builder, config, name, path, NULL, -1, -1, NULL);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "error");
+  json_builder_add_string_value (builder, shown_why);
+  json_builder_end_object (builder);
+  return json_builder_get_root (builder);
+}
+
+void
+format_description (JsonNode *node, GString *out)
+{
+  JsonObject *object = json_node_get_object (node);
+  JsonArray *holders = json_object_get_array_member (object, "holders");
+  gint64 capacity = json_object_get_int_member (object, "capacity");
+  const char *why = json_object_get_string_member_with_default (object, "error", NULL);
+
+  if (why != NULL)
+    {
+      g_autofree char *why_text = escape_name (why, TRUE);
+
+      /* Translators: "gpu (gpu): cannot be read: <why>" */
+      g_string_append_printf (out, _("%s (%s): cannot be read: %s\n"), json_object_get_string_member (object, "name"),
+                              json_object_get_string_member (object, "type"), why_text);
+      return;
+    }
+  if (json_object_get_string_member_with_default (object, "usage", NULL) != NULL)
+    {
+      g_autofree char *usage_text = escape_name (json_object_get_string_member (object, "usage"), TRUE);
+
+      g_string_append_printf (out, "%s (%s): %s\n", json_object_get_string_member (object, "name"),
+                              json_object_get_string_member (object, "type"), usage_text);
+    }
+  else if (capacity >= 0)
+    /* Translators: "cpu (countertoken): 6 of 8 free" */
+    g_string_append_printf (out, _("%s (%s): %lld of %lld free\n"),
+             json_object_get_string_member (object, "name"), json_object_get_string_member (object, "type"),
+             (long long) json_object_get_int_member (object, "free"), (long long) capacity);
+  else
+    g_string_append_printf (out, "%s (%s)\n", json_object_get_string_member (object, "name"),
+             json_object_get_string_member (object, "type"));
+  if (json_array_get_length (holders) == 0)
+    g_string_append_printf (out, "  %s\n", _("no holder"));
+  for (guint i = 0; i < json_array_get_length (holders); i++)
+    {
+      JsonObject *h = json_array_get_object_element (holders, i);
+      g_autofree char *info = json_to_string (json_object_get_member (h, "information"), FALSE);
+      JsonNode *pid = json_object_get_member (h, "pid");
+      g_autofree char *pid_text = JSON_NODE_HOLDS_NULL (pid) ? g_strdup ("?")
+                                  : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
+
+      JsonNode *user = json_object_get_member (h, "user");
+      JsonNode *uid = json_object_get_member (h, "uid");
+      g_autofree char *user_text = user && !JSON_NODE_HOLDS_NULL (user) ? g_strdup (json_node_get_string (user))
+                                   : uid && !JSON_NODE_HOLDS_NULL (uid)
+                                   ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (uid))
+                                   : g_strdup ("?");
+
+      const char *host = json_object_get_string_member_with_default (h, "host", "?");
+      g_autofree char *job_text = escape_name (json_object_get_string_member (h, "job"), TRUE);
+      g_autofree char *host_text = escape_name (host ? host : "?", TRUE);
+      g_autofree char *info_text = escape_name (info, TRUE);
+      g_autofree char *user_safe = escape_name (user_text, TRUE);
+
+      const char *type = json_object_get_string_member_with_default (h, "process_type", NULL);
+      const char *id = json_object_get_string_member_with_default (h, "process_id", NULL);
+      const char *reason = json_object_get_string_member_with_default (h, "reason", NULL);
+
+      if (type != NULL && !g_str_equal (type, "local"))
+        {
+          g_autofree char *type_text = escape_name (type, TRUE);
+          g_autofree char *id_text = escape_name (id != NULL ? id : "?", TRUE);
+
+          /* Translators: job, user, process type (slurm…), its job id, state, time, details */
+          g_string_append_printf (out, _("  %s  %s, %s job %s, %s, since %s  %s\n"),
+                   job_text, user_safe, type_text, id_text,
+                   json_object_get_string_member (h, "state"),
+                   json_object_get_string_member_with_default (h, "since", "?"), info_text);
+        }
+      else
+        /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
+        g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
+                 job_text, user_safe, pid_text, host_text,
+                 json_object_get_string_member (h, "state"),
+                 json_object_get_string_member_with_default (h, "since", "?"), info_text);
+      if (reason != NULL)
+        {
+          g_autofree char *reason_text = escape_name (reason, TRUE);
+          /* Translators: why a holder is "unknown" */
+          g_string_append_printf (out, _("    (%s)\n"), reason_text);
+        }
+      if (reason != NULL && g_strcmp0 (json_object_get_string_member (h, "state"), "unknown") == 0)
+        {
+          g_autofree char *name_text = escape_name (json_object_get_string_member (object, "name"), TRUE);
+
+          /* Translators: the command that frees an "unknown" holder (resource, job) */
+          g_string_append_printf (out, _("    it counts until it is surely gone; once it is: tessera clean --force %s %s\n"),
+                                  name_text, job_text);
+        }
+      {
+        JsonNode *ttl = json_object_get_member (h, "lease_ttl");
+
+        if (ttl != NULL && !JSON_NODE_HOLDS_NULL (ttl))
+          /* Translators: seconds the holder's etcd lease has left */
+          g_string_append_printf (out, _("    lease: %lld s left\n"), (long long) json_node_get_int (ttl));
+      }
+    }
+}
+
+void
+print_description (JsonNode *node)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  format_description (node, out);
+  g_print ("%s", out->str);
+}

@@ -1,0 +1,487 @@
+/* tessera-gate.c: starting the command behind a gate: it is forked
+ * early and waits until its resources are held, with the signals, mask
+ * and limits the wrapper started with.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <glib/gi18n-lib.h>
+#include <signal.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tessera-config.h"
+
+#include "tessera-tool.h"
+
+/* The signal mask and the ignored signals this process started with: the
+ * command gets them back, as from nohup(1) or flock(1). */
+static sigset_t start_mask;
+sigset_t start_ignored;
+/* And its descriptor limit, which main() may raise (see
+ * ensure_descriptors()): the command gets it back too. */
+struct rlimit start_nofile;
+gboolean start_nofile_raised;
+
+void
+remember_start_signals (void)
+{
+  sigemptyset (&start_ignored);
+  pthread_sigmask (SIG_SETMASK, NULL, &start_mask);
+  for (int sig = 1; sig < NSIG; sig++)
+    {
+      struct sigaction sa;
+
+      if (sigaction (sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+        sigaddset (&start_ignored, sig);
+    }
+}
+
+gboolean gate_die_with_wrapper;   /* set before the fork */
+
+/* The watcher's part (see gated_watch). Async-signal-safe calls only. */
+
+/* Ends like @wstatus says: the same exit code, or the same signal (with
+ * no core: the command already dumped its own, if any). */
+G_GNUC_NORETURN static void
+watcher_exit_like (int wstatus)
+{
+  if (WIFSIGNALED (wstatus))
+    {
+      int sig = WTERMSIG (wstatus);
+      struct rlimit no_core = { 0, 0 };
+      struct sigaction dfl = { 0 };
+      sigset_t one;
+
+      setrlimit (RLIMIT_CORE, &no_core);
+      dfl.sa_handler = SIG_DFL;
+      sigaction (sig, &dfl, NULL);
+      sigemptyset (&one);
+      sigaddset (&one, sig);
+      kill (getpid (), sig);
+      pthread_sigmask (SIG_UNBLOCK, &one, NULL);
+      _exit (128 + sig);
+    }
+  _exit (WEXITSTATUS (wstatus));
+}
+
+/* Whether /proc is our pid namespace's: /proc/self names our pid. */
+static gboolean
+watcher_proc_is_ours (void)
+{
+  char link[32];
+  ssize_t n = readlink ("/proc/self", link, sizeof link - 1);
+  long pid = 0;
+
+  if (n <= 0)
+    return FALSE;
+  for (ssize_t i = 0; i < n; i++)
+    {
+      if (link[i] < '0' || link[i] > '9')
+        return FALSE;
+      pid = pid * 10 + (link[i] - '0');
+    }
+  return pid == (long) getpid ();
+}
+
+/* The wrapper is gone: SIGKILL to every child of ours (the command, and
+ * the orphans that came back to us, their subreaper) until none is left.
+ * A killed process's children come back to us before we can reap it, so
+ * the next round finds them. */
+G_GNUC_NORETURN static void
+watcher_end_all (pid_t command)
+{
+  const struct timespec tick = { 0, 5 * 1000 * 1000 };
+
+  kill (command, SIGKILL);
+  /* A /proc of another pid namespace (its pids are not ours to kill), or
+   * a kernel that lists no children: the command only. */
+  if (!watcher_proc_is_ours () || access ("/proc/thread-self/children", R_OK) < 0)
+    {
+      while (waitpid (command, NULL, 0) < 0 && errno == EINTR)
+        ;
+      _exit (128 + SIGKILL);
+    }
+  for (;;)
+    {
+      int fd = open ("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+      pid_t reaped;
+
+      if (fd >= 0)
+        {
+          char buffer[512];
+          long pid = 0;
+          ssize_t n;
+
+          while ((n = read (fd, buffer, sizeof buffer)) > 0)
+            for (ssize_t i = 0; i < n; i++)
+              {
+                if (buffer[i] >= '0' && buffer[i] <= '9')
+                  pid = pid * 10 + (buffer[i] - '0');
+                else
+                  {
+                    if (pid > 0)
+                      kill ((pid_t) pid, SIGKILL);
+                    pid = 0;
+                  }
+              }
+          if (pid > 0)
+            kill ((pid_t) pid, SIGKILL);
+          close (fd);
+        }
+      reaped = waitpid (-1, NULL, WNOHANG);
+      if (reaped < 0 && errno == ECHILD)
+        _exit (128 + SIGKILL);
+      if (reaped < 0 && errno != EINTR)
+        _exit (128 + SIGKILL);
+      if (reaped == 0)
+        nanosleep (&tick, NULL);
+    }
+}
+
+/* On a lease pool, the process the lock files name is a watcher: it
+ * forks the command, becomes the subreaper of everything the command
+ * starts, and when the wrapper dies (the gate's other end closes, even
+ * on SIGKILL) it kills all of them; a PR_SET_PDEATHSIG would reach the
+ * command only. It passes on the signals a process sends it (the
+ * wrapper forwarding SIGINT, SIGTERM, SIGHUP; --on-lost=end) to the
+ * command, not those of the terminal (the command got them too), and
+ * ends as the command does. Returns in the command's process. */
+static void
+gated_watch (int gate, int report)
+{
+  const int passed[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+  struct sigaction dfl = { 0 };
+  pid_t watcher = getpid ();
+  pid_t command;
+  sigset_t set;
+  int sfd, err;
+
+  /* Ignored at start (nohup), a signal stays ignored by both. */
+  sigemptyset (&set);
+  sigaddset (&set, SIGCHLD);
+  for (guint i = 0; i < G_N_ELEMENTS (passed); i++)
+    if (!sigismember (&start_ignored, passed[i]))
+      sigaddset (&set, passed[i]);
+  dfl.sa_handler = SIG_DFL;
+  sigaction (SIGCHLD, &dfl, NULL);   /* ignored, no status would come */
+  pthread_sigmask (SIG_BLOCK, &set, NULL);
+  sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (sfd < 0 || prctl (PR_SET_CHILD_SUBREAPER, 1) < 0 || (command = fork ()) < 0)
+    {
+      err = errno;
+      while (write (report, &err, sizeof err) < 0 && errno == EINTR)
+        ;
+      _exit (126);
+    }
+  if (command == 0)
+    {
+      /* The command: as it was, and dying with its watcher. */
+      close (sfd);
+      close (gate);
+      if (sigismember (&start_ignored, SIGCHLD))
+        {
+          struct sigaction ign = { 0 };
+
+          ign.sa_handler = SIG_IGN;
+          sigaction (SIGCHLD, &ign, NULL);
+        }
+      pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != watcher)
+        _exit (125);
+      return;
+    }
+  close (report);
+  for (;;)
+    {
+      struct pollfd fds[2] = { { sfd, POLLIN, 0 }, { gate, POLLIN, 0 } };
+      struct signalfd_siginfo info;
+
+      if (poll (fds, 2, -1) < 0)
+        continue;
+      if (fds[1].revents != 0)
+        watcher_end_all (command);   /* never data: the wrapper is gone */
+      if (!(fds[0].revents & POLLIN) || read (sfd, &info, sizeof info) != sizeof info)
+        continue;
+      if (info.ssi_signo == SIGCHLD)
+        {
+          int wstatus;
+          pid_t pid;
+
+          /* Orphans that came back to us are reaped too. */
+          while ((pid = waitpid (-1, &wstatus, WNOHANG)) > 0)
+            if (pid == command)
+              watcher_exit_like (wstatus);
+        }
+      else if (info.ssi_code != SI_KERNEL)
+        kill (command, (int) info.ssi_signo);
+    }
+}
+
+/* Reads exactly @size bytes from @fd; async-signal-safe. */
+static gboolean
+gated_read_all (int fd, void *buffer, size_t size)
+{
+  char *p = buffer;
+
+  while (size > 0)
+    {
+      ssize_t n = read (fd, p, size);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return FALSE;
+      p += n;
+      size -= (size_t) n;
+    }
+  return TRUE;
+}
+
+/* After the go, the gate brings the command's environment, known only
+ * once the locks are held: its size (a guint32), then its "NAME=VALUE"
+ * strings, each ending in a NUL. Read into memory of its own (mmap, not
+ * malloc: async-signal-safe). NULL when the wrapper is gone. */
+static char **
+gated_read_environment (int gate)
+{
+  guint32 size;
+  size_t count = 0;
+  char *text, **envp;
+
+  if (!gated_read_all (gate, &size, sizeof size) || size == 0 || size > 64 * 1024 * 1024)
+    return NULL;
+  text = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (text == MAP_FAILED || !gated_read_all (gate, text, size) || text[size - 1] != '\0')
+    return NULL;
+  for (guint32 i = 0; i < size; i++)
+    if (text[i] == '\0')
+      count++;
+  envp = mmap (NULL, (count + 1) * sizeof (char *), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (envp == MAP_FAILED)
+    return NULL;
+  count = 0;
+  for (guint32 i = 0; i < size; i += (guint32) strlen (text + i) + 1)
+    envp[count++] = text + i;
+  envp[count] = NULL;
+  return envp;
+}
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+G_GNUC_NORETURN static void
+gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv)
+{
+  struct sigaction dfl = { 0 }, ign = { 0 };
+  gboolean denied = FALSE;
+  int err = ENOENT;
+  char **envp;
+  char go;
+  ssize_t n;
+
+  dfl.sa_handler = SIG_DFL;
+  ign.sa_handler = SIG_IGN;
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
+  pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
+
+  /* The gate opens once the lock files name this process; end-of-file
+   * means the wrapper is gone or gave up: never run without a holding. */
+  do
+    n = read (gate, &go, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1 || go != 'g' || (envp = gated_read_environment (gate)) == NULL)
+    _exit (125);
+  /* On a lease pool the command, and all it starts, die with the
+   * wrapper, which renews the lease: this process stays to see to it. */
+  if (gate_die_with_wrapper)
+    gated_watch (gate, report);
+  else
+    close (gate);
+  /* The command keeps the job lock for its whole life. */
+  if (keep_fd >= 0)
+    fcntl (keep_fd, F_SETFD, 0);
+  if (start_nofile_raised)
+    setrlimit (RLIMIT_NOFILE, &start_nofile);
+
+  for (guint i = 0; candidates[i] != NULL; i++)
+    {
+      execve (candidates[i], argv, envp);
+      err = errno;
+      if (err == ENOEXEC)
+        {
+          /* A script without "#!": the shell runs it, as execvp does. */
+          sh_argv[1] = candidates[i];
+          execve ("/bin/sh", sh_argv, envp);
+          err = errno;
+        }
+      if (err == EACCES)
+        denied = TRUE;
+      else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT)
+        break;
+    }
+  if (denied && (err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV || err == ETIMEDOUT))
+    err = EACCES;
+  while (write (report, &err, sizeof err) < 0 && errno == EINTR)
+    ;
+  _exit (err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* Forks the command, which waits behind its gate (see gated_open) until
+ * its locks are held: it is forked before they are taken, so that the
+ * lock files name it from their first version. Where to look for it is
+ * worked out here, as posix_spawnp does, with the PATH of this process
+ * (the locks' environment does not set PATH), so that the child only
+ * calls execve(). Descriptors without close-on-exec pass to the command;
+ * Tessera's own have it, but for @keep_fd. */
+gboolean
+gated_spawn (char **command, int keep_fd, Gated *gated, GError **error)
+{
+  g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) sh_argv = g_ptr_array_new ();
+  int gate[2] = { -1, -1 }, report[2] = { -1, -1 };
+  sigset_t all, saved;
+  int fork_errno;
+  GPid pid;
+
+  if (strchr (command[0], '/') != NULL)
+    g_ptr_array_add (candidates, g_strdup (command[0]));
+  else
+    {
+      const char *path = g_getenv ("PATH");
+      g_auto(GStrv) dirs = g_strsplit (path != NULL ? path : "/bin:/usr/bin", ":", -1);
+
+      for (guint i = 0; dirs[i] != NULL; i++)
+        g_ptr_array_add (candidates, g_build_filename (*dirs[i] ? dirs[i] : ".", command[0], NULL));
+    }
+  g_ptr_array_add (candidates, NULL);
+  g_ptr_array_add (sh_argv, (gpointer) "/bin/sh");
+  for (guint i = 0; command[i] != NULL; i++)
+    g_ptr_array_add (sh_argv, command[i]);
+  g_ptr_array_add (sh_argv, NULL);
+
+  /* Not g_unix_open_pipe(): its error does not say which errno (out of
+   * descriptors is exit 71). */
+  if (pipe2 (gate, O_CLOEXEC) < 0 || pipe2 (report, O_CLOEXEC) < 0)
+    {
+      int pipe_errno = errno;
+
+      if (gate[0] >= 0)
+        {
+          close (gate[0]);
+          close (gate[1]);
+        }
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (pipe_errno), _("Cannot start a process: %s"),
+                   g_strerror (pipe_errno));
+      return FALSE;
+    }
+  /* No handler of this process may run in the child before it resets them. */
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &saved);
+  pid = fork ();
+  fork_errno = errno;
+  if (pid == 0)
+    {
+      close (gate[1]);
+      close (report[0]);
+      gated_child (gate[0], report[1], keep_fd, (char **) candidates->pdata, command, (char **) sh_argv->pdata);
+    }
+  pthread_sigmask (SIG_SETMASK, &saved, NULL);
+  close (gate[0]);
+  close (report[1]);
+  if (pid < 0)
+    {
+      close (gate[1]);
+      close (report[0]);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (fork_errno),
+                   _("Cannot start a process: %s"), g_strerror (fork_errno));
+      return FALSE;
+    }
+  gated->pid = pid;
+  gated->gate = gate[1];
+  gated->report = report[0];
+  return TRUE;
+}
+
+void
+gated_close (Gated *gated)
+{
+  if (gated->gate >= 0)
+    close (gated->gate);
+  gated->gate = -1;
+}
+
+/* Opens the gate, handing the command @env (@go), or closes it for good;
+ * then returns 0 when the command runs, or the errno of its failed exec. */
+int
+gated_open (Gated *gated, gboolean go, char **env)
+{
+  int err = 0;
+  ssize_t n;
+
+  if (go)
+    {
+      g_autoptr(GByteArray) message = g_byte_array_new ();
+      guint32 size = 0;
+      gsize done = 0;
+
+      g_byte_array_append (message, (const guint8 *) "g", 1);
+      g_byte_array_append (message, (const guint8 *) &size, sizeof size);
+      for (guint i = 0; env[i] != NULL; i++)
+        g_byte_array_append (message, (const guint8 *) env[i], strlen (env[i]) + 1);
+      size = message->len - 1 - sizeof size;
+      memcpy (message->data + 1, &size, sizeof size);
+      while (done < message->len)
+        {
+          ssize_t w = write (gated->gate, message->data + done, message->len - done);
+
+          if (w < 0 && errno == EINTR)
+            continue;
+          /* EPIPE: a signal passed on has already ended the command. */
+          if (w < 0 && errno != EPIPE)
+            g_printerr (_("tessera: %s\n"), g_strerror (errno));
+          if (w < 0)
+            break;
+          done += (gsize) w;
+        }
+    }
+  /* A watcher (lease pool) takes the gate's end for our death: it stays
+   * open until the watcher is reaped (gated_close). */
+  if (!go || !gate_die_with_wrapper)
+    gated_close (gated);
+  do
+    n = read (gated->report, &err, sizeof err);
+  while (n < 0 && errno == EINTR);
+  close (gated->report);
+  gated->report = -1;
+  return n == sizeof err ? err : 0;
+}
+
+int
+gated_wait (GPid pid)
+{
+  int wstatus = 0;
+
+  while (waitpid (pid, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  return wstatus;
+}
+
+int
+exit_status_of (int wstatus)
+{
+  if (WIFSIGNALED (wstatus))
+    return 128 + WTERMSIG (wstatus);
+  return WEXITSTATUS (wstatus);
+}

@@ -1,0 +1,1206 @@
+/* tessera-run.c: `tessera run`: take what a command needs, run it,
+ * fence it when a lease is lost, and give everything back.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <glib-unix.h>
+#include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tessera-config.h"
+#include "tessera-fence.h"
+#include "tessera-lock-wait.h"
+
+#include "tessera-tool.h"
+
+typedef struct
+{
+  char *name;
+  char *request;
+  TesseraTrackedDynamicResource *resource;
+  TesseraDynamicDependencyLock *lock;
+} Need;
+
+/* Makes the run's job folder: under TESSERA_JOB_FOLDERS when set, else in
+ * the first pool's runs/UID (every judge of that pool probes our job lock
+ * there; the first in a folder: an etcd pool judges by its leases), else,
+ * when that cannot be had, in the state folder's jobs/. In a setgid,
+ * group-readable folder it is
+ * readable by that group too. In a pool's runs/UID, which a co-user may
+ * try to swap, it is made through the descriptor of the runs/UID that was
+ * checked, and its path must still lead to it. */
+static char *
+dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, int *folder_fd, GError **error)
+{
+  const char *setting = g_getenv ("TESSERA_JOB_FOLDERS");
+  g_autofree char *root = NULL;
+  g_autofree char *folder = NULL;
+  struct stat st, path_st;
+  int own_fd = -1, job_fd;
+
+  if (setting != NULL && *setting != '\0')
+    {
+      if (!g_path_is_absolute (setting))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       _("TESSERA_JOB_FOLDERS must be an absolute path, not “%s”"), setting);
+          return NULL;
+        }
+      root = g_strdup (setting);
+    }
+  for (guint i = 0; root == NULL && i < needs->len; i++)
+    {
+      TesseraTrackedDynamicResource *resource = ((Need *) g_ptr_array_index (needs, i))->resource;
+      g_autofree char *store = NULL;
+
+      g_object_get (resource, "store", &store, NULL);
+      if (store == NULL || g_str_equal (store, "folder"))
+        {
+          root = dup_runs_folder (tessera_tracked_dynamic_resource_get_lock_folder (resource), &own_fd);
+          break;
+        }
+    }
+  if (root == NULL)
+    root = g_build_filename (state_dir, "jobs", NULL);
+  folder = g_build_filename (root, identifier, NULL);
+  if (own_fd < 0)
+    {
+      if (g_mkdir_with_parents (folder, 0750) < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
+                       folder, g_strerror (saved));
+          return NULL;
+        }
+      /* Whatever our umask, the group of a shared runs folder reads it. */
+      if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
+        chmod (folder, S_ISGID | 0750);
+      /* From here the job's files go through this descriptor. */
+      if ((*folder_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot open %s: %s"), folder,
+                       g_strerror (saved));
+          return NULL;
+        }
+      return g_steal_pointer (&folder);
+    }
+  if (mkdirat (own_fd, identifier, 0750) < 0 || (job_fd = open_own_folder_at (own_fd, identifier)) < 0)
+    {
+      int saved = errno;
+      close (own_fd);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
+                   folder, g_strerror (saved));
+      return NULL;
+    }
+  close (own_fd);
+  fchmod (job_fd, S_ISGID | 0750);
+  /* The files of the job are written by path from here: the path must
+   * lead to the folder just made, not to one a co-user swapped in. */
+  if (fstat (job_fd, &st) < 0 || lstat (folder, &path_st) < 0 || st.st_dev != path_st.st_dev ||
+      st.st_ino != path_st.st_ino)
+    {
+      close (job_fd);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   _("The job folder %s was moved while it was made (a co-user of the pool?)"), folder);
+      return NULL;
+    }
+  *folder_fd = job_fd;
+  return g_steal_pointer (&folder);
+}
+
+static void
+need_free (Need *need)
+{
+  g_free (need->name);
+  g_free (need->request);
+  g_clear_object (&need->lock);
+  g_free (need);
+}
+
+static int
+compare_needs (gconstpointer a, gconstpointer b)
+{
+  return strcmp ((*(Need **) a)->name, (*(Need **) b)->name);
+}
+
+static gboolean interactive;
+
+/* Signals are caught from the start, on a thread of their own: while
+ * waiting they cancel the wait at once (giving back what is held), once
+ * the child runs they are forwarded. @lock orders the signal thread's
+ * look at @child with the main thread's start of the child. */
+typedef struct
+{
+  GMutex lock;
+  GCancellable *cancel;
+  GMainLoop *loop;
+  GPid child;          /* 0 until started, and again once reaped */
+  int wait_status;
+  gboolean share_terminal;
+  int pending_signal;
+  int command_gone;    /* the command died at its gate while we waited */
+  /* Opening a resource takes its folder's ipc.lock, where neither the
+   * cancellable nor the timeout reaches: until every need is open, the
+   * signal thread ends the run itself (nothing is held yet). */
+  char *opening;       /* the need being opened ("" before), or NULL */
+  gint64 open_deadline; /* monotonic µs, or -1 */
+  gboolean no_wait;
+  int conflict_status; /* when the run gives up waiting: 75, or -E's */
+  /* Once the acquisition is over, no command runs while the run names
+   * the command in its lock files (before its gate opens) or releases
+   * (after it ended): the same ipc.lock may keep the run waiting there,
+   * and a signal then ends it once it has waited there a while (what it
+   * holds is then a dead holder's). */
+  gboolean settling;
+  gboolean gate_open;  /* the command was let through its gate */
+} RunState;
+
+/* Static: the signal thread may look at it until the process exits. */
+static RunState run_state;
+
+/* How long opening the resources may wait in a lock a peer keeps, past
+ * the run's timeout: as long as a wait for ipc.lock may (a peer's
+ * critical section is short). */
+#define OPEN_GRACE_US G_USEC_PER_SEC
+
+static void
+clear_line (void)
+{
+  if (interactive)
+    g_printerr ("\r\033[K");
+}
+
+/* How often a log (stderr not a terminal) hears that we still wait. */
+#define WAITING_REPORT_INTERVAL (60 * G_USEC_PER_SEC)
+
+/* What we wait for, why (@why: the type's refusal, or NULL) and who
+ * holds it: on a terminal, one self-updating line; in a log, one line
+ * when the wait starts (@since == @last_report) and one a minute after
+ * the last, as srun does. @grow: the request is larger than the
+ * resource, and the run waits for it to grow (its holders do not
+ * matter). */
+static void
+show_waiting (Need *need, const char *why, gboolean grow, gint64 since, gint64 *last_report)
+{
+  g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (need->resource);
+  g_autoptr(GString) holders = g_string_new (NULL);
+  struct winsize ws = { 0 };
+  guint width = ioctl (2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
+  gint64 now = g_get_monotonic_time ();
+  gboolean later = !interactive && *last_report != since;
+  guint minutes = (guint) ((now - since) / (60 * G_USEC_PER_SEC));
+  g_autofree char *what = NULL;
+  g_autofree char *what_why = NULL;
+  g_autofree char *held = NULL;
+  g_autofree char *line = NULL;
+
+  if (!interactive && *last_report != since && now - *last_report < WAITING_REPORT_INTERVAL)
+    return;
+  for (guint i = 0; !grow && i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
+      TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
+      g_autofree char *name = holder_name (lock_file);
+      g_autofree char *job = escape_name (name, TRUE);
+
+      if (process != NULL)
+        g_string_append_printf (holders, "%s%s (pid %d)", i ? ", " : "", job, (int) tessera_process_get_pid (process));
+      else
+        g_string_append_printf (holders, "%s%s", i ? ", " : "", job);
+    }
+  if (grow)
+    what = later ? g_strdup_printf (_("still waiting for the total of %s to grow after %u min"), need->name, minutes)
+                 : g_strdup_printf (_("waiting for the total of %s to grow"), need->name);
+  else
+    what = later ? g_strdup_printf (_("still waiting for %s after %u min"), need->name, minutes)
+                 : g_strdup_printf (_("waiting for %s"), need->name);
+  /* Translators: what a run waits for, then the resource type's reason:
+   * "waiting for gpu (gpu has fewer than 2 device(s) free)" */
+  if (why != NULL)
+    {
+      /* A type's words may carry a store's (a server's answer). */
+      g_autofree char *shown_why = escape_name (why, TRUE);
+
+      what_why = g_strdup_printf (_("%s (%s)"), what, shown_why);
+    }
+  else
+    what_why = g_strdup (what);
+  /* Translators: "waiting for cpu (…), held by train@host-1 (pid 42)" */
+  if (holders->len)
+    held = g_strdup_printf (_("%s, held by %s"), what_why, holders->str);
+  line = g_strdup_printf (_("tessera: %s"), held != NULL ? held : what_why);
+  if (!interactive)
+    {
+      g_printerr ("%s\n", line);
+      *last_report = now;
+      return;
+    }
+  if (g_utf8_strlen (line, -1) >= width)
+    {
+      g_autofree char *cut = g_utf8_substring (line, 0, width - 2);
+      g_printerr ("\r\033[K%s…", cut);
+    }
+  else
+    g_printerr ("\r\033[K%s", line);
+}
+
+static Need *
+need_of (GPtrArray *needs, GPtrArray *deps, TesseraDynamicDependency *dep)
+{
+  for (guint i = 0; i < deps->len; i++)
+    if (g_ptr_array_index (deps, i) == dep)
+      return g_ptr_array_index (needs, i);
+  return g_ptr_array_index (needs, 0);
+}
+
+/* While a run waits, its command waits at its gate. Killed there on its
+ * own, it closes the gate's report pipe: the wait then ends (as a signal
+ * ends it), so that nothing is taken for a command that is gone. */
+typedef struct
+{
+  RunState *state;
+  int report;
+  int stop[2];
+  GThread *thread;
+} GateGuard;
+
+static gpointer
+gate_guard_thread (gpointer data)
+{
+  GateGuard *guard = data;
+  struct pollfd fds[2] = { { guard->report, POLLIN, 0 }, { guard->stop[0], POLLIN, 0 } };
+
+  while (poll (fds, 2, -1) < 0 && errno == EINTR)
+    ;
+  if (fds[1].revents == 0 && fds[0].revents != 0)
+    {
+      g_atomic_int_set (&guard->state->command_gone, TRUE);
+      g_cancellable_cancel (guard->state->cancel);
+    }
+  return NULL;
+}
+
+static void
+gate_guard_start (GateGuard *guard, RunState *state, int report)
+{
+  guard->state = state;
+  guard->report = report;
+  if (!g_unix_open_pipe (guard->stop, FD_CLOEXEC, NULL))
+    return;   /* unguarded: the death is then seen once the locks are held */
+  guard->thread = g_thread_new ("tessera-gate", gate_guard_thread, guard);
+}
+
+static void
+gate_guard_stop (GateGuard *guard)
+{
+  if (guard->thread == NULL)
+    return;
+  while (write (guard->stop[1], "", 1) < 0 && errno == EINTR)
+    ;
+  g_thread_join (guard->thread);
+  guard->thread = NULL;
+  close (guard->stop[0]);
+  close (guard->stop[1]);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (GateGuard, gate_guard_stop)
+
+/* Acquires every need at once, or none (see
+ * tessera_dynamic_dependency_locks_acquire_all): a waiting run holds
+ * nothing, and two runs never deadlock. A need larger than its resource
+ * ends the run at once (69), unless @wait_for_capacity: then it waits
+ * for the resource to grow, as the library does. */
+static int
+acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *locks, double timeout,
+             gboolean no_wait, gboolean wait_for_capacity, RunState *state, int report)
+{
+  /* Stopped on every return: a waiting command is guarded (a run that
+   * does not wait starts no thread for it). */
+  g_auto(GateGuard) guard = { NULL, -1, { -1, -1 }, NULL };
+  g_autoptr(GPtrArray) deps = g_ptr_array_new_with_free_func (g_object_unref);
+  gint64 deadline = no_wait ? g_get_monotonic_time ()
+                    : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
+  gboolean shown = FALSE;
+  gint64 since = 0, last_report = 0;
+  g_autofree char *told_reason = NULL;
+  GPtrArray *held;
+
+  for (guint i = 0; i < needs->len; i++)
+    {
+      Need *need = g_ptr_array_index (needs, i);
+      g_autoptr(GError) error = NULL;
+      TesseraDynamicDependency *dep =
+        tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (need->resource), job,
+                                                    need->request, &error);
+
+      if (dep == NULL)
+        return fail (oserr_or (error, EXIT_USAGE), "%s: %s", need->name, error->message);
+      g_ptr_array_add (deps, dep);
+    }
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      gint64 now = g_get_monotonic_time ();
+      /* One try first, to say at once that we wait; then slices to
+       * refresh the waiting line (events still wake us; a signal cancels
+       * the wait). */
+      double slice = !shown ? 0
+                     : interactive ? 1.0
+                     : MAX (0, (last_report + WAITING_REPORT_INTERVAL - now) / 1e6);
+      const char *reason;
+      const char *why;
+      const GError *refusal;
+      Need *need;
+      gboolean acquired;
+      gboolean grow;
+
+      if (deadline >= 0)
+        slice = MIN (slice, MAX (0, (deadline - now) / 1e6));
+      /* The first try's warnings are held (and the opening's, see
+       * defer_log()): when it fails on a folder that cannot be read, the
+       * error says what the warning of the look did. */
+      if (!shown)
+        hold_log ();
+      acquired = tessera_dynamic_dependency_locks_acquire_all (locks, (TesseraDynamicDependency **) deps->pdata,
+                                                               deps->len, slice, state->cancel, &error);
+      if (!shown)
+        {
+          if (error != NULL)
+            drop_log_said_by (error->message);
+          if (tessera_dynamic_dependency_locks_get_refusal (locks) != NULL)
+            drop_log_said_by (tessera_dynamic_dependency_locks_get_refusal (locks)->message);
+          release_log (TRUE);
+        }
+      if (acquired)
+        break;
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          clear_line ();
+          return 128 + g_atomic_int_get (&state->pending_signal);
+        }
+      need = need_of (needs, deps, tessera_dynamic_dependency_locks_get_waiting_for (locks));
+      if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+        {
+          clear_line ();
+          return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
+                       : oserr_or (error, is_io_error (error) ? EXIT_IOERR : 1), "%s: %s", need->name,
+                       error->message);
+        }
+      /* The type's refusal says why, in its words: the resource is
+       * full for this request, or smaller than it. Without one, a peer
+       * keeps the folder locked: said once, or with the failure. */
+      refusal = tessera_dynamic_dependency_locks_get_refusal (locks);
+      grow = g_error_matches (refusal, TESSERA_ERROR, TESSERA_ERROR_OVER_CAPACITY);
+      why = refusal != NULL ? refusal->message : NULL;
+      reason = refusal == NULL ? tessera_dynamic_dependency_locks_get_waiting_reason (locks) : NULL;
+      /* Larger than the resource, which no release will change: as
+       * Slurm refuses a job larger than the cluster. */
+      if (grow && !wait_for_capacity)
+        {
+          clear_line ();
+          /* Translators: "gpu: gpu has 0 device(s) with at least 0 MiB,
+           * fewer than the 1 asked for (--wait-for-capacity waits for it
+           * to grow)"; the second %s is the resource type's reason */
+          return fail (EXIT_UNAVAILABLE, _("%s: %s (--wait-for-capacity waits for it to grow)"), need->name, why);
+        }
+      if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+        {
+          clear_line ();
+          if (why == NULL && reason != NULL && g_strcmp0 (reason, told_reason) != 0)
+            why = reason;
+          if (why != NULL)
+            return fail (state->conflict_status,
+                         no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"), need->name, why);
+          return fail (state->conflict_status, no_wait ? _("%s is not available") : _("timed out waiting for %s"),
+                       need->name);
+        }
+      if (!shown)
+        {
+          since = last_report = g_get_monotonic_time ();
+          if (report >= 0)
+            gate_guard_start (&guard, state, report);
+        }
+      if (reason != NULL && g_strcmp0 (reason, told_reason) != 0)
+        {
+          clear_line ();
+          g_printerr (_("tessera: %s\n"), reason);
+          g_free (told_reason);
+          told_reason = g_strdup (reason);
+        }
+      show_waiting (need, why, grow, since, &last_report);
+      shown = TRUE;
+    }
+  if (shown)
+    clear_line ();
+  /* The locks come in the order of the needs. */
+  held = tessera_locks_get_locks (TESSERA_LOCKS (locks));
+  for (guint i = 0; i < needs->len; i++)
+    ((Need *) g_ptr_array_index (needs, i))->lock = g_object_ref (g_ptr_array_index (held, i));
+  return 0;
+}
+
+/* A lock file of ours that disappears while the command runs (a
+ * `clean --force`, a peer's mistaken verdict, an older Tessera) means our
+ * share may be handed to another run: say so once per resource, and with
+ * --on-lost=end end the command (SIGTERM). Checked every second. */
+typedef struct
+{
+  GPtrArray *paths;     /* lock file paths, one per need */
+  GPtrArray *names;     /* the needs' names */
+  GHashTable *told;     /* paths already reported */
+  gboolean end;
+  RunState *state;
+  GArray *stats;        /* each lock file's stat when the command started */
+  GPtrArray *texts;     /* and its text (NULL: none could be read) */
+} LostWatch;
+
+/* The text of the lock file @path (never followed, never a FIFO), at
+ * most a mebibyte; NULL when it cannot be read. */
+static char *
+read_own_lock_file (const char *path, struct stat *st)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  char buffer[4096];
+  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0)
+    return NULL;
+  if (fstat (fd, st) < 0 || !S_ISREG (st->st_mode))
+    {
+      close (fd);
+      return NULL;
+    }
+  while (text->len < 1024 * 1024)
+    {
+      gssize n = read (fd, buffer, sizeof buffer);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      g_string_append_len (text, buffer, n);
+    }
+  close (fd);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+/* Whether this run's lock file @i was rewritten since the command
+ * started: another file in its place (a rename), or other content. */
+static gboolean
+lock_file_rewritten (LostWatch *w, guint i, const struct stat *now)
+{
+  const struct stat *then = &g_array_index (w->stats, struct stat, i);
+  const char *text = g_ptr_array_index (w->texts, i);
+  g_autofree char *now_text = NULL;
+  struct stat st;
+
+  if (text == NULL)
+    return FALSE;
+  if (now->st_dev != then->st_dev || now->st_ino != then->st_ino)
+    return TRUE;
+  if (now->st_size == then->st_size && now->st_mtim.tv_sec == then->st_mtim.tv_sec &&
+      now->st_mtim.tv_nsec == then->st_mtim.tv_nsec && now->st_ctim.tv_sec == then->st_ctim.tv_sec &&
+      now->st_ctim.tv_nsec == then->st_ctim.tv_nsec)
+    return FALSE;
+  now_text = read_own_lock_file (g_ptr_array_index (w->paths, i), &st);
+  return now_text != NULL && (st.st_ino != then->st_ino || !g_str_equal (now_text, text));
+}
+
+/* Sends @signum to the command's watcher while it runs (the fence's way
+ * to end the command where it cannot list its descendants). */
+static void
+signal_command (int signum, gpointer data)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  if (state->child != 0)
+    kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
+}
+
+static gboolean
+check_lost (gpointer data)
+{
+  LostWatch *w = data;
+
+  for (guint i = 0; i < w->paths->len; i++)
+    {
+      const char *path = g_ptr_array_index (w->paths, i);
+      struct stat st;
+
+      gboolean gone;
+
+      if (path == NULL || g_hash_table_contains (w->told, path))
+        continue;
+      gone = lstat (path, &st) < 0;
+      if ((gone && errno != ENOENT) || (!gone && !lock_file_rewritten (w, i, &st)))
+        continue;
+      g_hash_table_add (w->told, (gpointer) path);
+      {
+        g_autofree char *shown = escape_name (path, TRUE);
+        if (gone)
+          g_printerr (_("tessera: %s: this run's lock file %s is gone: its share may be handed to another run\n"),
+                      (const char *) g_ptr_array_index (w->names, i), shown);
+        else
+          g_printerr (_("tessera: %s: this run's lock file %s was rewritten by someone else: "
+                        "its share may be handed to another run\n"),
+                      (const char *) g_ptr_array_index (w->names, i), shown);
+      }
+      if (w->end)
+        {
+          g_mutex_lock (&w->state->lock);
+          if (w->state->child != 0)
+            kill (w->state->child, SIGTERM);
+          g_mutex_unlock (&w->state->lock);
+        }
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+forward_signal (gpointer data, int signum)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  if (state->child == 0)
+    {
+      g_atomic_int_set (&state->pending_signal, signum);
+      g_cancellable_cancel (state->cancel);
+    }
+  /* Ctrl-C on a shared terminal already reached the child. */
+  else if (!(signum == SIGINT && state->share_terminal))
+    kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
+  return G_SOURCE_CONTINUE;
+}
+
+/* Whether Ctrl-C on our controlling terminal reaches the command by itself:
+ * we are in the terminal's foreground process group, which the command
+ * shares. Judged from the controlling terminal, not from stdin, which may
+ * be a file or /dev/null while the terminal still sends SIGINT. */
+static gboolean
+in_terminal_foreground (void)
+{
+  int fd = open ("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  gboolean foreground;
+
+  if (fd < 0)
+    return FALSE;
+  foreground = tcgetpgrp (fd) == getpgrp ();
+  close (fd);
+  return foreground;
+}
+
+/* The signals a run catches: SIGINT, SIGTERM and SIGHUP, unless ignored at
+ * start (nohup): those stay ignored, here and in the command. */
+static sigset_t run_signals;
+
+/* They are blocked in every thread (before any exists) and taken here
+ * with sigtimedwait(): no handler interrupts whatever a thread is doing,
+ * and none can defer them (sanitizers delay handlers to safe points). */
+/* How often a run looks at its main thread while it opens its resources
+ * or settles (see RunState). */
+#define OPEN_SAMPLE_US (G_USEC_PER_SEC / 10)
+
+/* While the resources open or the run settles (see RunState): what the
+ * main thread waits for, when it waits for a lock a peer keeps, to be said. */
+static char *
+main_thread_lock_wait (void)
+{
+  gboolean unknown;
+  char *words = tessera_lock_wait_describe (getpid (), &unknown);
+
+  /* Cannot be told (no /proc): take the deadline as it comes. */
+  return words == NULL && unknown ? g_strdup (_("its folder stays locked by another process")) : words;
+}
+
+/* What the signal thread watches the main thread for: nothing (a
+ * command runs, or no resource is open yet), the opening, or the
+ * settling (see RunState). Under the state's lock. */
+typedef enum
+{
+  WATCH_NONE,
+  WATCH_OPENING,
+  WATCH_SETTLING,
+} WatchPhase;
+
+static WatchPhase
+watch_phase (RunState *state)
+{
+  if (state->opening != NULL)
+    return WATCH_OPENING;
+  if (state->settling && (state->child == 0 || !state->gate_open))
+    return WATCH_SETTLING;
+  return WATCH_NONE;
+}
+
+static gpointer
+signal_thread (gpointer data)
+{
+  RunState *state = &run_state;
+  g_autofree char *waiting = NULL;   /* what the main thread was last seen waiting for */
+  gint64 waiting_since = 0, sampled = 0;
+  gboolean noted = FALSE;
+  WatchPhase last_phase = WATCH_NONE;
+  int settle_signal = 0;             /* a signal that came while settling */
+
+  for (;;)
+    {
+      WatchPhase phase;
+      struct timespec ts;
+      int signum, saved;
+      gint64 now;
+
+      g_mutex_lock (&state->lock);
+      phase = watch_phase (state);
+      g_mutex_unlock (&state->lock);
+      /* While opening or settling, look at the main thread ten times a
+       * second; otherwise once a second, for the next phase (the main
+       * thread does not wake us). */
+      ts.tv_sec = phase != WATCH_NONE ? 0 : 1;
+      ts.tv_nsec = phase != WATCH_NONE ? OPEN_SAMPLE_US * 1000 : 0;
+      signum = sigtimedwait (&run_signals, NULL, &ts);
+      saved = errno;
+
+      g_mutex_lock (&state->lock);
+      phase = watch_phase (state);
+      /* Still opening: nothing is held, end here. */
+      if (phase == WATCH_OPENING && signum > 0)
+        {
+          end_deferred_log ();
+          _exit (128 + signum);
+        }
+      /* Each phase waits, and is told of, on its own. */
+      if (phase != last_phase)
+        {
+          g_clear_pointer (&waiting, g_free);
+          noted = FALSE;
+          settle_signal = 0;
+          last_phase = phase;
+        }
+      if (phase == WATCH_SETTLING && signum > 0)
+        settle_signal = signum;
+      now = g_get_monotonic_time ();
+      /* Looked at on each tick, and afresh when a signal comes: the
+       * last tick's look may be a tenth of a second old. */
+      if (phase != WATCH_NONE && (signum > 0 || saved == EAGAIN))
+        {
+          g_autofree char *words = main_thread_lock_wait ();
+
+          /* Two samples far apart (the run was stopped, or starved):
+           * what came between is unknown, so the wait starts again. */
+          if (words == NULL || g_strcmp0 (words, waiting) != 0 || now - sampled > 5 * OPEN_SAMPLE_US)
+            waiting_since = now;
+          sampled = now;
+          g_free (waiting);
+          waiting = g_steal_pointer (&words);
+          /* A peer kept the lock a whole grace, past the deadline. */
+          if (waiting != NULL && phase == WATCH_OPENING && state->open_deadline >= 0 &&
+              now >= state->open_deadline && now - waiting_since >= OPEN_GRACE_US)
+            {
+              fail (0, state->no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
+                    state->opening, waiting);
+              _exit (state->conflict_status);
+            }
+          if (waiting != NULL && !noted && now - waiting_since >= TESSERA_LOCK_NOTE_US)
+            {
+              tessera_lock_wait_say (waiting);
+              noted = TRUE;
+            }
+        }
+      /* Settling behind a peer's lock for a grace, told to end: the
+       * command is gone or never ran, so ending here leaves only a dead
+       * holder's lock files. A shorter wait (a peer's critical section)
+       * ends as usual. */
+      if (phase == WATCH_SETTLING && settle_signal != 0 && waiting != NULL &&
+          now - waiting_since >= OPEN_GRACE_US)
+        {
+          fail (0, _("interrupted while %s; what this run held is taken back as a dead holder's"), waiting);
+          _exit (128 + settle_signal);
+        }
+      g_mutex_unlock (&state->lock);
+      if (signum > 0)
+        forward_signal (state, signum);
+    }
+  return NULL;
+}
+
+/* Before any thread exists, so that all of them block the signals. */
+static void
+start_signal_thread (void)
+{
+  const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+
+  sigemptyset (&run_signals);
+  for (guint i = 0; i < G_N_ELEMENTS (caught); i++)
+    if (!sigismember (&start_ignored, caught[i]))
+      sigaddset (&run_signals, caught[i]);
+  pthread_sigmask (SIG_BLOCK, &run_signals, NULL);
+  g_thread_unref (g_thread_new ("tessera-signals", signal_thread, NULL));
+}
+
+static void
+child_exited (GPid pid, int wait_status, gpointer data)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  state->child = 0;
+  g_mutex_unlock (&state->lock);
+  state->wait_status = wait_status;
+  g_main_loop_quit (state->loop);
+}
+
+static char *
+job_task_id (const char *name, const char *command)
+{
+  g_autofree char *base = g_path_get_basename (name ? name : command);
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = base; *p && s->len < 64; p++)
+    g_string_append_c (s, g_ascii_isalnum (*p) || *p == '-' || *p == '_' ? *p : (*p == '.' ? '_' : '-'));
+  if (s->len == 0)
+    g_string_append (s, "run");
+  return g_string_free (s, FALSE);
+}
+
+/* Holds the job (its lock, kept by the command too) and forks the
+ * command behind its gate; the job names it from now on. An exit status
+ * on failure, else 0. */
+/* A run's end: its job files go through the folder it made (see
+ * tessera_job_remove_file), then the folder, which is empty by then
+ * (rmdir removes no link, and no folder with anything in it). */
+static void
+remove_job_files (TesseraJob *job, const char *job_dir)
+{
+  g_autofree char *lock_path = tessera_job_dup_lock_path (job);
+  g_autofree char *lock_name = g_path_get_basename (lock_path);
+
+  tessera_job_remove_file (job, "locks.json");
+  tessera_job_unhold (job);
+  tessera_job_remove_file (job, lock_name);
+  g_rmdir (job_dir);
+}
+
+static int
+start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, int *job_lock_number,
+               TesseraProcess **child_process)
+{
+  g_autoptr(GPtrArray) resources = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  int job_lock_fd, status = 0;
+
+  /* The job lock is taken before the command is forked, which keeps a
+   * descriptor of it: the lock then lasts exactly as long as the holding
+   * (flock(1) passes its lock the same way), which is what a judge that
+   * cannot see our pids (another host or pid namespace) uses. */
+  if (!tessera_job_hold (job, &error))
+    return fail (oserr_or (error, is_io_error (error) ? EXIT_IOERR : 1), "%s", error->message);
+  job_lock_fd = tessera_job_dup_lock_fd (job);
+
+  /* The command is the wrapper's stand-in: it gets its stdin, its other
+   * descriptors and its process group. It waits behind a gate that opens
+   * only once its locks are held and the lock files name it: they stay
+   * valid if this wrapper is killed, and any peer reclaims them once the
+   * command is gone. Were this wrapper killed before the gate opens, the
+   * gate reads end-of-file and the command never runs without a valid
+   * holding. */
+  for (guint i = 0; i < needs->len; i++)
+    g_ptr_array_add (resources, ((Need *) g_ptr_array_index (needs, i))->resource);
+  gate_die_with_wrapper = tessera_fence_needed (resources);
+  /* And what the command starts comes back to us when orphaned, for
+   * the fence to end it too. */
+  if (gate_die_with_wrapper && prctl (PR_SET_CHILD_SUBREAPER, 1) < 0)
+    g_printerr (_("tessera: cannot become the subreaper of the command's processes: %s\n"), g_strerror (errno));
+  /* A command that is gone before its gate opens must not kill us. */
+  signal (SIGPIPE, SIG_IGN);
+  if (!gated_spawn (command, job_lock_fd, child, &error))
+    status = fail (oserr_or (error, 1), "%s", error->message);
+  /* The command has its copy, under the same number. */
+  *job_lock_number = job_lock_fd;
+  if (job_lock_fd >= 0)
+    close (job_lock_fd);
+  if (status == 0)
+    {
+      *child_process = tessera_process_new_local (child->pid);
+      if (!tessera_job_set_process (job, *child_process, &error))
+        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+    }
+  return status;
+}
+
+/* -n is --no-wait, as in flock(1); it was --need: said when it is
+ * followed by what --need takes. */
+static gboolean run_short_n;
+static gboolean run_no_wait;
+
+static gboolean
+set_no_wait (const char *option_name, const char *value, gpointer data, GError **error)
+{
+  run_no_wait = TRUE;
+  if (g_str_equal (option_name, "-n"))
+    run_short_n = TRUE;
+  return TRUE;
+}
+
+/* The exit status -E N (--conflict-exit-code) gives: 0 to 255, as
+ * flock(1)'s. */
+static gboolean
+parse_exit_code (const char *text, int *code, int *status)
+{
+  guint64 value;
+
+  if (!g_ascii_string_to_unsigned (text, 10, 0, 255, &value, NULL))
+    {
+      *status = fail (EXIT_USAGE, _("--conflict-exit-code wants an exit status from 0 to 255, not “%s”"), text);
+      return FALSE;
+    }
+  *code = (int) value;
+  return TRUE;
+}
+
+int
+cmd_run (int argc, char **argv)
+{
+  g_auto(GStrv) need_args = NULL;
+  g_auto(GStrv) command = NULL;
+  g_autofree char *job_name = NULL;
+  g_autofree char *timeout_text = NULL;
+  g_autofree char *on_lost_text = NULL;
+  g_autofree char *conflict_text = NULL;
+  gboolean on_lost_end = FALSE;
+  double timeout = -1;
+  gboolean no_wait = FALSE;
+  gboolean wait_for_capacity = FALSE;
+  int conflict_status = EXIT_TEMPFAIL;
+  int after_dashes = -1;
+  /* A callback is given as data; ISO C has no cast between the two. */
+  const union { GOptionArgFunc func; gpointer data; } no_wait_callback = { .func = set_no_wait };
+  const GOptionEntry entries[] = {
+    { "need", 0, 0, G_OPTION_ARG_STRING_ARRAY, &need_args,
+      N_("A resource the command needs, with what of it (e.g. cpu=4, gpu=1:16G, db=shared)"), N_("NAME[=REQUEST]") },
+    { "timeout", 'w', 0, G_OPTION_ARG_STRING, &timeout_text, N_("Give up after SECONDS (exit 75, or -E's)"),
+      N_("SECONDS") },
+    { "no-wait", 'n', G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, no_wait_callback.data,
+      N_("Give up at once when something is not free (exit 75, or -E's)"), NULL },
+    { "conflict-exit-code", 'E', 0, G_OPTION_ARG_STRING, &conflict_text,
+      N_("The exit status when the run gives up, at once or at its timeout (75 by default)"), N_("N") },
+    { "wait-for-capacity", 0, 0, G_OPTION_ARG_NONE, &wait_for_capacity,
+      N_("Wait for a resource smaller than the request to grow, instead of failing at once (exit 69)"), NULL },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &job_name, N_("The job's name in lock files (default: the command's)"), N_("NAME") },
+    { "on-lost", 0, 0, G_OPTION_ARG_STRING, &on_lost_text,
+      N_("When a lock file of this run disappears while the command runs: warn (default) or end the command"),
+      N_("warn|end") },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("--need NAME[=REQUEST]… [--timeout SECONDS | --no-wait] [-E N] [--wait-for-capacity] -- COMMAND "
+                   "[ARG…]"),
+                 _("Run COMMAND once every resource it needs is held, with the environment the locks provide "
+                   "(TESSERA_LOCKS, CUDA_VISIBLE_DEVICES…), and give them back when it ends. "
+                   "The exit status is the command's (128+N when killed by signal N)."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) needs = g_ptr_array_new_with_free_func ((GDestroyNotify) need_free);
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraProcess) child_process = NULL;
+  Gated child = { 0, -1, -1 };
+  int exec_errno;
+  int job_lock_number = -1;
+  gboolean fork_first, acquired = FALSE;
+  g_autoptr(GMainLoop) loop = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) env = NULL;
+  g_autofree char *state_dir = tessera_config_dup_state_dir ();
+  g_autofree char *identifier = NULL;
+  g_autofree char *task_id = NULL;
+  g_autofree char *job_dir = NULL;
+  int job_dir_fd = -1;
+  g_autofree char *job_uri = NULL;
+  g_autofree char *locks_path = NULL;
+  /* What --on-lost and the fence watch, one of each per need. */
+  g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
+  g_autoptr(GArray) lost_stats = g_array_new (FALSE, TRUE, sizeof (struct stat));
+  g_autoptr(GPtrArray) lost_texts = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) lost_resources = g_ptr_array_new ();
+  int status = 0;
+
+  g_option_context_set_strict_posix (context, TRUE);
+  /* After the first “--”: the command, unless the parse stops before. */
+  for (int i = 1; i < argc; i++)
+    if (g_str_equal (argv[i], "--"))
+      {
+        after_dashes = argc - i - 1;
+        break;
+      }
+  if (!parse (context, &argc, &argv, &status))
+    return status;
+  no_wait = run_no_wait;
+  /* `-n cpu=4 -- COMMAND`, -n taken for --need: the parse stopped at
+   * cpu=4, before the “--”. */
+  if (run_short_n && (need_args == NULL ||
+                      (command != NULL && after_dashes >= 0 && g_strv_length (command) > (guint) after_dashes) ||
+                      (command != NULL && command[0] != NULL && strchr (command[0], '=') != NULL)))
+    return fail (EXIT_USAGE, _("-n means --no-wait (as in flock(1)): name what the command needs with "
+                               "--need NAME[=REQUEST]"));
+  if (command == NULL || command[0] == NULL)
+    return fail (EXIT_USAGE, _("no command to run (put it after “--”)"));
+  if (need_args == NULL || need_args[0] == NULL)
+    return fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
+  if (conflict_text != NULL && !parse_exit_code (conflict_text, &conflict_status, &status))
+    return status;
+  if (timeout_text != NULL)
+    {
+      if (!parse_seconds ("--timeout", timeout_text, TRUE, &timeout, &status))
+        return status;
+      if (isinf (timeout))
+        timeout = -1;   /* for ever, as without --timeout */
+    }
+  if (no_wait && timeout_text != NULL)
+    return fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
+  if (on_lost_text != NULL && !g_str_equal (on_lost_text, "warn") && !g_str_equal (on_lost_text, "end"))
+    return fail (EXIT_USAGE, _("--on-lost wants “warn” or “end”, not “%s”"), on_lost_text);
+  on_lost_end = g_strcmp0 (on_lost_text, "end") == 0;
+  /* Signals are caught from here on (opening resources starts threads). */
+  run_state.share_terminal = in_terminal_foreground ();
+  run_state.cancel = g_cancellable_new ();
+  run_state.opening = g_strdup ("");
+  run_state.no_wait = no_wait;
+  run_state.conflict_status = conflict_status;
+  lock_note_started = TRUE;
+  run_state.open_deadline = no_wait ? g_get_monotonic_time ()
+                            : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
+  quiet_notices = TRUE;
+  start_signal_thread ();
+  if ((config = load_config (&status)) == NULL)
+    return status;
+  defer_log ();
+
+  for (guint i = 0; need_args[i] != NULL; i++)
+    {
+      g_auto(GStrv) kv = g_strsplit (need_args[i], "=", 2);
+      Need *need;
+
+      if (kv[0] == NULL || *kv[0] == '\0')   /* g_strsplit ("") is empty */
+        return fail (EXIT_USAGE, _("“--need %s” names no resource (give NAME or NAME=REQUEST)"), need_args[i]);
+      need = g_new0 (Need, 1);
+      need->name = g_strdup (kv[0]);
+      need->request = g_strdup (kv[1]);
+      g_ptr_array_add (needs, need);
+      for (guint j = 0; j + 1 < needs->len; j++)
+        if (g_str_equal (((Need *) g_ptr_array_index (needs, j))->name, need->name))
+          return fail (EXIT_USAGE, _("%s is needed twice"), need->name);
+      g_mutex_lock (&run_state.lock);
+      g_free (run_state.opening);
+      run_state.opening = g_strdup (need->name);
+      g_mutex_unlock (&run_state.lock);
+      need->resource = open_resource (config, need->name, &status);
+      if (need->resource == NULL)
+        return status;
+    }
+  g_mutex_lock (&run_state.lock);
+  g_clear_pointer (&run_state.opening, g_free);
+  g_mutex_unlock (&run_state.lock);
+  g_ptr_array_sort (needs, compare_needs);
+
+  /* A job in experimaestro's layout: <state>/jobs/<id>/<task>, holding
+   * <task>.lock and writing <task>.pid. */
+  task_id = job_task_id (job_name, command[0]);
+  identifier = g_strdup_printf ("%s-%d-%08x", g_get_host_name (), (int) getpid (), g_random_int ());
+  for (char *p = identifier; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
+      *p = '-';
+  job_dir = dup_job_folder (needs, state_dir, identifier, &job_dir_fd, &error);
+  if (job_dir == NULL)
+    return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+  job_uri = g_build_filename (job_dir, task_id, NULL);
+  /* The job's files go through the folder just checked, never by path. */
+  job = tessera_job_new_at (task_id, identifier, job_uri, job_dir_fd, &error);
+  close (job_dir_fd);
+  if (job == NULL)
+    return fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
+  /* A run that may wait forks its command first, so that the lock files
+   * name it from their first version (one write each). One that may not
+   * wait does so once it holds: on a busy resource it then starts nothing
+   * (the second write costs less than a fork that comes to nothing). */
+  fork_first = !no_wait;
+  if (fork_first)
+    status = start_command (needs, job, command, &child, &job_lock_number, &child_process);
+  else
+    {
+      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+
+      if (!tessera_job_set_process (job, self, &error))
+        status = fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
+    }
+  if (status == 0)
+    {
+      interactive = isatty (2);
+      status = acquire_all (needs, job, locks, timeout, no_wait, wait_for_capacity, &run_state,
+                            fork_first ? child.report : -1);
+      acquired = status == 0;
+      g_mutex_lock (&run_state.lock);
+      run_state.settling = TRUE;
+      g_mutex_unlock (&run_state.lock);
+    }
+  if (status == 0)
+    {
+      locks_path = g_build_filename (job_dir, "locks.json", NULL);
+      if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
+        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+      /* The command finds locks.json by path: it must lead there. */
+      else if (!tessera_job_folder_is_at_path (job))
+        status = fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"),
+                       job_dir);
+    }
+  if (status == 0 && !fork_first)
+    status = start_command (needs, job, command, &child, &job_lock_number, &child_process);
+  /* From here a signal goes to the child (at its gate, it ends there);
+   * one that came before stops everything. */
+  if (status == 0)
+    {
+      g_mutex_lock (&run_state.lock);
+      run_state.child = child.pid;
+      g_mutex_unlock (&run_state.lock);
+      if (g_atomic_int_get (&run_state.pending_signal) != 0)
+        status = 128 + g_atomic_int_get (&run_state.pending_signal);
+    }
+  if (status != 0)
+    {
+      /* Nothing is held on a failure: all or none. The command never runs. */
+      if (child.pid > 0)
+        {
+          int wstatus;
+
+          gated_open (&child, FALSE, NULL);
+          wstatus = gated_wait (child.pid);
+          /* Ended as its command did; a signal of ours takes precedence,
+           * also one that came after the guard had ended the wait. */
+          if (!acquired && g_atomic_int_get (&run_state.command_gone) &&
+              g_atomic_int_get (&run_state.pending_signal) != 0)
+            status = 128 + g_atomic_int_get (&run_state.pending_signal);
+          else if (!acquired && g_atomic_int_get (&run_state.command_gone))
+            {
+              status = exit_status_of (wstatus);
+              if (WIFSIGNALED (wstatus))
+                g_printerr (_("tessera: the command was killed by signal %d (%s) while this run waited; "
+                              "nothing was taken\n"), WTERMSIG (wstatus), g_strsignal (WTERMSIG (wstatus)));
+              else
+                g_printerr (_("tessera: the command ended (status %d) while this run waited; nothing was taken\n"),
+                            status);
+            }
+        }
+      if (acquired)
+        release_or_say (TESSERA_LOCK (locks));
+      remove_job_files (job, job_dir);
+      return status;
+    }
+
+  env = g_get_environ ();
+  env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
+  /* The command's copy of the job lock, under the number it had here. */
+  if (job_lock_number >= 0)
+    {
+      g_autofree char *text = g_strdup_printf ("%d", job_lock_number);
+      env = g_environ_setenv (env, "TESSERA_JOB_LOCK_FD", text, TRUE);
+    }
+  for (guint i = 0; i < needs->len; i++)
+    {
+      g_auto(GStrv) extra = tessera_dynamic_dependency_lock_dup_environment (((Need *) g_ptr_array_index (needs, i))->lock);
+      for (guint j = 0; extra != NULL && extra[j] != NULL; j++)
+        {
+          g_auto(GStrv) kv = g_strsplit (extra[j], "=", 2);
+          env = g_environ_setenv (env, kv[0], kv[1] ? kv[1] : "", TRUE);
+        }
+    }
+
+  /* A run that forked its command first names it in its lock files
+   * already: then this writes nothing more (unless a resource type does
+   * more on job_started). With --no-wait it names the command now. */
+  if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
+    g_printerr (_("tessera: %s\n"), error->message);
+  /* What --on-lost compares with, read before the command runs: once it
+   * runs, nothing on the pool's file system may come before the fence
+   * starts (a file server that hangs there would keep it from ever
+   * starting). */
+  for (guint i = 0; i < needs->len; i++)
+    {
+      Need *need = g_ptr_array_index (needs, i);
+
+      /* None for a pool in another store (etcd), which has no lock
+       * file to look at: its lease and the fence keep watch. */
+      char *lock_path = tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock);
+      struct stat st = { 0 };
+
+      g_ptr_array_add (lost_paths, lock_path);
+      g_ptr_array_add (lost_names, need->name);
+      /* As the command starts with it: what a rewrite would change. */
+      g_ptr_array_add (lost_texts, lock_path != NULL ? read_own_lock_file (lock_path, &st) : NULL);
+      g_array_append_val (lost_stats, st);
+      g_ptr_array_add (lost_resources, need->resource);
+    }
+  /* Open before the gate is: from here no lock a peer keeps comes before
+   * the command runs (a failed exec reaps it, and the run settles). */
+  g_mutex_lock (&run_state.lock);
+  run_state.gate_open = TRUE;
+  g_mutex_unlock (&run_state.lock);
+  exec_errno = gated_open (&child, TRUE, env);
+  if (exec_errno != 0)
+    {
+      gated_wait (child.pid);
+      g_mutex_lock (&run_state.lock);
+      run_state.child = 0;
+      g_mutex_unlock (&run_state.lock);
+      if (exec_errno == ENOENT && strchr (command[0], '/') == NULL)
+        fail (127, _("%s: command not found"), command[0]);
+      else
+        fail (126, _("cannot run “%s”: %s"), command[0], g_strerror (exec_errno));
+      status = exec_errno == ENOENT || exec_errno == ENOTDIR ? 127 : 126;
+    }
+  else
+    {
+      g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
+      LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state, lost_stats, lost_texts };
+      TesseraFence *fence;
+      guint lost_source;
+
+      loop = g_main_loop_new (NULL, FALSE);
+      run_state.loop = loop;
+      g_child_watch_add (child.pid, child_exited, &run_state);
+      lost_source = g_timeout_add_seconds (1, check_lost, &lost);
+      fence = tessera_fence_start (lost_resources, lost_names, child.pid, signal_command, &run_state);
+      g_main_loop_run (loop);
+      g_source_remove (lost_source);
+      status = tessera_fence_fenced (fence) ? TESSERA_EXIT_FENCED : exit_status_of (run_state.wait_status);
+      tessera_fence_stop (fence);
+    }
+  gated_close (&child);
+  /* Orphans that came back to us as their subreaper and have ended. */
+  if (gate_die_with_wrapper)
+    while (waitpid (-1, NULL, WNOHANG) > 0)
+      ;
+
+  tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
+  release_or_say (TESSERA_LOCK (locks));
+  remove_job_files (job, job_dir);
+  return status;
+}

@@ -1,0 +1,75 @@
+/* tessera-status.c: `tessera status`: what each resource holds, who
+ * holds it, and why.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "tessera-config.h"
+
+#include "tessera-tool.h"
+
+int
+cmd_status (int argc, char **argv)
+{
+  gboolean as_json = FALSE;
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &as_json, N_("Print JSON (see the man page for its fields)"), NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context =
+    new_context (_("[NAME…]"), _("Show each resource's capacity, what is free, and its holders."), entries);
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) names = NULL;
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  int status = 0;
+
+  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
+      (names = selected_names (config, argc, argv, &status)) == NULL)
+    return status;
+
+  /* status only looks: it works on a read-only mount and on a pool it may
+   * not change, and a resource it cannot read hides none of the others. */
+  tessera_config_set_read_only (config, TRUE);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "resources");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = g_ptr_array_index (names, i);
+      int one_status = 0;
+      g_autofree char *why = NULL;
+      TesseraTrackedDynamicResource *resource = open_resource_why (config, name, TRUE, &one_status, &why);
+      g_autoptr(JsonNode) node = NULL;
+      g_autoptr(GError) unusable = NULL;
+
+      if (resource == NULL)
+        {
+          if (status == 0)
+            status = one_status;
+          /* Listed all the same: a resource is never silently missing. */
+          if (as_json)
+            json_builder_add_value (builder, describe_unreadable (config, name, why));
+          continue;
+        }
+      node = describe (config, name, resource, TRUE, &unusable);
+      /* Said in the view (cannot be read: …), and in the exit status. */
+      if (unusable != NULL && status == 0)
+        status = oserr_or (unusable, is_io_error (unusable) ? EXIT_IOERR : 1);
+      if (as_json)
+        json_builder_add_value (builder, g_steal_pointer (&node));
+      else
+        print_description (node);
+    }
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  if (as_json)
+    {
+      g_autoptr(JsonNode) root = json_builder_get_root (builder);
+      g_autofree char *text = json_to_string (root, TRUE);
+      g_print ("%s\n", text);
+    }
+  return status;
+}

@@ -1,0 +1,150 @@
+/* tessera-tool.h: what the files of the `tessera` command share (its
+ * exit statuses, options and messages, the description of a resource,
+ * the gate its command starts behind, each command's entry point).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <tessera/tessera.h>
+
+#include "tessera-config.h"
+
+G_BEGIN_DECLS
+
+/* sysexits.h */
+#define EXIT_USAGE 64
+#define EXIT_NOHOST 68
+#define EXIT_UNAVAILABLE 69
+#define EXIT_OSERR 71
+#define EXIT_IOERR 74
+#define EXIT_TEMPFAIL 75
+#define EXIT_NOPERM 77
+#define EXIT_CONFIG 78
+
+/* A folder of the pool, opened where it is (never through a link). */
+#define FOLDER_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+/* An int descriptor closed when it goes out of scope. */
+#define AUTO_FD __attribute__ ((cleanup (close_if_open)))
+
+/* A started command: its pid, the write end of its gate, and the read end
+ * of the pipe on which it reports a failed exec (an errno). */
+typedef struct
+{
+  GPid pid;
+  int gate;
+  int report;
+} Gated;
+
+extern sigset_t start_ignored;
+extern struct rlimit start_nofile;
+extern gboolean start_nofile_raised;
+extern gboolean gate_die_with_wrapper;
+extern char *opt_config;
+extern gboolean lock_note_started;
+extern gboolean quiet_notices;
+
+/* tessera-clean.c */
+int
+open_own_folder_at (int dir_fd, const char *name);
+char *dup_runs_folder (const char *pool, int *own_fd_out);
+int
+cmd_clean (int argc, char **argv);
+void
+close_if_open (int *fd);
+
+/* tessera-describe.c */
+char *escape_name (const char *name, gboolean for_terminal);
+char *holder_name (TesseraDynamicLockFile *lock_file);
+const char *user_name (GHashTable *users, uid_t uid);
+JsonNode *describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
+                    GError **unusable_out);
+JsonNode *describe_unreadable (TesseraConfig *config, const char *name, const char *why);
+void
+format_description (JsonNode *node, GString *out);
+void
+print_description (JsonNode *node);
+
+/* tessera-gate.c */
+void
+remember_start_signals (void);
+gboolean
+gated_spawn (char **command, int keep_fd, Gated *gated, GError **error);
+void
+gated_close (Gated *gated);
+int
+gated_open (Gated *gated, gboolean go, char **env);
+int
+gated_wait (GPid pid);
+int
+exit_status_of (int wstatus);
+
+/* tessera-init.c */
+int
+cmd_init (int argc, char **argv);
+
+/* tessera-plugins.c */
+int
+cmd_plugins (int argc, char **argv);
+
+/* tessera-run.c */
+int
+cmd_run (int argc, char **argv);
+
+/* tessera-set.c */
+int
+cmd_set (int argc, char **argv);
+
+/* tessera-status.c */
+int
+cmd_status (int argc, char **argv);
+
+/* tessera-tool.c */
+int
+fail (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
+int
+try_help (const char *command);
+void
+print_out (const char *text);
+void
+print_err (const char *text);
+void
+release_or_say (TesseraLock *lock);
+GLogWriterOutput
+log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data);
+guint
+hold_log (void);
+void
+drop_log_said_by (const char *message);
+void
+release_log (gboolean show);
+void
+defer_log (void);
+void
+end_deferred_log (void);
+TesseraConfig *load_config (int *status);
+gboolean
+is_io_error (const GError *error);
+int
+oserr_or (const GError *error, int status);
+TesseraTrackedDynamicResource *open_resource_why (TesseraConfig *config, const char *name, gboolean check, int *status, char **why);
+TesseraTrackedDynamicResource *open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status);
+TesseraTrackedDynamicResource *open_resource (TesseraConfig *config, const char *name, int *status);
+GOptionContext *new_context (const char *parameters, const char *summary, const GOptionEntry *entries);
+gboolean
+parse (GOptionContext *context, int *argc, char ***argv, int *status);
+gboolean
+parse_seconds (const char *option, const char *text, gboolean infinite, double *seconds, int *status);
+GPtrArray *selected_names (TesseraConfig *config, int argc, char **argv, int *status);
+gboolean
+may_administer (const char *folder);
+gboolean
+is_others_entry (const char *folder, const char *job);
+
+/* tessera-watch.c */
+int
+cmd_watch (int argc, char **argv);
+
+G_END_DECLS
