@@ -40,7 +40,7 @@ KNOWN_PRIVATE_INCLUDES = {
     "tools/tessera-config.c: tessera-config-values-private.h",
     "tools/tessera-config.c: tessera-folder-path-private.h",
     "tools/tessera-set.c: tessera-config-values-private.h",
-    "tools/tessera-tool.c: tessera-folder-path-private.h",
+    "tools/tessera-options.c: tessera-folder-path-private.h",
     "tools/tessera-clean.c: tessera-folder-path-private.h",
     "tools/tessera-clean.c: tessera-temporary-name-private.h",
     "plugins/mutex/tessera-mutex-intents.c: tessera-folder-path-private.h",

@@ -46,105 +46,71 @@ extern char *opt_config;
 extern gboolean lock_note_started;
 extern gboolean quiet_notices;
 
-/* tessera-clean.c */
-int
-open_own_folder_at (int dir_fd, const char *name);
-char *dup_runs_folder (const char *pool, int *own_fd_out);
-int
-cmd_clean (int argc, char **argv);
-void
-close_if_open (int *fd);
+/* tessera-output.c: what the command says, and how it ends */
+int              fail                        (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
+int              try_help                    (const char *command);
+void             print_out                   (const char *text);
+void             print_err                   (const char *text);
+void             release_or_say              (TesseraLock *lock);
+GLogWriterOutput log_writer                  (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+                                              gpointer data);
+guint            hold_log                    (void);
+void             drop_log_since              (guint mark);
+void             drop_log_said_by            (const char *message);
+void             release_log                 (gboolean show);
+void             release_log_unless_deferred (void);
+void             defer_log                   (void);
+void             end_deferred_log            (void);
 
-/* tessera-describe.c */
-char *escape_name (const char *name, gboolean for_terminal);
-char *holder_name (TesseraDynamicLockFile *lock_file);
-const char *user_name (GHashTable *users, uid_t uid);
-JsonNode *describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
-                    GError **unusable_out);
-JsonNode *describe_unreadable (TesseraConfig *config, const char *name, const char *why);
-void
-format_description (JsonNode *node, GString *out);
-void
-print_description (JsonNode *node);
+/* tessera-options.c: options, the configuration, opening resources, who administers */
+TesseraConfig   *load_config                 (int *status);
+gboolean         is_io_error                 (const GError *error);
+int              oserr_or                    (const GError *error, int status);
+TesseraTrackedDynamicResource *open_resource_why  (TesseraConfig *config, const char *name, gboolean check,
+                                                   int *status, char **why);
+TesseraTrackedDynamicResource *open_resource_full (TesseraConfig *config, const char *name, gboolean check,
+                                                   int *status);
+TesseraTrackedDynamicResource *open_resource      (TesseraConfig *config, const char *name, int *status);
+GOptionContext  *new_context                 (const char *parameters, const char *summary,
+                                              const GOptionEntry *entries);
+gboolean         parse                       (GOptionContext *context, int *argc, char ***argv, int *status);
+gboolean         parse_seconds               (const char *option, const char *text, gboolean infinite,
+                                              double *seconds, int *status);
+GPtrArray       *selected_names              (TesseraConfig *config, int argc, char **argv, int *status);
+gboolean         may_administer              (const char *folder);
+gboolean         is_others_entry             (const char *folder, const char *job);
 
-/* tessera-gate.c */
-void
-remember_start_signals (void);
-gboolean
-gated_spawn (char **command, int keep_fd, Gated *gated, GError **error);
-void
-gated_close (Gated *gated);
-int
-gated_open (Gated *gated, gboolean go, char **env);
-int
-gated_wait (GPid pid);
-int
-exit_status_of (int wstatus);
+/* tessera-describe.c: a resource and its holders, described */
+char            *escape_name                 (const char *name, gboolean for_terminal);
+char            *holder_name                 (TesseraDynamicLockFile *lock_file);
+const char      *user_name                   (GHashTable *users, uid_t uid);
+JsonNode        *describe                    (TesseraConfig *config, const char *name,
+                                              TesseraTrackedDynamicResource *resource, gboolean fresh,
+                                              GError **unusable_out);
+JsonNode        *describe_unreadable         (TesseraConfig *config, const char *name, const char *why);
+void             format_description          (JsonNode *node, GString *out);
+void             print_description           (JsonNode *node);
 
-/* tessera-init.c */
-int
-cmd_init (int argc, char **argv);
+/* tessera-gate.c: the command, started behind a gate */
+void             remember_start_signals      (void);
+gboolean         gated_spawn                 (char **command, int keep_fd, Gated *gated, GError **error);
+void             gated_close                 (Gated *gated);
+int              gated_open                  (Gated *gated, gboolean go, char **env);
+int              gated_wait                  (GPid pid);
+int              exit_status_of              (int wstatus);
 
-/* tessera-plugins.c */
-int
-cmd_plugins (int argc, char **argv);
+/* tessera-clean.c: also what run uses of a pool's runs/ */
+void             close_if_open               (int *fd);
+int              open_own_folder_at          (int dir_fd, const char *name);
+char            *dup_runs_folder             (const char *pool, int *own_fd_out);
 
-/* tessera-run.c */
-int
-cmd_run (int argc, char **argv);
-
-/* tessera-set.c */
-int
-cmd_set (int argc, char **argv);
-
-/* tessera-status.c */
-int
-cmd_status (int argc, char **argv);
-
-/* tessera-tool.c */
-int
-fail (int status, const char *format, ...) G_GNUC_PRINTF (2, 3);
-int
-try_help (const char *command);
-void
-print_out (const char *text);
-void
-print_err (const char *text);
-void
-release_or_say (TesseraLock *lock);
-GLogWriterOutput
-log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data);
-guint
-hold_log (void);
-void
-drop_log_said_by (const char *message);
-void
-release_log (gboolean show);
-void
-defer_log (void);
-void
-end_deferred_log (void);
-TesseraConfig *load_config (int *status);
-gboolean
-is_io_error (const GError *error);
-int
-oserr_or (const GError *error, int status);
-TesseraTrackedDynamicResource *open_resource_why (TesseraConfig *config, const char *name, gboolean check, int *status, char **why);
-TesseraTrackedDynamicResource *open_resource_full (TesseraConfig *config, const char *name, gboolean check, int *status);
-TesseraTrackedDynamicResource *open_resource (TesseraConfig *config, const char *name, int *status);
-GOptionContext *new_context (const char *parameters, const char *summary, const GOptionEntry *entries);
-gboolean
-parse (GOptionContext *context, int *argc, char ***argv, int *status);
-gboolean
-parse_seconds (const char *option, const char *text, gboolean infinite, double *seconds, int *status);
-GPtrArray *selected_names (TesseraConfig *config, int argc, char **argv, int *status);
-gboolean
-may_administer (const char *folder);
-gboolean
-is_others_entry (const char *folder, const char *job);
-
-/* tessera-watch.c */
-int
-cmd_watch (int argc, char **argv);
+/* The commands, one file each */
+int              cmd_run                     (int argc, char **argv);
+int              cmd_status                  (int argc, char **argv);
+int              cmd_watch                   (int argc, char **argv);
+int              cmd_set                     (int argc, char **argv);
+int              cmd_clean                   (int argc, char **argv);
+int              cmd_init                    (int argc, char **argv);
+int              cmd_plugins                 (int argc, char **argv);
 
 G_END_DECLS
