@@ -241,6 +241,107 @@ test_rewrite_is_atomic (Fixture *f, gconstpointer data)
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
 }
 
+/* A lock whose job_before_start() counts its calls, and fails when told
+ * to: what tessera_dynamic_dependency_locks_job_before_start() calls on
+ * each of its locks, in order, until the first failure. */
+typedef struct
+{
+  TesseraDynamicDependencyLock parent_instance;
+  guint calls;
+  gboolean fails;
+} TestHookLock;
+
+typedef struct
+{
+  TesseraDynamicDependencyLockClass parent_class;
+} TestHookLockClass;
+
+GType test_hook_lock_get_type (void);
+G_DEFINE_TYPE (TestHookLock, test_hook_lock, TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK)
+
+static gboolean
+test_hook_lock_before_start (TesseraDynamicDependencyLock *lock, TesseraJob *job, GError **error)
+{
+  TestHookLock *self = (TestHookLock *) lock;
+
+  self->calls++;
+  if (self->fails)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "refused before start");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+test_hook_lock_class_init (TestHookLockClass *klass)
+{
+  TESSERA_DYNAMIC_DEPENDENCY_LOCK_CLASS (klass)->job_before_start = test_hook_lock_before_start;
+}
+
+static void
+test_hook_lock_init (TestHookLock *self)
+{
+}
+
+/* The public calls that the command and the plugins do not make: the
+ * ipc.lock's path, the hook before a job starts over a set of locks, and
+ * deleting a lock file. */
+static void
+test_public_lock_calls (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, 2, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "pub", "1");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
+  g_autofree char *ipc = NULL;
+  g_autofree char *expected_ipc = g_build_filename (f->folder, "ipc.lock", NULL);
+  g_autofree char *path = g_build_filename (f->folder, "jobs", "pub@1.json", NULL);
+  TestHookLock *hooks[3];
+
+  g_assert_no_error (error);
+  dep = test_counter_dependency_new (counter, job, 1);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+
+  ipc = tessera_dynamic_dependency_lock_dup_ipc_lock_path (lock);
+  g_assert_cmpstr (ipc, ==, expected_ipc);
+  g_assert_true (g_file_test (ipc, G_FILE_TEST_IS_REGULAR));
+
+  /* Each lock's hook in order; the first failure stops the walk. */
+  for (guint i = 0; i < G_N_ELEMENTS (hooks); i++)
+    {
+      hooks[i] = g_object_new (test_hook_lock_get_type (), "dependency", dep, NULL);
+      tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (hooks[i]));
+    }
+  g_assert_true (tessera_dynamic_dependency_locks_job_before_start (locks, job, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (hooks); i++)
+    g_assert_cmpuint (hooks[i]->calls, ==, 1);
+  hooks[1]->fails = TRUE;
+  g_assert_false (tessera_dynamic_dependency_locks_job_before_start (locks, job, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_FAILED);
+  g_assert_cmpuint (hooks[0]->calls, ==, 2);
+  g_assert_cmpuint (hooks[1]->calls, ==, 2);
+  g_assert_cmpuint (hooks[2]->calls, ==, 1);
+  g_clear_error (&error);
+  for (guint i = 0; i < G_N_ELEMENTS (hooks); i++)
+    g_object_unref (hooks[i]);
+
+  /* Deleting the lock file: gone, and gone again is no error. */
+  lock_file = tessera_dynamic_lock_file_load (TESSERA_TYPE_DYNAMIC_LOCK_FILE, path, &error);
+  g_assert_no_error (error);
+  g_assert_true (tessera_dynamic_lock_file_delete (lock_file, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_true (tessera_dynamic_lock_file_delete (lock_file, &error));
+  g_assert_no_error (error);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+}
+
 static void
 test_names (void)
 {
@@ -631,5 +732,6 @@ main (int argc, char **argv)
   ADD ("/format/writer-temporaries-on-another-mount", test_writer_temporaries_other_mount);
   ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
   ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);
+  ADD ("/format/public-lock-calls", test_public_lock_calls);
   return g_test_run ();
 }
