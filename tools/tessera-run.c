@@ -876,25 +876,42 @@ parse_exit_code (const char *text, int *code, int *status)
   return TRUE;
 }
 
-int
-cmd_run (int argc, char **argv)
+/* What `run` was asked, once its options are parsed and checked. */
+typedef struct
 {
-  g_auto(GStrv) need_args = NULL;
-  g_auto(GStrv) command = NULL;
-  g_autofree char *job_name = NULL;
+  char **need_args;
+  char **command;
+  char *job_name;
+  double timeout;            /* seconds, or -1 for ever */
+  gboolean no_wait;
+  gboolean wait_for_capacity;
+  int conflict_status;
+  gboolean on_lost_end;
+} RunOptions;
+
+static void
+run_options_clear (RunOptions *options)
+{
+  g_clear_pointer (&options->need_args, g_strfreev);
+  g_clear_pointer (&options->command, g_strfreev);
+  g_clear_pointer (&options->job_name, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunOptions, run_options_clear)
+
+/* Parses and checks run's options into @options: FALSE, with one line
+ * said and *@status set, when they are wrong. */
+static gboolean
+parse_run_options (int argc, char **argv, RunOptions *options, int *status)
+{
   g_autofree char *timeout_text = NULL;
   g_autofree char *on_lost_text = NULL;
   g_autofree char *conflict_text = NULL;
-  gboolean on_lost_end = FALSE;
-  double timeout = -1;
-  gboolean no_wait = FALSE;
-  gboolean wait_for_capacity = FALSE;
-  int conflict_status = EXIT_TEMPFAIL;
   int after_dashes = -1;
   /* A callback is given as data; ISO C has no cast between the two. */
   const union { GOptionArgFunc func; gpointer data; } no_wait_callback = { .func = set_no_wait };
   const GOptionEntry entries[] = {
-    { "need", 0, 0, G_OPTION_ARG_STRING_ARRAY, &need_args,
+    { "need", 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->need_args,
       N_("A resource the command needs, with what of it (e.g. cpu=4, gpu=1:16G, db=shared)"), N_("NAME[=REQUEST]") },
     { "timeout", 'w', 0, G_OPTION_ARG_STRING, &timeout_text, N_("Give up after SECONDS (exit 75, or -E's)"),
       N_("SECONDS") },
@@ -902,13 +919,14 @@ cmd_run (int argc, char **argv)
       N_("Give up at once when something is not free (exit 75, or -E's)"), NULL },
     { "conflict-exit-code", 'E', 0, G_OPTION_ARG_STRING, &conflict_text,
       N_("The exit status when the run gives up, at once or at its timeout (75 by default)"), N_("N") },
-    { "wait-for-capacity", 0, 0, G_OPTION_ARG_NONE, &wait_for_capacity,
+    { "wait-for-capacity", 0, 0, G_OPTION_ARG_NONE, &options->wait_for_capacity,
       N_("Wait for a resource smaller than the request to grow, instead of failing at once (exit 69)"), NULL },
-    { "name", 0, 0, G_OPTION_ARG_STRING, &job_name, N_("The job's name in lock files (default: the command's)"), N_("NAME") },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &options->job_name, N_("The job's name in lock files (default: the command's)"),
+      N_("NAME") },
     { "on-lost", 0, 0, G_OPTION_ARG_STRING, &on_lost_text,
       N_("When a lock file of this run disappears while the command runs: warn (default) or end the command"),
       N_("warn|end") },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &command, NULL, NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &options->command, NULL, NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context =
@@ -917,33 +935,10 @@ cmd_run (int argc, char **argv)
                  _("Run COMMAND once every resource it needs is held, with the environment the locks provide "
                    "(TESSERA_LOCKS, CUDA_VISIBLE_DEVICES…), and give them back when it ends. "
                    "The exit status is the command's (128+N when killed by signal N)."), entries);
-  g_autoptr(TesseraConfig) config = NULL;
-  g_autoptr(GPtrArray) needs = g_ptr_array_new_with_free_func ((GDestroyNotify) need_free);
-  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
-  g_autoptr(TesseraJob) job = NULL;
-  g_autoptr(TesseraProcess) child_process = NULL;
-  Gated child = { 0, -1, -1 };
-  int exec_errno;
-  int job_lock_number = -1;
-  gboolean fork_first, acquired = FALSE;
-  g_autoptr(GMainLoop) loop = NULL;
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) env = NULL;
-  g_autofree char *state_dir = tessera_config_dup_state_dir ();
-  g_autofree char *identifier = NULL;
-  g_autofree char *task_id = NULL;
-  g_autofree char *job_dir = NULL;
-  int job_dir_fd = -1;
-  g_autofree char *job_uri = NULL;
-  g_autofree char *locks_path = NULL;
-  /* What --on-lost and the fence watch, one of each per need. */
-  g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
-  g_autoptr(GArray) lost_stats = g_array_new (FALSE, TRUE, sizeof (struct stat));
-  g_autoptr(GPtrArray) lost_texts = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) lost_resources = g_ptr_array_new ();
-  int status = 0;
+  char **command;
 
+  options->timeout = -1;
+  options->conflict_status = EXIT_TEMPFAIL;
   g_option_context_set_strict_posix (context, TRUE);
   /* After the first “--”: the command, unless the parse stops before. */
   for (int i = 1; i < argc; i++)
@@ -952,48 +947,45 @@ cmd_run (int argc, char **argv)
         after_dashes = argc - i - 1;
         break;
       }
-  if (!parse (context, &argc, &argv, &status))
-    return status;
-  no_wait = run_no_wait;
+  if (!parse (context, &argc, &argv, status))
+    return FALSE;
+  options->no_wait = run_no_wait;
+  command = options->command;
   /* `-n cpu=4 -- COMMAND`, -n taken for --need: the parse stopped at
    * cpu=4, before the “--”. */
-  if (run_short_n && (need_args == NULL ||
+  if (run_short_n && (options->need_args == NULL ||
                       (command != NULL && after_dashes >= 0 && g_strv_length (command) > (guint) after_dashes) ||
                       (command != NULL && command[0] != NULL && strchr (command[0], '=') != NULL)))
-    return fail (EXIT_USAGE, _("-n means --no-wait (as in flock(1)): name what the command needs with "
-                               "--need NAME[=REQUEST]"));
-  if (command == NULL || command[0] == NULL)
-    return fail (EXIT_USAGE, _("no command to run (put it after “--”)"));
-  if (need_args == NULL || need_args[0] == NULL)
-    return fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
-  if (conflict_text != NULL && !parse_exit_code (conflict_text, &conflict_status, &status))
-    return status;
-  if (timeout_text != NULL)
+    *status = fail (EXIT_USAGE, _("-n means --no-wait (as in flock(1)): name what the command needs with "
+                                  "--need NAME[=REQUEST]"));
+  else if (command == NULL || command[0] == NULL)
+    *status = fail (EXIT_USAGE, _("no command to run (put it after “--”)"));
+  else if (options->need_args == NULL || options->need_args[0] == NULL)
+    *status = fail (EXIT_USAGE, _("nothing needed: give at least one --need NAME[=REQUEST]"));
+  else if (conflict_text != NULL && !parse_exit_code (conflict_text, &options->conflict_status, status))
+    ;
+  else if (timeout_text != NULL && !parse_seconds ("--timeout", timeout_text, TRUE, &options->timeout, status))
+    ;
+  else if (options->no_wait && timeout_text != NULL)
+    *status = fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
+  else if (on_lost_text != NULL && !g_str_equal (on_lost_text, "warn") && !g_str_equal (on_lost_text, "end"))
+    *status = fail (EXIT_USAGE, _("--on-lost wants “warn” or “end”, not “%s”"), on_lost_text);
+  else
     {
-      if (!parse_seconds ("--timeout", timeout_text, TRUE, &timeout, &status))
-        return status;
-      if (isinf (timeout))
-        timeout = -1;   /* for ever, as without --timeout */
+      if (isinf (options->timeout))
+        options->timeout = -1;   /* for ever, as without --timeout */
+      options->on_lost_end = g_strcmp0 (on_lost_text, "end") == 0;
+      return TRUE;
     }
-  if (no_wait && timeout_text != NULL)
-    return fail (EXIT_USAGE, _("--timeout and --no-wait go separately"));
-  if (on_lost_text != NULL && !g_str_equal (on_lost_text, "warn") && !g_str_equal (on_lost_text, "end"))
-    return fail (EXIT_USAGE, _("--on-lost wants “warn” or “end”, not “%s”"), on_lost_text);
-  on_lost_end = g_strcmp0 (on_lost_text, "end") == 0;
-  /* Signals are caught from here on (opening resources starts threads). */
-  run_state.share_terminal = in_terminal_foreground ();
-  run_state.cancel = g_cancellable_new ();
-  run_state.opening = g_strdup ("");
-  run_state.no_wait = no_wait;
-  run_state.conflict_status = conflict_status;
-  lock_note_started = TRUE;
-  run_state.open_deadline = no_wait ? g_get_monotonic_time ()
-                            : timeout >= 0 ? g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC) : -1;
-  quiet_notices = TRUE;
-  start_signal_thread ();
-  if ((config = load_config (&status)) == NULL)
-    return status;
-  defer_log ();
+  return FALSE;
+}
+
+/* Opens each resource @need_args names, into @needs sorted by name (the
+ * order every run takes them in). 0, or the status of a failure said. */
+static int
+open_needs (TesseraConfig *config, char **need_args, GPtrArray *needs)
+{
+  int status = 0;
 
   for (guint i = 0; need_args[i] != NULL; i++)
     {
@@ -1021,101 +1013,98 @@ cmd_run (int argc, char **argv)
   g_clear_pointer (&run_state.opening, g_free);
   g_mutex_unlock (&run_state.lock);
   g_ptr_array_sort (needs, compare_needs);
+  return 0;
+}
 
-  /* A job in experimaestro's layout: <state>/jobs/<id>/<task>, holding
-   * <task>.lock and writing <task>.pid. */
-  task_id = job_task_id (job_name, command[0]);
-  identifier = g_strdup_printf ("%s-%d-%08x", g_get_host_name (), (int) getpid (), g_random_int ());
+/* A job in experimaestro's layout: <state>/jobs/<id>/<task>, holding
+ * <task>.lock and writing <task>.pid. NULL, with *@status, on failure. */
+static TesseraJob *
+make_job (GPtrArray *needs, const char *job_name, const char *command, char **job_dir_out, int *status)
+{
+  g_autofree char *state_dir = tessera_config_dup_state_dir ();
+  g_autofree char *task_id = job_task_id (job_name, command);
+  g_autofree char *identifier = g_strdup_printf ("%s-%d-%08x", g_get_host_name (), (int) getpid (),
+                                                 g_random_int ());
+  g_autofree char *job_dir = NULL;
+  g_autofree char *job_uri = NULL;
+  g_autoptr(GError) error = NULL;
+  TesseraJob *job;
+  int job_dir_fd = -1;
+
   for (char *p = identifier; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
       *p = '-';
   job_dir = dup_job_folder (needs, state_dir, identifier, &job_dir_fd, &error);
   if (job_dir == NULL)
-    return fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+    {
+      *status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+      return NULL;
+    }
   job_uri = g_build_filename (job_dir, task_id, NULL);
   /* The job's files go through the folder just checked, never by path. */
   job = tessera_job_new_at (task_id, identifier, job_uri, job_dir_fd, &error);
   close (job_dir_fd);
   if (job == NULL)
-    return fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
-  /* A run that may wait forks its command first, so that the lock files
-   * name it from their first version (one write each). One that may not
-   * wait does so once it holds: on a busy resource it then starts nothing
-   * (the second write costs less than a fork that comes to nothing). */
-  fork_first = !no_wait;
-  if (fork_first)
-    status = start_command (needs, job, command, &child, &job_lock_number, &child_process);
-  else
     {
-      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+      *status = fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
+      return NULL;
+    }
+  *job_dir_out = g_steal_pointer (&job_dir);
+  return job;
+}
 
-      if (!tessera_job_set_process (job, self, &error))
-        status = fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
-    }
-  if (status == 0)
+/* After a failure (@status) before the command was let through: nothing
+ * stays held (all or none) and the command never runs; what it ended
+ * with, when it ended at its gate while the run waited, is the run's. */
+static int
+give_up (int status, Gated *child, gboolean acquired, TesseraDynamicDependencyLocks *locks, TesseraJob *job,
+         const char *job_dir)
+{
+  if (child->pid > 0)
     {
-      interactive = isatty (2);
-      status = acquire_all (needs, job, locks, timeout, no_wait, wait_for_capacity, &run_state,
-                            fork_first ? child.report : -1);
-      acquired = status == 0;
-      g_mutex_lock (&run_state.lock);
-      run_state.settling = TRUE;
-      g_mutex_unlock (&run_state.lock);
-    }
-  if (status == 0)
-    {
-      locks_path = g_build_filename (job_dir, "locks.json", NULL);
-      if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
-        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
-      /* The command finds locks.json by path: it must lead there. */
-      else if (!tessera_job_folder_is_at_path (job))
-        status = fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"),
-                       job_dir);
-    }
-  if (status == 0 && !fork_first)
-    status = start_command (needs, job, command, &child, &job_lock_number, &child_process);
-  /* From here a signal goes to the child (at its gate, it ends there);
-   * one that came before stops everything. */
-  if (status == 0)
-    {
-      g_mutex_lock (&run_state.lock);
-      run_state.child = child.pid;
-      g_mutex_unlock (&run_state.lock);
-      if (g_atomic_int_get (&run_state.pending_signal) != 0)
+      int wstatus;
+
+      gated_open (child, FALSE, NULL);
+      wstatus = gated_wait (child->pid);
+      /* Ended as its command did; a signal of ours takes precedence,
+       * also one that came after the guard had ended the wait. */
+      if (!acquired && g_atomic_int_get (&run_state.command_gone) &&
+          g_atomic_int_get (&run_state.pending_signal) != 0)
         status = 128 + g_atomic_int_get (&run_state.pending_signal);
-    }
-  if (status != 0)
-    {
-      /* Nothing is held on a failure: all or none. The command never runs. */
-      if (child.pid > 0)
+      else if (!acquired && g_atomic_int_get (&run_state.command_gone))
         {
-          int wstatus;
-
-          gated_open (&child, FALSE, NULL);
-          wstatus = gated_wait (child.pid);
-          /* Ended as its command did; a signal of ours takes precedence,
-           * also one that came after the guard had ended the wait. */
-          if (!acquired && g_atomic_int_get (&run_state.command_gone) &&
-              g_atomic_int_get (&run_state.pending_signal) != 0)
-            status = 128 + g_atomic_int_get (&run_state.pending_signal);
-          else if (!acquired && g_atomic_int_get (&run_state.command_gone))
-            {
-              status = exit_status_of (wstatus);
-              if (WIFSIGNALED (wstatus))
-                g_printerr (_("tessera: the command was killed by signal %d (%s) while this run waited; "
-                              "nothing was taken\n"), WTERMSIG (wstatus), g_strsignal (WTERMSIG (wstatus)));
-              else
-                g_printerr (_("tessera: the command ended (status %d) while this run waited; nothing was taken\n"),
-                            status);
-            }
+          status = exit_status_of (wstatus);
+          if (WIFSIGNALED (wstatus))
+            g_printerr (_("tessera: the command was killed by signal %d (%s) while this run waited; "
+                          "nothing was taken\n"), WTERMSIG (wstatus), g_strsignal (WTERMSIG (wstatus)));
+          else
+            g_printerr (_("tessera: the command ended (status %d) while this run waited; nothing was taken\n"),
+                        status);
         }
-      if (acquired)
-        release_or_say (TESSERA_LOCK (locks));
-      remove_job_files (job, job_dir);
-      return status;
     }
+  if (acquired)
+    release_or_say (TESSERA_LOCK (locks));
+  remove_job_files (job, job_dir);
+  return status;
+}
 
-  env = g_get_environ ();
+/* Everything held: lets the command through its gate with the locks'
+ * environment, and watches it (--on-lost, the fence) until it ends.
+ * Returns the run's status: the command's, or 76 when it was fenced. */
+static int
+supervise (GPtrArray *needs, TesseraDynamicDependencyLocks *locks, TesseraJob *job, TesseraProcess *child_process,
+           Gated *child, int job_lock_number, const char *locks_path, char **command, gboolean on_lost_end)
+{
+  g_auto(GStrv) env = g_get_environ ();
+  g_autoptr(GError) error = NULL;
+  /* What --on-lost and the fence watch, one of each per need. */
+  g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
+  g_autoptr(GArray) lost_stats = g_array_new (FALSE, TRUE, sizeof (struct stat));
+  g_autoptr(GPtrArray) lost_texts = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) lost_resources = g_ptr_array_new ();
+  int exec_errno, status;
+
   env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
   /* The command's copy of the job lock, under the number it had here. */
   if (job_lock_number >= 0)
@@ -1163,10 +1152,10 @@ cmd_run (int argc, char **argv)
   g_mutex_lock (&run_state.lock);
   run_state.gate_open = TRUE;
   g_mutex_unlock (&run_state.lock);
-  exec_errno = gated_open (&child, TRUE, env);
+  exec_errno = gated_open (child, TRUE, env);
   if (exec_errno != 0)
     {
-      gated_wait (child.pid);
+      gated_wait (child->pid);
       g_mutex_lock (&run_state.lock);
       run_state.child = 0;
       g_mutex_unlock (&run_state.lock);
@@ -1180,25 +1169,121 @@ cmd_run (int argc, char **argv)
     {
       g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
       LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state, lost_stats, lost_texts };
+      g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
       TesseraFence *fence;
       guint lost_source;
 
-      loop = g_main_loop_new (NULL, FALSE);
       run_state.loop = loop;
-      g_child_watch_add (child.pid, child_exited, &run_state);
+      g_child_watch_add (child->pid, child_exited, &run_state);
       lost_source = g_timeout_add_seconds (1, check_lost, &lost);
-      fence = tessera_fence_start (lost_resources, lost_names, child.pid, signal_command, &run_state);
+      fence = tessera_fence_start (lost_resources, lost_names, child->pid, signal_command, &run_state);
       g_main_loop_run (loop);
       g_source_remove (lost_source);
       status = tessera_fence_fenced (fence) ? TESSERA_EXIT_FENCED : exit_status_of (run_state.wait_status);
       tessera_fence_stop (fence);
+      run_state.loop = NULL;
     }
-  gated_close (&child);
+  gated_close (child);
   /* Orphans that came back to us as their subreaper and have ended. */
   if (gate_die_with_wrapper)
     while (waitpid (-1, NULL, WNOHANG) > 0)
       ;
+  return status;
+}
 
+/* `tessera run`: parse, open what is needed, make the job, take
+ * everything (waiting as told), then supervise the command and give
+ * everything back. */
+int
+cmd_run (int argc, char **argv)
+{
+  g_auto(RunOptions) options = { 0 };
+  g_autoptr(TesseraConfig) config = NULL;
+  g_autoptr(GPtrArray) needs = g_ptr_array_new_with_free_func ((GDestroyNotify) need_free);
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraProcess) child_process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *job_dir = NULL;
+  g_autofree char *locks_path = NULL;
+  Gated child = { 0, -1, -1 };
+  int job_lock_number = -1;
+  gboolean fork_first, acquired = FALSE;
+  int status = 0;
+
+  if (!parse_run_options (argc, argv, &options, &status))
+    return status;
+  /* Signals are caught from here on (opening resources starts threads). */
+  run_state.share_terminal = in_terminal_foreground ();
+  run_state.cancel = g_cancellable_new ();
+  run_state.opening = g_strdup ("");
+  run_state.no_wait = options.no_wait;
+  run_state.conflict_status = options.conflict_status;
+  lock_note_started = TRUE;
+  run_state.open_deadline = options.no_wait ? g_get_monotonic_time ()
+                            : options.timeout >= 0 ? g_get_monotonic_time () + (gint64) (options.timeout * G_USEC_PER_SEC)
+                            : -1;
+  quiet_notices = TRUE;
+  start_signal_thread ();
+  if ((config = load_config (&status)) == NULL)
+    return status;
+  defer_log ();
+  if ((status = open_needs (config, options.need_args, needs)) != 0)
+    return status;
+  if ((job = make_job (needs, options.job_name, options.command[0], &job_dir, &status)) == NULL)
+    return status;
+
+  /* A run that may wait forks its command first, so that the lock files
+   * name it from their first version (one write each). One that may not
+   * wait does so once it holds: on a busy resource it then starts nothing
+   * (the second write costs less than a fork that comes to nothing). */
+  fork_first = !options.no_wait;
+  if (fork_first)
+    status = start_command (needs, job, options.command, &child, &job_lock_number, &child_process);
+  else
+    {
+      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+
+      if (!tessera_job_set_process (job, self, &error))
+        status = fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
+    }
+  if (status == 0)
+    {
+      interactive = isatty (2);
+      status = acquire_all (needs, job, locks, options.timeout, options.no_wait, options.wait_for_capacity,
+                            &run_state, fork_first ? child.report : -1);
+      acquired = status == 0;
+      g_mutex_lock (&run_state.lock);
+      run_state.settling = TRUE;
+      g_mutex_unlock (&run_state.lock);
+    }
+  if (status == 0)
+    {
+      locks_path = g_build_filename (job_dir, "locks.json", NULL);
+      if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
+        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+      /* The command finds locks.json by path: it must lead there. */
+      else if (!tessera_job_folder_is_at_path (job))
+        status = fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"),
+                       job_dir);
+    }
+  if (status == 0 && !fork_first)
+    status = start_command (needs, job, options.command, &child, &job_lock_number, &child_process);
+  /* From here a signal goes to the child (at its gate, it ends there);
+   * one that came before stops everything. */
+  if (status == 0)
+    {
+      g_mutex_lock (&run_state.lock);
+      run_state.child = child.pid;
+      g_mutex_unlock (&run_state.lock);
+      if (g_atomic_int_get (&run_state.pending_signal) != 0)
+        status = 128 + g_atomic_int_get (&run_state.pending_signal);
+    }
+  if (status != 0)
+    return give_up (status, &child, acquired, locks, job, job_dir);
+
+  status = supervise (needs, locks, job, child_process, &child, job_lock_number, locks_path, options.command,
+                      options.on_lost_end);
   tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
   release_or_say (TESSERA_LOCK (locks));
   remove_job_files (job, job_dir);
