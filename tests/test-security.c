@@ -1371,6 +1371,33 @@ test_member_made_resource (Fixture *f, gconstpointer data)
   release_held (holder);
 }
 
+/* In a group's pool only its owner (or root) makes a resource's folder:
+ * a member's run on a resource added after init is refused in one line
+ * that says to run init, and makes nothing (were the folder and its
+ * jobs/ hers, she could remove the other members' lock files there). */
+static void
+test_member_run_makes_no_resource (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *folder = g_build_filename (f->gp->pool, "new", NULL);
+  const char *member = f->gp->users->users[1];
+  struct stat st;
+
+  init_group_pool (f);
+  use_config (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
+                 "[resource new]\ntype=countertoken\npath=@DIR@/new\ntotal=2\n");
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "new", "--", "true", NULL), ==, 74);
+  g_assert_nonnull (strstr (out, "tessera init"));
+  g_assert_false (g_file_test (folder, G_FILE_TEST_EXISTS));
+
+  /* Once init made it, the member's run goes. */
+  init_group_pool (f);
+  g_assert_cmpint (g_stat (folder, &st), ==, 0);
+  g_assert_cmpuint (st.st_uid, ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "new", "--", "true", NULL), ==, 0);
+}
+
 /* `tessera run --need cpu=1 -- true` as the first user, with no
  * --config and no $TESSERA_CONFIG: the configuration is looked for in
  * @config_home, then @config_dirs. Its error output in @err. */
@@ -1588,6 +1615,7 @@ main (int argc, char **argv)
   ADD ("share/init-owns-every-part", test_init_owns_every_part);
   ADD ("share/init-refuses-a-members-folder", test_init_refuses_a_members_folder);
   ADD ("share/member-made-resource-is-no-administrator", test_member_made_resource);
+  ADD ("share/member-run-makes-no-resource", test_member_run_makes_no_resource);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
