@@ -23,7 +23,8 @@ G_BEGIN_DECLS
  * root's and neither group- nor other-writable, or it is sticky and the
  * link is ours, root's or the folder owner's (the kernel's
  * protected_symlinks rule). With @create, a missing component is made
- * (mode 0777 & ~umask) on the way.
+ * (mode 0777 & ~umask) on the way, but not in a group's pool that is
+ * another user's (see _tessera_may_make_folder_in()).
  *
  * Returns the folder's descriptor, or -1 with errno set and @error set
  * (G_IO_ERROR; a link refused: G_IO_ERROR_PERMISSION_DENIED and errno
@@ -31,5 +32,17 @@ G_BEGIN_DECLS
 int _tessera_open_folder_path (const char  *path,
                                gboolean     create,
                                GError     **error);
+
+/* Whether this user may make the folder @name in the folder @dir_fd
+ * (@dir_path, for the message): not in a group's pool that `tessera init
+ * --group` prepared (setgid, sticky, writable by its group and not by
+ * everyone) and that is neither ours nor are we root. There only the
+ * pool's owner makes a resource's folders: a member who made one would
+ * own it, and could remove the other members' entries in it. FALSE, with
+ * @error (G_IO_ERROR_PERMISSION_DENIED) saying to run init, when not. */
+gboolean _tessera_may_make_folder_in (int          dir_fd,
+                                      const char  *dir_path,
+                                      const char  *name,
+                                      GError     **error);
 
 G_END_DECLS

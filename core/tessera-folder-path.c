@@ -105,6 +105,26 @@ fail (int fd, int saved, GError **error, const char *path)
   return fail_creating (fd, saved, FALSE, error, path);
 }
 
+gboolean
+_tessera_may_make_folder_in (int          dir_fd,
+                             const char  *dir_path,
+                             const char  *name,
+                             GError     **error)
+{
+  struct stat st;
+  uid_t me = geteuid ();
+
+  if (fstat (dir_fd, &st) < 0 || me == 0 || st.st_uid == me)
+    return TRUE;
+  if ((st.st_mode & (S_ISGID | S_ISVTX | S_IWGRP)) != (S_ISGID | S_ISVTX | S_IWGRP) || (st.st_mode & S_IWOTH))
+    return TRUE;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+               _("%s/%s does not exist, and in a group's pool only its owner or root makes it: ask them to run "
+                 "“tessera init” for it"), dir_path, name);
+  errno = EACCES;
+  return FALSE;
+}
+
 /* Walks from / through the components in @queue (@path, for messages). */
 static int
 walk (GQueue *queue, const char *path, gboolean create, GError **error)
@@ -140,6 +160,11 @@ walk (GQueue *queue, const char *path, gboolean create, GError **error)
       next = openat (fd, name, STEP_FLAGS);
       if (next < 0 && errno == ENOENT && create)
         {
+          if (!_tessera_may_make_folder_in (fd, here->len > 0 ? here->str : "", name, error))
+            {
+              close (fd);
+              return -1;
+            }
           if (mkdirat (fd, name, 0777) < 0 && errno != EEXIST)
             return fail_creating (fd, errno, TRUE, error, path);
           next = openat (fd, name, STEP_FLAGS);

@@ -127,7 +127,12 @@ make_jobs (TesseraLockFolder *folder, GError **error)
 {
   int dir_fd = folder_fd (folder);
   int jobs_fd;
+  struct stat st;
 
+  /* A member makes no jobs/ in a group's pool (she would own it). */
+  if (dir_fd >= 0 && fstatat (dir_fd, "jobs", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+      !_tessera_may_make_folder_in (dir_fd, folder->path, "jobs", error))
+    return FALSE;
   if (dir_fd < 0 || (mkdirat (dir_fd, "jobs", 0777) < 0 && errno != EEXIST))
     {
       _tessera_set_io_error (error, errno, _("Cannot create %s: %s"), folder->jobs_path);
