@@ -1303,15 +1303,24 @@ assert_owned_by_root (Fixture *f, const char *resource, gboolean with_informatio
 }
 
 /* `tessera init --group` leaves no part of a resource for a member to
- * make (and own): each resource's folder, jobs/, runs/, queue/, hosts/
- * and informations.json are root's, as a member who owned runs/ could
+ * make (and own): each resource's folder, jobs/, runs/, queue/, hosts/,
+ * informations.json and a mutex's intents/ are root's, as a member who owned runs/ could
  * rename another's entries there. */
 static void
 test_init_owns_every_part (Fixture *f, gconstpointer data)
 {
+  g_autofree char *intents = g_build_filename (f->gp->pool, "m", "intents", NULL);
+  struct stat st;
+
   init_group_pool (f);
   assert_owned_by_root (f, "r", TRUE);
   assert_owned_by_root (f, "m", FALSE);
+  /* The mutex's own part, which its type makes (prepare_pool). */
+  if (lstat (intents, &st) < 0)
+    g_error ("init did not make %s: %s", intents, g_strerror (errno));
+  g_assert_cmpuint (st.st_uid, ==, 0);
+  g_assert_true (S_ISDIR (st.st_mode));
+  g_assert_cmpuint (st.st_mode & (S_ISGID | S_ISVTX | S_IRWXG), ==, S_ISGID | S_ISVTX | S_IRWXG);
 }
 
 /* A member's folder where a resource of the pool goes (made before
@@ -1342,6 +1351,7 @@ test_member_made_resource (Fixture *f, gconstpointer data)
   g_autofree char *base = NULL;
   g_autofree char *job = NULL;
   g_autofree char *jobs = g_build_filename (f->gp->pool, "new", "jobs", NULL);
+  g_autofree char *folder = g_build_filename (f->gp->pool, "new", NULL);
   const char *member = f->gp->users->users[1];
   g_autoptr(GDir) dir = NULL;
   const char *name;
@@ -1349,6 +1359,9 @@ test_member_made_resource (Fixture *f, gconstpointer data)
   init_group_pool (f);
   use_config (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
                  "[resource new]\ntype=countertoken\npath=@DIR@/new\ntotal=2\n");
+  /* Her own mkdir (a run makes none there: member-run-makes-no-resource). */
+  g_assert_cmpint (g_mkdir (folder, 02775), ==, 0);
+  test_run_or_fail ((const char *[]) { "chown", member, folder, NULL });
   g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "new", "--", "true", NULL), ==, 0);
   holder = hold_as_first (f, "new=1");
   dir = g_dir_open (jobs, 0, NULL);
