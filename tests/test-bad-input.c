@@ -55,32 +55,6 @@ open_counter (Fixture *f, gint64 total)
   return counter;
 }
 
-/* Number of units that can be had now, each by a new job (at most 5). */
-static int
-grantable (Fixture *f, TestCounter *counter)
-{
-  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
-  static int round = 0;
-
-  round++;
-  for (int i = 0; i < 5; i++)
-    {
-      g_autofree char *id = g_strdup_printf ("%d-%d", round, i);
-      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
-      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
-      g_autoptr(GError) error = NULL;
-      TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-
-      if (lock == NULL)
-        {
-          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-          break;
-        }
-      g_ptr_array_add (locks, lock);
-    }
-  return (int) locks->len;
-}
-
 /* A lock file that does not read, with a warning; @grantable units can
  * then be had of 2. */
 static void
@@ -93,7 +67,7 @@ check_bad_lock_file (Fixture *f, const char *content, int expected)
   test_write_file (path, content);
   counter = open_counter (f, 2);
   g_assert_cmpuint (test_warning_count (), >, before);
-  g_assert_cmpint (grantable (f, counter), ==, expected);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, expected);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -156,14 +130,14 @@ test_deep_json (Fixture *f, gconstpointer data)
       g_mkdir_with_parents (f->jobs, 0777);
 
       counter = open_counter (f, 2);
-      g_assert_cmpint (grantable (f, counter), ==, 2);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
       before = test_warning_count ();
       test_write_file (f->info, deep);
       tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
       g_assert_no_error (error);
       g_assert_cmpuint (test_warning_count (), >, before);
       /* The last good capacity stays. */
-      g_assert_cmpint (grantable (f, counter), ==, 2);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
       test_drop_resource (&counter);
       test_remove_tree (f->folder);
       g_mkdir_with_parents (f->jobs, 0777);
@@ -273,11 +247,11 @@ test_count_unreadable (Fixture *f, gconstpointer data)
       test_write_file (path, text);
       test_set_file_age (path, 3600);
       counter = open_counter (f, 2);
-      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
       tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
       tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
       g_assert_no_error (error);
-      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
       g_clear_pointer (&counter, g_object_unref);
       g_assert_cmpint (g_unlink (path), ==, 0);
@@ -309,12 +283,12 @@ test_process_unreadable (Fixture *f, gconstpointer data)
       test_write_file (path, text);
       test_set_file_age (path, 3600);
       counter = open_counter (f, 2);
-      g_assert_cmpint (grantable (f, counter), <, 2);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), <, 2);
       tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
       tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
       g_assert_no_error (error);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
-      g_assert_cmpint (grantable (f, counter), <, 2);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), <, 2);
       g_clear_pointer (&counter, g_object_unref);
       g_assert_cmpint (g_unlink (path), ==, 0);
     }
@@ -362,18 +336,18 @@ test_not_a_file (Fixture *f, gconstpointer data)
       g_test_message ("%s", kinds[i]);
       make_not_a_file (kinds[i], path);
       counter = open_counter (f, 2);
-      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
       tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
       tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
       g_assert_no_error (error);
-      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
       /* Gone, it holds nothing: the next look sees it. */
       if (g_str_equal (kinds[i], "folder"))
         g_assert_cmpint (g_rmdir (path), ==, 0);
       else
         g_assert_cmpint (g_unlink (path), ==, 0);
-      g_assert_cmpint (grantable (f, counter), ==, 2);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
     }
 }
 
@@ -416,7 +390,7 @@ test_names_a_job (Fixture *f, gconstpointer data)
       g_test_message ("case %u: %s", i, cases[i].content);
       test_write_file (path, cases[i].content);
       counter = open_counter (f, 2);
-      g_assert_cmpint (grantable (f, counter), ==, cases[i].grantable);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, cases[i].grantable);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
       test_remove_tree (f->jobs);
       g_mkdir_with_parents (f->jobs, 0777);
@@ -432,7 +406,7 @@ test_no_job_uri (Fixture *f, gconstpointer data)
 
   test_write_file (path, "{\"information\": {\"count\": 1}}");
   counter = open_counter (f, 1);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 1);
 }
 
 static void
@@ -444,10 +418,10 @@ test_informations_missing (Fixture *f, gconstpointer data)
 
   /* Unknown capacity: nothing is granted, nothing crashes. */
   g_assert_cmpint (test_counter_get_total (counter), ==, 0);
-  g_assert_cmpint (grantable (f, counter), ==, 0);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
   g_assert_true (tessera_tracked_dynamic_resource_write_informations (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), two, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
 }
 
 static void
@@ -461,17 +435,17 @@ test_informations_garbage (Fixture *f, gconstpointer data)
   test_write_file (f->info, "garbage{");
   counter = open_counter (f, 5);   /* the file exists: the 5 is not written */
   g_assert_cmpuint (test_warning_count (), >, before);
-  g_assert_cmpint (grantable (f, counter), ==, 0);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
 
   test_write_file (f->info, "{\"total\": 2}");
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
 
   /* Garbage or a wrong type later: the last good capacity stays. */
   before = test_warning_count ();
   test_write_file (f->info, "{\"total\": 2");
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
   test_write_file (f->info, "{\"total\": [3]}");
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
   g_assert_cmpuint (test_warning_count (), >=, before + 2);
 
   /* Writing a wrong shape through the API is refused before the disk. */
@@ -540,7 +514,7 @@ test_symlink_lock_file (Fixture *f, gconstpointer data)
   g_assert_cmpint (symlink (outside, link), ==, 0);
   counter = open_counter (f, 1);
   g_assert_cmpuint (test_warning_count (), >, before);
-  g_assert_cmpint (grantable (f, counter), ==, 1);   /* the link is not a holder */
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 1);   /* the link is not a holder */
 
   /* Our own lock file's name is a symlink: it is replaced, not written through. */
   g_assert_cmpint (symlink (outside, mine), ==, 0);
@@ -604,7 +578,7 @@ test_hostile_names (Fixture *f, gconstpointer data)
     g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
     g_assert_false (g_file_test (escaped, G_FILE_TEST_EXISTS));
   }
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
 }
 
 /* A job whose lock file name a folder cannot hold (with its temporary,
@@ -682,7 +656,7 @@ test_names_a_folder_cannot_hold (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_nonnull (lock);
   g_assert_true (g_file_test (fit_path, G_FILE_TEST_IS_REGULAR));
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 1);
 }
 
 static void

@@ -296,3 +296,28 @@ test_job_new (const char *base, const char *task_id, const char *identifier)
   g_assert_no_error (error);
   return job;
 }
+
+int
+test_counter_grantable (TestCounter *counter, const char *base, int at_most)
+{
+  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
+  static int round = 0;
+
+  round++;
+  for (int i = 0; i < at_most; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%d-%d", round, i);
+      g_autoptr(TesseraJob) job = test_job_new (base, "probe", id);
+      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
+      g_autoptr(GError) error = NULL;
+      TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+      if (lock == NULL)
+        {
+          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+          break;
+        }
+      g_ptr_array_add (locks, lock);
+    }
+  return (int) locks->len;
+}

@@ -31,4 +31,8 @@ TesseraDynamicDependency *test_counter_dependency_new (TestCounter *counter, Tes
 /* A job under @base with a fresh directory: job_uri = base/jobs/<task>/<id>/<task> */
 TesseraJob *test_job_new (const char *base, const char *task_id, const char *identifier);
 
+/* How many single units of @counter can be had now, each by a new job
+ * under @base (at most @at_most): all are given back before it returns. */
+int          test_counter_grantable (TestCounter *counter, const char *base, int at_most);
+
 G_END_DECLS

@@ -68,32 +68,6 @@ open_counter (Fixture *f)
   return counter;
 }
 
-/* How many single units can be had now, each by a new job (at most 3). */
-static int
-grantable (Fixture *f, TestCounter *counter)
-{
-  g_autoptr(GPtrArray) locks = g_ptr_array_new_with_free_func (g_object_unref);
-  static int round = 0;
-
-  round++;
-  for (int i = 0; i < 3; i++)
-    {
-      g_autofree char *id = g_strdup_printf ("%d-%d", round, i);
-      g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
-      g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
-      g_autoptr(GError) error = NULL;
-      TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-
-      if (lock == NULL)
-        {
-          g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-          break;
-        }
-      g_ptr_array_add (locks, lock);
-    }
-  return (int) locks->len;
-}
-
 /* tmp/xp/<name>/task: the job URI of a lock file written by the tests. */
 static char *
 job_uri_for (Fixture *f, const char *name)
@@ -158,7 +132,7 @@ test_float_count_counts (Fixture *f, gconstpointer data)
   g_autofree char *path = write_lock_file (f, "float", "{\"count\": 1.0}", NULL);
   g_autoptr(TestCounter) counter = open_counter (f);
 
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -174,7 +148,7 @@ test_unreadable_information_counts_whole (Fixture *f, gconstpointer data)
       g_autoptr(TestCounter) counter = open_counter (f);
 
       g_test_message ("information %s", cases[i]);
-      g_assert_cmpint (grantable (f, counter), ==, 0);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 0);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
       g_assert_cmpint (g_unlink (path), ==, 0);
     }
@@ -190,9 +164,9 @@ test_slurm_lock_file_counts (Fixture *f, gconstpointer data)
   g_autofree char *ssh_path = NULL;
   g_autoptr(TestCounter) counter = open_counter (f);
 
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   ssh_path = write_lock_file (f, "ssh", "{\"count\": 1}", "{\"type\": \"ssh\", \"pid\": 17, \"host\": \"far\"}");
-  g_assert_cmpint (grantable (f, counter), ==, 0);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 0);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (ssh_path, G_FILE_TEST_EXISTS));
 }
@@ -210,7 +184,7 @@ test_slurm_pid_file_no_orphan (Fixture *f, gconstpointer data)
   test_write_file (pid_path, "{\"type\": \"slurm\", \"pid\": \"4242\"}");
   test_set_file_age (path, 3600);
   counter = open_counter (f);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -265,13 +239,13 @@ test_no_host_written_elsewhere_counts (Fixture *f, gconstpointer data)
   helper_expect_line (job, "LOCKED", 60);
   path = write_lock_file (f, "elsewhere", "{\"count\": 1}", process);
   counter = open_counter (f);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 
   /* The job ended without its lock file (killed): now it goes. */
   helper_close_stdin (job);
   g_assert_cmpint (helper_wait (job), ==, 0);
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -297,7 +271,7 @@ test_same_host_other_boot_dead (Fixture *f, gconstpointer data)
   g_autofree char *path = write_lock_file (f, "rebooted", "{\"count\": 1}", spec);
   g_autoptr(TestCounter) counter = open_counter (f);
 
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -315,7 +289,7 @@ test_same_name_other_machine_counts (Fixture *f, gconstpointer data)
 
   helper_expect_line (holder, "LOCKED", 60);
   counter = open_counter (f);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   helper_close_stdin (holder);
   g_assert_cmpint (helper_wait (holder), ==, 0);
@@ -360,13 +334,13 @@ test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
   helper_expect_line (locker, "LOCKED", 60);
   path = write_lock_file (f, "reused", "{\"count\": 1}", spec);
   counter = open_counter (f);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 
   /* Free: the live pid is another process; the holder is gone. */
   helper_close_stdin (locker);
   g_assert_cmpint (helper_wait (locker), ==, 0);
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 
   helper_close_stdin (other);
@@ -481,7 +455,7 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
    * needed): our ids. */
   g_assert_cmpint (g_unlink (path), ==, 0);
   live = write_view_lock_file (f, view_jobs, "live", live_spec);
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
   g_assert_false (g_file_test (rebooted, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (live, G_FILE_TEST_EXISTS));
 
@@ -495,7 +469,7 @@ test_lockless_mount_shared_pool_refused (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (error->message, "fedcba9876543210fedcba9876543210"));
   g_clear_error (&error);
   g_assert_cmpint (g_unlink (heartbeat), ==, 0);
-  g_assert_cmpint (grantable (f, counter), ==, 2);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
   g_clear_object (&dep);
   /* Gone with its threads' descriptors on the view before the unmount. */
   test_drop_resource (&counter);
@@ -546,7 +520,7 @@ test_orphan_mtime_hour_behind_is_young (Fixture *f, gconstpointer data)
 
   test_set_file_age (path, 3600);
   counter = open_counter (f);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -565,7 +539,7 @@ test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
   test_write_file (lock_path, "");   /* seen here, and free */
   test_set_file_age (path, -3600);
   first = open_counter (f);
-  g_assert_cmpint (grantable (f, first), ==, 1);
+  g_assert_cmpint (test_counter_grantable (first, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   g_clear_object (&first);
   /* Let this host's observation (made before now) grow older than
@@ -575,7 +549,7 @@ test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
     g_usleep (50 * 1000);
   second = open_counter (f);
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (second), 1);
-  g_assert_cmpint (grantable (f, second), ==, 2);
+  g_assert_cmpint (test_counter_grantable (second, f->tmp, 3), ==, 2);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -600,9 +574,9 @@ test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
   path = write_lock_file (f, "reused-xp", "{\"count\": 1}", process);
   test_write_file (lock_path, "");   /* its job ended: its job lock is free */
   counter = open_counter (f);
-  g_assert_cmpint (grantable (f, counter), ==, 1);
+  g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
-  while (grantable (f, counter) != 2)
+  while (test_counter_grantable (counter, f->tmp, 3) != 2)
     {
       g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
       g_usleep (20 * 1000);
@@ -955,12 +929,12 @@ test_recorded_job_folder (Fixture *f, gconstpointer data)
   counter = open_counter (f);
   if (g_str_equal (which, "same"))
     {
-      g_assert_cmpint (grantable (f, counter), ==, 2);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
       g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
     }
   else
     {
-      g_assert_cmpint (grantable (f, counter), ==, 1);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
     }
 }
@@ -990,12 +964,12 @@ test_experimaestro_job_folder (Fixture *f, gconstpointer data)
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
   if (g_str_equal (which, "lock"))
     {
-      g_assert_cmpint (grantable (f, counter), ==, 2);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
       g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
     }
   else
     {
-      g_assert_cmpint (grantable (f, counter), ==, 1);
+      g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
     }
 }
