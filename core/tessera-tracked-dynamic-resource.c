@@ -348,6 +348,30 @@ tessera_tracked_dynamic_resource_initable_init (GInitableIface *iface)
 /* Public API */
 
 /**
+ * tessera_tracked_dynamic_resource_prepare_pool:
+ * @self: a tracked resource
+ * @error: return location for a #GError
+ *
+ * Makes what the resource's type keeps in its pool's folder beyond what
+ * every pool has (see [vfunc@Tessera.TrackedDynamicResource.prepare_pool]),
+ * such as the mutex's `intents/`: what `tessera init` calls, so that the
+ * pool's owner, not a member's first use, makes and owns it.
+ *
+ * Returns: %TRUE when the parts are there (or the type has none);
+ *   %FALSE with @error set
+ */
+gboolean
+tessera_tracked_dynamic_resource_prepare_pool (TesseraTrackedDynamicResource  *self,
+                                               GError                        **error)
+{
+  TesseraTrackedDynamicResourceClass *klass;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
+  return klass->prepare_pool == NULL || klass->prepare_pool (self, error);
+}
+
+/**
  * tessera_tracked_dynamic_resource_get_lock_folder:
  * @self: a tracked resource
  *

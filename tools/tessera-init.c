@@ -160,6 +160,7 @@ static gboolean
 init_resource (TesseraConfig *config, const char *name, int pool_fd, const char *pool, gint64 share_gid, int *status)
 {
   TesseraTrackedDynamicResource *resource = open_resource (config, name, status);
+  g_autoptr(GError) error = NULL;
   g_autofree char *folder = NULL;
   g_autofree char *location = NULL;
   int shared;
@@ -169,6 +170,12 @@ init_resource (TesseraConfig *config, const char *name, int pool_fd, const char 
   /* Lexically: a ".." in the configured path must not lead out of the
    * pool. */
   folder = g_canonicalize_filename (tessera_tracked_dynamic_resource_get_lock_folder (resource), "/");
+  /* What its type keeps there too (the mutex's intents/), made by us. */
+  if (!tessera_tracked_dynamic_resource_prepare_pool (resource, &error))
+    {
+      *status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+      return FALSE;
+    }
   if (share_gid >= 0 && !tessera_config_has_sharing (config, name) && is_in_pool (folder, pool) &&
       (shared = share_resource (pool_fd, pool, folder, (gid_t) share_gid)) != 0)
     {

@@ -78,6 +78,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   when the resource is made
  * @dup_usage_text: optional: what `tessera status` says of the usage
  *   when "N of M free" would mislead (a mutex held shared)
+ * @prepare_pool: optional: makes what the type keeps in its pool's folder
+ *   beyond what every pool has (the mutex's `intents/`), for `tessera init`
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the counting rules of
  * a resource type. Each virtual function has its own page; in short, a
@@ -334,6 +336,25 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * Returns: (transfer full) (nullable): the phrase, or %NULL
  */
 
+/**
+ * TesseraTrackedDynamicResourceClass::prepare_pool:
+ * @self: the resource
+ * @error: return location for a #GError
+ *
+ * Makes what this type keeps in its pool's folder beyond what every
+ * pool has (jobs/, queue/, ipc.lock, informations.json): the mutex's
+ * `intents/`, for example. [method@Tessera.TrackedDynamicResource.prepare_pool]
+ * calls it for whoever prepares the pool (`tessera init`), so that the
+ * pool's owner makes and owns it rather than a member's first use (the
+ * owner of a sticky folder may remove anyone's entry in it). What it
+ * makes in a group's folder takes the folder's group, as jobs/ does.
+ * The default makes nothing.
+ *
+ * Called with no lock held, after the pool's folder is made.
+ *
+ * Returns: %TRUE when the parts are there; %FALSE with @error set
+ */
+
 struct _TesseraTrackedDynamicResourceClass
 {
   TesseraDynamicResourceClass parent_class;
@@ -368,9 +389,11 @@ struct _TesseraTrackedDynamicResourceClass
   gboolean  (*check_settings)            (TesseraTrackedDynamicResource *self,
                                           GError                       **error);
   char     *(*dup_usage_text)            (TesseraTrackedDynamicResource *self);
+  gboolean  (*prepare_pool)              (TesseraTrackedDynamicResource *self,
+                                          GError                       **error);
 
   /*< private >*/
-  gpointer padding[9];
+  gpointer padding[8];
 };
 
 TESSERA_AVAILABLE_IN_ALL
@@ -380,6 +403,9 @@ char       *tessera_tracked_dynamic_resource_dup_lock_file_path    (TesseraTrack
                                                                     TesseraDynamicDependency      *dependency);
 TESSERA_AVAILABLE_IN_ALL
 char       *tessera_tracked_dynamic_resource_dup_location          (TesseraTrackedDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_tracked_dynamic_resource_prepare_pool          (TesseraTrackedDynamicResource *self,
+                                                                    GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
 double      tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicResource *self,
                                                                     TesseraDynamicLockFile        *lock_file);

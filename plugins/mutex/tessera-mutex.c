@@ -306,6 +306,30 @@ create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char
                        "shared", shared, NULL);
 }
 
+/* intents/, made by whoever prepares the pool (its owner, in a group's
+ * pool), not at a member's first exclusive wait. */
+static gboolean
+prepare_pool (TesseraTrackedDynamicResource *resource, GError **error)
+{
+  const char *folder = tessera_tracked_dynamic_resource_get_lock_folder (resource);
+  int fd;
+
+  if (folder == NULL)
+    return TRUE;
+  fd = _tessera_mutex_open_intents (folder, TRUE);
+  if (fd < 0)
+    {
+      int saved = errno;
+      g_autofree char *path = g_build_filename (folder, "intents", NULL);
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"), path,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  close (fd);
+  return TRUE;
+}
+
 static void
 tessera_mutex_class_init (TesseraMutexClass *klass)
 {
@@ -323,6 +347,7 @@ tessera_mutex_class_init (TesseraMutexClass *klass)
   tracked->get_wait_information = get_wait_information;
   tracked->get_usage = get_usage;
   tracked->dup_usage_text = dup_usage_text;
+  tracked->prepare_pool = prepare_pool;
   tracked->lock_file_type = TESSERA_TYPE_MUTEX_LOCK_FILE;
 
   /* Holders, shared or exclusive, as last seen. */
