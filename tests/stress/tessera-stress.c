@@ -42,7 +42,9 @@
  * then one range read of the whole prefix each: one revision, one
  * consistent view of the three pools, their holders and their capacities;
  * a holder is granted since the last change of its pool's capacity when
- * its key's create revision is later than the informations'. There are no
+ * its key's create revision is later than the informations'. With
+ * --member-chaos the cluster has three members: one at a time is stopped
+ * (SIGSTOP) for a second or three, and half-way one is killed for good. There are no
  * Python peers (they speak the folder protocol only); --greedy-peers makes
  * the driver itself put holder keys over the capacity, outside any
  * transaction, which the auditor must catch.
@@ -133,6 +135,10 @@ typedef struct
   char *etcd_prefix;
   int lease;
   char *greedy_id;            /* etcd --greedy-peers: the driver's own holding */
+  gboolean member_chaos;      /* three members, frozen and one killed on the way */
+  int frozen_member;          /* 0: none */
+  gint64 next_chaos, thaw_at, kill_member_at;
+  guint member_freezes, member_kills;
   gint64 greedy_count, greedy_until, greedy_next;
   /* figures */
   guint started_tessera, started_peer, kills, self_kills, errors, not_granted;
@@ -1255,6 +1261,43 @@ run_etcd_fixture (Stress *s, const char *action, const char *arg)
     g_error ("etcd fixture %s: %s", action, error->message);
 }
 
+/* etcd with --member-chaos: one member at a time is stopped (SIGSTOP)
+ * for a second or three, as a hung member is; half-way one member is
+ * killed for good, after which nothing more is stopped (two of three keep
+ * the quorum). Holders and the auditor must ride through all of it. */
+static void
+chaos_step (Stress *s, GRand *rand, gint64 now, gboolean stop)
+{
+  if (s->frozen_member != 0 && (stop || now >= s->thaw_at))
+    {
+      g_autofree char *k = g_strdup_printf ("%d", s->frozen_member);
+
+      run_etcd_fixture (s, "thaw", k);
+      s->frozen_member = 0;
+      s->next_chaos = now + g_rand_int_range (rand, 1000000, 3000000);
+    }
+  if (stop)
+    return;
+  if (s->kill_member_at != 0 && now >= s->kill_member_at && s->frozen_member == 0)
+    {
+      g_autofree char *k = g_strdup_printf ("%d", g_rand_int_range (rand, 1, 4));
+
+      run_etcd_fixture (s, "kill", k);
+      s->member_kills++;
+      s->kill_member_at = 0;
+    }
+  else if (s->member_kills == 0 && s->frozen_member == 0 && now >= s->next_chaos)
+    {
+      g_autofree char *k = NULL;
+
+      s->frozen_member = g_rand_int_range (rand, 1, 4);
+      k = g_strdup_printf ("%d", s->frozen_member);
+      run_etcd_fixture (s, "freeze", k);
+      s->member_freezes++;
+      s->thaw_at = now + g_rand_int_range (rand, 1000000, 3000000);
+    }
+}
+
 /* etcd with --greedy-peers: now and then the driver holds the whole cpu
  * capacity, its key put outside any transaction (as a peer that ignores
  * the capacity would), logged as a holder's would be. */
@@ -1383,6 +1426,8 @@ main (int argc, char **argv)
     { "etcd-fixture", 0, 0, G_OPTION_ARG_FILENAME, &etcd_fixture,
       "the pools live in a one-member etcd this script starts (tests/etcd-fixture.sh)", "SCRIPT" },
     { "lease", 0, 0, G_OPTION_ARG_INT, &s.lease, "seconds of the holders' etcd lease (5)", "S" },
+    { "member-chaos", 0, 0, G_OPTION_ARG_NONE, &s.member_chaos,
+      "with --etcd-fixture: three members, one at a time stopped (SIGSTOP) a while, one killed half-way", NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- stress Tessera with crashes and an auditor");
@@ -1446,7 +1491,7 @@ main (int argc, char **argv)
           g_autofree char *path = NULL;
 
           s.etcd_dir = g_build_filename (root, "etcd", NULL);
-          run_etcd_fixture (&s, "start", "1");
+          run_etcd_fixture (&s, "start", s.member_chaos ? "3" : "1");
           path = g_build_filename (s.etcd_dir, "endpoints", NULL);
           g_free (s.etcd_endpoints);
           if (!g_file_get_contents (path, &s.etcd_endpoints, NULL, &error))
@@ -1502,6 +1547,8 @@ main (int argc, char **argv)
   greedy_end = s.greedy_peers ? start + (gint64) (4 * s.seconds * G_USEC_PER_SEC) : end;
   next_cpu = start + g_rand_int_range (rand, 1000000, 3000000);
   next_gpu = start + g_rand_int_range (rand, 2000000, 4000000);
+  s.next_chaos = start + 1000000;
+  s.kill_member_at = start + (end - start) / 2;
   while (now_us () < end || (now_us () < greedy_end && s.res[RES_CPU].violations == 0))
     {
       gint64 now;
@@ -1532,8 +1579,12 @@ main (int argc, char **argv)
         }
       if (s.greedy_peers && is_etcd (&s))
         greedy_step (&s, rand, now, FALSE);
+      if (s.member_chaos && is_etcd (&s))
+        chaos_step (&s, rand, now, FALSE);
       g_usleep (5000);
     }
+  if (s.member_chaos && is_etcd (&s))
+    chaos_step (&s, rand, now_us (), TRUE);
   if (s.greedy_peers && is_etcd (&s))
     greedy_step (&s, rand, now_us (), TRUE);
 
@@ -1597,6 +1648,13 @@ main (int argc, char **argv)
            s.started_tessera + s.started_peer, s.started_tessera, s.started_other_host, s.started_container,
            s.started_peer, log.acquisitions,
            s.kills, s.kills - s.self_kills, s.not_granted, s.errors);
+  if (s.member_chaos)
+    {
+      g_print ("stress: etcd members stopped (SIGSTOP) %u times, killed %u\n", s.member_freezes, s.member_kills);
+      if (s.member_freezes == 0 || s.member_kills == 0)
+        problem (&s, "--member-chaos stopped %u and killed %u members: it proved nothing", s.member_freezes,
+                 s.member_kills);
+    }
   for (int i = 0; i < N_RES; i++)
     {
       Resource *r = &s.res[i];
