@@ -573,6 +573,50 @@ test_status_json (Fixture *f, gconstpointer data)
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 0);
 }
 
+/* Whose a holding is, in status: the lock file's owner, not the uid its
+ * process spec claims (anyone who may write in jobs/ can claim another's
+ * uid in a file of hers; none can own a file as another). */
+static void
+test_status_user_is_file_owner (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                   "run", "--need", "r", "--name", "claimer", "--", "sh", "-c", "echo $$; read x || true", NULL);
+  g_autofree char *pid = read_line (holder, 60);
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *claimed = NULL;
+  g_autoptr(JsonNode) status = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+  JsonObject *h;
+
+  g_assert_nonnull (pid);
+  if ((dir = g_dir_open (jobs, 0, NULL)) == NULL)
+    g_error ("no %s", jobs);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      path = g_build_filename (jobs, name, NULL);
+  if (path == NULL || !g_file_get_contents (path, &text, NULL, NULL))
+    g_error ("no lock file in %s", jobs);
+  /* Another uid of as many digits: the file keeps its size and times. */
+  {
+    g_autofree char *mine = g_strdup_printf ("\"uid\":%u", (guint) getuid ());
+    g_autofree char *other = g_strdup_printf ("\"uid\":%u", getuid () == 0 ? 7 : (guint) getuid () ^ 1);
+
+    if (strstr (text, mine) == NULL)
+      g_error ("%s does not record the uid: %s", path, text);
+    claimed = test_substitute (text, mine, other);
+  }
+  test_rewrite_keeping_stat (path, claimed);
+
+  h = json_array_get_object_element (json_object_get_array_member (status_of_r (f, &status), "holders"), 0);
+  g_assert_cmpint (json_object_get_int_member (h, "uid"), ==, getuid ());
+  g_assert_cmpstr (json_object_get_string_member (h, "user"), ==, g_get_user_name ());
+  let_go (holder);
+}
+
 /* `tessera set r total=2` lets a waiting run through: no poll can, as the
  * first poll would come after 1000 s. */
 static void
@@ -3750,6 +3794,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/all-at-once", test_all_at_once);
   ADD ("/tool/clean/job-lock-temporary", test_clean_job_lock_temporary);
   ADD ("/tool/status/json", test_status_json);
+  ADD ("/tool/status/user-is-file-owner", test_status_user_is_file_owner);
   ADD ("/tool/status/unreadable-jobs-folder", test_status_unreadable_jobs);
   ADD ("/tool/status/unknown-since", test_status_unknown_since);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
