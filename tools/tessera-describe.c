@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <glib/gi18n-lib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <pwd.h>
 
@@ -103,6 +104,21 @@ holder_name (TesseraDynamicLockFile *lock_file)
   g_autofree char *name = g_str_has_suffix (base, ".json") ? g_strndup (base, strlen (base) - strlen (".json"))
                                                            : g_strdup (base);
   return escape_name (name, FALSE);
+}
+
+/* Whose a holding is: its lock file's owner, where it has a file (the
+ * uid its process spec records is anyone's claim: whoever may write in
+ * jobs/ may write another's uid in a file of hers, but owns it all the
+ * same); else (a pool in etcd) the uid its spec records; -1: unknown. */
+static gint64
+holder_owner (TesseraDynamicLockFile *lock_file, TesseraProcess *process)
+{
+  const char *path = tessera_dynamic_lock_file_get_path (lock_file);
+  struct stat st;
+
+  if (path != NULL && g_path_is_absolute (path) && lstat (path, &st) == 0)
+    return st.st_uid;
+  return process != NULL ? tessera_process_get_uid (process) : -1;
 }
 
 /* The name of @uid (NULL: none), looked up once per description: a
@@ -220,6 +236,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       /* What tessera_dynamic_lock_file_to_json() would hold, without the
        * rest of the file it builds (once per holder). */
       JsonNode *information = TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (lock_file)->to_information (lock_file);
+      gint64 owner = holder_owner (lock_file, process);
 
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "job");
@@ -294,16 +311,17 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "state");
       json_builder_add_string_value (builder, doubt != NULL ? "unknown" : holder_state (lock_file, verdicts));
-      /* Whose job it is, when the process spec says (Tessera records it). */
+      /* Whose job it is: the lock file's owner (nobody owns a file as
+       * another), or where it has no file (etcd) the uid its process
+       * spec records (Tessera records it). */
       json_builder_set_member_name (builder, "uid");
-      if (process && tessera_process_get_uid (process) >= 0)
-        json_builder_add_int_value (builder, tessera_process_get_uid (process));
+      if (owner >= 0)
+        json_builder_add_int_value (builder, owner);
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "user");
       {
-        const char *user = process && tessera_process_get_uid (process) >= 0
-                           ? user_name (users, (uid_t) tessera_process_get_uid (process)) : NULL;
+        const char *user = owner >= 0 ? user_name (users, (uid_t) owner) : NULL;
         if (user != NULL)
           json_builder_add_string_value (builder, user);
         else
