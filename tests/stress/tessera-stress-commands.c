@@ -54,7 +54,7 @@ typedef struct
 
 typedef struct
 {
-  const char *tool;
+  char *tool;
   double seconds;
   int processes, container_percent, kill_percent, capacity;
   guint32 seed;
@@ -405,6 +405,7 @@ main (int argc, char **argv)
   else
     g_printerr ("stress-commands: kept %s (seed %u)\n", s.root, s.seed);
   g_ptr_array_unref (s.runs);
+  g_free (s.tool);
   g_free (s.root);
   g_free (s.config);
   g_free (s.log_path);
