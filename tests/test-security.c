@@ -14,6 +14,7 @@
 #include "test-utils.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <errno.h>
@@ -1411,6 +1412,47 @@ test_member_run_makes_no_resource (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "new", "--", "true", NULL), ==, 0);
 }
 
+/* Root's `tessera clean` removes the ended job folders of every user in a
+ * pool's runs/ (a member's clean removes only her own): a folder whose
+ * job lock nobody holds and whose lock files are gone. */
+static void
+test_root_cleans_ended_job_folders (Fixture *f, gconstpointer data)
+{
+  const char *member = f->gp->users->users[1];
+  struct passwd *pw = getpwnam (member);
+  g_autofree char *out = NULL;
+  g_autofree char *own = NULL;
+  g_autofree char *job = NULL;
+  g_autofree char *file = NULL;
+  g_autofree char *uid = NULL;
+
+  if (pw == NULL)
+    g_error ("no user %s", member);
+  uid = g_strdup_printf ("%u", (guint) pw->pw_uid);
+  init_group_pool (f);
+  own = g_build_filename (f->gp->pool, "r", "runs", uid, NULL);
+  job = g_build_filename (own, "ended-1", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
+  file = g_build_filename (job, "ended.lock", NULL);
+  test_write_file (file, "");
+  g_free (file);
+  file = g_build_filename (job, "ended.pid", NULL);
+  test_write_file (file, "123\n");
+  g_free (file);
+  file = g_build_filename (job, "locks.json", NULL);
+  test_write_file (file, "{\"dynamic_locks\": [{\"lock_file_path\": \"/nonexistent/ended@1.json\"}]}");
+  test_run_or_fail ((const char *[]) { "chown", "-R", member, own, NULL });
+
+  /* Hers: another member's clean leaves it. */
+  g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "clean", NULL), ==, 0);
+  g_assert_true (g_file_test (job, G_FILE_TEST_IS_DIR));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "removed the job folder"));
+  g_assert_false (g_file_test (job, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (own, G_FILE_TEST_IS_DIR));
+}
+
 /* `tessera run --need cpu=1 -- true` as the first user, with no
  * --config and no $TESSERA_CONFIG: the configuration is looked for in
  * @config_home, then @config_dirs. Its error output in @err. */
@@ -1629,6 +1671,7 @@ main (int argc, char **argv)
   ADD ("share/init-refuses-a-members-folder", test_init_refuses_a_members_folder);
   ADD ("share/member-made-resource-is-no-administrator", test_member_made_resource);
   ADD ("share/member-run-makes-no-resource", test_member_run_makes_no_resource);
+  ADD ("share/root-cleans-ended-job-folders", test_root_cleans_ended_job_folders);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
