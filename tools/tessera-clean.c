@@ -142,19 +142,27 @@ report_left_holders (const char *name, GHashTable *before, const char *folder,
 /* The folder @name in @dir_fd, never through a link, and only if it is
  * ours: in a group's runs/ a co-user may have put a link or a folder of
  * theirs there. -1 otherwise. */
-int
-open_own_folder_at (int dir_fd, const char *name)
+/* The folder @name in @dir_fd, opened where it is (never through a
+ * link), only if @owner owns it; -1 (EPERM) otherwise. */
+static int
+open_folder_of_at (int dir_fd, const char *name, uid_t owner)
 {
   struct stat st;
   int fd = openat (dir_fd, name, FOLDER_FLAGS);
 
-  if (fd >= 0 && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()))
+  if (fd >= 0 && (fstat (fd, &st) < 0 || st.st_uid != owner))
     {
       close (fd);
       errno = EPERM;
       return -1;
     }
   return fd;
+}
+
+int
+open_own_folder_at (int dir_fd, const char *name)
+{
+  return open_folder_of_at (dir_fd, name, geteuid ());
 }
 
 /* The text of the regular file @name in @dir_fd, never through a link,
@@ -217,7 +225,7 @@ is_job_lock_temporary (const char *name)
  * peer removes them once the command has ended). Only Tessera's own file
  * names are in it, regular files all; their names go to @files. */
 static gboolean
-job_folder_is_done (int job_fd, GPtrArray *files)
+job_folder_is_done (int job_fd, uid_t owner, GPtrArray *files)
 {
   int fd = dup (job_fd);
   DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
@@ -237,7 +245,7 @@ job_folder_is_done (int job_fd, GPtrArray *files)
 
       if (g_str_equal (name, ".") || g_str_equal (name, ".."))
         continue;
-      if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+      if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != owner)
         done = FALSE;
       else if (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name))
         {
@@ -321,7 +329,7 @@ dup_runs_folder (const char *pool, int *own_fd_out)
  * their jobs are done. @jobs_fd is a folder of ours: no one else can
  * swap a name in it, and every name is removed through it. */
 static guint
-clean_job_folders_in (int jobs_fd, const char *jobs)
+clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner)
 {
   int fd = jobs_fd >= 0 ? dup (jobs_fd) : -1;
   DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
@@ -342,9 +350,9 @@ clean_job_folders_in (int jobs_fd, const char *jobs)
 
       if (g_str_equal (name, ".") || g_str_equal (name, ".."))
         continue;
-      if ((job_fd = open_own_folder_at (jobs_fd, name)) < 0)
+      if ((job_fd = open_folder_of_at (jobs_fd, name, owner)) < 0)
         continue;
-      if (job_folder_is_done (job_fd, files))
+      if (job_folder_is_done (job_fd, owner, files))
         {
           for (guint i = 0; i < files->len; i++)
             unlinkat (job_fd, g_ptr_array_index (files, i), 0);
@@ -363,6 +371,40 @@ clean_job_folders_in (int jobs_fd, const char *jobs)
   return removed;
 }
 
+/* Root's clean: the ended job folders of every user in the pool's runs/
+ * (@runs_fd; @pool, for messages): runs/UID opened only when UID owns it,
+ * and each of its job folders only when all in it is UID's. */
+static guint
+clean_others_job_folders (int runs_fd, const char *pool)
+{
+  int fd = dup (runs_fd);
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *entry;
+  guint removed = 0;
+
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return 0;
+    }
+  while ((entry = readdir (dir)) != NULL)
+    {
+      guint64 uid;
+      g_autofree char *runs = NULL;
+      AUTO_FD int own_fd = -1;
+
+      if (!g_ascii_string_to_unsigned (entry->d_name, 10, 1, G_MAXUINT32 - 1, &uid, NULL))
+        continue;
+      if ((own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0)
+        continue;
+      runs = g_build_filename (pool, "runs", entry->d_name, NULL);
+      removed += clean_job_folders_in (own_fd, runs, (uid_t) uid);
+    }
+  closedir (dir);
+  return removed;
+}
+
 /* The state folder's jobs/, and runs/UID in every configured pool (the
  * pool's folder as `tessera run` reaches it, _tessera_open_folder_path): each
  * reached from its parent without following a link, and only if ours. */
@@ -376,7 +418,7 @@ clean_job_folders (TesseraConfig *config)
   /* The state folder is the user's own: opened as given, links too. */
   AUTO_FD int state_fd = open (state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   AUTO_FD int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
-  guint removed = clean_job_folders_in (jobs_fd, jobs);
+  guint removed = clean_job_folders_in (jobs_fd, jobs, geteuid ());
 
   for (guint i = 0; i < names->len; i++)
     {
@@ -386,7 +428,11 @@ clean_job_folders (TesseraConfig *config)
       AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
       AUTO_FD int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
 
-      removed += clean_job_folders_in (own_fd, runs);
+      removed += clean_job_folders_in (own_fd, runs, geteuid ());
+      /* Root's also every other user's runs/UID, each folder and file of
+       * which must be that user's. */
+      if (geteuid () == 0 && runs_fd >= 0)
+        removed += clean_others_job_folders (runs_fd, pool);
     }
   return removed;
 }
