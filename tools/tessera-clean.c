@@ -219,6 +219,19 @@ is_job_lock_temporary (const char *name)
   return TRUE;
 }
 
+/* A DIR that reads @dir_fd's folder through a copy of it, so that
+ * closedir() leaves @dir_fd open; NULL when it cannot be had. */
+static DIR *
+open_dir_copy (int dir_fd)
+{
+  int fd = dir_fd >= 0 ? dup (dir_fd) : -1;
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+
+  if (dir == NULL && fd >= 0)
+    close (fd);
+  return dir;
+}
+
 /* Whether a job folder of `tessera run` (<state>/jobs/<identifier>),
  * opened as @job_fd, may go: its wrapper is gone (the job lock is free),
  * and its command too (no lock file that its locks.json names is left: a
@@ -227,17 +240,12 @@ is_job_lock_temporary (const char *name)
 static gboolean
 job_folder_is_done (int job_fd, uid_t owner, GPtrArray *files)
 {
-  int fd = dup (job_fd);
-  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  DIR *dir = open_dir_copy (job_fd);
   gboolean done = TRUE;
   struct dirent *entry;
 
   if (dir == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return FALSE;
-    }
+    return FALSE;
   while (done && (entry = readdir (dir)) != NULL)
     {
       const char *name = entry->d_name;
@@ -331,17 +339,12 @@ dup_runs_folder (const char *pool, int *own_fd_out)
 static guint
 clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner)
 {
-  int fd = jobs_fd >= 0 ? dup (jobs_fd) : -1;
-  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  DIR *dir = open_dir_copy (jobs_fd);
   struct dirent *entry;
   guint removed = 0;
 
   if (dir == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return 0;
-    }
+    return 0;
   while ((entry = readdir (dir)) != NULL)
     {
       const char *name = entry->d_name;
@@ -377,17 +380,12 @@ clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner)
 static guint
 clean_others_job_folders (int runs_fd, const char *pool)
 {
-  int fd = dup (runs_fd);
-  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  DIR *dir = open_dir_copy (runs_fd);
   struct dirent *entry;
   guint removed = 0;
 
   if (dir == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return 0;
-    }
+    return 0;
   while ((entry = readdir (dir)) != NULL)
     {
       guint64 uid;
