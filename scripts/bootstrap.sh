@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   meson ninja-build pkg-config gcc libc6-dev
   libglib2.0-dev libjson-glib-dev gettext
-  valgrind python3 locales cppcheck
+  valgrind python3 python3-prometheus-client locales cppcheck
   gobject-introspection libgirepository1.0-dev python3-gi gi-docgen
   bindfs e2fsprogs btrfs-progs mount util-linux
   slurmctld slurmd slurm-client munge

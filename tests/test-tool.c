@@ -617,6 +617,291 @@ test_status_user_is_file_owner (Fixture *f, gconstpointer data)
   let_go (holder);
 }
 
+/* Writes r's configuration again with a capacity of @total. */
+static void
+set_total (Fixture *f, int total)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=%d\n", f->tmp, total);
+
+  test_write_file (f->config, content);
+}
+
+/* `tessera run --need r=@count --name @name` holding until told (its
+ * command's pid in *@pid when asked). */
+static GSubprocess *
+hold_r_named (Fixture *f, const char *name, const char *count, GPid *pid)
+{
+  g_autofree char *need = g_strdup_printf ("r=%s", count);
+  GSubprocess *holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                                       "run", "--need", need, "--name", name, "--",
+                                       "sh", "-c", "echo $$; read x || true", NULL);
+  g_autofree char *line = read_line (holder, 60);
+
+  g_assert_nonnull (line);
+  if (pid != NULL)
+    *pid = (GPid) g_ascii_strtoll (line, NULL, 10);
+  return holder;
+}
+
+/* A run of r=@count named @name whose patience is over at once: past its
+ * first attempt it has an entry in r's queue. Returns once it has. */
+static GSubprocess *
+queue_for_r (Fixture *f, const char *name, const char *count)
+{
+  const char *env[] = { "TESSERA_PATIENCE", "0.05", NULL };
+  g_autofree char *need = g_strdup_printf ("r=%s", count);
+  g_autofree char *queue = g_build_filename (f->tmp, "r", "queue", NULL);
+  GSubprocess *waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                       "run", "--need", need, "--name", name, "--", "true", NULL);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (!g_file_test (queue, G_FILE_TEST_IS_DIR) || test_count_entries (queue) == 0)
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("%s never entered %s within 60 s", name, queue);
+      g_usleep (10 * 1000);
+    }
+  return waiter;
+}
+
+/* Waits until process @pid is gone or a zombie (dead, for a judge). */
+static void
+wait_until_dead (GPid pid)
+{
+  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  for (;;)
+    {
+      g_autofree char *text = NULL;
+      const char *paren;
+
+      if (!g_file_get_contents (stat_path, &text, NULL, NULL) ||
+          ((paren = strrchr (text, ')')) != NULL && paren[1] == ' ' && paren[2] == 'Z'))
+        return;
+      if (g_get_monotonic_time () > deadline)
+        g_error ("process %d still ran 60 s after SIGKILL", (int) pid);
+      g_usleep (10 * 1000);
+    }
+}
+
+/* The queue view, as squeue's: a waiter past its patience is listed with
+ * its user, its job, what it wants and since when, in status and in its
+ * JSON; each holder has a type-neutral "amount" (a counter's count), and
+ * the resource what is held beside what is free (issue 42, point 4). */
+static void
+test_status_queue (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GDateTime) since = NULL;
+  g_autofree char *text = NULL;
+  JsonObject *r, *h, *w;
+  JsonArray *waiters;
+  int status;
+
+  set_total (f, 2);
+  holder = hold_r_named (f, "big", "2", NULL);
+  waiter = queue_for_r (f, "small", "1");
+
+  r = status_of_r (f, &root);
+  g_assert_cmpint (json_object_get_int_member (r, "capacity"), ==, 2);
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member_with_default (r, "held", -1), ==, 2);
+  g_assert_cmpint (json_object_get_int_member_with_default (r, "reclaimable", -1), ==, 0);
+  h = json_array_get_object_element (json_object_get_array_member (r, "holders"), 0);
+  g_assert_cmpint (json_object_get_int_member_with_default (h, "amount", -1), ==, 2);
+  g_assert_true (json_object_has_member (r, "waiters"));
+  waiters = json_object_get_array_member (r, "waiters");
+  g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
+  w = json_array_get_object_element (waiters, 0);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (w, "job"), "small@"));
+  g_assert_cmpstr (json_object_get_string_member (w, "user"), ==, g_get_user_name ());
+  g_assert_cmpint (json_object_get_int_member (w, "uid"), ==, getuid ());
+  g_assert_cmpint (json_object_get_int_member (w, "amount"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (w, "wants"), "count"), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "reserved");
+  since = g_date_time_new_from_iso8601 (json_object_get_string_member (w, "since"), NULL);
+  g_assert_nonnull (since);
+  g_assert_cmpint (json_object_get_int_member (r, "waiting"), ==, 1);
+
+  text = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (text, "\n  waiting: small@"));
+  g_assert_nonnull (strstr (text, g_get_user_name ()));
+  g_assert_nonnull (strstr (text, "{\"count\":1}"));
+
+  let_go (holder);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+}
+
+/* A holder whose process is dead while its lock file stays is no free
+ * capacity in status: its share is "reclaimable" (the next run takes it
+ * back), apart from what is free and from what live holders hold (issue
+ * 42, point 4). */
+static void
+test_status_reclaimable (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) alive = NULL;
+  g_autoptr(GSubprocess) killed = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
+  JsonObject *r;
+  JsonArray *holders;
+  GPid command = 0;
+  gboolean seen_dead = FALSE;
+  int status;
+
+  set_total (f, 3);
+  alive = hold_r_named (f, "alive", "1", NULL);
+  killed = hold_r_named (f, "killed", "2", &command);
+  g_subprocess_force_exit (killed);
+  g_assert_cmpint (test_exit_code (killed), ==, 128 + SIGKILL);
+  g_assert_cmpint (kill (command, SIGKILL), ==, 0);
+  wait_until_dead (command);
+  g_assert_cmpuint (test_count_entries (jobs), ==, 2);
+
+  r = status_of_r (f, &root);
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member_with_default (r, "held", -1), ==, 1);
+  g_assert_cmpint (json_object_get_int_member_with_default (r, "reclaimable", -1), ==, 2);
+  holders = json_object_get_array_member (r, "holders");
+  for (guint i = 0; i < json_array_get_length (holders); i++)
+    {
+      JsonObject *h = json_array_get_object_element (holders, i);
+
+      if (g_str_equal (json_object_get_string_member (h, "state"), "dead"))
+        {
+          g_assert_true (g_str_has_prefix (json_object_get_string_member (h, "job"), "killed@"));
+          g_assert_cmpint (json_object_get_int_member (h, "amount"), ==, 2);
+          seen_dead = TRUE;
+        }
+    }
+  g_assert_true (seen_dead);
+  text = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (text, "r (countertoken): 0 of 3 free, 1 held, 2 reclaimable\n"));
+  let_go (alive);
+}
+
+/* `status --format=openmetrics`, read by Prometheus's own parser
+ * (python3-prometheus-client): capacity, free, held, reclaimable and
+ * waiting per resource, held and waiting per user; `--format=json` is
+ * --json and a format it does not know is a usage error (issue 42,
+ * point 5). */
+static void
+test_status_openmetrics (Fixture *f, gconstpointer data)
+{
+  static const char parse[] =
+    "import sys\n"
+    "from prometheus_client.openmetrics.parser import text_string_to_metric_families\n"
+    "for family in text_string_to_metric_families(sys.stdin.read()):\n"
+    "    for s in family.samples:\n"
+    "        labels = ','.join('%s=%s' % kv for kv in sorted(s.labels.items()))\n"
+    "        print('%s %s %s {%s} %g' % (family.type, family.name, s.name, labels, s.value))\n";
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocess) parser = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) json = NULL;
+  g_autofree char *metrics = NULL;
+  g_autofree char *parsed = NULL;
+  g_autofree char *as_json = NULL;
+  g_autofree char *bad = NULL;
+  g_autofree char *user_held = NULL;
+  g_autofree char *user_waiting = NULL;
+  int status;
+
+  set_total (f, 3);
+  holder = hold_r_named (f, "big", "2", NULL);
+  waiter = queue_for_r (f, "large", "2");
+
+  metrics = run_capture (f, &status, "status", "--format=openmetrics", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_str_has_suffix (metrics, "# EOF\n"));
+  g_assert_nonnull (strstr (metrics, "# TYPE tessera_capacity gauge\n"));
+  g_assert_nonnull (strstr (metrics, "# HELP tessera_capacity "));
+  parser = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                             test_python (), "-c", parse, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (parser, metrics, NULL, &parsed, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (parser), ==, 0);
+  g_test_message ("%s", parsed);
+  g_assert_nonnull (strstr (parsed, "gauge tessera_capacity tessera_capacity {resource=r} 3\n"));
+  g_assert_nonnull (strstr (parsed, "gauge tessera_free tessera_free {resource=r} 1\n"));
+  g_assert_nonnull (strstr (parsed, "gauge tessera_held tessera_held {resource=r} 2\n"));
+  g_assert_nonnull (strstr (parsed, "gauge tessera_reclaimable tessera_reclaimable {resource=r} 0\n"));
+  g_assert_nonnull (strstr (parsed, "gauge tessera_waiting tessera_waiting {resource=r} 2\n"));
+  g_assert_nonnull (strstr (parsed, "gauge tessera_waiters tessera_waiters {resource=r} 1\n"));
+  user_held = g_strdup_printf ("gauge tessera_user_held tessera_user_held {resource=r,user=%s} 2\n", g_get_user_name ());
+  g_assert_nonnull (strstr (parsed, user_held));
+  user_waiting = g_strdup_printf ("gauge tessera_user_waiting tessera_user_waiting {resource=r,user=%s} 2\n",
+                                  g_get_user_name ());
+  g_assert_nonnull (strstr (parsed, user_waiting));
+
+  as_json = run_capture (f, &status, "status", "--format=json", NULL);
+  g_assert_cmpint (status, ==, 0);
+  json = json_from_string (as_json, NULL);
+  g_assert_nonnull (json);
+  g_assert_true (json_object_has_member (json_node_get_object (json), "resources"));
+  bad = run_capture (f, &status, "status", "--format=yaml", NULL);
+  g_assert_cmpint (status, ==, 64);
+  g_assert_nonnull (strstr (bad, "yaml"));
+
+  let_go (holder);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+}
+
+/* Reads one line of `watch --json` and parses it: r's object. */
+static JsonObject *
+watched_r (GSubprocess *watch, JsonNode **root)
+{
+  g_autofree char *line = read_line (watch, 60);
+  JsonArray *resources;
+
+  g_assert_nonnull (line);
+  g_assert_null (strchr (line, '\n'));
+  *root = json_from_string (line, NULL);
+  g_assert_nonnull (*root);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (*root));
+  g_assert_nonnull (json_object_get_string_member (json_node_get_object (*root), "time"));
+  resources = json_object_get_array_member (json_node_get_object (*root), "resources");
+  g_assert_cmpuint (json_array_get_length (resources), ==, 1);
+  return json_array_get_object_element (resources, 0);
+}
+
+/* `tessera watch --json`: one JSON document per line, one line per
+ * change, as status --json's (issue 42, point 5). */
+static void
+test_watch_json (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GSubprocess) watch =
+    tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, "watch", "--json", NULL);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(JsonNode) first = NULL;
+  g_autoptr(JsonNode) second = NULL;
+  g_autoptr(JsonNode) third = NULL;
+  JsonObject *r;
+
+  r = watched_r (watch, &first);
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 1);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 0);
+  holder = hold_r (f);
+  r = watched_r (watch, &second);
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 0);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (json_array_get_object_element (json_object_get_array_member (r, "holders"), 0),
+                                               "amount"), ==, 1);
+  let_go (holder);
+  r = watched_r (watch, &third);
+  g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 1);
+  g_subprocess_force_exit (watch);
+  g_assert_cmpint (test_exit_code (watch), ==, 128 + SIGKILL);
+}
+
 /* `tessera set r total=2` lets a waiting run through: no poll can, as the
  * first poll would come after 1000 s. */
 static void
@@ -3795,6 +4080,10 @@ main (int argc, char **argv)
   ADD ("/tool/clean/job-lock-temporary", test_clean_job_lock_temporary);
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/status/user-is-file-owner", test_status_user_is_file_owner);
+  ADD ("/tool/status/queue", test_status_queue);
+  ADD ("/tool/status/dead-holder-reclaimable", test_status_reclaimable);
+  ADD ("/tool/status/openmetrics", test_status_openmetrics);
+  ADD ("/tool/watch/json-lines", test_watch_json);
   ADD ("/tool/status/unreadable-jobs-folder", test_status_unreadable_jobs);
   ADD ("/tool/status/unknown-since", test_status_unknown_since);
   ADD ("/tool/set/wakes-waiting-run", test_set_wakes_waiter);
