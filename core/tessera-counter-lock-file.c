@@ -54,10 +54,17 @@ tessera_counter_lock_file_from_information (TesseraDynamicLockFile *lock_file, J
   return TRUE;
 }
 
+static gint64
+tessera_counter_lock_file_get_amount (TesseraDynamicLockFile *lock_file)
+{
+  return tessera_counter_lock_file_get_count (TESSERA_COUNTER_LOCK_FILE (lock_file));
+}
+
 static void
 tessera_counter_lock_file_class_init (TesseraCounterLockFileClass *klass)
 {
   TESSERA_DYNAMIC_LOCK_FILE_CLASS (klass)->from_information = tessera_counter_lock_file_from_information;
+  TESSERA_DYNAMIC_LOCK_FILE_CLASS (klass)->get_amount = tessera_counter_lock_file_get_amount;
 }
 
 static void

@@ -126,6 +126,12 @@ tessera_dynamic_lock_file_real_to_information (TesseraDynamicLockFile *self)
   return information != NULL ? json_node_copy (information) : NULL;
 }
 
+static gint64
+tessera_dynamic_lock_file_real_get_amount (TesseraDynamicLockFile *self)
+{
+  return 1;
+}
+
 /* Keeps a sealed copy of @information; JSON null is kept as %NULL. */
 static void
 keep_information (TesseraDynamicLockFile *self, JsonNode *information)
@@ -149,6 +155,7 @@ tessera_dynamic_lock_file_class_init (TesseraDynamicLockFileClass *klass)
   object_class->set_property = tessera_dynamic_lock_file_set_property;
   klass->from_information = tessera_dynamic_lock_file_real_from_information;
   klass->to_information = tessera_dynamic_lock_file_real_to_information;
+  klass->get_amount = tessera_dynamic_lock_file_real_get_amount;
 
   /**
    * TesseraDynamicLockFile:path:
@@ -667,6 +674,28 @@ tessera_dynamic_lock_file_get_information (TesseraDynamicLockFile *self)
 {
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), NULL);
   return PRIV (self)->information;
+}
+
+/**
+ * tessera_dynamic_lock_file_get_amount:
+ * @self: a lock file
+ *
+ * How much its holder has, in the resource's units whatever the type (a
+ * counter's count, a number of GPUs, 1 for a mutex: see
+ * [vfunc@Tessera.DynamicLockFile.get_amount]), so that holdings of
+ * several types add up per user. Any thread.
+ *
+ * Returns: the amount, or -1 when the file could not be read in full
+ *   ([method@Tessera.DynamicLockFile.get_problem]): it holds the whole
+ *   resource
+ */
+gint64
+tessera_dynamic_lock_file_get_amount (TesseraDynamicLockFile *self)
+{
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), -1);
+  if (PRIV (self)->problem != NULL)
+    return -1;
+  return MAX (TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (self)->get_amount (self), 0);
 }
 
 /**

@@ -591,7 +591,7 @@ folder_store_queue_read (TesseraPoolStore *store,
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
 
   _tessera_wait_queue_folder_read (_tessera_lock_folder_get_path (self->folder), self->lock_file_type, store,
-                                   own_name, own_place, min_age, ahead, last_place, own_found);
+                                   self->read_only, own_name, own_place, min_age, ahead, last_place, own_found);
 }
 
 /* Written again at the place asked, every time: its time tells other

@@ -416,10 +416,12 @@ double    _tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store,
                                                      const char       *name);
 
 /* The folder's queue (tessera-wait-queue.c): the folder store's
- * queue_read, queue_put and queue_delete, on the pool folder @folder. */
+ * queue_read, queue_put and queue_delete, on the pool folder @folder
+ * (@read_only: entries of waiters found gone are left out, not deleted). */
 void      _tessera_wait_queue_folder_read       (const char        *folder,
                                                  GType              lock_file_type,
                                                  TesseraPoolStore  *store,
+                                                 gboolean           read_only,
                                                  const char        *own_name,
                                                  gint64             own_place,
                                                  double             min_age,

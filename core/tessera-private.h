@@ -229,6 +229,11 @@ void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *se
                                                gboolean                       acquired,
                                                gboolean                       full);
 void     _tessera_wait_queue_view_free        (TesseraWaitQueueView          *view);
+/* (transfer container): the live reserving waiters of @store's queue,
+ * shaped like lock files ("information": what each asks for; its time:
+ * when it began to wait), the longest waiting first. Both locks held. */
+GPtrArray *_tessera_wait_queue_list          (struct _TesseraPoolStore      *store,
+                                               double                         min_age);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraWaitQueueView, _tessera_wait_queue_view_free)
 double   _tessera_patience_default            (void);
 

@@ -733,6 +733,44 @@ tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource 
 }
 
 /**
+ * tessera_tracked_dynamic_resource_list_waiters:
+ * @self: a tracked resource
+ * @error: return location for a #GError
+ *
+ * The waiters of the resource's queue, as they are now: those whose
+ * patience is over and who reserve what they ask for (a waiter within
+ * its patience writes nothing anywhere, so no process sees it), the
+ * longest waiting first. Each is shaped like a lock file: its path is
+ * its queue entry's, [method@Tessera.DynamicLockFile.get_information] and
+ * [method@Tessera.DynamicLockFile.get_amount] say what it asks for,
+ * [method@Tessera.DynamicLockFile.get_process] is the waiting process
+ * and [method@Tessera.DynamicLockFile.get_mtime] when it began to wait
+ * (its entry's time when the entry does not say). Entries whose waiter
+ * is gone are left out (and removed where this process may, unless the
+ * resource is read-only). Reads the queue under ipc.lock, as an acquire
+ * does; works on a read-only resource.
+ *
+ * Returns: (transfer container) (element-type TesseraDynamicLockFile) (nullable):
+ *   the waiters, or %NULL with @error when ipc.lock could not be taken
+ */
+GPtrArray *
+tessera_tracked_dynamic_resource_list_waiters (TesseraTrackedDynamicResource  *self,
+                                               GError                        **error)
+{
+  GPtrArray *waiters;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return NULL;
+  refresh_locked (self, FALSE);
+  waiters = _tessera_wait_queue_list (STORE (self), PRIV (self)->min_age);
+  unlock_both (self, fd);
+  return waiters;
+}
+
+/**
  * tessera_tracked_dynamic_resource_read_informations:
  * @self: a tracked resource
  * @error: return location for a #GError

@@ -22,7 +22,8 @@
  * its lock file and shaped like one ("job_uri", "information" = what it
  * asks for, "process" = the waiting process) with two more keys:
  * "ticket", its place in the queue (one more than the largest ticket there
- * when it entered), and "reserve" (true). Every acquire of the folder by a
+ * when it entered), "reserve" (true) and "since" (when it began to wait,
+ * in Unix seconds, for people: `tessera status`). Every acquire of the folder by a
  * later arrival (a larger ticket, or none: any acquirer whose patience is
  * not over) first counts those reservations as if they were held.
  * experimaestro globs only the JSON files of jobs/: it never sees the
@@ -43,6 +44,7 @@
 typedef struct
 {
   gint64 since;       /* monotonic µs of the first failed attempt; 0 = none yet */
+  gint64 since_real;  /* the same, in real time (µs since the epoch): for people */
   gint64 last;        /* monotonic µs of the last failed attempt */
   double patience;    /* seconds, the resource's at that attempt */
   gint64 ticket;      /* its place in the queue */
@@ -296,11 +298,13 @@ _tessera_wait_queue_read (double                    min_age,
 }
 
 /* The folder store's queue_read: the entries of `F/queue/`. Thread lock
- * and ipc.lock held. */
+ * and ipc.lock held. A read-only view (tessera status) deletes nothing:
+ * what it finds gone it leaves out. */
 void
 _tessera_wait_queue_folder_read (const char       *lock_folder,
                                  GType             lock_file_type,
                                  TesseraPoolStore *store,
+                                 gboolean          read_only,
                                  const char       *own_name,
                                  gint64            own_place,
                                  double            min_age,
@@ -331,7 +335,7 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
       JsonObject *object;
       struct stat st;
       gsize length;
-      gint64 ticket;
+      gint64 ticket, since;
       gboolean reserve;
       const char *reason = NULL;
 
@@ -346,7 +350,7 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           /* Never counted; gone once old (its writer died while writing). */
-          if (seen_unchanged_for (path, &st, min_age))
+          if (!read_only && seen_unchanged_for (path, &st, min_age))
             remove_dead (path, &st, _("it is not JSON"));
           continue;
         }
@@ -366,13 +370,44 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
         continue;
       if (!waiter_is_alive (lock_file, path, &st, min_age, store, &reason))
         {
-          remove_dead (path, &st, reason);
+          if (!read_only)
+            remove_dead (path, &st, reason);
           continue;
         }
+      /* Its time is when it began to wait (the entry is rewritten at
+       * every attempt), when it says (any number may be written here). */
+      since = json_object_get_int_member_with_default (object, "since", 0);
+      if (since > 0 && since < G_MAXINT64 / G_GINT64_CONSTANT (1000000000))
+        _tessera_dynamic_lock_file_set_mtime (lock_file, since * G_GINT64_CONSTANT (1000000000));
       if (ticket > 0 && ticket < own_ticket)
         g_ptr_array_add (ahead, g_steal_pointer (&lock_file));
     }
   closedir (dir);
+}
+
+static int
+compare_since (gconstpointer a, gconstpointer b)
+{
+  gint64 x = tessera_dynamic_lock_file_get_mtime (*(TesseraDynamicLockFile * const *) a);
+  gint64 y = tessera_dynamic_lock_file_get_mtime (*(TesseraDynamicLockFile * const *) b);
+
+  return x < y ? -1 : x > y;
+}
+
+/* Every live reserving waiter of the queue of @store, the longest
+ * waiting first (tessera status). Between begin and end, after a
+ * refresh, thread lock held. */
+GPtrArray *
+_tessera_wait_queue_list (TesseraPoolStore *store,
+                          double            min_age)
+{
+  GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
+  gint64 last_place = 0, own_found = 0;
+
+  /* No name of ours and no place: every entry is before us. */
+  _tessera_pool_store_queue_read (store, "", 0, min_age, waiters, &last_place, &own_found);
+  g_ptr_array_sort (waiters, compare_since);
+  return waiters;
 }
 
 /* Counts the reservations before ours as held (@account) or stops
@@ -483,6 +518,7 @@ write_entry (TesseraTrackedDynamicResource *self,
   json_object_set_member (object, "process", tessera_process_to_json (process));
   json_object_set_int_member (object, "ticket", state->ticket);
   json_object_set_boolean_member (object, "reserve", state->reserve);
+  json_object_set_int_member (object, "since", state->since_real / G_USEC_PER_SEC);
   json_generator_set_root (generator, root);
   text = json_generator_to_data (generator, NULL);
   return _tessera_pool_store_queue_put (view->store, view->own_name, text, view->own_found, &state->ticket,
@@ -527,6 +563,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
   if (state->since == 0)
     {
       state->since = now;
+      state->since_real = g_get_real_time ();
       state->patience = view->patience;
     }
   reserve = full && now - state->since >= (gint64) (state->patience * G_USEC_PER_SEC);

@@ -25,6 +25,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicLockFile, tessera_dynamic_lock_file, TES
  * @from_information: optional: interprets the "information" member
  * @to_information: optional: the "information" member to write; the
  *   default writes back what was read or created
+ * @get_amount: optional: how much the holder has, in a number of the
+ *   resource's units whatever its type; the default says 1
  *
  * The class of [class@Tessera.DynamicLockFile]. A resource type names its
  * lock-file subclass in the `lock_file_type` member of
@@ -71,6 +73,24 @@ G_DECLARE_DERIVABLE_TYPE (TesseraDynamicLockFile, tessera_dynamic_lock_file, TES
  *   `null`
  */
 
+/**
+ * TesseraDynamicLockFileClass::get_amount:
+ * @self: a lock file, read or created
+ *
+ * How much its holder has (or a waiter asks for), as one number that
+ * means the same for every type, so that a script sums holdings per user
+ * without knowing the types: a counter's count, a number of GPUs, 1 for
+ * a mutex. Optional: the default says 1 (the holder has the resource).
+ * Not called for a lock file with a
+ * [method@Tessera.DynamicLockFile.get_problem] (it holds everything).
+ *
+ * Same threads and locks as
+ * [vfunc@Tessera.DynamicLockFile.from_information]: reads only what
+ * that copied out.
+ *
+ * Returns: the amount, 0 or more
+ */
+
 struct _TesseraDynamicLockFileClass
 {
   GObjectClass parent_class;
@@ -79,9 +99,10 @@ struct _TesseraDynamicLockFileClass
                                  JsonNode               *information,
                                  GError                **error);
   JsonNode *(*to_information)   (TesseraDynamicLockFile *self);
+  gint64    (*get_amount)       (TesseraDynamicLockFile *self);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 TESSERA_AVAILABLE_IN_ALL
@@ -117,6 +138,8 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean                tessera_dynamic_lock_file_is_valid     (TesseraDynamicLockFile *self);
 TESSERA_AVAILABLE_IN_ALL
 TesseraProcess         *tessera_dynamic_lock_file_get_process  (TesseraDynamicLockFile *self);
+TESSERA_AVAILABLE_IN_ALL
+gint64                  tessera_dynamic_lock_file_get_amount   (TesseraDynamicLockFile *self);
 TESSERA_AVAILABLE_IN_ALL
 void                    tessera_dynamic_lock_file_set_process  (TesseraDynamicLockFile *self,
                                                                 TesseraProcess         *process);

@@ -431,6 +431,9 @@ gboolean    tessera_tracked_dynamic_resource_check_readable        (TesseraTrack
 TESSERA_AVAILABLE_IN_ALL
 GPtrArray  *tessera_tracked_dynamic_resource_list_lock_files       (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
+GPtrArray  *tessera_tracked_dynamic_resource_list_waiters          (TesseraTrackedDynamicResource *self,
+                                                                    GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
 JsonNode   *tessera_tracked_dynamic_resource_read_informations     (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
 TESSERA_AVAILABLE_IN_ALL

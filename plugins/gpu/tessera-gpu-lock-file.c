@@ -54,6 +54,15 @@ to_information (TesseraDynamicLockFile *lock_file)
   return node;
 }
 
+/* The number of devices it holds (or asks for). */
+static gint64
+get_amount (TesseraDynamicLockFile *lock_file)
+{
+  TesseraGpuLockFile *self = TESSERA_GPU_LOCK_FILE (lock_file);
+
+  return self->devices != NULL ? (gint64) self->devices->len : 0;
+}
+
 static void
 finalize (GObject *object)
 {
@@ -67,6 +76,7 @@ tessera_gpu_lock_file_class_init (TesseraGpuLockFileClass *klass)
   G_OBJECT_CLASS (klass)->finalize = finalize;
   TESSERA_DYNAMIC_LOCK_FILE_CLASS (klass)->from_information = from_information;
   TESSERA_DYNAMIC_LOCK_FILE_CLASS (klass)->to_information = to_information;
+  TESSERA_DYNAMIC_LOCK_FILE_CLASS (klass)->get_amount = get_amount;
 }
 
 static void
