@@ -138,6 +138,100 @@ user_name (GHashTable *users, uid_t uid)
   return name;
 }
 
+/* What a holder or a waiter has, in the resource's units whatever its
+ * type: a lock file that could not be read holds all of @capacity. */
+static gint64
+amount_of (TesseraDynamicLockFile *lock_file, gint64 capacity)
+{
+  gint64 amount = tessera_dynamic_lock_file_get_amount (lock_file);
+
+  return amount >= 0 ? amount : MAX (capacity, 0);
+}
+
+/* The user @uid ("uid", "user"), each JSON null when unknown (-1). */
+static void
+add_user (JsonBuilder *builder, gint64 uid, GHashTable *users)
+{
+  const char *user = uid >= 0 ? user_name (users, (uid_t) uid) : NULL;
+
+  json_builder_set_member_name (builder, "uid");
+  if (uid >= 0)
+    json_builder_add_int_value (builder, uid);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "user");
+  if (user != NULL)
+    json_builder_add_string_value (builder, user);
+  else
+    json_builder_add_null_value (builder);
+}
+
+/* status --json's "waiters": the queue, like squeue's (those whose
+ * patience is over: the others write nothing), the longest waiting
+ * first; their sum in "waiting". */
+static void
+add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint64 capacity, GHashTable *users)
+{
+  g_autoptr(GPtrArray) waiters = tessera_tracked_dynamic_resource_list_waiters (resource, NULL);
+  gint64 waiting = 0;
+
+  json_builder_set_member_name (builder, "waiters");
+  json_builder_begin_array (builder);
+  for (guint i = 0; waiters != NULL && i < waiters->len; i++)
+    {
+      TesseraDynamicLockFile *waiter = g_ptr_array_index (waiters, i);
+      TesseraProcess *process = tessera_dynamic_lock_file_get_process (waiter);
+      JsonNode *wants = tessera_dynamic_lock_file_get_information (waiter);
+      g_autofree char *job = holder_name (waiter);
+      g_autofree char *since = format_since (waiter);
+      gint64 amount = amount_of (waiter, capacity);
+
+      waiting += amount;
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "job");
+      json_builder_add_string_value (builder, job);
+      json_builder_set_member_name (builder, "job_uri");
+      if (tessera_dynamic_lock_file_get_job_uri (waiter) != NULL)
+        {
+          g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (waiter), FALSE);
+          json_builder_add_string_value (builder, job_uri);
+        }
+      else
+        json_builder_add_null_value (builder);
+      add_user (builder, holder_owner (waiter, process), users);
+      json_builder_set_member_name (builder, "pid");
+      if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
+        json_builder_add_int_value (builder, tessera_process_get_pid (process));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "host");
+      if (process && tessera_process_get_host (process))
+        {
+          g_autofree char *host = escape_name (tessera_process_get_host (process), FALSE);
+          json_builder_add_string_value (builder, host);
+        }
+      else
+        json_builder_add_null_value (builder);
+      /* Every entry of the queue reserves: later requests count it as
+       * held. */
+      json_builder_set_member_name (builder, "state");
+      json_builder_add_string_value (builder, "reserved");
+      json_builder_set_member_name (builder, "since");
+      if (since != NULL)
+        json_builder_add_string_value (builder, since);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "amount");
+      json_builder_add_int_value (builder, amount);
+      json_builder_set_member_name (builder, "wants");
+      json_builder_add_value (builder, wants != NULL ? json_node_copy (wants) : json_node_new (JSON_NODE_NULL));
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "waiting");
+  json_builder_add_int_value (builder, waiting);
+}
+
 /* Opens status --json's object for resource @name, up to its holders'
  * array, left open: @path (escaped here), @store and @usage (the type's
  * words in place of "N of M free") may be %NULL, JSON null. */
@@ -192,6 +286,9 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   g_autofree char *store = NULL;
   g_autofree char *usage = NULL;
   gint64 capacity = -1, free_units = -1;
+  /* What live (or unjudged) holders have, and dead ones whose lock file
+   * stays: theirs is not free until a run takes it back. */
+  gint64 held = 0, reclaimable = 0;
 
   if (!fresh)
     tessera_tracked_dynamic_resource_update (resource, NULL);
@@ -236,6 +333,13 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       /* What tessera_dynamic_lock_file_to_json() would hold, without the
        * rest of the file it builds (once per holder). */
       JsonNode *information = TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (lock_file)->to_information (lock_file);
+      const char *state = doubt != NULL ? "unknown" : holder_state (lock_file, verdicts);
+      gint64 amount = amount_of (lock_file, capacity);
+
+      if (g_str_equal (state, "dead"))
+        reclaimable += amount;
+      else
+        held += amount;
       gint64 owner = holder_owner (lock_file, process);
 
       json_builder_begin_object (builder);
@@ -310,23 +414,11 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "state");
-      json_builder_add_string_value (builder, doubt != NULL ? "unknown" : holder_state (lock_file, verdicts));
+      json_builder_add_string_value (builder, state);
       /* Whose job it is: the lock file's owner (nobody owns a file as
        * another), or where it has no file (etcd) the uid its process
        * spec records (Tessera records it). */
-      json_builder_set_member_name (builder, "uid");
-      if (owner >= 0)
-        json_builder_add_int_value (builder, owner);
-      else
-        json_builder_add_null_value (builder);
-      json_builder_set_member_name (builder, "user");
-      {
-        const char *user = owner >= 0 ? user_name (users, (uid_t) owner) : NULL;
-        if (user != NULL)
-          json_builder_add_string_value (builder, user);
-        else
-          json_builder_add_null_value (builder);
-      }
+      add_user (builder, owner, users);
       json_builder_set_member_name (builder, "since");
       if (since != NULL)
         json_builder_add_string_value (builder, since);
@@ -342,11 +434,20 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         else
           json_builder_add_null_value (builder);
       }
+      /* The same number for every type (a count, a number of GPUs, 1 for
+       * a mutex), beside the type's own words: scripts sum it per user. */
+      json_builder_set_member_name (builder, "amount");
+      json_builder_add_int_value (builder, amount);
       json_builder_set_member_name (builder, "information");
       json_builder_add_value (builder, information ? information : json_node_new (JSON_NODE_NULL));
       json_builder_end_object (builder);
     }
   json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "held");
+  json_builder_add_int_value (builder, held);
+  json_builder_set_member_name (builder, "reclaimable");
+  json_builder_add_int_value (builder, reclaimable);
+  add_waiters (builder, resource, capacity, users);
   if (unusable != NULL)
     {
       g_autofree char *why = escape_name (unusable->message, FALSE);
@@ -371,6 +472,16 @@ describe_unreadable (TesseraConfig *config, const char *name, const char *why)
 
   begin_description (builder, config, name, path, NULL, -1, -1, NULL);
   json_builder_end_array (builder);
+  /* Unknown, as capacity and free. */
+  json_builder_set_member_name (builder, "held");
+  json_builder_add_int_value (builder, -1);
+  json_builder_set_member_name (builder, "reclaimable");
+  json_builder_add_int_value (builder, -1);
+  json_builder_set_member_name (builder, "waiters");
+  json_builder_begin_array (builder);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "waiting");
+  json_builder_add_int_value (builder, -1);
   json_builder_set_member_name (builder, "error");
   json_builder_add_string_value (builder, shown_why);
   json_builder_end_object (builder);
@@ -382,7 +493,15 @@ format_description (JsonNode *node, GString *out)
 {
   JsonObject *object = json_node_get_object (node);
   JsonArray *holders = json_object_get_array_member (object, "holders");
+  JsonArray *waiters = json_object_get_array_member (object, "waiters");
   gint64 capacity = json_object_get_int_member (object, "capacity");
+  gint64 reclaimable = json_object_get_int_member_with_default (object, "reclaimable", 0);
+  /* What dead holders leave to take back, when they leave any. */
+  g_autofree char *also = reclaimable > 0
+    /* Translators: after "cpu (countertoken): 0 of 8 free": what live holders hold, and dead ones */
+    ? g_strdup_printf (_(", %lld held, %lld reclaimable"),
+                       (long long) json_object_get_int_member_with_default (object, "held", 0), (long long) reclaimable)
+    : g_strdup ("");
   const char *why = json_object_get_string_member_with_default (object, "error", NULL);
 
   if (why != NULL)
@@ -398,14 +517,14 @@ format_description (JsonNode *node, GString *out)
     {
       g_autofree char *usage_text = escape_name (json_object_get_string_member (object, "usage"), TRUE);
 
-      g_string_append_printf (out, "%s (%s): %s\n", json_object_get_string_member (object, "name"),
-                              json_object_get_string_member (object, "type"), usage_text);
+      g_string_append_printf (out, "%s (%s): %s%s\n", json_object_get_string_member (object, "name"),
+                              json_object_get_string_member (object, "type"), usage_text, also);
     }
   else if (capacity >= 0)
     /* Translators: "cpu (countertoken): 6 of 8 free" */
-    g_string_append_printf (out, _("%s (%s): %lld of %lld free\n"),
+    g_string_append_printf (out, _("%s (%s): %lld of %lld free%s\n"),
              json_object_get_string_member (object, "name"), json_object_get_string_member (object, "type"),
-             (long long) json_object_get_int_member (object, "free"), (long long) capacity);
+             (long long) json_object_get_int_member (object, "free"), (long long) capacity, also);
   else
     g_string_append_printf (out, "%s (%s)\n", json_object_get_string_member (object, "name"),
              json_object_get_string_member (object, "type"));
@@ -474,6 +593,25 @@ format_description (JsonNode *node, GString *out)
           /* Translators: seconds the holder's etcd lease has left */
           g_string_append_printf (out, _("    lease: %lld s left\n"), (long long) json_node_get_int (ttl));
       }
+    }
+  for (guint i = 0; waiters != NULL && i < json_array_get_length (waiters); i++)
+    {
+      JsonObject *w = json_array_get_object_element (waiters, i);
+      g_autofree char *wants = json_to_string (json_object_get_member (w, "wants"), FALSE);
+      const char *user = json_object_get_string_member_with_default (w, "user", NULL);
+      JsonNode *uid = json_object_get_member (w, "uid");
+      g_autofree char *user_text = user != NULL ? g_strdup (user)
+                                   : uid && !JSON_NODE_HOLDS_NULL (uid)
+                                   ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (uid))
+                                   : g_strdup ("?");
+      const char *since = json_object_get_string_member_with_default (w, "since", NULL);
+      g_autofree char *job_text = escape_name (json_object_get_string_member (w, "job"), TRUE);
+      g_autofree char *user_safe = escape_name (user_text, TRUE);
+      g_autofree char *wants_text = escape_name (wants, TRUE);
+
+      /* Translators: a request in the queue: job, user, since when, what it asks for */
+      g_string_append_printf (out, _("  waiting: %s  %s, since %s, wants %s\n"), job_text, user_safe,
+                              since != NULL ? since : "?", wants_text);
     }
 }
 

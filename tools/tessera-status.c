@@ -15,8 +15,11 @@ int
 cmd_status (int argc, char **argv)
 {
   gboolean as_json = FALSE;
+  g_autofree char *format = NULL;
   const GOptionEntry entries[] = {
-    { "json", 0, 0, G_OPTION_ARG_NONE, &as_json, N_("Print JSON (see the man page for its fields)"), NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &as_json, N_("Print JSON (see the man page for its fields): --format=json"), NULL },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+      N_("Print FORMAT: text (the default), json or openmetrics (for Prometheus)"), N_("FORMAT") },
     { NULL }
   };
   g_autoptr(GOptionContext) context =
@@ -24,10 +27,23 @@ cmd_status (int argc, char **argv)
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   g_autoptr(JsonBuilder) builder = json_builder_new ();
+  /* Each resource's description, for the OpenMetrics text. */
+  g_autoptr(GPtrArray) descriptions = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
+  gboolean as_metrics = FALSE;
   int status = 0;
 
-  if (!parse (context, &argc, &argv, &status) || (config = load_config (&status)) == NULL ||
-      (names = selected_names (config, argc, argv, &status)) == NULL)
+  if (!parse (context, &argc, &argv, &status))
+    return status;
+  if (format != NULL && !g_str_equal (format, "text") && !g_str_equal (format, "json") &&
+      !g_str_equal (format, "openmetrics"))
+    /* Translators: %s is what --format was given */
+    return fail (EXIT_USAGE, _("Unknown format “%s”: text, json or openmetrics"), format);
+  if (as_json && format != NULL && !g_str_equal (format, "json"))
+    /* Translators: %s is what --format was given */
+    return fail (EXIT_USAGE, _("--json and --format=%s ask for two formats: give one"), format);
+  as_json = as_json || g_strcmp0 (format, "json") == 0;
+  as_metrics = g_strcmp0 (format, "openmetrics") == 0;
+  if ((config = load_config (&status)) == NULL || (names = selected_names (config, argc, argv, &status)) == NULL)
     return status;
 
   /* status only looks: it works on a read-only mount and on a pool it may
@@ -52,6 +68,8 @@ cmd_status (int argc, char **argv)
           /* Listed all the same: a resource is never silently missing. */
           if (as_json)
             json_builder_add_value (builder, describe_unreadable (config, name, why));
+          else if (as_metrics)
+            g_ptr_array_add (descriptions, describe_unreadable (config, name, why));
           continue;
         }
       node = describe (config, name, resource, TRUE, &unusable);
@@ -60,6 +78,8 @@ cmd_status (int argc, char **argv)
         status = oserr_or (unusable, is_io_error (unusable) ? EXIT_IOERR : 1);
       if (as_json)
         json_builder_add_value (builder, g_steal_pointer (&node));
+      else if (as_metrics)
+        g_ptr_array_add (descriptions, g_steal_pointer (&node));
       else
         print_description (node);
     }
@@ -70,6 +90,13 @@ cmd_status (int argc, char **argv)
       g_autoptr(JsonNode) root = json_builder_get_root (builder);
       g_autofree char *text = json_to_string (root, TRUE);
       g_print ("%s\n", text);
+    }
+  else if (as_metrics)
+    {
+      g_autoptr(GString) text = g_string_new (NULL);
+
+      format_openmetrics (descriptions, text);
+      g_print ("%s", text->str);
     }
   return status;
 }

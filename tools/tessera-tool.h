@@ -91,6 +91,9 @@ JsonNode        *describe_unreadable         (TesseraConfig *config, const char 
 void             format_description          (JsonNode *node, GString *out);
 void             print_description           (JsonNode *node);
 
+/* tessera-openmetrics.c: status in the OpenMetrics text format */
+void             format_openmetrics          (GPtrArray *descriptions, GString *out);
+
 /* tessera-gate.c: the command, started behind a gate */
 void             remember_start_signals      (void);
 gboolean         gated_spawn                 (char **command, int keep_fd, Gated *gated, GError **error);

@@ -35,8 +35,14 @@ watch_thread (gpointer data)
 int
 cmd_watch (int argc, char **argv)
 {
+  gboolean as_json = FALSE;
+  const GOptionEntry entries[] = {
+    { "json", 0, 0, G_OPTION_ARG_NONE, &as_json,
+      N_("Print one line of JSON per change: status --json's, with its time"), NULL },
+    { NULL }
+  };
   g_autoptr(GOptionContext) context =
-    new_context (_("[NAME…]"), _("Show the resources, again after every change, until interrupted."), NULL);
+    new_context (_("[NAME…]"), _("Show the resources, again after every change, until interrupted."), entries);
   g_autoptr(TesseraConfig) config = NULL;
   g_autoptr(GPtrArray) names = NULL;
   g_autoptr(GAsyncQueue) changes = g_async_queue_new ();
@@ -72,7 +78,9 @@ cmd_watch (int argc, char **argv)
   for (;;)
     {
       g_autoptr(GString) view = g_string_new (NULL);
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
 
+      json_builder_begin_array (builder);
       for (guint i = 0; i < names->len; i++)
         {
           const char *name = g_ptr_array_index (names, i);
@@ -81,7 +89,19 @@ cmd_watch (int argc, char **argv)
 
           node = why != NULL ? describe_unreadable (config, name, why)
                              : describe (config, name, tessera_config_open (config, name, NULL), FALSE, NULL);
-          format_description (node, view);
+          if (as_json)
+            json_builder_add_value (builder, g_steal_pointer (&node));
+          else
+            format_description (node, view);
+        }
+      json_builder_end_array (builder);
+      if (as_json)
+        {
+          /* The resources' array, compared without the time. */
+          g_autoptr(JsonNode) resources = json_builder_get_root (builder);
+          g_autofree char *text = json_to_string (resources, FALSE);
+
+          g_string_append (view, text);
         }
       /* Redrawn when it changed only: polls and wake-ups that find nothing
        * new leave the screen as it is. */
@@ -91,9 +111,16 @@ cmd_watch (int argc, char **argv)
           g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
           g_autofree char *stamp = g_date_time_format (now, "%Y-%m-%dT%H:%M:%SZ");
 
-          if (on_terminal)
-            g_print ("\033[H\033[2J");   /* one stable screen, as watch(1) */
-          g_print ("— %s —\n%s", stamp, view->str);
+          if (as_json)
+            /* One document per line (JSON Lines): status --json's, and
+             * when it was seen. */
+            g_print ("{\"time\":\"%s\",\"resources\":%s}\n", stamp, view->str);
+          else
+            {
+              if (on_terminal)
+                g_print ("\033[H\033[2J");   /* one stable screen, as watch(1) */
+              g_print ("— %s —\n%s", stamp, view->str);
+            }
           fflush (stdout);
           if (shown != NULL)
             g_string_free (shown, TRUE);
