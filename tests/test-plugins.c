@@ -981,6 +981,36 @@ write_live_gpu_holding (const char *tmp, const char *folder, const char *name, c
   test_write_file (path, text);
 }
 
+/* status --json gives a GPU holder's "amount" as its number of devices,
+ * the type-neutral number a script sums per user, and the pool's "held"
+ * in the same unit (issue 42, point 5). */
+static void
+test_gpu_status_amount (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "g", NULL);
+  g_autofree char *config = gpu_config (tmp, folder, "0:1024:GPU-aaaa;1:1024:GPU-bbbb;2:1024:GPU-cccc");
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *g, *h;
+
+  g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", NULL), ==, 0);   /* makes the pool */
+  write_live_gpu_holding (tmp, folder, "two@1",
+                          "[{\"index\": 0, \"uuid\": \"GPU-aaaa\"}, {\"index\": 2, \"uuid\": \"GPU-cccc\"}]");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", "--json", NULL), ==, 0);
+  root = json_from_string (out, NULL);
+  g_assert_nonnull (root);
+  g = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  g_assert_cmpint (json_object_get_int_member (g, "free"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (g, "held"), ==, 2);
+  h = json_array_get_object_element (json_object_get_array_member (g, "holders"), 0);
+  g_assert_cmpint (json_object_get_int_member (h, "amount"), ==, 2);
+  test_remove_tree (tmp);
+}
+
 /* A live holder's device named by a UUID that no device of the list has
  * (the device was replaced, or the list was written by hand) still holds
  * its index: device 0 is not given again. */
@@ -1130,6 +1160,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/counts-saturate", test_counts_saturate);
   g_test_add_func ("/plugins/gpu-held-by-uuid", test_gpu_held_by_uuid);
   g_test_add_func ("/plugins/gpu/unknown-uuid-holds-its-index", test_gpu_unknown_uuid_holds_index);
+  g_test_add_func ("/plugins/gpu/status-amount-is-devices", test_gpu_status_amount);
   g_test_add_func ("/plugins/gpu/list-without-uuids", test_gpu_list_without_uuids);
   g_test_add_func ("/plugins/gpu/unreadable-index", test_gpu_unreadable_index);
   g_test_add_func ("/plugins/mutex/fifo-intent-does-not-hang", test_mutex_fifo_intent);
