@@ -1412,6 +1412,22 @@ test_member_run_makes_no_resource (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "new", "--", "true", NULL), ==, 0);
 }
 
+/* In a pool an older init made without runs/ (or with it removed), a
+ * member's run makes none (she would own it, and could move another's job
+ * folder in it): the run goes, its job folder in her state folder. */
+static void
+test_member_run_makes_no_runs (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *runs = g_build_filename (f->gp->pool, "r", "runs", NULL);
+  const char *member = f->gp->users->users[1];
+
+  init_group_pool (f);
+  g_assert_cmpint (g_rmdir (runs), ==, 0);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "r", "--", "true", NULL), ==, 0);
+  g_assert_false (g_file_test (runs, G_FILE_TEST_EXISTS));
+}
+
 /* Root's `tessera clean` removes the ended job folders of every user in a
  * pool's runs/ (a member's clean removes only her own): a folder whose
  * job lock nobody holds and whose lock files are gone. */
@@ -1672,6 +1688,7 @@ main (int argc, char **argv)
   ADD ("share/member-made-resource-is-no-administrator", test_member_made_resource);
   ADD ("share/member-run-makes-no-resource", test_member_run_makes_no_resource);
   ADD ("share/root-cleans-ended-job-folders", test_root_cleans_ended_job_folders);
+  ADD ("share/member-run-makes-no-runs", test_member_run_makes_no_runs);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
