@@ -119,8 +119,9 @@ _tessera_may_make_folder_in (int          dir_fd,
   if ((st.st_mode & (S_ISGID | S_ISVTX | S_IWGRP)) != (S_ISGID | S_ISVTX | S_IWGRP) || (st.st_mode & S_IWOTH))
     return TRUE;
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-               _("%s/%s does not exist, and in a group's pool only its owner or root makes it: ask them to run "
-                 "“tessera init” for it"), dir_path, name);
+               _("%s/%s does not exist, and in a folder shared with a group (setgid and sticky, as “tessera init "
+                 "--group” makes it) only its owner or root makes it: ask them to run “tessera init” for it, or "
+                 "keep a pool of your own elsewhere"), dir_path, name);
   errno = EACCES;
   return FALSE;
 }

@@ -318,6 +318,11 @@ dup_runs_folder (const char *pool, int *own_fd_out)
   if (pool_fd < 0 || fstat (pool_fd, &st) < 0)
     return NULL;
   shared = (st.st_mode & S_IWGRP) != 0;
+  /* A member makes no runs/ in a group's pool: its owner could move
+   * anyone's job folder in it (init makes it). */
+  if (fstatat (pool_fd, "runs", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+      !_tessera_may_make_folder_in (pool_fd, pool, "runs", NULL))
+    return NULL;
   if (mkdirat (pool_fd, "runs", shared ? 0770 : 0755) == 0 &&
       (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 && shared)
     fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);

@@ -342,15 +342,17 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * @error: return location for a #GError
  *
  * Makes what this type keeps in its pool's folder beyond what every
- * pool has (jobs/, queue/, ipc.lock, informations.json): the mutex's
- * `intents/`, for example. [method@Tessera.TrackedDynamicResource.prepare_pool]
+ * pool has (jobs/, runs/, queue/, hosts/, ipc.lock, informations.json):
+ * the mutex's `intents/`, for example. [method@Tessera.TrackedDynamicResource.prepare_pool]
  * calls it for whoever prepares the pool (`tessera init`), so that the
  * pool's owner makes and owns it rather than a member's first use (the
  * owner of a sticky folder may remove anyone's entry in it). What it
  * makes in a group's folder takes the folder's group, as jobs/ does.
  * The default makes nothing.
  *
- * Called with no lock held, after the pool's folder is made.
+ * Called with no lock held, after the pool's folder is made, on the
+ * thread that called [method@Tessera.TrackedDynamicResource.prepare_pool]
+ * (any thread; never concurrently for one resource by Tessera itself).
  *
  * Returns: %TRUE when the parts are there; %FALSE with @error set
  */

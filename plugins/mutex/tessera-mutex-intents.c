@@ -27,12 +27,16 @@ _tessera_mutex_open_intents (const char *lock_folder, gboolean create)
 {
   int pool_fd = lock_folder != NULL ? _tessera_open_folder_path (lock_folder, FALSE, NULL) : -1;
   gboolean created;
-  struct stat pool_st, st;
+  struct stat pool_st, st, there;
   int fd;
 
   if (pool_fd < 0)
     return -1;
-  created = create && mkdirat (pool_fd, "intents", 0777) == 0;
+  /* A member makes no intents/ in a group's pool (she could remove the
+   * others' intents in it): init makes it (prepare_pool). */
+  created = create && (fstatat (pool_fd, "intents", &there, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
+                       _tessera_may_make_folder_in (pool_fd, lock_folder, "intents", NULL)) &&
+            mkdirat (pool_fd, "intents", 0777) == 0;
   fd = openat (pool_fd, "intents", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   /* In a group's pool, the group's whatever our umask (as jobs/ is), and
    * sticky when the resource's folder is: only an intent's owner (or
