@@ -2385,6 +2385,10 @@ test_store_settings (Fixture *f, gconstpointer data)
     { "store=folder", "endpoints" },
     { "ca=/nonexistent/ca.pem", "ca" },
     { "key=/nonexistent/key.pem", "cert" },
+    { "request-timeout=soon", "request-timeout" },
+    { "request-timeout=-1", "request-timeout" },
+    { "request-timeout=0.5", "request-timeout" },
+    { "request-timeout=31", "request-timeout" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -2404,6 +2408,54 @@ test_store_settings (Fixture *f, gconstpointer data)
     helper_expect_line (child, "OPENED", 60);
     g_assert_cmpint (helper_wait (child), ==, 0);
   }
+}
+
+/* The per-request deadline is a setting: with `request-timeout=3`, a
+ * member that hangs (frozen, the cluster's only one) is given up on
+ * after 3 s a request, and `tessera status`, which no member answered
+ * in the retry time, says so (68, one line naming the deadline); a bad
+ * value is a configuration error (78) in one line naming the setting. */
+static void
+test_store_request_timeout (Fixture *f, gconstpointer data)
+{
+  g_auto(GStrv) list = endpoints (f);
+  g_autofree char *config = g_build_filename (f->dir, "timeout.conf", NULL);
+  const char *status[] = { "status", NULL };
+  const struct { const char *value; int code; const char *said; } cases[] = {
+    { "0.5", 78, "request-timeout" },
+    { "3", 68, "no answer within 3 s" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                                               "prefix=/tool/\nrequest-timeout=%s\ntotal=2\n",
+                                               list[0], cases[i].value);
+      g_autoptr(GPtrArray) argv = NULL;
+      g_autoptr(GBytes) out = NULL;
+      g_autoptr(GBytes) err = NULL;
+      g_autofree char *said = NULL;
+      int code;
+
+      test_write_file (config, text);
+      if (cases[i].code == 68)
+        {
+          gint64 free_units;
+          guint holders;
+
+          tool_status (f, config, &free_units, &holders);   /* answered while it runs */
+          fixture_run (f, "freeze", "1");
+        }
+      argv = tool_argv (f, config, NULL, status);
+      code = test_run_capture (argv, &out, &err);
+      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+      g_test_message ("request-timeout=%s: exit %d: %s", cases[i].value, code, said);
+      if (cases[i].code == 68)
+        fixture_run (f, "thaw", "1");
+      g_assert_cmpint (code, ==, cases[i].code);
+      g_assert_nonnull (strstr (said, cases[i].said));
+      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
+    }
 }
 
 int
@@ -2440,6 +2492,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/unreachable", NULL, test_store_unreachable);
+  ADD ("/etcd/store/request-timeout", NULL, test_store_request_timeout);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/queue", NULL, test_store_queue);
   ADD ("/etcd/store/queue-leaseless", NULL, test_store_queue_leaseless);
