@@ -69,9 +69,10 @@ typedef struct
   char  *key;
   char  *user;
   char  *password;
+  double request_timeout;   /* seconds */
 } TesseraPoolStoreSettings;
 
-#define TESSERA_POOL_STORE_N_SETTINGS 9
+#define TESSERA_POOL_STORE_N_SETTINGS 10
 
 /* Installs the settings as properties @first_id… of @klass (a tracked
  * resource's), read and written through the two calls below with

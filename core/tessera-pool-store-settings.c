@@ -15,6 +15,7 @@
 /* In property order: index i is property first_id + i. */
 static const char * const names[TESSERA_POOL_STORE_N_SETTINGS] = {
   "store", "endpoints", "prefix", "lease", "ca", "cert", "key", "user", "password",
+  "request-timeout",
 };
 
 void
@@ -94,6 +95,22 @@ _tessera_pool_store_settings_install (GObjectClass *klass, guint first_id)
    */
   g_object_class_install_property (klass, first_id + 8,
     g_param_spec_string ("password", NULL, NULL, NULL, flags));
+  /**
+   * TesseraTrackedDynamicResource:request-timeout:
+   *
+   * Seconds one request of the etcd store may wait on one member (0: 2 s)
+   * before it goes to the next, a whole number from 1 to 30: a member
+   * that misses it is tried last for a while.
+   */
+  g_object_class_install_property (klass, first_id + 9,
+    g_param_spec_double ("request-timeout", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0, flags));
+}
+
+/* The settings that are numbers (seconds): NULL for a string's index. */
+static double *
+number_slot (TesseraPoolStoreSettings *settings, guint index)
+{
+  return index == 3 ? &settings->lease : index == 9 ? &settings->request_timeout : NULL;
 }
 
 static char **
@@ -101,7 +118,7 @@ string_slot (TesseraPoolStoreSettings *settings, guint index)
 {
   char **slots[TESSERA_POOL_STORE_N_SETTINGS] = {
     &settings->store, &settings->endpoints, &settings->prefix, NULL, &settings->ca,
-    &settings->cert, &settings->key, &settings->user, &settings->password,
+    &settings->cert, &settings->key, &settings->user, &settings->password, NULL,
   };
 
   g_return_val_if_fail (index < TESSERA_POOL_STORE_N_SETTINGS, NULL);
@@ -113,11 +130,12 @@ _tessera_pool_store_settings_set (TesseraPoolStoreSettings *settings,
                                   guint                     index,
                                   const GValue             *value)
 {
+  double *number = number_slot (settings, index);
   char **slot;
 
-  if (index == 3)
+  if (number != NULL)
     {
-      settings->lease = g_value_get_double (value);
+      *number = g_value_get_double (value);
       return;
     }
   slot = string_slot (settings, index);
@@ -134,11 +152,12 @@ _tessera_pool_store_settings_get (TesseraPoolStoreSettings *settings,
                                   guint                     index,
                                   GValue                   *value)
 {
+  double *number = number_slot (settings, index);
   char **slot;
 
-  if (index == 3)
+  if (number != NULL)
     {
-      g_value_set_double (value, settings->lease);
+      g_value_set_double (value, *number);
       return;
     }
   slot = string_slot (settings, index);
@@ -150,9 +169,10 @@ void
 _tessera_pool_store_settings_clear (TesseraPoolStoreSettings *settings)
 {
   for (guint i = 0; i < TESSERA_POOL_STORE_N_SETTINGS; i++)
-    if (i != 3)
+    if (number_slot (settings, i) == NULL)
       g_clear_pointer (string_slot (settings, i), g_free);
   settings->lease = 0;
+  settings->request_timeout = 0;
 }
 
 gboolean
@@ -168,8 +188,9 @@ _tessera_pool_store_settings_check (const TesseraPoolStoreSettings *settings,
 {
   for (guint i = 1; i < TESSERA_POOL_STORE_N_SETTINGS; i++)
     {
-      gboolean given = i == 3 ? settings->lease != 0
-                              : *string_slot ((TesseraPoolStoreSettings *) settings, i) != NULL;
+      double *number = number_slot ((TesseraPoolStoreSettings *) settings, i);
+      gboolean given = number != NULL ? *number != 0
+                                      : *string_slot ((TesseraPoolStoreSettings *) settings, i) != NULL;
 
       if (given && (klass->settings == NULL || !g_strv_contains (klass->settings, names[i])))
         {

@@ -31,7 +31,8 @@
  * endpoint and why): an election answers, it does not refuse
  * connections.
  *
- * One request waits at most REQUEST_TIMEOUT_S on one member: a member
+ * One request waits at most REQUEST_TIMEOUT_S on one member (the store's
+ * `request-timeout` setting changes it): a member
  * that misses that deadline (stopped, overloaded) is tried last for
  * MISSED_SKIP_S, so a hung member costs one deadline per process rather
  * than one per request, and a pool keeps working while it hangs.
@@ -68,6 +69,7 @@ struct _TesseraEtcdClient
   SoupSession *streams;   /* watches: a stream may be idle for ever */
   GTlsCertificate *client_certificate;
   double retry_time;
+  guint request_timeout;  /* seconds, the session's */
 
   GMutex mutex;           /* current, missed_until, token */
   guint current;          /* the endpoint that answered last */
@@ -128,6 +130,7 @@ tessera_etcd_client_init (TesseraEtcdClient *self)
 {
   g_mutex_init (&self->mutex);
   self->retry_time = DEFAULT_RETRY_TIME_S;
+  self->request_timeout = REQUEST_TIMEOUT_S;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -351,8 +354,8 @@ tessera_etcd_client_set_retry_time (TesseraEtcdClient *self,
   self->retry_time = seconds;
 }
 
-/* How long one request to one member may take (2 s by default), for a
- * caller with a deadline (a lease's keep-alive). Called before any
+/* How long one request to one member may take (2 s by default): the
+ * store's setting, or a caller's deadline (a lease's keep-alive). Called before any
  * request, from the thread that made the client. */
 void
 tessera_etcd_client_set_request_timeout (TesseraEtcdClient *self,
@@ -360,6 +363,7 @@ tessera_etcd_client_set_request_timeout (TesseraEtcdClient *self,
 {
   g_return_if_fail (TESSERA_IS_ETCD_CLIENT (self));
   g_return_if_fail (seconds > 0);
+  self->request_timeout = seconds;
   g_object_set (self->session, "timeout", seconds, NULL);
 }
 
@@ -374,6 +378,13 @@ tessera_etcd_client_start_anywhere (TesseraEtcdClient *self)
   g_mutex_lock (&self->mutex);
   self->current = (guint) g_random_int_range (0, (gint32) g_strv_length (self->endpoints));
   g_mutex_unlock (&self->mutex);
+}
+
+guint
+tessera_etcd_client_get_request_timeout (TesseraEtcdClient *self)
+{
+  g_return_val_if_fail (TESSERA_IS_ETCD_CLIENT (self), 0);
+  return self->request_timeout;
 }
 
 guint
@@ -726,7 +737,10 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
             {
               reached = reached || member_reached (last);
               g_free (why[i]);
-              why[i] = g_strdup (last != NULL ? last->message : "?");
+              if (g_error_matches (last, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+                why[i] = g_strdup_printf (_("no answer within %u s"), self->request_timeout);
+              else
+                why[i] = g_strdup (last != NULL ? last->message : "?");
             }
           if (outcome != TRY_ANOTHER)
             {

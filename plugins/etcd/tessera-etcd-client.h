@@ -68,6 +68,7 @@ void               tessera_etcd_client_set_retry_time (TesseraEtcdClient *self,
                                                        double             seconds);
 void               tessera_etcd_client_set_request_timeout (TesseraEtcdClient *self,
                                                             guint              seconds);
+guint              tessera_etcd_client_get_request_timeout (TesseraEtcdClient *self);
 void               tessera_etcd_client_start_anywhere (TesseraEtcdClient *self);
 guint              tessera_etcd_client_get_n_endpoints (TesseraEtcdClient *self);
 

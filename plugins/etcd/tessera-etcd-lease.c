@@ -115,7 +115,8 @@ keep_alive_thread (gpointer data)
  * @client: grants the lease (with its own retry time, riding out an
  *   election)
  * @keeper: another client of the same cluster, fresh, for the lease
- *   alone: its retry time and request timeout are set here
+ *   alone: its retry time and request timeout are set here (never
+ *   longer than @client's request timeout)
  * @ttl: seconds etcd keeps the lease without a keep-alive (at least 2)
  *
  * Grants a lease and starts renewing it.
@@ -142,7 +143,8 @@ tessera_etcd_lease_new (TesseraEtcdClient  *client,
     }
   members = MAX (1, tessera_etcd_client_get_n_endpoints (keeper));
   tessera_etcd_client_set_retry_time (keeper, ttl / 4.0);
-  tessera_etcd_client_set_request_timeout (keeper, (guint) MAX (1, ttl / (4 * (gint64) members)));
+  tessera_etcd_client_set_request_timeout (keeper, MIN (tessera_etcd_client_get_request_timeout (client),
+                                                        (guint) MAX (1, ttl / (4 * (gint64) members))));
 
   sent = g_get_monotonic_time ();
   id = tessera_etcd_client_lease_grant (client, ttl, NULL, error);

@@ -47,13 +47,14 @@
 #define DEFAULT_PREFIX "/tessera/"
 #define DEFAULT_LEASE 15.0
 #define LEASE_MIN 2.0
+#define REQUEST_TIMEOUT_MAX 30.0
 
 /* ---------------------------------------------------------------------- */
 /* The process's lease, one per cluster and TTL, shared by its stores */
 
 typedef struct
 {
-  char *id;                    /* endpoints, user and TTL */
+  char *id;                    /* endpoints, user, TTL and request timeout */
   int refs;                    /* leases_mutex */
   GMutex mutex;                /* lease */
   TesseraEtcdClient *client;
@@ -70,8 +71,9 @@ static GHashTable *leases;     /* id → SharedLease */
 static SharedLease *
 shared_lease_get (TesseraEtcdClient *client, const TesseraPoolStoreSettings *settings, gint64 ttl)
 {
-  g_autofree char *id = g_strdup_printf ("%s|%s|%" G_GINT64_FORMAT, settings->endpoints,
-                                         settings->user != NULL ? settings->user : "", ttl);
+  g_autofree char *id = g_strdup_printf ("%s|%s|%" G_GINT64_FORMAT "|%u", settings->endpoints,
+                                         settings->user != NULL ? settings->user : "", ttl,
+                                         tessera_etcd_client_get_request_timeout (client));
   SharedLease *shared;
 
   g_mutex_lock (&leases_mutex);
@@ -995,7 +997,7 @@ etcd_store_queue_delete (TesseraPoolStore *store, const char *location)
 /* Making one */
 
 static const char * const etcd_settings[] = {
-  "endpoints", "prefix", "lease", "ca", "cert", "key", "user", "password", NULL,
+  "endpoints", "prefix", "lease", "ca", "cert", "key", "user", "password", "request-timeout", NULL,
 };
 
 static TesseraPoolStore *
@@ -1078,6 +1080,17 @@ etcd_store_create (TesseraDynamicResource         *owner,
                    _("etcd store setting “lease”: %g s is too short (at least %g s)"), settings->lease, LEASE_MIN);
       return NULL;
     }
+  /* libsoup's deadlines are whole seconds; past the retry time (30 s) a
+   * member that hangs would outlast the whole call. */
+  if (settings->request_timeout != 0 &&
+      (settings->request_timeout < 1 || settings->request_timeout > REQUEST_TIMEOUT_MAX ||
+       settings->request_timeout != (double) (guint) settings->request_timeout))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("etcd store setting “request-timeout”: %g s is not a whole number of seconds from 1 to %g"),
+                   settings->request_timeout, REQUEST_TIMEOUT_MAX);
+      return NULL;
+    }
   self = g_new0 (EtcdStore, 1);
   self->parent.klass = &etcd_store_class;
   self->owner = owner;
@@ -1098,6 +1111,8 @@ etcd_store_create (TesseraDynamicResource         *owner,
       return NULL;
     }
   tessera_etcd_client_start_anywhere (self->client);
+  if (settings->request_timeout != 0)
+    tessera_etcd_client_set_request_timeout (self->client, (guint) settings->request_timeout);
   if ((settings->ca != NULL || settings->cert != NULL) &&
       !tessera_etcd_client_set_tls (self->client, settings->ca, settings->cert, settings->key, &local))
     {
