@@ -2248,6 +2248,47 @@ test_store_tls (Fixture *f, gconstpointer data)
     }
 }
 
+/* `tessera run` and `tessera status` given no client certificate (only
+ * `ca`) against a member that asks for one: each fails in one line that
+ * says what to check, with no warning or critical of GLib or libsoup on
+ * its error output (libsoup said "code should not be reached" there). */
+static void
+test_store_tls_no_certificate (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_build_filename (f->dir, "no-cert.conf", NULL);
+  g_auto(GStrv) list = endpoints (f);
+  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                                           "prefix=/tool/\nca=%s/ca.pem\ntotal=2\n", list[0], f->dir);
+  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
+  const char *status[] = { "status", NULL };
+  const char * const *commands[] = { run, status };
+  /* As in test_store_tls: no LeakSanitizer in a process that spoke TLS. */
+  const char *asan = g_getenv ("ASAN_OPTIONS");
+  g_autofree char *no_leak_check = asan != NULL ? g_strconcat ("ASAN_OPTIONS=", asan, ":detect_leaks=0", NULL) : NULL;
+  const char *env[] = { no_leak_check, NULL };
+
+  test_write_file (config, text);
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autoptr(GPtrArray) argv = tool_argv (f, config, env, commands[i]);
+      g_autoptr(GBytes) out = NULL;
+      g_autoptr(GBytes) err = NULL;
+      g_autofree char *said = NULL;
+      int code = test_run_capture (argv, &out, &err);
+
+      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+      g_test_message ("tessera %s: exit %d: %s", commands[i][0], code, said);
+      g_assert_cmpint (code, !=, 0);
+      g_assert_true (g_str_has_prefix (said, "tessera: "));
+      g_assert_nonnull (strstr (said, "certificate"));
+      g_assert_null (strstr (said, "WARNING"));
+      g_assert_null (strstr (said, "CRITICAL"));
+      g_assert_null (strstr (said, "should not be reached"));
+      /* One line: its end is the only one. */
+      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
+    }
+}
+
 /* A pool on etcd configured without `path`: nothing local is the pool's.
  * Processes take, wait (woken by the watch) and give back through the
  * API; `tessera run` and `tessera status` work from a configuration
@@ -2503,6 +2544,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);
   ADD ("/etcd/store/tls", "tls", test_store_tls);
+  ADD ("/etcd/store/tls-no-certificate", "tls", test_store_tls_no_certificate);
   ADD ("/etcd/store/no-path", NULL, test_store_no_path);
   ADD ("/etcd/store/job-side-locks", NULL, test_store_job_side_locks);
   ADD ("/etcd/store/watch", NULL, test_store_watch);
