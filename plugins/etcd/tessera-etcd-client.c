@@ -71,9 +71,10 @@ struct _TesseraEtcdClient
   double retry_time;
   guint request_timeout;  /* seconds, the session's */
 
-  GMutex mutex;           /* current, missed_until, token */
+  GMutex mutex;           /* current, missed_until, tls_checked, token */
   guint current;          /* the endpoint that answered last */
   gint64 *missed_until;   /* per endpoint: tried last until then (monotonic) */
+  gboolean *tls_checked;  /* per endpoint: its handshake without a certificate was tried */
   char *user;
   char *password;
   char *token;
@@ -109,6 +110,7 @@ tessera_etcd_client_finalize (GObject *object)
 
   g_strfreev (self->endpoints);
   g_free (self->missed_until);
+  g_free (self->tls_checked);
   g_clear_object (&self->session);
   g_clear_object (&self->streams);
   g_clear_object (&self->client_certificate);
@@ -292,6 +294,7 @@ tessera_etcd_client_new (const char * const *endpoints,
       return NULL;
     }
   self->missed_until = g_new0 (gint64, g_strv_length (self->endpoints));
+  self->tls_checked = g_new0 (gboolean, g_strv_length (self->endpoints));
   self->session = soup_session_new_with_options ("timeout", REQUEST_TIMEOUT_S, "idle-timeout", 60, NULL);
   /* A member that stops (frozen, cut off) keeps its streams open and says
    * nothing: a watch silent for this long is opened again elsewhere. */
@@ -524,6 +527,79 @@ explain_tls_error (const char *endpoint, GError **error)
   return TRUE;
 }
 
+/* Whether https member @i, asked without a client certificate, does not
+ * refuse the handshake for want of one: FALSE with
+ * %G_TLS_ERROR_CERTIFICATE_REQUIRED when it does. libsoup 3.2 takes that
+ * error of its own handshake for a cue to ask the message for a
+ * certificate and send it again on the failed connection, which it
+ * warns "code should not be reached" about; so a client without a
+ * certificate shakes hands with each https member here first, once it
+ * did not refuse, and never lets libsoup meet that refusal. Anything
+ * else that goes wrong here (nothing listens, a certificate we do not
+ * trust, no answer) is left for the request to meet and say. */
+static gboolean
+accepts_no_certificate (TesseraEtcdClient *self, guint i, GCancellable *cancellable, GError **error)
+{
+  g_autoptr(GSocketClient) sockets = NULL;
+  g_autoptr(GSocketConnectable) address = NULL;
+  g_autoptr(GSocketConnection) connection = NULL;
+  g_autoptr(GIOStream) tls = NULL;
+  g_autoptr(GTlsDatabase) database = NULL;
+  g_autoptr(GError) local = NULL;
+  gboolean checked, asked = FALSE;
+
+  if (self->client_certificate != NULL || !g_str_has_prefix (self->endpoints[i], "https://"))
+    return TRUE;
+  g_mutex_lock (&self->mutex);
+  checked = self->tls_checked[i];
+  g_mutex_unlock (&self->mutex);
+  if (checked)
+    return TRUE;
+
+  address = g_network_address_parse_uri (self->endpoints[i], 443, NULL);
+  sockets = g_socket_client_new ();
+  g_socket_client_set_timeout (sockets, self->request_timeout);
+  if (address != NULL)
+    connection = g_socket_client_connect (sockets, address, cancellable, NULL);
+  if (connection != NULL)
+    tls = g_tls_client_connection_new (G_IO_STREAM (connection), address, NULL);
+  if (tls != NULL)
+    {
+      g_object_get (self->session, "tls-database", &database, NULL);
+      if (database != NULL)
+        g_tls_connection_set_database (G_TLS_CONNECTION (tls), database);
+      if (g_tls_connection_handshake (G_TLS_CONNECTION (tls), cancellable, &local))
+        {
+          GList *cas = g_tls_client_connection_get_accepted_cas (G_TLS_CLIENT_CONNECTION (tls));
+          char byte;
+
+          /* In TLS 1.3 our handshake ends before the member has judged
+           * the certificate it asked for: its refusal comes next, while
+           * a member content without one says nothing until asked. */
+          asked = cas != NULL;
+          g_list_free_full (cas, (GDestroyNotify) g_byte_array_unref);
+          if (asked)
+            {
+              g_socket_set_timeout (g_socket_connection_get_socket (connection), self->request_timeout);
+              if (g_input_stream_read (g_io_stream_get_input_stream (tls), &byte, 1, cancellable, &local) == 0)
+                g_set_error (&local, G_TLS_ERROR, G_TLS_ERROR_CERTIFICATE_REQUIRED,
+                             _("it asked for a client certificate and closed the connection"));
+            }
+        }
+      if (local != NULL && (g_error_matches (local, G_TLS_ERROR, G_TLS_ERROR_CERTIFICATE_REQUIRED) ||
+                            (asked && local->domain == G_TLS_ERROR)))
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      g_io_stream_close (tls, NULL, NULL);
+    }
+  g_mutex_lock (&self->mutex);
+  self->tls_checked[i] = TRUE;
+  g_mutex_unlock (&self->mutex);
+  return TRUE;
+}
+
 /* One request to one endpoint. */
 static Outcome
 call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, const char *body,
@@ -697,8 +773,14 @@ call_full (TesseraEtcdClient *self, const char *method, JsonNode *request,
                 }
             }
           g_clear_error (&last);
-          outcome = call_once (self, self->endpoints[i], method, body, token, &reply, too_large,
-                               cancellable, &last);
+          if (!accepts_no_certificate (self, i, cancellable, &last))
+            {
+              explain_tls_error (self->endpoints[i], &last);
+              outcome = UNTRUSTED;
+            }
+          else
+            outcome = call_once (self, self->endpoints[i], method, body, token, &reply, too_large,
+                                 cancellable, &last);
           if (outcome == ANSWERED)
             {
               g_mutex_lock (&self->mutex);
