@@ -12,6 +12,7 @@
 #include "test-utils.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -2901,6 +2902,134 @@ test_mixed_mounts_view_alone_works (Fixture *f, gconstpointer data)
   g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Marks in a group's pool: what a member of the group may do to them
+ * (issue 38, review findings F3 and F4) */
+
+/* The mixed mounts' pool made a group's by `tessera init tmp/view --group
+ * GROUP`, as a site sets one up: tmp/real root's, setgid, the group's.
+ * Returns the group's users; @view (out): tmp/view, to unmount. */
+static TestUsers *
+mixed_mounts_group_pool (Fixture *f, char **view)
+{
+  TestUsers *users = test_users_new ("hm");
+  g_autofree char *real = g_build_filename (f->tmp, "real", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) init = NULL;
+
+  *view = mixed_mounts_pool (f);
+  g_assert_cmpint (chmod (f->tmp, 0755), ==, 0);
+  g_assert_cmpint (chown (real, 0, users->gid), ==, 0);
+  g_assert_cmpint (chmod (real, 02775), ==, 0);
+  init = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "init", *view, "--group", users->group,
+                     NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (init), ==, 0);
+  return users;
+}
+
+/* Runs the shell @script as the member @user (whatever it does, it is
+ * let fail). */
+static void
+as_member (const char *user, const char *script)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+  int status;
+
+  test_argv_as_user (argv, user, 60);
+  g_ptr_array_add (argv, g_strdup ("sh"));
+  g_ptr_array_add (argv, g_strdup ("-c"));
+  g_ptr_array_add (argv, g_strdup (script));
+  g_ptr_array_add (argv, NULL);
+  status = test_run_capture (argv, &out, NULL);
+  g_test_message ("as %s: %s -> %d: %.*s", user, script, status, (int) g_bytes_get_size (out),
+                  (const char *) g_bytes_get_data (out, NULL));
+}
+
+/* A member of the group removes every file of r/hosts/ she can. */
+static void
+member_removes_marks (Fixture *f, const char *user)
+{
+  g_autofree char *script = g_strdup_printf ("rm -fv '%s'/real/r/hosts/*", f->tmp);
+
+  as_member (user, script);
+}
+
+/* Host A (locks cross) granted; a member of the pool's group removes the
+ * hosts' marks each time before the other host looks (F3: in a loop, she
+ * would): host B, on its lock-less view, must still refuse the pool, and
+ * A, once B tried it, too. Had both granted, nothing would keep them from
+ * handing out the same share. */
+static void
+test_group_marks_member_removes (Fixture *f, gconstpointer data)
+{
+  const Place here = { NULL };
+  const Place b = { .host = "host-b", .view = TRUE };
+  g_autofree char *view = NULL;
+  g_autoptr(TestUsers) users = mixed_mounts_group_pool (f, &view);
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 0);
+  g_clear_pointer (&err, g_free);
+  member_removes_marks (f, users->users[0]);
+  g_assert_cmpint (run_no_wait_at (f, &b, &err), ==, 1);
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_clear_pointer (&err, g_free);
+  member_removes_marks (f, users->users[0]);
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 1);
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
+/* A member plants a mark (F4): one that claims to be root's (named for
+ * uid 0, hers), and then one of her own that says its host's locks do
+ * not cross. Neither can be trusted to say the pool is safe: the pool is
+ * refused (closed: she could hold every share anyway), in one line that
+ * names the file and its owner, so that the administrator can remove it. */
+static void
+test_group_marks_planted (Fixture *f, gconstpointer data)
+{
+  const Place here = { NULL };
+  const char *id = "0123456789abcdef0123456789abcdef";
+  g_autofree char *view = NULL;
+  g_autoptr(TestUsers) users = mixed_mounts_group_pool (f, &view);
+  struct passwd *pw = getpwnam (users->users[0]);
+  g_autofree char *as_root = g_strdup_printf ("%s.0.host", id);
+  g_autofree char *own = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_nonnull (pw);
+  own = g_strdup_printf ("%s.%u.host", id, (unsigned) pw->pw_uid);
+  script = g_strdup_printf ("printf '{\"locks_cross\": true}' > '%s'/real/r/hosts/%s", f->tmp, as_root);
+  as_member (users->users[0], script);
+  path = g_build_filename (f->tmp, "real", "r", "hosts", as_root, NULL);
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 1);
+  g_assert_nonnull (strstr (err, as_root));
+  g_assert_nonnull (strstr (err, users->users[0]));
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_clear_pointer (&script, g_free);
+  g_clear_pointer (&path, g_free);
+
+  script = g_strdup_printf ("printf '{\"locks_cross\": false}' > '%s'/real/r/hosts/%s", f->tmp, own);
+  as_member (users->users[0], script);
+  path = g_build_filename (f->tmp, "real", "r", "hosts", own, NULL);
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 1);
+  g_assert_nonnull (strstr (err, own));
+  g_assert_nonnull (strstr (err, users->users[0]));
+  g_clear_pointer (&err, g_free);
+  /* Once the administrator removed it, the pool serves again. */
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 0);
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2960,6 +3089,8 @@ main (int argc, char **argv)
   ADD ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
   ADD ("/hosts/mixed-mounts/view-holder-not-judged-dead", NULL, test_mixed_mounts_view_holder_not_dead);
   ADD ("/hosts/mixed-mounts/view-alone-works", NULL, test_mixed_mounts_view_alone_works);
+  ADD ("/hosts/group-marks/member-removes-them", NULL, test_group_marks_member_removes);
+  ADD ("/hosts/group-marks/planted-named-with-owner", NULL, test_group_marks_planted);
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
   ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
