@@ -451,27 +451,45 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
 {
   g_autofree char *other = NULL;
   g_autofree char *other_name = NULL;
+  g_autofree char *owner = NULL;
+  const char *distrust = NULL;
   gboolean cross = locks_cross_hosts (monitor);
 
   /* Every host marks the pool before its first grant; this looks for
    * another host's mark or heartbeat that makes sharing it unsafe. */
-  other = _tessera_host_lease_mark_and_dup_other_host (monitor->lease, &other_name, error);
+  other = _tessera_host_lease_mark_and_dup_other_host (monitor->lease, &other_name, &owner, &distrust, error);
   if (other == NULL)
     return FALSE;
   if (*other == '\0')
     g_clear_pointer (&other, g_free);
+  if (other != NULL && distrust != NULL)
+    {
+      g_autofree char *shown = g_strescape (other, NULL);
+
+      /* Closed: it may be a host's whose locks do not cross. Named with
+       * its owner, for the administrator to remove. */
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("refusing %s: hosts/%s (owned by %s) cannot be trusted to say whether the locks of the host "
+                     "it names cross hosts (%s), so it is taken for a host whose locks do not, and nothing could "
+                     "keep that host and this one from handing out the same share; if it is not a retired host's "
+                     "mark, the pool's owner or root may remove it"),
+                   _tessera_lock_folder_get_path (monitor->folder), shown,
+                   owner != NULL ? owner : _("a user it does not name"), distrust);
+      return FALSE;
+    }
   if (other != NULL && cross)
     {
       g_autofree char *shown = other_name != NULL ? g_strescape (other_name, NULL) : NULL;
 
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   _("refusing %s: another host (%s) reaches it where locks do not cross hosts, as hosts/%s says, "
-                     "so nothing can keep that host and this one from handing out the same share; mount it there "
-                     "so that locks cross hosts (NFS without “nolock” and with “local_lock=none”, Lustre with "
-                     "“flock”, no FUSE view) or keep a pool shared by hosts in the etcd store; "
+                   _("refusing %s: another host (%s) reaches it where locks do not cross hosts, as hosts/%s (owned "
+                     "by %s) says, so nothing can keep that host and this one from handing out the same share; "
+                     "mount it there so that locks cross hosts (NFS without “nolock” and with “local_lock=none”, "
+                     "Lustre with “flock”, no FUSE view) or keep a pool shared by hosts in the etcd store; "
                      "`tessera clean --host` removes a retired host's mark"),
                    _tessera_lock_folder_get_path (monitor->folder),
-                   shown != NULL ? shown : _("a host it does not name"), other);
+                   shown != NULL ? shown : _("a host it does not name"), other,
+                   owner != NULL ? owner : _("a user it does not name"));
       return FALSE;
     }
   if (cross)
@@ -484,15 +502,18 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
                    g_str_has_suffix (other, ".host")
                    ? _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and another host "
-                       "(%s) has used it, as its mark hosts/%s says, so nothing can keep the hosts from handing out "
-                       "the same share; mount it so that locks cross hosts (NFS without “nolock” and with "
-                       "“local_lock=none”, Lustre with “flock”) or keep a pool shared by hosts in the etcd store")
+                       "(%s) has used it, as its mark hosts/%s (owned by %s) says, so nothing can keep the hosts "
+                       "from handing out the same share; mount it so that locks cross hosts (NFS without “nolock” "
+                       "and with “local_lock=none”, Lustre with “flock”) or keep a pool shared by hosts in the etcd "
+                       "store")
                    : _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and another host "
-                       "(%s) has used it, as its heartbeat hosts/%s says, so nothing can keep the hosts from handing "
-                       "out the same share; mount it so that locks cross hosts (NFS without “nolock” and with "
-                       "“local_lock=none”, Lustre with “flock”) or keep a pool shared by hosts in the etcd store"),
+                       "(%s) has used it, as its heartbeat hosts/%s (owned by %s) says, so nothing can keep the "
+                       "hosts from handing out the same share; mount it so that locks cross hosts (NFS without "
+                       "“nolock” and with “local_lock=none”, Lustre with “flock”) or keep a pool shared by hosts in "
+                       "the etcd store"),
                    _tessera_lock_folder_get_path (monitor->folder), monitor->lockless_why,
-                   shown != NULL ? shown : _("a host it does not name"), other);
+                   shown != NULL ? shown : _("a host it does not name"), other,
+                   owner != NULL ? owner : _("a user it does not name"));
       return FALSE;
     }
   for (guint i = 0; i < lock_files->len; i++)

@@ -10,12 +10,15 @@ G_BEGIN_DECLS
 
 /* Where locks cross hosts but outlive a vanished host (NFSv3's lock
  * manager frees a client's locks only when that client reboots), a lease
- * decides. Each host that holds something in a lease pool keeps a
- * heartbeat, `F/hosts/HOSTID.lease` (files in proportion to hosts, not
- * holders; experimaestro never looks in hosts/), rewritten atomically with
- * new content eight times per lease by every process of the host that
- * holds something there, on a thread of its own. A reader takes a host's lease for expired
- * when it has seen the heartbeat unchanged for the lease time on its own
+ * decides. Each user of a host that holds something in a lease pool
+ * keeps a heartbeat, `F/hosts/HOSTID.UID.lease` (files in proportion to
+ * hosts and users, not holders; experimaestro never looks in hosts/; one
+ * per user, so that in a group's pool, where hosts/ is sticky, none may
+ * remove or replace another's), rewritten atomically with new content
+ * eight times per lease by every process of hers on the host that holds
+ * something there, on a thread of its own. A reader takes a host's lease
+ * for expired when it has seen its heartbeats (those of all its users,
+ * and `HOSTID.lease` of an older Tessera) unchanged for the lease time on its own
  * monotonic clock (first-seen times in host-local state, shared by every
  * process of the reader's host: _tessera_first_seen()); a host that never
  * wrote one is not judged by the lease at all.
@@ -61,26 +64,35 @@ double      _tessera_host_lease_unrenewed_for  (TesseraHostLease *lease);
 
 /* Whether the lease of @host_id (32 hex digits; another host's) has
  * expired as seen from this host: its heartbeat seen unchanged for the
- * lease time (the longer of ours and the one it states). FALSE when the
- * pool is no lease pool or the host has no heartbeat. */
+ * lease time (the longer of ours and the ones they state). FALSE when the
+ * pool is no lease pool, the host has no heartbeat, or one of them cannot
+ * be trusted (see _tessera_host_lease_mark_and_dup_other_host()). */
 gboolean    _tessera_host_lease_expired        (TesseraHostLease *lease,
                                                 const char       *host_id);
 
 /* Before this host's first grant in the pool, whatever its file system:
- * leaves this host's mark in hosts/ (HOSTID.host, stating whether its
- * locks cross hosts; written once per process, again only when missing
- * or when it claimed locks that cross and this process's do not), then
- * looks at other hosts' marks and heartbeats for one that makes the
- * sharing unsafe: where this host's locks do not cross, any other host;
- * where they do, another host whose locks do not ("locks_cross": false,
- * or a mark of an older Tessera without the member: those were written
- * only where locks do not cross). (transfer full) (nullable): the name of
- * that file in hosts/ (HOSTID.host or HOSTID.lease), "" when there is
+ * leaves this user's mark of this host in hosts/ (HOSTID.UID.host,
+ * stating whether its locks cross hosts; written once per process, again
+ * only when missing or when it claimed locks that cross and this
+ * process's do not), then looks at other hosts' marks and heartbeats
+ * (those of every user, and HOSTID.host and HOSTID.lease of an older
+ * Tessera) for one that makes the sharing unsafe: where this host's locks
+ * do not cross, any other host; where they do, another host whose locks
+ * do not ("locks_cross": false, or a mark of an older Tessera without the
+ * member: those were written only where locks do not cross), or a file
+ * that cannot be trusted to say they do (not a regular file, unreadable,
+ * not a JSON object that says it, or named for a uid other than its
+ * owner's: closed, as the over-allocation side must fail). (transfer
+ * full) (nullable): the name of that file in hosts/, "" when there is
  * none, NULL with @error set when this host cannot mark or look.
  * @host_name (out) (optional): the host name that file states, NULL when
- * it states none. */
+ * it states none. @owner (out) (optional): the name (or uid) of that
+ * file's owner, NULL when unknown. @distrust (out) (optional): when that
+ * file cannot be trusted, why (translated, static); NULL when it can. */
 char       *_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
                                                          char             **host_name,
+                                                         char             **owner,
+                                                         const char       **distrust,
                                                          GError           **error);
 
 G_END_DECLS

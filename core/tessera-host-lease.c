@@ -12,12 +12,70 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #define LEASE_SUFFIX ".lease"
+#define MARK_SUFFIX ".host"
+
+/* What a file of hosts/ is, by its name. Each user of a host writes her
+ * own: HOSTID.UID.lease (heartbeat) and HOSTID.UID.host (mark), so that
+ * where hosts/ is sticky (a group's pool) none may remove or replace
+ * another's. HOSTID.lease and HOSTID.host are of a Tessera before that,
+ * whoever wrote them: still read. */
+typedef enum
+{
+  HOST_FILE_NONE,
+  HOST_FILE_LEASE,
+  HOST_FILE_MARK,
+} HostFileKind;
+
+/* The kind of hosts/@name; @id (out): its host id; @uid (out): the uid it
+ * is named for, -1 for a name of the older kind. */
+static HostFileKind
+host_file_kind (const char *name, char **id, gint64 *uid)
+{
+  const char *dot = strchr (name, '.');
+  const char *rest;
+  HostFileKind kind;
+
+  *id = NULL;
+  *uid = -1;
+  if (dot == NULL)
+    return HOST_FILE_NONE;
+  rest = dot + 1;
+  if (g_ascii_isdigit (*rest))
+    {
+      const char *end = rest;
+
+      while (g_ascii_isdigit (*end))
+        end++;
+      /* A uid as Tessera writes it: no sign, no leading zero. */
+      if (*end != '.' || end - rest > 10 || (*rest == '0' && end - rest > 1) ||
+          (*uid = g_ascii_strtoll (rest, NULL, 10)) > G_MAXUINT32)
+        return HOST_FILE_NONE;
+      rest = end + 1;
+    }
+  kind = strcmp (rest, LEASE_SUFFIX + 1) == 0 ? HOST_FILE_LEASE
+         : strcmp (rest, MARK_SUFFIX + 1) == 0 ? HOST_FILE_MARK : HOST_FILE_NONE;
+  if (kind == HOST_FILE_NONE)
+    return kind;
+  *id = g_strndup (name, (gsize) (dot - name));
+  if (_tessera_is_host_id (*id))
+    return kind;
+  g_clear_pointer (id, g_free);
+  return HOST_FILE_NONE;
+}
+
+/* This user's file of this host: HOSTID.UID@suffix. */
+static char *
+own_host_file (const char *suffix)
+{
+  return g_strdup_printf ("%s.%u%s", _tessera_host_id (), (unsigned) geteuid (), suffix);
+}
 
 /* What this process last saw of another host's heartbeat. */
 typedef struct
@@ -220,8 +278,10 @@ open_hosts (TesseraHostLease *lease, gboolean create)
   fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create)
     {
+      /* Sticky where the pool's folder is (a group's pool): only a
+       * file's owner (or root, or the folder's) removes a mark. */
       if (mkdirat (pool_fd, "hosts", 0777) == 0)
-        _tessera_share_like_parent_not_sticky (-1, lease->hosts_path);
+        _tessera_share_like_parent (-1, lease->hosts_path);
       fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
   saved = errno;
@@ -276,27 +336,24 @@ heartbeat_text (double time, gboolean locks_cross)
   return json_to_string (root, FALSE);
 }
 
-/* Whether @name is the temporary file of a heartbeat or of a lock-less
- * mount's mark (HOSTID.lease.XXXXXX, HOSTID.host.XXXXXX, as
+/* Whether @name is the temporary file of a heartbeat or of a mark
+ * (HOSTID[.UID].lease.XXXXXX, HOSTID[.UID].host.XXXXXX, as
  * _tessera_write_file_atomic_at() names them). */
 static gboolean
 is_host_temporary (const char *name)
 {
-  const char *dot = strchr (name, '.');
-  const char *rest;
+  gsize length = strlen (name);
+  g_autofree char *target = NULL;
   g_autofree char *id = NULL;
+  gint64 uid;
 
-  if (dot == NULL)
+  if (length <= 7 || name[length - 7] != '.')
     return FALSE;
-  rest = g_str_has_prefix (dot, LEASE_SUFFIX ".") ? dot + strlen (LEASE_SUFFIX)
-         : g_str_has_prefix (dot, ".host.") ? dot + strlen (".host") : NULL;
-  if (rest == NULL || strlen (rest) != 7)
-    return FALSE;
-  for (const char *p = rest + 1; *p != '\0'; p++)
+  for (const char *p = name + length - 6; *p != '\0'; p++)
     if (!g_ascii_isalnum (*p))
       return FALSE;
-  id = g_strndup (name, (gsize) (dot - name));
-  return _tessera_is_host_id (id);
+  target = g_strndup (name, length - 7);
+  return host_file_kind (target, &id, &uid) != HOST_FILE_NONE;
 }
 
 /* A renewer killed between writing its temporary file and renaming it
@@ -338,6 +395,7 @@ sweep_temporaries_locked (TesseraHostLease *lease, int hosts_fd)
                              (gint64) st.st_size, (gint64) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
       if (now - _tessera_first_seen (key) < bound)
         continue;
+      /* In a sticky hosts/, another user's is left to her (EPERM). */
       if (unlinkat (hosts_fd, entry->d_name, 0) == 0 || errno == ENOENT)
         _tessera_forget_seen (key);
     }
@@ -363,7 +421,7 @@ renew_locked (TesseraHostLease *lease, gint64 *started_us, GError **error)
                    _("This host has no host id: it cannot renew its lease in %s"), lease->pool_path);
       return FALSE;
     }
-  name = g_strconcat (_tessera_host_id (), LEASE_SUFFIX, NULL);
+  name = own_host_file (LEASE_SUFFIX);
   path = g_build_filename (lease->hosts_path, name, NULL);
   *started_us = g_get_monotonic_time ();
   fd = open_hosts (lease, TRUE);
@@ -529,6 +587,143 @@ _tessera_host_lease_unrenewed_for (TesseraHostLease *lease)
 /* ---------------------------------------------------------------------- */
 /* Judging another host's lease */
 
+/* One file of hosts/, as a reader lists it. */
+typedef struct
+{
+  char *name;
+  char *id;          /* the host id it is named for */
+  gint64 uid;        /* the uid it is named for; -1: a name of the older kind */
+  HostFileKind kind;
+} HostFile;
+
+static void
+host_file_free (HostFile *file)
+{
+  g_free (file->name);
+  g_free (file->id);
+  g_free (file);
+}
+
+static int
+compare_host_files (gconstpointer a, gconstpointer b)
+{
+  return strcmp ((*(HostFile * const *) a)->name, (*(HostFile * const *) b)->name);
+}
+
+/* The heartbeats and marks in hosts/ (@hosts_fd, left open), by name: the
+ * one listing of hosts/ that its readers make. NULL, errno set, when it
+ * cannot be listed. */
+static GPtrArray *
+list_host_files (int hosts_fd)
+{
+  GPtrArray *files;
+  struct dirent *entry;
+  int fd = dup (hosts_fd);
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+
+  if (dir == NULL)
+    {
+      int saved = errno;
+
+      if (fd >= 0)
+        close (fd);
+      errno = saved;
+      return NULL;
+    }
+  rewinddir (dir);
+  files = g_ptr_array_new_with_free_func ((GDestroyNotify) host_file_free);
+  while ((entry = readdir (dir)) != NULL)
+    {
+      HostFile *file = g_new0 (HostFile, 1);
+
+      file->kind = host_file_kind (entry->d_name, &file->id, &file->uid);
+      if (file->kind == HOST_FILE_NONE)
+        {
+          host_file_free (file);
+          continue;
+        }
+      file->name = g_strdup (entry->d_name);
+      g_ptr_array_add (files, file);
+    }
+  closedir (dir);
+  g_ptr_array_sort (files, compare_host_files);
+  return files;
+}
+
+/* What a file of hosts/ says, and whether it may be trusted to. */
+typedef struct
+{
+  struct stat st;        /* st_mode 0: gone */
+  char *text;            /* NULL when it cannot be read */
+  gboolean locks_cross;  /* as it states; FALSE when it cannot be trusted */
+  char *host;            /* the host name it states; NULL: none */
+  const char *distrust;  /* (untranslated) why it cannot be trusted; NULL when it can */
+} HostFileSays;
+
+static void
+host_file_says_clear (HostFileSays *says)
+{
+  g_clear_pointer (&says->text, g_free);
+  g_clear_pointer (&says->host, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (HostFileSays, host_file_says_clear)
+
+/* Reads @file in hosts/ (@hosts_fd): a regular file, never through a
+ * link, never larger than TESSERA_HOST_LEASE_MAX_SIZE, strict JSON, and
+ * one named for a uid is that user's; the hosts may be trusted with what
+ * it states of their locks only then. A file that says nothing of them:
+ * a heartbeat of an older Tessera (HOSTID.lease) is taken to cross, its
+ * mark (HOSTID.host) not: it wrote marks only where locks do not cross. */
+static void
+read_host_file (int hosts_fd, const HostFile *file, HostFileSays *says)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  JsonObject *object;
+  JsonNode *root, *member;
+
+  memset (says, 0, sizeof *says);
+  if (fstatat (hosts_fd, file->name, &says->st, AT_SYMLINK_NOFOLLOW) < 0)
+    {
+      if (errno != ENOENT)
+        says->distrust = N_("it cannot be looked at");
+      says->st.st_mode = 0;
+      return;
+    }
+  if (!S_ISREG (says->st.st_mode))
+    {
+      says->distrust = N_("it is not a regular file");
+      return;
+    }
+  if ((says->text = _tessera_read_bounded_at (hosts_fd, file->name, TESSERA_HOST_LEASE_MAX_SIZE, NULL,
+                                              &says->st)) == NULL)
+    {
+      says->distrust = errno == ENOENT ? NULL : N_("it cannot be read");
+      if (errno == ENOENT)
+        says->st.st_mode = 0;
+      return;
+    }
+  if (file->uid >= 0 && (gint64) says->st.st_uid != file->uid)
+    {
+      says->distrust = N_("it belongs to another user than the one it is named for");
+      return;
+    }
+  if (!_tessera_json_load (parser, says->text, strlen (says->text), NULL) ||
+      !JSON_NODE_HOLDS_OBJECT ((root = json_parser_get_root (parser))))
+    {
+      says->distrust = N_("it is not a JSON object");
+      return;
+    }
+  object = json_node_get_object (root);
+  says->host = g_strdup (json_object_get_string_member_with_default (object, "host", NULL));
+  member = json_object_get_member (object, "locks_cross");
+  if (member == NULL && file->uid < 0)
+    says->locks_cross = file->kind == HOST_FILE_LEASE;
+  else if (member != NULL && JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_BOOLEAN)
+    says->locks_cross = json_node_get_boolean (member);
+  else
+    says->distrust = N_("it does not say whether its host's locks cross hosts");
+}
+
 /* Reads hosts/@name: a regular file, never through a link, never larger
  * than TESSERA_HOST_LEASE_MAX_SIZE. NULL when it is not there or not one. */
 static char *
@@ -560,13 +755,11 @@ gboolean
 _tessera_host_lease_expired (TesseraHostLease *lease,
                              const char       *host_id)
 {
-  g_autofree char *name = NULL;
-  g_autofree char *text = NULL;
-  g_autofree char *key = NULL;
-  struct stat st;
+  g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GString) key = NULL;
   double time;
   Seen *seen;
-  gboolean expired;
+  gboolean expired, any = FALSE;
   int fd;
 
   g_mutex_lock (&lease->lock);
@@ -578,25 +771,46 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
   fd = open_hosts (lease, FALSE);
   if (fd < 0)
     return FALSE;
-  name = g_strconcat (host_id, LEASE_SUFFIX, NULL);
-  text = read_heartbeat (fd, name, &st);
+  files = list_host_files (fd);
+  /* The host's heartbeats, one per user that holds there: the host lives
+   * while any is renewed, so what is seen is all of them. */
+  key = g_string_new ("host lease\n");
+  g_string_append (key, lease->hosts_path);
+  for (guint i = 0; files != NULL && i < files->len; i++)
+    {
+      const HostFile *file = g_ptr_array_index (files, i);
+      g_auto(HostFileSays) says = { 0 };
+
+      if (file->kind != HOST_FILE_LEASE || strcmp (file->id, host_id) != 0)
+        continue;
+      read_host_file (fd, file, &says);
+      if (says.st.st_mode == 0 && says.distrust == NULL)
+        continue;   /* gone */
+      if (says.distrust != NULL)
+        {
+          /* Closed: its holders count. */
+          close (fd);
+          return FALSE;
+        }
+      any = TRUE;
+      time = MAX (time, stated_time (says.text));
+      g_string_append_printf (key, "\n%s\n%" G_GUINT64_FORMAT "\n%s", file->name, (guint64) says.st.st_ino,
+                              says.text);
+    }
   close (fd);
-  if (text == NULL)
+  if (!any)
     return FALSE;   /* no heartbeat: this host is not judged by a lease */
-  time = MAX (time, stated_time (text));
-  key = g_strdup_printf ("host lease\n%s/%s\n%" G_GUINT64_FORMAT "\n%s", lease->hosts_path, name,
-                         (guint64) st.st_ino, text);
 
   g_mutex_lock (&lease->lock);
   seen = g_hash_table_lookup (lease->seen, host_id);
-  if (seen == NULL || strcmp (seen->key, key) != 0)
+  if (seen == NULL || strcmp (seen->key, key->str) != 0)
     {
       /* Renewed since we last looked: what we remembered of the last
        * heartbeat goes, for every process of this host. */
       if (seen != NULL)
         _tessera_forget_seen (seen->key);
       seen = g_new0 (Seen, 1);
-      seen->key = g_steal_pointer (&key);
+      seen->key = g_strdup (key->str);
       seen->first_seen_us = _tessera_first_seen (seen->key);
       g_hash_table_replace (lease->seen, g_strdup (host_id), seen);
     }
@@ -606,49 +820,33 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
 }
 
 /* ipc.lock excludes another host only where both hosts' locks cross
- * hosts: each host that uses the pool leaves a mark, hosts/HOSTID.host (a
- * heartbeat that states no lease, and whether the host's locks cross;
- * written once, kept), before it grants anything, then looks at the other
- * hosts' marks and heartbeats. Of two hosts that start at once, each
- * writes before it looks, so at least one sees the other (both may, and
- * both refuse: closed, as it must fail). */
+ * hosts: each user of each host that uses the pool leaves a mark,
+ * hosts/HOSTID.UID.host (a heartbeat that states no lease, and whether
+ * the host's locks cross; written once, kept), before it grants anything,
+ * then looks at the other hosts' marks and heartbeats. Of two hosts that
+ * start at once, each writes before it looks, so at least one sees the
+ * other (both may, and both refuse: closed, as it must fail). In a
+ * group's pool hosts/ is sticky: no member removes another's mark to hide
+ * her host; a file that cannot be trusted counts as a host whose locks
+ * do not cross. */
 
-/* Whether the locks of the host that wrote hosts/@name in @hosts_fd cross
- * hosts, as it states; @host (out): the host name it states, NULL when
- * none. A file without the member: a heartbeat (HOSTID.lease) of an older
- * Tessera is taken to cross, a mark (HOSTID.host) not: older Tessera
- * wrote marks only where locks do not cross. One that cannot be read
- * does not cross. */
-static gboolean
-stated_locks_cross (int hosts_fd, const char *name, char **host)
+/* The user @uid's name, or her number. */
+static char *
+user_name (uid_t uid)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-  g_autofree char *text = NULL;
-  struct stat st;
-  JsonObject *object;
-  JsonNode *root, *member;
+  struct passwd pw, *found = NULL;
+  char buffer[4096];
 
-  *host = NULL;
-  if ((text = read_heartbeat (hosts_fd, name, &st)) == NULL || !_tessera_json_load (parser, text, strlen (text), NULL))
-    return FALSE;
-  root = json_parser_get_root (parser);
-  if (!JSON_NODE_HOLDS_OBJECT (root))
-    return FALSE;
-  object = json_node_get_object (root);
-  *host = g_strdup (json_object_get_string_member_with_default (object, "host", NULL));
-  member = json_object_get_member (object, "locks_cross");
-  if (member == NULL)
-    return g_str_has_suffix (name, LEASE_SUFFIX);
-  return JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_BOOLEAN &&
-         json_node_get_boolean (member);
+  if (getpwuid_r (uid, &pw, buffer, sizeof buffer, &found) == 0 && found != NULL)
+    return g_strdup (found->pw_name);
+  return g_strdup_printf ("%u", (unsigned) uid);
 }
 
-/* Whether this host's mark hosts/@name in @hosts_fd is to be written
- * (again): missing, not a regular file, or, at this process's first look,
- * one that does not state what this process's locks do (an older
- * Tessera's, or one that claims locks that cross where ours do not; one
- * that says they do not stays: another process of this host may use a
- * lock-less view). */
+/* Whether this user's mark hosts/@name in @hosts_fd is to be written
+ * (again): missing, not a regular file of ours, or, at this process's
+ * first look, one that does not state what this process's locks do (one
+ * that claims locks that cross where ours do not; one that says they do
+ * not stays: another process of this user may use a lock-less view). */
 static gboolean
 mark_to_write (TesseraHostLease *lease, int hosts_fd, const char *name, gboolean locks_cross)
 {
@@ -657,7 +855,7 @@ mark_to_write (TesseraHostLease *lease, int hosts_fd, const char *name, gboolean
   struct stat st;
   JsonNode *root, *member;
 
-  if (fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+  if (fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
     return TRUE;
   if (lease->marked)
     return FALSE;
@@ -674,18 +872,23 @@ mark_to_write (TesseraHostLease *lease, int hosts_fd, const char *name, gboolean
 char *
 _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
                                              char             **host_name,
+                                             char             **owner,
+                                             const char       **distrust,
                                              GError           **error)
 {
   g_autofree char *name = NULL;
   g_autofree char *path = NULL;
+  g_autoptr(GPtrArray) files = NULL;
   gboolean locks_cross = lease_locks_cross (lease);
-  DIR *dir;
-  struct dirent *entry;
   char *found = NULL;
   int fd;
 
   if (host_name != NULL)
     *host_name = NULL;
+  if (owner != NULL)
+    *owner = NULL;
+  if (distrust != NULL)
+    *distrust = NULL;
   if (*_tessera_host_id () == '\0')
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
@@ -698,7 +901,11 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
       _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), lease->hosts_path);
       return NULL;
     }
-  name = g_strconcat (_tessera_host_id (), ".host", NULL);
+  /* hosts/ of a group's pool made by an older Tessera is not sticky:
+   * its owner's first look here makes it so (as it is made now). */
+  if (!lease->marked)
+    _tessera_share_like_parent (fd, lease->hosts_path);
+  name = own_host_file (MARK_SUFFIX);
   path = g_build_filename (lease->hosts_path, name, NULL);
   if (mark_to_write (lease, fd, name, locks_cross))
     {
@@ -711,32 +918,36 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
         }
     }
   lease->marked = TRUE;
-  dir = fdopendir (fd);
-  if (dir == NULL)
+  files = list_host_files (fd);
+  if (files == NULL)
     {
       _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), lease->hosts_path);
       close (fd);
       return NULL;
     }
-  while (found == NULL && (entry = readdir (dir)) != NULL)
+  for (guint i = 0; found == NULL && i < files->len; i++)
     {
-      const char *dot = strchr (entry->d_name, '.');
-      g_autofree char *id = NULL;
-      g_autofree char *host = NULL;
+      const HostFile *file = g_ptr_array_index (files, i);
+      g_auto(HostFileSays) says = { 0 };
 
-      if (dot == NULL || (strcmp (dot, LEASE_SUFFIX) != 0 && strcmp (dot, ".host") != 0))
+      if (strcmp (file->id, _tessera_host_id ()) == 0)
         continue;
-      id = g_strndup (entry->d_name, (gsize) (dot - entry->d_name));
-      if (!_tessera_is_host_id (id) || strcmp (id, _tessera_host_id ()) == 0)
+      read_host_file (fd, file, &says);
+      if (says.st.st_mode == 0 && says.distrust == NULL)
+        continue;   /* gone */
+      /* Where our locks cross, only a host whose locks do not, or a file
+       * that cannot be trusted to say they do. */
+      if (says.distrust == NULL && says.locks_cross && locks_cross)
         continue;
-      /* Where our locks cross, only a host whose locks do not. */
-      if (stated_locks_cross (dirfd (dir), entry->d_name, &host) && locks_cross)
-        continue;
-      found = g_strdup (entry->d_name);
+      found = g_strdup (file->name);
       if (host_name != NULL)
-        *host_name = g_steal_pointer (&host);
+        *host_name = g_steal_pointer (&says.host);
+      if (owner != NULL && says.st.st_mode != 0)
+        *owner = user_name (says.st.st_uid);
+      if (distrust != NULL && says.distrust != NULL)
+        *distrust = _(says.distrust);
     }
-  closedir (dir);
+  close (fd);
   if (found == NULL)
     found = g_strdup ("");
   return found;

@@ -348,7 +348,6 @@ gboolean _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
 
 void _tessera_share_like_parent (int fd, const char *path);
 void _tessera_share_like_parent_writable (int fd, const char *path);
-void _tessera_share_like_parent_not_sticky (int fd, const char *path);
 
 /* Whether @resource's pool lives in its folder (the folder store), the
  * only place where holders are files and there is an ipc.lock

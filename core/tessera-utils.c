@@ -213,16 +213,6 @@ _tessera_share_like_parent_writable (int         fd,
   share_like_parent (fd, path, TRUE, TRUE);
 }
 
-/* The same for a folder whose entries belong to no user (hosts/: one
- * heartbeat per host, renewed by whichever user holds something on it):
- * never sticky, or a member could not renew another's mark. */
-void
-_tessera_share_like_parent_not_sticky (int         fd,
-                                       const char *path)
-{
-  share_like_parent (fd, path, FALSE, FALSE);
-}
-
 gboolean
 _tessera_mkdir_with_parents (const char  *path,
                              GError     **error)
