@@ -2132,7 +2132,8 @@ heartbeat_of (const char *id, const char *host, const char *boot_id, const char 
 }
 
 /* `tessera clean --host NAME --yes` removes the retired host's holdings,
- * its heartbeat and the temporary file a renewer killed half-way left;
+ * its heartbeats and marks (every user's, and those of an older Tessera)
+ * and the temporary files a renewer killed half-way left;
  * another host's heartbeat and its fresh temporary file stay. */
 static void
 test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
@@ -2168,6 +2169,14 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   /* The marks of a lock-less mount's hosts, which name their host too. */
   write_in_hosts (f, retired, ".host", "{\"host\": \"retired-node\", \"lease\": 0}");
   write_in_hosts (f, live, ".host", "{\"host\": \"live-node\", \"lease\": 0}");
+  /* Each user's, as Tessera writes them now (HOSTID.UID.lease and .host). */
+  write_in_hosts (f, retired, ".0.lease", retired_beat);
+  write_in_hosts (f, retired, ".1000.lease", retired_beat);
+  write_in_hosts (f, retired, ".1000.lease.Ef34Gh", "{");
+  write_in_hosts (f, retired, ".0.host", "{\"host\": \"retired-node\", \"lease\": 0, \"locks_cross\": true}");
+  write_in_hosts (f, live, ".0.lease", live_beat);
+  write_in_hosts (f, live, ".0.lease.Yy88Xx", "{");
+  write_in_hosts (f, live, ".0.host", "{\"host\": \"live-node\", \"lease\": 0, \"locks_cross\": true}");
 
   clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", "--host", "retired-node", "--yes",
                       NULL);
@@ -2180,6 +2189,13 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   g_assert_true (in_hosts (f, live, ".lease.Zz99Yy"));
   g_assert_false (in_hosts (f, retired, ".host"));
   g_assert_true (in_hosts (f, live, ".host"));
+  g_assert_false (in_hosts (f, retired, ".0.lease"));
+  g_assert_false (in_hosts (f, retired, ".1000.lease"));
+  g_assert_false (in_hosts (f, retired, ".1000.lease.Ef34Gh"));
+  g_assert_false (in_hosts (f, retired, ".0.host"));
+  g_assert_true (in_hosts (f, live, ".0.lease"));
+  g_assert_true (in_hosts (f, live, ".0.lease.Yy88Xx"));
+  g_assert_true (in_hosts (f, live, ".0.host"));
 }
 
 /* ---------------------------------------------------------------------- */

@@ -1273,13 +1273,14 @@ test_member_is_no_administrator (Fixture *f, gconstpointer data)
 
 /* Each of @resource's parts in the pool (informations.json only @with
  * one: a mutex has none): owned by root (who ran init), the group's and
- * setgid; the folders sticky but hosts/. */
+ * setgid; the folders sticky, hosts/ too (no member removes another's
+ * mark of a host there: issue 38, F3). */
 static void
 assert_owned_by_root (Fixture *f, const char *resource, gboolean with_informations)
 {
   static const struct { const char *name; gboolean folder, sticky; } parts[] = {
     { "", TRUE, TRUE }, { "jobs", TRUE, TRUE }, { "runs", TRUE, TRUE }, { "queue", TRUE, TRUE },
-    { "hosts", TRUE, FALSE }, { "informations.json", FALSE, FALSE },
+    { "hosts", TRUE, TRUE }, { "informations.json", FALSE, FALSE },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
