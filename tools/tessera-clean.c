@@ -502,6 +502,36 @@ is_host_id (const char *text, gsize length)
   return TRUE;
 }
 
+/* The kind of the file hosts/@name (".lease": a heartbeat, ".host": a
+ * mark), NULL when it is neither: HOSTID.UID.lease and HOSTID.UID.host
+ * (each user's), HOSTID.lease and HOSTID.host (of an older Tessera), or
+ * one's temporary file; @rest (out): what follows the kind ("", or the
+ * temporary's ".XXXXXX"). */
+static const char *
+host_file_kind (const char *name, const char **rest)
+{
+  const char *dot = strchr (name, '.');
+  const char *p, *kind;
+
+  if (dot == NULL || !is_host_id (name, (gsize) (dot - name)))
+    return NULL;
+  p = dot;
+  if (g_ascii_isdigit (p[1]))
+    {
+      const char *end = p + 1;
+
+      while (g_ascii_isdigit (*end))
+        end++;
+      if (*end != '.' || end - (p + 1) > 10)
+        return NULL;
+      p = end;
+    }
+  kind = g_str_has_prefix (p, ".lease") ? ".lease" : g_str_has_prefix (p, ".host") ? ".host" : NULL;
+  if (kind != NULL)
+    *rest = p + strlen (kind);
+  return kind != NULL && (**rest == '\0' || **rest == '.') ? kind : NULL;
+}
+
 /* The host name that the heartbeat @name in @hosts_fd (or a temporary
  * one written whole) gives; NULL when it gives none. */
 static char *
@@ -515,11 +545,14 @@ heartbeat_host_at (int hosts_fd, const char *name)
   return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
 }
 
-/* Removes, in the pool @pool's hosts/, the heartbeat `HOSTID.lease` and
- * the lock-less mount's mark `HOSTID.host` of the retired host @host, and
- * the temporary files `HOSTID.lease.XXXXXX` that its renewers left (one
- * killed half-way through a renewal), never through a link. A temporary
- * file of another host is left to that host (it may be renewing now). */
+/* Removes, in the pool @pool's hosts/, the heartbeats `HOSTID.UID.lease`
+ * and the marks `HOSTID.UID.host` of the retired host @host, every user's
+ * (in a group's pool, where hosts/ is sticky, only root and the pool's
+ * owner may: administering), those of an older Tessera (`HOSTID.lease`,
+ * `HOSTID.host`), and the temporary files (`HOSTID.UID.lease.XXXXXX`)
+ * that its renewers left (one killed half-way through a renewal), never
+ * through a link. A temporary file of another host is left to that host
+ * (it may be renewing now). */
 static void
 clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
 {
@@ -549,21 +582,17 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
       while ((entry = readdir (dir)) != NULL)
         {
           const char *name = entry->d_name;
-          const char *suffix = strchr (name, '.');
-          const char *kind = suffix == NULL ? NULL
-                             : g_str_has_prefix (suffix, ".lease") ? ".lease"
-                             : g_str_has_prefix (suffix, ".host") ? ".host" : NULL;
+          const char *rest = NULL;
+          const char *kind = host_file_kind (name, &rest);
           g_autofree char *named = NULL;
           g_autofree char *id = NULL;
           struct stat st;
 
-          if (kind == NULL || !is_host_id (name, (gsize) (suffix - name)) ||
-              fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
+          if (kind == NULL || fstatat (hosts_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
             continue;
-          id = g_strndup (name, (gsize) (suffix - name));
-          /* First the heartbeats and the marks of a lock-less mount's
-           * hosts, which name their host... */
-          if (pass == 0 && g_str_equal (suffix, kind))
+          id = g_strndup (name, (gsize) (strchr (name, '.') - name));
+          /* First the heartbeats and the marks, which name their host... */
+          if (pass == 0 && *rest == '\0')
             {
               named = heartbeat_host_at (hosts_fd, name);
               if (g_strcmp0 (named, host) == 0 && unlinkat (hosts_fd, name, 0) == 0)
@@ -575,7 +604,7 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
                 }
             }
           /* ...then the temporary files of those hosts, or that name it. */
-          else if (pass == 1 && suffix[strlen (kind)] == '.' &&
+          else if (pass == 1 && *rest == '.' &&
                    (g_hash_table_contains (ids, id) ||
                     g_strcmp0 ((named = heartbeat_host_at (hosts_fd, name)), host) == 0))
             unlinkat (hosts_fd, name, 0);
@@ -586,16 +615,14 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
 }
 
 /* Whether @name is the temporary file of a heartbeat or of a mark
- * (HOSTID.lease.XXXXXX, HOSTID.host.XXXXXX). */
+ * (HOSTID.UID.lease.XXXXXX, HOSTID.UID.host.XXXXXX, or without the UID
+ * of an older Tessera). */
 static gboolean
 is_host_temporary (const char *name)
 {
-  const char *dot = strchr (name, '.');
-  const char *rest = dot == NULL ? NULL
-                     : g_str_has_prefix (dot, ".lease.") ? dot + strlen (".lease")
-                     : g_str_has_prefix (dot, ".host.") ? dot + strlen (".host") : NULL;
+  const char *rest = NULL;
 
-  if (rest == NULL || strlen (rest) != 7 || !is_host_id (name, (gsize) (dot - name)))
+  if (host_file_kind (name, &rest) == NULL || strlen (rest) != 7)
     return FALSE;
   for (const char *p = rest + 1; *p != '\0'; p++)
     if (!g_ascii_isalnum (*p))

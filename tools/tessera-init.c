@@ -94,12 +94,13 @@ share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean
 static int
 share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
 {
-  /* hosts/ is not sticky: a host's heartbeat is renewed by whichever
-   * user holds something on it. runs/ holds each user's job folders
-   * (runs/UID). */
+  /* hosts/ is sticky too: each user renews her own heartbeat and mark of
+   * each host there (HOSTID.UID.lease, HOSTID.UID.host), and no member
+   * may remove another's (issue 38, F3). runs/ holds each user's job
+   * folders (runs/UID). */
   static const struct { const char *name; gboolean folder, writable, sticky, make; } parts[] = {
     { "jobs", TRUE, TRUE, TRUE, TRUE }, { "runs", TRUE, TRUE, TRUE, TRUE }, { "queue", TRUE, TRUE, TRUE, TRUE },
-    { "intents", TRUE, TRUE, TRUE, FALSE }, { "hosts", TRUE, TRUE, FALSE, TRUE },
+    { "intents", TRUE, TRUE, TRUE, FALSE }, { "hosts", TRUE, TRUE, TRUE, TRUE },
     { "ipc.lock", FALSE, TRUE, FALSE, FALSE }, { "informations.json", FALSE, FALSE, FALSE, FALSE },
   };
   g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
