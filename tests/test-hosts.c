@@ -2131,6 +2131,91 @@ heartbeat_of (const char *id, const char *host, const char *boot_id, const char 
                           "\"lease\": 30, \"renewal\": \"%s\"}", id, id, host, boot_id, renewal);
 }
 
+/* `tessera hosts` lists each pool's hosts, as sinfo lists nodes: host
+ * name and id, the users that hold there, whether its locks cross, its
+ * last heartbeat and its Tessera version and protocol; a mistyped
+ * `clean --host` names the hosts it knows. */
+static void
+test_hosts_listing (Fixture *f, gconstpointer data)
+{
+  const char *other = "0123456789abcdef0123456789abcdef";
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autofree char *beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"other-node\", "
+                                           "\"boot_id\": \"00000000-0000-4000-8000-000000000000\", \"lease\": 30, "
+                                           "\"locks_cross\": true, \"version\": \"0.0.9\", \"protocol\": 2, "
+                                           "\"renewal\": \"a\"}", other, other);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GSubprocess) hosts = NULL;
+  g_autoptr(GSubprocess) text = NULL;
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  JsonArray *list;
+  gboolean seen_other = FALSE, seen_here = FALSE;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
+  write_in_hosts (f, other, ".0.lease", beat);
+  write_in_hosts (f, other, ".0.host", beat);
+
+  hosts = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", "--json", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (hosts, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (hosts), ==, 0);
+  root = json_from_string (out, &error);
+  g_assert_no_error (error);
+  list = json_object_get_array_member (json_array_get_object_element (
+           json_object_get_array_member (json_node_get_object (root), "resources"), 0), "hosts");
+  g_assert_nonnull (list);
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonObject *h = json_array_get_object_element (list, i);
+      const char *id = json_object_get_string_member (h, "host_id");
+      JsonArray *users = json_object_get_array_member (h, "uids");
+
+      g_assert_nonnull (users);
+      g_assert_cmpint (json_array_get_int_element (users, 0), ==, 0);
+      g_assert_true (json_object_get_boolean_member (h, "locks_cross"));
+      g_assert_true (json_object_get_double_member (h, "heartbeat_age") >= 0);
+      if (g_str_equal (id, other))
+        {
+          seen_other = TRUE;
+          g_assert_cmpstr (json_object_get_string_member (h, "host"), ==, "other-node");
+          g_assert_cmpstr (json_object_get_string_member (h, "version"), ==, "0.0.9");
+          g_assert_cmpint (json_object_get_int_member (h, "protocol"), ==, 2);
+        }
+      else
+        {
+          seen_here = TRUE;
+          g_assert_cmpstr (json_object_get_string_member (h, "host"), ==, g_get_host_name ());
+          g_assert_nonnull (json_object_get_string_member (h, "version"));
+          g_assert_cmpint (json_object_get_int_member (h, "protocol"), >, 0);
+        }
+    }
+  g_assert_true (seen_other);
+  g_assert_true (seen_here);
+
+  g_clear_pointer (&out, g_free);
+  text = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (text, NULL, NULL, &out, NULL, &error));
+  g_assert_cmpint (test_exit_code (text), ==, 0);
+  g_assert_nonnull (strstr (out, "other-node"));
+  g_assert_nonnull (strstr (out, "0.0.9"));
+
+  clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, "clean", "--host", "other-nod", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (clean, NULL, NULL, NULL, &err, &error));
+  g_assert_cmpint (test_exit_code (clean), ==, 64);
+  g_assert_nonnull (strstr (err, "other-node"));
+}
+
 /* `tessera clean --host NAME --yes` removes the retired host's holdings,
  * its heartbeats and marks (every user's, and those of an older Tessera)
  * and the temporary files a renewer killed half-way left;
@@ -3100,6 +3185,7 @@ main (int argc, char **argv)
   ADD ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
   ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
   ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
+  ADD ("/hosts/listing/hosts-and-mistyped-clean-host", NULL, test_hosts_listing);
   ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
   ADD ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
