@@ -95,4 +95,11 @@ char       *_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *leas
                                                          const char       **distrust,
                                                          GError           **error);
 
+/* The hosts whose marks and heartbeats are in @pool_path's hosts/, one
+ * JSON object each, by host id (see
+ * tessera_tracked_dynamic_resource_dup_hosts()); an empty array when
+ * there is no hosts/; NULL with @error when it cannot be read. */
+JsonNode   *_tessera_host_lease_list_hosts      (const char       *pool_path,
+                                                 GError          **error);
+
 G_END_DECLS

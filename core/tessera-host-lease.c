@@ -328,6 +328,11 @@ heartbeat_text (double time, gboolean locks_cross)
    * cross refuses to share the pool with one whose locks do not. */
   json_builder_set_member_name (builder, "locks_cross");
   json_builder_add_boolean_value (builder, locks_cross);
+  /* What `tessera hosts` shows of the host, as sinfo shows a node's. */
+  json_builder_set_member_name (builder, "version");
+  json_builder_add_string_value (builder, PACKAGE_VERSION);
+  json_builder_set_member_name (builder, "protocol");
+  json_builder_add_int_value (builder, tessera_get_pool_protocol ());
   /* New at every renewal: what a reader sees change. */
   json_builder_set_member_name (builder, "renewal");
   json_builder_add_string_value (builder, renewal);
@@ -951,4 +956,168 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
   if (found == NULL)
     found = g_strdup ("");
   return found;
+}
+
+/* One host of _tessera_host_lease_list_hosts(), as its files say. */
+typedef struct
+{
+  char *id;
+  char *host;
+  char *version;
+  gint64 protocol;
+  GArray *uids;         /* gint64, each once */
+  gboolean locks_cross;
+  gboolean distrusted;
+  const char *distrust;
+  gint64 newest_beat;   /* µs since the epoch; 0: none */
+} HostSeen;
+
+static void
+host_seen_free (HostSeen *seen)
+{
+  g_free (seen->id);
+  g_free (seen->host);
+  g_free (seen->version);
+  g_array_unref (seen->uids);
+  g_free (seen);
+}
+
+JsonNode *
+_tessera_host_lease_list_hosts (const char  *pool_path,
+                                GError     **error)
+{
+  g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GHashTable) by_id = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                       (GDestroyNotify) host_seen_free);
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  int pool_fd = _tessera_open_folder_path (pool_path, FALSE, error);
+  int hosts_fd;
+  gint64 now = g_get_real_time ();
+
+  if (pool_fd < 0)
+    return NULL;
+  hosts_fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  close (pool_fd);
+  if (hosts_fd < 0 && errno != ENOENT)
+    {
+      g_autofree char *hosts = g_build_filename (pool_path, "hosts", NULL);
+
+      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), hosts);
+      return NULL;
+    }
+  files = hosts_fd >= 0 ? list_host_files (hosts_fd) : NULL;
+  for (guint i = 0; files != NULL && i < files->len; i++)
+    {
+      const HostFile *file = g_ptr_array_index (files, i);
+      g_auto(HostFileSays) says = { 0 };
+      HostSeen *seen = g_hash_table_lookup (by_id, file->id);
+      g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+      gint64 uid = file->uid;
+
+      read_host_file (hosts_fd, file, &says);
+      if (says.st.st_mode == 0 && says.distrust == NULL)
+        continue;   /* gone meanwhile */
+      if (seen == NULL)
+        {
+          seen = g_new0 (HostSeen, 1);
+          seen->id = g_strdup (file->id);
+          seen->protocol = -1;
+          seen->locks_cross = TRUE;
+          seen->uids = g_array_new (FALSE, FALSE, sizeof (gint64));
+          g_hash_table_insert (by_id, seen->id, seen);
+          g_ptr_array_add (order, seen);
+        }
+      if (uid < 0 && says.st.st_mode != 0)
+        uid = says.st.st_uid;   /* an older Tessera's file: its owner's */
+      if (uid >= 0)
+        {
+          gboolean known = FALSE;
+
+          for (guint j = 0; j < seen->uids->len; j++)
+            known = known || g_array_index (seen->uids, gint64, j) == uid;
+          if (!known)
+            g_array_append_val (seen->uids, uid);
+        }
+      if (says.distrust != NULL)
+        {
+          seen->distrusted = TRUE;
+          seen->distrust = says.distrust;
+          seen->locks_cross = FALSE;
+          continue;
+        }
+      seen->locks_cross = seen->locks_cross && says.locks_cross;
+      if (says.host != NULL && seen->host == NULL)
+        seen->host = g_strdup (says.host);
+      if (file->kind == HOST_FILE_LEASE || seen->newest_beat == 0)
+        {
+          gint64 when = (gint64) says.st.st_mtim.tv_sec * G_USEC_PER_SEC + says.st.st_mtim.tv_nsec / 1000;
+
+          seen->newest_beat = MAX (seen->newest_beat, when);
+        }
+      /* What Tessera the host runs: its files say (newer ones do). */
+      if (says.text != NULL && _tessera_json_load (parser, says.text, strlen (says.text), NULL) &&
+          JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        {
+          JsonObject *object = json_node_get_object (json_parser_get_root (parser));
+          JsonNode *version = json_object_get_member (object, "version");
+          JsonNode *protocol = json_object_get_member (object, "protocol");
+
+          if (version != NULL && JSON_NODE_HOLDS_VALUE (version) &&
+              json_node_get_value_type (version) == G_TYPE_STRING && seen->version == NULL)
+            seen->version = g_strdup (json_node_get_string (version));
+          if (protocol != NULL && JSON_NODE_HOLDS_VALUE (protocol) &&
+              json_node_get_value_type (protocol) == G_TYPE_INT64)
+            seen->protocol = MAX (seen->protocol, json_node_get_int (protocol));
+        }
+    }
+  if (hosts_fd >= 0)
+    close (hosts_fd);
+
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < order->len; i++)
+    {
+      HostSeen *seen = g_ptr_array_index (order, i);
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "host_id");
+      json_builder_add_string_value (builder, seen->id);
+      json_builder_set_member_name (builder, "host");
+      if (seen->host != NULL && g_utf8_validate (seen->host, -1, NULL))
+        json_builder_add_string_value (builder, seen->host);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "this_host");
+      json_builder_add_boolean_value (builder, strcmp (seen->id, _tessera_host_id ()) == 0);
+      json_builder_set_member_name (builder, "uids");
+      json_builder_begin_array (builder);
+      for (guint j = 0; j < seen->uids->len; j++)
+        json_builder_add_int_value (builder, g_array_index (seen->uids, gint64, j));
+      json_builder_end_array (builder);
+      json_builder_set_member_name (builder, "locks_cross");
+      json_builder_add_boolean_value (builder, seen->locks_cross);
+      json_builder_set_member_name (builder, "distrust");
+      if (seen->distrust != NULL)
+        json_builder_add_string_value (builder, _(seen->distrust));
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "heartbeat_age");
+      if (seen->newest_beat > 0)
+        json_builder_add_double_value (builder, MAX (0, now - seen->newest_beat) / 1e6);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "version");
+      if (seen->version != NULL && g_utf8_validate (seen->version, -1, NULL))
+        json_builder_add_string_value (builder, seen->version);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "protocol");
+      if (seen->protocol >= 0)
+        json_builder_add_int_value (builder, seen->protocol);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+  return json_builder_get_root (builder);
 }

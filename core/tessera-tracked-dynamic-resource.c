@@ -16,6 +16,7 @@
  * Upward only through the view's TesseraPoolViewCalls (account,
  * unaccount, name, apply informations) and the poller-thread sources the
  * view owns. docs/design.md draws the whole map. */
+#include "tessera-host-lease-private.h"
 #include "tessera-pool-view-private.h"
 #include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
@@ -369,6 +370,43 @@ tessera_tracked_dynamic_resource_prepare_pool (TesseraTrackedDynamicResource  *s
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
   return klass->prepare_pool == NULL || klass->prepare_pool (self, error);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_dup_hosts:
+ * @self: a tracked resource
+ * @error: return location for a #GError
+ *
+ * The hosts that use the pool, as the marks and heartbeats in its
+ * folder's `hosts/` say (what `tessera hosts` shows, as sinfo shows a
+ * cluster's nodes): an array of objects, one per host id, with "host_id",
+ * "host" (its name, or null), "this_host", "uids" (the users whose files
+ * are there), "locks_cross" (%FALSE when any file of the host says its
+ * locks stay local or cannot be trusted), "distrust" (why a file cannot
+ * be trusted, or null), "heartbeat_age" (seconds since its newest file
+ * was written, or null), "version" and "protocol" (the Tessera it runs,
+ * or null from one older than that). An empty array for a pool in
+ * another store, or one without `hosts/` yet.
+ *
+ * Returns: (transfer full) (nullable): a JSON array, or %NULL with @error
+ *   set when `hosts/` cannot be read
+ */
+JsonNode *
+tessera_tracked_dynamic_resource_dup_hosts (TesseraTrackedDynamicResource  *self,
+                                            GError                        **error)
+{
+  const char *folder;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  folder = tessera_tracked_dynamic_resource_get_lock_folder (self);
+  if (folder == NULL || !_tessera_dynamic_resource_in_a_folder (TESSERA_DYNAMIC_RESOURCE (self)))
+    {
+      JsonNode *empty = json_node_new (JSON_NODE_ARRAY);
+
+      json_node_take_array (empty, json_array_new ());
+      return empty;
+    }
+  return _tessera_host_lease_list_hosts (folder, error);
 }
 
 /**

@@ -35,6 +35,7 @@ static const struct
   { "set", cmd_set, N_("Change a resource's run-time information (e.g. its total)") },
   { "clean", cmd_clean, N_("Remove dead and orphaned holders now") },
   { "watch", cmd_watch, N_("Show the resources again after every change") },
+  { "hosts", cmd_hosts, N_("Show the hosts that use each pool, their heartbeat and their Tessera") },
   { "plugins", cmd_plugins, N_("List plugin folders, types and classes") },
   { "init", cmd_init, N_("Prepare a pool folder, shared by a group if asked, and its configured resources") },
   { "help", cmd_help, N_("Show this list, or a command's options (tessera help COMMAND)") },

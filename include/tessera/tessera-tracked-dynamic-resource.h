@@ -409,6 +409,9 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_prepare_pool          (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
+JsonNode   *tessera_tracked_dynamic_resource_dup_hosts             (TesseraTrackedDynamicResource *self,
+                                                                    GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
 double      tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicResource *self,
                                                                     TesseraDynamicLockFile        *lock_file);
 TESSERA_AVAILABLE_IN_ALL
