@@ -2217,8 +2217,9 @@ test_hosts_listing (Fixture *f, gconstpointer data)
 }
 
 /* `tessera clean --host NAME --yes` removes the retired host's holdings,
- * its heartbeats and marks (every user's, and those of an older Tessera)
- * and the temporary files a renewer killed half-way left;
+ * its heartbeats and marks (every user's, and those of an older Tessera),
+ * its job folders in the pool's runs/ and the temporary files a renewer
+ * killed half-way left;
  * another host's heartbeat and its fresh temporary file stay. */
 static void
 test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
@@ -2263,11 +2264,36 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
   write_in_hosts (f, live, ".0.lease.Yy88Xx", "{");
   write_in_hosts (f, live, ".0.host", "{\"host\": \"live-node\", \"lease\": 0, \"locks_cross\": true}");
 
+  /* Job folders `tessera run` made there (runs/UID/HOST-PID-RANDOM), one
+   * of each host, its job lock held for ever by a vanished client. */
+  {
+    const char *hosts[] = { "retired-node", "live-node" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (hosts); i++)
+      {
+        g_autofree char *job = g_strdup_printf ("%s/r/runs/%u/%s-4242-0000abcd", f->tmp, (guint) getuid (), hosts[i]);
+        g_autofree char *file = g_build_filename (job, "task.lock", NULL);
+
+        g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
+        test_write_file (file, "");
+        g_free (file);
+        file = g_build_filename (job, "locks.json", NULL);
+        test_write_file (file, "{\"dynamic_locks\": []}");
+      }
+  }
   clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", "--host", "retired-node", "--yes",
                       NULL);
   g_assert_no_error (error);
   g_assert_cmpint (test_exit_code (clean), ==, 0);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  {
+    g_autofree char *retired_job = g_strdup_printf ("%s/r/runs/%u/retired-node-4242-0000abcd", f->tmp,
+                                                    (guint) getuid ());
+    g_autofree char *live_job = g_strdup_printf ("%s/r/runs/%u/live-node-4242-0000abcd", f->tmp, (guint) getuid ());
+
+    g_assert_false (g_file_test (retired_job, G_FILE_TEST_EXISTS));
+    g_assert_true (g_file_test (live_job, G_FILE_TEST_IS_DIR));
+  }
   g_assert_false (in_hosts (f, retired, ".lease"));
   g_assert_false (in_hosts (f, retired, ".lease.Ab12Cd"));
   g_assert_true (in_hosts (f, live, ".lease"));
