@@ -238,7 +238,7 @@ open_dir_copy (int dir_fd)
  * peer removes them once the command has ended). Only Tessera's own file
  * names are in it, regular files all; their names go to @files. */
 static gboolean
-job_folder_is_done (int job_fd, uid_t owner, GPtrArray *files)
+job_folder_is_done (int job_fd, uid_t owner, gboolean retired, GPtrArray *files)
 {
   DIR *dir = open_dir_copy (job_fd);
   gboolean done = TRUE;
@@ -255,6 +255,9 @@ job_folder_is_done (int job_fd, uid_t owner, GPtrArray *files)
         continue;
       if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != owner)
         done = FALSE;
+      else if (retired && (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name) ||
+                           g_str_equal (name, "locks.json")))
+        ;   /* a retired host's: whatever they say, its job is over */
       else if (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name))
         {
           struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
@@ -360,7 +363,7 @@ clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner)
         continue;
       if ((job_fd = open_folder_of_at (jobs_fd, name, owner)) < 0)
         continue;
-      if (job_folder_is_done (job_fd, owner, files))
+      if (job_folder_is_done (job_fd, owner, FALSE, files))
         {
           for (guint i = 0; i < files->len; i++)
             unlinkat (job_fd, g_ptr_array_index (files, i), 0);
@@ -403,6 +406,69 @@ clean_others_job_folders (int runs_fd, const char *pool)
         continue;
       runs = g_build_filename (pool, "runs", entry->d_name, NULL);
       removed += clean_job_folders_in (own_fd, runs, (uid_t) uid);
+    }
+  closedir (dir);
+  return removed;
+}
+
+/* clean --host HOST --yes: the retired host's job folders in the pool's
+ * runs/ (@pool; UID/HOST-PID-RANDOM, as run names them): ours, or every
+ * user's for root, whatever their job lock says (a vanished client's may
+ * stay locked for ever), but only when all in one is Tessera's own files,
+ * its owner's. */
+static guint
+clean_host_job_folders (const char *name, const char *pool, const char *host)
+{
+  g_autofree char *prefix = g_strconcat (host, "-", NULL);
+  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
+  DIR *dir = open_dir_copy (runs_fd);
+  struct dirent *entry;
+  guint removed = 0;
+
+  /* As run makes a job's identifier of its host name. */
+  for (char *p = prefix; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
+      *p = '-';
+  if (dir == NULL)
+    return 0;
+  while ((entry = readdir (dir)) != NULL)
+    {
+      guint64 uid;
+      AUTO_FD int own_fd = -1;
+      DIR *jobs;
+      struct dirent *job;
+
+      if (!g_ascii_string_to_unsigned (entry->d_name, 10, 0, G_MAXUINT32 - 1, &uid, NULL) ||
+          (geteuid () != 0 && uid != geteuid ()) ||
+          (own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0 ||
+          (jobs = open_dir_copy (own_fd)) == NULL)
+        continue;
+      while ((job = readdir (jobs)) != NULL)
+        {
+          g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+          int job_fd;
+
+          if (!g_str_has_prefix (job->d_name, prefix) || (job_fd = open_folder_of_at (own_fd, job->d_name,
+                                                                                     (uid_t) uid)) < 0)
+            continue;
+          if (job_folder_is_done (job_fd, (uid_t) uid, TRUE, files))
+            {
+              for (guint i = 0; i < files->len; i++)
+                unlinkat (job_fd, g_ptr_array_index (files, i), 0);
+              if (unlinkat (own_fd, job->d_name, AT_REMOVEDIR) == 0)
+                {
+                  g_autofree char *folder = g_build_filename (pool, "runs", entry->d_name, job->d_name, NULL);
+                  g_autofree char *shown = escape_name (folder, TRUE);
+
+                  /* Translators: "cpu: removed the job folder /srv/pool/cpu/runs/1000/node7-…" */
+                  g_print (_("%s: removed the job folder %s\n"), name, shown);
+                  removed++;
+                }
+            }
+          close (job_fd);
+        }
+      closedir (jobs);
     }
   closedir (dir);
   return removed;
@@ -858,6 +924,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
            * clean says it. */
           found += report_gone_holders (name, before, pool);
           clean_host_heartbeats (name, pool, host, shown_host);
+          found += clean_host_job_folders (name, pool, host);
         }
     }
   /* Nothing of that host: perhaps a mistyped name. The pools' hosts/
