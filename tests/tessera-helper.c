@@ -1,8 +1,9 @@
 /* tessera-helper.c: a real peer process for the multi-process tests.
  *
  *   tessera-helper cycle FOLDER TOTAL ID CYCLES LOG
- *       CYCLES times: acquire 1 unit, log "A <monotonic µs> ID", hold
- *       1-8 ms, log "R <monotonic µs> ID", release.
+ *       CYCLES times: acquire 1 unit, log "A <monotonic µs> ID 1 - TOKEN"
+ *       (TOKEN: the grant's fencing token), hold 1-8 ms, log
+ *       "R <monotonic µs> ID", release.
  *   tessera-helper hold FOLDER TOTAL ID COUNT [--no-process]
  *       acquire COUNT units, print "ACQUIRED", hold until stdin closes,
  *       release, print "RELEASED".
@@ -107,11 +108,13 @@ make_job (const char *folder, const char *id, gboolean with_process)
 }
 
 static void
-log_line (int fd, char kind, const char *id)
+log_line (int fd, char kind, const char *id, gint64 token)
 {
-  char line[128];
-  int n = g_snprintf (line, sizeof line, "%c %" G_GINT64_FORMAT " %s\n",
-                      kind, g_get_monotonic_time (), id);
+  char line[160];
+  int n = kind == 'A' ? g_snprintf (line, sizeof line, "%c %" G_GINT64_FORMAT " %s 1 - %" G_GINT64_FORMAT "\n",
+                                    kind, g_get_monotonic_time (), id, token)
+                      : g_snprintf (line, sizeof line, "%c %" G_GINT64_FORMAT " %s\n",
+                                    kind, g_get_monotonic_time (), id);
   /* One write per line with O_APPEND: lines of several processes never mix. */
   if (write (fd, line, n) != n)
     exit (3);
@@ -132,15 +135,17 @@ do_cycle (char **argv)
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 120, NULL, &error);
+      gint64 token = 0;
 
       if (lock == NULL)
         {
           g_printerr ("helper %s: %s\n", argv[4], error->message);
           return 1;
         }
-      log_line (fd, 'A', argv[4]);
+      g_object_get (lock, "fencing-token", &token, NULL);
+      log_line (fd, 'A', argv[4], token);
       g_usleep (g_random_int_range (1000, 8000));
-      log_line (fd, 'R', argv[4]);
+      log_line (fd, 'R', argv[4], 0);
       g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
     }
   close (fd);

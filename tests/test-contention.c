@@ -72,10 +72,60 @@ test_contention (void)
   test_remove_tree (tmp);
 }
 
+/* Fencing tokens (issue 40, point 3): four processes take the one unit
+ * of a pool in turn, many times; each grant's token is larger than every
+ * earlier grant's, whichever process had it. */
+static void
+test_fencing_tokens (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *log = g_build_filename (tmp, "holders.log", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (folder, 1, &error);
+  g_autoptr(GArray) events = NULL;
+  Helper *helpers[4];
+  gint64 last = 0;
+  guint grants = 0;
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (helpers); i++)
+    {
+      g_autofree char *id = g_strdup_printf ("p%u", i);
+      helpers[i] = helper_spawn (NULL, "cycle", folder, "-1", id, "20", log, NULL);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (helpers); i++)
+    {
+      g_assert_cmpint (helper_wait (helpers[i]), ==, 0);
+      helper_free (helpers[i]);
+    }
+
+  /* One unit: grants follow each other, in the order of their lines. */
+  events = test_read_holder_log (log);
+  for (guint i = 0; i < events->len; i++)
+    {
+      LogEvent *ev = &g_array_index (events, LogEvent, i);
+
+      if (!ev->acquire)
+        continue;
+      if (ev->token <= last)
+        g_error ("grant %u (%s) has the token %" G_GINT64_FORMAT ", not above the last one's %" G_GINT64_FORMAT,
+                 grants, ev->id, ev->token, last);
+      last = ev->token;
+      grants++;
+    }
+  g_test_message ("%u grants, the last token %" G_GINT64_FORMAT, grants, last);
+  g_assert_cmpuint (grants, ==, G_N_ELEMENTS (helpers) * 20);
+
+  g_clear_object (&counter);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/contention/8-processes-capacity-3/never-over-allocated", test_contention);
+  g_test_add_func ("/contention/fencing-tokens/4-processes-strictly-increase", test_fencing_tokens);
   return g_test_run ();
 }

@@ -464,6 +464,71 @@ test_lock_levels_from_threads (void)
   g_assert_cmpint (lock->held, ==, 0);
 }
 
+/* The fencing token of @lock's grant, as its "fencing-token" property
+ * says (0: none). */
+static gint64
+fencing_token (TesseraDynamicDependencyLock *lock)
+{
+  gint64 token = 0;
+
+  g_object_get (lock, "fencing-token", &token, NULL);
+  return token;
+}
+
+/* Every grant of a folder pool gets a fencing token larger than every
+ * earlier grant's, held together or one after the other, whichever
+ * object of the pool grants it (the counter is the pool's, kept beside
+ * ipc.lock, not the process's); a lock that is let go has none (issue
+ * 40, point 3). */
+static void
+test_fencing_token (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "licences", NULL);
+  g_autoptr(TesseraCounterResource) counter = NULL;
+  g_autoptr(TesseraCounterResource) other = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) first = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) second = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) third = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) fourth = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 tokens[4];
+
+  counter = tessera_counter_resource_new ("licences", folder, 2, &error);
+  g_assert_no_error (error);
+  other = tessera_counter_resource_new ("licences", folder, 2, &error);
+  g_assert_no_error (error);
+  first = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), "1", 10, NULL, &error);
+  g_assert_no_error (error);
+  second = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), "1", 10, NULL, &error);
+  g_assert_no_error (error);
+  tokens[0] = fencing_token (first);
+  tokens[1] = fencing_token (second);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (first), &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (fencing_token (first), ==, 0);
+  third = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (other), "1", 10, NULL, &error);
+  g_assert_no_error (error);
+  tokens[2] = fencing_token (third);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (second), &error));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (third), &error));
+  g_assert_no_error (error);
+  fourth = tessera_dynamic_resource_take (TESSERA_DYNAMIC_RESOURCE (counter), "2", 10, NULL, &error);
+  g_assert_no_error (error);
+  tokens[3] = fencing_token (fourth);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (fourth), &error));
+  g_assert_no_error (error);
+  g_test_message ("tokens %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT,
+                  tokens[0], tokens[1], tokens[2], tokens[3]);
+  g_assert_cmpint (tokens[0], >, 0);
+  for (guint i = 1; i < G_N_ELEMENTS (tokens); i++)
+    g_assert_cmpint (tokens[i], >, tokens[i - 1]);
+
+  g_clear_object (&counter);
+  g_clear_object (&other);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -492,6 +557,7 @@ main (int argc, char **argv)
   g_test_add_func ("/embed/path-property", test_path_property);
   g_test_add_func ("/embed/lock-levels-from-threads", test_lock_levels_from_threads);
   g_test_add_func ("/embed/total-notified-on-change-only", test_total_notified_on_change_only);
+  g_test_add_func ("/embed/fencing-token", test_fencing_token);
   status = g_test_run ();
   test_remove_tree (state);
   return status;

@@ -1107,8 +1107,9 @@ store_cycle (TesseraDynamicResource *resource, const char *base, const char *id,
  * or replacing these, -KEY leaving KEY out) the way a key file does;
  * COUNT 0: prints "OPENED"
  * and ends. Else tries once to take COUNT units as job task@ID; if that
- * fails, prints "WAITING" and waits up to 120 s; prints "ACQUIRED ms=N"
- * (N: milliseconds waited), holds until stdin closes, releases and
+ * fails, prints "WAITING" and waits up to 120 s; prints "ACQUIRED ms=N
+ * token=T" (N: milliseconds waited, T: the grant's fencing token), holds
+ * until stdin closes, releases and
  * prints "RELEASED". A failure prints "ERROR <message>".
  *
  * test-etcd store-try BASE ID COUNT [KEY=VALUE…]: the same, but tries
@@ -1204,7 +1205,12 @@ store_child (const char *endpoint_list, int argc, char **argv)
       say ("ERROR %s", error->message);
       return 1;
     }
-  say ("ACQUIRED ms=%d", (int) ((g_get_monotonic_time () - start) / 1000));
+  {
+    gint64 token = 0;
+
+    g_object_get (lock, "fencing-token", &token, NULL);
+    say ("ACQUIRED ms=%d token=%" G_GINT64_FORMAT, (int) ((g_get_monotonic_time () - start) / 1000), token);
+  }
   while (read (0, buffer, sizeof buffer) > 0)
     ;
   if (!tessera_lock_release (TESSERA_LOCK (lock), &error))
@@ -1323,6 +1329,57 @@ test_store_acquire_release (Fixture *f, gconstpointer data)
   g_ptr_array_unref (jobs);
   jobs = pool_keys (f, "jobs/");
   g_assert_cmpuint (jobs->len, ==, 0);
+}
+
+/* Fencing tokens on etcd (issue 40, point 3): processes take tokens of
+ * the pool in turn, two of them at times together; each grant's token is
+ * the creation revision of its holder key, so larger than every earlier
+ * grant's. */
+static void
+test_store_fencing_tokens (Fixture *f, gconstpointer data)
+{
+  gint64 last = 0;
+
+  for (int round = 0; round < 3; round++)
+    {
+      g_autofree char *id_a = g_strdup_printf ("A%d", round);
+      g_autofree char *id_b = g_strdup_printf ("B%d", round);
+      g_autoptr(Helper) a = store_spawn (f, NULL, id_a, "1", NULL);
+      g_autoptr(Helper) b = NULL;
+      g_autoptr(GPtrArray) jobs = NULL;
+      g_autofree char *line_a = helper_read_line (a, 60);
+      g_autofree char *line_b = NULL;
+      gint64 token_a, token_b;
+
+      g_assert_nonnull (line_a);
+      b = store_spawn (f, NULL, id_b, "1", NULL);
+      line_b = helper_read_line (b, 60);
+      g_assert_nonnull (line_b);
+      g_test_message ("%s: %s; %s: %s", id_a, line_a, id_b, line_b);
+      g_assert_nonnull (strstr (line_a, " token="));
+      g_assert_nonnull (strstr (line_b, " token="));
+      token_a = g_ascii_strtoll (strstr (line_a, " token=") + strlen (" token="), NULL, 10);
+      token_b = g_ascii_strtoll (strstr (line_b, " token=") + strlen (" token="), NULL, 10);
+      g_assert_cmpint (token_a, >, last);
+      g_assert_cmpint (token_b, >, token_a);
+      last = token_b;
+
+      /* Each is its holder key's creation revision. */
+      jobs = pool_keys (f, "jobs/");
+      g_assert_cmpuint (jobs->len, ==, 2);
+      for (guint i = 0; i < jobs->len; i++)
+        {
+          TesseraEtcdKv *kv = g_ptr_array_index (jobs, i);
+
+          g_assert_cmpint (kv->create_revision, ==, g_str_has_suffix (kv->key, id_a) ? token_a : token_b);
+        }
+      helper_close_stdin (a);
+      helper_expect_line (a, "RELEASED", 60);
+      g_assert_cmpint (helper_wait (a), ==, 0);
+      helper_close_stdin (b);
+      helper_expect_line (b, "RELEASED", 60);
+      g_assert_cmpint (helper_wait (b), ==, 0);
+    }
 }
 
 /* A holder killed with SIGKILL: its capacity comes back to the waiter
@@ -2555,6 +2612,7 @@ main (int argc, char **argv)
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
+  ADD ("/etcd/cluster/fencing-tokens", "3", test_store_fencing_tokens);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
   ADD ("/etcd/cluster/hung-first-member", "3", test_hung_first_member);
 #undef ADD

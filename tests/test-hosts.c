@@ -1992,6 +1992,56 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Fencing tokens across hosts (issue 40, point 3) */
+
+/* The fencing token that a `tessera run --need r=1` on the simulated
+ * @host (NULL: this one) gives its command, from TESSERA_FENCING_TOKEN
+ * ("r:TOKEN"). */
+static gint64
+fencing_token_on (Fixture *f, const char *host)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *out = NULL;
+  const char *script = "printf '%s\\n' \"${TESSERA_FENCING_TOKEN-unset}\"";
+
+  if (host != NULL)
+    process = spawn_on_other_host (f, host, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                   "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+  else
+    process = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                          "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
+  g_strstrip (out);
+  g_test_message ("on %s: TESSERA_FENCING_TOKEN=%s", host != NULL ? host : "this host", out);
+  if (!g_str_has_prefix (out, "r:"))
+    g_error ("the command on %s was given TESSERA_FENCING_TOKEN “%s”, not r:TOKEN",
+             host != NULL ? host : "this host", out);
+  return g_ascii_strtoll (out + 2, NULL, 10);
+}
+
+/* Runs on three hosts (this one and two simulated ones, each with its
+ * own host id and /var/tmp) take the pool's unit in turn: each grant's
+ * token is larger than every earlier one's, whichever host granted it. */
+static void
+test_fencing_tokens_across_hosts (Fixture *f, gconstpointer data)
+{
+  const char *hosts[] = { "host-b", NULL, "host-c", "host-b", "host-c", NULL };
+  gint64 last = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (hosts); i++)
+    {
+      gint64 token = fencing_token_on (f, hosts[i]);
+
+      g_assert_cmpint (token, >, last);
+      last = token;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
 /* The host id: neither planted by another user nor carried by a copy */
 
 /* The host id that a `tessera run` on the simulated @host records in its
@@ -3208,6 +3258,7 @@ main (int argc, char **argv)
        test_lease_command_dies_with_wrapper);
   ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
   ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
+  ADD ("/hosts/fencing-token/successive-grants-increase-across-hosts", NULL, test_fencing_tokens_across_hosts);
   ADD ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
   ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
   ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);

@@ -15,6 +15,7 @@
 #include <json-glib/json-glib.h>
 #include <locale.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -165,6 +166,45 @@ test_runs_serialize (Fixture *f, gconstpointer data)
   g_assert_cmpuint (g_strv_length (lines), ==, 5);
   g_assert_true (lines[0][0] == 'A' && lines[1][0] == 'R' && lines[2][0] == 'A' && lines[3][0] == 'R');
   g_assert_cmpint (g_ascii_strtoll (lines[1] + 2, NULL, 10), <=, g_ascii_strtoll (lines[2] + 2, NULL, 10));
+}
+
+/* What a run of `--need r=1 --need s=1` gives its command in
+ * TESSERA_FENCING_TOKEN ("unset" when nothing). */
+static char *
+fencing_token_variable (Fixture *f)
+{
+  int status;
+  char *out = run_capture (f, &status, "run", "--need", "r=1", "--need", "s=1", "--", "sh", "-c",
+                           "printf '%s\\n' \"${TESSERA_FENCING_TOKEN-unset}\"", NULL);
+
+  g_assert_cmpint (status, ==, 0);
+  return g_strstrip (out);
+}
+
+/* A run gives its command the fencing token of each resource it holds
+ * (issue 40, point 3), "NAME:TOKEN" in the order of --need, separated by
+ * commas; the next run's tokens are larger. */
+static void
+test_fencing_token_variable (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n"
+                                              "[resource s]\ntype=countertoken\npath=%s/s\ntotal=2\n",
+                                              f->tmp, f->tmp);
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  gint64 r1, s1, r2, s2;
+
+  test_write_file (f->config, content);
+  first = fencing_token_variable (f);
+  second = fencing_token_variable (f);
+  g_test_message ("TESSERA_FENCING_TOKEN=%s, then %s", first, second);
+  if (sscanf (first, "r:%" G_GINT64_FORMAT ",s:%" G_GINT64_FORMAT, &r1, &s1) != 2 ||
+      sscanf (second, "r:%" G_GINT64_FORMAT ",s:%" G_GINT64_FORMAT, &r2, &s2) != 2)
+    g_error ("the command was given TESSERA_FENCING_TOKEN “%s”, then “%s”, not r:TOKEN,s:TOKEN", first, second);
+  g_assert_cmpint (r1, >, 0);
+  g_assert_cmpint (s1, >, 0);
+  g_assert_cmpint (r2, >, r1);
+  g_assert_cmpint (s2, >, s1);
 }
 
 static void
@@ -4036,6 +4076,7 @@ main (int argc, char **argv)
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
   ADD ("/tool/run/two-runs-serialize", test_runs_serialize);
   ADD ("/tool/run/exit-status-passes-through", test_exit_status);
+  ADD ("/tool/run/fencing-token-variable", test_fencing_token_variable);
   ADD ("/tool/run/sigterm-reaches-child", test_sigterm_reaches_child);
   ADD ("/tool/run/wrapper-killed-child-keeps-holding", test_wrapper_killed);
   ADD ("/tool/run/no-wait-and-timeout-exit-75", test_no_wait_and_timeout);

@@ -236,7 +236,7 @@ test_read_holder_log (const char *path)
   lines = g_strsplit (contents, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
-      g_auto(GStrv) f = g_strsplit (lines[i], " ", 5);
+      g_auto(GStrv) f = g_strsplit (lines[i], " ", 6);
       LogEvent ev = { 0 };
       guint n = g_strv_length (f);
 
@@ -248,6 +248,7 @@ test_read_holder_log (const char *path)
       ev.id = g_strdup (f[2]);
       ev.request = g_strdup (n > 3 ? f[3] : "1");
       ev.gpus = g_strdup (n > 4 ? f[4] : "-");
+      ev.token = n > 5 ? g_ascii_strtoll (f[5], NULL, 10) : 0;
       g_array_append_val (events, ev);
       /* The strings now belong to the array (its clear function frees them). */
       // cppcheck-suppress memleak

@@ -46,7 +46,8 @@ void     helper_free             (Helper *helper);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Helper, helper_free)
 
-/* Holders' own timestamped log: "A|R <monotonic µs> ID [REQUEST [GPUS]]" */
+/* Holders' own timestamped log: "A|R <monotonic µs> ID [REQUEST [GPUS
+ * [TOKEN]]]" (TOKEN: the grant's fencing token; 0 when not given) */
 typedef struct
 {
   gint64 time;
@@ -54,6 +55,7 @@ typedef struct
   char *id;
   char *request;
   char *gpus;
+  gint64 token;
 } LogEvent;
 
 GArray  *test_read_holder_log    (const char *path);
