@@ -25,11 +25,16 @@
 typedef struct
 {
   TesseraDynamicDependency *dependency;
+  gint64 fencing_token;       /* token_lock; 0: not held, or none given */
 } TesseraDynamicDependencyLockPrivate;
+
+/* Set by the thread that acquires or releases, read by any. */
+G_LOCK_DEFINE_STATIC (token_lock);
 
 enum {
   PROP_0,
   PROP_DEPENDENCY,
+  PROP_FENCING_TOKEN,
   N_PROPS
 };
 
@@ -48,15 +53,27 @@ tracked_resource (TesseraDynamicDependencyLock *self)
   return TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource) ? TESSERA_TRACKED_DYNAMIC_RESOURCE (resource) : NULL;
 }
 
+static void
+set_fencing_token (TesseraDynamicDependencyLock *self, gint64 token)
+{
+  G_LOCK (token_lock);
+  PRIV (self)->fencing_token = token;
+  G_UNLOCK (token_lock);
+}
+
 static gboolean
 real_do_acquire (TesseraLock *lock, GError **error)
 {
   TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
   TesseraTrackedDynamicResource *resource = tracked_resource (self);
+  gint64 token = 0;
 
   /* A lock on a resource that is not tracked must implement do_acquire. */
   g_return_val_if_fail (resource != NULL, FALSE);
-  return _tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, error);
+  if (!_tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, &token, error))
+    return FALSE;
+  set_fencing_token (self, token);
+  return TRUE;
 }
 
 static gboolean
@@ -66,6 +83,7 @@ real_do_release (TesseraLock *lock, GError **error)
   TesseraTrackedDynamicResource *resource = tracked_resource (self);
   g_autoptr(GError) local = NULL;
 
+  set_fencing_token (self, 0);
   if (resource == NULL || _tessera_tracked_dynamic_resource_release (resource, PRIV (self)->dependency, &local))
     return TRUE;
   g_set_error (error, local->domain, local->code, _("Cannot release %s: %s"),
@@ -161,6 +179,9 @@ tessera_dynamic_dependency_lock_get_property (GObject *object, guint prop_id, GV
     case PROP_DEPENDENCY:
       g_value_set_object (value, PRIV (TESSERA_DYNAMIC_DEPENDENCY_LOCK (object))->dependency);
       break;
+    case PROP_FENCING_TOKEN:
+      g_value_set_int64 (value, tessera_dynamic_dependency_lock_get_fencing_token (TESSERA_DYNAMIC_DEPENDENCY_LOCK (object)));
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -203,6 +224,15 @@ tessera_dynamic_dependency_lock_class_init (TesseraDynamicDependencyLockClass *k
    */
   props[PROP_DEPENDENCY] = g_param_spec_object ("dependency", NULL, NULL, TESSERA_TYPE_DYNAMIC_DEPENDENCY,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraDynamicDependencyLock:fencing-token:
+   *
+   * The fencing token of the grant this lock holds: see
+   * [method@Tessera.DynamicDependencyLock.get_fencing_token]. Read-only,
+   * and not notified.
+   */
+  props[PROP_FENCING_TOKEN] = g_param_spec_int64 ("fencing-token", NULL, NULL, 0, G_MAXINT64, 0,
+    G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 
   tessera_dynamic_dependency_lock_register_class (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK,
@@ -227,6 +257,42 @@ tessera_dynamic_dependency_lock_get_dependency (TesseraDynamicDependencyLock *se
 {
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), NULL);
   return PRIV (self)->dependency;
+}
+
+/**
+ * tessera_dynamic_dependency_lock_get_fencing_token:
+ * @self: a lock
+ *
+ * The fencing token of the grant this lock holds: a number larger than
+ * the token of every earlier grant of the same resource, whichever
+ * process or host made it. Give it with every write to storage that the
+ * holding protects, and have the storage refuse a write whose token is
+ * lower than the highest it has seen: a holder that froze or lost its
+ * holding (a host lease or an etcd lease that expired, a lock file
+ * removed by `tessera clean --force`) and wakes up after another was
+ * granted the resource then cannot overwrite that one's work.
+ *
+ * In a folder pool the token comes from a counter kept in the pool
+ * folder beside `ipc.lock` (`fence.UID`), raised under `ipc.lock` at
+ * every grant and kept so that a crash, even of the machine, never makes
+ * it go back (it may skip numbers); it guards against crashed and frozen
+ * holders, not against a member of the pool who rewrites the counter
+ * lower, and experimaestro's grants take no token. On etcd it is the
+ * holder key's create revision.
+ *
+ * Returns: the token, or 0 when the lock is not held (or was granted by
+ *   a resource of another kind, which gives none)
+ */
+gint64
+tessera_dynamic_dependency_lock_get_fencing_token (TesseraDynamicDependencyLock *self)
+{
+  gint64 token;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCK (self), 0);
+  G_LOCK (token_lock);
+  token = PRIV (self)->fencing_token;
+  G_UNLOCK (token_lock);
+  return token;
 }
 
 /**

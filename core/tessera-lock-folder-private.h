@@ -17,7 +17,9 @@ G_BEGIN_DECLS
  *   the temporary of an atomic write (a peer's, or ours when we cannot
  *   use our own folder);
  * - `F/.tessera-tmp-UID/`: where user UID's Tessera writes the temporary
- *   files of its lock files, so that only the rename reaches jobs/.
+ *   files of its lock files, so that only the rename reaches jobs/;
+ * - `F/fence.UID` and `F/fence.UID.now`: user UID's part of the fencing
+ *   counter (a durable ceiling, and the last token given).
  *
  * Everything above it (the lock file cache, the folder monitor, the
  * holder monitor, informations.json) asks it for names, reads and
@@ -120,6 +122,18 @@ gboolean    _tessera_lock_folder_read_informations (TesseraLockFolder *folder,
 gboolean    _tessera_lock_folder_write_informations (TesseraLockFolder *folder,
                                                      const char        *text,
                                                      GError           **error);
+
+/* The pool's fencing counter, `F/fence.UID` and `F/fence.UID.now` (one
+ * part per user, so that each rewrites only files of its own in a
+ * group's sticky folder; see tessera-lock-folder.c): reads every part and
+ * gives in @token one more than the largest token any user may have
+ * given, after raising our own part (durably, when the token passes our
+ * ceiling). Under ipc.lock. FALSE with @error when a ceiling cannot be
+ * read (or holds no number) or our part cannot be written: no token is
+ * given. */
+gboolean    _tessera_lock_folder_next_fence       (TesseraLockFolder  *folder,
+                                                   gint64             *token,
+                                                   GError            **error);
 
 /* How long a file system's clock tick may be for a file time @mtime_ns
  * (µs): whole-second times tell a coarse file system. */

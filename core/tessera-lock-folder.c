@@ -551,6 +551,248 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
 }
 
 /* ---------------------------------------------------------------------- */
+/* fence.UID: the pool's fencing counter */
+
+/* Each user UID keeps two files beside ipc.lock:
+ *
+ * - `fence.UID`: a ceiling, "N\n", written durably (fsync, rename, fsync
+ *   of the folder) before any token above the last ceiling is handed
+ *   out: every token UID's processes ever gave is at most their ceiling,
+ *   whatever a crash of the machine undid;
+ * - `fence.UID.now`: the last token they gave, "N BOOT_ID\n", rewritten
+ *   at every grant without a sync (through the writer's own temporary
+ *   folder, so only its rename reaches the pool folder). In the boot that
+ *   wrote it (the page cache every process of this kernel shares) it is
+ *   exact; read in another boot or on another host, or lost or cut by a
+ *   crash, it is not trusted and the ceiling stands for it.
+ *
+ * The next token is one more than the largest of these, so a crash never
+ * makes a token go back: it only skips up to FENCE_RESERVE numbers. Only
+ * one grant in FENCE_RESERVE on a host pays for a sync (and each one
+ * that follows another host's or boot's). */
+#define FENCE_PREFIX "fence."
+#define FENCE_NOW_SUFFIX ".now"
+#define FENCE_RESERVE 4096
+/* A number (at most 19 digits), a boot id, a newline. */
+#define FENCE_MAX_BYTES 128
+
+/* "fence." and a uid's digits, then ".now" when @now: UID's parts. */
+static gboolean
+is_fence_name (const char *name, gboolean *now)
+{
+  const char *digits;
+  gsize n = 0;
+
+  if (!g_str_has_prefix (name, FENCE_PREFIX))
+    return FALSE;
+  digits = name + strlen (FENCE_PREFIX);
+  while (g_ascii_isdigit (digits[n]))
+    n++;
+  *now = g_str_equal (digits + n, FENCE_NOW_SUFFIX);
+  return n > 0 && n <= 10 && (digits[n] == '\0' || *now);
+}
+
+/* Decimal digits (at most G_MAXINT64) from *@p up to a space or @end. */
+static gboolean
+parse_fence_number (const char **p, const char *end, gint64 *value)
+{
+  guint64 number = 0;
+  gsize digits = 0;
+
+  for (; *p < end && g_ascii_isdigit (**p); (*p)++)
+    {
+      if (++digits > 19)
+        return FALSE;
+      number = number * 10 + (guint64) (**p - '0');
+    }
+  if (digits == 0 || number > G_MAXINT64)
+    return FALSE;
+  *value = (gint64) number;
+  return TRUE;
+}
+
+/* "N\n" (a ceiling), or "N BOOT_ID\n" with @with_boot (the last token);
+ * *@this_boot: its boot id is ours. */
+static gboolean
+parse_fence (const char *text, gsize length, gboolean with_boot, gint64 *value, gboolean *this_boot)
+{
+  const char *p = text, *end = text + length;
+  const char *boot = _tessera_boot_id ();
+
+  if (p < end && end[-1] == '\n')
+    end--;
+  if (!parse_fence_number (&p, end, value))
+    return FALSE;
+  if (!with_boot)
+    return p == end;
+  if (p == end || *p++ != ' ')
+    return FALSE;
+  *this_boot = *boot != '\0' && (gsize) (end - p) == strlen (boot) && memcmp (p, boot, strlen (boot)) == 0;
+  return TRUE;
+}
+
+typedef struct
+{
+  gint64 ceiling;      /* -1: none read */
+  gint64 now;          /* -1: none that may be trusted */
+} FenceParts;
+
+/* The largest token any user may have given (0: none yet), and our own
+ * ceiling (0: none). FALSE with @error when the folder or a
+ * ceiling cannot be read or does not hold a number: it may be the
+ * largest, and no token may go back. */
+static gboolean
+read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_ceiling, GError **error)
+{
+  g_autoptr(GHashTable) users = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autofree char *own = g_strdup_printf (FENCE_PREFIX "%u", (unsigned) geteuid ());
+  int fd = openat (dir_fd, ".", DIR_FLAGS);
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  GHashTableIter iter;
+  gpointer key, value;
+  struct dirent *d;
+  gboolean ok = TRUE;
+  int saved;
+
+  *last = *own_ceiling = 0;
+  if (dir == NULL)
+    {
+      saved = errno;
+      if (fd >= 0)
+        close (fd);
+      _tessera_set_io_error (error, saved, _("Cannot read the folder %s: %s"), folder->path);
+      return FALSE;
+    }
+  while (ok)
+    {
+      g_autofree char *text = NULL;
+      g_autofree char *path = NULL;
+      g_autofree char *user = NULL;
+      FenceParts *parts;
+      gboolean now, this_boot = FALSE;
+      gsize length = 0;
+      gint64 number;
+
+      errno = 0;
+      d = readdir (dir);
+      if (d == NULL)
+        {
+          if (errno != 0)
+            {
+              _tessera_set_io_error (error, errno, _("Cannot read the folder %s: %s"), folder->path);
+              ok = FALSE;
+            }
+          break;
+        }
+      if (!is_fence_name (d->d_name, &now))
+        continue;
+      user = now ? g_strndup (d->d_name, strlen (d->d_name) - strlen (FENCE_NOW_SUFFIX)) : g_strdup (d->d_name);
+      parts = g_hash_table_lookup (users, user);
+      if (parts == NULL)
+        {
+          parts = g_new (FenceParts, 1);
+          parts->ceiling = parts->now = -1;
+          g_hash_table_insert (users, g_strdup (user), parts);
+        }
+      text = _tessera_read_bounded_at (dir_fd, d->d_name, FENCE_MAX_BYTES, &length, NULL);
+      /* The last token is a hint the ceiling stands for: one that cannot
+       * be read or was cut by a crash is only not used. */
+      if (now)
+        {
+          if (text != NULL && parse_fence (text, length, TRUE, &number, &this_boot) && this_boot)
+            parts->now = number;
+          continue;
+        }
+      if (text == NULL && errno == ENOENT)
+        continue;
+      path = g_build_filename (folder->path, d->d_name, NULL);
+      if (text == NULL)
+        {
+          _tessera_set_io_error (error, errno, _("Cannot read the fencing counter %s: %s"), path);
+          ok = FALSE;
+        }
+      else if (!parse_fence (text, length, FALSE, &number, NULL))
+        {
+          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                       _("The fencing counter %s does not hold a number: no token is given until it holds one "
+                         "at least as large as the last token handed out"), path);
+          ok = FALSE;
+        }
+      else
+        parts->ceiling = number;
+    }
+  closedir (dir);
+  if (!ok)
+    return FALSE;
+  g_hash_table_iter_init (&iter, users);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      const FenceParts *parts = value;
+      /* Exact in this boot; else every token given is at most the
+       * ceiling (the first grant of a boot goes past it). */
+      gint64 given = parts->now >= 0 ? parts->now : parts->ceiling;
+
+      *last = MAX (*last, given);
+      if (g_str_equal (key, own))
+        *own_ceiling = MAX (parts->ceiling, 0);
+    }
+  return TRUE;
+}
+
+/* Called under ipc.lock, before the grant's lock file is written: a
+ * crash after it leaves the counter raised, never back. */
+gboolean
+_tessera_lock_folder_next_fence (TesseraLockFolder  *folder,
+                                 gint64             *token,
+                                 GError            **error)
+{
+  int dir_fd = folder_fd (folder);
+  g_autofree char *name = g_strdup_printf (FENCE_PREFIX "%u", (unsigned) geteuid ());
+  g_autofree char *now_name = g_strconcat (name, FENCE_NOW_SUFFIX, NULL);
+  g_autofree char *path = g_build_filename (folder->path, name, NULL);
+  g_autofree char *now_path = g_build_filename (folder->path, now_name, NULL);
+  g_autofree char *text = NULL;
+  gboolean tmp_unusable = FALSE;
+  gint64 last, own_ceiling, next;
+  int tmp_fd;
+
+  if (dir_fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot write %s: %s"), path);
+      return FALSE;
+    }
+  if (!read_fence (folder, dir_fd, &last, &own_ceiling, error))
+    return FALSE;
+  if (last == G_MAXINT64)
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
+                   _("The fencing counter %s is at its largest value"), path);
+      return FALSE;
+    }
+  next = last + 1;
+  if (next > own_ceiling)
+    {
+      /* Durable before the token is given: a crash of the machine after
+       * this never lets a token at or below the new ceiling be given
+       * again. */
+      g_autofree char *ceiling = g_strdup_printf ("%" G_GINT64_FORMAT "\n",
+                                                  next > G_MAXINT64 - FENCE_RESERVE ? G_MAXINT64
+                                                                                    : next + FENCE_RESERVE - 1);
+
+      if (!_tessera_write_file_atomic_at (dir_fd, name, path, ceiling, -1, TRUE, error))
+        return FALSE;
+    }
+  text = g_strdup_printf ("%" G_GINT64_FORMAT " %s\n", next, _tessera_boot_id ());
+  tmp_fd = writer_tmp_fd (folder);
+  if (!_tessera_write_file_atomic_via (tmp_fd, dir_fd, now_name, now_path, text, &tmp_unusable, error))
+    return FALSE;
+  if (tmp_unusable && g_atomic_int_compare_and_exchange (&folder->tmp_fd, tmp_fd, -1))
+    close (tmp_fd);
+  *token = next;
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------------- */
 /* File times */
 
 /* A directory's mtime moves once per clock tick of its file system (one

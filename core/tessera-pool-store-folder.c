@@ -45,6 +45,8 @@ typedef struct
   gboolean watching;
   gboolean loaded;                 /* the first look at the pool was made */
   guint refreshes;                 /* made unwatched */
+
+  gint64 token;                    /* the fencing token of the last holder put (ipc.lock) */
 } TesseraPoolStoreFolder;
 
 #define FOLDER_STORE(s) ((TesseraPoolStoreFolder *) (s))
@@ -444,7 +446,20 @@ folder_store_put_holder (TesseraPoolStore *store,
                          JsonNode         *information,
                          GError          **error)
 {
-  return _tessera_lock_file_cache_create (FOLDER_STORE (store)->cache, name, job, information, error);
+  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+
+  /* The counter first: a crash between the two leaves it raised, and
+   * the token this grant gets is never handed out again. */
+  self->token = 0;
+  return _tessera_lock_folder_next_fence (self->folder, &self->token, error) &&
+         _tessera_lock_file_cache_create (self->cache, name, job, information, error);
+}
+
+/* Raised under ipc.lock by put_holder, which the commit does not change. */
+static gint64
+folder_store_get_token (TesseraPoolStore *store)
+{
+  return FOLDER_STORE (store)->token;
 }
 
 static void
@@ -670,6 +685,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .queue_delete = folder_store_queue_delete,
   .dup_location = folder_store_dup_location,
   .get_holder_lease_left = folder_store_get_holder_lease_left,
+  .get_token = folder_store_get_token,
 };
 
 TesseraPoolStore *

@@ -137,6 +137,12 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  *   %G_IO_ERROR_BUSY when a peer changed the pool meanwhile (nothing was
  *   written: the caller decides again), or with another error. Between
  *   @begin and @end, thread lock held.
+ * @get_token: the fencing token of the holder put since @begin, once
+ *   @commit made it one: larger than every token of an earlier grant of
+ *   the pool, whichever process or host made it (folder: the pool's
+ *   counter, `fence.UID`, raised by @put_holder under ipc.lock;
+ *   etcd: the holder key's create revision). Between @begin and @end,
+ *   after a @commit that succeeded, thread lock held.
  * @force_scan: the next @refresh reads everything. Thread lock held.
  * @check_usable: %FALSE with @error when holders cannot be read or written
  *   safely here (a planted link, locks that do not cross hosts). Between
@@ -158,7 +164,8 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  *   entry that holds everything unread as one with its path and its
  *   problem only). Thread lock held.
  * @put_holder: writes the holder @name for @job with @information: it
- *   counts at once. Between @begin and @end.
+ *   counts at once; a folder raises its fencing counter first (see
+ *   @get_token), and fails when it cannot. Between @begin and @end.
  * @forget_holder: @name no longer counts; the store is left as it is.
  *   Thread lock held.
  * @delete_own_holder: deletes our own holder @name, already forgotten;
@@ -325,6 +332,7 @@ struct _TesseraPoolStoreClass
   char     *(*dup_location)       (TesseraPoolStore       *store);
   double    (*get_holder_lease_left) (TesseraPoolStore    *store,
                                       const char          *name);
+  gint64    (*get_token)          (TesseraPoolStore       *store);
 };
 
 /* Every store starts with this. */
@@ -385,6 +393,7 @@ char     *_tessera_pool_store_dup_holder_location (TesseraPoolStore *store,
                                                    const char       *name);
 gboolean  _tessera_pool_store_commit            (TesseraPoolStore  *store,
                                                  GError           **error);
+gint64    _tessera_pool_store_get_token         (TesseraPoolStore  *store);
 void      _tessera_pool_store_hold              (TesseraPoolStore  *store);
 void      _tessera_pool_store_unhold            (TesseraPoolStore  *store);
 double    _tessera_pool_store_get_unrenewed     (TesseraPoolStore  *store);

@@ -100,6 +100,12 @@ _tessera_pool_store_commit (TesseraPoolStore *store, GError **error)
   return store->klass->commit (store, error);
 }
 
+gint64
+_tessera_pool_store_get_token (TesseraPoolStore *store)
+{
+  return store->klass->get_token (store);
+}
+
 void
 _tessera_pool_store_hold (TesseraPoolStore *store)
 {

@@ -11,8 +11,10 @@
 
 G_BEGIN_DECLS
 
+/* @token: (out): the grant's fencing token (0: the store gives none). */
 gboolean _tessera_tracked_dynamic_resource_acquire        (TesseraTrackedDynamicResource  *self,
                                                            TesseraDynamicDependency       *dependency,
+                                                           gint64                         *token,
                                                            GError                        **error);
 gboolean _tessera_tracked_dynamic_resource_release        (TesseraTrackedDynamicResource  *self,
                                                            TesseraDynamicDependency       *dependency,

@@ -521,12 +521,14 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
 
 /* One decision of acquire, both locks held: refreshes the state, checks
  * availability, takes the job lock, calls `do_acquire` and writes the
- * lock file. %G_IO_ERROR_BUSY when the store refused the write because a
- * peer changed the pool since it was read (etcd): nothing was taken. */
+ * lock file; @token: the grant's fencing token. %G_IO_ERROR_BUSY when
+ * the store refused the write because a peer changed the pool since it
+ * was read (etcd): nothing was taken. */
 static gboolean
 decide_locked (TesseraTrackedDynamicResource  *self,
                TesseraDynamicDependency       *dependency,
                const char                     *name,
+               gint64                         *token,
                GError                        **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
@@ -563,6 +565,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
       KLASS (self)->do_release (self, dependency);
       return FALSE;
     }
+  *token = _tessera_pool_store_get_token (STORE (self));
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   _tessera_pool_store_hold (STORE (self));
   g_debug ("Acquired %s for %s", resource_name (self), name);
@@ -582,6 +585,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
 gboolean
 _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                                            TesseraDynamicDependency       *dependency,
+                                           gint64                         *token,
                                            GError                        **error)
 {
   g_autofree char *name = NULL;
@@ -593,6 +597,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
   g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
 
+  *token = 0;
   if (refuse_read_only (self, error))
     return FALSE;
   name = lock_file_name_for (dependency, error);
@@ -611,7 +616,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
                        resource_name (self));
           break;
         }
-      ok = decide_locked (self, dependency, name, &local);
+      ok = decide_locked (self, dependency, name, token, &local);
     }
   unlock_both (self, fd);
   if (!ok)

@@ -504,6 +504,8 @@ test_fencing_token (void)
   g_assert_no_error (error);
   tokens[0] = fencing_token (first);
   tokens[1] = fencing_token (second);
+  g_assert_cmpint (tessera_dynamic_dependency_lock_get_fencing_token (first), ==, tokens[0]);
+  g_assert_cmpint (tessera_dynamic_dependency_lock_get_fencing_token (second), ==, tokens[1]);
   g_assert_true (tessera_lock_release (TESSERA_LOCK (first), &error));
   g_assert_no_error (error);
   g_assert_cmpint (fencing_token (first), ==, 0);

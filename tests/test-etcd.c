@@ -912,7 +912,7 @@ contend (const char *endpoint_list, const char *id, int rounds)
               g_autoptr(TesseraDynamicLockFile) mine = lock_file_for (key, job_uri);
 
               if (!tessera_etcd_pool_put_holder (pool, state->revision, name, mine,
-                                                 tessera_etcd_lease_get_id (lease), &held, NULL, &error))
+                                                 tessera_etcd_lease_get_id (lease), &held, NULL, NULL, &error))
                 goto fail;
               refused += !held;
             }

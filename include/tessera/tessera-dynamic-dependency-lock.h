@@ -171,6 +171,8 @@ struct _TesseraDynamicDependencyLockClass
 TESSERA_AVAILABLE_IN_ALL
 TesseraDynamicDependency *tessera_dynamic_dependency_lock_get_dependency    (TesseraDynamicDependencyLock *self);
 TESSERA_AVAILABLE_IN_ALL
+gint64      tessera_dynamic_dependency_lock_get_fencing_token (TesseraDynamicDependencyLock *self);
+TESSERA_AVAILABLE_IN_ALL
 char       *tessera_dynamic_dependency_lock_dup_lock_folder   (TesseraDynamicDependencyLock *self);
 TESSERA_AVAILABLE_IN_ALL
 char       *tessera_dynamic_dependency_lock_dup_ipc_lock_path (TesseraDynamicDependencyLock *self);

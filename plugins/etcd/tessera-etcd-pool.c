@@ -303,6 +303,8 @@ holder_value (TesseraDynamicLockFile *lock_file)
  * @since_revision: the revision the decision was made on
  * @succeeded: (out): whether it was written; %FALSE when anything under
  *   the pool changed since @since_revision (decide again)
+ * @revision: (out) (optional): when written, the revision of the write:
+ *   the holder key's create revision
  *
  * Writes the holder @name on @lease, in one transaction conditioned on
  * the pool being as read.
@@ -316,6 +318,7 @@ tessera_etcd_pool_put_holder (TesseraEtcdPool        *pool,
                               TesseraDynamicLockFile *lock_file,
                               gint64                  lease,
                               gboolean               *succeeded,
+                              gint64                 *revision,
                               GCancellable           *cancellable,
                               GError                **error)
 {
@@ -327,7 +330,7 @@ tessera_etcd_pool_put_holder (TesseraEtcdPool        *pool,
   key = tessera_etcd_pool_dup_holder_key (pool, name);
   value = holder_value (lock_file);
   return tessera_etcd_client_put_if_unchanged (pool->client, pool->key, since_revision, key, value, lease,
-                                               succeeded, NULL, cancellable, error);
+                                               succeeded, revision, cancellable, error);
 }
 
 /**

@@ -69,6 +69,7 @@ gboolean              tessera_etcd_pool_put_holder (TesseraEtcdPool        *pool
                                                     TesseraDynamicLockFile *lock_file,
                                                     gint64                  lease,
                                                     gboolean               *succeeded,
+                                                    gint64                 *revision,
                                                     GCancellable           *cancellable,
                                                     GError                **error);
 gboolean              tessera_etcd_pool_update_holder (TesseraEtcdPool        *pool,

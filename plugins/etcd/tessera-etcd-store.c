@@ -219,6 +219,7 @@ typedef struct
   GBytes *informations;                /* as last applied */
   GError *read_error;                  /* the last read failed: why */
   char *pending;                       /* the holder put since begin, to commit */
+  gint64 token;                        /* the revision of the last holder committed */
   GPtrArray *queue;                    /* TesseraEtcdHolder: the queue as last read */
   GHashTable *ttls;                    /* lease id → seconds left, asked at ttls_revision */
   gint64 ttls_revision;
@@ -585,9 +586,10 @@ etcd_store_commit (TesseraPoolStore *store, GError **error)
   holder = g_hash_table_lookup (self->holders, self->pending);
   key = key_name (self->pending);
   lease = shared_lease_ensure (self->lease, error);
+  self->token = 0;
   if (lease == 0 ||
       !tessera_etcd_pool_put_holder (self->pool, self->revision, key, holder->lock_file, lease,
-                                     &written, NULL, error))
+                                     &written, &self->token, NULL, error))
     {
       drop_pending (self);
       return FALSE;
@@ -601,6 +603,16 @@ etcd_store_commit (TesseraPoolStore *store, GError **error)
     }
   g_clear_pointer (&self->pending, g_free);
   return TRUE;
+}
+
+/* The fencing token of the holder just committed: its key's create
+ * revision (the revision of the transaction that wrote it, as etcd's
+ * Mutex recipe gives its holder), larger than that of every key written
+ * before it in the cluster. */
+static gint64
+etcd_store_get_token (TesseraPoolStore *store)
+{
+  return ETCD_STORE (store)->token;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1021,6 +1033,7 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .end = etcd_store_end,
   .refresh = etcd_store_refresh,
   .commit = etcd_store_commit,
+  .get_token = etcd_store_get_token,
   .force_scan = etcd_store_force_scan,
   .check_usable = etcd_store_check_usable,
   .get_holder = etcd_store_get_holder,
