@@ -133,6 +133,28 @@ need_free (Need *need)
   g_free (need);
 }
 
+/* TESSERA_FENCING_TOKEN=NAME:TOKEN[,NAME:TOKEN…]: each grant's fencing
+ * token, in the order of the names, for storage that refuses a stale
+ * holder's writes; unset (not inherited from an outer run) when no
+ * resource gives one. */
+static char **
+set_fencing_tokens (char **env, GPtrArray *needs)
+{
+  g_autoptr(GString) tokens = g_string_new (NULL);
+
+  for (guint i = 0; i < needs->len; i++)
+    {
+      Need *need = g_ptr_array_index (needs, i);
+      gint64 token = tessera_dynamic_dependency_lock_get_fencing_token (need->lock);
+
+      if (token > 0)
+        g_string_append_printf (tokens, "%s%s:%" G_GINT64_FORMAT, tokens->len > 0 ? "," : "", need->name, token);
+    }
+  if (tokens->len == 0)
+    return g_environ_unsetenv (env, "TESSERA_FENCING_TOKEN");
+  return g_environ_setenv (env, "TESSERA_FENCING_TOKEN", tokens->str, TRUE);
+}
+
 static int
 compare_needs (gconstpointer a, gconstpointer b)
 {
@@ -1121,6 +1143,7 @@ supervise (GPtrArray *needs, TesseraDynamicDependencyLocks *locks, TesseraJob *j
           env = g_environ_setenv (env, kv[0], kv[1] ? kv[1] : "", TRUE);
         }
     }
+  env = set_fencing_tokens (env, needs);
 
   /* A run that forked its command first names it in its lock files
    * already: then this writes nothing more (unless a resource type does
