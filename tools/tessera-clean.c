@@ -928,19 +928,24 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
         }
     }
   /* Nothing of that host: perhaps a mistyped name. The pools' hosts/
-   * say which hosts they know. */
+   * say which other hosts they know (the status stays: 64 without
+   * --yes, 0 with it, as a second clean of a retired host is). */
   if (found == 0)
     {
       g_autofree char *known = dup_known_hosts (config, names);
       g_autofree char *needle = g_strdup_printf (", %s,", shown_host);
       g_autofree char *haystack = g_strdup_printf (", %s,", known != NULL ? known : "");
 
-      if (strstr (haystack, needle) == NULL)
-        return fail (EXIT_USAGE, known != NULL
-                                 /* Translators: the second %s lists host names, comma separated */
-                                 ? _("no holder and no mark of a host %s in these pools; the other hosts they know: %s")
-                                 : _("no holder and no mark of a host %s in these pools, which know no other host"),
-                     shown_host, known);
+      if (known != NULL && strstr (haystack, needle) == NULL)
+        {
+          /* Translators: the second %s lists host names, comma separated */
+          g_autofree char *hint = g_strdup_printf (_("no holder and no mark of a host %s in these pools; the other "
+                                                     "hosts they know: %s"), shown_host, known);
+
+          if (!yes)
+            return fail (EXIT_USAGE, "%s", hint);
+          g_print ("%s\n", hint);
+        }
     }
   if (!yes)
     return fail (EXIT_USAGE, "%s", found > 0 ? _("nothing removed: add --yes to remove them")
