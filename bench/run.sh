@@ -3,10 +3,13 @@
 # GNU parallel's sem, /usr/bin/time; etcd through bootstrap.sh, which
 # run.py starts on free loopback ports for the etcd store's rows and stops
 # after), and prints the benchmark table.
-#   ./bench/run.sh [BUILD_DIR]   (default _build-bench: a release build,
-#   without the tests' pause points, apart from the test trees)
+#   ./bench/run.sh [--quick] [BUILD_DIR]   (default _build-bench: a release
+#   build, without the tests' pause points, apart from the test trees;
+#   --quick: only the rows of issue 43's targets, fewer rounds, no etcd)
 set -eu
 cd "$(dirname "$0")/.."
+quick=""
+if [ "${1:-}" = "--quick" ]; then quick="--quick"; shift; fi
 build=${1:-_build-bench}
 ./scripts/bootstrap.sh
 missing=""
@@ -18,4 +21,4 @@ if [ -n "$missing" ]; then
 fi
 [ -d "$build" ] || meson setup "$build" --buildtype=release >/dev/null
 ninja -C "$build" >/dev/null
-meson devenv -C "$build" python3 "$PWD/bench/run.py" "$PWD/$build"
+meson devenv -C "$build" python3 "$PWD/bench/run.py" $quick "$PWD/$build"
