@@ -17,6 +17,10 @@
  *       open the resource and look at its folder, print "READY", wait for
  *       a line on stdin, try once to acquire COUNT units: print "ACQUIRED",
  *       "UNAVAILABLE" or "ERROR <message>", then hold until stdin closes.
+ *   tessera-helper tries FOLDER TOTAL ID COUNT
+ *       for each line on stdin, try once to acquire COUNT units and
+ *       release them at once: print "ACQUIRED", "UNAVAILABLE" or
+ *       "ERROR <message>"; exit when stdin closes.
  *   tessera-helper wake FOLDER
  *       run with TESSERA_PAUSE_AT=wait-registered: a thread waits for 1
  *       unit (up to 30 s); once it is held at that pause point, print
@@ -392,6 +396,16 @@ do_job_locks (void)
   tessera_job_dependency_locks_release (locks);
   return 0;
 }
+static int
+do_tries (char **argv)
+{
+  g_autoptr(TestCounter) counter = open_counter (argv[2], argv[3]);
+  g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
+  g_autoptr(TesseraDynamicDependency) dep =
+    test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
+
+  return test_peer_tries (dep);
+}
 
 int
 main (int argc, char **argv)
@@ -406,6 +420,8 @@ main (int argc, char **argv)
     return do_wake (argv);
   if (argc >= 6 && strcmp (argv[1], "try") == 0)
     return do_try (argv);
+  if (argc >= 6 && strcmp (argv[1], "tries") == 0)
+    return do_tries (argv);
   if (argc >= 7 && strcmp (argv[1], "request") == 0)
     return do_request (argc, argv);
   if (argc >= 3 && strcmp (argv[1], "flock") == 0)

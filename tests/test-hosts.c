@@ -3207,6 +3207,79 @@ test_group_marks_planted (Fixture *f, gconstpointer data)
   g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
 }
 
+/* Writes hosts/@id.host in @hosts as a host does (a temporary file
+ * renamed into place), stating @host and whether its locks cross; with
+ * @times_of, with that file's access and modification times. */
+static void
+write_host_mark (const char *hosts, const char *id, const char *host, gboolean cross, const char *times_of)
+{
+  g_autofree char *path = g_strdup_printf ("%s/%s.host", hosts, id);
+  g_autofree char *temporary = g_strconcat (path, ".XXXXXX", NULL);
+  g_autofree char *text = g_strdup_printf ("{\"host_id\":\"%s\",\"host\":\"%s\",\"lease\":0,\"locks_cross\":%s}", id,
+                                           host, cross ? "true" : "false");
+  struct stat st;
+  int fd = g_mkstemp (temporary);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
+  g_assert_cmpint (close (fd), ==, 0);
+  if (times_of != NULL)
+    {
+      struct timespec times[2];
+
+      g_assert_cmpint (stat (times_of, &st), ==, 0);
+      times[0] = st.st_atim;
+      times[1] = st.st_mtim;
+      g_assert_cmpint (utimensat (AT_FDCWD, temporary, times, 0), ==, 0);
+    }
+  g_assert_cmpint (rename (temporary, path), ==, 0);
+}
+
+/* One process that keeps the pool open and acquires again and again
+ * remembers the other hosts' marks it read (issue 43), yet sees a mark
+ * that changed before its next grant: another host's mark replaced by one
+ * of the same size and times that says its locks do not cross, and a new
+ * host's mark; it refuses the pool for each, naming the mark. */
+static void
+test_mixed_mounts_warm_process_sees_new_marks (Fixture *f, gconstpointer data)
+{
+  const char *other = "0123456789abcdef0123456789abcdef";
+  const char *third = "fedcba9876543210fedcba9876543210";
+  g_autofree char *hosts = g_build_filename (f->folder, "hosts", NULL);
+  g_autofree char *mark = g_strdup_printf ("%s/%s.host", hosts, other);
+  g_autofree char *line = NULL;
+  g_autoptr(Helper) warm = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (hosts, 0777), ==, 0);
+  write_host_mark (hosts, other, "host-b1", TRUE, NULL);
+  warm = helper_spawn (NULL, "tries", f->folder, "-1", "warm", "1", NULL);
+  helper_write_line (warm, "go");
+  helper_expect_line (warm, "ACQUIRED", 30);
+  /* Once the mark is older than a clock tick of the file system, what the
+   * process read of it is trusted while the file stays the same. */
+  g_usleep (G_USEC_PER_SEC / 4);
+  helper_write_line (warm, "go");
+  helper_expect_line (warm, "ACQUIRED", 30);
+
+  /* "host-b" and false: the same size as "host-b1" and true. */
+  write_host_mark (hosts, other, "host-b", FALSE, mark);
+  helper_write_line (warm, "go");
+  line = helper_read_line (warm, 30);
+  g_assert_true (g_str_has_prefix (line, "ERROR "));
+  g_assert_nonnull (strstr (line, other));
+  g_clear_pointer (&line, g_free);
+
+  write_host_mark (hosts, other, "host-b1", TRUE, NULL);
+  helper_write_line (warm, "go");
+  helper_expect_line (warm, "ACQUIRED", 30);
+  write_host_mark (hosts, third, "host-c", FALSE, NULL);
+  helper_write_line (warm, "go");
+  line = helper_read_line (warm, 30);
+  g_assert_true (g_str_has_prefix (line, "ERROR "));
+  g_assert_nonnull (strstr (line, third));
+  helper_close_stdin (warm);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -3270,6 +3343,7 @@ main (int argc, char **argv)
   ADD ("/hosts/mixed-mounts/view-alone-works", NULL, test_mixed_mounts_view_alone_works);
   ADD ("/hosts/group-marks/member-removes-them", NULL, test_group_marks_member_removes);
   ADD ("/hosts/group-marks/planted-named-with-owner", NULL, test_group_marks_planted);
+  ADD ("/hosts/mixed-mounts/warm-process-sees-changed-marks", NULL, test_mixed_mounts_warm_process_sees_new_marks);
   ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
   ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
   ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);

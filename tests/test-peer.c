@@ -1,4 +1,4 @@
-/* test-peer.c: the "try" and "request" commands of the helper programs
+/* test-peer.c: the "try", "tries" and "request" commands of the helper programs
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -56,6 +56,35 @@ test_peer_try (TesseraTrackedDynamicResource *resource,
   hold_until_stdin_closes ();
   if (lock != NULL)
     g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+  return 0;
+}
+
+/* For each line on stdin, tries once and prints "ACQUIRED", "UNAVAILABLE"
+ * or "ERROR <message>", releasing at once: one process, warm, that
+ * acquires again and again. Ends when stdin closes. */
+int
+test_peer_tries (TesseraDynamicDependency *dependency)
+{
+  char buf[64];
+
+  while (fgets (buf, sizeof buf, stdin) != NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error);
+
+      if (lock != NULL)
+        {
+          g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+          say ("ACQUIRED");
+        }
+      else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
+        say ("UNAVAILABLE");
+      else
+        {
+          g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
+          say (line);
+        }
+    }
   return 0;
 }
 

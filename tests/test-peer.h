@@ -1,5 +1,5 @@
-/* test-peer.h: the line protocol of the helper programs' "try" and
- * "request" commands, shared by tessera-helper (the test counter) and
+/* test-peer.h: the line protocol of the helper programs' "try", "tries"
+ * and "request" commands, shared by tessera-helper (the test counter) and
  * tessera-plugin-helper (plugin types)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -13,6 +13,7 @@ G_BEGIN_DECLS
 int test_peer_try     (TesseraTrackedDynamicResource *resource,
                        TesseraDynamicDependency      *dependency,
                        const char                    *id);
+int test_peer_tries   (TesseraDynamicDependency      *dependency);
 int test_peer_request (TesseraDynamicDependency      *dependency,
                        double                         timeout,
                        gboolean                       async);
