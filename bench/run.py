@@ -153,7 +153,7 @@ def throughput():
             f"per process {min(counts)}–{max(counts)} (max/min {spread:.2f}); "
             f"per acquisition {switches:.0f} context switches, {cpu_us:.0f} µs of CPU",
             "≥ 1 500/s, slowest ≥ ⅔ of the fastest (max/min ≤ 1.5)", "met" if met else "missed")
-        row(f"3. the same 16 processes with raw flock(2) on 4 files, {label}", f"{raw_rate:.0f} takes/s",
+        row(f"3. the same 16 processes sharing a count of 4 under raw flock(2), {label}", f"{raw_rate:.0f} takes/s",
             f"per process {min(raw)}–{max(raw)} (max/min {raw_spread:.2f})")
         targets.append(("5", f"16 processes on a capacity-4 token, {label}",
                         f"{rate:.0f}/s, max/min {spread:.2f}", "the same with raw flock(2)",
