@@ -1,0 +1,449 @@
+/* test-audit.c: who did what, when (issue 42, point 3). Grants, releases,
+ * reclaims of dead holders, `set`, `clean --force` are logged, one line
+ * each with the user, the resource and the amount, to the journal where
+ * one runs and otherwise through syslog(3): this test takes /dev/log in
+ * a mount namespace of its own (a tmpfs /dev with the devices commands
+ * use, the journal's socket hidden) and reads the lines there. Real
+ * users and a group, mounts: root, as CI is; without root this fails.
+ * After an aborted run, remove what it left: `userdel tauPIDa` (and b),
+ * `groupdel tagPID`.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-utils.h"
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* Generous: a loaded 2-core machine; a hang is far longer. */
+#define BOUND_S 60
+
+static int log_socket = -1;
+static char *old_dev;
+/* Every datagram read from /dev/log, by a thread that reads them as they
+ * come: a sender blocks when a datagram socket's queue is full. */
+static GMutex received_lock;
+static GCond received_cond;
+static GPtrArray *received;
+
+/* A tmpfs on /dev in this process's mount namespace (its children share
+ * it), with the devices that commands open bound from the real /dev and a
+ * datagram socket at /dev/log that anyone may write to; the journal's
+ * socket hidden, so that the syslog path is the one taken. */
+static void
+private_dev_log (void)
+{
+  static const char *devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
+  static const char *links[][2] = {
+    { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" }, { "stdout", "/proc/self/fd/1" },
+    { "stderr", "/proc/self/fd/2" },
+  };
+  struct sockaddr_un address = { .sun_family = AF_UNIX };
+  g_autoptr(GError) error = NULL;
+
+  old_dev = g_dir_make_tmp ("tessera-audit-dev-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (mount ("/dev", old_dev, "none", MS_BIND | MS_REC, NULL), ==, 0);
+  g_assert_cmpint (mount ("tmpfs", "/dev", "tmpfs", 0, "mode=0755"), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (devices); i++)
+    {
+      g_autofree char *real = g_build_filename (old_dev, devices[i], NULL);
+      g_autofree char *here = g_build_filename ("/dev", devices[i], NULL);
+
+      if (!g_file_test (real, G_FILE_TEST_EXISTS))
+        continue;
+      test_write_file (here, "");
+      g_assert_cmpint (mount (real, here, "none", MS_BIND, NULL), ==, 0);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (links); i++)
+    {
+      g_autofree char *here = g_build_filename ("/dev", links[i][0], NULL);
+      g_assert_cmpint (symlink (links[i][1], here), ==, 0);
+    }
+  g_assert_cmpint (g_mkdir ("/dev/shm", 01777), ==, 0);
+  g_assert_cmpint (chmod ("/dev/shm", 01777), ==, 0);
+  if (g_file_test ("/run/systemd/journal", G_FILE_TEST_IS_DIR))
+    g_assert_cmpint (mount ("tmpfs", "/run/systemd/journal", "tmpfs", 0, "mode=0755"), ==, 0);
+
+  log_socket = socket (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  g_assert_cmpint (log_socket, >=, 0);
+  g_strlcpy (address.sun_path, "/dev/log", sizeof address.sun_path);
+  g_assert_cmpint (bind (log_socket, (struct sockaddr *) &address, sizeof address), ==, 0);
+  g_assert_cmpint (chmod ("/dev/log", 0666), ==, 0);
+  received = g_ptr_array_new_with_free_func (g_free);
+}
+
+static gpointer
+read_log (gpointer data)
+{
+  for (;;)
+    {
+      char buffer[8192];
+      ssize_t n = recv (log_socket, buffer, sizeof buffer - 1, 0);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return NULL;   /* shut down */
+      buffer[n] = '\0';
+      g_mutex_lock (&received_lock);
+      g_ptr_array_add (received, g_strdup (buffer));
+      g_cond_broadcast (&received_cond);
+      g_mutex_unlock (&received_lock);
+    }
+}
+
+static gboolean
+has_all (const char *line, const char * const *needles)
+{
+  for (guint i = 0; needles[i] != NULL; i++)
+    if (strstr (line, needles[i]) == NULL)
+      return FALSE;
+  return TRUE;
+}
+
+/* The first line received (before or within BOUND_S) holding each of the
+ * NULL-terminated strings; fails past it. */
+static const char *
+wait_for_log (const char *first, ...)
+{
+  g_autoptr(GPtrArray) needles = g_ptr_array_new ();
+  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_TIME_SPAN_SECOND;
+  guint looked = 0;
+  va_list ap;
+
+  va_start (ap, first);
+  for (const char *s = first; s != NULL; s = va_arg (ap, const char *))
+    g_ptr_array_add (needles, (gpointer) s);
+  va_end (ap);
+  g_ptr_array_add (needles, NULL);
+  g_mutex_lock (&received_lock);
+  for (;;)
+    {
+      for (; looked < received->len; looked++)
+        if (has_all (g_ptr_array_index (received, looked), (const char * const *) needles->pdata))
+          {
+            const char *line = g_ptr_array_index (received, looked);
+
+            g_mutex_unlock (&received_lock);
+            g_test_message ("logged: %s", line);
+            return line;
+          }
+      if (!g_cond_wait_until (&received_cond, &received_lock, deadline))
+        {
+          g_autofree char *wanted = g_strjoinv ("”, “", (char **) needles->pdata);
+
+          for (guint i = 0; i < received->len; i++)
+            g_test_message ("logged: %s", (const char *) g_ptr_array_index (received, i));
+          g_error ("no line with “%s” was logged in %d s", wanted, BOUND_S);
+        }
+    }
+}
+
+/* Fails if any line received so far holds @needle. */
+static void
+assert_not_logged (const char *needle)
+{
+  g_mutex_lock (&received_lock);
+  for (guint i = 0; i < received->len; i++)
+    if (strstr (g_ptr_array_index (received, i), needle) != NULL)
+      g_error ("logged, though it should not be: %s", (const char *) g_ptr_array_index (received, i));
+  g_mutex_unlock (&received_lock);
+}
+
+typedef struct
+{
+  TestGroupPool *gp;
+  char *state[2];
+  char *root_state;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  f->gp = test_group_pool_new ("ta", data);
+  for (int i = 0; i < 2; i++)
+    {
+      f->state[i] = test_user_folder (f->gp->tmp, f->gp->users->users[i]);
+      g_assert_cmpint (chmod (f->state[i], 0755), ==, 0);
+    }
+  f->root_state = g_build_filename (f->gp->tmp, "root-state", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (f->root_state, 0700), ==, 0);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  test_group_pool_free (f->gp);
+  for (int i = 0; i < 2; i++)
+    g_free (f->state[i]);
+  g_free (f->root_state);
+}
+
+/* `tessera ARGS…` as @user (NULL: root), with SLURM_JOB_ID=@batch when
+ * given; its output and error output in @out and @err. */
+static GPtrArray *
+tessera_argv (Fixture *f, const char *user, const char *batch, va_list ap)
+{
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
+  const char *state = f->root_state;
+
+  if (user != NULL)
+    {
+      test_argv_as_user (argv, user, BOUND_S * 4);
+      state = g_str_equal (user, f->gp->users->users[0]) ? f->state[0] : f->state[1];
+    }
+  if (batch != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("env"));
+      g_ptr_array_add (argv, g_strdup_printf ("SLURM_JOB_ID=%s", batch));
+    }
+  test_argv_tessera (argv, state, f->gp->config);
+  for (const char *a = va_arg (ap, const char *); a != NULL; a = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (a));
+  g_ptr_array_add (argv, NULL);
+  return argv;
+}
+
+static int
+tessera_by (Fixture *f, const char *user, const char *batch, char **out, char **err, ...)
+{
+  g_autoptr(GPtrArray) argv = NULL;
+  g_autoptr(GBytes) out_bytes = NULL;
+  g_autoptr(GBytes) err_bytes = NULL;
+  va_list ap;
+  int status;
+
+  va_start (ap, err);
+  argv = tessera_argv (f, user, batch, ap);
+  va_end (ap);
+  status = test_run_capture (argv, &out_bytes, &err_bytes);
+  *out = g_strndup (g_bytes_get_size (out_bytes) > 0 ? g_bytes_get_data (out_bytes, NULL) : "",
+                    g_bytes_get_size (out_bytes));
+  *err = g_strndup (g_bytes_get_size (err_bytes) > 0 ? g_bytes_get_data (err_bytes, NULL) : "",
+                    g_bytes_get_size (err_bytes));
+  g_test_message ("exit %d; out: %s; err: %s", status, *out, *err);
+  return status;
+}
+
+/* A holder of @need that runs `sh -c 'echo held; exec cat'` as @user,
+ * until its input is closed. */
+static Helper *
+hold_as (Fixture *f, const char *user, const char *batch, const char *need, ...)
+{
+  g_autoptr(GPtrArray) argv = NULL;
+  Helper *holder;
+  va_list ap;
+
+  va_start (ap, need);
+  argv = tessera_argv (f, user, batch, ap);
+  va_end (ap);
+  g_ptr_array_remove_index (argv, argv->len - 1);
+  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (holder, "held", BOUND_S);
+  return holder;
+}
+
+/* The only live holder of the first resource, in `tessera status --json`
+ * (as root; a dead one another member may not remove may stay listed). */
+static JsonObject *
+only_holder (Fixture *f, JsonNode **root)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *r, *live = NULL;
+  JsonArray *holders;
+
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "status", "--json", NULL), ==, 0);
+  *root = json_from_string (out, &error);
+  g_assert_no_error (error);
+  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (*root), "resources"), 0);
+  holders = json_object_get_array_member (r, "holders");
+  for (guint i = 0; i < json_array_get_length (holders); i++)
+    {
+      JsonObject *h = json_array_get_object_element (holders, i);
+
+      if (g_strcmp0 (json_object_get_string_member_with_default (h, "state", ""), "alive") == 0)
+        {
+          g_assert_null (live);
+          live = h;
+        }
+    }
+  g_assert_nonnull (live);
+  return live;
+}
+
+static GPid
+parent_of (GPid pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *stat = NULL;
+  const char *end;
+  int state_parent = 0;
+  char state;
+
+  g_assert_true (g_file_get_contents (path, &stat, NULL, NULL));
+  end = strrchr (stat, ')');
+  g_assert_nonnull (end);
+  g_assert_cmpint (sscanf (end + 1, " %c %d", &state, &state_parent), ==, 2);
+  return (GPid) state_parent;
+}
+
+/* In a group's pool, audited by default: a grant and its release, the
+ * command line and batch job id a holder records (in status --json), the
+ * reclaim of a killed holder by another member (whose, by whom, why), a
+ * `set` and a `clean --force`, each one line with the user, the resource
+ * and the amount; nothing of it on the terminal. */
+static void
+test_group_pool (Fixture *f, gconstpointer data)
+{
+  const char *first = f->gp->users->users[0];
+  const char *member = f->gp->users->users[1];
+  g_autofree char *user_first = g_strdup_printf ("user=%s ", first);
+  g_autofree char *user_member = g_strdup_printf ("user=%s ", member);
+  g_autofree char *owner_first = g_strdup_printf ("owner=%s ", first);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autofree char *job = NULL, *job_field = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(Helper) holder = NULL;
+  JsonObject *h;
+  JsonArray *command;
+  const char *line;
+  GPid pid, wrapper;
+
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
+                   ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* A grant and its release, syslog's authpriv.info, nothing on the
+   * terminal. */
+  g_assert_cmpint (tessera_by (f, first, "4242", &out, &err, "run", "--need", "cpu=2", "--", "true", NULL), ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  g_assert_cmpstr (out, ==, "");
+  line = wait_for_log ("event=grant ", "resource=cpu ", user_first, "amount={\"count\":2}", "batch_job=4242", NULL);
+  g_assert_true (g_str_has_prefix (line, "<86>"));
+  g_assert_nonnull (strstr (line, "tessera["));
+  wait_for_log ("event=release ", "resource=cpu ", user_first, "amount={\"count\":2}", NULL);
+
+  /* A holder records its command line and batch job id; status shows them. */
+  holder = hold_as (f, first, "4243", "cpu=1", NULL);
+  wait_for_log ("event=grant ", "resource=cpu ", user_first, "amount={\"count\":1}", "batch_job=4243", NULL);
+  h = only_holder (f, &root);
+  g_assert_cmpstr (json_object_get_string_member_with_default (h, "batch_job_id", "(none)"), ==, "4243");
+  g_assert_true (json_object_has_member (h, "command_line"));
+  command = json_object_get_array_member (h, "command_line");
+  g_assert_cmpuint (json_array_get_length (command), ==, 3);
+  g_assert_cmpstr (json_array_get_string_element (command, 0), ==, "sh");
+  g_assert_cmpstr (json_array_get_string_element (command, 2), ==, "echo held; exec cat");
+  pid = (GPid) json_object_get_int_member (h, "pid");
+  g_clear_pointer (&root, json_node_unref);
+
+  /* Killed (its wrapper first), it is reclaimed by the other member. */
+  wrapper = parent_of (pid);
+  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
+  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
+  g_assert_cmpint (helper_wait (holder), !=, 0);
+  g_clear_pointer (&holder, helper_free);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, member, NULL, &out, &err, "run", "--no-wait", "--need", "cpu=4", "--", "true", NULL),
+                   ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  wait_for_log ("event=reclaim ", "resource=cpu ", user_member, owner_first, "amount={\"count\":1}", "reason=", NULL);
+  wait_for_log ("event=grant ", "resource=cpu ", user_member, "amount={\"count\":4}", NULL);
+
+  /* Root's set. */
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "set", "cpu", "total=6", NULL), ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  wait_for_log ("event=set ", "resource=cpu ", "user=root ", "total=6", NULL);
+
+  /* Root forces a live holder out. */
+  holder = hold_as (f, first, NULL, "cpu=3", NULL);
+  h = only_holder (f, &root);
+  job = g_strdup (json_object_get_string_member (h, "job"));
+  g_clear_pointer (&root, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "clean", "--force", "cpu", job, NULL), ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  job_field = g_strdup_printf ("job=%s ", job);
+  wait_for_log ("event=force ", "resource=cpu ", "user=root ", owner_first, job_field, "amount={\"count\":3}", NULL);
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
+/* A private pool (its folder in one that only its owner may write) is
+ * audited only when its configuration says `audit=on`; `audit=off` turns
+ * it off in a group's pool; another value is refused (78). */
+static void
+test_private_pool (Fixture *f, gconstpointer data)
+{
+  g_autofree char *private = g_build_filename (f->gp->tmp, "private", NULL);
+  g_autofree char *text = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+
+  g_assert_cmpint (g_mkdir (private, 0755), ==, 0);
+  text = g_strdup_printf ("[resource quiet]\ntype=countertoken\npath=%s/quiet\ntotal=2\n\n"
+                          "[resource told]\ntype=countertoken\npath=%s/told\ntotal=2\naudit=on\n\n"
+                          "[resource shared-off]\ntype=countertoken\npath=%s/off\ntotal=2\naudit=off\n",
+                          private, private, f->gp->pool);
+  test_write_file (f->gp->config, text);
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "run", "--need", "quiet=1", "--need", "shared-off=1",
+                               "--", "true", NULL), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "run", "--need", "told=1", "--", "true", NULL), ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  wait_for_log ("event=grant ", "resource=told ", "user=root ", NULL);
+  wait_for_log ("event=release ", "resource=told ", "user=root ", NULL);
+  assert_not_logged ("resource=quiet ");
+  assert_not_logged ("resource=shared-off ");
+
+  g_clear_pointer (&text, g_free);
+  text = g_strdup_printf ("[resource told]\ntype=countertoken\npath=%s/told\ntotal=2\naudit=maybe\n", private);
+  test_write_file (f->gp->config, text);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "run", "--need", "told=1", "--", "true", NULL), ==, 78);
+  g_assert_nonnull (strstr (err, "audit"));
+}
+
+int
+main (int argc, char **argv)
+{
+  GThread *reader;
+  int status;
+
+  test_private_mounts ();
+  private_dev_log ();
+  reader = g_thread_new ("read-dev-log", read_log, NULL);
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/audit/group-pool", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
+              fixture_set_up, test_group_pool, fixture_tear_down);
+  g_test_add ("/audit/private-pool", Fixture, "", fixture_set_up, test_private_pool, fixture_tear_down);
+  status = g_test_run ();
+  shutdown (log_socket, SHUT_RDWR);
+  g_thread_join (reader);
+  close (log_socket);
+  umount2 (old_dev, MNT_DETACH);
+  g_rmdir (old_dev);
+  g_free (old_dev);
+  g_ptr_array_unref (received);
+  return status;
+}
