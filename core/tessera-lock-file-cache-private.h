@@ -26,6 +26,11 @@ typedef struct
   void        (*unaccount) (gpointer owner, TesseraDynamicLockFile *lock_file);
   /* The resource's name, for messages. */
   const char *(*name)      (gpointer owner);
+  /* A holder judged gone no longer counts: its lock file @name (@lock_file
+   * as read, NULL when it could not be) was removed, or, with @left, is
+   * another user's that is left to its owner. For the audit log. */
+  void        (*reclaimed) (gpointer owner, const char *name, TesseraDynamicLockFile *lock_file,
+                            const char *reason, gboolean left);
 } TesseraLockFileCacheCalls;
 
 /* @folder, @monitor, @holders, @calls: borrowed, outlive the result.

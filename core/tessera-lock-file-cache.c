@@ -437,6 +437,7 @@ _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entr
        * refresh. */
       g_debug ("Lock file %s of %s is gone (%s), left to its owner: %s", path, OWNER_NAME (cache), reason,
                error->message);
+      cache->calls->reclaimed (cache->owner, entry->h.name, entry->h.lock_file, reason, TRUE);
       unaccount (cache, entry);
       _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
       g_hash_table_remove (cache->attention, entry->h.name);
@@ -445,6 +446,7 @@ _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entr
   if (found)
     {
       g_info (_("Removing lock file %s of %s: %s"), path, OWNER_NAME (cache), reason);
+      cache->calls->reclaimed (cache->owner, entry->h.name, entry->h.lock_file, reason, FALSE);
       if (error != NULL)
         g_warning ("%s", error->message);
       _tessera_holder_monitor_forget (cache->holders, &entry->h);

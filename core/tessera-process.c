@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,7 +21,11 @@
  * host, as cloned images share machine ids), "pid_ns" (the inode of the
  * writer's `/proc/self/ns/pid`, where the pid number means something) and
  * "uid". Readers ignore members they do not know, so the extended spec
- * stays readable by experimaestro.
+ * stays readable by experimaestro. For people (never to judge), it may
+ * also say what the holder runs: "command_line", an array of strings, and
+ * "batch_job_id", the id of the batch job it runs in
+ * ([method@Tessera.Process.set_command_line],
+ * [method@Tessera.Process.set_batch_job_id]).
  *
  * A spec of another process type (experimaestro's "slurm" or "ssh") is
  * kept as it was read ([method@Tessera.Process.get_spec]) and judged by
@@ -46,7 +51,14 @@ struct _TesseraProcess
   JsonNode *spec;       /* the spec as read, written back when not understood */
   TesseraProcessType *judge;   /* for a "type" a plugin judges; not owned */
   gboolean by_tessera;  /* it carries members only Tessera writes */
+  char **command_line;  /* for people; NULL when not recorded */
+  char *batch_job_id;   /* for people; NULL when not recorded */
 };
+
+/* What is kept of a command line: enough to tell a job, bounded so that
+ * a lock file stays small. */
+#define COMMAND_LINE_MAX_ARGS 64
+#define COMMAND_LINE_MAX_BYTES 4096
 
 G_DEFINE_FINAL_TYPE (TesseraProcess, tessera_process, G_TYPE_OBJECT)
 
@@ -61,6 +73,8 @@ tessera_process_finalize (GObject *object)
   g_free (self->host_id);
   g_free (self->type);
   g_free (self->problem);
+  g_strfreev (self->command_line);
+  g_free (self->batch_job_id);
   g_clear_pointer (&self->spec, json_node_unref);
   G_OBJECT_CLASS (tessera_process_parent_class)->finalize (object);
 }
@@ -187,6 +201,48 @@ optional_int (JsonObject *object, const char *member)
   return -1;
 }
 
+/* Keeps what @argv holds within the bounds (whole arguments only). */
+static char **
+bounded_command_line (const char * const *argv)
+{
+  GPtrArray *kept = g_ptr_array_new ();
+  gsize bytes = 0;
+
+  for (guint i = 0; argv[i] != NULL && i < COMMAND_LINE_MAX_ARGS; i++)
+    {
+      bytes += strlen (argv[i]) + 1;
+      if (bytes > COMMAND_LINE_MAX_BYTES)
+        break;
+      g_ptr_array_add (kept, g_strdup (argv[i]));
+    }
+  g_ptr_array_add (kept, NULL);
+  return (char **) g_ptr_array_free (kept, FALSE);
+}
+
+/* "command_line": an array of strings; anything else is ignored. */
+static void
+read_command_line (TesseraProcess *self, JsonObject *object)
+{
+  JsonNode *node = json_object_get_member (object, "command_line");
+  g_autoptr(GPtrArray) argv = NULL;
+  JsonArray *array;
+
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return;
+  array = json_node_get_array (node);
+  argv = g_ptr_array_new ();
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *element = json_array_get_element (array, i);
+
+      if (!JSON_NODE_HOLDS_VALUE (element) || json_node_get_value_type (element) != G_TYPE_STRING)
+        return;
+      g_ptr_array_add (argv, (gpointer) json_node_get_string (element));
+    }
+  g_ptr_array_add (argv, NULL);
+  self->command_line = bounded_command_line ((const char * const *) argv->pdata);
+}
+
 /**
  * tessera_process_new_from_json:
  * @node: a process spec such as `{"type": "local", "pid": 42}`
@@ -250,6 +306,8 @@ tessera_process_new_from_json (JsonNode  *node,
   if ((value = optional_int (object, "pid_ns")) > 0)
     self->pid_ns = (guint64) value;
   self->uid = optional_int (object, "uid");
+  read_command_line (self, object);
+  self->batch_job_id = nonempty_dup (optional_string (object, "batch_job_id"));
   for (guint i = 0; i < G_N_ELEMENTS (tessera_members); i++)
     if (json_object_has_member (object, tessera_members[i]))
       self->by_tessera = TRUE;
@@ -294,6 +352,16 @@ tessera_process_to_json (TesseraProcess *self)
     json_object_set_int_member (object, "pid_ns", (gint64) self->pid_ns);
   if (self->uid >= 0)
     json_object_set_int_member (object, "uid", self->uid);
+  if (self->command_line != NULL)
+    {
+      JsonArray *array = json_array_new ();
+
+      for (guint i = 0; self->command_line[i] != NULL; i++)
+        json_array_add_string_element (array, self->command_line[i]);
+      json_object_set_array_member (object, "command_line", array);
+    }
+  if (self->batch_job_id != NULL)
+    json_object_set_string_member (object, "batch_job_id", self->batch_job_id);
   node = json_node_new (JSON_NODE_OBJECT);
   json_node_take_object (node, object);
   return node;
@@ -461,6 +529,77 @@ tessera_process_get_uid (TesseraProcess *self)
 {
   g_return_val_if_fail (TESSERA_IS_PROCESS (self), -1);
   return self->uid;
+}
+
+/**
+ * tessera_process_set_command_line:
+ * @self: a process
+ * @argv: (array zero-terminated=1) (nullable): the command line the
+ *   process runs, or %NULL to record none
+ *
+ * Records the command line the process runs, for people (`tessera
+ * status`, the audit log): it is written in its spec's "command_line"
+ * (at most 64 arguments and 4096 bytes, whole arguments only) and never
+ * used to judge the process. Set it before the spec is written (before
+ * the process is recorded in a job or a lock file).
+ */
+void
+tessera_process_set_command_line (TesseraProcess     *self,
+                                  const char * const *argv)
+{
+  g_return_if_fail (TESSERA_IS_PROCESS (self));
+  g_clear_pointer (&self->command_line, g_strfreev);
+  if (argv != NULL)
+    self->command_line = bounded_command_line (argv);
+}
+
+/**
+ * tessera_process_get_command_line:
+ * @self: a process
+ *
+ * Gets the command line recorded for the process, if any.
+ *
+ * Returns: (array zero-terminated=1) (nullable) (transfer none): the
+ *   command line, or %NULL when none was recorded
+ */
+const char * const *
+tessera_process_get_command_line (TesseraProcess *self)
+{
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), NULL);
+  return (const char * const *) self->command_line;
+}
+
+/**
+ * tessera_process_set_batch_job_id:
+ * @self: a process
+ * @id: (nullable): the id of the batch job the process runs in (a Slurm
+ *   job's `SLURM_JOB_ID`), or %NULL or empty for none
+ *
+ * Records the batch job the process runs in, for people: written in its
+ * spec's "batch_job_id", never used to judge the process.
+ */
+void
+tessera_process_set_batch_job_id (TesseraProcess *self,
+                                  const char     *id)
+{
+  g_return_if_fail (TESSERA_IS_PROCESS (self));
+  g_free (self->batch_job_id);
+  self->batch_job_id = nonempty_dup (id);
+}
+
+/**
+ * tessera_process_get_batch_job_id:
+ * @self: a process
+ *
+ * Gets the id of the batch job recorded for the process, if any.
+ *
+ * Returns: (nullable): the batch job's id, or %NULL when none was recorded
+ */
+const char *
+tessera_process_get_batch_job_id (TesseraProcess *self)
+{
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), NULL);
+  return self->batch_job_id;
 }
 
 /* Whether the spec says where its pid means something: host, boot and pid

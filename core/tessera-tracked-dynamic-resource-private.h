@@ -24,6 +24,14 @@ gboolean _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamic
                                                            TesseraProcess                 *process,
                                                            GError                        **error);
 
+/* Logs a reclaim in the audit log when the resource is audited: a dead
+ * holder's lock file @name removed, or (@left) left to its owner. */
+void _tessera_tracked_dynamic_resource_audit_reclaim (TesseraTrackedDynamicResource *self,
+                                                      const char                    *name,
+                                                      TesseraDynamicLockFile        *lock_file,
+                                                      const char                    *reason,
+                                                      gboolean                       left);
+
 /* Its pool view (tessera-tracked-resource-store.c reads the store
  * through it). */
 TesseraPoolView *_tessera_tracked_dynamic_resource_get_view (TesseraTrackedDynamicResource *self);

@@ -17,6 +17,7 @@
  * unaccount, name, apply informations) and the poller-thread sources the
  * view owns. docs/design.md draws the whole map. */
 #include "tessera-host-lease-private.h"
+#include "tessera-audit-private.h"
 #include "tessera-pool-view-private.h"
 #include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
@@ -31,6 +32,8 @@ typedef struct
   double patience;            /* seconds a waiter takes what is free before it reserves */
   double host_lease;          /* seconds; 0: no host lease */
   gboolean read_only;         /* only look: create, change and remove nothing */
+  char *audit;                /* "auto", "on" or "off", as configured */
+  gboolean audited;           /* grants, releases and reclaims are logged */
 
   TesseraPoolView *view;      /* the thread lock, the cache and what keeps it current */
   TesseraPoolStoreSettings store;   /* where the pool lives, read at init */
@@ -44,6 +47,7 @@ enum {
   PROP_READ_ONLY,
   PROP_PATIENCE,
   PROP_HOST_LEASE,
+  PROP_AUDIT,
   N_PROPS
 };
 
@@ -107,6 +111,7 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
 
   g_clear_pointer (&priv->view, _tessera_pool_view_free);
   g_free (priv->lock_folder);
+  g_free (priv->audit);
   _tessera_pool_store_settings_clear (&priv->store);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
 }
@@ -122,6 +127,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_PATH: g_value_set_string (value, priv->lock_folder); break;
     case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
+    case PROP_AUDIT: g_value_set_string (value, priv->audit); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
     case PROP_HOST_LEASE:
       /* Once open, the pool's recorded lease wins. */
@@ -151,6 +157,10 @@ tessera_tracked_dynamic_resource_set_property (GObject *object, guint prop_id, c
       break;
     case PROP_MIN_AGE: tessera_tracked_dynamic_resource_set_min_age (self, g_value_get_double (value)); break;
     case PROP_READ_ONLY: priv->read_only = g_value_get_boolean (value); break;
+    case PROP_AUDIT:
+      g_free (priv->audit);
+      priv->audit = g_value_dup_string (value);
+      break;
     case PROP_PATIENCE:
       /* Read by acquires in any thread. */
       lock_thread (self);
@@ -306,6 +316,22 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    */
   props[PROP_HOST_LEASE] = g_param_spec_double ("host-lease", NULL, NULL, 0, TESSERA_HOST_LEASE_MAX, 0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * TesseraTrackedDynamicResource:audit:
+   *
+   * Whether grants, releases and reclaims of dead holders are logged,
+   * one line each, in the `Tessera-Audit` log domain (at
+   * %G_LOG_LEVEL_INFO, with structured fields): "on", "off", or "auto"
+   * (the default, %NULL too): on for a pool shared by a group (the folder
+   * holding the lock folder is group-writable and not everyone's, or the
+   * lock folder is a setgid group-writable folder, as `tessera init
+   * --group` makes it) and for a pool in another store, off for a private
+   * one. The `tessera` command sends these lines to the journal, or to
+   * syslog. Any other value fails the initialization
+   * (%TESSERA_ERROR_INVALID_CONFIGURATION).
+   */
+  props[PROP_AUDIT] = g_param_spec_string ("audit", NULL, NULL, "auto",
+    G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
   _tessera_pool_store_settings_install (object_class, N_PROPS);
 }
@@ -332,11 +358,25 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
     return FALSE;
   if (!_tessera_pool_store_settings_check_folder (&priv->store, &priv->lock_folder, error))
     return FALSE;
+  if (priv->audit != NULL && !g_str_equal (priv->audit, "auto") && !g_str_equal (priv->audit, "on") &&
+      !g_str_equal (priv->audit, "off"))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("%s: audit is “%s”: it is auto, on or off"), resource_name (self), priv->audit);
+      return FALSE;
+    }
   priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
-  return _tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
-                                  priv->min_age, priv->host_lease, &priv->store, error);
+  if (!_tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
+                                priv->min_age, priv->host_lease, &priv->store, error))
+    return FALSE;
+  /* Decided once the folder is there (the view makes it). */
+  priv->audited = g_strcmp0 (priv->audit, "on") == 0 ||
+                  (g_strcmp0 (priv->audit, "off") != 0 &&
+                   _tessera_audit_pool_is_shared (_tessera_pool_store_settings_elsewhere (&priv->store)
+                                                  ? NULL : priv->lock_folder));
+  return TRUE;
 }
 
 static void
@@ -590,6 +630,7 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
 {
   g_autofree char *name = NULL;
   g_autoptr(GError) local = NULL;
+  g_autoptr(TesseraDynamicLockFile) granted = NULL;
   gboolean ok = FALSE;
   int fd;
 
@@ -618,7 +659,13 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
         }
       ok = decide_locked (self, dependency, name, token, &local);
     }
+  if (ok && PRIV (self)->audited && _tessera_pool_store_get_holder (STORE (self), name) != NULL)
+    granted = g_object_ref (_tessera_pool_store_get_holder (STORE (self), name));
   unlock_both (self, fd);
+  /* Logged once no lock is held: a slow log (syslog blocks while its
+   * reader's queue is full) must not hold the pool. */
+  if (granted != NULL)
+    _tessera_audit_log ("grant", resource_name (self), name, granted, NULL);
   if (!ok)
     g_propagate_error (error, g_steal_pointer (&local));
   return ok;
@@ -662,6 +709,8 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   deleted = _tessera_pool_store_delete_own_holder (STORE (self), name, error) &&
             _tessera_pool_store_commit (STORE (self), error);
   unlock_both (self, fd);
+  if (deleted && PRIV (self)->audited)
+    _tessera_audit_log ("release", resource_name (self), name, lock_file, NULL);
   tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
   /* Let a waiter woken by this release run before our next acquire takes
    * the unit back (on a busy machine it would, again and again). */
@@ -901,4 +950,42 @@ tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *
     _tessera_pool_view_mark_changed (VIEW (self));   /* unlock_both wakes this process's waiters */
   unlock_both (self, fd);
   return ok;
+}
+
+void
+_tessera_tracked_dynamic_resource_audit_reclaim (TesseraTrackedDynamicResource *self,
+                                                 const char                    *name,
+                                                 TesseraDynamicLockFile        *lock_file,
+                                                 const char                    *reason,
+                                                 gboolean                       left)
+{
+  if (PRIV (self)->audited)
+    _tessera_audit_log ("reclaim", resource_name (self), name, lock_file, "reason", reason,
+                        "file", left ? "left to its owner" : "removed", NULL);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_audit:
+ * @self: a tracked resource
+ * @action: what was done, one word such as "set" or "force"
+ * @lock_file: (nullable): the holding it was done to, read before it
+ *   was removed
+ * @detail: (nullable): what else the line says (the settings changed)
+ *
+ * Logs an administrator's action on the pool in the audit log, when the
+ * resource is audited ([property@Tessera.TrackedDynamicResource:audit]):
+ * one line in the `Tessera-Audit` log domain with the acting user, host
+ * and process, the holding's job, owner and amount, and @detail. The
+ * library logs grants, releases and reclaims itself.
+ */
+void
+tessera_tracked_dynamic_resource_audit (TesseraTrackedDynamicResource *self,
+                                        const char                    *action,
+                                        TesseraDynamicLockFile        *lock_file,
+                                        const char                    *detail)
+{
+  g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
+  g_return_if_fail (action != NULL);
+  if (PRIV (self)->audited)
+    _tessera_audit_log (action, resource_name (self), NULL, lock_file, "detail", detail, NULL);
 }

@@ -32,6 +32,13 @@ view_name (gpointer owner)
   return name != NULL ? name : tessera_tracked_dynamic_resource_get_lock_folder (owner);
 }
 
+static void
+view_reclaimed (gpointer owner, const char *name, TesseraDynamicLockFile *lock_file, const char *reason,
+                gboolean left)
+{
+  _tessera_tracked_dynamic_resource_audit_reclaim (owner, name, lock_file, reason, left);
+}
+
 static gboolean
 view_apply_informations (gpointer owner, JsonNode *informations, GError **error)
 {
@@ -51,7 +58,7 @@ view_reset (gpointer owner)
 }
 
 const TesseraPoolViewCalls _tessera_tracked_resource_view_calls = {
-  { view_account, view_unaccount, view_name },
+  { view_account, view_unaccount, view_name, view_reclaimed },
   view_apply_informations,
   view_initial_informations,
   view_reset,

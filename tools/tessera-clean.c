@@ -506,6 +506,25 @@ clean_job_folders (TesseraConfig *config)
   return removed;
 }
 
+/* The holding of @job as last read (a new reference), NULL when none:
+ * what the audit log says of it once it is removed. */
+static TesseraDynamicLockFile *
+holder_of (TesseraTrackedDynamicResource *resource, const char *job)
+{
+  g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  g_autofree char *file = g_strconcat (job, ".json", NULL);
+
+  for (guint i = 0; i < files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
+      g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
+
+      if (g_str_equal (base, file) || g_str_equal (base, job))
+        return g_object_ref (lock_file);
+    }
+  return NULL;
+}
+
 /* clean --force NAME JOB…: the named holders go, whatever their
  * liveness. */
 static int
@@ -531,12 +550,16 @@ clean_force (TesseraConfig *config, int argc, char **argv)
     {
       g_autoptr(GError) error = NULL;
       g_autofree char *shown = escape_name (argv[i], TRUE);
+      g_autoptr(TesseraDynamicLockFile) holder = holder_of (resource, argv[i]);
 
       if (is_others_entry (folder, argv[i]) && !may_administer (folder))
         status = fail (EXIT_NOPERM, _("%s: %s is another user's: only its owner, root or the owner of %s may force it out"),
                        name, shown, folder);
       else if (tessera_tracked_dynamic_resource_remove_holder (resource, argv[i], &error))
-        g_print (_("%s: removed %s (forced)\n"), name, shown);
+        {
+          tessera_tracked_dynamic_resource_audit (resource, "force", holder, "tessera clean --force");
+          g_print (_("%s: removed %s (forced)\n"), name, shown);
+        }
       else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING) &&
                g_hash_table_contains (before, argv[i]))
         g_print (_("%s: removed %s\n"), name, shown);   /* dead: gone when the pool was opened */
@@ -910,7 +933,12 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
           if (!yes)
             g_print (_("%s: would remove %s (host %s)\n"), name, shown, shown_host);
           else if (tessera_tracked_dynamic_resource_remove_holder (resource, job, &error))
-            g_print (_("%s: removed %s (host %s)\n"), name, shown, shown_host);
+            {
+              g_autofree char *detail = g_strdup_printf ("tessera clean --host %s", host);
+
+              tessera_tracked_dynamic_resource_audit (resource, "retire", lock_file, detail);
+              g_print (_("%s: removed %s (host %s)\n"), name, shown, shown_host);
+            }
           else if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING))   /* gone meanwhile */
             status = fail (oserr_or (error, error->domain == G_IO_ERROR ? EXIT_IOERR : 1),
                            "%s", error->message);

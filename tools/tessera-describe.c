@@ -419,6 +419,30 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
        * another), or where it has no file (etcd) the uid its process
        * spec records (Tessera records it). */
       add_user (builder, owner, users);
+      /* What it runs and in which batch job, when recorded. */
+      json_builder_set_member_name (builder, "command_line");
+      if (process && tessera_process_get_command_line (process) != NULL)
+        {
+          const char * const *argv = tessera_process_get_command_line (process);
+
+          json_builder_begin_array (builder);
+          for (guint k = 0; argv[k] != NULL; k++)
+            {
+              g_autofree char *arg = escape_name (argv[k], FALSE);
+              json_builder_add_string_value (builder, arg);
+            }
+          json_builder_end_array (builder);
+        }
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "batch_job_id");
+      if (process && tessera_process_get_batch_job_id (process) != NULL)
+        {
+          g_autofree char *id = escape_name (tessera_process_get_batch_job_id (process), FALSE);
+          json_builder_add_string_value (builder, id);
+        }
+      else
+        json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "since");
       if (since != NULL)
         json_builder_add_string_value (builder, since);

@@ -9,6 +9,7 @@
 #include <glib/gi18n-lib.h>
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "tessera-tool.h"
 
@@ -144,6 +145,33 @@ show_log_message (const char *message)
     }
 }
 
+/* The library's audit lines (who did what to a pool: grants, releases,
+ * reclaims; set, clean --force and --host), never on the terminal: to
+ * the journal where one runs, else to syslog(3) as "tessera", facility
+ * authpriv (who holds what, and their command lines, are for the pool's
+ * administrators: Debian's rsyslog writes it to /var/log/auth.log, read
+ * by root and adm), priority info. The lines are for machines: English
+ * key=value pairs, never translated. */
+static GLogWriterOutput
+write_audit (GLogLevelFlags level, const GLogField *fields, gsize n_fields, const char *message)
+{
+  static gsize opened;
+  g_autofree GLogField *all = g_new (GLogField, n_fields + 2);
+
+  memcpy (all, fields, n_fields * sizeof (GLogField));
+  all[n_fields] = (GLogField) { "SYSLOG_IDENTIFIER", "tessera", -1 };
+  all[n_fields + 1] = (GLogField) { "SYSLOG_FACILITY", "10", -1 };   /* authpriv */
+  if (g_log_writer_journald (level, all, n_fields + 2, NULL) == G_LOG_WRITER_HANDLED)
+    return G_LOG_WRITER_HANDLED;
+  if (g_once_init_enter (&opened))
+    {
+      openlog ("tessera", LOG_PID, LOG_AUTHPRIV);
+      g_once_init_leave (&opened, 1);
+    }
+  syslog (LOG_AUTHPRIV | LOG_INFO, "%s", message);
+  return G_LOG_WRITER_HANDLED;
+}
+
 GLogWriterOutput
 log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
 {
@@ -154,6 +182,8 @@ log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpoin
       domain = fields[i].value;
     else if (g_str_equal (fields[i].key, "MESSAGE"))
       message = fields[i].value;
+  if (g_strcmp0 (domain, "Tessera-Audit") == 0 && message != NULL)
+    return write_audit (level, fields, n_fields, message);
   if (domain == NULL || message == NULL || !g_str_has_prefix (domain, "Tessera") ||
       !(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE)))
     return g_log_writer_default (level, fields, n_fields, data);

@@ -821,6 +821,15 @@ remove_job_files (TesseraJob *job, const char *job_dir)
   g_rmdir (job_dir);
 }
 
+/* What a holder records for people (status, the audit log): the command
+ * it runs and the batch job it runs in (Slurm's). */
+static void
+describe_holder (TesseraProcess *process, char **command)
+{
+  tessera_process_set_command_line (process, (const char * const *) command);
+  tessera_process_set_batch_job_id (process, g_getenv ("SLURM_JOB_ID"));
+}
+
 static int
 start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, int *job_lock_number,
                TesseraProcess **child_process)
@@ -862,6 +871,7 @@ start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, 
   if (status == 0)
     {
       *child_process = tessera_process_new_local (child->pid);
+      describe_holder (*child_process, command);
       if (!tessera_job_set_process (job, *child_process, &error))
         status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
     }
@@ -1267,6 +1277,7 @@ cmd_run (int argc, char **argv)
     {
       g_autoptr(TesseraProcess) self = tessera_process_new_self ();
 
+      describe_holder (self, options.command);
       if (!tessera_job_set_process (job, self, &error))
         status = fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
     }

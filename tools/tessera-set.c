@@ -173,6 +173,11 @@ cmd_set (int argc, char **argv)
                  : oserr_or (error, EXIT_IOERR),
                  "%s", error->message);
   text = json_to_string (informations, FALSE);
+  {
+    g_autofree char *changed = g_strjoinv (" ", argv + 2);
+
+    tessera_tracked_dynamic_resource_audit (resource, "set", NULL, changed);
+  }
   g_print ("%s: %s\n", argv[1], text);
   return 0;
 }

@@ -75,6 +75,16 @@ JsonNode           *tessera_process_get_spec        (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
 gint64              tessera_process_get_uid         (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
+void                tessera_process_set_command_line (TesseraProcess     *self,
+                                                      const char * const *argv);
+TESSERA_AVAILABLE_IN_ALL
+const char * const *tessera_process_get_command_line (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
+void                tessera_process_set_batch_job_id (TesseraProcess *self,
+                                                      const char     *id);
+TESSERA_AVAILABLE_IN_ALL
+const char         *tessera_process_get_batch_job_id (TesseraProcess *self);
+TESSERA_AVAILABLE_IN_ALL
 gboolean            tessera_process_is_local        (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
 TesseraProcessState tessera_process_check           (TesseraProcess *self);

@@ -449,5 +449,10 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_remove_holder         (TesseraTrackedDynamicResource *self,
                                                                     const char                    *job,
                                                                     GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+void        tessera_tracked_dynamic_resource_audit                 (TesseraTrackedDynamicResource *self,
+                                                                    const char                    *action,
+                                                                    TesseraDynamicLockFile        *lock_file,
+                                                                    const char                    *detail);
 
 G_END_DECLS
