@@ -6,7 +6,11 @@
  * devices, under the user's state directory, in a folder per host.
  *
  * Every key is checked against its type when the file is read, so a wrong
- * key is reported at once, with the file, the group and the key.
+ * key is reported at once, with the file, the group and the key; but a
+ * file whose `[tessera] requires=` is above TESSERA_CONFIG_LEVEL is written
+ * for a newer Tessera, and what this one does not know in it is ignored
+ * with a warning (one per key), so that hosts running two versions can
+ * share it.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -37,11 +41,19 @@ typedef struct
   TesseraTrackedDynamicResource *resource;
 } Entry;
 
+typedef struct
+{
+  char *path;
+  TesseraConfigFileState state;
+} LookedAt;
+
 struct _TesseraConfig
 {
   char *source;         /* file, or NULL for the built-in default */
   GPtrArray *entries;   /* Entry, in file order */
   gboolean read_only;   /* open resources only to look (status, watch) */
+  GPtrArray *looked_at; /* LookedAt: the files looked for, in order */
+  GPtrArray *warnings;  /* what a newer file has that is ignored */
 };
 
 static void
@@ -55,6 +67,13 @@ entry_free (Entry *entry)
   g_free (entry);
 }
 
+static void
+looked_at_free (LookedAt *looked_at)
+{
+  g_free (looked_at->path);
+  g_free (looked_at);
+}
+
 void
 tessera_config_free (TesseraConfig *self)
 {
@@ -62,6 +81,8 @@ tessera_config_free (TesseraConfig *self)
     return;
   g_free (self->source);
   g_ptr_array_unref (self->entries);
+  g_ptr_array_unref (self->looked_at);
+  g_ptr_array_unref (self->warnings);
   g_free (self);
 }
 
@@ -78,6 +99,8 @@ config_new (const char *source)
 
   self->source = g_strdup (source);
   self->entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_free);
+  self->looked_at = g_ptr_array_new_with_free_func ((GDestroyNotify) looked_at_free);
+  self->warnings = g_ptr_array_new_with_free_func (g_free);
   return self;
 }
 
@@ -225,9 +248,26 @@ apply_sharing (Entry *entry, const char *folder)
     close (folder_fd);
 }
 
-/* Checks a group's keys against its type, and keeps them for opening. */
+/* What a file for a newer Tessera has that this one does not know:
+ * ignored, with one warning. */
+static void
+ignore_newer (GPtrArray *warnings, const char *file, const char *group, const char *key, int requires)
+{
+  g_autofree char *where = key != NULL ? g_strdup_printf ("%s: [%s] %s", file, group, key)
+                                       : g_strdup_printf ("%s: [%s]", file, group);
+
+  g_ptr_array_add (warnings,
+                   g_strdup_printf (_("%s: unknown to this Tessera (configuration level %d, the file requires %d): "
+                                      "ignored"), where, TESSERA_CONFIG_LEVEL, requires));
+}
+
+/* Checks a group's keys against its type, and keeps them for opening.
+ * @requires: the file's `[tessera] requires=`; above this Tessera's
+ * level, a key the type does not have is added to @warnings, not an
+ * error. */
 static Entry *
-check_group (const char *file, GKeyFile *keyfile, const char *group, GError **error)
+check_group (const char *file, GKeyFile *keyfile, const char *group, int requires, GPtrArray *warnings,
+             GError **error)
 {
   g_autoptr(GError) local = NULL;
   g_auto(GStrv) keys = NULL;
@@ -289,6 +329,12 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, GError **er
           return NULL;
         }
       pspec = g_object_class_find_property (klass, property);
+      if ((pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || g_str_equal (property, "name")) &&
+          requires > TESSERA_CONFIG_LEVEL)
+        {
+          ignore_newer (warnings, file, group, key, requires);
+          continue;
+        }
       if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || g_str_equal (property, "name"))
         {
           g_autofree char *message = g_strdup_printf (_("type “%s” has no such setting"), type);
@@ -415,6 +461,43 @@ check_folders (TesseraConfig *self, const char *file, GError **error)
   return TRUE;
 }
 
+/* The `[tessera]` group: `requires=N`, the configuration level the file
+ * is written for (1 to 2^31-1). Sets @requires (0 without it). Its other
+ * keys are errors, unless the file requires a newer level. */
+static gboolean
+check_tessera_group (const char *file, GKeyFile *keyfile, int *requires, GPtrArray *warnings, GError **error)
+{
+  g_auto(GStrv) keys = NULL;
+  g_autofree char *value = NULL;
+  guint64 number;
+
+  *requires = 0;
+  if (!g_key_file_has_group (keyfile, "tessera"))
+    return TRUE;
+  value = g_key_file_get_string (keyfile, "tessera", "requires", NULL);
+  if (value != NULL && !g_ascii_string_to_unsigned (value, 10, 1, G_MAXINT, &number, NULL))
+    {
+      config_error (error, file, "tessera", "requires", _("the configuration level the file needs, an integer from 1"));
+      return FALSE;
+    }
+  if (value != NULL)
+    *requires = (int) number;
+  keys = g_key_file_get_keys (keyfile, "tessera", NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      if (g_str_equal (keys[i], "requires"))
+        continue;
+      if (*requires > TESSERA_CONFIG_LEVEL)
+        ignore_newer (warnings, file, "tessera", keys[i], *requires);
+      else
+        {
+          config_error (error, file, "tessera", keys[i], _("unknown key: [tessera] has only “requires”"));
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /* @file names the configuration in messages; @text is its content. */
 TesseraConfig *
 tessera_config_load_from_data (const char *file, const char *text, gsize length, GError **error)
@@ -423,6 +506,7 @@ tessera_config_load_from_data (const char *file, const char *text, gsize length,
   g_autoptr(TesseraConfig) self = config_new (file);
   g_autoptr(GError) local = NULL;
   g_auto(GStrv) groups = NULL;
+  int requires = 0;
 
   /* The duplicate check reads the text as a C string: a NUL byte would
    * hide what follows it from that check, not from GKeyFile. */
@@ -438,17 +522,26 @@ tessera_config_load_from_data (const char *file, const char *text, gsize length,
     }
   if (!check_duplicates (file, text, error))
     return NULL;
+  if (!check_tessera_group (file, keyfile, &requires, self->warnings, error))
+    return NULL;
   groups = g_key_file_get_groups (keyfile, NULL);
   for (guint i = 0; groups[i] != NULL; i++)
     {
       Entry *entry;
 
+      if (g_str_equal (groups[i], "tessera"))
+        continue;
+      if (!g_str_has_prefix (groups[i], "resource ") && requires > TESSERA_CONFIG_LEVEL)
+        {
+          ignore_newer (self->warnings, file, groups[i], NULL, requires);
+          continue;
+        }
       if (!g_str_has_prefix (groups[i], "resource "))
         {
           config_error (error, file, groups[i], NULL, _("unknown group: resources are [resource NAME]"));
           return NULL;
         }
-      entry = check_group (file, keyfile, groups[i], error);
+      entry = check_group (file, keyfile, groups[i], requires, self->warnings, error);
       if (entry == NULL)
         return NULL;
       g_ptr_array_add (self->entries, entry);
@@ -539,22 +632,84 @@ find_config_in (const char *dir, char **found, GError **error)
   return TRUE;
 }
 
+/* Where the configuration is looked for, in order, after --config and
+ * $TESSERA_CONFIG: the user's folder, then each system folder. */
+static GPtrArray *
+dup_search_files (void)
+{
+  const char * const *system_dirs = g_get_system_config_dirs ();
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+
+  g_ptr_array_add (files, g_build_filename (g_get_user_config_dir (), "tessera", "tessera.conf", NULL));
+  for (guint i = 0; system_dirs[i] != NULL; i++)
+    g_ptr_array_add (files, g_build_filename (system_dirs[i], "tessera", "tessera.conf", NULL));
+  return files;
+}
+
+/* Records where the configuration was looked for: @read, the file read
+ * (NULL: none, the built-in default), and every other file of the
+ * search, there (but not read: the one read wins) or not. */
+static void
+record_looked_at (TesseraConfig *self, const char *read)
+{
+  g_autoptr(GPtrArray) files = dup_search_files ();
+  gboolean found = FALSE;
+
+  if (read != NULL && !g_ptr_array_find_with_equal_func (files, read, g_str_equal, NULL))
+    {
+      LookedAt *looked_at = g_new0 (LookedAt, 1);
+
+      looked_at->path = g_strdup (read);
+      looked_at->state = TESSERA_CONFIG_FILE_READ;
+      g_ptr_array_add (self->looked_at, looked_at);
+      found = TRUE;
+    }
+  for (guint i = 0; i < files->len; i++)
+    {
+      LookedAt *looked_at = g_new0 (LookedAt, 1);
+      const char *path = g_ptr_array_index (files, i);
+
+      looked_at->path = g_strdup (path);
+      if (!found && read != NULL && g_str_equal (path, read))
+        {
+          looked_at->state = TESSERA_CONFIG_FILE_READ;
+          found = TRUE;
+        }
+      else if (g_file_test (path, G_FILE_TEST_EXISTS))
+        looked_at->state = TESSERA_CONFIG_FILE_NOT_READ;
+      else
+        looked_at->state = TESSERA_CONFIG_FILE_ABSENT;
+      g_ptr_array_add (self->looked_at, looked_at);
+    }
+}
+
+static TesseraConfig *
+load_file_recorded (const char *file, GError **error)
+{
+  TesseraConfig *self = load_file (file, error);
+
+  if (self != NULL)
+    record_looked_at (self, file);
+  return self;
+}
+
 TesseraConfig *
 tessera_config_load (const char *explicit_path, GError **error)
 {
   const char *env = g_getenv ("TESSERA_CONFIG");
   const char * const *system_dirs = g_get_system_config_dirs ();
   g_autofree char *user = NULL;
+  TesseraConfig *self;
 
   /* Named explicitly: it must exist. */
   if (explicit_path != NULL)
-    return load_file (explicit_path, error);
+    return load_file_recorded (explicit_path, error);
   if (env != NULL && *env != '\0')
-    return load_file (env, error);
+    return load_file_recorded (env, error);
   if (!find_config_in (g_get_user_config_dir (), &user, error))
     return NULL;
   if (user != NULL)
-    return load_file (user, error);
+    return load_file_recorded (user, error);
   for (guint i = 0; system_dirs[i] != NULL; i++)
     {
       g_autofree char *path = NULL;
@@ -562,9 +717,37 @@ tessera_config_load (const char *explicit_path, GError **error)
       if (!find_config_in (system_dirs[i], &path, error))
         return NULL;
       if (path != NULL)
-        return load_file (path, error);
+        return load_file_recorded (path, error);
     }
-  return builtin_default ();
+  self = builtin_default ();
+  record_looked_at (self, NULL);
+  return self;
+}
+
+/* The files the configuration was looked for in, in order: how many. */
+guint
+tessera_config_get_n_files (TesseraConfig *self)
+{
+  return self->looked_at->len;
+}
+
+/* The @index-th of them, and in @state whether it was read. */
+const char *
+tessera_config_get_file (TesseraConfig *self, guint index, TesseraConfigFileState *state)
+{
+  LookedAt *looked_at = g_ptr_array_index (self->looked_at, index);
+
+  *state = looked_at->state;
+  return looked_at->path;
+}
+
+/* One line each for what the file has that this Tessera does not know and
+ * ignores (a file for a newer one), in file order. */
+const char * const *
+tessera_config_get_warnings (TesseraConfig *self, guint *n)
+{
+  *n = self->warnings->len;
+  return (const char * const *) self->warnings->pdata;
 }
 
 const char *
@@ -599,6 +782,21 @@ gboolean
 tessera_config_has (TesseraConfig *self, const char *name)
 {
   return find (self, name) != NULL;
+}
+
+/* The settings resource @name is given, as in the file (its folder as
+ * "lock-folder"), NULL-terminated; FALSE when there is no such resource. */
+gboolean
+tessera_config_get_settings (TesseraConfig *self, const char *name, const char * const **keys,
+                             const char * const **values)
+{
+  Entry *entry = find (self, name);
+
+  if (entry == NULL)
+    return FALSE;
+  *keys = (const char * const *) entry->keys;
+  *values = (const char * const *) entry->values;
+  return TRUE;
 }
 
 const char *

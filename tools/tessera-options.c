@@ -28,8 +28,18 @@ load_config (int *status)
   g_autoptr(GError) error = NULL;
   TesseraConfig *config = tessera_config_load (opt_config, &error);
 
+  const char * const *warnings;
+  guint n;
+
   if (config == NULL)
-    *status = fail (EXIT_CONFIG, "%s", error->message);
+    {
+      *status = fail (EXIT_CONFIG, "%s", error->message);
+      return NULL;
+    }
+  /* A file for a newer Tessera: what this one ignores in it, said once. */
+  warnings = tessera_config_get_warnings (config, &n);
+  for (guint i = 0; i < n; i++)
+    g_printerr (_("tessera: %s\n"), warnings[i]);
   return config;
 }
 

@@ -116,6 +116,7 @@ int              cmd_clean                   (int argc, char **argv);
 int              cmd_init                    (int argc, char **argv);
 int              cmd_plugins                 (int argc, char **argv);
 int              cmd_hosts                   (int argc, char **argv);
+int              cmd_config                  (int argc, char **argv);
 
 /* tessera-hosts.c: the hosts a pool knows, for a mistyped clean --host */
 char            *dup_known_hosts             (TesseraConfig *config, GPtrArray *names);

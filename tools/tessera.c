@@ -38,6 +38,7 @@ static const struct
   { "hosts", cmd_hosts, N_("Show the hosts that use each pool, their heartbeat and their Tessera") },
   { "plugins", cmd_plugins, N_("List plugin folders, types and classes") },
   { "init", cmd_init, N_("Prepare a pool folder, shared by a group if asked, and its configured resources") },
+  { "config", cmd_config, N_("Show where the configuration comes from and what it defines, or check a file") },
   { "help", cmd_help, N_("Show this list, or a command's options (tessera help COMMAND)") },
 };
 
