@@ -1659,6 +1659,61 @@ test_dead_holder_of_another_member (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out, "8 of 8 free"));
 }
 
+/* A user outside the pool's group: `tessera run` (which must write in the
+ * pool) and, once the pool is the group's only (2770), `tessera status`
+ * fail naming the cause on each line, that the user is not in the group,
+ * not only a folder or file it cannot open (issue 42, point 8). */
+static void
+test_outsider_told_not_in_group (Fixture *f, gconstpointer data)
+{
+  g_autofree char *outsider = g_strdup_printf ("txo%d", (int) getpid ());
+  g_autofree char *state = NULL;
+  g_autofree char *cause = NULL;
+  g_autofree char *said = NULL;
+  const char *commands[][6] = {
+    { "run", "--need", "r=1", "--", "true", NULL },
+    { "status", NULL },
+  };
+
+  test_run_or_fail ((const char *[]) { "useradd", "-M", "-N", "-s", "/bin/sh", outsider, NULL });
+  state = test_user_folder (f->gp->tmp, outsider);
+  cause = g_strdup_printf ("not in group %s", f->gp->users->group);
+  init_group_pool (f);
+  for (guint round = 0; round < 2; round++)
+    {
+      /* init's pool, others may look (2775); then the group's only. */
+      if (round == 1)
+        g_assert_cmpint (chmod (f->gp->pool, 02770), ==, 0);
+      for (guint c = 0; c < (round == 0 ? 1 : G_N_ELEMENTS (commands)); c++)
+        {
+          g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+          g_autoptr(GBytes) bytes = NULL;
+          int status;
+
+          test_argv_tessera_as (argv, outsider, state, f->gp->config, BOUND_S);
+          for (guint a = 0; commands[c][a] != NULL; a++)
+            g_ptr_array_add (argv, g_strdup (commands[c][a]));
+          g_ptr_array_add (argv, NULL);
+          status = test_run_capture (argv, &bytes, NULL);
+          g_free (said);
+          said = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+          g_test_message ("outsider: %s (pool %s) -> %d: %s", commands[c][0], round == 0 ? "2775" : "2770", status,
+                          said);
+          g_assert_cmpint (status, !=, 0);
+          /* One line per resource it could not use, each with the cause. */
+          {
+            g_auto(GStrv) lines = g_strsplit (said, "\n", -1);
+
+            g_assert_nonnull (lines[0]);
+            g_assert_cmpstr (lines[0], !=, "");
+            for (guint l = 0; lines[l] != NULL && lines[l + 1] != NULL; l++)
+              g_assert_nonnull (strstr (lines[l], cause));
+          }
+        }
+    }
+  test_run_or_fail ((const char *[]) { "userdel", outsider, NULL });
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1690,6 +1745,7 @@ main (int argc, char **argv)
   ADD ("share/member-run-makes-no-resource", test_member_run_makes_no_resource);
   ADD ("share/root-cleans-ended-job-folders", test_root_cleans_ended_job_folders);
   ADD ("share/member-run-makes-no-runs", test_member_run_makes_no_runs);
+  ADD ("share/outsider-told-not-in-group", test_outsider_told_not_in_group);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
