@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <glib/gi18n-lib.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -63,6 +64,74 @@ oserr_or (const GError *error, int status)
          g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NFILE) ? EXIT_OSERR : status;
 }
 
+/* Whether this process is in group @gid. */
+static gboolean
+in_group (gid_t gid)
+{
+  int n = getgroups (0, NULL);
+  g_autofree gid_t *groups = NULL;
+
+  if (gid == getegid ())
+    return TRUE;
+  if (n <= 0)
+    return FALSE;
+  groups = g_new (gid_t, n);
+  n = getgroups (n, groups);
+  for (int i = 0; i < n; i++)
+    if (groups[i] == gid)
+      return TRUE;
+  return FALSE;
+}
+
+/* Why this user may not use the pool in @folder, when it is a group's
+ * (issue 42): the nearest folder, @folder or one above it, that gives its
+ * group more than everyone else and whose group this user is not in.
+ * "USER is not in group G, which FOLDER is shared with", or %NULL. */
+static char *
+not_in_group_cause (const char *folder)
+{
+  g_autofree char *path = g_strdup (folder);
+
+  while (path != NULL && g_path_is_absolute (path))
+    {
+      struct stat st;
+      char *parent;
+
+      if (stat (path, &st) == 0 && S_ISDIR (st.st_mode) &&
+          (((st.st_mode >> 3) & 07) & ~(st.st_mode & 07)) != 0 && !in_group (st.st_gid))
+        {
+          struct group *gr = getgrgid (st.st_gid);
+          g_autofree char *group = gr != NULL ? g_strdup (gr->gr_name) : g_strdup_printf ("%u", (guint) st.st_gid);
+
+          return g_strdup_printf (_("%s is not in group %s, which %s is shared with"), g_get_user_name (), group,
+                                  path);
+        }
+      if (g_str_equal (path, "/"))
+        break;
+      parent = g_path_get_dirname (path);
+      g_free (path);
+      path = parent;
+    }
+  return NULL;
+}
+
+/* @message, and when @error is a permission denied in the pool of
+ * @folder, a group's that this user is not in, that cause too. */
+char *
+with_denied_cause (const char *message, const GError *error, const char *folder)
+{
+  g_autofree char *cause = NULL;
+
+  if (folder != NULL && (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED) ||
+                         g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_ACCES) ||
+                         g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_PERM)))
+    cause = not_in_group_cause (folder);
+  if (cause == NULL)
+    return g_strdup (message);
+  /* Translators: an error, then why: "USER is not in group G, which FOLDER is shared with" */
+  return g_strdup_printf (_("%s (%s)"), message, cause);
+}
+
 gboolean lock_note_started;   /* or `run`, which says it itself */
 /* `run`: what informations.json overrides is for status to say, not for
  * every job's log. */
@@ -92,22 +161,28 @@ open_resource_why (TesseraConfig *config, const char *name, gboolean check, int 
   resource = tessera_config_open (config, name, &error);
   if (resource == NULL)
     {
+      g_autofree char *folder = tessera_config_dup_path (config, name);
+      g_autofree char *message = with_denied_cause (error->message, error, folder);
+
       release_log (oserr_or (error, 0) != EXIT_OSERR);
       *status = fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION) ||
                       g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_UNSUPPORTED_PROTOCOL)
-                      ? EXIT_CONFIG : oserr_or (error, EXIT_IOERR), "%s", error->message);
+                      ? EXIT_CONFIG : oserr_or (error, EXIT_IOERR), "%s", message);
       if (why != NULL)
-        *why = g_strdup (error->message);
+        *why = g_steal_pointer (&message);
       return NULL;
     }
   if (check && !tessera_config_check_informations (config, name, resource, &notice, &error))
     {
+      g_autofree char *message =
+        with_denied_cause (error->message, error, tessera_tracked_dynamic_resource_get_lock_folder (resource));
+
       /* This message says all this opening would have said. */
       drop_log_since (mark);
       release_log_unless_deferred ();
-      *status = fail (is_io_error (error) ? oserr_or (error, EXIT_IOERR) : EXIT_CONFIG, "%s", error->message);
+      *status = fail (is_io_error (error) ? oserr_or (error, EXIT_IOERR) : EXIT_CONFIG, "%s", message);
       if (why != NULL)
-        *why = g_strdup (error->message);
+        *why = g_steal_pointer (&message);
       return NULL;
     }
   release_log_unless_deferred ();

@@ -418,10 +418,12 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
       need = need_of (needs, deps, tessera_dynamic_dependency_locks_get_waiting_for (locks));
       if (!g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
         {
+          g_autofree char *message =
+            with_denied_cause (error->message, error, tessera_tracked_dynamic_resource_get_lock_folder (need->resource));
+
           clear_line ();
           return fail (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_REQUEST_TOO_LARGE) ? EXIT_UNAVAILABLE
-                       : oserr_or (error, is_io_error (error) ? EXIT_IOERR : 1), "%s: %s", need->name,
-                       error->message);
+                       : oserr_or (error, is_io_error (error) ? EXIT_IOERR : 1), "%s: %s", need->name, message);
         }
       /* The type's refusal says why, in its words: the resource is
        * full for this request, or smaller than it. Without one, a peer

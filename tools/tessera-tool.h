@@ -77,6 +77,7 @@ gboolean         parse                       (GOptionContext *context, int *argc
 gboolean         parse_seconds               (const char *option, const char *text, gboolean infinite,
                                               double *seconds, int *status);
 GPtrArray       *selected_names              (TesseraConfig *config, int argc, char **argv, int *status);
+char            *with_denied_cause           (const char *message, const GError *error, const char *folder);
 gboolean         may_administer              (const char *folder);
 gboolean         is_others_entry             (const char *folder, const char *job);
 
