@@ -538,6 +538,239 @@ test_python_under_prefix (void)
   test_remove_tree (tmp);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The README's "Install as a site", followed */
+
+/* The README's "Install as a site" section. */
+static char *
+site_section (void)
+{
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "..", "README.md", NULL);
+  g_autofree char *readme = NULL;
+  const char *start, *end;
+
+  g_assert_true (g_file_get_contents (path, &readme, NULL, NULL));
+  /* g_error(), not g_assert_nonnull(), which cppcheck cannot know aborts */
+  if ((start = strstr (readme, "\n## Install as a site\n")) == NULL || (end = strstr (start + 1, "\n## ")) == NULL)
+    g_error ("README.md has no “Install as a site” section");
+  return g_strndup (start, end - start);
+}
+
+/* The line of @text that holds @needle, whole. */
+static char *
+line_with (const char *text, const char *needle)
+{
+  const char *at = strstr (text, needle);
+  const char *start, *end;
+
+  if (at == NULL)
+    g_error ("no line with “%s” in:\n%s", needle, text);
+  for (start = at; start > text && start[-1] != '\n'; start--)
+    ;
+  end = strchr (at, '\n');
+  return g_strndup (start, end != NULL ? (gsize) (end - start) : strlen (start));
+}
+
+/* `sh -c SCRIPT` with @env (NAME, VALUE pairs; a NULL VALUE unsets),
+ * its output (stderr too) in @out; its exit status. */
+static int
+sh_with (const char * const *env, const char *script, char **out)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = 0; env[i] != NULL; i += 2)
+    if (env[i + 1] != NULL)
+      g_subprocess_launcher_setenv (launcher, env[i], env[i + 1], TRUE);
+    else
+      g_subprocess_launcher_unsetenv (launcher, env[i]);
+  process = g_subprocess_launcher_spawn (launcher, &error, "/bin/sh", "-c", script, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("%s\n%s", script, *out);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  return g_subprocess_get_exit_status (process);
+}
+
+/* The host id in the lock file a `tessera run` holding r shows. */
+static char *
+host_id_of_run (const char * const *env, const char *tool, const char *config, const char *pool)
+{
+  g_autofree char *script = g_strdup_printf ("'%s' --config '%s' run --need r -- sh -c 'cat \"$1\"/r/jobs/*.json' sh '%s'",
+                                             tool, config, pool);
+  g_autofree char *out = NULL;
+  const char *at, *end;
+
+  g_assert_cmpint (sh_with (env, script, &out), ==, 0);
+  if ((at = strstr (out, "\"host_id\":\"")) == NULL || (end = strchr (at + strlen ("\"host_id\":\""), '"')) == NULL)
+    g_error ("no host id in %s", out);
+  at += strlen ("\"host_id\":\"");
+  return g_strndup (at, end - at);
+}
+
+/* As the README's "Install as a site" says, under a DESTDIR standing for
+ * its /opt/tessera: installed, the command is found on PATH and its page
+ * with MANPATH, the sample configuration put where the system's goes is
+ * the one `tessera config show` reads (and `config check` finds it
+ * good), the installed command and the build's share this host's
+ * identity, and `ninja uninstall` leaves none of the installed files. */
+static void
+test_install_as_a_site (void)
+{
+  const char *build_root = g_getenv ("TESSERA_BUILD_ROOT");
+  const char *prefix = g_getenv ("TESSERA_PREFIX");
+  g_autofree char *ninja = g_find_program_in_path ("ninja");
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *dest_prefix = g_build_filename (tmp, prefix, NULL);
+  g_autofree char *bindir = under_dest (tmp, g_getenv ("TESSERA_BINDIR"));
+  g_autofree char *tool = g_build_filename (bindir, "tessera", NULL);
+  g_autofree char *section = site_section ();
+  g_autofree char *export_line = line_with (section, "export PATH=");
+  g_autofree char *copy_line = line_with (section, "tessera.conf.sample ");
+  g_autofree char *log_path = g_build_filename (build_root, "meson-logs", "install-log.txt", NULL);
+  g_autofree char *log = NULL;
+  g_autofree char *path_value = NULL;
+  g_autofree char *manpath_value = NULL;
+  g_autofree char *sample = NULL;
+  g_autofree char *xdg = g_build_filename (tmp, "etc", "xdg", NULL);
+  g_autofree char *system_config = g_build_filename (xdg, "tessera", "tessera.conf", NULL);
+  g_autofree char *user_config = g_build_filename (tmp, "user-config", NULL);
+  g_autofree char *out = NULL;
+  g_autofree char *read = NULL;
+  g_auto(GStrv) words = NULL;
+  g_auto(GStrv) installed = NULL;
+  guint n_installed = 0;
+
+  g_assert_nonnull (build_root);
+  g_assert_nonnull (ninja);
+  install_into (tmp);
+  g_assert_true (g_file_get_contents (log_path, &log, NULL, NULL));
+  installed = g_strsplit (log, "\n", -1);
+
+  /* export PATH=/opt/tessera/bin:$PATH MANPATH=/opt/tessera/share/man:$MANPATH */
+  words = g_strsplit_set (export_line, " \t", -1);
+  for (guint i = 0; words[i] != NULL && *words[i] != '#'; i++)
+    {
+      g_autofree char *mapped = test_substitute (words[i], "/opt/tessera", dest_prefix);
+      g_autofree char *value = NULL;
+
+      if (g_str_has_prefix (mapped, "PATH="))
+        {
+          value = test_substitute (mapped + strlen ("PATH="), "$PATH", g_getenv ("PATH"));
+          path_value = g_steal_pointer (&value);
+        }
+      else if (g_str_has_prefix (mapped, "MANPATH="))
+        {
+          const char *manpath = g_getenv ("MANPATH");
+
+          value = test_substitute (mapped + strlen ("MANPATH="), "$MANPATH", manpath != NULL ? manpath : "");
+          manpath_value = g_steal_pointer (&value);
+        }
+    }
+  g_assert_nonnull (path_value);
+  g_assert_nonnull (manpath_value);
+  /* sudo cp /opt/tessera/share/doc/tessera-1/tessera.conf.sample /etc/xdg/tessera/tessera.conf */
+  {
+    g_auto(GStrv) cp = g_strsplit (copy_line, " ", -1);
+
+    for (guint i = 0; cp[i] != NULL && sample == NULL; i++)
+      if (g_str_has_suffix (cp[i], "tessera.conf.sample"))
+        sample = test_substitute (cp[i], "/opt/tessera", dest_prefix);
+    g_assert_nonnull (strstr (copy_line, " /etc/xdg/tessera/tessera.conf"));
+  }
+  g_assert_nonnull (sample);
+  g_assert_true (g_file_test (sample, G_FILE_TEST_IS_REGULAR));
+
+  {
+    const char *env[] = { "PATH", path_value, "MANPATH", manpath_value, "LD_LIBRARY_PATH", NULL,
+                          "TESSERA_PLUGIN_PATH", NULL, "TESSERA_CONFIG", NULL, "XDG_CONFIG_DIRS", xdg,
+                          "XDG_CONFIG_HOME", user_config, "HOME", tmp, "LC_ALL", "C", NULL };
+    g_autofree char *man = g_find_program_in_path ("man");
+    g_autofree char *page = NULL;
+
+    /* The installed command, found on PATH. */
+    g_assert_cmpint (sh_with (env, "command -v tessera", &out), ==, 0);
+    g_strstrip (out);
+    g_assert_cmpstr (out, ==, tool);
+    g_clear_pointer (&out, g_free);
+    g_assert_cmpint (sh_with (env, "tessera --version", &out), ==, 0);
+    g_assert_true (g_str_has_prefix (out, "tessera "));
+    g_clear_pointer (&out, g_free);
+
+    /* Its page, with MANPATH (where man is installed), or at least there. */
+    page = g_build_filename (dest_prefix, "share", "man", "man1", "tessera.1", NULL);
+    g_assert_true (g_file_test (page, G_FILE_TEST_IS_REGULAR));
+    if (man != NULL)
+      {
+        g_assert_cmpint (sh_with (env, "man -w tessera", &out), ==, 0);
+        g_strstrip (out);
+        g_assert_cmpstr (out, ==, page);
+        g_clear_pointer (&out, g_free);
+      }
+
+    /* The sample, put where the system's configuration goes. */
+    {
+      g_autofree char *text = NULL;
+
+      g_assert_true (g_file_get_contents (sample, &text, NULL, NULL));
+      test_write_file (system_config, text);
+    }
+    {
+      g_autofree char *check = g_strdup_printf ("tessera config check '%s'", system_config);
+
+      g_assert_cmpint (sh_with (env, check, &out), ==, 0);
+      g_assert_cmpstr (out, ==, "ok\n");
+      g_clear_pointer (&out, g_free);
+    }
+    g_assert_cmpint (sh_with (env, "tessera config show", &out), ==, 0);
+    read = g_strdup_printf ("  %s: read\n", system_config);
+    g_assert_nonnull (strstr (out, read));
+    g_assert_nonnull (strstr (out, "\n[resource cpu]\n"));
+    g_assert_nonnull (strstr (out, "\n[resource gpu]\n"));
+    g_assert_nonnull (strstr (out, "\n[resource db]\n"));
+    g_clear_pointer (&out, g_free);
+
+    /* The installed command and the build's: one host identity. */
+    {
+      g_autofree char *config = g_build_filename (tmp, "pool.conf", NULL);
+      g_autofree char *pool = g_build_filename (tmp, "pool", NULL);
+      g_autofree char *text = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", pool);
+      g_autofree char *installed_id = NULL;
+      g_autofree char *built_id = NULL;
+      g_autofree char *built_plugins = g_build_filename (build_root, "plugins", "countertoken", NULL);
+      const char *built_env[] = { "HOME", tmp, "LC_ALL", "C", "TESSERA_PLUGIN_PATH", built_plugins, NULL };
+
+      test_write_file (config, text);
+      installed_id = host_id_of_run (env, tool, config, pool);
+      built_id = host_id_of_run (built_env, g_getenv ("TESSERA_TOOL"), config, pool);
+      g_assert_cmpstr (installed_id, ==, built_id);
+    }
+  }
+
+  /* Uninstalled: none of the installed files is left. */
+  {
+    const char *argv[] = { ninja, "-C", build_root, "uninstall", NULL };
+
+    run_checked (NULL, argv);
+  }
+  for (guint i = 0; installed[i] != NULL; i++)
+    {
+      const char *file = installed[i];
+
+      if (*file == '\0' || *file == '#')
+        continue;
+      g_assert_true (g_str_has_prefix (file, tmp));
+      if (g_file_test (file, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+        g_error ("%s is left after ninja uninstall", file);
+      n_installed++;
+    }
+  g_assert_cmpuint (n_installed, >, 0);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -548,5 +781,6 @@ main (int argc, char **argv)
   g_test_add_func ("/install/version-macros", test_version_macros);
   g_test_add_func ("/install/licences-plugin-out-of-tree", test_licences_plugin_out_of_tree);
   g_test_add_func ("/install/python-under-prefix", test_python_under_prefix);
+  g_test_add_func ("/install/as-a-site", test_install_as_a_site);
   return g_test_run ();
 }
