@@ -208,7 +208,7 @@ bounded_command_line (const char * const *argv)
   GPtrArray *kept = g_ptr_array_new ();
   gsize bytes = 0;
 
-  for (guint i = 0; argv[i] != NULL && i < COMMAND_LINE_MAX_ARGS; i++)
+  for (guint i = 0; i < COMMAND_LINE_MAX_ARGS && argv[i] != NULL; i++)
     {
       bytes += strlen (argv[i]) + 1;
       if (bytes > COMMAND_LINE_MAX_BYTES)

@@ -3178,7 +3178,8 @@ test_group_marks_planted (Fixture *f, gconstpointer data)
   g_autofree char *path = NULL;
   g_autofree char *err = NULL;
 
-  g_assert_nonnull (pw);
+  if (pw == NULL)
+    g_error ("no user %s", users->users[0]);
   own = g_strdup_printf ("%s.%u.host", id, (unsigned) pw->pw_uid);
   script = g_strdup_printf ("printf '{\"locks_cross\": true}' > '%s'/real/r/hosts/%s", f->tmp, as_root);
   as_member (users->users[0], script);
