@@ -148,6 +148,21 @@ amount_of (TesseraDynamicLockFile *lock_file, gint64 capacity)
   return amount >= 0 ? amount : MAX (capacity, 0);
 }
 
+/* The member @member: @text as a name is shown (escaped), or null. */
+static void
+add_name (JsonBuilder *builder, const char *member, const char *text)
+{
+  json_builder_set_member_name (builder, member);
+  if (text != NULL)
+    {
+      g_autofree char *shown = escape_name (text, FALSE);
+
+      json_builder_add_string_value (builder, shown);
+    }
+  else
+    json_builder_add_null_value (builder);
+}
+
 /* The user @uid ("uid", "user"), each JSON null when unknown (-1). */
 static void
 add_user (JsonBuilder *builder, gint64 uid, GHashTable *users)
@@ -190,28 +205,14 @@ add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
-      json_builder_set_member_name (builder, "job_uri");
-      if (tessera_dynamic_lock_file_get_job_uri (waiter) != NULL)
-        {
-          g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (waiter), FALSE);
-          json_builder_add_string_value (builder, job_uri);
-        }
-      else
-        json_builder_add_null_value (builder);
+      add_name (builder, "job_uri", tessera_dynamic_lock_file_get_job_uri (waiter));
       add_user (builder, holder_owner (waiter, process), users);
       json_builder_set_member_name (builder, "pid");
       if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
         json_builder_add_int_value (builder, tessera_process_get_pid (process));
       else
         json_builder_add_null_value (builder);
-      json_builder_set_member_name (builder, "host");
-      if (process && tessera_process_get_host (process))
-        {
-          g_autofree char *host = escape_name (tessera_process_get_host (process), FALSE);
-          json_builder_add_string_value (builder, host);
-        }
-      else
-        json_builder_add_null_value (builder);
+      add_name (builder, "host", process ? tessera_process_get_host (process) : NULL);
       /* Every entry of the queue reserves: later requests count it as
        * held. */
       json_builder_set_member_name (builder, "state");
@@ -345,15 +346,8 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
-      json_builder_set_member_name (builder, "job_uri");
       /* None for an entry that is not even read (a FIFO in jobs/). */
-      if (tessera_dynamic_lock_file_get_job_uri (lock_file) != NULL)
-        {
-          g_autofree char *job_uri = escape_name (tessera_dynamic_lock_file_get_job_uri (lock_file), FALSE);
-          json_builder_add_string_value (builder, job_uri);
-        }
-      else
-        json_builder_add_null_value (builder);
+      add_name (builder, "job_uri", tessera_dynamic_lock_file_get_job_uri (lock_file));
       json_builder_set_member_name (builder, "pid");
       if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
         json_builder_add_int_value (builder, tessera_process_get_pid (process));
@@ -362,14 +356,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       /* Another process type (experimaestro's Slurm jobs): its type and
        * its own id ("pid" in its spec: a job id), and why an unknown
        * holder is unknown. */
-      json_builder_set_member_name (builder, "process_type");
-      if (process)
-        {
-          g_autofree char *type = escape_name (tessera_process_get_process_type (process), FALSE);
-          json_builder_add_string_value (builder, type);
-        }
-      else
-        json_builder_add_null_value (builder);
+      add_name (builder, "process_type", process ? tessera_process_get_process_type (process) : NULL);
       json_builder_set_member_name (builder, "process_id");
       {
         JsonNode *spec = process ? tessera_process_get_spec (process) : NULL;
@@ -405,14 +392,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         }
       else
         json_builder_add_null_value (builder);
-      json_builder_set_member_name (builder, "host");
-      if (process && tessera_process_get_host (process))
-        {
-          g_autofree char *host = escape_name (tessera_process_get_host (process), FALSE);
-          json_builder_add_string_value (builder, host);
-        }
-      else
-        json_builder_add_null_value (builder);
+      add_name (builder, "host", process ? tessera_process_get_host (process) : NULL);
       json_builder_set_member_name (builder, "state");
       json_builder_add_string_value (builder, state);
       /* Whose job it is: the lock file's owner (nobody owns a file as
@@ -435,14 +415,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         }
       else
         json_builder_add_null_value (builder);
-      json_builder_set_member_name (builder, "batch_job_id");
-      if (process && tessera_process_get_batch_job_id (process) != NULL)
-        {
-          g_autofree char *id = escape_name (tessera_process_get_batch_job_id (process), FALSE);
-          json_builder_add_string_value (builder, id);
-        }
-      else
-        json_builder_add_null_value (builder);
+      add_name (builder, "batch_job_id", process ? tessera_process_get_batch_job_id (process) : NULL);
       json_builder_set_member_name (builder, "since");
       if (since != NULL)
         json_builder_add_string_value (builder, since);
