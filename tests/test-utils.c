@@ -521,12 +521,25 @@ test_users_new (const char *prefix)
 
   if (getuid () != 0)
     g_error ("this test creates users and a group: run it as root (CI does)");
-  /* The whole pid: test programs of two build trees run side by side. */
-  users->group = g_strdup_printf ("%sg%d", prefix, (int) getpid ());
+  /* The whole pid: test programs of two build trees run side by side.
+   * A run that aborted leaves its names behind, and pids come round
+   * again, so a taken name is passed over, never reused. */
+  for (guint n = 0; users->group == NULL; n++)
+    {
+      g_autofree char *tail = n == 0 ? g_strdup ("") : g_strdup_printf ("x%u", n);
+      g_autofree char *group = g_strdup_printf ("%sg%d%s", prefix, (int) getpid (), tail);
+
+      for (int i = 0; i < 2; i++)
+        {
+          g_free (users->users[i]);
+          users->users[i] = g_strdup_printf ("%su%d%s%c", prefix, (int) getpid (), tail, 'a' + i);
+        }
+      if (getgrnam (group) == NULL && getpwnam (users->users[0]) == NULL && getpwnam (users->users[1]) == NULL)
+        users->group = g_steal_pointer (&group);
+    }
   test_run_or_fail ((const char *[]) { "groupadd", users->group, NULL });
   for (int i = 0; i < 2; i++)
     {
-      users->users[i] = g_strdup_printf ("%su%d%c", prefix, (int) getpid (), 'a' + i);
       test_run_or_fail ((const char *[]) { "useradd", "-M", "-N", "-g", users->group, "-s", "/bin/sh",
                                            users->users[i], NULL });
     }
