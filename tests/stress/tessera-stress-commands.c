@@ -17,7 +17,9 @@
  * that nobody outside sees; the job folder is in the pool's runs/, as
  * every run keeps it. Of those, --kill-percent are killed with SIGKILL as
  * a whole (the namespace dies with its command, which then says nothing:
- * the driver writes "k TIME ID" just before the kill).
+ * the driver writes "k TIME ID" just before the kill): half of them up to
+ * 1.5 s after the spawn, while they wait or run, half up to 0.2 s after
+ * their command's start shows in the log.
  *
  * The auditor trusts neither the library nor the pool's files: it counts
  * the commands running at each moment from the log, a killed one ending at
@@ -69,6 +71,7 @@ typedef struct
   char *err_path;             /* its stderr (--fuse-host-seconds), NULL: inherited */
   gboolean container, fuse, late;   /* late: started once both hosts' marks were seen */
   gint64 kill_at;             /* monotonic µs, 0: never */
+  gint64 kill_after_start;    /* µs after its command's start (as the log shows) to kill it, 0: not so */
   int pidfd;
   gboolean done;
 } Run;
@@ -159,8 +162,18 @@ spawn_run (Stress *s, GRand *rand, gboolean fuse)
         g_ptr_array_add (argv, g_strdup (prefix[i]));
       g_ptr_array_add (argv, g_steal_pointer (&script));
       s->in_containers++;
+      /* Half of the kills come at a time after the spawn, while the run
+       * waits or runs; the other half while its command runs (its start
+       * seen in the log), which a loaded machine, where a run in a
+       * container may take longer to start than the first half's delays,
+       * would otherwise hardly ever see. */
       if (g_rand_int_range (rand, 0, 100) < s->kill_percent)
-        run->kill_at = g_get_monotonic_time () + g_rand_int_range (rand, 10000, 1500000);
+        {
+          if (g_rand_boolean (rand))
+            run->kill_at = g_get_monotonic_time () + g_rand_int_range (rand, 10000, 1500000);
+          else
+            run->kill_after_start = g_rand_int_range (rand, 10000, 200000);
+        }
     }
   else if (fuse)
     {
@@ -219,6 +232,7 @@ static guint
 tend (Stress *s)
 {
   gint64 now = g_get_monotonic_time ();
+  g_autofree char *log = NULL;
 
   while (g_main_context_iteration (NULL, FALSE))
     ;
@@ -226,6 +240,18 @@ tend (Stress *s)
     {
       Run *run = g_ptr_array_index (s->runs, i);
 
+      /* Its command started: the first line that names it is its "+". */
+      if (!run->done && run->kill_after_start != 0 &&
+          (log != NULL || g_file_get_contents (s->log_path, &log, NULL, NULL)))
+        {
+          g_autofree char *named = g_strdup_printf (" %s\n", run->id);
+
+          if (strstr (log, named) != NULL)
+            {
+              run->kill_at = now + run->kill_after_start;
+              run->kill_after_start = 0;
+            }
+        }
       if (!run->done && run->kill_at != 0 && now >= run->kill_at && run->pidfd >= 0)
         {
           log_kill (s, run->id);
