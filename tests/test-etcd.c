@@ -1115,6 +1115,9 @@ store_cycle (TesseraDynamicResource *resource, const char *base, const char *id,
  * test-etcd store-try BASE ID COUNT [KEY=VALUE…]: the same, but tries
  * only once: prints "UNAVAILABLE" and ends when it cannot take them.
  *
+ * test-etcd store-mutex BASE ID MODE [KEY=VALUE…]: the same on the mutex
+ * "lock" (no total), MODE "shared" or "exclusive".
+ *
  * test-etcd store-cycle BASE ID ROUNDS: ROUNDS times, takes one token as
  * job task@ID-ROUND (waiting up to 120 s), holds it a moment, releases
  * it; prints "DONE" or "ERROR <message>". */
@@ -1125,8 +1128,9 @@ store_child (const char *endpoint_list, int argc, char **argv)
   g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
   g_autofree char *folder = g_build_filename (argv[2], "pool", NULL);
   g_autofree char *lease = g_strdup_printf ("%d", STORE_TTL);
-  const char *defaults[] = { "path", folder, "total", "2", "store", "etcd", "endpoints", endpoint_list,
-                             "prefix", "/store/", "lease", lease, NULL };
+  gboolean mutex = g_str_equal (argv[1], "store-mutex");
+  const char *defaults[] = { "path", folder, "store", "etcd", "endpoints", endpoint_list,
+                             "prefix", "/store/", "lease", lease, mutex ? NULL : "total", "2", NULL };
   g_auto(GStrv) key_list = NULL;
   g_auto(GStrv) value_list = NULL;
   g_autoptr(TesseraDynamicResource) resource = NULL;
@@ -1164,7 +1168,8 @@ store_child (const char *endpoint_list, int argc, char **argv)
     }
   key_list = g_strv_builder_end (keys);
   value_list = g_strv_builder_end (values);
-  resource = tessera_registry_create_resource (tessera_registry_get_default (), "countertoken", "tokens",
+  resource = tessera_registry_create_resource (tessera_registry_get_default (), mutex ? "mutex" : "countertoken",
+                                               mutex ? "lock" : "tokens",
                                                (const char * const *) key_list,
                                                (const char * const *) value_list, &error);
   if (resource == NULL)
@@ -1591,6 +1596,68 @@ test_store_queue (Fixture *f, gconstpointer data)
   left = pool_keys (f, "");
   for (guint j = 0; j < left->len; j++)
     g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (left, j))->key, ==, "/store/tokens/informations");
+}
+
+/* The mutex's intent keys under /store/lock/intents/ now, each checked
+ * to be on a lease. */
+static guint
+count_intents (Fixture *f)
+{
+  g_autoptr(GPtrArray) intents = range_prefix (f, "/store/lock/intents/", NULL);
+
+  for (guint i = 0; i < intents->len; i++)
+    g_assert_cmpint (((TesseraEtcdKv *) g_ptr_array_index (intents, i))->lease, !=, 0);
+  return intents->len;
+}
+
+/* The mutex's writer preference across hosts on etcd (issue 40, point
+ * 4): three processes, each on its own "host" (its own local folder as
+ * `path`, as queue_spawn() gives them: no file system in common). A
+ * holds the mutex shared; B asks for it exclusive and waits, its intent
+ * a key of the pool on its lease; C's shared request, which A's share
+ * alone would let in, waits for B. A releases: B gets it (C, had it
+ * been let in, would hold it shared and B would wait for ever); B
+ * releases: C gets it. No intent is left. */
+static void
+test_store_mutex_intents (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path_a = g_strdup_printf ("path=%s/host-A/pool", f->dir);
+  g_autofree char *path_b = g_strdup_printf ("path=%s/host-B/pool", f->dir);
+  g_autofree char *path_c = g_strdup_printf ("path=%s/host-C/pool", f->dir);
+  const char *settings_a[] = { path_a, NULL };
+  const char *settings_b[] = { path_b, NULL };
+  const char *settings_c[] = { path_c, NULL };
+  g_autoptr(Helper) a = store_spawn_mode (f, "store-mutex", NULL, "A", "shared", settings_a);
+  g_autoptr(Helper) b = NULL;
+  g_autoptr(Helper) c = NULL;
+  g_autoptr(GPtrArray) jobs = NULL;
+  g_autofree char *line = NULL;
+
+  expect_acquired (a, 60);
+  b = store_spawn_mode (f, "store-mutex", no_polling_env, "B", "exclusive", settings_b);
+  helper_expect_line (b, "WAITING", 60);
+  c = store_spawn_mode (f, "store-mutex", no_polling_env, "C", "shared", settings_c);
+  line = helper_read_line (c, 60);
+  g_assert_cmpstr (line, ==, "WAITING");
+  g_assert_cmpuint (count_intents (f), ==, 1);
+
+  helper_close_stdin (a);
+  helper_expect_line (a, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (a), ==, 0);
+  expect_acquired (b, 120);
+  jobs = range_prefix (f, "/store/lock/jobs/", NULL);
+  g_assert_cmpuint (jobs->len, ==, 1);
+  g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->key, ==, "/store/lock/jobs/task@B");
+  g_assert_cmpuint (count_intents (f), ==, 0);
+
+  helper_close_stdin (b);
+  helper_expect_line (b, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (b), ==, 0);
+  expect_acquired (c, 120);
+  helper_close_stdin (c);
+  helper_expect_line (c, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (c), ==, 0);
+  g_assert_cmpuint (count_intents (f), ==, 0);
 }
 
 /* A reservation under the pool's queue that no process's lease carries
@@ -2563,7 +2630,7 @@ main (int argc, char **argv)
     return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
   if (g_getenv (STORE_ENV) != NULL && argc >= 5 &&
       (g_str_equal (argv[1], "store") || g_str_equal (argv[1], "store-try") ||
-       g_str_equal (argv[1], "store-cycle")))
+       g_str_equal (argv[1], "store-cycle") || g_str_equal (argv[1], "store-mutex")))
     return store_child (g_getenv (STORE_ENV), argc, argv);
   if (g_getenv (HOLD_ENV) != NULL && argc == 2)
     return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
@@ -2613,6 +2680,7 @@ main (int argc, char **argv)
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
   ADD ("/etcd/cluster/fencing-tokens", "3", test_store_fencing_tokens);
+  ADD ("/etcd/cluster/mutex-intents", "3", test_store_mutex_intents);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
   ADD ("/etcd/cluster/hung-first-member", "3", test_hung_first_member);
 #undef ADD
