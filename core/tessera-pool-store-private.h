@@ -225,8 +225,27 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  *   (an etcd lease) has left, asked of the store now; -1 when the store
  *   has none for it, or it is gone. Thread lock held; may wait for the
  *   store.
+ * @side_list: optional (with @side_put and @side_delete; %NULL: the
+ *   store keeps no side entries, and a resource type keeps what it needs
+ *   in its lock folder, as the mutex keeps `intents/` on a folder):
+ *   (transfer full): the side entries of kind @kind as last read (name →
+ *   text), small JSON texts that a resource type keeps in the pool beside
+ *   its holders (the mutex's intents), whose liveness is the store's
+ *   (etcd: only those on a lease). Between @begin and @end, after a
+ *   @refresh, thread lock held.
+ * @side_put: writes side entry @name of kind @kind, @text, so that it
+ *   lives no longer than this process (etcd: on its lease); written at
+ *   once, and it changes the pool (a peer's decision read before it is
+ *   refused). Between @begin and @end, thread lock held.
+ * @side_delete: deletes side entry @name of kind @kind; one already gone
+ *   is no error. Asked by the thread deciding between @begin and @end,
+ *   it is done by the @commit that writes a holder, after it (what the
+ *   entry kept out stays out until the holder counts), and forgotten at
+ *   @end when none is written (the decision was not made: what the entry
+ *   says still holds); asked otherwise (a request given up), at once.
+ *   Any thread.
  *
- * The operations of a store. Every member is set.
+ * The operations of a store. Every member is set but the optional ones.
  */
 struct _TesseraPoolStoreClass
 {
@@ -333,6 +352,18 @@ struct _TesseraPoolStoreClass
   double    (*get_holder_lease_left) (TesseraPoolStore    *store,
                                       const char          *name);
   gint64    (*get_token)          (TesseraPoolStore       *store);
+
+  GHashTable *(*side_list)        (TesseraPoolStore       *store,
+                                   const char             *kind);
+  gboolean  (*side_put)           (TesseraPoolStore       *store,
+                                   const char             *kind,
+                                   const char             *name,
+                                   const char             *text,
+                                   GError                **error);
+  gboolean  (*side_delete)        (TesseraPoolStore       *store,
+                                   const char             *kind,
+                                   const char             *name,
+                                   GError                **error);
 };
 
 /* Every store starts with this. */
@@ -424,6 +455,18 @@ void      _tessera_pool_store_queue_delete      (TesseraPoolStore  *store,
 char     *_tessera_pool_store_dup_location      (TesseraPoolStore  *store);
 double    _tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store,
                                                      const char       *name);
+gboolean  _tessera_pool_store_has_side_entries  (TesseraPoolStore  *store);
+GHashTable *_tessera_pool_store_side_list       (TesseraPoolStore  *store,
+                                                 const char        *kind);
+gboolean  _tessera_pool_store_side_put          (TesseraPoolStore  *store,
+                                                 const char        *kind,
+                                                 const char        *name,
+                                                 const char        *text,
+                                                 GError           **error);
+gboolean  _tessera_pool_store_side_delete       (TesseraPoolStore  *store,
+                                                 const char        *kind,
+                                                 const char        *name,
+                                                 GError           **error);
 
 /* The folder's queue (tessera-wait-queue.c): the folder store's
  * queue_read, queue_put and queue_delete, on the pool folder @folder

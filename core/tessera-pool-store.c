@@ -189,3 +189,31 @@ _tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store, const char *
 {
   return store->klass->get_holder_lease_left (store, name);
 }
+
+gboolean
+_tessera_pool_store_has_side_entries (TesseraPoolStore *store)
+{
+  return store->klass->side_list != NULL;
+}
+
+GHashTable *
+_tessera_pool_store_side_list (TesseraPoolStore *store, const char *kind)
+{
+  return store->klass->side_list (store, kind);
+}
+
+gboolean
+_tessera_pool_store_side_put (TesseraPoolStore *store,
+                              const char       *kind,
+                              const char       *name,
+                              const char       *text,
+                              GError          **error)
+{
+  return store->klass->side_put (store, kind, name, text, error);
+}
+
+gboolean
+_tessera_pool_store_side_delete (TesseraPoolStore *store, const char *kind, const char *name, GError **error)
+{
+  return store->klass->side_delete (store, kind, name, error);
+}

@@ -6,6 +6,8 @@
  */
 #include "tessera-tracked-dynamic-resource-private.h"
 
+#include <string.h>
+
 #define VIEW(o) _tessera_tracked_dynamic_resource_get_view (o)
 #define STORE(o) _tessera_pool_view_get_store (VIEW (o))
 #define lock_thread(o) _tessera_pool_view_lock_thread (VIEW (o))
@@ -106,4 +108,146 @@ tessera_tracked_dynamic_resource_check_readable (TesseraTrackedDynamicResource  
   readable = _tessera_pool_store_check_readable (STORE (self), error);
   unlock_thread (self);
   return readable;
+}
+
+/* A side entry's kind: a short lower-case word that is none of the
+ * pool's own (jobs/, queue/); its name: one name (a holder's, without
+ * ".json"). */
+static gboolean
+check_side_entry (const char *kind, const char *name, GError **error)
+{
+  gboolean good_kind = kind != NULL && *kind != '\0' && strlen (kind) <= 32 && !g_str_equal (kind, "jobs") &&
+                       !g_str_equal (kind, "queue");
+  gboolean good_name = name == NULL || (*name != '\0' && strchr (name, '/') == NULL && !g_str_equal (name, ".") &&
+                                        !g_str_equal (name, "..") && strlen (name) <= 256 &&
+                                        g_utf8_validate (name, -1, NULL));
+
+  for (const char *p = kind; good_kind && *p != '\0'; p++)
+    good_kind = g_ascii_islower (*p) || g_ascii_isdigit (*p) || *p == '_' || *p == '-';
+  if (good_kind && good_name)
+    return TRUE;
+  g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME, _("“%s/%s” is not a side entry's name"),
+               kind != NULL ? kind : "", name != NULL ? name : "");
+  return FALSE;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_keeps_side_entries:
+ * @self: a tracked resource
+ *
+ * Whether the store @self's pool lives in keeps side entries: small JSON
+ * texts a resource type keeps in the pool beside its holders, which every
+ * process of the pool sees, on every host, and which live no longer than
+ * the process that wrote them (the mutex's intents). The etcd store keeps
+ * them under the pool's key, on the process's lease; the folder store
+ * keeps none, and a type keeps such files in its lock folder
+ * ([method@Tessera.TrackedDynamicResource.get_lock_folder]), as the mutex
+ * keeps `intents/`. Callable from any thread.
+ *
+ * Returns: %TRUE when [method@Tessera.TrackedDynamicResource.list_side_entries]
+ *   and its kin may be used
+ */
+gboolean
+tessera_tracked_dynamic_resource_keeps_side_entries (TesseraTrackedDynamicResource *self)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  return VIEW (self) != NULL && _tessera_pool_view_is_open (VIEW (self)) &&
+         _tessera_pool_store_has_side_entries (STORE (self));
+}
+
+/**
+ * tessera_tracked_dynamic_resource_list_side_entries:
+ * @self: a tracked resource whose store keeps side entries
+ *   ([method@Tessera.TrackedDynamicResource.keeps_side_entries])
+ * @kind: the entries' kind (a short lower-case word, the type's own:
+ *   "intents")
+ *
+ * The side entries of @kind as the pool was last read, read at the same
+ * time as its holders: what another process wrote, as it wrote it (read
+ * it as a hostile co-user's text). Call it from the type's virtual
+ * functions, the thread lock held
+ * ([vfunc@Tessera.TrackedDynamicResource.is_available]); it does not
+ * block.
+ *
+ * Returns: (transfer full) (element-type utf8 utf8): each entry's name
+ *   and text; empty when there are none, or when the store keeps none
+ */
+GHashTable *
+tessera_tracked_dynamic_resource_list_side_entries (TesseraTrackedDynamicResource *self,
+                                                    const char                    *kind)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  if (!tessera_tracked_dynamic_resource_keeps_side_entries (self) || !check_side_entry (kind, NULL, NULL))
+    return g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  return _tessera_pool_store_side_list (STORE (self), kind);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_put_side_entry:
+ * @self: a tracked resource whose store keeps side entries
+ * @kind: the entry's kind
+ * @name: its name (one name: a holder's, `task@identifier`)
+ * @text: its text, JSON
+ * @error: return location for a #GError
+ *
+ * Writes side entry @name of @kind, at once: every process of the pool
+ * sees it from its next decision, and a decision of another process made
+ * on the pool as it was before is made again. It lives no longer than
+ * this process (on etcd, it is on the process's lease). Write it only
+ * when it changes: every write wakes every waiter of the pool. Call it
+ * from the type's virtual functions, the thread lock held; it waits for
+ * the store.
+ *
+ * Returns: %TRUE when written; %FALSE with @error set
+ */
+gboolean
+tessera_tracked_dynamic_resource_put_side_entry (TesseraTrackedDynamicResource  *self,
+                                                 const char                     *kind,
+                                                 const char                     *name,
+                                                 const char                     *text,
+                                                 GError                        **error)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  g_return_val_if_fail (text != NULL, FALSE);
+  if (!check_side_entry (kind, name, error))
+    return FALSE;
+  if (!tessera_tracked_dynamic_resource_keeps_side_entries (self))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _("The pool of %s keeps no side entries"),
+                   tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)));
+      return FALSE;
+    }
+  return _tessera_pool_store_side_put (STORE (self), kind, name, text, error);
+}
+
+/**
+ * tessera_tracked_dynamic_resource_delete_side_entry:
+ * @self: a tracked resource whose store keeps side entries
+ * @kind: the entry's kind
+ * @name: its name
+ * @error: return location for a #GError
+ *
+ * Deletes side entry @name of @kind; one already gone is no error. From
+ * the type's virtual functions during a decision (the thread lock held),
+ * it is done once the decision's grant is written, after it, so that
+ * what the entry keeps out stays out until the new holder counts (the
+ * mutex's intent, dropped by its
+ * [vfunc@Tessera.TrackedDynamicResource.do_acquire]), and not at all
+ * when no grant is written; from elsewhere (a request given up: no lock
+ * held), at once. Callable from any thread.
+ *
+ * Returns: %TRUE when deleted, or to be; %FALSE with @error set
+ */
+gboolean
+tessera_tracked_dynamic_resource_delete_side_entry (TesseraTrackedDynamicResource  *self,
+                                                    const char                     *kind,
+                                                    const char                     *name,
+                                                    GError                        **error)
+{
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
+  if (!check_side_entry (kind, name, error))
+    return FALSE;
+  if (!tessera_tracked_dynamic_resource_keeps_side_entries (self))
+    return TRUE;
+  return _tessera_pool_store_side_delete (STORE (self), kind, name, error);
 }

@@ -434,6 +434,22 @@ TESSERA_AVAILABLE_IN_ALL
 gboolean    tessera_tracked_dynamic_resource_check_readable        (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_tracked_dynamic_resource_keeps_side_entries    (TesseraTrackedDynamicResource *self);
+TESSERA_AVAILABLE_IN_ALL
+GHashTable *tessera_tracked_dynamic_resource_list_side_entries     (TesseraTrackedDynamicResource *self,
+                                                                    const char                    *kind);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_tracked_dynamic_resource_put_side_entry        (TesseraTrackedDynamicResource *self,
+                                                                    const char                    *kind,
+                                                                    const char                    *name,
+                                                                    const char                    *text,
+                                                                    GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
+gboolean    tessera_tracked_dynamic_resource_delete_side_entry     (TesseraTrackedDynamicResource *self,
+                                                                    const char                    *kind,
+                                                                    const char                    *name,
+                                                                    GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
 GPtrArray  *tessera_tracked_dynamic_resource_list_lock_files       (TesseraTrackedDynamicResource *self);
 TESSERA_AVAILABLE_IN_ALL
 GPtrArray  *tessera_tracked_dynamic_resource_list_waiters          (TesseraTrackedDynamicResource *self,

@@ -47,6 +47,7 @@ tessera_etcd_pool_state_free (TesseraEtcdPoolState *state)
     return;
   g_ptr_array_unref (state->holders);
   g_clear_pointer (&state->queue, g_ptr_array_unref);
+  g_clear_pointer (&state->side, g_ptr_array_unref);
   g_clear_pointer (&state->informations, json_node_unref);
   g_clear_error (&state->informations_error);
   g_free (state);
@@ -240,6 +241,23 @@ read_queue_entry (TesseraEtcdPool *pool, TesseraEtcdKv *kv)
   return entry;
 }
 
+/* A side entry's key below the pool's: `KIND/NAME`, KIND a short
+ * lower-case word that is not one of the pool's own, NAME one name. */
+static gboolean
+is_side_key (const char *rest)
+{
+  const char *slash = strchr (rest, '/');
+
+  if (slash == NULL || slash == rest || slash - rest > 32 ||
+      (slash - rest == 4 && (strncmp (rest, "jobs", 4) == 0)) ||
+      (slash - rest == 5 && strncmp (rest, "queue", 5) == 0))
+    return FALSE;
+  for (const char *p = rest; p < slash; p++)
+    if (!g_ascii_islower (*p) && !g_ascii_isdigit (*p) && *p != '_' && *p != '-')
+      return FALSE;
+  return tessera_etcd_pool_check_holder_name (slash + 1, NULL);
+}
+
 /**
  * tessera_etcd_pool_read:
  *
@@ -259,6 +277,7 @@ tessera_etcd_pool_read (TesseraEtcdPool  *pool,
 
   state->holders = g_ptr_array_new_with_free_func ((GDestroyNotify) holder_free);
   state->queue = g_ptr_array_new_with_free_func ((GDestroyNotify) holder_free);
+  state->side = g_ptr_array_new_with_free_func ((GDestroyNotify) tessera_etcd_kv_free);
   if (!tessera_etcd_client_range (pool->client, pool->key, end, &state->revision, &kvs, cancellable, error))
     return NULL;
   for (guint i = 0; i < kvs->len; i++)
@@ -274,6 +293,8 @@ tessera_etcd_pool_read (TesseraEtcdPool  *pool,
       else if (g_str_has_prefix (kv->key, pool->queue_key) &&
                tessera_etcd_pool_check_holder_name (kv->key + strlen (pool->queue_key), NULL))
         g_ptr_array_add (state->queue, read_queue_entry (pool, g_steal_pointer (&g_ptr_array_index (kvs, i))));
+      else if (is_side_key (kv->key + strlen (pool->key)))
+        g_ptr_array_add (state->side, g_steal_pointer (&g_ptr_array_index (kvs, i)));
       else
         g_debug ("Ignoring %s: not a key of pool %s", kv->key, pool->key);
     }
@@ -425,6 +446,60 @@ tessera_etcd_pool_delete_queue_entry (TesseraEtcdPool  *pool,
       !tessera_etcd_pool_check_holder_name (key + strlen (pool->queue_key), NULL))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME, _("“%s” is not a queue entry of %s"), key,
+                   pool->key);
+      return FALSE;
+    }
+  return tessera_etcd_client_delete (pool->client, key, NULL, NULL, cancellable, error);
+}
+
+char *
+tessera_etcd_pool_dup_side_key (TesseraEtcdPool *pool, const char *kind, const char *name)
+{
+  return g_strconcat (pool->key, kind, "/", name, NULL);
+}
+
+/**
+ * tessera_etcd_pool_put_side_entry:
+ * @kind: the entry's kind (the mutex's "intents")
+ * @name: its name (TASK@ID)
+ * @text: its JSON
+ *
+ * Writes the side entry @name of @kind on @lease, at once.
+ *
+ * Returns: %FALSE with @error when etcd could not be asked
+ */
+gboolean
+tessera_etcd_pool_put_side_entry (TesseraEtcdPool  *pool,
+                                  const char       *kind,
+                                  const char       *name,
+                                  const char       *text,
+                                  gint64            lease,
+                                  GCancellable     *cancellable,
+                                  GError          **error)
+{
+  g_autofree char *key = tessera_etcd_pool_dup_side_key (pool, kind, name);
+  g_autoptr(GBytes) value = NULL;
+
+  if (!is_side_key (key + strlen (pool->key)))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME, _("“%s” is not a side entry of %s"), key,
+                   pool->key);
+      return FALSE;
+    }
+  value = g_bytes_new (text, strlen (text));
+  return tessera_etcd_client_put (pool->client, key, value, lease, NULL, cancellable, error);
+}
+
+/* Deletes the side entry at @key, only one of the pool's. */
+gboolean
+tessera_etcd_pool_delete_side_key (TesseraEtcdPool  *pool,
+                                   const char       *key,
+                                   GCancellable     *cancellable,
+                                   GError          **error)
+{
+  if (!g_str_has_prefix (key, pool->key) || !is_side_key (key + strlen (pool->key)))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME, _("“%s” is not a side entry of %s"), key,
                    pool->key);
       return FALSE;
     }

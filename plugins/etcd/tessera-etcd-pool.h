@@ -19,7 +19,9 @@ G_BEGIN_DECLS
  * informations.json), `jobs/TASK@ID` (the JSON of a folder's lock
  * file) and `queue/TASK@ID` (the JSON of a folder's queue entry, for a
  * waiter past its patience), every holder and queue key on its
- * process's lease. */
+ * process's lease; and a resource type's side entries, `KIND/NAME` for
+ * other kinds (the mutex's `intents/TASK@ID`), on their process's lease
+ * too. */
 typedef struct _TesseraEtcdPool TesseraEtcdPool;
 
 /* One holder as read. */
@@ -39,6 +41,7 @@ typedef struct
   gint64 revision;
   GPtrArray *holders;                  /* TesseraEtcdHolder, oldest (create revision) first */
   GPtrArray *queue;                    /* TesseraEtcdHolder: the queue's entries, likewise */
+  GPtrArray *side;                     /* TesseraEtcdKv: side entries, `KIND/NAME` of another kind */
   JsonNode *informations;              /* NULL: none, or unreadable (see below) */
   GError *informations_error;          /* why they could not be read, if there are some */
 } TesseraEtcdPoolState;
@@ -97,6 +100,20 @@ gboolean              tessera_etcd_pool_delete_queue_entry (TesseraEtcdPool  *po
                                                             const char       *key,
                                                             GCancellable     *cancellable,
                                                             GError          **error);
+char                 *tessera_etcd_pool_dup_side_key (TesseraEtcdPool *pool,
+                                                      const char      *kind,
+                                                      const char      *name);
+gboolean              tessera_etcd_pool_put_side_entry (TesseraEtcdPool  *pool,
+                                                        const char       *kind,
+                                                        const char       *name,
+                                                        const char       *text,
+                                                        gint64            lease,
+                                                        GCancellable     *cancellable,
+                                                        GError          **error);
+gboolean              tessera_etcd_pool_delete_side_key (TesseraEtcdPool  *pool,
+                                                         const char       *key,
+                                                         GCancellable     *cancellable,
+                                                         GError          **error);
 gboolean              tessera_etcd_pool_put_informations (TesseraEtcdPool  *pool,
                                                           JsonNode         *informations,
                                                           GCancellable     *cancellable,

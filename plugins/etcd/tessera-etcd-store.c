@@ -36,6 +36,11 @@
  *   once (the lease says it still waits), and its place is the key's
  *   create revision; entries are read with the holders at one revision,
  *   and the acquire's transaction covers them.
+ * - A resource type's side entries (the mutex's intents) are keys
+ *   `KIND/NAME` under the pool, put at once on the process's lease and
+ *   read with the holders; one deleted during a decision goes after the
+ *   holder that decision writes (so what it kept out stays out until the
+ *   holder counts), or not at all when none is written.
  * - Change notification is a watch on the pool's prefix from the last
  *   revision read, on a thread of the store's own, which wakes this
  *   process's waiters through the view's host table (again after any
@@ -221,6 +226,9 @@ typedef struct
   char *pending;                       /* the holder put since begin, to commit */
   gint64 token;                        /* the revision of the last holder committed */
   GPtrArray *queue;                    /* TesseraEtcdHolder: the queue as last read */
+  GPtrArray *side;                     /* TesseraEtcdKv: the side entries as last read */
+  GPtrArray *side_deletes;             /* keys: deletions for the commit of a holder */
+  gpointer decider;                    /* atomic: the thread between refresh and end, or NULL */
   GHashTable *ttls;                    /* lease id → seconds left, asked at ttls_revision */
   gint64 ttls_revision;
 
@@ -383,6 +391,8 @@ etcd_store_free (TesseraPoolStore *store)
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->holders, g_hash_table_unref);
   g_clear_pointer (&self->queue, g_ptr_array_unref);
+  g_clear_pointer (&self->side, g_ptr_array_unref);
+  g_clear_pointer (&self->side_deletes, g_ptr_array_unref);
   g_clear_pointer (&self->ttls, g_hash_table_unref);
   g_clear_pointer (&self->informations, g_bytes_unref);
   g_clear_error (&self->read_error);
@@ -428,6 +438,8 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
 
   g_clear_pointer (&self->queue, g_ptr_array_unref);
   self->queue = g_steal_pointer (&state->queue);
+  g_clear_pointer (&self->side, g_ptr_array_unref);
+  self->side = g_steal_pointer (&state->side);
 
   for (guint i = 0; i < state->holders->len; i++)
     {
@@ -473,6 +485,7 @@ etcd_store_refresh (TesseraPoolStore *store, double min_age, gboolean full)
   g_autoptr(TesseraEtcdPoolState) state = NULL;
   g_autoptr(GBytes) text = NULL;
 
+  g_atomic_pointer_set (&self->decider, g_thread_self ());
   g_clear_error (&self->read_error);
   state = tessera_etcd_pool_read (self->pool, NULL, &self->read_error);
   if (state == NULL)
@@ -569,7 +582,28 @@ drop_pending (EtcdStore *self)
 static void
 etcd_store_end (TesseraPoolStore *store, int token)
 {
-  drop_pending (ETCD_STORE (store));
+  EtcdStore *self = ETCD_STORE (store);
+
+  drop_pending (self);
+  /* No holder was written: what the entries say still holds. */
+  g_ptr_array_set_size (self->side_deletes, 0);
+  g_atomic_pointer_set (&self->decider, NULL);
+}
+
+/* The side entries deleted during the decision, now that its holder is
+ * written. */
+static void
+delete_side_entries (EtcdStore *self)
+{
+  for (guint i = 0; i < self->side_deletes->len; i++)
+    {
+      const char *key = g_ptr_array_index (self->side_deletes, i);
+      g_autoptr(GError) error = NULL;
+
+      if (!tessera_etcd_pool_delete_side_key (self->pool, key, NULL, &error))
+        g_warning (_("Cannot delete %s: %s"), key, error->message);
+    }
+  g_ptr_array_set_size (self->side_deletes, 0);
 }
 
 static gboolean
@@ -602,6 +636,7 @@ etcd_store_commit (TesseraPoolStore *store, GError **error)
       return FALSE;
     }
   g_clear_pointer (&self->pending, g_free);
+  delete_side_entries (self);
   return TRUE;
 }
 
@@ -1006,6 +1041,58 @@ etcd_store_queue_delete (TesseraPoolStore *store, const char *location)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Side entries: `KIND/NAME` keys */
+
+/* Only those on a lease: Tessera puts every one on its process's, and a
+ * key without is a co-user's, which would otherwise count for ever. */
+static GHashTable *
+etcd_store_side_list (TesseraPoolStore *store, const char *kind)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  GHashTable *entries = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autofree char *prefix = tessera_etcd_pool_dup_side_key (self->pool, kind, "");
+
+  for (guint i = 0; self->side != NULL && i < self->side->len; i++)
+    {
+      TesseraEtcdKv *kv = g_ptr_array_index (self->side, i);
+      gsize length = 0;
+      const char *data = g_bytes_get_data (kv->value, &length);
+
+      if (kv->lease != 0 && g_str_has_prefix (kv->key, prefix))
+        g_hash_table_insert (entries, g_strdup (kv->key + strlen (prefix)),
+                             g_strndup (data != NULL ? data : "", length));
+    }
+  return entries;
+}
+
+static gboolean
+etcd_store_side_put (TesseraPoolStore *store,
+                     const char       *kind,
+                     const char       *name,
+                     const char       *text,
+                     GError          **error)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  gint64 lease = shared_lease_ensure (self->lease, error);
+
+  return lease != 0 && tessera_etcd_pool_put_side_entry (self->pool, kind, name, text, lease, NULL, error);
+}
+
+static gboolean
+etcd_store_side_delete (TesseraPoolStore *store, const char *kind, const char *name, GError **error)
+{
+  EtcdStore *self = ETCD_STORE (store);
+  g_autofree char *key = tessera_etcd_pool_dup_side_key (self->pool, kind, name);
+
+  if (g_atomic_pointer_get (&self->decider) == g_thread_self ())
+    {
+      g_ptr_array_add (self->side_deletes, g_steal_pointer (&key));
+      return TRUE;
+    }
+  return tessera_etcd_pool_delete_side_key (self->pool, key, NULL, error);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Making one */
 
 static const char * const etcd_settings[] = {
@@ -1060,6 +1147,9 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .queue_delete = etcd_store_queue_delete,
   .dup_location = etcd_store_dup_location,
   .get_holder_lease_left = etcd_store_get_holder_lease_left,
+  .side_list = etcd_store_side_list,
+  .side_put = etcd_store_side_put,
+  .side_delete = etcd_store_side_delete,
 };
 
 /* A setting's bad value: one line, naming the setting. */
@@ -1112,6 +1202,7 @@ etcd_store_create (TesseraDynamicResource         *owner,
   self->view = view;
   g_mutex_init (&self->watch_mutex);
   self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) holder_free);
+  self->side_deletes = g_ptr_array_new_with_free_func (g_free);
   self->cancellable = g_cancellable_new ();
   self->endpoints = g_strsplit (settings->endpoints, ",", -1);
   self->prefix = g_strdup (settings->prefix != NULL ? settings->prefix : DEFAULT_PREFIX);

@@ -16,6 +16,7 @@ struct _TesseraMutexDependency
   TesseraDynamicDependency parent_instance;
   gboolean shared;
   char *intent;   /* intent file written while waiting, if any */
+  gboolean intent_in_store;  /* @intent names the store's entry instead */
   gboolean queued;  /* its last attempt reserved in the folder's queue */
 };
 
@@ -89,19 +90,33 @@ tessera_mutex_dependency_is_shared (TesseraMutexDependency *self)
 }
 
 void
-tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *path)
+tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *intent, gboolean in_store)
 {
-  if (g_strcmp0 (self->intent, path) != 0)
+  if (g_strcmp0 (self->intent, intent) != 0)
     {
       g_free (self->intent);
-      self->intent = g_strdup (path);
+      self->intent = g_strdup (intent);
     }
+  self->intent_in_store = in_store;
 }
 
 void
 tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
 {
-  if (self->intent != NULL)
+  if (self->intent != NULL && self->intent_in_store)
+    {
+      TesseraDynamicResource *resource = tessera_dynamic_dependency_get_resource (TESSERA_DYNAMIC_DEPENDENCY (self));
+      g_autoptr(GError) error = NULL;
+
+      /* During a decision, gone once its grant counts (see
+       * tessera_tracked_dynamic_resource_delete_side_entry()). */
+      if (resource != NULL &&
+          !tessera_tracked_dynamic_resource_delete_side_entry (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource), "intents",
+                                                              self->intent, &error))
+        g_debug ("Cannot delete the intent %s: %s", self->intent, error->message);
+      g_clear_pointer (&self->intent, g_free);
+    }
+  else if (self->intent != NULL)
     {
       /* In the real intents/ only (@intent is F/intents/NAME). */
       g_autofree char *intents = g_path_get_dirname (self->intent);

@@ -8,6 +8,12 @@
  * process is gone, or at the latest INTENT_LIFETIME seconds after its last
  * attempt (a waiter attempts again at least every poll interval).
  *
+ * On a store that keeps side entries (etcd), intents are the pool's
+ * `intents` entries instead, seen by every host, on their process's
+ * lease; an intent is written again only when half its life is gone (a
+ * write wakes every waiter), and the one dropped by a grant goes once
+ * the grant's holder counts.
+ *
  * Past its patience, a waiter also reserves in the folder's queue, as
  * other types' waiters do: an exclusive one the whole mutex, a shared one
  * a share (which keeps later exclusive requests out). Intents stay (an
@@ -111,6 +117,64 @@ read_intent (int dir_fd, const char *name)
   return tessera_json_parse (buf, n, NULL);
 }
 
+/* Whether an intent (@node as read; NULL when it could not be) still
+ * counts at @now: one without a plain number for "until", past it, or
+ * whose process is dead, does not. */
+static gboolean
+intent_counts (JsonNode *node, gint64 now)
+{
+  g_autoptr(TesseraProcess) process = NULL;
+  JsonObject *object;
+  JsonNode *until;
+
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return FALSE;
+  object = json_node_get_object (node);
+  if (json_object_has_member (object, "process"))
+    process = tessera_process_new_from_json (json_object_get_member (object, "process"), NULL);
+  until = json_object_get_member (object, "until");
+  return until != NULL && JSON_NODE_HOLDS_VALUE (until) && json_node_get_value_type (until) == G_TYPE_INT64 &&
+         json_node_get_int (until) >= now && process != NULL &&
+         tessera_process_check (process) != TESSERA_PROCESS_DEAD;
+}
+
+/* An intent of the store's as read: bounded as a file's is. */
+static JsonNode *
+parse_stored_intent (const char *text)
+{
+  gsize length = strlen (text);
+
+  return length > 0 && length < 4096 ? tessera_json_parse (text, (gssize) length, NULL) : NULL;
+}
+
+/* The store's intents: whether another job's exclusive request waits
+ * (@own: ours, without ".json"); those that no longer count go. */
+static gboolean
+exclusive_waiting_in_store (TesseraMutex *self, const char *own)
+{
+  TesseraTrackedDynamicResource *resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (self);
+  g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, "intents");
+  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
+  gboolean waiting = FALSE;
+  GHashTableIter iter;
+  gpointer name, text;
+
+  g_hash_table_iter_init (&iter, intents);
+  while (!waiting && g_hash_table_iter_next (&iter, &name, &text))
+    {
+      g_autoptr(JsonNode) node = NULL;
+
+      if (g_str_equal (name, own))
+        continue;
+      node = parse_stored_intent (text);
+      if (intent_counts (node, now))
+        waiting = TRUE;
+      else
+        tessera_tracked_dynamic_resource_delete_side_entry (resource, "intents", name, NULL);
+    }
+  return waiting;
+}
+
 /* Whether another job's exclusive request waits; stale intents go. */
 static gboolean
 exclusive_waiting (TesseraMutex *self, const char *own_name)
@@ -135,9 +199,6 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
     {
       const char *name = d->d_name;
       g_autoptr(JsonNode) node = NULL;
-      g_autoptr(TesseraProcess) process = NULL;
-      JsonObject *object;
-      JsonNode *until;
       struct stat st;
 
       /* Only regular files are ours to judge and remove. */
@@ -151,19 +212,8 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
             unlinkat (dir_fd, name, 0);
           continue;
         }
-      if ((node = read_intent (dir_fd, name)) == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-        {
-          unlinkat (dir_fd, name, 0);
-          continue;
-        }
-      object = json_node_get_object (node);
-      if (json_object_has_member (object, "process"))
-        process = tessera_process_new_from_json (json_object_get_member (object, "process"), NULL);
-      until = json_object_get_member (object, "until");
-      /* An intent without a plain number for "until" is not one. */
-      if (until == NULL || !JSON_NODE_HOLDS_VALUE (until) || json_node_get_value_type (until) != G_TYPE_INT64 ||
-          json_node_get_int (until) < now ||
-          process == NULL || tessera_process_check (process) == TESSERA_PROCESS_DEAD)
+      node = read_intent (dir_fd, name);
+      if (!intent_counts (node, now))
         {
           unlinkat (dir_fd, name, 0);
           continue;
@@ -175,25 +225,58 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
   return waiting;
 }
 
-static void
-write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char *name)
+/* The intent's JSON: its job, its process, and until when it counts. */
+static char *
+intent_text (TesseraMutexDependency *dependency)
 {
-  g_autofree char *folder = intents_folder (self);
-  g_autofree char *path = g_build_filename (folder, name, NULL);
   g_autoptr(TesseraProcess) process = tessera_process_new_self ();
   g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-  g_autofree char *text = NULL;
   JsonObject *object = json_object_new ();
   TesseraJob *job = tessera_dynamic_dependency_get_target (TESSERA_DYNAMIC_DEPENDENCY (dependency));
-  int dir_fd, fd = -1;
-  char tmp[PATH_MAX];
-  gboolean written;
 
   json_object_set_string_member (object, "job_uri", tessera_job_get_job_uri (job));
   json_object_set_member (object, "process", tessera_process_to_json (process));
   json_object_set_int_member (object, "until", g_get_real_time () / G_USEC_PER_SEC + INTENT_LIFETIME);
   json_node_take_object (node, object);
-  text = json_to_string (node, FALSE);
+  return json_to_string (node, FALSE);
+}
+
+/* The store's intent @own (without ".json"): written when it is missing
+ * or half its life is gone, not at every attempt (every write wakes every
+ * waiter of the pool, this one too). */
+static void
+write_intent_in_store (TesseraMutex *self, TesseraMutexDependency *dependency, const char *own)
+{
+  TesseraTrackedDynamicResource *resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (self);
+  g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, "intents");
+  const char *known = g_hash_table_lookup (intents, own);
+  g_autoptr(JsonNode) node = known != NULL ? parse_stored_intent (known) : NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!intent_counts (node, g_get_real_time () / G_USEC_PER_SEC + INTENT_LIFETIME / 2))
+    {
+      text = intent_text (dependency);
+      if (!tessera_tracked_dynamic_resource_put_side_entry (resource, "intents", own, text, &error))
+        {
+          g_debug ("Cannot write the intent %s of %s: %s", own,
+                   tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), error->message);
+          return;
+        }
+    }
+  tessera_mutex_dependency_set_intent (dependency, own, TRUE);
+}
+
+static void
+write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char *name)
+{
+  g_autofree char *folder = intents_folder (self);
+  g_autofree char *path = g_build_filename (folder, name, NULL);
+  g_autofree char *text = intent_text (dependency);
+  int dir_fd, fd = -1;
+  char tmp[PATH_MAX];
+  gboolean written;
+
   dir_fd = _tessera_mutex_open_intents (tessera_tracked_dynamic_resource_get_lock_folder
                                           (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)), TRUE);
   if (dir_fd < 0)
@@ -210,7 +293,7 @@ write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char
   if (fd >= 0)
     close (fd);
   if (written && renameat (dir_fd, tmp, dir_fd, name) == 0)
-    tessera_mutex_dependency_set_intent (dependency, path);
+    tessera_mutex_dependency_set_intent (dependency, path, FALSE);
   else if (fd >= 0)
     unlinkat (dir_fd, tmp, 0);
   close (dir_fd);
@@ -222,15 +305,22 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraMutex *self = TESSERA_MUTEX (resource);
   TesseraMutexDependency *dep = TESSERA_MUTEX_DEPENDENCY (dependency);
   g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
+  /* The store's entries are named as its holders are, without ".json". */
+  g_autofree char *own = g_str_has_suffix (name, ".json") ? g_strndup (name, strlen (name) - strlen (".json"))
+                                                          : g_strdup (name);
+  gboolean in_store = tessera_tracked_dynamic_resource_keeps_side_entries (resource);
   gboolean queued = tessera_mutex_dependency_take_queued (dep);
 
   if (tessera_mutex_dependency_is_shared (dep))
     {
-      if (self->exclusive == 0 && (queued || !exclusive_waiting (self, name)))
+      if (self->exclusive == 0 &&
+          (queued || !(in_store ? exclusive_waiting_in_store (self, own) : exclusive_waiting (self, name))))
         return TRUE;
     }
   else if (self->exclusive == 0 && self->shared == 0)
     return TRUE;
+  else if (in_store)
+    write_intent_in_store (self, dep, own);
   else
     write_intent (self, dep, name);
   g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Mutex %s is held"),

@@ -27,8 +27,10 @@ void _tessera_mutex_lock_register (GTypeModule *module);
 
 gboolean tessera_mutex_lock_file_is_shared (TesseraMutexLockFile *self);
 gboolean tessera_mutex_dependency_is_shared (TesseraMutexDependency *self);
-/* The intent file an exclusive request leaves while it waits. */
-void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *path);
+/* The intent an exclusive request leaves while it waits: a file's path,
+ * or (@in_store) the name of its resource's store's entry. */
+void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *intent,
+                                              gboolean in_store);
 void     tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self);
 void     tessera_mutex_dependency_set_queued (TesseraMutexDependency *self);
 gboolean tessera_mutex_dependency_take_queued (TesseraMutexDependency *self);
