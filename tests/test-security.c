@@ -1341,22 +1341,36 @@ test_init_refuses_a_members_folder (Fixture *f, gconstpointer data)
   g_assert_true (strchr (out, '\n') == out + strlen (out) - 1);
 }
 
+/* That @out (a command's output, NULL when it said nothing) says @what. */
+static void
+assert_said (const char *out, const char *what)
+{
+  if (out == NULL || strstr (out, what) == NULL)
+    g_error ("expected “%s” in the output, which was: %s", what, out != NULL ? out : "(nothing)");
+}
+
+/* That @out is one line. */
+static void
+assert_one_line (const char *out)
+{
+  if (out == NULL || strchr (out, '\n') != out + strlen (out) - 1)
+    g_error ("expected one line, not: %s", out != NULL ? out : "(nothing)");
+}
+
 /* A resource added to the configuration after init, whose folder a
- * member's run made (hers): in the group's pool she is still no
- * administrator of it: the pool's owner is the pool folder's (root). */
+ * member made by her own mkdir (hers, as init would refuse it): in the
+ * group's pool nobody's process believes it, hers neither: each run is
+ * refused in one line naming the folder and its owner (74) and makes
+ * nothing in it, and status says why (issue 38, point 4). */
 static void
 test_member_made_resource (Fixture *f, gconstpointer data)
 {
-  g_autoptr(Helper) holder = NULL;
   g_autofree char *out = NULL;
-  g_autofree char *lock_file = NULL;
-  g_autofree char *base = NULL;
-  g_autofree char *job = NULL;
   g_autofree char *jobs = g_build_filename (f->gp->pool, "new", "jobs", NULL);
   g_autofree char *folder = g_build_filename (f->gp->pool, "new", NULL);
   const char *member = f->gp->users->users[1];
-  g_autoptr(GDir) dir = NULL;
-  const char *name;
+  g_autofree char *named = g_strdup_printf ("%s belongs to %s", folder, member);
+  const char *users[] = { member, f->gp->users->users[0], NULL };
 
   init_group_pool (f);
   use_config (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\n\n"
@@ -1364,25 +1378,102 @@ test_member_made_resource (Fixture *f, gconstpointer data)
   /* Her own mkdir (a run makes none there: member-run-makes-no-resource). */
   g_assert_cmpint (g_mkdir (folder, 02775), ==, 0);
   test_run_or_fail ((const char *[]) { "chown", member, folder, NULL });
-  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "new", "--", "true", NULL), ==, 0);
-  holder = hold_as_first (f, "new=1");
-  dir = g_dir_open (jobs, 0, NULL);
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      base = g_strdup (name);
-  g_assert_nonnull (base);
-  lock_file = g_build_filename (jobs, base, NULL);
-  job = g_strndup (base, strlen (base) - strlen (".json"));
+  for (guint i = 0; users[i] != NULL; i++)
+    {
+      g_clear_pointer (&out, g_free);
+      g_assert_cmpint (tessera_by (f, users[i], &out, FALSE, "run", "--no-wait", "--need", "new", "--", "true", NULL),
+                       ==, 74);
+      assert_one_line (out);
+      assert_said (out, named);
+    }
+  g_assert_false (g_file_test (jobs, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  tessera_by (f, f->gp->users->users[0], &out, FALSE, "status", "new", NULL);
+  assert_said (out, named);
+}
 
+/* informations.json, the pool's capacity, is its owner's: when root
+ * removed it (as the message about a broken one advises), a member's run
+ * makes none (she would own the capacity) and says to run init (74); one
+ * she planted is believed by nobody, her own runs neither: each is
+ * refused in one line naming it and its owner (74), and status says why
+ * (issue 38, point 4). Root's init makes it again, root's. */
+static void
+test_member_informations_not_believed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *informations = g_build_filename (f->gp->pool, "r", "informations.json", NULL);
+  const char *member = f->gp->users->users[1];
+  g_autofree char *named = g_strdup_printf ("%s belongs to %s", informations, member);
+  const char *users[] = { member, f->gp->users->users[0], NULL };
+  struct stat st;
+
+  init_group_pool (f);
+  g_assert_cmpint (g_unlink (informations), ==, 0);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "r=1", "--", "true", NULL), ==, 74);
+  assert_one_line (out);
+  assert_said (out, "tessera init");
+  g_assert_false (g_file_test (informations, G_FILE_TEST_EXISTS));
+
+  plant (f, "printf '{\"total\": 1000}\\n' > \"$1/r/informations.json\"");
+  for (guint i = 0; users[i] != NULL; i++)
+    {
+      g_clear_pointer (&out, g_free);
+      g_assert_cmpint (tessera_by (f, users[i], &out, FALSE, "run", "--no-wait", "--need", "r=100", "--", "true",
+                                   NULL), ==, 74);
+      assert_one_line (out);
+      assert_said (out, named);
+    }
   g_clear_pointer (&out, g_free);
-  g_assert_cmpint (tessera_by (f, member, &out, TRUE, "set", "new", "total=5", NULL), ==, 77);
+  tessera_by (f, f->gp->users->users[0], &out, FALSE, "status", "r", NULL);
+  assert_said (out, named);
+
+  /* Root removes it; init makes it again, root's, and the pool serves. */
+  g_assert_cmpint (g_unlink (informations), ==, 0);
+  init_group_pool (f);
+  g_assert_cmpint (g_stat (informations, &st), ==, 0);
+  g_assert_cmpuint (st.st_uid, ==, 0);
   g_clear_pointer (&out, g_free);
-  g_assert_cmpint (tessera_by (f, member, &out, TRUE, "clean", "--force", "new", job, NULL), ==, 77);
-  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--no-wait", "--need", "r=8", "--", "true", NULL),
+                   ==, 0);
+}
+
+/* hosts/ and queue/ are made by init (root's, sticky: see
+ * init-owns-every-part); when they are gone, a member's process makes
+ * neither (she would own it, and could remove the other users' marks or
+ * entries there): without hosts/ her run cannot leave this host's mark
+ * and stops with the line that says to run init (74); without queue/ a
+ * waiter past its patience cannot reserve, says so with that line, and
+ * waits on as before (75 at its timeout) (issue 38, point 4). */
+static void
+test_member_makes_no_hosts_or_queue (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *hosts = g_build_filename (f->gp->pool, "r", "hosts", NULL);
+  g_autofree char *queue = g_build_filename (f->gp->pool, "r", "queue", NULL);
+  g_autofree char *rm_hosts = NULL;
+  const char *member = f->gp->users->users[1];
+
+  use_config (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\npatience=0\n");
+  init_group_pool (f);
+  rm_hosts = g_strdup_printf ("rm -rf '%s' '%s'", hosts, queue);
+  test_run_or_fail ((const char *[]) { "sh", "-c", rm_hosts, NULL });
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--need", "r=1", "--", "true", NULL), ==, 74);
+  assert_one_line (out);
+  assert_said (out, "tessera init");
+  assert_said (out, hosts);
+  g_assert_false (g_file_test (hosts, G_FILE_TEST_EXISTS));
+
+  /* hosts/ made again; queue/ still missing. */
+  init_group_pool (f);
+  g_assert_cmpint (g_rmdir (queue), ==, 0);
+  holder = hold_as_first (f, "r=8");
   g_clear_pointer (&out, g_free);
-  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "status", "new", NULL), ==, 0);
-  g_assert_nonnull (strstr (out, "1 of 2 free"));
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "run", "--timeout", "2", "--need", "r=1", "--", "true", NULL),
+                   ==, 75);
+  assert_said (out, "tessera init");
+  g_assert_false (g_file_test (queue, G_FILE_TEST_EXISTS));
   release_held (holder);
 }
 
@@ -1741,7 +1832,9 @@ main (int argc, char **argv)
   ADD ("share/dead-holder-of-another-member", test_dead_holder_of_another_member);
   ADD ("share/init-owns-every-part", test_init_owns_every_part);
   ADD ("share/init-refuses-a-members-folder", test_init_refuses_a_members_folder);
-  ADD ("share/member-made-resource-is-no-administrator", test_member_made_resource);
+  ADD ("share/member-made-resource-is-not-believed", test_member_made_resource);
+  ADD ("share/member-informations-not-believed", test_member_informations_not_believed);
+  ADD ("share/member-makes-no-hosts-or-queue", test_member_makes_no_hosts_or_queue);
   ADD ("share/member-run-makes-no-resource", test_member_run_makes_no_resource);
   ADD ("share/root-cleans-ended-job-folders", test_root_cleans_ended_job_folders);
   ADD ("share/member-run-makes-no-runs", test_member_run_makes_no_runs);
