@@ -7,6 +7,7 @@
 #pragma once
 
 #include <glib.h>
+#include <sys/stat.h>
 
 G_BEGIN_DECLS
 
@@ -44,5 +45,17 @@ gboolean _tessera_may_make_folder_in (int          dir_fd,
                                       const char  *dir_path,
                                       const char  *name,
                                       GError     **error);
+
+/* Whether an entry of a resource's pool (@st, of @path: the resource's
+ * folder, its informations.json) may be believed, @pool_fd being the
+ * folder that holds the resource's folder: always, but in a group's pool
+ * (see _tessera_may_make_folder_in()), where only root's and the pool
+ * folder's owner's are: a member's would let her set the capacity, or own
+ * the resource. FALSE, with @error (G_IO_ERROR_PERMISSION_DENIED) naming
+ * @path and its owner, when not. */
+gboolean _tessera_owner_believed_in (int                pool_fd,
+                                     const struct stat *st,
+                                     const char        *path,
+                                     GError           **error);
 
 G_END_DECLS

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <gio/gio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,6 +106,14 @@ fail (int fd, int saved, GError **error, const char *path)
   return fail_creating (fd, saved, FALSE, error, path);
 }
 
+/* A folder that `tessera init --group` prepared: setgid, sticky,
+ * writable by its group and not by everyone. */
+static gboolean
+is_group_pool (const struct stat *st)
+{
+  return (st->st_mode & (S_ISGID | S_ISVTX | S_IWGRP)) == (S_ISGID | S_ISVTX | S_IWGRP) && !(st->st_mode & S_IWOTH);
+}
+
 gboolean
 _tessera_may_make_folder_in (int          dir_fd,
                              const char  *dir_path,
@@ -114,14 +123,35 @@ _tessera_may_make_folder_in (int          dir_fd,
   struct stat st;
   uid_t me = geteuid ();
 
-  if (fstat (dir_fd, &st) < 0 || me == 0 || st.st_uid == me)
-    return TRUE;
-  if ((st.st_mode & (S_ISGID | S_ISVTX | S_IWGRP)) != (S_ISGID | S_ISVTX | S_IWGRP) || (st.st_mode & S_IWOTH))
+  if (fstat (dir_fd, &st) < 0 || me == 0 || st.st_uid == me || !is_group_pool (&st))
     return TRUE;
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
                _("%s/%s does not exist, and in a folder shared with a group (setgid and sticky, as “tessera init "
                  "--group” makes it) only its owner or root makes it: ask them to run “tessera init” for it, or "
                  "keep a pool of your own elsewhere"), dir_path, name);
+  errno = EACCES;
+  return FALSE;
+}
+
+gboolean
+_tessera_owner_believed_in (int                pool_fd,
+                            const struct stat *st,
+                            const char        *path,
+                            GError           **error)
+{
+  struct stat pool_st;
+  struct passwd *pw;
+  g_autofree char *owner = NULL;
+
+  if (fstat (pool_fd, &pool_st) < 0 || !is_group_pool (&pool_st) || st->st_uid == 0 ||
+      st->st_uid == pool_st.st_uid)
+    return TRUE;
+  pw = getpwuid (st->st_uid);
+  owner = pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (guint) st->st_uid);
+  /* Translators: "/srv/pool/cpu/informations.json belongs to mallory, not to the pool's owner: …" */
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+               _("%s belongs to %s, not to the pool's owner, so it is not believed in a group's pool: the pool's "
+                 "owner or root removes it or chowns it, then runs “tessera init”"), path, owner);
   errno = EACCES;
   return FALSE;
 }

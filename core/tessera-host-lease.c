@@ -266,9 +266,11 @@ _tessera_host_lease_get_time (TesseraHostLease *lease)
 
 /* hosts/, opened from the pool's folder (opened as configured: see
  * _tessera_open_folder_path()) without following a link there; made
- * (with the pool's group and bits) when @create and missing. */
+ * (with the pool's group and bits) when @create and missing, but not by
+ * a member in a group's pool: then -1 with @refused set, saying to run
+ * init (see _tessera_may_make_folder_in()). */
 static int
-open_hosts (TesseraHostLease *lease, gboolean create)
+open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
 {
   int pool_fd = _tessera_open_folder_path (lease->pool_path, FALSE, NULL);
   int fd, saved;
@@ -278,6 +280,12 @@ open_hosts (TesseraHostLease *lease, gboolean create)
   fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create)
     {
+      if (!_tessera_may_make_folder_in (pool_fd, lease->pool_path, "hosts", refused))
+        {
+          close (pool_fd);
+          errno = EACCES;
+          return -1;
+        }
       /* Sticky where the pool's folder is (a group's pool): only a
        * file's owner (or root, or the folder's) removes a mark. */
       if (mkdirat (pool_fd, "hosts", 0777) == 0)
@@ -417,6 +425,7 @@ renew_locked (TesseraHostLease *lease, gint64 *started_us, GError **error)
   g_autofree char *name = NULL;
   g_autofree char *path = NULL;
   g_autofree char *text = NULL;
+  g_autoptr(GError) refused = NULL;
   gboolean ok;
   int fd;
 
@@ -429,10 +438,13 @@ renew_locked (TesseraHostLease *lease, gint64 *started_us, GError **error)
   name = own_host_file (LEASE_SUFFIX);
   path = g_build_filename (lease->hosts_path, name, NULL);
   *started_us = g_get_monotonic_time ();
-  fd = open_hosts (lease, TRUE);
+  fd = open_hosts (lease, TRUE, &refused);
   if (fd < 0)
     {
-      _tessera_set_io_error (error, errno, _("Cannot renew this host's lease in %s: %s"), lease->hosts_path);
+      if (refused != NULL)
+        g_propagate_error (error, g_steal_pointer (&refused));
+      else
+        _tessera_set_io_error (error, errno, _("Cannot renew this host's lease in %s: %s"), lease->hosts_path);
       return FALSE;
     }
   text = heartbeat_text (lease->time, lease_locks_cross (lease));
@@ -773,7 +785,7 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
   /* Only another host's well-formed id names a file here. */
   if (time <= 0 || host_id == NULL || !_tessera_is_host_id (host_id) || strcmp (host_id, _tessera_host_id ()) == 0)
     return FALSE;
-  fd = open_hosts (lease, FALSE);
+  fd = open_hosts (lease, FALSE, NULL);
   if (fd < 0)
     return FALSE;
   files = list_host_files (fd);
@@ -884,6 +896,7 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
   g_autofree char *name = NULL;
   g_autofree char *path = NULL;
   g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GError) refused = NULL;
   gboolean locks_cross = lease_locks_cross (lease);
   char *found = NULL;
   int fd;
@@ -900,10 +913,13 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
                    _("This host has no host id: it cannot tell itself from other hosts in %s"), lease->pool_path);
       return NULL;
     }
-  fd = open_hosts (lease, TRUE);
+  fd = open_hosts (lease, TRUE, &refused);
   if (fd < 0)
     {
-      _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), lease->hosts_path);
+      if (refused != NULL)
+        g_propagate_error (error, g_steal_pointer (&refused));
+      else
+        _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), lease->hosts_path);
       return NULL;
     }
   /* hosts/ of a group's pool made by an older Tessera is not sticky:

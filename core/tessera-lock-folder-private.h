@@ -39,12 +39,14 @@ char       *_tessera_lock_folder_dup_job_path     (TesseraLockFolder  *folder,
                                                    const char         *name);
 
 /* Makes the folder and jobs/ (with a group folder's group and bits),
- * opening the folder (see _tessera_open_folder_path()). */
+ * opening the folder (see _tessera_open_folder_path()). Both: FALSE when
+ * the folder, in a group's pool, is neither root's nor the pool's
+ * owner's (see _tessera_owner_believed_in()). */
 gboolean    _tessera_lock_folder_create           (TesseraLockFolder  *folder,
                                                    GError            **error);
 /* Opens the folder, making nothing, for a view that only reads: FALSE
- * only when a link on the way may not be followed (one nobody set up yet
- * is an empty pool). */
+ * only when a link on the way may not be followed or it is not believed
+ * (one nobody set up yet is an empty pool). */
 gboolean    _tessera_lock_folder_open             (TesseraLockFolder  *folder,
                                                    GError            **error);
 /* Whether every change to the folder is made by this kernel (so inotify
@@ -119,6 +121,15 @@ gboolean    _tessera_lock_folder_read_informations (TesseraLockFolder *folder,
                                                     gsize             *length,
                                                     struct stat       *st,
                                                     GError           **error);
+/* FALSE, with @error naming it and its owner, when informations.json is
+ * there and, in a group's pool, neither root's nor the pool's owner's
+ * (see _tessera_owner_believed_in()). */
+gboolean    _tessera_lock_folder_informations_believed (TesseraLockFolder  *folder,
+                                                        GError            **error);
+/* FALSE, with @error saying to run `tessera init`, when this user may not
+ * make informations.json (see _tessera_may_make_folder_in()). */
+gboolean    _tessera_lock_folder_may_make_informations (TesseraLockFolder  *folder,
+                                                        GError            **error);
 gboolean    _tessera_lock_folder_write_informations (TesseraLockFolder *folder,
                                                      const char        *text,
                                                      GError           **error);

@@ -147,13 +147,40 @@ make_jobs (TesseraLockFolder *folder, GError **error)
   return TRUE;
 }
 
+/* Whether @st, the pool's folder @fd or an entry of it (@path, for
+ * messages), may be believed: in a group's pool, only root's and the
+ * pool's owner's are. */
+static gboolean
+believed (int fd, const struct stat *st, const char *path, GError **error)
+{
+  /* The folder that holds the pool's folder, as it is now. */
+  int parent = openat (fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  gboolean ok;
+
+  if (parent < 0)
+    return TRUE;
+  ok = _tessera_owner_believed_in (parent, st, path, error);
+  close (parent);
+  return ok;
+}
+
+/* The pool's folder, opened as @fd: a member's in a group's pool is
+ * believed by nobody (she would own the resource). */
+static gboolean
+folder_believed (TesseraLockFolder *folder, int fd, GError **error)
+{
+  struct stat st;
+
+  return fstat (fd, &st) < 0 || believed (fd, &st, folder->path, error);
+}
+
 gboolean
 _tessera_lock_folder_create (TesseraLockFolder  *folder,
                              GError            **error)
 {
   int fd = open_folder (folder, TRUE, error);
 
-  if (fd < 0)
+  if (fd < 0 || !folder_believed (folder, fd, error))
     return FALSE;
   /* In a group's shared folder, the pool is the group's (see
    * _tessera_share_like_parent: only what we own, only when needed). */
@@ -167,7 +194,11 @@ _tessera_lock_folder_open (TesseraLockFolder  *folder,
 {
   g_autoptr(GError) local = NULL;
 
-  if (open_folder (folder, FALSE, &local) >= 0 || errno != EPERM)
+  int fd = open_folder (folder, FALSE, &local);
+
+  if (fd >= 0)
+    return folder_believed (folder, fd, error);
+  if (errno != EPERM)
     return TRUE;
   g_propagate_error (error, g_steal_pointer (&local));
   return FALSE;
@@ -522,6 +553,7 @@ _tessera_lock_folder_read_informations (TesseraLockFolder  *folder,
                                         GError            **error)
 {
   int dir_fd = folder_fd (folder);
+  struct stat local_st;
 
   if (dir_fd < 0)
     {
@@ -531,7 +563,38 @@ _tessera_lock_folder_read_informations (TesseraLockFolder  *folder,
         _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), folder->info_path);
       return FALSE;
     }
-  return _tessera_read_file_at (dir_fd, "informations.json", folder->info_path, data, length, st, error);
+  /* A member's (in a group's pool) is not believed: it was read all the
+   * same, and is not used. */
+  if (st == NULL)
+    st = &local_st;
+  if (!_tessera_read_file_at (dir_fd, "informations.json", folder->info_path, data, length, st, error))
+    return FALSE;
+  if (!believed (dir_fd, st, folder->info_path, error))
+    {
+      g_clear_pointer (data, g_free);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+_tessera_lock_folder_informations_believed (TesseraLockFolder  *folder,
+                                            GError            **error)
+{
+  int dir_fd = folder_fd (folder);
+  struct stat st;
+
+  return dir_fd < 0 || fstatat (dir_fd, "informations.json", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+         believed (dir_fd, &st, folder->info_path, error);
+}
+
+gboolean
+_tessera_lock_folder_may_make_informations (TesseraLockFolder  *folder,
+                                            GError            **error)
+{
+  int dir_fd = folder_fd (folder);
+
+  return dir_fd < 0 || _tessera_may_make_folder_in (dir_fd, folder->path, "informations.json", error);
 }
 
 /* Durable: the capacity must outlive a crash of the machine. */

@@ -369,13 +369,18 @@ folder_store_load (TesseraPoolStore *store, double min_age, GError **error)
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
   struct stat jobs_st;
 
+  /* The capacity is the pool's owner's: a member's is believed by nobody,
+   * and she makes none (she would own it). */
+  if (!_tessera_lock_folder_informations_believed (self->folder, error))
+    return FALSE;
   if (!_tessera_lock_folder_has_informations (self->folder))
     {
       g_autoptr(JsonNode) initial = self->calls->initial_informations (self->owner);
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && self->read_only)
         self->calls->apply_informations (self->owner, initial, NULL);
-      else if (initial != NULL && !_tessera_resource_informations_write (self->informations, initial, error))
+      else if (initial != NULL && (!_tessera_lock_folder_may_make_informations (self->folder, error) ||
+                                   !_tessera_resource_informations_write (self->informations, initial, error)))
         return FALSE;
     }
   self->calls->reset (self->owner);

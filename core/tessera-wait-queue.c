@@ -5,6 +5,7 @@
 #include "tessera-pool-store-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
+#include "tessera-folder-path-private.h"
 
 #include <fcntl.h>
 
@@ -482,7 +483,20 @@ _tessera_wait_queue_folder_put (const char  *lock_folder,
 {
   g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
   g_autofree char *path = g_build_filename (folder, own_name, NULL);
+  struct stat st;
 
+  /* A member makes no queue/ in a group's pool (she would own it, and
+   * could remove the other waiters' entries): init makes it. */
+  if (lstat (folder, &st) < 0 && errno == ENOENT)
+    {
+      int pool_fd = _tessera_open_folder_path (lock_folder, FALSE, NULL);
+      gboolean may = pool_fd < 0 || _tessera_may_make_folder_in (pool_fd, lock_folder, QUEUE_FOLDER, error);
+
+      if (pool_fd >= 0)
+        close (pool_fd);
+      if (!may)
+        return FALSE;
+    }
   if (mkdir (folder, 0777) == 0)
     /* In a group's shared pool, the others must write and clean it too. */
     _tessera_share_like_parent (-1, folder);

@@ -45,6 +45,20 @@ is_in_pool (const char *folder, const char *pool)
          (g_str_has_prefix (folder, pool) && folder[strlen (pool)] == G_DIR_SEPARATOR);
 }
 
+/* Refuses @path, another user's part of the pool (EXIT_NOPERM): its
+ * owner, a member, would own that part (rename others' entries in a
+ * sticky folder, pass for the pool's owner). */
+static int
+refuse_another (const char *path, uid_t uid)
+{
+  struct passwd *pw = getpwuid (uid);
+  g_autofree char *owner = pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (guint) uid);
+
+  /* Translators: "/srv/pool/cpu belongs to mallory, not to the pool's owner: …" */
+  return fail (EXIT_NOPERM, _("%s belongs to %s, not to the pool's owner: remove it or chown it, "
+                              "then run init again"), path, owner);
+}
+
 /* Gives @fd (@path, for messages), when it is ours, to group @gid as a
  * pool shared from the start has it: a folder group-writable, setgid and,
  * when @sticky, sticky; a file group-readable, and group-writable only
@@ -62,14 +76,7 @@ share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean
   if (fstat (fd, &st) < 0)
     return 0;
   if (st.st_uid != geteuid () && st.st_uid != 0)
-    {
-      struct passwd *pw = getpwuid (st.st_uid);
-      g_autofree char *owner = pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (guint) st.st_uid);
-
-      /* Translators: "/srv/pool/cpu belongs to mallory, not to the pool's owner: …" */
-      return fail (EXIT_NOPERM, _("%s belongs to %s, not to the pool's owner: remove it or chown it, "
-                                  "then run init again"), path, owner);
-    }
+    return refuse_another (path, st.st_uid);
   if (st.st_uid != geteuid () || !(S_ISDIR (st.st_mode) || (S_ISREG (st.st_mode) && st.st_nlink == 1)))
     return 0;
   add = S_ISDIR (st.st_mode) ? S_IRWXG | S_ISGID | (sticky ? S_ISVTX : 0) : S_IRGRP | (writable ? S_IWGRP : 0);
@@ -151,6 +158,48 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
   return status;
 }
 
+/* Refuses, before the resource in @folder is opened (in a group's pool
+ * the library believes no member's folder or informations.json, and
+ * would only say so, 74), another user's folder on the way from the pool
+ * (@pool, open as @pool_fd) to it, or its informations.json, as
+ * share_resource() would (77). Returns 0, or the status said. */
+static int
+refuse_members_parts (int pool_fd, const char *pool, const char *folder)
+{
+  g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
+  g_autofree char *path = g_strdup (pool);
+  AUTO_FD int dir_fd = dup (pool_fd);
+  struct stat st;
+
+  for (guint i = 0; dir_fd >= 0 && steps[i] != NULL; i++)
+    {
+      char *next_path;
+      int next;
+
+      if (*steps[i] == '\0')
+        continue;
+      /* Missing (the opening makes it) or refused there: left to it. */
+      next = openat (dir_fd, steps[i], FOLDER_FLAGS);
+      if (next < 0)
+        return 0;
+      close (dir_fd);
+      dir_fd = next;
+      next_path = g_build_filename (path, steps[i], NULL);
+      g_free (path);
+      path = next_path;
+      if (fstat (dir_fd, &st) == 0 && st.st_uid != geteuid () && st.st_uid != 0)
+        return refuse_another (path, st.st_uid);
+    }
+  if (dir_fd >= 0 && fstatat (dir_fd, "informations.json", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      st.st_uid != geteuid () && st.st_uid != 0)
+    {
+      g_autofree char *informations = g_build_filename (path, "informations.json", NULL);
+
+      return refuse_another (informations, st.st_uid);
+    }
+  return 0;
+}
+
 /* Sets up one resource of the pool @pool (open as @pool_fd) as `run`
  * would (its folder, jobs/, ipc.lock, informations.json). In a pool
  * shared with group @share_gid (-1: not shared), every part a run makes
@@ -160,12 +209,21 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
 static gboolean
 init_resource (TesseraConfig *config, const char *name, int pool_fd, const char *pool, gint64 share_gid, int *status)
 {
-  TesseraTrackedDynamicResource *resource = open_resource (config, name, status);
+  TesseraTrackedDynamicResource *resource = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *folder = NULL;
   g_autofree char *location = NULL;
+  g_autofree char *configured = tessera_config_dup_path (config, name);
   int shared;
 
+  if (configured != NULL && share_gid >= 0 && !tessera_config_has_sharing (config, name))
+    {
+      g_autofree char *lexical = g_canonicalize_filename (configured, "/");
+
+      if (is_in_pool (lexical, pool) && (*status = refuse_members_parts (pool_fd, pool, lexical)) != 0)
+        return FALSE;
+    }
+  resource = open_resource (config, name, status);
   if (resource == NULL)
     return FALSE;
   /* Lexically: a ".." in the configured path must not lead out of the
