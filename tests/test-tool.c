@@ -776,6 +776,105 @@ test_status_queue (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
 
+/* The one waiter in r's queue view that a run named @name is: its JSON
+ * object in status --json, shown as waiting in status's text and counted
+ * in the OpenMetrics text (issue 42, point 4: every waiting run, not
+ * only those past their patience). */
+static void
+assert_shown_waiting (Fixture *f, const char *name)
+{
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GDateTime) since = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *metrics = NULL;
+  g_autofree char *line = g_strdup_printf ("\n  waiting: %s@", name);
+  g_autofree char *job = g_strdup_printf ("%s@", name);
+  g_autofree char *user_waiting = g_strdup_printf ("tessera_user_waiting{resource=\"r\",user=\"%s\"} 1\n",
+                                                   g_get_user_name ());
+  JsonObject *r, *w;
+  JsonArray *waiters;
+  int status;
+
+  r = status_of_r (f, &root);
+  waiters = json_object_get_array_member (r, "waiters");
+  g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
+  w = json_array_get_object_element (waiters, 0);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (w, "job"), job));
+  g_assert_cmpstr (json_object_get_string_member (w, "user"), ==, g_get_user_name ());
+  g_assert_cmpint (json_object_get_int_member (w, "amount"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (w, "wants"), "count"), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "waiting");
+  since = g_date_time_new_from_iso8601 (json_object_get_string_member (w, "since"), NULL);
+  g_assert_nonnull (since);
+  g_assert_cmpint (json_object_get_int_member (r, "waiting"), ==, 1);
+
+  text = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (text, line));
+  metrics = run_capture (f, &status, "status", "--format=openmetrics", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (metrics, "\ntessera_waiters{resource=\"r\"} 1\n"));
+  g_assert_nonnull (strstr (metrics, user_waiting));
+}
+
+/* Nobody waits in r's queue view, by status --json and status. */
+static void
+assert_none_waiting (Fixture *f)
+{
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+  JsonObject *r;
+  int status;
+
+  r = status_of_r (f, &root);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "waiters")), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (r, "waiting"), ==, 0);
+  text = run_capture (f, &status, "status", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_null (strstr (text, "\n  waiting: "));
+}
+
+/* A run that waits within its patience (an hour here), reserving
+ * nothing yet, is in the queue view all the same, as "waiting": an
+ * administrator sees who waits; killed, it is no longer shown (its entry
+ * judged like a holder's), and a waiter granted leaves nothing behind
+ * (issue 42, point 4). */
+static void
+test_status_patient_waiter (Fixture *f, gconstpointer data)
+{
+  const char *env[] = { "TESSERA_PATIENCE", "3600", NULL };
+  g_autofree char *queue = g_build_filename (f->tmp, "r", "queue", NULL);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) killed = NULL;
+  g_autoptr(GSubprocess) granted = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *second_line = NULL;
+
+  holder = hold_r_named (f, "big", "1", NULL);
+  killed = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--need", "r=1", "--name", "patient", "--", "true", NULL);
+  /* Said once its first attempt failed. */
+  line = read_error_line (killed, 60);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "tessera: waiting for r"));
+  assert_shown_waiting (f, "patient");
+
+  g_subprocess_force_exit (killed);
+  g_assert_cmpint (test_exit_code (killed), ==, 128 + SIGKILL);
+  assert_none_waiting (f);
+
+  granted = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                           "run", "--need", "r=1", "--name", "later", "--", "true", NULL);
+  second_line = read_error_line (granted, 60);
+  g_assert_nonnull (second_line);
+  g_assert_true (g_str_has_prefix (second_line, "tessera: waiting for r"));
+  assert_shown_waiting (f, "later");
+  let_go (holder);
+  g_assert_cmpint (test_exit_code (granted), ==, 0);
+  assert_none_waiting (f);
+  g_assert_cmpuint (test_count_entries (queue), ==, 0);
+}
+
 /* A holder whose process is dead while its lock file stays is no free
  * capacity in status: its share is "reclaimable" (the next run takes it
  * back), apart from what is free and from what live holders hold (issue
@@ -4122,6 +4221,7 @@ main (int argc, char **argv)
   ADD ("/tool/status/json", test_status_json);
   ADD ("/tool/status/user-is-file-owner", test_status_user_is_file_owner);
   ADD ("/tool/status/queue", test_status_queue);
+  ADD ("/tool/status/queue-within-patience", test_status_patient_waiter);
   ADD ("/tool/status/dead-holder-reclaimable", test_status_reclaimable);
   ADD ("/tool/status/openmetrics", test_status_openmetrics);
   ADD ("/tool/watch/json-lines", test_watch_json);
