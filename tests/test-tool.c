@@ -994,6 +994,36 @@ test_status_openmetrics (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
 
+/* Holders whose lock files (a co-user may write them) say a count of
+ * 2^63-1 each: the per-user sum of OpenMetrics and the resource's held
+ * units stop at the largest count (saturate) instead of wrapping round
+ * to a negative number. */
+static void
+test_status_openmetrics_saturates (Fixture *f, gconstpointer data)
+{
+  g_autofree char *user_held = g_strdup_printf ("\ntessera_user_held{resource=\"r\",user=\"%s\"} %" G_GINT64_FORMAT
+                                                "\n", g_get_user_name (), G_MAXINT64);
+  g_autofree char *held = g_strdup_printf ("\ntessera_held{resource=\"r\"} %" G_GINT64_FORMAT "\n", G_MAXINT64);
+  g_autofree char *metrics = NULL;
+  int status;
+
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
+  g_assert_cmpint (status, ==, 0);
+  for (int i = 0; i < 2; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/r/jobs/huge%d@1.json", f->tmp, i);
+      g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s/huge%d\", \"information\": {\"count\": %"
+                                               G_GINT64_FORMAT "}}", f->tmp, i, G_MAXINT64);
+
+      test_write_file (path, text);
+    }
+  metrics = run_capture (f, &status, "status", "--format=openmetrics", NULL);
+  g_test_message ("%s", metrics);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (metrics, user_held));
+  g_assert_nonnull (strstr (metrics, held));
+}
+
 /* Reads one line of `watch --json` and parses it: r's object. */
 static JsonObject *
 watched_r (GSubprocess *watch, JsonNode **root)
@@ -4224,6 +4254,7 @@ main (int argc, char **argv)
   ADD ("/tool/status/queue-within-patience", test_status_patient_waiter);
   ADD ("/tool/status/dead-holder-reclaimable", test_status_reclaimable);
   ADD ("/tool/status/openmetrics", test_status_openmetrics);
+  ADD ("/tool/status/openmetrics-saturates", test_status_openmetrics_saturates);
   ADD ("/tool/watch/json-lines", test_watch_json);
   ADD ("/tool/status/unreadable-jobs-folder", test_status_unreadable_jobs);
   ADD ("/tool/status/unknown-since", test_status_unknown_since);
