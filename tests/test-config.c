@@ -201,6 +201,31 @@ test_check (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err, "/tmp/tessera-never/none.conf"));
 }
 
+/* A store this Tessera does not know is a configuration error like the
+ * others: check says it in one line (78) that names the value and the
+ * stores it knows, and a command given the file says the same. */
+static void
+test_check_unknown_store (Fixture *f, gconstpointer data)
+{
+  g_autofree char *file = g_build_filename (f->tmp, "store.conf", NULL);
+  g_autofree char *text = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=3\nstore=nosuch\n",
+                                           f->tmp);
+  g_autofree char *out = NULL, *err = NULL, *status_out = NULL, *status_err = NULL;
+
+  test_write_file (file, text);
+  g_assert_cmpint (run_tessera (f, &out, &err, "config", "check", file, NULL), ==, 78);
+  g_assert_cmpstr (out, ==, "");
+  g_assert_true (g_str_has_prefix (err, "tessera: "));
+  g_assert_nonnull (strstr (err, file));
+  g_assert_nonnull (strstr (err, "[resource r] store"));
+  g_assert_nonnull (strstr (err, "nosuch"));
+  g_assert_nonnull (strstr (err, "folder"));
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_cmpuint (count (err, "\n"), ==, 1);
+  g_assert_cmpint (run_tessera (f, &status_out, &status_err, "--config", file, "status", NULL), ==, 78);
+  g_assert_cmpstr (err, ==, status_err);
+}
+
 /* A file that requires a newer configuration level than this Tessera's:
  * what this one does not know in it is said once per key and ignored,
  * and the rest works; the same keys without `requires` (or with this
@@ -272,6 +297,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/config/show", Fixture, NULL, fixture_set_up, test_show, fixture_tear_down);
   g_test_add ("/config/check", Fixture, NULL, fixture_set_up, test_check, fixture_tear_down);
+  g_test_add ("/config/check/unknown-store", Fixture, NULL, fixture_set_up, test_check_unknown_store,
+              fixture_tear_down);
   g_test_add ("/config/requires-newer", Fixture, NULL, fixture_set_up, test_requires_newer, fixture_tear_down);
   return g_test_run ();
 }
