@@ -226,6 +226,51 @@ test_check_unknown_store (Fixture *f, gconstpointer data)
   g_assert_cmpstr (err, ==, status_err);
 }
 
+/* Secrets are never printed: config show gives a password and the
+ * password inside an endpoint's URL as "***", and check's error about a
+ * password that is not UTF-8 does not repeat it. */
+static void
+test_secrets_not_shown (Fixture *f, gconstpointer data)
+{
+  g_autofree char *file = g_build_filename (f->tmp, "secret.conf", NULL);
+  g_autofree char *text = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\nstore=etcd\n"
+                                           "endpoints=https://alice:hunter2@127.0.0.1:2379,http://127.0.0.2:2379\n"
+                                           "user=alice\npassword=sesame\n", f->tmp);
+  g_autofree char *bad = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\nstore=etcd\n"
+                                          "endpoints=http://127.0.0.1:2379\nuser=alice\npassword=zq\xff" "xjv\n",
+                                          f->tmp);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(GSubprocess) check = NULL;
+  g_autoptr(GBytes) check_err = NULL;
+  g_autoptr(GError) error = NULL;
+  gconstpointer bytes;
+  gsize size;
+
+  test_write_file (file, text);
+  g_assert_cmpint (run_tessera (f, &out, &err, "--config", file, "config", "show", NULL), ==, 0);
+  g_assert_null (strstr (out, "hunter2"));
+  g_assert_null (strstr (out, "sesame"));
+  g_assert_nonnull (strstr (out, "\nendpoints=https://alice:***@127.0.0.1:2379,http://127.0.0.2:2379\n"));
+  g_assert_nonnull (strstr (out, "\npassword=***\n"));
+  g_assert_nonnull (strstr (out, "\nuser=alice\n"));
+
+  /* The error output as bytes: a password that is not UTF-8 must not
+   * reach it at all. */
+  test_write_file (file, bad);
+  check = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                            g_getenv ("TESSERA_TOOL"), "config", "check", file, NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate (check, NULL, NULL, NULL, &check_err, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (check), ==, 78);
+  bytes = g_bytes_get_data (check_err, &size);
+  g_test_message ("%.*s", (int) size, (const char *) bytes);
+  g_assert_true (g_utf8_validate (bytes, (gssize) size, NULL));
+  g_assert_null (g_strstr_len (bytes, (gssize) size, "xjv"));
+  g_assert_nonnull (g_strstr_len (bytes, (gssize) size, "[resource r] password"));
+  g_assert_nonnull (g_strstr_len (bytes, (gssize) size, "***"));
+}
+
 /* A file that requires a newer configuration level than this Tessera's:
  * what this one does not know in it is said once per key and ignored,
  * and the rest works; the same keys without `requires` (or with this
@@ -299,6 +344,7 @@ main (int argc, char **argv)
   g_test_add ("/config/check", Fixture, NULL, fixture_set_up, test_check, fixture_tear_down);
   g_test_add ("/config/check/unknown-store", Fixture, NULL, fixture_set_up, test_check_unknown_store,
               fixture_tear_down);
+  g_test_add ("/config/secrets-not-shown", Fixture, NULL, fixture_set_up, test_secrets_not_shown, fixture_tear_down);
   g_test_add ("/config/requires-newer", Fixture, NULL, fixture_set_up, test_requires_newer, fixture_tear_down);
   return g_test_run ();
 }
