@@ -336,6 +336,51 @@ test_requires_newer (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err, "[tessera] requires"));
 }
 
+/* In a file for a newer Tessera, a resource of a type or a store this one
+ * does not know is a resource of that newer Tessera: said once and left
+ * out, and the rest works; without `requires` each is an error (78). */
+static void
+test_requires_newer_type (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = g_build_filename (f->tmp, "newer.conf", NULL);
+  g_autofree char *body = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\n"
+                                           "[resource q]\ntype=quantum\npath=%s/q\nqubits=4\n"
+                                           "[resource e]\ntype=countertoken\npath=%s/e\nstore=newstore\n",
+                                           f->tmp, f->tmp, f->tmp);
+  g_autofree char *newer = g_strconcat ("[tessera]\nrequires=2\n", body, NULL);
+  g_autofree char *mutex = test_substitute (body, "type=quantum", "type=mutex");
+  g_autofree char *known_type = test_substitute (mutex, "qubits=4\n", "");
+  g_autofree char *out = NULL, *err = NULL;
+
+  test_write_file (config, newer);
+  g_assert_cmpint (run_tessera (f, &out, &err, "--config", config, "run", "--need", "r=2", "--",
+                                "sh", "-c", "echo ran", NULL), ==, 0);
+  g_assert_cmpstr (out, ==, "ran\n");
+  g_assert_cmpuint (count (err, "[resource q] type"), ==, 1);
+  g_assert_cmpuint (count (err, "[resource e] store"), ==, 1);
+  g_assert_null (strstr (err, "qubits"));
+  g_assert_cmpuint (count (err, "\n"), ==, 2);
+  g_assert_cmpuint (count (err, "configuration level 1, the file requires 2"), ==, 2);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_tessera (f, &out, &err, "config", "check", config, NULL), ==, 0);
+  g_assert_cmpstr (out, ==, "ok\n");
+  g_assert_cmpuint (count (err, "\n"), ==, 2);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* Without requires: the unknown type, then the unknown store, 78. */
+  test_write_file (config, body);
+  g_assert_cmpint (run_tessera (f, &out, &err, "config", "check", config, NULL), ==, 78);
+  g_assert_nonnull (strstr (err, "[resource q] type"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  test_write_file (config, known_type);
+  g_assert_cmpint (run_tessera (f, &out, &err, "config", "check", config, NULL), ==, 78);
+  g_assert_nonnull (strstr (err, "[resource e] store"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -346,5 +391,7 @@ main (int argc, char **argv)
               fixture_tear_down);
   g_test_add ("/config/secrets-not-shown", Fixture, NULL, fixture_set_up, test_secrets_not_shown, fixture_tear_down);
   g_test_add ("/config/requires-newer", Fixture, NULL, fixture_set_up, test_requires_newer, fixture_tear_down);
+  g_test_add ("/config/requires-newer/type-and-store", Fixture, NULL, fixture_set_up, test_requires_newer_type,
+              fixture_tear_down);
   return g_test_run ();
 }
