@@ -2266,6 +2266,97 @@ test_hosts_listing (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err, "other-node"));
 }
 
+/* What @process wrote, to its end (its exit status must be 0). */
+static char *
+output_of (GSubprocess *process)
+{
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+
+  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
+  return out;
+}
+
+/* `tessera hosts` shows each host's build beside its version, as
+ * `tessera --version` says it: this host's mark records it; a mark of an
+ * older Tessera, without one, still reads (build null, "?"). */
+static void
+test_hosts_build (Fixture *f, gconstpointer data)
+{
+  const char *old = "0123456789abcdef0123456789abcdef";
+  const char *other = "fedcba9876543210fedcba9876543210";
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autofree char *old_beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": \"old-node\", "
+                                               "\"boot_id\": \"00000000-0000-4000-8000-000000000000\", \"lease\": 30, "
+                                               "\"locks_cross\": true, \"version\": \"0.0.9\", \"protocol\": 2, "
+                                               "\"renewal\": \"a\"}", old, old);
+  g_autofree char *other_beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": "
+                                                 "\"new-node\", \"boot_id\": \"00000000-0000-4000-8000-000000000001\", "
+                                                 "\"lease\": 30, \"locks_cross\": true, \"version\": \"0.1.0\", "
+                                                 "\"build\": \"v0.1.0-7-gfeedbee\", \"protocol\": 2, "
+                                                 "\"renewal\": \"b\"}", other, other);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GSubprocess) version = NULL;
+  g_autoptr(GSubprocess) hosts = NULL;
+  g_autoptr(GSubprocess) text = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *version_out = NULL, *out = NULL, *text_out = NULL, *build = NULL, *build_text = NULL;
+  const char *at;
+  JsonArray *list;
+  guint seen = 0;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
+  write_in_hosts (f, old, ".0.host", old_beat);
+  write_in_hosts (f, other, ".0.host", other_beat);
+
+  /* "tessera 0.1.0 (pool protocol 2, build BUILD)" */
+  version = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "--version", NULL);
+  g_assert_no_error (error);
+  version_out = output_of (version);
+  at = strstr (version_out, "build ");
+  g_assert_nonnull (at);
+  build = g_strndup (at + strlen ("build "), strcspn (at + strlen ("build "), ")\n"));
+  g_test_message ("this build: %s", build);
+
+  hosts = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", "--json", NULL);
+  g_assert_no_error (error);
+  out = output_of (hosts);
+  root = json_from_string (out, &error);
+  g_assert_no_error (error);
+  list = json_object_get_array_member (json_array_get_object_element (
+           json_object_get_array_member (json_node_get_object (root), "resources"), 0), "hosts");
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonObject *h = json_array_get_object_element (list, i);
+      const char *id = json_object_get_string_member (h, "host_id");
+
+      g_assert_true (json_object_has_member (h, "build"));
+      if (g_str_equal (id, old))
+        g_assert_true (json_object_get_null_member (h, "build"));
+      else if (g_str_equal (id, other))
+        g_assert_cmpstr (json_object_get_string_member (h, "build"), ==, "v0.1.0-7-gfeedbee");
+      else
+        g_assert_cmpstr (json_object_get_string_member (h, "build"), ==, build);
+      seen++;
+    }
+  g_assert_cmpuint (seen, ==, 3);
+
+  text = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", NULL);
+  g_assert_no_error (error);
+  text_out = output_of (text);
+  build_text = g_strdup_printf ("build %s", build);
+  g_assert_nonnull (strstr (text_out, build_text));
+  g_assert_nonnull (strstr (text_out, "build v0.1.0-7-gfeedbee"));
+  g_assert_nonnull (strstr (text_out, "tessera 0.0.9 (build ?,"));
+}
+
 /* `tessera clean --host NAME --yes` removes the retired host's holdings,
  * its heartbeats and marks (every user's, and those of an older Tessera),
  * its job folders in the pool's runs/ and the temporary files a renewer
@@ -3337,6 +3428,7 @@ main (int argc, char **argv)
   ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
   ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
   ADD ("/hosts/listing/hosts-and-mistyped-clean-host", NULL, test_hosts_listing);
+  ADD ("/hosts/listing/build", NULL, test_hosts_build);
   ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
   ADD ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
