@@ -2357,6 +2357,37 @@ test_hosts_build (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (text_out, "tessera 0.0.9 (build ?,"));
 }
 
+/* A host name may hold ", ": `clean --host` of a part of it is no known
+ * host, and the hint names the hosts whole. */
+static void
+test_clean_host_comma_name (Fixture *f, gconstpointer data)
+{
+  const char *other = "0123456789abcdef0123456789abcdef";
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
+                                             f->tmp);
+  g_autofree char *beat = g_strdup_printf ("{\"host_id\": \"%s\", \"machine_id\": \"%s\", \"host\": "
+                                           "\"node-1, node-2\", \"boot_id\": \"00000000-0000-4000-8000-000000000000\", "
+                                           "\"lease\": 30, \"locks_cross\": true, \"renewal\": \"a\"}", other, other);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+
+  test_write_file (f->config, config);
+  run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (run), ==, 0);
+  write_in_hosts (f, other, ".0.host", beat);
+
+  clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, "clean", "--host", "node-1", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (clean, NULL, NULL, NULL, &err, &error));
+  g_test_message ("%s", err);
+  g_assert_cmpint (test_exit_code (clean), ==, 64);
+  g_assert_nonnull (strstr (err, "no holder and no mark of a host node-1 in these pools"));
+  g_assert_nonnull (strstr (err, "node-1, node-2"));
+}
+
 /* `tessera clean --host NAME --yes` removes the retired host's holdings,
  * its heartbeats and marks (every user's, and those of an older Tessera),
  * its job folders in the pool's runs/ and the temporary files a renewer
@@ -3429,6 +3460,7 @@ main (int argc, char **argv)
   ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
   ADD ("/hosts/listing/hosts-and-mistyped-clean-host", NULL, test_hosts_listing);
   ADD ("/hosts/listing/build", NULL, test_hosts_build);
+  ADD ("/hosts/clean-host/name-with-comma", NULL, test_clean_host_comma_name);
   ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL, test_lockless_mount_other_host_seen_without_holders);
   ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
   ADD ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
