@@ -684,6 +684,23 @@ test_install_as_a_site (void)
   g_assert_nonnull (sample);
   g_assert_true (g_file_test (sample, G_FILE_TEST_IS_REGULAR));
 
+  /* sudo's secure_path does not hold the prefix's bin/: under sudo, the
+   * README and docs/install.md run the installed command by its path. */
+  {
+    g_autofree char *init_line = line_with (section, " init ");
+    g_auto(GStrv) init_words = g_strsplit (init_line, " ", -1);
+    g_autofree char *command = NULL;
+    g_autofree char *install_md_path = g_test_build_filename (G_TEST_DIST, "..", "docs", "install.md", NULL);
+    g_autofree char *install_md = NULL;
+
+    g_assert_cmpstr (init_words[0], ==, "sudo");
+    command = test_substitute (init_words[1], "/opt/tessera", dest_prefix);
+    g_assert_cmpstr (command, ==, tool);
+    g_assert_null (strstr (section, "sudo tessera "));
+    g_assert_true (g_file_get_contents (install_md_path, &install_md, NULL, NULL));
+    g_assert_null (strstr (install_md, "sudo tessera "));
+  }
+
   {
     const char *env[] = { "PATH", path_value, "MANPATH", manpath_value, "LD_LIBRARY_PATH", NULL,
                           "TESSERA_PLUGIN_PATH", NULL, "TESSERA_CONFIG", NULL, "XDG_CONFIG_DIRS", xdg,
