@@ -1,5 +1,5 @@
 /* test-audit.c: who did what, when (issue 42, point 3). Grants, releases,
- * reclaims of dead holders, `set`, `clean --force` are logged, one line
+ * reclaims of dead holders, `set`, `clean --force` and `clean --host` are logged, one line
  * each with the user, the resource and the amount, to the journal where
  * one runs and otherwise through syslog(3): this test takes /dev/log in
  * a mount namespace of its own (a tmpfs /dev with the devices commands
@@ -388,6 +388,35 @@ test_group_pool (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* Root's `clean --host` of a retired host is logged: one line for each
+ * holding of that host it removes, with who removed it, whose it was,
+ * the resource and the amount, and the host named. */
+static void
+test_clean_host (Fixture *f, gconstpointer data)
+{
+  const char *retired = "0123456789abcdef0123456789abcdef";
+  g_autofree char *jobs = g_build_filename (f->gp->pool, "cpu", "jobs", NULL);
+  g_autofree char *lock_file = g_build_filename (jobs, "gone@id.json", NULL);
+  g_autofree char *holder = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
+                   ==, 0);
+  holder = g_strdup_printf ("{\"job_uri\": \"%s/gone\", \"information\": {\"count\": 3}, \"process\": "
+                            "{\"type\": \"local\", \"pid\": 4242, \"host\": \"retired-node\", \"host_id\": \"%s\", "
+                            "\"machine_id\": \"%s\", \"boot_id\": \"00000000-0000-4000-8000-000000000000\"}}",
+                            f->gp->tmp, retired, retired);
+  g_assert_cmpint (g_mkdir_with_parents (jobs, 0775), ==, 0);
+  test_write_file (lock_file, holder);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "clean", "--host", "retired-node", "--yes", NULL), ==, 0);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_assert_cmpstr (err, ==, "");
+  wait_for_log ("event=retire ", "resource=cpu ", "user=root ", "job=gone@id ", "amount={\"count\":3}",
+                "clean --host retired-node", NULL);
+}
+
 /* A private pool (its folder in one that only its owner may write) is
  * audited only when its configuration says `audit=on`; `audit=off` turns
  * it off in a group's pool; another value is refused (78). */
@@ -436,6 +465,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/audit/group-pool", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
               fixture_set_up, test_group_pool, fixture_tear_down);
+  g_test_add ("/audit/clean-host", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
+              fixture_set_up, test_clean_host, fixture_tear_down);
   g_test_add ("/audit/private-pool", Fixture, "", fixture_set_up, test_private_pool, fixture_tear_down);
   status = g_test_run ();
   shutdown (log_socket, SHUT_RDWR);
