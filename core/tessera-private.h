@@ -234,6 +234,15 @@ void     _tessera_wait_queue_view_free        (TesseraWaitQueueView          *vi
  * when it began to wait), the longest waiting first. Both locks held. */
 GPtrArray *_tessera_wait_queue_list          (struct _TesseraPoolStore      *store,
                                                double                         min_age);
+/* (transfer container): the live waiters within their patience of the
+ * folder pool at @folder (`queue/NAME.waiting`), for people, the longest
+ * waiting first; those found gone removed unless @read_only. Both locks
+ * held. */
+GPtrArray *_tessera_wait_queue_folder_list_waiting (const char               *folder,
+                                                    GType                     lock_file_type,
+                                                    struct _TesseraPoolStore *store,
+                                                    gboolean                  read_only,
+                                                    double                    min_age);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraWaitQueueView, _tessera_wait_queue_view_free)
 double   _tessera_patience_default            (void);
 

@@ -831,7 +831,8 @@ tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource 
  *
  * The waiters of the resource's queue, as they are now: those whose
  * patience is over and who reserve what they ask for (a waiter within
- * its patience writes nothing anywhere, so no process sees it), the
+ * its patience is listed by
+ * [method@Tessera.TrackedDynamicResource.list_waiting]), the
  * longest waiting first. Each is shaped like a lock file: its path is
  * its queue entry's, [method@Tessera.DynamicLockFile.get_information] and
  * [method@Tessera.DynamicLockFile.get_amount] say what it asks for,
@@ -860,6 +861,44 @@ tessera_tracked_dynamic_resource_list_waiters (TesseraTrackedDynamicResource  *s
   waiters = _tessera_wait_queue_list (STORE (self), PRIV (self)->min_age);
   unlock_both (self, fd);
   return waiters;
+}
+
+/**
+ * tessera_tracked_dynamic_resource_list_waiting:
+ * @self: a tracked resource
+ * @error: return location for a #GError
+ *
+ * The waiters within their patience, who reserve nothing yet: each has
+ * an entry for people from its first failed attempt until its wait ends
+ * or it reserves (then [method@Tessera.TrackedDynamicResource.list_waiters]
+ * lists it), shaped like the reserving ones' (its path is the entry's,
+ * ending in `.waiting`), the longest waiting first. Only a pool in a
+ * folder keeps them: other stores give none. Entries whose waiter is gone
+ * are left out (and removed unless the resource is read-only). Reads
+ * under ipc.lock; works on a read-only resource.
+ *
+ * Returns: (transfer container) (element-type TesseraDynamicLockFile) (nullable):
+ *   the waiters, or %NULL with @error when ipc.lock could not be taken
+ */
+GPtrArray *
+tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *self,
+                                               GError                        **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv;
+  GPtrArray *waiting;
+  int fd;
+
+  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
+  priv = PRIV (self);
+  if (!_tessera_dynamic_resource_in_a_folder (TESSERA_DYNAMIC_RESOURCE (self)) || priv->lock_folder == NULL)
+    return g_ptr_array_new_with_free_func (g_object_unref);
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return NULL;
+  waiting = _tessera_wait_queue_folder_list_waiting (priv->lock_folder, priv->lock_file_type, STORE (self),
+                                                     priv->read_only, priv->min_age);
+  unlock_both (self, fd);
+  return waiting;
 }
 
 /**

@@ -30,7 +30,8 @@
  * experimaestro globs only the JSON files of jobs/: it never sees the
  * queue and takes what is free, as it always has.
  *
- * Waits shorter than the patience write nothing: with 16 processes on 4
+ * Waits shorter than the patience reserve nothing (and write only the
+ * entry for people below, which no acquire reads): with 16 processes on 4
  * tokens, queueing every waiter halved the throughput (each acquire read
  * a dozen entries). Among waiters with the same patience, the queue's
  * order is their arrival order.
@@ -38,9 +39,19 @@
  * The queue is read and written under ipc.lock, from the acquire itself,
  * so it costs no extra lock take. An entry is removed by its waiter when
  * the wait ends (granted, timed out, cancelled, failed), and by anyone who
- * finds its process dead, with the holders' rules. */
+ * finds its process dead, with the holders' rules.
+ *
+ * So that people see every waiter (`tessera status`), a folder waiter
+ * within its patience also has an entry, once, from its first failed
+ * attempt to the end of its wait (or until it reserves): `F/queue/NAME.waiting`,
+ * shaped like a reserving one with "reserve" false. Its name does not end
+ * in ".json", so acquires never read it (they skip it at readdir): it
+ * costs one write per wait, not a read per acquire. Its waiter removes
+ * it; a later waiter removes those whose waiter it finds gone, judged as
+ * the reserving ones are. */
 
 #define QUEUE_FOLDER "queue"
+#define WAITING_SUFFIX ".waiting"
 
 typedef struct
 {
@@ -51,6 +62,7 @@ typedef struct
   gint64 ticket;      /* its place in the queue */
   gboolean reserve;   /* what the entry on disk says */
   char *path;         /* the entry, once written: where the store keeps it */
+  char *waiting;      /* the folder entry of a waiter within its patience, once written */
   TesseraDynamicResource *resource;   /* whose store wrote it */
   TesseraPoolStore *store;
   gboolean warned;
@@ -80,6 +92,7 @@ wait_state_free (gpointer data)
   WaitState *state = data;
 
   g_free (state->path);
+  g_free (state->waiting);
   g_clear_object (&state->resource);
   g_free (state);
 }
@@ -113,6 +126,15 @@ delete_own (WaitState *state)
   g_clear_pointer (&state->path, g_free);
 }
 
+/* Deletes our own entry of a waiter within its patience. */
+static void
+delete_waiting (WaitState *state)
+{
+  if (state->waiting != NULL)
+    _tessera_wait_queue_folder_delete (state->waiting);
+  g_clear_pointer (&state->waiting, g_free);
+}
+
 void
 _tessera_wait_end (TesseraDynamicDependency *dependency)
 {
@@ -123,6 +145,7 @@ _tessera_wait_end (TesseraDynamicDependency *dependency)
   /* Our own entry: no need for ipc.lock to delete it (readers take what
    * they find, and a missing entry reserves nothing). */
   delete_own (state);
+  delete_waiting (state);
   wait_state_free (state);
 }
 
@@ -411,6 +434,67 @@ _tessera_wait_queue_list (TesseraPoolStore *store,
   return waiters;
 }
 
+/* The waiters within their patience of the folder pool at @lock_folder
+ * (`queue/NAME.waiting`), shaped like lock files as the reserving ones
+ * are, the longest waiting first; an entry whose waiter is gone is left
+ * out, and removed unless @read_only. Thread lock and ipc.lock held. */
+GPtrArray *
+_tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
+                                         GType             lock_file_type,
+                                         TesseraPoolStore *store,
+                                         gboolean          read_only,
+                                         double            min_age)
+{
+  GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  int dir_fd = _tessera_open_pool_subfolder (folder);
+  DIR *dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
+  struct dirent *dent;
+
+  if (dir == NULL)
+    {
+      if (dir_fd >= 0)
+        close (dir_fd);
+      return waiters;
+    }
+  while ((dent = readdir (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      g_autofree char *data = NULL;
+      g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+      g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
+      const char *reason = NULL;
+      struct stat st;
+      gsize length;
+      gint64 since;
+
+      if (!g_str_has_suffix (dent->d_name, WAITING_SUFFIX) || dent->d_name[0] == '.')
+        continue;
+      path = g_build_filename (folder, dent->d_name, NULL);
+      if (!_tessera_read_file_at (dirfd (dir), dent->d_name, path, &data, &length, &st, NULL))
+        continue;
+      if (!_tessera_json_load (parser, data, length, NULL) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+      lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
+      if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
+        continue;
+      if (!waiter_is_alive (lock_file, path, &st, min_age, store, &reason))
+        {
+          if (!read_only)
+            remove_dead (path, &st, reason);
+          continue;
+        }
+      since = json_object_get_int_member_with_default (json_node_get_object (json_parser_get_root (parser)),
+                                                       "since", 0);
+      if (since > 0 && since < G_MAXINT64 / G_GINT64_CONSTANT (1000000000))
+        _tessera_dynamic_lock_file_set_mtime (lock_file, since * G_GINT64_CONSTANT (1000000000));
+      g_ptr_array_add (waiters, g_steal_pointer (&lock_file));
+    }
+  closedir (dir);
+  g_ptr_array_sort (waiters, compare_since);
+  return waiters;
+}
+
 /* Counts the reservations before ours as held (@account) or stops
  * counting them. Thread lock and ipc.lock held; the plugin's own
  * account/unaccount do it, so resource types need nothing more. */
@@ -508,13 +592,12 @@ _tessera_wait_queue_folder_put (const char  *lock_folder,
   return TRUE;
 }
 
-static gboolean
-write_entry (TesseraTrackedDynamicResource *self,
-             TesseraWaitQueueView          *view,
-             TesseraDynamicDependency      *dependency,
-             WaitState                     *state,
-             char                         **location,
-             GError                       **error)
+/* The JSON of our entry, reserving or not as @state says. */
+static char *
+entry_text (TesseraTrackedDynamicResource *self,
+            TesseraWaitQueueView          *view,
+            TesseraDynamicDependency      *dependency,
+            WaitState                     *state)
 {
   TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
   g_autoptr(TesseraProcess) process = tessera_process_new_self ();
@@ -534,9 +617,56 @@ write_entry (TesseraTrackedDynamicResource *self,
   json_object_set_boolean_member (object, "reserve", state->reserve);
   json_object_set_int_member (object, "since", state->since_real / G_USEC_PER_SEC);
   json_generator_set_root (generator, root);
-  text = json_generator_to_data (generator, NULL);
+  return json_generator_to_data (generator, NULL);
+}
+
+static gboolean
+write_entry (TesseraTrackedDynamicResource *self,
+             TesseraWaitQueueView          *view,
+             TesseraDynamicDependency      *dependency,
+             WaitState                     *state,
+             char                         **location,
+             GError                       **error)
+{
+  g_autofree char *text = entry_text (self, view, dependency, state);
+
   return _tessera_pool_store_queue_put (view->store, view->own_name, text, view->own_found, &state->ticket,
                                         location, error);
+}
+
+/* A folder waiter within its patience: its entry (NAME.waiting, once a
+ * wait), for people only; first the entries of waiters gone are removed.
+ * Thread lock and ipc.lock held. A failure costs only the view. */
+static void
+write_waiting (TesseraTrackedDynamicResource *self,
+               TesseraWaitQueueView          *view,
+               TesseraDynamicDependency      *dependency,
+               WaitState                     *state)
+{
+  TesseraDynamicResource *resource = TESSERA_DYNAMIC_RESOURCE (self);
+  const char *lock_folder = tessera_tracked_dynamic_resource_get_lock_folder (self);
+  GType lock_file_type = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->lock_file_type;
+  g_autofree char *name = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *location = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) live = NULL;
+
+  if (state->waiting != NULL || lock_folder == NULL || !_tessera_dynamic_resource_in_a_folder (resource))
+    return;
+  if (lock_file_type == G_TYPE_INVALID)
+    lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
+  live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE,
+                                                  tessera_tracked_dynamic_resource_get_min_age (self));
+  /* NAME.waiting for NAME.json: acquires read only "*.json". */
+  name = g_str_has_suffix (view->own_name, ".json")
+         ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (".json")), view->own_name)
+         : g_strconcat (view->own_name, WAITING_SUFFIX, NULL);
+  text = entry_text (self, view, dependency, state);
+  if (!_tessera_wait_queue_folder_put (lock_folder, name, text, &location, &error))
+    g_debug ("Cannot write waiting entry %s: %s", name, error->message);
+  else
+    state->waiting = g_steal_pointer (&location);
 }
 
 /* After a decision of acquire on @dependency. Thread lock and ipc.lock
@@ -562,6 +692,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
   if (acquired)
     {
       delete_own (state);
+      delete_waiting (state);
       state->ticket = 0;
       state->reserve = FALSE;
       /* The patience goes on: taking all of a job's dependencies at once
@@ -588,6 +719,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       delete_own (state);
       state->ticket = 0;
       state->reserve = FALSE;
+      write_waiting (self, view, dependency, state);
       return;
     }
   if (state->ticket == 0)
@@ -614,4 +746,6 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       g_free (state->path);
       state->path = g_steal_pointer (&location);
     }
+  /* Its reserving entry shows it now. */
+  delete_waiting (state);
 }

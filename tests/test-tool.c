@@ -683,8 +683,24 @@ hold_r_named (Fixture *f, const char *name, const char *count, GPid *pid)
   return holder;
 }
 
+/* How many reserving entries (NAME.json) @queue has: a waiter within
+ * its patience has a NAME.waiting there. */
+static guint
+count_reserving (const char *queue)
+{
+  g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      n++;
+  return n;
+}
+
 /* A run of r=@count named @name whose patience is over at once: past its
- * first attempt it has an entry in r's queue. Returns once it has. */
+ * first attempt it has a reserving entry in r's queue. Returns once it
+ * has. */
 static GSubprocess *
 queue_for_r (Fixture *f, const char *name, const char *count)
 {
@@ -695,7 +711,7 @@ queue_for_r (Fixture *f, const char *name, const char *count)
                                        "run", "--need", need, "--name", name, "--", "true", NULL);
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
-  while (!g_file_test (queue, G_FILE_TEST_IS_DIR) || test_count_entries (queue) == 0)
+  while (count_reserving (queue) == 0)
     {
       if (g_get_monotonic_time () > deadline)
         g_error ("%s never entered %s within 60 s", name, queue);

@@ -101,8 +101,10 @@ char *
 holder_name (TesseraDynamicLockFile *lock_file)
 {
   g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
-  g_autofree char *name = g_str_has_suffix (base, ".json") ? g_strndup (base, strlen (base) - strlen (".json"))
-                                                           : g_strdup (base);
+  /* A waiter within its patience has its entry as NAME.waiting. */
+  const char *suffix = g_str_has_suffix (base, ".waiting") ? ".waiting" : ".json";
+  g_autofree char *name = g_str_has_suffix (base, suffix) ? g_strndup (base, strlen (base) - strlen (suffix))
+                                                          : g_strdup (base);
   return escape_name (name, FALSE);
 }
 
@@ -181,18 +183,36 @@ add_user (JsonBuilder *builder, gint64 uid, GHashTable *users)
     json_builder_add_null_value (builder);
 }
 
-/* status --json's "waiters": the queue, like squeue's (those whose
- * patience is over: the others write nothing), the longest waiting
- * first; their sum in "waiting". */
+static int
+compare_since (gconstpointer a, gconstpointer b)
+{
+  gint64 x = tessera_dynamic_lock_file_get_mtime (*(TesseraDynamicLockFile * const *) a);
+  gint64 y = tessera_dynamic_lock_file_get_mtime (*(TesseraDynamicLockFile * const *) b);
+
+  return x < y ? -1 : x > y;
+}
+
+/* status --json's "waiters": the queue, like squeue's: those whose
+ * patience is over ("reserved") and those within it ("waiting"), the
+ * longest waiting first; their sum in "waiting". */
 static void
 add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint64 capacity, GHashTable *users)
 {
   g_autoptr(GPtrArray) waiters = tessera_tracked_dynamic_resource_list_waiters (resource, NULL);
+  g_autoptr(GPtrArray) patient = tessera_tracked_dynamic_resource_list_waiting (resource, NULL);
+  g_autoptr(GHashTable) reserving = g_hash_table_new (NULL, NULL);
   gint64 waiting = 0;
 
+  if (waiters == NULL)
+    waiters = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; i < waiters->len; i++)
+    g_hash_table_add (reserving, g_ptr_array_index (waiters, i));
+  for (guint i = 0; patient != NULL && i < patient->len; i++)
+    g_ptr_array_add (waiters, g_object_ref (g_ptr_array_index (patient, i)));
+  g_ptr_array_sort (waiters, compare_since);
   json_builder_set_member_name (builder, "waiters");
   json_builder_begin_array (builder);
-  for (guint i = 0; waiters != NULL && i < waiters->len; i++)
+  for (guint i = 0; i < waiters->len; i++)
     {
       TesseraDynamicLockFile *waiter = g_ptr_array_index (waiters, i);
       TesseraProcess *process = tessera_dynamic_lock_file_get_process (waiter);
@@ -213,10 +233,9 @@ add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint
       else
         json_builder_add_null_value (builder);
       add_name (builder, "host", process ? tessera_process_get_host (process) : NULL);
-      /* Every entry of the queue reserves: later requests count it as
-       * held. */
+      /* A reserving entry: later requests count it as held. */
       json_builder_set_member_name (builder, "state");
-      json_builder_add_string_value (builder, "reserved");
+      json_builder_add_string_value (builder, g_hash_table_contains (reserving, waiter) ? "reserved" : "waiting");
       json_builder_set_member_name (builder, "since");
       if (since != NULL)
         json_builder_add_string_value (builder, since);

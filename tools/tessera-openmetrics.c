@@ -152,7 +152,7 @@ format_openmetrics (GPtrArray *descriptions, GString *out)
                  "reclaimable", FALSE, FALSE);
   append_family (out, descriptions, "tessera_waiting", "Units asked for by the requests in the queue.", "waiting",
                  FALSE, FALSE);
-  append_family (out, descriptions, "tessera_waiters", "Requests in the queue (waiting past their patience).",
+  append_family (out, descriptions, "tessera_waiters", "Requests in the queue (waiting, reserving past their patience or not yet).",
                  "waiters", FALSE, FALSE);
   append_family (out, descriptions, "tessera_user_held", "Units held by the live holders of a user.", "holders",
                  TRUE, TRUE);

@@ -455,6 +455,9 @@ TESSERA_AVAILABLE_IN_ALL
 GPtrArray  *tessera_tracked_dynamic_resource_list_waiters          (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
+GPtrArray  *tessera_tracked_dynamic_resource_list_waiting          (TesseraTrackedDynamicResource *self,
+                                                                    GError                       **error);
+TESSERA_AVAILABLE_IN_ALL
 JsonNode   *tessera_tracked_dynamic_resource_read_informations     (TesseraTrackedDynamicResource *self,
                                                                     GError                       **error);
 TESSERA_AVAILABLE_IN_ALL
