@@ -221,7 +221,7 @@ add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint
       g_autofree char *since = format_since (waiter);
       gint64 amount = amount_of (waiter, capacity);
 
-      waiting += amount;
+      waiting = add_units (waiting, amount);
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
@@ -357,9 +357,9 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       gint64 amount = amount_of (lock_file, capacity);
 
       if (g_str_equal (state, "dead"))
-        reclaimable += amount;
+        reclaimable = add_units (reclaimable, amount);
       else
-        held += amount;
+        held = add_units (held, amount);
       gint64 owner = holder_owner (lock_file, process);
 
       json_builder_begin_object (builder);

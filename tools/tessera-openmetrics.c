@@ -71,7 +71,7 @@ sum_per_user (JsonObject *object, const char *array, gboolean live_only, GHashTa
         }
       else
         g_free (user);
-      *sum += json_object_get_int_member_with_default (who, "amount", 0);
+      *sum = add_units (*sum, MAX (json_object_get_int_member_with_default (who, "amount", 0), 0));
     }
 }
 

@@ -108,6 +108,15 @@ void             close_if_open               (int *fd);
 int              open_own_folder_at          (int dir_fd, const char *name);
 char            *dup_runs_folder             (const char *pool, int *own_fd_out);
 
+/* @sum + @amount of a resource's units, both at least 0, stopping at
+ * G_MAXINT64: counts come from files a co-user may write, and may be
+ * anything up to that. */
+static inline gint64
+add_units (gint64 sum, gint64 amount)
+{
+  return amount > G_MAXINT64 - sum ? G_MAXINT64 : sum + amount;
+}
+
 /* The commands, one file each */
 int              cmd_run                     (int argc, char **argv);
 int              cmd_status                  (int argc, char **argv);
