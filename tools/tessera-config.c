@@ -261,6 +261,30 @@ ignore_newer (GPtrArray *warnings, const char *file, const char *group, const ch
                                       "ignored"), where, TESSERA_CONFIG_LEVEL, requires));
 }
 
+/* The stores this Tessera knows, "folder, etcd": the folder store, and
+ * those the plugins' manifests list. NULL when @store is one of them. */
+static char *
+dup_stores_unless_known (const char *store)
+{
+  g_autoptr(GPtrArray) plugins = tessera_registry_list_plugins (tessera_registry_get_default ());
+  g_autoptr(GString) known = g_string_new ("folder");
+
+  if (g_str_equal (store, "folder"))
+    return NULL;
+  for (guint i = 0; i < plugins->len; i++)
+    {
+      const char * const *stores = tessera_plugin_info_get_stores (g_ptr_array_index (plugins, i));
+
+      for (guint j = 0; stores != NULL && stores[j] != NULL; j++)
+        {
+          if (g_str_equal (stores[j], store))
+            return NULL;
+          g_string_append_printf (known, ", %s", stores[j]);
+        }
+    }
+  return g_string_free (g_steal_pointer (&known), FALSE);
+}
+
 /* Checks a group's keys against its type, and keeps them for opening.
  * @requires: the file's `[tessera] requires=`; above this Tessera's
  * level, a key the type does not have is added to @warnings, not an
@@ -368,6 +392,21 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, int require
           return NULL;
         }
       g_value_unset (&checked);
+      if (g_str_equal (key, "store"))
+        {
+          g_autofree char *known = dup_stores_unless_known (value);
+
+          if (known != NULL)
+            {
+              /* Translators: a store= value, then the stores known: "folder, etcd" */
+              g_autofree char *message = g_strdup_printf (_("no store “%s” in this Tessera (it knows %s)"), value,
+                                                          known);
+
+              config_error (error, file, group, key, message);
+              g_type_class_unref (klass);
+              return NULL;
+            }
+        }
       if (g_str_equal (key, "path"))
         {
           g_free (path);
