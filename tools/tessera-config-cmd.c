@@ -12,13 +12,6 @@
 
 #include "tessera-tool.h"
 
-/* Settings whose value is not printed. */
-static gboolean
-is_secret (const char *key)
-{
-  return g_str_equal (key, "password");
-}
-
 static void
 show_resource (TesseraConfig *config, const char *name)
 {
@@ -41,12 +34,13 @@ show_resource (TesseraConfig *config, const char *name)
   g_print ("path=%s\n", path);
   for (guint i = 0; keys[i] != NULL; i++)
     {
+      g_autofree char *shown = NULL;
+
       if (g_str_equal (keys[i], "lock-folder") || g_str_equal (keys[i], "store"))
         continue;
-      if (is_secret (keys[i]))
-        g_print (_("%s=(not shown)\n"), keys[i]);
-      else
-        g_print ("%s=%s\n", keys[i], values[i]);
+      /* A secret never: a password, nor one in an endpoint's URL. */
+      shown = tessera_config_dup_shown_value (keys[i], values[i]);
+      g_print ("%s=%s\n", keys[i], shown);
     }
 }
 

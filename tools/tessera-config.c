@@ -261,6 +261,38 @@ ignore_newer (GPtrArray *warnings, const char *file, const char *group, const ch
                                       "ignored"), where, TESSERA_CONFIG_LEVEL, requires));
 }
 
+/* @value of setting @key as it may be printed: a secret never is. A
+ * password is "***", and so is the password of an endpoint's URL
+ * (`https://user:***@host:2379`). */
+char *
+tessera_config_dup_shown_value (const char *key, const char *value)
+{
+  g_auto(GStrv) urls = NULL;
+
+  if (g_str_equal (key, "password"))
+    return g_strdup ("***");
+  if (!g_str_equal (key, "endpoints"))
+    return g_strdup (value);
+  urls = g_strsplit (value, ",", -1);
+  for (guint i = 0; urls[i] != NULL; i++)
+    {
+      const char *scheme = strstr (urls[i], "://");
+      const char *authority = scheme != NULL ? scheme + strlen ("://") : urls[i];
+      gsize length = strcspn (authority, "/?#");
+      const char *at = g_strrstr_len (authority, (gssize) length, "@");
+      const char *colon = at != NULL ? memchr (authority, ':', at - authority) : NULL;
+
+      if (colon != NULL)
+        {
+          char *shown = g_strdup_printf ("%.*s***%s", (int) (colon + 1 - urls[i]), urls[i], at);
+
+          g_free (urls[i]);
+          urls[i] = shown;
+        }
+    }
+  return g_strjoinv (",", urls);
+}
+
 /* The stores this Tessera knows, "folder, etcd": the folder store, and
  * those the plugins' manifests list. NULL when @store is one of them. */
 static char *
@@ -366,11 +398,14 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, int require
           g_type_class_unref (klass);
           return NULL;
         }
-      /* NULL for a value that is not UTF-8: refused, not read as "". */
+      /* NULL for a value that is not UTF-8: refused, not read as "".
+       * GLib's message quotes the value: not a secret's. */
       value = g_key_file_get_string (keyfile, group, key, &local);
       if (value == NULL)
         {
-          config_error (error, file, group, key, local->message);
+          config_error (error, file, group, key,
+                        g_str_equal (key, "password") || g_str_equal (key, "endpoints")
+                        ? _("its value (***, not shown) is not UTF-8") : local->message);
           g_type_class_unref (klass);
           return NULL;
         }

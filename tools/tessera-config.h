@@ -56,6 +56,8 @@ char           *tessera_config_dup_state_dir (void);
 gboolean        tessera_config_has_sharing (TesseraConfig  *self,
                                             const char     *name);
 gboolean        tessera_config_is_type_setting (GParamSpec *pspec);
+char           *tessera_config_dup_shown_value (const char *key,
+                                                const char *value);
 void            tessera_config_set_read_only (TesseraConfig  *self,
                                               gboolean        read_only);
 gboolean        tessera_config_check_informations_content (TesseraTrackedDynamicResource *resource,
