@@ -317,10 +317,22 @@ dup_stores_unless_known (const char *store)
   return g_string_free (g_steal_pointer (&known), FALSE);
 }
 
+/* What a file for a newer Tessera names that this one does not know,
+ * a type or a store: the whole resource is left out, with one warning. */
+static void
+leave_out_newer (GPtrArray *warnings, const char *file, const char *group, const char *key, int requires)
+{
+  g_ptr_array_add (warnings,
+                   g_strdup_printf (_("%s: [%s] %s: unknown to this Tessera (configuration level %d, the file "
+                                      "requires %d): the resource is left out"), file, group, key,
+                                    TESSERA_CONFIG_LEVEL, requires));
+}
+
 /* Checks a group's keys against its type, and keeps them for opening.
  * @requires: the file's `[tessera] requires=`; above this Tessera's
  * level, a key the type does not have is added to @warnings, not an
- * error. */
+ * error, and a type or a store this Tessera does not know leaves the
+ * resource out: %NULL without @error set. */
 static Entry *
 check_group (const char *file, GKeyFile *keyfile, const char *group, int requires, GPtrArray *warnings,
              GError **error)
@@ -350,6 +362,11 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, int require
       return NULL;
     }
   gtype = tessera_registry_lookup_resource_type (tessera_registry_get_default (), type, &local);
+  if (gtype == G_TYPE_INVALID && requires > TESSERA_CONFIG_LEVEL)
+    {
+      leave_out_newer (warnings, file, group, "type", requires);
+      return NULL;
+    }
   if (gtype == G_TYPE_INVALID)
     {
       config_error (error, file, group, "type", local->message);
@@ -431,6 +448,12 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, int require
         {
           g_autofree char *known = dup_stores_unless_known (value);
 
+          if (known != NULL && requires > TESSERA_CONFIG_LEVEL)
+            {
+              leave_out_newer (warnings, file, group, key, requires);
+              g_type_class_unref (klass);
+              return NULL;
+            }
           if (known != NULL)
             {
               /* Translators: a store= value, then the stores known: "folder, etcd" */
@@ -615,9 +638,14 @@ tessera_config_load_from_data (const char *file, const char *text, gsize length,
           config_error (error, file, groups[i], NULL, _("unknown group: resources are [resource NAME]"));
           return NULL;
         }
-      entry = check_group (file, keyfile, groups[i], requires, self->warnings, error);
+      entry = check_group (file, keyfile, groups[i], requires, self->warnings, &local);
+      if (entry == NULL && local == NULL)
+        continue;   /* a resource of a newer Tessera, left out */
       if (entry == NULL)
-        return NULL;
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
+        }
       g_ptr_array_add (self->entries, entry);
     }
   if (!check_folders (self, file, error))
