@@ -960,12 +960,11 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
    * --yes, 0 with it, as a second clean of a retired host is). */
   if (found == 0)
     {
-      g_autofree char *known = dup_known_hosts (config, names);
-      g_autofree char *needle = g_strdup_printf (", %s,", shown_host);
-      g_autofree char *haystack = g_strdup_printf (", %s,", known != NULL ? known : "");
+      g_autoptr(GHashTable) hosts = dup_known_hosts (config, names);
 
-      if (known != NULL && strstr (haystack, needle) == NULL)
+      if (g_hash_table_size (hosts) > 0 && !g_hash_table_contains (hosts, shown_host))
         {
+          g_autofree char *known = join_host_names (hosts);
           /* Translators: the second %s lists host names, comma separated */
           g_autofree char *hint = g_strdup_printf (_("no holder and no mark of a host %s in these pools; the other "
                                                      "hosts they know: %s"), shown_host, known);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <glib/gi18n-lib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tessera-tool.h"
@@ -152,10 +153,12 @@ cmd_hosts (int argc, char **argv)
   return status;
 }
 
-char *
+/* The names of the hosts the pools @names know (other than this one),
+ * as shown (escaped): a set, looked up whole (a name may hold ", "). */
+GHashTable *
 dup_known_hosts (TesseraConfig *config, GPtrArray *names)
 {
-  g_autoptr(GString) known = g_string_new (NULL);
+  GHashTable *known = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
   for (guint i = 0; i < names->len; i++)
     {
@@ -170,17 +173,31 @@ dup_known_hosts (TesseraConfig *config, GPtrArray *names)
         {
           JsonObject *h = json_array_get_object_element (list, j);
           const char *host = json_object_get_string_member_with_default (h, "host", NULL);
-          g_autofree char *shown = escape_name (host != NULL ? host : json_object_get_string_member (h, "host_id"),
-                                                TRUE);
-          g_autofree char *needle = g_strdup_printf (", %s,", shown);
-          g_autofree char *haystack = g_strdup_printf (", %s,", known->str);
+          char *shown = escape_name (host != NULL ? host : json_object_get_string_member (h, "host_id"), TRUE);
 
-          if (json_object_get_boolean_member_with_default (h, "this_host", FALSE) || strstr (haystack, needle))
-            continue;
-          if (known->len > 0)
-            g_string_append (known, ", ");
-          g_string_append (known, shown);
+          if (json_object_get_boolean_member_with_default (h, "this_host", FALSE))
+            g_free (shown);
+          else
+            g_hash_table_add (known, shown);
         }
     }
-  return known->len > 0 ? g_string_free (g_steal_pointer (&known), FALSE) : NULL;
+  return known;
+}
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
+/* "a, b": the names of @hosts, in order. */
+char *
+join_host_names (GHashTable *hosts)
+{
+  g_autofree gpointer *names = NULL;
+  guint n = 0;
+
+  names = g_hash_table_get_keys_as_array (hosts, &n);
+  qsort (names, n, sizeof (gpointer), compare_names);
+  return g_strjoinv (", ", (char **) names);
 }

@@ -129,6 +129,7 @@ int              cmd_hosts                   (int argc, char **argv);
 int              cmd_config                  (int argc, char **argv);
 
 /* tessera-hosts.c: the hosts a pool knows, for a mistyped clean --host */
-char            *dup_known_hosts             (TesseraConfig *config, GPtrArray *names);
+GHashTable      *dup_known_hosts             (TesseraConfig *config, GPtrArray *names);
+char            *join_host_names             (GHashTable *hosts);
 
 G_END_DECLS
