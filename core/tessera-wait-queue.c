@@ -74,6 +74,7 @@ struct _TesseraWaitQueueView
   char *own_name;
   char *job_uri;      /* of the waiting job, written into its entry */
   double patience;
+  double min_age;     /* of the resource, for judging waiting entries */
   gint64 max_ticket;
   gint64 own_found;   /* the place of our own entry as read; 0: none */
   GPtrArray *ahead;   /* lock files of live reservations before ours */
@@ -315,6 +316,7 @@ _tessera_wait_queue_read (double                    min_age,
   view->own_name = g_strdup (own_name);
   view->job_uri = g_strdup (job_uri);
   view->patience = patience;
+  view->min_age = min_age;
   view->ahead = g_ptr_array_new_with_free_func (g_object_unref);
   _tessera_pool_store_queue_read (store, own_name, state != NULL ? state->ticket : 0, min_age, view->ahead,
                                   &view->max_ticket, &view->own_found);
@@ -644,7 +646,7 @@ write_waiting (TesseraTrackedDynamicResource *self,
                WaitState                     *state)
 {
   TesseraDynamicResource *resource = TESSERA_DYNAMIC_RESOURCE (self);
-  const char *lock_folder = tessera_tracked_dynamic_resource_get_lock_folder (self);
+  g_autofree char *lock_folder = NULL;
   GType lock_file_type = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->lock_file_type;
   g_autofree char *name = NULL;
   g_autofree char *text = NULL;
@@ -652,12 +654,14 @@ write_waiting (TesseraTrackedDynamicResource *self,
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) live = NULL;
 
-  if (state->waiting != NULL || lock_folder == NULL || !_tessera_dynamic_resource_in_a_folder (resource))
+  if (state->waiting != NULL || !_tessera_dynamic_resource_in_a_folder (resource))
+    return;
+  g_object_get (self, "lock-folder", &lock_folder, NULL);
+  if (lock_folder == NULL)
     return;
   if (lock_file_type == G_TYPE_INVALID)
     lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
-  live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE,
-                                                  tessera_tracked_dynamic_resource_get_min_age (self));
+  live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE, view->min_age);
   /* NAME.waiting for NAME.json: acquires read only "*.json". */
   name = g_str_has_suffix (view->own_name, ".json")
          ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (".json")), view->own_name)
