@@ -339,6 +339,10 @@ heartbeat_text (double time, gboolean locks_cross)
   /* What `tessera hosts` shows of the host, as sinfo shows a node's. */
   json_builder_set_member_name (builder, "version");
   json_builder_add_string_value (builder, PACKAGE_VERSION);
+  /* Two builds of one version tell themselves apart (older marks have
+   * none: read as unknown). */
+  json_builder_set_member_name (builder, "build");
+  json_builder_add_string_value (builder, _tessera_build_id);
   json_builder_set_member_name (builder, "protocol");
   json_builder_add_int_value (builder, tessera_get_pool_protocol ());
   /* New at every renewal: what a reader sees change. */
@@ -980,6 +984,7 @@ typedef struct
   char *id;
   char *host;
   char *version;
+  char *build;          /* its Tessera's build; NULL from one older than that */
   gint64 protocol;
   GArray *uids;         /* gint64, each once */
   gboolean locks_cross;
@@ -994,6 +999,7 @@ host_seen_free (HostSeen *seen)
   g_free (seen->id);
   g_free (seen->host);
   g_free (seen->version);
+  g_free (seen->build);
   g_array_unref (seen->uids);
   g_free (seen);
 }
@@ -1077,11 +1083,15 @@ _tessera_host_lease_list_hosts (const char  *pool_path,
         {
           JsonObject *object = json_node_get_object (json_parser_get_root (parser));
           JsonNode *version = json_object_get_member (object, "version");
+          JsonNode *build = json_object_get_member (object, "build");
           JsonNode *protocol = json_object_get_member (object, "protocol");
 
           if (version != NULL && JSON_NODE_HOLDS_VALUE (version) &&
               json_node_get_value_type (version) == G_TYPE_STRING && seen->version == NULL)
             seen->version = g_strdup (json_node_get_string (version));
+          if (build != NULL && JSON_NODE_HOLDS_VALUE (build) &&
+              json_node_get_value_type (build) == G_TYPE_STRING && seen->build == NULL)
+            seen->build = g_strdup (json_node_get_string (build));
           if (protocol != NULL && JSON_NODE_HOLDS_VALUE (protocol) &&
               json_node_get_value_type (protocol) == G_TYPE_INT64)
             seen->protocol = MAX (seen->protocol, json_node_get_int (protocol));
@@ -1125,6 +1135,11 @@ _tessera_host_lease_list_hosts (const char  *pool_path,
       json_builder_set_member_name (builder, "version");
       if (seen->version != NULL && g_utf8_validate (seen->version, -1, NULL))
         json_builder_add_string_value (builder, seen->version);
+      else
+        json_builder_add_null_value (builder);
+      json_builder_set_member_name (builder, "build");
+      if (seen->build != NULL && g_utf8_validate (seen->build, -1, NULL))
+        json_builder_add_string_value (builder, seen->build);
       else
         json_builder_add_null_value (builder);
       json_builder_set_member_name (builder, "protocol");

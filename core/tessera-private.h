@@ -87,6 +87,8 @@ int         _tessera_pidfd_open       (GPid         pid);
 /* This host (tessera-host.c) */
 const char *_tessera_machine_id       (void);
 const char *_tessera_host_id          (void);
+/* The build (git describe, else the version), for the host marks. */
+extern const char _tessera_build_id[];
 guint64     _tessera_pid_namespace    (void);
 gboolean    _tessera_is_this_host     (const char  *machine_id,
                                        const char  *host_id);

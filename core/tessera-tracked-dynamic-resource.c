@@ -424,8 +424,9 @@ tessera_tracked_dynamic_resource_prepare_pool (TesseraTrackedDynamicResource  *s
  * are there), "locks_cross" (%FALSE when any file of the host says its
  * locks stay local or cannot be trusted), "distrust" (why a file cannot
  * be trusted, or null), "heartbeat_age" (seconds since its newest file
- * was written, or null), "version" and "protocol" (the Tessera it runs,
- * or null from one older than that). An empty array for a pool in
+ * was written, or null), "version", "build" (`git describe` of the
+ * build, as `tessera --version` says it) and "protocol" (the Tessera it
+ * runs, each null from one older than that). An empty array for a pool in
  * another store, or one without `hosts/` yet.
  *
  * Returns: (transfer full) (nullable): a JSON array, or %NULL with @error

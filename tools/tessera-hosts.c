@@ -50,6 +50,8 @@ print_hosts (const char *name, const char *location, JsonArray *hosts, GHashTabl
       g_autofree char *who = join_users (json_object_get_array_member (h, "uids"), users);
       const char *version = json_object_get_string_member_with_default (h, "version", NULL);
       g_autofree char *shown_version = escape_name (version != NULL ? version : "?", TRUE);
+      const char *build = json_object_get_string_member_with_default (h, "build", NULL);
+      g_autofree char *shown_build = escape_name (build != NULL ? build : "?", TRUE);
       JsonNode *age = json_object_get_member (h, "heartbeat_age");
       JsonNode *protocol = json_object_get_member (h, "protocol");
       const char *distrust = json_object_get_string_member_with_default (h, "distrust", NULL);
@@ -60,13 +62,13 @@ print_hosts (const char *name, const char *location, JsonArray *hosts, GHashTabl
                                ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (protocol)) : g_strdup ("?");
 
       /* Translators: a host of a pool: name, id, users, whether locks
-       * cross, last heartbeat, Tessera version, pool protocol */
-      g_print (_("  %s%s  %s  users %s  locks %s  seen %s  tessera %s (protocol %s)\n"), shown,
+       * cross, last heartbeat, Tessera version, its build, pool protocol */
+      g_print (_("  %s%s  %s  users %s  locks %s  seen %s  tessera %s (build %s, protocol %s)\n"), shown,
                json_object_get_boolean_member_with_default (h, "this_host", FALSE) ? _(" (this host)") : "",
                json_object_get_string_member (h, "host_id"), who,
                json_object_get_boolean_member_with_default (h, "locks_cross", FALSE) ? _("cross hosts")
                                                                                       : _("stay on the host"),
-               seen, shown_version, proto);
+               seen, shown_version, shown_build, proto);
       if (distrust != NULL)
         /* Translators: why a file of a host in hosts/ cannot be trusted */
         g_print (_("    a file of it cannot be trusted: %s\n"), distrust);
