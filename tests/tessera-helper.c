@@ -36,6 +36,11 @@
  *   tessera-helper flock PATH | lockf PATH
  *       take only that kind of lock on PATH, print "LOCKED", hold until
  *       stdin closes.
+ *   tessera-helper read-lock PATH fcntl|ofd|flock-sh|flock-ex
+ *       open PATH for reading only (what a user who may only read it
+ *       has), take that lock on it without waiting (a classic or an OFD
+ *       fcntl read lock, a shared or an exclusive flock), print "LOCKED"
+ *       (or "FAILED …"), hold it until stdin closes.
  *   tessera-helper probe PATH
  *       take a shared fcntl lock on PATH (what a peer's flock probe is on
  *       NFS, which emulates flock with POSIX locks), print "LOCKED", hold
@@ -339,6 +344,37 @@ do_probe (char **argv)
 }
 
 static int
+do_read_lock (char **argv)
+{
+  struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+  const char *kind = argv[3];
+  int fd = open (argv[2], O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int r;
+
+  if (fd < 0)
+    return say_failed ("open", errno);
+  if (strcmp (kind, "fcntl") == 0)
+    r = fcntl (fd, F_SETLK, &fl);
+  else if (strcmp (kind, "ofd") == 0)
+    r = fcntl (fd, F_OFD_SETLK, &fl);
+  else if (strcmp (kind, "flock-sh") == 0)
+    r = flock (fd, LOCK_SH | LOCK_NB);
+  else if (strcmp (kind, "flock-ex") == 0)
+    r = flock (fd, LOCK_EX | LOCK_NB);
+  else
+    {
+      close (fd);
+      return say_failed (kind, EINVAL);
+    }
+  if (r < 0)
+    return say_failed (kind, errno);
+  say ("LOCKED");
+  wait_for_stdin_eof ();
+  close (fd);
+  return 0;
+}
+
+static int
 do_hold_job (char **argv)
 {
   g_autoptr(GError) error = NULL;
@@ -430,6 +466,8 @@ main (int argc, char **argv)
     return do_raw_lock (argv, FALSE);
   if (argc >= 3 && strcmp (argv[1], "hold-job") == 0)
     return do_hold_job (argv);
+  if (argc >= 4 && strcmp (argv[1], "read-lock") == 0)
+    return do_read_lock (argv);
   if (argc >= 3 && strcmp (argv[1], "probe") == 0)
     return do_probe (argv);
   if (argc >= 2 && strcmp (argv[1], "job-locks") == 0)

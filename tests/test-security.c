@@ -1750,6 +1750,76 @@ test_dead_holder_of_another_member (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out, "8 of 8 free"));
 }
 
+/* The job lock of the holder whose lock file is @lock_file: its job_uri
+ * with its last suffix replaced by ".lock" (the seed's rule). */
+static char *
+lock_file_job_lock (const char *lock_file)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *base = NULL;
+  const char *job_uri, *dot;
+
+  g_assert_true (json_parser_load_from_file (parser, lock_file, NULL));
+  job_uri = json_object_get_string_member (json_node_get_object (json_parser_get_root (parser)), "job_uri");
+  g_assert_nonnull (job_uri);
+  base = g_path_get_basename (job_uri);
+  dot = strrchr (base, '.');
+  if (dot == NULL || dot == base)
+    return g_strconcat (job_uri, ".lock", NULL);
+  return g_strdup_printf ("%.*s.lock", (int) (strlen (job_uri) - strlen (dot)), job_uri);
+}
+
+/* A member who may only read another's job lock locks it (data: a
+ * classic or an OFD fcntl read lock, a shared or an exclusive flock: what
+ * a descriptor opened for reading can take) after that holder died. A
+ * judge to whom the job lock is the only witness (here in a pid namespace
+ * of its own, as in a container) must not take that lock for the
+ * holder's: the holder, whose job lock holds no write lock, is gone and
+ * its share is taken (issue 38, "Who may judge a holder"). */
+static void
+test_dead_holder_job_lock_read_locked (Fixture *f, gconstpointer data)
+{
+  const char *own_pid_namespace[] = { "unshare", "--pid", "--fork", "--kill-child", "--mount-proc", NULL };
+  const char *kind = data;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) reader = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *job_lock = NULL;
+  GPid command, wrapper;
+
+  init_group_pool (f);
+  holder = hold_as_first (f, "r=8");
+  lock_file = only_lock_file (f);
+  job_lock = lock_file_job_lock (lock_file);
+  g_assert_true (g_file_test (job_lock, G_FILE_TEST_IS_REGULAR));
+  command = lock_file_pid (lock_file);
+  wrapper = parent_pid (command);
+  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
+  g_assert_true (kill (command, SIGKILL) == 0 || errno == ESRCH);
+  g_assert_cmpint (helper_wait (holder), !=, 0);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  /* The second member, who may read the job lock, locks it. */
+  test_argv_as_user (argv, f->gp->users->users[1], BOUND_S * 4);
+  g_ptr_array_add (argv, g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL));
+  g_ptr_array_add (argv, g_strdup ("read-lock"));
+  g_ptr_array_add (argv, g_strdup (job_lock));
+  g_ptr_array_add (argv, g_strdup (kind));
+  g_ptr_array_add (argv, NULL);
+  reader = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (reader, "LOCKED", BOUND_S);
+
+  /* In a pid namespace of its own, the holder's pid says nothing: its job
+   * lock is the judge, and the reader's lock is not the holder's. */
+  g_assert_cmpint (tessera_in (f, own_pid_namespace, &out, NULL, "run", "--no-wait", "--need", "r=8", "--", "true",
+                               NULL), ==, 0);
+  g_assert_true (helper_is_running (reader));
+  helper_close_stdin (reader);
+  g_assert_cmpint (helper_wait (reader), ==, 0);
+}
+
 /* A user outside the pool's group: `tessera run` (which must write in the
  * pool) and, once the pool is the group's only (2770), `tessera status`
  * fail naming the cause on each line, that the user is not in the group,
@@ -1830,6 +1900,13 @@ main (int argc, char **argv)
   ADD ("share/member-is-no-administrator", test_member_is_no_administrator);
   ADD ("config/folder-unreadable", test_config_folder_unreadable);
   ADD ("share/dead-holder-of-another-member", test_dead_holder_of_another_member);
+  for (guint i = 0; i < 4; i++)
+    {
+      static const char *kinds[] = { "fcntl", "ofd", "flock-sh", "flock-ex" };
+      g_autofree char *path = g_strconcat ("/security/share/dead-holder-job-lock-read-locked/", kinds[i], NULL);
+
+      g_test_add (path, Fixture, kinds[i], fixture_set_up, test_dead_holder_job_lock_read_locked, fixture_tear_down);
+    }
   ADD ("share/init-owns-every-part", test_init_owns_every_part);
   ADD ("share/init-refuses-a-members-folder", test_init_refuses_a_members_folder);
   ADD ("share/member-made-resource-is-not-believed", test_member_made_resource);
