@@ -594,10 +594,15 @@ probe_job_lock (TesseraDynamicLockFile *lock_file,
 }
 
 /* Why a job lock that could not be probed (@state, @errsv from
- * _tessera_job_lock_probe()) leaves the holder unknown. */
+ * _tessera_job_lock_probe()), or that only a flock holds, leaves the
+ * holder unknown. */
 static char *
 job_lock_doubt (const char *lock_path, TesseraJobLockState state, int errsv)
 {
+  if (state == TESSERA_JOB_LOCK_FLOCKED)
+    return g_strdup_printf (_("its job lock %s is held only by a flock, which anyone who may read it can take: "
+                              "that proves nothing of its holder"),
+                            lock_path);
   if (state == TESSERA_JOB_LOCK_ABSENT)
     return g_strdup_printf (_("its job lock %s cannot be opened here (%s): its job folder may be one this host "
                               "cannot see (a container's own, another host's)"),
@@ -655,6 +660,12 @@ judge (TesseraHolderMonitor *monitor,
           gboolean replaced;
           TesseraJobLockState lock = probe_job_lock (holder->lock_file, lock_path, &errsv, &replaced);
           gboolean crossed;
+
+          /* Tessera's holder keeps a write lock on its job lock while its
+           * job holds anything, and never a flock: a flock there is
+           * someone else's, who could read the file. */
+          if (lock == TESSERA_JOB_LOCK_FLOCKED && _tessera_process_written_by_tessera (holder->process))
+            lock = TESSERA_JOB_LOCK_FREE;
 
           if (lock != TESSERA_JOB_LOCK_FREE)
             {
@@ -726,7 +737,8 @@ judge (TesseraHolderMonitor *monitor,
 
       /* A process holding the job lock (either kind) is the holder, still
        * starting. One that cannot be opened (its job folder not seen
-       * here) proves nothing: the holder counts. */
+       * here), or that only a flock anyone who may read it can take
+       * holds, proves nothing: the holder counts. */
       if (lock != TESSERA_JOB_LOCK_FREE && lock != TESSERA_JOB_LOCK_HELD)
         *doubt = job_lock_doubt (lock_path, lock, errsv);
       if (lock != TESSERA_JOB_LOCK_FREE)

@@ -45,6 +45,10 @@ typedef enum {
    * folder may be one this process cannot see (a container's own,
    * another host's). */
   TESSERA_JOB_LOCK_ABSENT,
+  /* No write lock, but a flock, which whoever may open the file for
+   * reading can take (it is open to more than its owner): no proof of
+   * life. */
+  TESSERA_JOB_LOCK_FLOCKED,
 } TesseraJobLockState;
 
 int      _tessera_job_lock_take       (const char  *path,

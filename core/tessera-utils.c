@@ -387,12 +387,20 @@ _tessera_job_lock_take_at (int          dir_fd,
   return fd;
 }
 
-/* Whether some process holds the job lock, in either kind: an fcntl lock
- * (classic lockf, as fasteners takes it, or OFD, as Tessera does) or a
- * flock (filelock, newer experimaestro). Never blocks: the flock probe
- * takes a shared lock without waiting and drops it at once. Only a job
- * lock opened and found free is free: one that is not there (ENOENT,
- * ENOTDIR) may be in a folder this process cannot see, and is absent. */
+/* Whether the job's process holds its job lock, in either kind: an fcntl
+ * write lock (classic lockf, as fasteners takes it, or OFD, as Tessera
+ * does) or a flock (filelock, newer experimaestro). Only a lock that
+ * needs more than reading the file is proof: an fcntl write lock needs a
+ * descriptor opened for writing (the owner's, root's), so the probe asks
+ * for a read lock, which only a write lock conflicts with, and a read
+ * lock that any reader may take is not seen. A flock can be taken on a
+ * descriptor opened for reading: one is proof (held) only on a file that
+ * gives nobody but its owner any access, and otherwise flocked, which
+ * the caller weighs (Tessera's holders never flock their job locks).
+ * Never blocks: the flock probe takes a shared lock without waiting and
+ * drops it at once. Only a job lock opened and found free is free: one
+ * that is not there (ENOENT, ENOTDIR) may be in a folder this process
+ * cannot see, and is absent. */
 TesseraJobLockState
 _tessera_job_lock_probe (const char *path,
                          int        *errsv)
@@ -425,19 +433,25 @@ _tessera_job_lock_probe_at (int         dir_fd,
     state = TESSERA_JOB_LOCK_UNKNOWN;
   else
     {
-      fl.l_type = F_WRLCK;
+      fl.l_type = F_RDLCK;
       fl.l_whence = SEEK_SET;
       if (fcntl (fd, F_OFD_GETLK, &fl) < 0)
         {
           saved = errno;
           state = TESSERA_JOB_LOCK_UNKNOWN;
         }
-      else if (fl.l_type != F_UNLCK)
+      else if (fl.l_type == F_WRLCK)
         state = TESSERA_JOB_LOCK_HELD;
       else if (flock (fd, LOCK_SH | LOCK_NB) < 0)
         {
           saved = errno;
-          state = saved == EWOULDBLOCK ? TESSERA_JOB_LOCK_HELD : TESSERA_JOB_LOCK_UNKNOWN;
+          if (saved != EWOULDBLOCK)
+            state = TESSERA_JOB_LOCK_UNKNOWN;
+          else
+            {
+              saved = 0;
+              state = (st.st_mode & (S_IRWXG | S_IRWXO)) == 0 ? TESSERA_JOB_LOCK_HELD : TESSERA_JOB_LOCK_FLOCKED;
+            }
         }
     }
   if (fd >= 0)
