@@ -1875,6 +1875,140 @@ test_outsider_told_not_in_group (Fixture *f, gconstpointer data)
   test_run_or_fail ((const char *[]) { "userdel", outsider, NULL });
 }
 
+/* ---------------------------------------------------------------------- */
+/* The fencing counter: what a member plants beside ipc.lock (issue 40,
+ * point 3; issue 38) */
+
+/* The uid of @user. */
+static guint
+uid_of (const char *user)
+{
+  struct passwd *pw = getpwnam (user);
+
+  if (pw == NULL)
+    g_error ("no user %s", user);
+  return (guint) pw->pw_uid;
+}
+
+/* The fencing token a `tessera run --need r` of the first user gives its
+ * command; fails the test when the run fails. */
+static gint64
+first_users_token (Fixture *f)
+{
+  g_autofree char *out = NULL;
+  gint64 value;
+  int status;
+
+  status = tessera_by (f, f->gp->users->users[0], &out, FALSE, "run", "--no-wait", "--need", "r", "--",
+                       "sh", "-c", "printf '%s\\n' \"${TESSERA_FENCING_TOKEN-unset}\"", NULL);
+  if (status != 0)
+    g_error ("the first user's run failed (%d): %s", status, out);
+  g_strchomp (out);
+  if (!g_str_has_prefix (out, "r:") || !g_ascii_string_to_signed (out + 2, 10, 1, G_MAXINT64, &value, NULL))
+    g_error ("the command was given TESSERA_FENCING_TOKEN “%s”, not r:TOKEN", out);
+  return value;
+}
+
+/* A member writes the largest number but one in the part of the counter
+ * her name gives (fence.UID, hers, a regular file): the next grants still
+ * succeed, their tokens rise, and stay far below the largest value; once
+ * she removes it, a grant still succeeds. Fails before: the first grant
+ * after it takes 2^63 - 1, and from then on every run fails, saying that
+ * the counter is at its largest value. */
+static void
+test_fence_huge_value (Fixture *f, gconstpointer data)
+{
+  guint member = uid_of (f->gp->users->users[1]);
+  g_autofree char *plant_huge = g_strdup_printf ("printf '9223372036854775806\\n' > \"$1/r/fence.%u\"", member);
+  g_autofree char *unplant = g_strdup_printf ("rm -f \"$1/r/fence.%u\"", member);
+  gint64 tokens[4];
+
+  init_group_pool (f);
+  tokens[0] = first_users_token (f);
+  plant (f, plant_huge);
+  tokens[1] = first_users_token (f);
+  tokens[2] = first_users_token (f);
+  plant (f, unplant);
+  tokens[3] = first_users_token (f);
+  g_test_message ("tokens: %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT,
+                  tokens[0], tokens[1], tokens[2], tokens[3]);
+  for (guint i = 1; i < G_N_ELEMENTS (tokens); i++)
+    g_assert_cmpint (tokens[i], >, tokens[i - 1]);
+  g_assert_cmpint (tokens[3], <, G_GINT64_CONSTANT (1) << 62);
+}
+
+/* A member's part that is no number, a FIFO, a folder, a link or longer
+ * than any part, and a part under another uid's name (fence.1, hers),
+ * block no grant: each is left out, and the tokens still rise. Fails
+ * before: the first, junk, stops the run ("does not hold a number"). */
+static void
+test_fence_unreadable_parts (Fixture *f, gconstpointer data)
+{
+  static const char *kinds[] = {
+    "printf 'junk\\n' > \"$f\"",
+    "mkfifo \"$f\"",
+    "mkdir \"$f\"",
+    "ln -s \"$2/a.json\" \"$f\"",
+    "head -c 200 /dev/zero | tr '\\0' 7 > \"$f\"",
+  };
+  guint member = uid_of (f->gp->users->users[1]);
+  gint64 last;
+
+  init_group_pool (f);
+  plant (f, "printf '1000000000\\n' > \"$1/r/fence.1\"");
+  last = first_users_token (f);
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      g_autofree char *script = g_strdup_printf ("f=\"$1/r/fence.%u\"; %s", member, kinds[i]);
+      g_autofree char *unplant = g_strdup_printf ("rm -rf \"$1/r/fence.%u\"", member);
+      gint64 token;
+
+      g_test_message ("planted: %s", kinds[i]);
+      plant (f, script);
+      token = first_users_token (f);
+      g_assert_cmpint (token, >, last);
+      g_assert_cmpint (token, <, 1000000000);
+      last = token;
+      plant (f, unplant);
+    }
+}
+
+/* A member plants the first user's own parts (fence.UID and
+ * fence.UID.now, hers) before that user's first grant: the sticky folder
+ * lets the first user replace neither. Her run fails in one line naming
+ * the planted file and its owner; the member's clean leaves them; root's
+ * clean removes them, saying so, and the first user's run then succeeds.
+ * Fails before: the run says only "Cannot write …: Permission denied". */
+static void
+test_fence_own_name_taken (Fixture *f, gconstpointer data)
+{
+  const char *member = f->gp->users->users[1];
+  guint first = uid_of (f->gp->users->users[0]);
+  g_autofree char *script = g_strdup_printf ("printf '5\\n' > \"$1/r/fence.%u\"; "
+                                             "printf '5 x\\n' > \"$1/r/fence.%u.now\"", first, first);
+  g_autofree char *name = g_strdup_printf ("fence.%u", first);
+  g_autofree char *path = g_build_filename (f->gp->pool, "r", name, NULL);
+  g_autofree char *now_path = g_strconcat (path, ".now", NULL);
+  g_autofree char *out = NULL;
+
+  init_group_pool (f);
+  plant (f, script);
+  g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, TRUE, "run", "--no-wait", "--need", "r", "--",
+                               "true", NULL), !=, 0);
+  g_assert_nonnull (strstr (out, path));
+  g_assert_nonnull (strstr (out, member));
+
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "clean", "r", NULL), ==, 0);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "r", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, path));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (now_path, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (first_users_token (f), >, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1916,6 +2050,9 @@ main (int argc, char **argv)
   ADD ("share/root-cleans-ended-job-folders", test_root_cleans_ended_job_folders);
   ADD ("share/member-run-makes-no-runs", test_member_run_makes_no_runs);
   ADD ("share/outsider-told-not-in-group", test_outsider_told_not_in_group);
+  ADD ("fence/huge-value", test_fence_huge_value);
+  ADD ("fence/unreadable-parts", test_fence_unreadable_parts);
+  ADD ("fence/own-name-taken", test_fence_own_name_taken);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
