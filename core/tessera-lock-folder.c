@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/vfs.h>
@@ -632,27 +633,82 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
  * The next token is one more than the largest of these, so a crash never
  * makes a token go back: it only skips up to FENCE_RESERVE numbers. Only
  * one grant in FENCE_RESERVE on a host pays for a sync (and each one
- * that follows another host's or boot's). */
+ * that follows another host's or boot's).
+ *
+ * A member of a group's pool may write what she likes in her own parts,
+ * and plant files under names not hers. So a part counts only when it is
+ * a regular file, read whole, owned by the user its name gives (or by
+ * root); anything else (junk, a FIFO, a folder, a link, a file too long,
+ * another member's file under a name not hers) is left out and blocks no
+ * grant. And no other user's part counts above fence_bound(), FENCE_RATE
+ * numbers a second since FENCE_EPOCH_S (about one a microsecond, so it
+ * rises between any two grants): a member who writes 2^63 - 2 in hers
+ * raises the tokens to the bound, not to the largest value, where every
+ * grant would fail; the bound gets there in 278 000 years. Honest parts
+ * stay far below it (a grant adds at most FENCE_RESERVE, so they would
+ * need 256 grants a second, each after another host's, since 2020), but
+ * for those that took the bound: one more than it then, at most the bound
+ * a microsecond later. Our own parts count up to FENCE_OWN_SLACK above
+ * it: a clock set back by up to an hour keeps our tokens rising, and a
+ * part of ours raised near the largest value (before this bound) mends. */
 #define FENCE_PREFIX "fence."
 #define FENCE_NOW_SUFFIX ".now"
 #define FENCE_RESERVE 4096
 /* A number (at most 19 digits), a boot id, a newline. */
 #define FENCE_MAX_BYTES 128
+/* 2^20 a second since 2020-01-01 UTC, by a clock read as no earlier than
+ * 2026-01-01 UTC (a host whose clock was reset lowers no honest part). */
+#define FENCE_RATE G_GINT64_CONSTANT (1048576)
+#define FENCE_EPOCH_S G_GINT64_CONSTANT (1577836800)
+#define FENCE_CLOCK_FLOOR_S G_GINT64_CONSTANT (1767225600)
+/* 2^32: more than an hour of the bound. */
+#define FENCE_OWN_SLACK (G_GINT64_CONSTANT (1) << 32)
 
-/* "fence." and a uid's digits, then ".now" when @now: UID's parts. */
+/* "fence." and a uid's digits, then ".now" when *@now: user *@uid's
+ * parts by their name (tessera clean's fence_part_uid() reads them so). */
 static gboolean
-is_fence_name (const char *name, gboolean *now)
+is_fence_name (const char *name, guint32 *uid, gboolean *now)
 {
   const char *digits;
+  guint64 number = 0;
   gsize n = 0;
 
   if (!g_str_has_prefix (name, FENCE_PREFIX))
     return FALSE;
   digits = name + strlen (FENCE_PREFIX);
-  while (g_ascii_isdigit (digits[n]))
-    n++;
+  while (n <= 10 && g_ascii_isdigit (digits[n]))
+    number = number * 10 + (guint64) (digits[n++] - '0');
   *now = g_str_equal (digits + n, FENCE_NOW_SUFFIX);
-  return n > 0 && n <= 10 && (digits[n] == '\0' || *now);
+  if (n == 0 || n > 10 || number > G_MAXUINT32 || (digits[n] != '\0' && !*now))
+    return FALSE;
+  *uid = (guint32) number;
+  return TRUE;
+}
+
+/* The largest value another user's part counts for now (see above); at
+ * most G_MAXINT64 - 2 * FENCE_OWN_SLACK, so that ours, the next token
+ * and its ceiling fit. */
+static gint64
+fence_bound (void)
+{
+  gint64 us = MAX (g_get_real_time (), FENCE_CLOCK_FLOOR_S * G_USEC_PER_SEC) - FENCE_EPOCH_S * G_USEC_PER_SEC;
+  gint64 limit = G_MAXINT64 - 2 * FENCE_OWN_SLACK;
+
+  if (us / G_USEC_PER_SEC >= limit / FENCE_RATE)
+    return limit;
+  return us / G_USEC_PER_SEC * FENCE_RATE + us % G_USEC_PER_SEC * FENCE_RATE / G_USEC_PER_SEC;
+}
+
+/* The user @uid's name, or her number. */
+static char *
+dup_user_name (uid_t uid)
+{
+  struct passwd pw, *found = NULL;
+  char buffer[4096];
+
+  if (getpwuid_r (uid, &pw, buffer, sizeof buffer, &found) == 0 && found != NULL)
+    return g_strdup (found->pw_name);
+  return g_strdup_printf ("%u", (unsigned) uid);
 }
 
 /* Decimal digits (at most G_MAXINT64) from *@p up to a space or @end. */
@@ -701,14 +757,17 @@ typedef struct
 } FenceParts;
 
 /* The largest token any user may have given (0: none yet), and our own
- * ceiling (0: none). FALSE with @error when the folder or a
- * ceiling cannot be read or does not hold a number: it may be the
- * largest, and no token may go back. */
+ * ceiling (0: none), each part counted up to fence_bound(). FALSE with
+ * @error when the folder cannot be read, or when one of our own parts is
+ * another user's file (planted in the sticky folder, it cannot be
+ * replaced: said in one line, with its owner). */
 static gboolean
 read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_ceiling, GError **error)
 {
   g_autoptr(GHashTable) users = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autofree char *own = g_strdup_printf (FENCE_PREFIX "%u", (unsigned) geteuid ());
+  uid_t euid = geteuid ();
+  gint64 bound = fence_bound ();
   int fd = openat (dir_fd, ".", DIR_FLAGS);
   DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
   GHashTableIter iter;
@@ -735,6 +794,9 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
       gboolean now, this_boot = FALSE;
       gsize length = 0;
       gint64 number;
+      gint64 cap;
+      guint32 uid;
+      struct stat st = { 0 };
 
       errno = 0;
       d = readdir (dir);
@@ -747,8 +809,30 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
             }
           break;
         }
-      if (!is_fence_name (d->d_name, &now))
+      if (!is_fence_name (d->d_name, &uid, &now))
         continue;
+      /* Read as every part is (its owner from the same fstat); one of
+       * ours that cannot be read (a link, say) looked at, never opened. */
+      text = _tessera_read_bounded_at (dir_fd, d->d_name, FENCE_MAX_BYTES, &length, &st);
+      if (text == NULL &&
+          (errno == ENOENT || (uid == euid && fstatat (dir_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)))
+        continue;
+      if (uid == euid && euid != 0 && st.st_uid != euid)
+        {
+          g_autofree char *owner = dup_user_name (st.st_uid);
+
+          path = g_build_filename (folder->path, d->d_name, NULL);
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                       _("Cannot give a fencing token: %s, which is yours by its name, is %s's: root or the "
+                         "pool's owner may remove it (tessera clean)"), path, owner);
+          ok = FALSE;
+          continue;
+        }
+      /* Ours always counts (root's too, on a mount that maps it to
+       * nobody): no token of ours may go back. */
+      if (text == NULL || (st.st_uid != uid && st.st_uid != 0 && uid != euid))
+        continue;
+      cap = uid == euid ? bound + FENCE_OWN_SLACK : bound;
       user = now ? g_strndup (d->d_name, strlen (d->d_name) - strlen (FENCE_NOW_SUFFIX)) : g_strdup (d->d_name);
       parts = g_hash_table_lookup (users, user);
       if (parts == NULL)
@@ -757,32 +841,15 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
           parts->ceiling = parts->now = -1;
           g_hash_table_insert (users, g_strdup (user), parts);
         }
-      text = _tessera_read_bounded_at (dir_fd, d->d_name, FENCE_MAX_BYTES, &length, NULL);
       /* The last token is a hint the ceiling stands for: one that cannot
        * be read or was cut by a crash is only not used. */
       if (now)
         {
-          if (text != NULL && parse_fence (text, length, TRUE, &number, &this_boot) && this_boot)
-            parts->now = number;
-          continue;
+          if (parse_fence (text, length, TRUE, &number, &this_boot) && this_boot)
+            parts->now = MIN (number, cap);
         }
-      if (text == NULL && errno == ENOENT)
-        continue;
-      path = g_build_filename (folder->path, d->d_name, NULL);
-      if (text == NULL)
-        {
-          _tessera_set_io_error (error, errno, _("Cannot read the fencing counter %s: %s"), path);
-          ok = FALSE;
-        }
-      else if (!parse_fence (text, length, FALSE, &number, NULL))
-        {
-          g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                       _("The fencing counter %s does not hold a number: no token is given until it holds one "
-                         "at least as large as the last token handed out"), path);
-          ok = FALSE;
-        }
-      else
-        parts->ceiling = number;
+      else if (parse_fence (text, length, FALSE, &number, NULL))
+        parts->ceiling = MIN (number, cap);
     }
   closedir (dir);
   if (!ok)
@@ -824,14 +891,10 @@ _tessera_lock_folder_next_fence (TesseraLockFolder  *folder,
       _tessera_set_io_error (error, errno, _("Cannot write %s: %s"), path);
       return FALSE;
     }
+  /* Every part is at most fence_bound() + FENCE_OWN_SLACK: next and its
+   * ceiling fit. */
   if (!read_fence (folder, dir_fd, &last, &own_ceiling, error))
     return FALSE;
-  if (last == G_MAXINT64)
-    {
-      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_INFORMATION,
-                   _("The fencing counter %s is at its largest value"), path);
-      return FALSE;
-    }
   next = last + 1;
   if (next > own_ceiling)
     {

@@ -232,6 +232,78 @@ open_dir_copy (int dir_fd)
   return dir;
 }
 
+/* fence.UID or fence.UID.now, a part of a folder pool's fencing counter,
+ * user UID's (in *@uid) by its name, as the library names them. */
+static gboolean
+fence_part_uid (const char *name, guint32 *uid)
+{
+  const char *digits;
+  guint64 number = 0;
+  gsize n = 0;
+
+  if (!g_str_has_prefix (name, "fence."))
+    return FALSE;
+  digits = name + strlen ("fence.");
+  while (n <= 10 && g_ascii_isdigit (digits[n]))
+    number = number * 10 + (guint64) (digits[n++] - '0');
+  if (n == 0 || n > 10 || number > G_MAXUINT32 || (digits[n] != '\0' && !g_str_equal (digits + n, ".now")))
+    return FALSE;
+  *uid = (guint32) number;
+  return TRUE;
+}
+
+/* The parts of the fencing counter in the pool @folder of resource @name
+ * that a user planted under another's name (fence.UID or fence.UID.now,
+ * a regular file owned by neither UID nor root): the library counts them
+ * for no one, but UID cannot replace them in the sticky folder, and gets
+ * no token while they stay. Root and the pool's owner remove them; anyone
+ * else is told of them, each counted in *@left. Returns how many were
+ * removed. */
+static guint
+clean_fence_strays (const char *name, const char *folder, guint *left)
+{
+  AUTO_FD int folder_fd = folder != NULL ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
+  DIR *dir = open_dir_copy (folder_fd);
+  g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  gboolean may = may_administer (folder);
+  struct dirent *entry;
+  guint removed = 0;
+
+  if (dir == NULL)
+    return 0;
+  while ((entry = readdir (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      g_autofree char *shown = NULL;
+      const char *owner;
+      struct stat st;
+      guint32 uid;
+
+      if (!fence_part_uid (entry->d_name, &uid) ||
+          fstatat (folder_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
+          st.st_uid == uid || st.st_uid == 0)
+        continue;
+      path = g_build_filename (folder, entry->d_name, NULL);
+      shown = escape_name (path, TRUE);
+      if (may && unlinkat (folder_fd, entry->d_name, 0) == 0)
+        {
+          g_print (_("%s: removed %s, planted under uid %u's name\n"), name, shown, (unsigned) uid);
+          removed++;
+          continue;
+        }
+      owner = user_name (users, st.st_uid);
+      if (owner != NULL)
+        g_print (_("%s: left %s, planted under uid %u's name by %s: root or the pool's owner may remove it\n"),
+                 name, shown, (unsigned) uid, owner);
+      else
+        g_print (_("%s: left %s, planted under uid %u's name by uid %u: root or the pool's owner may remove it\n"),
+                 name, shown, (unsigned) uid, (unsigned) st.st_uid);
+      (*left)++;
+    }
+  closedir (dir);
+  return removed;
+}
+
 /* Whether a job folder of `tessera run` (<state>/jobs/<identifier>),
  * opened as @job_fd, may go: its wrapper is gone (the job lock is free),
  * and its command too (no lock file that its locks.json names is left: a
@@ -1055,6 +1127,7 @@ cmd_clean (int argc, char **argv)
       removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
                                           MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
       removed += report_gone_temporaries (name, own_tmp, &writer_tmp, _TESSERA_WRITER_TMP_STALE_S);
+      removed += clean_fence_strays (name, folder, &left);
       {
         /* The lease, else (a lock-less mount's marks) min-age. */
         double lease = 0;
