@@ -2009,6 +2009,148 @@ test_fence_own_name_taken (Fixture *f, gconstpointer data)
   g_assert_cmpint (first_users_token (f), >, 0);
 }
 
+/* Queue entries a member plants (issue 38, defect 1) */
+
+/* A process of the second member's that lives until its input is
+ * closed: its pid in @pid. */
+static Helper *
+live_as_second (Fixture *f, GPid *pid)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *line = NULL;
+  Helper *helper;
+
+  test_argv_as_user (argv, f->gp->users->users[1], BOUND_S * 4);
+  for (const char *const *a = (const char *[]) { "sh", "-c", "echo $$; exec cat", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  helper = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  line = helper_read_line (helper, BOUND_S);
+  g_assert_nonnull (line);
+  *pid = (GPid) g_ascii_strtoll (line, NULL, 10);
+  g_assert_cmpint (*pid, >, 1);
+  return helper;
+}
+
+/* As the second member, r/queue/evil@1.json: a reserving entry asking
+ * for @count, of the process @pid, at place @ticket. */
+static void
+plant_queue_entry (Fixture *f, const char *count, GPid pid, const char *ticket)
+{
+  g_autofree char *script =
+    g_strdup_printf ("printf '{\"job_uri\": \"%%s/evil/job\", \"information\": {\"count\": %s}, "
+                     "\"process\": {\"type\": \"local\", \"pid\": %d}, \"ticket\": %s, \"reserve\": true, "
+                     "\"since\": 1}' \"$3\" > \"$1/r/queue/evil@1.json\"",
+                     count, (int) pid, ticket);
+
+  plant (f, script);
+}
+
+/* An entry asking for more than the resource has in all (100 of 8) can
+ * never be served: it must not block the others (the first member takes
+ * 1 at once), and status shows it as never served, reserving nothing. */
+static void
+test_queue_entry_asks_too_much (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) waiter = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *out = NULL;
+  JsonObject *r, *w;
+  GPid pid;
+
+  init_group_pool (f);
+  waiter = live_as_second (f, &pid);
+  plant_queue_entry (f, "100", pid, "1");
+
+  g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "run", "--no-wait", "--need", "r=1", "--",
+                               "true", NULL), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "status", "--json", "r", NULL), ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)),
+                                                                  "resources"), 0);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "waiters")), ==, 1);
+  w = json_array_get_object_element (json_object_get_array_member (r, "waiters"), 0);
+  g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "never-served");
+  g_assert_cmpint (json_object_get_int_member (r, "waiting"), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "status", "r", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "never served"));
+  helper_close_stdin (waiter);
+  helper_wait (waiter);
+}
+
+/* An entry at the last place a ticket can say (2⁶³−1) gives no waiter
+ * a place past it that overflows: the first member's waiter, past its
+ * patience while the pool is full, enters the queue at a place above 0,
+ * and is served once the pool is free. */
+static void
+test_queue_entry_last_ticket (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *queue = g_build_filename (f->gp->pool, "r", "queue", NULL);
+  g_autofree char *entry = NULL;
+  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
+  gint64 ticket;
+
+  init_group_pool (f);
+  use_config (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\npatience=0\n");
+  plant_queue_entry (f, "1", 1, "9223372036854775807");
+  holder = hold_as_first (f, "r=8");
+
+  test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S * 4);
+  for (const char *const *a = (const char *[]) { "run", "--need", "r=1", "--", "true", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  waiter = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error);
+  g_assert_no_error (error);
+  /* Its entry, beside the planted one. */
+  while (entry == NULL)
+    {
+      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        if (g_str_has_suffix (name, ".json") && !g_str_equal (name, "evil@1.json"))
+          entry = g_build_filename (queue, name, NULL);
+      if (entry == NULL && g_get_monotonic_time () > deadline)
+        g_error ("the waiter never entered %s within %d s", queue, BOUND_S);
+      if (entry == NULL)
+        g_usleep (10 * 1000);
+    }
+  {
+    g_autoptr(JsonParser) parser = json_parser_new ();
+
+    /* Written atomically: whole once it is there. */
+    g_assert_true (json_parser_load_from_file (parser, entry, NULL));
+    ticket = json_object_get_int_member_with_default (json_node_get_object (json_parser_get_root (parser)),
+                                                      "ticket", 0);
+  }
+  g_test_message ("the waiter's ticket: %" G_GINT64_FORMAT, ticket);
+  g_assert_cmpint (ticket, >, 0);
+  release_held (holder);
+  g_assert_true (g_subprocess_wait (waiter, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (waiter), ==, 0);
+}
+
+/* An entry is its file owner's: one of the second member's that names a
+ * process of another user (here init, root's) is no waiter of hers and
+ * reserves nothing: the first member takes the pool. */
+static void
+test_queue_entry_of_another_process (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out = NULL;
+
+  init_group_pool (f);
+  plant_queue_entry (f, "8", 1, "1");
+  g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "run", "--no-wait", "--need", "r=1", "--",
+                               "true", NULL), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2053,6 +2195,9 @@ main (int argc, char **argv)
   ADD ("fence/huge-value", test_fence_huge_value);
   ADD ("fence/unreadable-parts", test_fence_unreadable_parts);
   ADD ("fence/own-name-taken", test_fence_own_name_taken);
+  ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
+  ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
+  ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
