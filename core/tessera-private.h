@@ -235,6 +235,8 @@ void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *se
                                                gboolean                       acquired,
                                                gboolean                       full);
 void     _tessera_wait_queue_view_free        (TesseraWaitQueueView          *view);
+gboolean _tessera_wait_queue_never_served     (TesseraDynamicLockFile        *entry,
+                                               gint64                         capacity);
 /* (transfer container): the live reserving waiters of @store's queue,
  * shaped like lock files ("information": what each asks for; its time:
  * when it began to wait), the longest waiting first. Both locks held. */

@@ -53,6 +53,12 @@
 #define QUEUE_FOLDER "queue"
 #define WAITING_SUFFIX ".waiting"
 
+/* The largest place an entry may say: a place is one more than the
+ * largest read, so any member could write 2⁶³−1 and overflow the next
+ * one. 2⁵³ is more entries than any queue sees, and exact in any JSON
+ * reader. Larger (or below 1) is no place: ignored for the order. */
+#define QUEUE_TICKET_MAX (G_GINT64_CONSTANT (1) << 53)
+
 typedef struct
 {
   gint64 since;       /* monotonic µs of the first failed attempt; 0 = none yet */
@@ -284,7 +290,22 @@ waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const stru
       *reason = _("its process is gone");
       return FALSE;
     case TESSERA_PROCESS_ALIVE:
-      return TRUE;
+      {
+        char proc[64];
+        struct stat proc_st;
+
+        /* An entry is its file owner's: a process of another user that
+         * runs here (a member may name anyone's) is not its waiter. One
+         * hidden from us (hidepid) counts: it may be. Root may write
+         * anyone's. */
+        g_snprintf (proc, sizeof proc, "/proc/%d", (int) tessera_process_get_pid (process));
+        if (st->st_uid != 0 && stat (proc, &proc_st) == 0 && proc_st.st_uid != st->st_uid)
+          {
+            *reason = _("it names a process of another user than its owner");
+            return FALSE;
+          }
+        return TRUE;
+      }
     default:
       break;
     }
@@ -382,6 +403,8 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
         }
       object = json_node_get_object (json_parser_get_root (parser));
       ticket = json_object_get_int_member_with_default (object, "ticket", 0);
+      if (ticket < 1 || ticket > QUEUE_TICKET_MAX)
+        ticket = 0;   /* no place: nothing follows from it */
       *last_place = MAX (*last_place, ticket);
       if (strcmp (dent->d_name, own_name) == 0)
         {
@@ -497,6 +520,17 @@ _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
   return waiters;
 }
 
+/* Whether the waiter of @entry asks for more than the resource has in
+ * all (@capacity, in the units of the lock file's amount; -1: not
+ * known): it can never be served, so it reserves nothing (any member
+ * may write an entry asking for 100 of 8). Any thread. */
+gboolean
+_tessera_wait_queue_never_served (TesseraDynamicLockFile *entry,
+                                  gint64                  capacity)
+{
+  return capacity >= 0 && tessera_dynamic_lock_file_get_amount (entry) > capacity;
+}
+
 /* Counts the reservations before ours as held (@account) or stops
  * counting them. Thread lock and ipc.lock held; the plugin's own
  * account/unaccount do it, so resource types need nothing more. */
@@ -506,11 +540,15 @@ _tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
                              gboolean                       account)
 {
   TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
+  gint64 capacity, free_units;
 
   if (account == view->accounted)
     return;
+  klass->get_usage (self, &capacity, &free_units);
   for (guint i = 0; i < view->ahead->len; i++)
-    if (account)
+    if (_tessera_wait_queue_never_served (g_ptr_array_index (view->ahead, i), capacity))
+      ;   /* it would block every later request for good */
+    else if (account)
       klass->account_lock_file (self, g_ptr_array_index (view->ahead, i));
     else
       klass->unaccount_lock_file (self, g_ptr_array_index (view->ahead, i));
@@ -727,7 +765,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       return;
     }
   if (state->ticket == 0)
-    state->ticket = view->max_ticket + 1;
+    state->ticket = MIN (view->max_ticket, QUEUE_TICKET_MAX - 1) + 1;
   /* Rewritten on every attempt on a folder: its new time tells other
    * hosts that it still waits (on etcd, its lease does). */
   state->reserve = TRUE;

@@ -220,8 +220,13 @@ add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint
       g_autofree char *job = holder_name (waiter);
       g_autofree char *since = format_since (waiter);
       gint64 amount = amount_of (waiter, capacity);
+      /* More than the resource has in all: never served, and the
+       * library counts it as reserving nothing (a member may write any
+       * count in her entry). */
+      gboolean never = capacity >= 0 && tessera_dynamic_lock_file_get_amount (waiter) > capacity;
 
-      waiting = add_units (waiting, amount);
+      if (!never)
+        waiting = add_units (waiting, amount);
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
@@ -233,9 +238,11 @@ add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint
       else
         json_builder_add_null_value (builder);
       add_name (builder, "host", process ? tessera_process_get_host (process) : NULL);
-      /* A reserving entry: later requests count it as held. */
+      /* A reserving entry: later requests count it as held; one asking
+       * for more than there is in all reserves nothing. */
       json_builder_set_member_name (builder, "state");
-      json_builder_add_string_value (builder, g_hash_table_contains (reserving, waiter) ? "reserved" : "waiting");
+      json_builder_add_string_value (builder, never ? "never-served"
+                                              : g_hash_table_contains (reserving, waiter) ? "reserved" : "waiting");
       json_builder_set_member_name (builder, "since");
       if (since != NULL)
         json_builder_add_string_value (builder, since);
@@ -625,9 +632,16 @@ format_description (JsonNode *node, GString *out)
       g_autofree char *user_safe = escape_name (user_text, TRUE);
       g_autofree char *wants_text = escape_name (wants, TRUE);
 
-      /* Translators: a request in the queue: job, user, since when, what it asks for */
-      g_string_append_printf (out, _("  waiting: %s  %s, since %s, wants %s\n"), job_text, user_safe,
-                              since != NULL ? since : "?", wants_text);
+      if (g_strcmp0 (json_object_get_string_member_with_default (w, "state", NULL), "never-served") == 0)
+        /* Translators: a request in the queue that asks for more than the
+         * resource has: job, user, since when, what it asks for */
+        g_string_append_printf (out, _("  waiting: %s  %s, since %s, wants %s: more than there is in all, never "
+                                       "served (reserves nothing)\n"), job_text, user_safe,
+                                since != NULL ? since : "?", wants_text);
+      else
+        /* Translators: a request in the queue: job, user, since when, what it asks for */
+        g_string_append_printf (out, _("  waiting: %s  %s, since %s, wants %s\n"), job_text, user_safe,
+                                since != NULL ? since : "?", wants_text);
     }
 }
 
