@@ -2151,6 +2151,38 @@ test_queue_entry_of_another_process (Fixture *f, gconstpointer data)
                                "true", NULL), ==, 0);
 }
 
+/* What clean --host removes (issue 38, points 2 and 3) */
+
+/* A mark a member plants in hosts/, named for another member (a host id,
+ * then the first member's uid), blocks the pool by design: it cannot be
+ * trusted to say its host's locks cross. Root's `clean --host HOSTID`
+ * removes it by its file name, whatever its JSON says, and the pool
+ * serves again. */
+static void
+test_clean_host_planted_mark (Fixture *f, gconstpointer data)
+{
+  const char *first = f->gp->users->users[0];
+  const char *id = "0123456789abcdef0123456789abcdef";
+  struct passwd *pw = getpwnam (first);
+  g_autofree char *out = NULL;
+  g_autofree char *mark = NULL;
+  g_autofree char *script = NULL;
+
+  if (pw == NULL)
+    g_error ("no user %s", first);
+  init_group_pool (f);
+  mark = g_strdup_printf ("%s/r/hosts/%s.%u.host", f->gp->pool, id, (guint) pw->pw_uid);
+  script = g_strdup_printf ("printf '{\"host\": \"elsewhere\", \"locks_cross\": true}' > '%s'", mark);
+  plant (f, script);
+  g_assert_cmpint (tessera_by (f, first, &out, FALSE, "run", "--no-wait", "--need", "r=1", "--", "true", NULL), !=, 0);
+  g_clear_pointer (&out, g_free);
+
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "--host", id, "--yes", "r", NULL), ==, 0);
+  g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, first, &out, FALSE, "run", "--no-wait", "--need", "r=1", "--", "true", NULL), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2198,6 +2230,7 @@ main (int argc, char **argv)
   ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
   ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
+  ADD ("clean-host/planted-mark", test_clean_host_planted_mark);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
