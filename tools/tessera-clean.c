@@ -713,8 +713,11 @@ heartbeat_host_at (int hosts_fd, const char *name)
  * `HOSTID.host`), and the temporary files (`HOSTID.UID.lease.XXXXXX`)
  * that its renewers left (one killed half-way through a renewal), never
  * through a link. A temporary file of another host is left to that host
- * (it may be renewing now). */
-static void
+ * (it may be renewing now). @host may be a host id too: the files named
+ * for it go, whatever they say (a member's planted mark, named for
+ * another's uid, says what she wrote). Returns how many heartbeats and
+ * marks went. */
+static guint
 clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
 {
   g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -723,11 +726,12 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
   int fd;
   DIR *dir;
   struct dirent *entry;
+  guint removed = 0;
 
   if (pool_fd >= 0)
     close (pool_fd);
   if (hosts_fd < 0)
-    return;
+    return 0;
   fd = dup (hosts_fd);
   dir = fd >= 0 ? fdopendir (fd) : NULL;
   if (dir == NULL)
@@ -735,7 +739,7 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
       if (fd >= 0)
         close (fd);
       close (hosts_fd);
-      return;
+      return 0;
     }
   for (int pass = 0; pass < 2; pass++)
     {
@@ -755,13 +759,14 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
           /* First the heartbeats and the marks, which name their host... */
           if (pass == 0 && *rest == '\0')
             {
-              named = heartbeat_host_at (hosts_fd, name);
-              if (g_strcmp0 (named, host) == 0 && unlinkat (hosts_fd, name, 0) == 0)
+              if ((g_str_equal (id, host) || g_strcmp0 ((named = heartbeat_host_at (hosts_fd, name)), host) == 0) &&
+                  unlinkat (hosts_fd, name, 0) == 0)
                 {
                   g_print (g_str_equal (kind, ".lease") ? _("%s: removed the heartbeat of host %s\n")
                                                         : _("%s: removed the mark of host %s\n"),
                            resource, shown_host);
                   g_hash_table_add (ids, g_steal_pointer (&id));
+                  removed++;
                 }
             }
           /* ...then the temporary files of those hosts, or that name it. */
@@ -773,6 +778,7 @@ clean_host_heartbeats (const char *resource, const char *pool, const char *host,
     }
   closedir (dir);
   close (hosts_fd);
+  return removed;
 }
 
 /* Whether @name is the temporary file of a heartbeat or of a mark
@@ -1023,7 +1029,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
           /* What opening the pool removed as dead is said, as plain
            * clean says it. */
           found += report_gone_holders (name, before, pool);
-          clean_host_heartbeats (name, pool, host, shown_host);
+          found += clean_host_heartbeats (name, pool, host, shown_host);
           found += clean_host_job_folders (name, pool, host);
         }
     }
