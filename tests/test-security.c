@@ -2183,6 +2183,72 @@ test_clean_host_planted_mark (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_by (f, first, &out, FALSE, "run", "--no-wait", "--need", "r=1", "--", "true", NULL), ==, 0);
 }
 
+/* As `tessera run` leaves it: in r/runs/UID/, the job folder @name of
+ * @user, with its job lock, pid and locks.json (naming no lock file
+ * left). */
+static char *
+plant_job_folder (Fixture *f, const char *user, const char *name)
+{
+  struct passwd *pw = getpwnam (user);
+  g_autofree char *own = NULL;
+  g_autofree char *file = NULL;
+  char *job;
+
+  if (pw == NULL)
+    g_error ("no user %s", user);
+  own = g_strdup_printf ("%s/r/runs/%u", f->gp->pool, (guint) pw->pw_uid);
+  job = g_build_filename (own, name, NULL);
+  g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
+  file = g_build_filename (job, "job.lock", NULL);
+  test_write_file (file, "");
+  g_free (file);
+  file = g_build_filename (job, "job.pid", NULL);
+  test_write_file (file, "{\"type\": \"local\", \"pid\": 123}\n");
+  g_free (file);
+  file = g_build_filename (job, "locks.json", NULL);
+  test_write_file (file, "{\"dynamic_locks\": []}");
+  test_run_or_fail ((const char *[]) { "chown", "-R", user, own, NULL });
+  return job;
+}
+
+/* clean --host node7 removes node7's job folders (node7-PID-RANDOM, as
+ * run names them), not those of a host node7-gpu (node7-gpu-PID-RANDOM,
+ * whose name begins the same), nor one whose job lock is held. */
+static void
+test_clean_host_job_folders (Fixture *f, gconstpointer data)
+{
+  const char *first = f->gp->users->users[0];
+  g_autofree char *other = NULL;
+  g_autofree char *held = NULL;
+  g_autofree char *lock = NULL;
+  g_autofree char *out = NULL;
+  g_autoptr(Helper) locker = NULL;
+
+  init_group_pool (f);
+  other = plant_job_folder (f, first, "node7-gpu-1234-abcdef01");
+  held = plant_job_folder (f, first, "node7-1235-abcdef02");
+  lock = g_build_filename (held, "job.lock", NULL);
+  locker = helper_spawn_argv (NULL, (const char *[]) {
+    test_python (), "-c", "import fcntl, sys\n"
+                          "f = open(sys.argv[1], 'r+')\n"
+                          "fcntl.lockf(f, fcntl.LOCK_EX)\n"
+                          "print('held', flush=True)\n"
+                          "sys.stdin.read()\n", lock, NULL });
+  helper_expect_line (locker, "held", BOUND_S);
+
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "--host", "node7", "--yes", "r", NULL), ==, 0);
+  g_assert_true (g_file_test (other, G_FILE_TEST_IS_DIR));
+  g_assert_true (g_file_test (held, G_FILE_TEST_IS_DIR));
+
+  /* Its job lock free, node7's folder goes; node7-gpu's stays. */
+  helper_close_stdin (locker);
+  g_assert_cmpint (helper_wait (locker), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "--host", "node7", "--yes", "r", NULL), ==, 0);
+  g_assert_false (g_file_test (held, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (other, G_FILE_TEST_IS_DIR));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2231,6 +2297,7 @@ main (int argc, char **argv)
   ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
   ADD ("clean-host/planted-mark", test_clean_host_planted_mark);
+  ADD ("clean-host/job-folders", test_clean_host_job_folders);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
