@@ -327,9 +327,8 @@ job_folder_is_done (int job_fd, uid_t owner, gboolean retired, GPtrArray *files)
         continue;
       if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != owner)
         done = FALSE;
-      else if (retired && (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name) ||
-                           g_str_equal (name, "locks.json")))
-        ;   /* a retired host's: whatever they say, its job is over */
+      else if (retired && g_str_equal (name, "locks.json"))
+        ;   /* a retired host's: whatever it names, its job is over */
       else if (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name))
         {
           struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
@@ -483,11 +482,33 @@ clean_others_job_folders (int runs_fd, const char *pool)
   return removed;
 }
 
+/* Whether @name is the name run gives a job folder of the host whose
+ * name, made safe, is @prefix ("HOST-"): HOST-PID-RANDOM, PID decimal,
+ * RANDOM eight hex digits. Not a prefix alone: node7-gpu-PID-RANDOM is
+ * host node7-gpu's, not node7's. */
+static gboolean
+is_job_folder_of (const char *name, const char *prefix)
+{
+  const char *p = name + strlen (prefix);
+  const char *digits;
+
+  if (!g_str_has_prefix (name, prefix))
+    return FALSE;
+  for (digits = p; g_ascii_isdigit (*p); p++)
+    ;
+  if (p == digits || p - digits > 10 || *p++ != '-' || strlen (p) != 8)
+    return FALSE;
+  for (; *p != '\0'; p++)
+    if (!g_ascii_isxdigit (*p))
+      return FALSE;
+  return TRUE;
+}
+
 /* clean --host HOST --yes: the retired host's job folders in the pool's
  * runs/ (@pool; UID/HOST-PID-RANDOM, as run names them): ours, or every
- * user's for root, whatever their job lock says (a vanished client's may
- * stay locked for ever), but only when all in one is Tessera's own files,
- * its owner's. */
+ * user's for root, once their job lock is free (one held is a live job's,
+ * whatever its name says: host names made safe may meet) and only when
+ * all in one is Tessera's own files, its owner's. */
 static guint
 clean_host_job_folders (const char *name, const char *pool, const char *host)
 {
@@ -521,8 +542,8 @@ clean_host_job_folders (const char *name, const char *pool, const char *host)
           g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
           int job_fd;
 
-          if (!g_str_has_prefix (job->d_name, prefix) || (job_fd = open_folder_of_at (own_fd, job->d_name,
-                                                                                     (uid_t) uid)) < 0)
+          if (!is_job_folder_of (job->d_name, prefix) || (job_fd = open_folder_of_at (own_fd, job->d_name,
+                                                                                       (uid_t) uid)) < 0)
             continue;
           if (job_folder_is_done (job_fd, (uid_t) uid, TRUE, files))
             {
