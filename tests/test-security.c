@@ -2249,6 +2249,45 @@ test_clean_host_job_folders (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (other, G_FILE_TEST_IS_DIR));
 }
 
+/* Root's clean looks at no path a member's locks.json names outside the
+ * pool's own folders (issue 38, point 4): a job folder of hers whose
+ * locks.json names a file in a folder only root may read goes as one
+ * naming a file that does not exist does, so her folder's fate tells
+ * her nothing of root's files. */
+static void
+test_root_clean_looks_only_in_the_pool (Fixture *f, gconstpointer data)
+{
+  const char *member = f->gp->users->users[1];
+  struct passwd *pw = getpwnam (member);
+  g_autofree char *secret_dir = g_build_filename (f->gp->tmp, "root-only", NULL);
+  g_autofree char *secret = g_build_filename (secret_dir, "secret@1.json", NULL);
+  g_autofree char *own = NULL;
+  g_autofree char *job = NULL;
+  g_autofree char *file = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *out = NULL;
+
+  if (pw == NULL)
+    g_error ("no user %s", member);
+  g_assert_cmpint (g_mkdir_with_parents (secret_dir, 0700), ==, 0);
+  test_write_file (secret, "{}");
+  init_group_pool (f);
+  own = g_strdup_printf ("%s/r/runs/%u", f->gp->pool, (guint) pw->pw_uid);
+  job = g_build_filename (own, "probe-1", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
+  file = g_build_filename (job, "probe.lock", NULL);
+  test_write_file (file, "");
+  g_free (file);
+  file = g_build_filename (job, "locks.json", NULL);
+  text = g_strdup_printf ("{\"dynamic_locks\": [{\"lock_file_path\": \"%s\"}]}", secret);
+  test_write_file (file, text);
+  test_run_or_fail ((const char *[]) { "chown", "-R", member, own, NULL });
+
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", NULL), ==, 0);
+  g_assert_false (g_file_test (job, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (secret, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2298,6 +2337,7 @@ main (int argc, char **argv)
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
   ADD ("clean-host/planted-mark", test_clean_host_planted_mark);
   ADD ("clean-host/job-folders", test_clean_host_job_folders);
+  ADD ("share/root-clean-looks-only-in-the-pool", test_root_clean_looks_only_in_the_pool);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
               fixture_set_up, test_jobs_swapped, fixture_tear_down);
