@@ -308,9 +308,14 @@ clean_fence_strays (const char *name, const char *folder, guint *left)
  * opened as @job_fd, may go: its wrapper is gone (the job lock is free),
  * and its command too (no lock file that its locks.json names is left: a
  * peer removes them once the command has ended). Only Tessera's own file
- * names are in it, regular files all; their names go to @files. */
+ * names are in it, regular files all; their names go to @files. With
+ * @pool_jobs (another user's folder: root's clean), only the lock files
+ * its locks.json names in that folder, the pool's own jobs/, are looked
+ * at: a path elsewhere is hers to name, and looking would tell her
+ * whether root's files exist (or hang on an automount); it is taken as
+ * gone, its job lock being free. */
 static gboolean
-job_folder_is_done (int job_fd, uid_t owner, gboolean retired, GPtrArray *files)
+job_folder_is_done (int job_fd, uid_t owner, gboolean retired, const char *pool_jobs, GPtrArray *files)
 {
   DIR *dir = open_dir_copy (job_fd);
   gboolean done = TRUE;
@@ -353,8 +358,11 @@ job_folder_is_done (int job_fd, uid_t owner, gboolean retired, GPtrArray *files)
               const char *lock_file = JSON_NODE_HOLDS_OBJECT (element)
                 ? json_object_get_string_member_with_default (json_node_get_object (element), "lock_file_path", NULL)
                 : NULL;
+              g_autofree char *lock_folder = lock_file != NULL ? g_path_get_dirname (lock_file) : NULL;
               GStatBuf lock_st;
 
+              if (lock_file != NULL && pool_jobs != NULL && g_strcmp0 (lock_folder, pool_jobs) != 0)
+                continue;
               /* Only looked at, never opened: a path read from a file. */
               if (lock_file == NULL || g_lstat (lock_file, &lock_st) == 0 || errno != ENOENT)
                 done = FALSE;
@@ -416,7 +424,7 @@ dup_runs_folder (const char *pool, int *own_fd_out)
  * their jobs are done. @jobs_fd is a folder of ours: no one else can
  * swap a name in it, and every name is removed through it. */
 static guint
-clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner)
+clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner, const char *pool_jobs)
 {
   DIR *dir = open_dir_copy (jobs_fd);
   struct dirent *entry;
@@ -434,7 +442,7 @@ clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner)
         continue;
       if ((job_fd = open_folder_of_at (jobs_fd, name, owner)) < 0)
         continue;
-      if (job_folder_is_done (job_fd, owner, FALSE, files))
+      if (job_folder_is_done (job_fd, owner, FALSE, pool_jobs, files))
         {
           for (guint i = 0; i < files->len; i++)
             unlinkat (job_fd, g_ptr_array_index (files, i), 0);
@@ -454,11 +462,14 @@ clean_job_folders_in (int jobs_fd, const char *jobs, uid_t owner)
 }
 
 /* Root's clean: the ended job folders of every user in the pool's runs/
- * (@runs_fd; @pool, for messages): runs/UID opened only when UID owns it,
- * and each of its job folders only when all in it is UID's. */
+ * (@runs_fd; @pool, for messages and its jobs/): runs/UID opened only
+ * when UID owns it, and each of its job folders only when all in it is
+ * UID's; of the paths their locks.json name, only those in the pool's
+ * jobs/ are looked at. */
 static guint
 clean_others_job_folders (int runs_fd, const char *pool)
 {
+  g_autofree char *pool_jobs = g_build_filename (pool, "jobs", NULL);
   DIR *dir = open_dir_copy (runs_fd);
   struct dirent *entry;
   guint removed = 0;
@@ -476,7 +487,7 @@ clean_others_job_folders (int runs_fd, const char *pool)
       if ((own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0)
         continue;
       runs = g_build_filename (pool, "runs", entry->d_name, NULL);
-      removed += clean_job_folders_in (own_fd, runs, (uid_t) uid);
+      removed += clean_job_folders_in (own_fd, runs, (uid_t) uid, pool_jobs);
     }
   closedir (dir);
   return removed;
@@ -545,7 +556,7 @@ clean_host_job_folders (const char *name, const char *pool, const char *host)
           if (!is_job_folder_of (job->d_name, prefix) || (job_fd = open_folder_of_at (own_fd, job->d_name,
                                                                                        (uid_t) uid)) < 0)
             continue;
-          if (job_folder_is_done (job_fd, (uid_t) uid, TRUE, files))
+          if (job_folder_is_done (job_fd, (uid_t) uid, TRUE, NULL, files))
             {
               for (guint i = 0; i < files->len; i++)
                 unlinkat (job_fd, g_ptr_array_index (files, i), 0);
@@ -580,7 +591,7 @@ clean_job_folders (TesseraConfig *config)
   /* The state folder is the user's own: opened as given, links too. */
   AUTO_FD int state_fd = open (state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   AUTO_FD int jobs_fd = state_fd >= 0 ? open_own_folder_at (state_fd, "jobs") : -1;
-  guint removed = clean_job_folders_in (jobs_fd, jobs, geteuid ());
+  guint removed = clean_job_folders_in (jobs_fd, jobs, geteuid (), NULL);
 
   for (guint i = 0; i < names->len; i++)
     {
@@ -590,7 +601,7 @@ clean_job_folders (TesseraConfig *config)
       AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
       AUTO_FD int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
 
-      removed += clean_job_folders_in (own_fd, runs, geteuid ());
+      removed += clean_job_folders_in (own_fd, runs, geteuid (), NULL);
       /* Root's also every other user's runs/UID, each folder and file of
        * which must be that user's. */
       if (geteuid () == 0 && runs_fd >= 0)
