@@ -593,27 +593,79 @@ probe_job_lock (TesseraDynamicLockFile *lock_file,
   return state == TESSERA_JOB_LOCK_ABSENT ? TESSERA_JOB_LOCK_FREE : state;
 }
 
-/* Why a job lock that could not be probed (@state, @errsv from
- * _tessera_job_lock_probe()), or that only a flock holds, leaves the
- * holder unknown. */
-static char *
-job_lock_doubt (const char *lock_path, TesseraJobLockState state, int errsv)
+/* What is known of @holder before any probe: its process (from its
+ * lock file, else from its .pid) and the pid check, which reads /proc. */
+static void
+gather_facts (TesseraHolder *holder, const char *job_uri, const char *lock_path, TesseraVerdictFacts *facts)
 {
-  if (state == TESSERA_JOB_LOCK_FLOCKED)
-    return g_strdup_printf (_("its job lock %s is held only by a flock, which anyone who may read it can take: "
-                              "that proves nothing of its holder"),
-                            lock_path);
-  if (state == TESSERA_JOB_LOCK_ABSENT)
-    return g_strdup_printf (_("its job lock %s cannot be opened here (%s): its job folder may be one this host "
-                              "cannot see (a container's own, another host's)"),
-                            lock_path, g_strerror (errsv));
-  if (errsv == 0)
-    return g_strdup_printf (_("its job lock %s is not a regular file"), lock_path);
-  return g_strdup_printf (_("its job lock %s cannot be probed here (%s)"), lock_path, g_strerror (errsv));
+  gboolean crossed;
+
+  if (holder->process == NULL)
+    holder->process = holder_from_pid_file (job_uri);
+  facts->lock_path = lock_path;
+  facts->lock_seen_held = holder->lock_seen_held;
+  facts->locks_cross_recorded = _tessera_dynamic_lock_file_get_locks_cross (holder->lock_file, &crossed)
+                                ? (crossed ? 1 : 0) : -1;
+  if (holder->process == NULL)
+    return;
+  facts->has_process = TRUE;
+  facts->process = tessera_process_check (holder->process);
+  facts->pid = tessera_process_get_pid (holder->process);
+  facts->identifies_process = tessera_process_get_start_time (holder->process) != 0 ||
+                              tessera_process_get_spec (holder->process) != NULL;
+  facts->written_by_tessera = _tessera_process_written_by_tessera (holder->process);
+  facts->on_this_host = _tessera_process_on_this_host (holder->process);
+  facts->host = tessera_process_get_host (holder->process) != NULL
+                ? tessera_process_get_host (holder->process)
+                : _tessera_process_get_host_id (holder->process);
 }
 
-/* The verdict on @holder; @doubt: why it could not tell, when it could
- * not (it then holds), else left NULL. */
+/* Asks @probe for @holder, as the verdict asked: each probe is called
+ * here, only when a verdict needs it. */
+static void
+gather_probe (TesseraHolderMonitor *monitor,
+              TesseraHolder        *holder,
+              double                min_age,
+              TesseraProbe          probe,
+              TesseraVerdictFacts  *facts)
+{
+#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
+  switch (probe)
+    {
+    case TESSERA_PROBE_LEASE:
+      facts->lease_expired = ANSWER (_tessera_host_lease_expired (monitor->lease,
+                                                                  _tessera_process_get_host_id (holder->process)));
+      facts->lease_time = _tessera_host_lease_get_time (monitor->lease);
+      break;
+    case TESSERA_PROBE_JOB_LOCK:
+      facts->job_lock_asked = TRUE;
+      facts->job_lock_errno = 0;
+      if (facts->has_process)
+        facts->job_lock = probe_job_lock (holder->lock_file, facts->lock_path, &facts->job_lock_errno,
+                                          &facts->job_folder_replaced);
+      else
+        facts->job_lock = _tessera_job_lock_probe (facts->lock_path, &facts->job_lock_errno);
+      break;
+    case TESSERA_PROBE_LOCK_FREE_LONG:
+      facts->lock_free_long = ANSWER (lock_free_for_long (monitor, holder, min_age));
+      break;
+    case TESSERA_PROBE_LOCKS_CROSS:
+      facts->locks_cross_here = ANSWER (locks_cross_hosts (monitor));
+      break;
+    case TESSERA_PROBE_SEEN_FOR:
+      facts->seen_for = ANSWER (_tessera_holder_monitor_seen_for (monitor, holder, min_age));
+      break;
+    case TESSERA_PROBE_NONE:
+    default:
+      g_assert_not_reached ();
+    }
+#undef ANSWER
+}
+
+/* The verdict on @holder (_tessera_verdict_decide(), asking the probes it
+ * needs), then what it asks of the monitor: a live holder watched, what
+ * this host remembers of its job lock. @doubt: why it could not tell,
+ * when it could not (it then holds), else left NULL. */
 static TesseraHolderVerdict
 judge (TesseraHolderMonitor *monitor,
        TesseraHolder        *holder,
@@ -623,131 +675,68 @@ judge (TesseraHolderMonitor *monitor,
 {
   const char *job_uri = tessera_dynamic_lock_file_get_job_uri (holder->lock_file);
   g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
+  g_autofree char *why = NULL;
+  TesseraVerdictFacts facts = { 0 };
+  TesseraVerdict verdict;
+  TesseraProbe ask;
 
-  if (holder->process == NULL)
-    holder->process = holder_from_pid_file (job_uri);
-
-  if (holder->process != NULL)
+  gather_facts (holder, job_uri, lock_path, &facts);
+  for (;;)
     {
-      /* The verdict comes from /proc (pid, start time, zombie state) when
-       * the spec says its pid is ours, else from the job lock: an exit
-       * event only brought the entry here. */
-      TesseraProcessState state = tessera_process_check (holder->process);
-      GPid pid = tessera_process_get_pid (holder->process);
-
-      /* A live pid with no start time to compare (experimaestro's spec)
-       * may be another process now: the job lock decides too. */
-      if (state == TESSERA_PROCESS_ALIVE && tessera_process_get_start_time (holder->process) == 0 &&
-          tessera_process_get_spec (holder->process) == NULL)
-        state = TESSERA_PROCESS_REMOTE;
-      if (state == TESSERA_PROCESS_REMOTE)
-        {
-          /* On a lease pool, a host whose lease expired is gone with all
-           * it held, whatever its job locks still look like (NFSv3 keeps
-           * a vanished client's locks until it reboots). */
-          if (_tessera_host_lease_expired (monitor->lease, _tessera_process_get_host_id (holder->process)))
-            {
-              *reason = g_strdup_printf (_("the lease of its host %s expired (no renewal seen for %g s)"),
-                                         tessera_process_get_host (holder->process) != NULL
-                                         ? tessera_process_get_host (holder->process)
-                                         : _tessera_process_get_host_id (holder->process),
-                                         _tessera_host_lease_get_time (monitor->lease));
-              return TESSERA_HOLDER_GONE;
-            }
-          int errsv = 0;
-          /* Only a job lock opened and found free is a death, or its
-           * recorded folder seen here without it. */
-          gboolean replaced;
-          TesseraJobLockState lock = probe_job_lock (holder->lock_file, lock_path, &errsv, &replaced);
-          gboolean crossed;
-
-          /* Tessera's holder keeps a write lock on its job lock while its
-           * job holds anything, and never a flock: a flock there is
-           * someone else's, who could read the file. */
-          if (lock == TESSERA_JOB_LOCK_FLOCKED && _tessera_process_written_by_tessera (holder->process))
-            lock = TESSERA_JOB_LOCK_FREE;
-
-          if (lock != TESSERA_JOB_LOCK_FREE)
-            {
-              /* Held: the holder runs. Not ours to probe: it counts. */
-              if (lock == TESSERA_JOB_LOCK_HELD)
-                holder->lock_seen_held = TRUE;
-              else if (replaced)
-                {
-                  g_autofree char *folder = g_path_get_dirname (lock_path);
-
-                  *doubt = g_strdup_printf (_("its job folder %s is not the one its holder recorded (moved, "
-                                              "replaced or a link): the job lock there says nothing of it"),
-                                            folder);
-                }
-              else
-                *doubt = job_lock_doubt (lock_path, lock, errsv);
-              forget_lock_free (monitor, holder);
-              if (tessera_process_check (holder->process) == TESSERA_PROCESS_ALIVE && !holder->watched)
-                _tessera_holder_monitor_watch (monitor, holder);   /* its exit brings it back here */
-              return TESSERA_HOLDER_HOLDS;
-            }
-          if (!lock_free_for_long (monitor, holder, min_age))
-            return TESSERA_HOLDER_HOLDS;   /* counts; looked at again on every refresh */
-          /* It may run on a host whose locks we cannot see: ours do not
-           * cross hosts, or its spec says its job lock was taken where
-           * they do not. */
-          if (!_tessera_process_on_this_host (holder->process) &&
-              (!locks_cross_hosts (monitor) ||
-               (_tessera_dynamic_lock_file_get_locks_cross (holder->lock_file, &crossed) && !crossed)))
-            {
-              *doubt = g_strdup_printf (_("its job lock %s looks free here, which says nothing: locks taken where it "
-                                          "was taken or where this host sees it do not cross hosts"), lock_path);
-              return TESSERA_HOLDER_HOLDS;
-            }
-          *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
-                                     (int) pid);
-          return TESSERA_HOLDER_GONE;
-        }
-      if (state == TESSERA_PROCESS_DEAD)
-        {
-          *reason = g_strdup_printf (_("its process %d is gone"), (int) pid);
-          return TESSERA_HOLDER_GONE;
-        }
-      if (state == TESSERA_PROCESS_UNKNOWN)
-        {
-          g_debug ("Holder of %s counts: %s", holder->name,
-                   _tessera_process_get_problem (holder->process) != NULL
-                   ? _tessera_process_get_problem (holder->process) : "its process type cannot tell");
-          /* A spec that could not be read (a number in it that cannot be
-           * trusted) leaves its holder unknown for good: it is no seed-era
-           * holder without one, to be judged an orphan. */
-          if (tessera_dynamic_lock_file_get_process (holder->lock_file) == NULL && !holder->spec_unreadable)
-            g_clear_object (&holder->process);   /* its .pid is read again */
-          else if (_tessera_process_get_problem (holder->process) != NULL)
-            return TESSERA_HOLDER_HOLDS_UNATTENDED;
-          /* else a plugin could not tell yet (Slurm did not answer): asked
-           * again at the next look, through its cache. */
-          return TESSERA_HOLDER_HOLDS;
-        }
-      if (!holder->watched)
-        _tessera_holder_monitor_watch (monitor, holder);
-      /* Watched holders need no more attention. */
-      return holder->watched ? TESSERA_HOLDER_HOLDS_UNATTENDED : TESSERA_HOLDER_HOLDS;
+      verdict = _tessera_verdict_decide (&facts, &ask, &why);
+      if (ask == TESSERA_PROBE_NONE)
+        break;
+      g_clear_pointer (&why, g_free);
+      gather_probe (monitor, holder, min_age, ask, &facts);
     }
-  else
-    {
-      int errsv = 0;
-      TesseraJobLockState lock = _tessera_job_lock_probe (lock_path, &errsv);
 
-      /* A process holding the job lock (either kind) is the holder, still
-       * starting. One that cannot be opened (its job folder not seen
-       * here), or that only a flock anyone who may read it can take
-       * holds, proves nothing: the holder counts. */
-      if (lock != TESSERA_JOB_LOCK_FREE && lock != TESSERA_JOB_LOCK_HELD)
-        *doubt = job_lock_doubt (lock_path, lock, errsv);
-      if (lock != TESSERA_JOB_LOCK_FREE)
-        return TESSERA_HOLDER_HOLDS;
-      if (!_tessera_holder_monitor_seen_for (monitor, holder, min_age))
-        return TESSERA_HOLDER_HOLDS;
-      *reason = g_strdup (_("it has no process and nobody holds its job lock"));
+  if (verdict == TESSERA_VERDICT_DEAD)
+    {
+      *reason = g_steal_pointer (&why);
       return TESSERA_HOLDER_GONE;
     }
+  if (!facts.has_process)
+    {
+      /* A process holding the job lock (either kind) is the holder, still
+       * starting. */
+      *doubt = g_steal_pointer (&why);
+      return TESSERA_HOLDER_HOLDS;
+    }
+  if (facts.process == TESSERA_PROCESS_UNKNOWN)
+    {
+      g_debug ("Holder of %s counts: %s", holder->name,
+               _tessera_process_get_problem (holder->process) != NULL
+               ? _tessera_process_get_problem (holder->process) : "its process type cannot tell");
+      /* A spec that could not be read (a number in it that cannot be
+       * trusted) leaves its holder unknown for good: it is no seed-era
+       * holder without one, to be judged an orphan. */
+      if (tessera_dynamic_lock_file_get_process (holder->lock_file) == NULL && !holder->spec_unreadable)
+        g_clear_object (&holder->process);   /* its .pid is read again */
+      else if (_tessera_process_get_problem (holder->process) != NULL)
+        return TESSERA_HOLDER_HOLDS_UNATTENDED;
+      /* else a plugin could not tell yet (Slurm did not answer): asked
+       * again at the next look, through its cache. */
+      return TESSERA_HOLDER_HOLDS;
+    }
+  if (verdict == TESSERA_VERDICT_ALIVE && !facts.job_lock_asked)
+    {
+      /* Alive by its pid. Watched holders need no more attention. */
+      if (!holder->watched)
+        _tessera_holder_monitor_watch (monitor, holder);
+      return holder->watched ? TESSERA_HOLDER_HOLDS_UNATTENDED : TESSERA_HOLDER_HOLDS;
+    }
+  if (facts.job_lock_asked && facts.job_lock != TESSERA_JOB_LOCK_FREE)
+    {
+      /* Held: the holder runs. Not ours to probe: it counts. */
+      if (facts.job_lock == TESSERA_JOB_LOCK_HELD)
+        holder->lock_seen_held = TRUE;
+      forget_lock_free (monitor, holder);
+      if (facts.process == TESSERA_PROCESS_ALIVE && !holder->watched)
+        _tessera_holder_monitor_watch (monitor, holder);   /* its exit brings it back here */
+    }
+  /* Counts; looked at again on every refresh. */
+  *doubt = g_steal_pointer (&why);
+  return TESSERA_HOLDER_HOLDS;
 }
 
 TesseraHolderVerdict

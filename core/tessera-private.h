@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <tessera/tessera.h>
 
+#include "tessera-verdict-private.h"
+
 G_BEGIN_DECLS
 
 /* Messages go through the library's own domain, bound once. */
@@ -36,20 +38,8 @@ int      _tessera_ofd_lock            (int          fd,
                                        short        type,
                                        gboolean     wait);
 
-/* Job lock (`<job_uri>.lock`): OFD write lock */
-typedef enum {
-  TESSERA_JOB_LOCK_FREE,      /* opened, and nobody holds it */
-  TESSERA_JOB_LOCK_HELD,
-  TESSERA_JOB_LOCK_UNKNOWN,   /* cannot be opened or probed: no verdict */
-  /* Not there to open (ENOENT, ENOTDIR): no verdict either, since its
-   * folder may be one this process cannot see (a container's own,
-   * another host's). */
-  TESSERA_JOB_LOCK_ABSENT,
-  /* No write lock, but a flock, which whoever may open the file for
-   * reading can take (it is open to more than its owner): no proof of
-   * life. */
-  TESSERA_JOB_LOCK_FLOCKED,
-} TesseraJobLockState;
+/* Job lock (`<job_uri>.lock`): OFD write lock; what its probe answers
+ * (TesseraJobLockState) is the verdict's to read. */
 
 int      _tessera_job_lock_take       (const char  *path,
                                        GError     **error);

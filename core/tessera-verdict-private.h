@@ -1,0 +1,107 @@
+/* tessera-verdict-private.h: the verdict on a lock file's holder, made
+ * from what is known of it and what each probe answered; for the library
+ * and the `tessera` command; never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+/* What the job lock probe (`<job_uri>.lock`, _tessera_job_lock_probe())
+ * answered. */
+typedef enum {
+  TESSERA_JOB_LOCK_FREE,      /* opened, and nobody holds it */
+  TESSERA_JOB_LOCK_HELD,
+  TESSERA_JOB_LOCK_UNKNOWN,   /* cannot be opened or probed: no verdict */
+  /* Not there to open (ENOENT, ENOTDIR): no verdict either, since its
+   * folder may be one this process cannot see (a container's own,
+   * another host's). */
+  TESSERA_JOB_LOCK_ABSENT,
+  /* No write lock, but a flock, which whoever may open the file for
+   * reading can take (it is open to more than its owner): no proof of
+   * life. */
+  TESSERA_JOB_LOCK_FLOCKED,
+} TesseraJobLockState;
+
+typedef enum {
+  TESSERA_VERDICT_ALIVE,      /* it runs: it counts */
+  TESSERA_VERDICT_DEAD,       /* surely gone: its lock file may go */
+  TESSERA_VERDICT_UNKNOWN,    /* cannot be told (yet): it counts */
+} TesseraVerdict;
+
+/* A probe the verdict needs an answer from, before it can be made. */
+typedef enum {
+  TESSERA_PROBE_NONE,
+  TESSERA_PROBE_LEASE,          /* whether its host's lease expired */
+  TESSERA_PROBE_JOB_LOCK,       /* its job lock */
+  TESSERA_PROBE_LOCK_FREE_LONG, /* whether this host saw its job lock free for min-age */
+  TESSERA_PROBE_LOCKS_CROSS,    /* whether locks where this host sees the pool cross hosts */
+  TESSERA_PROBE_SEEN_FOR,       /* whether this host saw its lock file unchanged for min-age */
+} TesseraProbe;
+
+/* A yes-or-no probe's answer; not asked (yet) is no answer at all. */
+typedef enum {
+  TESSERA_ANSWER_NOT_ASKED,
+  TESSERA_ANSWER_NO,
+  TESSERA_ANSWER_YES,
+} TesseraAnswer;
+
+/* What is known of a holder, then each probe's answer. Strings are
+ * borrowed (for the reasons only). */
+typedef struct
+{
+  /* What we know of the holder */
+  gboolean has_process;           /* a process spec: its lock file's, or its .pid's */
+  /* The pid check (tessera_process_check(): the spec's host id, boot
+   * id and pid namespace against ours, then pid and start time in
+   * /proc, or its type's plugin): ALIVE, DEAD, REMOTE (the pid says
+   * nothing here: another host or namespace, hidden, no start time),
+   * UNKNOWN (cannot be judged: unreadable spec, unknown type, no
+   * answer from the plugin). */
+  TesseraProcessState process;
+  GPid pid;
+  /* A start time or a spec to tell this process from a later one of
+   * the same pid (experimaestro's specs have neither). */
+  gboolean identifies_process;
+  gboolean written_by_tessera;    /* its job lock is taken before its lock file exists */
+  gboolean on_this_host;
+  int locks_cross_recorded;       /* its spec: its job lock taken where locks cross hosts (1), not (0), unsaid (-1) */
+  gboolean lock_seen_held;        /* its job lock was seen held before: its job ran */
+  const char *host;               /* its host, for the reasons */
+  const char *lock_path;          /* its job lock, for the reasons */
+
+  /* The probes' answers */
+  TesseraAnswer lease_expired;
+  double lease_time;              /* the lease, for the reasons */
+  gboolean job_lock_asked;
+  TesseraJobLockState job_lock;
+  int job_lock_errno;             /* why it is neither free nor held (0: not a regular file) */
+  gboolean job_folder_replaced;   /* its recorded job folder is not the one at its path */
+  TesseraAnswer lock_free_long;
+  TesseraAnswer locks_cross_here;
+  TesseraAnswer seen_for;
+} TesseraVerdictFacts;
+
+/* The verdict on a holder, following the table "Who may judge a holder"
+ * (docs/design.md) row by row; pure: it reads @facts only. When it needs
+ * a probe's answer that @facts does not have yet, *@ask names it (the
+ * verdict is then UNKNOWN, to be made again once it is answered), else
+ * TESSERA_PROBE_NONE. *@reason (nullable out): why it is DEAD, or why it
+ * is UNKNOWN when it can say (status shows it); NULL when it cannot be
+ * told yet only for want of time (a job lock just found free, an orphan
+ * just seen) or of an answer. Whatever is not known counts: only a sure
+ * verdict is DEAD. */
+TesseraVerdict _tessera_verdict_decide (const TesseraVerdictFacts *facts,
+                                        TesseraProbe              *ask,
+                                        char                     **reason);
+
+/* Whether a job folder's job lock (@state, from _tessera_job_lock_probe())
+ * shows that nobody runs that job any more: only one opened and found
+ * free does. */
+gboolean _tessera_verdict_job_lock_released (TesseraJobLockState state);
+
+G_END_DECLS
