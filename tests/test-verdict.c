@@ -1,0 +1,338 @@
+/* test-verdict.c: the verdict on a holder (core/tessera-verdict.c), row by
+ * row of the table "Who may judge a holder" (docs/design.md) and errno by
+ * errno of each probe, with the probes' answers substituted: whatever is
+ * not known, or a probe that failed, counts
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "tessera-verdict-private.h"
+
+/* What a holder is, what each probe answers, what the verdict must be. */
+typedef struct
+{
+  const char *name;
+  /* What we know of the holder */
+  gboolean has_process;
+  TesseraProcessState process;
+  gboolean identifies_process;
+  gboolean written_by_tessera;
+  gboolean on_this_host;
+  int recorded;                 /* 0: its job lock taken where locks cross, or: */
+  gboolean lock_seen_held;
+  /* The probes' answers, given when asked */
+  gboolean lease_expired;
+  TesseraJobLockState job_lock;
+  int job_lock_errno;
+  gboolean job_folder_replaced;
+  gboolean lock_free_long;
+  gboolean locks_local_here;     /* locks do not cross hosts where this host sees the pool */
+  gboolean seen_for;
+  /* Wanted */
+  TesseraVerdict verdict;
+  const char *reason;     /* in the reason; NULL: none */
+} Row;
+
+#define RECORDED_LOCAL 1    /* taken where locks do not cross hosts */
+#define RECORDED_UNSAID 2   /* its spec does not say */
+
+#define PID 4242
+#define LOCK_PATH "/pool/runs/1000/job.lock"
+
+/* Our holder: a Tessera spec with every identity, on this host. */
+#define OURS .has_process = TRUE, .identifies_process = TRUE, .written_by_tessera = TRUE, .on_this_host = TRUE
+/* Another host's Tessera holder, its job lock taken where locks cross. */
+#define OTHER_HOST .has_process = TRUE, .process = TESSERA_PROCESS_REMOTE, .identifies_process = TRUE, \
+                   .written_by_tessera = TRUE
+/* experimaestro's: a pid and a host name, no start time, no spec. */
+#define XPM .has_process = TRUE, .recorded = RECORDED_UNSAID
+
+static const Row rows[] = {
+  /* Row 1: same host id, boot id and pid namespace as us: /proc. */
+  { "same-host/alive", OURS, .process = TESSERA_PROCESS_ALIVE, .verdict = TESSERA_VERDICT_ALIVE },
+  { "same-host/gone", OURS, .process = TESSERA_PROCESS_DEAD, .verdict = TESSERA_VERDICT_DEAD,
+    .reason = "its process 4242 is gone" },
+  /* Hidden by hidepid (ENOENT in /proc, EPERM from kill): remote for the
+   * pid check, then the job lock. */
+  { "same-host/hidden/lock-held", OURS, .process = TESSERA_PROCESS_REMOTE, .job_lock = TESSERA_JOB_LOCK_HELD,
+    .verdict = TESSERA_VERDICT_ALIVE },
+  { "same-host/hidden/lock-free", OURS, .process = TESSERA_PROCESS_REMOTE, .job_lock = TESSERA_JOB_LOCK_FREE,
+    .verdict = TESSERA_VERDICT_DEAD, .reason = "cannot be judged from here and its job lock is free" },
+  /* A live pid with no start time to compare (experimaestro's) may be
+   * another process: the job lock decides. */
+  { "same-host/no-start-time/lock-held", XPM, .process = TESSERA_PROCESS_ALIVE, .on_this_host = TRUE,
+    .job_lock = TESSERA_JOB_LOCK_HELD, .verdict = TESSERA_VERDICT_ALIVE },
+  { "same-host/no-start-time/lock-free-long", XPM, .process = TESSERA_PROCESS_ALIVE, .on_this_host = TRUE,
+    .job_lock = TESSERA_JOB_LOCK_FREE, .lock_free_long = TRUE, .verdict = TESSERA_VERDICT_DEAD,
+    .reason = "job lock is free" },
+  /* Row 2: same host id, other boot id: dead (the pid check says so). */
+  { "same-host/other-boot", OURS, .process = TESSERA_PROCESS_DEAD, .verdict = TESSERA_VERDICT_DEAD,
+    .reason = "is gone" },
+  /* Row 3: anything else: its job lock held or not. */
+  { "other-host/lock-held", OTHER_HOST, .job_lock = TESSERA_JOB_LOCK_HELD, .verdict = TESSERA_VERDICT_ALIVE },
+  { "other-host/lock-free", OTHER_HOST, .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_DEAD,
+    .reason = "its process 4242 cannot be judged from here and its job lock is free" },
+  { "other-host/lock-free/seen-held-before", .has_process = TRUE, .process = TESSERA_PROCESS_REMOTE,
+    .identifies_process = TRUE, .lock_seen_held = TRUE,
+    .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_DEAD, .reason = "job lock is free" },
+  /* Its recorded job folder is not the one at its path. */
+  { "other-host/job-folder-replaced", OTHER_HOST, .job_lock = TESSERA_JOB_LOCK_UNKNOWN,
+    .job_folder_replaced = TRUE, .verdict = TESSERA_VERDICT_UNKNOWN,
+    .reason = "its job folder /pool/runs/1000 is not the one its holder recorded" },
+  /* experimaestro's job lock is taken once Python started: free only
+   * counts once this host saw it free for min-age. */
+  { "experimaestro/lock-free-not-long", XPM, .process = TESSERA_PROCESS_REMOTE, .job_lock = TESSERA_JOB_LOCK_FREE,
+    .lock_free_long = FALSE, .verdict = TESSERA_VERDICT_UNKNOWN },
+  { "experimaestro/lock-free-long", XPM, .process = TESSERA_PROCESS_REMOTE, .job_lock = TESSERA_JOB_LOCK_FREE,
+    .lock_free_long = TRUE, .verdict = TESSERA_VERDICT_DEAD, .reason = "job lock is free" },
+  { "experimaestro/lock-held", XPM, .process = TESSERA_PROCESS_REMOTE, .job_lock = TESSERA_JOB_LOCK_HELD,
+    .verdict = TESSERA_VERDICT_ALIVE },
+  /* A job lock taken on a mount whose locks do not reach the shared file
+   * system proves nothing to a judge elsewhere. */
+  { "other-host/lock-taken-where-locks-stay-local", OTHER_HOST, .recorded = RECORDED_LOCAL,
+    .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_UNKNOWN, .reason = "which says nothing" },
+  /* Row 5: a file system whose locks do not cross hosts, as this host
+   * sees the pool: nothing can judge another host's holder. */
+  { "other-host/locks-do-not-cross-here", OTHER_HOST, .locks_local_here = TRUE,
+    .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_UNKNOWN, .reason = "do not cross hosts" },
+  { "experimaestro/locks-do-not-cross-here", XPM, .process = TESSERA_PROCESS_REMOTE, .locks_local_here = TRUE,
+    .job_lock = TESSERA_JOB_LOCK_FREE, .lock_free_long = TRUE, .verdict = TESSERA_VERDICT_UNKNOWN,
+    .reason = "do not cross hosts" },
+  /* ...but a holder of this host is judged by its job lock here. */
+  { "same-host/hidden/locks-do-not-cross-here", OURS, .process = TESSERA_PROCESS_REMOTE, .locks_local_here = TRUE,
+    .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_DEAD },
+  /* Row 4: host vanished but its locks linger (NFSv3): its lease. */
+  { "other-host/lease-expired/lock-held", OTHER_HOST, .lease_expired = TRUE, .job_lock = TESSERA_JOB_LOCK_HELD,
+    .verdict = TESSERA_VERDICT_DEAD, .reason = "the lease of its host node7 expired (no renewal seen for 30 s)" },
+  { "other-host/lease-live/lock-held", OTHER_HOST, .lease_expired = FALSE, .job_lock = TESSERA_JOB_LOCK_HELD,
+    .verdict = TESSERA_VERDICT_ALIVE },
+  /* Row 6: a process type from a plugin that does not answer; row 7:
+   * unreadable information, an unknown type: they count. */
+  { "plugin/no-answer", .has_process = TRUE, .process = TESSERA_PROCESS_UNKNOWN, .job_lock = TESSERA_JOB_LOCK_FREE,
+    .lock_free_long = TRUE, .seen_for = TRUE, .verdict = TESSERA_VERDICT_UNKNOWN },
+  { "unreadable-spec", OURS, .process = TESSERA_PROCESS_UNKNOWN, .job_lock = TESSERA_JOB_LOCK_FREE,
+    .lease_expired = TRUE, .verdict = TESSERA_VERDICT_UNKNOWN },
+  /* No identity at all (a seed-era holder that names no process): its job
+   * lock, then min-age as an orphan. */
+  { "no-process/lock-held", .job_lock = TESSERA_JOB_LOCK_HELD, .seen_for = TRUE, .verdict = TESSERA_VERDICT_ALIVE },
+  { "no-process/lock-free/new", .job_lock = TESSERA_JOB_LOCK_FREE, .seen_for = FALSE,
+    .verdict = TESSERA_VERDICT_UNKNOWN },
+  { "no-process/lock-free/old", .job_lock = TESSERA_JOB_LOCK_FREE, .seen_for = TRUE,
+    .verdict = TESSERA_VERDICT_DEAD, .reason = "it has no process and nobody holds its job lock" },
+};
+
+/* Each way the job lock probe can fail, as it says it: opening it
+ * (ENOENT and ENOTDIR: absent; the rest: unknown), fstat(), F_OFD_GETLK,
+ * flock(), and not a regular file (0). */
+typedef struct
+{
+  int errsv;
+  TesseraJobLockState state;
+  const char *reason;
+} ProbeFailure;
+
+static const ProbeFailure job_lock_failures[] = {
+  { ENOENT, TESSERA_JOB_LOCK_ABSENT, "cannot be opened here" },
+  { ENOTDIR, TESSERA_JOB_LOCK_ABSENT, "cannot be opened here" },
+  { EACCES, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EPERM, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { ELOOP, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EIO, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EMFILE, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { ENFILE, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { ESTALE, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EINTR, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { ENAMETOOLONG, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { ENXIO, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EOVERFLOW, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { ENOMEM, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { ENOLCK, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EINVAL, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EBADF, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { EWOULDBLOCK, TESSERA_JOB_LOCK_UNKNOWN, "cannot be probed here" },
+  { 0, TESSERA_JOB_LOCK_UNKNOWN, "is not a regular file" },
+};
+
+/* Answers @probe as @row says. */
+static void
+answer (const Row *row, TesseraProbe probe, TesseraVerdictFacts *facts)
+{
+#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
+  switch (probe)
+    {
+    case TESSERA_PROBE_LEASE:
+      facts->lease_expired = ANSWER (row->lease_expired);
+      facts->lease_time = 30;
+      break;
+    case TESSERA_PROBE_JOB_LOCK:
+      facts->job_lock_asked = TRUE;
+      facts->job_lock = row->job_lock;
+      facts->job_lock_errno = row->job_lock_errno;
+      facts->job_folder_replaced = row->job_folder_replaced;
+      break;
+    case TESSERA_PROBE_LOCK_FREE_LONG:
+      facts->lock_free_long = ANSWER (row->lock_free_long);
+      break;
+    case TESSERA_PROBE_LOCKS_CROSS:
+      facts->locks_cross_here = ANSWER (!row->locks_local_here);
+      break;
+    case TESSERA_PROBE_SEEN_FOR:
+      facts->seen_for = ANSWER (row->seen_for);
+      break;
+    case TESSERA_PROBE_NONE:
+    default:
+      g_assert_not_reached ();
+    }
+#undef ANSWER
+}
+
+/* The verdict on @row's holder, asking the probes it needs as the holder
+ * monitor does, but for @withheld (TESSERA_PROBE_NONE: none), which has
+ * no answer: a probe that cannot answer. @asked: the probes asked. */
+static TesseraVerdict
+judge (const Row *row, TesseraProbe withheld, char **reason, guint *asked)
+{
+  TesseraVerdictFacts facts = {
+    .has_process = row->has_process,
+    .process = row->process,
+    .pid = PID,
+    .identifies_process = row->identifies_process,
+    .written_by_tessera = row->written_by_tessera,
+    .on_this_host = row->on_this_host,
+    .locks_cross_recorded = row->recorded == RECORDED_LOCAL ? 0 : row->recorded == RECORDED_UNSAID ? -1 : 1,
+    .lock_seen_held = row->lock_seen_held,
+    .host = "node7",
+    .lock_path = LOCK_PATH,
+  };
+  TesseraVerdict verdict;
+  TesseraProbe ask;
+
+  *asked = 0;
+  for (guint round = 0;; round++)
+    {
+      g_assert_cmpuint (round, <, 8);   /* each probe asked once at most */
+      g_clear_pointer (reason, g_free);
+      verdict = _tessera_verdict_decide (&facts, &ask, reason);
+      if (ask == TESSERA_PROBE_NONE)
+        break;
+      g_assert_cmpint (verdict, ==, TESSERA_VERDICT_UNKNOWN);
+      g_assert_false (*asked & (1u << ask));
+      *asked |= 1u << ask;
+      if (ask == withheld)
+        break;
+      answer (row, ask, &facts);
+    }
+  return verdict;
+}
+
+static void
+check_row (const Row *row)
+{
+  g_autofree char *reason = NULL;
+  guint asked = 0;
+  TesseraVerdict verdict = judge (row, TESSERA_PROBE_NONE, &reason, &asked);
+
+  g_test_message ("%s: verdict %d, reason %s", row->name, verdict, reason != NULL ? reason : "(none)");
+  g_assert_cmpint (verdict, ==, row->verdict);
+  if (row->reason != NULL)
+    {
+      g_assert_nonnull (reason);
+      g_assert_nonnull (strstr (reason, row->reason));
+    }
+  if (verdict == TESSERA_VERDICT_ALIVE)
+    g_assert_null (reason);
+  if (verdict == TESSERA_VERDICT_DEAD)
+    g_assert_nonnull (reason);
+
+  /* Fail closed: any probe asked on the way that gives no answer leaves
+   * the holder counted. */
+  for (TesseraProbe probe = TESSERA_PROBE_LEASE; probe <= TESSERA_PROBE_SEEN_FOR; probe++)
+    {
+      g_autofree char *withheld_reason = NULL;
+      guint withheld_asked = 0;
+
+      if (!(asked & (1u << probe)))
+        continue;
+      g_assert_cmpint (judge (row, probe, &withheld_reason, &withheld_asked), !=, TESSERA_VERDICT_DEAD);
+    }
+}
+
+static void
+test_row (gconstpointer data)
+{
+  check_row (data);
+}
+
+/* Each failure of the job lock probe, for each kind of holder judged by
+ * its job lock: it counts, and status says why. */
+static void
+test_job_lock_failures (gconstpointer data)
+{
+  const Row *base = data;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (job_lock_failures); i++)
+    {
+      Row row = *base;
+      g_autofree char *wanted = g_strdup_printf ("its job lock " LOCK_PATH " %s", job_lock_failures[i].reason);
+
+      row.name = g_strerror (job_lock_failures[i].errsv);
+      row.job_lock = job_lock_failures[i].state;
+      row.job_lock_errno = job_lock_failures[i].errsv;
+      /* Whatever else says it might go. */
+      row.lock_free_long = row.seen_for = TRUE;
+      row.locks_local_here = FALSE;
+      row.verdict = TESSERA_VERDICT_UNKNOWN;
+      row.reason = wanted;
+      check_row (&row);
+      if (job_lock_failures[i].errsv != 0)
+        {
+          g_autofree char *why = g_strdup_printf ("(%s)", g_strerror (job_lock_failures[i].errsv));
+          g_autofree char *reason = NULL;
+          guint asked;
+
+          judge (&row, TESSERA_PROBE_NONE, &reason, &asked);
+          g_assert_nonnull (strstr (reason, why));
+        }
+    }
+}
+
+/* `tessera clean`'s question of a job folder: only a job lock opened and
+ * found free ends a job. */
+static void
+test_job_folder (void)
+{
+  g_assert_true (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_FREE));
+  g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_HELD));
+  g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_UNKNOWN));
+  g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_ABSENT));
+}
+
+int
+main (int argc, char *argv[])
+{
+  static const Row job_lock_judged[] = {
+    { "other-host", OTHER_HOST },
+    { "same-host-hidden", OURS, .process = TESSERA_PROCESS_REMOTE },
+    { "experimaestro", XPM, .process = TESSERA_PROCESS_REMOTE },
+    { "experimaestro-live-pid", XPM, .process = TESSERA_PROCESS_ALIVE, .on_this_host = TRUE },
+    { "no-process" },
+  };
+
+  g_test_init (&argc, &argv, NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      g_autofree char *path = g_strconcat ("/verdict/row/", rows[i].name, NULL);
+      g_test_add_data_func (path, &rows[i], test_row);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (job_lock_judged); i++)
+    {
+      g_autofree char *path = g_strconcat ("/verdict/job-lock-fails/", job_lock_judged[i].name, NULL);
+      g_test_add_data_func (path, &job_lock_judged[i], test_job_lock_failures);
+    }
+  g_test_add_func ("/verdict/job-folder", test_job_folder);
+  return g_test_run ();
+}
