@@ -13,7 +13,12 @@
   (tessera-pool-store-private.h); the few older exceptions are listed
   below, each to go, and an exception that no longer happens fails too
   (so the list only shrinks);
-- the poller is private (not in include/).
+- the poller is private (not in include/);
+- one place judges a holder: only the verdict (core/tessera-verdict.c)
+  and the holder monitor that gathers its probes call the job lock
+  probe, read /proc/PID, host marks or leases, or ask a lock's state
+  (F_OFD_GETLK); the probes' own files define them. The few older
+  exceptions are listed below, each to go (the list only shrinks).
 
 A call is a use of a function defined (not static) in another file;
 comments are left out, and string literals for the plugin names. Files
@@ -44,6 +49,40 @@ KNOWN_PRIVATE_INCLUDES = {
     "tools/tessera-clean.c: tessera-folder-path-private.h",
     "tools/tessera-clean.c: tessera-temporary-name-private.h",
     "plugins/mutex/tessera-mutex-intents.c: tessera-folder-path-private.h",
+}
+
+# One place judges a holder (issue 38): what probes a holder's liveness,
+# and the files that may call it.
+PROBES = {
+    "_tessera_job_lock_probe": "the job lock probe",
+    "_tessera_job_lock_probe_at": "the job lock probe",
+    "_tessera_job_lock_is_held": "the job lock probe",
+    "_tessera_proc_stat": "/proc/PID",
+    "_tessera_host_lease_expired": "a host lease",
+    "_tessera_host_lease_mark_and_dup_other_host": "the hosts' marks",
+    "_tessera_pool_store_host_expired": "a host lease",
+}
+PROBE_PATTERNS = {
+    re.compile(r"\bF_OFD_GETLK\b"): "a lock's state (F_OFD_GETLK)",
+    re.compile(r'"/proc/%d'): "/proc/PID",
+}
+# The command's own processes, not holders: run's fence walks its
+# command's process tree in /proc.
+NOT_HOLDERS = {"tools/tessera-fence.c: /proc/PID"}
+JUDGES = {"core/tessera-verdict.c", "core/tessera-holder-monitor.c"}
+# The probes' own files: where they are defined, and the pid check
+# (tessera_process_check(), /proc) and the stores' lease dispatch.
+PROBE_OWNERS = {
+    "core/tessera-utils.c", "core/tessera-process.c", "core/tessera-host-lease.c",
+    "core/tessera-pool-store.c", "core/tessera-pool-store-folder.c",
+}
+# Older probers, each "file: what it calls", to go: the wait queue judges
+# its waiters itself; `tessera clean` asks a job folder's job lock itself
+# (the probe is the library's own).
+KNOWN_PROBERS = {
+    "core/tessera-wait-queue.c: _tessera_job_lock_is_held",
+    "core/tessera-wait-queue.c: _tessera_pool_store_host_expired",
+    "tools/tessera-clean.c: a lock's state (F_OFD_GETLK)",
 }
 
 
@@ -170,6 +209,29 @@ for path in sorted(glob.glob(os.path.join(root, "tools", "*.[ch]")) +
 for entry in sorted(KNOWN_PRIVATE_INCLUDES - seen_exceptions):
     problems.append("%s no longer happens: take it off KNOWN_PRIVATE_INCLUDES" % entry)
 
+# Only the judge probes a holder.
+seen_probers = set()
+for path in sorted(glob.glob(os.path.join(root, "core", "*.c")) + glob.glob(os.path.join(root, "tools", "*.c")) +
+                   glob.glob(os.path.join(root, "plugins", "*", "*.c"))):
+    rel = os.path.relpath(path, root)
+    if rel in JUDGES or rel in PROBE_OWNERS:
+        continue
+    source = read(path)
+    code = STRING.sub('""', source)
+    found = {m.group(1) for m in CALL.finditer(code) if m.group(1) in PROBES}
+    found |= {what for pattern, what in PROBE_PATTERNS.items() if pattern.search(source)}
+    for what in sorted(found):
+        entry = "%s: %s" % (rel, what)
+        if entry in NOT_HOLDERS:
+            continue
+        if entry in KNOWN_PROBERS:
+            seen_probers.add(entry)
+            continue
+        problems.append("%s probes a holder (%s): only the verdict and the holder monitor may" %
+                        (rel, PROBES.get(what, what)))
+for entry in sorted(KNOWN_PROBERS - seen_probers):
+    problems.append("%s no longer happens: take it off KNOWN_PROBERS" % entry)
+
 for path in glob.glob(os.path.join(root, "include", "tessera", "*poller*")):
     problems.append("%s: the poller is private" % path)
 
@@ -178,5 +240,5 @@ for p in problems:
 if problems:
     sys.exit(1)
 print("layers: %d files of core/ and %d plugins: no cycle, no plugin named in core, "
-      "no private header outside core but the %d listed" % (len(groups[0][1]), len(groups) - 1,
-                                                             len(KNOWN_PRIVATE_INCLUDES)))
+      "no private header outside core but the %d listed, no holder probed outside the judge but the %d listed"
+      % (len(groups[0][1]), len(groups) - 1, len(KNOWN_PRIVATE_INCLUDES), len(KNOWN_PROBERS)))
