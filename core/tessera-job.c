@@ -762,6 +762,28 @@ tessera_job_dup_lock_fd (TesseraJob *self)
 }
 
 /**
+ * tessera_job_lock_is_released_at:
+ * @dir_fd: an open job folder, or `AT_FDCWD`
+ * @name: the name of a job lock in @dir_fd (a path with `AT_FDCWD`)
+ *
+ * Tells whether the job lock @name shows that its job is over, as the
+ * verdict on a holder reads a job lock: only one that could be opened
+ * and that nobody holds (neither an fcntl lock nor a flock) does. One
+ * that is not there, cannot be opened or probed, or is not a regular
+ * file does not. Never follows a link, never blocks. `tessera clean`
+ * asks it of each job lock in a job folder it would remove.
+ *
+ * Returns: whether the job lock was opened and found free
+ */
+gboolean
+tessera_job_lock_is_released_at (int         dir_fd,
+                                 const char *name)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+  return _tessera_verdict_job_lock_released (_tessera_job_lock_probe_at (dir_fd, name, NULL));
+}
+
+/**
  * tessera_job_is_held:
  * @self: a job
  *

@@ -5,8 +5,9 @@
  * Private to the project: the holder monitor gathers what is known of a
  * holder and asks the probes this asks for (job lock, /proc, host lease,
  * how long this host saw something); `tessera clean` asks it whether a
- * job folder's job is over; tests/test-verdict.c drives every row with
- * substituted probe answers. Pure: no I/O, no clock, no state.
+ * job folder's job is over (tessera_job_lock_is_released_at());
+ * tests/test-verdict.c drives every row with substituted probe answers.
+ * Pure: no I/O, no clock, no state.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */

@@ -69,7 +69,9 @@ PROBE_PATTERNS = {
 # The command's own processes, not holders: run's fence walks its
 # command's process tree in /proc.
 NOT_HOLDERS = {"tools/tessera-fence.c: /proc/PID"}
-JUDGES = {"core/tessera-verdict.c", "core/tessera-holder-monitor.c"}
+# The verdict, the holder monitor that gathers its probes, and TesseraJob,
+# which asks it whether a job folder's job is over (for `tessera clean`).
+JUDGES = {"core/tessera-verdict.c", "core/tessera-holder-monitor.c", "core/tessera-job.c"}
 # The probes' own files: where they are defined, and the pid check
 # (tessera_process_check(), /proc) and the stores' lease dispatch.
 PROBE_OWNERS = {
@@ -77,12 +79,10 @@ PROBE_OWNERS = {
     "core/tessera-pool-store.c", "core/tessera-pool-store-folder.c",
 }
 # Older probers, each "file: what it calls", to go: the wait queue judges
-# its waiters itself; `tessera clean` asks a job folder's job lock itself
-# (the probe is the library's own).
+# its waiters itself.
 KNOWN_PROBERS = {
     "core/tessera-wait-queue.c: _tessera_job_lock_is_held",
     "core/tessera-wait-queue.c: _tessera_pool_store_host_expired",
-    "tools/tessera-clean.c: a lock's state (F_OFD_GETLK)",
 }
 
 

@@ -8,7 +8,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tessera-verdict-private.h"
 
@@ -311,6 +316,52 @@ test_job_folder (void)
   g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_ABSENT));
 }
 
+/* The same, of real job locks in a real folder (what `tessera clean`
+ * asks before it removes a job folder): free only when opened and nobody
+ * holds it, in either kind. */
+static void
+test_job_folder_locks (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tessera-verdict-XXXXXX", NULL);
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  int dir_fd, fd, held;
+
+  g_assert_nonnull (dir);
+  dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_assert_cmpint (dir_fd, >=, 0);
+  fd = openat (dir_fd, "job.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_true (tessera_job_lock_is_released_at (dir_fd, "job.lock"));
+
+  /* Held: an OFD write lock (Tessera's, lockf's kind), then a flock
+   * (filelock's), each on its own open file description. */
+  held = openat (dir_fd, "job.lock", O_RDWR | O_CLOEXEC);
+  g_assert_cmpint (fcntl (held, F_OFD_SETLK, &fl), ==, 0);
+  g_assert_false (tessera_job_lock_is_released_at (dir_fd, "job.lock"));
+  close (held);
+  g_assert_true (tessera_job_lock_is_released_at (dir_fd, "job.lock"));
+  held = openat (dir_fd, "job.lock", O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (flock (held, LOCK_EX | LOCK_NB), ==, 0);
+  g_assert_false (tessera_job_lock_is_released_at (dir_fd, "job.lock"));
+  close (held);
+
+  /* Not there, a link, a FIFO, a folder: not a job lock found free. */
+  g_assert_false (tessera_job_lock_is_released_at (dir_fd, "gone.lock"));
+  g_assert_cmpint (symlinkat ("job.lock", dir_fd, "link.lock"), ==, 0);
+  g_assert_false (tessera_job_lock_is_released_at (dir_fd, "link.lock"));
+  g_assert_cmpint (mkfifoat (dir_fd, "fifo.lock", 0644), ==, 0);
+  g_assert_false (tessera_job_lock_is_released_at (dir_fd, "fifo.lock"));
+  g_assert_cmpint (mkdirat (dir_fd, "dir.lock", 0755), ==, 0);
+  g_assert_false (tessera_job_lock_is_released_at (dir_fd, "dir.lock"));
+
+  close (fd);
+  for (const char *const *name = (const char *const[]) { "job.lock", "link.lock", "fifo.lock", NULL }; *name; name++)
+    g_assert_cmpint (unlinkat (dir_fd, *name, 0), ==, 0);
+  g_assert_cmpint (unlinkat (dir_fd, "dir.lock", AT_REMOVEDIR), ==, 0);
+  close (dir_fd);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -334,5 +385,6 @@ main (int argc, char *argv[])
       g_test_add_data_func (path, &job_lock_judged[i], test_job_lock_failures);
     }
   g_test_add_func ("/verdict/job-folder", test_job_folder);
+  g_test_add_func ("/verdict/job-folder/real-locks", test_job_folder_locks);
   return g_test_run ();
 }

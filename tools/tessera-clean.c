@@ -335,14 +335,7 @@ job_folder_is_done (int job_fd, uid_t owner, gboolean retired, const char *pool_
       else if (retired && g_str_equal (name, "locks.json"))
         ;   /* a retired host's: whatever it names, its job is over */
       else if (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name))
-        {
-          struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-          int lock_fd = openat (job_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-
-          done = lock_fd >= 0 && fcntl (lock_fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
-          if (lock_fd >= 0)
-            close (lock_fd);
-        }
+        done = tessera_job_lock_is_released_at (job_fd, name);   /* the verdict's reading of a job lock */
       else if (g_str_equal (name, "locks.json"))
         {
           g_autofree char *text = read_bounded_at (job_fd, name, LOCKS_JSON_MAX);

@@ -75,6 +75,9 @@ TESSERA_AVAILABLE_IN_ALL
 void            tessera_job_unhold             (TesseraJob     *self);
 TESSERA_AVAILABLE_IN_ALL
 int             tessera_job_dup_lock_fd        (TesseraJob     *self);
+TESSERA_AVAILABLE_IN_ALL
+gboolean        tessera_job_lock_is_released_at (int             dir_fd,
+                                                 const char     *name);
 
 TESSERA_AVAILABLE_IN_ALL
 char           *tessera_lock_file_name         (const char     *task_id,
