@@ -635,24 +635,17 @@ tessera_process_is_local (TesseraProcess *self)
 static TesseraProcessState
 check_pid (TesseraProcess *self, gboolean sure)
 {
-  guint64 start = 0;
-  char state = '?';
+  TesseraPidFacts facts = { .sure = sure, .start_time = self->start_time, .proc_state = '?' };
 
-  if (_tessera_proc_stat (self->pid, &start, &state))
+  errno = 0;
+  facts.proc_read = _tessera_proc_stat (self->pid, &facts.proc_start_time, &facts.proc_state);
+  if (!facts.proc_read)
     {
-      if (state == 'Z' || state == 'X' || state == 'x')
-        return TESSERA_PROCESS_DEAD;
-      if (self->start_time != 0)
-        return start == self->start_time ? TESSERA_PROCESS_ALIVE : TESSERA_PROCESS_DEAD;
-      /* A live pid with no start time to compare may have been reused:
-       * only the job lock can tell, unless the spec is not sure to be
-       * about our pids at all (then a live pid is a holder, for safety). */
-      return sure ? TESSERA_PROCESS_REMOTE : TESSERA_PROCESS_ALIVE;
+      facts.proc_errno = errno;
+      /* Not in /proc: gone, or hidden from us (hidepid), which kill() tells. */
+      facts.kill_errno = kill (self->pid, 0) < 0 ? errno : 0;
     }
-  /* Not in /proc: gone, or hidden from us (hidepid), which kill() tells. */
-  if (kill (self->pid, 0) < 0 && errno == ESRCH)
-    return TESSERA_PROCESS_DEAD;
-  return TESSERA_PROCESS_REMOTE;
+  return _tessera_verdict_pid (&facts);
 }
 
 /**

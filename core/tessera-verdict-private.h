@@ -86,6 +86,27 @@ typedef struct
   TesseraAnswer seen_for;
 } TesseraVerdictFacts;
 
+/* What the pid check (tessera_process_check()) found of a process whose
+ * spec says it runs on this host, in our /proc. */
+typedef struct
+{
+  gboolean sure;                  /* its spec's identity (host, boot, pid namespace) says the pid is ours */
+  guint64 start_time;             /* its spec's start time; 0: none */
+  gboolean proc_read;             /* /proc/PID/stat was read */
+  int proc_errno;                 /* else why (0: read, but not a stat line) */
+  guint64 proc_start_time;        /* when read: its start time (0: none found) */
+  char proc_state;                /* when read: 'R', 'S', 'Z', … */
+  int kill_errno;                 /* when not read, kill (pid, 0): 0 (there), ESRCH, EPERM (hidepid), … */
+} TesseraPidFacts;
+
+/* Row "same host id, boot id and pid namespace as us" of the table "Who
+ * may judge a holder": pid and start time in /proc; hidden by hidepid
+ * (ENOENT there, EPERM from kill (pid, 0)) or without a start time to
+ * compare, TESSERA_PROCESS_REMOTE: the job lock decides. When @facts are
+ * not @sure (a spec without the identity), never DEAD: only a matching
+ * live process is ALIVE, anything else REMOTE. Pure. */
+TesseraProcessState _tessera_verdict_pid (const TesseraPidFacts *facts);
+
 /* The verdict on a holder, following the table "Who may judge a holder"
  * (docs/design.md) row by row; pure: it reads @facts only. When it needs
  * a probe's answer that @facts does not have yet, *@ask names it (the

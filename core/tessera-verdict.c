@@ -19,6 +19,8 @@
 #endif
 #include "tessera-verdict-private.h"
 
+#include <errno.h>
+
 /* Why a job lock that could not be probed leaves its holder unknown. */
 static char *
 job_lock_doubt (const TesseraVerdictFacts *facts)
@@ -178,6 +180,28 @@ _tessera_verdict_decide (const TesseraVerdictFacts *facts,
   *reason = g_strdup_printf (_("its process %d cannot be judged from here and its job lock is free"),
                              (int) facts->pid);
   return TESSERA_VERDICT_DEAD;
+}
+
+TesseraProcessState
+_tessera_verdict_pid (const TesseraPidFacts *facts)
+{
+  if (facts->proc_read)
+    {
+      if (facts->proc_state == 'Z' || facts->proc_state == 'X' || facts->proc_state == 'x')
+        return facts->sure ? TESSERA_PROCESS_DEAD : TESSERA_PROCESS_REMOTE;
+      if (facts->start_time != 0)
+        return facts->proc_start_time == facts->start_time ? TESSERA_PROCESS_ALIVE
+               : facts->sure ? TESSERA_PROCESS_DEAD : TESSERA_PROCESS_REMOTE;
+      /* A live pid with no start time to compare may have been reused:
+       * only the job lock can tell, unless the spec is not sure to be
+       * about our pids at all (then a live pid is a holder, for safety). */
+      return facts->sure ? TESSERA_PROCESS_REMOTE : TESSERA_PROCESS_ALIVE;
+    }
+  /* Not in /proc (or /proc could not be read): gone, or hidden from us
+   * (hidepid), which kill() tells; whatever else it says is no death. */
+  if (facts->kill_errno == ESRCH && facts->sure)
+    return TESSERA_PROCESS_DEAD;
+  return TESSERA_PROCESS_REMOTE;
 }
 
 gboolean

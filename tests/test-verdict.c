@@ -305,6 +305,66 @@ test_job_lock_failures (gconstpointer data)
     }
 }
 
+/* Row "same host id, boot id and pid namespace as us": pid and start
+ * time in /proc, and each way reading /proc can fail, with each answer
+ * of kill (pid, 0). */
+typedef struct
+{
+  const char *name;
+  TesseraPidFacts facts;
+  TesseraProcessState sure;      /* wanted with the identity */
+} PidRow;
+
+#define START 123456
+static const PidRow pid_rows[] = {
+  { "running", { .start_time = START, .proc_read = TRUE, .proc_start_time = START, .proc_state = 'S' },
+    TESSERA_PROCESS_ALIVE },
+  { "other-start-time", { .start_time = START, .proc_read = TRUE, .proc_start_time = START + 1, .proc_state = 'R' },
+    TESSERA_PROCESS_DEAD },
+  { "zombie", { .start_time = START, .proc_read = TRUE, .proc_start_time = START, .proc_state = 'Z' },
+    TESSERA_PROCESS_DEAD },
+  { "dead-state", { .start_time = START, .proc_read = TRUE, .proc_start_time = START, .proc_state = 'X' },
+    TESSERA_PROCESS_DEAD },
+  { "no-start-time", { .proc_read = TRUE, .proc_start_time = START, .proc_state = 'S' }, TESSERA_PROCESS_REMOTE },
+  { "stat-without-start-time", { .start_time = START, .proc_read = TRUE, .proc_state = 'S' }, TESSERA_PROCESS_DEAD },
+};
+static const int proc_errnos[] = { ENOENT, EACCES, EPERM, ESRCH, EIO, EMFILE, ENFILE, ENOMEM, ESTALE, EINTR, 0 };
+static const int kill_errnos[] = { 0, ESRCH, EPERM, EINVAL };
+
+static void
+test_pid (void)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (pid_rows); i++)
+    {
+      TesseraPidFacts facts = pid_rows[i].facts;
+      TesseraProcessState state;
+
+      facts.sure = TRUE;
+      g_test_message ("%s", pid_rows[i].name);
+      g_assert_cmpint (_tessera_verdict_pid (&facts), ==, pid_rows[i].sure);
+      /* Without the identity the pid may be another host's: never dead. */
+      facts.sure = FALSE;
+      state = _tessera_verdict_pid (&facts);
+      g_assert_cmpint (state, ==, pid_rows[i].sure == TESSERA_PROCESS_REMOTE ? TESSERA_PROCESS_ALIVE
+                                  : pid_rows[i].sure == TESSERA_PROCESS_DEAD ? TESSERA_PROCESS_REMOTE
+                                  : pid_rows[i].sure);
+    }
+  /* Not read: only kill()'s ESRCH is a death (hidden by hidepid: EPERM,
+   * the job lock decides), whatever /proc said. */
+  for (gsize i = 0; i < G_N_ELEMENTS (proc_errnos); i++)
+    for (gsize j = 0; j < G_N_ELEMENTS (kill_errnos); j++)
+      {
+        TesseraPidFacts facts = { .sure = TRUE, .start_time = START, .proc_errno = proc_errnos[i],
+                                  .kill_errno = kill_errnos[j] };
+
+        g_test_message ("/proc: %s, kill: %s", g_strerror (proc_errnos[i]), g_strerror (kill_errnos[j]));
+        g_assert_cmpint (_tessera_verdict_pid (&facts), ==,
+                         kill_errnos[j] == ESRCH ? TESSERA_PROCESS_DEAD : TESSERA_PROCESS_REMOTE);
+        facts.sure = FALSE;
+        g_assert_cmpint (_tessera_verdict_pid (&facts), ==, TESSERA_PROCESS_REMOTE);
+      }
+}
+
 /* `tessera clean`'s question of a job folder: only a job lock opened and
  * found free ends a job. */
 static void
@@ -384,6 +444,7 @@ main (int argc, char *argv[])
       g_autofree char *path = g_strconcat ("/verdict/job-lock-fails/", job_lock_judged[i].name, NULL);
       g_test_add_data_func (path, &job_lock_judged[i], test_job_lock_failures);
     }
+  g_test_add_func ("/verdict/pid", test_pid);
   g_test_add_func ("/verdict/job-folder", test_job_folder);
   g_test_add_func ("/verdict/job-folder/real-locks", test_job_folder_locks);
   return g_test_run ();
