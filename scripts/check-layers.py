@@ -83,6 +83,7 @@ PROBE_OWNERS = {
 KNOWN_PROBERS = {
     "core/tessera-wait-queue.c: _tessera_job_lock_is_held",
     "core/tessera-wait-queue.c: _tessera_pool_store_host_expired",
+    "core/tessera-wait-queue.c: /proc/PID",
 }
 
 
