@@ -110,6 +110,15 @@ static const Row rows[] = {
   /* ...but a holder of this host is judged by its job lock here. */
   { "same-host/hidden/locks-do-not-cross-here", OURS, .process = TESSERA_PROCESS_REMOTE, .locks_local_here = TRUE,
     .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_DEAD },
+  /* A flock on a job lock that more than its owner may read proves
+   * nothing (a member may take one): a Tessera holder never takes one,
+   * so its job lock is free; experimaestro's may, so it is not known. */
+  { "other-host/flock-only", OTHER_HOST, .job_lock = TESSERA_JOB_LOCK_FLOCKED, .verdict = TESSERA_VERDICT_DEAD,
+    .reason = "job lock is free" },
+  { "experimaestro/flock-only", XPM, .process = TESSERA_PROCESS_REMOTE, .job_lock = TESSERA_JOB_LOCK_FLOCKED,
+    .lock_free_long = TRUE, .verdict = TESSERA_VERDICT_UNKNOWN, .reason = "held only by a flock" },
+  { "no-process/flock-only", .job_lock = TESSERA_JOB_LOCK_FLOCKED, .seen_for = TRUE,
+    .verdict = TESSERA_VERDICT_UNKNOWN, .reason = "held only by a flock" },
   /* Row 4: host vanished but its locks linger (NFSv3): its lease. */
   { "other-host/lease-expired/lock-held", OTHER_HOST, .lease_expired = TRUE, .job_lock = TESSERA_JOB_LOCK_HELD,
     .verdict = TESSERA_VERDICT_DEAD, .reason = "the lease of its host node7 expired (no renewal seen for 30 s)" },
@@ -374,6 +383,7 @@ test_job_folder (void)
   g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_HELD));
   g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_UNKNOWN));
   g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_ABSENT));
+  g_assert_false (_tessera_verdict_job_lock_released (TESSERA_JOB_LOCK_FLOCKED));
 }
 
 /* The same, of real job locks in a real folder (what `tessera clean`
