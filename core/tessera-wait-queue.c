@@ -649,7 +649,17 @@ entry_text (TesseraTrackedDynamicResource *self,
 
   json_node_take_object (root, object);
   json_object_set_string_member (object, "job_uri", view->job_uri);
-  information = klass->get_wait_information (self, dependency);
+  /* get_wait_information() prepares a reservation (a mutex's waiter then
+   * passes the intents, a gpu waiter gives up its choice): only a
+   * reserving entry may call it. A waiting one says what it wants only
+   * when the type's wait information is its lock file information, which
+   * is plain (counting tokens); else the type's own amount shows. */
+  if (state->reserve)
+    information = klass->get_wait_information (self, dependency);
+  else if (klass->get_wait_information == klass->get_lock_file_information)
+    information = klass->get_lock_file_information (self, dependency);
+  else
+    information = NULL;
   if (information != NULL)
     json_object_set_member (object, "information", information);
   json_object_set_member (object, "process", tessera_process_to_json (process));
