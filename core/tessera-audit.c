@@ -44,15 +44,6 @@ append_pair (GString *line, GArray *fields, GPtrArray *keep, const char *key, co
   g_array_append_val (fields, field);
 }
 
-/* The name of @uid, else its number. */
-static char *
-dup_user_name (uid_t uid)
-{
-  struct passwd *pw = getpwuid (uid);
-
-  return pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (unsigned) uid);
-}
-
 void
 _tessera_audit_log (const char             *event,
                     const char             *resource,
@@ -63,7 +54,7 @@ _tessera_audit_log (const char             *event,
   g_autoptr(GString) line = g_string_new (NULL);
   g_autoptr(GArray) fields = g_array_new (FALSE, FALSE, sizeof (GLogField));
   g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);   /* field names and values */
-  g_autofree char *user = dup_user_name (geteuid ());
+  g_autofree char *user = _tessera_dup_user_name (geteuid ());
   g_autofree char *uid = g_strdup_printf ("%u", (unsigned) geteuid ());
   g_autofree char *pid = g_strdup_printf ("%d", (int) getpid ());
   const GLogField fixed[] = {
@@ -99,7 +90,7 @@ _tessera_audit_log (const char             *event,
 
       if (process != NULL && tessera_process_get_uid (process) >= 0)
         {
-          text = dup_user_name ((uid_t) tessera_process_get_uid (process));
+          text = _tessera_dup_user_name ((uid_t) tessera_process_get_uid (process));
           g_ptr_array_add (keep, text);
           append_pair (line, fields, keep, "owner", text);
         }

@@ -851,18 +851,6 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
  * her host; a file that cannot be trusted counts as a host whose locks
  * do not cross. */
 
-/* The user @uid's name, or her number. */
-static char *
-user_name (uid_t uid)
-{
-  struct passwd pw, *found = NULL;
-  char buffer[4096];
-
-  if (getpwuid_r (uid, &pw, buffer, sizeof buffer, &found) == 0 && found != NULL)
-    return g_strdup (found->pw_name);
-  return g_strdup_printf ("%u", (unsigned) uid);
-}
-
 /* Whether this user's mark hosts/@name in @hosts_fd is to be written
  * (again): missing, not a regular file of ours, or, at this process's
  * first look, one that does not state what this process's locks do (one
@@ -968,7 +956,7 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
       if (host_name != NULL)
         *host_name = g_steal_pointer (&says.host);
       if (owner != NULL && says.st.st_mode != 0)
-        *owner = user_name (says.st.st_uid);
+        *owner = _tessera_dup_user_name (says.st.st_uid);
       if (distrust != NULL && says.distrust != NULL)
         *distrust = _(says.distrust);
     }

@@ -699,18 +699,6 @@ fence_bound (void)
   return us / G_USEC_PER_SEC * FENCE_RATE + us % G_USEC_PER_SEC * FENCE_RATE / G_USEC_PER_SEC;
 }
 
-/* The user @uid's name, or her number. */
-static char *
-dup_user_name (uid_t uid)
-{
-  struct passwd pw, *found = NULL;
-  char buffer[4096];
-
-  if (getpwuid_r (uid, &pw, buffer, sizeof buffer, &found) == 0 && found != NULL)
-    return g_strdup (found->pw_name);
-  return g_strdup_printf ("%u", (unsigned) uid);
-}
-
 /* Decimal digits (at most G_MAXINT64) from *@p up to a space or @end. */
 static gboolean
 parse_fence_number (const char **p, const char *end, gint64 *value)
@@ -819,7 +807,7 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
         continue;
       if (uid == euid && euid != 0 && st.st_uid != euid)
         {
-          g_autofree char *owner = dup_user_name (st.st_uid);
+          g_autofree char *owner = _tessera_dup_user_name (st.st_uid);
 
           path = g_build_filename (folder->path, d->d_name, NULL);
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,

@@ -27,6 +27,7 @@ const char *_tessera_gettext (const char *msgid) G_GNUC_FORMAT (1);
  * tessera-lock-folder-private.h) */
 char    *_tessera_path_with_suffix    (const char  *path,
                                        const char  *suffix);
+char    *_tessera_dup_user_name       (uid_t        uid);
 gboolean _tessera_mkdir_with_parents  (const char  *path,
                                        GError     **error);
 gint64   _tessera_stat_mtime_ns       (const struct stat *st);

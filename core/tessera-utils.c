@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <locale.h>
 #include <math.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
@@ -120,6 +121,19 @@ gint64
 _tessera_stat_ctime_ns (const struct stat *st)
 {
   return (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
+}
+
+/* The name of the user @uid, else her number (for messages and logs;
+ * thread-safe, unlike getpwuid()). */
+char *
+_tessera_dup_user_name (uid_t uid)
+{
+  struct passwd pw, *found = NULL;
+  char buffer[4096];
+
+  if (getpwuid_r (uid, &pw, buffer, sizeof buffer, &found) == 0 && found != NULL)
+    return g_strdup (found->pw_name);
+  return g_strdup_printf ("%u", (unsigned) uid);
 }
 
 /* Python's PurePath.with_suffix(): experimaestro derives "<job>.lock" and
