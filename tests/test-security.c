@@ -1761,7 +1761,8 @@ lock_file_job_lock (const char *lock_file)
 
   g_assert_true (json_parser_load_from_file (parser, lock_file, NULL));
   job_uri = json_object_get_string_member (json_node_get_object (json_parser_get_root (parser)), "job_uri");
-  g_assert_nonnull (job_uri);
+  if (job_uri == NULL)
+    g_error ("%s names no job", lock_file);
   base = g_path_get_basename (job_uri);
   dot = strrchr (base, '.');
   if (dot == NULL || dot == base)
