@@ -1994,6 +1994,46 @@ test_store_status (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* A waiter within its patience on an etcd pool is shown (issue 42, point
+ * 4), as on a folder: `tessera status --json` lists it, "waiting", with
+ * what it asks for, from a side entry on its lease (`waiting/NAME`);
+ * once served, its entry is gone. */
+static void
+test_store_waiting (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autoptr(Helper) holder = tool_holder (f, config);
+  g_autoptr(Helper) waiter = tool_waiter (f, config);
+  const char *json_args[] = { "status", "--json", NULL };
+  g_autoptr(GPtrArray) json_argv = tool_argv (f, config, NULL, json_args);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) left = NULL;
+  JsonObject *resource, *w;
+  JsonArray *waiters;
+
+  g_assert_cmpint (test_run_capture (json_argv, &out, NULL), ==, 0);
+  g_test_message ("%.*s", (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
+  root = json_from_string (g_bytes_get_data (out, NULL), &error);
+  g_assert_no_error (error);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  waiters = json_object_get_array_member (resource, "waiters");
+  g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
+  w = json_array_get_object_element (waiters, 0);
+  g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "waiting");
+  g_assert_cmpint (json_object_get_int_member (w, "amount"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (resource, "waiting"), ==, 1);
+  g_assert_false (json_object_get_null_member (w, "since"));
+
+  helper_close_stdin (holder);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+  helper_expect_line (waiter, "SECOND", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  left = range_prefix (f, "/tool/tokens/waiting/", NULL);
+  g_assert_cmpuint (left->len, ==, 0);
+}
+
 /* A `tessera run` frozen with SIGSTOP past its lease: etcd deletes its
  * holder key, a waiting run gets the tokens, and once resumed the frozen
  * run ends its command at once (fencing, exit 76). The overlap (both
@@ -2664,6 +2704,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/no-polling", NULL, test_store_no_polling);
   ADD ("/etcd/store/tool", NULL, test_store_tool);
   ADD ("/etcd/store/status", NULL, test_store_status);
+  ADD ("/etcd/store/waiting", NULL, test_store_waiting);
   ADD ("/etcd/store/frozen-holder", NULL, test_store_frozen_holder);
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);
