@@ -242,6 +242,11 @@ GPtrArray *_tessera_wait_queue_folder_list_waiting (const char               *fo
                                                     struct _TesseraPoolStore *store,
                                                     gboolean                  read_only,
                                                     double                    min_age);
+/* (transfer container): the live waiters within their patience of
+ * @store, which keeps side entries (`waiting/NAME` on etcd), for people,
+ * the longest waiting first. Thread lock held, after a refresh. */
+GPtrArray *_tessera_wait_queue_store_list_waiting (struct _TesseraPoolStore *store,
+                                                   GType                     lock_file_type);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraWaitQueueView, _tessera_wait_queue_view_free)
 double   _tessera_patience_default            (void);
 

@@ -873,10 +873,12 @@ tessera_tracked_dynamic_resource_list_waiters (TesseraTrackedDynamicResource  *s
  * an entry for people from its first failed attempt until its wait ends
  * or it reserves (then [method@Tessera.TrackedDynamicResource.list_waiters]
  * lists it), shaped like the reserving ones' (its path is the entry's,
- * ending in `.waiting`), the longest waiting first. Only a pool in a
- * folder keeps them: other stores give none. Entries whose waiter is gone
+ * ending in `.waiting` on a folder; on a store that keeps side entries,
+ * etcd, the side entry `waiting/NAME` on its waiter's lease), the longest
+ * waiting first. Other stores give none. Entries whose waiter is gone
  * are left out (and removed unless the resource is read-only). Reads
- * under ipc.lock; works on a read-only resource.
+ * under ipc.lock (on etcd, the pool as it is now); works on a read-only
+ * resource.
  *
  * Returns: (transfer container) (element-type TesseraDynamicLockFile) (nullable):
  *   the waiters, or %NULL with @error when ipc.lock could not be taken
@@ -891,6 +893,16 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   priv = PRIV (self);
+  if (tessera_tracked_dynamic_resource_keeps_side_entries (self))
+    {
+      fd = lock_both (self, error);
+      if (fd < 0)
+        return NULL;
+      refresh_locked (self, FALSE);
+      waiting = _tessera_wait_queue_store_list_waiting (STORE (self), priv->lock_file_type);
+      unlock_both (self, fd);
+      return waiting;
+    }
   if (!_tessera_dynamic_resource_in_a_folder (TESSERA_DYNAMIC_RESOURCE (self)) || priv->lock_folder == NULL)
     return g_ptr_array_new_with_free_func (g_object_unref);
   fd = lock_both (self, error);

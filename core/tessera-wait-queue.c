@@ -41,17 +41,21 @@
  * the wait ends (granted, timed out, cancelled, failed), and by anyone who
  * finds its process dead, with the holders' rules.
  *
- * So that people see every waiter (`tessera status`), a folder waiter
- * within its patience also has an entry, once, from its first failed
- * attempt to the end of its wait (or until it reserves): `F/queue/NAME.waiting`,
- * shaped like a reserving one with "reserve" false. Its name does not end
- * in ".json", so acquires never read it (they skip it at readdir): it
- * costs one write per wait, not a read per acquire. Its waiter removes
- * it; a later waiter removes those whose waiter it finds gone, judged as
- * the reserving ones are. */
+ * So that people see every waiter (`tessera status`), a waiter within
+ * its patience also has an entry, once, from its first failed attempt to
+ * the end of its wait (or until it reserves), shaped like a reserving one
+ * with "reserve" false. On a folder it is `F/queue/NAME.waiting`: its
+ * name does not end in ".json", so acquires never read it (they skip it
+ * at readdir): it costs one write per wait, not a read per acquire. Its
+ * waiter removes it; a later waiter removes those whose waiter it finds
+ * gone, judged as the reserving ones are. On a store that keeps side
+ * entries (etcd) it is the side entry `waiting/NAME`, on the waiter's
+ * lease: it goes with its process, and no acquire counts it. */
 
 #define QUEUE_FOLDER "queue"
 #define WAITING_SUFFIX ".waiting"
+/* The kind of a waiting entry kept as a store's side entry. */
+#define WAITING_KIND "waiting"
 
 /* The largest place an entry may say: a place is one more than the
  * largest read, so any member could write 2⁶³−1 and overflow the next
@@ -68,7 +72,10 @@ typedef struct
   gint64 ticket;      /* its place in the queue */
   gboolean reserve;   /* what the entry on disk says */
   char *path;         /* the entry, once written: where the store keeps it */
-  char *waiting;      /* the folder entry of a waiter within its patience, once written */
+  char *waiting;      /* the entry of a waiter within its patience, once written: a folder's path, or
+                       * the name of a side entry of @waiting_store */
+  TesseraPoolStore *waiting_store;   /* where @waiting is a side entry (of @resource's), or NULL */
+  gboolean waiting_live;             /* @waiting is written, not deleted since */
   TesseraDynamicResource *resource;   /* whose store wrote it */
   TesseraPoolStore *store;
   gboolean warned;
@@ -133,13 +140,24 @@ delete_own (WaitState *state)
   g_clear_pointer (&state->path, g_free);
 }
 
-/* Deletes our own entry of a waiter within its patience. */
+/* Deletes our own entry of a waiter within its patience. A side entry
+ * deleted during a decision goes only with the holder that decision
+ * writes (none when it waits on): its name is kept, and the wait's end
+ * (@final, no decision under way) deletes it at once. */
 static void
-delete_waiting (WaitState *state)
+delete_waiting (WaitState *state, gboolean final)
 {
-  if (state->waiting != NULL)
-    _tessera_wait_queue_folder_delete (state->waiting);
-  g_clear_pointer (&state->waiting, g_free);
+  g_autoptr(GError) error = NULL;
+
+  if (state->waiting != NULL && state->waiting_store == NULL)
+    {
+      _tessera_wait_queue_folder_delete (state->waiting);
+      g_clear_pointer (&state->waiting, g_free);
+    }
+  else if (state->waiting != NULL && (state->waiting_live || final) &&
+           !_tessera_pool_store_side_delete (state->waiting_store, WAITING_KIND, state->waiting, &error))
+    g_debug ("Cannot delete waiting entry %s: %s", state->waiting, error->message);
+  state->waiting_live = FALSE;
 }
 
 void
@@ -152,7 +170,7 @@ _tessera_wait_end (TesseraDynamicDependency *dependency)
   /* Our own entry: no need for ipc.lock to delete it (readers take what
    * they find, and a missing entry reserves nothing). */
   delete_own (state);
-  delete_waiting (state);
+  delete_waiting (state, TRUE);
   wait_state_free (state);
 }
 
@@ -520,6 +538,51 @@ _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
   return waiters;
 }
 
+/* The waiters within their patience of @store, which keeps side
+ * entries (`waiting/NAME`, each on its waiter's lease: the store drops a
+ * dead one's), as last read, shaped like lock files whose path is the
+ * entry's location, the longest waiting first. One whose waiter has a
+ * reserving entry is left out (that one shows it; the side entry goes at
+ * the end of its wait). Thread lock held, after a refresh. */
+GPtrArray *
+_tessera_wait_queue_store_list_waiting (TesseraPoolStore *store,
+                                        GType             lock_file_type)
+{
+  GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GHashTable) entries = _tessera_pool_store_side_list (store, WAITING_KIND);
+  g_autofree char *location = _tessera_pool_store_dup_location (store);
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&iter, entries);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      const char *text = value;
+      g_autofree char *own_name = g_strconcat (key, ".json", NULL);
+      g_autofree char *path = g_strconcat (location != NULL ? location : "", WAITING_KIND "/", key, NULL);
+      g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+      g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
+      g_autoptr(GPtrArray) ahead = g_ptr_array_new_with_free_func (g_object_unref);
+      gint64 last_place = 0, own_found = 0, since;
+
+      _tessera_pool_store_queue_read (store, own_name, 1, 0, ahead, &last_place, &own_found);
+      if (own_found > 0)
+        continue;
+      if (!_tessera_json_load (parser, text, strlen (text), NULL) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+      lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, text, -1, NULL);
+      if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
+        continue;
+      since = json_object_get_int_member_with_default (json_node_get_object (json_parser_get_root (parser)),
+                                                       "since", 0);
+      if (since > 0 && since < G_MAXINT64 / G_GINT64_CONSTANT (1000000000))
+        _tessera_dynamic_lock_file_set_mtime (lock_file, since * G_GINT64_CONSTANT (1000000000));
+      g_ptr_array_add (waiters, g_steal_pointer (&lock_file));
+    }
+  g_ptr_array_sort (waiters, compare_since);
+  return waiters;
+}
+
 /* Whether the waiter of @entry asks for more than the resource has in
  * all (@capacity, in the units of the lock file's amount; -1: not
  * known): it can never be served, so it reserves nothing (any member
@@ -684,8 +747,19 @@ write_entry (TesseraTrackedDynamicResource *self,
                                         location, error);
 }
 
-/* A folder waiter within its patience: its entry (NAME.waiting, once a
- * wait), for people only; first the entries of waiters gone are removed.
+/* The name of our side entry of a waiter within its patience: the
+ * holder's name, without ".json". */
+static char *
+waiting_side_name (const char *own_name)
+{
+  return g_str_has_suffix (own_name, ".json") ? g_strndup (own_name, strlen (own_name) - strlen (".json"))
+                                              : g_strdup (own_name);
+}
+
+/* A waiter within its patience: its entry (once a wait), for people
+ * only. On a store that keeps side entries, the side entry
+ * `waiting/NAME` (on this process's lease on etcd: it goes with it); on a
+ * folder, NAME.waiting, first removing the entries of waiters gone.
  * Thread lock and ipc.lock held. A failure costs only the view. */
 static void
 write_waiting (TesseraTrackedDynamicResource *self,
@@ -702,7 +776,28 @@ write_waiting (TesseraTrackedDynamicResource *self,
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) live = NULL;
 
-  if (state->waiting != NULL || !_tessera_dynamic_resource_in_a_folder (resource))
+  if (state->waiting_live || (state->waiting != NULL && state->waiting_store == NULL))
+    return;
+  if (_tessera_pool_store_has_side_entries (view->store))
+    {
+      if (state->waiting_store != NULL && state->waiting_store != view->store)
+        return;
+      name = waiting_side_name (view->own_name);
+      text = entry_text (self, view, dependency, state);
+      if (!_tessera_pool_store_side_put (view->store, WAITING_KIND, name, text, &error))
+        {
+          g_debug ("Cannot write waiting entry %s: %s", name, error->message);
+          return;
+        }
+      if (state->resource == NULL)
+        state->resource = g_object_ref (resource);
+      state->waiting_store = view->store;
+      g_free (state->waiting);
+      state->waiting = g_steal_pointer (&name);
+      state->waiting_live = TRUE;
+      return;
+    }
+  if (!_tessera_dynamic_resource_in_a_folder (resource))
     return;
   g_object_get (self, "lock-folder", &lock_folder, NULL);
   if (lock_folder == NULL)
@@ -744,7 +839,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
   if (acquired)
     {
       delete_own (state);
-      delete_waiting (state);
+      delete_waiting (state, FALSE);
       state->ticket = 0;
       state->reserve = FALSE;
       /* The patience goes on: taking all of a job's dependencies at once
@@ -781,7 +876,8 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
   state->reserve = TRUE;
   if (state->store == NULL)
     {
-      state->resource = g_object_ref (TESSERA_DYNAMIC_RESOURCE (self));
+      if (state->resource == NULL)
+        state->resource = g_object_ref (TESSERA_DYNAMIC_RESOURCE (self));
       state->store = view->store;
     }
   g_return_if_fail (state->store == view->store);
@@ -799,5 +895,5 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       state->path = g_steal_pointer (&location);
     }
   /* Its reserving entry shows it now. */
-  delete_waiting (state);
+  delete_waiting (state, FALSE);
 }
