@@ -891,6 +891,81 @@ test_status_patient_waiter (Fixture *f, gconstpointer data)
   g_assert_cmpuint (test_count_entries (queue), ==, 0);
 }
 
+/* The one waiter of status --json's only resource: its "wants". */
+static JsonNode *
+waiter_wants (Fixture *f, JsonNode **root)
+{
+  int status;
+  g_autofree char *out = run_capture (f, &status, "status", "--json", NULL);
+  JsonObject *resource;
+  JsonArray *waiters;
+  JsonObject *w;
+
+  g_test_message ("%s", out);
+  g_assert_cmpint (status, ==, 0);
+  *root = json_from_string (out, NULL);
+  g_assert_nonnull (*root);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (*root),
+                                                                          "resources"), 0);
+  waiters = json_object_get_array_member (resource, "waiters");
+  g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
+  w = json_array_get_object_element (waiters, 0);
+  g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "waiting");
+  return json_object_get_member (w, "wants");
+}
+
+/* A mutex's or a GPU's waiter within its patience shows what it asks
+ * for (issue 42, point 4): a mutex's its mode, a GPU's how many devices,
+ * said by the type without preparing a reservation (its "wants" was
+ * null: the wait information of those types has side effects). */
+static void
+test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
+{
+  const char *env[] = { "TESSERA_PATIENCE", "3600", NULL };
+  g_autofree char *mutex = g_strdup_printf ("[resource m]\ntype=mutex\npath=%s/m\n", f->tmp);
+  g_autofree char *gpu = g_strdup_printf ("[resource g]\ntype=gpu\npath=%s/g\ndevices=0;1\n", f->tmp);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(GSubprocess) gpu_holder = NULL;
+  g_autoptr(GSubprocess) gpu_waiter = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(JsonNode) gpu_root = NULL;
+  g_autofree char *ready = NULL, *line = NULL, *gpu_ready = NULL, *gpu_line = NULL;
+  JsonNode *wants;
+
+  test_write_file (f->config, mutex);
+  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "m", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready = read_line (holder, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--need", "m=shared", "--name", "reader", "--", "true", NULL);
+  line = read_error_line (waiter, 60);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "tessera: waiting for m"));
+  wants = waiter_wants (f, &root);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (wants));
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (wants), "mode"), ==, "shared");
+  let_go (holder);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+
+  test_write_file (f->config, gpu);
+  gpu_holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                              "run", "--need", "g=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  gpu_ready = read_line (gpu_holder, 60);
+  g_assert_cmpstr (gpu_ready, ==, "ready");
+  gpu_waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                              "run", "--need", "g=2", "--name", "trainer", "--", "true", NULL);
+  gpu_line = read_error_line (gpu_waiter, 60);
+  g_assert_nonnull (gpu_line);
+  g_assert_true (g_str_has_prefix (gpu_line, "tessera: waiting for g"));
+  wants = waiter_wants (f, &gpu_root);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (wants));
+  g_assert_cmpint (json_object_get_int_member_with_default (json_node_get_object (wants), "count", -1), ==, 2);
+  let_go (gpu_holder);
+  g_assert_cmpint (test_exit_code (gpu_waiter), ==, 0);
+}
+
 /* A holder whose process is dead while its lock file stays is no free
  * capacity in status: its share is "reclaimable" (the next run takes it
  * back), apart from what is free and from what live holders hold (issue
@@ -4268,6 +4343,7 @@ main (int argc, char **argv)
   ADD ("/tool/status/user-is-file-owner", test_status_user_is_file_owner);
   ADD ("/tool/status/queue", test_status_queue);
   ADD ("/tool/status/queue-within-patience", test_status_patient_waiter);
+  ADD ("/tool/status/queue-within-patience-wants", test_status_patient_waiter_wants);
   ADD ("/tool/status/dead-holder-reclaimable", test_status_reclaimable);
   ADD ("/tool/status/openmetrics", test_status_openmetrics);
   ADD ("/tool/status/openmetrics-saturates", test_status_openmetrics_saturates);
