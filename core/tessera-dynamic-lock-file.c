@@ -746,6 +746,12 @@ _tessera_dynamic_lock_file_set_problem (TesseraDynamicLockFile *self, const char
 
 /* A store without files gives the time its holder was written (etcd). */
 void
+_tessera_dynamic_lock_file_show_information (TesseraDynamicLockFile *self, JsonNode *information)
+{
+  keep_information (self, information);
+}
+
+void
 _tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *self, gint64 mtime_ns)
 {
   PRIV (self)->mtime_ns = mtime_ns;

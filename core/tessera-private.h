@@ -338,6 +338,11 @@ gboolean _tessera_dynamic_lock_file_get_locks_cross (TesseraDynamicLockFile *sel
 /* What tessera_dynamic_lock_file_dup_unknown_reason() says (NULL: none). */
 void     _tessera_dynamic_lock_file_set_unknown_reason (TesseraDynamicLockFile *self,
                                                         const char             *reason);
+/* What tessera_dynamic_lock_file_get_information() says of @lock_file, a
+ * waiting entry shown to people: what its request asks for, which its
+ * type's lock files need not read (a GPU request's count). */
+void _tessera_dynamic_lock_file_show_information (TesseraDynamicLockFile *lock_file,
+                                                  JsonNode               *information);
 /* What tessera_dynamic_lock_file_get_problem() says of @lock_file. */
 void _tessera_dynamic_lock_file_set_problem (TesseraDynamicLockFile *lock_file,
                                              const char             *problem);

@@ -461,6 +461,17 @@ compare_since (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+/* A waiting entry shows what its "request" says it asks for (its type's
+ * describe_request), when it has one: an object, for people only. */
+static void
+show_request (TesseraDynamicLockFile *lock_file, JsonObject *object)
+{
+  JsonNode *request = json_object_get_member (object, "request");
+
+  if (request != NULL && JSON_NODE_HOLDS_OBJECT (request))
+    _tessera_dynamic_lock_file_show_information (lock_file, request);
+}
+
 /* Every live reserving waiter of the queue of @store, the longest
  * waiting first (tessera status). Between begin and end, after a
  * refresh, thread lock held. */
@@ -531,6 +542,7 @@ _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
                                                        "since", 0);
       if (since > 0 && since < G_MAXINT64 / G_GINT64_CONSTANT (1000000000))
         _tessera_dynamic_lock_file_set_mtime (lock_file, since * G_GINT64_CONSTANT (1000000000));
+      show_request (lock_file, json_node_get_object (json_parser_get_root (parser)));
       g_ptr_array_add (waiters, g_steal_pointer (&lock_file));
     }
   closedir (dir);
@@ -577,6 +589,7 @@ _tessera_wait_queue_store_list_waiting (TesseraPoolStore *store,
                                                        "since", 0);
       if (since > 0 && since < G_MAXINT64 / G_GINT64_CONSTANT (1000000000))
         _tessera_dynamic_lock_file_set_mtime (lock_file, since * G_GINT64_CONSTANT (1000000000));
+      show_request (lock_file, json_node_get_object (json_parser_get_root (parser)));
       g_ptr_array_add (waiters, g_steal_pointer (&lock_file));
     }
   g_ptr_array_sort (waiters, compare_since);
@@ -708,15 +721,17 @@ entry_text (TesseraTrackedDynamicResource *self,
   g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
   g_autofree char *text = NULL;
   JsonObject *object = json_object_new ();
-  JsonNode *information;
+  JsonNode *information, *request;
 
   json_node_take_object (root, object);
   json_object_set_string_member (object, "job_uri", view->job_uri);
   /* get_wait_information() prepares a reservation (a mutex's waiter then
    * passes the intents, a gpu waiter gives up its choice): only a
-   * reserving entry may call it. A waiting one says what it wants only
-   * when the type's wait information is its lock file information, which
-   * is plain (counting tokens); else the type's own amount shows. */
+   * reserving entry may call it. A waiting one carries its lock file
+   * information only when that is the type's wait information, which is
+   * plain (counting tokens); and what the type's describe_request(),
+   * which has no side effect, says it asks for, as "request" (the type's
+   * lock files need not read it: a GPU request names no device yet). */
   if (state->reserve)
     information = klass->get_wait_information (self, dependency);
   else if (klass->get_wait_information == klass->get_lock_file_information)
@@ -725,6 +740,9 @@ entry_text (TesseraTrackedDynamicResource *self,
     information = NULL;
   if (information != NULL)
     json_object_set_member (object, "information", information);
+  request = !state->reserve && klass->describe_request != NULL ? klass->describe_request (self, dependency) : NULL;
+  if (request != NULL)
+    json_object_set_member (object, "request", request);
   json_object_set_member (object, "process", tessera_process_to_json (process));
   json_object_set_int_member (object, "ticket", state->ticket);
   json_object_set_boolean_member (object, "reserve", state->reserve);

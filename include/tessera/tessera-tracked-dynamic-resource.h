@@ -80,6 +80,8 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  *   when "N of M free" would mislead (a mutex held shared)
  * @prepare_pool: optional: makes what the type keeps in its pool's folder
  *   beyond what every pool has (the mutex's `intents/`), for `tessera init`
+ * @describe_request: optional: what a request asks for, for people (a
+ *   waiter's entry in `tessera status`), reserving nothing
  *
  * The class of [class@Tessera.TrackedDynamicResource]: the counting rules of
  * a resource type. Each virtual function has its own page; in short, a
@@ -357,6 +359,34 @@ G_DECLARE_DERIVABLE_TYPE (TesseraTrackedDynamicResource, tessera_tracked_dynamic
  * Returns: %TRUE when the parts are there; %FALSE with @error set
  */
 
+/**
+ * TesseraTrackedDynamicResourceClass::describe_request:
+ * @self: the resource
+ * @dependency: a request, as
+ *   [vfunc@Tessera.DynamicResource.create_dependency] made it
+ *
+ * What @dependency asks for, for people: it goes into the entry that
+ * shows a waiter within its patience (`tessera status`,
+ * [method@Tessera.TrackedDynamicResource.list_waiting], where
+ * [method@Tessera.DynamicLockFile.get_information] gives it), which no
+ * acquire reads. It only describes: it reserves, chooses and marks
+ * nothing, unlike [vfunc@Tessera.TrackedDynamicResource.get_wait_information]
+ * (which prepares a reservation, and is called only past the patience),
+ * and it may be called at any attempt. A JSON object, in the shape of the
+ * type's lock file "information" where the request can say it (a
+ * mutex's mode), else of its own (a GPU request's `{"count": 2}`: which
+ * devices are not chosen yet). Leave it %NULL (the default) when the
+ * type cannot say: a waiter of a type whose wait information is its lock
+ * file information (the counting base [class@Tessera.CounterResource])
+ * shows that.
+ *
+ * Called with the thread lock and ipc.lock held, on any thread, never
+ * concurrently for one resource; must not block.
+ *
+ * Returns: (transfer full) (nullable): the description, or %NULL when
+ *   not known
+ */
+
 struct _TesseraTrackedDynamicResourceClass
 {
   TesseraDynamicResourceClass parent_class;
@@ -393,9 +423,11 @@ struct _TesseraTrackedDynamicResourceClass
   char     *(*dup_usage_text)            (TesseraTrackedDynamicResource *self);
   gboolean  (*prepare_pool)              (TesseraTrackedDynamicResource *self,
                                           GError                       **error);
+  JsonNode *(*describe_request)          (TesseraTrackedDynamicResource *self,
+                                          TesseraDynamicDependency      *dependency);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 TESSERA_AVAILABLE_IN_ALL

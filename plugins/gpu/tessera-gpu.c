@@ -300,6 +300,24 @@ get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynam
   return devices_information (assigned);
 }
 
+/* What a request asks for, for people: how many devices (and the least
+ * memory of each, when it says), before any is chosen: nothing is
+ * picked or kept here (get_wait_information does). */
+static JsonNode *
+describe_request (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  TesseraGpuDependency *request = TESSERA_GPU_DEPENDENCY (dependency);
+  JsonObject *object = json_object_new ();
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+  guint64 min_memory = tessera_gpu_dependency_get_min_memory (request);
+
+  json_object_set_int_member (object, "count", tessera_gpu_dependency_get_count (request));
+  if (min_memory > 0 && min_memory <= G_MAXINT64)
+    json_object_set_int_member (object, "min_memory", (gint64) min_memory);
+  json_node_take_object (node, object);
+  return node;
+}
+
 /* A waiter past its patience reserves named devices (by UUID when they
  * have one, as holdings are counted): those its last decision picked. */
 static JsonNode *
@@ -452,6 +470,7 @@ tessera_gpu_class_init (TesseraGpuClass *klass)
   tracked->do_release = do_release;
   tracked->get_lock_file_information = get_lock_file_information;
   tracked->get_wait_information = get_wait_information;
+  tracked->describe_request = describe_request;
   tracked->handle_information_change = handle_information_change;
   tracked->initialize_informations = initialize_informations;
   tracked->get_usage = get_usage;

@@ -347,6 +347,14 @@ get_lock_file_information (TesseraTrackedDynamicResource *resource, TesseraDynam
   return node;
 }
 
+/* What a request asks for, for people: its mode, as its lock file says
+ * it (get_lock_file_information marks nothing). */
+static JsonNode *
+describe_request (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
+{
+  return get_lock_file_information (resource, dependency);
+}
+
 /* Past its patience, a waiter reserves its own mode. */
 static JsonNode *
 get_wait_information (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency *dependency)
@@ -435,6 +443,7 @@ tessera_mutex_class_init (TesseraMutexClass *klass)
   tracked->do_acquire = do_acquire;
   tracked->get_lock_file_information = get_lock_file_information;
   tracked->get_wait_information = get_wait_information;
+  tracked->describe_request = describe_request;
   tracked->get_usage = get_usage;
   tracked->dup_usage_text = dup_usage_text;
   tracked->prepare_pool = prepare_pool;
