@@ -966,6 +966,59 @@ test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (gpu_waiter), ==, 0);
 }
 
+/* A waiter within its patience of a type that reserves nothing (no
+ * get_wait_information: the example "slots" plugin) is shown all the
+ * same: it reserves nothing, but it waits (issue 42, point 4). */
+static void
+test_status_patient_waiter_no_reservation (Fixture *f, gconstpointer data)
+{
+  g_autofree char *built = g_test_build_filename (G_TEST_BUILT, "example-plugin", NULL);
+  g_autofree char *path = g_strconcat (built, ":", g_getenv ("TESSERA_PLUGIN_PATH"), NULL);
+  const char *env[] = { "TESSERA_PLUGIN_PATH", path, NULL };
+  const char *waiter_env[] = { "TESSERA_PLUGIN_PATH", path, "TESSERA_PATIENCE", "3600", NULL };
+  g_autofree char *content = g_strdup_printf ("[resource s]\ntype=slots\npath=%s/s\nslots=1\n", f->tmp);
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *ready = NULL, *line = NULL, *out = NULL;
+  JsonObject *resource, *w;
+  JsonArray *waiters;
+  int status;
+
+  test_write_file (f->config, content);
+  holder = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "s", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  ready = read_line (holder, 60);
+  g_assert_cmpstr (ready, ==, "ready");
+  waiter = tessera_spawn (f, waiter_env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--need", "s", "--name", "builder", "--", "true", NULL);
+  line = read_error_line (waiter, 60);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "tessera: waiting for s"));
+
+  {
+    g_autoptr(GSubprocess) show = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "status", "--json", NULL);
+    g_autoptr(GError) error = NULL;
+
+    g_subprocess_communicate_utf8 (show, NULL, NULL, &out, NULL, &error);
+    g_assert_no_error (error);
+    status = test_exit_code (show);
+  }
+  g_test_message ("%s", out);
+  g_assert_cmpint (status, ==, 0);
+  root = json_from_string (out, NULL);
+  g_assert_nonnull (root);
+  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"),
+                                            0);
+  waiters = json_object_get_array_member (resource, "waiters");
+  g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
+  w = json_array_get_object_element (waiters, 0);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (w, "job"), "builder@"));
+  g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "waiting");
+  let_go (holder);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+}
+
 /* A holder whose process is dead while its lock file stays is no free
  * capacity in status: its share is "reclaimable" (the next run takes it
  * back), apart from what is free and from what live holders hold (issue
@@ -4344,6 +4397,7 @@ main (int argc, char **argv)
   ADD ("/tool/status/queue", test_status_queue);
   ADD ("/tool/status/queue-within-patience", test_status_patient_waiter);
   ADD ("/tool/status/queue-within-patience-wants", test_status_patient_waiter_wants);
+  ADD ("/tool/status/queue-within-patience-no-reservation", test_status_patient_waiter_no_reservation);
   ADD ("/tool/status/dead-holder-reclaimable", test_status_reclaimable);
   ADD ("/tool/status/openmetrics", test_status_openmetrics);
   ADD ("/tool/status/openmetrics-saturates", test_status_openmetrics_saturates);
