@@ -71,6 +71,7 @@ typedef struct
   double patience;    /* seconds, the resource's at that attempt */
   gint64 ticket;      /* its place in the queue */
   gboolean reserve;   /* what the entry on disk says */
+  gboolean never_reserves;   /* its type cannot say what a waiter needs */
   char *path;         /* the entry, once written: where the store keeps it */
   char *waiting;      /* the entry of a waiter within its patience, once written: a folder's path, or
                        * the name of a side entry of @waiting_store */
@@ -181,7 +182,7 @@ _tessera_wait_get_patience_deadline (TesseraDynamicDependency *dependency)
 
   gint64 end;
 
-  if (state == NULL || state->since == 0 || state->reserve)
+  if (state == NULL || state->since == 0 || state->reserve || state->never_reserves)
     return -1;
   end = state->since + (gint64) (state->patience * G_USEC_PER_SEC);
   /* Tried since and still not reserving: its request exceeds the whole
@@ -734,7 +735,7 @@ entry_text (TesseraTrackedDynamicResource *self,
    * lock files need not read it: a GPU request names no device yet). */
   if (state->reserve)
     information = klass->get_wait_information (self, dependency);
-  else if (klass->get_wait_information == klass->get_lock_file_information)
+  else if (klass->get_wait_information != NULL && klass->get_wait_information == klass->get_lock_file_information)
     information = klass->get_lock_file_information (self, dependency);
   else
     information = NULL;
@@ -864,9 +865,10 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
        * may give this one back and wait again. */
       return;
     }
-  /* A type that cannot say what a waiter needs reserves nothing. */
-  if (TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->get_wait_information == NULL)
-    return;
+  /* A type that cannot say what a waiter needs reserves nothing; its
+   * waiter is shown all the same (it waits), and its patience wakes
+   * nothing. */
+  state->never_reserves = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->get_wait_information == NULL;
 
   now = g_get_monotonic_time ();
   state->last = now;
@@ -876,11 +878,12 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       state->since_real = g_get_real_time ();
       state->patience = view->patience;
     }
-  reserve = full && now - state->since >= (gint64) (state->patience * G_USEC_PER_SEC);
+  reserve = full && !state->never_reserves && now - state->since >= (gint64) (state->patience * G_USEC_PER_SEC);
   if (!reserve)
     {
-      /* Within its patience, or asking for more than the whole capacity
-       * (the total shrank): no entry. */
+      /* Within its patience, asking for more than the whole capacity
+       * (the total shrank), or of a type that reserves nothing: no
+       * reserving entry. */
       delete_own (state);
       state->ticket = 0;
       state->reserve = FALSE;
