@@ -1125,6 +1125,37 @@ test_status_openmetrics (Fixture *f, gconstpointer data)
                                   g_get_user_name ());
   g_assert_nonnull (strstr (parsed, user_waiting));
 
+  /* An entry asking for more than there is in all (a member may plant
+   * one), of the waiter's live process: never served, so out of
+   * tessera_waiting, and out of the user's sum too. */
+  {
+    g_autofree char *queue = g_build_filename (f->tmp, "r", "queue", NULL);
+    g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
+    g_autofree char *entry = NULL;
+    g_autofree char *text = NULL;
+    g_autofree char *planted_text = NULL;
+    g_autofree char *planted = g_build_filename (queue, "planted@1.json", NULL);
+    g_autofree char *again = NULL;
+    const char *name;
+
+    while (dir != NULL && entry == NULL && (name = g_dir_read_name (dir)) != NULL)
+      if (g_str_has_suffix (name, ".json"))
+        entry = g_build_filename (queue, name, NULL);
+    g_assert_nonnull (entry);
+    g_assert_true (g_file_get_contents (entry, &text, NULL, NULL));
+    g_assert_nonnull (strstr (text, "\"count\":2"));
+    planted_text = test_substitute (text, "\"count\":2", "\"count\":100");
+    test_write_file (planted, planted_text);
+    again = run_capture (f, &status, "status", "--format=openmetrics", NULL);
+    g_test_message ("%s", again);
+    g_assert_cmpint (status, ==, 0);
+    g_assert_nonnull (strstr (again, "\ntessera_waiting{resource=\"r\"} 2\n"));
+    g_free (user_waiting);
+    user_waiting = g_strdup_printf ("\ntessera_user_waiting{resource=\"r\",user=\"%s\"} 2\n", g_get_user_name ());
+    g_assert_nonnull (strstr (again, user_waiting));
+    g_assert_cmpint (g_unlink (planted), ==, 0);
+  }
+
   as_json = run_capture (f, &status, "status", "--format=json", NULL);
   g_assert_cmpint (status, ==, 0);
   json = json_from_string (as_json, NULL);
