@@ -47,10 +47,12 @@ user_label (JsonObject *who)
 }
 
 /* Adds each member of @array of @object to @sums (user → total), by its
- * "amount"; only the live holders when @live_only (a dead one's share is
- * reclaimable, no one's). */
+ * "amount", leaving out those whose "state" is @left_out (NULL: none): a
+ * dead holder's share is reclaimable, no one's; a waiter that asks for
+ * more than there is in all is never served, and the resource's waiting
+ * units leave it out. */
 static void
-sum_per_user (JsonObject *object, const char *array, gboolean live_only, GHashTable *sums)
+sum_per_user (JsonObject *object, const char *array, const char *left_out, GHashTable *sums)
 {
   JsonArray *members = json_object_get_array_member (object, array);
 
@@ -60,7 +62,8 @@ sum_per_user (JsonObject *object, const char *array, gboolean live_only, GHashTa
       char *user;
       gint64 *sum;
 
-      if (live_only && g_strcmp0 (json_object_get_string_member_with_default (who, "state", NULL), "dead") == 0)
+      if (left_out != NULL &&
+          g_strcmp0 (json_object_get_string_member_with_default (who, "state", NULL), left_out) == 0)
         continue;
       user = user_label (who);
       sum = g_hash_table_lookup (sums, user);
@@ -96,11 +99,12 @@ compare_strings (gconstpointer a, gconstpointer b)
 /* One metric family: its # TYPE and # HELP lines, then one sample per
  * resource (@member of each description; resources whose number is not
  * known, as one that cannot be read, have none) or, with @per_user, one
- * per resource and user (@member: the array summed). The help texts are
- * part of the format, as the names: not translated. */
+ * per resource and user (@member: the array summed, but for its members
+ * in state @left_out). The help texts are part of the format, as the
+ * names: not translated. */
 static void
 append_family (GString *out, GPtrArray *descriptions, const char *metric, const char *help, const char *member,
-               gboolean per_user, gboolean live_only)
+               gboolean per_user, const char *left_out)
 {
   g_string_append_printf (out, "# TYPE %s gauge\n# HELP %s %s\n", metric, metric, help);
   for (guint i = 0; i < descriptions->len; i++)
@@ -123,7 +127,7 @@ append_family (GString *out, GPtrArray *descriptions, const char *metric, const 
           continue;
         }
       sums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-      sum_per_user (object, member, live_only, sums);
+      sum_per_user (object, member, left_out, sums);
       users = g_hash_table_get_keys_as_array (sums, &n_users);
       qsort (users, n_users, sizeof (gpointer), compare_strings);
       for (guint u = 0; u < n_users; u++)
@@ -143,20 +147,20 @@ append_family (GString *out, GPtrArray *descriptions, const char *metric, const 
 void
 format_openmetrics (GPtrArray *descriptions, GString *out)
 {
-  append_family (out, descriptions, "tessera_capacity", "Units the resource has.", "capacity", FALSE, FALSE);
+  append_family (out, descriptions, "tessera_capacity", "Units the resource has.", "capacity", FALSE, NULL);
   append_family (out, descriptions, "tessera_free", "Units free now: neither held nor left by a dead holder.",
-                 "free", FALSE, FALSE);
-  append_family (out, descriptions, "tessera_held", "Units held by live or unjudged holders.", "held", FALSE, FALSE);
+                 "free", FALSE, NULL);
+  append_family (out, descriptions, "tessera_held", "Units held by live or unjudged holders.", "held", FALSE, NULL);
   append_family (out, descriptions, "tessera_reclaimable",
                  "Units left by dead holders whose lock file stays; the next run takes them back.",
-                 "reclaimable", FALSE, FALSE);
+                 "reclaimable", FALSE, NULL);
   append_family (out, descriptions, "tessera_waiting", "Units asked for by the requests in the queue.", "waiting",
-                 FALSE, FALSE);
+                 FALSE, NULL);
   append_family (out, descriptions, "tessera_waiters", "Requests in the queue (waiting, reserving past their patience or not yet).",
-                 "waiters", FALSE, FALSE);
+                 "waiters", FALSE, NULL);
   append_family (out, descriptions, "tessera_user_held", "Units held by the live holders of a user.", "holders",
-                 TRUE, TRUE);
+                 TRUE, "dead");
   append_family (out, descriptions, "tessera_user_waiting", "Units asked for by a user's requests in the queue.",
-                 "waiters", TRUE, FALSE);
+                 "waiters", TRUE, "never-served");
   g_string_append (out, "# EOF\n");
 }
