@@ -363,20 +363,40 @@ _tessera_wait_queue_read (double                    min_age,
   return view;
 }
 
-/* The folder store's queue_read: the entries of `F/queue/`. Thread lock
- * and ipc.lock held. A read-only view (tessera status) deletes nothing:
- * what it finds gone it leaves out. */
-void
-_tessera_wait_queue_folder_read (const char       *lock_folder,
-                                 GType             lock_file_type,
-                                 TesseraPoolStore *store,
-                                 gboolean          read_only,
-                                 const char       *own_name,
-                                 gint64            own_place,
-                                 double            min_age,
-                                 GPtrArray        *ahead,
-                                 gint64           *last_place,
-                                 gint64           *own_found)
+/* A waiting entry shows what its "request" says it asks for (its type's
+ * describe_request), when it has one: an object, for people only. */
+static void
+show_request (TesseraDynamicLockFile *lock_file, JsonObject *object)
+{
+  JsonNode *request = json_object_get_member (object, "request");
+
+  if (request != NULL && JSON_NODE_HOLDS_OBJECT (request))
+    _tessera_dynamic_lock_file_show_information (lock_file, request);
+}
+
+/* The entries of `F/queue/` whose names end in @suffix: ".json", the
+ * reserving ones (@reserving), or ".waiting", those of waiters within
+ * their patience. Each is read, parsed and judged alike; one found gone
+ * is left out, and removed unless @read_only. The live ones, shaped like
+ * lock files whose time is when their waiter began to wait, are added to
+ * @entries: when @reserving, only those that reserve and are placed
+ * before @own_place (every one when 0), and @last_place is set to the
+ * largest place read and @own_found to the place of @own_name's own
+ * entry (0: none); else every one, showing what it asks for. Thread lock
+ * and ipc.lock held. */
+static void
+read_entries (const char       *lock_folder,
+              const char       *suffix,
+              gboolean          reserving,
+              GType             lock_file_type,
+              TesseraPoolStore *store,
+              gboolean          read_only,
+              double            min_age,
+              const char       *own_name,
+              gint64            own_place,
+              GPtrArray        *entries,
+              gint64           *last_place,
+              gint64           *own_found)
 {
   g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
   gint64 own_ticket = own_place > 0 ? own_place : G_MAXINT64;
@@ -401,12 +421,11 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
       JsonObject *object;
       struct stat st;
       gsize length;
-      gint64 ticket, since;
-      gboolean reserve;
+      gint64 ticket = 0, since;
       const char *reason = NULL;
 
-      /* Temporary files of the atomic writer do not end in ".json". */
-      if (!g_str_has_suffix (dent->d_name, ".json") || dent->d_name[0] == '.')
+      /* Temporary files of the atomic writer do not end in the suffix. */
+      if (!g_str_has_suffix (dent->d_name, suffix) || dent->d_name[0] == '.')
         continue;
       path = g_build_filename (folder, dent->d_name, NULL);
       if (!_tessera_read_file_at (dirfd (dir), dent->d_name, path, &data, &length, &st, NULL))
@@ -416,23 +435,25 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           /* Never counted; gone once old (its writer died while writing). */
-          if (!read_only && seen_unchanged_for (path, &st, min_age))
+          if (reserving && !read_only && seen_unchanged_for (path, &st, min_age))
             remove_dead (path, &st, _("it is not JSON"));
           continue;
         }
       object = json_node_get_object (json_parser_get_root (parser));
-      ticket = json_object_get_int_member_with_default (object, "ticket", 0);
-      if (ticket < 1 || ticket > QUEUE_TICKET_MAX)
-        ticket = 0;   /* no place: nothing follows from it */
-      *last_place = MAX (*last_place, ticket);
-      if (strcmp (dent->d_name, own_name) == 0)
+      if (reserving)
         {
-          *own_found = ticket;
-          continue;
+          ticket = json_object_get_int_member_with_default (object, "ticket", 0);
+          if (ticket < 1 || ticket > QUEUE_TICKET_MAX)
+            ticket = 0;   /* no place: nothing follows from it */
+          *last_place = MAX (*last_place, ticket);
+          if (strcmp (dent->d_name, own_name) == 0)
+            {
+              *own_found = ticket;
+              continue;
+            }
+          if (!json_object_get_boolean_member_with_default (object, "reserve", FALSE))
+            continue;
         }
-      reserve = json_object_get_boolean_member_with_default (object, "reserve", FALSE);
-      if (!reserve)
-        continue;
       lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
       if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
         continue;
@@ -447,10 +468,31 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
       since = json_object_get_int_member_with_default (object, "since", 0);
       if (since > 0 && since < G_MAXINT64 / G_GINT64_CONSTANT (1000000000))
         _tessera_dynamic_lock_file_set_mtime (lock_file, since * G_GINT64_CONSTANT (1000000000));
-      if (ticket > 0 && ticket < own_ticket)
-        g_ptr_array_add (ahead, g_steal_pointer (&lock_file));
+      if (!reserving)
+        show_request (lock_file, object);
+      if (!reserving || (ticket > 0 && ticket < own_ticket))
+        g_ptr_array_add (entries, g_steal_pointer (&lock_file));
     }
   closedir (dir);
+}
+
+/* The folder store's queue_read: the entries of `F/queue/`. Thread lock
+ * and ipc.lock held. A read-only view (tessera status) deletes nothing:
+ * what it finds gone it leaves out. */
+void
+_tessera_wait_queue_folder_read (const char       *lock_folder,
+                                 GType             lock_file_type,
+                                 TesseraPoolStore *store,
+                                 gboolean          read_only,
+                                 const char       *own_name,
+                                 gint64            own_place,
+                                 double            min_age,
+                                 GPtrArray        *ahead,
+                                 gint64           *last_place,
+                                 gint64           *own_found)
+{
+  read_entries (lock_folder, ".json", TRUE, lock_file_type, store, read_only, min_age, own_name, own_place, ahead,
+                last_place, own_found);
 }
 
 static int
@@ -460,17 +502,6 @@ compare_since (gconstpointer a, gconstpointer b)
   gint64 y = tessera_dynamic_lock_file_get_mtime (*(TesseraDynamicLockFile * const *) b);
 
   return x < y ? -1 : x > y;
-}
-
-/* A waiting entry shows what its "request" says it asks for (its type's
- * describe_request), when it has one: an object, for people only. */
-static void
-show_request (TesseraDynamicLockFile *lock_file, JsonObject *object)
-{
-  JsonNode *request = json_object_get_member (object, "request");
-
-  if (request != NULL && JSON_NODE_HOLDS_OBJECT (request))
-    _tessera_dynamic_lock_file_show_information (lock_file, request);
 }
 
 /* Every live reserving waiter of the queue of @store, the longest
@@ -501,55 +532,13 @@ _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
                                          double            min_age)
 {
   GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
-  g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
-  int dir_fd = _tessera_open_pool_subfolder (folder);
-  DIR *dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
-  struct dirent *dent;
 
-  if (dir == NULL)
-    {
-      if (dir_fd >= 0)
-        close (dir_fd);
-      return waiters;
-    }
-  while ((dent = readdir (dir)) != NULL)
-    {
-      g_autofree char *path = NULL;
-      g_autofree char *data = NULL;
-      g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-      g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
-      const char *reason = NULL;
-      struct stat st;
-      gsize length;
-      gint64 since;
-
-      if (!g_str_has_suffix (dent->d_name, WAITING_SUFFIX) || dent->d_name[0] == '.')
-        continue;
-      path = g_build_filename (folder, dent->d_name, NULL);
-      if (!_tessera_read_file_at (dirfd (dir), dent->d_name, path, &data, &length, &st, NULL))
-        continue;
-      if (!_tessera_json_load (parser, data, length, NULL) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        continue;
-      lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
-      if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
-        continue;
-      if (!waiter_is_alive (lock_file, path, &st, min_age, store, &reason))
-        {
-          if (!read_only)
-            remove_dead (path, &st, reason);
-          continue;
-        }
-      since = json_object_get_int_member_with_default (json_node_get_object (json_parser_get_root (parser)),
-                                                       "since", 0);
-      if (since > 0 && since < G_MAXINT64 / G_GINT64_CONSTANT (1000000000))
-        _tessera_dynamic_lock_file_set_mtime (lock_file, since * G_GINT64_CONSTANT (1000000000));
-      show_request (lock_file, json_node_get_object (json_parser_get_root (parser)));
-      g_ptr_array_add (waiters, g_steal_pointer (&lock_file));
-    }
-  closedir (dir);
+  read_entries (lock_folder, WAITING_SUFFIX, FALSE, lock_file_type, store, read_only, min_age, NULL, 0, waiters,
+                NULL, NULL);
   g_ptr_array_sort (waiters, compare_since);
   return waiters;
 }
+
 
 /* The waiters within their patience of @store, which keeps side
  * entries (`waiting/NAME`, each on its waiter's lease: the store drops a
