@@ -876,7 +876,8 @@ tessera_tracked_dynamic_resource_list_waiters (TesseraTrackedDynamicResource  *s
  * ending in `.waiting` on a folder; on a store that keeps side entries,
  * etcd, the side entry `waiting/NAME` on its waiter's lease), the longest
  * waiting first. Other stores give none. Entries whose waiter is gone
- * are left out (and removed unless the resource is read-only). Reads
+ * are left out (and removed unless the resource is read-only); a folder's
+ * first 1024 entries only are read (any member may plant more). Reads
  * under ipc.lock (on etcd, the pool as it is now); works on a read-only
  * resource.
  *

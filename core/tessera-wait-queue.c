@@ -63,6 +63,13 @@
  * reader. Larger (or below 1) is no place: ignored for the order. */
 #define QUEUE_TICKET_MAX (G_GINT64_CONSTANT (1) << 53)
 
+/* The most waiting entries (".waiting") one read looks at. Any member may
+ * plant them, and each waiter reads them under ipc.lock at its first
+ * failed attempt (to remove those of waiters gone): read them all, and
+ * every process of the pool waits for thousands of reads. The reserving
+ * entries have no such cap: every acquire must count them all. */
+#define WAITING_READ_MAX 1024
+
 typedef struct
 {
   gint64 since;       /* monotonic µs of the first failed attempt; 0 = none yet */
@@ -382,8 +389,8 @@ show_request (TesseraDynamicLockFile *lock_file, JsonObject *object)
  * @entries: when @reserving, only those that reserve and are placed
  * before @own_place (every one when 0), and @last_place is set to the
  * largest place read and @own_found to the place of @own_name's own
- * entry (0: none); else every one, showing what it asks for. Thread lock
- * and ipc.lock held. */
+ * entry (0: none); else every one, showing what it asks for, of the
+ * first WAITING_READ_MAX read. Thread lock and ipc.lock held. */
 static void
 read_entries (const char       *lock_folder,
               const char       *suffix,
@@ -400,6 +407,7 @@ read_entries (const char       *lock_folder,
 {
   g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
   gint64 own_ticket = own_place > 0 ? own_place : G_MAXINT64;
+  guint looked = 0;
   DIR *dir;
   struct dirent *dent;
 
@@ -427,6 +435,11 @@ read_entries (const char       *lock_folder,
       /* Temporary files of the atomic writer do not end in the suffix. */
       if (!g_str_has_suffix (dent->d_name, suffix) || dent->d_name[0] == '.')
         continue;
+      if (!reserving && ++looked > WAITING_READ_MAX)
+        {
+          g_debug ("%s: more than %d waiting entries, the rest left unread", folder, WAITING_READ_MAX);
+          break;
+        }
       path = g_build_filename (folder, dent->d_name, NULL);
       if (!_tessera_read_file_at (dirfd (dir), dent->d_name, path, &data, &length, &st, NULL))
         continue;
