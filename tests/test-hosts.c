@@ -983,6 +983,67 @@ test_experimaestro_job_folder (Fixture *f, gconstpointer data)
     }
 }
 
+/* A waiter within its patience that this process cannot check (in a
+ * container: another pid namespace; no job lock held) stays listed for
+ * longer than min-age while it waits (issue 42, point 4): its entry is
+ * refreshed as it tries again, where it was written once per wait, so
+ * another host took it for gone once it had seen it unchanged for
+ * min-age. The waiter tries often (polling every 0.3 s); the judge's
+ * min-age is 6 s, and it looks for 15 s. */
+static void
+test_waiting_entry_refreshed (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, -1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "holder");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *helper = g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL);
+  g_autofree char *queue = g_build_filename (f->folder, "queue", NULL);
+  const char *env[] = { "TESSERA_PATIENCE", "3600", "TESSERA_POLL_INTERVAL_MAX", "0.3", NULL };
+  const char *argv[] = { "unshare", "--pid", "--fork", "--mount-proc", helper, "request", f->folder, "2", "remote",
+                         "1", "120", NULL };
+  g_autoptr(Helper) waiter = NULL;
+  gint64 start, deadline;
+
+  g_assert_no_error (error);
+  dep = test_counter_dependency_new (counter, job, 2);
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_no_error (error);
+  waiter = helper_spawn_argv (env, argv);
+  helper_expect_line (waiter, "WAITING", 60);
+  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (test_count_entries (queue) == 0)
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("the waiter wrote no entry in %s within 60 s", queue);
+      g_usleep (10 * 1000);
+    }
+
+  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 6);
+  start = g_get_monotonic_time ();
+  while (g_get_monotonic_time () - start < 15 * G_USEC_PER_SEC)
+    {
+      g_autoptr(GPtrArray) waiting =
+        tessera_tracked_dynamic_resource_list_waiting (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
+
+      g_assert_no_error (error);
+      if (waiting->len != 1)
+        g_error ("the waiter was not listed %.1f s after the first look (min-age 6 s)",
+                 (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC);
+      g_usleep (G_USEC_PER_SEC / 2);
+    }
+
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+  helper_expect_line (waiter, "ACQUIRED", 60);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  g_clear_object (&lock);
+  g_clear_object (&dep);
+  test_drop_resource (&counter);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Another host: its own UTS, pid and mount namespaces, with its own
  * /etc/machine-id, boot id and host-local state (/var/tmp) bind-mounted,
@@ -3419,6 +3480,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
   ADD ("/hosts/fail-closed/float-count", NULL, test_float_count_counts);
+  ADD ("/hosts/queue/waiting-entry-refreshed", NULL, test_waiting_entry_refreshed);
   ADD ("/hosts/fail-closed/unreadable-information-holds-all", NULL, test_unreadable_information_counts_whole);
   ADD ("/hosts/fail-closed/slurm-and-ssh-lock-files-count", NULL, test_slurm_lock_file_counts);
   ADD ("/hosts/fail-closed/slurm-pid-file-is-no-orphan", NULL, test_slurm_pid_file_no_orphan);
