@@ -46,8 +46,9 @@
  * the end of its wait (or until it reserves), shaped like a reserving one
  * with "reserve" false. On a folder it is `F/queue/NAME.waiting`: its
  * name does not end in ".json", so acquires never read it (they skip it
- * at readdir): it costs one write per wait, not a read per acquire. Its
- * waiter removes it; a later waiter removes those whose waiter it finds
+ * at readdir): it costs a write per wait (and one every 2 s at most as
+ * it tries again, so that judges elsewhere see it renewed), not a read
+ * per acquire. Its waiter removes it; a later waiter removes those whose waiter it finds
  * gone, judged as the reserving ones are. On a store that keeps side
  * entries (etcd) it is the side entry `waiting/NAME`, on the waiter's
  * lease: it goes with its process, and no acquire counts it. */
@@ -70,6 +71,13 @@
  * entries have no such cap: every acquire must count them all. */
 #define WAITING_READ_MAX 1024
 
+/* How often at most a waiter within its patience rewrites its folder
+ * entry as it tries again (less than half the pool's min-age, when that
+ * is shorter): a judge that cannot check its process (another host, a
+ * container) takes it for gone once it has seen it unchanged for
+ * min-age. */
+#define WAITING_REFRESH (2 * G_USEC_PER_SEC)
+
 typedef struct
 {
   gint64 since;       /* monotonic µs of the first failed attempt; 0 = none yet */
@@ -84,6 +92,7 @@ typedef struct
                        * the name of a side entry of @waiting_store */
   TesseraPoolStore *waiting_store;   /* where @waiting is a side entry (of @resource's), or NULL */
   gboolean waiting_live;             /* @waiting is written, not deleted since */
+  gint64 waiting_written;            /* monotonic µs when @waiting was last written (a folder's) */
   TesseraDynamicResource *resource;   /* whose store wrote it */
   TesseraPoolStore *store;
   gboolean warned;
@@ -777,11 +786,13 @@ waiting_side_name (const char *own_name)
                                               : g_strdup (own_name);
 }
 
-/* A waiter within its patience: its entry (once a wait), for people
- * only. On a store that keeps side entries, the side entry
- * `waiting/NAME` (on this process's lease on etcd: it goes with it); on a
- * folder, NAME.waiting, first removing the entries of waiters gone.
- * Thread lock and ipc.lock held. A failure costs only the view. */
+/* A waiter within its patience: its entry, for people only. On a store
+ * that keeps side entries, the side entry `waiting/NAME`, once a wait
+ * (on this process's lease on etcd: it goes with it); on a folder,
+ * NAME.waiting, first removing the entries of waiters gone, then
+ * rewritten as it tries again, every WAITING_REFRESH at most, so that
+ * judges elsewhere see it renewed. Thread lock and ipc.lock held. A
+ * failure costs only the view. */
 static void
 write_waiting (TesseraTrackedDynamicResource *self,
                TesseraWaitQueueView          *view,
@@ -796,8 +807,11 @@ write_waiting (TesseraTrackedDynamicResource *self,
   g_autofree char *location = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) live = NULL;
+  gint64 now = g_get_monotonic_time ();
+  gint64 refresh = MIN (WAITING_REFRESH, (gint64) (view->min_age / 2 * G_USEC_PER_SEC));
 
-  if (state->waiting_live || (state->waiting != NULL && state->waiting_store == NULL))
+  if (state->waiting_live ||
+      (state->waiting != NULL && state->waiting_store == NULL && now - state->waiting_written < refresh))
     return;
   if (_tessera_pool_store_has_side_entries (view->store))
     {
@@ -825,7 +839,8 @@ write_waiting (TesseraTrackedDynamicResource *self,
     return;
   if (lock_file_type == G_TYPE_INVALID)
     lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
-  live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE, view->min_age);
+  if (state->waiting == NULL)
+    live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE, view->min_age);
   /* NAME.waiting for NAME.json: acquires read only "*.json". */
   name = g_str_has_suffix (view->own_name, ".json")
          ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (".json")), view->own_name)
@@ -834,7 +849,11 @@ write_waiting (TesseraTrackedDynamicResource *self,
   if (!_tessera_wait_queue_folder_put (lock_folder, name, text, &location, &error))
     g_debug ("Cannot write waiting entry %s: %s", name, error->message);
   else
-    state->waiting = g_steal_pointer (&location);
+    {
+      g_free (state->waiting);
+      state->waiting = g_steal_pointer (&location);
+      state->waiting_written = now;
+    }
 }
 
 /* After a decision of acquire on @dependency. Thread lock and ipc.lock
