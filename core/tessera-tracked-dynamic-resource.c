@@ -894,7 +894,7 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   priv = PRIV (self);
-  if (tessera_tracked_dynamic_resource_keeps_side_entries (self))
+  if (_tessera_pool_view_is_open (VIEW (self)) && _tessera_pool_store_has_side_entries (STORE (self)))
     {
       fd = lock_both (self, error);
       if (fd < 0)
