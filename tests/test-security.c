@@ -1891,23 +1891,51 @@ uid_of (const char *user)
   return (guint) pw->pw_uid;
 }
 
+/* The fencing token a `tessera run --need r` of @user (NULL: root) gives
+ * its command; fails the test when the run fails. What the run said, its
+ * warnings too, in *@said when given. */
+static gint64
+users_token (Fixture *f, const char *user, char **said)
+{
+  g_autofree char *out = NULL;
+  g_auto(GStrv) lines = NULL;
+  gint64 value = 0;
+  gboolean found = FALSE;
+  int status;
+
+  status = tessera_by (f, user, &out, FALSE, "run", "--no-wait", "--need", "r", "--",
+                       "sh", "-c", "printf '%s\\n' \"${TESSERA_FENCING_TOKEN-unset}\"", NULL);
+  if (status != 0)
+    g_error ("the run of %s failed (%d): %s", user != NULL ? user : "root", status, out);
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL && !found; i++)
+    found = g_str_has_prefix (lines[i], "r:") &&
+            g_ascii_string_to_signed (lines[i] + 2, 10, 1, G_MAXINT64, &value, NULL);
+  if (!found)
+    g_error ("the command was given no TESSERA_FENCING_TOKEN r:TOKEN: %s", out);
+  if (said != NULL)
+    *said = g_steal_pointer (&out);
+  return value;
+}
+
 /* The fencing token a `tessera run --need r` of the first user gives its
  * command; fails the test when the run fails. */
 static gint64
 first_users_token (Fixture *f)
 {
-  g_autofree char *out = NULL;
-  gint64 value;
-  int status;
+  return users_token (f, f->gp->users->users[0], NULL);
+}
 
-  status = tessera_by (f, f->gp->users->users[0], &out, FALSE, "run", "--no-wait", "--need", "r", "--",
-                       "sh", "-c", "printf '%s\\n' \"${TESSERA_FENCING_TOKEN-unset}\"", NULL);
-  if (status != 0)
-    g_error ("the first user's run failed (%d): %s", status, out);
-  g_strchomp (out);
-  if (!g_str_has_prefix (out, "r:") || !g_ascii_string_to_signed (out + 2, 10, 1, G_MAXINT64, &value, NULL))
-    g_error ("the command was given TESSERA_FENCING_TOKEN “%s”, not r:TOKEN", out);
-  return value;
+/* The bound of the fencing counter for the clock now, as the library
+ * reckons it: 2^20 a second since 2020-01-01 UTC, the clock read as no
+ * earlier than 2026-01-01 UTC. */
+static gint64
+fence_bound_now (void)
+{
+  gint64 us = MAX (g_get_real_time (), G_GINT64_CONSTANT (1767225600) * G_USEC_PER_SEC) -
+              G_GINT64_CONSTANT (1577836800) * G_USEC_PER_SEC;
+
+  return us / G_USEC_PER_SEC * 1048576 + us % G_USEC_PER_SEC * 1048576 / G_USEC_PER_SEC;
 }
 
 /* A member writes the largest number but one in the part of the counter
@@ -1936,6 +1964,36 @@ test_fence_huge_value (Fixture *f, gconstpointer data)
   for (guint i = 1; i < G_N_ELEMENTS (tokens); i++)
     g_assert_cmpint (tokens[i], >, tokens[i - 1]);
   g_assert_cmpint (tokens[3], <, G_GINT64_CONSTANT (1) << 62);
+}
+
+/* A member's part above the bound of this host's clock, as a host whose
+ * clock is ahead writes once the tokens were raised to its bound (here
+ * 2^30, about 17 minutes, above it): the first user's next grants still
+ * give tokens above it (tokens never go back from one user to another),
+ * and her run warns, once, naming the part. Fails before: the token is
+ * the bound plus one, below the member's. */
+static void
+test_fence_clock_ahead (Fixture *f, gconstpointer data)
+{
+  guint member = uid_of (f->gp->users->users[1]);
+  g_autofree char *part = g_strdup_printf ("fence.%u", member);
+  g_autofree char *part_path = g_build_filename (f->gp->pool, "r", part, NULL);
+  g_autofree char *said = NULL;
+  g_autofree char *script = NULL;
+  gint64 planted, tokens[2];
+
+  init_group_pool (f);
+  g_assert_cmpint (first_users_token (f), >, 0);
+  planted = fence_bound_now () + (G_GINT64_CONSTANT (1) << 30);
+  script = g_strdup_printf ("printf '%" G_GINT64_FORMAT "\\n' > \"$1/r/%s\"", planted, part);
+  plant (f, script);
+  tokens[0] = users_token (f, f->gp->users->users[0], &said);
+  tokens[1] = first_users_token (f);
+  g_test_message ("planted %" G_GINT64_FORMAT ", tokens %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT, planted,
+                  tokens[0], tokens[1]);
+  g_assert_cmpint (tokens[0], >, planted);
+  g_assert_cmpint (tokens[1], >, tokens[0]);
+  g_assert_nonnull (strstr (said, part_path));
 }
 
 /* A member's part that is no number, a FIFO, a folder, a link or longer
@@ -2333,6 +2391,7 @@ main (int argc, char **argv)
   ADD ("fence/huge-value", test_fence_huge_value);
   ADD ("fence/unreadable-parts", test_fence_unreadable_parts);
   ADD ("fence/own-name-taken", test_fence_own_name_taken);
+  ADD ("fence/clock-ahead", test_fence_clock_ahead);
   ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
   ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
