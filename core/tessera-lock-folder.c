@@ -648,9 +648,13 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
  * stay far below it (a grant adds at most FENCE_RESERVE, so they would
  * need 256 grants a second, each after another host's, since 2020), but
  * for those that took the bound: one more than it then, at most the bound
- * a microsecond later. Our own parts count up to FENCE_OWN_SLACK above
- * it: a clock set back by up to an hour keeps our tokens rising, and a
- * part of ours raised near the largest value (before this bound) mends. */
+ * a microsecond later. A part its user wrote counts up to FENCE_OWN_SLACK
+ * above it, whoever reads it: a clock set back by up to an hour keeps our
+ * tokens rising, a host whose clock is behind by up to an hour still
+ * gives tokens above those of a host whose clock is ahead (once a member
+ * raised the tokens to the bound, every grant takes the bound of its own
+ * clock), and a part of ours raised near the largest value (before this
+ * bound) mends. A part above the bound is warned of once a process. */
 #define FENCE_PREFIX "fence."
 #define FENCE_NOW_SUFFIX ".now"
 #define FENCE_RESERVE 4096
@@ -738,6 +742,25 @@ parse_fence (const char *text, gsize length, gboolean with_boot, gint64 *value, 
   return TRUE;
 }
 
+/* @number, read in the part @name, as it counts: at most @cap. A part
+ * above @bound (and the ceiling a grant that took the bound wrote beside
+ * it) is told of once in the process: this host's clock is behind the
+ * writer's (an hour at most is made up for), or a member planted it. */
+static gint64
+fence_count (TesseraLockFolder *folder, const char *name, gint64 number, gint64 cap, gint64 bound)
+{
+  static gint warned;
+
+  if (number > bound + FENCE_RESERVE && g_atomic_int_compare_and_exchange (&warned, 0, 1))
+    {
+      g_autofree char *path = g_build_filename (folder->path, name, NULL);
+
+      g_warning (_("The fencing counter's part %s is above what this host's clock allows: this host's clock is "
+                   "behind the one that wrote it, or a member of the pool planted it"), path);
+    }
+  return MIN (number, cap);
+}
+
 typedef struct
 {
   gint64 ceiling;      /* -1: none read */
@@ -820,7 +843,11 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
        * nobody): no token of ours may go back. */
       if (text == NULL || (st.st_uid != uid && st.st_uid != 0 && uid != euid))
         continue;
-      cap = uid == euid ? bound + FENCE_OWN_SLACK : bound;
+      /* A part its user wrote counts up to the same slack for every
+       * reader (a host whose clock is ahead gives tokens above our bound,
+       * and later ones must still be above them); one of root's under
+       * another user's name up to the bound. */
+      cap = uid == euid || st.st_uid == uid ? bound + FENCE_OWN_SLACK : bound;
       user = now ? g_strndup (d->d_name, strlen (d->d_name) - strlen (FENCE_NOW_SUFFIX)) : g_strdup (d->d_name);
       parts = g_hash_table_lookup (users, user);
       if (parts == NULL)
@@ -834,10 +861,10 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
       if (now)
         {
           if (parse_fence (text, length, TRUE, &number, &this_boot) && this_boot)
-            parts->now = MIN (number, cap);
+            parts->now = fence_count (folder, d->d_name, number, cap, bound);
         }
       else if (parse_fence (text, length, FALSE, &number, NULL))
-        parts->ceiling = MIN (number, cap);
+        parts->ceiling = fence_count (folder, d->d_name, number, cap, bound);
     }
   closedir (dir);
   if (!ok)
