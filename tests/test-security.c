@@ -1996,6 +1996,29 @@ test_fence_clock_ahead (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (said, part_path));
 }
 
+/* A member plants root's part (fence.0, hers) holding the largest number
+ * but one: it is not root's, so root counts it as everyone does, up to
+ * the bound; root's token stays at most one above the bound, and the
+ * first user's next token is above root's. Fails before: root took it as
+ * its own, counted up to 2^32 above the bound. */
+static void
+test_fence_root_name_planted (Fixture *f, gconstpointer data)
+{
+  gint64 tokens[3], bound;
+
+  init_group_pool (f);
+  tokens[0] = first_users_token (f);
+  plant (f, "printf '9223372036854775806\\n' > \"$1/r/fence.0\"");
+  tokens[1] = users_token (f, NULL, NULL);
+  bound = fence_bound_now ();
+  tokens[2] = first_users_token (f);
+  g_test_message ("tokens %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT " (root's; bound %" G_GINT64_FORMAT "), %"
+                  G_GINT64_FORMAT, tokens[0], tokens[1], bound, tokens[2]);
+  g_assert_cmpint (tokens[1], >, tokens[0]);
+  g_assert_cmpint (tokens[1], <=, bound + 1);
+  g_assert_cmpint (tokens[2], >, tokens[1]);
+}
+
 /* A member's part that is no number, a FIFO, a folder, a link or longer
  * than any part, and a part under another uid's name (fence.1, hers),
  * block no grant: each is left out, and the tokens still rise. Fails
@@ -2392,6 +2415,7 @@ main (int argc, char **argv)
   ADD ("fence/unreadable-parts", test_fence_unreadable_parts);
   ADD ("fence/own-name-taken", test_fence_own_name_taken);
   ADD ("fence/clock-ahead", test_fence_clock_ahead);
+  ADD ("fence/root-name-planted", test_fence_root_name_planted);
   ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
   ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
