@@ -802,7 +802,7 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
       g_autofree char *path = NULL;
       g_autofree char *user = NULL;
       FenceParts *parts;
-      gboolean now, this_boot = FALSE;
+      gboolean now, owned, this_boot = FALSE;
       gsize length = 0;
       gint64 number;
       gint64 cap;
@@ -839,15 +839,23 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
           ok = FALSE;
           continue;
         }
-      /* Ours always counts (root's too, on a mount that maps it to
-       * nobody): no token of ours may go back. */
+      /* Ours always counts: no token of ours may go back. */
       if (text == NULL || (st.st_uid != uid && st.st_uid != 0 && uid != euid))
         continue;
       /* A part its user wrote counts up to the same slack for every
        * reader (a host whose clock is ahead gives tokens above our bound,
-       * and later ones must still be above them); one of root's under
-       * another user's name up to the bound. */
-      cap = uid == euid || st.st_uid == uid ? bound + FENCE_OWN_SLACK : bound;
+       * and later ones must still be above them). One whose file is not
+       * the user's its name gives (planted, root's included) counts up to
+       * the bound, for everyone, and alone: it is no one's own, and never
+       * stands for the ceiling or the last token beside it. */
+      owned = st.st_uid == uid;
+      cap = owned ? bound + FENCE_OWN_SLACK : bound;
+      if (!owned)
+        {
+          if (parse_fence (text, length, now, &number, &this_boot) && (!now || this_boot))
+            *last = MAX (*last, fence_count (folder, d->d_name, number, cap, bound));
+          continue;
+        }
       user = now ? g_strndup (d->d_name, strlen (d->d_name) - strlen (FENCE_NOW_SUFFIX)) : g_strdup (d->d_name);
       parts = g_hash_table_lookup (users, user);
       if (parts == NULL)
