@@ -2020,9 +2020,9 @@ test_fence_root_name_planted (Fixture *f, gconstpointer data)
 }
 
 /* A member's part that is no number, a FIFO, a folder, a link or longer
- * than any part, and a part under another uid's name (fence.1, hers),
- * block no grant: each is left out, and the tokens still rise. Fails
- * before: the first, junk, stops the run ("does not hold a number"). */
+ * than any part blocks no grant: each is left out, and the tokens still
+ * rise. Fails before: the first, junk, stops the run ("does not hold a
+ * number"). */
 static void
 test_fence_unreadable_parts (Fixture *f, gconstpointer data)
 {
@@ -2037,7 +2037,6 @@ test_fence_unreadable_parts (Fixture *f, gconstpointer data)
   gint64 last;
 
   init_group_pool (f);
-  plant (f, "printf '1000000000\\n' > \"$1/r/fence.1\"");
   last = first_users_token (f);
   for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
     {
@@ -2053,6 +2052,34 @@ test_fence_unreadable_parts (Fixture *f, gconstpointer data)
       last = token;
       plant (f, unplant);
     }
+}
+
+/* A part whose owner is not the user its name gives (fence.1, the
+ * member's), as every other user's part is seen on NFS with root_squash
+ * or all_squash, or where the names of users do not map (owned by
+ * nobody): it counts, up to the bound, so a value above the tokens given
+ * so far still raises the next token above it; 2^63 - 2 there moves the
+ * tokens to the bound, no further. Fails before: such a part was left
+ * out, and the token stays below it. */
+static void
+test_fence_part_of_another_owner (Fixture *f, gconstpointer data)
+{
+  g_autofree char *script = NULL;
+  gint64 tokens[3], planted;
+
+  init_group_pool (f);
+  tokens[0] = first_users_token (f);
+  planted = tokens[0] + 1000000;
+  script = g_strdup_printf ("printf '%" G_GINT64_FORMAT "\\n' > \"$1/r/fence.1\"", planted);
+  plant (f, script);
+  tokens[1] = first_users_token (f);
+  plant (f, "printf '9223372036854775806\\n' > \"$1/r/fence.2\"");
+  tokens[2] = first_users_token (f);
+  g_test_message ("tokens %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT " (planted %" G_GINT64_FORMAT "), %"
+                  G_GINT64_FORMAT, tokens[0], tokens[1], planted, tokens[2]);
+  g_assert_cmpint (tokens[1], >, planted);
+  g_assert_cmpint (tokens[2], >, tokens[1]);
+  g_assert_cmpint (tokens[2], <=, fence_bound_now () + 1);
 }
 
 /* A member plants the first user's own parts (fence.UID and
@@ -2416,6 +2443,7 @@ main (int argc, char **argv)
   ADD ("fence/own-name-taken", test_fence_own_name_taken);
   ADD ("fence/clock-ahead", test_fence_clock_ahead);
   ADD ("fence/root-name-planted", test_fence_root_name_planted);
+  ADD ("fence/part-of-another-owner", test_fence_part_of_another_owner);
   ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
   ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
