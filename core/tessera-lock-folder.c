@@ -839,15 +839,17 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
           ok = FALSE;
           continue;
         }
-      /* Ours always counts: no token of ours may go back. */
-      if (text == NULL || (st.st_uid != uid && st.st_uid != 0 && uid != euid))
+      if (text == NULL)
         continue;
       /* A part its user wrote counts up to the same slack for every
        * reader (a host whose clock is ahead gives tokens above our bound,
        * and later ones must still be above them). One whose file is not
-       * the user's its name gives (planted, root's included) counts up to
-       * the bound, for everyone, and alone: it is no one's own, and never
-       * stands for the ceiling or the last token beside it. */
+       * the user's its name gives (planted, root's included, or any part
+       * on NFS with root_squash or all_squash, or where user names do
+       * not map: owned by nobody) counts too, or tokens would lose their
+       * order across users there: up to the bound, for everyone, and
+       * alone: it is no one's own, and never stands for the ceiling or
+       * the last token beside it. */
       owned = st.st_uid == uid;
       cap = owned ? bound + FENCE_OWN_SLACK : bound;
       if (!owned)
