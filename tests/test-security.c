@@ -2082,23 +2082,44 @@ test_fence_part_of_another_owner (Fixture *f, gconstpointer data)
   g_assert_cmpint (tokens[2], <=, fence_bound_now () + 1);
 }
 
-/* A member plants the first user's own parts (fence.UID and
- * fence.UID.now, hers) before that user's first grant: the sticky folder
- * lets the first user replace neither. Her run fails in one line naming
- * the planted file and its owner; the member's clean leaves them; root's
- * clean removes them, saying so, and the first user's run then succeeds.
- * Fails before: the run says only "Cannot write …: Permission denied". */
+/* As many names of the first user's parts as the library tries: fence.UID
+ * and fence.UID.1 to fence.UID.15. */
+#define FENCE_NAMES 16
+
+/* A member plants the first user's own parts (fence.UID, fence.UID.now
+ * and fence.UID.1 to .15, hers) before that user's first grant: the
+ * sticky folder lets the first user replace none. Her run fails in one
+ * line naming the planted fence.UID and its owner. Once the member has
+ * removed fence.UID.2 to .15, the first user's grants succeed, writing her
+ * parts as fence.UID.2, with tokens above every part counted: the planted
+ * ones (up to the bound) and the member's own fence.MEMBER.3, read as
+ * hers. The member's clean leaves the planted parts; root's clean removes
+ * them (fence.UID.1 too), saying so, and leaves fence.UID.2 and
+ * fence.MEMBER.3; the first user's tokens still rise. Fails before: the
+ * grant fails while fence.UID is planted. */
 static void
 test_fence_own_name_taken (Fixture *f, gconstpointer data)
 {
   const char *member = f->gp->users->users[1];
   guint first = uid_of (f->gp->users->users[0]);
-  g_autofree char *script = g_strdup_printf ("printf '5\\n' > \"$1/r/fence.%u\"; "
-                                             "printf '5 x\\n' > \"$1/r/fence.%u.now\"", first, first);
+  guint second = uid_of (member);
+  g_autofree char *script = g_strdup_printf ("printf '1000000\\n' > \"$1/r/fence.%u\"; "
+                                             "printf '1000000 x\\n' > \"$1/r/fence.%u.now\"; "
+                                             "for i in $(seq 1 %d); do printf '2000000\\n' > \"$1/r/fence.%u.$i\"; done; "
+                                             "printf '3000000\\n' > \"$1/r/fence.%u.3\"",
+                                             first, first, FENCE_NAMES - 1, first, second);
+  g_autofree char *unplant = g_strdup_printf ("for i in $(seq 2 %d); do rm \"$1/r/fence.%u.$i\"; done",
+                                              FENCE_NAMES - 1, first);
   g_autofree char *name = g_strdup_printf ("fence.%u", first);
   g_autofree char *path = g_build_filename (f->gp->pool, "r", name, NULL);
   g_autofree char *now_path = g_strconcat (path, ".now", NULL);
+  g_autofree char *first_path = g_strconcat (path, ".1", NULL);
+  g_autofree char *second_path = g_strconcat (path, ".2", NULL);
+  g_autofree char *members_name = g_strdup_printf ("fence.%u.3", second);
+  g_autofree char *members_path = g_build_filename (f->gp->pool, "r", members_name, NULL);
   g_autofree char *out = NULL;
+  struct stat st;
+  gint64 token;
 
   init_group_pool (f);
   plant (f, script);
@@ -2107,15 +2128,29 @@ test_fence_own_name_taken (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (out, path));
   g_assert_nonnull (strstr (out, member));
 
+  plant (f, unplant);
+  token = first_users_token (f);
+  g_assert_cmpint (token, >, 3000000);
+  g_assert_cmpint (lstat (second_path, &st), ==, 0);
+  g_assert_true (S_ISREG (st.st_mode));
+  g_assert_cmpuint (st.st_uid, ==, first);
+  g_assert_cmpint (first_users_token (f), >, token);
+
   g_clear_pointer (&out, g_free);
   g_assert_cmpint (tessera_by (f, member, &out, FALSE, "clean", "r", NULL), ==, 0);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (first_path, G_FILE_TEST_EXISTS));
   g_clear_pointer (&out, g_free);
   g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", "r", NULL), ==, 0);
   g_assert_nonnull (strstr (out, path));
+  g_assert_nonnull (strstr (out, first_path));
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (now_path, G_FILE_TEST_EXISTS));
-  g_assert_cmpint (first_users_token (f), >, 0);
+  g_assert_false (g_file_test (first_path, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (second_path, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (members_path, G_FILE_TEST_EXISTS));
+  token = first_users_token (f);
+  g_assert_cmpint (first_users_token (f), >, token);
 }
 
 /* Queue entries a member plants (issue 38, defect 1) */
