@@ -637,14 +637,25 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
  *
  * A member of a group's pool may write what she likes in her own parts,
  * and plant files under names not hers. So a part counts only when it is
- * a regular file, read whole, owned by the user its name gives (or by
- * root); anything else (junk, a FIFO, a folder, a link, a file too long,
- * another member's file under a name not hers) is left out and blocks no
- * grant. And no other user's part counts above fence_bound(), FENCE_RATE
- * numbers a second since FENCE_EPOCH_S (about one a microsecond, so it
- * rises between any two grants): a member who writes 2^63 - 2 in hers
- * raises the tokens to the bound, not to the largest value, where every
- * grant would fail; the bound gets there in 278 000 years. Honest parts
+ * a regular file, read whole, holding a number; anything else (junk, a
+ * FIFO, a folder, a link, a file too long) is left out and blocks no
+ * grant. A part is its user's when its file is owned by the uid its name
+ * gives; one that is not (planted by another member, root's fence.0
+ * included, or any part on NFS with root_squash or all_squash or where
+ * user names do not map: owned by nobody) still counts, alone (it never
+ * stands for the ceiling or last token beside it) and up to
+ * fence_bound(), for everyone: it is no one's own. When a member has
+ * planted files under our names, which the sticky folder does not let us
+ * replace, our parts go under the first of fence.UID, fence.UID.1, …,
+ * fence.UID.15 whose ceiling and last token are each absent or a regular
+ * file of ours (root replaces any file); every one of these names is
+ * read as UID's. Only when all are taken does a grant fail, naming them.
+ *
+ * No part counts above fence_bound() and its slack: FENCE_RATE numbers a
+ * second since FENCE_EPOCH_S (about one a microsecond, so it rises
+ * between any two grants): a member who writes 2^63 - 2 in hers raises
+ * the tokens to the bound, not to the largest value, where every grant
+ * would fail; the bound gets there in 278 000 years. Honest parts
  * stay far below it (a grant adds at most FENCE_RESERVE, so they would
  * need 256 grants a second, each after another host's, since 2020), but
  * for those that took the bound: one more than it then, at most the bound
@@ -667,26 +678,49 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
 #define FENCE_CLOCK_FLOOR_S G_GINT64_CONSTANT (1767225600)
 /* 2^32: more than an hour of the bound. */
 #define FENCE_OWN_SLACK (G_GINT64_CONSTANT (1) << 32)
+/* How many names a user's parts may take: fence.UID, fence.UID.1, … */
+#define FENCE_NAMES 16
 
-/* "fence." and a uid's digits, then ".now" when *@now: user *@uid's
- * parts by their name (tessera clean's fence_part_uid() reads them so). */
+/* "fence." and a uid's digits, then "." and the digits of a name number
+ * from 1 to FENCE_NAMES - 1 (*@number; 0 without), then ".now" when
+ * *@now: user *@uid's parts by their name (tessera clean's
+ * fence_part_uid() reads them so). */
 static gboolean
-is_fence_name (const char *name, guint32 *uid, gboolean *now)
+is_fence_name (const char *name, guint32 *uid, guint *number, gboolean *now)
 {
   const char *digits;
-  guint64 number = 0;
+  guint64 value = 0;
   gsize n = 0;
 
   if (!g_str_has_prefix (name, FENCE_PREFIX))
     return FALSE;
   digits = name + strlen (FENCE_PREFIX);
   while (n <= 10 && g_ascii_isdigit (digits[n]))
-    number = number * 10 + (guint64) (digits[n++] - '0');
-  *now = g_str_equal (digits + n, FENCE_NOW_SUFFIX);
-  if (n == 0 || n > 10 || number > G_MAXUINT32 || (digits[n] != '\0' && !*now))
+    value = value * 10 + (guint64) (digits[n++] - '0');
+  if (n == 0 || n > 10 || value > G_MAXUINT32)
     return FALSE;
-  *uid = (guint32) number;
-  return TRUE;
+  *uid = (guint32) value;
+  *number = 0;
+  digits += n;
+  if (digits[0] == '.' && digits[1] >= '1' && digits[1] <= '9')
+    {
+      for (digits++; g_ascii_isdigit (*digits) && *number < FENCE_NAMES; digits++)
+        *number = *number * 10 + (guint) (*digits - '0');
+      if (*number >= FENCE_NAMES)
+        return FALSE;
+    }
+  *now = g_str_equal (digits, FENCE_NOW_SUFFIX);
+  return *digits == '\0' || *now;
+}
+
+/* User uid's parts under name number @number: "fence.UID" or
+ * "fence.UID.NUMBER". */
+static char *
+fence_name (guint number)
+{
+  if (number == 0)
+    return g_strdup_printf (FENCE_PREFIX "%u", (unsigned) geteuid ());
+  return g_strdup_printf (FENCE_PREFIX "%u.%u", (unsigned) geteuid (), number);
 }
 
 /* The largest value another user's part counts for now (see above); at
@@ -767,16 +801,25 @@ typedef struct
   gint64 now;          /* -1: none that may be trusted */
 } FenceParts;
 
-/* The largest token any user may have given (0: none yet), and our own
- * ceiling (0: none), each part counted up to fence_bound(). FALSE with
- * @error when the folder cannot be read, or when one of our own parts is
- * another user's file (planted in the sticky folder, it cannot be
- * replaced: said in one line, with its owner). */
+/* The largest token any user may have given (0: none yet), the number of
+ * the name our parts go under (*@own_name, the first of fence.UID,
+ * fence.UID.1, … whose ceiling and last token are each absent or a
+ * regular file of ours: a member may have planted files under our names
+ * before we wrote them, which the sticky folder does not let us
+ * replace), and our ceiling there (0: none), each part counted up to
+ * fence_bound() and its slack. FALSE with @error when the folder cannot
+ * be read, or when every name of ours is taken (said in one line, with
+ * the owner of fence.UID's planted part). */
 static gboolean
-read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_ceiling, GError **error)
+read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, guint *own_name, gint64 *own_ceiling,
+            GError **error)
 {
   g_autoptr(GHashTable) users = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autofree char *own = g_strdup_printf (FENCE_PREFIX "%u", (unsigned) geteuid ());
+  g_autofree char *taken_name = NULL;
+  gint64 own_ceilings[FENCE_NAMES];
+  gboolean taken[FENCE_NAMES] = { FALSE };
+  guint taken_number = FENCE_NAMES;
+  uid_t taken_owner = 0;
   uid_t euid = geteuid ();
   gint64 bound = fence_bound ();
   int fd = openat (dir_fd, ".", DIR_FLAGS);
@@ -788,6 +831,9 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
   int saved;
 
   *last = *own_ceiling = 0;
+  *own_name = 0;
+  for (guint i = 0; i < FENCE_NAMES; i++)
+    own_ceilings[i] = 0;
   if (dir == NULL)
     {
       saved = errno;
@@ -799,7 +845,6 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
   while (ok)
     {
       g_autofree char *text = NULL;
-      g_autofree char *path = NULL;
       g_autofree char *user = NULL;
       FenceParts *parts;
       gboolean now, owned, this_boot = FALSE;
@@ -807,6 +852,7 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
       gint64 number;
       gint64 cap;
       guint32 uid;
+      guint name_number;
       struct stat st = { 0 };
 
       errno = 0;
@@ -820,7 +866,7 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
             }
           break;
         }
-      if (!is_fence_name (d->d_name, &uid, &now))
+      if (!is_fence_name (d->d_name, &uid, &name_number, &now))
         continue;
       /* Read as every part is (its owner from the same fstat); one of
        * ours that cannot be read (a link, say) looked at, never opened. */
@@ -828,16 +874,17 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
       if (text == NULL &&
           (errno == ENOENT || (uid == euid && fstatat (dir_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)))
         continue;
-      if (uid == euid && euid != 0 && st.st_uid != euid)
+      /* A name of ours we could not replace (root replaces any file). */
+      if (uid == euid && !(S_ISREG (st.st_mode) && (st.st_uid == euid || euid == 0)))
         {
-          g_autofree char *owner = _tessera_dup_user_name (st.st_uid);
-
-          path = g_build_filename (folder->path, d->d_name, NULL);
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-                       _("Cannot give a fencing token: %s, which is yours by its name, is %s's: root or the "
-                         "pool's owner may remove it (tessera clean)"), path, owner);
-          ok = FALSE;
-          continue;
+          taken[name_number] = TRUE;
+          if (name_number < taken_number)
+            {
+              g_free (taken_name);
+              taken_name = g_strdup (d->d_name);
+              taken_number = name_number;
+              taken_owner = st.st_uid;
+            }
         }
       if (text == NULL)
         continue;
@@ -874,7 +921,11 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
             parts->now = fence_count (folder, d->d_name, number, cap, bound);
         }
       else if (parse_fence (text, length, FALSE, &number, NULL))
-        parts->ceiling = fence_count (folder, d->d_name, number, cap, bound);
+        {
+          parts->ceiling = fence_count (folder, d->d_name, number, cap, bound);
+          if (uid == euid)
+            own_ceilings[name_number] = parts->ceiling;
+        }
     }
   closedir (dir);
   if (!ok)
@@ -888,9 +939,20 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, gint64 *own_cei
       gint64 given = parts->now >= 0 ? parts->now : parts->ceiling;
 
       *last = MAX (*last, given);
-      if (g_str_equal (key, own))
-        *own_ceiling = MAX (parts->ceiling, 0);
     }
+  while (*own_name < FENCE_NAMES && taken[*own_name])
+    (*own_name)++;
+  if (*own_name == FENCE_NAMES)
+    {
+      g_autofree char *owner = _tessera_dup_user_name (taken_owner);
+      g_autofree char *path = g_build_filename (folder->path, taken_name, NULL);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+                   _("Cannot give a fencing token: %s, which is yours by its name, is %s's: root or the "
+                     "pool's owner may remove it (tessera clean)"), path, owner);
+      return FALSE;
+    }
+  *own_ceiling = own_ceilings[*own_name];
   return TRUE;
 }
 
@@ -902,24 +964,33 @@ _tessera_lock_folder_next_fence (TesseraLockFolder  *folder,
                                  GError            **error)
 {
   int dir_fd = folder_fd (folder);
-  g_autofree char *name = g_strdup_printf (FENCE_PREFIX "%u", (unsigned) geteuid ());
-  g_autofree char *now_name = g_strconcat (name, FENCE_NOW_SUFFIX, NULL);
-  g_autofree char *path = g_build_filename (folder->path, name, NULL);
-  g_autofree char *now_path = g_build_filename (folder->path, now_name, NULL);
+  g_autofree char *name = NULL;
+  g_autofree char *now_name = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *now_path = NULL;
   g_autofree char *text = NULL;
   gboolean tmp_unusable = FALSE;
   gint64 last, own_ceiling, next;
+  guint own_name;
   int tmp_fd;
 
   if (dir_fd < 0)
     {
-      _tessera_set_io_error (error, errno, _("Cannot write %s: %s"), path);
+      int saved = errno;
+      g_autofree char *shown = fence_name (0);
+
+      path = g_build_filename (folder->path, shown, NULL);
+      _tessera_set_io_error (error, saved, _("Cannot write %s: %s"), path);
       return FALSE;
     }
   /* Every part is at most fence_bound() + FENCE_OWN_SLACK: next and its
    * ceiling fit. */
-  if (!read_fence (folder, dir_fd, &last, &own_ceiling, error))
+  if (!read_fence (folder, dir_fd, &last, &own_name, &own_ceiling, error))
     return FALSE;
+  name = fence_name (own_name);
+  now_name = g_strconcat (name, FENCE_NOW_SUFFIX, NULL);
+  path = g_build_filename (folder->path, name, NULL);
+  now_path = g_build_filename (folder->path, now_name, NULL);
   next = last + 1;
   if (next > own_ceiling)
     {

@@ -232,13 +232,16 @@ open_dir_copy (int dir_fd)
   return dir;
 }
 
-/* fence.UID or fence.UID.now, a part of a folder pool's fencing counter,
- * user UID's (in *@uid) by its name, as the library names them. */
+/* fence.UID, fence.UID.N (N from 1 to 15), or either followed by .now, a
+ * part of a folder pool's fencing counter, user UID's (in *@uid) by its
+ * name, as the library names them (is_fence_name() there: keep them in
+ * step). */
 static gboolean
 fence_part_uid (const char *name, guint32 *uid)
 {
   const char *digits;
   guint64 number = 0;
+  guint other = 0;
   gsize n = 0;
 
   if (!g_str_has_prefix (name, "fence."))
@@ -246,19 +249,30 @@ fence_part_uid (const char *name, guint32 *uid)
   digits = name + strlen ("fence.");
   while (n <= 10 && g_ascii_isdigit (digits[n]))
     number = number * 10 + (guint64) (digits[n++] - '0');
-  if (n == 0 || n > 10 || number > G_MAXUINT32 || (digits[n] != '\0' && !g_str_equal (digits + n, ".now")))
+  if (n == 0 || n > 10 || number > G_MAXUINT32)
+    return FALSE;
+  digits += n;
+  if (digits[0] == '.' && digits[1] >= '1' && digits[1] <= '9')
+    {
+      for (digits++; g_ascii_isdigit (*digits) && other < 16; digits++)
+        other = other * 10 + (guint) (*digits - '0');
+      if (other >= 16)
+        return FALSE;
+    }
+  if (*digits != '\0' && !g_str_equal (digits, ".now"))
     return FALSE;
   *uid = (guint32) number;
   return TRUE;
 }
 
 /* The parts of the fencing counter in the pool @folder of resource @name
- * that a user planted under another's name (fence.UID or fence.UID.now,
- * a regular file owned by neither UID nor root): the library counts them
- * for no one, but UID cannot replace them in the sticky folder, and gets
- * no token while they stay. Root and the pool's owner remove them; anyone
- * else is told of them, each counted in *@left. Returns how many were
- * removed. */
+ * that a user planted under another's name (fence.UID, fence.UID.N, or
+ * either with .now, a regular file owned by neither UID nor root): the
+ * library counts them up to its bound, as no one's own, and UID cannot
+ * replace them in the sticky folder: her parts go under another of her
+ * names, and she gets no token once all are taken. Root and the pool's
+ * owner remove them; anyone else is told of them, each counted in *@left.
+ * Returns how many were removed. */
 static guint
 clean_fence_strays (const char *name, const char *folder, guint *left)
 {
