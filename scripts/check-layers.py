@@ -44,7 +44,7 @@ STORE_HEADER = "tessera-pool-store-private.h"
 KNOWN_PRIVATE_INCLUDES = {
     "tools/tessera-config.c: tessera-config-values-private.h",
     "tools/tessera-config-informations.c: tessera-config-values-private.h",
-    "tools/tessera-config.c: tessera-folder-path-private.h",
+    "tools/tessera-config-sharing.c: tessera-folder-path-private.h",
     "tools/tessera-set.c: tessera-config-values-private.h",
     "tools/tessera-options.c: tessera-folder-path-private.h",
     "tools/tessera-clean.c: tessera-folder-path-private.h",

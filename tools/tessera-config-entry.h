@@ -46,4 +46,9 @@ Entry      *find_entry       (TesseraConfig *self, const char *name);
 const char *entry_get        (Entry *entry, const char *key);
 gboolean    is_setup_setting (GParamSpec *pspec);
 
+/* tessera-config-sharing.c: mode= and group= */
+gboolean    check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const char *key,
+                               int *mode, gint64 *gid, GError **error);
+void        apply_sharing     (Entry *entry, const char *folder);
+
 G_END_DECLS

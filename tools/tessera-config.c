@@ -27,7 +27,6 @@
 
 #include "tessera-config-entry.h"
 #include "tessera-config-values-private.h"
-#include "tessera-folder-path-private.h"
 
 static void
 entry_free (Entry *entry)
@@ -152,73 +151,6 @@ is_setup_setting (GParamSpec *pspec)
 {
   return G_IS_PARAM_SPEC_INT64 (pspec) && G_PARAM_SPEC_INT64 (pspec)->minimum == -1 &&
          G_PARAM_SPEC_INT64 (pspec)->default_value == -1;
-}
-
-/* mode= (octal, for the folders; files get its read and write bits) and
- * group= (a group name) of a resource: what its folders and files are
- * given instead of what they take from the folder they are in. */
-static gboolean
-check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const char *key,
-                   int *mode, gint64 *gid, GError **error)
-{
-  g_autofree char *value = g_key_file_get_string (keyfile, group, key, NULL);
-  guint64 number;
-
-  if (g_str_equal (key, "mode"))
-    {
-      if (value == NULL || !g_ascii_string_to_unsigned (value, 8, 0, 07777, &number, NULL))
-        {
-          config_error (error, file, group, key, _("an octal mode from 0 to 7777, such as 2770"));
-          return FALSE;
-        }
-      *mode = (int) number;
-    }
-  else
-    {
-      struct group *gr = value != NULL ? getgrnam (value) : NULL;
-
-      if (gr == NULL)
-        {
-          config_error (error, file, group, key, _("no such group"));
-          return FALSE;
-        }
-      *gid = gr->gr_gid;
-    }
-  return TRUE;
-}
-
-/* Gives what Tessera owns of a resource (its folder, jobs/, ipc.lock,
- * informations.json) the mode and group its settings say; never through
- * a link below the folder, which is reached as the library reaches it
- * (_tessera_open_folder_path()). */
-static void
-apply_sharing (Entry *entry, const char *folder)
-{
-  const char *parts[] = { "", "jobs", "ipc.lock", "informations.json" };
-  int folder_fd = _tessera_open_folder_path (folder, FALSE, NULL);
-
-  for (guint i = 0; folder_fd >= 0 && i < G_N_ELEMENTS (parts); i++)
-    {
-      g_autofree char *path = g_build_filename (folder, parts[i], NULL);
-      int fd = *parts[i] == '\0' ? dup (folder_fd)
-                                 : openat (folder_fd, parts[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-      struct stat st;
-
-      if (fd < 0)
-        continue;
-      if (fstat (fd, &st) == 0 && st.st_uid == geteuid ())
-        {
-          if (entry->gid >= 0 && st.st_gid != (gid_t) entry->gid && fchown (fd, (uid_t) -1, (gid_t) entry->gid) < 0)
-            g_printerr (_("tessera: cannot give %s the group of its settings: %s\n"), path, g_strerror (errno));
-          if (entry->mode >= 0 && S_ISDIR (st.st_mode))
-            fchmod (fd, (mode_t) entry->mode);
-          else if (entry->mode >= 0 && S_ISREG (st.st_mode))
-            fchmod (fd, (mode_t) entry->mode & 0666);
-        }
-      close (fd);
-    }
-  if (folder_fd >= 0)
-    close (folder_fd);
 }
 
 /* What a file for a newer Tessera has that this one does not know:
