@@ -40,19 +40,19 @@ struct _TesseraConfig
 };
 
 /* tessera-config.c: the configuration and its entries */
-TesseraConfig *config_new    (const char *source);
-void        config_error     (GError **error, const char *file, const char *group, const char *key,
-                              const char *message);
-Entry      *find_entry       (TesseraConfig *self, const char *name);
-const char *entry_get        (Entry *entry, const char *key);
-gboolean    is_setup_setting (GParamSpec *pspec);
+TesseraConfig *config_new        (const char *source);
+void           config_error      (GError **error, const char *file, const char *group, const char *key,
+                                  const char *message);
+Entry         *find_entry        (TesseraConfig *self, const char *name);
+const char    *entry_get         (Entry *entry, const char *key);
+gboolean       is_setup_setting  (GParamSpec *pspec);
 
 /* tessera-config-sharing.c: mode= and group= */
-gboolean    check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const char *key,
-                               int *mode, gint64 *gid, GError **error);
-void        apply_sharing     (Entry *entry, const char *folder);
+gboolean       check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const char *key,
+                                  int *mode, gint64 *gid, GError **error);
+void           apply_sharing     (Entry *entry, const char *folder);
 
 /* tessera-config-default.c: with no file anywhere */
-TesseraConfig *builtin_default (void);
+TesseraConfig *builtin_default   (void);
 
 G_END_DECLS
