@@ -1,6 +1,5 @@
-/* tessera-config-values-private.h: keyfile values as property values, for
- * the registry (a resource made from text settings) and the `tessera`
- * command's configuration; never installed
+/* tessera-config-values-private.h: a resource made from text settings,
+ * for the registry; never installed
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -10,16 +9,6 @@
 
 G_BEGIN_DECLS
 
-gboolean _tessera_config_value_from_keyfile   (GKeyFile            *keyfile,
-                                               const char          *group,
-                                               const char          *key,
-                                               GParamSpec          *pspec,
-                                               GValue              *value,
-                                               GError             **error);
-gboolean _tessera_config_value_from_string    (GParamSpec          *pspec,
-                                               const char          *text,
-                                               GValue              *value,
-                                               GError             **error);
 TesseraDynamicResource *
          _tessera_config_values_new_resource  (GType                type,
                                                const char          *type_name,

@@ -1,19 +1,12 @@
 /* tessera-config-values.c: a configuration value, as GKeyFile reads it,
- * turned into the value of a GObject property, and a resource made from
- * such settings.
- *
- * Private to the project: the registry uses it for a resource made from
- * text settings, and the `tessera` command compiles it in too, to check a
- * configuration file key by key as it reads it.
+ * turned into the value of a GObject property (public: the `tessera`
+ * command checks a configuration file key by key with it, and `tessera
+ * set` a value), and a resource made from such settings (private: the
+ * registry's tessera_registry_create_resource()).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#ifdef TESSERA_COMPILATION
-#include "tessera-private.h"      /* the library's _(), its domain bound once */
-#else
-#include "config.h"
-#include <glib/gi18n-lib.h>       /* the command's _(), bound in main () */
-#endif
+#include "tessera-private.h"
 #include "tessera-config-values-private.h"
 
 #include <gio/gio.h>
@@ -197,31 +190,59 @@ convert (GKeyFile    *keyfile,
   return TRUE;
 }
 
-/*
- * Reads @key of @group as a value of @pspec's property: GKeyFile's syntax
- * for each type (integers in decimal, doubles in C syntax, booleans as
- * true/false or 1/0, string lists separated by `;`), enums by nick or
- * name, and within the property's own range. Else
- * %TESSERA_ERROR_INVALID_CONFIGURATION, and @value is left unset.
+/**
+ * tessera_settings_value_from_keyfile:
+ * @keyfile: a key file
+ * @group: a group of @keyfile
+ * @key: a key of @group
+ * @pspec: the property the key sets
+ * @value: (out caller-allocates): an unset value, initialized to
+ *   @pspec's type and set when this succeeds
+ * @error: return location for a #GError
+ *
+ * Reads @key of @group as a value of @pspec's property, the way a
+ * `[resource NAME]` group of Tessera's configuration and
+ * [method@Tessera.Registry.create_resource] read a setting: GKeyFile's
+ * syntax for each type (integers in decimal, doubles in C syntax,
+ * booleans as true/false or 1/0, string lists separated by `;`), enums by
+ * nick or name, and within the property's own range.
+ *
+ * Returns: whether @value was set; else
+ *   %TESSERA_ERROR_INVALID_CONFIGURATION saying what the value must be,
+ *   and @value is left unset
  */
 gboolean
-_tessera_config_value_from_keyfile (GKeyFile    *keyfile,
-                                    const char  *group,
-                                    const char  *key,
-                                    GParamSpec  *pspec,
-                                    GValue      *value,
-                                    GError     **error)
+tessera_settings_value_from_keyfile (GKeyFile    *keyfile,
+                                     const char  *group,
+                                     const char  *key,
+                                     GParamSpec  *pspec,
+                                     GValue      *value,
+                                     GError     **error)
 {
   g_return_val_if_fail (G_IS_PARAM_SPEC (pspec) && keyfile != NULL, FALSE);
   return convert (keyfile, group, key, pspec, NULL, value, error);
 }
 
-/* The same for @text, a value as a keyfile's string holds it (unescaped). */
+/**
+ * tessera_settings_value_from_string:
+ * @pspec: the property the setting sets
+ * @text: the setting's value, as a key file's string holds it (unescaped)
+ * @value: (out caller-allocates): an unset value, initialized to
+ *   @pspec's type and set when this succeeds
+ * @error: return location for a #GError
+ *
+ * Reads @text as a value of @pspec's property, as
+ * [func@Tessera.settings_value_from_keyfile] reads a key file's key.
+ *
+ * Returns: whether @value was set; else
+ *   %TESSERA_ERROR_INVALID_CONFIGURATION saying what the value must be,
+ *   and @value is left unset
+ */
 gboolean
-_tessera_config_value_from_string (GParamSpec  *pspec,
-                                   const char  *text,
-                                   GValue      *value,
-                                   GError     **error)
+tessera_settings_value_from_string (GParamSpec  *pspec,
+                                    const char  *text,
+                                    GValue      *value,
+                                    GError     **error)
 {
   g_autoptr(GKeyFile) keyfile = g_key_file_new ();
 
@@ -273,7 +294,7 @@ _tessera_config_values_new_resource (GType                type,
                        _("Setting “%s” of resource “%s” is given twice"), keys[i], name);
           goto out;
         }
-      if (!_tessera_config_value_from_string (pspec, values[i], &value, error))
+      if (!tessera_settings_value_from_string (pspec, values[i], &value, error))
         goto out;
       g_ptr_array_add (names, (gpointer) pspec->name);
       g_array_append_val (gvalues, value);

@@ -1,9 +1,11 @@
 /* tessera-folder-path.c: a configured folder opened component by
  * component, following a link only where no other user could have put it
  *
- * Private to the project: the library opens every pool and resource
- * folder of its configuration this way, and the `tessera` command
- * compiles it in too, for the folders it reaches itself.
+ * The library opens every pool and resource folder of its configuration
+ * this way, and tessera_folder_path_open() gives the same to a program
+ * that reaches such a folder itself (the `tessera` command). The private
+ * calls are compiled into `tessera clean` and the mutex plugin too, until
+ * they reach the pool through the library.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -271,3 +273,38 @@ _tessera_open_folder_path (const char  *path,
   errno = saved;
   return fd;
 }
+
+#ifdef TESSERA_COMPILATION
+/* The library's own: the copies compiled into the command and the mutex
+ * plugin leave it out. */
+
+/**
+ * tessera_folder_path_open:
+ * @path: a configured folder (a pool's or a resource's), absolute or from
+ *   the current folder
+ * @error: return location for a #GError
+ *
+ * Opens the folder @path as Tessera opens a pool's folder: one component
+ * at a time, with `openat (O_DIRECTORY | O_NOFOLLOW)`, following a
+ * component that is a symbolic link only if no other user may have put it
+ * there (OpenSSH's StrictModes idea): its folder is ours or root's and
+ * neither group- nor other-writable, or it is sticky and the link is
+ * ours, root's or the folder owner's (the kernel's `protected_symlinks`
+ * rule); at most 40 links in all. Nothing is created.
+ *
+ * A program that reaches a pool's folder itself (to look at its owner, or
+ * give it a mode) should open it so, and reach what is below it with
+ * `*at()` calls from the descriptor.
+ *
+ * Returns: the folder's descriptor (`O_RDONLY | O_DIRECTORY |
+ *   O_CLOEXEC`), to close, or -1 with `errno` and @error set (a
+ *   %G_IO_ERROR; a link refused is %G_IO_ERROR_PERMISSION_DENIED and
+ *   `EPERM`, naming the link)
+ */
+int
+tessera_folder_path_open (const char  *path,
+                          GError     **error)
+{
+  return _tessera_open_folder_path (path, FALSE, error);
+}
+#endif

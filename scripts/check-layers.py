@@ -42,11 +42,6 @@ STORE_HEADER = "tessera-pool-store-private.h"
 # Private includes outside core/ that issue 39 (core owns the pool's
 # layout) is to remove; each "file: header".
 KNOWN_PRIVATE_INCLUDES = {
-    "tools/tessera-config-parse.c: tessera-config-values-private.h",
-    "tools/tessera-config-informations.c: tessera-config-values-private.h",
-    "tools/tessera-config-sharing.c: tessera-folder-path-private.h",
-    "tools/tessera-set.c: tessera-config-values-private.h",
-    "tools/tessera-options.c: tessera-folder-path-private.h",
     "tools/tessera-clean.c: tessera-folder-path-private.h",
     "tools/tessera-clean.c: tessera-temporary-name-private.h",
     "plugins/mutex/tessera-mutex-intents.c: tessera-folder-path-private.h",

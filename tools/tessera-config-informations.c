@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "tessera-config-entry.h"
-#include "tessera-config-values-private.h"
 
 /* A scalar member of informations.json as the configuration writes it. */
 static char *
@@ -115,7 +114,7 @@ check_member (GParamSpec *pspec, JsonNode *member, GValue *value)
       (json_node_get_int (member) < 0 || json_node_get_int (member) > G_PARAM_SPEC_INT64 (pspec)->maximum))
     return g_strdup_printf (_("“%s” must be an integer from 0 to %" PRId64), pspec->name,
                             G_PARAM_SPEC_INT64 (pspec)->maximum);
-  if (!_tessera_config_value_from_string (pspec, text, value, &local))
+  if (!tessera_settings_value_from_string (pspec, text, value, &local))
     return g_strdup_printf ("“%s”: %s", pspec->name, local->message);
   return NULL;
 }
@@ -259,7 +258,7 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
       if (configured != NULL && *notice == NULL)
         {
           GValue wanted = G_VALUE_INIT;
-          gboolean differs = _tessera_config_value_from_string (pspec, configured, &wanted, NULL) &&
+          gboolean differs = tessera_settings_value_from_string (pspec, configured, &wanted, NULL) &&
                              g_param_values_cmp (pspec, &value, &wanted) != 0;
 
           if (G_IS_VALUE (&wanted))

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "tessera-config-entry.h"
-#include "tessera-config-values-private.h"
 
 /* GKeyFile merges a group written twice: find that in the text itself. */
 static gboolean
@@ -212,7 +211,7 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, int require
       /* -1 is how a setting such as a counter token's total says "not
        * given": written, it would set up a pool of nothing. So its range
        * is said from 0. */
-      if (!_tessera_config_value_from_keyfile (keyfile, group, key, pspec, &checked, &local) ||
+      if (!tessera_settings_value_from_keyfile (keyfile, group, key, pspec, &checked, &local) ||
           (is_setup_setting (pspec) && g_value_get_int64 (&checked) < 0))
         {
           g_autofree char *range = is_setup_setting (pspec)

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "tessera-config-entry.h"
-#include "tessera-folder-path-private.h"
 
 /* mode= (octal, for the folders; files get its read and write bits) and
  * group= (a group name) of a resource: what its folders and files are
@@ -53,12 +52,12 @@ check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const
 /* Gives what Tessera owns of a resource (its folder, jobs/, ipc.lock,
  * informations.json) the mode and group its settings say; never through
  * a link below the folder, which is reached as the library reaches it
- * (_tessera_open_folder_path()). */
+ * (tessera_folder_path_open()). */
 void
 apply_sharing (Entry *entry, const char *folder)
 {
   const char *parts[] = { "", "jobs", "ipc.lock", "informations.json" };
-  int folder_fd = _tessera_open_folder_path (folder, FALSE, NULL);
+  int folder_fd = tessera_folder_path_open (folder, NULL);
 
   for (guint i = 0; folder_fd >= 0 && i < G_N_ELEMENTS (parts); i++)
     {

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "tessera-config.h"
-#include "tessera-folder-path-private.h"
 #include "tessera-lock-wait.h"
 
 #include "tessera-tool.h"
@@ -311,7 +310,7 @@ may_administer (const char *folder)
   if (uid == 0 || folder == NULL)
     return TRUE;
   parent = g_path_get_dirname (folder);
-  if ((fd = _tessera_open_folder_path (parent, FALSE, NULL)) >= 0)
+  if ((fd = tessera_folder_path_open (parent, NULL)) >= 0)
     {
       gboolean group_pool = fstat (fd, &st) == 0 && (st.st_mode & S_IWGRP) && !(st.st_mode & S_IWOTH);
 
@@ -319,7 +318,7 @@ may_administer (const char *folder)
       if (group_pool)
         return st.st_uid == uid;
     }
-  if ((fd = _tessera_open_folder_path (folder, FALSE, NULL)) < 0)
+  if ((fd = tessera_folder_path_open (folder, NULL)) < 0)
     return TRUE;
   may = fstat (fd, &st) < 0 || st.st_uid == uid;
   close (fd);
@@ -336,7 +335,7 @@ is_others_entry (const char *folder, const char *job)
   int fd, jobs_fd;
   gboolean others = FALSE;
 
-  if (folder == NULL || strchr (job, '/') != NULL || (fd = _tessera_open_folder_path (folder, FALSE, NULL)) < 0)
+  if (folder == NULL || strchr (job, '/') != NULL || (fd = tessera_folder_path_open (folder, NULL)) < 0)
     return FALSE;
   jobs_fd = openat (fd, "jobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   close (fd);

@@ -8,7 +8,6 @@
 #include <glib/gi18n-lib.h>
 
 #include "tessera-config.h"
-#include "tessera-config-values-private.h"
 
 #include "tessera-tool.h"
 
@@ -44,7 +43,7 @@ setting_as_informations (TesseraTrackedDynamicResource *resource, GParamSpec *ps
 
   if (G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_STRING || klass->initialize_informations == NULL)
     return NULL;
-  if (!_tessera_config_value_from_string (pspec, text, &value, error))
+  if (!tessera_settings_value_from_string (pspec, text, &value, error))
     return NULL;
   /* Never opened: only its settings are looked at. */
   setup = TESSERA_TRACKED_DYNAMIC_RESOURCE (g_object_new_with_properties (G_OBJECT_TYPE (resource), 1,

@@ -9,6 +9,8 @@
 #include <tessera/tessera-version.h>
 #include <tessera/tessera-error.h>
 #include <tessera/tessera-json.h>
+#include <tessera/tessera-folder-path.h>
+#include <tessera/tessera-settings.h>
 #include <tessera/tessera-process.h>
 #include <tessera/tessera-process-type.h>
 #include <tessera/tessera-job.h>
