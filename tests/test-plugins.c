@@ -376,6 +376,126 @@ test_mutex_exclusive_not_starved (void)
   test_remove_tree (tmp);
 }
 
+/* A shared waiter within its patience, whose waiting entry (queue/NAME.waiting,
+ * for status) is written, does not pass a waiting exclusive request's
+ * intent (ff7f76d): A holds the mutex shared, B waits for it exclusive
+ * (its intent written), and C, asking shared with a patience far longer
+ * than its wait, must not get it, neither in a wait woken while its entry
+ * is there nor in a try after it; once A lets go, B gets it before C. */
+typedef struct
+{
+  TesseraDynamicDependency *dependency;
+  double timeout;
+  TesseraDynamicDependencyLock *lock;
+  GError *error;
+  gint done;
+} LockCall;
+
+static gpointer
+lock_in_thread (gpointer data)
+{
+  LockCall *call = data;
+
+  call->lock = tessera_dynamic_dependency_lock (call->dependency, call->timeout, NULL, &call->error);
+  g_atomic_int_set (&call->done, TRUE);
+  return NULL;
+}
+
+static void
+test_mutex_waiting_entry_keeps_intent (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "mutex", NULL);
+  g_autofree char *intents = g_build_filename (folder, "intents", NULL);
+  g_autofree char *job_uri = g_build_filename (tmp, "jobs", "c", "helper", NULL);
+  const char *keys[] = { "lock-folder", "patience", NULL };
+  const char *values[] = { folder, "3600", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicResource) mutex = NULL;
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(Helper) a = NULL;
+  g_autoptr(Helper) b = NULL;
+  g_autofree char *lock_name = NULL;
+  g_autofree char *waiting = NULL;
+  g_autofree char *line = NULL;
+  LockCall call = { NULL, 10, NULL, NULL, FALSE };
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  gboolean seen = FALSE;
+  GThread *thread;
+
+  a = plugin_helper_spawn (NULL, "hold", "mutex", folder, "a", "shared", NULL);
+  helper_expect_line (a, "ACQUIRED", 60);
+  b = plugin_helper_spawn (NULL, "request", "mutex", folder, "b", "exclusive", "120", NULL);
+  helper_expect_line (b, "WAITING", 60);
+  g_assert_cmpuint (test_count_entries (intents), ==, 1);
+
+  mutex = tessera_registry_create_resource (tessera_registry_get_default (), "mutex", "m", keys, values, &error);
+  g_assert_no_error (error);
+  job = tessera_job_new ("helper", "c", job_uri, &error);
+  g_assert_no_error (error);
+  g_assert_true (tessera_job_set_process (job, self, &error));
+  dep = tessera_dynamic_resource_create_dependency (mutex, job, "shared", &error);
+  g_assert_no_error (error);
+  lock_name = tessera_job_dup_lock_file_name (job);
+  g_assert_true (g_str_has_suffix (lock_name, ".json"));
+  lock_name[strlen (lock_name) - strlen (".json")] = '\0';
+  waiting = g_strdup_printf ("%s/queue/%s.waiting", folder, lock_name);
+
+  /* C waits, within its patience: its waiting entry is written at its
+   * first attempt; woken then, it tries again, and times out (had it got
+   * the mutex, its entry may be gone before it was seen). */
+  call.dependency = dep;
+  thread = g_thread_new ("c-waits", lock_in_thread, &call);
+  while (!(seen = g_file_test (waiting, G_FILE_TEST_EXISTS)) && !g_atomic_int_get (&call.done))
+    {
+      if (g_get_monotonic_time () > deadline)
+        g_error ("%s did not appear within 60 s", waiting);
+      g_usleep (5000);
+    }
+  if (seen)
+    tessera_dynamic_resource_notify_changed (mutex);
+  g_thread_join (thread);
+  if (call.lock != NULL)
+    g_test_message ("the shared waiter got the mutex past the exclusive request's intent in its wait");
+  g_assert_null (call.lock);
+  g_assert_true (seen);
+  g_assert_error (call.error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&call.error);
+  g_assert_false (g_file_test (waiting, G_FILE_TEST_EXISTS));
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  if (lock != NULL)
+    g_test_message ("the shared waiter's next try got the mutex past the exclusive request's intent");
+  g_assert_null (lock);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+
+  /* A lets go: B, not C, is next. */
+  helper_close_stdin (a);
+  helper_expect_line (a, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (a), ==, 0);
+  line = helper_read_line (b, 60);
+  g_assert_true (g_str_has_prefix (line, "ACQUIRED"));
+  lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+  g_assert_null (lock);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  helper_close_stdin (b);
+  helper_expect_line (b, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (b), ==, 0);
+  lock = tessera_dynamic_dependency_lock (dep, 60, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), &error));
+  g_assert_no_error (error);
+
+  g_clear_object (&lock);
+  g_clear_object (&dep);
+  g_clear_object (&mutex);
+  test_remove_tree (tmp);
+}
+
 static void
 test_gpu_processes (void)
 {
@@ -1153,6 +1273,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/countertoken/processes", test_countertoken_processes);
   g_test_add_func ("/plugins/mutex/processes", test_mutex_processes);
   g_test_add_func ("/plugins/mutex/exclusive-not-starved", test_mutex_exclusive_not_starved);
+  g_test_add_func ("/plugins/mutex/waiting-entry-keeps-intent", test_mutex_waiting_entry_keeps_intent);
   g_test_add_func ("/plugins/gpu/processes", test_gpu_processes);
   g_test_add_func ("/plugins/gpu/environment", test_gpu_environment);
   g_test_add_func ("/plugins/gpu/job-side-environment", test_gpu_job_side_environment);
