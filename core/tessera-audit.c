@@ -122,6 +122,7 @@ _tessera_audit_log (const char             *event,
   message.value = line->str;
   message.length = -1;
   g_array_append_val (fields, message);
+  _tessera_pause_point ("audit-write");
   g_log_structured_array (G_LOG_LEVEL_INFO, (const GLogField *) fields->data, fields->len);
 }
 

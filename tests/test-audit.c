@@ -453,6 +453,71 @@ test_private_pool (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err, "audit"));
 }
 
+/* A reclaim is logged once the pool's locks are let go (issue 42): a
+ * slow log (syslog blocks while its reader's queue is full, a full disk)
+ * must not hold the pool. A process held in its audit write of a reclaim
+ * (pause point "audit-write") keeps no lock: another's `run --no-wait`
+ * of the same resource is served meanwhile, and the reclaim is logged
+ * once the first goes on. */
+static void
+test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
+{
+  g_autofree char *private = g_build_filename (f->gp->tmp, "private", NULL);
+  g_autofree char *pause_dir = g_build_filename (f->gp->tmp, "pause", NULL);
+  g_autofree char *reached = g_build_filename (pause_dir, "audit-write.reached", NULL);
+  g_autofree char *go = g_build_filename (pause_dir, "audit-write.go", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(Helper) paused = NULL;
+  g_autoptr(Helper) other = NULL;
+  g_autofree char *line = NULL;
+  GPid pid, wrapper;
+
+  g_assert_cmpint (g_mkdir (private, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (pause_dir, 0755), ==, 0);
+  text = g_strdup_printf ("[resource told]\ntype=countertoken\npath=%s/told\ntotal=2\naudit=on\n", private);
+  test_write_file (f->gp->config, text);
+
+  /* A holder of all of it killed (its wrapper first) leaves its lock
+   * file: the next acquire needs its share, so judges it. */
+  holder = hold_as (f, NULL, NULL, "told=2", NULL);
+  pid = (GPid) json_object_get_int_member (only_holder (f, &root), "pid");
+  wrapper = parent_of (pid);
+  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
+  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
+  g_assert_cmpint (helper_wait (holder), !=, 0);
+
+  /* The next run reclaims it, and is held in the audit write. */
+  g_ptr_array_add (argv, g_strdup ("env"));
+  g_ptr_array_add (argv, g_strdup ("TESSERA_PAUSE_AT=audit-write"));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
+  test_argv_tessera (argv, f->root_state, f->gp->config);
+  for (const char *const *a = (const char *[]) { "run", "--need", "told=1", "--", "echo", "first", NULL }; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  paused = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  test_wait_for_file (reached, BOUND_S);
+
+  /* Meanwhile the pool serves: ipc.lock is free. */
+  g_ptr_array_set_size (argv, 0);
+  test_argv_tessera (argv, f->root_state, f->gp->config);
+  for (const char *const *a = (const char *[]) { "run", "--no-wait", "--need", "told=1", "--", "echo", "second", NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  other = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  line = helper_read_line (other, BOUND_S);
+  test_write_file (go, "");   /* the first goes on, whatever the second did */
+  g_assert_cmpstr (line, ==, "second");
+  g_assert_cmpint (helper_wait (other), ==, 0);
+
+  helper_expect_line (paused, "first", BOUND_S);
+  g_assert_cmpint (helper_wait (paused), ==, 0);
+  wait_for_log ("event=reclaim ", "resource=told ", "user=root ", "amount={\"count\":2}", "reason=", NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -468,6 +533,9 @@ main (int argc, char **argv)
   g_test_add ("/audit/clean-host", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
               fixture_set_up, test_clean_host, fixture_tear_down);
   g_test_add ("/audit/private-pool", Fixture, "", fixture_set_up, test_private_pool, fixture_tear_down);
+  if (TESSERA_PAUSE_POINTS)
+    g_test_add ("/audit/reclaim-logged-unlocked", Fixture, "", fixture_set_up, test_reclaim_logged_unlocked,
+                fixture_tear_down);
   status = g_test_run ();
   shutdown (log_socket, SHUT_RDWR);
   g_thread_join (reader);
