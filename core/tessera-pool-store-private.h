@@ -43,6 +43,10 @@ typedef struct
   JsonNode *(*initial_informations) (gpointer owner);
   /* Forget every holding, before the first full read. */
   void      (*reset)                (gpointer owner);
+  /* The view let go of its locks (the thread lock, after the store's
+   * exclusion): what waited for it is done, such as the audit lines of
+   * the reclaims made under them. Any thread, no lock held. */
+  void      (*unlocked)             (gpointer owner);
 } TesseraPoolStoreCalls;
 
 /* What a store calls in the pool view above it, from the poller's thread

@@ -93,6 +93,8 @@ _tessera_pool_view_unlock_thread (TesseraPoolView *view)
 {
   g_mutex_unlock (&view->lock);
   g_object_thaw_notify (G_OBJECT (view->owner));
+  if (view->calls->unlocked != NULL)
+    view->calls->unlocked (view->owner);
 }
 
 /* The store's exclusion then the thread lock, in that order, always: a

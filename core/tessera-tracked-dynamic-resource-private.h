@@ -24,13 +24,18 @@ gboolean _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamic
                                                            TesseraProcess                 *process,
                                                            GError                        **error);
 
-/* Logs a reclaim in the audit log when the resource is audited: a dead
- * holder's lock file @name removed, or (@left) left to its owner. */
+/* Keeps a reclaim for the audit log when the resource is audited: a dead
+ * holder's lock file @name removed, or (@left) left to its owner. Made
+ * under the pool's locks, it is logged once they are let go
+ * (_tessera_tracked_dynamic_resource_log_reclaims()): a slow log must
+ * not hold the pool. */
 void _tessera_tracked_dynamic_resource_audit_reclaim (TesseraTrackedDynamicResource *self,
                                                       const char                    *name,
                                                       TesseraDynamicLockFile        *lock_file,
                                                       const char                    *reason,
                                                       gboolean                       left);
+/* Logs the reclaims kept so far. No lock held. */
+void _tessera_tracked_dynamic_resource_log_reclaims (TesseraTrackedDynamicResource *self);
 
 /* Its pool view (tessera-tracked-resource-store.c reads the store
  * through it). */

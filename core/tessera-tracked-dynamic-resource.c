@@ -37,7 +37,30 @@ typedef struct
 
   TesseraPoolView *view;      /* the thread lock, the cache and what keeps it current */
   TesseraPoolStoreSettings store;   /* where the pool lives, read at init */
+
+  GMutex reclaims_lock;       /* guards reclaims only, never held while logging */
+  GPtrArray *reclaims;        /* of Reclaim: made under the locks, logged once they are let go */
 } TesseraTrackedDynamicResourcePrivate;
+
+/* A reclaim to log. */
+typedef struct
+{
+  char *name;
+  TesseraDynamicLockFile *lock_file;
+  char *reason;
+  gboolean left;
+} Reclaim;
+
+static void
+reclaim_free (gpointer data)
+{
+  Reclaim *reclaim = data;
+
+  g_free (reclaim->name);
+  g_clear_object (&reclaim->lock_file);
+  g_free (reclaim->reason);
+  g_free (reclaim);
+}
 
 enum {
   PROP_0,
@@ -110,6 +133,9 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
   g_clear_pointer (&priv->view, _tessera_pool_view_free);
+  _tessera_tracked_dynamic_resource_log_reclaims (self);
+  g_ptr_array_unref (priv->reclaims);
+  g_mutex_clear (&priv->reclaims_lock);
   g_free (priv->lock_folder);
   g_free (priv->audit);
   _tessera_pool_store_settings_clear (&priv->store);
@@ -341,6 +367,8 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
+  g_mutex_init (&priv->reclaims_lock);
+  priv->reclaims = g_ptr_array_new_with_free_func (reclaim_free);
   priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self), &_tessera_tracked_resource_view_calls);
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
@@ -1012,9 +1040,41 @@ _tessera_tracked_dynamic_resource_audit_reclaim (TesseraTrackedDynamicResource *
                                                  const char                    *reason,
                                                  gboolean                       left)
 {
-  if (PRIV (self)->audited)
-    _tessera_audit_log ("reclaim", resource_name (self), name, lock_file, "reason", reason,
-                        "file", left ? "left to its owner" : "removed", NULL);
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  Reclaim *reclaim;
+
+  if (!priv->audited)
+    return;
+  reclaim = g_new0 (Reclaim, 1);
+  reclaim->name = g_strdup (name);
+  reclaim->lock_file = lock_file != NULL ? g_object_ref (lock_file) : NULL;
+  reclaim->reason = g_strdup (reason);
+  reclaim->left = left;
+  g_mutex_lock (&priv->reclaims_lock);
+  g_ptr_array_add (priv->reclaims, reclaim);
+  g_mutex_unlock (&priv->reclaims_lock);
+}
+
+void
+_tessera_tracked_dynamic_resource_log_reclaims (TesseraTrackedDynamicResource *self)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  g_autoptr(GPtrArray) reclaims = NULL;
+
+  g_mutex_lock (&priv->reclaims_lock);
+  if (priv->reclaims->len > 0)
+    {
+      reclaims = g_steal_pointer (&priv->reclaims);
+      priv->reclaims = g_ptr_array_new_with_free_func (reclaim_free);
+    }
+  g_mutex_unlock (&priv->reclaims_lock);
+  for (guint i = 0; reclaims != NULL && i < reclaims->len; i++)
+    {
+      Reclaim *reclaim = g_ptr_array_index (reclaims, i);
+
+      _tessera_audit_log ("reclaim", resource_name (self), reclaim->name, reclaim->lock_file, "reason",
+                          reclaim->reason, "file", reclaim->left ? "left to its owner" : "removed", NULL);
+    }
 }
 
 /**

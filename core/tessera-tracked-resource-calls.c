@@ -57,9 +57,16 @@ view_reset (gpointer owner)
   KLASS (owner)->reset_state (owner);
 }
 
+static void
+view_unlocked (gpointer owner)
+{
+  _tessera_tracked_dynamic_resource_log_reclaims (owner);
+}
+
 const TesseraPoolViewCalls _tessera_tracked_resource_view_calls = {
   { view_account, view_unaccount, view_name, view_reclaimed },
   view_apply_informations,
   view_initial_informations,
   view_reset,
+  view_unlocked,
 };
