@@ -1561,6 +1561,58 @@ test_root_cleans_ended_job_folders (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (own, G_FILE_TEST_IS_DIR));
 }
 
+/* A flock on an ended job's job lock keeps nothing (issue 38; "Who may
+ * judge a holder"): `tessera run` holds its job lock with an fcntl lock,
+ * never a flock, and anyone who may read the file can flock it, so a
+ * flock there proves nothing of the job, as the verdict on a holder
+ * already reads it. Another member who flocks a member's ended job lock
+ * does not keep root's clean from removing her job folder. */
+static void
+test_root_cleans_job_folder_flocked_by_another (Fixture *f, gconstpointer data)
+{
+  const char *member = f->gp->users->users[1];
+  struct passwd *pw = getpwnam (member);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(Helper) locker = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *own = NULL;
+  g_autofree char *job = NULL;
+  g_autofree char *lock = NULL;
+  g_autofree char *file = NULL;
+
+  if (pw == NULL)
+    g_error ("no user %s", member);
+  init_group_pool (f);
+  own = g_strdup_printf ("%s/r/runs/%u", f->gp->pool, (guint) pw->pw_uid);
+  job = g_build_filename (own, "ended-1", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
+  lock = g_build_filename (job, "ended.lock", NULL);
+  test_write_file (lock, "");
+  file = g_build_filename (job, "ended.pid", NULL);
+  test_write_file (file, "{\"type\": \"local\", \"pid\": 123}\n");
+  g_free (file);
+  file = g_build_filename (job, "locks.json", NULL);
+  test_write_file (file, "{\"dynamic_locks\": []}");
+  test_run_or_fail ((const char *[]) { "chown", "-R", member, own, NULL });
+
+  test_argv_as_user (argv, f->gp->users->users[0], BOUND_S * 4);
+  for (const char *const *a = (const char *[]) { test_python (), "-c", "import fcntl, sys\n"
+                                                  "f = open(sys.argv[1], 'r')\n"
+                                                  "fcntl.flock(f, fcntl.LOCK_EX)\n"
+                                                  "print('held', flush=True)\n"
+                                                  "sys.stdin.read()\n", lock, NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  locker = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (locker, "held", BOUND_S);
+
+  g_assert_cmpint (tessera_by (f, NULL, &out, FALSE, "clean", NULL), ==, 0);
+  helper_close_stdin (locker);
+  g_assert_cmpint (helper_wait (locker), ==, 0);
+  g_assert_false (g_file_test (job, G_FILE_TEST_EXISTS));
+}
+
 /* `tessera run --need cpu=1 -- true` as the first user, with no
  * --config and no $TESSERA_CONFIG: the configuration is looked for in
  * @config_home, then @config_dirs. Its error output in @err. */
@@ -2471,6 +2523,7 @@ main (int argc, char **argv)
   ADD ("share/member-makes-no-hosts-or-queue", test_member_makes_no_hosts_or_queue);
   ADD ("share/member-run-makes-no-resource", test_member_run_makes_no_resource);
   ADD ("share/root-cleans-ended-job-folders", test_root_cleans_ended_job_folders);
+  ADD ("share/root-cleans-job-folder-flocked-by-another", test_root_cleans_job_folder_flocked_by_another);
   ADD ("share/member-run-makes-no-runs", test_member_run_makes_no_runs);
   ADD ("share/outsider-told-not-in-group", test_outsider_told_not_in_group);
   ADD ("fence/huge-value", test_fence_huge_value);
