@@ -766,11 +766,12 @@ tessera_job_dup_lock_fd (TesseraJob *self)
  * @dir_fd: an open job folder, or `AT_FDCWD`
  * @name: the name of a job lock in @dir_fd (a path with `AT_FDCWD`)
  *
- * Tells whether the job lock @name shows that its job is over, as the
- * verdict on a holder reads a job lock: only one that could be opened
- * and that nobody holds (neither an fcntl lock nor a flock) does. One
- * that is not there, cannot be opened or probed, or is not a regular
- * file does not. Never follows a link, never blocks. `tessera clean`
+ * Tells whether the job lock @name of a job folder of `tessera run` shows
+ * that its job is over, as the verdict on a holder reads a Tessera
+ * holder's job lock: only one that could be opened and that no fcntl lock
+ * holds does (`tessera run` never takes a flock, which anyone who may
+ * read the file can: one proves nothing). One that is not there, cannot
+ * be opened or probed, or is not a regular file does not. Never follows a link, never blocks. `tessera clean`
  * asks it of each job lock in a job folder it would remove.
  *
  * Returns: whether the job lock was opened and found free

@@ -122,7 +122,7 @@ TesseraVerdict _tessera_verdict_decide (const TesseraVerdictFacts *facts,
 
 /* Whether a job folder's job lock (@state, from _tessera_job_lock_probe())
  * shows that nobody runs that job any more: only one opened and found
- * free does. */
+ * free, or held only by a flock (never tessera run's), does. */
 gboolean _tessera_verdict_job_lock_released (TesseraJobLockState state);
 
 G_END_DECLS

@@ -207,5 +207,9 @@ _tessera_verdict_pid (const TesseraPidFacts *facts)
 gboolean
 _tessera_verdict_job_lock_released (TesseraJobLockState state)
 {
-  return state == TESSERA_JOB_LOCK_FREE;
+  /* A job folder of tessera run's: its job lock is held with an fcntl
+   * lock (the wrapper's, which its command inherits), never a flock, so
+   * a flock there is anyone's who may read the file, and proves nothing
+   * (as by_job_lock() reads a Tessera holder's). */
+  return state == TESSERA_JOB_LOCK_FREE || state == TESSERA_JOB_LOCK_FLOCKED;
 }
