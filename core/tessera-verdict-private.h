@@ -81,6 +81,11 @@ typedef struct
   TesseraJobLockState job_lock;
   int job_lock_errno;             /* why it is neither free nor held (0: not a regular file) */
   gboolean job_folder_replaced;   /* its recorded job folder is not the one at its path */
+  /* Its spec records the view of the pool its job lock was taken through
+   * ("view": the device of its job folder there), and the probe found
+   * the job lock on another: on one host, another mount of the pool (a
+   * container's FUSE view), whose locks may not reach ours. */
+  gboolean other_view;
   TesseraAnswer lock_free_long;
   TesseraAnswer locks_cross_here;
   TesseraAnswer seen_for;

@@ -1059,7 +1059,8 @@ typedef struct
   TestGroupPool *gp;     /* with @user: the pool's users and configuration */
   const char *user;      /* one of @gp's users; NULL: as the test (root) */
   const char *poll_max;  /* TESSERA_POLL_INTERVAL_MAX; NULL: the default */
-  gboolean view;         /* (a simulated host) tmp/real seen at tmp/view through a FUSE view of its own */
+  gboolean view;         /* (a simulated host, or a container) tmp/real seen at tmp/view through a FUSE view of its own */
+  gboolean bind;         /* (a container) tmp/real bind-mounted at tmp/view in mounts of its own */
 } Place;
 
 /* Appends to @argv the command `tessera` run at @at, with `--config
@@ -1098,6 +1099,21 @@ append_place (Fixture *f, const Place *at, const char *config, GPtrArray *argv)
                                               "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
                                               "mount --bind '%s' /var/tmp; %sexec \"$@\"",
                                               g_get_host_name (), machine_id, boot_id, var_tmp, view));
+      g_ptr_array_add (argv, g_strdup ("sh"));
+    }
+  else if (at->container && (at->view || at->bind))
+    {
+      /* This host (its machine id, boot id and /var/tmp: its host id), in
+       * a pid namespace and mounts of its own, seeing the pool through
+       * another mount of its own. */
+      const char *unshare[] = { "unshare", "--pid", "--mount", "--fork", "--propagation", "private", "sh", "-c" };
+
+      for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
+        g_ptr_array_add (argv, g_strdup (unshare[i]));
+      g_ptr_array_add (argv, g_strdup_printf ("set -e; mount -t proc proc /proc; %s '%s/real' '%s/view'; "
+                                              "exec \"$@\"",
+                                              at->view ? "bindfs --no-allow-other -o nonempty" : "mount --bind",
+                                              f->tmp, f->tmp));
       g_ptr_array_add (argv, g_strdup ("sh"));
     }
   else if (at->container)
@@ -3271,6 +3287,113 @@ test_mixed_mounts_view_alone_works (Fixture *f, gconstpointer data)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Two views of the pool on one host (issue 38, review finding 5): the
+ * same host id (machine id, boot, /var/tmp), one process in a container
+ * that sees the pool through a FUSE view, one through the real folder.
+ * Locks taken through the one do not reach the other: neither ipc.lock
+ * nor a job lock excludes them. */
+
+/* The host id in the spec of the lock file @path. */
+static char *
+spec_host_id (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *spec;
+
+  g_assert_true (json_parser_load_from_file (parser, path, &error));
+  g_assert_no_error (error);
+  spec = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "process");
+  g_assert_nonnull (spec);
+  g_assert_cmpuint (strlen (json_object_get_string_member (spec, "host_id")), ==, 32);
+  return g_strdup (json_object_get_string_member (spec, "host_id"));
+}
+
+/* A holder in a container of this host, on its FUSE view: judged from the
+ * real folder (a clean, a run) it is never reclaimed, and the pool is
+ * refused on both sides (as between two hosts whose locks do not cross),
+ * in one line naming the other view's mark in hosts/; still so once the
+ * holder is gone. */
+static void
+test_same_host_views_refuse (Fixture *f, gconstpointer data)
+{
+  const Place here = { NULL };
+  const Place fuse = { .container = TRUE, .view = TRUE };
+  g_autofree char *view = mixed_mounts_pool (f);
+  g_autofree char *err = NULL;
+  g_autofree char *id = NULL;
+  g_autofree char *mark = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = start_holder_at (f, &fuse, NULL, NULL);
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autoptr(GPtrArray) held = mixed_mounts_lock_files (f);
+  g_autoptr(GPtrArray) left = NULL;
+
+  g_assert_cmpuint (held->len, ==, 1);
+  id = spec_host_id (g_ptr_array_index (held, 0));
+  mark = g_strconcat ("hosts/", id, ".", NULL);
+
+  clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                      "clean", NULL);
+  g_assert_no_error (error);
+  test_exit_code (clean);
+  left = mixed_mounts_lock_files (f);
+  g_assert_cmpuint (left->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (left, 0), ==, g_ptr_array_index (held, 0));
+
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 1);
+  g_assert_true (g_str_has_prefix (err, "tessera: r: "));
+  g_assert_nonnull (strstr (err, mark));
+  g_assert_nonnull (strstr (err, "etcd"));
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);   /* one line */
+  g_clear_pointer (&err, g_free);
+  g_clear_pointer (&left, g_ptr_array_unref);
+  left = mixed_mounts_lock_files (f);
+  g_assert_cmpuint (left->len, ==, 1);
+
+  /* The view's side sees the real folder's mark. */
+  g_assert_cmpint (run_no_wait_at (f, &fuse, &err), ==, 1);
+  g_assert_nonnull (strstr (err, mark));
+  g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 1);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_no_wait_at (f, &fuse, &err), ==, 1);
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
+/* A plain bind mount of the same folder (the same file system, so the
+ * same locks) in a container of this host is one view with the real
+ * folder: no refusal; the container's holder counts here (its job lock
+ * held), and once it is gone both sides are served. */
+static void
+test_same_host_bind_mount_one_view (Fixture *f, gconstpointer data)
+{
+  const Place here = { NULL };
+  const Place bound = { .container = TRUE, .bind = TRUE };
+  g_autofree char *view = mixed_mounts_pool (f);
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = start_holder_at (f, &bound, NULL, NULL);
+
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 75);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_no_wait_at (f, &bound, &err), ==, 75);
+  g_clear_pointer (&err, g_free);
+  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 0);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_no_wait_at (f, &bound, &err), ==, 0);
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Marks in a group's pool: what a member of the group may do to them
  * (issue 38, review findings F3 and F4) */
 
@@ -3536,6 +3659,8 @@ main (int argc, char **argv)
   ADD ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
   ADD ("/hosts/mixed-mounts/view-holder-not-judged-dead", NULL, test_mixed_mounts_view_holder_not_dead);
   ADD ("/hosts/mixed-mounts/view-alone-works", NULL, test_mixed_mounts_view_alone_works);
+  ADD ("/hosts/same-host-views/fuse-view-and-real-folder-refuse", NULL, test_same_host_views_refuse);
+  ADD ("/hosts/same-host-views/bind-mount-is-one-view", NULL, test_same_host_bind_mount_one_view);
   ADD ("/hosts/group-marks/member-removes-them", NULL, test_group_marks_member_removes);
   ADD ("/hosts/group-marks/planted-named-with-owner", NULL, test_group_marks_planted);
   ADD ("/hosts/mixed-mounts/warm-process-sees-changed-marks", NULL, test_mixed_mounts_warm_process_sees_new_marks);

@@ -34,6 +34,7 @@ typedef struct
   TesseraJobLockState job_lock;
   int job_lock_errno;
   gboolean job_folder_replaced;
+  gboolean other_view;           /* its job lock taken through another view of the pool than where it is probed */
   gboolean lock_free_long;
   gboolean locks_local_here;     /* locks do not cross hosts where this host sees the pool */
   gboolean seen_for;
@@ -110,6 +111,21 @@ static const Row rows[] = {
   /* ...but a holder of this host is judged by its job lock here. */
   { "same-host/hidden/locks-do-not-cross-here", OURS, .process = TESSERA_PROCESS_REMOTE, .locks_local_here = TRUE,
     .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_DEAD },
+  /* ...unless its job lock was taken through another view of the pool
+   * (a container's FUSE view, another mount): on one host, locks taken on
+   * one view do not reach the other unless both cross hosts. */
+  { "same-host/other-view/lock-taken-where-locks-stay-local", OURS, .process = TESSERA_PROCESS_REMOTE,
+    .other_view = TRUE, .recorded = RECORDED_LOCAL, .job_lock = TESSERA_JOB_LOCK_FREE,
+    .verdict = TESSERA_VERDICT_UNKNOWN, .reason = "another view" },
+  { "same-host/other-view/locks-do-not-cross-here", OURS, .process = TESSERA_PROCESS_REMOTE, .other_view = TRUE,
+    .locks_local_here = TRUE, .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_UNKNOWN,
+    .reason = "another view" },
+  { "same-host/other-view/lock-held", OURS, .process = TESSERA_PROCESS_REMOTE, .other_view = TRUE,
+    .recorded = RECORDED_LOCAL, .job_lock = TESSERA_JOB_LOCK_HELD, .verdict = TESSERA_VERDICT_ALIVE },
+  /* Two views whose locks both cross hosts (two mounts of one file
+   * server) exclude each other: its job lock decides. */
+  { "same-host/other-view/locks-cross-on-both", OURS, .process = TESSERA_PROCESS_REMOTE, .other_view = TRUE,
+    .job_lock = TESSERA_JOB_LOCK_FREE, .verdict = TESSERA_VERDICT_DEAD, .reason = "job lock is free" },
   /* A flock on a job lock that more than its owner may read proves
    * nothing (a member may take one): a Tessera holder never takes one,
    * so its job lock is free; experimaestro's may, so it is not known. */
@@ -187,6 +203,7 @@ answer (const Row *row, TesseraProbe probe, TesseraVerdictFacts *facts)
       facts->job_lock = row->job_lock;
       facts->job_lock_errno = row->job_lock_errno;
       facts->job_folder_replaced = row->job_folder_replaced;
+      facts->other_view = row->other_view;
       break;
     case TESSERA_PROBE_LOCK_FREE_LONG:
       facts->lock_free_long = ANSWER (row->lock_free_long);
