@@ -43,6 +43,11 @@ typedef struct
   /* Whether its job lock was taken where locks cross hosts, as its
    * process recorded it in "process": "locks_cross" (-1: not recorded). */
   int locks_cross;
+  /* The view of the pool its job lock was taken through (the device of
+   * its job folder there), as its process recorded it in "process":
+   * "view". */
+  gboolean view_known;
+  guint64 view;
   char *unknown_reason;    /* under unknown_reason_lock */
   char *problem;           /* why it holds the whole resource; NULL: read in full */
 } TesseraDynamicLockFilePrivate;
@@ -223,6 +228,19 @@ read_locks_cross (TesseraDynamicLockFile *self, JsonObject *process)
     PRIV (self)->locks_cross = json_node_get_boolean (node) ? 1 : 0;
 }
 
+/* "view": N in @process, as Tessera writes it (anything else says
+ * nothing). */
+static void
+read_view (TesseraDynamicLockFile *self, JsonObject *process)
+{
+  JsonNode *node = json_object_get_member (process, "view");
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    return;
+  PRIV (self)->view_known = TRUE;
+  PRIV (self)->view = (guint64) json_node_get_int (node);
+}
+
 /**
  * tessera_dynamic_lock_file_new_from_data:
  * @lock_file_type: a concrete subtype of #TesseraDynamicLockFile
@@ -296,6 +314,7 @@ tessera_dynamic_lock_file_new_from_data (GType        lock_file_type,
     {
       read_job_folder (self, json_node_get_object (process_node));
       read_locks_cross (self, json_node_get_object (process_node));
+      read_view (self, json_node_get_object (process_node));
     }
   information = json_object_get_member (object, "information");
   if (information != NULL && JSON_NODE_HOLDS_NULL (information))
@@ -436,6 +455,8 @@ tessera_dynamic_lock_file_to_json (TesseraDynamicLockFile *self)
         }
       if (priv->locks_cross >= 0 && JSON_NODE_HOLDS_OBJECT (process))
         json_object_set_boolean_member (json_node_get_object (process), "locks_cross", priv->locks_cross > 0);
+      if (priv->view_known && JSON_NODE_HOLDS_OBJECT (process))
+        json_object_set_int_member (json_node_get_object (process), "view", (gint64) priv->view);
       json_object_set_member (object, "process", process);
     }
   node = json_node_new (JSON_NODE_OBJECT);
@@ -790,6 +811,22 @@ _tessera_dynamic_lock_file_get_locks_cross (TesseraDynamicLockFile *self,
 {
   *locks_cross = PRIV (self)->locks_cross > 0;
   return PRIV (self)->locks_cross >= 0;
+}
+
+void
+_tessera_dynamic_lock_file_set_view (TesseraDynamicLockFile *self,
+                                     guint64                 view)
+{
+  PRIV (self)->view_known = TRUE;
+  PRIV (self)->view = view;
+}
+
+gboolean
+_tessera_dynamic_lock_file_get_view (TesseraDynamicLockFile *self,
+                                     guint64                *view)
+{
+  *view = PRIV (self)->view;
+  return PRIV (self)->view_known;
 }
 
 void

@@ -90,12 +90,13 @@ gboolean _tessera_holder_monitor_seen_for      (TesseraHolderMonitor *monitor,
 gboolean _tessera_holder_monitor_locks_cross_hosts (TesseraHolderMonitor *monitor);
 
 /* Whether a job lock in the job folder of @job_uri (@folder_dev: its
- * device, when @folder_known) is taken where locks cross hosts, for its
+ * device, when @folder_known; else set to it, the view of the pool the
+ * job lock is taken through) is taken where locks cross hosts, for its
  * process spec: 1 they do, 0 they do not, -1 the folder cannot be seen. */
 int      _tessera_holder_monitor_job_locks_cross (TesseraHolderMonitor *monitor,
                                                   const char           *job_uri,
                                                   gboolean              folder_known,
-                                                  guint64               folder_dev);
+                                                  guint64              *folder_dev);
 /* FALSE with TESSERA_ERROR_INVALID_CONFIGURATION (naming the fix) when
  * the hosts' marks show two hosts of which one's locks do not cross
  * hosts, or, where ours do not, when one of @lock_files (the valid ones;

@@ -415,7 +415,7 @@ int
 _tessera_holder_monitor_job_locks_cross (TesseraHolderMonitor *monitor,
                                          const char           *job_uri,
                                          gboolean              folder_known,
-                                         guint64               folder_dev)
+                                         guint64              *folder_dev)
 {
   g_autofree char *dir = NULL;
   struct stat st;
@@ -427,13 +427,13 @@ _tessera_holder_monitor_job_locks_cross (TesseraHolderMonitor *monitor,
     {
       if (stat (dir, &st) != 0)
         return -1;
-      folder_dev = (guint64) st.st_dev;
+      *folder_dev = (guint64) st.st_dev;
     }
   /* Read again only for another device: jobs of a pool keep their
    * folders in one place, mostly. */
-  if (monitor->job_mount_cross == 0 || monitor->job_mount_dev != folder_dev)
+  if (monitor->job_mount_cross == 0 || monitor->job_mount_dev != *folder_dev)
     {
-      monitor->job_mount_dev = folder_dev;
+      monitor->job_mount_dev = *folder_dev;
       monitor->job_mount_cross = _tessera_locks_cross_hosts (dir, NULL) ? 1 : -1;
     }
   return monitor->job_mount_cross > 0;
@@ -475,6 +475,19 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
                      "mark, the pool's owner or root may remove it"),
                    _tessera_lock_folder_get_path (monitor->folder), shown,
                    owner != NULL ? owner : _("a user it does not name"), distrust);
+      return FALSE;
+    }
+  if (other != NULL && g_str_has_prefix (other, _tessera_host_id ()) && other[strlen (_tessera_host_id ())] == '.')
+    {
+      /* A mark of another view of the pool on this very host. */
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("refusing %s: this host also reaches it through another view (another mount of it, such as "
+                     "a container's FUSE view), as hosts/%s (owned by %s) says, and locks taken through one of the "
+                     "two do not reach the other, so nothing can keep their processes from handing out the same "
+                     "share; reach it through one view (a bind mount of the same file system is one) or keep the "
+                     "pool in the etcd store; `tessera clean --host` removes the mark of a view that is gone"),
+                   _tessera_lock_folder_get_path (monitor->folder), other,
+                   owner != NULL ? owner : _("a user it does not name"));
       return FALSE;
     }
   if (other != NULL && cross)
@@ -552,21 +565,29 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
  * the holder, which stays unknown (*@replaced). Without a recorded folder
  * (experimaestro's specs) or without a folder here, the job lock is
  * probed by its path, and one not found there stays absent (the folder
- * may be one this host cannot see). */
+ * may be one this host cannot see). *@other_view: the spec records the
+ * view of the pool its job lock was taken through (its job folder's
+ * device there) and the folder probed here is on another device: on one
+ * host, another mount of the pool (a container's FUSE view), whose locks
+ * may not reach ours. */
 static TesseraJobLockState
 probe_job_lock (TesseraDynamicLockFile *lock_file,
                 const char             *lock_path,
                 int                    *errsv,
-                gboolean               *replaced)
+                gboolean               *replaced,
+                gboolean               *other_view)
 {
   g_autofree char *dir = g_path_get_dirname (lock_path);
   g_autofree char *name = g_path_get_basename (lock_path);
   TesseraJobLockState state;
-  guint64 dev, ino;
+  guint64 dev, ino, view;
   struct stat st;
   int dir_fd = -1;
 
   *replaced = FALSE;
+  *other_view = FALSE;
+  if (_tessera_dynamic_lock_file_get_view (lock_file, &view))
+    *other_view = stat (dir, &st) == 0 && (guint64) st.st_dev != view;
   if (_tessera_dynamic_lock_file_get_job_folder (lock_file, &dev, &ino))
     {
       dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -642,7 +663,7 @@ gather_probe (TesseraHolderMonitor *monitor,
       facts->job_lock_errno = 0;
       if (facts->has_process)
         facts->job_lock = probe_job_lock (holder->lock_file, facts->lock_path, &facts->job_lock_errno,
-                                          &facts->job_folder_replaced);
+                                          &facts->job_folder_replaced, &facts->other_view);
       else
         facts->job_lock = _tessera_job_lock_probe (facts->lock_path, &facts->job_lock_errno);
       break;

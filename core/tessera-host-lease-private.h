@@ -74,9 +74,13 @@ gboolean    _tessera_host_lease_expired        (TesseraHostLease *lease,
  * leaves this user's mark of this host in hosts/ (HOSTID.UID.host,
  * stating whether its locks cross hosts; written once per process, again
  * only when missing or when it claimed locks that cross and this
- * process's do not), then looks at other hosts' marks and heartbeats
- * (those of every user, and HOSTID.host and HOSTID.lease of an older
- * Tessera) for one that makes the sharing unsafe: where this host's locks
+ * process's do not), and its mark of the view of the pool it reaches it
+ * through (HOSTID.UID.vVIEW.host, VIEW the device of hosts/ here), then
+ * looks at other hosts' marks and heartbeats (those of every user, and
+ * HOSTID.host and HOSTID.lease of an older Tessera), and at this host's
+ * marks of other views in this boot (another mount of the pool, such as
+ * a container's FUSE view, counts as another host), for one that makes
+ * the sharing unsafe: where this host's locks
  * do not cross, any other host; where they do, another host whose locks
  * do not ("locks_cross": false, or a mark of an older Tessera without the
  * member: those were written only where locks do not cross), or a file

@@ -24,8 +24,12 @@
 /* What a file of hosts/ is, by its name. Each user of a host writes her
  * own: HOSTID.UID.lease (heartbeat) and HOSTID.UID.host (mark), so that
  * where hosts/ is sticky (a group's pool) none may remove or replace
- * another's. HOSTID.lease and HOSTID.host are of a Tessera before that,
- * whoever wrote them: still read. */
+ * another's; and a mark per view of the pool that she reaches it
+ * through, HOSTID.UID.vVIEW.host (VIEW: the device of hosts/ there, in
+ * hexadecimal), so that two mounts of the pool on one host (a
+ * container's FUSE view and the real folder) see each other. HOSTID.lease
+ * and HOSTID.host are of a Tessera before that, whoever wrote them: still
+ * read. */
 typedef enum
 {
   HOST_FILE_NONE,
@@ -34,9 +38,10 @@ typedef enum
 } HostFileKind;
 
 /* The kind of hosts/@name; @id (out): its host id; @uid (out): the uid it
- * is named for, -1 for a name of the older kind. */
+ * is named for, -1 for a name of the older kind; @view (out): the view it
+ * is named for; returns with @has_view (out) FALSE for none. */
 static HostFileKind
-host_file_kind (const char *name, char **id, gint64 *uid)
+host_file_kind (const char *name, char **id, gint64 *uid, gboolean *has_view, guint64 *view)
 {
   const char *dot = strchr (name, '.');
   const char *rest;
@@ -44,6 +49,8 @@ host_file_kind (const char *name, char **id, gint64 *uid)
 
   *id = NULL;
   *uid = -1;
+  *has_view = FALSE;
+  *view = 0;
   if (dot == NULL)
     return HOST_FILE_NONE;
   rest = dot + 1;
@@ -58,6 +65,19 @@ host_file_kind (const char *name, char **id, gint64 *uid)
           (*uid = g_ascii_strtoll (rest, NULL, 10)) > G_MAXUINT32)
         return HOST_FILE_NONE;
       rest = end + 1;
+      /* A view as Tessera writes it: lowercase hex, no leading zero. */
+      if (*rest == 'v')
+        {
+          end = ++rest;
+          while (g_ascii_isxdigit (*end) && !g_ascii_isupper (*end))
+            end++;
+          if (*end != '.' || end == rest || end - rest > 16 || (*rest == '0' && end - rest > 1) ||
+              strcmp (end + 1, MARK_SUFFIX + 1) != 0)
+            return HOST_FILE_NONE;
+          *has_view = TRUE;
+          *view = g_ascii_strtoull (rest, NULL, 16);
+          rest = end + 1;
+        }
     }
   kind = strcmp (rest, LEASE_SUFFIX + 1) == 0 ? HOST_FILE_LEASE
          : strcmp (rest, MARK_SUFFIX + 1) == 0 ? HOST_FILE_MARK : HOST_FILE_NONE;
@@ -75,6 +95,14 @@ static char *
 own_host_file (const char *suffix)
 {
   return g_strdup_printf ("%s.%u%s", _tessera_host_id (), (unsigned) geteuid (), suffix);
+}
+
+/* This user's mark of this host and view: HOSTID.UID.vVIEW.host. */
+static char *
+own_view_mark (guint64 view)
+{
+  return g_strdup_printf ("%s.%u.v%" G_GINT64_MODIFIER "x%s", _tessera_host_id (), (unsigned) geteuid (), view,
+                          MARK_SUFFIX);
 }
 
 /* What this process last saw of another host's heartbeat. */
@@ -112,6 +140,7 @@ struct _TesseraHostLease
   GHashTable *seen;         /* host id → Seen */
   int locks_cross;          /* atomic; 0: not looked yet, 1: the pool's locks cross hosts, -1: they do not */
   gboolean marked;          /* this process has checked its host's mark */
+  guint64 view;             /* when marked: the view of the pool this process reaches it through */
 };
 
 static void
@@ -363,6 +392,8 @@ is_host_temporary (const char *name)
   g_autofree char *target = NULL;
   g_autofree char *id = NULL;
   gint64 uid;
+  gboolean has_view;
+  guint64 view;
 
   if (length <= 7 || name[length - 7] != '.')
     return FALSE;
@@ -370,7 +401,7 @@ is_host_temporary (const char *name)
     if (!g_ascii_isalnum (*p))
       return FALSE;
   target = g_strndup (name, length - 7);
-  return host_file_kind (target, &id, &uid) != HOST_FILE_NONE;
+  return host_file_kind (target, &id, &uid, &has_view, &view) != HOST_FILE_NONE;
 }
 
 /* A renewer killed between writing its temporary file and renaming it
@@ -614,6 +645,8 @@ typedef struct
   char *name;
   char *id;          /* the host id it is named for */
   gint64 uid;        /* the uid it is named for; -1: a name of the older kind */
+  gboolean has_view; /* a mark of a view of the pool, not of the host */
+  guint64 view;      /* then, the view it is named for */
   HostFileKind kind;
 } HostFile;
 
@@ -657,7 +690,7 @@ list_host_files (int hosts_fd)
     {
       HostFile *file = g_new0 (HostFile, 1);
 
-      file->kind = host_file_kind (entry->d_name, &file->id, &file->uid);
+      file->kind = host_file_kind (entry->d_name, &file->id, &file->uid, &file->has_view, &file->view);
       if (file->kind == HOST_FILE_NONE)
         {
           host_file_free (file);
@@ -678,6 +711,7 @@ typedef struct
   char *text;            /* NULL when it cannot be read */
   gboolean locks_cross;  /* as it states; FALSE when it cannot be trusted */
   char *host;            /* the host name it states; NULL: none */
+  char *boot_id;         /* the boot it states; NULL: none */
   const char *distrust;  /* (untranslated) why it cannot be trusted; NULL when it can */
 } HostFileSays;
 
@@ -686,8 +720,20 @@ host_file_says_clear (HostFileSays *says)
 {
   g_clear_pointer (&says->text, g_free);
   g_clear_pointer (&says->host, g_free);
+  g_clear_pointer (&says->boot_id, g_free);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (HostFileSays, host_file_says_clear)
+
+/* The string @object states as @name; NULL when none. */
+static const char *
+string_member (JsonObject *object, const char *name)
+{
+  JsonNode *member = json_object_get_member (object, name);
+
+  if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) || json_node_get_value_type (member) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (member);
+}
 
 /* Reads @file in hosts/ (@hosts_fd): a regular file, never through a
  * link, never larger than TESSERA_HOST_LEASE_MAX_SIZE, strict JSON, and
@@ -736,6 +782,7 @@ read_host_file (int hosts_fd, const HostFile *file, HostFileSays *says)
     }
   object = json_node_get_object (root);
   says->host = g_strdup (json_object_get_string_member_with_default (object, "host", NULL));
+  says->boot_id = g_strdup (string_member (object, "boot_id"));
   member = json_object_get_member (object, "locks_cross");
   if (member == NULL && file->uid < 0)
     says->locks_cross = file->kind == HOST_FILE_LEASE;
@@ -844,7 +891,9 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
  * hosts: each user of each host that uses the pool leaves a mark,
  * hosts/HOSTID.UID.host (a heartbeat that states no lease, and whether
  * the host's locks cross; written once, kept), before it grants anything,
- * then looks at the other hosts' marks and heartbeats. Of two hosts that
+ * and a mark of the view of the pool it reaches it through
+ * (HOSTID.UID.vVIEW.host), then looks at the other hosts' marks and
+ * heartbeats, and at the marks of this host's other views. Of two hosts that
  * start at once, each writes before it looks, so at least one sees the
  * other (both may, and both refuse: closed, as it must fail). In a
  * group's pool hosts/ is sticky: no member removes another's mark to hide
@@ -855,9 +904,11 @@ _tessera_host_lease_expired (TesseraHostLease *lease,
  * (again): missing, not a regular file of ours, or, at this process's
  * first look, one that does not state what this process's locks do (one
  * that claims locks that cross where ours do not; one that says they do
- * not stays: another process of this user may use a lock-less view). */
+ * not stays: another process of this user may use a lock-less view). A
+ * mark of a view (@exact), which only processes with the same locks
+ * write, is written again too when it states others, or another boot. */
 static gboolean
-mark_to_write (TesseraHostLease *lease, int hosts_fd, const char *name, gboolean locks_cross)
+mark_to_write (TesseraHostLease *lease, int hosts_fd, const char *name, gboolean locks_cross, gboolean exact)
 {
   g_autoptr(JsonParser) parser = NULL;
   g_autofree char *text = NULL;
@@ -875,6 +926,9 @@ mark_to_write (TesseraHostLease *lease, int hosts_fd, const char *name, gboolean
   member = JSON_NODE_HOLDS_OBJECT (root) ? json_object_get_member (json_node_get_object (root), "locks_cross") : NULL;
   if (member == NULL || !JSON_NODE_HOLDS_VALUE (member) || json_node_get_value_type (member) != G_TYPE_BOOLEAN)
     return TRUE;
+  if (exact)
+    return json_node_get_boolean (member) != locks_cross ||
+           g_strcmp0 (string_member (json_node_get_object (root), "boot_id"), _tessera_boot_id ()) != 0;
   return json_node_get_boolean (member) && !locks_cross;
 }
 
@@ -887,10 +941,13 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
 {
   g_autofree char *name = NULL;
   g_autofree char *path = NULL;
+  g_autofree char *view_name = NULL;
+  g_autofree char *view_path = NULL;
   g_autoptr(GPtrArray) files = NULL;
   g_autoptr(GError) refused = NULL;
   gboolean locks_cross = lease_locks_cross (lease);
   char *found = NULL;
+  struct stat st;
   int fd;
 
   if (host_name != NULL)
@@ -920,11 +977,36 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
     _tessera_share_like_parent (fd, lease->hosts_path);
   name = own_host_file (MARK_SUFFIX);
   path = g_build_filename (lease->hosts_path, name, NULL);
-  if (mark_to_write (lease, fd, name, locks_cross))
+  if (mark_to_write (lease, fd, name, locks_cross, FALSE))
     {
       g_autofree char *text = heartbeat_text (0, locks_cross);
 
       if (!_tessera_write_file_atomic_at (fd, name, path, text, -1, TRUE, error))
+        {
+          close (fd);
+          return NULL;
+        }
+    }
+  /* The view of the pool this process reaches it through: the device of
+   * hosts/ here. Another mount of one file system (a bind mount) has the
+   * same, and the same locks; a FUSE view of it has another. */
+  if (!lease->marked)
+    {
+      if (fstat (fd, &st) < 0)
+        {
+          _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), lease->hosts_path);
+          close (fd);
+          return NULL;
+        }
+      lease->view = (guint64) st.st_dev;
+    }
+  view_name = own_view_mark (lease->view);
+  view_path = g_build_filename (lease->hosts_path, view_name, NULL);
+  if (mark_to_write (lease, fd, view_name, locks_cross, TRUE))
+    {
+      g_autofree char *text = heartbeat_text (0, locks_cross);
+
+      if (!_tessera_write_file_atomic_at (fd, view_name, view_path, text, -1, TRUE, error))
         {
           close (fd);
           return NULL;
@@ -943,11 +1025,19 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
       const HostFile *file = g_ptr_array_index (files, i);
       g_auto(HostFileSays) says = { 0 };
 
-      if (strcmp (file->id, _tessera_host_id ()) == 0)
+      gboolean this_host = strcmp (file->id, _tessera_host_id ()) == 0;
+
+      /* Of this host, only the marks of its other views: on one host too,
+       * locks taken through one view reach another only where both
+       * cross hosts. */
+      if (this_host && (!file->has_view || file->view == lease->view))
         continue;
       read_host_file (fd, file, &says);
       if (says.st.st_mode == 0 && says.distrust == NULL)
         continue;   /* gone */
+      /* A view of an earlier boot: its processes are gone. */
+      if (this_host && says.distrust == NULL && says.boot_id != NULL && strcmp (says.boot_id, _tessera_boot_id ()) != 0)
+        continue;
       /* Where our locks cross, only a host whose locks do not, or a file
        * that cannot be trusted to say they do. */
       if (says.distrust == NULL && says.locks_cross && locks_cross)

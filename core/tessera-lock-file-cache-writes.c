@@ -42,9 +42,15 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
    * one that looks free there when locks do not cross. */
   locks_cross = lock_file != NULL ? _tessera_holder_monitor_job_locks_cross (cache->holders,
                                                                              tessera_job_get_job_uri (job),
-                                                                             folder_known, folder_dev) : -1;
+                                                                             folder_known, &folder_dev) : -1;
+  /* And through which view of the pool (its job folder's device): on one
+   * host, a judge on another mount of it (a container's FUSE view) does
+   * not trust it either. */
   if (locks_cross >= 0)
-    _tessera_dynamic_lock_file_set_locks_cross (lock_file, locks_cross > 0);
+    {
+      _tessera_dynamic_lock_file_set_locks_cross (lock_file, locks_cross > 0);
+      _tessera_dynamic_lock_file_set_view (lock_file, folder_dev);
+    }
   if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, &st, error))
     {
       g_clear_object (&lock_file);

@@ -335,6 +335,15 @@ void     _tessera_dynamic_lock_file_set_locks_cross (TesseraDynamicLockFile *sel
                                                      gboolean                locks_cross);
 gboolean _tessera_dynamic_lock_file_get_locks_cross (TesseraDynamicLockFile *self,
                                                      gboolean               *locks_cross);
+/* The view of the pool through which the holder took its job lock: the
+ * device of its job folder as the holder saw it, written in its
+ * "process" as "view" (on one host, another mount of the pool, such as a
+ * FUSE view, has another): FALSE when not recorded (experimaestro's, an
+ * older Tessera's). */
+void     _tessera_dynamic_lock_file_set_view (TesseraDynamicLockFile *self,
+                                              guint64                 view);
+gboolean _tessera_dynamic_lock_file_get_view (TesseraDynamicLockFile *self,
+                                              guint64                *view);
 /* What tessera_dynamic_lock_file_dup_unknown_reason() says (NULL: none). */
 void     _tessera_dynamic_lock_file_set_unknown_reason (TesseraDynamicLockFile *self,
                                                         const char             *reason);

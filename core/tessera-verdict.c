@@ -164,16 +164,24 @@ _tessera_verdict_decide (const TesseraVerdictFacts *facts,
    * shared file system" and "file system whose locks do not cross
    * hosts": a holder that may run on another host, whose job lock was
    * taken where locks do not cross, or seen here where they do not,
-   * cannot be judged by it. */
-  if (!facts->on_this_host)
+   * cannot be judged by it. Nor can one of this host whose job lock was
+   * taken through another view of the pool (another mount of it, a
+   * container's FUSE view): on one host too, locks taken on one view
+   * reach the other only where both cross hosts. */
+  if (!facts->on_this_host || facts->other_view)
     {
       if (facts->locks_cross_recorded != 0 && facts->locks_cross_here == TESSERA_ANSWER_NOT_ASKED)
         return need (ask, TESSERA_PROBE_LOCKS_CROSS);
       if (facts->locks_cross_recorded == 0 || facts->locks_cross_here != TESSERA_ANSWER_YES)
         {
-          *reason = g_strdup_printf (_("its job lock %s looks free here, which says nothing: locks taken where it "
-                                       "was taken or where this host sees it do not cross hosts"),
-                                     facts->lock_path);
+          *reason = facts->on_this_host
+                    ? g_strdup_printf (_("its job lock %s looks free here, which says nothing: it was taken "
+                                         "through another view of the pool on this host (another mount of it), "
+                                         "and locks taken on one of the two do not reach the other"),
+                                       facts->lock_path)
+                    : g_strdup_printf (_("its job lock %s looks free here, which says nothing: locks taken where it "
+                                         "was taken or where this host sees it do not cross hosts"),
+                                       facts->lock_path);
           return TESSERA_VERDICT_UNKNOWN;
         }
     }

@@ -704,8 +704,9 @@ is_host_id (const char *text, gsize length)
 
 /* The kind of the file hosts/@name (".lease": a heartbeat, ".host": a
  * mark), NULL when it is neither: HOSTID.UID.lease and HOSTID.UID.host
- * (each user's), HOSTID.lease and HOSTID.host (of an older Tessera), or
- * one's temporary file; @rest (out): what follows the kind ("", or the
+ * (each user's), HOSTID.UID.vVIEW.host (a user's mark of a view of the
+ * pool), HOSTID.lease and HOSTID.host (of an older Tessera), or one's
+ * temporary file; @rest (out): what follows the kind ("", or the
  * temporary's ".XXXXXX"). */
 static const char *
 host_file_kind (const char *name, const char **rest)
@@ -725,6 +726,15 @@ host_file_kind (const char *name, const char **rest)
       if (*end != '.' || end - (p + 1) > 10)
         return NULL;
       p = end;
+      if (p[1] == 'v' && g_ascii_isxdigit (p[2]))
+        {
+          end = p + 2;
+          while (g_ascii_isxdigit (*end))
+            end++;
+          if (*end != '.' || end - (p + 2) > 16 || !g_str_has_prefix (end, ".host"))
+            return NULL;
+          p = end;
+        }
     }
   kind = g_str_has_prefix (p, ".lease") ? ".lease" : g_str_has_prefix (p, ".host") ? ".host" : NULL;
   if (kind != NULL)
