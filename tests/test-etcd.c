@@ -1689,9 +1689,9 @@ test_store_queue_leaseless (Fixture *f, gconstpointer data)
   helper_free (taker);
 }
 
-/* Counter @name of etcd's first member, from its metrics. */
+/* Counter @name of etcd's member @k (0…N-1), from its metrics. */
 static gint64
-metric (Fixture *f, const char *name)
+member_metric (Fixture *f, guint k, const char *name)
 {
   g_auto(GStrv) list = endpoints (f);
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
@@ -1704,7 +1704,7 @@ metric (Fixture *f, const char *name)
   g_ptr_array_add (argv, g_strdup ("-c"));
   g_ptr_array_add (argv, g_strdup ("import sys, urllib.request\n"
                                    "sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=60).read().decode())"));
-  g_ptr_array_add (argv, g_strconcat (list[0], "/metrics", NULL));
+  g_ptr_array_add (argv, g_strconcat (list[k], "/metrics", NULL));
   g_ptr_array_add (argv, NULL);
   g_assert_cmpint (test_run_capture (argv, &out, NULL), ==, 0);
   text = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
@@ -1713,6 +1713,13 @@ metric (Fixture *f, const char *name)
   if (line == NULL)
     g_error ("etcd metrics without %s", name);
   return g_ascii_strtoll (line + strlen (prefix), NULL, 10);
+}
+
+/* Counter @name of etcd's first member. */
+static gint64
+metric (Fixture *f, const char *name)
+{
+  return member_metric (f, 0, name);
 }
 
 /* The reads (ranges) etcd's first member has served so far. */
@@ -2663,6 +2670,97 @@ test_store_request_timeout (Fixture *f, gconstpointer data)
     }
 }
 
+/* The watches each member serves now, in @counts (3 members); their sum. */
+static gint64
+watchers (Fixture *f, gint64 counts[3])
+{
+  gint64 sum = 0;
+
+  for (guint k = 0; k < 3; k++)
+    sum += counts[k] = member_metric (f, k, "etcd_debugging_mvcc_watcher_total");
+  return sum;
+}
+
+/* Waits until the members serve @sum watches in all (bounded). */
+static void
+expect_watchers (Fixture *f, gint64 sum, gint64 counts[3])
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (watchers (f, counts) != sum)
+    if (g_get_monotonic_time () > deadline)
+      g_error ("etcd's members do not serve %" G_GINT64_FORMAT " watches in all", sum);
+}
+
+/* Three members; a waiter whose watch reads from the leader waits for
+ * the pool a process on a follower holds; the leader stops answering
+ * (SIGSTOP: to the others, a leader whose host died without closing its
+ * connections) and the other two elect another. The holder lets go
+ * through its member, and the waiter, whose request deadline is 1 s
+ * (request-timeout=1), is served within a few of them after the
+ * election: its watch, silent on the stopped member, is opened again on
+ * another once that member misses a deadline, not after the 20 s that a
+ * silent stream was given (issue 40, point 5: after a leader change two
+ * waiters waited 7.5 s). The waiter kept is one whose watch went to the
+ * leader (each process starts with a member chosen at random): etcd's
+ * metrics say which member serves each watch. */
+static void
+test_store_waiter_leader_stopped (Fixture *f, gconstpointer data)
+{
+  const double bound = 12;   /* s: the election and a few deadlines of 1 s, loaded */
+  g_autofree char *leader = leader_of (f);
+  guint l = (guint) atoi (leader) - 1;
+  g_autofree char *follower = g_strdup_printf ("%u", (l + 1) % 3 + 1);
+  g_auto(GStrv) list = endpoints (f);
+  g_autofree char *only_follower = g_strdup_printf ("endpoints=%s", list[atoi (follower) - 1]);
+  const char *holder_settings[] = { only_follower, NULL };
+  const char *waiter_settings[] = { "request-timeout=1", NULL };
+  g_autoptr(Helper) holder = store_spawn (f, no_polling_env, "A", "2", holder_settings);
+  g_autoptr(Helper) waiter = NULL;
+  gint64 counts[3];
+  gint64 base;
+  gint64 stopped;
+  double waited;
+
+  expect_acquired (holder, 60);
+  base = watchers (f, counts);
+  for (guint attempt = 0; waiter == NULL; attempt++)
+    {
+      g_autofree char *id = g_strdup_printf ("W%u", attempt);
+      gint64 on_leader = counts[l];
+      Helper *candidate;
+
+      g_assert_cmpuint (attempt, <, 40);   /* (2/3)^40: never */
+      candidate = store_spawn (f, no_polling_env, id, "1", waiter_settings);
+      helper_expect_line (candidate, "WAITING", 60);
+      expect_watchers (f, base + 1, counts);
+      if (counts[l] == on_leader + 1)
+        {
+          waiter = candidate;
+          break;
+        }
+      helper_kill (candidate, SIGKILL);
+      helper_wait (candidate);
+      helper_free (candidate);
+      expect_watchers (f, base, counts);
+    }
+
+  fixture_run (f, "freeze", leader);
+  stopped = g_get_monotonic_time ();
+  helper_close_stdin (holder);
+  helper_expect_line (holder, "RELEASED", 60);
+  expect_acquired (waiter, 120);
+  waited = (g_get_monotonic_time () - stopped) / 1e6;
+  g_test_message ("the waiter whose watch read from the leader (member %s) got its token %.2f s after "
+                  "the leader stopped", leader, waited);
+  g_assert_cmpfloat (waited, <, bound);
+  fixture_run (f, "thaw", leader);
+  helper_close_stdin (waiter);
+  helper_expect_line (waiter, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  g_assert_cmpint (helper_wait (holder), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2720,6 +2818,7 @@ main (int argc, char **argv)
   ADD ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   ADD ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);
   ADD ("/etcd/cluster/store-leader-killed", "3", test_store_leader_killed);
+  ADD ("/etcd/cluster/waiter-leader-stopped", "3", test_store_waiter_leader_stopped);
   ADD ("/etcd/cluster/fencing-tokens", "3", test_store_fencing_tokens);
   ADD ("/etcd/cluster/mutex-intents", "3", test_store_mutex_intents);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
