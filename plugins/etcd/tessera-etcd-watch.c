@@ -1,6 +1,11 @@
 /* tessera-etcd-watch.c: the etcd client's watches: a stream read on a thread
  * of its own, its messages handed over, restarted from the last revision
- * seen when a member goes away.
+ * seen when a member goes away, or when it stops answering: a stream
+ * silent for a request deadline has its member asked whether it is still
+ * there (its status, within the deadline), and one that does not answer
+ * is given up for the next member, so a leader that stopped (a host that
+ * died without closing its connections) costs a waiter a deadline or two
+ * after the election, not the stream's idle timeout.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -39,7 +44,21 @@ struct _TesseraEtcdWatch
   gint64 next_revision;        /* where a new stream starts; the thread's */
   gint64 revision;             /* the last one handed out; the reader's */
   GPtrArray *pending;          /* events of a change still in fragments */
+
+  GMutex mutex;                /* the stream being read: */
+  GCancellable *stream;        /* stops it (only it), NULL between streams */
+  guint member;                /* the endpoint it reads from */
+  gint64 heard;                /* when it last said something, or began */
 };
+
+/* Something came from the stream (or it began): it is not silent. */
+static void
+heard_from_stream (TesseraEtcdWatch *watch)
+{
+  g_mutex_lock (&watch->mutex);
+  watch->heard = g_get_monotonic_time ();
+  g_mutex_unlock (&watch->mutex);
+}
 
 /* Splits a stream of JSON objects ({…}{…} or one per line) into its
  * messages: tracks braces outside strings. The buffer is compacted once
@@ -134,6 +153,7 @@ emit_message (const char *data, gsize length, gpointer user_data)
       return;
     }
   reading->got_any = TRUE;
+  heard_from_stream (watch);
   /* Where the stream would start again: after the last revision seen
    * (for a watch "from now", after the revision it was created at). */
   result = _tessera_etcd_member_object (json_node_get_object (root), "result");
@@ -165,9 +185,11 @@ emit_message (const char *data, gsize length, gpointer user_data)
 
 /* Reads one stream to its end. Returns FALSE when the watch must stop. */
 static gboolean
-read_stream (TesseraEtcdWatch *watch, const char *endpoint, gboolean *got_any, GError **error)
+read_stream (TesseraEtcdWatch *watch, guint member, gboolean *got_any, GError **error)
 {
   TesseraEtcdClient *client = watch->client;
+  const char *endpoint = client->endpoints[member];
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   JsonObject *object;
   JsonObject *create = json_object_new ();
   g_autoptr(JsonNode) request = _tessera_etcd_new_request_node (&object);
@@ -198,22 +220,39 @@ read_stream (TesseraEtcdWatch *watch, const char *endpoint, gboolean *got_any, G
   /* A member that has lost its leader ends the watch instead of keeping
    * it open on a view that no longer moves. */
   soup_message_headers_replace (soup_message_get_request_headers (message), "Grpc-Metadata-hasleader", "true");
-  stream = soup_session_send (client->streams, message, watch->cancellable, error);
+  /* The stream can be stopped on its own (its member went silent), or
+   * with the watch: watch->cancellable is looked at after the stream's
+   * is set, and tessera_etcd_watch_free() cancels both under the mutex. */
+  g_mutex_lock (&watch->mutex);
+  watch->stream = cancellable;
+  watch->member = member;
+  watch->heard = g_get_monotonic_time ();
+  g_mutex_unlock (&watch->mutex);
+  if (g_cancellable_is_cancelled (watch->cancellable))
+    g_cancellable_cancel (cancellable);
+  stream = soup_session_send (client->streams, message, cancellable, error);
   if (stream == NULL)
     {
+      g_mutex_lock (&watch->mutex);
+      watch->stream = NULL;
+      g_mutex_unlock (&watch->mutex);
       g_byte_array_unref (splitter.buffer);
       return TRUE;   /* another endpoint, or this one again later */
     }
+  heard_from_stream (watch);
   if (soup_message_get_status (message) != SOUP_STATUS_OK)
     {
       g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_UNAVAILABLE,
                    _("etcd at %s did not open the watch (HTTP %u)"), endpoint, soup_message_get_status (message));
+      g_mutex_lock (&watch->mutex);
+      watch->stream = NULL;
+      g_mutex_unlock (&watch->mutex);
       g_byte_array_unref (splitter.buffer);
       return TRUE;
     }
   while (TRUE)
     {
-      gssize n = g_input_stream_read (stream, chunk, sizeof chunk, watch->cancellable, error);
+      gssize n = g_input_stream_read (stream, chunk, sizeof chunk, cancellable, error);
 
       if (n <= 0)
         break;   /* end of stream, or an error: start again */
@@ -226,10 +265,68 @@ read_stream (TesseraEtcdWatch *watch, const char *endpoint, gboolean *got_any, G
           break;
         }
     }
+  g_mutex_lock (&watch->mutex);
+  watch->stream = NULL;
+  g_mutex_unlock (&watch->mutex);
   g_input_stream_close (stream, NULL, NULL);
   g_byte_array_unref (splitter.buffer);
   *got_any = reading.got_any;
   return ok;
+}
+
+/* Whether member @member answers a request (its status: served by the
+ * member alone, whatever the cluster's state) within the request
+ * deadline. Any reply will do: it is there. */
+static gboolean
+member_answers (TesseraEtcdClient *client, guint member, GCancellable *cancellable)
+{
+  g_autoptr(SoupMessage) message = _tessera_etcd_new_request (client, client->endpoints[member],
+                                                              "maintenance/status", "{}", NULL);
+  g_autoptr(GBytes) reply = soup_session_send_and_read (client->session, message, cancellable, NULL);
+
+  return reply != NULL;
+}
+
+/* A stream that has said nothing for a request deadline: its member is
+ * asked whether it is still there, and one that misses the deadline too
+ * has the stream stopped (the reading thread goes on with the next
+ * member) and is tried last by the other calls for a while, as any
+ * member that misses a deadline. A stream whose member answers is left
+ * alone for another deadline: a watch on a quiet pool costs its member
+ * one status a deadline, and the pool no read. */
+static void
+look_at_silent_stream (TesseraEtcdWatch *watch, GCancellable *cancellable)
+{
+  TesseraEtcdClient *client = watch->client;
+  g_autoptr(GCancellable) stream = NULL;
+  guint member = 0;
+
+  g_mutex_lock (&watch->mutex);
+  if (watch->stream != NULL &&
+      g_get_monotonic_time () - watch->heard >= (gint64) client->request_timeout * G_USEC_PER_SEC)
+    {
+      stream = g_object_ref (watch->stream);
+      member = watch->member;
+    }
+  g_mutex_unlock (&watch->mutex);
+  if (stream == NULL)
+    return;
+  if (member_answers (client, member, cancellable))
+    {
+      g_mutex_lock (&watch->mutex);
+      if (watch->stream == stream)
+        watch->heard = g_get_monotonic_time ();
+      g_mutex_unlock (&watch->mutex);
+      return;
+    }
+  if (g_cancellable_is_cancelled (cancellable))
+    return;
+  g_debug ("etcd watch: %s did not answer within %u s: the watch goes on elsewhere",
+           client->endpoints[member], client->request_timeout);
+  g_mutex_lock (&client->mutex);
+  client->missed_until[member] = g_get_monotonic_time () + MISSED_SKIP_S * G_USEC_PER_SEC;
+  g_mutex_unlock (&client->mutex);
+  g_cancellable_cancel (stream);
 }
 
 static gpointer
@@ -250,7 +347,7 @@ watch_thread (gpointer data)
       g_autoptr(GError) error = NULL;
       gboolean got_any = FALSE;
 
-      if (!read_stream (watch, client->endpoints[i % n], &got_any, &error))
+      if (!read_stream (watch, i % n, &got_any, &error))
         {
           push_error (watch, g_steal_pointer (&error));
           return NULL;
@@ -305,6 +402,7 @@ tessera_etcd_client_watch (TesseraEtcdClient  *self,
   watch->queue = g_async_queue_new_full ((GDestroyNotify) item_free);
   watch->next_revision = start_revision;
   watch->revision = start_revision > 0 ? start_revision - 1 : 0;
+  g_mutex_init (&watch->mutex);
   watch->thread = g_thread_try_new ("tessera-etcd-watch", watch_thread, watch, error);
   if (watch->thread == NULL)
     {
@@ -400,7 +498,9 @@ watch_next (TesseraEtcdWatch  *watch,
             *revision = watch->revision;
           return g_ptr_array_new_with_free_func ((GDestroyNotify) tessera_etcd_event_free);
         }
-      /* A cancel wakes this at once; the second is a guard only. */
+      look_at_silent_stream (watch, cancellable);
+      /* A cancel wakes this at once; the second is a guard only (and
+       * how often a silent stream is looked at). */
       item = g_async_queue_timeout_pop (watch->queue, MIN (deadline - now, G_USEC_PER_SEC));
       if (item == NULL)
         continue;
@@ -486,9 +586,14 @@ tessera_etcd_watch_free (TesseraEtcdWatch *watch)
 {
   if (watch == NULL)
     return;
+  g_mutex_lock (&watch->mutex);
   g_cancellable_cancel (watch->cancellable);
+  if (watch->stream != NULL)
+    g_cancellable_cancel (watch->stream);
+  g_mutex_unlock (&watch->mutex);
   if (watch->thread != NULL)
     g_thread_join (watch->thread);
+  g_mutex_clear (&watch->mutex);
   g_async_queue_unref (watch->queue);
   g_clear_pointer (&watch->pending, g_ptr_array_unref);
   g_object_unref (watch->cancellable);
