@@ -489,7 +489,8 @@ test_leader_killed (Fixture *f, gconstpointer data)
 
 /* Three members: the member the watch reads from is frozen (SIGSTOP): it
  * keeps the stream open and says nothing. The watch goes on through
- * another member within its idle bound. */
+ * another member once its member misses a request deadline (the stream
+ * silent for one, its status is asked for). */
 static void
 test_frozen_member (Fixture *f, gconstpointer data)
 {
