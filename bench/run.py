@@ -19,9 +19,12 @@ import time
 
 # bench/cold_start.py imports the helpers below: no build named then.
 # --quick: only the rows of issue 43's targets, with fewer rounds.
+# --etcd: only the etcd store's rows (and the folder's figures they are
+# compared with).
 ARGS = sys.argv[1:] if __name__ == "__main__" else []
 QUICK = "--quick" in ARGS
-BUILD = ([a for a in ARGS if a != "--quick"] or [""])[0]
+ETCD_ONLY = "--etcd" in ARGS
+BUILD = ([a for a in ARGS if a not in ("--quick", "--etcd")] or [""])[0]
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(BUILD, "bench", "tessera-bench")
 FLOOR = os.path.join(BUILD, "bench", "tessera-floor")
@@ -32,8 +35,7 @@ ETCD_LEASE = 3
 rows = []
 # Issue 43's targets, each beside its floor measured in the same run:
 # (target number, what, figure, floor, figure of the floor, goal, ratio and
-# whether met). Target 4 (the etcd store against two raw transactions) is
-# the etcd rows' to add.
+# whether met).
 targets = []
 folder_store = {}   # the folder store's figures the etcd rows compare with
 
@@ -609,6 +611,14 @@ def etcd_store():
             s = parse(out)
             row(f"{label}: acquire+release, C API, 0 other holders", f"{s['median']} µs",
                 f"p10 {s['p10']}, p90 {s['p90']} µs", "", f"{s['median'] / folder_store['cycle']:.2f}× the folder's")
+            raw = raw_transactions(endpoints.split(",")[0], 100)
+            row(f"{label}: floor: one raw transaction's round trip (a compare-and-put, one HTTP request "
+                "to the same member, timed inside curl)", f"{raw[len(raw) // 2]} µs",
+                f"p10 {raw[len(raw) // 10]}, p90 {raw[len(raw) * 9 // 10]} µs", "cycle within 2× of two",
+                f"cycle {s['median'] / (2 * raw[len(raw) // 2]):.2f}× two")
+            target(4, "etcd store (1 local member): acquire+release, C API, 0 other holders",
+                   f"{s['median']} µs", "two raw transactions (compare-and-put) to the same member, timed inside curl",
+                   f"2 × {raw[len(raw) // 2]} µs", "within 2×", s["median"] / (2 * raw[len(raw) // 2]), 2)
 
             latencies = handover_latencies(dict(env, TESSERA_BENCH_ETCD_PREFIX="/bench-handover/"))
             p50, p10, p90, p99 = stats_us(latencies)
@@ -642,10 +652,123 @@ def etcd_store():
             subprocess.run(["bash", FIXTURE, "stop", cluster], check=False)
 
 
+def raw_transactions(endpoint, count):
+    """COUNT transactions, each a compare-and-put of a new key (as an
+    acquire's commit: a compare, a write to the log), each one HTTP
+    request to ENDPOINT's JSON gateway on a new connection (as the client
+    makes them), timed inside curl (its start-up not counted): µs,
+    sorted."""
+    import base64
+
+    def b64(text):
+        return base64.b64encode(text.encode()).decode()
+
+    times = []
+    for i in range(count + 3):
+        key = b64(f"/bench-raw/{os.getpid()}-{i}")
+        body = json.dumps({"compare": [{"key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"}],
+                           "success": [{"request_put": {"key": key, "value": b64("{}")}}]})
+        out = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{time_total}",
+                              "-X", "POST", "--data-binary", body, f"{endpoint}/v3/kv/txn"],
+                             check=True, capture_output=True, text=True).stdout.split()
+        if out[0] != "200":
+            raise RuntimeError(f"etcd refused a raw transaction: HTTP {out[0]}")
+        if i >= 3:   # the first ones warm the member
+            times.append(int(float(out[1]) * 1e6))
+    return sorted(times)
+
+
+def etcd_members():
+    """Three members on loopback (the tests' fixture, data on a disk): a
+    fresh `tessera run` while all answer, then with the member first in
+    `endpoints` stopped (SIGSTOP: each process starts with a member
+    chosen at random, and one that misses the 2 s request deadline is
+    tried last); and a `tessera run --no-wait` against a cluster none of
+    whose endpoints listens, until it fails (exit 68)."""
+    if shutil.which("etcd") is None or not os.path.isdir(os.path.join(BUILD, "plugins", "etcd")):
+        row("12. etcd store, three members", "n/a", "etcd-server or the etcd plugin (libsoup 3) not installed")
+        return
+    label = "12. etcd store (3 local members)"
+    runs = 15
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = os.path.join(tmp, "etcd")
+        subprocess.run(["bash", FIXTURE, "start", cluster, "3"], check=True,
+                       env=dict(os.environ, ETCD_FIXTURE_DATA=tmp))
+        stopped = False
+        try:
+            with open(os.path.join(cluster, "endpoints")) as fp:
+                endpoints = fp.read().strip()
+            conf = os.path.join(tmp, "members.conf")
+            with open(conf, "w") as fp:
+                fp.write(f"[resource r]\ntype=countertoken\npath={tmp}/pool\ntotal=1\nstore=etcd\n"
+                         f"endpoints={endpoints}\nprefix=/bench-members/\nlease={ETCD_LEASE}\n")
+            run_env = dict(os.environ, HOME=tmp, XDG_STATE_HOME=os.path.join(tmp, "state"))
+            command = [TESSERA, "--config", conf, "run", "--need", "r=1", "--", "true"]
+            for state in ("all members answering", "the first endpoint's member stopped (SIGSTOP)"):
+                if state != "all members answering":
+                    with open(os.path.join(cluster, "pid-1")) as fp:
+                        os.kill(int(fp.read()), 19)   # SIGSTOP
+                    stopped = True
+                    started = time.monotonic()
+                times = sorted(interleaved({"run": command}, lambda key: run_env, runs, warm=1)["run"])
+                row(f"{label}: fresh `tessera run --need r=1 -- true` (its grant, command and release), {state}"
+                    f" ({runs} runs)", f"{statistics.median(times):.2f} ms",
+                    f"min {times[0]:.2f}, max {times[-1]:.2f} ms" +
+                    (f"; {sum(1 for t in times if t > 1000)} of {runs} over 1 s, all {runs} done "
+                     f"{time.monotonic() - started:.1f} s after the stop" if stopped else ""))
+        finally:
+            if stopped:
+                with open(os.path.join(cluster, "pid-1")) as fp:
+                    os.kill(int(fp.read()), 18)   # SIGCONT
+            subprocess.run(["bash", FIXTURE, "stop", cluster], check=False)
+        # Nothing listens: two ports bound, then let go.
+        import socket
+        sockets = [socket.socket() for _ in range(2)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        dead = ",".join(f"http://127.0.0.1:{sock.getsockname()[1]}" for sock in sockets)
+        for sock in sockets:
+            sock.close()
+        conf = os.path.join(tmp, "dead.conf")
+        with open(conf, "w") as fp:
+            fp.write(f"[resource r]\ntype=countertoken\npath={tmp}/dead\ntotal=1\nstore=etcd\n"
+                     f"endpoints={dead}\nprefix=/bench-dead/\n")
+        times, statuses = [], set()
+        for _ in range(3):
+            start = time.monotonic_ns()
+            done = subprocess.run([TESSERA, "--config", conf, "run", "--no-wait", "--need", "r=1", "--", "true"],
+                                  env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append((time.monotonic_ns() - start) / 1e9)
+            statuses.add(done.returncode)
+        times.sort()
+        row("12. etcd store, unreachable cluster (2 endpoints, nothing listening): `tessera run --no-wait` "
+            "until it fails (3 runs)", f"{statistics.median(times):.2f} s",
+            f"min {times[0]:.2f}, max {times[-1]:.2f} s; exit {', '.join(str(c) for c in sorted(statuses))}",
+            "fails within a few seconds, exit 68 (was 30.6 s, exit 74)",
+            "met" if times[-1] < 10 and statuses == {68} else "missed")
+
+
+def folder_base():
+    """The folder store's figures the etcd rows are compared with (rows 1
+    and 2 at 0 other holders), for an --etcd run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([BENCH, "cycle", os.path.join(tmp, "tok"), "0", "300"],
+                             check=True, capture_output=True, text=True).stdout
+    s = parse(out)
+    folder_store["cycle"] = s["median"]
+    row("1. acquire+release, C API, 0 other holders", f"{s['median']} µs", f"p10 {s['p10']}, p90 {s['p90']} µs")
+    latencies = handover_latencies()
+    p50, p10, p90, p99 = stats_us(latencies)
+    folder_store["handover"] = p50
+    row(f"2. hand-over latency between processes ({len(latencies)} hand-overs)",
+        f"p50 {p50 / 1000:.2f} ms", f"p10 {p10 / 1000:.2f}, p99 {p99 / 1000:.2f} ms")
+
+
 def main():
     steps = (cycle, handover, throughput, command_overhead, no_wait_overhead, cold_start) if QUICK else \
+        (folder_base, etcd_store, etcd_members) if ETCD_ONLY else \
         (cycle, handover, throughput, polling, large_among_small, command_overhead, no_wait_overhead,
-         memory, python_peer, cold_start, crash, etcd_store)
+         memory, python_peer, cold_start, crash, etcd_store, etcd_members)
     try:
         for step in steps:
             step()
@@ -659,7 +782,7 @@ def main():
         pass
     print(f"Machine: {platform.node()}, {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}, "
           f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f} at the end"
-          f"{' (quick run)' if QUICK else ''}\n")
+          f"{' (quick run)' if QUICK else ''}{' (etcd rows only)' if ETCD_ONLY else ''}\n")
     print("| measure | median | spread | target | ratio |")
     print("|---|---|---|---|---|")
     for r in rows:
