@@ -698,11 +698,14 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
   g_autoptr(GError) last = NULL;
   g_autoptr(GError) distrust = NULL;
   guint n = g_strv_length (self->endpoints);
-  g_auto(GStrv) why = g_new0 (char *, n + 1);
+  /* Per endpoint, why its last attempt failed; NULL where none did, so
+   * not a GStrv (whose free stops at the first NULL). */
+  g_autoptr(GPtrArray) why = g_ptr_array_new_full (n, g_free);
   gboolean reached = FALSE;
   gboolean reauthenticated = FALSE;
   double pause = 0.05;
 
+  g_ptr_array_set_size (why, (gint) n);
   while (TRUE)
     {
       g_autofree guint *order = g_new (guint, n);
@@ -765,8 +768,8 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
             {
               g_clear_error (&distrust);
               distrust = g_steal_pointer (&last);
-              g_free (why[i]);
-              why[i] = g_strdup (distrust->message);
+              g_free (why->pdata[i]);
+              why->pdata[i] = g_strdup (distrust->message);
               untrusted++;
               continue;
             }
@@ -781,11 +784,11 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
           if (outcome == TRY_ANOTHER)
             {
               reached = reached || member_reached (last);
-              g_free (why[i]);
+              g_free (why->pdata[i]);
               if (g_error_matches (last, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-                why[i] = g_strdup_printf (_("no answer within %u s"), self->request_timeout);
+                why->pdata[i] = g_strdup_printf (_("no answer within %u s"), self->request_timeout);
               else
-                why[i] = g_strdup (last != NULL ? last->message : "?");
+                why->pdata[i] = g_strdup (last != NULL ? last->message : "?");
             }
           if (outcome != TRY_ANOTHER)
             {
@@ -809,7 +812,7 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
         return NULL;
       pause = MIN (pause * 2, 1.0);
     }
-  set_unreachable (error, (const char * const *) self->endpoints, why);
+  set_unreachable (error, (const char * const *) self->endpoints, (char **) why->pdata);
   return NULL;
 }
 
