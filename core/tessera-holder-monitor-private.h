@@ -105,6 +105,25 @@ int      _tessera_holder_monitor_job_locks_cross (TesseraHolderMonitor *monitor,
 gboolean _tessera_holder_monitor_check_hosts   (TesseraHolderMonitor  *monitor,
                                                 GPtrArray             *lock_files,
                                                 GError               **error);
+/* Whether this host has seen a waiter's entry unchanged for min-age (the
+ * queue remembers it): asked by _tessera_holder_monitor_judge_waiter()
+ * only when the verdict needs it. */
+typedef gboolean (*TesseraEntryUnrenewedFunc) (gpointer data);
+
+/* The verdict on the waiter of a queue entry (@entry, read as a lock
+ * file; @owner: its file's owner), _tessera_verdict_decide()'s, whose
+ * probes this gathers: its process (tessera_process_check()), whose user
+ * it is, its host's lease on @store, its job lock, and whether the queue
+ * saw the entry unrenewed for min-age (@unrenewed). *@reason: why it is
+ * DEAD, or NULL (owned). Only DEAD frees what it reserves. */
+struct _TesseraPoolStore;
+TesseraVerdict _tessera_holder_monitor_judge_waiter (TesseraDynamicLockFile    *entry,
+                                                     uid_t                      owner,
+                                                     struct _TesseraPoolStore  *store,
+                                                     TesseraEntryUnrenewedFunc  unrenewed,
+                                                     gpointer                   data,
+                                                     char                     **reason);
+
 /* The lock file was removed: this host forgets what it saw of it. */
 void     _tessera_holder_monitor_forget        (TesseraHolderMonitor *monitor,
                                                 TesseraHolder        *holder);

@@ -4,6 +4,7 @@
  */
 #include "tessera-holder-monitor-private.h"
 #include "tessera-host-lease-private.h"
+#include "tessera-pool-store-private.h"
 
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -772,5 +773,76 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
   /* Every verdict says whether it could tell: a doubt of an earlier one
    * must not stay in a long-lived view (status, watch). */
   _tessera_dynamic_lock_file_set_unknown_reason (holder->lock_file, doubt);
+  return verdict;
+}
+
+/* Whether process @pid, which runs here, may be @owner's: one of another
+ * user is not. One hidden from us (hidepid) may be hers. */
+static gboolean
+process_may_be_owners (GPid pid, uid_t owner)
+{
+  char proc[64];
+  struct stat st;
+
+  g_snprintf (proc, sizeof proc, "/proc/%d", (int) pid);
+  return stat (proc, &st) != 0 || st.st_uid == owner;
+}
+
+TesseraVerdict
+_tessera_holder_monitor_judge_waiter (TesseraDynamicLockFile    *entry,
+                                      uid_t                      owner,
+                                      TesseraPoolStore          *store,
+                                      TesseraEntryUnrenewedFunc  unrenewed,
+                                      gpointer                   data,
+                                      char                     **reason)
+{
+  TesseraProcess *process = tessera_dynamic_lock_file_get_process (entry);
+  g_autofree char *lock_path = _tessera_path_with_suffix (tessera_dynamic_lock_file_get_job_uri (entry), ".lock");
+  g_autofree char *why = NULL;
+  TesseraVerdictFacts facts = { 0 };
+  TesseraVerdict verdict;
+  TesseraProbe ask;
+
+  facts.waiter = TRUE;
+  facts.entry_by_root = owner == 0;
+  facts.lock_path = lock_path;
+  if (process != NULL)
+    {
+      facts.has_process = TRUE;
+      facts.process = tessera_process_check (process);
+      facts.pid = tessera_process_get_pid (process);
+      facts.host = _tessera_process_get_host_id (process);
+    }
+#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
+  for (;;)
+    {
+      verdict = _tessera_verdict_decide (&facts, &ask, &why);
+      if (ask == TESSERA_PROBE_NONE)
+        break;
+      g_clear_pointer (&why, g_free);
+      switch (ask)
+        {
+        case TESSERA_PROBE_PROCESS_OWNER:
+          facts.process_of_owner = ANSWER (process_may_be_owners (facts.pid, owner));
+          break;
+        case TESSERA_PROBE_LEASE:
+          facts.lease_expired = ANSWER (_tessera_pool_store_host_expired (store, facts.host));
+          break;
+        case TESSERA_PROBE_JOB_LOCK:
+          facts.job_lock_asked = TRUE;
+          facts.job_lock = _tessera_job_lock_probe (lock_path, &facts.job_lock_errno);
+          break;
+        case TESSERA_PROBE_SEEN_FOR:
+          facts.seen_for = ANSWER (unrenewed (data));
+          break;
+        case TESSERA_PROBE_NONE:
+        case TESSERA_PROBE_LOCK_FREE_LONG:
+        case TESSERA_PROBE_LOCKS_CROSS:
+        default:
+          g_assert_not_reached ();
+        }
+    }
+#undef ANSWER
+  *reason = g_steal_pointer (&why);
   return verdict;
 }

@@ -40,7 +40,8 @@ typedef enum {
   TESSERA_PROBE_JOB_LOCK,       /* its job lock */
   TESSERA_PROBE_LOCK_FREE_LONG, /* whether this host saw its job lock free for min-age */
   TESSERA_PROBE_LOCKS_CROSS,    /* whether locks where this host sees the pool cross hosts */
-  TESSERA_PROBE_SEEN_FOR,       /* whether this host saw its lock file unchanged for min-age */
+  TESSERA_PROBE_SEEN_FOR,       /* whether this host saw its lock file (a waiter's entry) unchanged for min-age */
+  TESSERA_PROBE_PROCESS_OWNER,  /* a waiter's: whether its process here is its entry's owner's */
 } TesseraProbe;
 
 /* A yes-or-no probe's answer; not asked (yet) is no answer at all. */
@@ -73,6 +74,11 @@ typedef struct
   gboolean lock_seen_held;        /* its job lock was seen held before: its job ran */
   const char *host;               /* its host, for the reasons */
   const char *lock_path;          /* its job lock, for the reasons */
+  /* A waiter of the queue (an entry in queue/, shaped like a lock file),
+   * not a holder: the queue's own rules hold too (see
+   * _tessera_verdict_decide()). */
+  gboolean waiter;
+  gboolean entry_by_root;         /* its entry is root's, who may write anyone's */
 
   /* The probes' answers */
   TesseraAnswer lease_expired;
@@ -89,6 +95,7 @@ typedef struct
   TesseraAnswer lock_free_long;
   TesseraAnswer locks_cross_here;
   TesseraAnswer seen_for;
+  TesseraAnswer process_of_owner; /* a waiter's process here is (or may be) its entry owner's */
 } TesseraVerdictFacts;
 
 /* What the pid check (tessera_process_check()) found of a process whose
@@ -113,7 +120,9 @@ typedef struct
 TesseraProcessState _tessera_verdict_pid (const TesseraPidFacts *facts);
 
 /* The verdict on a holder, following the table "Who may judge a holder"
- * (docs/design.md) row by row; pure: it reads @facts only. When it needs
+ * (docs/design.md) row by row, or on a waiter of the queue (@facts'
+ * waiter), by the same rows and the queue's own; pure: it reads @facts
+ * only. When it needs
  * a probe's answer that @facts does not have yet, *@ask names it (the
  * verdict is then UNKNOWN, to be made again once it is answered), else
  * TESSERA_PROBE_NONE. *@reason (nullable out): why it is DEAD, or why it

@@ -81,6 +81,65 @@ by_job_lock (const TesseraVerdictFacts *facts,
   return TESSERA_VERDICT_DEAD;
 }
 
+/* A waiter of the queue (its entry in queue/, shaped like a lock file):
+ * by the rows of the table that its process and its host's lease answer,
+ * and by the queue's own rules. An entry is its file owner's: one naming
+ * a process that runs here, of another user than the entry's owner (a
+ * member may name anyone's), is no waiter of hers; root may write
+ * anyone's. An entry that names no process is no waiter either. Any
+ * other waiter (another host's, hidden, unknown) counts while its job
+ * lock is held, or while this host has seen its entry renewed within
+ * min-age (a reserving waiter rewrites it at every attempt): its renewal
+ * settles what nothing else can, and a waiter that counts may stay
+ * ALIVE without a start time (its pid may be another process's now, the
+ * renewal of its entry says nothing of it). */
+static TesseraVerdict
+waiter_verdict (const TesseraVerdictFacts *facts,
+                TesseraProbe              *ask,
+                char                     **reason)
+{
+  if (!facts->has_process)
+    {
+      *reason = g_strdup (_("it names no process"));
+      return TESSERA_VERDICT_DEAD;
+    }
+  if (facts->process == TESSERA_PROCESS_DEAD)
+    {
+      *reason = g_strdup (_("its process is gone"));
+      return TESSERA_VERDICT_DEAD;
+    }
+  if (facts->process == TESSERA_PROCESS_ALIVE)
+    {
+      if (facts->entry_by_root)
+        return TESSERA_VERDICT_ALIVE;
+      if (facts->process_of_owner == TESSERA_ANSWER_NOT_ASKED)
+        return need (ask, TESSERA_PROBE_PROCESS_OWNER);
+      if (facts->process_of_owner == TESSERA_ANSWER_NO)
+        {
+          *reason = g_strdup (_("it names a process of another user than its owner"));
+          return TESSERA_VERDICT_DEAD;
+        }
+      return TESSERA_VERDICT_ALIVE;
+    }
+  if (facts->lease_expired == TESSERA_ANSWER_NOT_ASKED)
+    return need (ask, TESSERA_PROBE_LEASE);
+  if (facts->lease_expired == TESSERA_ANSWER_YES)
+    {
+      *reason = g_strdup (_("the lease of its host expired"));
+      return TESSERA_VERDICT_DEAD;
+    }
+  if (!facts->job_lock_asked)
+    return need (ask, TESSERA_PROBE_JOB_LOCK);
+  if (facts->job_lock == TESSERA_JOB_LOCK_HELD)
+    return TESSERA_VERDICT_ALIVE;
+  if (facts->seen_for == TESSERA_ANSWER_NOT_ASKED)
+    return need (ask, TESSERA_PROBE_SEEN_FOR);
+  if (facts->seen_for != TESSERA_ANSWER_YES)
+    return TESSERA_VERDICT_UNKNOWN;   /* counts; looked at again at every read */
+  *reason = g_strdup (_("its process is on another host and it was not renewed"));
+  return TESSERA_VERDICT_DEAD;
+}
+
 TesseraVerdict
 _tessera_verdict_decide (const TesseraVerdictFacts *facts,
                          TesseraProbe              *ask,
@@ -91,6 +150,9 @@ _tessera_verdict_decide (const TesseraVerdictFacts *facts,
 
   *ask = TESSERA_PROBE_NONE;
   *reason = NULL;
+
+  if (facts->waiter)
+    return waiter_verdict (facts, ask, reason);
 
   /* Row "no identity" of a seed-era holder that names no process (in its
    * lock file nor in its .pid): its job lock, held by it while it

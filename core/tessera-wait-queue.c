@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-pool-store-private.h"
+#include "tessera-holder-monitor-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 #include "tessera-folder-path-private.h"
@@ -301,59 +302,44 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
     close (dir_fd);
 }
 
-/* Whether the waiter of an entry still waits, by the holders' rules: a
- * process that can be checked here is checked; another host's waiter is
- * gone once its host's lease expired (@store says so, on a lease pool: a
- * vanished NFSv3 host's job locks may stay held), else counts while its
- * job lock is held or this host has seen its entry unchanged for less
- * than @min_age (a reserving waiter rewrites it on every attempt). */
+/* What the verdict asks of the queue: whether this host has seen the
+ * entry unchanged for min-age. */
+typedef struct
+{
+  const char *path;
+  const struct stat *st;
+  double min_age;
+} EntrySeen;
+
+static gboolean
+entry_unrenewed (gpointer data)
+{
+  EntrySeen *seen = data;
+
+  return seen_unchanged_for (seen->path, seen->st, seen->min_age);
+}
+
+/* Whether the waiter of an entry still waits: the verdict's, by the
+ * holders' rules and the queue's own (_tessera_holder_monitor_judge_waiter()):
+ * a process that can be checked here is checked, and is the entry
+ * owner's; another host's waiter is gone once its host's lease expired
+ * (@store says so, on a lease pool: a vanished NFSv3 host's job locks may
+ * stay held), else counts while its job lock is held or this host has
+ * seen its entry unchanged for less than @min_age (a reserving waiter
+ * rewrites it on every attempt). When in doubt, it waits. */
 static gboolean
 waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const struct stat *st, double min_age,
                  TesseraPoolStore *store, const char **reason)
 {
-  TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
-  g_autofree char *lock_path = NULL;
+  EntrySeen seen = { path, st, min_age };
+  g_autofree char *why = NULL;
+  gboolean alive = _tessera_holder_monitor_judge_waiter (lock_file, st->st_uid, store, entry_unrenewed, &seen,
+                                                         &why) != TESSERA_VERDICT_DEAD;
 
-  if (process == NULL)
-    {
-      *reason = _("it names no process");
-      return FALSE;
-    }
-  switch (tessera_process_check (process))
-    {
-    case TESSERA_PROCESS_DEAD:
-      *reason = _("its process is gone");
-      return FALSE;
-    case TESSERA_PROCESS_ALIVE:
-      {
-        char proc[64];
-        struct stat proc_st;
-
-        /* An entry is its file owner's: a process of another user that
-         * runs here (a member may name anyone's) is not its waiter. One
-         * hidden from us (hidepid) counts: it may be. Root may write
-         * anyone's. */
-        g_snprintf (proc, sizeof proc, "/proc/%d", (int) tessera_process_get_pid (process));
-        if (st->st_uid != 0 && stat (proc, &proc_st) == 0 && proc_st.st_uid != st->st_uid)
-          {
-            *reason = _("it names a process of another user than its owner");
-            return FALSE;
-          }
-        return TRUE;
-      }
-    default:
-      break;
-    }
-  if (_tessera_pool_store_host_expired (store, _tessera_process_get_host_id (process)))
-    {
-      *reason = _("the lease of its host expired");
-      return FALSE;
-    }
-  lock_path = _tessera_path_with_suffix (tessera_dynamic_lock_file_get_job_uri (lock_file), ".lock");
-  if (_tessera_job_lock_is_held (lock_path))
-    return TRUE;
-  *reason = _("its process is on another host and it was not renewed");
-  return !seen_unchanged_for (path, st, min_age);
+  /* The verdict's reasons for a waiter are a handful of fixed sentences:
+   * interned, as the callers take them. */
+  *reason = why != NULL ? g_intern_string (why) : NULL;
+  return alive;
 }
 
 /* Reads the queue through @store. Thread lock and ipc.lock held. */

@@ -17,8 +17,7 @@
 - one place judges a holder: only the verdict (core/tessera-verdict.c)
   and the holder monitor that gathers its probes call the job lock
   probe, read /proc/PID, host marks or leases, or ask a lock's state
-  (F_OFD_GETLK); the probes' own files define them. The few older
-  exceptions are listed below, each to go (the list only shrinks).
+  (F_OFD_GETLK); the probes' own files define them.
 
 A call is a use of a function defined (not static) in another file;
 comments are left out, and string literals for the plugin names. Files
@@ -74,13 +73,7 @@ PROBE_OWNERS = {
     "core/tessera-utils.c", "core/tessera-process.c", "core/tessera-host-lease.c",
     "core/tessera-pool-store.c", "core/tessera-pool-store-folder.c",
 }
-# Older probers, each "file: what it calls", to go: the wait queue judges
-# its waiters itself.
-KNOWN_PROBERS = {
-    "core/tessera-wait-queue.c: _tessera_job_lock_is_held",
-    "core/tessera-wait-queue.c: _tessera_pool_store_host_expired",
-    "core/tessera-wait-queue.c: /proc/PID",
-}
+
 
 
 def read(path):
@@ -207,7 +200,6 @@ for entry in sorted(KNOWN_PRIVATE_INCLUDES - seen_exceptions):
     problems.append("%s no longer happens: take it off KNOWN_PRIVATE_INCLUDES" % entry)
 
 # Only the judge probes a holder.
-seen_probers = set()
 for path in sorted(glob.glob(os.path.join(root, "core", "*.c")) + glob.glob(os.path.join(root, "tools", "*.c")) +
                    glob.glob(os.path.join(root, "plugins", "*", "*.c"))):
     rel = os.path.relpath(path, root)
@@ -221,13 +213,8 @@ for path in sorted(glob.glob(os.path.join(root, "core", "*.c")) + glob.glob(os.p
         entry = "%s: %s" % (rel, what)
         if entry in NOT_HOLDERS:
             continue
-        if entry in KNOWN_PROBERS:
-            seen_probers.add(entry)
-            continue
         problems.append("%s probes a holder (%s): only the verdict and the holder monitor may" %
                         (rel, PROBES.get(what, what)))
-for entry in sorted(KNOWN_PROBERS - seen_probers):
-    problems.append("%s no longer happens: take it off KNOWN_PROBERS" % entry)
 
 for path in glob.glob(os.path.join(root, "include", "tessera", "*poller*")):
     problems.append("%s: the poller is private" % path)
@@ -237,5 +224,5 @@ for p in problems:
 if problems:
     sys.exit(1)
 print("layers: %d files of core/ and %d plugins: no cycle, no plugin named in core, "
-      "no private header outside core but the %d listed, no holder probed outside the judge but the %d listed"
-      % (len(groups[0][1]), len(groups) - 1, len(KNOWN_PRIVATE_INCLUDES), len(KNOWN_PROBERS)))
+      "no private header outside core but the %d listed, no holder probed outside the judge"
+      % (len(groups[0][1]), len(groups) - 1, len(KNOWN_PRIVATE_INCLUDES)))
