@@ -56,6 +56,11 @@
  *       copy descriptor FD of process PID (pidfd_getfd: the same open
  *       file, so the same locks), print "KEPT", keep it until stdin
  *       closes: a stand-in that keeps a vanished host's locks (NFSv3).
+ *   tessera-helper set-user-id UID
+ *       run as root: become what a set-user-ID root program run by UID
+ *       is (real uid UID, effective and saved uid root, not dumpable:
+ *       its /proc/PID is root's), print its pid, wait until stdin
+ *       closes.
  *
  * TOTAL < 0 leaves informations.json alone.
  *
@@ -70,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static void
@@ -415,6 +421,19 @@ do_keep_fd (char **argv)
 }
 
 static int
+do_set_user_id (char **argv)
+{
+  g_autofree char *line = NULL;
+
+  if (setresuid ((uid_t) atol (argv[2]), 0, 0) != 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    return 2;
+  line = g_strdup_printf ("%d", (int) getpid ());
+  say (line);
+  wait_for_stdin_eof ();
+  return 0;
+}
+
+static int
 do_job_locks (void)
 {
   g_autoptr(GError) error = NULL;
@@ -474,6 +493,8 @@ main (int argc, char **argv)
     return do_job_locks ();
   if (argc >= 4 && strcmp (argv[1], "keep-fd") == 0)
     return do_keep_fd (argv);
+  if (argc >= 3 && strcmp (argv[1], "set-user-id") == 0)
+    return do_set_user_id (argv);
   g_printerr ("usage: see the comment at the top of tessera-helper.c\n");
   return 2;
 }

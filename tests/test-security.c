@@ -2347,6 +2347,44 @@ test_queue_entry_of_another_process (Fixture *f, gconstpointer data)
                                "true", NULL), ==, 0);
 }
 
+/* A waiter of hers that is a set-user-ID root program (real uid hers,
+ * effective uid root, not dumpable) has a /proc/PID that is root's: it is
+ * still her process (its real uid, in /proc/PID/status, is hers), and her
+ * entry naming it reserves what it asks (8 of 8): the first member cannot
+ * take 1 at once. */
+static void
+test_queue_entry_of_set_user_id (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) waiter = NULL;
+  g_autofree char *uid = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *proc = NULL;
+  g_autofree char *helper = g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL);
+  struct passwd *pw = getpwnam (f->gp->users->users[1]);
+  struct stat st;
+  GPid pid;
+
+  g_assert_nonnull (pw);
+  init_group_pool (f);
+  uid = g_strdup_printf ("%u", (unsigned) pw->pw_uid);
+  waiter = helper_spawn_argv (NULL, (const char * const []) { helper, "set-user-id", uid, NULL });
+  line = helper_read_line (waiter, BOUND_S);
+  g_assert_nonnull (line);
+  pid = (GPid) g_ascii_strtoll (line, NULL, 10);
+  g_assert_cmpint (pid, >, 1);
+  /* What the test is about: its /proc/PID is not hers. */
+  proc = g_strdup_printf ("/proc/%d", (int) pid);
+  g_assert_cmpint (stat (proc, &st), ==, 0);
+  g_assert_cmpuint (st.st_uid, !=, pw->pw_uid);
+
+  plant_queue_entry (f, "8", pid, "1");
+  g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "run", "--no-wait", "--need", "r=1", "--",
+                               "true", NULL), ==, 75);
+  helper_close_stdin (waiter);
+  g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
 /* What clean --host removes (issue 38, points 2 and 3) */
 
 /* A mark a member plants in hosts/, named for another member (a host id,
@@ -2535,6 +2573,7 @@ main (int argc, char **argv)
   ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
   ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
+  ADD ("queue/entry-of-set-user-id", test_queue_entry_of_set_user_id);
   ADD ("clean-host/planted-mark", test_clean_host_planted_mark);
   ADD ("clean-host/job-folders", test_clean_host_job_folders);
   ADD ("share/root-clean-looks-only-in-the-pool", test_root_clean_looks_only_in_the_pool);
