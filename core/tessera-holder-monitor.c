@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <glib-unix.h>
 #include <poll.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -776,16 +777,51 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
   return verdict;
 }
 
-/* Whether process @pid, which runs here, may be @owner's: one of another
- * user is not. One hidden from us (hidepid) may be hers. */
+/* Whether process @pid, which runs here, may be @owner's: one whose real
+ * uid (the first field of "Uid:" in /proc/PID/status) is another user's
+ * is not. Not /proc/PID's owner: that is its effective uid, root for a
+ * set-user-ID root program its user runs. One hidden from us (hidepid),
+ * gone meanwhile, or whose status cannot be read may be hers. */
 static gboolean
 process_may_be_owners (GPid pid, uid_t owner)
 {
-  char proc[64];
-  struct stat st;
+  char path[64];
+  char contents[4096];   /* "Uid:" is within the first dozen lines */
+  gsize got = 0;
+  const char *line;
+  char *end;
+  guint64 uid;
+  int fd;
 
-  g_snprintf (proc, sizeof proc, "/proc/%d", (int) pid);
-  return stat (proc, &st) != 0 || st.st_uid == owner;
+  g_snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return TRUE;
+  for (;;)
+    {
+      ssize_t r = read (fd, contents + got, sizeof contents - 1 - got);
+
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      got += r;
+    }
+  close (fd);
+  contents[got] = '\0';
+  line = g_str_has_prefix (contents, "Uid:") ? contents : strstr (contents, "\nUid:");
+  if (line == NULL)
+    return TRUE;
+  line += line == contents ? 4 : 5;
+  while (*line == ' ' || *line == '\t')
+    line++;
+  if (!g_ascii_isdigit (*line))
+    return TRUE;
+  errno = 0;
+  uid = g_ascii_strtoull (line, &end, 10);
+  if (errno != 0 || (*end != '\t' && *end != ' ' && *end != '\n'))
+    return TRUE;
+  return uid == (guint64) owner;
 }
 
 TesseraVerdict
