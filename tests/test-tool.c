@@ -1069,6 +1069,41 @@ test_status_reclaimable (Fixture *f, gconstpointer data)
   let_go (alive);
 }
 
+/* A holder whose pid says nothing here (a third host's) and whose job
+ * lock, seen here, is free is dead by the verdict on a holder: status
+ * shows it "dead" and its share reclaimable, as a run would take it
+ * back, not "remote" and held (issue 38). */
+static void
+test_status_verdict_dead (Fixture *f, gconstpointer data)
+{
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "far@1.json", NULL);
+  g_autofree char *job_dir = g_build_filename (f->tmp, "far-job", NULL);
+  g_autofree char *job_lock = g_build_filename (job_dir, "task.lock", NULL);
+  g_autofree char *text = NULL;
+  JsonObject *r, *h;
+  int status;
+
+  set_total (f, 3);
+  g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (job_dir, 0755), ==, 0);
+  test_write_file (job_lock, "");
+  text = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 2}, "
+                          "\"process\": {\"type\": \"local\", \"pid\": 5, \"start_time\": 1, "
+                          "\"host\": \"third-node\", \"boot_id\": \"00000000-dead-beef-0000-000000000001\"}}",
+                          job_dir);
+  test_write_file (lock_file, text);
+
+  r = status_of_r (f, &root);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 1);
+  h = json_array_get_object_element (json_object_get_array_member (r, "holders"), 0);
+  g_assert_cmpstr (json_object_get_string_member (h, "state"), ==, "dead");
+  g_assert_cmpint (json_object_get_int_member_with_default (r, "held", -1), ==, 0);
+  g_assert_cmpint (json_object_get_int_member_with_default (r, "reclaimable", -1), ==, 2);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));   /* status removes nothing */
+}
+
 /* `status --format=openmetrics`, read by Prometheus's own parser
  * (python3-prometheus-client): capacity, free, held, reclaimable and
  * waiting per resource, held and waiting per user; `--format=json` is
@@ -4430,6 +4465,7 @@ main (int argc, char **argv)
   ADD ("/tool/status/queue-within-patience-wants", test_status_patient_waiter_wants);
   ADD ("/tool/status/queue-within-patience-no-reservation", test_status_patient_waiter_no_reservation);
   ADD ("/tool/status/dead-holder-reclaimable", test_status_reclaimable);
+  ADD ("/tool/status/verdict-dead", test_status_verdict_dead);
   ADD ("/tool/status/openmetrics", test_status_openmetrics);
   ADD ("/tool/status/openmetrics-saturates", test_status_openmetrics_saturates);
   ADD ("/tool/watch/json-lines", test_watch_json);
