@@ -762,6 +762,112 @@ judge (TesseraHolderMonitor *monitor,
   return TESSERA_HOLDER_HOLDS;
 }
 
+/* Defined here, with the probes it gathers for the verdict: the holder
+ * monitor's own judging, in one look, without a monitor's memory. */
+/**
+ * tessera_dynamic_lock_file_judge_holder:
+ * @self: a lock file, as read from its pool's `jobs/`
+ * @process_state: (out) (optional): what the pid check of its process
+ *   found ([enum@Tessera.ProcessState]; `TESSERA_PROCESS_UNKNOWN` for a
+ *   lock file that names no process)
+ * @reason: (out) (optional) (nullable) (transfer full): why its holder is
+ *   dead, or why it cannot be told when that can be said, else `NULL`
+ *
+ * Judges whether the holder of @self still runs, as an acquire of its
+ * pool does, by the table "Who may judge a holder" of the design: its
+ * process (pid and start time in `/proc`, its host and boot, its type's
+ * plugin), then its job lock. In one look: what only this host's memory
+ * can tell over time (a host's lease that expired, an experimaestro job
+ * lock seen free for long enough, a holder without a process seen for
+ * long enough) is not told, and such a holder counts. Reads `/proc` and
+ * probes the job lock; writes nothing. `tessera status` shows what it
+ * says.
+ *
+ * Returns: the verdict: only `TESSERA_HOLDER_STATE_DEAD` is a death
+ */
+TesseraHolderState
+tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
+                                        TesseraProcessState    *process_state,
+                                        char                  **reason)
+{
+  TesseraHolder holder = { 0 };
+  TesseraVerdictFacts facts = { 0 };
+  g_autofree char *lock_path = NULL;
+  g_autofree char *why = NULL;
+  TesseraVerdict verdict;
+  TesseraProbe ask;
+  const char *job_uri;
+
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), TESSERA_HOLDER_STATE_UNKNOWN);
+  if (process_state != NULL)
+    *process_state = TESSERA_PROCESS_UNKNOWN;
+  if (reason != NULL)
+    *reason = NULL;
+  job_uri = tessera_dynamic_lock_file_get_job_uri (self);
+  if (job_uri == NULL || !tessera_dynamic_lock_file_is_valid (self))
+    return TESSERA_HOLDER_STATE_UNKNOWN;
+  holder.lock_file = self;
+  if (tessera_dynamic_lock_file_get_process (self) != NULL)
+    holder.process = g_object_ref (tessera_dynamic_lock_file_get_process (self));
+  lock_path = _tessera_path_with_suffix (job_uri, ".lock");
+  gather_facts (&holder, job_uri, lock_path, &facts);
+#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
+  for (;;)
+    {
+      verdict = _tessera_verdict_decide (&facts, &ask, &why);
+      if (ask == TESSERA_PROBE_NONE)
+        break;
+      g_clear_pointer (&why, g_free);
+      switch (ask)
+        {
+        case TESSERA_PROBE_JOB_LOCK:
+          facts.job_lock_asked = TRUE;
+          facts.job_lock_errno = 0;
+          if (facts.has_process)
+            facts.job_lock = probe_job_lock (self, lock_path, &facts.job_lock_errno, &facts.job_folder_replaced);
+          else
+            facts.job_lock = _tessera_job_lock_probe (lock_path, &facts.job_lock_errno);
+          break;
+        case TESSERA_PROBE_LOCKS_CROSS:
+          {
+            /* Its pool: the folder of its jobs/. */
+            g_autofree char *jobs = g_path_get_dirname (tessera_dynamic_lock_file_get_path (self));
+            g_autofree char *pool = g_path_get_dirname (jobs);
+
+            facts.locks_cross_here = ANSWER (_tessera_locks_cross_hosts (pool, NULL));
+            break;
+          }
+        case TESSERA_PROBE_LEASE:
+          /* A lease expires on this host's clock, over time: one look
+           * sees none expire. */
+          facts.lease_expired = TESSERA_ANSWER_NO;
+          break;
+        case TESSERA_PROBE_LOCK_FREE_LONG:
+        case TESSERA_PROBE_SEEN_FOR:
+          /* One look has not seen anything for long. */
+          facts.lock_free_long = TESSERA_ANSWER_NO;
+          facts.seen_for = TESSERA_ANSWER_NO;
+          break;
+        case TESSERA_PROBE_NONE:
+        case TESSERA_PROBE_PROCESS_OWNER:
+        default:
+          g_assert_not_reached ();
+        }
+    }
+#undef ANSWER
+  if (process_state != NULL && facts.has_process)
+    *process_state = facts.process;
+  if (why == NULL && facts.has_process && facts.process == TESSERA_PROCESS_UNKNOWN &&
+      _tessera_process_get_problem (holder.process) != NULL)
+    why = g_strdup (_tessera_process_get_problem (holder.process));
+  g_clear_object (&holder.process);
+  if (reason != NULL)
+    *reason = g_steal_pointer (&why);
+  return verdict == TESSERA_VERDICT_DEAD ? TESSERA_HOLDER_STATE_DEAD
+         : verdict == TESSERA_VERDICT_ALIVE ? TESSERA_HOLDER_STATE_ALIVE
+         : TESSERA_HOLDER_STATE_UNKNOWN;
+}
+
 TesseraHolderVerdict
 _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
                                TesseraHolder        *holder,

@@ -56,14 +56,18 @@ PROBES = {
     "_tessera_host_lease_expired": "a host lease",
     "_tessera_host_lease_mark_and_dup_other_host": "the hosts' marks",
     "_tessera_pool_store_host_expired": "a host lease",
+    "tessera_process_check": "the pid check (/proc/PID)",
 }
 PROBE_PATTERNS = {
     re.compile(r"\bF_OFD_GETLK\b"): "a lock's state (F_OFD_GETLK)",
     re.compile(r'"/proc/%d'): "/proc/PID",
 }
 # The command's own processes, not holders: run's fence walks its
-# command's process tree in /proc.
-NOT_HOLDERS = {"tools/tessera-fence.c: /proc/PID"}
+# command's process tree in /proc. The mutex plugin's intents: an intent
+# is a waiter's wish (an exclusive request waits), not a holding, and
+# one whose process is gone stops keeping shared requests out, which
+# frees no capacity; its pid check is no verdict on a holder.
+NOT_HOLDERS = {"tools/tessera-fence.c: /proc/PID", "plugins/mutex/tessera-mutex.c: tessera_process_check"}
 # The verdict, the holder monitor that gathers its probes, and TesseraJob,
 # which asks it whether a job folder's job is over (for `tessera clean`).
 JUDGES = {"core/tessera-verdict.c", "core/tessera-holder-monitor.c", "core/tessera-job.c"}

@@ -14,10 +14,17 @@
 
 #include "tessera-tool.h"
 
+/* The verdict on its holder (the library's, as a run's); the pid check
+ * it made tells a holder alive by its pid from one judged from elsewhere
+ * by its job lock ("remote"). */
 static const char *
-holder_state_now (TesseraProcess *process)
+holder_state_now (TesseraDynamicLockFile *lock_file)
 {
-  switch (tessera_process_check (process))
+  TesseraProcessState process;
+
+  if (tessera_dynamic_lock_file_judge_holder (lock_file, &process, NULL) == TESSERA_HOLDER_STATE_DEAD)
+    return "dead";
+  switch (process)
     {
     case TESSERA_PROCESS_ALIVE: return "alive";
     case TESSERA_PROCESS_DEAD: return "dead";
@@ -26,26 +33,29 @@ holder_state_now (TesseraProcess *process)
     }
 }
 
-/* Judged once per distinct process spec in one description (a verdict
- * follows from the spec, as Tessera writes it, alone): the many holders of one process (a
- * scheduler's tokens) cost one look at /proc, not one each. @verdicts:
- * spec text → state, owned. */
+/* Judged once per distinct process spec and job in one description (a
+ * verdict follows from the spec, as Tessera writes it, and its job lock
+ * alone): the many holders of one process (a scheduler's tokens) cost one
+ * look at /proc and at their job lock, not one each. @verdicts: spec
+ * text and job → state, owned. */
 static const char *
 holder_state (TesseraDynamicLockFile *lock_file, GHashTable *verdicts)
 {
   TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
   g_autoptr(JsonNode) spec = NULL;
+  g_autofree char *text = NULL;
   g_autofree char *key = NULL;
   const char *state;
 
   if (process == NULL)
     return "unknown";
   spec = tessera_process_to_json (process);
-  key = json_to_string (spec, FALSE);
+  text = json_to_string (spec, FALSE);
+  key = g_strconcat (text, "\n", tessera_dynamic_lock_file_get_job_uri (lock_file), NULL);
   state = g_hash_table_lookup (verdicts, key);
   if (state == NULL)
     {
-      state = holder_state_now (process);
+      state = holder_state_now (lock_file);
       g_hash_table_insert (verdicts, g_steal_pointer (&key), (gpointer) state);
     }
   return state;

@@ -16,6 +16,23 @@ G_BEGIN_DECLS
 
 #define TESSERA_TYPE_DYNAMIC_LOCK_FILE (tessera_dynamic_lock_file_get_type ())
 
+/**
+ * TesseraHolderState:
+ * @TESSERA_HOLDER_STATE_ALIVE: its holder runs: what it holds counts
+ * @TESSERA_HOLDER_STATE_DEAD: its holder is surely gone: what it holds is
+ *   reclaimable (the next acquire of its pool removes its lock file)
+ * @TESSERA_HOLDER_STATE_UNKNOWN: it cannot be told from here, or not yet:
+ *   what it holds counts
+ *
+ * The verdict on the holder of a lock file
+ * ([method@Tessera.DynamicLockFile.judge_holder]).
+ */
+typedef enum {
+  TESSERA_HOLDER_STATE_ALIVE,
+  TESSERA_HOLDER_STATE_DEAD,
+  TESSERA_HOLDER_STATE_UNKNOWN,
+} TesseraHolderState;
+
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_DERIVABLE_TYPE (TesseraDynamicLockFile, tessera_dynamic_lock_file, TESSERA, DYNAMIC_LOCK_FILE, GObject)
 
@@ -151,5 +168,9 @@ TESSERA_AVAILABLE_IN_ALL
 char                   *tessera_dynamic_lock_file_dup_unknown_reason (TesseraDynamicLockFile *self);
 TESSERA_AVAILABLE_IN_ALL
 const char             *tessera_dynamic_lock_file_get_problem  (TesseraDynamicLockFile *self);
+TESSERA_AVAILABLE_IN_ALL
+TesseraHolderState      tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
+                                                                TesseraProcessState    *process_state,
+                                                                char                  **reason);
 
 G_END_DECLS
