@@ -450,6 +450,136 @@ test_job_folder_locks (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* A waiter of the queue: what its entry says, what each probe answers,
+ * what the verdict must be. */
+typedef struct
+{
+  const char *name;
+  gboolean has_process;
+  TesseraProcessState process;
+  gboolean identifies_process;
+  gboolean entry_by_root;
+  gboolean process_of_owner;
+  gboolean lease_expired;
+  TesseraJobLockState job_lock;
+  gboolean unrenewed;           /* this host saw its entry unchanged for min-age */
+  TesseraVerdict verdict;
+  const char *reason;           /* in the reason, when DEAD */
+} WaiterRow;
+
+static const WaiterRow waiter_rows[] = {
+  { "no-process", FALSE, TESSERA_PROCESS_UNKNOWN, FALSE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_HELD, FALSE,
+    TESSERA_VERDICT_DEAD, "names no process" },
+  { "process-gone", TRUE, TESSERA_PROCESS_DEAD, TRUE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_HELD, FALSE,
+    TESSERA_VERDICT_DEAD, "is gone" },
+  { "alive-hers", TRUE, TESSERA_PROCESS_ALIVE, TRUE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_FREE, TRUE,
+    TESSERA_VERDICT_ALIVE, NULL },
+  { "alive-of-another-user", TRUE, TESSERA_PROCESS_ALIVE, TRUE, FALSE, FALSE, FALSE, TESSERA_JOB_LOCK_HELD, FALSE,
+    TESSERA_VERDICT_DEAD, "another user" },
+  { "alive-entry-by-root", TRUE, TESSERA_PROCESS_ALIVE, TRUE, TRUE, FALSE, FALSE, TESSERA_JOB_LOCK_FREE, TRUE,
+    TESSERA_VERDICT_ALIVE, NULL },
+  /* No start time: its pid may be another's now, but a waiter counts. */
+  { "alive-no-identity", TRUE, TESSERA_PROCESS_ALIVE, FALSE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_FREE, TRUE,
+    TESSERA_VERDICT_ALIVE, NULL },
+  { "remote-lease-expired", TRUE, TESSERA_PROCESS_REMOTE, TRUE, FALSE, TRUE, TRUE, TESSERA_JOB_LOCK_HELD, FALSE,
+    TESSERA_VERDICT_DEAD, "lease" },
+  { "remote-job-lock-held", TRUE, TESSERA_PROCESS_REMOTE, TRUE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_HELD, TRUE,
+    TESSERA_VERDICT_ALIVE, NULL },
+  { "remote-renewed", TRUE, TESSERA_PROCESS_REMOTE, TRUE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_FREE, FALSE,
+    TESSERA_VERDICT_UNKNOWN, NULL },
+  { "remote-unrenewed", TRUE, TESSERA_PROCESS_REMOTE, TRUE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_FREE, TRUE,
+    TESSERA_VERDICT_DEAD, "not renewed" },
+  { "remote-job-lock-absent-unrenewed", TRUE, TESSERA_PROCESS_REMOTE, TRUE, FALSE, TRUE, FALSE,
+    TESSERA_JOB_LOCK_ABSENT, TRUE, TESSERA_VERDICT_DEAD, "not renewed" },
+  { "unknown-renewed", TRUE, TESSERA_PROCESS_UNKNOWN, TRUE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_UNKNOWN, FALSE,
+    TESSERA_VERDICT_UNKNOWN, NULL },
+  { "unknown-unrenewed", TRUE, TESSERA_PROCESS_UNKNOWN, TRUE, FALSE, TRUE, FALSE, TESSERA_JOB_LOCK_FLOCKED, TRUE,
+    TESSERA_VERDICT_DEAD, "not renewed" },
+};
+
+/* The verdict on a waiter, as _tessera_holder_monitor_judge_waiter()
+ * asks it, but for @withheld (TESSERA_PROBE_NONE: none), which has no
+ * answer. */
+static TesseraVerdict
+judge_waiter (const WaiterRow *row, TesseraProbe withheld, char **reason)
+{
+  TesseraVerdictFacts facts = {
+    .waiter = TRUE,
+    .entry_by_root = row->entry_by_root,
+    .has_process = row->has_process,
+    .process = row->process,
+    .pid = PID,
+    .identifies_process = row->identifies_process,
+    .host = "node7",
+    .lock_path = LOCK_PATH,
+  };
+  TesseraVerdict verdict;
+  TesseraProbe ask;
+  guint asked = 0;
+
+#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
+  for (guint round = 0;; round++)
+    {
+      g_assert_cmpuint (round, <, 8);
+      g_clear_pointer (reason, g_free);
+      verdict = _tessera_verdict_decide (&facts, &ask, reason);
+      if (ask == TESSERA_PROBE_NONE)
+        break;
+      g_assert_cmpint (verdict, ==, TESSERA_VERDICT_UNKNOWN);
+      g_assert_false (asked & (1u << ask));
+      asked |= 1u << ask;
+      if (ask == withheld)
+        break;
+      switch (ask)
+        {
+        case TESSERA_PROBE_PROCESS_OWNER:
+          facts.process_of_owner = ANSWER (row->process_of_owner);
+          break;
+        case TESSERA_PROBE_LEASE:
+          facts.lease_expired = ANSWER (row->lease_expired);
+          break;
+        case TESSERA_PROBE_JOB_LOCK:
+          facts.job_lock_asked = TRUE;
+          facts.job_lock = row->job_lock;
+          break;
+        case TESSERA_PROBE_SEEN_FOR:
+          facts.seen_for = ANSWER (row->unrenewed);
+          break;
+        case TESSERA_PROBE_NONE:
+        case TESSERA_PROBE_LOCK_FREE_LONG:
+        case TESSERA_PROBE_LOCKS_CROSS:
+        default:
+          g_assert_not_reached ();   /* not a waiter's */
+        }
+    }
+#undef ANSWER
+  return verdict;
+}
+
+/* Each row, then each probe withheld: a waiter then counts, unless what
+ * was answered before already said it is no waiter. */
+static void
+test_waiter_row (gconstpointer data)
+{
+  const WaiterRow *row = data;
+  g_autofree char *reason = NULL;
+  TesseraVerdict verdict = judge_waiter (row, TESSERA_PROBE_NONE, &reason);
+
+  g_test_message ("%s: verdict %d, reason %s", row->name, verdict, reason != NULL ? reason : "(none)");
+  g_assert_cmpint (verdict, ==, row->verdict);
+  if (row->reason != NULL)
+    {
+      g_assert_nonnull (reason);
+      g_assert_nonnull (strstr (reason, row->reason));
+    }
+  for (TesseraProbe probe = TESSERA_PROBE_LEASE; probe <= TESSERA_PROBE_PROCESS_OWNER; probe++)
+    {
+      g_clear_pointer (&reason, g_free);
+      if (judge_waiter (row, probe, &reason) == TESSERA_VERDICT_DEAD)
+        g_assert_cmpint (row->verdict, ==, TESSERA_VERDICT_DEAD);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -471,6 +601,11 @@ main (int argc, char *argv[])
     {
       g_autofree char *path = g_strconcat ("/verdict/job-lock-fails/", job_lock_judged[i].name, NULL);
       g_test_add_data_func (path, &job_lock_judged[i], test_job_lock_failures);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (waiter_rows); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/verdict/waiter/%s", waiter_rows[i].name);
+      g_test_add_data_func (path, &waiter_rows[i], test_waiter_row);
     }
   g_test_add_func ("/verdict/pid", test_pid);
   g_test_add_func ("/verdict/job-folder", test_job_folder);
