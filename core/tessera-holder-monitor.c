@@ -824,7 +824,8 @@ tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
           facts.job_lock_asked = TRUE;
           facts.job_lock_errno = 0;
           if (facts.has_process)
-            facts.job_lock = probe_job_lock (self, lock_path, &facts.job_lock_errno, &facts.job_folder_replaced);
+            facts.job_lock = probe_job_lock (self, lock_path, &facts.job_lock_errno, &facts.job_folder_replaced,
+                                              &facts.other_view);
           else
             facts.job_lock = _tessera_job_lock_probe (lock_path, &facts.job_lock_errno);
           break;
