@@ -892,30 +892,13 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
 static gboolean
 process_may_be_owners (GPid pid, uid_t owner)
 {
-  char path[64];
   char contents[4096];   /* "Uid:" is within the first dozen lines */
-  gsize got = 0;
   const char *line;
   char *end;
   guint64 uid;
-  int fd;
 
-  g_snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  if (_tessera_proc_read (pid, "status", contents, sizeof contents, FALSE) < 0)
     return TRUE;
-  for (;;)
-    {
-      ssize_t r = read (fd, contents + got, sizeof contents - 1 - got);
-
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        break;
-      got += r;
-    }
-  close (fd);
-  contents[got] = '\0';
   line = g_str_has_prefix (contents, "Uid:") ? contents : strstr (contents, "\nUid:");
   if (line == NULL)
     return TRUE;

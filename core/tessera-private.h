@@ -72,6 +72,11 @@ gboolean _tessera_check_name          (const char  *name,
                                        GError     **error);
 
 /* Processes */
+gssize      _tessera_proc_read        (GPid         pid,
+                                       const char  *name,
+                                       char        *buffer,
+                                       gsize        size,
+                                       gboolean     first_line);
 gboolean    _tessera_proc_stat        (GPid         pid,
                                        guint64     *start_time,
                                        char        *state);

@@ -481,6 +481,45 @@ _tessera_job_lock_is_held (const char *path)
   return _tessera_job_lock_probe (path, NULL) == TESSERA_JOB_LOCK_HELD;
 }
 
+/* Reads /proc/PID/@name into @buffer (at most @size - 1 bytes, then a
+ * NUL), with no stdio (this runs once per holder a fresh `status`
+ * judges); @first_line stops at the first line's end, sparing the read
+ * that would say the file ended. The length read, or -1 when the file
+ * cannot be opened (the process is gone, or hidden from us). */
+gssize
+_tessera_proc_read (GPid        pid,
+                    const char *name,
+                    char       *buffer,
+                    gsize       size,
+                    gboolean    first_line)
+{
+  char path[64];
+  gsize got = 0;
+  int fd;
+
+  g_return_val_if_fail (size > 0, -1);
+  if (pid <= 0)
+    return -1;
+  g_snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  for (;;)
+    {
+      ssize_t r = read (fd, buffer + got, size - 1 - got);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      got += r;
+      if (first_line && buffer[got - 1] == '\n')
+        break;
+    }
+  close (fd);
+  buffer[got] = '\0';
+  return got;
+}
+
 /* Field 3 (state) and field 22 (start time, in clock ticks since boot) of
  * /proc/PID/stat; the command name may hold spaces and parentheses, so
  * parse from the last ')'. */
@@ -489,33 +528,12 @@ _tessera_proc_stat (GPid     pid,
                     guint64 *start_time,
                     char    *state)
 {
-  char path[64];
   char contents[4096];   /* a stat line is about 300 bytes, at most about 1 100 */
-  gsize got = 0;
   const char *p;
   int field;
-  int fd;
 
-  if (pid <= 0)
+  if (_tessera_proc_read (pid, "stat", contents, sizeof contents, TRUE) < 0)
     return FALSE;
-  g_snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  /* No stdio: this runs once per holder a fresh `status` judges. */
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return FALSE;
-  for (;;)
-    {
-      ssize_t r = read (fd, contents + got, sizeof contents - 1 - got);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        break;
-      got += r;
-      if (contents[got - 1] == '\n')
-        break;   /* the whole line: the read that would say so is spared */
-    }
-  close (fd);
-  contents[got] = '\0';
   p = strrchr (contents, ')');
   if (p == NULL || p[1] != ' ')
     return FALSE;

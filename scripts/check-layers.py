@@ -53,6 +53,7 @@ PROBES = {
     "_tessera_job_lock_probe_at": "the job lock probe",
     "_tessera_job_lock_is_held": "the job lock probe",
     "_tessera_proc_stat": "/proc/PID",
+    "_tessera_proc_read": "/proc/PID",
     "_tessera_host_lease_expired": "a host lease",
     "_tessera_host_lease_mark_and_dup_other_host": "the hosts' marks",
     "_tessera_pool_store_host_expired": "a host lease",
