@@ -302,7 +302,12 @@ do_request (int argc, char **argv)
   g_autoptr(TesseraJob) job = make_job (argv[2], argv[4], TRUE);
   g_autoptr(TesseraDynamicDependency) dep =
     test_counter_dependency_new (counter, job, g_ascii_strtoll (argv[5], NULL, 10));
+  const char *min_age = g_getenv ("TEST_MIN_AGE");
 
+  /* The pool's min-age, as its configuration would give it. */
+  if (min_age != NULL)
+    tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter),
+                                                  g_ascii_strtod (min_age, NULL));
   return test_peer_request (dep, g_ascii_strtod (argv[6], NULL), argc > 7 && strcmp (argv[7], "async") == 0);
 }
 
