@@ -2333,6 +2333,82 @@ test_queue_entry_last_ticket (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_subprocess_get_exit_status (waiter), ==, 0);
 }
 
+/* The first member waits, as @need, past its patience (0): a helper
+ * that says "got" once it runs its command. Returns once its entry is in
+ * r/queue/ (its path in *@entry), not one of @others. */
+static Helper *
+wait_as_first (Fixture *f, const char *need, const char *const *others, char **entry)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *queue = g_build_filename (f->gp->pool, "r", "queue", NULL);
+  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
+  Helper *waiter;
+
+  test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S * 4);
+  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo got; exec cat", NULL };
+       *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  waiter = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  *entry = NULL;
+  while (*entry == NULL)
+    {
+      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        if (g_str_has_suffix (name, ".json") && !g_strv_contains (others, name))
+          *entry = g_strdup (name);
+      if (*entry == NULL && g_get_monotonic_time () > deadline)
+        g_error ("the waiter for %s never entered %s within %d s", need, queue, BOUND_S);
+      if (*entry == NULL)
+        g_usleep (10 * 1000);
+    }
+  return waiter;
+}
+
+/* Two waiters at one place: a planted entry at the last place (2⁵³) gives
+ * every later waiter that place too. The one that came first is still
+ * ahead: the first waiter (2 of 8), then, a second later, the second (1);
+ * once 1 is free, the second must not take it past the first's
+ * reservation; once all is free, both run. */
+static void
+test_queue_entries_same_place (Fixture *f, gconstpointer data)
+{
+  g_autoptr(Helper) most = NULL;
+  g_autoptr(Helper) one = NULL;
+  g_autoptr(Helper) first = NULL;
+  g_autoptr(Helper) second = NULL;
+  g_autofree char *first_entry = NULL;
+  g_autofree char *second_entry = NULL;
+  g_autofree char *line = NULL;
+  gint64 first_second;
+
+  init_group_pool (f);
+  use_config (f, "[resource r]\ntype=countertoken\npath=@DIR@/r\ntotal=8\npatience=0\n");
+  plant_queue_entry (f, "1", 1, "9007199254740992");
+  most = hold_as_first (f, "r=7");
+  one = hold_as_first (f, "r=1");
+  first = wait_as_first (f, "r=2", (const char *[]) { "evil@1.json", NULL }, &first_entry);
+  /* Its "since" is in seconds: the second waiter comes a second later. */
+  first_second = g_get_real_time () / G_USEC_PER_SEC;
+  while (g_get_real_time () / G_USEC_PER_SEC <= first_second + 1)
+    g_usleep (50 * 1000);
+  second = wait_as_first (f, "r=1", (const char *[]) { "evil@1.json", first_entry, NULL }, &second_entry);
+  release_held (one);
+  /* Nothing can show that it never runs: a few seconds in which it
+   * would have (it wakes at the release within a second). */
+  line = helper_read_line (second, 10);
+  if (line != NULL)
+    g_error ("the second waiter (1 of 8, at the first's place, a second later) ran past the first's reservation: "
+             "“%s”", line);
+  release_held (most);
+  helper_expect_line (first, "got", BOUND_S);
+  helper_expect_line (second, "got", BOUND_S);
+  release_held (first);
+  release_held (second);
+}
+
 /* An entry is its file owner's: one of the second member's that names a
  * process of another user (here init, root's) is no waiter of hers and
  * reserves nothing: the first member takes the pool. */
@@ -2572,6 +2648,7 @@ main (int argc, char **argv)
   ADD ("fence/part-of-another-owner", test_fence_part_of_another_owner);
   ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
   ADD ("queue/entry-last-ticket", test_queue_entry_last_ticket);
+  ADD ("queue/entries-same-place", test_queue_entries_same_place);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
   ADD ("queue/entry-of-set-user-id", test_queue_entry_of_set_user_id);
   ADD ("clean-host/planted-mark", test_clean_host_planted_mark);
