@@ -27,7 +27,8 @@
  * when it entered), "reserve" (true) and "since" (when it began to wait,
  * in Unix seconds, for people: `tessera status`). Every acquire of the folder by a
  * later arrival (a larger ticket, or none: any acquirer whose patience is
- * not over) first counts those reservations as if they were held.
+ * not over; at an equal ticket, a later "since", then a later name) first
+ * counts those reservations as if they were held.
  * experimaestro globs only the JSON files of jobs/: it never sees the
  * queue and takes what is free, as it always has.
  *
@@ -402,6 +403,8 @@ read_entries (const char       *lock_folder,
 {
   g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
   gint64 own_ticket = own_place > 0 ? own_place : G_MAXINT64;
+  gint64 own_since = 0;
+  g_autoptr(GPtrArray) tied = g_ptr_array_new_with_free_func (g_object_unref);
   guint looked = 0;
   DIR *dir;
   struct dirent *dent;
@@ -457,6 +460,7 @@ read_entries (const char       *lock_folder,
           if (strcmp (dent->d_name, own_name) == 0)
             {
               *own_found = ticket;
+              own_since = json_object_get_int_member_with_default (object, "since", 0);
               continue;
             }
           if (!json_object_get_boolean_member_with_default (object, "reserve", FALSE))
@@ -480,8 +484,22 @@ read_entries (const char       *lock_folder,
         show_request (lock_file, object);
       if (!reserving || (ticket > 0 && ticket < own_ticket))
         g_ptr_array_add (entries, g_steal_pointer (&lock_file));
+      else if (ticket > 0 && ticket == own_ticket)
+        g_ptr_array_add (tied, g_steal_pointer (&lock_file));
     }
   closedir (dir);
+  /* Places are equal once one reached the last (every later waiter takes
+   * it): then the one that began to wait first is ahead, and the names
+   * order those of one second. Our own time is only known once read. */
+  for (guint i = 0; own_since > 0 && i < tied->len; i++)
+    {
+      TesseraDynamicLockFile *other = g_ptr_array_index (tied, i);
+      gint64 since = tessera_dynamic_lock_file_get_mtime (other) / G_GINT64_CONSTANT (1000000000);
+      g_autofree char *name = g_path_get_basename (tessera_dynamic_lock_file_get_path (other));
+
+      if (since < own_since || (since == own_since && strcmp (name, own_name) < 0))
+        g_ptr_array_add (entries, g_object_ref (other));
+    }
 }
 
 /* The folder store's queue_read: the entries of `F/queue/`. Thread lock
