@@ -1065,6 +1065,8 @@ typedef struct
   const char *poll_max;  /* TESSERA_POLL_INTERVAL_MAX; NULL: the default */
   gboolean view;         /* (a simulated host, or a container) tmp/real seen at tmp/view through a FUSE view of its own */
   gboolean bind;         /* (a container) tmp/real bind-mounted at tmp/view in mounts of its own */
+  gboolean hide_proc;    /* (a container with a view) /proc covered by an empty tmpfs once the view is up:
+                          * no mountinfo, no boot id */
 } Place;
 
 /* Appends to @argv the command `tessera` run at @at, with `--config
@@ -1115,9 +1117,9 @@ append_place (Fixture *f, const Place *at, const char *config, GPtrArray *argv)
       for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
         g_ptr_array_add (argv, g_strdup (unshare[i]));
       g_ptr_array_add (argv, g_strdup_printf ("set -e; mount -t proc proc /proc; %s '%s/real' '%s/view'; "
-                                              "exec \"$@\"",
+                                              "%sexec \"$@\"",
                                               at->view ? "bindfs --no-allow-other -o nonempty" : "mount --bind",
-                                              f->tmp, f->tmp));
+                                              f->tmp, f->tmp, at->hide_proc ? "mount -t tmpfs none /proc; " : ""));
       g_ptr_array_add (argv, g_strdup ("sh"));
     }
   else if (at->container)
@@ -3370,6 +3372,64 @@ test_same_host_views_refuse (Fixture *f, gconstpointer data)
   g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
 }
 
+/* A judge on a FUSE view that cannot read /proc (no mountinfo to say its
+ * locks stay local, no boot id to match marks by) must not take another
+ * host's live holder on the real folder for dead: it is refused, or finds the pool busy,
+ * and the holder's lock file stays. Where that could not be read, locks
+ * were taken to cross and the other view's mark, of an unknown boot, was
+ * passed over: the judge took the token and deleted the lock file. */
+static void
+test_same_host_views_proc_hidden (Fixture *f, gconstpointer data)
+{
+  const Place here = { .host = "node2" };
+  const Place blind = { .container = TRUE, .view = TRUE, .hide_proc = TRUE };
+  g_autofree char *view = mixed_mounts_pool (f);
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) holder = start_holder_at (f, &here, NULL, NULL);
+  g_autoptr(GPtrArray) held = mixed_mounts_lock_files (f);
+  g_autoptr(GPtrArray) left = NULL;
+  int code;
+
+  g_assert_cmpuint (held->len, ==, 1);
+  code = run_no_wait_at (f, &blind, &err);
+  if (code != 1 && code != 75)
+    g_error ("a judge on a FUSE view without /proc exited %d (refused: 1, busy: 75): “%s”", code, err);
+  /* Its mark (the one of no boot id) says its locks stay local. */
+  {
+    g_autofree char *hosts = g_build_filename (f->tmp, "real", "r", "hosts", NULL);
+    g_autoptr(GDir) dir = g_dir_open (hosts, 0, NULL);
+    const char *name;
+    guint blind_marks = 0;
+
+    g_assert_nonnull (dir);
+    while ((name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree char *path = g_build_filename (hosts, name, NULL);
+        g_autoptr(JsonParser) parser = json_parser_new ();
+        JsonObject *mark;
+
+        if (!g_str_has_suffix (name, ".host") || !json_parser_load_from_file (parser, path, NULL) ||
+            !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+          continue;
+        mark = json_node_get_object (json_parser_get_root (parser));
+        if (g_strcmp0 (json_object_get_string_member_with_default (mark, "boot_id", "?"), "") != 0)
+          continue;
+        blind_marks++;
+        if (json_object_get_boolean_member_with_default (mark, "locks_cross", TRUE))
+          g_error ("%s, written where /proc/self/mountinfo could not be read, says its locks cross hosts", name);
+      }
+    g_assert_cmpuint (blind_marks, >, 0);
+  }
+  left = mixed_mounts_lock_files (f);
+  g_assert_cmpuint (left->len, ==, 1);
+  g_assert_cmpstr (g_ptr_array_index (left, 0), ==, g_ptr_array_index (held, 0));
+  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
+}
+
 /* A plain bind mount of the same folder (the same file system, so the
  * same locks) in a container of this host is one view with the real
  * folder: no refusal; the container's holder counts here (its job lock
@@ -3666,6 +3726,7 @@ main (int argc, char **argv)
   ADD ("/hosts/mixed-mounts/view-alone-works", NULL, test_mixed_mounts_view_alone_works);
   ADD ("/hosts/same-host-views/fuse-view-and-real-folder-refuse", NULL, test_same_host_views_refuse);
   ADD ("/hosts/same-host-views/bind-mount-is-one-view", NULL, test_same_host_bind_mount_one_view);
+  ADD ("/hosts/same-host-views/fuse-view-without-proc", NULL, test_same_host_views_proc_hidden);
   ADD ("/hosts/group-marks/member-removes-them", NULL, test_group_marks_member_removes);
   ADD ("/hosts/group-marks/planted-named-with-owner", NULL, test_group_marks_planted);
   ADD ("/hosts/mixed-mounts/warm-process-sees-changed-marks", NULL, test_mixed_mounts_warm_process_sees_new_marks);
