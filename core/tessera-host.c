@@ -512,7 +512,10 @@ has_option (const char *options, const char *option)
  * file system's lock manager spans hosts. They do not on most FUSE file
  * systems, on NFS mounted `nolock` or with `local_lock` other than `none`,
  * and on Lustre mounted `localflock`. Read from `/proc/self/mountinfo`;
- * when it cannot be read, locks are taken to cross (the common case).
+ * when it cannot be read (no /proc in a container, no descriptor left),
+ * they are taken to stay local: when in doubt a holder counts, and a
+ * judge that thought they crossed took a free-looking job lock for a
+ * death.
  *
  * Returns: whether locks on @path are seen by other hosts
  */
@@ -530,7 +533,11 @@ _tessera_locks_cross_hosts (const char  *path,
   if (why != NULL)
     *why = NULL;
   if (real == NULL || !g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL))
-    return TRUE;
+    {
+      if (why != NULL)
+        *why = g_strdup_printf (_("%s cannot be read"), real == NULL ? path : "/proc/self/mountinfo");
+      return FALSE;
+    }
   lines = g_strsplit (mounts, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
