@@ -13,6 +13,7 @@
 #include "test-utils.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -388,6 +389,47 @@ test_group_pool (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* The uid of @user. */
+static uid_t
+uid_of (const char *user)
+{
+  struct passwd *pw = getpwnam (user);
+
+  g_assert_nonnull (pw);
+  return pw->pw_uid;
+}
+
+/* A member cannot switch the audit of a group's pool off (issue 42,
+ * point 3): `audit=off` in a configuration of her own (passed with
+ * --config) is ignored in a pool whose folder is another user's; its
+ * owner (or root) decides. Her grant and release are logged. */
+static void
+test_member_audit_off (Fixture *f, gconstpointer data)
+{
+  const char *member = f->gp->users->users[1];
+  g_autofree char *user_member = g_strdup_printf ("user=%s ", member);
+  g_autofree char *own = g_build_filename (f->state[1], "own.conf", NULL);
+  g_autofree char *text = test_substitute ("[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\naudit=off\n",
+                                           "@DIR@", f->gp->pool);
+  g_autofree char *out = NULL, *err = NULL;
+  char *shared_config;
+
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
+                   ==, 0);
+  test_write_file (own, text);
+  g_assert_cmpint (chown (own, uid_of (member), (gid_t) -1), ==, 0);
+  g_assert_cmpint (chmod (own, 0644), ==, 0);
+  shared_config = f->gp->config;
+  f->gp->config = own;
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, member, NULL, &out, &err, "run", "--need", "cpu=3", "--", "true", NULL), ==, 0);
+  f->gp->config = shared_config;
+  g_assert_cmpstr (err, ==, "");
+  wait_for_log ("event=grant ", "resource=cpu ", user_member, "amount={\"count\":3}", NULL);
+  wait_for_log ("event=release ", "resource=cpu ", user_member, "amount={\"count\":3}", NULL);
+}
+
 /* Root's `clean --host` of a retired host is logged: one line for each
  * holding of that host it removes, with who removed it, whose it was,
  * the resource and the amount, and the host named. */
@@ -532,6 +574,8 @@ main (int argc, char **argv)
               fixture_set_up, test_group_pool, fixture_tear_down);
   g_test_add ("/audit/clean-host", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
               fixture_set_up, test_clean_host, fixture_tear_down);
+  g_test_add ("/audit/member-audit-off", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
+              fixture_set_up, test_member_audit_off, fixture_tear_down);
   g_test_add ("/audit/private-pool", Fixture, "", fixture_set_up, test_private_pool, fixture_tear_down);
   if (TESSERA_PAUSE_POINTS)
     g_test_add ("/audit/reclaim-logged-unlocked", Fixture, "", fixture_set_up, test_reclaim_logged_unlocked,
