@@ -154,3 +154,19 @@ _tessera_audit_pool_is_shared (const char *lock_folder)
     }
   return FALSE;
 }
+
+gboolean
+_tessera_audit_may_switch_off (const char *lock_folder)
+{
+  struct stat st;
+  gboolean own;
+  int fd;
+
+  if (geteuid () == 0 || lock_folder == NULL)
+    return TRUE;
+  if ((fd = _tessera_open_folder_path (lock_folder, FALSE, NULL)) < 0)
+    return FALSE;
+  own = fstat (fd, &st) == 0 && st.st_uid == geteuid ();
+  close (fd);
+  return own;
+}

@@ -352,8 +352,10 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
    * holding the lock folder is group-writable and not everyone's, or the
    * lock folder is a setgid group-writable folder, as `tessera init
    * --group` makes it) and for a pool in another store, off for a private
-   * one. The `tessera` command sends these lines to the journal, or to
-   * syslog. Any other value fails the initialization
+   * one. "off" is honoured only for root and the owner of the lock
+   * folder: another user's (a member of a group's pool) is "auto", the
+   * pool's owner decides. The `tessera` command sends these lines to the
+   * journal, or to syslog. Any other value fails the initialization
    * (%TESSERA_ERROR_INVALID_CONFIGURATION).
    */
   props[PROP_AUDIT] = g_param_spec_string ("audit", NULL, NULL, "auto",
@@ -399,11 +401,16 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   if (!_tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
                                 priv->min_age, priv->host_lease, &priv->store, error))
     return FALSE;
-  /* Decided once the folder is there (the view makes it). */
-  priv->audited = g_strcmp0 (priv->audit, "on") == 0 ||
-                  (g_strcmp0 (priv->audit, "off") != 0 &&
-                   _tessera_audit_pool_is_shared (_tessera_pool_store_settings_elsewhere (&priv->store)
-                                                  ? NULL : priv->lock_folder));
+  /* Decided once the folder is there (the view makes it). A member's
+   * own configuration cannot switch off the audit of another's pool:
+   * her "off" is "auto" there. */
+  {
+    const char *folder = _tessera_pool_store_settings_elsewhere (&priv->store) ? NULL : priv->lock_folder;
+
+    priv->audited = g_strcmp0 (priv->audit, "on") == 0 ||
+                    (!(g_strcmp0 (priv->audit, "off") == 0 && _tessera_audit_may_switch_off (folder)) &&
+                     _tessera_audit_pool_is_shared (folder));
+  }
   return TRUE;
 }
 
