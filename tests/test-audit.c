@@ -13,6 +13,7 @@
 #include "test-utils.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
@@ -430,6 +431,64 @@ test_member_audit_off (Fixture *f, gconstpointer data)
   wait_for_log ("event=release ", "resource=cpu ", user_member, "amount={\"count\":3}", NULL);
 }
 
+/* The owner an audit line names is the lock file's owner, not the uid its
+ * process spec claims (anyone may write any uid in a file of hers), as
+ * status judges it (issue 42, point 3): a member's dead holder whose spec
+ * claims the first member's uid is reclaimed by the first member, and the
+ * line names the member as owner, the claim apart (claimed_uid=). */
+static void
+test_forged_owner (Fixture *f, gconstpointer data)
+{
+  const char *first = f->gp->users->users[0];
+  const char *member = f->gp->users->users[1];
+  g_autofree char *user_first = g_strdup_printf ("user=%s ", first);
+  g_autofree char *owner_member = g_strdup_printf ("owner=%s ", member);
+  g_autofree char *claimed = g_strdup_printf ("claimed_uid=%u", (unsigned) uid_of (first));
+  g_autofree char *out = NULL, *err = NULL;
+  g_autofree char *lock_file = NULL, *contents = NULL, *forged = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(JsonNode) spec = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(Helper) holder = NULL;
+  JsonObject *h;
+  GPid pid, wrapper;
+  struct stat st;
+  int fd;
+
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
+                   ==, 0);
+  holder = hold_as (f, member, NULL, "cpu=1", NULL);
+  h = only_holder (f, &root);
+  pid = (GPid) json_object_get_int_member (h, "pid");
+  lock_file = g_strdup_printf ("%s/cpu/jobs/%s.json", f->gp->pool, json_object_get_string_member (h, "job"));
+  g_clear_pointer (&root, json_node_unref);
+  wrapper = parent_of (pid);
+  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
+  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
+  g_assert_cmpint (helper_wait (holder), !=, 0);
+
+  /* Rewritten in place (still the member's file), claiming the first's uid. */
+  g_assert_true (g_file_get_contents (lock_file, &contents, NULL, NULL));
+  spec = json_from_string (contents, &error);
+  g_assert_no_error (error);
+  json_object_set_int_member (json_object_get_object_member (json_node_get_object (spec), "process"), "uid",
+                              uid_of (first));
+  forged = json_to_string (spec, FALSE);
+  g_assert_cmpint (fd = open (lock_file, O_WRONLY | O_TRUNC | O_NOFOLLOW), >=, 0);
+  g_assert_cmpint (write (fd, forged, strlen (forged)), ==, (gssize) strlen (forged));
+  g_assert_cmpint (close (fd), ==, 0);
+  g_assert_cmpint (stat (lock_file, &st), ==, 0);
+  g_assert_cmpuint (st.st_uid, ==, uid_of (member));
+
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, first, NULL, &out, &err, "run", "--no-wait", "--need", "cpu=4", "--", "true", NULL),
+                   ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  wait_for_log ("event=reclaim ", "resource=cpu ", user_first, "amount={\"count\":1}", NULL);
+  wait_for_log ("event=reclaim ", "resource=cpu ", user_first, owner_member, claimed, "amount={\"count\":1}", NULL);
+}
+
 /* Root's `clean --host` of a retired host is logged: one line for each
  * holding of that host it removes, with who removed it, whose it was,
  * the resource and the amount, and the host named. */
@@ -576,6 +635,8 @@ main (int argc, char **argv)
               fixture_set_up, test_clean_host, fixture_tear_down);
   g_test_add ("/audit/member-audit-off", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
               fixture_set_up, test_member_audit_off, fixture_tear_down);
+  g_test_add ("/audit/forged-owner", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
+              fixture_set_up, test_forged_owner, fixture_tear_down);
   g_test_add ("/audit/private-pool", Fixture, "", fixture_set_up, test_private_pool, fixture_tear_down);
   if (TESSERA_PAUSE_POINTS)
     g_test_add ("/audit/reclaim-logged-unlocked", Fixture, "", fixture_set_up, test_reclaim_logged_unlocked,
