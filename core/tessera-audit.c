@@ -88,11 +88,26 @@ _tessera_audit_log (const char             *event,
       const char *job_uri = tessera_dynamic_lock_file_get_job_uri (lock_file);
       char *text;
 
-      if (process != NULL && tessera_process_get_uid (process) >= 0)
+      gint64 claimed = process != NULL ? tessera_process_get_uid (process) : -1;
+      gint64 owner = _tessera_dynamic_lock_file_get_file_uid (lock_file);
+
+      /* Whose it is: its file's owner, as status says (the uid its spec
+       * records is anyone's claim: a member may write another's uid in a
+       * file of hers); the claim apart when it differs. Without a file
+       * (etcd), the claim. */
+      if (owner < 0)
+        owner = claimed;
+      if (owner >= 0)
         {
-          text = _tessera_dup_user_name ((uid_t) tessera_process_get_uid (process));
+          text = _tessera_dup_user_name ((uid_t) owner);
           g_ptr_array_add (keep, text);
           append_pair (line, fields, keep, "owner", text);
+        }
+      if (claimed >= 0 && claimed != owner)
+        {
+          text = g_strdup_printf ("%" G_GINT64_FORMAT, claimed);
+          g_ptr_array_add (keep, text);
+          append_pair (line, fields, keep, "claimed_uid", text);
         }
       text = information != NULL ? json_to_string (information, FALSE) : g_strdup ("null");
       g_ptr_array_add (keep, text);

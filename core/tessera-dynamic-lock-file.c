@@ -35,6 +35,9 @@ typedef struct
   TesseraProcess *process;
   JsonNode *information;   /* sealed; NULL for JSON null or no member */
   gint64 mtime_ns;
+  /* The owner of its file, as read or written (-1: no file, as in etcd):
+   * whose the holding is, whatever uid its "process" claims. */
+  gint64 file_uid;
   /* The holder's job folder (the folder of job_uri), as its process
    * recorded it in "process": "job_folder". */
   gboolean job_folder_known;
@@ -190,6 +193,7 @@ static void
 tessera_dynamic_lock_file_init (TesseraDynamicLockFile *self)
 {
   PRIV (self)->locks_cross = -1;
+  PRIV (self)->file_uid = -1;
 }
 
 /* A type that is not a concrete lock file type is the plugin's bug. */
@@ -363,7 +367,10 @@ _tessera_dynamic_lock_file_load_once (GType        lock_file_type,
     return NULL;
   self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, *data, *length, error);
   if (self != NULL)
-    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+    {
+      PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+      PRIV (self)->file_uid = st.st_uid;
+    }
   return self;
 }
 
@@ -378,7 +385,10 @@ _tessera_dynamic_lock_file_new_from_text (GType              lock_file_type,
   TesseraDynamicLockFile *self = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, length, error);
 
   if (self != NULL)
-    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (st);
+    {
+      PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (st);
+      PRIV (self)->file_uid = st->st_uid;
+    }
   return self;
 }
 
@@ -401,6 +411,7 @@ tessera_dynamic_lock_file_load (GType        lock_file_type,
       if (self != NULL)
         {
           PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+          PRIV (self)->file_uid = st.st_uid;
           return self;
         }
       if (attempt >= 3 || !g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE))
@@ -489,7 +500,10 @@ tessera_dynamic_lock_file_save (TesseraDynamicLockFile  *self,
   if (!_tessera_write_pool_file_atomic (PRIV (self)->path, text, error))
     return FALSE;
   if (g_lstat (PRIV (self)->path, &st) == 0)
-    PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+    {
+      PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (&st);
+      PRIV (self)->file_uid = st.st_uid;
+    }
   return TRUE;
 }
 
@@ -565,6 +579,7 @@ _tessera_dynamic_lock_file_save_at (TesseraDynamicLockFile  *self,
       return FALSE;
     }
   PRIV (self)->mtime_ns = _tessera_stat_mtime_ns (st);
+  PRIV (self)->file_uid = st->st_uid;
   return TRUE;
 }
 
@@ -770,6 +785,12 @@ void
 _tessera_dynamic_lock_file_show_information (TesseraDynamicLockFile *self, JsonNode *information)
 {
   keep_information (self, information);
+}
+
+gint64
+_tessera_dynamic_lock_file_get_file_uid (TesseraDynamicLockFile *self)
+{
+  return PRIV (self)->file_uid;
 }
 
 void
