@@ -911,6 +911,26 @@ set_container_job_folder (JsonObject *spec, gpointer data)
   json_object_set_object_member (spec, "job_folder", identity);
 }
 
+/* A spec of another host (an NFS client of the same export): it records
+ * its job folder by the device number it sees there, which is not the one
+ * this host sees for the same folder (each client numbers its mounts). */
+static void
+set_other_host_job_folder (JsonObject *spec, gpointer data)
+{
+  FolderEdit *edit = data;
+  JsonObject *identity = json_object_new ();
+  struct stat st;
+
+  g_assert_cmpint (stat (edit->folder, &st), ==, 0);
+  json_object_set_string_member (spec, "host", "elsewhere");
+  json_object_set_string_member (spec, "host_id", "0123456789abcdef0123456789abcdef");
+  json_object_set_string_member (spec, "machine_id", "fedcba9876543210fedcba9876543210");
+  json_object_set_boolean_member (spec, "locks_cross", TRUE);
+  json_object_set_int_member (identity, "dev", (gint64) st.st_dev + 7);
+  json_object_set_int_member (identity, "ino", (gint64) st.st_ino);
+  json_object_set_object_member (spec, "job_folder", identity);
+}
+
 /* A Tessera holder whose spec records its job folder: seen here without
  * its job lock, that very folder says the holder is gone (a run removes
  * its lock files before its job lock); another folder at that path, or
@@ -931,12 +951,12 @@ test_recorded_job_folder (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_mkdir_with_parents (other, 0755), ==, 0);
   if (g_str_equal (which, "other"))
     edit.folder = other;
-  spec = own_spec (set_container_job_folder, &edit);
+  spec = own_spec (g_str_equal (which, "other-host") ? set_other_host_job_folder : set_container_job_folder, &edit);
   path = write_lock_file (f, "recorded", "{\"count\": 1}", spec);
   if (g_str_equal (which, "none"))
     g_assert_cmpint (g_rmdir (job_dir), ==, 0);
   counter = open_counter (f);
-  if (g_str_equal (which, "same"))
+  if (g_str_equal (which, "same") || g_str_equal (which, "other-host"))
     {
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
       g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -3690,6 +3710,7 @@ main (int argc, char **argv)
   ADD ("/hosts/job-lock/recorded-job-folder-without-lock/reclaimed", "same", test_recorded_job_folder);
   ADD ("/hosts/job-lock/recorded-job-folder-replaced/counts", "other", test_recorded_job_folder);
   ADD ("/hosts/job-lock/recorded-job-folder-unseen/counts", "none", test_recorded_job_folder);
+  ADD ("/hosts/job-lock/recorded-job-folder-other-host-device/reclaimed", "other-host", test_recorded_job_folder);
   ADD ("/hosts/job-lock/experimaestro-free-lock/reclaimed", "lock", test_experimaestro_job_folder);
   ADD ("/hosts/job-lock/experimaestro-no-lock/counts", "no-lock", test_experimaestro_job_folder);
   ADD ("/hosts/job-lock/experimaestro-no-job-folder/counts", "none", test_experimaestro_job_folder);
