@@ -567,7 +567,10 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
  * the holder, which stays unknown (*@replaced). Without a recorded folder
  * (experimaestro's specs) or without a folder here, the job lock is
  * probed by its path, and one not found there stays absent (the folder
- * may be one this host cannot see). *@other_view: the spec records the
+ * may be one this host cannot see). The device number is compared only
+ * for a holder of this host (@this_host): each NFS client numbers its
+ * mounts itself, so another host's says nothing here; the inode, which
+ * the server gives, still does. *@other_view: the spec records the
  * view of the pool its job lock was taken through (its job folder's
  * device there) and the folder probed here is on another device: on one
  * host, another mount of the pool (a container's FUSE view), whose locks
@@ -575,6 +578,7 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
 static TesseraJobLockState
 probe_job_lock (TesseraDynamicLockFile *lock_file,
                 const char             *lock_path,
+                gboolean                this_host,
                 int                    *errsv,
                 gboolean               *replaced,
                 gboolean               *other_view)
@@ -595,7 +599,8 @@ probe_job_lock (TesseraDynamicLockFile *lock_file,
       dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (dir_fd < 0 && errno != ENOENT && errno != ENOTDIR)
         *replaced = TRUE;   /* a link, or what cannot be opened: not ours to probe */
-      else if (dir_fd >= 0 && (fstat (dir_fd, &st) < 0 || (guint64) st.st_dev != dev || (guint64) st.st_ino != ino))
+      else if (dir_fd >= 0 && (fstat (dir_fd, &st) < 0 || (this_host && (guint64) st.st_dev != dev) ||
+                               (guint64) st.st_ino != ino))
         {
           close (dir_fd);
           dir_fd = -1;
@@ -664,7 +669,8 @@ gather_probe (TesseraHolderMonitor *monitor,
       facts->job_lock_asked = TRUE;
       facts->job_lock_errno = 0;
       if (facts->has_process)
-        facts->job_lock = probe_job_lock (holder->lock_file, facts->lock_path, &facts->job_lock_errno,
+        facts->job_lock = probe_job_lock (holder->lock_file, facts->lock_path, facts->on_this_host,
+                                          &facts->job_lock_errno,
                                           &facts->job_folder_replaced, &facts->other_view);
       else
         facts->job_lock = _tessera_job_lock_probe (facts->lock_path, &facts->job_lock_errno);
@@ -824,7 +830,8 @@ tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
           facts.job_lock_asked = TRUE;
           facts.job_lock_errno = 0;
           if (facts.has_process)
-            facts.job_lock = probe_job_lock (self, lock_path, &facts.job_lock_errno, &facts.job_folder_replaced,
+            facts.job_lock = probe_job_lock (self, lock_path, facts.on_this_host, &facts.job_lock_errno,
+                                              &facts.job_folder_replaced,
                                               &facts.other_view);
           else
             facts.job_lock = _tessera_job_lock_probe (lock_path, &facts.job_lock_errno);
