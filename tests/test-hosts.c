@@ -1100,32 +1100,11 @@ append_place (Fixture *f, const Place *at, const char *config, GPtrArray *argv)
 {
   if (at->host != NULL)
     {
-      g_autofree char *root = g_build_filename (f->tmp, at->host, NULL);
-      g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
-      g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
-      g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
-      g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, at->host, -1);
-      g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
-      g_autofree char *line = g_strconcat (digest, "\n", NULL);
-      const char *unshare[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
-                                "sh", "-c" };
-
-      g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
-      g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
-      test_write_file (machine_id, line);
-      test_write_file (boot_id, boot);
-      for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
-        g_ptr_array_add (argv, g_strdup (unshare[i]));
       g_autofree char *view = at->view ? g_strdup_printf ("bindfs --no-allow-other -o nonempty '%s/real' '%s/view'; ",
                                                           f->tmp, f->tmp)
                                        : g_strdup ("");
 
-      g_ptr_array_add (argv, g_strdup_printf ("set -e; hostname '%s'; mount -t proc proc /proc; "
-                                              "mount --bind '%s' /etc/machine-id; "
-                                              "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
-                                              "mount --bind '%s' /var/tmp; %sexec \"$@\"",
-                                              g_get_host_name (), machine_id, boot_id, var_tmp, view));
-      g_ptr_array_add (argv, g_strdup ("sh"));
+      test_argv_simulated_host (argv, f->tmp, at->host, view);
     }
   else if (at->container && (at->view || at->bind))
     {

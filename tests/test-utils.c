@@ -705,3 +705,38 @@ test_drop_resource (gpointer resource_location)
     }
   g_weak_ref_clear (&weak);
 }
+
+/* Appends to @argv the start of a command run on the simulated host
+ * @host, made in @parent/HOST: its own UTS, pid and mount namespaces, its
+ * machine id, boot id (both derived from @host) and /var/tmp (everyone's,
+ * as a real one is) bind-mounted, /proc its own, and our host name (the
+ * machines all called alike). The shell commands @setup (each ending in
+ * "; ", or "") run there first, then what follows in @argv. Namespaces
+ * on one kernel share locks, as NFSv4 or Lustre `flock` hosts do through
+ * the file server. */
+void
+test_argv_simulated_host (GPtrArray *argv, const char *parent, const char *host, const char *setup)
+{
+  g_autofree char *root = g_build_filename (parent, host, NULL);
+  g_autofree char *machine_id = g_build_filename (root, "machine-id", NULL);
+  g_autofree char *boot_id = g_build_filename (root, "boot_id", NULL);
+  g_autofree char *var_tmp = g_build_filename (root, "var-tmp", NULL);
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_MD5, host, -1);
+  g_autofree char *boot = g_strdup_printf ("%.8s-0000-4000-8000-%.12s\n", digest, digest + 8);
+  g_autofree char *line = g_strconcat (digest, "\n", NULL);
+  const char *unshare[] = { "unshare", "--uts", "--pid", "--mount", "--fork", "--propagation", "private",
+                            "sh", "-c" };
+
+  g_assert_cmpint (g_mkdir_with_parents (var_tmp, 0777), ==, 0);
+  g_assert_cmpint (chmod (var_tmp, 01777), ==, 0);
+  test_write_file (machine_id, line);
+  test_write_file (boot_id, boot);
+  for (guint i = 0; i < G_N_ELEMENTS (unshare); i++)
+    g_ptr_array_add (argv, g_strdup (unshare[i]));
+  g_ptr_array_add (argv, g_strdup_printf ("set -e; hostname '%s'; mount -t proc proc /proc; "
+                                          "mount --bind '%s' /etc/machine-id; "
+                                          "mount --bind '%s' /proc/sys/kernel/random/boot_id; "
+                                          "mount --bind '%s' /var/tmp; %sexec \"$@\"",
+                                          g_get_host_name (), machine_id, boot_id, var_tmp, setup));
+  g_ptr_array_add (argv, g_strdup ("sh"));
+}
