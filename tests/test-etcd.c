@@ -1229,16 +1229,16 @@ store_child (const char *endpoint_list, int argc, char **argv)
 }
 
 /* A store child for @f, its environment extended by @env (NAME, VALUE
- * pairs), arguments after COUNT in @settings (NULL-terminated). */
+ * pairs), arguments after COUNT in @settings (NULL-terminated); run on
+ * the simulated @host (see test_argv_simulated_host(), made in the
+ * fixture's folder), or here if @host is NULL. */
 static Helper *
-store_spawn_mode (Fixture *f, const char *mode, const char * const *env, const char *id, const char *count,
-                  const char * const *settings)
+store_spawn_on (Fixture *f, const char *host, const char *mode, const char * const *env, const char *id,
+                const char *count, const char * const *settings)
 {
-  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autofree char *list = NULL;
   g_autofree char *path = g_build_filename (f->dir, "endpoints", NULL);
-  g_autofree char *base = g_build_filename (f->dir, "jobs", NULL);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) full_env = g_ptr_array_new ();
 
   g_assert_true (g_file_get_contents (path, &list, NULL, NULL));
@@ -1248,15 +1248,24 @@ store_spawn_mode (Fixture *f, const char *mode, const char * const *env, const c
   for (guint i = 0; env != NULL && env[i] != NULL; i++)
     g_ptr_array_add (full_env, (gpointer) env[i]);
   g_ptr_array_add (full_env, NULL);
-  g_ptr_array_add (argv, self);
-  g_ptr_array_add (argv, (gpointer) mode);
-  g_ptr_array_add (argv, base);
-  g_ptr_array_add (argv, (gpointer) id);
-  g_ptr_array_add (argv, (gpointer) count);
+  if (host != NULL)
+    test_argv_simulated_host (argv, f->dir, host, "");
+  g_ptr_array_add (argv, g_file_read_link ("/proc/self/exe", NULL));
+  g_ptr_array_add (argv, g_strdup (mode));
+  g_ptr_array_add (argv, g_build_filename (f->dir, "jobs", NULL));
+  g_ptr_array_add (argv, g_strdup (id));
+  g_ptr_array_add (argv, g_strdup (count));
   for (guint i = 0; settings != NULL && settings[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) settings[i]);
+    g_ptr_array_add (argv, g_strdup (settings[i]));
   g_ptr_array_add (argv, NULL);
   return helper_spawn_argv ((const char * const *) full_env->pdata, (const char * const *) argv->pdata);
+}
+
+static Helper *
+store_spawn_mode (Fixture *f, const char *mode, const char * const *env, const char *id, const char *count,
+                  const char * const *settings)
+{
+  return store_spawn_on (f, NULL, mode, env, id, count, settings);
 }
 
 static Helper *
@@ -1611,14 +1620,36 @@ count_intents (Fixture *f)
   return intents->len;
 }
 
+/* The machine id the process of the pool's only intent says it ran on. */
+static char *
+intent_machine_id (Fixture *f)
+{
+  g_autoptr(GPtrArray) intents = range_prefix (f, "/store/lock/intents/", NULL);
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  const char *data;
+  JsonObject *process;
+
+  g_assert_cmpuint (intents->len, ==, 1);
+  data = g_bytes_get_data (((TesseraEtcdKv *) g_ptr_array_index (intents, 0))->value, &length);
+  text = g_strndup (data, length);
+  root = json_from_string (text, NULL);
+  g_assert_nonnull (root);
+  process = json_object_get_object_member (json_node_get_object (root), "process");
+  g_assert_nonnull (process);
+  return g_strdup (json_object_get_string_member_with_default (process, "machine_id", ""));
+}
+
 /* The mutex's writer preference across hosts on etcd (issue 40, point
- * 4): three processes, each on its own "host" (its own local folder as
- * `path`, as queue_spawn() gives them: no file system in common). A
- * holds the mutex shared; B asks for it exclusive and waits, its intent
- * a key of the pool on its lease; C's shared request, which A's share
- * alone would let in, waits for B. A releases: B gets it (C, had it
- * been let in, would hold it shared and B would wait for ever); B
- * releases: C gets it. No intent is left. */
+ * 4): three processes, each on a simulated host of its own (its own
+ * namespaces, machine id, boot id and /var/tmp, as test-hosts.c makes
+ * them) with its own local folder as `path`: no file system in common
+ * but the job folders. A holds the mutex shared; B asks for it
+ * exclusive and waits, its intent a key of the pool on its lease; C's
+ * shared request, which A's share alone would let in, waits for B. A
+ * releases: B gets it (C, had it been let in, would hold it shared and B
+ * would wait for ever); B releases: C gets it. No intent is left. */
 static void
 test_store_mutex_intents (Fixture *f, gconstpointer data)
 {
@@ -1628,19 +1659,25 @@ test_store_mutex_intents (Fixture *f, gconstpointer data)
   const char *settings_a[] = { path_a, NULL };
   const char *settings_b[] = { path_b, NULL };
   const char *settings_c[] = { path_c, NULL };
-  g_autoptr(Helper) a = store_spawn_mode (f, "store-mutex", NULL, "A", "shared", settings_a);
+  g_autoptr(Helper) a = store_spawn_on (f, "host-A", "store-mutex", NULL, "A", "shared", settings_a);
   g_autoptr(Helper) b = NULL;
   g_autoptr(Helper) c = NULL;
   g_autoptr(GPtrArray) jobs = NULL;
   g_autofree char *line = NULL;
+  g_autofree char *machine_b = NULL;
+  g_autofree char *intent_host = NULL;
 
   expect_acquired (a, 60);
-  b = store_spawn_mode (f, "store-mutex", no_polling_env, "B", "exclusive", settings_b);
+  b = store_spawn_on (f, "host-B", "store-mutex", no_polling_env, "B", "exclusive", settings_b);
   helper_expect_line (b, "WAITING", 60);
-  c = store_spawn_mode (f, "store-mutex", no_polling_env, "C", "shared", settings_c);
+  c = store_spawn_on (f, "host-C", "store-mutex", no_polling_env, "C", "shared", settings_c);
   line = helper_read_line (c, 60);
   g_assert_cmpstr (line, ==, "WAITING");
   g_assert_cmpuint (count_intents (f), ==, 1);
+  /* Written on host B, whose machine id is its own. */
+  machine_b = g_compute_checksum_for_string (G_CHECKSUM_MD5, "host-B", -1);
+  intent_host = intent_machine_id (f);
+  g_assert_cmpstr (intent_host, ==, machine_b);
 
   helper_close_stdin (a);
   helper_expect_line (a, "RELEASED", 60);
