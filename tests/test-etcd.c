@@ -1347,9 +1347,10 @@ test_store_acquire_release (Fixture *f, gconstpointer data)
 }
 
 /* Fencing tokens on etcd (issue 40, point 3): processes take tokens of
- * the pool in turn, two of them at times together; each grant's token is
- * the creation revision of its holder key, so larger than every earlier
- * grant's. */
+ * the pool in turn, two of them at times together, A on one simulated
+ * host and B on another (test_argv_simulated_host()); each grant's token
+ * is the creation revision of its holder key, so larger than every
+ * earlier grant's, whichever host took it. */
 static void
 test_store_fencing_tokens (Fixture *f, gconstpointer data)
 {
@@ -1359,7 +1360,7 @@ test_store_fencing_tokens (Fixture *f, gconstpointer data)
     {
       g_autofree char *id_a = g_strdup_printf ("A%d", round);
       g_autofree char *id_b = g_strdup_printf ("B%d", round);
-      g_autoptr(Helper) a = store_spawn (f, NULL, id_a, "1", NULL);
+      g_autoptr(Helper) a = store_spawn_on (f, "host-A", "store", NULL, id_a, "1", NULL);
       g_autoptr(Helper) b = NULL;
       g_autoptr(GPtrArray) jobs = NULL;
       g_autofree char *line_a = helper_read_line (a, 60);
@@ -1367,7 +1368,7 @@ test_store_fencing_tokens (Fixture *f, gconstpointer data)
       gint64 token_a, token_b;
 
       g_assert_nonnull (line_a);
-      b = store_spawn (f, NULL, id_b, "1", NULL);
+      b = store_spawn_on (f, "host-B", "store", NULL, id_b, "1", NULL);
       line_b = helper_read_line (b, 60);
       g_assert_nonnull (line_b);
       g_test_message ("%s: %s; %s: %s", id_a, line_a, id_b, line_b);
