@@ -3376,11 +3376,14 @@ test_same_host_views_refuse (Fixture *f, gconstpointer data)
  * host's live holder on the real folder for dead: it is refused, or finds the pool busy,
  * and the holder's lock file stays. Where that could not be read, locks
  * were taken to cross and the other view's mark, of an unknown boot, was
- * passed over: the judge took the token and deleted the lock file. */
+ * passed over: the judge took the token and deleted the lock file. And
+ * this host on the real folder must refuse the pool beside that view:
+ * it passed over the view's mark, whose boot id was not its own (""). */
 static void
 test_same_host_views_proc_hidden (Fixture *f, gconstpointer data)
 {
   const Place here = { .host = "node2" };
+  const Place real = { NULL };
   const Place blind = { .container = TRUE, .view = TRUE, .hide_proc = TRUE };
   g_autofree char *view = mixed_mounts_pool (f);
   g_autofree char *err = NULL;
@@ -3426,6 +3429,14 @@ test_same_host_views_proc_hidden (Fixture *f, gconstpointer data)
   g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpint (test_exit_code (holder), ==, 0);
+  /* This host on the real folder, once that holder is gone, sees the
+   * blind view's mark (its boot id unknown, so maybe of this boot) and
+   * refuses the pool too: its locks do not reach that view's. */
+  g_clear_pointer (&err, g_free);
+  code = run_no_wait_at (f, &real, &err);
+  if (code != 1)
+    g_error ("this host on the real folder, beside a view of it whose mark has no boot id, exited %d "
+             "(refused: 1): “%s”", code, err);
   g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
 }
 
