@@ -1035,10 +1035,10 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
       read_host_file (fd, file, &says);
       if (says.st.st_mode == 0 && says.distrust == NULL)
         continue;   /* gone */
-      /* A view of an earlier boot: its processes are gone. Where our own
-       * boot id cannot be read, any may be of this boot. */
-      if (this_host && says.distrust == NULL && says.boot_id != NULL && *_tessera_boot_id () != '\0' &&
-          strcmp (says.boot_id, _tessera_boot_id ()) != 0)
+      /* A view of an earlier boot: its processes are gone. Where either
+       * boot id could not be read (""), it may be of this boot. */
+      if (this_host && says.distrust == NULL && says.boot_id != NULL && *says.boot_id != '\0' &&
+          *_tessera_boot_id () != '\0' && strcmp (says.boot_id, _tessera_boot_id ()) != 0)
         continue;
       /* Where our locks cross, only a host whose locks do not, or a file
        * that cannot be trusted to say they do. */
