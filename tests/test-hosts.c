@@ -940,6 +940,12 @@ static void
 test_recorded_job_folder (Fixture *f, gconstpointer data)
 {
   const char *which = data;
+  g_autofree char *xp = g_build_filename (f->tmp, "xp", NULL);
+  /* "other-host-local": the job folders on a file system of their own
+   * here (a host-local disk, which another host's job folder of that
+   * path is not), not the pool's. */
+  gboolean local = g_str_equal (which, "other-host-local") &&
+                   g_mkdir_with_parents (xp, 0777) == 0 && mount ("tessera-test", xp, "tmpfs", 0, NULL) == 0;
   g_autofree char *job_uri = job_uri_for (f, "recorded");
   g_autofree char *job_dir = g_path_get_dirname (job_uri);
   g_autofree char *other = g_build_filename (f->tmp, "xp", "elsewhere", NULL);
@@ -951,7 +957,10 @@ test_recorded_job_folder (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_mkdir_with_parents (other, 0755), ==, 0);
   if (g_str_equal (which, "other"))
     edit.folder = other;
-  spec = own_spec (g_str_equal (which, "other-host") ? set_other_host_job_folder : set_container_job_folder, &edit);
+  if (g_str_equal (which, "other-host-local") && !local)
+    g_error ("cannot mount a tmpfs on %s: %s", xp, g_strerror (errno));
+  spec = own_spec (g_str_has_prefix (which, "other-host") ? set_other_host_job_folder : set_container_job_folder,
+                   &edit);
   path = write_lock_file (f, "recorded", "{\"count\": 1}", spec);
   if (g_str_equal (which, "none"))
     g_assert_cmpint (g_rmdir (job_dir), ==, 0);
@@ -966,6 +975,8 @@ test_recorded_job_folder (Fixture *f, gconstpointer data)
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
     }
+  if (local)
+    g_assert_cmpint (umount2 (xp, MNT_DETACH), ==, 0);
 }
 
 /* experimaestro's holders keep their own layout and record no folder:
@@ -3701,6 +3712,7 @@ main (int argc, char **argv)
   ADD ("/hosts/job-lock/recorded-job-folder-replaced/counts", "other", test_recorded_job_folder);
   ADD ("/hosts/job-lock/recorded-job-folder-unseen/counts", "none", test_recorded_job_folder);
   ADD ("/hosts/job-lock/recorded-job-folder-other-host-device/reclaimed", "other-host", test_recorded_job_folder);
+  ADD ("/hosts/job-lock/recorded-job-folder-other-host-local/counts", "other-host-local", test_recorded_job_folder);
   ADD ("/hosts/job-lock/experimaestro-free-lock/reclaimed", "lock", test_experimaestro_job_folder);
   ADD ("/hosts/job-lock/experimaestro-no-lock/counts", "no-lock", test_experimaestro_job_folder);
   ADD ("/hosts/job-lock/experimaestro-no-job-folder/counts", "none", test_experimaestro_job_folder);
