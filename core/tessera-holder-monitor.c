@@ -555,6 +555,23 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
   return TRUE;
 }
 
+/* Whether @dev is the device of @lock_file's pool folder (the folder of
+ * its jobs/) here. */
+static gboolean
+on_pool_device (TesseraDynamicLockFile *lock_file, dev_t dev)
+{
+  const char *path = tessera_dynamic_lock_file_get_path (lock_file);
+  g_autofree char *jobs = NULL;
+  g_autofree char *pool = NULL;
+  struct stat st;
+
+  if (path == NULL)
+    return FALSE;
+  jobs = g_path_get_dirname (path);
+  pool = g_path_get_dirname (jobs);
+  return stat (pool, &st) == 0 && st.st_dev == dev;
+}
+
 /* Probes @holder's job lock (@lock_path) in the job folder its spec
  * recorded when that folder is at its path here: the folder is opened
  * once (never a link in its place), known by its device and inode, and
@@ -570,9 +587,12 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
  * may be one this host cannot see). The device number is compared only
  * for a holder of this host (@this_host): each NFS client numbers its
  * mounts itself, so another host's says nothing here; the inode, which
- * the server gives, still does. *@other_view: the spec records the
- * view of the pool its job lock was taken through (its job folder's
- * device there) and the folder probed here is on another device: on one
+ * the server gives, still does, where the folder is on the pool's file
+ * system here (a folder of that path on a disk of this host is not the
+ * other host's, and anyone may make one whose inode matches).
+ * *@other_view: the spec records the view of the pool its job lock was
+ * taken through (its job folder's device there) and the folder probed
+ * here is on another device: on one
  * host, another mount of the pool (a container's FUSE view), whose locks
  * may not reach ours. */
 static TesseraJobLockState
@@ -600,7 +620,7 @@ probe_job_lock (TesseraDynamicLockFile *lock_file,
       if (dir_fd < 0 && errno != ENOENT && errno != ENOTDIR)
         *replaced = TRUE;   /* a link, or what cannot be opened: not ours to probe */
       else if (dir_fd >= 0 && (fstat (dir_fd, &st) < 0 || (this_host && (guint64) st.st_dev != dev) ||
-                               (guint64) st.st_ino != ino))
+                               (!this_host && !on_pool_device (lock_file, st.st_dev)) || (guint64) st.st_ino != ino))
         {
           close (dir_fd);
           dir_fd = -1;
