@@ -2437,11 +2437,12 @@ test_queue_entry_of_set_user_id (Fixture *f, gconstpointer data)
   g_autofree char *out = NULL;
   g_autofree char *proc = NULL;
   g_autofree char *helper = g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL);
-  struct passwd *pw = getpwnam (f->gp->users->users[1]);
+  struct passwd *pw;
   struct stat st;
   GPid pid;
 
-  g_assert_nonnull (pw);
+  if ((pw = getpwnam (f->gp->users->users[1])) == NULL)
+    g_error ("no user %s", f->gp->users->users[1]);
   init_group_pool (f);
   uid = g_strdup_printf ("%u", (unsigned) pw->pw_uid);
   waiter = helper_spawn_argv (NULL, (const char * const []) { helper, "set-user-id", uid, NULL });
