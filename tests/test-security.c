@@ -2598,11 +2598,12 @@ openmetrics_of_r (Fixture *f, const char *user)
   lines = g_strsplit (parsed, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
-      const char *space = strrchr (lines[i], ' ');
+      const char *space;
 
       if (lines[i][0] == '\0')
         continue;
-      g_assert_nonnull (space);
+      if ((space = strrchr (lines[i], ' ')) == NULL)
+        g_error ("an OpenMetrics sample without a value: “%s”", lines[i]);
       g_assert_true (g_hash_table_insert (samples, g_strndup (lines[i], space - lines[i]), g_strdup (space + 1)));
     }
   return samples;
