@@ -56,11 +56,12 @@
  *       copy descriptor FD of process PID (pidfd_getfd: the same open
  *       file, so the same locks), print "KEPT", keep it until stdin
  *       closes: a stand-in that keeps a vanished host's locks (NFSv3).
- *   tessera-helper set-user-id UID
+ *   tessera-helper set-user-id UID [acting]
  *       run as root: become what a set-user-ID root program run by UID
  *       is (real uid UID, effective and saved uid root, not dumpable:
  *       its /proc/PID is root's), print its pid, wait until stdin
- *       closes.
+ *       closes. With "acting": become a root daemon acting for UID
+ *       instead (real and saved uid root, effective uid UID).
  *
  * TOTAL < 0 leaves informations.json alone.
  *
@@ -430,7 +431,10 @@ do_set_user_id (char **argv)
 {
   g_autofree char *line = NULL;
 
-  if (setresuid ((uid_t) atol (argv[2]), 0, 0) != 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+  uid_t uid = (uid_t) atol (argv[2]);
+  gboolean acting = argv[3] != NULL && strcmp (argv[3], "acting") == 0;
+
+  if ((acting ? setresuid (0, uid, 0) : setresuid (uid, 0, 0)) != 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
     return 2;
   line = g_strdup_printf ("%d", (int) getpid ());
   say (line);

@@ -2048,6 +2048,31 @@ test_fence_clock_ahead (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (said, part_path));
 }
 
+/* The part of a host whose clock is ahead, as it is seen where every
+ * other user's part is owned by nobody (NFS with root_squash or
+ * all_squash, or user names that do not map): fence.4242, the member's,
+ * a quarter of the slack above this host's bound (the tokens had reached
+ * the bound, as after a planted value, and that host's bound is ahead).
+ * The first user's next token is above it: tokens keep their order across
+ * hosts whose clocks differ by less than an hour, squashed or not. Fails
+ * before: a part whose owner is not its name's counted only up to the
+ * bound, and the token (the bound and one) was below the other host's. */
+static void
+test_fence_clock_ahead_squashed (Fixture *f, gconstpointer data)
+{
+  g_autofree char *script = NULL;
+  gint64 planted, token;
+
+  init_group_pool (f);
+  g_assert_cmpint (first_users_token (f), >, 0);
+  planted = fence_bound_now () + (G_GINT64_CONSTANT (1) << 30);
+  script = g_strdup_printf ("printf '%" G_GINT64_FORMAT "\\n' > \"$1/r/fence.4242\"", planted);
+  plant (f, script);
+  token = first_users_token (f);
+  g_test_message ("planted %" G_GINT64_FORMAT ", token %" G_GINT64_FORMAT, planted, token);
+  g_assert_cmpint (token, >, planted);
+}
+
 /* A member plants root's part (fence.0, hers) holding the largest number
  * but one: it is not root's, so root counts it as everyone does, up to
  * the bound; root's token stays at most one above the bound, and the
@@ -2429,13 +2454,14 @@ test_queue_entry_of_another_process (Fixture *f, gconstpointer data)
  * entry naming it reserves what it asks (8 of 8): the first member cannot
  * take 1 at once. */
 static void
-test_queue_entry_of_set_user_id (Fixture *f, gconstpointer data)
+queue_entry_of_uid_changer (Fixture *f, const char *how)
 {
   g_autoptr(Helper) waiter = NULL;
   g_autofree char *uid = NULL;
   g_autofree char *line = NULL;
   g_autofree char *out = NULL;
   g_autofree char *proc = NULL;
+  g_autofree char *status = NULL;
   g_autofree char *helper = g_test_build_filename (G_TEST_BUILT, "tessera-helper", NULL);
   struct passwd *pw;
   struct stat st;
@@ -2445,21 +2471,50 @@ test_queue_entry_of_set_user_id (Fixture *f, gconstpointer data)
     g_error ("no user %s", f->gp->users->users[1]);
   init_group_pool (f);
   uid = g_strdup_printf ("%u", (unsigned) pw->pw_uid);
-  waiter = helper_spawn_argv (NULL, (const char * const []) { helper, "set-user-id", uid, NULL });
+  waiter = helper_spawn_argv (NULL, (const char * const []) { helper, "set-user-id", uid, how, NULL });
   line = helper_read_line (waiter, BOUND_S);
   g_assert_nonnull (line);
   pid = (GPid) g_ascii_strtoll (line, NULL, 10);
   g_assert_cmpint (pid, >, 1);
-  /* What the test is about: its /proc/PID is not hers. */
-  proc = g_strdup_printf ("/proc/%d", (int) pid);
-  g_assert_cmpint (stat (proc, &st), ==, 0);
-  g_assert_cmpuint (st.st_uid, !=, pw->pw_uid);
+  /* What the test is about: its /proc/PID is not hers (set-user-ID), or
+   * its real uid is not (acting: root's, the first of "Uid:"). */
+  if (how == NULL)
+    {
+      proc = g_strdup_printf ("/proc/%d", (int) pid);
+      g_assert_cmpint (stat (proc, &st), ==, 0);
+      g_assert_cmpuint (st.st_uid, !=, pw->pw_uid);
+    }
+  else
+    {
+      g_autofree char *expected = g_strdup_printf ("\nUid:\t0\t%s\t0\t", uid);
+
+      proc = g_strdup_printf ("/proc/%d/status", (int) pid);
+      if (!g_file_get_contents (proc, &status, NULL, NULL))
+        g_error ("cannot read %s", proc);
+      g_assert_nonnull (strstr (status, expected));
+    }
 
   plant_queue_entry (f, "8", pid, "1");
   g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "run", "--no-wait", "--need", "r=1", "--",
                                "true", NULL), ==, 75);
   helper_close_stdin (waiter);
   g_assert_cmpint (helper_wait (waiter), ==, 0);
+}
+
+static void
+test_queue_entry_of_set_user_id (Fixture *f, gconstpointer data)
+{
+  queue_entry_of_uid_changer (f, NULL);
+}
+
+/* A waiter of hers that is a root daemon acting for her (real uid root,
+ * effective uid hers, as a file it writes is hers) may be hers too: a
+ * process any of whose uids is hers is not known to be another user's,
+ * and her entry naming it reserves what it asks. */
+static void
+test_queue_entry_of_acting_daemon (Fixture *f, gconstpointer data)
+{
+  queue_entry_of_uid_changer (f, "acting");
 }
 
 /* The queue view and the per-user OpenMetrics series across members
@@ -2951,6 +3006,7 @@ main (int argc, char **argv)
   ADD ("fence/unreadable-parts", test_fence_unreadable_parts);
   ADD ("fence/own-name-taken", test_fence_own_name_taken);
   ADD ("fence/clock-ahead", test_fence_clock_ahead);
+  ADD ("fence/clock-ahead-squashed", test_fence_clock_ahead_squashed);
   ADD ("fence/root-name-planted", test_fence_root_name_planted);
   ADD ("fence/part-of-another-owner", test_fence_part_of_another_owner);
   ADD ("queue/entry-asks-too-much", test_queue_entry_asks_too_much);
@@ -2958,6 +3014,7 @@ main (int argc, char **argv)
   ADD ("queue/entries-same-place", test_queue_entries_same_place);
   ADD ("queue/entry-of-another-process", test_queue_entry_of_another_process);
   ADD ("queue/entry-of-set-user-id", test_queue_entry_of_set_user_id);
+  ADD ("queue/entry-of-acting-daemon", test_queue_entry_of_acting_daemon);
   ADD ("queue/view-of-members", test_queue_view_of_members);
   ADD ("queue/view-planted-for-another", test_queue_view_planted_for_another);
   ADD ("clean-host/planted-mark", test_clean_host_planted_mark);
