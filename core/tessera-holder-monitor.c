@@ -911,18 +911,43 @@ _tessera_holder_monitor_judge (TesseraHolderMonitor *monitor,
   return verdict;
 }
 
-/* Whether process @pid, which runs here, may be @owner's: one whose real
- * uid (the first field of "Uid:" in /proc/PID/status) is another user's
- * is not. Not /proc/PID's owner: that is its effective uid, root for a
- * set-user-ID root program its user runs. One hidden from us (hidepid),
- * gone meanwhile, or whose status cannot be read may be hers. */
+/* The uid an id that does not map into our user namespace reads as
+ * (/proc/sys/kernel/overflowuid, 65534 unless set otherwise). */
+static guint64
+overflow_uid (void)
+{
+  static gsize once;
+  static guint64 uid = 65534;
+
+  if (g_once_init_enter (&once))
+    {
+      g_autofree char *text = NULL;
+      char *end;
+      guint64 read;
+
+      if (g_file_get_contents ("/proc/sys/kernel/overflowuid", &text, NULL, NULL) &&
+          (read = g_ascii_strtoull (text, &end, 10), end != text))
+        uid = read;
+      g_once_init_leave (&once, 1);
+    }
+  return uid;
+}
+
+/* Whether process @pid, which runs here, may be @owner's: only one none
+ * of whose uids (real, effective, saved, file system: "Uid:" in
+ * /proc/PID/status) is @owner is another user's. Not /proc/PID's owner:
+ * that is its effective uid, root for a set-user-ID root program its user
+ * runs; a root daemon acting for her has her effective uid, as the files
+ * it writes. One hidden from us (hidepid), gone meanwhile, whose status
+ * cannot be read, or with a uid that does not map here (the overflow
+ * uid) may be hers. */
 static gboolean
 process_may_be_owners (GPid pid, uid_t owner)
 {
   char contents[4096];   /* "Uid:" is within the first dozen lines */
   const char *line;
   char *end;
-  guint64 uid;
+  guint fields = 0;
 
   if (_tessera_proc_read (pid, "status", contents, sizeof contents, FALSE) < 0)
     return TRUE;
@@ -930,15 +955,25 @@ process_may_be_owners (GPid pid, uid_t owner)
   if (line == NULL)
     return TRUE;
   line += line == contents ? 4 : 5;
-  while (*line == ' ' || *line == '\t')
-    line++;
-  if (!g_ascii_isdigit (*line))
-    return TRUE;
-  errno = 0;
-  uid = g_ascii_strtoull (line, &end, 10);
-  if (errno != 0 || (*end != '\t' && *end != ' ' && *end != '\n'))
-    return TRUE;
-  return uid == (guint64) owner;
+  for (;;)
+    {
+      guint64 uid;
+
+      while (*line == ' ' || *line == '\t')
+        line++;
+      if (*line == '\n' || *line == '\0')
+        return fields == 0;
+      if (!g_ascii_isdigit (*line))
+        return TRUE;
+      errno = 0;
+      uid = g_ascii_strtoull (line, &end, 10);
+      if (errno != 0 || (*end != '\t' && *end != ' ' && *end != '\n' && *end != '\0'))
+        return TRUE;
+      if (uid == (guint64) owner || uid == overflow_uid ())
+        return TRUE;
+      fields++;
+      line = end;
+    }
 }
 
 TesseraVerdict
