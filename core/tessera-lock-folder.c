@@ -643,8 +643,8 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
  * gives; one that is not (planted by another member, root's fence.0
  * included, or any part on NFS with root_squash or all_squash or where
  * user names do not map: owned by nobody) still counts, alone (it never
- * stands for the ceiling or last token beside it) and up to
- * fence_bound(), for everyone: it is no one's own. When a member has
+ * stands for the ceiling or last token beside it), as far as any part:
+ * it is no one's own. When a member has
  * planted files under our names, which the sticky folder does not let us
  * replace, our parts go under the first of fence.UID, fence.UID.1, …,
  * fence.UID.15 whose ceiling and last token are each absent or a regular
@@ -659,8 +659,9 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
  * stay far below it (a grant adds at most FENCE_RESERVE, so they would
  * need 256 grants a second, each after another host's, since 2020), but
  * for those that took the bound: one more than it then, at most the bound
- * a microsecond later. A part its user wrote counts up to FENCE_OWN_SLACK
- * above it, whoever reads it: a clock set back by up to an hour keeps our
+ * a microsecond later. Every part counts up to FENCE_OWN_SLACK above it,
+ * whoever reads it and whoever owns it (where parts are squashed to
+ * nobody, every part is owned so): a clock set back by up to an hour keeps our
  * tokens rising, a host whose clock is behind by up to an hour still
  * gives tokens above those of a host whose clock is ahead (once a member
  * raised the tokens to the bound, every grant takes the bound of its own
@@ -723,8 +724,8 @@ fence_name (guint number)
   return g_strdup_printf (FENCE_PREFIX "%u.%u", (unsigned) geteuid (), number);
 }
 
-/* The largest value another user's part counts for now (see above); at
- * most G_MAXINT64 - 2 * FENCE_OWN_SLACK, so that ours, the next token
+/* The bound a part counts up to now, with FENCE_OWN_SLACK (see above); at
+ * most G_MAXINT64 - 2 * FENCE_OWN_SLACK, so that a part, the next token
  * and its ceiling fit. */
 static gint64
 fence_bound (void)
@@ -822,6 +823,7 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, guint *own_name
   uid_t taken_owner = 0;
   uid_t euid = geteuid ();
   gint64 bound = fence_bound ();
+  gint64 cap = bound + FENCE_OWN_SLACK;
   int fd = openat (dir_fd, ".", DIR_FLAGS);
   DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
   GHashTableIter iter;
@@ -850,7 +852,6 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, guint *own_name
       gboolean now, owned, this_boot = FALSE;
       gsize length = 0;
       gint64 number;
-      gint64 cap;
       guint32 uid;
       guint name_number;
       struct stat st = { 0 };
@@ -888,17 +889,15 @@ read_fence (TesseraLockFolder *folder, int dir_fd, gint64 *last, guint *own_name
         }
       if (text == NULL)
         continue;
-      /* A part its user wrote counts up to the same slack for every
-       * reader (a host whose clock is ahead gives tokens above our bound,
-       * and later ones must still be above them). One whose file is not
-       * the user's its name gives (planted, root's included, or any part
-       * on NFS with root_squash or all_squash, or where user names do
-       * not map: owned by nobody) counts too, or tokens would lose their
-       * order across users there: up to the bound, for everyone, and
-       * alone: it is no one's own, and never stands for the ceiling or
-       * the last token beside it. */
+      /* Every part counts up to the same slack for every reader (a host
+       * whose clock is ahead gives tokens above our bound, and later ones
+       * must still be above them). One whose file is not the user's its
+       * name gives (planted, root's included, or any part on NFS with
+       * root_squash or all_squash, or where user names do not map: owned
+       * by nobody) counts too, or tokens would lose their order across
+       * users and hosts there, but alone: it is no one's own, and never
+       * stands for the ceiling or the last token beside it. */
       owned = st.st_uid == uid;
-      cap = owned ? bound + FENCE_OWN_SLACK : bound;
       if (!owned)
         {
           if (parse_fence (text, length, now, &number, &this_boot) && (!now || this_boot))

