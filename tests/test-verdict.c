@@ -221,11 +221,50 @@ answer (const Row *row, TesseraProbe probe, TesseraVerdictFacts *facts)
 #undef ANSWER
 }
 
+/* What a probe that fails gives (the holder monitor's answer when it
+ * cannot tell): its lease not expired, its job lock unknown (EIO), not
+ * seen free or unchanged for min-age, locks that stay local here, a
+ * process that may be its entry owner's. */
+static void
+answer_failed (TesseraProbe probe, TesseraVerdictFacts *facts)
+{
+  switch (probe)
+    {
+    case TESSERA_PROBE_LEASE:
+      facts->lease_expired = TESSERA_ANSWER_NO;
+      facts->lease_time = 30;
+      break;
+    case TESSERA_PROBE_JOB_LOCK:
+      facts->job_lock_asked = TRUE;
+      facts->job_lock = TESSERA_JOB_LOCK_UNKNOWN;
+      facts->job_lock_errno = EIO;
+      break;
+    case TESSERA_PROBE_LOCK_FREE_LONG:
+      facts->lock_free_long = TESSERA_ANSWER_NO;
+      break;
+    case TESSERA_PROBE_LOCKS_CROSS:
+      facts->locks_cross_here = TESSERA_ANSWER_NO;
+      break;
+    case TESSERA_PROBE_SEEN_FOR:
+      facts->seen_for = TESSERA_ANSWER_NO;
+      break;
+    case TESSERA_PROBE_PROCESS_OWNER:
+      facts->process_of_owner = TESSERA_ANSWER_YES;
+      break;
+    case TESSERA_PROBE_NONE:
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* Every probe, as a mask for judge(). */
+#define ALL_PROBES (~0u)
+
 /* The verdict on @row's holder, asking the probes it needs as the holder
- * monitor does, but for @withheld (TESSERA_PROBE_NONE: none), which has
- * no answer: a probe that cannot answer. @asked: the probes asked. */
+ * monitor does, but for those in @failed (a mask of 1 << probe), which
+ * fail (answer_failed()). @asked: the probes asked. */
 static TesseraVerdict
-judge (const Row *row, TesseraProbe withheld, char **reason, guint *asked)
+judge (const Row *row, guint failed, char **reason, guint *asked)
 {
   TesseraVerdictFacts facts = {
     .has_process = row->has_process,
@@ -253,9 +292,10 @@ judge (const Row *row, TesseraProbe withheld, char **reason, guint *asked)
       g_assert_cmpint (verdict, ==, TESSERA_VERDICT_UNKNOWN);
       g_assert_false (*asked & (1u << ask));
       *asked |= 1u << ask;
-      if (ask == withheld)
-        break;
-      answer (row, ask, &facts);
+      if (failed & (1u << ask))
+        answer_failed (ask, &facts);
+      else
+        answer (row, ask, &facts);
     }
   return verdict;
 }
@@ -264,8 +304,9 @@ static void
 check_row (const Row *row)
 {
   g_autofree char *reason = NULL;
-  guint asked = 0;
-  TesseraVerdict verdict = judge (row, TESSERA_PROBE_NONE, &reason, &asked);
+  g_autofree char *failed_reason = NULL;
+  guint asked = 0, failed_asked = 0;
+  TesseraVerdict verdict = judge (row, 0, &reason, &asked);
 
   g_test_message ("%s: verdict %d, reason %s", row->name, verdict, reason != NULL ? reason : "(none)");
   g_assert_cmpint (verdict, ==, row->verdict);
@@ -279,17 +320,21 @@ check_row (const Row *row)
   if (verdict == TESSERA_VERDICT_DEAD)
     g_assert_nonnull (reason);
 
-  /* Fail closed: any probe asked on the way that gives no answer leaves
-   * the holder counted. */
-  for (TesseraProbe probe = TESSERA_PROBE_LEASE; probe <= TESSERA_PROBE_SEEN_FOR; probe++)
+  /* Fail closed: a probe asked on the way that fails never makes a
+   * holder dead that its answer left counted… */
+  for (TesseraProbe probe = TESSERA_PROBE_LEASE; probe <= TESSERA_PROBE_PROCESS_OWNER; probe++)
     {
-      g_autofree char *withheld_reason = NULL;
-      guint withheld_asked = 0;
+      g_autofree char *one_reason = NULL;
+      guint one_asked = 0;
 
-      if (!(asked & (1u << probe)))
+      if (!(asked & (1u << probe)) || verdict == TESSERA_VERDICT_DEAD)
         continue;
-      g_assert_cmpint (judge (row, probe, &withheld_reason, &withheld_asked), !=, TESSERA_VERDICT_DEAD);
+      g_assert_cmpint (judge (row, 1u << probe, &one_reason, &one_asked), !=, TESSERA_VERDICT_DEAD);
     }
+  /* … and a holder whose every probe fails counts, unless what is known
+   * of it without any (its process, dead here) says it is gone. */
+  if (judge (row, ALL_PROBES, &failed_reason, &failed_asked) == TESSERA_VERDICT_DEAD)
+    g_assert_cmpuint (failed_asked, ==, 0);
 }
 
 static void
@@ -325,7 +370,7 @@ test_job_lock_failures (gconstpointer data)
           g_autofree char *reason = NULL;
           guint asked;
 
-          judge (&row, TESSERA_PROBE_NONE, &reason, &asked);
+          judge (&row, 0, &reason, &asked);
           g_assert_nonnull (strstr (reason, why));
         }
     }
@@ -498,10 +543,10 @@ static const WaiterRow waiter_rows[] = {
 };
 
 /* The verdict on a waiter, as _tessera_holder_monitor_judge_waiter()
- * asks it, but for @withheld (TESSERA_PROBE_NONE: none), which has no
- * answer. */
+ * asks it, but for the probes in @failed (a mask of 1 << probe), which
+ * fail (answer_failed()). @asked: the probes asked. */
 static TesseraVerdict
-judge_waiter (const WaiterRow *row, TesseraProbe withheld, char **reason)
+judge_waiter (const WaiterRow *row, guint failed, char **reason, guint *asked)
 {
   TesseraVerdictFacts facts = {
     .waiter = TRUE,
@@ -515,9 +560,9 @@ judge_waiter (const WaiterRow *row, TesseraProbe withheld, char **reason)
   };
   TesseraVerdict verdict;
   TesseraProbe ask;
-  guint asked = 0;
 
 #define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
+  *asked = 0;
   for (guint round = 0;; round++)
     {
       g_assert_cmpuint (round, <, 8);
@@ -526,10 +571,13 @@ judge_waiter (const WaiterRow *row, TesseraProbe withheld, char **reason)
       if (ask == TESSERA_PROBE_NONE)
         break;
       g_assert_cmpint (verdict, ==, TESSERA_VERDICT_UNKNOWN);
-      g_assert_false (asked & (1u << ask));
-      asked |= 1u << ask;
-      if (ask == withheld)
-        break;
+      g_assert_false (*asked & (1u << ask));
+      *asked |= 1u << ask;
+      if (failed & (1u << ask))
+        {
+          answer_failed (ask, &facts);
+          continue;
+        }
       switch (ask)
         {
         case TESSERA_PROBE_PROCESS_OWNER:
@@ -556,14 +604,14 @@ judge_waiter (const WaiterRow *row, TesseraProbe withheld, char **reason)
   return verdict;
 }
 
-/* Each row, then each probe withheld: a waiter then counts, unless what
- * was answered before already said it is no waiter. */
+/* Each row, then each probe failing, then all of them. */
 static void
 test_waiter_row (gconstpointer data)
 {
   const WaiterRow *row = data;
   g_autofree char *reason = NULL;
-  TesseraVerdict verdict = judge_waiter (row, TESSERA_PROBE_NONE, &reason);
+  guint asked = 0;
+  TesseraVerdict verdict = judge_waiter (row, 0, &reason, &asked);
 
   g_test_message ("%s: verdict %d, reason %s", row->name, verdict, reason != NULL ? reason : "(none)");
   g_assert_cmpint (verdict, ==, row->verdict);
@@ -572,12 +620,21 @@ test_waiter_row (gconstpointer data)
       g_assert_nonnull (reason);
       g_assert_nonnull (strstr (reason, row->reason));
     }
+  /* A probe that fails never makes a waiter that its answer left
+   * counted no waiter; every probe failing leaves it counted, unless
+   * what is known without any says it is none. The job lock is the
+   * exception the queue's rules make: only one seen held proves a waiter
+   * that stopped renewing its entry alive (another member's job lock is
+   * often unreadable: her crashed waiter must not reserve for ever). */
   for (TesseraProbe probe = TESSERA_PROBE_LEASE; probe <= TESSERA_PROBE_PROCESS_OWNER; probe++)
     {
       g_clear_pointer (&reason, g_free);
-      if (judge_waiter (row, probe, &reason) == TESSERA_VERDICT_DEAD)
-        g_assert_cmpint (row->verdict, ==, TESSERA_VERDICT_DEAD);
+      if (verdict != TESSERA_VERDICT_DEAD && probe != TESSERA_PROBE_JOB_LOCK)
+        g_assert_cmpint (judge_waiter (row, 1u << probe, &reason, &asked), !=, TESSERA_VERDICT_DEAD);
     }
+  g_clear_pointer (&reason, g_free);
+  if (judge_waiter (row, ALL_PROBES, &reason, &asked) == TESSERA_VERDICT_DEAD)
+    g_assert_cmpuint (asked, ==, 0);
 }
 
 int
