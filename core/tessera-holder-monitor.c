@@ -668,43 +668,97 @@ gather_facts (TesseraHolder *holder, const char *job_uri, const char *lock_path,
                 : _tessera_process_get_host_id (holder->process);
 }
 
-/* Asks @probe for @holder, as the verdict asked: each probe is called
- * here, only when a verdict needs it. */
+/* A holder's job lock probe: in the job folder its spec recorded
+ * (probe_job_lock()) for one with a process, by its path for one without
+ * (a seed-era holder). */
 static void
-gather_probe (TesseraHolderMonitor *monitor,
-              TesseraHolder        *holder,
-              double                min_age,
-              TesseraProbe          probe,
-              TesseraVerdictFacts  *facts)
+answer_job_lock (TesseraDynamicLockFile *lock_file, TesseraVerdictFacts *facts)
 {
+  facts->job_lock_asked = TRUE;
+  facts->job_lock_errno = 0;
+  if (facts->has_process)
+    facts->job_lock = probe_job_lock (lock_file, facts->lock_path, facts->on_this_host, &facts->job_lock_errno,
+                                      &facts->job_folder_replaced, &facts->other_view);
+  else
+    facts->job_lock = _tessera_job_lock_probe (facts->lock_path, &facts->job_lock_errno);
+}
+
+/* Answers @probe in @facts, as the verdict asked. */
+typedef void (*ProbeFunc) (TesseraProbe probe, TesseraVerdictFacts *facts, gpointer data);
+
+/* The one loop that judges: _tessera_verdict_decide() on @facts, each
+ * probe it names answered by @answer (only when a verdict needs it),
+ * until it needs none. *@why: the verdict's reason. */
+static TesseraVerdict
+decide (TesseraVerdictFacts *facts, ProbeFunc answer, gpointer data, char **why)
+{
+  TesseraVerdict verdict;
+  TesseraProbe ask;
+
+  for (;;)
+    {
+      verdict = _tessera_verdict_decide (facts, &ask, why);
+      if (ask == TESSERA_PROBE_NONE)
+        return verdict;
+      g_clear_pointer (why, g_free);
+      answer (ask, facts, data);
+    }
+}
+
+/* A holder's probes: of @monitor's memory over time, or of one look
+ * (@monitor NULL: tessera_dynamic_lock_file_judge_holder()). */
+typedef struct
+{
+  TesseraHolderMonitor *monitor;
+  TesseraHolder *holder;
+  double min_age;
+} HolderProbes;
+
+static void
+answer_holder_probe (TesseraProbe probe, TesseraVerdictFacts *facts, gpointer data)
+{
+  HolderProbes *probes = data;
+  TesseraHolderMonitor *monitor = probes->monitor;
+  TesseraHolder *holder = probes->holder;
+
 #define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
   switch (probe)
     {
     case TESSERA_PROBE_LEASE:
-      facts->lease_expired = ANSWER (_tessera_host_lease_expired (monitor->lease,
-                                                                  _tessera_process_get_host_id (holder->process)));
-      facts->lease_time = _tessera_host_lease_get_time (monitor->lease);
+      /* A lease expires on this host's clock, over time: one look sees
+       * none expire. */
+      facts->lease_expired = monitor == NULL ? TESSERA_ANSWER_NO
+                             : ANSWER (_tessera_host_lease_expired (monitor->lease,
+                                                                    _tessera_process_get_host_id (holder->process)));
+      if (monitor != NULL)
+        facts->lease_time = _tessera_host_lease_get_time (monitor->lease);
       break;
     case TESSERA_PROBE_JOB_LOCK:
-      facts->job_lock_asked = TRUE;
-      facts->job_lock_errno = 0;
-      if (facts->has_process)
-        facts->job_lock = probe_job_lock (holder->lock_file, facts->lock_path, facts->on_this_host,
-                                          &facts->job_lock_errno,
-                                          &facts->job_folder_replaced, &facts->other_view);
-      else
-        facts->job_lock = _tessera_job_lock_probe (facts->lock_path, &facts->job_lock_errno);
+      answer_job_lock (holder->lock_file, facts);
       break;
     case TESSERA_PROBE_LOCK_FREE_LONG:
-      facts->lock_free_long = ANSWER (lock_free_for_long (monitor, holder, min_age));
+      /* One look has not seen anything for long. */
+      facts->lock_free_long = monitor == NULL ? TESSERA_ANSWER_NO
+                              : ANSWER (lock_free_for_long (monitor, holder, probes->min_age));
       break;
     case TESSERA_PROBE_LOCKS_CROSS:
-      facts->locks_cross_here = ANSWER (locks_cross_hosts (monitor));
+      if (monitor != NULL)
+        facts->locks_cross_here = ANSWER (locks_cross_hosts (monitor));
+      else
+        {
+          /* Its pool: the folder of its jobs/. */
+          g_autofree char *jobs = g_path_get_dirname (tessera_dynamic_lock_file_get_path (holder->lock_file));
+          g_autofree char *pool = g_path_get_dirname (jobs);
+
+          facts->locks_cross_here = ANSWER (_tessera_locks_cross_hosts (pool, NULL));
+        }
       break;
     case TESSERA_PROBE_SEEN_FOR:
-      facts->seen_for = ANSWER (_tessera_holder_monitor_seen_for (monitor, holder, min_age));
+      facts->seen_for = monitor == NULL ? TESSERA_ANSWER_NO
+                        : ANSWER (_tessera_holder_monitor_seen_for (monitor, holder, probes->min_age));
       break;
     case TESSERA_PROBE_NONE:
+    case TESSERA_PROBE_PROCESS_OWNER:   /* a waiter's */
     default:
       g_assert_not_reached ();
     }
@@ -726,18 +780,11 @@ judge (TesseraHolderMonitor *monitor,
   g_autofree char *lock_path = _tessera_path_with_suffix (job_uri, ".lock");
   g_autofree char *why = NULL;
   TesseraVerdictFacts facts = { 0 };
+  HolderProbes probes = { monitor, holder, min_age };
   TesseraVerdict verdict;
-  TesseraProbe ask;
 
   gather_facts (holder, job_uri, lock_path, &facts);
-  for (;;)
-    {
-      verdict = _tessera_verdict_decide (&facts, &ask, &why);
-      if (ask == TESSERA_PROBE_NONE)
-        break;
-      g_clear_pointer (&why, g_free);
-      gather_probe (monitor, holder, min_age, ask, &facts);
-    }
+  verdict = decide (&facts, answer_holder_probe, &probes, &why);
 
   if (verdict == TESSERA_VERDICT_DEAD)
     {
@@ -818,10 +865,10 @@ tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
 {
   TesseraHolder holder = { 0 };
   TesseraVerdictFacts facts = { 0 };
+  HolderProbes probes = { NULL, &holder, 0 };
   g_autofree char *lock_path = NULL;
   g_autofree char *why = NULL;
   TesseraVerdict verdict;
-  TesseraProbe ask;
   const char *job_uri;
 
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), TESSERA_HOLDER_STATE_UNKNOWN);
@@ -837,52 +884,7 @@ tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
     holder.process = g_object_ref (tessera_dynamic_lock_file_get_process (self));
   lock_path = _tessera_path_with_suffix (job_uri, ".lock");
   gather_facts (&holder, job_uri, lock_path, &facts);
-#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
-  for (;;)
-    {
-      verdict = _tessera_verdict_decide (&facts, &ask, &why);
-      if (ask == TESSERA_PROBE_NONE)
-        break;
-      g_clear_pointer (&why, g_free);
-      switch (ask)
-        {
-        case TESSERA_PROBE_JOB_LOCK:
-          facts.job_lock_asked = TRUE;
-          facts.job_lock_errno = 0;
-          if (facts.has_process)
-            facts.job_lock = probe_job_lock (self, lock_path, facts.on_this_host, &facts.job_lock_errno,
-                                              &facts.job_folder_replaced,
-                                              &facts.other_view);
-          else
-            facts.job_lock = _tessera_job_lock_probe (lock_path, &facts.job_lock_errno);
-          break;
-        case TESSERA_PROBE_LOCKS_CROSS:
-          {
-            /* Its pool: the folder of its jobs/. */
-            g_autofree char *jobs = g_path_get_dirname (tessera_dynamic_lock_file_get_path (self));
-            g_autofree char *pool = g_path_get_dirname (jobs);
-
-            facts.locks_cross_here = ANSWER (_tessera_locks_cross_hosts (pool, NULL));
-            break;
-          }
-        case TESSERA_PROBE_LEASE:
-          /* A lease expires on this host's clock, over time: one look
-           * sees none expire. */
-          facts.lease_expired = TESSERA_ANSWER_NO;
-          break;
-        case TESSERA_PROBE_LOCK_FREE_LONG:
-        case TESSERA_PROBE_SEEN_FOR:
-          /* One look has not seen anything for long. */
-          facts.lock_free_long = TESSERA_ANSWER_NO;
-          facts.seen_for = TESSERA_ANSWER_NO;
-          break;
-        case TESSERA_PROBE_NONE:
-        case TESSERA_PROBE_PROCESS_OWNER:
-        default:
-          g_assert_not_reached ();
-        }
-    }
-#undef ANSWER
+  verdict = decide (&facts, answer_holder_probe, &probes, &why);
   if (process_state != NULL && facts.has_process)
     *process_state = facts.process;
   if (why == NULL && facts.has_process && facts.process == TESSERA_PROCESS_UNKNOWN &&
@@ -976,6 +978,47 @@ process_may_be_owners (GPid pid, uid_t owner)
     }
 }
 
+/* A waiter's probes: its entry's owner, the store's leases, its
+ * reader's memory of the entry. */
+typedef struct
+{
+  uid_t owner;
+  TesseraPoolStore *store;
+  TesseraEntryUnrenewedFunc unrenewed;
+  gpointer data;
+} WaiterProbes;
+
+static void
+answer_waiter_probe (TesseraProbe probe, TesseraVerdictFacts *facts, gpointer data)
+{
+  WaiterProbes *probes = data;
+
+#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
+  switch (probe)
+    {
+    case TESSERA_PROBE_PROCESS_OWNER:
+      facts->process_of_owner = ANSWER (process_may_be_owners (facts->pid, probes->owner));
+      break;
+    case TESSERA_PROBE_LEASE:
+      facts->lease_expired = ANSWER (_tessera_pool_store_host_expired (probes->store, facts->host));
+      break;
+    case TESSERA_PROBE_JOB_LOCK:
+      /* By its path: a queue entry records no job folder. */
+      facts->job_lock_asked = TRUE;
+      facts->job_lock = _tessera_job_lock_probe (facts->lock_path, &facts->job_lock_errno);
+      break;
+    case TESSERA_PROBE_SEEN_FOR:
+      facts->seen_for = ANSWER (probes->unrenewed (probes->data));
+      break;
+    case TESSERA_PROBE_NONE:
+    case TESSERA_PROBE_LOCK_FREE_LONG:
+    case TESSERA_PROBE_LOCKS_CROSS:
+    default:
+      g_assert_not_reached ();   /* a holder's */
+    }
+#undef ANSWER
+}
+
 TesseraVerdict
 _tessera_holder_monitor_judge_waiter (TesseraDynamicLockFile    *entry,
                                       uid_t                      owner,
@@ -988,8 +1031,8 @@ _tessera_holder_monitor_judge_waiter (TesseraDynamicLockFile    *entry,
   g_autofree char *lock_path = _tessera_path_with_suffix (tessera_dynamic_lock_file_get_job_uri (entry), ".lock");
   g_autofree char *why = NULL;
   TesseraVerdictFacts facts = { 0 };
+  WaiterProbes probes = { owner, store, unrenewed, data };
   TesseraVerdict verdict;
-  TesseraProbe ask;
 
   facts.waiter = TRUE;
   facts.entry_by_root = owner == 0;
@@ -1001,36 +1044,7 @@ _tessera_holder_monitor_judge_waiter (TesseraDynamicLockFile    *entry,
       facts.pid = tessera_process_get_pid (process);
       facts.host = _tessera_process_get_host_id (process);
     }
-#define ANSWER(yes) ((yes) ? TESSERA_ANSWER_YES : TESSERA_ANSWER_NO)
-  for (;;)
-    {
-      verdict = _tessera_verdict_decide (&facts, &ask, &why);
-      if (ask == TESSERA_PROBE_NONE)
-        break;
-      g_clear_pointer (&why, g_free);
-      switch (ask)
-        {
-        case TESSERA_PROBE_PROCESS_OWNER:
-          facts.process_of_owner = ANSWER (process_may_be_owners (facts.pid, owner));
-          break;
-        case TESSERA_PROBE_LEASE:
-          facts.lease_expired = ANSWER (_tessera_pool_store_host_expired (store, facts.host));
-          break;
-        case TESSERA_PROBE_JOB_LOCK:
-          facts.job_lock_asked = TRUE;
-          facts.job_lock = _tessera_job_lock_probe (lock_path, &facts.job_lock_errno);
-          break;
-        case TESSERA_PROBE_SEEN_FOR:
-          facts.seen_for = ANSWER (unrenewed (data));
-          break;
-        case TESSERA_PROBE_NONE:
-        case TESSERA_PROBE_LOCK_FREE_LONG:
-        case TESSERA_PROBE_LOCKS_CROSS:
-        default:
-          g_assert_not_reached ();
-        }
-    }
-#undef ANSWER
+  verdict = decide (&facts, answer_waiter_probe, &probes, &why);
   *reason = g_steal_pointer (&why);
   return verdict;
 }
