@@ -3,19 +3,14 @@
  *
  * The library opens every pool and resource folder of its configuration
  * this way, and tessera_folder_path_open() gives the same to a program
- * that reaches such a folder itself (the `tessera` command). The private
- * calls are compiled into `tessera clean` and the mutex plugin too, until
- * they reach the pool through the library.
+ * or plugin that reaches such a folder itself (`tessera clean`, the mutex
+ * plugin's intents).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#ifdef TESSERA_COMPILATION
-#include "tessera-private.h"      /* the library's _(), its domain bound once */
-#else
-#include "config.h"
-#include <glib/gi18n-lib.h>       /* the command's _(), bound in main () */
-#endif
+#include "tessera-private.h"
 #include "tessera-folder-path-private.h"
+#include "tessera-temporary-name-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -274,10 +269,6 @@ _tessera_open_folder_path (const char  *path,
   return fd;
 }
 
-#ifdef TESSERA_COMPILATION
-/* The library's own: the copies compiled into the command and the mutex
- * plugin leave it out. */
-
 /**
  * tessera_folder_path_open:
  * @path: a configured folder (a pool's or a resource's), absolute or from
@@ -307,4 +298,53 @@ tessera_folder_path_open (const char  *path,
 {
   return _tessera_open_folder_path (path, FALSE, error);
 }
-#endif
+
+/**
+ * tessera_folder_path_may_make_folder:
+ * @dir_fd: a folder of a pool (its own folder, or a resource's), as
+ *   [func@Tessera.folder_path_open] opened it
+ * @dir_path: its path, for the message
+ * @name: the folder to be made in it (`runs`, `intents`, …)
+ * @error: return location for a #GError
+ *
+ * Whether this user may make the folder @name in @dir_fd: not in a
+ * group's pool that `tessera init --group` prepared (setgid, sticky,
+ * writable by its group and not by everyone) that is neither this user's
+ * nor is this user root. There only the pool's owner makes a resource's
+ * folders: a member who made one would own it, and could remove the other
+ * members' entries in it.
+ *
+ * Returns: %TRUE when it may; else %FALSE, with @error
+ *   (%G_IO_ERROR_PERMISSION_DENIED) saying to run `tessera init`
+ */
+gboolean
+tessera_folder_path_may_make_folder (int          dir_fd,
+                                     const char  *dir_path,
+                                     const char  *name,
+                                     GError     **error)
+{
+  g_return_val_if_fail (dir_fd >= 0, FALSE);
+  g_return_val_if_fail (dir_path != NULL && name != NULL, FALSE);
+  return _tessera_may_make_folder_in (dir_fd, dir_path, name, error);
+}
+
+/**
+ * tessera_folder_path_is_temporary_name:
+ * @name: a file name in a pool's folder
+ * @lock_files_only: only those of a lock file (`jobs/`, the queue), not of
+ *   `informations.json` or another JSON file
+ *
+ * Whether @name is that of a temporary file Tessera's atomic writer makes
+ * beside a JSON file it writes (`NAME.json.XXXXXX`), renamed into place
+ * once whole: a writer killed half-way leaves it, and a cleaner may
+ * remove it once no writer can still be busy with it.
+ *
+ * Returns: whether it is such a name
+ */
+gboolean
+tessera_folder_path_is_temporary_name (const char *name,
+                                       gboolean    lock_files_only)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+  return lock_files_only ? _tessera_is_lock_file_temporary_name (name) : _tessera_is_temporary_name (name);
+}

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <glib.h>
+#include <tessera/tessera.h>
 #include <string.h>
 
 G_BEGIN_DECLS
@@ -17,7 +18,7 @@ G_BEGIN_DECLS
  * write there is made under ipc.lock, and so is the sweep (at a process's
  * first write), so any temporary it finds is a dead writer's; the age is
  * a second guard only, should a writer come without ipc.lock. */
-#define _TESSERA_WRITER_TMP_STALE_S 60
+#define _TESSERA_WRITER_TMP_STALE_S TESSERA_FOLDER_PATH_TEMPORARY_STALE_S
 
 /* What an atomic write adds to a file's name for its temporary: a dot
  * and six random characters. */

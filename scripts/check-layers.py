@@ -10,9 +10,8 @@
   name;
 - core's private headers stay in core: a file outside core/ includes
   none, but the store plugins their one named header
-  (tessera-pool-store-private.h); the few older exceptions are listed
-  below, each to go, and an exception that no longer happens fails too
-  (so the list only shrinks);
+  (tessera-pool-store-private.h); an exception listed below that no
+  longer happens fails too (so the list only shrinks; it is empty now);
 - the poller is private (not in include/);
 - one place judges a holder: only the verdict (core/tessera-verdict.c)
   and the holder monitor that gathers its probes call the job lock
@@ -40,11 +39,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 STORE_HEADER = "tessera-pool-store-private.h"
 # Private includes outside core/ that issue 39 (core owns the pool's
 # layout) is to remove; each "file: header".
-KNOWN_PRIVATE_INCLUDES = {
-    "tools/tessera-clean.c: tessera-folder-path-private.h",
-    "tools/tessera-clean.c: tessera-temporary-name-private.h",
-    "plugins/mutex/tessera-mutex-intents.c: tessera-folder-path-private.h",
-}
+KNOWN_PRIVATE_INCLUDES = set()
 
 # One place judges a holder (issue 38): what probes a holder's liveness,
 # and the files that may call it.

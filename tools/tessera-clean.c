@@ -16,20 +16,18 @@
 #include <unistd.h>
 
 #include "tessera-config.h"
-#include "tessera-folder-path-private.h"
-#include "tessera-temporary-name-private.h"
 
 #include "tessera-tool.h"
 
 /* The lock file names in a resource's jobs/ folder, as the library
  * counts them (a link there is no holder; a FIFO holds everything); the
- * folder reached as the library reaches it (_tessera_open_folder_path). */
+ * folder reached as the library reaches it (tessera_folder_path_open()). */
 static GHashTable *
 lock_file_names (const char *folder)
 {
   GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   /* None for a pool that lives elsewhere (etcd). */
-  int folder_fd = folder != NULL ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
+  int folder_fd = folder != NULL ? tessera_folder_path_open (folder, NULL) : -1;
   int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
   DIR *dir = jobs_fd >= 0 ? fdopendir (jobs_fd) : NULL;
   struct dirent *entry;
@@ -98,7 +96,7 @@ report_left_holders (const char *name, GHashTable *before, const char *folder,
   g_autoptr(GHashTable) counted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   /* Reached as lock_file_names() reaches it, never through a link. */
-  AUTO_FD int folder_fd = g_hash_table_size (after) > 0 ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
+  AUTO_FD int folder_fd = g_hash_table_size (after) > 0 ? tessera_folder_path_open (folder, NULL) : -1;
   AUTO_FD int jobs_fd = folder_fd >= 0 ? openat (folder_fd, "jobs", FOLDER_FLAGS) : -1;
   GHashTableIter iter;
   gpointer job;
@@ -276,7 +274,7 @@ fence_part_uid (const char *name, guint32 *uid)
 static guint
 clean_fence_strays (const char *name, const char *folder, guint *left)
 {
-  AUTO_FD int folder_fd = folder != NULL ? _tessera_open_folder_path (folder, FALSE, NULL) : -1;
+  AUTO_FD int folder_fd = folder != NULL ? tessera_folder_path_open (folder, NULL) : -1;
   DIR *dir = open_dir_copy (folder_fd);
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   gboolean may = may_administer (folder);
@@ -399,7 +397,7 @@ dup_runs_folder (const char *pool, int *own_fd_out)
 {
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   struct stat st;
-  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  AUTO_FD int pool_fd = tessera_folder_path_open (pool, NULL);
   AUTO_FD int runs_fd = -1;
   AUTO_FD int own_fd = -1;
   gboolean shared;
@@ -410,7 +408,7 @@ dup_runs_folder (const char *pool, int *own_fd_out)
   /* A member makes no runs/ in a group's pool: its owner could move
    * anyone's job folder in it (init makes it). */
   if (fstatat (pool_fd, "runs", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
-      !_tessera_may_make_folder_in (pool_fd, pool, "runs", NULL))
+      !tessera_folder_path_may_make_folder (pool_fd, pool, "runs", NULL))
     return NULL;
   if (mkdirat (pool_fd, "runs", shared ? 0770 : 0755) == 0 &&
       (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 && shared)
@@ -531,7 +529,7 @@ static guint
 clean_host_job_folders (const char *name, const char *pool, const char *host)
 {
   g_autofree char *prefix = g_strconcat (host, "-", NULL);
-  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  AUTO_FD int pool_fd = tessera_folder_path_open (pool, NULL);
   AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
   DIR *dir = open_dir_copy (runs_fd);
   struct dirent *entry;
@@ -586,7 +584,7 @@ clean_host_job_folders (const char *name, const char *pool, const char *host)
 }
 
 /* The state folder's jobs/, and runs/UID in every configured pool (the
- * pool's folder as `tessera run` reaches it, _tessera_open_folder_path): each
+ * pool's folder as `tessera run` reaches it, tessera_folder_path_open()): each
  * reached from its parent without following a link, and only if ours. */
 static guint
 clean_job_folders (TesseraConfig *config)
@@ -604,7 +602,7 @@ clean_job_folders (TesseraConfig *config)
     {
       g_autofree char *pool = tessera_config_dup_path (config, g_ptr_array_index (names, i));
       g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
-      AUTO_FD int pool_fd = pool != NULL ? _tessera_open_folder_path (pool, FALSE, NULL) : -1;
+      AUTO_FD int pool_fd = pool != NULL ? tessera_folder_path_open (pool, NULL) : -1;
       AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
       AUTO_FD int own_fd = runs_fd >= 0 ? open_own_folder_at (runs_fd, uid) : -1;
 
@@ -770,7 +768,7 @@ static guint
 clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
 {
   g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  int pool_fd = tessera_folder_path_open (pool, NULL);
   int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
   int fd;
   DIR *dir;
@@ -873,13 +871,13 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Temporaries, temporaries_clear)
 
 /* Lists into @t the temporaries of the subfolder @sub of the pool @pool
  * (the configured path followed as the library follows it, see
- * _tessera_open_folder_path(), @sub never
+ * tessera_folder_path_open(), @sub never
  * through a link); @own: the writer's own folder, looked at only when it
  * is ours and closed to others, as the library requires. */
 static void
 list_temporaries (Temporaries *t, const char *pool, const char *sub, gboolean own)
 {
-  AUTO_FD int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  AUTO_FD int pool_fd = tessera_folder_path_open (pool, NULL);
   int fd = pool_fd >= 0 ? openat (pool_fd, sub, FOLDER_FLAGS) : -1;
   int list_fd;
   DIR *dir;
@@ -904,7 +902,7 @@ list_temporaries (Temporaries *t, const char *pool, const char *sub, gboolean ow
   while (dir != NULL && (entry = readdir (dir)) != NULL)
     /* As the library's sweeps tell them (in the writer's own folder, only
      * a holder's). */
-    if ((own ? _tessera_is_lock_file_temporary_name (entry->d_name) : _tessera_is_temporary_name (entry->d_name)) &&
+    if (tessera_folder_path_is_temporary_name (entry->d_name, own) &&
         fstatat (fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
       {
         double *age = g_new (double, 1);
@@ -953,7 +951,7 @@ report_gone_temporaries (const char *resource, const char *sub, Temporaries *t, 
 static guint
 clean_host_temporaries (const char *resource, const char *pool, double bound)
 {
-  int pool_fd = _tessera_open_folder_path (pool, FALSE, NULL);
+  int pool_fd = tessera_folder_path_open (pool, NULL);
   int hosts_fd = pool_fd >= 0 ? openat (pool_fd, "hosts", FOLDER_FLAGS) : -1;
   char clock_name[] = ".tessera-clock.XXXXXX";
   struct timespec now = { 0 };
@@ -1181,7 +1179,7 @@ cmd_clean (int argc, char **argv)
       left += report_left_holders (name, before, folder, resource);
       removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
                                           MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
-      removed += report_gone_temporaries (name, own_tmp, &writer_tmp, _TESSERA_WRITER_TMP_STALE_S);
+      removed += report_gone_temporaries (name, own_tmp, &writer_tmp, TESSERA_FOLDER_PATH_TEMPORARY_STALE_S);
       removed += clean_fence_strays (name, folder, &left);
       {
         /* The lease, else (a lock-less mount's marks) min-age. */

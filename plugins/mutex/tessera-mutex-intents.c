@@ -14,18 +14,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tessera-folder-path-private.h"
 #include "tessera-mutex.h"
 
 /* F/intents/, opened without following a link (a co-user may have
  * planted one to a folder of ours), F as the library opens it
- * (_tessera_open_folder_path()): everything in it is reached through
+ * (tessera_folder_path_open()): everything in it is reached through
  * this descriptor. -1 when it is missing or not a real folder, or when
  * the pool has no folder (a pool elsewhere configured without one). */
 int
 _tessera_mutex_open_intents (const char *lock_folder, gboolean create)
 {
-  int pool_fd = lock_folder != NULL ? _tessera_open_folder_path (lock_folder, FALSE, NULL) : -1;
+  int pool_fd = lock_folder != NULL ? tessera_folder_path_open (lock_folder, NULL) : -1;
   gboolean created;
   struct stat pool_st, st, there;
   int fd;
@@ -35,7 +34,7 @@ _tessera_mutex_open_intents (const char *lock_folder, gboolean create)
   /* A member makes no intents/ in a group's pool (she could remove the
    * others' intents in it): init makes it (prepare_pool). */
   created = create && (fstatat (pool_fd, "intents", &there, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
-                       _tessera_may_make_folder_in (pool_fd, lock_folder, "intents", NULL)) &&
+                       tessera_folder_path_may_make_folder (pool_fd, lock_folder, "intents", NULL)) &&
             mkdirat (pool_fd, "intents", 0777) == 0;
   fd = openat (pool_fd, "intents", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   /* In a group's pool, the group's whatever our umask (as jobs/ is), and
