@@ -2458,45 +2458,184 @@ test_store_tls (Fixture *f, gconstpointer data)
     }
 }
 
-/* `tessera run` and `tessera status` given no client certificate (only
- * `ca`) against a member that asks for one: each fails in one line that
- * says what to check, with no warning or critical of GLib or libsoup on
- * its error output (libsoup said "code should not be reached" there). */
+/* `tessera run` and `tessera status` against a member that does not
+ * accept us or that we do not trust: given no client certificate (only
+ * `ca`) where it asks for one, or a `ca` that did not sign its
+ * certificate. Each fails in one line that names the endpoint and what
+ * to check, with the exit status of a store that cannot be used (68,
+ * not 74, a file system's error), and with no warning or critical of
+ * GLib or libsoup on its error output (libsoup said "code should not be
+ * reached" there). */
 static void
-test_store_tls_no_certificate (Fixture *f, gconstpointer data)
+test_store_tls_refused (Fixture *f, gconstpointer data)
 {
   g_autofree char *config = g_build_filename (f->dir, "no-cert.conf", NULL);
   g_auto(GStrv) list = endpoints (f);
-  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
-                                           "prefix=/tool/\nca=%s/ca.pem\ntotal=2\n", list[0], f->dir);
   const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
   const char *status[] = { "status", NULL };
   const char * const *commands[] = { run, status };
+  const struct { const char *what; const char *ca; gboolean cert; } cases[] = {
+    { "no client certificate", "ca.pem", FALSE },
+    { "a CA that signed nothing of the cluster's", "other-ca.pem", TRUE },
+  };
   /* As in test_store_tls: no LeakSanitizer in a process that spoke TLS. */
   const char *asan = g_getenv ("ASAN_OPTIONS");
   g_autofree char *no_leak_check = asan != NULL ? g_strconcat ("ASAN_OPTIONS=", asan, ":detect_leaks=0", NULL) : NULL;
   const char *env[] = { no_leak_check, NULL };
 
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *tls = g_strdup_printf ("ca=%s/%s\n%s%s%s%s%s", f->dir, cases[c].ca,
+                                              cases[c].cert ? "cert=" : "", cases[c].cert ? f->dir : "",
+                                              cases[c].cert ? "/client.pem\nkey=" : "",
+                                              cases[c].cert ? f->dir : "",
+                                              cases[c].cert ? "/client-key.pem\n" : "");
+      g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                                               "prefix=/tool/\n%stotal=2\n", list[0], tls);
+
+      test_write_file (config, text);
+      for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+        {
+          g_autoptr(GPtrArray) argv = tool_argv (f, config, env, commands[i]);
+          g_autoptr(GBytes) out = NULL;
+          g_autoptr(GBytes) err = NULL;
+          g_autofree char *said = NULL;
+          int code = test_run_capture (argv, &out, &err);
+
+          said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+          g_test_message ("%s: tessera %s: exit %d: %s", cases[c].what, commands[i][0], code, said);
+          g_assert_cmpint (code, ==, 68);
+          g_assert_true (g_str_has_prefix (said, "tessera: "));
+          g_assert_nonnull (strstr (said, list[0]));
+          g_assert_nonnull (strstr (said, "certificate"));
+          g_assert_null (strstr (said, "WARNING"));
+          g_assert_null (strstr (said, "CRITICAL"));
+          g_assert_null (strstr (said, "should not be reached"));
+          /* One line: its end is the only one. */
+          g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
+        }
+    }
+}
+
+/* A server that is not etcd: it answers every request with an HTML
+ * page (404), as a web server or a proxy at a wrong port does. Served
+ * on a thread of its own until stopped. */
+typedef struct
+{
+  GSocket *listener;
+  GCancellable *cancellable;
+  GThread *thread;
+  guint port;
+} NotEtcd;
+
+static gpointer
+not_etcd_serve (gpointer data)
+{
+  NotEtcd *server = data;
+  static const char page[] = "<html><body><h1>Not Found</h1></body></html>";
+
+  while (!g_cancellable_is_cancelled (server->cancellable))
+    {
+      g_autoptr(GSocket) peer = g_socket_accept (server->listener, server->cancellable, NULL);
+      g_autoptr(GString) request = g_string_new (NULL);
+      g_autofree char *reply = NULL;
+      char buffer[4096];
+      const char *end = NULL;
+      gssize n;
+
+      if (peer == NULL)
+        continue;
+      g_socket_set_timeout (peer, 10);
+      /* The request's head and, by its length, its body. */
+      while ((n = g_socket_receive (peer, buffer, sizeof buffer, NULL, NULL)) > 0)
+        {
+          const char *length;
+
+          g_string_append_len (request, buffer, n);
+          if ((end = strstr (request->str, "\r\n\r\n")) == NULL)
+            continue;
+          length = g_strstr_len (request->str, end - request->str, "ntent-Length: ");
+          if (length == NULL || request->len - (gsize) (end + 4 - request->str) >=
+                                (gsize) g_ascii_strtoull (length + strlen ("ntent-Length: "), NULL, 10))
+            break;
+        }
+      reply = g_strdup_printf ("HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: %zu\r\n"
+                               "Connection: close\r\n\r\n%s", strlen (page), page);
+      g_socket_send (peer, reply, strlen (reply), NULL, NULL);
+      g_socket_close (peer, NULL);
+    }
+  return NULL;
+}
+
+static NotEtcd *
+not_etcd_start (void)
+{
+  NotEtcd *server = g_new0 (NotEtcd, 1);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+
+  if ((server->listener = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP,
+                                        NULL)) == NULL)
+    g_error ("No socket");
+  g_assert_true (g_socket_bind (server->listener, any, TRUE, NULL));
+  g_assert_true (g_socket_listen (server->listener, NULL));
+  if ((bound = g_socket_get_local_address (server->listener, NULL)) == NULL)
+    g_error ("No address");
+  server->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  server->cancellable = g_cancellable_new ();
+  server->thread = g_thread_new ("not-etcd", not_etcd_serve, server);
+  return server;
+}
+
+static void
+not_etcd_stop (NotEtcd *server)
+{
+  g_cancellable_cancel (server->cancellable);
+  g_thread_join (server->thread);
+  g_socket_close (server->listener, NULL);
+  g_object_unref (server->listener);
+  g_object_unref (server->cancellable);
+  g_free (server);
+}
+
+/* An endpoint where a server that is not etcd answers (an HTML page):
+ * `tessera run --no-wait` and `tessera status` fail within a few
+ * seconds with the exit status of a store that cannot be used (68, not
+ * 74) and one line that names the endpoint and why ("etcd sent a reply
+ * that is not a JSON object" named no endpoint). */
+static void
+test_store_not_etcd (Fixture *f, gconstpointer data)
+{
+  NotEtcd *server = not_etcd_start ();
+  g_autofree char *config = g_build_filename (f->dir, "not-etcd.conf", NULL);
+  g_autofree char *endpoint = g_strdup_printf ("http://127.0.0.1:%u", server->port);
+  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                                           "prefix=/tool/\ntotal=2\n", endpoint);
+  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
+  const char *status[] = { "status", NULL };
+  const char * const *commands[] = { run, status };
+
   test_write_file (config, text);
   for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
     {
-      g_autoptr(GPtrArray) argv = tool_argv (f, config, env, commands[i]);
+      g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, commands[i]);
       g_autoptr(GBytes) out = NULL;
       g_autoptr(GBytes) err = NULL;
       g_autofree char *said = NULL;
+      gint64 start = g_get_monotonic_time ();
       int code = test_run_capture (argv, &out, &err);
+      double took = (g_get_monotonic_time () - start) / 1e6;
 
       said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
-      g_test_message ("tessera %s: exit %d: %s", commands[i][0], code, said);
-      g_assert_cmpint (code, !=, 0);
-      g_assert_true (g_str_has_prefix (said, "tessera: "));
-      g_assert_nonnull (strstr (said, "certificate"));
-      g_assert_null (strstr (said, "WARNING"));
-      g_assert_null (strstr (said, "CRITICAL"));
-      g_assert_null (strstr (said, "should not be reached"));
+      g_test_message ("tessera %s: exit %d after %.2f s: %s", commands[i][0], code, took, said);
+      g_assert_cmpint (code, ==, 68);
+      g_assert_cmpfloat (took, <, 15);
+      g_assert_nonnull (strstr (said, endpoint));
       /* One line: its end is the only one. */
       g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
     }
+  not_etcd_stop (server);
 }
 
 /* A pool on etcd configured without `path`: nothing local is the pool's.
@@ -2846,7 +2985,8 @@ main (int argc, char **argv)
   ADD ("/etcd/store/hostile", NULL, test_store_hostile);
   ADD ("/etcd/store/auth", NULL, test_store_auth);
   ADD ("/etcd/store/tls", "tls", test_store_tls);
-  ADD ("/etcd/store/tls-no-certificate", "tls", test_store_tls_no_certificate);
+  ADD ("/etcd/store/tls-refused", "tls", test_store_tls_refused);
+  ADD ("/etcd/store/not-etcd", NULL, test_store_not_etcd);
   ADD ("/etcd/store/no-path", NULL, test_store_no_path);
   ADD ("/etcd/store/job-side-locks", NULL, test_store_job_side_locks);
   ADD ("/etcd/store/watch", NULL, test_store_watch);
