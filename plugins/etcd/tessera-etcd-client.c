@@ -385,8 +385,10 @@ _tessera_etcd_new_request (TesseraEtcdClient *self, const char *endpoint, const 
   return message;
 }
 
+/* The reply of @endpoint, sent with HTTP @status, as a JSON object; what
+ * is not one is no etcd's (a web server, a proxy), said so. */
 static JsonNode *
-parse_reply (GBytes *bytes, GError **error)
+parse_reply (GBytes *bytes, const char *endpoint, guint status, GError **error)
 {
   gsize length = 0;
   const char *data = g_bytes_get_data (bytes, &length);
@@ -403,8 +405,8 @@ parse_reply (GBytes *bytes, GError **error)
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {
       g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_BAD_REPLY,
-                   _("etcd sent a reply that is not a JSON object: %s"),
-                   local != NULL ? local->message : _("wrong type"));
+                   _("%s is not etcd: it answered HTTP %u with a reply that is not a JSON object (%s)"),
+                   endpoint, status, local != NULL ? local->message : _("wrong type"));
       g_clear_pointer (&root, json_node_unref);
       return NULL;
     }
@@ -426,9 +428,10 @@ _tessera_etcd_pause_for (double seconds, GCancellable *cancellable, GError **err
   return !g_cancellable_set_error_if_cancelled (cancellable, error);
 }
 
-/* UNTRUSTED: this member and we do not trust each other (TLS): another
- * member may, but time will not mend it. */
-typedef enum { ANSWERED, TRY_ANOTHER, FAILED, REAUTHENTICATE, UNTRUSTED } Outcome;
+/* UNUSABLE: this member and we do not trust each other (TLS), or what
+ * answers there is not etcd: another member may do, but time will not
+ * mend it. */
+typedef enum { ANSWERED, TRY_ANOTHER, FAILED, REAUTHENTICATE, UNUSABLE } Outcome;
 
 /* Reads a reply body, refusing one larger than MAX_MESSAGE before it is
  * all in memory. */
@@ -587,13 +590,16 @@ call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, co
   if (stream != NULL)
     bytes = read_bounded (stream, cancellable, too_large, error);
   if (bytes == NULL && explain_tls_error (endpoint, error))
-    return UNTRUSTED;
+    return UNUSABLE;
   if (bytes == NULL)
     return g_cancellable_is_cancelled (cancellable) || *too_large ? FAILED : TRY_ANOTHER;
   status = soup_message_get_status (message);
-  root = parse_reply (bytes, error);
+  root = parse_reply (bytes, endpoint, status, error);
+  /* Not etcd's JSON gateway (a web server, a proxy): a gateway's 5xx
+   * page may be a member behind it that is down, so another try;
+   * anything else is no etcd at all. */
   if (root == NULL)
-    return status >= 500 ? TRY_ANOTHER : FAILED;
+    return status >= 500 ? TRY_ANOTHER : UNUSABLE;
   object = json_node_get_object (root);
   if (status == SOUP_STATUS_OK)
     {
@@ -664,6 +670,9 @@ _tessera_etcd_dup_token (TesseraEtcdClient *self, GCancellable *cancellable, GEr
 static gboolean
 member_reached (const GError *error)
 {
+  /* A page that is not etcd's (a gateway's error) is not etcd's answer. */
+  if (g_error_matches (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_BAD_REPLY))
+    return FALSE;
   return error == NULL || error->domain == TESSERA_ETCD_ERROR ||
          g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
 }
@@ -696,7 +705,6 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
   gint64 start = g_get_monotonic_time ();
   gint64 deadline = start + (gint64) (self->retry_time * G_USEC_PER_SEC);
   g_autoptr(GError) last = NULL;
-  g_autoptr(GError) distrust = NULL;
   guint n = g_strv_length (self->endpoints);
   /* Per endpoint, why its last attempt failed; NULL where none did, so
    * not a GStrv (whose free stops at the first NULL). */
@@ -709,7 +717,7 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
   while (TRUE)
     {
       g_autofree guint *order = g_new (guint, n);
-      guint first, untrusted = 0, m = 0;
+      guint first, unusable = 0, m = 0;
       gint64 now = g_get_monotonic_time ();
 
       /* From the one that answered last, those that missed a deadline
@@ -742,7 +750,7 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
           if (!accepts_no_certificate (self, i, cancellable, &last))
             {
               explain_tls_error (self->endpoints[i], &last);
-              outcome = UNTRUSTED;
+              outcome = UNUSABLE;
             }
           else
             outcome = call_once (self, self->endpoints[i], method, body, token, &reply, too_large,
@@ -764,13 +772,11 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
               k--;
               continue;
             }
-          if (outcome == UNTRUSTED)
+          if (outcome == UNUSABLE)
             {
-              g_clear_error (&distrust);
-              distrust = g_steal_pointer (&last);
               g_free (why->pdata[i]);
-              why->pdata[i] = g_strdup (distrust->message);
-              untrusted++;
+              why->pdata[i] = g_strdup (last->message);
+              unusable++;
               continue;
             }
           if (outcome == TRY_ANOTHER && maybe_applied (last))
@@ -799,10 +805,16 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
               return NULL;
             }
         }
-      /* No member trusts us or is trusted: a setting to fix, not a wait. */
-      if (untrusted == n)
+      /* No member trusts us or is trusted, or none is etcd: a setting to
+       * fix, not a wait; a store that cannot be used, said as each
+       * member's reason (each names its endpoint). */
+      if (unusable == n)
         {
-          g_propagate_error (error, g_steal_pointer (&distrust));
+          g_autoptr(GString) reasons = g_string_new (NULL);
+
+          for (guint i = 0; i < n; i++)
+            g_string_append_printf (reasons, "%s%s", i > 0 ? "; " : "", (const char *) why->pdata[i]);
+          g_set_error_literal (error, TESSERA_ERROR, TESSERA_ERROR_STORE_UNREACHABLE, reasons->str);
           return NULL;
         }
       if (g_get_monotonic_time () >= deadline ||
