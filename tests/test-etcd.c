@@ -2760,6 +2760,94 @@ test_store_unreachable (Fixture *f, gconstpointer data)
     }
 }
 
+/* A loopback port where a connection is never established: a listener
+ * that never accepts, whose backlog of one (listen(0)) is filled by
+ * connections of ours, so that the kernel drops every further SYN and a
+ * connect() waits as on a host that does not answer. @fillers keeps
+ * the listener and its connections; free it to let the port go. */
+static guint
+hanging_port (GPtrArray **fillers)
+{
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autoptr(GSocketClient) probe = g_socket_client_new ();
+  g_autoptr(GSocketConnection) connection = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *where = NULL;
+  GSocket *listener;
+  guint port;
+
+  *fillers = g_ptr_array_new_with_free_func (g_object_unref);
+  if ((listener = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL)) == NULL)
+    g_error ("No socket");
+  g_ptr_array_add (*fillers, listener);
+  g_assert_true (g_socket_bind (listener, any, TRUE, NULL));
+  g_socket_set_listen_backlog (listener, 0);
+  g_assert_true (g_socket_listen (listener, NULL));
+  if ((bound = g_socket_get_local_address (listener, NULL)) == NULL)
+    g_error ("No address");
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  for (guint i = 0; i < 4; i++)
+    {
+      GSocket *filler = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, NULL);
+
+      if (filler == NULL)
+        g_error ("No socket");
+      g_socket_set_blocking (filler, FALSE);
+      g_socket_connect (filler, bound, NULL, NULL);   /* completes, or waits: either fills */
+      g_ptr_array_add (*fillers, filler);
+    }
+  /* What the test is about: a connect there does not complete. */
+  g_socket_client_set_timeout (probe, 1);
+  where = g_strdup_printf ("127.0.0.1:%u", port);
+  connection = g_socket_client_connect_to_host (probe, where, 0, NULL, &error);
+  g_assert_null (connection);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+  return port;
+}
+
+/* A cluster whose TCP connection is never established (a host that
+ * drops our SYNs, a listener whose backlog is full): `tessera run
+ * --no-wait` and `tessera status` fail within a few seconds (not the
+ * 30 s of retries kept for a member that answers but has no leader)
+ * with the exit status of a store that cannot be reached (68) and one
+ * line naming the endpoint. A member in an election still accepts
+ * connections: one never established within the request's deadline is
+ * one that cannot be connected to. */
+static void
+test_store_connect_hangs (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) fillers = NULL;
+  g_autofree char *config = g_build_filename (f->dir, "hanging.conf", NULL);
+  g_autofree char *endpoint = g_strdup_printf ("http://127.0.0.1:%u", hanging_port (&fillers));
+  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                                           "prefix=/tool/\ntotal=2\n", endpoint);
+  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
+  const char *status[] = { "status", NULL };
+  const char * const *commands[] = { run, status };
+
+  test_write_file (config, text);
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, commands[i]);
+      g_autoptr(GBytes) out = NULL;
+      g_autoptr(GBytes) err = NULL;
+      g_autofree char *said = NULL;
+      gint64 start = g_get_monotonic_time ();
+      int code = test_run_capture (argv, &out, &err);
+      double took = (g_get_monotonic_time () - start) / 1e6;
+
+      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+      g_test_message ("tessera %s: exit %d after %.2f s: %s", commands[i][0], code, took, said);
+      g_assert_cmpint (code, ==, 68);
+      g_assert_cmpfloat (took, <, 15);
+      g_assert_nonnull (strstr (said, endpoint));
+      /* One line: its end is the only one. */
+      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
+    }
+}
+
 /* Bad store settings: one line each, naming what is wrong. */
 static void
 test_store_settings (Fixture *f, gconstpointer data)
@@ -2973,6 +3061,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
   ADD ("/etcd/store/settings", NULL, test_store_settings);
   ADD ("/etcd/store/unreachable", NULL, test_store_unreachable);
+  ADD ("/etcd/store/connect-hangs", NULL, test_store_connect_hangs);
   ADD ("/etcd/store/request-timeout", NULL, test_store_request_timeout);
   ADD ("/etcd/store/contention", NULL, test_store_contention);
   ADD ("/etcd/store/queue", NULL, test_store_queue);
