@@ -25,8 +25,9 @@
  * the next one, and a whole round that fails is tried again after a short
  * pause, for up to the retry time (30 s by default), so that a leader
  * change or a lost member is ridden out rather than reported. When no
- * member could even be connected to (nothing listens, a TLS member
- * spoken to in plain http) for UNREACHED_TIME_S, the cluster is taken
+ * member could even be connected to (nothing listens, no connection
+ * established within the request's deadline, a TLS member spoken to in
+ * plain http) for UNREACHED_TIME_S, the cluster is taken
  * for unreachable at once (%TESSERA_ERROR_STORE_UNREACHABLE, naming each
  * endpoint and why): an election answers, it does not refuse
  * connections.
@@ -572,7 +573,30 @@ accepts_no_certificate (TesseraEtcdClient *self, guint i, GCancellable *cancella
   return TRUE;
 }
 
-/* One request to one endpoint. */
+/* Whether a request's connection to its member was begun and whether it
+ * was established (libsoup's "network-event"; a connection reused from
+ * an earlier request reports neither). */
+typedef struct
+{
+  gboolean connecting;
+  gboolean connected;
+} Connection;
+
+static void
+on_network_event (SoupMessage *message, GSocketClientEvent event, GIOStream *stream, gpointer data)
+{
+  Connection *connection = data;
+
+  if (event == G_SOCKET_CLIENT_CONNECTING)
+    connection->connecting = TRUE;
+  else if (event == G_SOCKET_CLIENT_CONNECTED)
+    connection->connected = TRUE;
+}
+
+/* One request to one endpoint. A connection begun and never established
+ * within the deadline fails with %G_IO_ERROR_HOST_UNREACHABLE: the member
+ * cannot be connected to (one in an election still takes connections),
+ * not a member that took the request and did not answer in time. */
 static Outcome
 call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, const char *body,
            const char *token, JsonNode **reply, gboolean *too_large, GCancellable *cancellable, GError **error)
@@ -586,7 +610,18 @@ call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, co
   gint64 code;
   const char *text;
 
+  Connection connection = { FALSE, FALSE };
+
+  g_signal_connect (message, "network-event", G_CALLBACK (on_network_event), &connection);
   stream = soup_session_send (self->session, message, cancellable, error);
+  g_signal_handlers_disconnect_by_data (message, &connection);
+  if (stream == NULL && connection.connecting && !connection.connected &&
+      g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+    {
+      g_clear_error (error);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE,
+                   _("no connection within %u s"), self->request_timeout);
+    }
   if (stream != NULL)
     bytes = read_bounded (stream, cancellable, too_large, error);
   if (bytes == NULL && explain_tls_error (endpoint, error))
@@ -781,7 +816,10 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
             }
           if (outcome == TRY_ANOTHER && maybe_applied (last))
             *doubt = TRUE;
-          if (outcome == TRY_ANOTHER && g_error_matches (last, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+          /* A member that took a deadline, or that cannot be connected
+           * to, goes last for a while: each try would cost the same. */
+          if (outcome == TRY_ANOTHER && (g_error_matches (last, G_IO_ERROR, G_IO_ERROR_TIMED_OUT) ||
+                                         g_error_matches (last, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE)))
             {
               g_mutex_lock (&self->mutex);
               self->missed_until[i] = g_get_monotonic_time () + MISSED_SKIP_S * G_USEC_PER_SEC;
