@@ -612,6 +612,7 @@ call_once (TesseraEtcdClient *self, const char *endpoint, const char *method, co
 
   Connection connection = { FALSE, FALSE };
 
+  g_debug ("etcd: %s to %s", method, endpoint);
   g_signal_connect (message, "network-event", G_CALLBACK (on_network_event), &connection);
   stream = soup_session_send (self->session, message, cancellable, error);
   g_signal_handlers_disconnect_by_data (message, &connection);

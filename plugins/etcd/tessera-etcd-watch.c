@@ -230,6 +230,7 @@ read_stream (TesseraEtcdWatch *watch, guint member, gboolean *got_any, GError **
   g_mutex_unlock (&watch->mutex);
   if (g_cancellable_is_cancelled (watch->cancellable))
     g_cancellable_cancel (cancellable);
+  g_debug ("etcd: watch to %s", endpoint);
   stream = soup_session_send (client->streams, message, cancellable, error);
   if (stream == NULL)
     {
@@ -282,7 +283,10 @@ member_answers (TesseraEtcdClient *client, guint member, GCancellable *cancellab
 {
   g_autoptr(SoupMessage) message = _tessera_etcd_new_request (client, client->endpoints[member],
                                                               "maintenance/status", "{}", NULL);
-  g_autoptr(GBytes) reply = soup_session_send_and_read (client->session, message, cancellable, NULL);
+  g_autoptr(GBytes) reply = NULL;
+
+  g_debug ("etcd: maintenance/status to %s", client->endpoints[member]);
+  reply = soup_session_send_and_read (client->session, message, cancellable, NULL);
 
   return reply != NULL;
 }
