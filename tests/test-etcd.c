@@ -2707,6 +2707,104 @@ test_hung_first_member (Fixture *f, gconstpointer data)
   fixture_run (f, "thaw", follower);
 }
 
+/* Until when (real time, µs) the host's memory of members that missed a
+ * deadline, RUNTIME/tessera/etcd-members (lines "UNTIL_US ENDPOINT"),
+ * has @endpoint tried last; 0 when it does not name it. */
+static gint64
+remembered_until (const char *runtime, const char *endpoint)
+{
+  g_autofree char *path = g_build_filename (runtime, "tessera", "etcd-members", NULL);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  gint64 until = 0;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return 0;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *end = NULL;
+      gint64 value = g_ascii_strtoll (lines[i], &end, 10);
+
+      if (end != NULL && *end == ' ' && g_str_equal (end + 1, endpoint))
+        until = MAX (until, value);
+    }
+  return until;
+}
+
+/* One `tessera run` of @config with debug messages on; whether any of
+ * them says that it sent a request to @endpoint. */
+static gboolean
+run_asked (Fixture *f, const char *config, const char *runtime, const char *endpoint)
+{
+  const char *run[] = { "run", "--need", "tokens=1", "--", "true", NULL };
+  g_autofree char *runtime_env = g_strconcat ("XDG_RUNTIME_DIR=", runtime, NULL);
+  const char *env[] = { runtime_env, "G_MESSAGES_DEBUG=Tessera-etcd", NULL };
+  g_autoptr(GPtrArray) argv = tool_argv (f, config, env, run);
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  g_autofree char *said = NULL;
+  g_autofree char *sent = g_strdup_printf (" to %s\n", endpoint);
+  g_autofree char *any = g_strdup (" to http");
+
+  g_assert_cmpint (test_run_capture (argv, &out, &err), ==, 0);
+  said = g_strdup_printf ("%.*s%.*s", (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL),
+                          (int) g_bytes_get_size (err), (const char *) g_bytes_get_data (err, NULL));
+  /* The log says every request (else the check below proves nothing). */
+  g_assert_nonnull (strstr (said, any));
+  return strstr (said, sent) != NULL;
+}
+
+/* Three members, the one first in `endpoints` a follower frozen
+ * (SIGSTOP): once one `tessera run` has waited a deadline on it, the
+ * host remembers it (RUNTIME/tessera/etcd-members), and a fresh `tessera
+ * run` started while that memory lasts sends it no request at all,
+ * neither from its store nor from its lease's keeper: each request's
+ * member is in the debug log, which never names the frozen one. A run
+ * started when little of the memory is left may ask it again (and
+ * renews the memory when it misses its deadline): it is not checked. */
+static void
+test_hung_member_remembered (Fixture *f, gconstpointer data)
+{
+  g_autofree char *leader = leader_of (f);
+  g_autofree char *follower = g_strdup (g_str_equal (leader, "1") ? "2" : "1");
+  g_auto(GStrv) list = endpoints (f);
+  const char *frozen = list[atoi (follower) - 1];
+  g_autoptr(GString) ordered = g_string_new (frozen);
+  g_autofree char *config = g_build_filename (f->dir, "remembered.conf", NULL);
+  g_autofree char *runtime = g_build_filename (f->dir, "runtime", NULL);
+  g_autofree char *text = NULL;
+  gint64 free_units;
+  guint holders, runs = 0, checked = 0;
+
+  for (guint i = 0; list[i] != NULL; i++)
+    if (i != (guint) atoi (follower) - 1)
+      g_string_append_printf (ordered, ",%s", list[i]);
+  text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                          "prefix=/tool/\nrequest-timeout=1\ntotal=2\n", ordered->str);
+  test_write_file (config, text);
+  g_assert_cmpint (g_mkdir_with_parents (runtime, 0700), ==, 0);
+  tool_status (f, config, &free_units, &holders);   /* sets the pool up */
+
+  fixture_run (f, "freeze", follower);
+  while (checked < 4 && runs < 40)
+    {
+      /* Seconds of the memory left as this run starts. */
+      double left = (remembered_until (runtime, frozen) - g_get_real_time ()) / 1e6;
+      gboolean asked = run_asked (f, config, runtime, frozen);
+
+      runs++;
+      g_test_message ("run %u: %.1f s of the memory left, %s %s", runs, left,
+                      asked ? "asked" : "did not ask", frozen);
+      if (left < 6)
+        continue;
+      g_assert_false (asked);
+      checked++;
+    }
+  fixture_run (f, "thaw", follower);
+  g_assert_cmpuint (checked, ==, 4);
+}
+
 /* A free loopback port, where nothing listens (bound, then let go). */
 static guint
 dead_port (void)
@@ -3091,6 +3189,7 @@ main (int argc, char **argv)
   ADD ("/etcd/cluster/mutex-intents", "3", test_store_mutex_intents);
   ADD ("/etcd/cluster/frozen-member", "3", test_frozen_member);
   ADD ("/etcd/cluster/hung-first-member", "3", test_hung_first_member);
+  ADD ("/etcd/cluster/hung-member-remembered", "3", test_hung_member_remembered);
 #undef ADD
 
   return g_test_run ();
