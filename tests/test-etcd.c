@@ -3128,6 +3128,9 @@ test_store_waiter_leader_stopped (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
+  g_autofree char *runtime = NULL;
+  int status;
+
   if (g_getenv (CONTEND_ENV) != NULL && argc == 4 && g_str_equal (argv[1], "contend"))
     return contend (g_getenv (CONTEND_ENV), argv[2], atoi (argv[3]));
   if (g_getenv (STORE_ENV) != NULL && argc >= 5 &&
@@ -3136,6 +3139,10 @@ main (int argc, char **argv)
     return store_child (g_getenv (STORE_ENV), argc, argv);
   if (g_getenv (HOLD_ENV) != NULL && argc == 2)
     return hold_until_killed (g_getenv (HOLD_ENV), argv[1]);
+  /* What the clients learn of hung members (RUNTIME/tessera/etcd-members)
+   * stays in a folder of this run's, not in the user's. */
+  runtime = test_make_tmpdir ();
+  g_setenv ("XDG_RUNTIME_DIR", runtime, TRUE);
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
@@ -3192,5 +3199,7 @@ main (int argc, char **argv)
   ADD ("/etcd/cluster/hung-member-remembered", "3", test_hung_member_remembered);
 #undef ADD
 
-  return g_test_run ();
+  status = g_test_run ();
+  test_remove_tree (runtime);
+  return status;
 }

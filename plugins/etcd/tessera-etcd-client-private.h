@@ -35,15 +35,24 @@ struct _TesseraEtcdClient
   double retry_time;
   guint request_timeout;  /* seconds, the session's */
 
-  GMutex mutex;           /* current, missed_until, tls_checked, token */
+  char *cluster;          /* the endpoints joined by "," (tessera-etcd-members.c) */
+
+  GMutex mutex;           /* current, tls_checked, token */
   guint current;          /* the endpoint that answered last */
-  gint64 *missed_until;   /* per endpoint: tried last until then (monotonic) */
   gboolean *tls_checked;  /* per endpoint: its handshake without a certificate was tried */
   char *user;
   char *password;
   char *token;
 };
 
+
+/* What this host learnt of the members (tessera-etcd-members.c): those
+ * that missed a deadline lately, shared by the process's clients and by
+ * the host's processes, and where a new client starts. */
+gboolean         _tessera_etcd_members_is_missed      (const char *endpoint);
+void             _tessera_etcd_members_note_missed    (const char *endpoint);
+void             _tessera_etcd_members_note_answered  (const char *cluster, guint i, const char *endpoint);
+int              _tessera_etcd_members_last_answered  (const char *cluster);
 
 /* Small helpers: JSON members as the gateway writes them. */
 gint64           _tessera_etcd_member_int         (JsonObject *object, const char *name);

@@ -79,7 +79,7 @@ tessera_etcd_client_finalize (GObject *object)
   TesseraEtcdClient *self = TESSERA_ETCD_CLIENT (object);
 
   g_strfreev (self->endpoints);
-  g_free (self->missed_until);
+  g_free (self->cluster);
   g_free (self->tls_checked);
   g_clear_object (&self->session);
   g_clear_object (&self->streams);
@@ -263,7 +263,7 @@ tessera_etcd_client_new (const char * const *endpoints,
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No etcd endpoint given"));
       return NULL;
     }
-  self->missed_until = g_new0 (gint64, g_strv_length (self->endpoints));
+  self->cluster = g_strjoinv (",", self->endpoints);
   self->tls_checked = g_new0 (gboolean, g_strv_length (self->endpoints));
   self->session = soup_session_new_with_options ("timeout", REQUEST_TIMEOUT_S, "idle-timeout", 60, NULL);
   /* A member that stops (frozen, cut off) keeps its streams open and says
@@ -340,16 +340,35 @@ tessera_etcd_client_set_request_timeout (TesseraEtcdClient *self,
   g_object_set (self->session, "timeout", seconds, NULL);
 }
 
-/* Makes the first request go to an endpoint chosen at random rather than
- * the first: processes started together spread over the members, and a
- * member that hangs is not the first one every process waits on. */
+/* Makes the first request go to the member of this cluster that
+ * answered last in this process (another client's: a store's lease
+ * keeper starts where the store got its answers), else to one chosen at
+ * random among those that did not miss a deadline lately on this host,
+ * rather than the first: processes started together spread over the
+ * members, and a member that hangs is not the first one every process
+ * waits on. */
 void
 tessera_etcd_client_start_anywhere (TesseraEtcdClient *self)
 {
+  guint n, m = 0;
+  int last;
+  g_autofree guint *fine = NULL;
+
   g_return_if_fail (TESSERA_IS_ETCD_CLIENT (self));
 
+  n = g_strv_length (self->endpoints);
+  last = _tessera_etcd_members_last_answered (self->cluster);
+  fine = g_new (guint, n);
+  for (guint i = 0; i < n; i++)
+    if (!_tessera_etcd_members_is_missed (self->endpoints[i]))
+      fine[m++] = i;
   g_mutex_lock (&self->mutex);
-  self->current = (guint) g_random_int_range (0, (gint32) g_strv_length (self->endpoints));
+  if (last >= 0 && (guint) last < n)
+    self->current = (guint) last;
+  else if (m > 0)
+    self->current = fine[g_random_int_range (0, (gint32) m)];
+  else
+    self->current = (guint) g_random_int_range (0, (gint32) n);
   g_mutex_unlock (&self->mutex);
 }
 
@@ -753,16 +772,18 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
   while (TRUE)
     {
       g_autofree guint *order = g_new (guint, n);
+      g_autofree gboolean *missed = g_new (gboolean, n);
       guint first, unusable = 0, m = 0;
-      gint64 now = g_get_monotonic_time ();
 
       /* From the one that answered last, those that missed a deadline
-       * lately last. */
+       * lately (in any process of this host) last. */
+      for (guint k = 0; k < n; k++)
+        missed[k] = _tessera_etcd_members_is_missed (self->endpoints[k]);
       g_mutex_lock (&self->mutex);
       first = self->current;
       for (guint late = 0; late < 2; late++)
         for (guint k = 0; k < n; k++)
-          if ((self->missed_until[(first + k) % n] > now) == (late == 1))
+          if (missed[(first + k) % n] == (late == 1))
             order[m++] = (first + k) % n;
       g_mutex_unlock (&self->mutex);
       for (guint k = 0; k < n; k++)
@@ -796,6 +817,7 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
               g_mutex_lock (&self->mutex);
               self->current = i;
               g_mutex_unlock (&self->mutex);
+              _tessera_etcd_members_note_answered (self->cluster, i, self->endpoints[i]);
               return reply;
             }
           if (outcome == REAUTHENTICATE && !reauthenticated)
@@ -821,11 +843,7 @@ _tessera_etcd_call_full (TesseraEtcdClient *self, const char *method, JsonNode *
            * to, goes last for a while: each try would cost the same. */
           if (outcome == TRY_ANOTHER && (g_error_matches (last, G_IO_ERROR, G_IO_ERROR_TIMED_OUT) ||
                                          g_error_matches (last, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE)))
-            {
-              g_mutex_lock (&self->mutex);
-              self->missed_until[i] = g_get_monotonic_time () + MISSED_SKIP_S * G_USEC_PER_SEC;
-              g_mutex_unlock (&self->mutex);
-            }
+            _tessera_etcd_members_note_missed (self->endpoints[i]);
           if (outcome == TRY_ANOTHER)
             {
               reached = reached || member_reached (last);

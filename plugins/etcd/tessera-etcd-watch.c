@@ -327,9 +327,7 @@ look_at_silent_stream (TesseraEtcdWatch *watch, GCancellable *cancellable)
     return;
   g_debug ("etcd watch: %s did not answer within %u s: the watch goes on elsewhere",
            client->endpoints[member], client->request_timeout);
-  g_mutex_lock (&client->mutex);
-  client->missed_until[member] = g_get_monotonic_time () + MISSED_SKIP_S * G_USEC_PER_SEC;
-  g_mutex_unlock (&client->mutex);
+  _tessera_etcd_members_note_missed (client->endpoints[member]);
   g_cancellable_cancel (stream);
 }
 
