@@ -77,7 +77,7 @@ void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char 
                                   double timeout_s);
 void     test_argv_tessera       (GPtrArray *argv, const char *state, const char *config);
 int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
-/* Appends the start of a command run on a simulated host (test-hosts.c). */
+/* Appends the start of a command run on a simulated host (test-hosts-*.c). */
 void     test_argv_simulated_host (GPtrArray *argv, const char *parent, const char *host, const char *setup);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TestUsers, test_users_free)
