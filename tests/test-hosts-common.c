@@ -365,9 +365,7 @@ host_id_on (Fixture *f, const char *host)
   process = spawn_on_other_host (f, host, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                                  "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
   g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, 0);
+  out = test_output_of (process);
   root = json_from_string (out, &error);
   g_assert_no_error (error);
   spec = json_object_get_object_member (json_node_get_object (root), "process");
@@ -453,6 +451,37 @@ try_at (Fixture *f, const Place *at)
 
   g_assert_no_error (error);
   return test_exit_code (run);
+}
+
+/* Starts `tessera run --need r=1 -- echo through` at @at (a waiter). */
+GSubprocess *
+start_waiter_at (Fixture *f, const Place *at)
+{
+  g_autoptr(GError) error = NULL;
+  GSubprocess *waiter = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                  "run", "--need", "r=1", "--", "echo", "through", NULL);
+
+  g_assert_no_error (error);
+  return waiter;
+}
+
+/* Kills the whole namespace @holder runs in (SIGKILL to its init); returns
+ * how long after it @waiter got through (it must). */
+double
+kill_and_wait_through (GSubprocess *holder, GSubprocess *waiter)
+{
+  g_autofree char *through = NULL;
+  gint64 killed;
+  double reclaim;
+
+  g_assert_cmpint (kill (namespace_init (holder), SIGKILL), ==, 0);
+  killed = g_get_monotonic_time ();
+  g_assert_cmpint (test_exit_code (holder), !=, 0);
+  through = read_line (waiter);
+  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
+  g_assert_cmpstr (through, ==, "through");
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+  return reclaim;
 }
 
 /* ---------------------------------------------------------------------- */

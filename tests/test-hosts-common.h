@@ -2,7 +2,7 @@
  * (a counter's folder with a jobs/ folder, and a configuration of one
  * counter r), lock files and specs written as a holder writes them, and
  * `tessera` run at a place: this host, a container, a simulated host, as
- * a user of a group.
+ * a user of a group; each is described where it is defined.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -64,6 +64,8 @@ char *host_id_on (Fixture *f, const char *host);
 GPid pid_here (GPid init, int local);
 GSubprocess *start_holder_at (Fixture *f, const Place *at, char **fd, GPid *pid);
 int try_at (Fixture *f, const Place *at);
+GSubprocess *start_waiter_at (Fixture *f, const Place *at);
+double kill_and_wait_through (GSubprocess *holder, GSubprocess *waiter);
 double server_now (Fixture *f);
 char *kill_renewer_half_way (Fixture *f, const char *host);
 double file_time (const char *path);

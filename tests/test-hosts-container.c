@@ -32,7 +32,6 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) holder = NULL;
   g_autoptr(GSubprocess) other = NULL;
-  g_autofree char *ready = NULL;
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
   g_autoptr(GDir) dir = NULL;
   guint files = 0;
@@ -40,8 +39,7 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
   holder = spawn_tool (f, holder_inside, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
                        "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
   g_assert_no_error (error);
-  ready = read_line (holder);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 120);
 
   for (int i = 0; i < 2; i++)
     {
@@ -58,8 +56,7 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
     files += g_str_has_suffix (name, ".json");
   g_assert_cmpuint (files, ==, 1);
 
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -144,7 +141,6 @@ test_container_own_state_folder_counts (Fixture *f, gconstpointer data)
 {
   g_autofree char *own = g_build_filename (f->tmp, "own-state", NULL);
   g_autofree char *setup = NULL;
-  g_autofree char *ready = NULL;
   g_autofree char *path = NULL;
   g_autofree char *job_dir = NULL;
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
@@ -162,8 +158,7 @@ test_container_own_state_folder_counts (Fixture *f, gconstpointer data)
   holder = spawn_in_own_mounts (f, launcher, setup, &error,
                                 "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
   g_assert_no_error (error);
-  ready = read_line (holder);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 120);
 
   /* Unavailable: the holder was not taken for dead, its file stays. */
   g_assert_cmpint (run_no_wait_with (f, here), ==, 75);
@@ -183,8 +178,7 @@ test_container_own_state_folder_counts (Fixture *f, gconstpointer data)
   g_assert_cmpint (json_object_get_int_member (identity, "dev"), ==, (gint64) st.st_dev);
   g_assert_cmpint (json_object_get_int_member (identity, "ino"), ==, (gint64) st.st_ino);
 
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
   g_assert_false (g_file_test (job_dir, G_FILE_TEST_EXISTS));
 }
@@ -197,7 +191,6 @@ test_container_hidden_job_folder_counts (Fixture *f, gconstpointer data)
 {
   g_autofree char *folders = g_build_filename (f->tmp, "job-folders", NULL);
   g_autofree char *setup = NULL;
-  g_autofree char *ready = NULL;
   g_autofree char *path = NULL;
   g_autofree char *out = NULL;
   g_autofree char *json_out = NULL;
@@ -222,8 +215,7 @@ test_container_hidden_job_folder_counts (Fixture *f, gconstpointer data)
   holder = spawn_in_own_mounts (f, launcher, setup, &error,
                                 "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
   g_assert_no_error (error);
-  ready = read_line (holder);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 120);
   g_assert_cmpuint (test_count_entries (folders), ==, 0);   /* nothing of it seen here */
 
   for (int i = 0; i < 2; i++)
@@ -507,7 +499,6 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) holder = NULL;
   g_autoptr(GSubprocess) other = NULL;
-  g_autofree char *ready = NULL;
   g_autofree char *lock_file = NULL;
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
   g_autoptr(GDir) dir = NULL;
@@ -518,8 +509,7 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
   holder = spawn_tool_as (f, 64001, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
                           "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
   g_assert_no_error (error);
-  ready = read_line (holder);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 120);
   dir = g_dir_open (jobs, 0, &error);
   g_assert_no_error (error);
   while ((name = g_dir_read_name (dir)) != NULL)
@@ -533,8 +523,7 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (other), ==, 75);
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
 }
 
 int

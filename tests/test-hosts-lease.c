@@ -99,42 +99,23 @@ test_waiting_entry_refreshed (Fixture *f, gconstpointer data)
 static void
 test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
 {
+  const Place here = { .poll_max = "1" };
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) holder = NULL;
-  g_autoptr(GSubprocess) other = NULL;
   g_autoptr(GSubprocess) waiter = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autofree char *ready = NULL;
-  g_autofree char *through = NULL;
-  gint64 killed;
   double reclaim;
 
   holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
                                 G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
                                 "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
   g_assert_no_error (error);
-  ready = read_line (holder);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 120);
 
   /* No over-allocation: same host name, other machine, other boot. */
-  other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
-                      "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (other), ==, 75);
+  g_assert_cmpint (try_at (f, &here), ==, 75);
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
-  waiter = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
-                                        "run", "--need", "r=1", "--", "echo", "through", NULL);
-  g_assert_no_error (error);
-
-  kill (namespace_init (holder), SIGKILL);
-  killed = g_get_monotonic_time ();
-  g_assert_cmpint (test_exit_code (holder), !=, 0);   /* unshare reports the kill its own way */
-  through = read_line (waiter);
-  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
-  g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+  waiter = start_waiter_at (f, &here);
+  reclaim = kill_and_wait_through (holder, waiter);
   g_test_message ("reclaim time of a dead host (job-lock path, poll interval max 1 s, "
                   "waiter started just before the kill): %.2f s", reclaim);
   g_assert_cmpfloat (reclaim, <, 30);
@@ -172,13 +153,11 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   const double lease = 5;
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
                                              f->tmp, lease);
+  const Place here = { .poll_max = "1" };
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) holder = NULL;
-  g_autoptr(GSubprocess) other = NULL;
   g_autoptr(GSubprocess) waiter = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_autofree char *ready = NULL;
-  g_autofree char *through = NULL;
   g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
   g_autoptr(GDir) dir = NULL;
   const char *name;
@@ -187,7 +166,6 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   g_autofree char *fd_text = NULL;
   g_autoptr(Helper) stand_in = NULL;
   GPid wrapper, command;
-  gint64 killed;
   double reclaim;
 
   test_write_file (f->config, config);
@@ -215,24 +193,10 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   stand_in = helper_spawn (NULL, "keep-fd", command_text, fd_text, NULL);
   helper_expect_line (stand_in, "KEPT", 60);
 
-  other = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
-                      "run", "--no-wait", "--need", "r=1", "--", "true", NULL);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (other), ==, 75);
+  g_assert_cmpint (try_at (f, &here), ==, 75);
 
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  g_subprocess_launcher_setenv (launcher, "TESSERA_POLL_INTERVAL_MAX", "1", TRUE);
-  waiter = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
-                                        "run", "--need", "r=1", "--", "echo", "through", NULL);
-  g_assert_no_error (error);
-
-  kill (wrapper, SIGKILL);
-  killed = g_get_monotonic_time ();
-  g_assert_cmpint (test_exit_code (holder), !=, 0);
-  through = read_line (waiter);
-  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
-  g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+  waiter = start_waiter_at (f, &here);
+  reclaim = kill_and_wait_through (holder, waiter);
   g_test_message ("reclaim time of a dead host (lease path, job lock still held, lease %g s, "
                   "poll interval max 1 s, waiter started just before the kill): %.2f s", lease, reclaim);
   /* Not the job lock: the heartbeat had to stay unchanged for the lease
@@ -773,9 +737,7 @@ fencing_token_on (Fixture *f, const char *host)
     process = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                           "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
   g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, 0);
+  out = test_output_of (process);
   g_strstrip (out);
   g_test_message ("on %s: TESSERA_FENCING_TOKEN=%s", host != NULL ? host : "this host", out);
   if (!g_str_has_prefix (out, "r:"))
@@ -842,8 +804,7 @@ test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (server_now (f) - written, >=, lease);
   /* Its host still holds: the holder was never taken for dead. */
   g_assert_cmpint (try_at (f, &there), ==, 0);
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
 }
 
 int

@@ -77,9 +77,7 @@ test_hosts_listing (Fixture *f, gconstpointer data)
 
   hosts = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", "--json", NULL);
   g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (hosts, NULL, NULL, &out, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (hosts), ==, 0);
+  out = test_output_of (hosts);
   root = json_from_string (out, &error);
   g_assert_no_error (error);
   list = json_object_get_array_member (json_array_get_object_element (
@@ -128,19 +126,6 @@ test_hosts_listing (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (err, "other-node"));
 }
 
-/* What @process wrote, to its end (its exit status must be 0). */
-static char *
-output_of (GSubprocess *process)
-{
-  g_autoptr(GError) error = NULL;
-  char *out = NULL;
-
-  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, 0);
-  return out;
-}
-
 /* `tessera hosts` shows each host's build beside its version, as
  * `tessera --version` says it: this host's mark records it; a mark of an
  * older Tessera, without one, still reads (build null, "?"). */
@@ -181,7 +166,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
   /* "tessera 0.1.0 (pool protocol 2, build BUILD)" */
   version = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "--version", NULL);
   g_assert_no_error (error);
-  version_out = output_of (version);
+  version_out = test_output_of (version);
   if ((at = strstr (version_out, "build ")) == NULL)
     g_error ("no build in “%s”", version_out);
   build = g_strndup (at + strlen ("build "), strcspn (at + strlen ("build "), ")\n"));
@@ -189,7 +174,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
 
   hosts = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", "--json", NULL);
   g_assert_no_error (error);
-  out = output_of (hosts);
+  out = test_output_of (hosts);
   root = json_from_string (out, &error);
   g_assert_no_error (error);
   list = json_object_get_array_member (json_array_get_object_element (
@@ -212,7 +197,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
 
   text = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", NULL);
   g_assert_no_error (error);
-  text_out = output_of (text);
+  text_out = test_output_of (text);
   build_text = g_strdup_printf ("build %s", build);
   g_assert_nonnull (strstr (text_out, build_text));
   g_assert_nonnull (strstr (text_out, "build v0.1.0-7-gfeedbee"));

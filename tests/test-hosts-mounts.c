@@ -345,9 +345,7 @@ test_mixed_mounts_view_holder_not_dead (Fixture *f, gconstpointer data)
   left = mixed_mounts_lock_files (f);
   g_assert_cmpuint (left->len, ==, 1);
 
-  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
   g_assert_cmpint (umount2 (view, MNT_DETACH), ==, 0);
 }
 
@@ -437,9 +435,7 @@ test_same_host_views_refuse (Fixture *f, gconstpointer data)
   g_assert_cmpint (strchr (err, '\n') - err, ==, (int) strlen (err) - 1);
   g_clear_pointer (&err, g_free);
 
-  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
   g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 1);
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (run_no_wait_at (f, &fuse, &err), ==, 1);
@@ -462,7 +458,6 @@ test_same_host_views_proc_hidden (Fixture *f, gconstpointer data)
   const Place blind = { .container = TRUE, .view = TRUE, .hide_proc = TRUE };
   g_autofree char *view = mixed_mounts_pool (f);
   g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) holder = start_holder_at (f, &here, NULL, NULL);
   g_autoptr(GPtrArray) held = mixed_mounts_lock_files (f);
   g_autoptr(GPtrArray) left = NULL;
@@ -501,9 +496,7 @@ test_same_host_views_proc_hidden (Fixture *f, gconstpointer data)
   left = mixed_mounts_lock_files (f);
   g_assert_cmpuint (left->len, ==, 1);
   g_assert_cmpstr (g_ptr_array_index (left, 0), ==, g_ptr_array_index (held, 0));
-  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
   /* This host on the real folder, once that holder is gone, sees the
    * blind view's mark (its boot id unknown, so maybe of this boot) and
    * refuses the pool too: its locks do not reach that view's. */
@@ -526,16 +519,13 @@ test_same_host_bind_mount_one_view (Fixture *f, gconstpointer data)
   const Place bound = { .container = TRUE, .bind = TRUE };
   g_autofree char *view = mixed_mounts_pool (f);
   g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) holder = start_holder_at (f, &bound, NULL, NULL);
 
   g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 75);
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (run_no_wait_at (f, &bound, &err), ==, 75);
   g_clear_pointer (&err, g_free);
-  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
+  test_let_go (holder);
   g_assert_cmpint (run_no_wait_at (f, &here, &err), ==, 0);
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (run_no_wait_at (f, &bound, &err), ==, 0);

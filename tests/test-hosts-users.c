@@ -21,37 +21,6 @@
  * another host or in a container, the judge here as another, as on a
  * cluster */
 
-/* Starts `tessera run --need r=1 -- echo through` at @at (a waiter). */
-static GSubprocess *
-start_waiter_at (Fixture *f, const Place *at)
-{
-  g_autoptr(GError) error = NULL;
-  GSubprocess *waiter = spawn_at (f, at, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                  "run", "--need", "r=1", "--", "echo", "through", NULL);
-
-  g_assert_no_error (error);
-  return waiter;
-}
-
-/* Kills the whole namespace @holder runs in (SIGKILL to its init); returns
- * how long after it @waiter got through (it must). */
-static double
-kill_and_wait_through (GSubprocess *holder, GSubprocess *waiter)
-{
-  g_autofree char *through = NULL;
-  gint64 killed;
-  double reclaim;
-
-  g_assert_cmpint (kill (namespace_init (holder), SIGKILL), ==, 0);
-  killed = g_get_monotonic_time ();
-  g_assert_cmpint (test_exit_code (holder), !=, 0);
-  through = read_line (waiter);
-  reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
-  g_assert_cmpstr (through, ==, "through");
-  g_assert_cmpint (test_exit_code (waiter), ==, 0);
-  return reclaim;
-}
-
 /* A holder on another host (same name, other machine and boot), run by
  * one user of a shared pool, counts for the other user; when that host
  * dies, the other user's waiter gets through by the job lock, which it
@@ -183,9 +152,7 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
       process = spawn_at (f, &planter, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                           "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
       g_assert_no_error (error);
-      g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
-      g_assert_no_error (error);
-      g_assert_cmpint (test_exit_code (process), ==, 0);
+      out = test_output_of (process);
       root = json_from_string (out, &error);
       g_assert_no_error (error);
       id = json_object_get_string_member (json_object_get_object_member (json_node_get_object (root), "process"),

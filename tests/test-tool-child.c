@@ -26,10 +26,9 @@ test_sigterm_reaches_child (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) run =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "sh", "-c",
                    "trap 'echo got-term; exit 3' TERM; echo ready; i=0; while [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done", NULL);
-  g_autofree char *ready = read_line (run, 60);
   g_autofree char *got = NULL;
 
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (run, 60);
   g_subprocess_send_signal (run, SIGTERM);
   got = read_line (run, 60);
   g_assert_cmpstr (got, ==, "got-term");
@@ -46,11 +45,10 @@ test_wrapper_killed (Fixture *f, gconstpointer data)
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                    "run", "--need", "r", "--", "sh", "-c", "echo ready; read x; echo child-done", NULL);
   g_autoptr(GSubprocess) second = NULL;
-  g_autofree char *ready = read_line (first, 60);
   g_autofree char *early = NULL;
   g_autofree char *late = NULL;
 
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (first, 60);
   g_subprocess_force_exit (first);
   g_assert_cmpint (test_exit_code (first), ==, 128 + SIGKILL);
 
@@ -95,7 +93,7 @@ test_command_killed_while_waiting (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGKILL);
   /* The holder still holds: the waiter never got the share. */
   g_assert_cmpuint (test_count_entries (jobs), ==, 1);
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -119,7 +117,6 @@ spawn_run_under_nohup (Fixture *f, const char * const *command)
   g_autoptr(GStrvBuilder) argv = g_strv_builder_new ();
   g_auto(GStrv) args = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *ready = NULL;
   GSubprocess *run;
 
   g_strv_builder_add_many (argv, g_getenv ("TESSERA_TOOL"), "--config", f->config, "run", "--need", "r", "--",
@@ -130,8 +127,7 @@ spawn_run_under_nohup (Fixture *f, const char * const *command)
   g_subprocess_launcher_set_child_setup (launcher, ignore_sighup, NULL, NULL);
   run = g_subprocess_launcher_spawnv (launcher, (const char * const *) args, &error);
   g_assert_no_error (error);
-  ready = read_line (run, 60);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (run, 60);
   return run;
 }
 
@@ -253,7 +249,6 @@ test_one_ctrl_c_one_sigint (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autoptr(GSubprocess) run = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *ready = NULL;
   g_autofree char *first = NULL;
   g_autofree char *second = NULL;
   g_autofree char *count = NULL;
@@ -273,8 +268,7 @@ test_one_ctrl_c_one_sigint (Fixture *f, gconstpointer data)
                                      "$SIG{TERM} = sub { print \"count $n\\n\"; exit 0 }; "
                                      "print \"ready\\n\"; sleep 1 while 1;", NULL);
   g_assert_no_error (error);
-  ready = read_line (run, 60);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (run, 60);
   g_assert_cmpint (write (master, "\003", 1), ==, 1);   /* Ctrl-C */
   first = read_line (run, 60);
   g_assert_cmpstr (first, ==, "int");
@@ -299,14 +293,13 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) holder =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                    "run", "--need", "r", "--name", "holder", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
   g_autoptr(GSubprocess) waiter = NULL;
   g_autofree char *line = NULL;
   g_autofree char *more = NULL;
   gint64 start;
   int status;
 
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 60);
   /* ThreadSanitizer sleeps before a process exits (to catch races at
    * exit; a tenth of a second in the tsan setup): not what is measured. */
   tsan_options = g_strdup_printf ("%s:atexit_sleep_ms=0", g_getenv ("TSAN_OPTIONS") ? g_getenv ("TSAN_OPTIONS") : "");
@@ -331,7 +324,7 @@ test_waiting_line_and_ctrl_c (Fixture *f, gconstpointer data)
   more = read_error_line (waiter, 1.0);
   g_assert_null (more);
 
-  let_go (holder);
+  test_let_go (holder);
   /* The interrupted waiter left nothing held. */
   g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
   g_assert_cmpint (status, ==, 0);

@@ -315,7 +315,7 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
   g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\n", f->tmp);
   g_autoptr(GSubprocess) killed = NULL;
   g_autoptr(GSubprocess) running = NULL;
-  g_autofree char *ready1 = NULL, *ready2 = NULL, *out = NULL, *again = NULL;
+  g_autofree char *out = NULL, *again = NULL;
   int status;
 
   test_write_file (f->config, content);
@@ -323,10 +323,8 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
                           "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
   running = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                            "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready1 = read_line (killed, 60);
-  ready2 = read_line (running, 60);
-  g_assert_cmpstr (ready1, ==, "ready");
-  g_assert_cmpstr (ready2, ==, "ready");
+  test_wait_ready (killed, 60);
+  test_wait_ready (running, 60);
   g_subprocess_force_exit (killed);
   g_assert_cmpint (test_exit_code (killed), ==, 128 + SIGKILL);
   g_assert_cmpuint (count_job_folders (f), ==, 2);

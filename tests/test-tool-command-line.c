@@ -329,7 +329,7 @@ test_out_of_descriptors (Fixture *f, gconstpointer data)
             g_assert_null (strstr (err, "Too many open files"));
           }
       }
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* Out of descriptors while it takes many lease pools (issue 38, review

@@ -71,44 +71,15 @@ tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, cons
 }
 
 char *
-read_stream_line (GInputStream *out, double timeout)
-{
-  GString *line = g_string_new (NULL);
-  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
-  char c;
-
-  while (g_get_monotonic_time () < deadline)
-    {
-      GError *error = NULL;
-      gssize n;
-
-      if (!g_pollable_input_stream_is_readable (G_POLLABLE_INPUT_STREAM (out)))
-        {
-          g_usleep (10 * 1000);
-          continue;
-        }
-      n = g_input_stream_read (out, &c, 1, NULL, &error);
-      g_clear_error (&error);
-      if (n <= 0)
-        break;
-      if (c == '\n')
-        return g_string_free (line, FALSE);
-      g_string_append_c (line, c);
-    }
-  g_string_free (line, TRUE);
-  return NULL;
-}
-
-char *
 read_line (GSubprocess *process, double timeout)
 {
-  return read_stream_line (g_subprocess_get_stdout_pipe (process), timeout);
+  return test_read_stream_line (g_subprocess_get_stdout_pipe (process), timeout);
 }
 
 char *
 read_error_line (GSubprocess *process, double timeout)
 {
-  return read_stream_line (g_subprocess_get_stderr_pipe (process), timeout);
+  return test_read_stream_line (g_subprocess_get_stderr_pipe (process), timeout);
 }
 
 /* Runs `tessera ARGS…` to the end; returns its output, stderr included. */
@@ -136,18 +107,9 @@ hold_r (Fixture *f)
 {
   GSubprocess *holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                                        "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
 
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 60);
   return holder;
-}
-
-/* Tells a holder to end (its stdin closes), and waits for it. */
-void
-let_go (GSubprocess *holder)
-{
-  g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);
-  g_assert_cmpint (test_exit_code (holder), ==, 0);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* test-tool-common.h: what the tests of the `tessera` command share: a
  * fixture (a folder with a configuration of one counter r, one unit) and
- * ways to run the command there and read what it says.
+ * ways to run the command there and read what it says; each is described
+ * where it is defined.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -21,12 +22,10 @@ void fixture_set_up (Fixture *f, gconstpointer data);
 void fixture_tear_down (Fixture *f, gconstpointer data);
 GSubprocess *tessera_spawnv (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, va_list ap);
 GSubprocess *tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, ...);
-char *read_stream_line (GInputStream *out, double timeout);
 char *read_line (GSubprocess *process, double timeout);
 char *read_error_line (GSubprocess *process, double timeout);
 char *run_capture (Fixture *f, int *status, const char *first, ...);
 GSubprocess *hold_r (Fixture *f);
-void let_go (GSubprocess *holder);
 void assert_one_message (const char *out);
 GPtrArray *not_strict_lock_files (void);
 void assert_json_lists_unreadable (Fixture *f, int expected);

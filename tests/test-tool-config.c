@@ -341,7 +341,7 @@ test_poll_interval_setting (Fixture *f, gconstpointer data)
           warnings++;
       g_assert_cmpuint (warnings, ==, 1);
     }
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* ---------------------------------------------------------------------- */

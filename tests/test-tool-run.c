@@ -130,7 +130,7 @@ test_no_wait_and_timeout (Fixture *f, gconstpointer data)
   timeout = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run", "--timeout", "0.5", "--need", "r", "--", "true", NULL);
   g_assert_cmpint (test_exit_code (timeout), ==, 75);
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 500 * 1000);
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* At its end a run removes its job files through the folder it made,
@@ -241,7 +241,7 @@ test_no_watch_without_wait (Fixture *f, gconstpointer data)
   g_assert_nonnull (waited);
   g_assert_nonnull (strstr (waited, "waiting for r"));
   g_assert_true (has_thread_within (waiter, "tessera-poller", 60));
-  let_go (holder);
+  test_let_go (holder);
   g_clear_pointer (&out, g_free);
   g_subprocess_communicate_utf8 (waiter, NULL, NULL, &out, NULL, &error);
   g_assert_no_error (error);
@@ -546,7 +546,7 @@ test_release_meets_not_strict_json (Fixture *f, gconstpointer data)
       g_test_message ("%.16s", (const char *) g_ptr_array_index (texts, i));
       g_assert_cmpuint (test_count_entries (jobs), ==, 1);
       test_write_file (evil, g_ptr_array_index (texts, i));
-      let_go (holder);
+      test_let_go (holder);
       g_assert_cmpuint (test_count_entries (jobs), ==, 1);
       g_assert_true (g_file_test (evil, G_FILE_TEST_EXISTS));
       g_assert_cmpint (g_unlink (evil), ==, 0);
@@ -572,8 +572,7 @@ test_all_at_once (Fixture *f, gconstpointer data)
   test_write_file (f->config, content);
   holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                           "run", "--need", "db", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready = read_line (holder, 60);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 60);
   waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "cpu=2", "--need", "db", "--", "echo", "through", NULL);
   waiting = read_error_line (waiter, 60);
@@ -594,7 +593,7 @@ test_all_at_once (Fixture *f, gconstpointer data)
     }
   g_assert_cmpint (status, ==, 0);
 
-  let_go (holder);
+  test_let_go (holder);
   through = read_line (waiter, 60);
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
@@ -673,8 +672,7 @@ test_says_the_type_s_reason (Fixture *f, gconstpointer data)
   holder = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                           "run", "--need", "seats=2", "--name", "holder", "--", "sh", "-c", "echo ready; read x || true",
                           NULL);
-  ready = read_line (holder, 60);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 60);
   free_now = run_capture_env (f, env, &status, "status", NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (free_now, "2 of 4 free"));
@@ -690,7 +688,7 @@ test_says_the_type_s_reason (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_prefix (lines[0], "tessera: waiting for seats (this user holds their licences), "
                                              "held by holder@"));
   g_assert_cmpstr (lines[1], ==, "tessera: timed out waiting for seats: this user holds their licences");
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* Nobody holds a resource smaller than the request: a run that waits for
@@ -848,7 +846,7 @@ test_flock_short_options (Fixture *f, gconstpointer data)
       assert_one_message (out);
       g_clear_pointer (&out, g_free);
     }
-  let_go (holder);
+  test_let_go (holder);
 }
 
 int

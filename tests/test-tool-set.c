@@ -32,7 +32,7 @@ test_set_wakes_waiter (Fixture *f, gconstpointer data)
   through = read_line (waiter, 30);
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -67,7 +67,7 @@ test_status_json (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_suffix (json_object_get_string_member (h, "since"), "Z"));
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (h, "information"), "count"), ==, 1);
 
-  let_go (holder);
+  test_let_go (holder);
   r = status_of_r (f, &after);
   g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 1);
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 0);
@@ -114,7 +114,7 @@ test_status_user_is_file_owner (Fixture *f, gconstpointer data)
   h = json_array_get_object_element (json_object_get_array_member (status_of_r (f, &status), "holders"), 0);
   g_assert_cmpint (json_object_get_int_member (h, "uid"), ==, getuid ());
   g_assert_cmpstr (json_object_get_string_member (h, "user"), ==, g_get_user_name ());
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* Writes r's configuration again with a capacity of @total. */
@@ -248,7 +248,7 @@ test_status_queue (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (text, g_get_user_name ()));
   g_assert_nonnull (strstr (text, "{\"count\":1}"));
 
-  let_go (holder);
+  test_let_go (holder);
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
 
@@ -345,7 +345,7 @@ test_status_patient_waiter (Fixture *f, gconstpointer data)
   g_assert_nonnull (second_line);
   g_assert_true (g_str_has_prefix (second_line, "tessera: waiting for r"));
   assert_shown_waiting (f, "later");
-  let_go (holder);
+  test_let_go (holder);
   g_assert_cmpint (test_exit_code (granted), ==, 0);
   assert_none_waiting (f);
   g_assert_cmpuint (test_count_entries (queue), ==, 0);
@@ -396,8 +396,7 @@ test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
   test_write_file (f->config, mutex);
   holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                           "run", "--need", "m", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready = read_line (holder, 60);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 60);
   waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "m=shared", "--name", "reader", "--", "true", NULL);
   line = read_error_line (waiter, 60);
@@ -406,14 +405,13 @@ test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
   wants = waiter_wants (f, &root);
   g_assert_true (JSON_NODE_HOLDS_OBJECT (wants));
   g_assert_cmpstr (json_object_get_string_member (json_node_get_object (wants), "mode"), ==, "shared");
-  let_go (holder);
+  test_let_go (holder);
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 
   test_write_file (f->config, gpu);
   gpu_holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                               "run", "--need", "g=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  gpu_ready = read_line (gpu_holder, 60);
-  g_assert_cmpstr (gpu_ready, ==, "ready");
+  test_wait_ready (gpu_holder, 60);
   gpu_waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                               "run", "--need", "g=2", "--name", "trainer", "--", "true", NULL);
   gpu_line = read_error_line (gpu_waiter, 60);
@@ -422,7 +420,7 @@ test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
   wants = waiter_wants (f, &gpu_root);
   g_assert_true (JSON_NODE_HOLDS_OBJECT (wants));
   g_assert_cmpint (json_object_get_int_member_with_default (json_node_get_object (wants), "count", -1), ==, 2);
-  let_go (gpu_holder);
+  test_let_go (gpu_holder);
   g_assert_cmpint (test_exit_code (gpu_waiter), ==, 0);
 }
 
@@ -448,8 +446,7 @@ test_status_patient_waiter_no_reservation (Fixture *f, gconstpointer data)
   test_write_file (f->config, content);
   holder = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                           "run", "--need", "s", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready = read_line (holder, 60);
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 60);
   waiter = tessera_spawn (f, waiter_env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "s", "--name", "builder", "--", "true", NULL);
   line = read_error_line (waiter, 60);
@@ -475,7 +472,7 @@ test_status_patient_waiter_no_reservation (Fixture *f, gconstpointer data)
   w = json_array_get_object_element (waiters, 0);
   g_assert_true (g_str_has_prefix (json_object_get_string_member (w, "job"), "builder@"));
   g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "waiting");
-  let_go (holder);
+  test_let_go (holder);
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
 
@@ -526,7 +523,7 @@ test_status_reclaimable (Fixture *f, gconstpointer data)
   text = run_capture (f, &status, "status", NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (text, "r (countertoken): 0 of 3 free, 1 held, 2 reclaimable\n"));
-  let_go (alive);
+  test_let_go (alive);
 }
 
 /* A holder whose pid says nothing here (a third host's) and whose job
@@ -660,7 +657,7 @@ test_status_openmetrics (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 64);
   g_assert_nonnull (strstr (bad, "yaml"));
 
-  let_go (holder);
+  test_let_go (holder);
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
 
@@ -734,7 +731,7 @@ test_watch_json (Fixture *f, gconstpointer data)
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 1);
   g_assert_cmpint (json_object_get_int_member (json_array_get_object_element (json_object_get_array_member (r, "holders"), 0),
                                                "amount"), ==, 1);
-  let_go (holder);
+  test_let_go (holder);
   r = watched_r (watch, &third);
   g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 1);
   g_subprocess_force_exit (watch);
@@ -791,8 +788,7 @@ test_status_mutex_shared (Fixture *f, gconstpointer data)
   test_write_file (f->config, content);
   first = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                          "run", "--need", "m=shared", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready1 = read_line (first, 60);
-  g_assert_cmpstr (ready1, ==, "ready");
+  test_wait_ready (first, 60);
   one = run_capture (f, &status, "status", NULL);
   g_test_message ("%s", one);
   g_assert_cmpint (status, ==, 0);
@@ -800,24 +796,22 @@ test_status_mutex_shared (Fixture *f, gconstpointer data)
 
   second = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                           "run", "--need", "m=shared", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready2 = read_line (second, 60);
-  g_assert_cmpstr (ready2, ==, "ready");
+  test_wait_ready (second, 60);
   two = run_capture (f, &status, "status", NULL);
   g_test_message ("%s", two);
   g_assert_true (g_str_has_prefix (two, "m (mutex): shared by 2\n"));
   json = run_capture (f, &status, "status", "--json", NULL);
   g_assert_nonnull (strstr (json, "\"usage\" : \"shared by 2\""));
-  let_go (first);
-  let_go (second);
+  test_let_go (first);
+  test_let_go (second);
 
   exclusive = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                              "run", "--need", "m", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  ready3 = read_line (exclusive, 60);
-  g_assert_cmpstr (ready3, ==, "ready");
+  test_wait_ready (exclusive, 60);
   held = run_capture (f, &status, "status", NULL);
   g_test_message ("%s", held);
   g_assert_true (g_str_has_prefix (held, "m (mutex): 0 of 1 free\n"));
-  let_go (exclusive);
+  test_let_go (exclusive);
 }
 
 /* A holder counted from a lock file that cannot be read in full has no
@@ -903,7 +897,7 @@ test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
     }
   g_subprocess_force_exit (watch);
   g_assert_true (saw_three);
-  let_go (holder);
+  test_let_go (holder);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -211,10 +211,9 @@ test_release_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE |
                    G_SUBPROCESS_FLAGS_STDERR_PIPE,
                    "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  g_autofree char *ready = read_line (holder, 60);
   g_autoptr(Helper) peer = NULL;
 
-  g_assert_cmpstr (ready, ==, "ready");
+  test_wait_ready (holder, 60);
   peer = helper_spawn (NULL, "flock", ipc, NULL);
   helper_expect_line (peer, "LOCKED", 60);
   g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, NULL);

@@ -740,3 +740,71 @@ test_argv_simulated_host (GPtrArray *argv, const char *parent, const char *host,
                                           g_get_host_name (), machine_id, boot_id, var_tmp, setup));
   g_ptr_array_add (argv, g_strdup ("sh"));
 }
+
+/* One line of @out without its newline, NULL at its end or after
+ * @timeout_s seconds; reads byte by byte, so nothing after the line is
+ * taken from the stream. */
+char *
+test_read_stream_line (GInputStream *out, double timeout_s)
+{
+  GString *line = g_string_new (NULL);
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+  char c;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      GError *error = NULL;
+      gssize n;
+
+      if (!g_pollable_input_stream_is_readable (G_POLLABLE_INPUT_STREAM (out)))
+        {
+          g_usleep (10 * 1000);
+          continue;
+        }
+      n = g_input_stream_read (out, &c, 1, NULL, &error);
+      g_clear_error (&error);
+      if (n <= 0)
+        break;
+      if (c == '\n')
+        return g_string_free (line, FALSE);
+      g_string_append_c (line, c);
+    }
+  g_string_free (line, TRUE);
+  return NULL;
+}
+
+/* Waits until @process says "ready" on its stdout (@timeout_s at most):
+ * what a holder's command says once `tessera run` has started it. */
+void
+test_wait_ready (GSubprocess *process, double timeout_s)
+{
+  g_autofree char *ready = test_read_stream_line (g_subprocess_get_stdout_pipe (process), timeout_s);
+
+  g_assert_cmpstr (ready, ==, "ready");
+}
+
+/* Tells a holder to end (its stdin closes: its command's `read` returns),
+ * and waits until it has, successfully. */
+void
+test_let_go (GSubprocess *holder)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_output_stream_close (g_subprocess_get_stdin_pipe (holder), NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (holder), ==, 0);
+}
+
+/* What @process wrote on its stdout (a pipe), to its end; its exit status
+ * must be 0. */
+char *
+test_output_of (GSubprocess *process)
+{
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+
+  g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
+  return out;
+}

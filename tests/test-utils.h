@@ -30,6 +30,13 @@ gboolean test_try_private_mounts (void);
 GSubprocess *test_mount_fuse_view (const char *real, const char *view);
 void     test_unmount_fuse_view  (const char *view, GSubprocess *bindfs);
 int      test_exit_code          (GSubprocess *process);
+char    *test_read_stream_line   (GInputStream *out, double timeout_s);
+/* Waits until @process says "ready" on its stdout: a holder's command runs. */
+void     test_wait_ready         (GSubprocess *process, double timeout_s);
+/* Closes @holder's stdin and waits until it has ended (status 0). */
+void     test_let_go             (GSubprocess *holder);
+/* What @process wrote on its stdout, to its end (status 0). */
+char    *test_output_of          (GSubprocess *process);
 
 Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 Helper  *plugin_helper_spawn     (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
