@@ -16,7 +16,9 @@
 #include "test-counter.h"
 #include "test-utils.h"
 
+#include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2262,6 +2264,85 @@ test_store_set_clean (Fixture *f, gconstpointer data)
   helper_wait (holder);
 }
 
+/* `tessera @args` as @user with @config, its state in a folder of hers
+ * under @parent: its exit status. */
+static int
+tool_run_as (const char *parent, const char *user, const char *config, const char * const *args)
+{
+  g_autofree char *state = test_user_folder (parent, user);
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GBytes) out = NULL;
+
+  test_argv_tessera_as (argv, user, state, config, 120);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, g_strdup (args[i]));
+  g_ptr_array_add (argv, NULL);
+  return test_run_capture (argv, &out, NULL);
+}
+
+/* Administering an etcd pool (issue 42, point 1): a pool elsewhere has no
+ * folder whose owner decides, so its configuration's owner does. With a
+ * site's configuration (root's), a user's `set`, `clean --force` of
+ * root's holder and `clean --host --yes` are refused with 77 and change
+ * nothing; with a configuration of her own, her `set` works. Fails
+ * before: every user who could reach the cluster administered it (a
+ * user in no group set the capacity, forced another's holder out). */
+static void
+test_store_administrators (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestUsers) users = test_users_new ("etad");
+  g_autofree char *site_config = tool_config (f);
+  g_autofree char *shared = g_build_filename (f->dir, "shared", NULL);
+  g_autofree char *config = g_build_filename (shared, "site.conf", NULL);
+  g_autofree char *own_config = NULL;
+  g_autofree char *text = NULL;
+  const char *one_args[] = { "run", "--need", "tokens=1", "--", "sh", "-c", "echo RUNNING; cat >/dev/null", NULL };
+  g_autoptr(GPtrArray) one_argv = NULL;
+  g_autoptr(Helper) holder = NULL;
+  g_autoptr(GPtrArray) keys = NULL;
+  g_autofree char *job = NULL;
+  struct passwd *pw;
+  gint64 capacity, free_units;
+  guint holders;
+
+  if ((pw = getpwnam (users->users[0])) == NULL)
+    g_error ("no user %s", users->users[0]);
+  /* The site's configuration, root's, readable by all; f->dir too. */
+  g_assert_cmpint (chmod (f->dir, 0755), ==, 0);
+  g_assert_cmpint (mkdir (shared, 0755), ==, 0);
+  g_assert_true (g_file_get_contents (site_config, &text, NULL, NULL));
+  test_write_file (config, text);
+  g_assert_cmpint (chmod (config, 0644), ==, 0);
+  one_argv = tool_argv (f, config, NULL, one_args);
+  holder = helper_spawn_argv (NULL, (const char * const *) one_argv->pdata);
+  helper_expect_line (holder, "RUNNING", 60);
+  keys = range_prefix (f, "/tool/tokens/jobs/", NULL);
+  g_assert_cmpuint (keys->len, ==, 1);
+  job = g_strdup (((TesseraEtcdKv *) g_ptr_array_index (keys, 0))->key + strlen ("/tool/tokens/jobs/"));
+
+  g_assert_cmpint (tool_run_as (shared, users->users[0], config, (const char *[]) { "set", "tokens", "total=1", NULL }),
+                   ==, 77);
+  g_assert_cmpint (tool_run_as (shared, users->users[1], config,
+                                (const char *[]) { "clean", "--force", "tokens", job, NULL }), ==, 77);
+  g_assert_cmpint (tool_run_as (shared, users->users[1], config,
+                                (const char *[]) { "clean", "--host", "node9", "--yes", NULL }), ==, 77);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (capacity, ==, 2);
+  g_assert_cmpuint (holders, ==, 1);
+
+  /* Her own configuration of the same pool: hers to administer (the
+   * cluster's credentials are what binds her). */
+  own_config = g_build_filename (shared, "own.conf", NULL);
+  test_write_file (own_config, text);
+  g_assert_cmpint (chown (own_config, pw->pw_uid, pw->pw_gid), ==, 0);
+  g_assert_cmpint (tool_run_as (shared, users->users[0], own_config,
+                                (const char *[]) { "set", "tokens", "total=3", NULL }), ==, 0);
+  tool_status_full (f, config, &capacity, &free_units, &holders);
+  g_assert_cmpint (capacity, ==, 3);
+  helper_close_stdin (holder);
+  helper_wait (holder);
+}
+
 /* `tessera init PATH` with an etcd pool whose path lies in PATH: it sets
  * the pool up in etcd (its informations), says where (the pool's key,
  * not a folder) and makes no folder for it. */
@@ -3185,6 +3266,7 @@ main (int argc, char **argv)
   ADD ("/etcd/store/job-side-locks", NULL, test_store_job_side_locks);
   ADD ("/etcd/store/watch", NULL, test_store_watch);
   ADD ("/etcd/store/set-clean", NULL, test_store_set_clean);
+  ADD ("/etcd/store/administrators", NULL, test_store_administrators);
   ADD ("/etcd/store/init", NULL, test_store_init);
   ADD ("/etcd/store/since", NULL, test_store_since);
   ADD ("/etcd/store/short-lease", NULL, test_store_short_lease);
