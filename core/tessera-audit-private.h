@@ -35,8 +35,8 @@ gboolean _tessera_audit_pool_is_shared (const char *lock_folder);
 
 /* Whether this process's `audit=off` is honoured for the pool in
  * @lock_folder: the pool's owner decides, not a member's configuration.
- * Root, or the owner of @lock_folder (NULL: a store elsewhere, as
- * before); a folder that cannot be opened here is not this process's. */
+ * Root, or the owner of @lock_folder (NULL: a store elsewhere, etcd:
+ * root only); a folder that cannot be opened here is not this process's. */
 gboolean _tessera_audit_may_switch_off (const char *lock_folder);
 
 G_END_DECLS

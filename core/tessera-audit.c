@@ -177,8 +177,13 @@ _tessera_audit_may_switch_off (const char *lock_folder)
   gboolean own;
   int fd;
 
-  if (geteuid () == 0 || lock_folder == NULL)
+  if (geteuid () == 0)
     return TRUE;
+  /* A pool elsewhere (etcd) has no folder whose owner decides: only root
+   * switches its audit off (anyone with the cluster's credentials could
+   * have written a configuration saying off). */
+  if (lock_folder == NULL)
+    return FALSE;
   if ((fd = _tessera_open_folder_path (lock_folder, FALSE, NULL)) < 0)
     return FALSE;
   own = fstat (fd, &st) == 0 && st.st_uid == geteuid ();

@@ -2272,12 +2272,26 @@ tool_run_as (const char *parent, const char *user, const char *config, const cha
   g_autofree char *state = test_user_folder (parent, user);
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  int status;
 
   test_argv_tessera_as (argv, user, state, config, 120);
+  /* Her runtime folder, not this test's (root's): GIO's settings and the
+   * etcd members' memory go there. */
+  for (guint i = 0; i < argv->len; i++)
+    if (g_str_equal (g_ptr_array_index (argv, i), "env"))
+      {
+        g_ptr_array_insert (argv, (gint) i + 1, g_strdup_printf ("XDG_RUNTIME_DIR=%s", state));
+        break;
+      }
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, g_strdup (args[i]));
   g_ptr_array_add (argv, NULL);
-  return test_run_capture (argv, &out, NULL);
+  status = test_run_capture (argv, &out, &err);
+  g_test_message ("%s's tessera %s: %d, %.*s%.*s", user, args[0], status, (int) g_bytes_get_size (err),
+                  (const char *) g_bytes_get_data (err, NULL), (int) g_bytes_get_size (out),
+                  (const char *) g_bytes_get_data (out, NULL));
+  return status;
 }
 
 /* Administering an etcd pool (issue 42, point 1): a pool elsewhere has no
@@ -2302,11 +2316,15 @@ test_store_administrators (Fixture *f, gconstpointer data)
   g_autoptr(GPtrArray) keys = NULL;
   g_autofree char *job = NULL;
   struct passwd *pw;
+  uid_t uid;
+  gid_t gid;
   gint64 capacity, free_units;
   guint holders;
 
   if ((pw = getpwnam (users->users[0])) == NULL)
     g_error ("no user %s", users->users[0]);
+  uid = pw->pw_uid;   /* getpwnam()'s record is overwritten by the next */
+  gid = pw->pw_gid;
   /* The site's configuration, root's, readable by all; f->dir too. */
   g_assert_cmpint (chmod (f->dir, 0755), ==, 0);
   g_assert_cmpint (mkdir (shared, 0755), ==, 0);
@@ -2334,7 +2352,7 @@ test_store_administrators (Fixture *f, gconstpointer data)
    * cluster's credentials are what binds her). */
   own_config = g_build_filename (shared, "own.conf", NULL);
   test_write_file (own_config, text);
-  g_assert_cmpint (chown (own_config, pw->pw_uid, pw->pw_gid), ==, 0);
+  g_assert_cmpint (chown (own_config, uid, gid), ==, 0);
   g_assert_cmpint (tool_run_as (shared, users->users[0], own_config,
                                 (const char *[]) { "set", "tokens", "total=3", NULL }), ==, 0);
   tool_status_full (f, config, &capacity, &free_units, &holders);

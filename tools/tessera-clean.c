@@ -272,12 +272,12 @@ fence_part_uid (const char *name, guint32 *uid)
  * owner remove them; anyone else is told of them, each counted in *@left.
  * Returns how many were removed. */
 static guint
-clean_fence_strays (const char *name, const char *folder, guint *left)
+clean_fence_strays (TesseraConfig *config, const char *name, const char *folder, guint *left)
 {
   AUTO_FD int folder_fd = folder != NULL ? tessera_folder_path_open (folder, NULL) : -1;
   DIR *dir = open_dir_copy (folder_fd);
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-  gboolean may = may_administer (folder);
+  gboolean may = folder != NULL && may_administer (config, folder);
   struct dirent *entry;
   guint removed = 0;
 
@@ -641,6 +641,7 @@ clean_force (TesseraConfig *config, int argc, char **argv)
 {
   const char *name = argv[1];
   g_autofree char *folder = NULL;
+  g_autofree char *pool_folder = NULL;
   g_autoptr(GHashTable) before = NULL;
   TesseraTrackedDynamicResource *resource;
   int status = 0;
@@ -651,6 +652,7 @@ clean_force (TesseraConfig *config, int argc, char **argv)
     return fail (EXIT_USAGE, _("no resource named “%s” (see “tessera status”)"), name);
   /* Opening a resource already removes what is dead: look before. */
   folder = tessera_config_dup_path (config, name);
+  pool_folder = tessera_config_dup_pool_folder (config, name);
   before = lock_file_names (folder);
   resource = open_resource_full (config, name, FALSE, &status);
   if (resource == NULL)
@@ -661,9 +663,9 @@ clean_force (TesseraConfig *config, int argc, char **argv)
       g_autofree char *shown = escape_name (argv[i], TRUE);
       g_autoptr(TesseraDynamicLockFile) holder = holder_of (resource, argv[i]);
 
-      if (is_others_entry (folder, argv[i]) && !may_administer (folder))
+      if (is_others_entry (pool_folder, argv[i], holder) && !may_administer (config, pool_folder))
         status = fail (EXIT_NOPERM, _("%s: %s is another user's: only its owner, root or the owner of %s may force it out"),
-                       name, shown, folder);
+                       name, shown, pool_owned_by (pool_folder));
       else if (tessera_tracked_dynamic_resource_remove_holder (resource, argv[i], &error))
         {
           tessera_tracked_dynamic_resource_audit (resource, "force", holder, "tessera clean --force");
@@ -1022,10 +1024,11 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
   for (guint i = 0; yes && i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);
-      g_autofree char *pool = tessera_config_dup_path (config, name);
+      g_autofree char *pool = tessera_config_dup_pool_folder (config, name);
 
-      if (!may_administer (pool))
-        return fail (EXIT_NOPERM, _("%s: only root or the owner of %s may remove a retired host's holdings"), name, pool);
+      if (!may_administer (config, pool))
+        return fail (EXIT_NOPERM, _("%s: only root or the owner of %s may remove a retired host's holdings"), name,
+                     pool_owned_by (pool));
     }
   /* Without --yes, only look: opening a pool to change it would remove
    * its dead holders, whatever their host. */
@@ -1180,7 +1183,7 @@ cmd_clean (int argc, char **argv)
       removed += report_gone_temporaries (name, "jobs", &jobs_tmp,
                                           MIN (open_min_age, tessera_tracked_dynamic_resource_get_min_age (resource)));
       removed += report_gone_temporaries (name, own_tmp, &writer_tmp, TESSERA_FOLDER_PATH_TEMPORARY_STALE_S);
-      removed += clean_fence_strays (name, folder, &left);
+      removed += clean_fence_strays (config, name, folder, &left);
       {
         /* The lease, else (a lock-less mount's marks) min-age. */
         double lease = 0;

@@ -231,6 +231,22 @@ tessera_config_dup_path (TesseraConfig *self, const char *name)
   return NULL;
 }
 
+/* The folder that holds resource @name's pool, as tessera_config_dup_path(),
+ * or NULL when its store keeps the pool elsewhere (etcd): its path then
+ * holds nothing of it. */
+char *
+tessera_config_dup_pool_folder (TesseraConfig *self, const char *name)
+{
+  Entry *entry = find_entry (self, name);
+
+  if (entry == NULL)
+    return NULL;
+  for (guint i = 0; entry->keys[i] != NULL; i++)
+    if (g_str_equal (entry->keys[i], "store") && !g_str_equal (entry->values[i], "folder"))
+      return NULL;
+  return tessera_config_dup_path (self, name);
+}
+
 /* From now on, open resources only to look: create, change and remove
  * nothing (see TesseraTrackedDynamicResource:read-only). */
 void

@@ -49,6 +49,8 @@ const char     *tessera_config_get_type_name (TesseraConfig  *self,
                                               const char     *name);
 char           *tessera_config_dup_path      (TesseraConfig  *self,
                                               const char     *name);
+char           *tessera_config_dup_pool_folder  (TesseraConfig  *self,
+                                              const char     *name);
 TesseraTrackedDynamicResource *tessera_config_open (TesseraConfig  *self,
                                                     const char     *name,
                                                     GError        **error);

@@ -287,19 +287,46 @@ selected_names (TesseraConfig *config, int argc, char **argv, int *status)
 }
 
 
+/* Whether every configuration file @config read is this user's: in a
+ * site whose configuration is root's (/etc/xdg/tessera), no member's. */
+static gboolean
+configuration_is_ours (TesseraConfig *config)
+{
+  uid_t uid = geteuid ();
+  guint read = 0;
+
+  for (guint i = 0; i < tessera_config_get_n_files (config); i++)
+    {
+      TesseraConfigFileState state;
+      const char *file = tessera_config_get_file (config, i, &state);
+      struct stat st;
+
+      if (state != TESSERA_CONFIG_FILE_READ)
+        continue;
+      read++;
+      if (stat (file, &st) < 0 || st.st_uid != uid)
+        return FALSE;
+    }
+  return read > 0;
+}
+
 /* Whether this user may administer the pool in @folder (a resource's
- * folder; NULL for a pool that lives elsewhere, whose store decides):
- * change its settings, force another user's holder out, retire a host.
- * Root and the pool's owner may, as the sticky bit lets them rename or
- * remove any entry there; anyone else may not (its caller says so in one
- * line, status 77). In a group's pool (the folder holding the resource's
- * is group-writable, and not everyone's as /tmp is), the pool's owner is
+ * folder of @config; NULL for a pool that lives elsewhere, etcd): change
+ * its settings, force another user's holder out, retire a host. Root and
+ * the pool's owner may, as the sticky bit lets them rename or remove any
+ * entry there; anyone else may not (its caller says so in one line,
+ * status 77). In a group's pool (the folder holding the resource's is
+ * group-writable, and not everyone's as /tmp is), the pool's owner is
  * that folder's, the one `init --group` shared: a member may have made
  * the resource's folder (her first run, or before init), which makes her
  * no owner. Otherwise (a private pool) it is the resource folder's. A
- * folder that cannot be opened (not made yet) is left to the command. */
+ * folder that cannot be opened (not made yet) is left to the command.
+ * A pool elsewhere has no folder to tell its owner: there the owner of
+ * the configuration decides (every file read is hers: a site's, root's,
+ * leaves it to root), as only the cluster's own access control binds
+ * anyone who has its credentials. */
 gboolean
-may_administer (const char *folder)
+may_administer (TesseraConfig *config, const char *folder)
 {
   g_autofree char *parent = NULL;
   struct stat st;
@@ -307,8 +334,10 @@ may_administer (const char *folder)
   int fd;
   gboolean may;
 
-  if (uid == 0 || folder == NULL)
+  if (uid == 0)
     return TRUE;
+  if (folder == NULL)
+    return configuration_is_ours (config);
   parent = g_path_get_dirname (folder);
   if ((fd = tessera_folder_path_open (parent, NULL)) >= 0)
     {
@@ -325,17 +354,33 @@ may_administer (const char *folder)
   return may;
 }
 
+/* Whose pool @folder is, for a refusal: the folder, or (NULL: a pool
+ * elsewhere) its configuration. */
+const char *
+pool_owned_by (const char *folder)
+{
+  return folder != NULL ? folder : _("its configuration");
+}
+
 /* Whether the entry of @job in @folder's jobs/ (never followed) is
- * another user's. */
+ * another user's; in a pool elsewhere (@folder NULL: etcd, whose keys
+ * have no owner), whether @holder's process does not say it is ours (the
+ * uid its spec records). */
 gboolean
-is_others_entry (const char *folder, const char *job)
+is_others_entry (const char *folder, const char *job, TesseraDynamicLockFile *holder)
 {
   g_autofree char *file = g_strconcat (job, ".json", NULL);
   struct stat st;
   int fd, jobs_fd;
   gboolean others = FALSE;
 
-  if (folder == NULL || strchr (job, '/') != NULL || (fd = tessera_folder_path_open (folder, NULL)) < 0)
+  if (folder == NULL)
+    {
+      TesseraProcess *process = holder != NULL ? tessera_dynamic_lock_file_get_process (holder) : NULL;
+
+      return holder != NULL && (process == NULL || tessera_process_get_uid (process) != (gint64) geteuid ());
+    }
+  if (strchr (job, '/') != NULL || (fd = tessera_folder_path_open (folder, NULL)) < 0)
     return FALSE;
   jobs_fd = openat (fd, "jobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   close (fd);

@@ -111,9 +111,10 @@ cmd_set (int argc, char **argv)
   if ((config = load_config (&status)) == NULL ||
       (resource = open_resource_full (config, argv[1], FALSE, &status)) == NULL)
     return status;
-  folder = tessera_config_dup_path (config, argv[1]);
-  if (!may_administer (folder))
-    return fail (EXIT_NOPERM, _("%s: only root or the owner of %s may change its settings"), argv[1], folder);
+  folder = tessera_config_dup_pool_folder (config, argv[1]);
+  if (!may_administer (config, folder))
+    return fail (EXIT_NOPERM, _("%s: only root or the owner of %s may change its settings"), argv[1],
+                 pool_owned_by (folder));
 
   informations = tessera_tracked_dynamic_resource_read_informations (resource, NULL);
   if (informations == NULL || !JSON_NODE_HOLDS_OBJECT (informations))

@@ -78,8 +78,10 @@ gboolean         parse_seconds               (const char *option, const char *te
                                               double *seconds, int *status);
 GPtrArray       *selected_names              (TesseraConfig *config, int argc, char **argv, int *status);
 char            *with_denied_cause           (const char *message, const GError *error, const char *folder);
-gboolean         may_administer              (const char *folder);
-gboolean         is_others_entry             (const char *folder, const char *job);
+gboolean         may_administer              (TesseraConfig *config, const char *folder);
+const char      *pool_owned_by               (const char *folder);
+gboolean         is_others_entry             (const char *folder, const char *job,
+                                              TesseraDynamicLockFile *holder);
 
 /* tessera-describe.c: a resource and its holders, described */
 char            *escape_name                 (const char *name, gboolean for_terminal);
