@@ -48,6 +48,14 @@
  * `tessera clean --host NAME --yes`) and the whole capacity is had on the
  * real folder: nothing leaked.
  *
+ * With --fuse-host-joins too, the other way round: the real folder's
+ * runs (containers with state folders of their own, kills) go alone for
+ * the first N seconds (and until one container was killed), then the
+ * FUSE host joins, and from the marks on the pool is refused on either
+ * side as above; the FUSE host need run no command (its first run finds
+ * the real folder's marks), but containers must have run and been killed
+ * on the real folder, never more than --capacity at once.
+ *
  * Needs root (namespaces, mounts, bindfs), as CI has.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -89,6 +97,7 @@ typedef struct
    * there is `cat`, ended by closing its stdin), that process's pid, its
    * configuration, state, host name, and the pool's hosts/ as seen here. */
   double fuse_seconds;
+  gboolean fuse_joins;        /* the real folder's runs first, then the FUSE host */
   GSubprocess *fuse_host;
   int fuse_pid;
   char *fuse_config, *fuse_state, *fuse_name, *hosts;
@@ -517,6 +526,8 @@ main (int argc, char **argv)
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed", "N" },
     { "fuse-host-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &s.fuse_seconds,
       "A host on a FUSE view runs alone this long first (0: none)", "N" },
+    { "fuse-host-joins", 0, 0, G_OPTION_ARG_NONE, &s.fuse_joins,
+      "The real folder's runs go alone for --fuse-host-seconds, then the FUSE host joins", NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new (NULL);
@@ -573,8 +584,12 @@ main (int argc, char **argv)
       g_assert_cmpint (g_mkdir_with_parents (s.fuse_state, 0700), ==, 0);
       g_assert_cmpint (g_mkdir_with_parents (stderr_folder, 0700), ==, 0);
       start_fuse_host (&s);
-      g_print ("stress-commands: a host on a FUSE view (%s) runs %d at once alone for %.0f s, then beside the "
-               "real folder's\n", s.fuse_name, s.processes, s.fuse_seconds);
+      if (s.fuse_joins)
+        g_print ("stress-commands: the real folder's runs go alone for %.0f s, then a host on a FUSE view (%s) "
+                 "joins, %d at once\n", s.fuse_seconds, s.fuse_name, s.processes);
+      else
+        g_print ("stress-commands: a host on a FUSE view (%s) runs %d at once alone for %.0f s, then beside the "
+                 "real folder's\n", s.fuse_name, s.processes, s.fuse_seconds);
     }
 
   began = g_get_monotonic_time ();
@@ -591,14 +606,20 @@ main (int argc, char **argv)
     {
       tend (&s);
       watch_marks (&s);
-      /* Side 0 on the real folder (once the FUSE host ran alone), 1 on
-       * the FUSE host. Once the pool is refused, runs end at once: a run
-       * every 50 ms each side is enough to show it. */
+      /* Side 0 on the real folder (once the FUSE host ran alone, or from
+       * the start when it joins), 1 on the FUSE host (from the start, or
+       * once the real folder's runs went alone and killed a container).
+       * Once the pool is refused, runs end at once: a run every 50 ms
+       * each side is enough to show it. */
       for (int side = 0; side < 2; side++)
         {
-          if (side == 1 ? s.fuse_host == NULL
-                        : (g_get_monotonic_time () < real_from ||
-                           (s.fuse_host != NULL && s.fuse_ran == 0 && g_get_monotonic_time () < end)))
+          gboolean first = s.fuse_joins ? side == 0 : side == 1;
+          gboolean alone_done = g_get_monotonic_time () >= real_from &&
+                                (s.fuse_joins ? s.kills > 0 : s.fuse_ran > 0);
+
+          if ((side == 1 && s.fuse_host == NULL) ||
+              (s.fuse_host != NULL && !first && !alone_done && g_get_monotonic_time () < end) ||
+              (s.fuse_host == NULL && g_get_monotonic_time () < real_from))
             continue;
           while (running_on (&s, side == 1) < (guint) s.processes &&
                  (s.marks_at == 0 || g_get_monotonic_time () >= next[side]))
@@ -634,7 +655,7 @@ main (int argc, char **argv)
                s.early_refused, s.late_granted, late_starts);
       g_print ("stress-commands: real folder runs from %.1f s, both hosts' marks seen at %.1f s\n",
                (real_started - began) / 1e6, s.marks_at != 0 ? (s.marks_at - began_real) / 1e6 : -1.0);
-      if (fuse_starts == 0)
+      if (fuse_starts == 0 && !s.fuse_joins)
         {
           g_printerr ("stress-commands: PROBLEM: no command ran on the FUSE host\n");
           status = 1;
@@ -663,9 +684,10 @@ main (int argc, char **argv)
       g_printerr ("stress-commands: PROBLEM: %u runs that were not killed failed\n", s.failed);
       status = 1;
     }
-  /* With the FUSE host, the real folder's runs (in containers or not)
-   * come once the pool is to be refused: none of them is killed running. */
-  if (starts == 0 || ends == 0 || (kills == 0 && s.fuse_host == NULL) || s.in_containers == 0)
+  /* With the FUSE host first, the real folder's runs (in containers or
+   * not) come once the pool is to be refused: none of them is killed
+   * running. */
+  if (starts == 0 || ends == 0 || (kills == 0 && (s.fuse_host == NULL || s.fuse_joins)) || s.in_containers == 0)
     {
       g_printerr ("stress-commands: PROBLEM: the run proved nothing (no command started, ended, or was killed "
                   "running in a container)\n");
