@@ -424,6 +424,60 @@ test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (gpu_waiter), ==, 0);
 }
 
+/* A GPU request waiting within its patience names no device yet (its
+ * entry says {"count": N}): its amount in the queue view is N all the
+ * same, in status --json ("amount", the resource's "waiting") and in
+ * the OpenMetrics sums, as a counter's is (issue 42, point 5: a
+ * type-neutral amount). */
+static void
+test_status_gpu_waiter_amount (Fixture *f, gconstpointer data)
+{
+  const char *env[] = { "TESSERA_PATIENCE", "3600", NULL };
+  g_autofree char *gpu = g_strdup_printf ("[resource g]\ntype=gpu\npath=%s/g\ndevices=0;1\n", f->tmp);
+  g_autofree char *user_waiting = g_strdup_printf ("\ntessera_user_waiting{resource=\"g\",user=\"%s\"} 1\n",
+                                                   g_get_user_name ());
+  g_autoptr(GSubprocess) holder = NULL;
+  g_autoptr(GSubprocess) waiter = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *metrics = NULL;
+  JsonObject *g, *w;
+  JsonArray *waiters;
+  int status;
+
+  test_write_file (f->config, gpu);
+  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                          "run", "--need", "g=2", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  test_wait_ready (holder, 60);
+  waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                          "run", "--need", "g=1", "--name", "small", "--", "true", NULL);
+  if ((line = read_error_line (waiter, 60)) == NULL)
+    g_error ("the waiter said nothing within 60 s");
+  g_assert_true (g_str_has_prefix (line, "tessera: waiting for g"));
+
+  g = status_of_r (f, &root);
+  g_assert_cmpstr (json_object_get_string_member (g, "name"), ==, "g");
+  g_assert_cmpint (json_object_get_int_member (g, "capacity"), ==, 2);
+  g_assert_cmpint (json_object_get_int_member (g, "held"), ==, 2);
+  waiters = json_object_get_array_member (g, "waiters");
+  g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
+  w = json_array_get_object_element (waiters, 0);
+  g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "waiting");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (w, "wants"), "count"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (w, "amount"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (g, "waiting"), ==, 1);
+
+  metrics = run_capture (f, &status, "status", "--format=openmetrics", NULL);
+  g_test_message ("%s", metrics);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (metrics, "\ntessera_waiters{resource=\"g\"} 1\n"));
+  g_assert_nonnull (strstr (metrics, "\ntessera_waiting{resource=\"g\"} 1\n"));
+  g_assert_nonnull (strstr (metrics, user_waiting));
+
+  test_let_go (holder);
+  g_assert_cmpint (test_exit_code (waiter), ==, 0);
+}
+
 /* A waiter within its patience of a type that reserves nothing (no
  * get_wait_information: the example "slots" plugin) is shown all the
  * same: it reserves nothing, but it waits (issue 42, point 4). */
@@ -1085,6 +1139,7 @@ main (int argc, char **argv)
   ADD ("/tool/status/queue-within-patience", test_status_patient_waiter);
   ADD ("/tool/status/queue-within-patience-wants", test_status_patient_waiter_wants);
   ADD ("/tool/status/queue-within-patience-no-reservation", test_status_patient_waiter_no_reservation);
+  ADD ("/tool/status/queue-within-patience-gpu-amount", test_status_gpu_waiter_amount);
   ADD ("/tool/status/dead-holder-reclaimable", test_status_reclaimable);
   ADD ("/tool/status/verdict-dead", test_status_verdict_dead);
   ADD ("/tool/status/openmetrics", test_status_openmetrics);
