@@ -1,4 +1,5 @@
-/* tessera-gpu-lock-file.c: information = {"devices": [{"index": 0, "uuid": "…"}, …]}
+/* tessera-gpu-lock-file.c: information = {"devices": [{"index": 0, "uuid": "…"}, …]};
+ * a waiting entry's request, {"count": N}, for its amount
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -54,12 +55,28 @@ to_information (TesseraDynamicLockFile *lock_file)
   return node;
 }
 
-/* The number of devices it holds (or asks for). */
+/* The number of devices it holds (or asks for). A request waiting within
+ * its patience names no device yet: its entry in queue/ shows what the
+ * resource's describe_request() said, {"count": N} without "devices",
+ * and asks for N devices all the same (the queue view and its sums in
+ * status --json and OpenMetrics count it so). Reads the information as
+ * kept (sealed, any thread), since that is shown after
+ * from_information(). */
 static gint64
 get_amount (TesseraDynamicLockFile *lock_file)
 {
   TesseraGpuLockFile *self = TESSERA_GPU_LOCK_FILE (lock_file);
+  JsonNode *information = tessera_dynamic_lock_file_get_information (lock_file);
 
+  if (information != NULL && JSON_NODE_HOLDS_OBJECT (information))
+    {
+      JsonObject *object = json_node_get_object (information);
+      JsonNode *count = json_object_get_member (object, "count");
+
+      if (!json_object_has_member (object, "devices") && count != NULL && JSON_NODE_HOLDS_VALUE (count) &&
+          json_node_get_value_type (count) == G_TYPE_INT64 && json_node_get_int (count) >= 0)
+        return json_node_get_int (count);
+    }
   return self->devices != NULL ? (gint64) self->devices->len : 0;
 }
 
