@@ -2921,6 +2921,64 @@ test_clean_host_job_folders (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (other, G_FILE_TEST_IS_DIR));
 }
 
+/* The first line of @text that has @needle in it (a copy), or NULL. */
+static char *
+line_containing (const char *text, const char *needle)
+{
+  const char *hit = strstr (text, needle);
+  const char *start, *end;
+
+  if (hit == NULL)
+    return NULL;
+  for (start = hit; start > text && start[-1] != '\n'; start--)
+    ;
+  end = strchr (hit, '\n');
+  return end != NULL ? g_strndup (start, (gsize) (end - start)) : g_strdup (start);
+}
+
+/* A pool's owner who is not root retires host node7 (issue 42, a review
+ * finding): `tessera clean --host node7 --yes` removes the member's lock
+ * file naming node7, but the member's job folder (runs/UID/node7-PID-
+ * RANDOM, hers, its files hers) is no folder the owner may empty: she is
+ * told so, one line naming the folder, whose it is and who may remove
+ * it, not left to believe it gone. The member's own `tessera clean` then
+ * removes it, as that line says. */
+static void
+test_clean_host_job_folders_by_owner (Fixture *f, gconstpointer data)
+{
+  const char *owner = f->gp->users->users[0];
+  const char *member = f->gp->users->users[1];
+  g_autofree char *job = NULL;
+  g_autofree char *lock_file = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *line = NULL;
+
+  test_run_or_fail ((const char *[]) { "chown", owner, f->gp->pool, NULL });
+  g_assert_cmpint (tessera_by (f, owner, &out, FALSE, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
+                   ==, 0);
+  job = plant_job_folder (f, member, "node7-1236-abcdef03");
+  lock_file = g_strdup_printf ("%s/r/jobs/far@1.json", f->gp->pool);
+  script = g_strdup_printf ("printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}, "
+                            "\"process\": {\"type\": \"local\", \"pid\": 123, \"host\": \"node7\"}}' > '%s'",
+                            job, lock_file);
+  plant (f, script);
+  g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, owner, &out, FALSE, "clean", "--host", "node7", "--yes", "r", NULL), ==, 0);
+  g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (job, G_FILE_TEST_IS_DIR));
+  if ((line = line_containing (out, job)) == NULL)
+    g_error ("the member's job folder %s left unsaid: %s", job, out);
+  g_assert_nonnull (strstr (line, member));
+  g_assert_nonnull (strstr (line, "root"));
+
+  g_clear_pointer (&out, g_free);
+  g_assert_cmpint (tessera_by (f, member, &out, FALSE, "clean", NULL), ==, 0);
+  g_assert_false (g_file_test (job, G_FILE_TEST_EXISTS));
+}
+
 /* Root's clean looks at no path a member's locks.json names outside the
  * pool's own folders (issue 38, point 4): a job folder of hers whose
  * locks.json names a file in a folder only root may read goes as one
@@ -3019,6 +3077,7 @@ main (int argc, char **argv)
   ADD ("queue/view-planted-for-another", test_queue_view_planted_for_another);
   ADD ("clean-host/planted-mark", test_clean_host_planted_mark);
   ADD ("clean-host/job-folders", test_clean_host_job_folders);
+  ADD ("clean-host/job-folders-by-owner", test_clean_host_job_folders_by_owner);
   ADD ("share/root-clean-looks-only-in-the-pool", test_root_clean_looks_only_in_the_pool);
 #if TESSERA_PAUSE_POINTS
   g_test_add ("/security/race/jobs-swapped-before-create", Fixture, "lock-file-create",
