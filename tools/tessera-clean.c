@@ -520,15 +520,37 @@ is_job_folder_of (const char *name, const char *prefix)
   return TRUE;
 }
 
+/* Says that the job folder @job of runs/@uid_name in @pool (another
+ * user's: @uid) is left: only its owner (her plain `clean`) or root may
+ * empty it, the files in it being hers. */
+static void
+say_job_folder_left (const char *name, const char *pool, const char *uid_name, const char *job, uid_t uid,
+                     GHashTable *users)
+{
+  g_autofree char *folder = g_build_filename (pool, "runs", uid_name, job, NULL);
+  g_autofree char *shown = escape_name (folder, TRUE);
+  const char *user = user_name (users, uid);
+  g_autofree char *owner = user != NULL ? escape_name (user, TRUE) : g_strdup_printf ("uid %u", (unsigned) uid);
+
+  /* Translators: "cpu: left the job folder /srv/pool/cpu/runs/1001/node7-…, alice's: only its owner (with
+   * “tessera clean”) or root may remove it" */
+  g_print (_("%s: left the job folder %s, %s's: only its owner (with “tessera clean”) or root may remove it\n"),
+           name, shown, owner);
+}
+
 /* clean --host HOST --yes: the retired host's job folders in the pool's
  * runs/ (@pool; UID/HOST-PID-RANDOM, as run names them): ours, or every
  * user's for root, once their job lock is free (one held is a live job's,
  * whatever its name says: host names made safe may meet) and only when
- * all in one is Tessera's own files, its owner's. */
+ * all in one is Tessera's own files, its owner's. Another user's that
+ * root would remove (or that we cannot read to tell) is named in one line
+ * each: a pool's owner who is not root may not empty it. @left (out):
+ * how many. */
 static guint
-clean_host_job_folders (const char *name, const char *pool, const char *host)
+clean_host_job_folders (const char *name, const char *pool, const char *host, guint *left)
 {
   g_autofree char *prefix = g_strconcat (host, "-", NULL);
+  g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   AUTO_FD int pool_fd = tessera_folder_path_open (pool, NULL);
   AUTO_FD int runs_fd = pool_fd >= 0 ? openat (pool_fd, "runs", FOLDER_FLAGS) : -1;
   DIR *dir = open_dir_copy (runs_fd);
@@ -545,24 +567,41 @@ clean_host_job_folders (const char *name, const char *pool, const char *host)
     {
       guint64 uid;
       AUTO_FD int own_fd = -1;
+      gboolean others;
       DIR *jobs;
       struct dirent *job;
 
       if (!g_ascii_string_to_unsigned (entry->d_name, 10, 0, G_MAXUINT32 - 1, &uid, NULL) ||
-          (geteuid () != 0 && uid != geteuid ()) ||
           (own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0 ||
           (jobs = open_dir_copy (own_fd)) == NULL)
         continue;
+      others = geteuid () != 0 && uid != geteuid ();
       while ((job = readdir (jobs)) != NULL)
         {
           g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
           int job_fd;
 
-          if (!is_job_folder_of (job->d_name, prefix) || (job_fd = open_folder_of_at (own_fd, job->d_name,
-                                                                                       (uid_t) uid)) < 0)
+          if (!is_job_folder_of (job->d_name, prefix))
             continue;
+          if ((job_fd = open_folder_of_at (own_fd, job->d_name, (uid_t) uid)) < 0)
+            {
+              /* Hers, closed to us: left, and said. */
+              if (others && errno == EACCES)
+                {
+                  say_job_folder_left (name, pool, entry->d_name, job->d_name, (uid_t) uid, users);
+                  (*left)++;
+                }
+              continue;
+            }
           if (job_folder_is_done (job_fd, (uid_t) uid, TRUE, NULL, files))
             {
+              if (others)
+                {
+                  say_job_folder_left (name, pool, entry->d_name, job->d_name, (uid_t) uid, users);
+                  (*left)++;
+                  close (job_fd);
+                  continue;
+                }
               for (guint i = 0; i < files->len; i++)
                 unlinkat (job_fd, g_ptr_array_index (files, i), 0);
               if (unlinkat (own_fd, job->d_name, AT_REMOVEDIR) == 0)
@@ -1010,7 +1049,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
 {
   g_autoptr(GPtrArray) names = NULL;
   g_autofree char *shown_host = escape_name (host, TRUE);
-  guint found = 0;
+  guint found = 0, left = 0;
   int status = 0;
 
   /* Ours are judged by their pid: a live one must never go this way. */
@@ -1080,13 +1119,13 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
            * clean says it. */
           found += report_gone_holders (name, before, pool);
           found += clean_host_heartbeats (name, pool, host, shown_host);
-          found += clean_host_job_folders (name, pool, host);
+          found += clean_host_job_folders (name, pool, host, &left);
         }
     }
   /* Nothing of that host: perhaps a mistyped name. The pools' hosts/
    * say which other hosts they know (the status stays: 64 without
    * --yes, 0 with it, as a second clean of a retired host is). */
-  if (found == 0)
+  if (found == 0 && left == 0)
     {
       g_autoptr(GHashTable) hosts = dup_known_hosts (config, names);
 
@@ -1105,7 +1144,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
   if (!yes)
     return fail (EXIT_USAGE, "%s", found > 0 ? _("nothing removed: add --yes to remove them")
                                              : _("nothing to remove (and without --yes, nothing would be)"));
-  if (found == 0)
+  if (found == 0 && left == 0)
     g_print ("%s\n", _("nothing to remove"));
   return status;
 }
