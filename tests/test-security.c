@@ -1725,6 +1725,67 @@ test_config_folder_unreadable (Fixture *f, gconstpointer data)
   g_assert_true (g_file_test (configured, G_FILE_TEST_IS_DIR));
 }
 
+/* A configuration file or folder that is a symbolic link is followed;
+ * one to nothing (a shared mount not mounted on this node) is no
+ * configuration that is absent but one that cannot be read: 78, one line
+ * naming the link and where it points, never the built-in default. A
+ * link to a file the user may not reach (under a folder of root's at
+ * 0700) names the file, not its readable folder (issue 42, a review
+ * finding). Fail before: the dangling links ran on the built-in default
+ * (exit 0, nothing said); the unreachable file's message blamed
+ * "the configuration folder …/tessera". */
+static void
+test_config_link_dangling_or_unreadable (Fixture *f, gconstpointer data)
+{
+  g_autofree char *configured = g_build_filename (f->state[0], "configured-cpu", NULL);
+  g_autofree char *nowhere = g_build_filename (f->gp->tmp, "no-such-folder", NULL);
+  g_autofree char *unmounted = g_build_filename (f->gp->tmp, "unmounted", "tessera.conf", NULL);
+  g_autofree char *dangling = g_build_filename (f->gp->tmp, "dangling-xdg", NULL);
+  g_autofree char *dangling_file = g_build_filename (dangling, "tessera", "tessera.conf", NULL);
+  g_autofree char *dangling_dir = g_build_filename (f->gp->tmp, "dangling-dir-xdg", NULL);
+  g_autofree char *dangling_folder = g_build_filename (dangling_dir, "tessera", NULL);
+  g_autofree char *secret = g_build_filename (f->gp->tmp, "root-only", NULL);
+  g_autofree char *secret_file = g_build_filename (secret, "tessera", "tessera.conf", NULL);
+  g_autofree char *hidden = g_build_filename (f->gp->tmp, "hidden-xdg", NULL);
+  g_autofree char *hidden_file = g_build_filename (hidden, "tessera", "tessera.conf", NULL);
+  g_autofree char *hidden_folder = g_build_filename (hidden, "tessera", NULL);
+  g_autofree char *err = NULL;
+  int status;
+
+  /* tessera/tessera.conf, a link to nothing. */
+  g_assert_cmpint (g_mkdir_with_parents (dangling, 0755), ==, 0);
+  write_found_config (dangling, configured);
+  g_assert_cmpint (g_unlink (dangling_file), ==, 0);
+  g_assert_cmpint (symlink (unmounted, dangling_file), ==, 0);
+  status = run_found_config (f, nowhere, dangling, &err);
+  assert_unreadable_config (status, err, dangling_file);
+  g_assert_nonnull (strstr (err, unmounted));
+  g_clear_pointer (&err, g_free);
+
+  /* tessera/, a link to nothing. */
+  g_assert_cmpint (g_mkdir_with_parents (dangling_dir, 0755), ==, 0);
+  g_assert_cmpint (symlink (nowhere, dangling_folder), ==, 0);
+  status = run_found_config (f, nowhere, dangling_dir, &err);
+  assert_unreadable_config (status, err, dangling_folder);
+  g_assert_nonnull (strstr (err, nowhere));
+  g_clear_pointer (&err, g_free);
+
+  /* tessera/tessera.conf, a link to a file in root's folder at 0700. */
+  write_found_config (secret, configured);
+  g_assert_cmpint (chmod (secret, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (hidden_folder, 0755), ==, 0);
+  g_assert_cmpint (symlink (secret_file, hidden_file), ==, 0);
+  status = run_found_config (f, nowhere, hidden, &err);
+  assert_unreadable_config (status, err, hidden_file);
+  g_clear_pointer (&err, g_free);
+
+  /* Once it can be reached, the configured pool serves. */
+  g_assert_cmpint (chmod (secret, 0755), ==, 0);
+  status = run_found_config (f, nowhere, hidden, &err);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_true (g_file_test (configured, G_FILE_TEST_IS_DIR));
+}
+
 /* The pid of the holder whose lock file is @lock_file (its process). */
 static GPid
 lock_file_pid (const char *lock_file)
@@ -3042,6 +3103,7 @@ main (int argc, char **argv)
   ADD ("share/member-cannot-touch-another-share", test_member_cannot_touch_another_share);
   ADD ("share/member-is-no-administrator", test_member_is_no_administrator);
   ADD ("config/folder-unreadable", test_config_folder_unreadable);
+  ADD ("config/link-dangling-or-unreadable", test_config_link_dangling_or_unreadable);
   ADD ("share/dead-holder-of-another-member", test_dead_holder_of_another_member);
   for (guint i = 0; i < 4; i++)
     {
