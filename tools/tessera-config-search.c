@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
 
@@ -34,7 +35,10 @@ load_file (const char *file, GError **error)
  * it, no file there). A folder on the way that exists but cannot be
  * searched is an error naming it: the configuration it may hold is not
  * to be replaced by the next one, or by the built-in default, without a
- * word (issue 42). */
+ * word (issue 42). So is a step that is a symbolic link whose target
+ * cannot be reached (to nothing, as a shared mount not mounted on this
+ * node leaves it, or through a folder we may not search): the error
+ * names the link and its target, not the folder that holds it. */
 static gboolean
 find_config_in (const char *dir, char **found, GError **error)
 {
@@ -51,6 +55,20 @@ find_config_in (const char *dir, char **found, GError **error)
       if (g_stat (steps[i], &st) == 0)
         continue;
       saved = errno;
+      if (g_lstat (steps[i], &st) == 0 && S_ISLNK (st.st_mode))
+        {
+          g_autofree char *target = g_file_read_link (steps[i], NULL);
+
+          if (i == G_N_ELEMENTS (steps) - 1)
+            g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                         _("cannot read the configuration file %s, a link to %s: %s"), steps[i],
+                         target != NULL ? target : "?", g_strerror (saved));
+          else
+            g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                         _("cannot read the configuration folder %s, a link to %s: %s"), steps[i],
+                         target != NULL ? target : "?", g_strerror (saved));
+          return FALSE;
+        }
       if (saved == ENOENT || saved == ENOTDIR)
         return TRUE;
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
