@@ -2999,18 +2999,20 @@ line_containing (const char *text, const char *needle)
 
 /* A pool's owner who is not root retires host node7 (issue 42, a review
  * finding): `tessera clean --host node7 --yes` removes the member's lock
- * file naming node7, but the member's job folder (runs/UID/node7-PID-
- * RANDOM, hers, its files hers) is no folder the owner may empty: she is
- * told so, one line naming the folder, whose it is and who may remove
- * it, not left to believe it gone. The member's own `tessera clean` then
- * removes it, as that line says. */
+ * file naming node7 and her mark of node7, but her job folder
+ * (runs/UID/node7-PID-RANDOM, hers, its files hers) is no folder the
+ * owner may empty: she is told so, one line naming the folder, whose it
+ * is and who may remove it, not left to believe it gone. The member's
+ * own `tessera clean` then removes it, as that line says. */
 static void
 test_clean_host_job_folders_by_owner (Fixture *f, gconstpointer data)
 {
   const char *owner = f->gp->users->users[0];
   const char *member = f->gp->users->users[1];
+  const char *id = "0123456789abcdef0123456789abcdef";
   g_autofree char *job = NULL;
   g_autofree char *lock_file = NULL;
+  g_autofree char *mark = NULL;
   g_autofree char *script = NULL;
   g_autofree char *out = NULL;
   g_autofree char *line = NULL;
@@ -3020,15 +3022,19 @@ test_clean_host_job_folders_by_owner (Fixture *f, gconstpointer data)
                    ==, 0);
   job = plant_job_folder (f, member, "node7-1236-abcdef03");
   lock_file = g_strdup_printf ("%s/r/jobs/far@1.json", f->gp->pool);
+  mark = g_strdup_printf ("%s/r/hosts/%s.%u.host", f->gp->pool, id, uid_of (member));
   script = g_strdup_printf ("printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}, "
-                            "\"process\": {\"type\": \"local\", \"pid\": 123, \"host\": \"node7\"}}' > '%s'",
-                            job, lock_file);
+                            "\"process\": {\"type\": \"local\", \"pid\": 123, \"host\": \"node7\"}}' > '%s'; "
+                            "printf '{\"host\": \"node7\", \"lease\": 0, \"locks_cross\": true}' > '%s'",
+                            job, lock_file, mark);
   plant (f, script);
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (mark, G_FILE_TEST_EXISTS));
 
   g_clear_pointer (&out, g_free);
   g_assert_cmpint (tessera_by (f, owner, &out, FALSE, "clean", "--host", "node7", "--yes", "r", NULL), ==, 0);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (job, G_FILE_TEST_IS_DIR));
   if ((line = line_containing (out, job)) == NULL)
     g_error ("the member's job folder %s left unsaid: %s", job, out);
