@@ -16,15 +16,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/**
- * tessera_error_quark:
- *
- * The error domain of Tessera's errors, %TESSERA_ERROR.
- *
- * Returns: the quark of the %TESSERA_ERROR domain
- */
-G_DEFINE_QUARK (tessera-error-quark, tessera_error)
-
 const char *
 _tessera_gettext (const char *msgid)
 {
