@@ -16,22 +16,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-const char *
-_tessera_gettext (const char *msgid)
-{
-  static gsize bound = 0;
-
-  if (g_once_init_enter (&bound))
-    {
-      /* TESSERA_LOCALEDIR: catalogues of a build tree (meson devenv, tests). */
-      const char *dir = g_getenv ("TESSERA_LOCALEDIR");
-      bindtextdomain (GETTEXT_PACKAGE, dir && *dir ? dir : LOCALEDIR);
-      bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-      g_once_init_leave (&bound, 1);
-    }
-  return g_dgettext (GETTEXT_PACKAGE, msgid);
-}
-
 /* Below this, polling is a busy loop. */
 #define POLL_INTERVAL_FLOOR 0.01
 
