@@ -1,5 +1,7 @@
 /* tessera-folder-io.c: reads and atomic writes in a pool's folders,
- * through directory descriptors, never through a link
+ * through directory descriptors, never through a link; what is made
+ * there shared like its folder; a file's times and owner's name, folders
+ * made with their parents, OFD locks
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -394,4 +397,150 @@ _tessera_read_bounded_at (int          dir_fd,
   if (length != NULL)
     *length = got;
   return buffer;
+}
+
+gint64
+_tessera_stat_mtime_ns (const struct stat *st)
+{
+  return (gint64) st->st_mtim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_mtim.tv_nsec;
+}
+
+gint64
+_tessera_stat_ctime_ns (const struct stat *st)
+{
+  return (gint64) st->st_ctim.tv_sec * G_GINT64_CONSTANT (1000000000) + st->st_ctim.tv_nsec;
+}
+
+/* The name of the user @uid, else her number (for messages and logs;
+ * thread-safe, unlike getpwuid()). */
+char *
+_tessera_dup_user_name (uid_t uid)
+{
+  struct passwd pw, *found = NULL;
+  char buffer[4096];
+
+  if (getpwuid_r (uid, &pw, buffer, sizeof buffer, &found) == 0 && found != NULL)
+    return g_strdup (found->pw_name);
+  return g_strdup_printf ("%u", (unsigned) uid);
+}
+
+/* Python's PurePath.with_suffix(): experimaestro derives "<job>.lock" and
+ * "<job>.pid" this way, so "a/b.c" gives "a/b.lock", not "a/b.c.lock". */
+char *
+_tessera_path_with_suffix (const char *path,
+                           const char *suffix)
+{
+  const char *base = strrchr (path, '/');
+  const char *dot;
+  gsize stem_len;
+
+  base = base ? base + 1 : path;
+  dot = strrchr (base, '.');
+  if (dot != NULL && dot != base && dot[1] != '\0')
+    stem_len = dot - path;
+  else
+    stem_len = strlen (path);
+  return g_strdup_printf ("%.*s%s", (int) stem_len, path, suffix);
+}
+
+/* A pool shared by the users of a group lives in a group-writable (and
+ * usually setgid and sticky) folder: what Tessera creates there must be
+ * usable by the others whatever the creator's umask, and no member may
+ * rewrite another's. So what we just created in a group-writable folder
+ * takes that folder's group; a folder takes its group bits, setgid, and
+ * its sticky bit when the parent has one (nobody but an entry's owner,
+ * root or the folder's owner renames or deletes it); a file is readable
+ * by the group and writable by its owner only (a lock file, whose count
+ * another member must not change), unless @writable (ipc.lock, which
+ * every user opens for writing). In a setgid folder the group may only
+ * read (a job folder of `tessera run` for a shared pool, whose job lock
+ * the pool's other users probe), what we create is readable by the
+ * group. Nothing happens elsewhere, nor to a file we do not own. @fd may
+ * be -1: @path is then opened (never followed). @sticky: whether a
+ * folder inherits the sticky bit. */
+static void
+share_like_parent (int         fd,
+                   const char *path,
+                   gboolean    writable_file,
+                   gboolean    sticky)
+{
+  g_autofree char *parent = g_path_get_dirname (path);
+  const mode_t readable = S_ISGID | S_IRGRP | S_IXGRP;
+  struct stat pst, st;
+  gboolean writable;
+  int own_fd = -1;
+
+  if (stat (parent, &pst) < 0)
+    return;
+  writable = (pst.st_mode & S_IWGRP) != 0;
+  if (!writable && (pst.st_mode & readable) != readable)
+    return;
+  if (fd < 0)
+    fd = own_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return;
+  if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
+    {
+      gboolean dir = S_ISDIR (st.st_mode);
+      mode_t add = S_IRGRP | (writable && (dir || writable_file) ? S_IWGRP : 0) |
+                   (dir ? S_IXGRP | S_ISGID | (sticky ? pst.st_mode & S_ISVTX : 0) : 0);
+      /* Only its owner writes a file another member may read. */
+      mode_t drop = dir || writable_file ? 0 : S_IWGRP | S_IWOTH;
+      mode_t mode = ((st.st_mode & 07777) | add) & ~drop;
+
+      /* Not a member of that group: the folder's setgid bit did it already,
+       * or nothing can. */
+      if (st.st_gid != pst.st_gid && fchown (fd, (uid_t) -1, pst.st_gid) < 0)
+        g_debug ("Cannot give %s the group of %s: %s", path, parent, g_strerror (errno));
+      if (mode != (st.st_mode & 07777) && fchmod (fd, mode) < 0)
+        g_debug ("Cannot open %s to the group of %s: %s", path, parent, g_strerror (errno));
+    }
+  if (own_fd >= 0)
+    close (own_fd);
+}
+
+void
+_tessera_share_like_parent (int         fd,
+                            const char *path)
+{
+  share_like_parent (fd, path, FALSE, TRUE);
+}
+
+/* The same for a file every user of the pool opens for writing
+ * (ipc.lock): writable by the group too. */
+void
+_tessera_share_like_parent_writable (int         fd,
+                                     const char *path)
+{
+  share_like_parent (fd, path, TRUE, TRUE);
+}
+
+gboolean
+_tessera_mkdir_with_parents (const char  *path,
+                             GError     **error)
+{
+  if (g_mkdir_with_parents (path, 0777) < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot create the folder %s: %s"), path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* An OFD lock on the whole file, retried on EINTR: @wait blocks. */
+int
+_tessera_ofd_lock (int fd, short type, gboolean wait)
+{
+  struct flock fl = { 0 };
+
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 0;
+  fl.l_len = 0;
+  for (;;)
+    {
+      int r = fcntl (fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
+      if (r == 0 || errno != EINTR)
+        return r;
+    }
 }
