@@ -70,7 +70,7 @@ JUDGES = {"core/tessera-verdict.c", "core/tessera-holder-monitor.c", "core/tesse
 # The probes' own files: where they are defined, and the pid check
 # (tessera_process_check(), /proc) and the stores' lease dispatch.
 PROBE_OWNERS = {
-    "core/tessera-utils.c", "core/tessera-job-lock.c", "core/tessera-process.c", "core/tessera-host-lease.c",
+    "core/tessera-job-lock.c", "core/tessera-process.c", "core/tessera-host-lease.c",
     "core/tessera-pool-store.c", "core/tessera-pool-store-folder.c",
 }
 
