@@ -592,3 +592,25 @@ _tessera_locks_cross_hosts (const char  *path,
     }
   return TRUE;
 }
+
+const char *
+_tessera_boot_id (void)
+{
+  static gsize once = 0;
+  static char *boot_id = NULL;
+
+  if (g_once_init_enter (&once))
+    {
+      if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &boot_id, NULL, NULL))
+        boot_id = g_strdup ("");
+      g_strstrip (boot_id);
+      g_once_init_leave (&once, 1);
+    }
+  return boot_id;
+}
+
+const char *
+_tessera_host_name (void)
+{
+  return g_get_host_name ();
+}
