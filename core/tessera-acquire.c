@@ -4,7 +4,9 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
+#include "config.h"
+
+#include <tessera/tessera.h>
 
 #include <glib/gstdio.h>
 #include <unistd.h>

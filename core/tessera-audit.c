@@ -3,7 +3,11 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-audit-private.h"
+#include "tessera-dynamic-lock-file-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-folder-path-private.h"
+#include "tessera-host-private.h"
+#include "tessera-pause-point-private.h"
 
 #include <pwd.h>
 #include <stdarg.h>

@@ -6,8 +6,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
 #include "tessera-config-values-private.h"
+#include "tessera-private.h"
 
 #include <gio/gio.h>
 #include <inttypes.h>

@@ -2,7 +2,9 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
+#include "config.h"
+
+#include <tessera/tessera.h>
 
 /**
  * TesseraCounterDependency:

@@ -4,6 +4,8 @@
  */
 #include "tessera-private.h"
 
+#include <tessera/tessera.h>
+
 /**
  * TesseraCounterLockFile:
  *

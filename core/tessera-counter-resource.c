@@ -5,6 +5,8 @@
  */
 #include "tessera-private.h"
 
+#include <tessera/tessera.h>
+
 /**
  * TesseraCounterResource:
  *

@@ -2,9 +2,10 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
-#include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-registry-private.h"
+#include "tessera-tracked-dynamic-resource-private.h"
 
 #include <string.h>
 

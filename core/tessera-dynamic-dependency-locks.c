@@ -2,8 +2,13 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-dependency-private.h"
+#include "tessera-dynamic-resource-private.h"
 #include "tessera-lock-folder-private.h"
+#include "tessera-lock-private.h"
+#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
+#include "tessera-wait-queue-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>

@@ -2,8 +2,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
+#include "tessera-dynamic-resource-private.h"
+#include "tessera-environment-private.h"
+#include "tessera-pause-point-private.h"
 #include "tessera-poller-private.h"
+#include "tessera-private.h"
 
 #include <math.h>
 

@@ -3,6 +3,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-environment-private.h"
 #include "tessera-private.h"
 
 #include <math.h>

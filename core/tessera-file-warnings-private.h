@@ -5,7 +5,7 @@
  */
 #pragma once
 
-#include "tessera-private.h"
+#include <tessera/tessera.h>
 
 G_BEGIN_DECLS
 

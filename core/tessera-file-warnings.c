@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-file-warnings-private.h"
+#include "tessera-private.h"
 
 /* What a refresh reads is read in the thread that asked for it (under
  * ipc.lock): a hundred lock files that cannot be read make one warning

@@ -5,8 +5,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-io-private.h"
 #include "tessera-folder-path-private.h"
 #include "tessera-lock-folder-private.h"
+#include "tessera-pause-point-private.h"
+#include "tessera-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

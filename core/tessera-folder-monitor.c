@@ -2,7 +2,10 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-environment-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-folder-monitor-private.h"
+#include "tessera-pause-point-private.h"
 
 #include <errno.h>
 #include <glib-unix.h>

@@ -8,8 +8,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
 #include "tessera-folder-path-private.h"
+#include "tessera-private.h"
 #include "tessera-temporary-name-private.h"
 
 #include <errno.h>

@@ -6,6 +6,7 @@
 
 #include "tessera-host-lease-private.h"
 #include "tessera-lock-folder-private.h"
+#include "tessera-verdict-private.h"
 
 G_BEGIN_DECLS
 

@@ -2,9 +2,18 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-lock-file-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-holder-monitor-private.h"
 #include "tessera-host-lease-private.h"
+#include "tessera-host-private.h"
+#include "tessera-job-lock-private.h"
+#include "tessera-json-private.h"
+#include "tessera-pause-point-private.h"
 #include "tessera-pool-store-private.h"
+#include "tessera-private.h"
+#include "tessera-process-private.h"
+#include "tessera-verdict-private.h"
 
 #include <fcntl.h>
 #include <glib-unix.h>

@@ -5,9 +5,13 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-io-private.h"
 #include "tessera-folder-path-private.h"
 #include "tessera-host-lease-private.h"
+#include "tessera-host-private.h"
+#include "tessera-json-private.h"
 #include "tessera-lock-folder-private.h"
+#include "tessera-private.h"
 
 #include <dirent.h>
 #include <errno.h>

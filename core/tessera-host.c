@@ -4,6 +4,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-host-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 

@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-json-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 

@@ -2,9 +2,14 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-io-private.h"
+#include "tessera-job-lock-private.h"
+#include "tessera-job-private.h"
 #include "tessera-lock-folder-private.h"
+#include "tessera-pause-point-private.h"
 #include "tessera-private.h"
 #include "tessera-temporary-name-private.h"
+#include "tessera-verdict-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

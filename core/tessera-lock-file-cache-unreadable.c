@@ -5,8 +5,10 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-lock-file-private.h"
 #include "tessera-file-warnings-private.h"
 #include "tessera-lock-file-cache-table-private.h"
+#include "tessera-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

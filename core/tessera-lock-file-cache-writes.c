@@ -3,7 +3,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-lock-file-private.h"
+#include "tessera-job-private.h"
 #include "tessera-lock-file-cache-table-private.h"
+#include "tessera-pause-point-private.h"
+#include "tessera-private.h"
 
 gboolean
 _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,

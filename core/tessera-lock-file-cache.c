@@ -2,10 +2,14 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-lock-file-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-lock-file-cache-table-private.h"
 #include "tessera-lock-file-index-private.h"
 #include "tessera-lock-file-salvage-private.h"
 #include "tessera-lock-file-stand-in-private.h"
+#include "tessera-private.h"
+#include "tessera-process-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

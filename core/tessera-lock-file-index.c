@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-io-private.h"
 #include "tessera-lock-file-index-private.h"
 
 #include <dirent.h>

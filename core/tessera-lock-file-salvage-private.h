@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include "tessera-private.h"
+#include <tessera/tessera.h>
 
 G_BEGIN_DECLS
 

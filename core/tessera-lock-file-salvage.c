@@ -2,8 +2,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-lock-file-salvage-private.h"
+#include "tessera-dynamic-lock-file-private.h"
 #include "tessera-file-warnings-private.h"
+#include "tessera-json-private.h"
+#include "tessera-lock-file-salvage-private.h"
+#include "tessera-private.h"
 
 /* Whether a file that did not load is what a writer in place (a Python
  * peer) leaves while it writes or when it dies half-way: empty, white

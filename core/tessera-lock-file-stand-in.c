@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-lock-file-private.h"
 #include "tessera-lock-file-stand-in-private.h"
 
 struct _TesseraStandIns

@@ -4,7 +4,8 @@
  */
 #pragma once
 
-#include "tessera-private.h"
+#include <sys/stat.h>
+#include <tessera/tessera.h>
 
 G_BEGIN_DECLS
 

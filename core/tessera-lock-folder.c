@@ -2,8 +2,13 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-lock-file-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-folder-path-private.h"
+#include "tessera-host-private.h"
 #include "tessera-lock-folder-private.h"
+#include "tessera-pause-point-private.h"
+#include "tessera-private.h"
 #include "tessera-temporary-name-private.h"
 
 #include <dirent.h>

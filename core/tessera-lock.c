@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-lock-private.h"
 #include "tessera-private.h"
 
 /**

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
+#include "tessera-pause-point-private.h"
 
 #if TESSERA_PAUSE_POINTS
 

@@ -8,11 +8,12 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
 #include "tessera-plugin-module-private.h"
+#include "tessera-private.h"
 
 #include <gmodule.h>
 #include <string.h>
+#include <tessera/tessera.h>
 
 #define TESSERA_TYPE_PLUGIN_MODULE (tessera_plugin_module_get_type ())
 G_DECLARE_FINAL_TYPE (TesseraPluginModule, tessera_plugin_module, TESSERA, PLUGIN_MODULE, GTypeModule)

@@ -16,9 +16,12 @@
  * thread lock) and the poller-thread sources (inotify, pidfd), which
  * reach the resource through a TesseraWatchBox (on_inotify_ready,
  * on_holder_exited here). */
+#include "tessera-dynamic-resource-private.h"
+#include "tessera-environment-private.h"
 #include "tessera-file-warnings-private.h"
 #include "tessera-holder-monitor-private.h"
 #include "tessera-pool-store-private.h"
+#include "tessera-private.h"
 #include "tessera-watch-box-private.h"
 
 typedef struct

@@ -9,10 +9,10 @@
  * first time a configuration names one of them (a user of folders never
  * loads it), and its entry point registers the class here. The name comes
  * from data: it only ever selects among manifests. */
-#include "tessera-private.h"
 #include "tessera-plugin-info-private.h"
 #include "tessera-plugin-module-private.h"
 #include "tessera-pool-store-private.h"
+#include "tessera-private.h"
 
 static GMutex stores_mutex;
 static GHashTable *stores;   /* name → const TesseraPoolStoreClass *, for the process's life */

@@ -4,6 +4,8 @@
  */
 #pragma once
 
+/* A store without files says when each holder was written. */
+#include "tessera-dynamic-lock-file-private.h"
 #include "tessera-lock-file-cache-private.h"
 #include "tessera-resource-informations-private.h"
 

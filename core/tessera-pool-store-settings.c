@@ -9,8 +9,9 @@
  * key; the core reads only `store` (a name, tessera-pool-store-lookup.c),
  * the store the rest. A setting the chosen store does not read is
  * refused rather than ignored. */
-#include "tessera-private.h"
 #include "tessera-pool-store-private.h"
+#include "tessera-pool-store-settings-private.h"
+#include "tessera-private.h"
 
 /* In property order: index i is property first_id + i. */
 static const char * const names[TESSERA_POOL_STORE_N_SETTINGS] = {

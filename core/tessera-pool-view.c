@@ -15,7 +15,9 @@
  * accounting and informations.json), which the store calls, and the
  * view's thread lock, which the store's poller-thread sources take
  * through a TesseraPoolStoreHost. */
+#include "tessera-dynamic-resource-private.h"
 #include "tessera-pool-view-private.h"
+#include "tessera-private.h"
 
 struct _TesseraPoolView
 {

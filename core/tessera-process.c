@@ -2,7 +2,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-host-private.h"
 #include "tessera-private.h"
+#include "tessera-process-private.h"
+#include "tessera-process-type-private.h"
+#include "tessera-verdict-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,10 +4,10 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-private.h"
 #include "tessera-config-values-private.h"
 #include "tessera-plugin-info-private.h"
 #include "tessera-plugin-module-private.h"
+#include "tessera-private.h"
 #include "tessera-registry-private.h"
 
 #include <string.h>

@@ -2,8 +2,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-resource-informations-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-host-lease-private.h"
+#include "tessera-json-private.h"
+#include "tessera-private.h"
+#include "tessera-resource-informations-private.h"
 
 struct _TesseraResourceInformations
 {

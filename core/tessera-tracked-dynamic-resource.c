@@ -16,11 +16,16 @@
  * Upward only through the view's TesseraPoolViewCalls (account,
  * unaccount, name, apply informations) and the poller-thread sources the
  * view owns. docs/design.md draws the whole map. */
-#include "tessera-host-lease-private.h"
 #include "tessera-audit-private.h"
+#include "tessera-environment-private.h"
+#include "tessera-host-lease-private.h"
+#include "tessera-job-private.h"
+#include "tessera-pause-point-private.h"
+#include "tessera-pool-store-settings-private.h"
 #include "tessera-pool-view-private.h"
 #include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
+#include "tessera-wait-queue-private.h"
 
 #include <sched.h>
 

@@ -4,6 +4,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
 
 #include <string.h>

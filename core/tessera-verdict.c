@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #ifdef TESSERA_COMPILATION
+#include "tessera-private.h"
 #include "tessera-private.h"      /* the library's _(), its domain bound once */
 #else
 #include "config.h"

@@ -2,11 +2,18 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-pool-store-private.h"
-#include "tessera-holder-monitor-private.h"
-#include "tessera-lock-folder-private.h"
-#include "tessera-private.h"
+#include "tessera-dynamic-lock-file-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-folder-path-private.h"
+#include "tessera-holder-monitor-private.h"
+#include "tessera-host-private.h"
+#include "tessera-json-private.h"
+#include "tessera-lock-folder-private.h"
+#include "tessera-pool-store-private.h"
+#include "tessera-pool-store-settings-private.h"
+#include "tessera-private.h"
+#include "tessera-verdict-private.h"
+#include "tessera-wait-queue-private.h"
 
 #include <fcntl.h>
 

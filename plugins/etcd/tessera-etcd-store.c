@@ -8,10 +8,6 @@
 #include "tessera-etcd-pool.h"
 #include "tessera-pool-store-private.h"
 
-/* The core's private headers give the library's own _(), whose function
- * a module cannot reach: the domain is the same, bound by the library. */
-#undef _
-#undef N_
 #include <glib/gi18n-lib.h>
 #include <gmodule.h>
 #include <string.h>

@@ -1,0 +1,63 @@
+/* tessera-dynamic-resource-private.h: waiting on a resource: polling,
+ * wakers, watches (core/tessera-dynamic-resource.c), never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+/* Waiting */
+/* The longest polling interval while somebody waits (set once, at init). */
+void _tessera_dynamic_resource_set_poll_interval_max (TesseraDynamicResource *self,
+                                                      double                  seconds);
+/* Whether waits poll at all (a store whose notification misses nothing
+ * turns it off; set once, at init). */
+void _tessera_dynamic_resource_set_polling (TesseraDynamicResource *self,
+                                            gboolean                polling);
+/* Fallback polling while somebody waits: each begin is matched by an end. */
+void _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self);
+void _tessera_dynamic_resource_end_polling   (TesseraDynamicResource *self);
+/* tessera_dynamic_resource_wait() up to a monotonic @deadline (-1: for
+ * ever), for the retry loops that keep one deadline across attempts. */
+gboolean _tessera_dynamic_resource_wait_until (TesseraDynamicResource *self,
+                                               guint64                 generation,
+                                               gint64                  deadline,
+                                               GCancellable           *cancellable,
+                                               GError                **error);
+gpointer _tessera_dynamic_resource_add_waker    (TesseraDynamicResource *self,
+                                                GMainContext           *context,
+                                                GSourceFunc             func,
+                                                gpointer                data,
+                                                GDestroyNotify          destroy);
+void     _tessera_dynamic_resource_remove_waker (TesseraDynamicResource *self,
+                                                gpointer                handle);
+/* Watching (the poller's thread, the resource type's watches) starts at
+ * the first wait, not when the resource is made: a process that only takes
+ * what is free and leaves pays for none of it. @func (set once, at init)
+ * starts the resource type's watches, once, with no lock held; it ends
+ * with tessera_dynamic_resource_notify_changed(), since what changed
+ * before its watches began is known only to a full read. */
+typedef void (*TesseraWatchStartFunc) (TesseraDynamicResource *self,
+                                       gpointer                data);
+/* @wait_begin (nullable) runs at the start of every wait, once it is
+ * counted by _tessera_dynamic_resource_has_waiters(), with no lock held. */
+void _tessera_dynamic_resource_set_watch_start  (TesseraDynamicResource *self,
+                                                 TesseraWatchStartFunc   func,
+                                                 TesseraWatchStartFunc   wait_begin,
+                                                 gpointer                data);
+/* Whether a wait is under way on @self: lock-free, for any lock held. */
+gboolean _tessera_dynamic_resource_has_waiters  (TesseraDynamicResource *self);
+/* Starts watching now (the first wait does it too); no lock held. */
+void _tessera_dynamic_resource_start_watching   (TesseraDynamicResource *self);
+/* Starts the poller's thread only (a resource type whose watches began
+ * on their own, under its locks). */
+void _tessera_dynamic_resource_start_thread     (TesseraDynamicResource *self);
+/* Where polling is the primary path (no inotify): the longest interval. */
+#define TESSERA_POLL_INTERVAL_MAX_UNWATCHED 2.0
+/* The context of the resource's own poller, where its watches run. */
+GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
+
+G_END_DECLS

@@ -1,0 +1,35 @@
+/* tessera-folder-io-private.h: file helpers of core/tessera-folder-io.c: a
+ * stat's times, a user's name, sharing like the parent folder, OFD locks,
+ * never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+G_BEGIN_DECLS
+
+/* File helpers (atomic writes and reads that follow no link: see
+ * tessera-lock-folder-private.h) */
+char    *_tessera_path_with_suffix    (const char  *path,
+                                       const char  *suffix);
+char    *_tessera_dup_user_name       (uid_t        uid);
+gboolean _tessera_mkdir_with_parents  (const char  *path,
+                                       GError     **error);
+gint64   _tessera_stat_mtime_ns       (const struct stat *st);
+gint64   _tessera_stat_ctime_ns       (const struct stat *st);
+
+/* An OFD lock on the whole file (F_RDLCK, F_WRLCK, F_UNLCK), retried on
+ * EINTR; @wait: block until it is granted. */
+int      _tessera_ofd_lock            (int          fd,
+                                       short        type,
+                                       gboolean     wait);
+
+/* What we made in a group's folder shared like it (tessera-folder-io.c). */
+void _tessera_share_like_parent (int fd, const char *path);
+void _tessera_share_like_parent_writable (int fd, const char *path);
+
+G_END_DECLS

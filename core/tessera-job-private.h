@@ -1,0 +1,26 @@
+/* tessera-job-private.h: what core asks of a job (core/tessera-job.c),
+ * never installed
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <tessera/tessera.h>
+
+G_BEGIN_DECLS
+
+/* The job's lock file name, checked (tessera-job.c). */
+char    *_tessera_job_dup_checked_lock_file_name (TesseraJob *self,
+                                                  GError    **error);
+/* The device and inode of the folder that holds the job lock this job
+ * holds (its job folder), recorded when it took it: FALSE when unknown. */
+gboolean _tessera_job_get_folder      (TesseraJob  *self,
+                                       guint64     *dev,
+                                       guint64     *ino);
+
+/* Task ids and job identifiers: safe as part of a file name in `jobs/`
+ * (tessera-job.c) */
+gboolean _tessera_check_name          (const char  *name,
+                                       GError     **error);
+
+G_END_DECLS
