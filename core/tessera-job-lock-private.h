@@ -27,6 +27,5 @@ TesseraJobLockState _tessera_job_lock_probe (const char *path,
 TesseraJobLockState _tessera_job_lock_probe_at (int         dir_fd,
                                                 const char *name,
                                                 int        *errsv);
-gboolean _tessera_job_lock_is_held    (const char  *path);
 
 G_END_DECLS

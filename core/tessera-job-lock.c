@@ -232,9 +232,3 @@ _tessera_job_lock_probe_at (int         dir_fd,
     *errsv = saved;
   return state;
 }
-
-gboolean
-_tessera_job_lock_is_held (const char *path)
-{
-  return _tessera_job_lock_probe (path, NULL) == TESSERA_JOB_LOCK_HELD;
-}
