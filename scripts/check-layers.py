@@ -46,7 +46,6 @@ KNOWN_PRIVATE_INCLUDES = set()
 PROBES = {
     "_tessera_job_lock_probe": "the job lock probe",
     "_tessera_job_lock_probe_at": "the job lock probe",
-    "_tessera_job_lock_is_held": "the job lock probe",
     "_tessera_proc_stat": "/proc/PID",
     "_tessera_proc_read": "/proc/PID",
     "_tessera_host_lease_expired": "a host lease",
