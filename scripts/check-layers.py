@@ -429,8 +429,10 @@ for group, files in groups:
         grown = [k for k in known if k < component]
         shrunk = [k for k in known if component < k]
         if grown:
-            what = "a known cycle grew (KNOWN_CYCLES, issue 39) by %s" % ", ".join(
-                sorted(component - set().union(*grown)))
+            more = sorted(component - set().union(*grown))
+            what = "a known cycle grew (KNOWN_CYCLES, issue 39)%s%s" % (
+                " by " + ", ".join(more) if more else "",
+                ": %d known cycles joined into one" % len(grown) if len(grown) > 1 else "")
         elif shrunk:
             known_seen.update((group, k) for k in shrunk)
             what = ("a known cycle shrank (good): narrow its KNOWN_CYCLES entry to these files "
