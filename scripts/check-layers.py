@@ -426,19 +426,22 @@ for group, files in groups:
         if component in known:
             known_seen.add((group, component))
             continue
-        grown = [k for k in known if k < component]
-        shrunk = [k for k in known if component < k]
-        if grown:
-            more = sorted(component - set().union(*grown))
+        overlap = [k for k in known if k & component]
+        known_seen.update((group, k) for k in overlap)
+        if not overlap:
+            what = "a NEW cycle"
+        elif all(k < component for k in overlap):
+            more = sorted(component - set().union(*overlap))
             what = "a known cycle grew (KNOWN_CYCLES, issue 39)%s%s" % (
                 " by " + ", ".join(more) if more else "",
-                ": %d known cycles joined into one" % len(grown) if len(grown) > 1 else "")
-        elif shrunk:
-            known_seen.update((group, k) for k in shrunk)
+                ": %d known cycles joined into one" % len(overlap) if len(overlap) > 1 else "")
+        elif len(overlap) == 1 and component < overlap[0]:
             what = ("a known cycle shrank (good): narrow its KNOWN_CYCLES entry to these files "
-                    "(it lost %s)" % ", ".join(sorted(set().union(*shrunk) - component)))
+                    "(it lost %s)" % ", ".join(sorted(overlap[0] - component)))
         else:
-            what = "a NEW cycle"
+            what = ("a known cycle changed (KNOWN_CYCLES, issue 39): it gained %s and lost %s" %
+                    (", ".join(sorted(component - set().union(*overlap))) or "nothing",
+                     ", ".join(sorted(set().union(*overlap) - component)) or "nothing"))
         problems.append("%s: %s: %s use each other: %s" % (group, what, ", ".join(sorted(component)),
                                                             "; ".join(arrows)))
 for group, component in KNOWN_CYCLES:
