@@ -274,7 +274,6 @@ folder_store_force_scan (TesseraPoolStore *store)
 
 static gboolean
 folder_store_refresh (TesseraPoolStore *store,
-                      double            min_age,
                       gboolean          full)
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
@@ -296,7 +295,7 @@ folder_store_refresh (TesseraPoolStore *store,
   informations_changed = check_informations_locked (self, TRUE);
   /* What it says of single lock files, it says once. */
   began = _tessera_file_warnings_begin ();
-  refreshed = _tessera_lock_file_cache_refresh (self->cache, min_age);
+  refreshed = _tessera_lock_file_cache_refresh (self->cache, store->min_age);
   _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (self->owner));
   if (!refreshed)
     return FALSE;
@@ -311,11 +310,10 @@ folder_store_open (TesseraPoolStore *store,
                    const char       *path,
                    GType             lock_file_type,
                    gboolean          read_only,
-                   double            min_age,
-                   double            host_lease,
                    GError          **error)
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+  double host_lease = store->host_lease;
 
   if (host_lease > 0 && host_lease < TESSERA_HOST_LEASE_MIN)
     {
@@ -367,7 +365,7 @@ folder_store_open (TesseraPoolStore *store,
 /* The part of opening made under both locks: informations.json, the
  * first full read and the protocol. */
 static gboolean
-folder_store_load (TesseraPoolStore *store, double min_age, GError **error)
+folder_store_load (TesseraPoolStore *store, GError **error)
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
   struct stat jobs_st;
@@ -393,7 +391,7 @@ folder_store_load (TesseraPoolStore *store, double min_age, GError **error)
       start_watching_locked (self);
       _tessera_dynamic_resource_start_thread (self->owner);
     }
-  folder_store_refresh (&self->parent, min_age, TRUE);
+  folder_store_refresh (&self->parent, TRUE);
   self->loaded = TRUE;
   /* A pool for a newer protocol: its holders follow rules we do not know.
    * Asked under the locks: the poller thread updates what it reads. */
@@ -486,7 +484,6 @@ static gboolean
 folder_store_set_holder_process (TesseraPoolStore *store,
                                  const char       *name,
                                  TesseraProcess   *process,
-                                 double            min_age,
                                  GError          **error)
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
@@ -498,7 +495,7 @@ folder_store_set_holder_process (TesseraPoolStore *store,
                    _("Lock file %s of %s is missing"), name, self->calls->cache.name (self->owner));
       return FALSE;
     }
-  return _tessera_lock_file_cache_set_process (self->cache, name, process, min_age, error);
+  return _tessera_lock_file_cache_set_process (self->cache, name, process, store->min_age, error);
 }
 
 static gboolean
@@ -547,11 +544,12 @@ folder_store_get_unrenewed (TesseraPoolStore *store)
 }
 
 static double
-folder_store_get_lease (TesseraPoolStore *store, double configured)
+folder_store_get_lease (TesseraPoolStore *store)
 {
   TesseraHolderMonitor *holders = FOLDER_STORE (store)->holders;
 
-  return holders != NULL ? _tessera_host_lease_get_time (_tessera_holder_monitor_get_lease (holders)) : configured;
+  return holders != NULL ? _tessera_host_lease_get_time (_tessera_holder_monitor_get_lease (holders))
+                         : store->host_lease;
 }
 
 static gboolean
@@ -606,7 +604,6 @@ static void
 folder_store_queue_read (TesseraPoolStore *store,
                          const char       *own_name,
                          gint64            own_place,
-                         double            min_age,
                          GPtrArray        *ahead,
                          gint64           *last_place,
                          gint64           *own_found)
@@ -614,7 +611,7 @@ folder_store_queue_read (TesseraPoolStore *store,
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
 
   _tessera_wait_queue_folder_read (_tessera_lock_folder_get_path (self->folder), self->lock_file_type, store,
-                                   self->read_only, own_name, own_place, min_age, ahead, last_place, own_found);
+                                   self->read_only, own_name, own_place, ahead, last_place, own_found);
 }
 
 /* Written again at the place asked, every time: its time tells other

@@ -123,7 +123,9 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  *   from the settings; %NULL with @error for a bad value. Nothing is
  *   touched until @open. No lock held.
  * @open: prepares the pool (made unless read-only) and what tells its
- *   changes. Called once, from the resource's init, no lock held.
+ *   changes, with the settings the view set in the store before
+ *   (TesseraPoolStore's min_age and host_lease). Called once, from the
+ *   resource's init, no lock held.
  * @load: right after @open, between @begin and @end, thread lock held:
  *   sets up a new pool's informations (kept in memory when read-only),
  *   resets the resource type, reads every holder, and refuses a pool of
@@ -193,8 +195,8 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  * @get_unrenewed: seconds this process has held something here without
  *   renewing its liveness proof (0: none, or nothing held). Any thread.
  * @get_lease: the time to live of this process's liveness proof once
- *   open (the pool's recorded one wins), else @configured; 0: none.
- *   Any thread.
+ *   open (the pool's recorded one wins), else the configured one (the
+ *   store's host_lease); 0: none. Any thread.
  * @host_expired: whether the liveness proof of host @host_id (a host
  *   lease) expired, so what its processes left here is gone. Between
  *   @begin and @end.
@@ -269,11 +271,8 @@ struct _TesseraPoolStoreClass
                                    const char             *location,
                                    GType                   lock_file_type,
                                    gboolean                read_only,
-                                   double                  min_age,
-                                   double                  host_lease,
                                    GError                **error);
   gboolean  (*load)               (TesseraPoolStore       *store,
-                                   double                  min_age,
                                    GError                **error);
   void      (*stop)               (TesseraPoolStore       *store);
   void      (*free)               (TesseraPoolStore       *store);
@@ -283,7 +282,6 @@ struct _TesseraPoolStoreClass
   void      (*end)                (TesseraPoolStore       *store,
                                    int                     token);
   gboolean  (*refresh)            (TesseraPoolStore       *store,
-                                   double                  min_age,
                                    gboolean                full);
   gboolean  (*commit)             (TesseraPoolStore       *store,
                                    GError                **error);
@@ -311,7 +309,6 @@ struct _TesseraPoolStoreClass
   gboolean  (*set_holder_process) (TesseraPoolStore       *store,
                                    const char             *name,
                                    TesseraProcess         *process,
-                                   double                  min_age,
                                    GError                **error);
   gboolean  (*check_holder_name)  (TesseraPoolStore       *store,
                                    const char             *job,
@@ -325,8 +322,7 @@ struct _TesseraPoolStoreClass
   void      (*hold)               (TesseraPoolStore       *store);
   void      (*unhold)             (TesseraPoolStore       *store);
   double    (*get_unrenewed)      (TesseraPoolStore       *store);
-  double    (*get_lease)          (TesseraPoolStore       *store,
-                                   double                  configured);
+  double    (*get_lease)          (TesseraPoolStore       *store);
   gboolean  (*renew)              (TesseraPoolStore       *store,
                                    GError                **error);
   gboolean  (*host_expired)       (TesseraPoolStore       *store,
@@ -341,7 +337,6 @@ struct _TesseraPoolStoreClass
   void      (*queue_read)         (TesseraPoolStore       *store,
                                    const char             *own_name,
                                    gint64                  own_place,
-                                   double                  min_age,
                                    GPtrArray              *ahead,
                                    gint64                 *last_place,
                                    gint64                 *own_found);
@@ -372,10 +367,23 @@ struct _TesseraPoolStoreClass
                                    GError                **error);
 };
 
-/* Every store starts with this. */
+/* Every store starts with this: its class, and the resource's settings
+ * that are the store's. The view sets them once, at its open, before the
+ * class's @open (a store made by @create starts with zeros); the store
+ * keeps them, and no operation is given them again. */
 struct _TesseraPoolStore
 {
   const TesseraPoolStoreClass *klass;
+  /* Seconds this host must have seen a holder's or a waiter's file
+   * unchanged before a lost job lock makes it gone (the resource's
+   * min-age): read by @refresh, @set_holder_process and @queue_read.
+   * The resource's min-age setter changes it after open, as it changed
+   * what those were given before (no lock: a double, as the property). */
+  double min_age;
+  /* The host lease asked for (the resource's host-lease, seconds; 0:
+   * none): @open's, and @get_lease's before the pool's recorded one is
+   * known. */
+  double host_lease;
 };
 
 /* The folder store, built in: @owner, @calls, @host and @view outlive it.
@@ -418,7 +426,6 @@ gboolean  _tessera_pool_store_delete_own_holder (TesseraPoolStore  *store,
 gboolean  _tessera_pool_store_set_holder_process (TesseraPoolStore *store,
                                                   const char       *name,
                                                   TesseraProcess   *process,
-                                                  double            min_age,
                                                   GError          **error);
 gboolean  _tessera_pool_store_check_holder_name (TesseraPoolStore  *store,
                                                  const char        *job,
@@ -434,8 +441,7 @@ gint64    _tessera_pool_store_get_token         (TesseraPoolStore  *store);
 void      _tessera_pool_store_hold              (TesseraPoolStore  *store);
 void      _tessera_pool_store_unhold            (TesseraPoolStore  *store);
 double    _tessera_pool_store_get_unrenewed     (TesseraPoolStore  *store);
-double    _tessera_pool_store_get_lease         (TesseraPoolStore  *store,
-                                                 double             configured);
+double    _tessera_pool_store_get_lease         (TesseraPoolStore  *store);
 gboolean  _tessera_pool_store_renew             (TesseraPoolStore  *store,
                                                  GError           **error);
 gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
@@ -445,7 +451,6 @@ JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,
 void      _tessera_pool_store_queue_read        (TesseraPoolStore  *store,
                                                  const char        *own_name,
                                                  gint64             own_place,
-                                                 double             min_age,
                                                  GPtrArray         *ahead,
                                                  gint64            *last_place,
                                                  gint64            *own_found);
@@ -476,14 +481,14 @@ gboolean  _tessera_pool_store_side_delete       (TesseraPoolStore  *store,
 
 /* The folder's queue (tessera-wait-queue.c): the folder store's
  * queue_read, queue_put and queue_delete, on the pool folder @folder
- * (@read_only: entries of waiters found gone are left out, not deleted). */
+ * (@read_only: entries of waiters found gone are left out, not deleted;
+ * @store's min_age judges them). */
 void      _tessera_wait_queue_folder_read       (const char        *folder,
                                                  GType              lock_file_type,
                                                  TesseraPoolStore  *store,
                                                  gboolean           read_only,
                                                  const char        *own_name,
                                                  gint64             own_place,
-                                                 double             min_age,
                                                  GPtrArray         *ahead,
                                                  gint64            *last_place,
                                                  gint64            *own_found);

@@ -70,10 +70,9 @@ gboolean
 _tessera_pool_store_set_holder_process (TesseraPoolStore *store,
                                         const char       *name,
                                         TesseraProcess   *process,
-                                        double            min_age,
                                         GError          **error)
 {
-  return store->klass->set_holder_process (store, name, process, min_age, error);
+  return store->klass->set_holder_process (store, name, process, error);
 }
 
 gboolean
@@ -125,9 +124,9 @@ _tessera_pool_store_get_unrenewed (TesseraPoolStore *store)
 }
 
 double
-_tessera_pool_store_get_lease (TesseraPoolStore *store, double configured)
+_tessera_pool_store_get_lease (TesseraPoolStore *store)
 {
-  return store->klass->get_lease (store, configured);
+  return store->klass->get_lease (store);
 }
 
 gboolean
@@ -152,12 +151,11 @@ void
 _tessera_pool_store_queue_read (TesseraPoolStore *store,
                                 const char       *own_name,
                                 gint64            own_place,
-                                double            min_age,
                                 GPtrArray        *ahead,
                                 gint64           *last_place,
                                 gint64           *own_found)
 {
-  store->klass->queue_read (store, own_name, own_place, min_age, ahead, last_place, own_found);
+  store->klass->queue_read (store, own_name, own_place, ahead, last_place, own_found);
 }
 
 gboolean

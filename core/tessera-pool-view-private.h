@@ -29,7 +29,9 @@ TesseraPoolView *_tessera_pool_view_new   (TesseraDynamicResource     *owner,
 void      _tessera_pool_view_free         (TesseraPoolView *view);
 /* Sets up the pool (unless @read_only) in the store @settings name (the
  * folder @path by default) and its informations, starts watching it,
- * reads every holder, and refuses a pool of a newer protocol. */
+ * reads every holder, and refuses a pool of a newer protocol. @min_age
+ * and @host_lease are the store's from then on (TesseraPoolStore): no
+ * call is given them again. */
 gboolean  _tessera_pool_view_open         (TesseraPoolView *view,
                                            const char      *path,
                                            GType            lock_file_type,
@@ -57,7 +59,6 @@ void      _tessera_pool_view_unlock        (TesseraPoolView *view,
 /* The seed's `_update`, incremental; every holder when @full. Both
  * locks held. */
 void      _tessera_pool_view_refresh       (TesseraPoolView *view,
-                                            double           min_age,
                                             gboolean         full);
 /* Marks the view for a full re-read by the next refresh. Thread lock held. */
 void      _tessera_pool_view_force_scan    (TesseraPoolView *view);
@@ -68,7 +69,6 @@ void      _tessera_pool_view_mark_changed  (TesseraPoolView *view);
  * accepted them; this process's waiters are woken. */
 gboolean  _tessera_pool_view_write_informations (TesseraPoolView *view,
                                                  JsonNode        *informations,
-                                                 double           min_age,
                                                  GError         **error);
 
 /* The store: its holders and informations (tessera-pool-store-private.h

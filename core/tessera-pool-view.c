@@ -156,6 +156,8 @@ choose_store (TesseraPoolView *view, const TesseraPoolStoreSettings *settings, G
   store = klass->create (view->owner, view->calls, &view_host, view, settings, error);
   if (store == NULL)
     return FALSE;
+  store->min_age = view->store->min_age;
+  store->host_lease = view->store->host_lease;
   view->store->klass->free (view->store);
   view->store = store;
   return TRUE;
@@ -182,8 +184,11 @@ _tessera_pool_view_open (TesseraPoolView *view,
       return FALSE;
     }
   view->opened = TRUE;
+  /* The store's from now on, whichever it is. */
+  view->store->min_age = min_age;
+  view->store->host_lease = host_lease;
   if (!choose_store (view, settings, error) ||
-      !view->store->klass->open (view->store, path, lock_file_type, read_only, min_age, host_lease, error))
+      !view->store->klass->open (view->store, path, lock_file_type, read_only, error))
     return FALSE;
   /* Polling would only read the pool again for nothing; a first interval
    * set on purpose still polls, and so does a read-only view (`tessera
@@ -193,7 +198,7 @@ _tessera_pool_view_open (TesseraPoolView *view,
   fd = _tessera_pool_view_lock (view, error);
   if (fd < 0)
     return FALSE;
-  usable = view->store->klass->load (view->store, min_age, error);
+  usable = view->store->klass->load (view->store, error);
   _tessera_pool_view_unlock (view, fd);
   return usable;
 }
@@ -206,12 +211,11 @@ _tessera_pool_view_is_open (TesseraPoolView *view)
 
 void
 _tessera_pool_view_refresh (TesseraPoolView *view,
-                            double           min_age,
                             gboolean         full)
 {
   /* What this refresh found (a holder gone, a peer's release whose events
    * it consumed) other threads of this process have not seen. */
-  if (view->store->klass->refresh (view->store, min_age, full))
+  if (view->store->klass->refresh (view->store, full))
     view->refresh_changed = TRUE;
 }
 
@@ -220,7 +224,6 @@ _tessera_pool_view_refresh (TesseraPoolView *view,
 gboolean
 _tessera_pool_view_write_informations (TesseraPoolView *view,
                                        JsonNode        *informations,
-                                       double           min_age,
                                        GError         **error)
 {
   gboolean ok;
@@ -230,7 +233,7 @@ _tessera_pool_view_write_informations (TesseraPoolView *view,
   if (fd < 0)
     return FALSE;
   ok = view->store->klass->write_informations (view->store, informations, error);
-  _tessera_pool_view_refresh (view, min_age, FALSE);
+  _tessera_pool_view_refresh (view, FALSE);
   if (ok)
     view->refresh_changed = TRUE;
   _tessera_pool_view_unlock (view, fd);

@@ -119,7 +119,7 @@ refuse_read_only (TesseraTrackedDynamicResource *self, GError **error)
 #define unlock_thread(o) _tessera_pool_view_unlock_thread (VIEW (o))
 #define lock_both(o, error) _tessera_pool_view_lock (VIEW (o), (error))
 #define unlock_both(o, fd) _tessera_pool_view_unlock (VIEW (o), (fd))
-#define refresh_locked(o, full) _tessera_pool_view_refresh (VIEW (o), PRIV (o)->min_age, (full))
+#define refresh_locked(o, full) _tessera_pool_view_refresh (VIEW (o), (full))
 
 /* ---------------------------------------------------------------------- */
 /* GObject */
@@ -162,8 +162,8 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
     case PROP_HOST_LEASE:
       /* Once open, the pool's recorded lease wins. */
-      g_value_set_double (value, priv->view == NULL ? priv->host_lease :
-                          _tessera_pool_store_get_lease (_tessera_pool_view_get_store (priv->view), priv->host_lease));
+      g_value_set_double (value, priv->view == NULL || !_tessera_pool_view_is_open (priv->view) ? priv->host_lease :
+                          _tessera_pool_store_get_lease (_tessera_pool_view_get_store (priv->view)));
       break;
     default: _tessera_pool_store_settings_get (&priv->store, prop_id - N_PROPS, value);
     }
@@ -567,6 +567,10 @@ tessera_tracked_dynamic_resource_set_min_age (TesseraTrackedDynamicResource *sel
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   g_return_if_fail (min_age >= 0);
 
+  /* The store's once open (the view gives it then): what judges holders
+   * and waiters from the next decision on. */
+  if (PRIV (self)->view != NULL && _tessera_pool_view_is_open (PRIV (self)->view))
+    STORE (self)->min_age = min_age;
   if (PRIV (self)->min_age != min_age)
     {
       PRIV (self)->min_age = min_age;
@@ -621,8 +625,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
   refresh_locked (self, FALSE);
   if (!_tessera_pool_store_check_usable (STORE (self), error))
     return FALSE;
-  queue = _tessera_wait_queue_read (priv->min_age, priv->patience, STORE (self), dependency, name,
-                                    tessera_job_get_job_uri (job));
+  queue = _tessera_wait_queue_read (priv->patience, STORE (self), dependency, name, tessera_job_get_job_uri (job));
 
   lock_file = _tessera_pool_store_get_holder (STORE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
@@ -769,7 +772,6 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
                                                   TesseraProcess                 *process,
                                                   GError                        **error)
 {
-  TesseraTrackedDynamicResourcePrivate *priv;
   g_autofree char *name = NULL;
   TesseraDynamicLockFile *cached;
   gboolean named;
@@ -777,7 +779,6 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_PROCESS (process), FALSE);
-  priv = PRIV (self);
   if (refuse_read_only (self, error))
     return FALSE;
   name = lock_file_name_for (dependency, error);
@@ -798,7 +799,7 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
   if (fd < 0)
     return FALSE;
   refresh_locked (self, FALSE);
-  if (!_tessera_pool_store_set_holder_process (STORE (self), name, process, priv->min_age, error) ||
+  if (!_tessera_pool_store_set_holder_process (STORE (self), name, process, error) ||
       !_tessera_pool_store_commit (STORE (self), error))
     {
       unlock_both (self, fd);
@@ -899,7 +900,7 @@ tessera_tracked_dynamic_resource_list_waiters (TesseraTrackedDynamicResource  *s
   if (fd < 0)
     return NULL;
   refresh_locked (self, FALSE);
-  waiters = _tessera_wait_queue_list (STORE (self), PRIV (self)->min_age);
+  waiters = _tessera_wait_queue_list (STORE (self));
   unlock_both (self, fd);
   return waiters;
 }
@@ -950,7 +951,7 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
   if (fd < 0)
     return NULL;
   waiting = _tessera_wait_queue_folder_list_waiting (priv->lock_folder, priv->lock_file_type, STORE (self),
-                                                     priv->read_only, priv->min_age);
+                                                     priv->read_only);
   unlock_both (self, fd);
   return waiting;
 }
@@ -996,7 +997,7 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
 
   if (refuse_read_only (self, error))
     return FALSE;
-  return _tessera_pool_view_write_informations (VIEW (self), informations, PRIV (self)->min_age, error);
+  return _tessera_pool_view_write_informations (VIEW (self), informations, error);
 }
 
 /**

@@ -26,11 +26,11 @@ gint64   _tessera_wait_wake_time              (TesseraDynamicDependency      *de
 GPtrArray *_tessera_wait_begin_all            (TesseraDynamicDependency     **dependencies,
                                                guint                          n_dependencies);
 /* @store: the pool's, which keeps the queue (a folder's queue/, etcd
- * keys); a reservation of a host whose lease expired is dropped, like
- * its holdings. */
+ * keys) and the resource's min-age that judges its entries; a
+ * reservation of a host whose lease expired is dropped, like its
+ * holdings. */
 struct _TesseraPoolStore;
-TesseraWaitQueueView *_tessera_wait_queue_read (double                        min_age,
-                                               double                        patience,
+TesseraWaitQueueView *_tessera_wait_queue_read (double                        patience,
                                                struct _TesseraPoolStore     *store,
                                                TesseraDynamicDependency     *dependency,
                                                const char                   *own_name,
@@ -52,8 +52,7 @@ gboolean _tessera_wait_queue_never_served     (TesseraDynamicLockFile        *en
 /* (transfer container): the live reserving waiters of @store's queue,
  * shaped like lock files ("information": what each asks for; its time:
  * when it began to wait), the longest waiting first. Both locks held. */
-GPtrArray *_tessera_wait_queue_list          (struct _TesseraPoolStore      *store,
-                                               double                         min_age);
+GPtrArray *_tessera_wait_queue_list          (struct _TesseraPoolStore      *store);
 /* (transfer container): the live waiters within their patience of the
  * folder pool at @folder (`queue/NAME.waiting`), for people, the longest
  * waiting first; those found gone removed unless @read_only. Both locks
@@ -61,8 +60,7 @@ GPtrArray *_tessera_wait_queue_list          (struct _TesseraPoolStore      *sto
 GPtrArray *_tessera_wait_queue_folder_list_waiting (const char               *folder,
                                                     GType                     lock_file_type,
                                                     struct _TesseraPoolStore *store,
-                                                    gboolean                  read_only,
-                                                    double                    min_age);
+                                                    gboolean                  read_only);
 /* (transfer container): the live waiters within their patience of
  * @store, which keeps side entries (`waiting/NAME` on etcd), for people,
  * the longest waiting first. Thread lock held, after a refresh. */

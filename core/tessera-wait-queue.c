@@ -113,7 +113,6 @@ struct _TesseraWaitQueueView
   char *own_name;
   char *job_uri;      /* of the waiting job, written into its entry */
   double patience;
-  double min_age;     /* of the resource, for judging waiting entries */
   gint64 max_ticket;
   gint64 own_found;   /* the place of our own entry as read; 0: none */
   GPtrArray *ahead;   /* lock files of live reservations before ours */
@@ -352,8 +351,7 @@ waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const stru
 
 /* Reads the queue through @store. Thread lock and ipc.lock held. */
 TesseraWaitQueueView *
-_tessera_wait_queue_read (double                    min_age,
-                          double                    patience,
+_tessera_wait_queue_read (double                    patience,
                           TesseraPoolStore         *store,
                           TesseraDynamicDependency *dependency,
                           const char               *own_name,
@@ -366,9 +364,8 @@ _tessera_wait_queue_read (double                    min_age,
   view->own_name = g_strdup (own_name);
   view->job_uri = g_strdup (job_uri);
   view->patience = patience;
-  view->min_age = min_age;
   view->ahead = g_ptr_array_new_with_free_func (g_object_unref);
-  _tessera_pool_store_queue_read (store, own_name, state != NULL ? state->ticket : 0, min_age, view->ahead,
+  _tessera_pool_store_queue_read (store, own_name, state != NULL ? state->ticket : 0, view->ahead,
                                   &view->max_ticket, &view->own_found);
   return view;
 }
@@ -401,7 +398,6 @@ read_entries (const char       *lock_folder,
               GType             lock_file_type,
               TesseraPoolStore *store,
               gboolean          read_only,
-              double            min_age,
               const char       *own_name,
               gint64            own_place,
               GPtrArray        *entries,
@@ -409,6 +405,7 @@ read_entries (const char       *lock_folder,
               gint64           *own_found)
 {
   g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  double min_age = store->min_age;
   gint64 own_ticket = own_place > 0 ? own_place : G_MAXINT64;
   gint64 own_since = 0;
   g_autoptr(GPtrArray) tied = g_ptr_array_new_with_free_func (g_object_unref);
@@ -519,13 +516,12 @@ _tessera_wait_queue_folder_read (const char       *lock_folder,
                                  gboolean          read_only,
                                  const char       *own_name,
                                  gint64            own_place,
-                                 double            min_age,
                                  GPtrArray        *ahead,
                                  gint64           *last_place,
                                  gint64           *own_found)
 {
-  read_entries (lock_folder, ".json", TRUE, lock_file_type, store, read_only, min_age, own_name, own_place, ahead,
-                last_place, own_found);
+  read_entries (lock_folder, ".json", TRUE, lock_file_type, store, read_only, own_name, own_place, ahead, last_place,
+                own_found);
 }
 
 static int
@@ -541,14 +537,13 @@ compare_since (gconstpointer a, gconstpointer b)
  * waiting first (tessera status). Between begin and end, after a
  * refresh, thread lock held. */
 GPtrArray *
-_tessera_wait_queue_list (TesseraPoolStore *store,
-                          double            min_age)
+_tessera_wait_queue_list (TesseraPoolStore *store)
 {
   GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
   gint64 last_place = 0, own_found = 0;
 
   /* No name of ours and no place: every entry is before us. */
-  _tessera_pool_store_queue_read (store, "", 0, min_age, waiters, &last_place, &own_found);
+  _tessera_pool_store_queue_read (store, "", 0, waiters, &last_place, &own_found);
   g_ptr_array_sort (waiters, compare_since);
   return waiters;
 }
@@ -561,13 +556,11 @@ GPtrArray *
 _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
                                          GType             lock_file_type,
                                          TesseraPoolStore *store,
-                                         gboolean          read_only,
-                                         double            min_age)
+                                         gboolean          read_only)
 {
   GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
 
-  read_entries (lock_folder, WAITING_SUFFIX, FALSE, lock_file_type, store, read_only, min_age, NULL, 0, waiters,
-                NULL, NULL);
+  read_entries (lock_folder, WAITING_SUFFIX, FALSE, lock_file_type, store, read_only, NULL, 0, waiters, NULL, NULL);
   g_ptr_array_sort (waiters, compare_since);
   return waiters;
 }
@@ -600,7 +593,7 @@ _tessera_wait_queue_store_list_waiting (TesseraPoolStore *store,
       g_autoptr(GPtrArray) ahead = g_ptr_array_new_with_free_func (g_object_unref);
       gint64 last_place = 0, own_found = 0, since;
 
-      _tessera_pool_store_queue_read (store, own_name, 1, 0, ahead, &last_place, &own_found);
+      _tessera_pool_store_queue_read (store, own_name, 1, ahead, &last_place, &own_found);
       if (own_found > 0)
         continue;
       if (!_tessera_json_load (parser, text, strlen (text), NULL) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
@@ -819,7 +812,7 @@ write_waiting (TesseraTrackedDynamicResource *self,
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) live = NULL;
   gint64 now = g_get_monotonic_time ();
-  gint64 refresh = MIN (WAITING_REFRESH, (gint64) (view->min_age / 2 * G_USEC_PER_SEC));
+  gint64 refresh = MIN (WAITING_REFRESH, (gint64) (view->store->min_age / 2 * G_USEC_PER_SEC));
 
   if (state->waiting_live ||
       (state->waiting != NULL && state->waiting_store == NULL && now - state->waiting_written < refresh))
@@ -851,7 +844,7 @@ write_waiting (TesseraTrackedDynamicResource *self,
   if (lock_file_type == G_TYPE_INVALID)
     lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
   if (state->waiting == NULL)
-    live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE, view->min_age);
+    live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE);
   /* NAME.waiting for NAME.json: acquires read only "*.json". */
   name = g_str_has_suffix (view->own_name, ".json")
          ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (".json")), view->own_name)

@@ -475,7 +475,7 @@ informations_text (TesseraEtcdPoolState *state)
 }
 
 static gboolean
-etcd_store_refresh (TesseraPoolStore *store, double min_age, gboolean full)
+etcd_store_refresh (TesseraPoolStore *store, gboolean full)
 {
   EtcdStore *self = ETCD_STORE (store);
   g_autoptr(TesseraEtcdPoolState) state = NULL;
@@ -506,8 +506,6 @@ etcd_store_open (TesseraPoolStore *store,
                  const char       *location,
                  GType             lock_file_type,
                  gboolean          read_only,
-                 double            min_age,
-                 double            host_lease,
                  GError          **error)
 {
   EtcdStore *self = ETCD_STORE (store);
@@ -520,7 +518,7 @@ etcd_store_open (TesseraPoolStore *store,
 }
 
 static gboolean
-etcd_store_load (TesseraPoolStore *store, double min_age, GError **error)
+etcd_store_load (TesseraPoolStore *store, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
   g_autoptr(TesseraEtcdPoolState) state = tessera_etcd_pool_read (self->pool, NULL, error);
@@ -767,7 +765,6 @@ static gboolean
 etcd_store_set_holder_process (TesseraPoolStore *store,
                                const char       *name,
                                TesseraProcess   *process,
-                               double            min_age,
                                GError          **error)
 {
   EtcdStore *self = ETCD_STORE (store);
@@ -904,7 +901,7 @@ etcd_store_get_unrenewed (TesseraPoolStore *store)
 }
 
 static double
-etcd_store_get_lease (TesseraPoolStore *store, double configured)
+etcd_store_get_lease (TesseraPoolStore *store)
 {
   return ETCD_STORE (store)->ttl;
 }
@@ -969,7 +966,6 @@ static void
 etcd_store_queue_read (TesseraPoolStore *store,
                        const char       *own_name,
                        gint64            own_place,
-                       double            min_age,
                        GPtrArray        *ahead,
                        gint64           *last_place,
                        gint64           *own_found)
