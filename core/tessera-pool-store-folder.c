@@ -5,7 +5,8 @@
 
 /* The built-in store (tessera-pool-store-private.h): experimaestro's lock
  * folder. It owns the units below the pool view and wires them together;
- * calls go one way (see docs/design.md):
+ * its waiters' queue is the wait queue's own (`queue/`,
+ * tessera-wait-queue.c). Calls go one way (see docs/design.md):
  *
  *   folder store -> lock file cache -> holder monitor, folder monitor -> lock folder
  *   folder store -> resource informations -> lock folder
@@ -32,8 +33,6 @@ typedef struct
   const TesseraPoolStoreCalls *calls;
   const TesseraPoolStoreHost *host;
   gpointer view;
-  gboolean read_only;
-  GType lock_file_type;
 
   TesseraLockFolder *folder;       /* NULL until opened */
   TesseraLockFileCache *cache;
@@ -101,7 +100,7 @@ folder_store_begin (TesseraPoolStore *store, GError **error)
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
   int fd;
 
-  if (!self->read_only)
+  if (!self->parent.read_only)
     return _tessera_lock_folder_lock (self->folder, FALSE, error);
   fd = _tessera_lock_folder_lock (self->folder, TRUE, NULL);
   return fd >= 0 ? fd : TESSERA_POOL_STORE_NO_LOCK;
@@ -159,7 +158,7 @@ check_informations_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock
     {
       _tessera_host_lease_set_time (host_lease, lease);
       _tessera_resource_informations_set_required (self->informations, TESSERA_POOL_PROTOCOL_LEASE);
-      if (!self->read_only)
+      if (!self->parent.read_only)
         _tessera_dynamic_resource_start_thread (self->owner);
     }
   return changed;
@@ -289,7 +288,7 @@ folder_store_refresh (TesseraPoolStore *store,
     _tessera_folder_monitor_force_scan (self->monitor);
   /* An update (`tessera clean`), not the first look: what a killed writer
    * of ours left goes too, as stale temporaries in jobs/ do. */
-  if (full && self->loaded && !self->read_only)
+  if (full && self->loaded && !self->parent.read_only)
     _tessera_lock_folder_sweep_writer_tmp (self->folder);
   drain_locked (self, TRUE);
   informations_changed = check_informations_locked (self, TRUE);
@@ -308,11 +307,10 @@ folder_store_refresh (TesseraPoolStore *store,
 static gboolean
 folder_store_open (TesseraPoolStore *store,
                    const char       *path,
-                   GType             lock_file_type,
-                   gboolean          read_only,
                    GError          **error)
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
+  gboolean read_only = store->read_only;
   double host_lease = store->host_lease;
 
   if (host_lease > 0 && host_lease < TESSERA_HOST_LEASE_MIN)
@@ -323,8 +321,6 @@ folder_store_open (TesseraPoolStore *store,
       return FALSE;
     }
 
-  self->read_only = read_only;
-  self->lock_file_type = lock_file_type;
   self->folder = _tessera_lock_folder_new (path);
   self->informations = _tessera_resource_informations_new (self->folder);
   self->monitor = _tessera_folder_monitor_new (self->folder);
@@ -339,7 +335,7 @@ folder_store_open (TesseraPoolStore *store,
    * otherwise starts only at a first wait. */
   if (host_lease > 0 && !read_only)
     _tessera_dynamic_resource_start_thread (self->owner);
-  self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, lock_file_type,
+  self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, store->lock_file_type,
                                               read_only, &self->calls->cache, self->owner);
   /* A read-only view of a pool nobody set up yet is an empty pool; one
    * reached through a link that another user may have put there is none. */
@@ -378,7 +374,7 @@ folder_store_load (TesseraPoolStore *store, GError **error)
     {
       g_autoptr(JsonNode) initial = self->calls->initial_informations (self->owner);
       /* Only looking: what the first writer would set up, kept in memory. */
-      if (initial != NULL && self->read_only)
+      if (initial != NULL && self->parent.read_only)
         self->calls->apply_informations (self->owner, initial, NULL);
       else if (initial != NULL && (!_tessera_lock_folder_may_make_informations (self->folder, error) ||
                                    !_tessera_resource_informations_write (self->informations, initial, error)))
@@ -399,7 +395,7 @@ folder_store_load (TesseraPoolStore *store, GError **error)
     return FALSE;
   /* A lease pool an older Tessera made: from now on such a Tessera,
    * which renews no heartbeat, leaves it alone. */
-  return self->read_only || _tessera_resource_informations_require (self->informations, error);
+  return self->parent.read_only || _tessera_resource_informations_require (self->informations, error);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -597,44 +593,6 @@ folder_store_create (TesseraDynamicResource         *owner,
   return _tessera_pool_store_folder_new (owner, calls, host, view);
 }
 
-/* ---------------------------------------------------------------------- */
-/* The waiters' queue: `queue/` (tessera-wait-queue.c) */
-
-static void
-folder_store_queue_read (TesseraPoolStore *store,
-                         const char       *own_name,
-                         gint64            own_place,
-                         GPtrArray        *ahead,
-                         gint64           *last_place,
-                         gint64           *own_found)
-{
-  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
-
-  _tessera_wait_queue_folder_read (_tessera_lock_folder_get_path (self->folder), self->lock_file_type, store,
-                                   self->read_only, own_name, own_place, ahead, last_place, own_found);
-}
-
-/* Written again at the place asked, every time: its time tells other
- * hosts that its waiter still waits. */
-static gboolean
-folder_store_queue_put (TesseraPoolStore *store,
-                        const char       *own_name,
-                        const char       *text,
-                        gint64            own_found,
-                        gint64           *place,
-                        char            **location,
-                        GError          **error)
-{
-  return _tessera_wait_queue_folder_put (_tessera_lock_folder_get_path (FOLDER_STORE (store)->folder), own_name,
-                                         text, location, error);
-}
-
-static void
-folder_store_queue_delete (TesseraPoolStore *store, const char *location)
-{
-  _tessera_wait_queue_folder_delete (location);
-}
-
 static char *
 folder_store_dup_location (TesseraPoolStore *store)
 {
@@ -685,9 +643,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .host_expired = folder_store_host_expired,
   .read_informations = folder_store_read_informations,
   .write_informations = folder_store_write_informations,
-  .queue_read = folder_store_queue_read,
-  .queue_put = folder_store_queue_put,
-  .queue_delete = folder_store_queue_delete,
+  .queue = &_tessera_wait_queue_folder,   /* `queue/` (tessera-wait-queue.c) */
   .dup_location = folder_store_dup_location,
   .get_holder_lease_left = folder_store_get_holder_lease_left,
   .get_token = folder_store_get_token,

@@ -34,6 +34,7 @@ G_BEGIN_DECLS
  * store it came from. Private to the project, not public API. */
 typedef struct _TesseraPoolStore      TesseraPoolStore;
 typedef struct _TesseraPoolStoreClass TesseraPoolStoreClass;
+typedef struct _TesseraPoolStoreQueue TesseraPoolStoreQueue;
 
 /* What a store calls in the resource it serves (upward, through this
  * table): the resource type's accounting and its informations. */
@@ -111,6 +112,51 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
 #define TESSERA_POOL_STORE_NO_LOCK G_MAXINT
 
 /**
+ * TesseraPoolStoreQueue:
+ * @read: reads the queue of waiters past their patience (a folder's
+ *   `queue/`, an etcd pool's `queue/` keys; see tessera-wait-queue.c):
+ *   adds to @ahead the lock files (shaped like a holder's; "information"
+ *   is what the waiter asks for) of the live reserving entries placed
+ *   before @own_place (every one when @own_place is 0), removes the
+ *   entries of waiters it finds gone (judged with the store's min_age),
+ *   and sets @last_place to the largest place read and @own_found to the
+ *   place of @own_name's own entry as read (0: none). Between @begin and
+ *   @end, after a @refresh, thread lock held.
+ * @put: makes @own_name's entry (@text, its JSON) be in the queue.
+ *   *@place is in: the place asked (@own_found as read, or one past the
+ *   last place); out: the place it has (a folder writes the one asked,
+ *   rewriting the entry so that its time tells other hosts it still
+ *   waits; etcd keeps an entry it read, else writes one on this
+ *   process's lease, placed by its create revision). *@location: where
+ *   it lives, for @remove. Between @begin and @end.
+ * @remove: deletes our own entry at @location; one already gone is no
+ *   error (a warning for others). Any thread, no lock.
+ *
+ * The waiters' queue of a store (TesseraPoolStoreClass's @queue), called
+ * as `store->klass->queue->read (store, …)`; @begin, @end and @refresh
+ * are the class's. The folder store's is the wait queue's own
+ * (tessera-wait-queue.c). Every member is set.
+ */
+struct _TesseraPoolStoreQueue
+{
+  void      (*read)   (TesseraPoolStore  *store,
+                       const char        *own_name,
+                       gint64             own_place,
+                       GPtrArray         *ahead,
+                       gint64            *last_place,
+                       gint64            *own_found);
+  gboolean  (*put)    (TesseraPoolStore  *store,
+                       const char        *own_name,
+                       const char        *text,
+                       gint64             own_found,
+                       gint64            *place,
+                       char             **location,
+                       GError           **error);
+  void      (*remove) (TesseraPoolStore  *store,
+                       const char        *location);
+};
+
+/**
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
  * @wakes_waiters: its change notification misses nothing (etcd's watch,
@@ -124,8 +170,8 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  *   touched until @open. No lock held.
  * @open: prepares the pool (made unless read-only) and what tells its
  *   changes, with the settings the view set in the store before
- *   (TesseraPoolStore's min_age and host_lease). Called once, from the
- *   resource's init, no lock held.
+ *   (TesseraPoolStore's lock_file_type, read_only, min_age and
+ *   host_lease). Called once, from the resource's init, no lock held.
  * @load: right after @open, between @begin and @end, thread lock held:
  *   sets up a new pool's informations (kept in memory when read-only),
  *   resets the resource type, reads every holder, and refuses a pool of
@@ -208,24 +254,7 @@ gboolean _tessera_pool_store_settings_check   (const TesseraPoolStoreSettings *s
  * @write_informations: applies them through the resource type (which
  *   may refuse them), then replaces them in the store: a shape the type
  *   rejects is never stored. Between @begin and @end, thread lock held.
- * @queue_read: reads the queue of waiters past their patience (a
- *   folder's `queue/`, an etcd pool's `queue/` keys; see
- *   tessera-wait-queue.c): adds to @ahead the lock files (shaped like a
- *   holder's; "information" is what the waiter asks for) of the live
- *   reserving entries placed before @own_place (every one when
- *   @own_place is 0), removes the entries of waiters it finds gone, and
- *   sets @last_place to the largest place read and @own_found to the
- *   place of @own_name's own entry as read (0: none). Between @begin and
- *   @end, after a @refresh, thread lock held.
- * @queue_put: makes @own_name's entry (@text, its JSON) be in the queue.
- *   *@place is in: the place asked (@own_found as read, or one past the
- *   last place); out: the place it has (a folder writes the one asked,
- *   rewriting the entry so that its time tells other hosts it still
- *   waits; etcd keeps an entry it read, else writes one on this
- *   process's lease, placed by its create revision). *@location: where
- *   it lives, for @queue_delete. Between @begin and @end.
- * @queue_delete: deletes our own entry at @location; one already gone is
- *   no error (a warning for others). Any thread, no lock.
+ * @queue: the waiters' queue (TesseraPoolStoreQueue).
  * @dup_location: (transfer full) (nullable): where the pool lives, for
  *   people (a folder's path, an etcd pool's key); %NULL when @open failed
  *   early. Any thread.
@@ -269,8 +298,6 @@ struct _TesseraPoolStoreClass
                                    GError                       **error);
   gboolean  (*open)               (TesseraPoolStore       *store,
                                    const char             *location,
-                                   GType                   lock_file_type,
-                                   gboolean                read_only,
                                    GError                **error);
   gboolean  (*load)               (TesseraPoolStore       *store,
                                    GError                **error);
@@ -334,21 +361,7 @@ struct _TesseraPoolStoreClass
                                    JsonNode               *informations,
                                    GError                **error);
 
-  void      (*queue_read)         (TesseraPoolStore       *store,
-                                   const char             *own_name,
-                                   gint64                  own_place,
-                                   GPtrArray              *ahead,
-                                   gint64                 *last_place,
-                                   gint64                 *own_found);
-  gboolean  (*queue_put)          (TesseraPoolStore       *store,
-                                   const char             *own_name,
-                                   const char             *text,
-                                   gint64                  own_found,
-                                   gint64                 *place,
-                                   char                  **location,
-                                   GError                **error);
-  void      (*queue_delete)       (TesseraPoolStore       *store,
-                                   const char             *location);
+  const TesseraPoolStoreQueue *queue;
   char     *(*dup_location)       (TesseraPoolStore       *store);
   double    (*get_holder_lease_left) (TesseraPoolStore    *store,
                                       const char          *name);
@@ -374,11 +387,17 @@ struct _TesseraPoolStoreClass
 struct _TesseraPoolStore
 {
   const TesseraPoolStoreClass *klass;
+  /* What the holders' lock files are made as: a concrete
+   * TesseraDynamicLockFile type (the resource type's). */
+  GType lock_file_type;
+  /* Only looking: nothing is made, changed or removed (`tessera status`). */
+  gboolean read_only;
   /* Seconds this host must have seen a holder's or a waiter's file
    * unchanged before a lost job lock makes it gone (the resource's
-   * min-age): read by @refresh, @set_holder_process and @queue_read.
-   * The resource's min-age setter changes it after open, as it changed
-   * what those were given before (no lock: a double, as the property). */
+   * min-age): read by @refresh, @set_holder_process and the queue's
+   * read. The resource's min-age setter changes it after open, as it
+   * changed what those were given before (no lock: a double, as the
+   * property). */
   double min_age;
   /* The host lease asked for (the resource's host-lease, seconds; 0:
    * none): @open's, and @get_lease's before the pool's recorded one is
@@ -448,21 +467,6 @@ gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
                                                  const char        *host_id);
 JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,
                                                  GError           **error);
-void      _tessera_pool_store_queue_read        (TesseraPoolStore  *store,
-                                                 const char        *own_name,
-                                                 gint64             own_place,
-                                                 GPtrArray         *ahead,
-                                                 gint64            *last_place,
-                                                 gint64            *own_found);
-gboolean  _tessera_pool_store_queue_put         (TesseraPoolStore  *store,
-                                                 const char        *own_name,
-                                                 const char        *text,
-                                                 gint64             own_found,
-                                                 gint64            *place,
-                                                 char             **location,
-                                                 GError           **error);
-void      _tessera_pool_store_queue_delete      (TesseraPoolStore  *store,
-                                                 const char        *location);
 char     *_tessera_pool_store_dup_location      (TesseraPoolStore  *store);
 double    _tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store,
                                                      const char       *name);
@@ -479,24 +483,8 @@ gboolean  _tessera_pool_store_side_delete       (TesseraPoolStore  *store,
                                                  const char        *name,
                                                  GError           **error);
 
-/* The folder's queue (tessera-wait-queue.c): the folder store's
- * queue_read, queue_put and queue_delete, on the pool folder @folder
- * (@read_only: entries of waiters found gone are left out, not deleted;
- * @store's min_age judges them). */
-void      _tessera_wait_queue_folder_read       (const char        *folder,
-                                                 GType              lock_file_type,
-                                                 TesseraPoolStore  *store,
-                                                 gboolean           read_only,
-                                                 const char        *own_name,
-                                                 gint64             own_place,
-                                                 GPtrArray         *ahead,
-                                                 gint64            *last_place,
-                                                 gint64            *own_found);
-gboolean  _tessera_wait_queue_folder_put        (const char        *folder,
-                                                 const char        *own_name,
-                                                 const char        *text,
-                                                 char             **location,
-                                                 GError           **error);
-void      _tessera_wait_queue_folder_delete     (const char        *location);
+/* The folder's queue (tessera-wait-queue.c), the folder store's @queue:
+ * the entries of `queue/` in the store's location, a pool folder. */
+extern const TesseraPoolStoreQueue _tessera_wait_queue_folder;
 
 G_END_DECLS

@@ -147,35 +147,6 @@ _tessera_pool_store_read_informations (TesseraPoolStore *store, GError **error)
   return store->klass->read_informations (store, error);
 }
 
-void
-_tessera_pool_store_queue_read (TesseraPoolStore *store,
-                                const char       *own_name,
-                                gint64            own_place,
-                                GPtrArray        *ahead,
-                                gint64           *last_place,
-                                gint64           *own_found)
-{
-  store->klass->queue_read (store, own_name, own_place, ahead, last_place, own_found);
-}
-
-gboolean
-_tessera_pool_store_queue_put (TesseraPoolStore *store,
-                               const char       *own_name,
-                               const char       *text,
-                               gint64            own_found,
-                               gint64           *place,
-                               char            **location,
-                               GError          **error)
-{
-  return store->klass->queue_put (store, own_name, text, own_found, place, location, error);
-}
-
-void
-_tessera_pool_store_queue_delete (TesseraPoolStore *store, const char *location)
-{
-  store->klass->queue_delete (store, location);
-}
-
 char *
 _tessera_pool_store_dup_location (TesseraPoolStore *store)
 {

@@ -29,9 +29,9 @@ TesseraPoolView *_tessera_pool_view_new   (TesseraDynamicResource     *owner,
 void      _tessera_pool_view_free         (TesseraPoolView *view);
 /* Sets up the pool (unless @read_only) in the store @settings name (the
  * folder @path by default) and its informations, starts watching it,
- * reads every holder, and refuses a pool of a newer protocol. @min_age
- * and @host_lease are the store's from then on (TesseraPoolStore): no
- * call is given them again. */
+ * reads every holder, and refuses a pool of a newer protocol.
+ * @lock_file_type, @read_only, @min_age and @host_lease are the store's
+ * from then on (TesseraPoolStore): no call is given them again. */
 gboolean  _tessera_pool_view_open         (TesseraPoolView *view,
                                            const char      *path,
                                            GType            lock_file_type,

@@ -156,6 +156,8 @@ choose_store (TesseraPoolView *view, const TesseraPoolStoreSettings *settings, G
   store = klass->create (view->owner, view->calls, &view_host, view, settings, error);
   if (store == NULL)
     return FALSE;
+  store->lock_file_type = view->store->lock_file_type;
+  store->read_only = view->store->read_only;
   store->min_age = view->store->min_age;
   store->host_lease = view->store->host_lease;
   view->store->klass->free (view->store);
@@ -185,10 +187,11 @@ _tessera_pool_view_open (TesseraPoolView *view,
     }
   view->opened = TRUE;
   /* The store's from now on, whichever it is. */
+  view->store->lock_file_type = lock_file_type;
+  view->store->read_only = read_only;
   view->store->min_age = min_age;
   view->store->host_lease = host_lease;
-  if (!choose_store (view, settings, error) ||
-      !view->store->klass->open (view->store, path, lock_file_type, read_only, error))
+  if (!choose_store (view, settings, error) || !view->store->klass->open (view->store, path, error))
     return FALSE;
   /* Polling would only read the pool again for nothing; a first interval
    * set on purpose still polls, and so does a read-only view (`tessera

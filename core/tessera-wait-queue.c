@@ -145,10 +145,9 @@ _tessera_wait_begin (TesseraDynamicDependency *dependency)
                              g_new0 (WaitState, 1), wait_state_free);
 }
 
-/* Our own entry, never through a link planted in place of queue/: the
- * folder store's queue_delete. */
-void
-_tessera_wait_queue_folder_delete (const char *path)
+/* Our own entry, never through a link planted in place of queue/. */
+static void
+delete_folder_entry (const char *path)
 {
   int saved = _tessera_unlink_pool_file (path);
 
@@ -161,7 +160,7 @@ static void
 delete_own (WaitState *state)
 {
   if (state->path != NULL)
-    _tessera_pool_store_queue_delete (state->store, state->path);
+    state->store->klass->queue->remove (state->store, state->path);
   g_clear_pointer (&state->path, g_free);
 }
 
@@ -176,7 +175,7 @@ delete_waiting (WaitState *state, gboolean final)
 
   if (state->waiting != NULL && state->waiting_store == NULL)
     {
-      _tessera_wait_queue_folder_delete (state->waiting);
+      delete_folder_entry (state->waiting);
       g_clear_pointer (&state->waiting, g_free);
     }
   else if (state->waiting != NULL && (state->waiting_live || final) &&
@@ -365,8 +364,8 @@ _tessera_wait_queue_read (double                    patience,
   view->job_uri = g_strdup (job_uri);
   view->patience = patience;
   view->ahead = g_ptr_array_new_with_free_func (g_object_unref);
-  _tessera_pool_store_queue_read (store, own_name, state != NULL ? state->ticket : 0, view->ahead,
-                                  &view->max_ticket, &view->own_found);
+  store->klass->queue->read (store, own_name, state != NULL ? state->ticket : 0, view->ahead, &view->max_ticket,
+                             &view->own_found);
   return view;
 }
 
@@ -506,22 +505,21 @@ read_entries (const char       *lock_folder,
     }
 }
 
-/* The folder store's queue_read: the entries of `F/queue/`. Thread lock
- * and ipc.lock held. A read-only view (tessera status) deletes nothing:
- * what it finds gone it leaves out. */
-void
-_tessera_wait_queue_folder_read (const char       *lock_folder,
-                                 GType             lock_file_type,
-                                 TesseraPoolStore *store,
-                                 gboolean          read_only,
-                                 const char       *own_name,
-                                 gint64            own_place,
-                                 GPtrArray        *ahead,
-                                 gint64           *last_place,
-                                 gint64           *own_found)
+/* The folder store's queue read: the entries of `F/queue/`, F the
+ * store's location. Thread lock and ipc.lock held. A read-only view
+ * (tessera status) deletes nothing: what it finds gone it leaves out. */
+static void
+folder_queue_read (TesseraPoolStore *store,
+                   const char       *own_name,
+                   gint64            own_place,
+                   GPtrArray        *ahead,
+                   gint64           *last_place,
+                   gint64           *own_found)
 {
-  read_entries (lock_folder, ".json", TRUE, lock_file_type, store, read_only, own_name, own_place, ahead, last_place,
-                own_found);
+  g_autofree char *lock_folder = _tessera_pool_store_dup_location (store);
+
+  read_entries (lock_folder, ".json", TRUE, store->lock_file_type, store, store->read_only, own_name, own_place,
+                ahead, last_place, own_found);
 }
 
 static int
@@ -543,7 +541,7 @@ _tessera_wait_queue_list (TesseraPoolStore *store)
   gint64 last_place = 0, own_found = 0;
 
   /* No name of ours and no place: every entry is before us. */
-  _tessera_pool_store_queue_read (store, "", 0, waiters, &last_place, &own_found);
+  store->klass->queue->read (store, "", 0, waiters, &last_place, &own_found);
   g_ptr_array_sort (waiters, compare_since);
   return waiters;
 }
@@ -593,7 +591,7 @@ _tessera_wait_queue_store_list_waiting (TesseraPoolStore *store,
       g_autoptr(GPtrArray) ahead = g_ptr_array_new_with_free_func (g_object_unref);
       gint64 last_place = 0, own_found = 0, since;
 
-      _tessera_pool_store_queue_read (store, own_name, 1, ahead, &last_place, &own_found);
+      store->klass->queue->read (store, own_name, 1, ahead, &last_place, &own_found);
       if (own_found > 0)
         continue;
       if (!_tessera_json_load (parser, text, strlen (text), NULL) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
@@ -688,14 +686,13 @@ _tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
   return FALSE;
 }
 
-/* The folder store's queue_put: writes @text as `F/queue/NAME`,
- * atomically. */
-gboolean
-_tessera_wait_queue_folder_put (const char  *lock_folder,
-                                const char  *own_name,
-                                const char  *text,
-                                char       **location,
-                                GError     **error)
+/* Writes @text as `F/queue/NAME`, atomically. */
+static gboolean
+put_folder_entry (const char  *lock_folder,
+                  const char  *own_name,
+                  const char  *text,
+                  char       **location,
+                  GError     **error)
 {
   g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
   g_autofree char *path = g_build_filename (folder, own_name, NULL);
@@ -723,6 +720,34 @@ _tessera_wait_queue_folder_put (const char  *lock_folder,
   *location = g_steal_pointer (&path);
   return TRUE;
 }
+
+/* The folder store's queue put: written again at the place asked, every
+ * time (its time tells other hosts that its waiter still waits). */
+static gboolean
+folder_queue_put (TesseraPoolStore *store,
+                  const char       *own_name,
+                  const char       *text,
+                  gint64            own_found,
+                  gint64           *place,
+                  char            **location,
+                  GError          **error)
+{
+  g_autofree char *lock_folder = _tessera_pool_store_dup_location (store);
+
+  return put_folder_entry (lock_folder, own_name, text, location, error);
+}
+
+static void
+folder_queue_remove (TesseraPoolStore *store, const char *location)
+{
+  delete_folder_entry (location);
+}
+
+const TesseraPoolStoreQueue _tessera_wait_queue_folder = {
+  folder_queue_read,
+  folder_queue_put,
+  folder_queue_remove,
+};
 
 /* The JSON of our entry, reserving or not as @state says. */
 static char *
@@ -777,8 +802,8 @@ write_entry (TesseraTrackedDynamicResource *self,
 {
   g_autofree char *text = entry_text (self, view, dependency, state);
 
-  return _tessera_pool_store_queue_put (view->store, view->own_name, text, view->own_found, &state->ticket,
-                                        location, error);
+  return view->store->klass->queue->put (view->store, view->own_name, text, view->own_found, &state->ticket, location,
+                                        error);
 }
 
 /* The name of our side entry of a waiter within its patience: the
@@ -850,7 +875,7 @@ write_waiting (TesseraTrackedDynamicResource *self,
          ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (".json")), view->own_name)
          : g_strconcat (view->own_name, WAITING_SUFFIX, NULL);
   text = entry_text (self, view, dependency, state);
-  if (!_tessera_wait_queue_folder_put (lock_folder, name, text, &location, &error))
+  if (!put_folder_entry (lock_folder, name, text, &location, &error))
     g_debug ("Cannot write waiting entry %s: %s", name, error->message);
   else
     {

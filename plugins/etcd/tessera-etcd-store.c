@@ -206,8 +206,6 @@ typedef struct
   GStrv endpoints;
   char *prefix;
   double ttl;
-  gboolean read_only;
-  GType lock_file_type;
   TesseraEtcdClient *client;
   TesseraEtcdPool *pool;
   SharedLease *lease;
@@ -504,16 +502,12 @@ etcd_store_force_scan (TesseraPoolStore *store)
 static gboolean
 etcd_store_open (TesseraPoolStore *store,
                  const char       *location,
-                 GType             lock_file_type,
-                 gboolean          read_only,
                  GError          **error)
 {
   EtcdStore *self = ETCD_STORE (store);
 
-  self->read_only = read_only;
-  self->lock_file_type = lock_file_type;
   self->pool = tessera_etcd_pool_new (self->client, self->prefix, self->calls->cache.name (self->owner),
-                                      lock_file_type, error);
+                                      store->lock_file_type, error);
   return self->pool != NULL;
 }
 
@@ -531,11 +525,11 @@ etcd_store_load (TesseraPoolStore *store, GError **error)
       g_autoptr(JsonNode) initial = self->calls->initial_informations (self->owner);
 
       /* Only looking: what the first writer would set up, kept in memory. */
-      if (initial != NULL && self->read_only)
+      if (initial != NULL && self->parent.read_only)
         self->calls->apply_informations (self->owner, initial, NULL);
       else if (initial != NULL && !tessera_etcd_pool_put_informations (self->pool, initial, NULL, error))
         return FALSE;
-      if (initial != NULL && !self->read_only)
+      if (initial != NULL && !self->parent.read_only)
         {
           g_clear_pointer (&state, tessera_etcd_pool_state_free);
           state = tessera_etcd_pool_read (self->pool, NULL, error);
@@ -548,7 +542,7 @@ etcd_store_load (TesseraPoolStore *store, GError **error)
   set_watch_from (self, state->revision);
   text = informations_text (state);
   apply_state (self, state, text);
-  if (!self->read_only)
+  if (!self->parent.read_only)
     self->watcher = g_thread_new ("tessera-etcd-store", watch_thread, self);
   return TRUE;
 }
@@ -717,7 +711,7 @@ new_lock_file (EtcdStore *self, const char *name, const char *job_uri, JsonNode 
   if (process != NULL)
     json_object_set_member (object, "process", tessera_process_to_json (process));
   text = json_to_string (root, FALSE);
-  lock_file = tessera_dynamic_lock_file_new_from_data (self->lock_file_type, key, text, -1, error);
+  lock_file = tessera_dynamic_lock_file_new_from_data (self->parent.lock_file_type, key, text, -1, error);
   if (lock_file != NULL)
     _tessera_dynamic_lock_file_set_mtime (lock_file, since_ns);
   return lock_file;
@@ -1032,6 +1026,12 @@ etcd_store_queue_delete (TesseraPoolStore *store, const char *location)
     g_warning (_("Cannot delete queue entry %s: %s"), location, error->message);
 }
 
+static const TesseraPoolStoreQueue etcd_store_queue = {
+  etcd_store_queue_read,
+  etcd_store_queue_put,
+  etcd_store_queue_delete,
+};
+
 /* ---------------------------------------------------------------------- */
 /* Side entries: `KIND/NAME` keys */
 
@@ -1134,9 +1134,7 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .host_expired = etcd_store_host_expired,
   .read_informations = etcd_store_read_informations,
   .write_informations = etcd_store_write_informations,
-  .queue_read = etcd_store_queue_read,
-  .queue_put = etcd_store_queue_put,
-  .queue_delete = etcd_store_queue_delete,
+  .queue = &etcd_store_queue,
   .dup_location = etcd_store_dup_location,
   .get_holder_lease_left = etcd_store_get_holder_lease_left,
   .side_list = etcd_store_side_list,
