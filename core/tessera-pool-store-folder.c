@@ -52,6 +52,9 @@ typedef struct
 } TesseraPoolStoreFolder;
 
 #define FOLDER_STORE(s) ((TesseraPoolStoreFolder *) (s))
+/* The resource served, and its type's virtual functions. */
+#define OWNER(s) TESSERA_TRACKED_DYNAMIC_RESOURCE ((s)->owner)
+#define OWNER_CLASS(s) TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS ((s)->owner)
 
 /* When watching starts. Its cost is paid once: a thread, and an inotify
  * instance whose closing waits for an RCU grace period of the kernel
@@ -372,7 +375,7 @@ folder_store_load (TesseraPoolStore *store, GError **error)
     return FALSE;
   if (!_tessera_lock_folder_has_informations (self->folder))
     {
-      g_autoptr(JsonNode) initial = self->calls->initial_informations (self->owner);
+      g_autoptr(JsonNode) initial = OWNER_CLASS (self)->initialize_informations (OWNER (self));
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && self->parent.read_only)
         self->calls->apply_informations (self->owner, initial, NULL);
@@ -380,7 +383,7 @@ folder_store_load (TesseraPoolStore *store, GError **error)
                                    !_tessera_resource_informations_write (self->informations, initial, error)))
         return FALSE;
     }
-  self->calls->reset (self->owner);
+  OWNER_CLASS (self)->reset_state (OWNER (self));
   if (self->can_watch && _tessera_lock_folder_stat_jobs (self->folder, &jobs_st) &&
       jobs_st.st_size >= LARGE_JOBS_FOLDER_BYTES)
     {

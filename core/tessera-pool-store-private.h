@@ -37,15 +37,17 @@ typedef struct _TesseraPoolStoreClass TesseraPoolStoreClass;
 typedef struct _TesseraPoolStoreQueue TesseraPoolStoreQueue;
 
 /* What a store calls in the resource it serves (upward, through this
- * table): the resource type's accounting and its informations. */
+ * table): the resource type's accounting and its informations, as the
+ * units below the store take them (callbacks). The resource type's own
+ * virtual functions that need no such adapting the store calls in the
+ * owner's class (a TesseraTrackedDynamicResourceClass), under the locks
+ * their documentation names: initialize_informations (what a new pool's
+ * informations say) and reset_state (forget every holding, before the
+ * first full read), both from @load. */
 typedef struct
 {
   TesseraLockFileCacheCalls cache;
   TesseraInformationsApply  apply_informations;
-  /* (transfer full) (nullable): what a new pool's informations say. */
-  JsonNode *(*initial_informations) (gpointer owner);
-  /* Forget every holding, before the first full read. */
-  void      (*reset)                (gpointer owner);
   /* The view let go of its locks (the thread lock, after the store's
    * exclusion): what waited for it is done, such as the audit lines of
    * the reclaims made under them. Any thread, no lock held. */

@@ -45,18 +45,6 @@ view_apply_informations (gpointer owner, JsonNode *informations, GError **error)
   return KLASS (owner)->handle_information_change (owner, informations, error);
 }
 
-static JsonNode *
-view_initial_informations (gpointer owner)
-{
-  return KLASS (owner)->initialize_informations (owner);
-}
-
-static void
-view_reset (gpointer owner)
-{
-  KLASS (owner)->reset_state (owner);
-}
-
 static void
 view_unlocked (gpointer owner)
 {
@@ -66,7 +54,5 @@ view_unlocked (gpointer owner)
 const TesseraPoolViewCalls _tessera_tracked_resource_view_calls = {
   { view_account, view_unaccount, view_name, view_reclaimed },
   view_apply_informations,
-  view_initial_informations,
-  view_reset,
   view_unlocked,
 };

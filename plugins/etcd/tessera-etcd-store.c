@@ -234,6 +234,9 @@ typedef struct
 } EtcdStore;
 
 #define ETCD_STORE(s) ((EtcdStore *) (s))
+/* The resource served, and its type's virtual functions. */
+#define OWNER(s) TESSERA_TRACKED_DYNAMIC_RESOURCE ((s)->owner)
+#define OWNER_CLASS(s) TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS ((s)->owner)
 
 /* The core names a holder as a folder's jobs/ does (`TASK@ID.json`); its
  * key is `jobs/TASK@ID`. */
@@ -522,7 +525,7 @@ etcd_store_load (TesseraPoolStore *store, GError **error)
     return FALSE;
   if (state->informations == NULL && state->informations_error == NULL)
     {
-      g_autoptr(JsonNode) initial = self->calls->initial_informations (self->owner);
+      g_autoptr(JsonNode) initial = OWNER_CLASS (self)->initialize_informations (OWNER (self));
 
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && self->parent.read_only)
@@ -537,7 +540,7 @@ etcd_store_load (TesseraPoolStore *store, GError **error)
             return FALSE;
         }
     }
-  self->calls->reset (self->owner);
+  OWNER_CLASS (self)->reset_state (OWNER (self));
   self->revision = state->revision;
   set_watch_from (self, state->revision);
   text = informations_text (state);
