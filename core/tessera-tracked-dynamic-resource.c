@@ -941,7 +941,7 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
       if (fd < 0)
         return NULL;
       refresh_locked (self, FALSE);
-      waiting = _tessera_wait_queue_store_list_waiting (STORE (self), priv->lock_file_type);
+      waiting = _tessera_wait_queue_store_list_waiting (STORE (self));
       unlock_both (self, fd);
       return waiting;
     }
@@ -950,8 +950,7 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
   fd = lock_both (self, error);
   if (fd < 0)
     return NULL;
-  waiting = _tessera_wait_queue_folder_list_waiting (priv->lock_folder, priv->lock_file_type, STORE (self),
-                                                     priv->read_only);
+  waiting = _tessera_wait_queue_folder_list_waiting (priv->lock_folder, STORE (self), priv->read_only);
   unlock_both (self, fd);
   return waiting;
 }

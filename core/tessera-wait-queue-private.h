@@ -55,17 +55,16 @@ gboolean _tessera_wait_queue_never_served     (TesseraDynamicLockFile        *en
 GPtrArray *_tessera_wait_queue_list          (struct _TesseraPoolStore      *store);
 /* (transfer container): the live waiters within their patience of the
  * folder pool at @folder (`queue/NAME.waiting`), for people, the longest
- * waiting first; those found gone removed unless @read_only. Both locks
- * held. */
+ * waiting first, as lock files of @store's type; those found gone
+ * removed unless @read_only. Both locks held. */
 GPtrArray *_tessera_wait_queue_folder_list_waiting (const char               *folder,
-                                                    GType                     lock_file_type,
                                                     struct _TesseraPoolStore *store,
                                                     gboolean                  read_only);
 /* (transfer container): the live waiters within their patience of
  * @store, which keeps side entries (`waiting/NAME` on etcd), for people,
- * the longest waiting first. Thread lock held, after a refresh. */
-GPtrArray *_tessera_wait_queue_store_list_waiting (struct _TesseraPoolStore *store,
-                                                   GType                     lock_file_type);
+ * the longest waiting first, as lock files of @store's type. Thread lock
+ * held, after a refresh. */
+GPtrArray *_tessera_wait_queue_store_list_waiting (struct _TesseraPoolStore *store);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TesseraWaitQueueView, _tessera_wait_queue_view_free)
 
 G_END_DECLS

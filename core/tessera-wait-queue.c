@@ -394,7 +394,6 @@ static void
 read_entries (const char       *lock_folder,
               const char       *suffix,
               gboolean          reserving,
-              GType             lock_file_type,
               TesseraPoolStore *store,
               gboolean          read_only,
               const char       *own_name,
@@ -469,7 +468,7 @@ read_entries (const char       *lock_folder,
           if (!json_object_get_boolean_member_with_default (object, "reserve", FALSE))
             continue;
         }
-      lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, data, (gssize) length, NULL);
+      lock_file = tessera_dynamic_lock_file_new_from_data (store->lock_file_type, path, data, (gssize) length, NULL);
       if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
         continue;
       if (!waiter_is_alive (lock_file, path, &st, min_age, store, &reason))
@@ -518,8 +517,8 @@ folder_queue_read (TesseraPoolStore *store,
 {
   g_autofree char *lock_folder = _tessera_pool_store_dup_location (store);
 
-  read_entries (lock_folder, ".json", TRUE, store->lock_file_type, store, store->read_only, own_name, own_place,
-                ahead, last_place, own_found);
+  read_entries (lock_folder, ".json", TRUE, store, store->read_only, own_name, own_place, ahead, last_place,
+                own_found);
 }
 
 static int
@@ -552,13 +551,12 @@ _tessera_wait_queue_list (TesseraPoolStore *store)
  * out, and removed unless @read_only. Thread lock and ipc.lock held. */
 GPtrArray *
 _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
-                                         GType             lock_file_type,
                                          TesseraPoolStore *store,
                                          gboolean          read_only)
 {
   GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
 
-  read_entries (lock_folder, WAITING_SUFFIX, FALSE, lock_file_type, store, read_only, NULL, 0, waiters, NULL, NULL);
+  read_entries (lock_folder, WAITING_SUFFIX, FALSE, store, read_only, NULL, 0, waiters, NULL, NULL);
   g_ptr_array_sort (waiters, compare_since);
   return waiters;
 }
@@ -571,8 +569,7 @@ _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
  * reserving entry is left out (that one shows it; the side entry goes at
  * the end of its wait). Thread lock held, after a refresh. */
 GPtrArray *
-_tessera_wait_queue_store_list_waiting (TesseraPoolStore *store,
-                                        GType             lock_file_type)
+_tessera_wait_queue_store_list_waiting (TesseraPoolStore *store)
 {
   GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GHashTable) entries = _tessera_pool_store_side_list (store, WAITING_KIND);
@@ -596,7 +593,7 @@ _tessera_wait_queue_store_list_waiting (TesseraPoolStore *store,
         continue;
       if (!_tessera_json_load (parser, text, strlen (text), NULL) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         continue;
-      lock_file = tessera_dynamic_lock_file_new_from_data (lock_file_type, path, text, -1, NULL);
+      lock_file = tessera_dynamic_lock_file_new_from_data (store->lock_file_type, path, text, -1, NULL);
       if (lock_file == NULL || !tessera_dynamic_lock_file_is_valid (lock_file))
         continue;
       since = json_object_get_int_member_with_default (json_node_get_object (json_parser_get_root (parser)),
@@ -830,7 +827,6 @@ write_waiting (TesseraTrackedDynamicResource *self,
 {
   TesseraDynamicResource *resource = TESSERA_DYNAMIC_RESOURCE (self);
   g_autofree char *lock_folder = NULL;
-  GType lock_file_type = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->lock_file_type;
   g_autofree char *name = NULL;
   g_autofree char *text = NULL;
   g_autofree char *location = NULL;
@@ -866,10 +862,8 @@ write_waiting (TesseraTrackedDynamicResource *self,
   g_object_get (self, "lock-folder", &lock_folder, NULL);
   if (lock_folder == NULL)
     return;
-  if (lock_file_type == G_TYPE_INVALID)
-    lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
   if (state->waiting == NULL)
-    live = _tessera_wait_queue_folder_list_waiting (lock_folder, lock_file_type, view->store, FALSE);
+    live = _tessera_wait_queue_folder_list_waiting (lock_folder, view->store, FALSE);
   /* NAME.waiting for NAME.json: acquires read only "*.json". */
   name = g_str_has_suffix (view->own_name, ".json")
          ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (".json")), view->own_name)
