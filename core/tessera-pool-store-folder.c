@@ -331,6 +331,7 @@ folder_store_open (TesseraPoolStore *store,
                                                _tessera_watch_box_ref (self->box), _tessera_watch_box_ref,
                                                _tessera_watch_box_unref);
   _tessera_host_lease_set_time (_tessera_holder_monitor_get_lease (self->holders), host_lease);
+  store->proof = _tessera_holder_monitor_get_lease (self->holders);
   _tessera_resource_informations_set_host_lease (self->informations, host_lease);
   if (host_lease > 0)
     _tessera_resource_informations_set_required (self->informations, TESSERA_POOL_PROTOCOL_LEASE);
@@ -519,49 +520,17 @@ folder_store_dup_holder_location (TesseraPoolStore *store, const char *name)
 }
 
 /* ---------------------------------------------------------------------- */
-/* This process's liveness proof: the host lease (when the pool has one) */
+/* This process's liveness proof: the host lease (when the pool has one),
+ * the store's proof from open on, called as it is. */
 
-static void
-folder_store_hold (TesseraPoolStore *store)
-{
-  _tessera_host_lease_hold (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders));
-}
-
-static void
-folder_store_unhold (TesseraPoolStore *store)
-{
-  _tessera_host_lease_unhold (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders));
-}
-
-/* Any thread: the store's holder monitor is set once, at open. */
-static double
-folder_store_get_unrenewed (TesseraPoolStore *store)
-{
-  TesseraHolderMonitor *holders = FOLDER_STORE (store)->holders;
-
-  return holders != NULL ? _tessera_host_lease_unrenewed_for (_tessera_holder_monitor_get_lease (holders)) : 0;
-}
-
-static double
-folder_store_get_lease (TesseraPoolStore *store)
-{
-  TesseraHolderMonitor *holders = FOLDER_STORE (store)->holders;
-
-  return holders != NULL ? _tessera_host_lease_get_time (_tessera_holder_monitor_get_lease (holders))
-                         : store->host_lease;
-}
-
-static gboolean
-folder_store_renew (TesseraPoolStore *store, GError **error)
-{
-  return _tessera_host_lease_renew_first (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders), error);
-}
-
-static gboolean
-folder_store_host_expired (TesseraPoolStore *store, const char *host_id)
-{
-  return _tessera_host_lease_expired (_tessera_holder_monitor_get_lease (FOLDER_STORE (store)->holders), host_id);
-}
+static const TesseraPoolStoreLiveness folder_store_liveness = {
+  .hold = (void (*) (gpointer)) _tessera_host_lease_hold,
+  .unhold = (void (*) (gpointer)) _tessera_host_lease_unhold,
+  .get_unrenewed = (double (*) (gpointer)) _tessera_host_lease_unrenewed_for,
+  .get_lease = (double (*) (gpointer)) _tessera_host_lease_get_time,
+  .renew = (gboolean (*) (gpointer, GError **)) _tessera_host_lease_renew_first,
+  .host_expired = (gboolean (*) (gpointer, const char *)) _tessera_host_lease_expired,
+};
 
 /* ---------------------------------------------------------------------- */
 /* informations.json */
@@ -638,12 +607,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .check_holder_name = folder_store_check_holder_name,
   .remove_holder = folder_store_remove_holder,
   .dup_holder_location = folder_store_dup_holder_location,
-  .hold = folder_store_hold,
-  .unhold = folder_store_unhold,
-  .get_unrenewed = folder_store_get_unrenewed,
-  .get_lease = folder_store_get_lease,
-  .renew = folder_store_renew,
-  .host_expired = folder_store_host_expired,
+  .liveness = &folder_store_liveness,
   .read_informations = folder_store_read_informations,
   .write_informations = folder_store_write_informations,
   .queue = &_tessera_wait_queue_folder,   /* `queue/` (tessera-wait-queue.c) */

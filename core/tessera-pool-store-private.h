@@ -35,6 +35,7 @@ G_BEGIN_DECLS
 typedef struct _TesseraPoolStore      TesseraPoolStore;
 typedef struct _TesseraPoolStoreClass TesseraPoolStoreClass;
 typedef struct _TesseraPoolStoreQueue TesseraPoolStoreQueue;
+typedef struct _TesseraPoolStoreLiveness TesseraPoolStoreLiveness;
 
 /* What a store calls in the resource it serves (upward, through this
  * table): the resource type's accounting and its informations, as the
@@ -159,6 +160,46 @@ struct _TesseraPoolStoreQueue
 };
 
 /**
+ * TesseraPoolStoreLiveness:
+ * @hold: this process holds one more thing here (keep its liveness
+ *   proof alive: a host lease, a store lease). Between @begin and @end.
+ * @unhold: one thing fewer. Between @begin and @end.
+ * @get_unrenewed: seconds this process has held something here without
+ *   renewing its liveness proof (0: none, or nothing held). Any thread.
+ * @get_lease: the time to live of this process's liveness proof (the
+ *   pool's recorded one wins over the configured one); 0: none. Any
+ *   thread.
+ * @host_expired: whether the liveness proof of host @host_id (a host
+ *   lease) expired, so what its processes left here is gone. Between
+ *   @begin and @end; asked through _tessera_pool_store_host_expired(),
+ *   by the holder monitor only (one place judges a holder).
+ * @renew: renews this process's liveness proof before a holder is
+ *   written, so the holder never outlives it unseen. Between @begin and
+ *   @end.
+ *
+ * This process's liveness proof in a store, and other hosts'
+ * (TesseraPoolStoreClass's @liveness), each called on the store's
+ * @proof: `store->klass->liveness->hold (store->proof)`; @begin and @end
+ * are the class's. The folder store's proof is the pool's host lease,
+ * and these are the host lease's own functions
+ * (tessera-host-lease-private.h). @proof is %NULL until @open made it:
+ * then nothing is held here, nothing was left unrenewed (0), and the
+ * lease is the configured one (the store's host_lease). Every member is
+ * set.
+ */
+struct _TesseraPoolStoreLiveness
+{
+  void      (*hold)          (gpointer     proof);
+  void      (*unhold)        (gpointer     proof);
+  double    (*get_unrenewed) (gpointer     proof);
+  double    (*get_lease)     (gpointer     proof);
+  gboolean  (*renew)         (gpointer     proof,
+                              GError     **error);
+  gboolean  (*host_expired)  (gpointer     proof,
+                              const char  *host_id);
+};
+
+/**
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
  * @wakes_waiters: its change notification misses nothing (etcd's watch,
@@ -237,20 +278,8 @@ struct _TesseraPoolStoreQueue
  * @dup_holder_location: (transfer full) (nullable): where holder @name
  *   lives, for people (a path, a key); %NULL when @open failed early.
  *   Any thread.
- * @hold: this process holds one more thing here (keep its liveness
- *   proof alive: a host lease, a store lease). Between @begin and @end.
- * @unhold: one thing fewer. Between @begin and @end.
- * @get_unrenewed: seconds this process has held something here without
- *   renewing its liveness proof (0: none, or nothing held). Any thread.
- * @get_lease: the time to live of this process's liveness proof once
- *   open (the pool's recorded one wins), else the configured one (the
- *   store's host_lease); 0: none. Any thread.
- * @host_expired: whether the liveness proof of host @host_id (a host
- *   lease) expired, so what its processes left here is gone. Between
- *   @begin and @end.
- * @renew: renews this process's liveness proof before a holder is
- *   written, so the holder never outlives it unseen. Between @begin and
- *   @end.
+ * @liveness: this process's liveness proof here, and other hosts'
+ *   (TesseraPoolStoreLiveness, on the store's proof).
  * @read_informations: (transfer full): the pool's informations as they
  *   are now. Any thread, no lock.
  * @write_informations: applies them through the resource type (which
@@ -348,14 +377,7 @@ struct _TesseraPoolStoreClass
   char     *(*dup_holder_location) (TesseraPoolStore      *store,
                                     const char            *name);
 
-  void      (*hold)               (TesseraPoolStore       *store);
-  void      (*unhold)             (TesseraPoolStore       *store);
-  double    (*get_unrenewed)      (TesseraPoolStore       *store);
-  double    (*get_lease)          (TesseraPoolStore       *store);
-  gboolean  (*renew)              (TesseraPoolStore       *store,
-                                   GError                **error);
-  gboolean  (*host_expired)       (TesseraPoolStore       *store,
-                                   const char             *host_id);
+  const TesseraPoolStoreLiveness *liveness;
 
   JsonNode *(*read_informations)  (TesseraPoolStore       *store,
                                    GError                **error);
@@ -402,9 +424,12 @@ struct _TesseraPoolStore
    * property). */
   double min_age;
   /* The host lease asked for (the resource's host-lease, seconds; 0:
-   * none): @open's, and @get_lease's before the pool's recorded one is
-   * known. */
+   * none): @open's, and the lease while @proof is %NULL. */
   double host_lease;
+  /* What the class's @liveness is called on (the folder store's host
+   * lease, set by its @open; the etcd store itself, from @create); %NULL
+   * until then. Set once, read from any thread. */
+  gpointer proof;
 };
 
 /* The folder store, built in: @owner, @calls, @host and @view outlive it.
@@ -459,12 +484,8 @@ char     *_tessera_pool_store_dup_holder_location (TesseraPoolStore *store,
 gboolean  _tessera_pool_store_commit            (TesseraPoolStore  *store,
                                                  GError           **error);
 gint64    _tessera_pool_store_get_token         (TesseraPoolStore  *store);
-void      _tessera_pool_store_hold              (TesseraPoolStore  *store);
-void      _tessera_pool_store_unhold            (TesseraPoolStore  *store);
-double    _tessera_pool_store_get_unrenewed     (TesseraPoolStore  *store);
-double    _tessera_pool_store_get_lease         (TesseraPoolStore  *store);
-gboolean  _tessera_pool_store_renew             (TesseraPoolStore  *store,
-                                                 GError           **error);
+/* The liveness's host_expired, named: one place judges a holder, and
+ * scripts/check-layers.py sees who asks. */
 gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
                                                  const char        *host_id);
 JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,

@@ -105,40 +105,10 @@ _tessera_pool_store_get_token (TesseraPoolStore *store)
   return store->klass->get_token (store);
 }
 
-void
-_tessera_pool_store_hold (TesseraPoolStore *store)
-{
-  store->klass->hold (store);
-}
-
-void
-_tessera_pool_store_unhold (TesseraPoolStore *store)
-{
-  store->klass->unhold (store);
-}
-
-double
-_tessera_pool_store_get_unrenewed (TesseraPoolStore *store)
-{
-  return store->klass->get_unrenewed (store);
-}
-
-double
-_tessera_pool_store_get_lease (TesseraPoolStore *store)
-{
-  return store->klass->get_lease (store);
-}
-
-gboolean
-_tessera_pool_store_renew (TesseraPoolStore *store, GError **error)
-{
-  return store->klass->renew (store, error);
-}
-
 gboolean
 _tessera_pool_store_host_expired (TesseraPoolStore *store, const char *host_id)
 {
-  return store->klass->host_expired (store, host_id);
+  return store->klass->liveness->host_expired (store->proof, host_id);
 }
 
 JsonNode *

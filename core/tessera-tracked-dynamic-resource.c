@@ -147,6 +147,18 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->finalize (object);
 }
 
+/* Once open, the pool's recorded lease wins (the store's proof knows it). */
+static double
+get_host_lease (TesseraTrackedDynamicResourcePrivate *priv)
+{
+  TesseraPoolStore *store;
+
+  if (priv->view == NULL || !_tessera_pool_view_is_open (priv->view))
+    return priv->host_lease;
+  store = _tessera_pool_view_get_store (priv->view);
+  return store->proof != NULL ? store->klass->liveness->get_lease (store->proof) : store->host_lease;
+}
+
 static void
 tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
@@ -161,9 +173,7 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     case PROP_AUDIT: g_value_set_string (value, priv->audit); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
     case PROP_HOST_LEASE:
-      /* Once open, the pool's recorded lease wins. */
-      g_value_set_double (value, priv->view == NULL || !_tessera_pool_view_is_open (priv->view) ? priv->host_lease :
-                          _tessera_pool_store_get_lease (_tessera_pool_view_get_store (priv->view)));
+      g_value_set_double (value, get_host_lease (priv));
       break;
     default: _tessera_pool_store_settings_get (&priv->store, prop_id - N_PROPS, value);
     }
@@ -638,7 +648,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
   if (!_tessera_wait_queue_decide (self, queue, dependency, STORE (self),
                                    resource_name (self), error))
     return FALSE;
-  if (!tessera_job_hold (job, error) || !_tessera_pool_store_renew (STORE (self), error) ||
+  if (!tessera_job_hold (job, error) || !STORE (self)->klass->liveness->renew (STORE (self)->proof, error) ||
       !KLASS (self)->do_acquire (self, dependency, error))
     return FALSE;
 
@@ -651,7 +661,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
     }
   *token = _tessera_pool_store_get_token (STORE (self));
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
-  _tessera_pool_store_hold (STORE (self));
+  STORE (self)->klass->liveness->hold (STORE (self)->proof);
   g_debug ("Acquired %s for %s", resource_name (self), name);
   return TRUE;
 }
@@ -738,7 +748,7 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   if (fd < 0)
     return FALSE;
   /* Once per acquire that succeeded, even if its lock file is gone since. */
-  _tessera_pool_store_unhold (STORE (self));
+  STORE (self)->klass->liveness->unhold (STORE (self)->proof);
   refresh_locked (self, FALSE);
   cached = _tessera_pool_store_get_holder (STORE (self), name);
   if (cached == NULL)

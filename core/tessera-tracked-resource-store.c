@@ -80,8 +80,11 @@ tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicRes
 double
 tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResource *self)
 {
+  TesseraPoolStore *store;
+
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
-  return VIEW (self) != NULL ? _tessera_pool_store_get_unrenewed (STORE (self)) : 0;
+  store = VIEW (self) != NULL ? STORE (self) : NULL;
+  return store != NULL && store->proof != NULL ? store->klass->liveness->get_unrenewed (store->proof) : 0;
 }
 
 /**

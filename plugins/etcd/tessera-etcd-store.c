@@ -875,13 +875,13 @@ etcd_store_dup_holder_location (TesseraPoolStore *store, const char *name)
 /* This process's liveness proof: the lease */
 
 static void
-etcd_store_hold (TesseraPoolStore *store)
+etcd_store_hold (gpointer store)
 {
   g_atomic_int_inc (&ETCD_STORE (store)->holds);
 }
 
 static void
-etcd_store_unhold (TesseraPoolStore *store)
+etcd_store_unhold (gpointer store)
 {
   EtcdStore *self = ETCD_STORE (store);
 
@@ -890,7 +890,7 @@ etcd_store_unhold (TesseraPoolStore *store)
 }
 
 static double
-etcd_store_get_unrenewed (TesseraPoolStore *store)
+etcd_store_get_unrenewed (gpointer store)
 {
   EtcdStore *self = ETCD_STORE (store);
 
@@ -898,7 +898,7 @@ etcd_store_get_unrenewed (TesseraPoolStore *store)
 }
 
 static double
-etcd_store_get_lease (TesseraPoolStore *store)
+etcd_store_get_lease (gpointer store)
 {
   return ETCD_STORE (store)->ttl;
 }
@@ -906,7 +906,7 @@ etcd_store_get_lease (TesseraPoolStore *store)
 /* Granted before the first holder is written (again once lost): the
  * keep-alive thread renews it. */
 static gboolean
-etcd_store_renew (TesseraPoolStore *store, GError **error)
+etcd_store_renew (gpointer store, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
 
@@ -914,10 +914,20 @@ etcd_store_renew (TesseraPoolStore *store, GError **error)
 }
 
 static gboolean
-etcd_store_host_expired (TesseraPoolStore *store, const char *host_id)
+etcd_store_host_expired (gpointer store, const char *host_id)
 {
   return FALSE;
 }
+
+/* Called on the store itself (its proof from create on). */
+static const TesseraPoolStoreLiveness etcd_store_liveness = {
+  etcd_store_hold,
+  etcd_store_unhold,
+  etcd_store_get_unrenewed,
+  etcd_store_get_lease,
+  etcd_store_renew,
+  etcd_store_host_expired,
+};
 
 /* ---------------------------------------------------------------------- */
 /* Informations */
@@ -1129,12 +1139,7 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .check_holder_name = etcd_store_check_holder_name,
   .remove_holder = etcd_store_remove_holder,
   .dup_holder_location = etcd_store_dup_holder_location,
-  .hold = etcd_store_hold,
-  .unhold = etcd_store_unhold,
-  .get_unrenewed = etcd_store_get_unrenewed,
-  .get_lease = etcd_store_get_lease,
-  .renew = etcd_store_renew,
-  .host_expired = etcd_store_host_expired,
+  .liveness = &etcd_store_liveness,
   .read_informations = etcd_store_read_informations,
   .write_informations = etcd_store_write_informations,
   .queue = &etcd_store_queue,
@@ -1189,6 +1194,7 @@ etcd_store_create (TesseraDynamicResource         *owner,
     }
   self = g_new0 (EtcdStore, 1);
   self->parent.klass = &etcd_store_class;
+  self->parent.proof = self;
   self->owner = owner;
   self->calls = calls;
   self->host = host;
