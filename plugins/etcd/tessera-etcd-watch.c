@@ -528,6 +528,17 @@ watch_next (TesseraEtcdWatch  *watch,
             JsonObject *failure = _tessera_etcd_member_object (root, "error");
             const char *text = _tessera_etcd_member_string (failure, "message");
 
+            /* Its member is unavailable for now (it lost the leader: an
+             * election is under way): the stream ends there and the
+             * reading thread opens it again elsewhere, from the next
+             * revision, as after a cancel. */
+            if (_tessera_etcd_member_int (failure, "grpc_code") == 14 ||
+                (text != NULL && strstr (text, "no leader") != NULL))
+              {
+                g_debug ("etcd watch: its member said \"%s\": the watch goes on elsewhere", text != NULL ? text : "?");
+                item_free (item);
+                continue;
+              }
             g_set_error (error, TESSERA_ETCD_ERROR, TESSERA_ETCD_ERROR_REFUSED,
                          _("etcd ended the watch: %s"), text != NULL ? text : "?");
             item_free (item);
