@@ -2616,6 +2616,41 @@ test_store_tls_refused (Fixture *f, gconstpointer data)
     }
 }
 
+/* `tessera run --no-wait` and `tessera status` on a pool whose only
+ * member is @endpoint, which cannot be used: each fails within 15 s
+ * with the exit status of a store that cannot be used or reached (68)
+ * and one line that names the endpoint. */
+static void
+assert_store_unusable (Fixture *f, const char *endpoint)
+{
+  g_autofree char *config = g_build_filename (f->dir, "unusable.conf", NULL);
+  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
+                                           "prefix=/tool/\ntotal=2\n", endpoint);
+  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
+  const char *status[] = { "status", NULL };
+  const char * const *commands[] = { run, status };
+
+  test_write_file (config, text);
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, commands[i]);
+      g_autoptr(GBytes) out = NULL;
+      g_autoptr(GBytes) err = NULL;
+      g_autofree char *said = NULL;
+      gint64 start = g_get_monotonic_time ();
+      int code = test_run_capture (argv, &out, &err);
+      double took = (g_get_monotonic_time () - start) / 1e6;
+
+      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+      g_test_message ("tessera %s: exit %d after %.2f s: %s", commands[i][0], code, took, said);
+      g_assert_cmpint (code, ==, 68);
+      g_assert_cmpfloat (took, <, 15);
+      g_assert_nonnull (strstr (said, endpoint));
+      /* One line: its end is the only one. */
+      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
+    }
+}
+
 /* A server that is not etcd: it answers every request with an HTML
  * page (404), as a web server or a proxy at a wrong port does. Served
  * on a thread of its own until stopped. */
@@ -2707,33 +2742,9 @@ static void
 test_store_not_etcd (Fixture *f, gconstpointer data)
 {
   NotEtcd *server = not_etcd_start ();
-  g_autofree char *config = g_build_filename (f->dir, "not-etcd.conf", NULL);
   g_autofree char *endpoint = g_strdup_printf ("http://127.0.0.1:%u", server->port);
-  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
-                                           "prefix=/tool/\ntotal=2\n", endpoint);
-  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
-  const char *status[] = { "status", NULL };
-  const char * const *commands[] = { run, status };
 
-  test_write_file (config, text);
-  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
-    {
-      g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, commands[i]);
-      g_autoptr(GBytes) out = NULL;
-      g_autoptr(GBytes) err = NULL;
-      g_autofree char *said = NULL;
-      gint64 start = g_get_monotonic_time ();
-      int code = test_run_capture (argv, &out, &err);
-      double took = (g_get_monotonic_time () - start) / 1e6;
-
-      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
-      g_test_message ("tessera %s: exit %d after %.2f s: %s", commands[i][0], code, took, said);
-      g_assert_cmpint (code, ==, 68);
-      g_assert_cmpfloat (took, <, 15);
-      g_assert_nonnull (strstr (said, endpoint));
-      /* One line: its end is the only one. */
-      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
-    }
+  assert_store_unusable (f, endpoint);
   not_etcd_stop (server);
 }
 
@@ -2928,33 +2939,9 @@ dead_port (void)
 static void
 test_store_unreachable (Fixture *f, gconstpointer data)
 {
-  g_autofree char *config = g_build_filename (f->dir, "dead.conf", NULL);
   g_autofree char *endpoint = g_strdup_printf ("http://127.0.0.1:%u", dead_port ());
-  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
-                                           "prefix=/tool/\ntotal=2\n", endpoint);
-  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
-  const char *status[] = { "status", NULL };
-  const char * const *commands[] = { run, status };
 
-  test_write_file (config, text);
-  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
-    {
-      g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, commands[i]);
-      g_autoptr(GBytes) out = NULL;
-      g_autoptr(GBytes) err = NULL;
-      g_autofree char *said = NULL;
-      gint64 start = g_get_monotonic_time ();
-      int code = test_run_capture (argv, &out, &err);
-      double took = (g_get_monotonic_time () - start) / 1e6;
-
-      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
-      g_test_message ("tessera %s: exit %d after %.2f s: %s", commands[i][0], code, took, said);
-      g_assert_cmpint (code, ==, 68);
-      g_assert_cmpfloat (took, <, 15);
-      g_assert_nonnull (strstr (said, endpoint));
-      /* One line: its end is the only one. */
-      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
-    }
+  assert_store_unusable (f, endpoint);
 }
 
 /* A loopback port where a connection is never established: a listener
@@ -3016,33 +3003,9 @@ static void
 test_store_connect_hangs (Fixture *f, gconstpointer data)
 {
   g_autoptr(GPtrArray) fillers = NULL;
-  g_autofree char *config = g_build_filename (f->dir, "hanging.conf", NULL);
   g_autofree char *endpoint = g_strdup_printf ("http://127.0.0.1:%u", hanging_port (&fillers));
-  g_autofree char *text = g_strdup_printf ("[resource tokens]\ntype=countertoken\nstore=etcd\nendpoints=%s\n"
-                                           "prefix=/tool/\ntotal=2\n", endpoint);
-  const char *run[] = { "run", "--no-wait", "--need", "tokens=1", "--", "true", NULL };
-  const char *status[] = { "status", NULL };
-  const char * const *commands[] = { run, status };
 
-  test_write_file (config, text);
-  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
-    {
-      g_autoptr(GPtrArray) argv = tool_argv (f, config, NULL, commands[i]);
-      g_autoptr(GBytes) out = NULL;
-      g_autoptr(GBytes) err = NULL;
-      g_autofree char *said = NULL;
-      gint64 start = g_get_monotonic_time ();
-      int code = test_run_capture (argv, &out, &err);
-      double took = (g_get_monotonic_time () - start) / 1e6;
-
-      said = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
-      g_test_message ("tessera %s: exit %d after %.2f s: %s", commands[i][0], code, took, said);
-      g_assert_cmpint (code, ==, 68);
-      g_assert_cmpfloat (took, <, 15);
-      g_assert_nonnull (strstr (said, endpoint));
-      /* One line: its end is the only one. */
-      g_assert_cmpstr (strchr (said, '\n'), ==, "\n");
-    }
+  assert_store_unusable (f, endpoint);
 }
 
 /* Bad store settings: one line each, naming what is wrong. */
