@@ -43,6 +43,17 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->config);
 }
 
+/* The fixture's configuration: one counter r of @total units in TMP/r,
+ * its hosts on a lease of @lease seconds. */
+void
+use_lease_config (Fixture *f, gint64 total, double lease)
+{
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=%" G_GINT64_FORMAT
+                                             "\nhost-lease=%g\n", f->tmp, total, lease);
+
+  test_write_file (f->config, config);
+}
+
 TestCounter *
 open_counter (Fixture *f)
 {

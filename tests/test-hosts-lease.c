@@ -151,8 +151,6 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   /* The holder is healthy until the kill: its renewals may stall for half
    * the lease before its fence acts (see test_lease_healthy_run). */
   const double lease = 5;
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
-                                             f->tmp, lease);
   const Place here = { .poll_max = "1" };
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) holder = NULL;
@@ -168,7 +166,7 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
   GPid wrapper, command;
   double reclaim;
 
-  test_write_file (f->config, config);
+  use_lease_config (f, 1, lease);
   holder = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
                                 "run", "--need", "r=1", "--", "sh", "-c",
                                 "echo \"ready $TESSERA_JOB_LOCK_FD\"; read x || true", NULL);
@@ -218,14 +216,12 @@ static void
 test_lease_healthy_run (Fixture *f, gconstpointer data)
 {
   const double lease = 8;
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
-                                             f->tmp, lease);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) run = NULL;
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
 
-  test_write_file (f->config, config);
+  use_lease_config (f, 1, lease);
   run = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
                     "run", "--need", "r=1", "--", "sleep", "17", NULL);
   g_assert_no_error (error);
@@ -278,8 +274,6 @@ test_lease_fence (Fixture *f, gconstpointer data)
 {
   gboolean ignores_term = GPOINTER_TO_INT (data);
   const double lease = 4;
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
-                                             f->tmp, lease);
   g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
   g_autofree char *moved = g_build_filename (f->tmp, "r", "hosts-moved", NULL);
   g_autoptr(GError) error = NULL;
@@ -289,7 +283,7 @@ test_lease_fence (Fixture *f, gconstpointer data)
   gint64 broken;
   double ended;
 
-  test_write_file (f->config, config);
+  use_lease_config (f, 1, lease);
   run = spawn_run_holding (f, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                            ignores_term ? "trap '' TERM; echo $$; while :; do sleep 0.05; done"
                                         : "echo $$; exec sleep 600", &command);
@@ -377,8 +371,6 @@ test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
    * ASan build), the holder's renewals stalled past what a 3 s lease
    * survived then; a renewer may stall for half the lease. */
   const double lease = 8;
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
-                                             f->tmp, lease);
   g_autofree char *plain_config = g_build_filename (f->tmp, "plain.conf", NULL);
   g_autofree char *plain = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n", f->tmp);
   g_autofree char *info_path = g_build_filename (f->tmp, "r", "informations.json", NULL);
@@ -392,7 +384,7 @@ test_lease_recorded_in_pool (Fixture *f, gconstpointer data)
   g_autofree char *ready = NULL;
   g_autofree char *err = NULL;
 
-  test_write_file (f->config, config);
+  use_lease_config (f, 1, lease);
   test_write_file (plain_config, plain);
   /* A run with the lease makes the pool, and leaves host-b's heartbeat. */
   first = spawn_on_other_host (f, "host-b", G_SUBPROCESS_FLAGS_NONE, &error, "run", "--need", "r=1", "--", "true",
@@ -644,14 +636,12 @@ static void
 test_lease_fence_reaches_descendants (Fixture *f, gconstpointer data)
 {
   const double lease = 4;
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
-                                             f->tmp, lease);
   g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
   g_autofree char *moved = g_build_filename (f->tmp, "r", "hosts-moved", NULL);
   g_autoptr(GSubprocess) run = NULL;
   GPid pids[3];
 
-  test_write_file (f->config, config);
+  use_lease_config (f, 1, lease);
   run = spawn_run_forking (f, pids);
   g_assert_true (g_file_test (hosts, G_FILE_TEST_IS_DIR));
   g_assert_cmpint (g_rename (hosts, moved), ==, 0);
@@ -779,15 +769,13 @@ test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
    * the holder, whose renewer is the one that must do the removing (a
    * renewer may stall for half the lease). */
   const double lease = 6;
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=2\nhost-lease=%g\n",
-                                             f->tmp, lease);
   const Place there = { .host = "host-b" };
   g_autoptr(GSubprocess) holder = NULL;
   g_autofree char *temporary = NULL;
   gint64 deadline;
   double written;
 
-  test_write_file (f->config, config);
+  use_lease_config (f, 2, lease);
   holder = start_holder_at (f, &there, NULL, NULL);
   temporary = kill_renewer_half_way (f, "host-b");
   written = file_time (temporary);

@@ -341,14 +341,12 @@ static void
 test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
 {
   const double lease = 4;
-  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=%g\n",
-                                             f->tmp, lease);
   const Place there = { .host = "host-b" };
   g_autofree char *temporary = NULL;
   gint64 deadline;
   double written, after;
 
-  test_write_file (f->config, config);
+  use_lease_config (f, 1, lease);
   g_assert_cmpint (try_at (f, &there), ==, 0);   /* makes the pool */
   temporary = kill_renewer_half_way (f, "host-b");
   written = file_time (temporary);
