@@ -489,9 +489,7 @@ test_store_acquire_release (Fixture *f, gconstpointer data)
   g_assert_cmpuint (jobs->len, ==, 1);
   g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->key, ==, "/store/tokens/jobs/task@B");
 
-  helper_close_stdin (second);
-  helper_expect_line (second, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (second), ==, 0);
+  release_store_child (second);
   g_ptr_array_unref (jobs);
   jobs = pool_keys (f, "jobs/");
   g_assert_cmpuint (jobs->len, ==, 0);
@@ -589,6 +587,16 @@ gint64
 metric (Fixture *f, const char *name)
 {
   return member_metric (f, 0, name);
+}
+
+/* A store child that holds lets go (its input closed): it says
+ * "RELEASED" and ends well. */
+void
+release_store_child (Helper *child)
+{
+  helper_close_stdin (child);
+  helper_expect_line (child, "RELEASED", 60);
+  g_assert_cmpint (helper_wait (child), ==, 0);
 }
 
 /* The holder lets go; the waiter gets its share, then lets go too. */
@@ -744,7 +752,7 @@ tool_hand_over (Fixture *f, const char *config)
 
 /* When this program runs as a store child (STORE_ENV set, see
  * store_child()): its exit status; else -1. */
-int
+static int
 etcd_store_child_main (int argc, char **argv)
 {
   if (g_getenv (STORE_ENV) != NULL && argc >= 5 &&
@@ -756,12 +764,17 @@ etcd_store_child_main (int argc, char **argv)
 
 static char *runtime;
 
-/* The start of a test program's main: a runtime folder of this run's
- * (what the clients learn of hung members, RUNTIME/tessera/etcd-members,
- * stays there, not in the user's), then GLib's tests. */
+/* The start of a test program's main. Run as a store child, it is
+ * that child, to its end. Else a runtime folder of this run's (what the
+ * clients learn of hung members, RUNTIME/tessera/etcd-members, stays
+ * there, not in the user's), then GLib's tests. */
 void
 etcd_test_init (int *argc, char ***argv)
 {
+  int child = etcd_store_child_main (*argc, *argv);
+
+  if (child >= 0)
+    exit (child);
   runtime = test_make_tmpdir ();
   g_setenv ("XDG_RUNTIME_DIR", runtime, TRUE);
   g_test_init (argc, argv, NULL);

@@ -471,10 +471,6 @@ test_store_request_timeout (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  int child = etcd_store_child_main (argc, argv);
-
-  if (child >= 0)
-    return child;
   etcd_test_init (&argc, &argv);
   etcd_test_add ("/etcd/store/unreachable", NULL, test_store_unreachable);
   etcd_test_add ("/etcd/store/connect-hangs", NULL, test_store_connect_hangs);

@@ -117,12 +117,8 @@ test_store_fencing_tokens (Fixture *f, gconstpointer data)
 
           g_assert_cmpint (kv->create_revision, ==, g_str_has_suffix (kv->key, id_a) ? token_a : token_b);
         }
-      helper_close_stdin (a);
-      helper_expect_line (a, "RELEASED", 60);
-      g_assert_cmpint (helper_wait (a), ==, 0);
-      helper_close_stdin (b);
-      helper_expect_line (b, "RELEASED", 60);
-      g_assert_cmpint (helper_wait (b), ==, 0);
+      release_store_child (a);
+      release_store_child (b);
     }
 }
 
@@ -206,22 +202,16 @@ test_store_mutex_intents (Fixture *f, gconstpointer data)
   intent_host = intent_machine_id (f);
   g_assert_cmpstr (intent_host, ==, machine_b);
 
-  helper_close_stdin (a);
-  helper_expect_line (a, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (a), ==, 0);
+  release_store_child (a);
   expect_acquired (b, 120);
   jobs = range_prefix (f, "/store/lock/jobs/", NULL);
   g_assert_cmpuint (jobs->len, ==, 1);
   g_assert_cmpstr (((TesseraEtcdKv *) g_ptr_array_index (jobs, 0))->key, ==, "/store/lock/jobs/task@B");
   g_assert_cmpuint (count_intents (f), ==, 0);
 
-  helper_close_stdin (b);
-  helper_expect_line (b, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (b), ==, 0);
+  release_store_child (b);
   expect_acquired (c, 120);
-  helper_close_stdin (c);
-  helper_expect_line (c, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (c), ==, 0);
+  release_store_child (c);
   g_assert_cmpuint (count_intents (f), ==, 0);
 }
 
@@ -454,19 +444,13 @@ test_store_waiter_leader_stopped (Fixture *f, gconstpointer data)
                   "the leader stopped", leader, waited);
   g_assert_cmpfloat (waited, <, bound);
   fixture_run (f, "thaw", leader);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  release_store_child (waiter);
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
 int
 main (int argc, char **argv)
 {
-  int child = etcd_store_child_main (argc, argv);
-
-  if (child >= 0)
-    return child;
   etcd_test_init (&argc, &argv);
   etcd_test_add ("/etcd/cluster/leader-killed", "3", test_leader_killed);
   etcd_test_add ("/etcd/cluster/store-acquire-release", "3", test_store_acquire_release);

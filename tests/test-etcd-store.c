@@ -30,9 +30,7 @@ test_store_holder_killed (Fixture *f, gconstpointer data)
    * holder was starved then: room for that. */
   g_assert_cmpfloat (after, >=, STORE_TTL / 3.0);
   g_assert_cmpfloat (after, <, STORE_TTL + 10);
-  helper_close_stdin (waiter);
-  helper_expect_line (waiter, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (waiter), ==, 0);
+  release_store_child (waiter);
 }
 
 /* Five processes, four takes each: decisions made on the same revision
@@ -77,9 +75,7 @@ has_queue_entry (Fixture *f, const char *id)
 static void
 let_go (Helper *helper)
 {
-  helper_close_stdin (helper);
-  helper_expect_line (helper, "RELEASED", 60);
-  g_assert_cmpint (helper_wait (helper), ==, 0);
+  release_store_child (helper);
   helper_free (helper);
 }
 
@@ -273,10 +269,6 @@ test_store_settings (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  int child = etcd_store_child_main (argc, argv);
-
-  if (child >= 0)
-    return child;
   etcd_test_init (&argc, &argv);
   etcd_test_add ("/etcd/store/acquire-release", NULL, test_store_acquire_release);
   etcd_test_add ("/etcd/store/holder-killed", NULL, test_store_holder_killed);
