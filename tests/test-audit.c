@@ -243,20 +243,13 @@ static Helper *
 hold_as (Fixture *f, const char *user, const char *batch, const char *need, ...)
 {
   g_autoptr(GPtrArray) argv = NULL;
-  Helper *holder;
   va_list ap;
 
   va_start (ap, need);
   argv = tessera_argv (f, user, batch, ap);
   va_end (ap);
   g_ptr_array_remove_index (argv, argv->len - 1);
-  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
-  holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
-  helper_expect_line (holder, "held", BOUND_S);
-  return holder;
+  return test_hold_argv (argv, need, BOUND_S);
 }
 
 /* The only live holder of the first resource, in `tessera status --json`
@@ -596,19 +589,14 @@ test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
   g_ptr_array_add (argv, g_strdup ("TESSERA_PAUSE_AT=audit-write"));
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
   test_argv_tessera (argv, f->root_state, f->gp->config);
-  for (const char *const *a = (const char *[]) { "run", "--need", "told=1", "--", "echo", "first", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--need", "told=1", "--", "echo", "first", NULL });
   paused = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   test_wait_for_file (reached, BOUND_S);
 
   /* Meanwhile the pool serves: ipc.lock is free. */
   g_ptr_array_set_size (argv, 0);
   test_argv_tessera (argv, f->root_state, f->gp->config);
-  for (const char *const *a = (const char *[]) { "run", "--no-wait", "--need", "told=1", "--", "echo", "second", NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--no-wait", "--need", "told=1", "--", "echo", "second", NULL });
   other = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   line = helper_read_line (other, BOUND_S);
   test_write_file (go, "");   /* the first goes on, whatever the second did */

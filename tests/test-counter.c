@@ -268,6 +268,16 @@ test_counter_new (const char *folder, gint64 total, GError **error)
                          NULL);
 }
 
+/* Makes @folder a counter's of @total units, through the library. */
+void
+test_counter_make (const char *folder, gint64 total)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (folder, total, &error);
+
+  g_assert_no_error (error);
+}
+
 gint64
 test_counter_get_total (TestCounter *self)
 {

@@ -20,6 +20,7 @@ G_DECLARE_FINAL_TYPE (TestCounterLockFile, test_counter_lock_file, TEST, COUNTER
 G_DECLARE_FINAL_TYPE (TestCounterDependency, test_counter_dependency, TEST, COUNTER_DEPENDENCY, TesseraDynamicDependency)
 
 TestCounter *test_counter_new       (const char *folder, gint64 total, GError **error);
+void         test_counter_make      (const char *folder, gint64 total);
 gint64       test_counter_get_total (TestCounter *self);
 gint64       test_counter_get_used  (TestCounter *self);
 /* How many fallback polls of the resource ran so far. */

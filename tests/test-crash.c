@@ -10,30 +10,13 @@
 
 static const char * const no_poll_env[] = { "TESSERA_POLL_INTERVAL", "1000", NULL };
 
-typedef struct
-{
-  char *tmp;
-  char *folder;
-} Fixture;
+typedef TestPoolFixture Fixture;
 
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TestCounter) counter = NULL;
-
-  f->tmp = test_make_tmpdir ();
-  f->folder = g_build_filename (f->tmp, "token", NULL);
-  counter = test_counter_new (f->folder, 1, &error);
-  g_assert_no_error (error);
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
-  g_free (f->folder);
+  test_pool_fixture_set_up (f, data);
+  test_counter_make (f->folder, 1);
 }
 
 static void
@@ -142,7 +125,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, test_pool_fixture_tear_down)
   ADD ("/crash/sigkill-holder/waiter-woken-by-event", test_sigkill_holder);
   ADD ("/crash/sigkill-seed-era-holder/waiter-woken-by-event", test_sigkill_seed_era_holder);
   ADD ("/crash/sigkill-holder/seen-by-a-process-that-only-tries", test_sigkill_seen_without_wait);

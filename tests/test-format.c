@@ -15,26 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct
-{
-  char *tmp;
-  char *folder;
-} Fixture;
-
-static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  f->tmp = test_make_tmpdir ();
-  f->folder = g_build_filename (f->tmp, "token", NULL);
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
-  g_free (f->folder);
-}
+typedef TestPoolFixture Fixture;
 
 static void
 copy_fixture (const char *name, const char *dest)
@@ -45,17 +26,6 @@ copy_fixture (const char *name, const char *dest)
 
   g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
   test_write_file (dest, contents);
-}
-
-static JsonNode *
-parse_file (const char *path)
-{
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) error = NULL;
-
-  json_parser_load_from_file (parser, path, &error);
-  g_assert_no_error (error);
-  return json_node_copy (json_parser_get_root (parser));
 }
 
 /* Lock files exactly as the Python code writes them are read and counted. */
@@ -164,7 +134,7 @@ test_written_files_parse_as_seed (Fixture *f, gconstpointer data)
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
   g_assert_no_error (error);
 
-  root = parse_file (path);
+  root = test_parse_json_file (path);
   g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
   object = json_node_get_object (root);
   g_assert_cmpstr (json_object_get_string_member (object, "job_uri"), ==, tessera_job_get_job_uri (job));
@@ -177,7 +147,7 @@ test_written_files_parse_as_seed (Fixture *f, gconstpointer data)
   /* The job side of experimaestro's layout: <job_uri>.pid names the holder. */
   {
     g_autofree char *pid_path = tessera_job_dup_pid_path (job);
-    g_autoptr(JsonNode) pid = parse_file (pid_path);
+    g_autoptr(JsonNode) pid = test_parse_json_file (pid_path);
     g_assert_cmpint (json_object_get_int_member (json_node_get_object (pid), "pid"), ==, getpid ());
   }
 
@@ -193,14 +163,9 @@ test_written_files_parse_as_seed (Fixture *f, gconstpointer data)
 
   if (python_available ())
     {
-      g_autofree char *out = NULL;
       g_autofree char *expected = g_strdup_printf ("%s 2 local %d\n4\n", tessera_job_get_job_uri (job), getpid ());
-      g_autoptr(GSubprocess) py = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                                    test_python (), "-c", python_reader, path, info, NULL);
-      g_assert_no_error (error);
-      g_subprocess_communicate_utf8 (py, NULL, NULL, &out, NULL, &error);
-      g_assert_no_error (error);
-      g_assert_cmpint (g_subprocess_get_exit_status (py), ==, 0);
+      g_autofree char *out = test_python_output (NULL, python_reader, path, info, NULL);
+
       g_assert_cmpstr (out, ==, expected);
     }
   else
@@ -236,7 +201,7 @@ test_rewrite_is_atomic (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpint (g_lstat (path, &after), ==, 0);
   g_assert_cmpuint (before.st_ino, !=, after.st_ino);
-  root = parse_file (path);
+  root = test_parse_json_file (path);
   g_assert_true (json_object_has_member (json_node_get_object (root), "process"));
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
 }
@@ -396,7 +361,7 @@ test_locks_json_round_trip (Fixture *f, gconstpointer data)
   g_assert_true (tessera_dynamic_dependency_locks_save (locks, locks_path, &error));
   g_assert_no_error (error);
 
-  root = parse_file (locks_path);
+  root = test_parse_json_file (locks_path);
   entry = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "dynamic_locks"), 0);
   g_assert_cmpstr (json_object_get_string_member (entry, "module"), ==, "tessera");
   g_assert_cmpstr (json_object_get_string_member (entry, "class"), ==, "DynamicDependencyLock");
@@ -718,7 +683,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, test_pool_fixture_set_up, fn, test_pool_fixture_tear_down)
   ADD ("/format/seed-files/accounted", test_seed_files_accounted);
   ADD ("/format/written-files/parse-as-seed", test_written_files_parse_as_seed);
   g_test_add_func ("/format/names", test_names);
@@ -727,8 +692,8 @@ main (int argc, char **argv)
   ADD ("/format/rewrite-is-atomic", test_rewrite_is_atomic);
   ADD ("/format/lock-file-temporary-outside-jobs", test_lock_file_temporary_outside_jobs);
   ADD ("/format/stale-writer-temporary-removed", test_stale_writer_temporary_removed);
-  g_test_add ("/format/stale-writer-temporary-removed/by-update", Fixture, GINT_TO_POINTER (1), fixture_set_up,
-              test_stale_writer_temporary_removed, fixture_tear_down);
+  g_test_add ("/format/stale-writer-temporary-removed/by-update", Fixture, GINT_TO_POINTER (1), test_pool_fixture_set_up,
+              test_stale_writer_temporary_removed, test_pool_fixture_tear_down);
   ADD ("/format/writer-temporaries-on-another-mount", test_writer_temporaries_other_mount);
   ADD ("/format/locks-json/round-trip", test_locks_json_round_trip);
   ADD ("/format/locks-json/unknown-class-skipped", test_locks_json_unknown_class);

@@ -375,9 +375,7 @@ test_mixed_mounts_view_alone_works (Fixture *f, gconstpointer data)
   g_free (tool);
   g_free (flag);
   g_free (config);
-  for (const char *const *a = (const char *[]) { "sh", "-c", twice, NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "sh", "-c", twice, NULL });
   runs = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
   g_assert_no_error (error);
   g_assert_true (g_subprocess_communicate_utf8 (runs, NULL, NULL, NULL, &err, &error));

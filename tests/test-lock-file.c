@@ -125,17 +125,6 @@ reader_resource_init (ReaderResource *self)
 {
 }
 
-static JsonNode *
-parse_file (const char *path)
-{
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) error = NULL;
-
-  json_parser_load_from_file (parser, path, &error);
-  g_assert_no_error (error);
-  return json_node_copy (json_parser_get_root (parser));
-}
-
 /* The base class alone writes back what it was created with, and what it
  * read, whatever is recorded in between. */
 static void
@@ -162,7 +151,7 @@ test_base_keeps_information (void)
   g_assert_true (tessera_dynamic_lock_file_save (loaded, &error));
   g_assert_no_error (error);
 
-  root = parse_file (path);
+  root = test_parse_json_file (path);
   g_assert_true (json_node_equal (json_object_get_member (json_node_get_object (root), "information"),
                                   information));
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (json_node_get_object (root),
@@ -187,7 +176,7 @@ test_base_without_information (void)
   g_assert_no_error (error);
   g_assert_null (tessera_dynamic_lock_file_get_information (loaded));
   g_assert_true (tessera_dynamic_lock_file_save (loaded, &error));
-  root = parse_file (path);
+  root = test_parse_json_file (path);
   g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (json_node_get_object (root), "information")));
   test_remove_tree (tmp);
 }
@@ -221,7 +210,7 @@ test_subclass_without_to_information_keeps_count (void)
   g_assert_no_error (error);
 
   /* On disk: the information as the resource wrote it, and the process. */
-  root = parse_file (path);
+  root = test_parse_json_file (path);
   information = json_object_get_object_member (json_node_get_object (root), "information");
   g_assert_nonnull (information);
   g_assert_cmpint (json_object_get_int_member (information, "count"), ==, 2);

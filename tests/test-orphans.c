@@ -11,34 +11,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-typedef struct
-{
-  char *tmp;
-  char *folder;
-  char *jobs;
-} Fixture;
-
-static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  g_autofree char *info = NULL;
-
-  f->tmp = test_make_tmpdir ();
-  f->folder = g_build_filename (f->tmp, "token", NULL);
-  f->jobs = g_build_filename (f->folder, "jobs", NULL);
-  info = g_build_filename (f->folder, "informations.json", NULL);
-  test_write_file (info, "{\"total\": 1}");
-  g_mkdir_with_parents (f->jobs, 0777);
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
-  g_free (f->folder);
-  g_free (f->jobs);
-}
+typedef TestPoolFixture Fixture;
 
 /* Writes jobs/<name>.json for a job under tmp/xp; returns its path.
  * @make_job_dir: its job folder is there, with its job lock, free, as a
@@ -530,15 +503,15 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+#define ADD(path, fn) g_test_add (path, Fixture, NULL, test_pool_fixture_set_up_one_unit, fn, test_pool_fixture_tear_down)
   ADD ("/orphans/old-without-job-dir/counts", test_old_orphan_without_job_dir_counts);
   ADD ("/orphans/old-without-process/removed", test_old_orphan_removed);
   ADD ("/orphans/young/kept", test_young_orphan_kept);
   ADD ("/orphans/min-age/settable", test_min_age_settable);
   g_test_add ("/orphans/job-lock-held/lockf/kept", Fixture, "lockf",
-              fixture_set_up, test_held_job_lock_kept, fixture_tear_down);
+              test_pool_fixture_set_up_one_unit, test_held_job_lock_kept, test_pool_fixture_tear_down);
   g_test_add ("/orphans/job-lock-held/flock/kept", Fixture, "flock",
-              fixture_set_up, test_held_job_lock_kept, fixture_tear_down);
+              test_pool_fixture_set_up_one_unit, test_held_job_lock_kept, test_pool_fixture_tear_down);
   ADD ("/orphans/killed-before-recording-process/reclaimed", test_killed_before_recording_process);
   ADD ("/orphans/stale-temporary/removed", test_stale_temporary_removed);
   ADD ("/orphans/truncated-by-dead-writer/removed", test_truncated_removed);

@@ -1032,10 +1032,8 @@ run_tessera (const char *tmp, const char *config, char **out, char **err, const 
 
   test_argv_tessera (argv, state, config);
   va_start (ap, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (arg));
+  test_argv_end_va (argv, first, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
   status = test_run_capture (argv, &out_bytes, &err_bytes);
   *out = g_strndup (g_bytes_get_data (out_bytes, NULL), g_bytes_get_size (out_bytes));
   *err = g_strndup (g_bytes_get_data (err_bytes, NULL), g_bytes_get_size (err_bytes));

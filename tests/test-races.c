@@ -23,15 +23,11 @@ typedef struct
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TestCounter) counter = NULL;
-  g_autoptr(GError) error = NULL;
-
   f->tmp = test_make_tmpdir ();
-  f->folder = g_build_filename (f->tmp, "token", NULL);
   f->pause_dir = g_build_filename (f->tmp, "pause", NULL);
   g_assert_cmpint (g_mkdir (f->pause_dir, 0755), ==, 0);
-  counter = test_counter_new (f->folder, 1, &error);
-  g_assert_no_error (error);
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  test_counter_make (f->folder, 1);
 }
 
 static void

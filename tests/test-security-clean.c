@@ -38,34 +38,6 @@ test_clean_host_planted_mark (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_by (f, first, &out, FALSE, "run", "--no-wait", "--need", "r=1", "--", "true", NULL), ==, 0);
 }
 
-/* As `tessera run` leaves it: in r/runs/UID/, the job folder @name of
- * @user, with its job lock, pid and locks.json (naming no lock file
- * left). */
-static char *
-plant_job_folder (Fixture *f, const char *user, const char *name)
-{
-  struct passwd *pw = getpwnam (user);
-  g_autofree char *own = NULL;
-  g_autofree char *file = NULL;
-  char *job;
-
-  if (pw == NULL)
-    g_error ("no user %s", user);
-  own = g_strdup_printf ("%s/r/runs/%u", f->gp->pool, (guint) pw->pw_uid);
-  job = g_build_filename (own, name, NULL);
-  g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
-  file = g_build_filename (job, "job.lock", NULL);
-  test_write_file (file, "");
-  g_free (file);
-  file = g_build_filename (job, "job.pid", NULL);
-  test_write_file (file, "{\"type\": \"local\", \"pid\": 123}\n");
-  g_free (file);
-  file = g_build_filename (job, "locks.json", NULL);
-  test_write_file (file, "{\"dynamic_locks\": []}");
-  test_run_or_fail ((const char *[]) { "chown", "-R", user, own, NULL });
-  return job;
-}
-
 /* clean --host node7 removes node7's job folders (node7-PID-RANDOM, as
  * run names them), not those of a host node7-gpu (node7-gpu-PID-RANDOM,
  * whose name begins the same), nor one whose job lock is held. */
@@ -80,8 +52,8 @@ test_clean_host_job_folders (Fixture *f, gconstpointer data)
   g_autoptr(Helper) locker = NULL;
 
   init_group_pool (f);
-  other = plant_job_folder (f, first, "node7-gpu-1234-abcdef01");
-  held = plant_job_folder (f, first, "node7-1235-abcdef02");
+  other = plant_job_folder (f, first, "node7-gpu-1234-abcdef01", "job", JOB_PID, "{\"dynamic_locks\": []}");
+  held = plant_job_folder (f, first, "node7-1235-abcdef02", "job", JOB_PID, "{\"dynamic_locks\": []}");
   lock = g_build_filename (held, "job.lock", NULL);
   locker = helper_spawn_argv (NULL, (const char *[]) {
     test_python (), "-c", "import fcntl, sys\n"
@@ -142,7 +114,7 @@ test_clean_host_job_folders_by_owner (Fixture *f, gconstpointer data)
   test_run_or_fail ((const char *[]) { "chown", owner, f->gp->pool, NULL });
   g_assert_cmpint (tessera_by (f, owner, &out, FALSE, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
                    ==, 0);
-  job = plant_job_folder (f, member, "node7-1236-abcdef03");
+  job = plant_job_folder (f, member, "node7-1236-abcdef03", "job", JOB_PID, "{\"dynamic_locks\": []}");
   lock_file = g_strdup_printf ("%s/r/jobs/far@1.json", f->gp->pool);
   mark = g_strdup_printf ("%s/r/hosts/%s.%u.host", f->gp->pool, id, uid_of (member));
   script = g_strdup_printf ("printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}, "

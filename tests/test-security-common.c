@@ -204,8 +204,7 @@ spawn_as_first (Fixture *f, const char * const *wrap, const char * const *args)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
 
-  for (const char *const *a = (const char *[]) { "sh", "-c", "exec \"$@\" 2>&1", "sh", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { "sh", "-c", "exec \"$@\" 2>&1", "sh", NULL });
   for (guint i = 0; wrap != NULL && wrap[i] != NULL; i++)
     g_ptr_array_add (argv, g_strdup (wrap[i]));
   test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S);
@@ -329,16 +328,9 @@ Helper *
 hold_as_second (Fixture *f, const char *need)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  Helper *holder;
 
   test_argv_tessera_as (argv, f->gp->users->users[1], f->state[1], f->gp->config, BOUND_S * 4);
-  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
-  holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
-  helper_expect_line (holder, "held", BOUND_S);
-  return holder;
+  return test_hold_argv (argv, need, BOUND_S);
 }
 
 void
@@ -375,10 +367,7 @@ init_group_pool (Fixture *f)
 
   g_assert_cmpint (g_mkdir_with_parents (state, 0700), ==, 0);
   test_argv_tessera (argv, state, f->gp->config);
-  for (const char *const *a = (const char *[]) { "init", f->gp->pool, "--group", f->gp->users->group, NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "init", f->gp->pool, "--group", f->gp->users->group, NULL });
   status = test_run_capture (argv, &out, NULL);
   g_test_message ("init -> %d: %.*s", status, (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
   g_assert_cmpint (status, ==, 0);
@@ -390,16 +379,9 @@ Helper *
 hold_as_first (Fixture *f, const char *need)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  Helper *holder;
 
   test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S * 4);
-  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
-  holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
-  helper_expect_line (holder, "held", BOUND_S);
-  return holder;
+  return test_hold_argv (argv, need, BOUND_S);
 }
 
 /* The only lock file in r/jobs/ (its path). */
@@ -443,10 +425,8 @@ tessera_by (Fixture *f, const char *user, char **out, gboolean one_line, const c
     test_argv_tessera_as (argv, user, g_str_equal (user, f->gp->users->users[0]) ? f->state[0] : f->state[1],
                           f->gp->config, BOUND_S);
   va_start (ap, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (arg));
+  test_argv_end_va (argv, first, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
   status = test_run_capture (argv, &bytes, NULL);
   *out = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
   g_test_message ("%s: %s -> %d: %s", user != NULL ? user : "root", first, status, *out);
@@ -489,4 +469,33 @@ void
 security_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gconstpointer))
 {
   g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down);
+}
+
+/* As `tessera run` leaves it: in r/runs/UID/, the job folder @name of
+ * @user, with its job lock JOB.lock, its JOB.pid of @pid and its
+ * locks.json of @locks; its path. */
+char *
+plant_job_folder (Fixture *f, const char *user, const char *name, const char *job, const char *pid,
+                  const char *locks)
+{
+  struct passwd *pw = getpwnam (user);
+  g_autofree char *own = NULL;
+  g_autofree char *file = NULL;
+  char *folder;
+
+  if (pw == NULL)
+    g_error ("no user %s", user);
+  own = g_strdup_printf ("%s/r/runs/%u", f->gp->pool, (guint) pw->pw_uid);
+  folder = g_build_filename (own, name, NULL);
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0750), ==, 0);
+  file = g_strdup_printf ("%s/%s.lock", folder, job);
+  test_write_file (file, "");
+  g_free (file);
+  file = g_strdup_printf ("%s/%s.pid", folder, job);
+  test_write_file (file, pid);
+  g_free (file);
+  file = g_build_filename (folder, "locks.json", NULL);
+  test_write_file (file, locks);
+  test_run_or_fail ((const char *[]) { "chown", "-R", user, own, NULL });
+  return folder;
 }

@@ -24,6 +24,8 @@ G_BEGIN_DECLS
 
 /* Generous: a loaded 2-core machine; a hang is far longer. */
 #define BOUND_S 60
+/* A job.pid of a process that has ended (or is not the job's). */
+#define JOB_PID "{\"type\": \"local\", \"pid\": 123}\n"
 
 /* Largest resident size any command may reach (ASan builds included). */
 #define MAX_RSS_KB (384 * 1024)
@@ -57,6 +59,8 @@ char *only_lock_file (Fixture *f);
 int tessera_by (Fixture *f, const char *user, char **out, gboolean one_line, const char *first, ...);
 GPid lock_file_pid (const char *lock_file);
 guint uid_of (const char *user);
+char *plant_job_folder (Fixture *f, const char *user, const char *name, const char *job, const char *pid,
+                        const char *locks);
 void security_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gconstpointer));
 
 G_END_DECLS

@@ -280,9 +280,7 @@ test_folder_swapped (Fixture *f, gconstpointer data)
   g_ptr_array_add (argv, g_strdup ("TESSERA_PAUSE_AT=lock-file-create"));
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
   test_argv_tessera (argv, f->state[0], f->gp->config);
-  for (const char *const *a = (const char *[]) { "run", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--need", "r", "--", "true", NULL });
   run = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   test_wait_for_file (reached, BOUND_S);
   /* $2 is now other-pool/jobs. */

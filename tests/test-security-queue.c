@@ -18,9 +18,7 @@ live_as_second (Fixture *f, GPid *pid)
   Helper *helper;
 
   test_argv_as_user (argv, f->gp->users->users[1], BOUND_S * 4);
-  for (const char *const *a = (const char *[]) { "sh", "-c", "echo $$; exec cat", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "sh", "-c", "echo $$; exec cat", NULL });
   helper = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   line = helper_read_line (helper, BOUND_S);
   g_assert_nonnull (line);
@@ -99,9 +97,7 @@ test_queue_entry_last_ticket (Fixture *f, gconstpointer data)
   holder = hold_as_first (f, "r=8");
 
   test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S * 4);
-  for (const char *const *a = (const char *[]) { "run", "--need", "r=1", "--", "true", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--need", "r=1", "--", "true", NULL });
   waiter = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error);
   g_assert_no_error (error);
   /* Its entry, beside the planted one. */
@@ -146,10 +142,7 @@ wait_as_first (Fixture *f, const char *need, const char *const *others, char **e
   Helper *waiter;
 
   test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S * 4);
-  for (const char *const *a = (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo got; exec cat", NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo got; exec cat", NULL });
   waiter = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   *entry = NULL;
   while (*entry == NULL)
@@ -312,18 +305,14 @@ wait_as (Fixture *f, const char *user, const char *state, const char *patience, 
   gboolean entered = FALSE;
   Helper *waiter;
 
-  for (const char *const *a = (const char *[]) { "sh", "-c", "exec \"$@\" 2>&1", "sh", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { "sh", "-c", "exec \"$@\" 2>&1", "sh", NULL });
   test_argv_as_user (argv, user, BOUND_S * 4);
   g_ptr_array_add (argv, g_strdup ("env"));
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PATIENCE=%s", patience));
   test_argv_tessera (argv, state, f->gp->config);
-  for (const char *const *a = (const char *[]) { "run", "--need", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { "run", "--need", NULL });
   g_ptr_array_add (argv, g_strdup_printf ("r=%s", count));
-  for (const char *const *a = (const char *[]) { "--name", name, "--", "true", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "--name", name, "--", "true", NULL });
   waiter = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   helper_expect_line (waiter, "tessera: waiting for r", BOUND_S);
   while (!entered)
@@ -411,20 +400,13 @@ openmetrics_of_r (Fixture *f, const char *user)
     "        labels = ','.join('%s=%s' % kv for kv in sorted(s.labels.items()) if kv[0] != 'resource')\n"
     "        print('%s{%s} %g' % (s.name, labels, s.value))\n";
   GHashTable *samples = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr(GSubprocess) parser = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *metrics = NULL;
   g_autofree char *parsed = NULL;
   g_auto(GStrv) lines = NULL;
 
   g_assert_cmpint (tessera_by (f, user, &metrics, FALSE, "status", "--format=openmetrics", NULL), ==, 0);
   g_assert_true (g_str_has_suffix (metrics, "# EOF\n"));
-  parser = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                             test_python (), "-c", parse, NULL);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (parser, metrics, NULL, &parsed, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (parser), ==, 0);
+  parsed = test_python_output (metrics, parse, NULL);
   g_test_message ("parsed: %s", parsed);
   lines = g_strsplit (parsed, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)

@@ -195,9 +195,7 @@ test_member_cannot_touch_another_share (Fixture *f, gconstpointer data)
 
   /* The first member's holding counts for the second. */
   test_argv_tessera_as (argv, f->gp->users->users[1], f->state[1], f->gp->config, BOUND_S);
-  for (const char *const *a = (const char *[]) { "run", "--no-wait", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--no-wait", "--need", "r", "--", "true", NULL });
   status = test_run_capture (argv, &out, NULL);
   g_test_message ("second member's run -> %d: %.*s", status, (int) g_bytes_get_size (out),
                   (const char *) g_bytes_get_data (out, NULL));
@@ -507,29 +505,14 @@ static void
 test_root_cleans_ended_job_folders (Fixture *f, gconstpointer data)
 {
   const char *member = f->gp->users->users[1];
-  struct passwd *pw = getpwnam (member);
   g_autofree char *out = NULL;
   g_autofree char *own = NULL;
   g_autofree char *job = NULL;
-  g_autofree char *file = NULL;
-  g_autofree char *uid = NULL;
 
-  if (pw == NULL)
-    g_error ("no user %s", member);
-  uid = g_strdup_printf ("%u", (guint) pw->pw_uid);
   init_group_pool (f);
-  own = g_build_filename (f->gp->pool, "r", "runs", uid, NULL);
-  job = g_build_filename (own, "ended-1", NULL);
-  g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
-  file = g_build_filename (job, "ended.lock", NULL);
-  test_write_file (file, "");
-  g_free (file);
-  file = g_build_filename (job, "ended.pid", NULL);
-  test_write_file (file, "123\n");
-  g_free (file);
-  file = g_build_filename (job, "locks.json", NULL);
-  test_write_file (file, "{\"dynamic_locks\": [{\"lock_file_path\": \"/nonexistent/ended@1.json\"}]}");
-  test_run_or_fail ((const char *[]) { "chown", "-R", member, own, NULL });
+  job = plant_job_folder (f, member, "ended-1", "ended", "123\n",
+                          "{\"dynamic_locks\": [{\"lock_file_path\": \"/nonexistent/ended@1.json\"}]}");
+  own = g_path_get_dirname (job);
 
   /* Hers: another member's clean leaves it. */
   g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "clean", NULL), ==, 0);
@@ -551,39 +534,22 @@ static void
 test_root_cleans_job_folder_flocked_by_another (Fixture *f, gconstpointer data)
 {
   const char *member = f->gp->users->users[1];
-  struct passwd *pw = getpwnam (member);
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(Helper) locker = NULL;
   g_autofree char *out = NULL;
-  g_autofree char *own = NULL;
   g_autofree char *job = NULL;
   g_autofree char *lock = NULL;
-  g_autofree char *file = NULL;
 
-  if (pw == NULL)
-    g_error ("no user %s", member);
   init_group_pool (f);
-  own = g_strdup_printf ("%s/r/runs/%u", f->gp->pool, (guint) pw->pw_uid);
-  job = g_build_filename (own, "ended-1", NULL);
-  g_assert_cmpint (g_mkdir_with_parents (job, 0750), ==, 0);
+  job = plant_job_folder (f, member, "ended-1", "ended", JOB_PID, "{\"dynamic_locks\": []}");
   lock = g_build_filename (job, "ended.lock", NULL);
-  test_write_file (lock, "");
-  file = g_build_filename (job, "ended.pid", NULL);
-  test_write_file (file, "{\"type\": \"local\", \"pid\": 123}\n");
-  g_free (file);
-  file = g_build_filename (job, "locks.json", NULL);
-  test_write_file (file, "{\"dynamic_locks\": []}");
-  test_run_or_fail ((const char *[]) { "chown", "-R", member, own, NULL });
 
   test_argv_as_user (argv, f->gp->users->users[0], BOUND_S * 4);
-  for (const char *const *a = (const char *[]) { test_python (), "-c", "import fcntl, sys\n"
+  test_argv_end (argv, (const char *[]) { test_python (), "-c", "import fcntl, sys\n"
                                                   "f = open(sys.argv[1], 'r')\n"
                                                   "fcntl.flock(f, fcntl.LOCK_EX)\n"
                                                   "print('held', flush=True)\n"
-                                                  "sys.stdin.read()\n", lock, NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+                                                  "sys.stdin.read()\n", lock, NULL });
   locker = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   helper_expect_line (locker, "held", BOUND_S);
 

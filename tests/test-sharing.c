@@ -43,10 +43,8 @@ tessera_as (Fixture *f, const char *user, char **out, const char *first, ...)
 
   test_argv_tessera_as (argv, user, state, f->gp->config, 120);
   va_start (ap, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (arg));
+  test_argv_end_va (argv, first, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
   status = test_run_capture (argv, &bytes, NULL);
   *out = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
   return status;
@@ -83,12 +81,9 @@ test_strict_umask (Fixture *f, gconstpointer data)
   GStatBuf st;
 
   test_argv_as_user (argv, f->gp->users->users[0], 120);
-  for (const char *const *a = (const char *[]) { "sh", "-c", "umask 077; exec \"$@\"", "sh", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { "sh", "-c", "umask 077; exec \"$@\"", "sh", NULL });
   test_argv_tessera (argv, state, f->gp->config);
-  for (const char *const *a = (const char *[]) { "run", "--need", "r", "--", "true", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--need", "r", "--", "true", NULL });
   g_assert_cmpint (test_run_capture (argv, &bytes, NULL), ==, 0);
 
   /* What the first user wrote is the group's whatever its umask. */
@@ -111,13 +106,11 @@ init_as_root (Fixture *f, const char *umask_text, const char *path, ...)
   va_list ap;
   int status;
 
-  for (const char *const *a = (const char *[]) { "sh", "-c", script, "sh", "env", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { "sh", "-c", script, "sh", "env", NULL });
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
   g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->gp->tmp));
-  for (const char *const *a = (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->gp->config, "init", path,
-                                                 NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->gp->config, "init", path,
+                                                 NULL });
   va_start (ap, path);
   for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
     g_ptr_array_add (argv, g_strdup (arg));
@@ -140,14 +133,10 @@ root_tessera (Fixture *f, const char *first, ...)
   g_ptr_array_add (argv, g_strdup ("env"));
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
   g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->gp->tmp));
-  for (const char *const *a = (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->gp->config, NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->gp->config, NULL });
   va_start (ap, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (arg));
+  test_argv_end_va (argv, first, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
   status = test_run_capture (argv, &out, NULL);
   g_test_message ("root: %s -> %d: %.*s", first, status, (int) g_bytes_get_size (out),
                   (const char *) g_bytes_get_data (out, NULL));
@@ -414,13 +403,9 @@ test_container_holder_of_another_user_reclaimed (Fixture *f, gconstpointer data)
   g_autofree char *out = NULL;
   int status;
 
-  for (const char *const *a = (const char *[]) { "unshare", "--pid", "--fork", "--kill-child", "--mount-proc", NULL };
-       *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
+  test_argv_append (argv, (const char *[]) { "unshare", "--pid", "--fork", "--kill-child", "--mount-proc", NULL });
   test_argv_tessera_as (argv, f->gp->users->users[0], state, f->gp->config, 600);
-  for (const char *const *a = (const char *[]) { "run", "--need", "r=2", "--", "sleep", "600", NULL }; *a != NULL; a++)
-    g_ptr_array_add (argv, g_strdup (*a));
-  g_ptr_array_add (argv, NULL);
+  test_argv_end (argv, (const char *[]) { "run", "--need", "r=2", "--", "sleep", "600", NULL });
   holder = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
   g_assert_no_error (error);
   wait_for_a_lock_file (jobs);

@@ -12,12 +12,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-typedef struct
-{
-  char *tmp;
-  char *folder;
-  char *jobs;
-} Fixture;
+typedef TestPoolFixture Fixture;
 
 /* One Slurm for the whole program, so that the environment (SLURM_CONF)
  * is set before any thread starts. */
@@ -41,24 +36,8 @@ slurm_fixture (const char *action)
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  g_autofree char *info = NULL;
-
-  f->tmp = test_make_tmpdir ();
-  f->folder = g_build_filename (f->tmp, "token", NULL);
-  f->jobs = g_build_filename (f->folder, "jobs", NULL);
-  info = g_build_filename (f->folder, "informations.json", NULL);
-  g_mkdir_with_parents (f->jobs, 0777);
-  test_write_file (info, "{\"total\": 1}");
+  test_pool_fixture_set_up_one_unit (f, data);
   test_expect_warnings ();
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
-  g_free (f->folder);
-  g_free (f->jobs);
 }
 
 /* Submits with sbatch @argv; returns the job id. */
@@ -367,7 +346,7 @@ main (int argc, char **argv)
   }
   slurm_fixture ("start");
 
-#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
+#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, test_pool_fixture_tear_down)
   ADD ("/slurm/running-job-counts-then-ended-job-frees/string-id", GINT_TO_POINTER (FALSE),
        test_running_job_counts_then_ended_job_frees);
   ADD ("/slurm/running-job-counts-then-ended-job-frees/number-id", GINT_TO_POINTER (TRUE),

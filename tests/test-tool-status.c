@@ -632,8 +632,6 @@ test_status_openmetrics (Fixture *f, gconstpointer data)
     "        print('%s %s %s {%s} %g' % (family.type, family.name, s.name, labels, s.value))\n";
   g_autoptr(GSubprocess) holder = NULL;
   g_autoptr(GSubprocess) waiter = NULL;
-  g_autoptr(GSubprocess) parser = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) json = NULL;
   g_autofree char *metrics = NULL;
   g_autofree char *parsed = NULL;
@@ -652,12 +650,7 @@ test_status_openmetrics (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_suffix (metrics, "# EOF\n"));
   g_assert_nonnull (strstr (metrics, "# TYPE tessera_capacity gauge\n"));
   g_assert_nonnull (strstr (metrics, "# HELP tessera_capacity "));
-  parser = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                             test_python (), "-c", parse, NULL);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (parser, metrics, NULL, &parsed, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (parser), ==, 0);
+  parsed = test_python_output (metrics, parse, NULL);
   g_test_message ("%s", parsed);
   g_assert_nonnull (strstr (parsed, "gauge tessera_capacity tessera_capacity {resource=r} 3\n"));
   g_assert_nonnull (strstr (parsed, "gauge tessera_free tessera_free {resource=r} 1\n"));

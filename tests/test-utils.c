@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gio/gunixinputstream.h>
@@ -807,4 +808,117 @@ test_output_of (GSubprocess *process)
   g_assert_no_error (error);
   g_assert_cmpint (test_exit_code (process), ==, 0);
   return out;
+}
+
+/* The JSON document in the file @path, which must read. */
+JsonNode *
+test_parse_json_file (const char *path)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+
+  json_parser_load_from_file (parser, path, &error);
+  g_assert_no_error (error);
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+/* Runs `python3 -c @script ARG…` (the arguments NULL-terminated) with
+ * @input on its standard input (NULL: none); it must exit 0. Its
+ * output. */
+char *
+test_python_output (const char *input, const char *script, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocess) python = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  const char *arg;
+  va_list ap;
+
+  g_ptr_array_add (argv, (gpointer) test_python ());
+  g_ptr_array_add (argv, (gpointer) "-c");
+  g_ptr_array_add (argv, (gpointer) script);
+  va_start (ap, script);
+  while ((arg = va_arg (ap, const char *)) != NULL)
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  python = g_subprocess_newv ((const char * const *) argv->pdata,
+                              G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (python, input, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (python), ==, 0);
+  return out;
+}
+
+/* The folder @tmp made, nothing of the pool's. */
+void
+test_pool_fixture_set_up (TestPoolFixture *f, gconstpointer data)
+{
+  f->tmp = test_make_tmpdir ();
+  f->folder = g_build_filename (f->tmp, "token", NULL);
+  f->jobs = g_build_filename (f->folder, "jobs", NULL);
+}
+
+/* And the pool's jobs/ made by hand, with an informations.json of one
+ * unit. */
+void
+test_pool_fixture_set_up_one_unit (TestPoolFixture *f, gconstpointer data)
+{
+  g_autofree char *info = NULL;
+
+  test_pool_fixture_set_up (f, data);
+  info = g_build_filename (f->folder, "informations.json", NULL);
+  g_mkdir_with_parents (f->jobs, 0777);
+  test_write_file (info, "{\"total\": 1}");
+}
+
+void
+test_pool_fixture_tear_down (TestPoolFixture *f, gconstpointer data)
+{
+  test_remove_tree (f->tmp);
+  g_free (f->tmp);
+  g_free (f->folder);
+  g_free (f->jobs);
+}
+
+/* Appends copies of @args (NULL-terminated) to @argv. */
+void
+test_argv_append (GPtrArray *argv, const char * const *args)
+{
+  for (const char * const *a = args; *a != NULL; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+}
+
+/* Appends copies of @args (NULL-terminated) to @argv, then its NULL. */
+void
+test_argv_end (GPtrArray *argv, const char * const *args)
+{
+  test_argv_append (argv, args);
+  g_ptr_array_add (argv, NULL);
+}
+
+/* Appends copies of @first and the arguments after it (up to a NULL)
+ * to @argv, then its NULL. */
+void
+test_argv_end_va (GPtrArray *argv, const char *first, va_list ap)
+{
+  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (argv, g_strdup (arg));
+  g_ptr_array_add (argv, NULL);
+}
+
+/* The `tessera` that @argv starts (not ended yet) as `tessera run --need
+ * @need -- sh -c 'echo held; exec cat'`, once it says "held" (within
+ * @timeout_s): it holds until its input is closed. */
+Helper *
+test_hold_argv (GPtrArray *argv, const char *need, double timeout_s)
+{
+  Helper *holder;
+
+  test_argv_end (argv, (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo held; exec cat", NULL });
+  holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
+  helper_expect_line (holder, "held", timeout_s);
+  return holder;
 }

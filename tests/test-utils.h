@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -84,6 +85,10 @@ void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char 
                                   double timeout_s);
 void     test_argv_tessera       (GPtrArray *argv, const char *state, const char *config);
 int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
+void     test_argv_append        (GPtrArray *argv, const char * const *args);
+void     test_argv_end           (GPtrArray *argv, const char * const *args);
+void     test_argv_end_va        (GPtrArray *argv, const char *first, va_list ap);
+Helper  *test_hold_argv          (GPtrArray *argv, const char *need, double timeout_s);
 /* Appends the start of a command run on a simulated host (test-hosts-*.c). */
 void     test_argv_simulated_host (GPtrArray *argv, const char *parent, const char *host, const char *setup);
 
@@ -100,5 +105,21 @@ typedef struct
 
 TestGroupPool *test_group_pool_new  (const char *prefix, const char *config_text);
 void     test_group_pool_free    (TestGroupPool *gp);
+
+JsonNode *test_parse_json_file   (const char *path);
+char    *test_python_output      (const char *input, const char *script, ...) G_GNUC_NULL_TERMINATED;
+
+/* The fixture of tests on one pool's folder: a fresh folder @tmp, the
+ * pool's folder @folder (TMP/token) and its jobs/ folder @jobs. */
+typedef struct
+{
+  char *tmp;
+  char *folder;
+  char *jobs;
+} TestPoolFixture;
+
+void     test_pool_fixture_set_up    (TestPoolFixture *f, gconstpointer data);
+void     test_pool_fixture_set_up_one_unit (TestPoolFixture *f, gconstpointer data);
+void     test_pool_fixture_tear_down (TestPoolFixture *f, gconstpointer data);
 
 G_END_DECLS
