@@ -106,4 +106,20 @@ char       *_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *leas
 JsonNode   *_tessera_host_lease_list_hosts      (const char       *pool_path,
                                                  GError          **error);
 
+/* Whether @name is a file of hosts/ by its name (see host_file_kind()
+ * in tessera-host-lease.c): a heartbeat (*@is_lease) or a mark, or
+ * (*@temporary) the temporary file of one, its renewer's before the
+ * rename. @id (out) (transfer full): the host id it is named for. */
+gboolean    _tessera_host_file_name             (const char       *name,
+                                                 char            **id,
+                                                 gboolean         *is_lease,
+                                                 gboolean         *temporary);
+
+/* The host name that the heartbeat or mark @name in @hosts_fd states
+ * (a temporary one too, once written whole): read as every file of
+ * hosts/ is, never through a link, never blocking, at most
+ * TESSERA_HOST_LEASE_MAX_SIZE. NULL when it states none. */
+char       *_tessera_host_file_dup_host         (int               hosts_fd,
+                                                 const char       *name);
+
 G_END_DECLS

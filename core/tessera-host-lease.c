@@ -408,6 +408,38 @@ is_host_temporary (const char *name)
   return host_file_kind (target, &id, &uid, &has_view, &view) != HOST_FILE_NONE;
 }
 
+gboolean
+_tessera_host_file_name (const char  *name,
+                         char       **id,
+                         gboolean    *is_lease,
+                         gboolean    *temporary)
+{
+  g_autofree char *target = NULL;
+  gint64 uid;
+  gboolean has_view;
+  guint64 view;
+  HostFileKind kind;
+
+  *temporary = is_host_temporary (name);
+  if (*temporary)
+    target = g_strndup (name, strlen (name) - 7);
+  kind = host_file_kind (*temporary ? target : name, id, &uid, &has_view, &view);
+  *is_lease = kind == HOST_FILE_LEASE;
+  return kind != HOST_FILE_NONE;
+}
+
+char *
+_tessera_host_file_dup_host (int         hosts_fd,
+                             const char *name)
+{
+  g_autofree char *text = _tessera_read_bounded_at (hosts_fd, name, TESSERA_HOST_LEASE_MAX_SIZE, NULL, NULL);
+  g_autoptr(JsonNode) root = text != NULL ? tessera_json_parse (text, -1, NULL) : NULL;
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (root), "host", NULL));
+}
+
 /* A renewer killed between writing its temporary file and renaming it
  * leaves the file: once per lease, a renewer removes from @hosts_fd the
  * temporary files of any host that this host has seen unchanged for the

@@ -147,6 +147,12 @@ gboolean    _tessera_lock_folder_next_fence       (TesseraLockFolder  *folder,
                                                    gint64             *token,
                                                    GError            **error);
 
+/* Whether @name is a part of the fencing counter by its name: fence.UID,
+ * fence.UID.N (N from 1 to 15), or either followed by .now; @uid (out):
+ * the user it is named for. */
+gboolean    _tessera_is_fence_name                (const char         *name,
+                                                   guint32            *uid);
+
 /* How long a file system's clock tick may be for a file time @mtime_ns
  * (µs): whole-second times tell a coarse file system. */
 gint64      _tessera_lock_folder_mtime_tick_us    (gint64              mtime_ns);

@@ -689,8 +689,8 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
 
 /* "fence." and a uid's digits, then "." and the digits of a name number
  * from 1 to FENCE_NAMES - 1 (*@number; 0 without), then ".now" when
- * *@now: user *@uid's parts by their name (tessera clean's
- * fence_part_uid() reads them so). */
+ * *@now: user *@uid's parts by their name (the pool's cleaning, too,
+ * reads them so: _tessera_is_fence_name()). */
 static gboolean
 is_fence_name (const char *name, guint32 *uid, guint *number, gboolean *now)
 {
@@ -717,6 +717,16 @@ is_fence_name (const char *name, guint32 *uid, guint *number, gboolean *now)
     }
   *now = g_str_equal (digits, FENCE_NOW_SUFFIX);
   return *digits == '\0' || *now;
+}
+
+gboolean
+_tessera_is_fence_name (const char *name,
+                        guint32    *uid)
+{
+  guint number;
+  gboolean now;
+
+  return is_fence_name (name, uid, &number, &now);
 }
 
 /* User uid's parts under name number @number: "fence.UID" or
