@@ -43,10 +43,10 @@ struct _TesseraFence
   TesseraFenceSignalFunc signal_command;   /* where descendants cannot be listed */
   gpointer data;
   double interval;      /* seconds between checks */
-  GMainContext *context;   /* the fence's thread's */
-  GMainLoop *loop;
-  GThread *thread;
-  GSource *source;
+  GThread *thread;      /* checks every interval until stopping */
+  GMutex lock;
+  GCond cond;
+  gboolean stopping;    /* under lock */
   gint64 term_at;       /* monotonic: when SIGTERM was sent; 0: not yet (the thread's until stopped) */
   gboolean killed;
   gint fenced;          /* atomic: the command was told to end */
@@ -154,10 +154,9 @@ tessera_fence_signal_descendants (int signum, GPid except)
   return live;
 }
 
-static gboolean
-check (gpointer data)
+static void
+check (TesseraFence *fence)
 {
-  TesseraFence *fence = data;
   gint64 now = g_get_monotonic_time ();
 
   if (fence->term_at != 0)
@@ -173,7 +172,7 @@ check (gpointer data)
             fence->signal_command (SIGKILL, fence->data);
           fence->killed = TRUE;
         }
-      return G_SOURCE_CONTINUE;
+      return;
     }
   for (guint i = 0; i < fence->resources->len; i++)
     {
@@ -197,24 +196,27 @@ check (gpointer data)
       fence->term_at = now;
       break;
     }
-  return G_SOURCE_CONTINUE;
 }
 
-static gboolean
-quit_loop (gpointer data)
-{
-  g_main_loop_quit (data);
-  return G_SOURCE_REMOVE;
-}
-
+/* The fence's thread: a check every interval, until told to stop. A
+ * plain wait, not a main loop: nothing else runs here. */
 static gpointer
 fence_thread (gpointer data)
 {
   TesseraFence *fence = data;
+  gint64 next = g_get_monotonic_time () + (gint64) (fence->interval * G_USEC_PER_SEC);
 
-  g_main_context_push_thread_default (fence->context);
-  g_main_loop_run (fence->loop);
-  g_main_context_pop_thread_default (fence->context);
+  g_mutex_lock (&fence->lock);
+  while (!fence->stopping)
+    {
+      if (g_cond_wait_until (&fence->cond, &fence->lock, next) || fence->stopping)
+        continue;
+      g_mutex_unlock (&fence->lock);
+      check (fence);
+      next = g_get_monotonic_time () + (gint64) (fence->interval * G_USEC_PER_SEC);
+      g_mutex_lock (&fence->lock);
+    }
+  g_mutex_unlock (&fence->lock);
   return NULL;
 }
 
@@ -246,12 +248,8 @@ tessera_fence_start (GPtrArray              *resources,
   fence->signal_command = signal_command;
   fence->data = data;
   fence->interval = interval;
-  fence->context = g_main_context_new ();
-  fence->loop = g_main_loop_new (fence->context, FALSE);
-  fence->source = g_timeout_source_new ((guint) (interval * 1000));
-  g_source_set_name (fence->source, "tessera-fence");
-  g_source_set_callback (fence->source, check, fence, NULL);
-  g_source_attach (fence->source, fence->context);
+  g_mutex_init (&fence->lock);
+  g_cond_init (&fence->cond);
   fence->thread = g_thread_new ("tessera-fence", fence_thread, fence);
   return fence;
 }
@@ -267,15 +265,10 @@ tessera_fence_stop (TesseraFence *fence)
 {
   if (fence == NULL)
     return;
-  /* Quit from within the loop (an idle source, never called here): a quit
-   * before the loop runs would be lost. */
-  {
-    GSource *idle = g_idle_source_new ();
-
-    g_source_set_callback (idle, quit_loop, fence->loop, NULL);
-    g_source_attach (idle, fence->context);
-    g_source_unref (idle);
-  }
+  g_mutex_lock (&fence->lock);
+  fence->stopping = TRUE;
+  g_cond_signal (&fence->cond);
+  g_mutex_unlock (&fence->lock);
   g_thread_join (fence->thread);
   if (fence->term_at != 0)
     {
@@ -296,10 +289,8 @@ tessera_fence_stop (TesseraFence *fence)
       while (tessera_fence_signal_descendants (SIGKILL, 0) > 0)
         g_usleep (10 * 1000);
     }
-  g_source_destroy (fence->source);
-  g_source_unref (fence->source);
-  g_main_loop_unref (fence->loop);
-  g_main_context_unref (fence->context);
+  g_mutex_clear (&fence->lock);
+  g_cond_clear (&fence->cond);
   g_ptr_array_unref (fence->resources);
   g_ptr_array_unref (fence->names);
   g_free (fence->leases);
