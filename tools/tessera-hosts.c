@@ -94,13 +94,10 @@ cmd_hosts (int argc, char **argv)
 
   if (!parse (context, &argc, &argv, &status))
     return status;
-  if ((config = load_config (&status)) == NULL || (names = selected_names (config, argc, argv, &status)) == NULL)
-    return status;
   /* Only looks, as status does. */
-  tessera_config_set_read_only (config, TRUE);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "resources");
-  json_builder_begin_array (builder);
+  if ((config = load_config_to_look (argc, argv, &names, &status)) == NULL)
+    return status;
+  begin_resources_json (builder);
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);

@@ -287,6 +287,31 @@ selected_names (TesseraConfig *config, int argc, char **argv, int *status)
 }
 
 
+/* For a command that only looks (status, hosts): the configuration, to
+ * be read only (a read-only mount, a pool it may not change), and in
+ * *@names the resources named on the command line, or all of them; NULL
+ * with *@status set when either cannot be had. */
+TesseraConfig *
+load_config_to_look (int argc, char **argv, GPtrArray **names, int *status)
+{
+  g_autoptr(TesseraConfig) config = load_config (status);
+
+  if (config == NULL || (*names = selected_names (config, argc, argv, status)) == NULL)
+    return NULL;
+  tessera_config_set_read_only (config, TRUE);
+  return g_steal_pointer (&config);
+}
+
+/* Begins, in @builder, the JSON object of a command's output: its
+ * "resources" array, one element a resource. */
+void
+begin_resources_json (JsonBuilder *builder)
+{
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "resources");
+  json_builder_begin_array (builder);
+}
+
 /* Whether every configuration file @config read is this user's: in a
  * site whose configuration is root's (/etc/xdg/tessera), no member's. */
 static gboolean

@@ -43,15 +43,11 @@ cmd_status (int argc, char **argv)
     return fail (EXIT_USAGE, _("--json and --format=%s ask for two formats: give one"), format);
   as_json = as_json || g_strcmp0 (format, "json") == 0;
   as_metrics = g_strcmp0 (format, "openmetrics") == 0;
-  if ((config = load_config (&status)) == NULL || (names = selected_names (config, argc, argv, &status)) == NULL)
-    return status;
-
   /* status only looks: it works on a read-only mount and on a pool it may
    * not change, and a resource it cannot read hides none of the others. */
-  tessera_config_set_read_only (config, TRUE);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "resources");
-  json_builder_begin_array (builder);
+  if ((config = load_config_to_look (argc, argv, &names, &status)) == NULL)
+    return status;
+  begin_resources_json (builder);
   for (guint i = 0; i < names->len; i++)
     {
       const char *name = g_ptr_array_index (names, i);

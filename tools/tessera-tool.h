@@ -77,6 +77,8 @@ gboolean         parse                       (GOptionContext *context, int *argc
 gboolean         parse_seconds               (const char *option, const char *text, gboolean infinite,
                                               double *seconds, int *status);
 GPtrArray       *selected_names              (TesseraConfig *config, int argc, char **argv, int *status);
+TesseraConfig   *load_config_to_look         (int argc, char **argv, GPtrArray **names, int *status);
+void             begin_resources_json        (JsonBuilder *builder);
 char            *with_denied_cause           (const char *message, const GError *error, const char *folder);
 gboolean         may_administer              (TesseraConfig *config, const char *folder);
 const char      *pool_owned_by               (const char *folder);
