@@ -260,6 +260,14 @@ parse_seconds (const char *option, const char *text, gboolean infinite, double *
   return TRUE;
 }
 
+/* Closes *@fd if it is open: `AUTO_FD int fd = …` ends with its scope. */
+void
+close_if_open (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+}
+
 /* The resources named on the command line, or all of them. */
 GPtrArray *
 selected_names (TesseraConfig *config, int argc, char **argv, int *status)

@@ -77,6 +77,7 @@ gboolean         parse                       (GOptionContext *context, int *argc
 gboolean         parse_seconds               (const char *option, const char *text, gboolean infinite,
                                               double *seconds, int *status);
 GPtrArray       *selected_names              (TesseraConfig *config, int argc, char **argv, int *status);
+void             close_if_open               (int *fd);
 TesseraConfig   *load_config_to_look         (int argc, char **argv, GPtrArray **names, int *status);
 void             begin_resources_json        (JsonBuilder *builder);
 char            *with_denied_cause           (const char *message, const GError *error, const char *folder);
@@ -107,10 +108,6 @@ int              gated_open                  (Gated *gated, gboolean go, char **
 int              gated_wait                  (GPid pid);
 int              exit_status_of              (int wstatus);
 
-/* tessera-clean.c: also what run uses of a pool's runs/ */
-void             close_if_open               (int *fd);
-int              open_own_folder_at          (int dir_fd, const char *name);
-char            *dup_runs_folder             (const char *pool, int *own_fd_out);
 
 /* @sum + @amount of a resource's units, both at least 0, stopping at
  * G_MAXINT64: counts come from files a co-user may write, and may be
