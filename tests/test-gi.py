@@ -3,7 +3,7 @@
 
 Configures a counter token in a temporary folder, acquires it, sees a
 second acquire time out, releases, and reads a locks.json through the
-registry. Run by `meson test` against the built typelib.
+registry; sees a pool's cleaning say what went. Run by `meson test` against the built typelib.
 """
 import os
 import tempfile
@@ -72,6 +72,37 @@ class TesseraFromPython(unittest.TestCase):
             raised.exception.matches(Tessera.error_quark(), Tessera.Error.INVALID_CONFIGURATION)
         )
 
+
+    def test_cleaning_says_what_went(self):
+        # A holder whose lock file went since the cleaning began.
+        lock = self.cpu.create_dependency(self.job("gone"), "1").lock(0, None)
+        lock_file = lock.dup_lock_file_path()
+        cleaning = Tessera.PoolCleaning.new(self.folder)
+        job = os.path.basename(lock_file)[: -len(".json")]
+        self.assertTrue(cleaning.had_holder(job))
+        os.remove(lock_file)
+        gone = cleaning.list_gone_holders()
+        self.assertEqual([c.get_name() for c in gone], [job])
+        self.assertEqual(gone[0].get_kind(), Tessera.CleanedKind.HOLDER)
+        self.assertTrue(gone[0].get_removed())
+        self.assertEqual(gone[0].get_path(), lock_file)
+        self.assertEqual(len(cleaning.list_left_holders(self.cpu)), 0)
+        lock.detach()
+
+        # An ended job folder of `tessera run` in a state folder: its job
+        # lock free, the lock files its locks.json names gone.
+        state = os.path.join(self.tmp.name, "state")
+        folder = os.path.join(state, "jobs", "node7-12-0123abcd")
+        os.makedirs(folder, mode=0o750)
+        with open(os.path.join(folder, "py.lock"), "w"):
+            pass
+        with open(os.path.join(folder, "locks.json"), "w") as out:
+            out.write('{"dynamic_locks": [{"lock_file_path": "%s"}]}' % lock_file)
+        cleaned = Tessera.clean_state_job_folders(state)
+        self.assertEqual([c.get_path() for c in cleaned], [folder])
+        self.assertEqual(cleaned[0].get_kind(), Tessera.CleanedKind.JOB_FOLDER)
+        self.assertFalse(os.path.exists(folder))
+        self.assertEqual(len(Tessera.pool_clean_fence_parts(self.folder, False)), 0)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
