@@ -1,4 +1,5 @@
-/* tessera-acquire.h: the short path for applications that embed Tessera
+/* tessera-acquire.h: the short path for applications that embed Tessera:
+ * a one-call acquire (its private job: tessera-job.h)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -16,9 +17,6 @@
 
 G_BEGIN_DECLS
 
-TESSERA_AVAILABLE_IN_ALL
-TesseraJob                   *tessera_job_new_private          (const char              *name,
-                                                                GError                 **error);
 TESSERA_AVAILABLE_IN_ALL
 TesseraDynamicDependencyLock *tessera_dynamic_resource_take (TesseraDynamicResource  *self,
                                                                 const char              *request,

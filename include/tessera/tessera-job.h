@@ -39,6 +39,9 @@ TesseraJob     *tessera_job_new_at             (const char     *task_id,
                                                 int             folder_fd,
                                                 GError        **error);
 TESSERA_AVAILABLE_IN_ALL
+TesseraJob     *tessera_job_new_private        (const char     *name,
+                                                GError        **error);
+TESSERA_AVAILABLE_IN_ALL
 gboolean        tessera_job_folder_is_at_path  (TesseraJob     *self);
 TESSERA_AVAILABLE_IN_ALL
 gboolean        tessera_job_write_file         (TesseraJob     *self,
