@@ -23,8 +23,6 @@ gboolean _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependenc
                                                          gint64                         brief_us,
                                                          GCancellable                  *cancellable,
                                                          GError                       **error);
-/* When a wait for ipc.lock with @deadline gives up (-1: never). */
-gint64   _tessera_ipc_lock_give_up_time       (gint64                         deadline);
 /* %TESSERA_ERROR_TIMEOUT for a wait on @resource ended by @busy (a peer
  * keeping ipc.lock). */
 void     _tessera_set_ipc_lock_timeout        (GError                       **error,

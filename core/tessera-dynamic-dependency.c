@@ -238,8 +238,9 @@ sleep_a_little (gulong us, GPollFD *pollfd, GCancellable *cancellable, GError **
  * for a peer that is merely in it; a stuck peer fails it then. */
 #define IPC_LOCK_GRACE_US G_USEC_PER_SEC
 
-gint64
-_tessera_ipc_lock_give_up_time (gint64 deadline)
+/* When a wait for ipc.lock with @deadline gives up (-1: never). */
+static gint64
+ipc_lock_give_up_time (gint64 deadline)
 {
   return deadline < 0 ? -1 : MAX (deadline, g_get_monotonic_time () + IPC_LOCK_GRACE_US);
 }
@@ -276,7 +277,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
 {
   gint64 tried = g_get_monotonic_time ();
   gint64 busy_since = tried;
-  gint64 give_up = brief_us >= 0 ? tried + brief_us : _tessera_ipc_lock_give_up_time (deadline);
+  gint64 give_up = brief_us >= 0 ? tried + brief_us : ipc_lock_give_up_time (deadline);
   int quick = -1;          /* see next_busy_delay_us(), at the first refusal */
   gulong delay_us = 0;
   GPollFD pollfd;
@@ -605,8 +606,8 @@ attempt (GTask *task)
   /* Given up as the blocking wait does: a second of grace from the
    * first try refused, whatever the deadline. */
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) && state->ipc_give_up < 0)
-    state->ipc_give_up = _tessera_ipc_lock_give_up_time (state->deadline == 0 ? g_get_monotonic_time ()
-                                                         : state->deadline);
+    state->ipc_give_up = ipc_lock_give_up_time (state->deadline == 0 ? g_get_monotonic_time ()
+                                                : state->deadline);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
     state->ipc_give_up = -1;
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK) && state->ipc_give_up >= 0 &&

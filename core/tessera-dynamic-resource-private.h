@@ -50,8 +50,6 @@ void _tessera_dynamic_resource_set_watch_start  (TesseraDynamicResource *self,
                                                  gpointer                data);
 /* Whether a wait is under way on @self: lock-free, for any lock held. */
 gboolean _tessera_dynamic_resource_has_waiters  (TesseraDynamicResource *self);
-/* Starts watching now (the first wait does it too); no lock held. */
-void _tessera_dynamic_resource_start_watching   (TesseraDynamicResource *self);
 /* Starts the poller's thread only (a resource type whose watches began
  * on their own, under its locks). */
 void _tessera_dynamic_resource_start_thread     (TesseraDynamicResource *self);

@@ -47,7 +47,7 @@ typedef struct
   GSource *poll_timer;        /* the next poll, or the back-off's expiry */
   gboolean poll_timer_idle;   /* it is the expiry: nobody waited at the last poll */
 
-  /* Watching starts at the first wait (see _tessera_dynamic_resource_start_watching) */
+  /* Watching starts at the first wait (see start_watching()) */
   gint watching;              /* atomic */
   TesseraWatchStartFunc watch_start;
   TesseraWatchStartFunc wait_begin;
@@ -481,8 +481,10 @@ _tessera_dynamic_resource_start_thread (TesseraDynamicResource *self)
   _tessera_poller_start (priv->poller);
 }
 
-void
-_tessera_dynamic_resource_start_watching (TesseraDynamicResource *self)
+/* Starts watching, once (the first wait does it): the poller's thread,
+ * then the resource type's watches; no lock held. */
+static void
+start_watching (TesseraDynamicResource *self)
 {
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
@@ -501,7 +503,7 @@ _tessera_dynamic_resource_begin_polling (TesseraDynamicResource *self)
 {
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
-  _tessera_dynamic_resource_start_watching (self);
+  start_watching (self);
   g_mutex_lock (&priv->mutex);
   if (priv->poll_interval == 0)
     priv->poll_interval = _tessera_poll_interval_initial ();

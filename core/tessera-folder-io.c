@@ -211,8 +211,8 @@ _tessera_open_pool_subfolder (const char *dir)
 
 /* The folder of @path, a file in a pool's subfolder (jobs/NAME.json,
  * queue/NAME.json). */
-int
-_tessera_open_pool_file_folder (const char *path)
+static int
+open_pool_file_folder (const char *path)
 {
   g_autofree char *dir = g_path_get_dirname (path);
 
@@ -225,7 +225,7 @@ _tessera_write_pool_file_atomic (const char  *path,
                                  GError     **error)
 {
   g_autofree char *name = g_path_get_basename (path);
-  int dir_fd = _tessera_open_pool_file_folder (path);
+  int dir_fd = open_pool_file_folder (path);
   gboolean ok;
 
   if (dir_fd < 0)
@@ -242,7 +242,7 @@ int
 _tessera_unlink_pool_file (const char *path)
 {
   g_autofree char *name = g_path_get_basename (path);
-  int dir_fd = _tessera_open_pool_file_folder (path);
+  int dir_fd = open_pool_file_folder (path);
   struct stat st;
   int result = 0;
 

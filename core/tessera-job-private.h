@@ -18,9 +18,4 @@ gboolean _tessera_job_get_folder      (TesseraJob  *self,
                                        guint64     *dev,
                                        guint64     *ino);
 
-/* Task ids and job identifiers: safe as part of a file name in `jobs/`
- * (tessera-job.c) */
-gboolean _tessera_check_name          (const char  *name,
-                                       GError     **error);
-
 G_END_DECLS

@@ -164,9 +164,9 @@ tessera_job_init (TesseraJob *self)
  * can become part of a file name in `jobs/` without escaping it: not
  * empty, valid UTF-8, no `/`, no `..`, no control characters. Else
  * %TESSERA_ERROR_INVALID_NAME. */
-gboolean
-_tessera_check_name (const char  *name,
-                     GError     **error)
+static gboolean
+check_name (const char  *name,
+            GError     **error)
 {
   const char *p;
 
@@ -298,7 +298,7 @@ tessera_job_new (const char  *task_id,
 {
   g_autofree char *lock_name = NULL;
 
-  if (!_tessera_check_name (task_id, error) || !_tessera_check_name (identifier, error))
+  if (!check_name (task_id, error) || !check_name (identifier, error))
     return NULL;
   if (job_uri == NULL || !g_path_is_absolute (job_uri) || !g_utf8_validate (job_uri, -1, NULL))
     {
@@ -390,7 +390,7 @@ private_job_files_free (gpointer data)
   g_free (files);
 }
 
-/* A name from a program name: what _tessera_check_name() accepts, never empty. */
+/* A name from a program name: what check_name() accepts, never empty. */
 static char *
 sanitize_name (const char *name)
 {
@@ -628,7 +628,7 @@ _tessera_job_dup_checked_lock_file_name (TesseraJob *self, GError **error)
   g_autofree char *lock_name = NULL;
 
   g_return_val_if_fail (TESSERA_IS_JOB (self), NULL);
-  if (!_tessera_check_name (self->task_id, error) || !_tessera_check_name (self->identifier, error))
+  if (!check_name (self->task_id, error) || !check_name (self->identifier, error))
     return NULL;
   lock_name = tessera_lock_file_name (self->task_id, self->identifier);
   if (!check_lock_file_name (self->task_id, lock_name, error))

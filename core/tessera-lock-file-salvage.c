@@ -10,9 +10,11 @@
 
 /* Whether a file that did not load is what a writer in place (a Python
  * peer) leaves while it writes or when it dies half-way: empty, white
- * space alone, or strict JSON cut short. */
-gboolean
-_tessera_lock_file_is_truncated (const char *data, gsize length)
+ * space alone, or strict JSON cut short (the scan ran off its end before
+ * the top-level value closed). Complete text the strict scan refuses is
+ * not. */
+static gboolean
+is_truncated (const char *data, gsize length)
 {
   g_autoptr(JsonParser) parser = NULL;
 
@@ -32,7 +34,7 @@ is_refused (const char *data, gsize length)
   gboolean nulled;
 
   /* JSON that names no job never counted, also with a number not to trust. */
-  return !_tessera_lock_file_is_truncated (data, length) &&
+  return !is_truncated (data, length) &&
          !_tessera_json_load_nulling_numbers (parser, data, length, &nulled, NULL);
 }
 
@@ -69,16 +71,17 @@ integral_numbers (JsonNode *node, guint depth)
   return whole;
 }
 
-/* A lock file that did not load but names a job still holds (fail closed):
- * read again with whole floats made integers and an unreadable "process"
- * dropped (@holder_unknown then set); if its "information" still cannot
- * be read, or the file holds a number JSON cannot carry (1e400, or an
- * integer beyond 64 bits: what the holder has, and who it is, are not
- * known), without it (and its "process"), and @whole set: it holds
- * everything. */
-TesseraDynamicLockFile *
-_tessera_lock_file_salvage (GType lock_file_type, const char *path, const char *data, gsize length,
-                            gboolean *whole, gboolean *holder_unknown)
+/* A lock file of @lock_file_type (at @path, read as @data) that did not
+ * load but names a job still holds (fail closed): read again with whole
+ * floats made integers and an unreadable "process" dropped
+ * (@holder_unknown then set); if its "information" still cannot be read,
+ * or the file holds a number JSON cannot carry (1e400, or an integer
+ * beyond 64 bits: what the holder has, and who it is, are not known),
+ * without it (and its "process"), and @whole set: it holds everything.
+ * NULL when it names no job (it never counted). */
+static TesseraDynamicLockFile *
+salvage (GType lock_file_type, const char *path, const char *data, gsize length,
+         gboolean *whole, gboolean *holder_unknown)
 {
   g_autofree char *text = NULL;
   g_autoptr(JsonParser) parser = json_parser_new ();   /* edited below */
@@ -137,7 +140,7 @@ _tessera_lock_file_salvage_failed (GType         lock_file_type,
                                    char        **refused)
 {
   TesseraDynamicLockFile *lock_file =
-    data != NULL ? _tessera_lock_file_salvage (lock_file_type, path, data, length, whole, holder_unknown) : NULL;
+    data != NULL ? salvage (lock_file_type, path, data, length, whole, holder_unknown) : NULL;
 
   if (lock_file != NULL)
     {
@@ -153,7 +156,7 @@ _tessera_lock_file_salvage_failed (GType         lock_file_type,
     }
   else
     {
-      *truncated = data != NULL && _tessera_lock_file_is_truncated (data, length);
+      *truncated = data != NULL && is_truncated (data, length);
       /* Whoever wrote text that is not JSON may hold anything: until it
        * reads or, cut short, it ages away; complete, until it is removed. */
       if (*truncated)

@@ -21,11 +21,6 @@ typedef struct _TesseraStandIns TesseraStandIns;
 TesseraStandIns *_tessera_stand_ins_new  (GType            lock_file_type,
                                           const char      *jobs_path);
 void             _tessera_stand_ins_free (TesseraStandIns *stand_ins);
-/* (transfer none) (nullable): a valid lock file of the type with the
- * information @summary and no holder, made once; NULL when @summary does
- * not make one (the lock file is then built from its text). */
-TesseraDynamicLockFile *_tessera_stand_ins_get (TesseraStandIns *stand_ins,
-                                                const char      *summary);
 
 /* (nullable): the summary the index records of @lock_file, just read: the
  * JSON text of its "information" when it counts, NULL when it does not. */

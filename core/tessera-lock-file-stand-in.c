@@ -40,8 +40,11 @@ _tessera_stand_ins_free (TesseraStandIns *stand_ins)
   g_free (stand_ins);
 }
 
-TesseraDynamicLockFile *
-_tessera_stand_ins_get (TesseraStandIns *stand_ins, const char *summary)
+/* (transfer none) (nullable): a valid lock file of the type with the
+ * information @summary and no holder, made once; NULL when @summary does
+ * not make one (the lock file is then built from its text). */
+static TesseraDynamicLockFile *
+stand_ins_get (TesseraStandIns *stand_ins, const char *summary)
 {
   g_autofree char *text = NULL;
   TesseraDynamicLockFile *stand_in;
@@ -77,7 +80,7 @@ _tessera_recorded_new (TesseraStandIns *stand_ins,
                        gsize            length,
                        gint64           mtime_ns)
 {
-  TesseraDynamicLockFile *stand_in = _tessera_stand_ins_get (stand_ins, summary);
+  TesseraDynamicLockFile *stand_in = stand_ins_get (stand_ins, summary);
   TesseraRecorded *recorded;
 
   if (stand_in == NULL)

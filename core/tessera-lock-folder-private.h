@@ -194,9 +194,7 @@ gboolean _tessera_read_file_at        (int          dir_fd,
  * configured (see _tessera_open_folder_path()), the subfolder never
  * through a link; -1 with errno set when it cannot be. */
 int      _tessera_open_pool_subfolder (const char *dir);
-/* The folder of @path, a file in such a subfolder. */
-int      _tessera_open_pool_file_folder (const char *path);
-/* An atomic write of such a file, in that folder. */
+/* An atomic write of @path, a file in such a subfolder, in its folder. */
 gboolean _tessera_write_pool_file_atomic (const char  *path,
                                           const char  *data,
                                           GError     **error);

@@ -15,9 +15,6 @@ gssize      _tessera_proc_read        (GPid         pid,
                                        char        *buffer,
                                        gsize        size,
                                        gboolean     first_line);
-gboolean    _tessera_proc_stat        (GPid         pid,
-                                       guint64     *start_time,
-                                       char        *state);
 int         _tessera_pidfd_open       (GPid         pid);
 
 /* Process specs */

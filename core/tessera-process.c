@@ -66,6 +66,9 @@ struct _TesseraProcess
 #define COMMAND_LINE_MAX_ARGS 64
 #define COMMAND_LINE_MAX_BYTES 4096
 
+/* /proc/PID/stat's state and start time (with the /proc readers below). */
+static gboolean proc_stat (GPid pid, guint64 *start_time, char *state);
+
 G_DEFINE_FINAL_TYPE (TesseraProcess, tessera_process, G_TYPE_OBJECT)
 
 static void
@@ -122,7 +125,7 @@ tessera_process_new_local (GPid pid)
 
   self->type = g_strdup ("local");
   self->pid = pid;
-  if (!_tessera_proc_stat (pid, &self->start_time, NULL))
+  if (!proc_stat (pid, &self->start_time, NULL))
     self->start_time = 0;
   self->boot_id = nonempty_dup (_tessera_boot_id ());
   self->host = g_strdup (_tessera_host_name ());
@@ -644,7 +647,7 @@ check_pid (TesseraProcess *self, gboolean sure)
   TesseraPidFacts facts = { .sure = sure, .start_time = self->start_time, .proc_state = '?' };
 
   errno = 0;
-  facts.proc_read = _tessera_proc_stat (self->pid, &facts.proc_start_time, &facts.proc_state);
+  facts.proc_read = proc_stat (self->pid, &facts.proc_start_time, &facts.proc_state);
   if (!facts.proc_read)
     {
       facts.proc_errno = errno;
@@ -781,10 +784,10 @@ _tessera_proc_read (GPid        pid,
 /* Field 3 (state) and field 22 (start time, in clock ticks since boot) of
  * /proc/PID/stat; the command name may hold spaces and parentheses, so
  * parse from the last ')'. */
-gboolean
-_tessera_proc_stat (GPid     pid,
-                    guint64 *start_time,
-                    char    *state)
+static gboolean
+proc_stat (GPid     pid,
+           guint64 *start_time,
+           char    *state)
 {
   char contents[4096];   /* a stat line is about 300 bytes, at most about 1 100 */
   const char *p;

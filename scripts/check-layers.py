@@ -139,7 +139,6 @@ KNOWN_CYCLES = KNOWN_CYCLES + extra_known
 PROBES = {
     "_tessera_job_lock_probe": "the job lock probe",
     "_tessera_job_lock_probe_at": "the job lock probe",
-    "_tessera_proc_stat": "/proc/PID",
     "_tessera_proc_read": "/proc/PID",
     "_tessera_host_lease_expired": "a host lease",
     "_tessera_host_lease_mark_and_dup_other_host": "the hosts' marks",
