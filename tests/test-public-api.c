@@ -1,0 +1,523 @@
+/* test-public-api.c: public functions that nothing else in the tree calls
+ * (not the library, the command, the plugins, the other tests, the
+ * Python tests nor the examples), each held to what its documentation
+ * says (issue 39: a public function that nothing calls gets its test)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "test-counter.h"
+#include "test-utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- a lock that counts how often it is really taken and let go ---- */
+
+#define COUNTING_TYPE_LOCK (counting_lock_get_type ())
+G_DECLARE_FINAL_TYPE (CountingLock, counting_lock, COUNTING, LOCK, TesseraLock)
+
+struct _CountingLock
+{
+  TesseraLock parent_instance;
+  guint acquired;   /* calls of do_acquire */
+  guint released;   /* calls of do_release */
+};
+
+G_DEFINE_FINAL_TYPE (CountingLock, counting_lock, TESSERA_TYPE_LOCK)
+
+static gboolean
+counting_lock_do_acquire (TesseraLock *lock, GError **error)
+{
+  COUNTING_LOCK (lock)->acquired++;
+  return TRUE;
+}
+
+static gboolean
+counting_lock_do_release (TesseraLock *lock, GError **error)
+{
+  COUNTING_LOCK (lock)->released++;
+  return TRUE;
+}
+
+static void
+counting_lock_class_init (CountingLockClass *klass)
+{
+  TESSERA_LOCK_CLASS (klass)->do_acquire = counting_lock_do_acquire;
+  TESSERA_LOCK_CLASS (klass)->do_release = counting_lock_do_release;
+}
+
+static void
+counting_lock_init (CountingLock *self)
+{
+}
+
+/* ---- TesseraJob ---- */
+
+/* tessera_job_get_task_id() and tessera_job_get_identifier(): the two
+ * names the job was made with (copies: the caller's strings may change
+ * after), the ones its properties give and its lock file is named after. */
+static void
+test_job_names (void)
+{
+  char task_id[] = "my.task";
+  char identifier[] = "5f1e2d";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autofree char *property_task_id = NULL;
+  g_autofree char *property_identifier = NULL;
+  g_autofree char *lock_name = NULL;
+
+  if ((job = tessera_job_new (task_id, identifier, "/nonexistent/xpm/jobs/my.task/5f1e2d/my.task", &error)) == NULL)
+    g_error ("tessera_job_new: %s", error->message);
+  task_id[0] = 'X';
+  identifier[0] = 'X';
+  g_assert_cmpstr (tessera_job_get_task_id (job), ==, "my.task");
+  g_assert_cmpstr (tessera_job_get_identifier (job), ==, "5f1e2d");
+  g_object_get (job, "task-id", &property_task_id, "identifier", &property_identifier, NULL);
+  g_assert_cmpstr (property_task_id, ==, tessera_job_get_task_id (job));
+  g_assert_cmpstr (property_identifier, ==, tessera_job_get_identifier (job));
+  lock_name = tessera_job_dup_lock_file_name (job);
+  g_assert_cmpstr (lock_name, ==, "my.task@5f1e2d.json");
+}
+
+/* Whether @name is what a job name may be and the program-name fallback
+ * makes: not empty, at most 64 of [A-Za-z0-9_-]. */
+static gboolean
+is_plain_name (const char *name)
+{
+  if (name == NULL || *name == '\0' || strlen (name) > 64)
+    return FALSE;
+  for (const char *p = name; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
+      return FALSE;
+  return TRUE;
+}
+
+/* The names of a private job (tessera_job_new_private()): its task id is
+ * the name given, else one made of the program's name; its identifier
+ * is `<host>-<pid>-<8 hex digits>`, the name of its folder in
+ * `$XDG_STATE_HOME/tessera/jobs/`. */
+static void
+test_job_names_of_private_job (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) named = NULL;
+  g_autoptr(TesseraJob) unnamed = NULL;
+  g_autofree char *pid_part = g_strdup_printf ("-%d-", (int) getpid ());
+  g_autofree char *job_dir = NULL;
+  g_autofree char *job_uri = NULL;
+  const char *identifier;
+  const char *tail;
+
+  if ((named = tessera_job_new_private ("worker", &error)) == NULL)
+    g_error ("tessera_job_new_private: %s", error->message);
+  g_assert_cmpstr (tessera_job_get_task_id (named), ==, "worker");
+  identifier = tessera_job_get_identifier (named);
+  g_assert_true (is_plain_name (identifier));
+  /* <host>-<pid>-<random>: the host name may hold '-' itself. */
+  if ((tail = g_strrstr (identifier, pid_part)) == NULL)
+    g_error ("identifier %s does not hold the pid %d", identifier, (int) getpid ());
+  tail += strlen (pid_part);
+  g_assert_cmpuint (strlen (tail), ==, 8);
+  for (const char *p = tail; *p != '\0'; p++)
+    g_assert_true (g_ascii_isxdigit (*p));
+  job_dir = g_build_filename (g_get_user_state_dir (), "tessera", "jobs", identifier, NULL);
+  job_uri = g_build_filename (job_dir, "worker", NULL);
+  g_assert_cmpstr (tessera_job_get_job_uri (named), ==, job_uri);
+
+  if ((unnamed = tessera_job_new_private (NULL, &error)) == NULL)
+    g_error ("tessera_job_new_private (NULL): %s", error->message);
+  g_assert_true (is_plain_name (tessera_job_get_task_id (unnamed)));
+  /* Each private job is a job of its own. */
+  g_assert_cmpstr (tessera_job_get_identifier (unnamed), !=, identifier);
+}
+
+/* ---- TesseraJobDependencyLocks ---- */
+
+static TesseraJobDependencyLock *
+job_lock_for (const char *lock_file_path)
+{
+  g_autoptr(JsonObject) data = json_object_new ();
+  TesseraJobDependencyLock *lock;
+
+  json_object_set_string_member (data, "lock_file_path", lock_file_path);
+  if ((lock = tessera_job_dependency_lock_new (data)) == NULL)
+    g_error ("tessera_job_dependency_lock_new (%s) made no lock", lock_file_path);
+  return lock;
+}
+
+/* tessera_job_dependency_locks_append(): the lock goes after the others,
+ * in what get_locks() lists and in the order acquire() takes them; the
+ * set keeps its own reference. */
+static void
+test_job_dependency_locks_append (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *path_a = g_build_filename (tmp, "a@1.json", NULL);
+  g_autofree char *path_b = g_build_filename (tmp, "b@2.json", NULL);
+  g_autofree char *path_c = g_build_filename (tmp, "c@3.json", NULL);
+  g_autofree char *path_d = g_build_filename (tmp, "d@4.json", NULL);
+  g_autoptr(TesseraJobDependencyLocks) locks = tessera_job_dependency_locks_new ();
+  g_autoptr(TesseraJobDependencyLocks) failing = tessera_job_dependency_locks_new ();
+  g_autoptr(TesseraJobDependencyLock) b = NULL;
+  g_autoptr(TesseraJobDependencyLock) c = NULL;
+  g_autoptr(TesseraJobDependencyLock) d = NULL;
+  g_autoptr(GError) error = NULL;
+  TesseraJobDependencyLock *a = NULL;
+  gpointer a_alive;
+  GPtrArray *list;
+  const char * const *skipped;
+
+  test_write_file (path_a, "{}");
+  test_write_file (path_b, "{}");
+  test_write_file (path_c, "{}");
+  if ((list = tessera_job_dependency_locks_get_locks (locks)) == NULL)
+    g_error ("a new set of job locks has no list");
+  g_assert_cmpuint (list->len, ==, 0);
+
+  a = job_lock_for (path_a);
+  b = job_lock_for (path_b);
+  tessera_job_dependency_locks_append (locks, a);
+  tessera_job_dependency_locks_append (locks, b);
+  g_assert_cmpuint (list->len, ==, 2);
+  g_assert_true (g_ptr_array_index (list, 0) == a);
+  g_assert_true (g_ptr_array_index (list, 1) == b);
+  /* Appended, not skipped. */
+  if ((skipped = tessera_job_dependency_locks_get_skipped (locks)) == NULL)
+    g_error ("no list of skipped entries");
+  g_assert_null (skipped[0]);
+
+  /* The set keeps @a alive once the caller drops it. */
+  a_alive = a;
+  g_object_add_weak_pointer (G_OBJECT (a), &a_alive);
+  g_clear_object (&a);
+  g_assert_nonnull (a_alive);
+
+  /* Taken (their lock files are there) and let go (the default release
+   * deletes each lock file). */
+  if (!tessera_job_dependency_locks_acquire (locks, &error))
+    g_error ("acquire: %s", error->message);
+  tessera_job_dependency_locks_release (locks);
+  g_assert_false (g_file_test (path_a, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (path_b, G_FILE_TEST_EXISTS));
+  g_clear_object (&locks);
+  g_assert_null (a_alive);
+
+  /* After the others: c is taken before d, whose lock file is missing;
+   * acquire fails at d and lets c go again (deleting c's lock file). Had
+   * d gone first, c would never have been taken. */
+  c = job_lock_for (path_c);
+  d = job_lock_for (path_d);
+  tessera_job_dependency_locks_append (failing, c);
+  tessera_job_dependency_locks_append (failing, d);
+  g_assert_false (tessera_job_dependency_locks_acquire (failing, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING);
+  g_assert_false (g_file_test (path_c, G_FILE_TEST_EXISTS));
+
+  test_remove_tree (tmp);
+}
+
+/* ---- tessera_json_read_file() ---- */
+
+static void
+expect_refused (const char *path, GQuark domain, int code)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = tessera_json_read_file (path, &error);
+
+  g_assert_null (root);
+  g_assert_error (error, domain, code);
+}
+
+/* Text of @depth nested arrays. */
+static char *
+nested_arrays (guint depth)
+{
+  GString *text = g_string_new (NULL);
+
+  for (guint i = 0; i < depth; i++)
+    g_string_append_c (text, '[');
+  for (guint i = 0; i < depth; i++)
+    g_string_append_c (text, ']');
+  return g_string_free (text, FALSE);
+}
+
+/* Reads a JSON file as Tessera reads its own in a shared folder: a
+ * regular file only, never through a link, nor a FIFO (without
+ * blocking), bounded in size and nesting, strict JSON; a missing file is
+ * G_FILE_ERROR_NOENT. */
+static void
+test_json_read_file (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *plain = g_build_filename (tmp, "plain.json", NULL);
+  g_autofree char *link = g_build_filename (tmp, "link.json", NULL);
+  g_autofree char *fifo = g_build_filename (tmp, "fifo.json", NULL);
+  g_autofree char *missing = g_build_filename (tmp, "missing.json", NULL);
+  g_autofree char *huge = g_build_filename (tmp, "huge.json", NULL);
+  g_autofree char *deep = g_build_filename (tmp, "deep.json", NULL);
+  g_autofree char *too_deep = g_build_filename (tmp, "too-deep.json", NULL);
+  g_autofree char *loose = g_build_filename (tmp, "loose.json", NULL);
+  g_autofree char *empty = g_build_filename (tmp, "empty.json", NULL);
+  g_autofree char *deep_text = nested_arrays (TESSERA_JSON_MAX_DEPTH);
+  g_autofree char *too_deep_text = nested_arrays (TESSERA_JSON_MAX_DEPTH + 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(JsonNode) deep_root = NULL;
+  JsonArray *array;
+  int fd;
+
+  test_write_file (plain, "{\"total\": 3, \"names\": [\"a\", \"b\"]}");
+  if ((root = tessera_json_read_file (plain, &error)) == NULL)
+    g_error ("reading %s: %s", plain, error->message);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (root), "total"), ==, 3);
+  if ((array = json_object_get_array_member (json_node_get_object (root), "names")) == NULL)
+    g_error ("no \"names\" array in what was read");
+  g_assert_cmpuint (json_array_get_length (array), ==, 2);
+  g_assert_cmpstr (json_array_get_string_element (array, 1), ==, "b");
+
+  expect_refused (missing, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+
+  /* A link to a good file is not followed. */
+  if (symlink (plain, link) < 0)
+    g_error ("symlink: %s", g_strerror (errno));
+  expect_refused (link, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+
+  /* A FIFO nobody writes to: refused at once (a blocking open would hang
+   * the test). */
+  if (mkfifo (fifo, 0600) < 0)
+    g_error ("mkfifo: %s", g_strerror (errno));
+  expect_refused (fifo, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+
+  /* A folder is not a regular file either. */
+  expect_refused (tmp, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+
+  /* 17 MiB (sparse: no disk), past the bound. */
+  if ((fd = g_open (huge, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) < 0)
+    g_error ("open %s: %s", huge, g_strerror (errno));
+  if (ftruncate (fd, 17 * 1024 * 1024) < 0)
+    g_error ("ftruncate: %s", g_strerror (errno));
+  close (fd);
+  expect_refused (huge, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+
+  /* Nesting: TESSERA_JSON_MAX_DEPTH levels read, one more refused. */
+  test_write_file (deep, deep_text);
+  if ((deep_root = tessera_json_read_file (deep, &error)) == NULL)
+    g_error ("reading %d levels: %s", TESSERA_JSON_MAX_DEPTH, error->message);
+  g_assert_true (JSON_NODE_HOLDS_ARRAY (deep_root));
+  test_write_file (too_deep, too_deep_text);
+  expect_refused (too_deep, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+
+  /* What json-glib alone would read but is not strict JSON, and a file
+   * with no JSON at all. */
+  test_write_file (loose, "{'total': 3} // a comment");
+  expect_refused (loose, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+  test_write_file (empty, "");
+  expect_refused (empty, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE);
+
+  test_remove_tree (tmp);
+}
+
+/* ---- TesseraLocks ---- */
+
+/* tessera_locks_new(): an empty set, a lock itself (not held, not
+ * detached), which taking and letting go hold nothing. */
+static void
+test_locks_new (void)
+{
+  g_autoptr(TesseraLocks) set = tessera_locks_new ();
+  g_autoptr(GError) error = NULL;
+  GPtrArray *members;
+
+  g_assert_true (TESSERA_IS_LOCK (set));
+  if ((members = tessera_locks_get_locks (set)) == NULL)
+    g_error ("a new set has no list of locks");
+  g_assert_cmpuint (members->len, ==, 0);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (set)), ==, 0);
+  g_assert_false (tessera_lock_is_detached (TESSERA_LOCK (set)));
+
+  if (!tessera_lock_acquire (TESSERA_LOCK (set), &error))
+    g_error ("acquiring an empty set: %s", error->message);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (set)), ==, 1);
+  if (!tessera_lock_release (TESSERA_LOCK (set), &error))
+    g_error ("releasing an empty set: %s", error->message);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (set)), ==, 0);
+}
+
+/* tessera_locks_clear(): the set forgets its locks (and its references
+ * to them) without releasing any; letting the set go then leaves them
+ * held. */
+static void
+test_locks_clear (void)
+{
+  g_autoptr(TesseraLocks) set = tessera_locks_new ();
+  g_autoptr(GError) error = NULL;
+  CountingLock *a = g_object_new (COUNTING_TYPE_LOCK, NULL);
+  CountingLock *b = g_object_new (COUNTING_TYPE_LOCK, NULL);
+  gpointer a_alive = a;
+  gpointer b_alive = b;
+  GPtrArray *members;
+
+  tessera_locks_append (set, TESSERA_LOCK (a));
+  tessera_locks_append (set, TESSERA_LOCK (b));
+  if (!tessera_lock_acquire (TESSERA_LOCK (set), &error))
+    g_error ("acquiring the set: %s", error->message);
+  g_assert_cmpuint (a->acquired, ==, 1);
+  g_assert_cmpuint (b->acquired, ==, 1);
+
+  tessera_locks_clear (set);
+  if ((members = tessera_locks_get_locks (set)) == NULL)
+    g_error ("a cleared set has no list of locks");
+  g_assert_cmpuint (members->len, ==, 0);
+  g_assert_cmpuint (a->released, ==, 0);
+  g_assert_cmpuint (b->released, ==, 0);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (a)), ==, 1);
+  g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (b)), ==, 1);
+
+  /* The set lets go of nothing it forgot. */
+  if (!tessera_lock_release (TESSERA_LOCK (set), &error))
+    g_error ("releasing the set: %s", error->message);
+  g_clear_object (&set);
+  g_assert_cmpuint (a->released, ==, 0);
+  g_assert_cmpuint (b->released, ==, 0);
+
+  /* The caller's references are the last: the locks go with them. */
+  g_object_add_weak_pointer (G_OBJECT (a), &a_alive);
+  g_object_add_weak_pointer (G_OBJECT (b), &b_alive);
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (a), NULL));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (b), NULL));
+  g_assert_cmpuint (a->released, ==, 1);
+  g_assert_cmpuint (b->released, ==, 1);
+  g_object_unref (a);
+  g_object_unref (b);
+  g_assert_null (a_alive);
+  g_assert_null (b_alive);
+}
+
+/* ---- TesseraProcess ---- */
+
+static TesseraProcess *
+process_from_text (const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  TesseraProcess *process;
+
+  if ((node = tessera_json_parse (text, -1, &error)) == NULL)
+    g_error ("parsing %s: %s", text, error->message);
+  if ((process = tessera_process_new_from_json (node, &error)) == NULL)
+    g_error ("reading the spec %s: %s", text, error->message);
+  return process;
+}
+
+/* tessera_process_get_boot_id(): this boot's id for a process of this
+ * machine; for a spec read, its "boot_id" when it has one (NULL, not
+ * known, when absent, empty or not a string); kept through the spec
+ * Tessera writes. */
+static void
+test_process_boot_id (void)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(TesseraProcess) recorded = process_from_text (
+    "{\"type\": \"local\", \"pid\": 1, \"boot_id\": \"0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0\"}");
+  g_autoptr(TesseraProcess) seed = process_from_text ("{\"type\": \"local\", \"pid\": 1}");
+  g_autoptr(TesseraProcess) empty = process_from_text ("{\"type\": \"local\", \"pid\": 1, \"boot_id\": \"\"}");
+  g_autoptr(TesseraProcess) number = process_from_text ("{\"type\": \"local\", \"pid\": 1, \"boot_id\": 42}");
+  g_autoptr(TesseraProcess) written = NULL;
+  g_autoptr(JsonNode) spec = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *boot_id = NULL;
+
+  if (g_file_get_contents ("/proc/sys/kernel/random/boot_id", &boot_id, NULL, NULL) &&
+      *g_strstrip (boot_id) != '\0')
+    g_assert_cmpstr (tessera_process_get_boot_id (self), ==, boot_id);
+  else
+    g_assert_null (tessera_process_get_boot_id (self));
+
+  g_assert_cmpstr (tessera_process_get_boot_id (recorded), ==, "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0");
+  g_assert_null (tessera_process_get_boot_id (seed));
+  g_assert_null (tessera_process_get_boot_id (empty));
+  g_assert_null (tessera_process_get_boot_id (number));
+
+  if ((spec = tessera_process_to_json (self)) == NULL)
+    g_error ("no spec written for this process");
+  if ((written = tessera_process_new_from_json (spec, &error)) == NULL)
+    g_error ("reading back this process's spec: %s", error->message);
+  g_assert_cmpstr (tessera_process_get_boot_id (written), ==, tessera_process_get_boot_id (self));
+}
+
+/* ---- TesseraTrackedDynamicResource ---- */
+
+/* tessera_tracked_dynamic_resource_dup_lock_file_path(): where the
+ * dependency's job's lock file is, `jobs/{task_id}@{identifier}.json` in
+ * the pool's folder (there while the job holds, gone after), or NULL for
+ * a job whose names are not acceptable. */
+static void
+test_tracked_resource_lock_file_path (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *expected = g_build_filename (folder, "jobs", "my.task@5f1e2d.json", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *bad_path = NULL;
+  g_autofree char *bad_uri = g_build_filename (tmp, "jobs", "a@b", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraJob) bad_job = NULL;
+  g_autoptr(TesseraDynamicDependency) dependency = NULL;
+  g_autoptr(TesseraDynamicDependency) bad_dependency = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+
+  if ((counter = test_counter_new (folder, 2, &error)) == NULL)
+    g_error ("opening the counter: %s", error->message);
+  job = test_job_new (tmp, "my.task", "5f1e2d");
+  dependency = test_counter_dependency_new (counter, job, 1);
+
+  if ((path = tessera_tracked_dynamic_resource_dup_lock_file_path (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter),
+                                                                   dependency)) == NULL)
+    g_error ("no lock file path for an acceptable job");
+  g_assert_cmpstr (path, ==, expected);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  if ((lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error)) == NULL)
+    g_error ("taking the counter: %s", error->message);
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  if (!tessera_lock_release (TESSERA_LOCK (lock), &error))
+    g_error ("releasing: %s", error->message);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  /* A job made through its properties skips tessera_job_new()'s checks:
+   * an '@' in its task id would name another job's lock file. */
+  bad_job = g_object_new (TESSERA_TYPE_JOB, "task-id", "a@b", "identifier", "c", "job-uri", bad_uri, NULL);
+  bad_dependency = test_counter_dependency_new (counter, bad_job, 1);
+  bad_path = tessera_tracked_dynamic_resource_dup_lock_file_path (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter),
+                                                                  bad_dependency);
+  g_assert_null (bad_path);
+
+  g_clear_object (&lock);
+  g_clear_object (&dependency);
+  g_clear_object (&bad_dependency);
+  test_drop_resource (&counter);
+  test_remove_tree (tmp);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/public-api/job/names", test_job_names);
+  g_test_add_func ("/public-api/job/names-of-private-job", test_job_names_of_private_job);
+  g_test_add_func ("/public-api/job-dependency-locks/append", test_job_dependency_locks_append);
+  g_test_add_func ("/public-api/json/read-file", test_json_read_file);
+  g_test_add_func ("/public-api/locks/new", test_locks_new);
+  g_test_add_func ("/public-api/locks/clear", test_locks_clear);
+  g_test_add_func ("/public-api/process/boot-id", test_process_boot_id);
+  g_test_add_func ("/public-api/tracked-resource/lock-file-path", test_tracked_resource_lock_file_path);
+  return g_test_run ();
+}
