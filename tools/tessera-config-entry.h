@@ -47,9 +47,9 @@ Entry         *find_entry        (TesseraConfig *self, const char *name);
 const char    *entry_get         (Entry *entry, const char *key);
 gboolean       is_setup_setting  (GParamSpec *pspec);
 
-/* tessera-config-sharing.c: mode= and group= */
-gboolean       check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const char *key,
-                                  int *mode, gint64 *gid, GError **error);
+/* tessera-config-sharing.c: mode= and group= (calls nothing above) */
+const char    *check_sharing_key (GKeyFile *keyfile, const char *group, const char *key, int *mode,
+                                  gint64 *gid);
 void           apply_sharing     (Entry *entry, const char *folder);
 
 /* tessera-config-default.c: with no file anywhere */

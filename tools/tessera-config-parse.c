@@ -168,8 +168,11 @@ check_group (const char *file, GKeyFile *keyfile, const char *group, int require
         continue;
       if (g_str_equal (key, "mode") || g_str_equal (key, "group"))
         {
-          if (!check_sharing_key (file, keyfile, group, key, &mode, &gid, error))
+          const char *wanted = check_sharing_key (keyfile, group, key, &mode, &gid);
+
+          if (wanted != NULL)
             {
+              config_error (error, file, group, key, wanted);
               g_type_class_unref (klass);
               return NULL;
             }

@@ -18,10 +18,11 @@
 
 /* mode= (octal, for the folders; files get its read and write bits) and
  * group= (a group name) of a resource: what its folders and files are
- * given instead of what they take from the folder they are in. */
-gboolean
-check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const char *key,
-                   int *mode, gint64 *gid, GError **error)
+ * given instead of what they take from the folder they are in. NULL when
+ * @key of @group is right, else what it should be (the parser says where:
+ * this file calls nothing of the configuration's). */
+const char *
+check_sharing_key (GKeyFile *keyfile, const char *group, const char *key, int *mode, gint64 *gid)
 {
   g_autofree char *value = g_key_file_get_string (keyfile, group, key, NULL);
   guint64 number;
@@ -29,10 +30,7 @@ check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const
   if (g_str_equal (key, "mode"))
     {
       if (value == NULL || !g_ascii_string_to_unsigned (value, 8, 0, 07777, &number, NULL))
-        {
-          config_error (error, file, group, key, _("an octal mode from 0 to 7777, such as 2770"));
-          return FALSE;
-        }
+        return _("an octal mode from 0 to 7777, such as 2770");
       *mode = (int) number;
     }
   else
@@ -40,13 +38,10 @@ check_sharing_key (const char *file, GKeyFile *keyfile, const char *group, const
       struct group *gr = value != NULL ? getgrnam (value) : NULL;
 
       if (gr == NULL)
-        {
-          config_error (error, file, group, key, _("no such group"));
-          return FALSE;
-        }
+        return _("no such group");
       *gid = gr->gr_gid;
     }
-  return TRUE;
+  return NULL;
 }
 
 /* Gives what Tessera owns of a resource (its folder, jobs/, ipc.lock,
