@@ -1,6 +1,6 @@
 /* tessera-tool.h: what the files of the `tessera` command share (its
  * exit statuses, options and messages, the description of a resource,
- * the gate its command starts behind, each command's entry point).
+ * each command's entry point; run's child has tessera-child.h).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -29,19 +29,6 @@ G_BEGIN_DECLS
 /* An int descriptor closed when it goes out of scope. */
 #define AUTO_FD __attribute__ ((cleanup (close_if_open)))
 
-/* A started command: its pid, the write end of its gate, and the read end
- * of the pipe on which it reports a failed exec (an errno). */
-typedef struct
-{
-  GPid pid;
-  int gate;
-  int report;
-} Gated;
-
-extern sigset_t start_ignored;
-extern struct rlimit start_nofile;
-extern gboolean start_nofile_raised;
-extern gboolean gate_die_with_wrapper;
 extern char *opt_config;
 extern gboolean lock_note_started;
 extern gboolean quiet_notices;
@@ -99,14 +86,6 @@ void             print_description           (JsonNode *node);
 
 /* tessera-openmetrics.c: status in the OpenMetrics text format */
 void             format_openmetrics          (GPtrArray *descriptions, GString *out);
-
-/* tessera-gate.c: the command, started behind a gate */
-void             remember_start_signals      (void);
-gboolean         gated_spawn                 (char **command, int keep_fd, Gated *gated, GError **error);
-void             gated_close                 (Gated *gated);
-int              gated_open                  (Gated *gated, gboolean go, char **env);
-int              gated_wait                  (GPid pid);
-int              exit_status_of              (int wstatus);
 
 
 /* @sum + @amount of a resource's units, both at least 0, stopping at

@@ -21,6 +21,8 @@
 
 #include "tessera-tool.h"
 
+#include "tessera-child.h"
+
 static int cmd_help (int argc, char **argv);
 static int usage (FILE *out, int status);
 

@@ -1,6 +1,9 @@
-/* tessera-gate.c: starting the command behind a gate: it is forked
- * early and waits until its resources are held, with the signals, mask
- * and limits the wrapper started with.
+/* tessera-child.c: the life of the command `tessera run` starts: forked
+ * early, it waits behind a gate until its resources are held, and runs
+ * with the signals, mask and limits the wrapper started with; the run's
+ * signals, caught on a thread of their own, end the wait or are
+ * forwarded to it; its death at the gate ends the wait; its end is the
+ * run's.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -9,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <glib-unix.h>
 #include <glib/gi18n-lib.h>
 #include <signal.h>
 #include <string.h>
@@ -21,14 +25,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tessera-config.h"
-
+#include "tessera-lock-wait.h"
 #include "tessera-tool.h"
+
+#include "tessera-child.h"
 
 /* The signal mask and the ignored signals this process started with: the
  * command gets them back, as from nohup(1) or flock(1). */
 static sigset_t start_mask;
-sigset_t start_ignored;
+static sigset_t start_ignored;
 /* And its descriptor limit, which main() may raise (see
  * ensure_descriptors()): the command gets it back too. */
 struct rlimit start_nofile;
@@ -484,4 +489,262 @@ exit_status_of (int wstatus)
   if (WIFSIGNALED (wstatus))
     return 128 + WTERMSIG (wstatus);
   return WEXITSTATUS (wstatus);
+}
+
+/* The run's signals: caught on a thread of their own, they end the run
+ * while it opens its resources, cancel its wait, and are forwarded to
+ * the command once it runs. */
+
+/* How long opening the resources may wait in a lock a peer keeps, past
+ * the run's timeout: as long as a wait for ipc.lock may (a peer's
+ * critical section is short). */
+#define OPEN_GRACE_US G_USEC_PER_SEC
+
+/* Sends @signum to the command's watcher while it runs (the fence's way
+ * to end the command where it cannot list its descendants). */
+void
+signal_command (int signum, gpointer data)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  if (state->child != 0)
+    kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
+}
+
+static gboolean
+forward_signal (gpointer data, int signum)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  if (state->child == 0)
+    {
+      g_atomic_int_set (&state->pending_signal, signum);
+      g_cancellable_cancel (state->cancel);
+    }
+  /* Ctrl-C on a shared terminal already reached the child. */
+  else if (!(signum == SIGINT && state->share_terminal))
+    kill (state->child, signum);
+  g_mutex_unlock (&state->lock);
+  return G_SOURCE_CONTINUE;
+}
+
+/* Whether Ctrl-C on our controlling terminal reaches the command by itself:
+ * we are in the terminal's foreground process group, which the command
+ * shares. Judged from the controlling terminal, not from stdin, which may
+ * be a file or /dev/null while the terminal still sends SIGINT. */
+gboolean
+in_terminal_foreground (void)
+{
+  int fd = open ("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  gboolean foreground;
+
+  if (fd < 0)
+    return FALSE;
+  foreground = tcgetpgrp (fd) == getpgrp ();
+  close (fd);
+  return foreground;
+}
+
+/* The signals a run catches: SIGINT, SIGTERM and SIGHUP, unless ignored at
+ * start (nohup): those stay ignored, here and in the command. */
+static sigset_t run_signals;
+
+/* They are blocked in every thread (before any exists) and taken here
+ * with sigtimedwait(): no handler interrupts whatever a thread is doing,
+ * and none can defer them (sanitizers delay handlers to safe points). */
+/* How often a run looks at its main thread while it opens its resources
+ * or settles (see RunState). */
+#define OPEN_SAMPLE_US (G_USEC_PER_SEC / 10)
+
+/* While the resources open or the run settles (see RunState): what the
+ * main thread waits for, when it waits for a lock a peer keeps, to be said. */
+static char *
+main_thread_lock_wait (void)
+{
+  gboolean unknown;
+  char *words = tessera_lock_wait_describe (getpid (), &unknown);
+
+  /* Cannot be told (no /proc): take the deadline as it comes. */
+  return words == NULL && unknown ? g_strdup (_("its folder stays locked by another process")) : words;
+}
+
+/* What the signal thread watches the main thread for: nothing (a
+ * command runs, or no resource is open yet), the opening, or the
+ * settling (see RunState). Under the state's lock. */
+typedef enum
+{
+  WATCH_NONE,
+  WATCH_OPENING,
+  WATCH_SETTLING,
+} WatchPhase;
+
+static WatchPhase
+watch_phase (RunState *state)
+{
+  if (state->opening != NULL)
+    return WATCH_OPENING;
+  if (state->settling && (state->child == 0 || !state->gate_open))
+    return WATCH_SETTLING;
+  return WATCH_NONE;
+}
+
+static gpointer
+signal_thread (gpointer data)
+{
+  RunState *state = data;
+  g_autofree char *waiting = NULL;   /* what the main thread was last seen waiting for */
+  gint64 waiting_since = 0, sampled = 0;
+  gboolean noted = FALSE;
+  WatchPhase last_phase = WATCH_NONE;
+  int settle_signal = 0;             /* a signal that came while settling */
+
+  for (;;)
+    {
+      WatchPhase phase;
+      struct timespec ts;
+      int signum, saved;
+      gint64 now;
+
+      g_mutex_lock (&state->lock);
+      phase = watch_phase (state);
+      g_mutex_unlock (&state->lock);
+      /* While opening or settling, look at the main thread ten times a
+       * second; otherwise once a second, for the next phase (the main
+       * thread does not wake us). */
+      ts.tv_sec = phase != WATCH_NONE ? 0 : 1;
+      ts.tv_nsec = phase != WATCH_NONE ? OPEN_SAMPLE_US * 1000 : 0;
+      signum = sigtimedwait (&run_signals, NULL, &ts);
+      saved = errno;
+
+      g_mutex_lock (&state->lock);
+      phase = watch_phase (state);
+      /* Still opening: nothing is held, end here. */
+      if (phase == WATCH_OPENING && signum > 0)
+        {
+          end_deferred_log ();
+          _exit (128 + signum);
+        }
+      /* Each phase waits, and is told of, on its own. */
+      if (phase != last_phase)
+        {
+          g_clear_pointer (&waiting, g_free);
+          noted = FALSE;
+          settle_signal = 0;
+          last_phase = phase;
+        }
+      if (phase == WATCH_SETTLING && signum > 0)
+        settle_signal = signum;
+      now = g_get_monotonic_time ();
+      /* Looked at on each tick, and afresh when a signal comes: the
+       * last tick's look may be a tenth of a second old. */
+      if (phase != WATCH_NONE && (signum > 0 || saved == EAGAIN))
+        {
+          g_autofree char *words = main_thread_lock_wait ();
+
+          /* Two samples far apart (the run was stopped, or starved):
+           * what came between is unknown, so the wait starts again. */
+          if (words == NULL || g_strcmp0 (words, waiting) != 0 || now - sampled > 5 * OPEN_SAMPLE_US)
+            waiting_since = now;
+          sampled = now;
+          g_free (waiting);
+          waiting = g_steal_pointer (&words);
+          /* A peer kept the lock a whole grace, past the deadline. */
+          if (waiting != NULL && phase == WATCH_OPENING && state->open_deadline >= 0 &&
+              now >= state->open_deadline && now - waiting_since >= OPEN_GRACE_US)
+            {
+              fail (0, state->no_wait ? _("%s is not available: %s") : _("timed out waiting for %s: %s"),
+                    state->opening, waiting);
+              _exit (state->conflict_status);
+            }
+          if (waiting != NULL && !noted && now - waiting_since >= TESSERA_LOCK_NOTE_US)
+            {
+              tessera_lock_wait_say (waiting);
+              noted = TRUE;
+            }
+        }
+      /* Settling behind a peer's lock for a grace, told to end: the
+       * command is gone or never ran, so ending here leaves only a dead
+       * holder's lock files. A shorter wait (a peer's critical section)
+       * ends as usual. */
+      if (phase == WATCH_SETTLING && settle_signal != 0 && waiting != NULL &&
+          now - waiting_since >= OPEN_GRACE_US)
+        {
+          fail (0, _("interrupted while %s; what this run held is taken back as a dead holder's"), waiting);
+          _exit (128 + settle_signal);
+        }
+      g_mutex_unlock (&state->lock);
+      if (signum > 0)
+        forward_signal (state, signum);
+    }
+  return NULL;
+}
+
+/* Before any thread exists, so that all of them block the signals. */
+void
+start_signal_thread (RunState *state)
+{
+  const int caught[] = { SIGINT, SIGTERM, SIGHUP };
+
+  sigemptyset (&run_signals);
+  for (guint i = 0; i < G_N_ELEMENTS (caught); i++)
+    if (!sigismember (&start_ignored, caught[i]))
+      sigaddset (&run_signals, caught[i]);
+  pthread_sigmask (SIG_BLOCK, &run_signals, NULL);
+  g_thread_unref (g_thread_new ("tessera-signals", signal_thread, state));
+}
+
+void
+child_exited (GPid pid, int wait_status, gpointer data)
+{
+  RunState *state = data;
+
+  g_mutex_lock (&state->lock);
+  state->child = 0;
+  g_mutex_unlock (&state->lock);
+  state->wait_status = wait_status;
+  g_main_loop_quit (state->loop);
+}
+
+/* The command's death at its gate (see GateGuard). */
+
+static gpointer
+gate_guard_thread (gpointer data)
+{
+  GateGuard *guard = data;
+  struct pollfd fds[2] = { { guard->report, POLLIN, 0 }, { guard->stop[0], POLLIN, 0 } };
+
+  while (poll (fds, 2, -1) < 0 && errno == EINTR)
+    ;
+  if (fds[1].revents == 0 && fds[0].revents != 0)
+    {
+      g_atomic_int_set (&guard->state->command_gone, TRUE);
+      g_cancellable_cancel (guard->state->cancel);
+    }
+  return NULL;
+}
+
+void
+gate_guard_start (GateGuard *guard, RunState *state, int report)
+{
+  guard->state = state;
+  guard->report = report;
+  if (!g_unix_open_pipe (guard->stop, FD_CLOEXEC, NULL))
+    return;   /* unguarded: the death is then seen once the locks are held */
+  guard->thread = g_thread_new ("tessera-gate", gate_guard_thread, guard);
+}
+
+void
+gate_guard_stop (GateGuard *guard)
+{
+  if (guard->thread == NULL)
+    return;
+  while (write (guard->stop[1], "", 1) < 0 && errno == EINTR)
+    ;
+  g_thread_join (guard->thread);
+  guard->thread = NULL;
+  close (guard->stop[0]);
+  close (guard->stop[1]);
 }
