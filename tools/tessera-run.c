@@ -563,9 +563,6 @@ job_task_id (const char *name, const char *command)
   return g_string_free (s, FALSE);
 }
 
-/* Holds the job (its lock, kept by the command too) and forks the
- * command behind its gate; the job names it from now on. An exit status
- * on failure, else 0. */
 /* A run's end: its job files go through the folder it made (see
  * tessera_job_remove_file), then the folder, which is empty by then
  * (rmdir removes no link, and no folder with anything in it). */
@@ -590,6 +587,9 @@ describe_holder (TesseraProcess *process, char **command)
   tessera_process_set_batch_job_id (process, g_getenv ("SLURM_JOB_ID"));
 }
 
+/* Holds the job (its lock, kept by the command too) and forks the
+ * command behind its gate; the job names it from now on. An exit status
+ * on failure, else 0. */
 static int
 start_command (GPtrArray *needs, TesseraJob *job, char **command, Gated *child, int *job_lock_number,
                TesseraProcess **child_process)
@@ -845,13 +845,140 @@ make_job (GPtrArray *needs, const char *job_name, const char *command, char **jo
   return job;
 }
 
+/* A run, from its options to its end: what cmd_run's steps share. */
+typedef struct
+{
+  RunOptions options;
+  TesseraConfig *config;
+  GPtrArray *needs;                      /* Need, sorted by name */
+  TesseraDynamicDependencyLocks *locks;
+  TesseraJob *job;
+  TesseraProcess *child_process;         /* the command, once forked */
+  char *job_dir;
+  char *locks_path;                      /* set once everything is held */
+  Gated child;
+  int job_lock_number;                   /* the command's copy of the job lock, or -1 */
+  gboolean fork_first;                   /* the command forked before the wait */
+  gboolean acquired;
+} Run;
+
+/* In the reverse order of their making. */
+static void
+run_clear (Run *run)
+{
+  g_clear_pointer (&run->locks_path, g_free);
+  g_clear_pointer (&run->job_dir, g_free);
+  g_clear_object (&run->child_process);
+  g_clear_object (&run->job);
+  g_clear_object (&run->locks);
+  g_clear_pointer (&run->needs, g_ptr_array_unref);
+  g_clear_pointer (&run->config, tessera_config_free);
+  run_options_clear (&run->options);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Run, run_clear)
+
+/* The first step: parses the options, catches the signals, opens what is
+ * needed and makes the job. A run that may wait forks its command now,
+ * so that the lock files name it from their first version (one write
+ * each). One that may not wait does so once it holds: on a busy resource
+ * it then starts nothing (the second write costs less than a fork that
+ * comes to nothing); until then its job names this process. 0, or the
+ * status of a failure said (with run->job NULL when none was made). */
+static int
+prepare (Run *run, int argc, char **argv)
+{
+  RunOptions *options = &run->options;
+  g_autoptr(TesseraProcess) self = NULL;
+  g_autoptr(GError) error = NULL;
+  int status = 0;
+
+  if (!parse_run_options (argc, argv, options, &status))
+    return status;
+  /* Signals are caught from here on (opening resources starts threads). */
+  run_state.share_terminal = in_terminal_foreground ();
+  run_state.cancel = g_cancellable_new ();
+  run_state.opening = g_strdup ("");
+  run_state.no_wait = options->no_wait;
+  run_state.conflict_status = options->conflict_status;
+  lock_note_started = TRUE;
+  run_state.open_deadline = options->no_wait ? g_get_monotonic_time ()
+                            : options->timeout >= 0 ? g_get_monotonic_time () + (gint64) (options->timeout * G_USEC_PER_SEC)
+                            : -1;
+  quiet_notices = TRUE;
+  start_signal_thread (&run_state);
+  if ((run->config = load_config (&status)) == NULL)
+    return status;
+  defer_log ();
+  if ((status = open_needs (run->config, options->need_args, run->needs)) != 0)
+    return status;
+  if ((run->job = make_job (run->needs, options->job_name, options->command[0], &run->job_dir, &status)) == NULL)
+    return status;
+
+  run->fork_first = !options->no_wait;
+  if (run->fork_first)
+    return start_command (run->needs, run->job, options->command, &run->child, &run->job_lock_number,
+                          &run->child_process);
+  self = tessera_process_new_self ();
+  describe_holder (self, options->command);
+  if (!tessera_job_set_process (run->job, self, &error))
+    return fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
+  return 0;
+}
+
+/* The second step: takes everything (waiting as told), saves locks.json
+ * where the command finds it, forks the command now if it was not forked
+ * first, and from then on hands the signals to it. 0, or the status of a
+ * failure said. */
+static int
+wait_for_needs (Run *run)
+{
+  RunOptions *options = &run->options;
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  interactive = isatty (2);
+  status = acquire_all (run->needs, run->job, run->locks, options->timeout, options->no_wait,
+                        options->wait_for_capacity, &run_state, run->fork_first ? run->child.report : -1);
+  run->acquired = status == 0;
+  g_mutex_lock (&run_state.lock);
+  run_state.settling = TRUE;
+  g_mutex_unlock (&run_state.lock);
+  if (status == 0)
+    {
+      run->locks_path = g_build_filename (run->job_dir, "locks.json", NULL);
+      if (!tessera_dynamic_dependency_locks_save_for_job (run->locks, run->job, &error))
+        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
+      /* The command finds locks.json by path: it must lead there. */
+      else if (!tessera_job_folder_is_at_path (run->job))
+        status = fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"),
+                       run->job_dir);
+    }
+  if (status == 0 && !run->fork_first)
+    status = start_command (run->needs, run->job, options->command, &run->child, &run->job_lock_number,
+                            &run->child_process);
+  /* From here a signal goes to the child (at its gate, it ends there);
+   * one that came before stops everything. */
+  if (status == 0)
+    {
+      g_mutex_lock (&run_state.lock);
+      run_state.child = run->child.pid;
+      g_mutex_unlock (&run_state.lock);
+      if (g_atomic_int_get (&run_state.pending_signal) != 0)
+        status = 128 + g_atomic_int_get (&run_state.pending_signal);
+    }
+  return status;
+}
+
 /* After a failure (@status) before the command was let through: nothing
  * stays held (all or none) and the command never runs; what it ended
  * with, when it ended at its gate while the run waited, is the run's. */
 static int
-give_up (int status, Gated *child, gboolean acquired, TesseraDynamicDependencyLocks *locks, TesseraJob *job,
-         const char *job_dir)
+give_up (int status, Run *run)
 {
+  Gated *child = &run->child;
+  gboolean acquired = run->acquired;
+
   if (child->pid > 0)
     {
       int wstatus;
@@ -875,18 +1002,23 @@ give_up (int status, Gated *child, gboolean acquired, TesseraDynamicDependencyLo
         }
     }
   if (acquired)
-    release_or_say (TESSERA_LOCK (locks));
-  remove_job_files (job, job_dir);
+    release_or_say (TESSERA_LOCK (run->locks));
+  remove_job_files (run->job, run->job_dir);
   return status;
 }
 
-/* Everything held: lets the command through its gate with the locks'
- * environment, and watches it (--on-lost, the fence) until it ends.
- * Returns the run's status: the command's, or 76 when it was fenced. */
+/* The last step, everything held: lets the command through its gate
+ * with the locks' environment, watches it (--on-lost, the fence) until
+ * it ends, and gives everything back. Returns the run's status: the
+ * command's, or 76 when it was fenced. */
 static int
-supervise (GPtrArray *needs, TesseraDynamicDependencyLocks *locks, TesseraJob *job, TesseraProcess *child_process,
-           Gated *child, int job_lock_number, const char *locks_path, char **command, gboolean on_lost_end)
+supervise (Run *run)
 {
+  GPtrArray *needs = run->needs;
+  TesseraDynamicDependencyLocks *locks = run->locks;
+  TesseraJob *job = run->job;
+  Gated *child = &run->child;
+  char **command = run->options.command;
   g_auto(GStrv) env = g_get_environ ();
   g_autoptr(GError) error = NULL;
   /* What --on-lost and the fence watch, one of each per need. */
@@ -897,11 +1029,11 @@ supervise (GPtrArray *needs, TesseraDynamicDependencyLocks *locks, TesseraJob *j
   g_autoptr(GPtrArray) lost_resources = g_ptr_array_new ();
   int exec_errno, status;
 
-  env = g_environ_setenv (env, "TESSERA_LOCKS", locks_path, TRUE);
+  env = g_environ_setenv (env, "TESSERA_LOCKS", run->locks_path, TRUE);
   /* The command's copy of the job lock, under the number it had here. */
-  if (job_lock_number >= 0)
+  if (run->job_lock_number >= 0)
     {
-      g_autofree char *text = g_strdup_printf ("%d", job_lock_number);
+      g_autofree char *text = g_strdup_printf ("%d", run->job_lock_number);
       env = g_environ_setenv (env, "TESSERA_JOB_LOCK_FD", text, TRUE);
     }
   for (guint i = 0; i < needs->len; i++)
@@ -918,7 +1050,7 @@ supervise (GPtrArray *needs, TesseraDynamicDependencyLocks *locks, TesseraJob *j
   /* A run that forked its command first names it in its lock files
    * already: then this writes nothing more (unless a resource type does
    * more on job_started). With --no-wait it names the command now. */
-  if (!tessera_dynamic_dependency_locks_job_started (locks, job, child_process, &error))
+  if (!tessera_dynamic_dependency_locks_job_started (locks, job, run->child_process, &error))
     g_printerr (_("tessera: %s\n"), error->message);
   /* What --on-lost compares with, read before the command runs: once it
    * runs, nothing on the pool's file system may come before the fence
@@ -961,7 +1093,7 @@ supervise (GPtrArray *needs, TesseraDynamicDependencyLocks *locks, TesseraJob *j
   else
     {
       g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
-      LostWatch lost = { lost_paths, lost_names, told, on_lost_end, &run_state, lost_stats, lost_texts };
+      LostWatch lost = { lost_paths, lost_names, told, run->options.on_lost_end, &run_state, lost_stats, lost_texts };
       g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
       TesseraFence *fence;
       guint lost_source;
@@ -981,105 +1113,32 @@ supervise (GPtrArray *needs, TesseraDynamicDependencyLocks *locks, TesseraJob *j
   if (gate_die_with_wrapper)
     while (waitpid (-1, NULL, WNOHANG) > 0)
       ;
+  tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
+  release_or_say (TESSERA_LOCK (locks));
+  remove_job_files (job, run->job_dir);
   return status;
 }
 
-/* `tessera run`: parse, open what is needed, make the job, take
- * everything (waiting as told), then supervise the command and give
+/* `tessera run`: prepare (parse, open what is needed, make the job),
+ * wait until everything is held, then supervise the command and give
  * everything back. */
 int
 cmd_run (int argc, char **argv)
 {
-  g_auto(RunOptions) options = { 0 };
-  g_autoptr(TesseraConfig) config = NULL;
-  g_autoptr(GPtrArray) needs = g_ptr_array_new_with_free_func ((GDestroyNotify) need_free);
-  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
-  g_autoptr(TesseraJob) job = NULL;
-  g_autoptr(TesseraProcess) child_process = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *job_dir = NULL;
-  g_autofree char *locks_path = NULL;
-  Gated child = { 0, -1, -1 };
-  int job_lock_number = -1;
-  gboolean fork_first, acquired = FALSE;
-  int status = 0;
+  g_auto(Run) run = {
+    .needs = g_ptr_array_new_with_free_func ((GDestroyNotify) need_free),
+    .locks = tessera_dynamic_dependency_locks_new (),
+    .child = { 0, -1, -1 },
+    .job_lock_number = -1,
+  };
+  int status;
 
-  if (!parse_run_options (argc, argv, &options, &status))
+  status = prepare (&run, argc, argv);
+  if (status != 0 && run.job == NULL)
     return status;
-  /* Signals are caught from here on (opening resources starts threads). */
-  run_state.share_terminal = in_terminal_foreground ();
-  run_state.cancel = g_cancellable_new ();
-  run_state.opening = g_strdup ("");
-  run_state.no_wait = options.no_wait;
-  run_state.conflict_status = options.conflict_status;
-  lock_note_started = TRUE;
-  run_state.open_deadline = options.no_wait ? g_get_monotonic_time ()
-                            : options.timeout >= 0 ? g_get_monotonic_time () + (gint64) (options.timeout * G_USEC_PER_SEC)
-                            : -1;
-  quiet_notices = TRUE;
-  start_signal_thread (&run_state);
-  if ((config = load_config (&status)) == NULL)
-    return status;
-  defer_log ();
-  if ((status = open_needs (config, options.need_args, needs)) != 0)
-    return status;
-  if ((job = make_job (needs, options.job_name, options.command[0], &job_dir, &status)) == NULL)
-    return status;
-
-  /* A run that may wait forks its command first, so that the lock files
-   * name it from their first version (one write each). One that may not
-   * wait does so once it holds: on a busy resource it then starts nothing
-   * (the second write costs less than a fork that comes to nothing). */
-  fork_first = !options.no_wait;
-  if (fork_first)
-    status = start_command (needs, job, options.command, &child, &job_lock_number, &child_process);
-  else
-    {
-      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
-
-      describe_holder (self, options.command);
-      if (!tessera_job_set_process (job, self, &error))
-        status = fail (oserr_or (error, EXIT_USAGE), "%s", error->message);
-    }
   if (status == 0)
-    {
-      interactive = isatty (2);
-      status = acquire_all (needs, job, locks, options.timeout, options.no_wait, options.wait_for_capacity,
-                            &run_state, fork_first ? child.report : -1);
-      acquired = status == 0;
-      g_mutex_lock (&run_state.lock);
-      run_state.settling = TRUE;
-      g_mutex_unlock (&run_state.lock);
-    }
-  if (status == 0)
-    {
-      locks_path = g_build_filename (job_dir, "locks.json", NULL);
-      if (!tessera_dynamic_dependency_locks_save_for_job (locks, job, &error))
-        status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
-      /* The command finds locks.json by path: it must lead there. */
-      else if (!tessera_job_folder_is_at_path (job))
-        status = fail (EXIT_IOERR, _("The job folder %s was moved while it was made (a co-user of the pool?)"),
-                       job_dir);
-    }
-  if (status == 0 && !fork_first)
-    status = start_command (needs, job, options.command, &child, &job_lock_number, &child_process);
-  /* From here a signal goes to the child (at its gate, it ends there);
-   * one that came before stops everything. */
-  if (status == 0)
-    {
-      g_mutex_lock (&run_state.lock);
-      run_state.child = child.pid;
-      g_mutex_unlock (&run_state.lock);
-      if (g_atomic_int_get (&run_state.pending_signal) != 0)
-        status = 128 + g_atomic_int_get (&run_state.pending_signal);
-    }
+    status = wait_for_needs (&run);
   if (status != 0)
-    return give_up (status, &child, acquired, locks, job, job_dir);
-
-  status = supervise (needs, locks, job, child_process, &child, job_lock_number, locks_path, options.command,
-                      options.on_lost_end);
-  tessera_dynamic_dependency_locks_job_finished (locks, job, NULL);
-  release_or_say (TESSERA_LOCK (locks));
-  remove_job_files (job, job_dir);
-  return status;
+    return give_up (status, &run);
+  return supervise (&run);
 }
