@@ -123,11 +123,8 @@ KNOWN_CYCLES = [
         "tessera-wait-queue.c",
     })),
     # Issue 39, remaining work: a plugin's dependency makes its lock
-    # (TESSERA_TYPE_GPU_LOCK), and the lock reads its dependency
-    # (TESSERA_GPU_DEPENDENCY (), tessera_gpu_dependency_get_assigned ()).
-    ("plugins/gpu", frozenset({"tessera-gpu-dependency.c", "tessera-gpu-lock.c"})),
-    # Issue 39, remaining work: the same for the mutex
-    # (TESSERA_TYPE_MUTEX_LOCK; tessera_mutex_dependency_is_shared ()).
+    # (TESSERA_TYPE_MUTEX_LOCK), and the lock reads its dependency
+    # (tessera_mutex_dependency_is_shared ()).
     ("plugins/mutex", frozenset({"tessera-mutex-dependency.c", "tessera-mutex-lock.c"})),
 ]
 if lists_empty:

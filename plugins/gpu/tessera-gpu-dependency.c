@@ -15,7 +15,7 @@ struct _TesseraGpuDependency
   GArray *choice;     /* the devices the last decision picked, to grant or reserve */
 };
 
-enum { PROP_0, PROP_COUNT, PROP_MIN_MEMORY, N_PROPS };
+enum { PROP_0, PROP_COUNT, PROP_MIN_MEMORY, PROP_ASSIGNED, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 G_DEFINE_DYNAMIC_TYPE (TesseraGpuDependency, tessera_gpu_dependency, TESSERA_TYPE_DYNAMIC_DEPENDENCY)
@@ -29,6 +29,7 @@ get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
     {
     case PROP_COUNT: g_value_set_int (value, self->count); break;
     case PROP_MIN_MEMORY: g_value_set_uint64 (value, self->min_memory); break;
+    case PROP_ASSIGNED: g_value_set_boxed (value, self->assigned); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -76,6 +77,12 @@ tessera_gpu_dependency_class_init (TesseraGpuDependencyClass *klass)
   /* The least memory each device must have, in MiB (0: any). */
   props[PROP_MIN_MEMORY] = g_param_spec_uint64 ("min-memory", NULL, NULL, 0, G_MAXUINT64, 0,
     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /* The devices granted (a GArray of TesseraGpuDevice), or NULL: what
+   * the lock reads back for its locks.json entry and the job's
+   * environment, without knowing this class. Set by the resource under
+   * its locks, so not notified. */
+  props[PROP_ASSIGNED] = g_param_spec_boxed ("assigned", NULL, NULL, G_TYPE_ARRAY,
+    G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 

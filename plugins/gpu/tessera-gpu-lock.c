@@ -25,11 +25,16 @@ struct _TesseraGpuJobLock
 
 G_DEFINE_DYNAMIC_TYPE (TesseraGpuJobLock, tessera_gpu_job_lock, TESSERA_TYPE_JOB_DEPENDENCY_LOCK)
 
+/* (transfer full) (nullable): the devices granted to the lock's
+ * dependency, read through its "assigned" property so that the lock,
+ * which the dependency makes, does not call the dependency's class. */
 static GArray *
-assigned (TesseraDynamicDependencyLock *lock)
+dup_assigned (TesseraDynamicDependencyLock *lock)
 {
-  TesseraDynamicDependency *dependency = tessera_dynamic_dependency_lock_get_dependency (lock);
-  return tessera_gpu_dependency_get_assigned (TESSERA_GPU_DEPENDENCY (dependency));
+  GArray *devices = NULL;
+
+  g_object_get (tessera_dynamic_dependency_lock_get_dependency (lock), "assigned", &devices, NULL);
+  return devices;
 }
 
 static void
@@ -40,7 +45,7 @@ gpu_lock_to_json (TesseraDynamicDependencyLock *lock, JsonObject *object)
   /* Where the pool lives: its folder, or its key in another store. */
   g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (TESSERA_TRACKED_DYNAMIC_RESOURCE (gpu));
   g_autoptr(GArray) none = tessera_gpu_devices_new ();
-  GArray *devices = assigned (lock);
+  g_autoptr(GArray) devices = dup_assigned (lock);
 
   TESSERA_DYNAMIC_DEPENDENCY_LOCK_CLASS (tessera_gpu_lock_parent_class)->to_json (lock, object);
   json_object_set_string_member (object, "gpu_path", location);
@@ -51,7 +56,7 @@ gpu_lock_to_json (TesseraDynamicDependencyLock *lock, JsonObject *object)
 static char **
 gpu_lock_dup_environment (TesseraDynamicDependencyLock *lock)
 {
-  GArray *devices = assigned (lock);
+  g_autoptr(GArray) devices = dup_assigned (lock);
   return devices ? tessera_gpu_devices_environment (devices) : NULL;
 }
 
