@@ -46,7 +46,8 @@ set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *p
 static TesseraDynamicDependencyLock *
 create_lock (TesseraDynamicDependency *self, GError **error)
 {
-  return g_object_new (TESSERA_TYPE_MUTEX_LOCK, "dependency", self, NULL);
+  return g_object_new (TESSERA_TYPE_MUTEX_LOCK, "dependency", self,
+                       "shared", TESSERA_MUTEX_DEPENDENCY (self)->shared, NULL);
 }
 
 static void
