@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-process-type-private.h"
+#include <tessera/tessera.h>
 
 /**
  * TesseraProcessType:
@@ -72,39 +72,4 @@ tessera_process_type_check (TesseraProcessType *self,
   /* A pid check means nothing for these processes: "remote" would send
    * the caller to a job lock it may not have, so it reads as unknown. */
   return state == TESSERA_PROCESS_REMOTE ? TESSERA_PROCESS_UNKNOWN : state;
-}
-
-/* One instance per process type name, created on first use and kept (the
- * plugin is never unloaded either). Unknown names are remembered too, so a
- * pool full of specs of an unknown type costs one lookup. */
-static GMutex instances_mutex;
-static GHashTable *instances;   /* name → TesseraProcessType, or NULL */
-
-TesseraProcessType *
-_tessera_process_type_for (const char *type_name)
-{
-  TesseraProcessType *instance = NULL;
-  gpointer found;
-
-  g_mutex_lock (&instances_mutex);
-  if (instances == NULL)
-    instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);   // kept for the process's life
-  if (!g_hash_table_lookup_extended (instances, type_name, NULL, &found))
-    {
-      g_autoptr(GError) error = NULL;
-      GType type = tessera_registry_lookup_process_type (tessera_registry_get_default (),
-                                                         type_name, &error);
-
-      if (type != G_TYPE_INVALID)
-        found = g_object_new (type, NULL);
-      else
-        {
-          g_debug ("No process type “%s”: %s", type_name, error->message);
-          found = NULL;
-        }
-      g_hash_table_insert (instances, g_strdup (type_name), found);
-    }
-  instance = found;
-  g_mutex_unlock (&instances_mutex);
-  return instance;
 }

@@ -5,7 +5,7 @@
 #include "tessera-host-private.h"
 #include "tessera-private.h"
 #include "tessera-process-private.h"
-#include "tessera-process-type-private.h"
+#include "tessera-registry-private.h"
 #include "tessera-verdict-private.h"
 
 #include <errno.h>
@@ -294,7 +294,8 @@ tessera_process_new_from_json (JsonNode  *node,
     self->problem = g_strdup (_("its process type is not a string"));
   else if (g_strcmp0 (self->type, "local") != 0)
     {
-      self->judge = tessera_check_plugin_name (self->type, NULL) ? _tessera_process_type_for (self->type) : NULL;
+      self->judge = tessera_check_plugin_name (self->type, NULL)
+                    ? _tessera_registry_process_type_for (self->type) : NULL;
       if (self->judge == NULL)
         self->problem = g_strdup_printf (_("its process type “%s” is not known here"), self->type);
       self->spec = json_node_copy (node);

@@ -1,6 +1,7 @@
 /* tessera-registry-private.h: the registry's (module, class) table, for the
  * dependency lock (which calls the registry, never the other way round),
- * and the default search path
+ * the process types' instances, for the process, and the default search
+ * path
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -20,6 +21,10 @@ void     _tessera_registry_register_lock_class (GType        type,
 gboolean _tessera_registry_lock_class_name     (GType        type,
                                                 const char **module,
                                                 const char **class_name);
+/* The one instance of the process type @type_name, made at its first use
+ * (by the default registry, which loads its plugin) and kept; NULL when no
+ * plugin provides it. */
+TesseraProcessType *_tessera_registry_process_type_for (const char *type_name);
 /* The default registry's search path: TESSERA_PLUGIN_PATH, the folder
  * beside the loaded library, the configured one; each folder by its real
  * path, once (tessera-registry-path.c). */

@@ -1,6 +1,7 @@
 /* tessera-registry.c: finds resource types and lock classes in plugins:
- * the search path and its manifests, lookups, and the two type tables
- * (resource type name → GType, (module, class) → lock class)
+ * the search path and its manifests, lookups, the type tables (resource
+ * and process type name → GType, (module, class) → lock class) and the
+ * one instance of each process type
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -451,6 +452,44 @@ tessera_registry_lookup_process_type (TesseraRegistry  *self,
 {
   g_return_val_if_fail (TESSERA_IS_REGISTRY (self), G_TYPE_INVALID);
   return lookup_named_type (self, type_name, PROVIDES_PROCESS_TYPE, error);
+}
+
+/* One instance per process type name, made by the default registry on
+ * first use and kept (the plugin is never unloaded either). Unknown names
+ * are remembered too, so a pool full of specs of an unknown type costs one
+ * lookup. The registry keeps it, as it keeps the types: the process that
+ * asks for its judge, and the process type's class, need not know how
+ * plugins are found. */
+static GMutex instances_mutex;
+static GHashTable *instances;   /* name → TesseraProcessType, or NULL */
+
+TesseraProcessType *
+_tessera_registry_process_type_for (const char *type_name)
+{
+  TesseraProcessType *instance = NULL;
+  gpointer found;
+
+  g_mutex_lock (&instances_mutex);
+  if (instances == NULL)
+    instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);   // kept for the process's life
+  if (!g_hash_table_lookup_extended (instances, type_name, NULL, &found))
+    {
+      g_autoptr(GError) error = NULL;
+      GType type = tessera_registry_lookup_process_type (tessera_registry_get_default (),
+                                                         type_name, &error);
+
+      if (type != G_TYPE_INVALID)
+        found = g_object_new (type, NULL);
+      else
+        {
+          g_debug ("No process type “%s”: %s", type_name, error->message);
+          found = NULL;
+        }
+      g_hash_table_insert (instances, g_strdup (type_name), found);
+    }
+  instance = found;
+  g_mutex_unlock (&instances_mutex);
+  return instance;
 }
 
 /**
