@@ -103,14 +103,6 @@ KNOWN_PRIVATE_INCLUDES = set()
 # one that grows, shrinks or is gone (take it off or narrow it here: the
 # list only shrinks).
 KNOWN_CYCLES = [
-    # Issue 39, remaining work: the job's process, whose type the
-    # registry looks up, the registry that makes a configured resource
-    # (config-values), the dynamic resource, whose acquire makes a job.
-    # Closed through tessera_job_get_type () (TESSERA_TYPE_JOB, TESSERA_JOB ()).
-    ("core", frozenset({
-        "tessera-config-values.c", "tessera-dynamic-resource.c", "tessera-job.c",
-        "tessera-process-type.c", "tessera-process.c", "tessera-registry.c",
-    })),
     # Issue 39, remaining work: the store seam (the narrow store seam to
     # reach): the tracked resource and its copied table of calls
     # (_tessera_tracked_resource_view_calls), the pool view, the folder
