@@ -203,6 +203,9 @@ tessera_argv (Fixture *f, const char *user, const char *batch, va_list ap)
     {
       test_argv_as_user (argv, user, BOUND_S * 4);
       state = g_str_equal (user, f->gp->users->users[0]) ? f->state[0] : f->state[1];
+      /* Each user's own cache, as at home: her lock file index. */
+      g_ptr_array_add (argv, g_strdup ("env"));
+      g_ptr_array_add (argv, g_strdup_printf ("XDG_CACHE_HOME=%s/cache", state));
     }
   if (batch != NULL)
     {
@@ -483,6 +486,47 @@ test_forged_owner (Fixture *f, gconstpointer data)
   wait_for_log ("event=reclaim ", "resource=cpu ", user_first, owner_member, claimed, "amount={\"count\":1}", NULL);
 }
 
+/* A reclaim logs the holding's owner, its file's, also when the run
+ * counted that file from its lock file index (recorded while its holder
+ * lived) and built it from there to judge it: the index keeps texts, the
+ * owner comes from the file's stat. */
+static void
+test_owner_from_index (Fixture *f, gconstpointer data)
+{
+  const char *first = f->gp->users->users[0];
+  const char *member = f->gp->users->users[1];
+  g_autofree char *user_first = g_strdup_printf ("user=%s ", first);
+  g_autofree char *owner_member = g_strdup_printf ("owner=%s ", member);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(Helper) holder = NULL;
+  JsonObject *h;
+  GPid pid;
+
+  g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
+                   ==, 0);
+  holder = hold_as (f, member, NULL, "cpu=1", NULL);
+  h = only_holder (f, &root);
+  pid = (GPid) json_object_get_int_member (h, "pid");
+  /* The first user's run reads the member's lock file and records it in
+   * the first user's index. */
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, first, NULL, &out, &err, "run", "--no-wait", "--need", "cpu=1", "--", "true", NULL),
+                   ==, 0);
+  g_assert_cmpint (kill (parent_of (pid), SIGKILL), ==, 0);
+  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
+  g_assert_cmpint (helper_wait (holder), !=, 0);
+
+  /* The file is as recorded: this run counts it from the index. */
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (tessera_by (f, first, NULL, &out, &err, "run", "--no-wait", "--need", "cpu=4", "--", "true", NULL),
+                   ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  wait_for_log ("event=reclaim ", "resource=cpu ", user_first, owner_member, "amount={\"count\":1}", NULL);
+}
+
 /* Root's `clean --host` of a retired host is logged: one line for each
  * holding of that host it removes, with who removed it, whose it was,
  * the resource and the amount, and the host named. */
@@ -626,6 +670,8 @@ main (int argc, char **argv)
               fixture_set_up, test_member_audit_off, fixture_tear_down);
   g_test_add ("/audit/forged-owner", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
               fixture_set_up, test_forged_owner, fixture_tear_down);
+  g_test_add ("/audit/owner-from-index", Fixture, "[resource cpu]\ntype=countertoken\npath=@DIR@/cpu\ntotal=4\n",
+              fixture_set_up, test_owner_from_index, fixture_tear_down);
   g_test_add ("/audit/private-pool", Fixture, "", fixture_set_up, test_private_pool, fixture_tear_down);
   if (TESSERA_PAUSE_POINTS)
     g_test_add ("/audit/reclaim-logged-unlocked", Fixture, "", fixture_set_up, test_reclaim_logged_unlocked,
