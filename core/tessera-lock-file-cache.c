@@ -164,10 +164,11 @@ _tessera_lock_file_cache_remove_entry (TesseraLockFileCache *cache, const char *
  * accounting of its information matters. FALSE when it cannot (no
  * summary, no stand-in): then it is built. */
 static gboolean
-defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gsize length, const char *summary)
+defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gsize length, const char *summary,
+             const struct stat *st)
 {
   if (!cache->lazy || summary == NULL ||
-      (entry->recorded = _tessera_recorded_new (cache->stand_ins, summary, recorded, length, entry->h.mtime_ns)) == NULL)
+      (entry->recorded = _tessera_recorded_new (cache->stand_ins, summary, recorded, length, st)) == NULL)
     return FALSE;
   cache->index_hits++;
   g_hash_table_replace (cache->cache, entry->h.name, entry);
@@ -251,7 +252,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
    * read again. */
   if (S_ISREG (st->st_mode) && cache->index != NULL &&
       (recorded = _tessera_lock_file_index_lookup (cache->index, name, st, &length, &summary)) != NULL &&
-      defer_entry (cache, entry, recorded, length, summary))
+      defer_entry (cache, entry, recorded, length, summary, st))
     return;
   path = _tessera_lock_folder_dup_job_path (cache->folder, name);
 

@@ -4,6 +4,8 @@
  */
 #pragma once
 
+#include <sys/stat.h>
+
 #include <tessera/tessera.h>
 
 G_BEGIN_DECLS
@@ -28,22 +30,25 @@ char *_tessera_lock_file_summarize      (TesseraDynamicLockFile *lock_file);
 
 /* A lock file counted through a stand-in and not built yet: its recorded
  * text (borrowed from the index: the owner drops this before the index's
- * record of the file changes or the index goes) and modification time. */
+ * record of the file changes or the index goes), and its modification
+ * time and owner as the look that found it unchanged saw them. */
 typedef struct
 {
   TesseraDynamicLockFile *stand_in;
   const char *text;
   gsize length;
   gint64 mtime_ns;
+  uid_t uid;
 } TesseraRecorded;
 
 /* NULL when @summary makes no stand-in (the file is then built). @text:
- * borrowed, see above. */
-TesseraRecorded *_tessera_recorded_new  (TesseraStandIns *stand_ins,
-                                         const char      *summary,
-                                         const char      *text,
-                                         gsize            length,
-                                         gint64           mtime_ns);
+ * borrowed, see above. @st: the file's stat, which the index's record
+ * matched. */
+TesseraRecorded *_tessera_recorded_new  (TesseraStandIns   *stand_ins,
+                                         const char        *summary,
+                                         const char        *text,
+                                         gsize              length,
+                                         const struct stat *st);
 void             _tessera_recorded_free (TesseraRecorded *recorded);
 /* The lock file of the recorded text, built exactly as if read from
  * @path; NULL with @error when it makes none. */

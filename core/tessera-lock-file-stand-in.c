@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-dynamic-lock-file-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-lock-file-stand-in-private.h"
 
 struct _TesseraStandIns
@@ -74,11 +75,11 @@ _tessera_lock_file_summarize (TesseraDynamicLockFile *lock_file)
 }
 
 TesseraRecorded *
-_tessera_recorded_new (TesseraStandIns *stand_ins,
-                       const char      *summary,
-                       const char      *text,
-                       gsize            length,
-                       gint64           mtime_ns)
+_tessera_recorded_new (TesseraStandIns   *stand_ins,
+                       const char        *summary,
+                       const char        *text,
+                       gsize              length,
+                       const struct stat *st)
 {
   TesseraDynamicLockFile *stand_in = stand_ins_get (stand_ins, summary);
   TesseraRecorded *recorded;
@@ -89,7 +90,8 @@ _tessera_recorded_new (TesseraStandIns *stand_ins,
   recorded->stand_in = g_object_ref (stand_in);
   recorded->text = text;
   recorded->length = length;
-  recorded->mtime_ns = mtime_ns;
+  recorded->mtime_ns = _tessera_stat_mtime_ns (st);
+  recorded->uid = st->st_uid;
   return recorded;
 }
 
@@ -113,5 +115,6 @@ _tessera_recorded_build (TesseraRecorded *recorded,
 
   st.st_mtim.tv_sec = recorded->mtime_ns / G_GINT64_CONSTANT (1000000000);
   st.st_mtim.tv_nsec = recorded->mtime_ns % G_GINT64_CONSTANT (1000000000);
+  st.st_uid = recorded->uid;
   return _tessera_dynamic_lock_file_new_from_text (lock_file_type, path, text, recorded->length, &st, error);
 }
