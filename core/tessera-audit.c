@@ -93,7 +93,7 @@ _tessera_audit_log (const char             *event,
       char *text;
 
       gint64 claimed = process != NULL ? tessera_process_get_uid (process) : -1;
-      gint64 owner = _tessera_dynamic_lock_file_get_file_uid (lock_file);
+      gint64 owner = tessera_dynamic_lock_file_get_file_uid (lock_file);
 
       /* Whose it is: its file's owner, as status says (the uid its spec
        * records is anyone's claim: a member may write another's uid in a

@@ -34,11 +34,6 @@ TESSERA_AVAILABLE_IN_ALL
 void _tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *lock_file,
                                            gint64                  mtime_ns);
 
-/* The owner of @self's file, as it was read or written: whose the
- * holding is (the uid its process spec records is anyone's claim);
- * -1 when it has no file (etcd, a module). */
-gint64 _tessera_dynamic_lock_file_get_file_uid (TesseraDynamicLockFile *self);
-
 /* The holder's job folder (device and inode), written in its "process"
  * as "job_folder" (tessera-dynamic-lock-file.c): FALSE when not recorded. */
 void     _tessera_dynamic_lock_file_set_job_folder (TesseraDynamicLockFile *self,

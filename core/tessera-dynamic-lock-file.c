@@ -791,9 +791,22 @@ _tessera_dynamic_lock_file_show_information (TesseraDynamicLockFile *self, JsonN
   keep_information (self, information);
 }
 
+/**
+ * tessera_dynamic_lock_file_get_file_uid:
+ * @self: a lock file
+ *
+ * The owner of the file, as it was when this object read or wrote it:
+ * whose the holding is. The uid a process spec records is anyone's claim
+ * (a member of a group pool may write another's uid in a file of hers);
+ * the file's owner is not.
+ *
+ * Returns: the uid owning the file, or -1 when it has none (a pool in
+ *   etcd, a lock file made from data)
+ */
 gint64
-_tessera_dynamic_lock_file_get_file_uid (TesseraDynamicLockFile *self)
+tessera_dynamic_lock_file_get_file_uid (TesseraDynamicLockFile *self)
 {
+  g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), -1);
   return PRIV (self)->file_uid;
 }
 

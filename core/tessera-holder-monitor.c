@@ -651,9 +651,11 @@ probe_job_lock (TesseraDynamicLockFile *lock_file,
 }
 
 /* What is known of @holder before any probe: its process (from its
- * lock file, else from its .pid) and the pid check, which reads /proc. */
+ * lock file, else from its .pid) and the pid check, which reads /proc
+ * (once per pid within @look, when not %NULL). */
 static void
-gather_facts (TesseraHolder *holder, const char *job_uri, const char *lock_path, TesseraVerdictFacts *facts)
+gather_facts (TesseraHolder *holder, const char *job_uri, const char *lock_path, GHashTable *look,
+              TesseraVerdictFacts *facts)
 {
   gboolean crossed;
 
@@ -666,7 +668,7 @@ gather_facts (TesseraHolder *holder, const char *job_uri, const char *lock_path,
   if (holder->process == NULL)
     return;
   facts->has_process = TRUE;
-  facts->process = tessera_process_check (holder->process);
+  facts->process = _tessera_process_check_in (holder->process, look);
   facts->pid = tessera_process_get_pid (holder->process);
   facts->identifies_process = tessera_process_get_start_time (holder->process) != 0 ||
                               tessera_process_get_spec (holder->process) != NULL;
@@ -792,7 +794,7 @@ judge (TesseraHolderMonitor *monitor,
   HolderProbes probes = { monitor, holder, min_age };
   TesseraVerdict verdict;
 
-  gather_facts (holder, job_uri, lock_path, &facts);
+  gather_facts (holder, job_uri, lock_path, NULL, &facts);
   verdict = decide (&facts, answer_holder_probe, &probes, &why);
 
   if (verdict == TESSERA_VERDICT_DEAD)
@@ -844,6 +846,48 @@ judge (TesseraHolderMonitor *monitor,
   return TESSERA_HOLDER_HOLDS;
 }
 
+/* One holder judged in one look (@look: what /proc said of each pid,
+ * shared by the holders judged with it; nullable). */
+static TesseraHolderState
+judge_in_look (TesseraDynamicLockFile *self,
+               GHashTable             *look,
+               TesseraProcessState    *process_state,
+               char                  **reason)
+{
+  TesseraHolder holder = { 0 };
+  TesseraVerdictFacts facts = { 0 };
+  HolderProbes probes = { NULL, &holder, 0 };
+  g_autofree char *lock_path = NULL;
+  g_autofree char *why = NULL;
+  TesseraVerdict verdict;
+  const char *job_uri;
+
+  if (process_state != NULL)
+    *process_state = TESSERA_PROCESS_UNKNOWN;
+  if (reason != NULL)
+    *reason = NULL;
+  job_uri = tessera_dynamic_lock_file_get_job_uri (self);
+  if (job_uri == NULL || !tessera_dynamic_lock_file_is_valid (self))
+    return TESSERA_HOLDER_STATE_UNKNOWN;
+  holder.lock_file = self;
+  if (tessera_dynamic_lock_file_get_process (self) != NULL)
+    holder.process = g_object_ref (tessera_dynamic_lock_file_get_process (self));
+  lock_path = _tessera_path_with_suffix (job_uri, ".lock");
+  gather_facts (&holder, job_uri, lock_path, look, &facts);
+  verdict = decide (&facts, answer_holder_probe, &probes, &why);
+  if (process_state != NULL && facts.has_process)
+    *process_state = facts.process;
+  if (why == NULL && facts.has_process && facts.process == TESSERA_PROCESS_UNKNOWN &&
+      _tessera_process_get_problem (holder.process) != NULL)
+    why = g_strdup (_tessera_process_get_problem (holder.process));
+  g_clear_object (&holder.process);
+  if (reason != NULL)
+    *reason = g_steal_pointer (&why);
+  return verdict == TESSERA_VERDICT_DEAD ? TESSERA_HOLDER_STATE_DEAD
+         : verdict == TESSERA_VERDICT_ALIVE ? TESSERA_HOLDER_STATE_ALIVE
+         : TESSERA_HOLDER_STATE_UNKNOWN;
+}
+
 /* Defined here, with the probes it gathers for the verdict: the holder
  * monitor's own judging, in one look, without a monitor's memory. */
 /**
@@ -872,39 +916,53 @@ tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
                                         TesseraProcessState    *process_state,
                                         char                  **reason)
 {
-  TesseraHolder holder = { 0 };
-  TesseraVerdictFacts facts = { 0 };
-  HolderProbes probes = { NULL, &holder, 0 };
-  g_autofree char *lock_path = NULL;
-  g_autofree char *why = NULL;
-  TesseraVerdict verdict;
-  const char *job_uri;
-
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (self), TESSERA_HOLDER_STATE_UNKNOWN);
-  if (process_state != NULL)
-    *process_state = TESSERA_PROCESS_UNKNOWN;
-  if (reason != NULL)
-    *reason = NULL;
-  job_uri = tessera_dynamic_lock_file_get_job_uri (self);
-  if (job_uri == NULL || !tessera_dynamic_lock_file_is_valid (self))
-    return TESSERA_HOLDER_STATE_UNKNOWN;
-  holder.lock_file = self;
-  if (tessera_dynamic_lock_file_get_process (self) != NULL)
-    holder.process = g_object_ref (tessera_dynamic_lock_file_get_process (self));
-  lock_path = _tessera_path_with_suffix (job_uri, ".lock");
-  gather_facts (&holder, job_uri, lock_path, &facts);
-  verdict = decide (&facts, answer_holder_probe, &probes, &why);
-  if (process_state != NULL && facts.has_process)
-    *process_state = facts.process;
-  if (why == NULL && facts.has_process && facts.process == TESSERA_PROCESS_UNKNOWN &&
-      _tessera_process_get_problem (holder.process) != NULL)
-    why = g_strdup (_tessera_process_get_problem (holder.process));
-  g_clear_object (&holder.process);
-  if (reason != NULL)
-    *reason = g_steal_pointer (&why);
-  return verdict == TESSERA_VERDICT_DEAD ? TESSERA_HOLDER_STATE_DEAD
-         : verdict == TESSERA_VERDICT_ALIVE ? TESSERA_HOLDER_STATE_ALIVE
-         : TESSERA_HOLDER_STATE_UNKNOWN;
+  return judge_in_look (self, NULL, process_state, reason);
+}
+
+/**
+ * tessera_dynamic_lock_file_judge_holders:
+ * @lock_files: (element-type TesseraDynamicLockFile): lock files, as read
+ *   from a pool's `jobs/`
+ * @process_states: (out) (optional) (transfer full) (element-type TesseraProcessState):
+ *   for each lock file, what the pid check of its process found, as
+ *   [method@Tessera.DynamicLockFile.judge_holder] says it
+ *
+ * Judges the holder of each of @lock_files as
+ * [method@Tessera.DynamicLockFile.judge_holder] does, in one look at
+ * `/proc`: a process that many lock files name (a scheduler holding
+ * thousands of tokens) is read there once, not once per lock file. For
+ * a description of a pool at one moment; a caller that judges again
+ * later calls again.
+ *
+ * Returns: (transfer full) (element-type TesseraHolderState): the
+ *   verdict on each lock file's holder, in the order of @lock_files: only
+ *   `TESSERA_HOLDER_STATE_DEAD` is a death
+ */
+GArray *
+tessera_dynamic_lock_file_judge_holders (GPtrArray *lock_files,
+                                         GArray   **process_states)
+{
+  g_autoptr(GHashTable) look = _tessera_pid_look_new ();
+  GArray *states;
+
+  g_return_val_if_fail (lock_files != NULL, NULL);
+  states = g_array_sized_new (FALSE, FALSE, sizeof (TesseraHolderState), lock_files->len);
+  if (process_states != NULL)
+    *process_states = g_array_sized_new (FALSE, FALSE, sizeof (TesseraProcessState), lock_files->len);
+  for (guint i = 0; i < lock_files->len; i++)
+    {
+      TesseraDynamicLockFile *lock_file = g_ptr_array_index (lock_files, i);
+      TesseraProcessState process = TESSERA_PROCESS_UNKNOWN;
+      TesseraHolderState state = TESSERA_HOLDER_STATE_UNKNOWN;
+
+      if (TESSERA_IS_DYNAMIC_LOCK_FILE (lock_file))
+        state = judge_in_look (lock_file, look, &process, NULL);
+      g_array_append_val (states, state);
+      if (process_states != NULL)
+        g_array_append_val (*process_states, process);
+    }
+  return states;
 }
 
 TesseraHolderVerdict

@@ -32,4 +32,12 @@ gboolean    _tessera_process_written_by_tessera (TesseraProcess *process);
 const char *_tessera_process_get_problem        (TesseraProcess *process);
 TesseraProcess *_tessera_process_new_unknown    (const char     *problem);
 
+/* One look at /proc: judging many holders at once (a status of thousands
+ * of holders of one process), each pid is read once, not once per
+ * holder. Made by _tessera_pid_look_new(), freed by g_hash_table_unref(). */
+GHashTable *_tessera_pid_look_new (void);
+/* tessera_process_check(), a pid read within @look (nullable: none). */
+TesseraProcessState _tessera_process_check_in (TesseraProcess *self,
+                                               GHashTable     *look);
+
 G_END_DECLS

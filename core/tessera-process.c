@@ -640,21 +640,51 @@ tessera_process_is_local (TesseraProcess *self)
   return self->host == NULL || g_strcmp0 (self->host, _tessera_host_name ()) == 0;
 }
 
-/* The pid in our /proc. @sure: the spec's identity says the pid is ours,
- * so a pid that is gone is a dead holder. */
-static TesseraProcessState
-check_pid (TesseraProcess *self, gboolean sure)
+GHashTable *
+_tessera_pid_look_new (void)
 {
-  TesseraPidFacts facts = { .sure = sure, .start_time = self->start_time, .proc_state = '?' };
+  return g_hash_table_new_full (NULL, NULL, NULL, g_free);
+}
 
-  errno = 0;
-  facts.proc_read = proc_stat (self->pid, &facts.proc_start_time, &facts.proc_state);
-  if (!facts.proc_read)
+/* What /proc says of @pid: read now, or once in @look (nullable). */
+static void
+look_at_pid (GPid pid, GHashTable *look, TesseraPidFacts *facts)
+{
+  TesseraPidFacts *seen = look != NULL ? g_hash_table_lookup (look, GINT_TO_POINTER (pid)) : NULL;
+
+  if (seen == NULL)
     {
-      facts.proc_errno = errno;
-      /* Not in /proc: gone, or hidden from us (hidepid), which kill() tells. */
-      facts.kill_errno = kill (self->pid, 0) < 0 ? errno : 0;
+      seen = g_new0 (TesseraPidFacts, 1);
+      seen->proc_state = '?';
+      errno = 0;
+      seen->proc_read = proc_stat (pid, &seen->proc_start_time, &seen->proc_state);
+      if (!seen->proc_read)
+        {
+          seen->proc_errno = errno;
+          /* Not in /proc: gone, or hidden from us (hidepid), which kill() tells. */
+          seen->kill_errno = kill (pid, 0) < 0 ? errno : 0;
+        }
+      if (look != NULL)
+        g_hash_table_insert (look, GINT_TO_POINTER (pid), seen);
     }
+  facts->proc_read = seen->proc_read;
+  facts->proc_errno = seen->proc_errno;
+  facts->proc_start_time = seen->proc_start_time;
+  facts->proc_state = seen->proc_state;
+  facts->kill_errno = seen->kill_errno;
+  if (look == NULL)
+    g_free (seen);
+}
+
+/* The pid in our /proc (as @look saw it, when not %NULL). @sure: the
+ * spec's identity says the pid is ours, so a pid that is gone is a dead
+ * holder. */
+static TesseraProcessState
+check_pid (TesseraProcess *self, gboolean sure, GHashTable *look)
+{
+  TesseraPidFacts facts = { .sure = sure, .start_time = self->start_time };
+
+  look_at_pid (self->pid, look, &facts);
   return _tessera_verdict_pid (&facts);
 }
 
@@ -682,9 +712,16 @@ check_pid (TesseraProcess *self, gboolean sure)
 TesseraProcessState
 tessera_process_check (TesseraProcess *self)
 {
+  g_return_val_if_fail (TESSERA_IS_PROCESS (self), TESSERA_PROCESS_UNKNOWN);
+  return _tessera_process_check_in (self, NULL);
+}
+
+TesseraProcessState
+_tessera_process_check_in (TesseraProcess *self,
+                           GHashTable     *look)
+{
   TesseraProcessState state;
 
-  g_return_val_if_fail (TESSERA_IS_PROCESS (self), TESSERA_PROCESS_UNKNOWN);
 
   if (self->problem != NULL)
     return TESSERA_PROCESS_UNKNOWN;
@@ -698,14 +735,14 @@ tessera_process_check (TesseraProcess *self)
         return TESSERA_PROCESS_DEAD;
       if (_tessera_pid_namespace () == 0 || self->pid_ns != _tessera_pid_namespace ())
         return TESSERA_PROCESS_REMOTE;
-      return check_pid (self, TRUE);
+      return check_pid (self, TRUE, look);
     }
   if (!tessera_process_is_local (self))
     return TESSERA_PROCESS_REMOTE;
   if (self->boot_id != NULL && *_tessera_boot_id () != '\0' &&
       g_strcmp0 (self->boot_id, _tessera_boot_id ()) != 0)
     return TESSERA_PROCESS_REMOTE;
-  state = check_pid (self, FALSE);
+  state = check_pid (self, FALSE, look);
   return state == TESSERA_PROCESS_ALIVE ? TESSERA_PROCESS_ALIVE : TESSERA_PROCESS_REMOTE;
 }
 

@@ -451,6 +451,99 @@ test_process_boot_id (void)
   g_assert_cmpstr (tessera_process_get_boot_id (written), ==, tessera_process_get_boot_id (self));
 }
 
+/* ---- TesseraDynamicLockFile ---- */
+
+/* A counter lock file of job @job holding one, whose process is @spec
+ * (JSON text; NULL: none). */
+static TesseraDynamicLockFile *
+counter_lock_file (const char *tmp, const char *job, const char *spec)
+{
+  g_autofree char *path = g_strdup_printf ("%s/jobs/%s.json", tmp, job);
+  g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s/work/%s\", \"information\": {\"count\": 1}%s%s}",
+                                           tmp, job, spec != NULL ? ", \"process\": " : "", spec ? spec : "");
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicLockFile *lock_file =
+    tessera_dynamic_lock_file_new_from_data (TESSERA_TYPE_COUNTER_LOCK_FILE, path, text, -1, &error);
+
+  g_assert_no_error (error);
+  return lock_file;
+}
+
+/* tessera_dynamic_lock_file_judge_holders(): the verdict on each holder,
+ * as tessera_dynamic_lock_file_judge_holder() gives it one by one, in
+ * order; many holders of one process are all judged by its pid. */
+static void
+test_lock_file_judge_holders (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(JsonNode) node = tessera_process_to_json (self);
+  g_autofree char *alive = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}",
+                                            (int) getpid (), tessera_process_get_start_time (self));
+  g_autofree char *dead = NULL;
+  g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GArray) states = NULL;
+  g_autoptr(GArray) processes = NULL;
+  const TesseraHolderState expected[] = {
+    TESSERA_HOLDER_STATE_ALIVE, TESSERA_HOLDER_STATE_DEAD, TESSERA_HOLDER_STATE_ALIVE,
+    TESSERA_HOLDER_STATE_UNKNOWN, TESSERA_HOLDER_STATE_ALIVE,
+  };
+  const TesseraProcessState expected_processes[] = {
+    TESSERA_PROCESS_ALIVE, TESSERA_PROCESS_DEAD, TESSERA_PROCESS_ALIVE, TESSERA_PROCESS_UNKNOWN,
+    TESSERA_PROCESS_ALIVE,
+  };
+
+  /* This very process with its host's ids, but another start time: a
+   * process that ended, its pid since taken by us. */
+  json_object_set_int_member (json_node_get_object (node), "start_time",
+                              (gint64) tessera_process_get_start_time (self) + 1);
+  dead = json_to_string (node, FALSE);
+  g_ptr_array_add (files, counter_lock_file (tmp, "a@1", alive));
+  g_ptr_array_add (files, counter_lock_file (tmp, "b@2", dead));
+  g_ptr_array_add (files, counter_lock_file (tmp, "c@3", alive));
+  g_ptr_array_add (files, counter_lock_file (tmp, "d@4", NULL));
+  g_ptr_array_add (files, counter_lock_file (tmp, "e@5", alive));
+
+  states = tessera_dynamic_lock_file_judge_holders (files, &processes);
+  g_assert_cmpuint (states->len, ==, files->len);
+  g_assert_cmpuint (processes->len, ==, files->len);
+  for (guint i = 0; i < files->len; i++)
+    {
+      TesseraProcessState one_process;
+      TesseraHolderState one = tessera_dynamic_lock_file_judge_holder (g_ptr_array_index (files, i), &one_process,
+                                                                        NULL);
+
+      g_assert_cmpint (g_array_index (states, TesseraHolderState, i), ==, expected[i]);
+      g_assert_cmpint (g_array_index (processes, TesseraProcessState, i), ==, expected_processes[i]);
+      g_assert_cmpint (one, ==, expected[i]);
+      g_assert_cmpint (one_process, ==, expected_processes[i]);
+    }
+  g_clear_pointer (&states, g_array_unref);
+  states = tessera_dynamic_lock_file_judge_holders (files, NULL);
+  g_assert_cmpint (g_array_index (states, TesseraHolderState, 1), ==, TESSERA_HOLDER_STATE_DEAD);
+  test_remove_tree (tmp);
+}
+
+/* tessera_dynamic_lock_file_get_file_uid(): the owner of the file it was
+ * read from; -1 for one made from data, which has no file. */
+static void
+test_lock_file_file_uid (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *path = g_build_filename (tmp, "x@1.json", NULL);
+  g_autofree char *text = g_strdup_printf ("{\"job_uri\": \"%s/work/x\", \"information\": {\"count\": 1}}", tmp);
+  g_autoptr(TesseraDynamicLockFile) from_data = counter_lock_file (tmp, "x@1", NULL);
+  g_autoptr(TesseraDynamicLockFile) loaded = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (tessera_dynamic_lock_file_get_file_uid (from_data), ==, -1);
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  loaded = tessera_dynamic_lock_file_load (TESSERA_TYPE_COUNTER_LOCK_FILE, path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (tessera_dynamic_lock_file_get_file_uid (loaded), ==, (gint64) getuid ());
+  test_remove_tree (tmp);
+}
+
 /* ---- TesseraTrackedDynamicResource ---- */
 
 /* tessera_tracked_dynamic_resource_dup_lock_file_path(): where the
@@ -518,6 +611,8 @@ main (int argc, char **argv)
   g_test_add_func ("/public-api/locks/new", test_locks_new);
   g_test_add_func ("/public-api/locks/clear", test_locks_clear);
   g_test_add_func ("/public-api/process/boot-id", test_process_boot_id);
+  g_test_add_func ("/public-api/lock-file/judge-holders", test_lock_file_judge_holders);
+  g_test_add_func ("/public-api/lock-file/file-uid", test_lock_file_file_uid);
   g_test_add_func ("/public-api/tracked-resource/lock-file-path", test_tracked_resource_lock_file_path);
   return g_test_run ();
 }

@@ -6,59 +6,45 @@
 #include "config.h"
 
 #include <glib/gi18n-lib.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <pwd.h>
 
 #include "tessera-config.h"
 
 #include "tessera-tool.h"
 
-/* The verdict on its holder (the library's, as a run's); the pid check
- * it made tells a holder alive by its pid from one judged from elsewhere
- * by its job lock ("remote"). */
-static const char *
-holder_state_now (TesseraDynamicLockFile *lock_file)
+/* Each holder's state, the library's verdict (as a run's): "dead",
+ * else what the pid check made of its process: "alive" by its pid,
+ * "remote" (judged from elsewhere, by its job lock) or "unknown" (also
+ * for a lock file naming no process). Judged in one look: the many
+ * holders of one process (a scheduler's tokens) cost one read of /proc,
+ * not one each. */
+static GPtrArray *
+holder_states (GPtrArray *files)
 {
-  TesseraProcessState process;
+  g_autoptr(GArray) processes = NULL;
+  g_autoptr(GArray) verdicts = tessera_dynamic_lock_file_judge_holders (files, &processes);
+  GPtrArray *states = g_ptr_array_sized_new (files->len);
 
-  if (tessera_dynamic_lock_file_judge_holder (lock_file, &process, NULL) == TESSERA_HOLDER_STATE_DEAD)
-    return "dead";
-  switch (process)
+  for (guint i = 0; i < files->len; i++)
     {
-    case TESSERA_PROCESS_ALIVE: return "alive";
-    case TESSERA_PROCESS_DEAD: return "dead";
-    case TESSERA_PROCESS_REMOTE: return "remote";
-    default: return "unknown";
-    }
-}
+      const char *state = "unknown";
 
-/* Judged once per distinct process spec and job in one description (a
- * verdict follows from the spec, as Tessera writes it, and its job lock
- * alone): the many holders of one process (a scheduler's tokens) cost one
- * look at /proc and at their job lock, not one each. @verdicts: spec
- * text and job → state, owned. */
-static const char *
-holder_state (TesseraDynamicLockFile *lock_file, GHashTable *verdicts)
-{
-  TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
-  g_autoptr(JsonNode) spec = NULL;
-  g_autofree char *text = NULL;
-  g_autofree char *key = NULL;
-  const char *state;
-
-  if (process == NULL)
-    return "unknown";
-  spec = tessera_process_to_json (process);
-  text = json_to_string (spec, FALSE);
-  key = g_strconcat (text, "\n", tessera_dynamic_lock_file_get_job_uri (lock_file), NULL);
-  state = g_hash_table_lookup (verdicts, key);
-  if (state == NULL)
-    {
-      state = holder_state_now (lock_file);
-      g_hash_table_insert (verdicts, g_steal_pointer (&key), (gpointer) state);
+      if (tessera_dynamic_lock_file_get_process (g_ptr_array_index (files, i)) != NULL &&
+          g_array_index (verdicts, TesseraHolderState, i) == TESSERA_HOLDER_STATE_DEAD)
+        state = "dead";
+      else if (tessera_dynamic_lock_file_get_process (g_ptr_array_index (files, i)) != NULL)
+        switch (g_array_index (processes, TesseraProcessState, i))
+          {
+          case TESSERA_PROCESS_ALIVE: state = "alive"; break;
+          case TESSERA_PROCESS_DEAD: state = "dead"; break;
+          case TESSERA_PROCESS_REMOTE: state = "remote"; break;
+          default: break;
+          }
+      g_ptr_array_add (states, (gpointer) state);
     }
-  return state;
+  return states;
 }
 
 static char *
@@ -126,8 +112,14 @@ static gint64
 holder_owner (TesseraDynamicLockFile *lock_file, TesseraProcess *process)
 {
   const char *path = tessera_dynamic_lock_file_get_path (lock_file);
+  gint64 owner = tessera_dynamic_lock_file_get_file_uid (lock_file);
   struct stat st;
 
+  /* Known from when it was read (no stat of each of thousands of
+   * holders); else (a waiting entry, a file that could not be read) the
+   * file as it is now. */
+  if (owner >= 0)
+    return owner;
   if (path != NULL && g_path_is_absolute (path) && lstat (path, &st) == 0)
     return st.st_uid;
   return process != NULL ? tessera_process_get_uid (process) : -1;
@@ -318,7 +310,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GPtrArray) files = NULL;
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-  g_autoptr(GHashTable) verdicts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GPtrArray) states = NULL;
   g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (resource);
   g_autofree char *store = NULL;
   g_autofree char *usage = NULL;
@@ -331,6 +323,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
     tessera_tracked_dynamic_resource_update (resource, NULL);
   tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
   files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+  states = holder_states (files);
   /* A holder that no pid check here can judge (remote, or without a
    * process) is judged by its job lock, which the opening did not look
    * at: an update does, and says which cannot be judged at all. */
@@ -339,12 +332,14 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
 
       if (tessera_dynamic_lock_file_get_process (lock_file) == NULL ||
-          g_str_equal (holder_state (lock_file, verdicts), "remote"))
+          g_str_equal (g_ptr_array_index (states, i), "remote"))
         {
           tessera_tracked_dynamic_resource_update (resource, NULL);
           tessera_tracked_dynamic_resource_get_usage (resource, &capacity, &free_units);
           g_ptr_array_unref (files);
           files = tessera_tracked_dynamic_resource_list_lock_files (resource);
+          g_ptr_array_unref (states);
+          states = holder_states (files);
           break;
         }
     }
@@ -370,7 +365,7 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
       /* What tessera_dynamic_lock_file_to_json() would hold, without the
        * rest of the file it builds (once per holder). */
       JsonNode *information = TESSERA_DYNAMIC_LOCK_FILE_GET_CLASS (lock_file)->to_information (lock_file);
-      const char *state = doubt != NULL ? "unknown" : holder_state (lock_file, verdicts);
+      const char *state = doubt != NULL ? "unknown" : g_ptr_array_index (states, i);
       gint64 amount = amount_of (lock_file, capacity);
 
       if (g_str_equal (state, "dead"))

@@ -169,8 +169,13 @@ char                   *tessera_dynamic_lock_file_dup_unknown_reason (TesseraDyn
 TESSERA_AVAILABLE_IN_ALL
 const char             *tessera_dynamic_lock_file_get_problem  (TesseraDynamicLockFile *self);
 TESSERA_AVAILABLE_IN_ALL
+gint64                  tessera_dynamic_lock_file_get_file_uid (TesseraDynamicLockFile *self);
+TESSERA_AVAILABLE_IN_ALL
 TesseraHolderState      tessera_dynamic_lock_file_judge_holder (TesseraDynamicLockFile *self,
                                                                 TesseraProcessState    *process_state,
                                                                 char                  **reason);
+TESSERA_AVAILABLE_IN_ALL
+GArray                 *tessera_dynamic_lock_file_judge_holders (GPtrArray             *lock_files,
+                                                                 GArray               **process_states);
 
 G_END_DECLS
