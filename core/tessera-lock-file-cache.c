@@ -1,20 +1,25 @@
-/* tessera-lock-file-cache.c: the table of a pool's lock files
+/* tessera-lock-file-cache.c: the table of a pool's lock files: scanning
+ * jobs/, loading, accounting, what cannot be read, this process's own lock
+ * files (made, named with their process, removed) and the removal of those
+ * whose holder is gone
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-dynamic-lock-file-private.h"
+#include "tessera-file-warnings-private.h"
 #include "tessera-folder-io-private.h"
-#include "tessera-lock-file-cache-table-private.h"
+#include "tessera-job-private.h"
+#include "tessera-lock-file-cache-private.h"
 #include "tessera-lock-file-index-private.h"
 #include "tessera-lock-file-salvage-private.h"
 #include "tessera-lock-file-stand-in-private.h"
+#include "tessera-pause-point-private.h"
 #include "tessera-private.h"
 #include "tessera-process-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-
 #include <unistd.h>
 
 /* Records changed in one refresh above which the index is written at once
@@ -22,10 +27,73 @@
  * a fraction of that); fewer wait for the cache's end. */
 #define INDEX_SAVE_CHANGES 256
 
+typedef struct
+{
+  TesseraHolder h;                    /* name, lock file, identity, holder */
+  gboolean accounted;
+  gboolean truncated;                 /* empty or cut short: holds all until it reads, or ages away */
+  gboolean whole;                     /* names a job, amount unreadable: holds all */
+  /* Could not be read at all (no permission, no descriptor left): holds
+   * all, read again on every refresh. */
+  gboolean unreadable;
+  /* Unreadable for what its stat shows (a FIFO, socket, device or folder
+   * named like a lock file): never opened, looked at again only when its
+   * stat changes. */
+  gboolean not_a_file;
+  /* Unreadable for its complete text, which the strict scan refuses (a
+   * lone surrogate, bytes that are not UTF-8): no writer leaves it
+   * half-way, so it never ages away; read again only when its stat
+   * changes. */
+  gboolean refused;
+  char *problem;                      /* why an unreadable entry holds all */
+  /* Taken from the index by a lazy view, not built yet (h.lock_file and
+   * h.process NULL): counted through its stand-in. */
+  TesseraRecorded *recorded;
+  /* git's racy rule for a lock file: read within its clock tick, it may
+   * be re-made in that tick with the same inode, mtime and size (one-second
+   * times). Until read again after the tick, the text read is kept here to
+   * compare with; NULL: the stat proves the text. */
+  GBytes *racy_text;
+  gint64 racy_since;                  /* monotonic, just after that first read */
+  mode_t type;                        /* S_IFMT of the stat: a link re-made as a file is new */
+} Entry;
+
+struct _TesseraLockFileCache
+{
+  TesseraLockFolder *folder;
+  TesseraFolderMonitor *monitor;
+  TesseraHolderMonitor *holders;
+  GType lock_file_type;
+  gboolean read_only;
+  const TesseraLockFileCacheCalls *calls;
+  gpointer owner;
+  GHashTable *cache;          /* name → Entry */
+  GHashTable *attention;      /* names to look at on every refresh */
+  gboolean lazy;              /* holders read are not judged (they count) until judge_all */
+  double min_age;             /* of the last refresh */
+  guint64 serial;             /* moves whenever accounting changes */
+  guint whole_holders;        /* entries that hold everything (accounted, unreadable, not JSON) */
+  gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
+  int look_errno;             /* this refresh could not read jobs/ or a name in it: decide nothing */
+  gboolean look_warned;       /* said so, since the last look that succeeded */
+  TesseraLockFileIndex *index; /* what a previous process read; NULL: none (not a local fs) */
+  gboolean index_opened;
+  /* File times come from our own clock (a local file system, known once
+   * the index is opened): a lock file's mtime a tick before we looked
+   * proves it was read after its tick. Else only our monotonic clock does. */
+  gboolean same_clock;
+  gint64 looked_us;           /* real time at the start of this refresh: before any stat */
+  guint index_hits;           /* lock files taken from the index, not read */
+  guint files_read;
+  guint holders_built;        /* lock file objects made of what jobs/ holds */
+  TesseraStandIns *stand_ins; /* what lock files counted from the index are counted through */
+};
+
+#define OWNER_NAME(cache) ((cache)->calls->name ((cache)->owner))
 
 /* What tells a lock file from the next one of the same name. */
-void
-_tessera_lock_file_cache_entry_set_stat (Entry *entry, const struct stat *st)
+static void
+entry_set_stat (Entry *entry, const struct stat *st)
 {
   entry->h.ino = st->st_ino;
   entry->h.mtime_ns = _tessera_stat_mtime_ns (st);
@@ -112,8 +180,8 @@ counted_file (Entry *entry)
          : entry->recorded != NULL ? entry->recorded->stand_in : NULL;
 }
 
-void
-_tessera_lock_file_cache_account (TesseraLockFileCache *cache, Entry *entry)
+static void
+account (TesseraLockFileCache *cache, Entry *entry)
 {
   if (counted_file (entry) != NULL && !entry->accounted &&
       tessera_dynamic_lock_file_is_valid (counted_file (entry)))
@@ -143,8 +211,8 @@ unaccount (TesseraLockFileCache *cache, Entry *entry)
     }
 }
 
-void
-_tessera_lock_file_cache_remove_entry (TesseraLockFileCache *cache, const char *name)
+static void
+remove_entry (TesseraLockFileCache *cache, const char *name)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
 
@@ -154,6 +222,104 @@ _tessera_lock_file_cache_remove_entry (TesseraLockFileCache *cache, const char *
   _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
   g_hash_table_remove (cache->attention, name);
   g_hash_table_remove (cache->cache, name);
+}
+
+/* ---------------------------------------------------------------------- */
+/* What cannot be read in jobs/: a look at the folder that failed (nothing
+ * is decided), and entries that hold everything unread (a lock file that
+ * cannot be opened, a FIFO or the like named like one), shown by their
+ * reason */
+
+/* The warning of a failed look, and the error of the decisions it stops,
+ * in the same words (a command that shows both says it once). */
+static char *
+look_failure_text (TesseraLockFileCache *cache)
+{
+  return g_strdup_printf (_("Cannot read %s (%s): its holders cannot be counted, so nothing is granted until it "
+                            "can be read"),
+                          _tessera_lock_folder_get_jobs_path (cache->folder), g_strerror (cache->look_errno));
+}
+
+/* What was known stays; this refresh decides nothing (see
+ * _tessera_lock_file_cache_check_usable()) and the next reads jobs/ whole. */
+static void
+look_failed (TesseraLockFileCache *cache, int saved_errno)
+{
+  cache->look_errno = saved_errno != 0 ? saved_errno : EIO;
+  _tessera_folder_monitor_force_scan (cache->monitor);
+  /* Once until a look succeeds: a read-only user (status) sees no error. */
+  if (!cache->look_warned)
+    {
+      g_autofree char *text = look_failure_text (cache);
+
+      g_warning ("%s", text);
+    }
+  cache->look_warned = TRUE;
+}
+
+/* A lock file that could not be read at all (@problem says why): whoever
+ * wrote it may hold anything, so it counts as a holder of everything
+ * until it is read or gone (unaccount() takes that back); read again on
+ * every refresh, unless it is not a file at all (its stat tells when that
+ * changes). */
+static void
+keep_unreadable (TesseraLockFileCache *cache, Entry *entry, const char *problem)
+{
+  entry->unreadable = TRUE;
+  g_free (entry->problem);
+  entry->problem = g_strdup (problem);
+  cache->whole_holders++;
+  cache->serial++;
+  g_hash_table_replace (cache->cache, entry->h.name, entry);
+  if (!entry->not_a_file)
+    g_hash_table_add (cache->attention, g_strdup (entry->h.name));
+}
+
+/* A FIFO, socket, device or folder named like a lock file: it cannot be
+ * read (and is never opened), so it holds everything until it is gone
+ * (`tessera clean --force` removes it). */
+static void
+keep_not_a_file (TesseraLockFileCache *cache, Entry *entry, const char *path, gboolean was_unreadable)
+{
+  if (cache->index != NULL)
+    _tessera_lock_file_index_drop (cache->index, entry->h.name);
+  if (!was_unreadable)
+    _tessera_file_warning (_("%s is not a regular file (a FIFO, socket, device or folder): it counts as holding "
+                             "everything until it is removed"), path);
+  entry->not_a_file = TRUE;
+  keep_unreadable (cache, entry, _("it is not a regular file (a FIFO, socket, device or folder): it holds "
+                                    "everything"));
+}
+
+/* Whether the lock file @name, which could not be opened as a regular
+ * file, is now something else than a file or a link: its stat in @st. */
+static gboolean
+swapped_for_not_a_file (TesseraLockFileCache *cache, const char *name, int jobs_fd, struct stat *st)
+{
+  int dir_fd = jobs_fd >= 0 ? jobs_fd : _tessera_lock_folder_open_jobs (cache->folder);
+  gboolean swapped;
+
+  if (dir_fd < 0)
+    return FALSE;
+  swapped = fstatat (dir_fd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG (st->st_mode) && !S_ISLNK (st->st_mode);
+  if (dir_fd != jobs_fd)
+    close (dir_fd);
+  return swapped;
+}
+
+/* What tessera_tracked_dynamic_resource_list_lock_files() shows of an
+ * unreadable @entry, or of one empty or cut short (both hold everything): a
+ * lock file with its path and its problem only. */
+static TesseraDynamicLockFile *
+show_unreadable (TesseraLockFileCache *cache, Entry *entry)
+{
+  g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, entry->h.name);
+  TesseraDynamicLockFile *shown = g_object_new (cache->lock_file_type, "path", path, NULL);
+
+  _tessera_dynamic_lock_file_set_problem (shown, entry->problem != NULL ? entry->problem
+                                                  : _("it is empty or cut short: it holds everything until it "
+                                                      "reads or, unchanged for min-age, goes"));
+  return shown;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -172,7 +338,7 @@ defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gs
     return FALSE;
   cache->index_hits++;
   g_hash_table_replace (cache->cache, entry->h.name, entry);
-  _tessera_lock_file_cache_account (cache, entry);
+  account (cache, entry);
   return TRUE;
 }
 
@@ -243,10 +409,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   struct stat swapped_st;
   g_autofree char *refused = NULL;
 
-  _tessera_lock_file_cache_remove_entry (cache, name);
+  remove_entry (cache, name);
   entry = g_new0 (Entry, 1);
   entry->h.name = g_strdup (name);
-  _tessera_lock_file_cache_entry_set_stat (entry, st);
+  entry_set_stat (entry, st);
   /* The text a previous process read of this very file (same inode, size
    * and times): counted from its summary, or parsed below exactly as if
    * read again. */
@@ -260,7 +426,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
     _tessera_file_warning (_("Ignoring %s: a lock file must not be a symbolic link"), path);
   else if (!S_ISREG (st->st_mode))
     {
-      _tessera_lock_file_cache_keep_not_a_file (cache, entry, path, was_unreadable);
+      keep_not_a_file (cache, entry, path, was_unreadable);
       return;
     }
   else
@@ -295,8 +461,8 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
                   g_autofree char *problem = g_strdup_printf (_("it cannot be read (%s): it holds everything"),
                                                               g_strerror (saved));
 
-                  _tessera_lock_file_cache_look_failed (cache, saved);
-                  _tessera_lock_file_cache_keep_unreadable (cache, entry, problem);
+                  look_failed (cache, saved);
+                  keep_unreadable (cache, entry, problem);
                 }
               return;
             }
@@ -332,14 +498,14 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
               if (!was_unreadable)
                 _tessera_file_warning (_("Lock file %s of %s cannot be read (%s): it counts as holding everything"),
                                        path, OWNER_NAME (cache), error->message);
-              _tessera_lock_file_cache_keep_unreadable (cache, entry, problem);
+              keep_unreadable (cache, entry, problem);
               return;
             }
-          if (data == NULL && _tessera_lock_file_cache_swapped_for_not_a_file (cache, name, jobs_fd, &swapped_st))
+          if (data == NULL && swapped_for_not_a_file (cache, name, jobs_fd, &swapped_st))
             {
               /* Made a FIFO (or the like) since it was looked at. */
-              _tessera_lock_file_cache_entry_set_stat (entry, &swapped_st);
-              _tessera_lock_file_cache_keep_not_a_file (cache, entry, path, was_unreadable);
+              entry_set_stat (entry, &swapped_st);
+              keep_not_a_file (cache, entry, path, was_unreadable);
               return;
             }
           entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
@@ -349,7 +515,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
             {
               /* Complete, refused: it holds everything until removed. */
               entry->refused = TRUE;
-              _tessera_lock_file_cache_keep_unreadable (cache, entry, refused);
+              keep_unreadable (cache, entry, refused);
               return;
             }
           if (entry->truncated && (st->st_mode & (S_IWGRP | S_IWOTH)) != 0)
@@ -358,10 +524,9 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
                * cut a live holder's file, so it does not age away. */
               entry->truncated = FALSE;
               entry->refused = TRUE;
-              _tessera_lock_file_cache_keep_unreadable (cache, entry,
-                                                         _("it is cut short and users other than its owner may write "
-                                                           "it: it holds everything until tessera clean --force "
-                                                           "removes it"));
+              keep_unreadable (cache, entry,
+                               _("it is cut short and users other than its owner may write it: it holds "
+                                 "everything until tessera clean --force removes it"));
               return;
             }
           cache->whole_holders += entry->truncated;   /* cut short: it holds everything */
@@ -376,7 +541,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
       g_hash_table_add (cache->attention, g_strdup (name));
       return;
     }
-  _tessera_lock_file_cache_account (cache, entry);
+  account (cache, entry);
   if (!tessera_dynamic_lock_file_is_valid (entry->h.lock_file))
     return;
   if (holder_unknown)
@@ -394,9 +559,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
 
 /* Decides whether a lock file still holds. Under ipc.lock. Returns FALSE
  * when the entry is gone, or left (judged gone, its file another user's
- * that we may not delete). */
-gboolean
-_tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
+ * that we may not delete: it counts no more, and stays so while its stat
+ * does). */
+static gboolean
+examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
 {
   g_autofree char *reason = NULL;
   g_autofree char *path = NULL;
@@ -456,7 +622,7 @@ _tessera_lock_file_cache_examine_entry (TesseraLockFileCache *cache, Entry *entr
         g_warning ("%s", error->message);
       _tessera_holder_monitor_forget (cache->holders, &entry->h);
     }
-  _tessera_lock_file_cache_remove_entry (cache, entry->h.name);
+  remove_entry (cache, entry->h.name);
   return FALSE;
 }
 
@@ -487,7 +653,7 @@ racy_text_unchanged (TesseraLockFileCache *cache, Entry *entry, const struct sta
       /* Out of descriptors or memory proves nothing; else read as new. */
       if (saved != EMFILE && saved != ENFILE && saved != ENOMEM)
         return FALSE;
-      _tessera_lock_file_cache_look_failed (cache, saved);
+      look_failed (cache, saved);
       return TRUE;
     }
   cache->files_read++;
@@ -516,9 +682,9 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
       /* Only a name that is not there is gone: a look that failed (no
        * descriptor left) proves nothing, and the next refresh reads all. */
       if (errno == ENOENT)
-        _tessera_lock_file_cache_remove_entry (cache, name);
+        remove_entry (cache, name);
       else
-        _tessera_lock_file_cache_look_failed (cache, errno);
+        look_failed (cache, errno);
       return;
     }
   if (entry != NULL && entry_same_stat (entry, &st) && (!entry->unreadable || entry->not_a_file || entry->refused) &&
@@ -542,7 +708,7 @@ reload_dirty (TesseraLockFileCache *cache, GHashTable *dirty)
     {
       if (GPOINTER_TO_INT (value) == TESSERA_DIRTY_REMOVED)
         {
-          _tessera_lock_file_cache_remove_entry (cache, key);
+          remove_entry (cache, key);
           continue;
         }
       if (dir_fd == -2)
@@ -566,7 +732,7 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
 
   if (seen == NULL)
     {
-      _tessera_lock_file_cache_look_failed (cache, errno);
+      look_failed (cache, errno);
       return FALSE;
     }
   gone = g_ptr_array_new_with_free_func (g_free);
@@ -576,7 +742,7 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
     if (!g_hash_table_contains (seen, key))
       g_ptr_array_add (gone, g_strdup (key));
   for (guint i = 0; i < gone->len; i++)
-    _tessera_lock_file_cache_remove_entry (cache, g_ptr_array_index (gone, i));
+    remove_entry (cache, g_ptr_array_index (gone, i));
   /* jobs/ opened once for all (never through a link), not per name. */
   dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
   g_hash_table_iter_init (&iter, seen);
@@ -616,7 +782,7 @@ examine_all (TesseraLockFileCache *cache, double min_age)
       if (entry == NULL)
         g_hash_table_remove (cache->attention, name);
       else
-        _tessera_lock_file_cache_examine_entry (cache, entry, min_age);
+        examine_entry (cache, entry, min_age);
     }
 }
 
@@ -720,7 +886,7 @@ _tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache, GError **e
   /* Holders it could not see may hold what looks free. */
   if (cache->look_errno != 0)
     {
-      g_autofree char *text = _tessera_lock_file_cache_look_failure_text (cache);
+      g_autofree char *text = look_failure_text (cache);
 
       g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (cache->look_errno), text);
       return FALSE;
@@ -824,7 +990,166 @@ _tessera_lock_file_cache_list (TesseraLockFileCache *cache)
       if (entry->accounted && build_entry (cache, entry))
         g_ptr_array_add (result, g_object_ref (entry->h.lock_file));
       else if (entry->unreadable || entry->truncated)
-        g_ptr_array_add (result, _tessera_lock_file_cache_show_unreadable (cache, entry));
+        g_ptr_array_add (result, show_unreadable (cache, entry));
     }
   return result;
+}
+
+/* ---------------------------------------------------------------------- */
+/* This process's own lock files: made, named with their process, removed */
+
+gboolean
+_tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
+                                 const char            *name,
+                                 TesseraJob            *job,
+                                 JsonNode              *information,
+                                 GError               **error)
+{
+  g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
+  gint64 mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
+  TesseraProcess *process = tessera_job_get_process (job);
+  TesseraDynamicLockFile *lock_file;
+  guint64 folder_dev = 0, folder_ino = 0;
+  gboolean folder_known;
+  int locks_cross;
+  Entry *entry;
+  struct stat st;
+
+  if (g_hash_table_contains (cache->cache, name))
+    {
+      /* Our name is taken by something that does not count (garbage, a
+       * symlink): replace it. rename() never follows a symlink. */
+      g_info (_("Replacing unusable lock file %s"), path);
+      remove_entry (cache, name);
+    }
+  _tessera_pause_point ("lock-file-create");
+  lock_file = _tessera_dynamic_lock_file_new_unsaved (cache->lock_file_type, path,
+                                                      tessera_job_get_job_uri (job), information,
+                                                      process, error);
+  /* Its job folder, where a judge that finds it without its job lock
+   * knows the holder gone (the job lock goes after the lock files). */
+  folder_known = lock_file != NULL && _tessera_job_get_folder (job, &folder_dev, &folder_ino);
+  if (folder_known)
+    _tessera_dynamic_lock_file_set_job_folder (lock_file, folder_dev, folder_ino);
+  /* Where its job lock is taken: a judge on another host does not trust
+   * one that looks free there when locks do not cross. */
+  locks_cross = lock_file != NULL ? _tessera_holder_monitor_job_locks_cross (cache->holders,
+                                                                             tessera_job_get_job_uri (job),
+                                                                             folder_known, &folder_dev) : -1;
+  /* And through which view of the pool (its job folder's device): on one
+   * host, a judge on another mount of it (a container's FUSE view) does
+   * not trust it either. */
+  if (locks_cross >= 0)
+    {
+      _tessera_dynamic_lock_file_set_locks_cross (lock_file, locks_cross > 0);
+      _tessera_dynamic_lock_file_set_view (lock_file, folder_dev);
+    }
+  if (lock_file == NULL || !_tessera_lock_folder_save_job (cache->folder, name, lock_file, &st, error))
+    {
+      g_clear_object (&lock_file);
+      return FALSE;
+    }
+  _tessera_folder_monitor_note_own_change (cache->monitor, mtime_before);
+  if (cache->index != NULL)
+    _tessera_lock_file_index_drop (cache->index, name);
+
+  entry = g_new0 (Entry, 1);
+  entry->h.name = g_strdup (name);
+  entry->h.lock_file = lock_file;
+  entry_set_stat (entry, &st);
+  g_hash_table_replace (cache->cache, entry->h.name, entry);
+  account (cache, entry);
+  if (process != NULL)
+    {
+      entry->h.process = g_object_ref (process);
+      _tessera_holder_monitor_watch (cache->holders, &entry->h);
+    }
+  return TRUE;
+}
+
+void
+_tessera_lock_file_cache_remove (TesseraLockFileCache *cache,
+                                 const char           *name)
+{
+  remove_entry (cache, name);
+}
+
+gboolean
+_tessera_lock_file_cache_delete_own (TesseraLockFileCache  *cache,
+                                     const char            *name,
+                                     GError               **error)
+{
+  gint64 mtime_before;
+  gboolean deleted;
+
+  /* jobs/ swapped for a link since we acquired: our file is not there. */
+  if (cache->jobs_hostile)
+    return TRUE;
+  mtime_before = _tessera_folder_monitor_jobs_mtime (cache->monitor);
+  deleted = _tessera_lock_folder_remove_own_job (cache->folder, name, error);
+  _tessera_folder_monitor_note_own_change (cache->monitor, mtime_before);
+  return deleted;
+}
+
+gboolean
+_tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
+                                      const char            *name,
+                                      TesseraProcess        *process,
+                                      double                 min_age,
+                                      GError               **error)
+{
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+  g_autoptr(TesseraProcess) before = NULL;
+  struct stat st;
+
+  g_return_val_if_fail (entry != NULL && entry->h.lock_file != NULL, FALSE);
+  _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
+  g_set_object (&before, tessera_dynamic_lock_file_get_process (entry->h.lock_file));
+  tessera_dynamic_lock_file_set_process (entry->h.lock_file, process);
+  if (!_tessera_lock_folder_save_job (cache->folder, name, entry->h.lock_file, &st, error))
+    {
+      /* The file still names what it did (or is gone): so must its object. */
+      tessera_dynamic_lock_file_set_process (entry->h.lock_file, before);
+      return FALSE;
+    }
+  entry_set_stat (entry, &st);
+  /* Our own text now, not the one read before. (Our own files are never
+   * racy: only a co-user who removed a live holder's file and made one of
+   * its name again within the tick could pass for it.) */
+  g_clear_pointer (&entry->racy_text, g_bytes_unref);
+  if (cache->index != NULL)
+    _tessera_lock_file_index_drop (cache->index, name);
+  g_set_object (&entry->h.process, process);
+  g_hash_table_add (cache->attention, g_strdup (name));
+  examine_entry (cache, entry, min_age);
+  return TRUE;
+}
+
+gboolean
+_tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
+                                        const char            *job,
+                                        GError               **error)
+{
+  g_autofree char *name = g_strconcat (job, ".json", NULL);
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+  g_autoptr(GError) local = NULL;
+
+  g_return_val_if_fail (!cache->read_only, FALSE);
+  /* Only the very entry the table holds, never through a link, never
+   * opened: a FIFO or the like holds everything, and goes too. */
+  if (entry == NULL || !_tessera_lock_folder_force_remove_job (cache->folder, name, entry->h.ino, &local))
+    {
+      g_autofree char *path = _tessera_lock_folder_dup_job_path (cache->folder, name);
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
+                   _("%s has no lock file %s"), OWNER_NAME (cache), path);
+      return FALSE;
+    }
+  if (local != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  _tessera_holder_monitor_forget (cache->holders, &entry->h);
+  remove_entry (cache, name);
+  return TRUE;
 }
