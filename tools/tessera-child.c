@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "tessera-lock-wait.h"
-#include "tessera-tool.h"
+#include "tessera-output.h"
 
 #include "tessera-child.h"
 

@@ -12,7 +12,11 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-describe.h"
+#include "tessera-hosts.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 
 /* Says which holders of resource @name that @cleaning saw are gone now
  * (removed as dead by the opening of the resource and its update);

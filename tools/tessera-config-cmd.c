@@ -10,7 +10,9 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 
 static void
 show_resource (TesseraConfig *config, const char *name)

@@ -12,7 +12,7 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-describe.h"
 
 /* Each holder's state, the library's verdict (as a run's): "dead",
  * else what the pid check made of its process: "alive" by its pid,

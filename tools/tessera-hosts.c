@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-describe.h"
+#include "tessera-hosts.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 
 /* "alice, bob" for @uids (a JSON array of integers). */
 static char *

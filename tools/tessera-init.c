@@ -16,6 +16,9 @@
 
 #include "tessera-config.h"
 
+#include "tessera-commands.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 #include "tessera-tool.h"
 
 /* Opens @fd's folder to group @gid: group-writable and setgid, whatever

@@ -10,7 +10,8 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-describe.h"
+#include "tessera-openmetrics.h"
 
 /* A label value in OpenMetrics: a backslash, a double quote and a line
  * feed are escaped (names come from folders a co-user may write, already

@@ -17,7 +17,8 @@
 #include "tessera-config.h"
 #include "tessera-lock-wait.h"
 
-#include "tessera-tool.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 
 char *opt_config = NULL;
 static char *opt_config_late = NULL;   /* --config after the subcommand */
@@ -258,14 +259,6 @@ parse_seconds (const char *option, const char *text, gboolean infinite, double *
     }
   *seconds = value;
   return TRUE;
-}
-
-/* Closes *@fd if it is open: `AUTO_FD int fd = …` ends with its scope. */
-void
-close_if_open (int *fd)
-{
-  if (*fd >= 0)
-    close (*fd);
 }
 
 /* The resources named on the command line, or all of them. */

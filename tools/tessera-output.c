@@ -11,7 +11,8 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "tessera-tool.h"
+#include "tessera-describe.h"
+#include "tessera-output.h"
 
 int
 fail (int status, const char *format, ...)

@@ -9,7 +9,8 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-options.h"
 
 /* The names joined by ", ", or %NULL when there are none. */
 static char *

@@ -22,6 +22,10 @@
 #include "tessera-config.h"
 #include "tessera-fence.h"
 
+#include "tessera-commands.h"
+#include "tessera-describe.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 #include "tessera-tool.h"
 #include "tessera-child.h"
 

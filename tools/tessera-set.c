@@ -9,7 +9,9 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 
 static JsonNode *
 parse_value (const char *text)

@@ -9,7 +9,11 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-describe.h"
+#include "tessera-openmetrics.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 
 int
 cmd_status (int argc, char **argv)

@@ -10,7 +10,9 @@
 
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-describe.h"
+#include "tessera-options.h"
 
 typedef struct
 {

@@ -19,7 +19,9 @@
 #include "tessera-build-id.h"
 #include "tessera-config.h"
 
-#include "tessera-tool.h"
+#include "tessera-commands.h"
+#include "tessera-options.h"
+#include "tessera-output.h"
 
 #include "tessera-child.h"
 
