@@ -22,6 +22,14 @@ gboolean _tessera_mkdir_with_parents  (const char  *path,
 gint64   _tessera_stat_mtime_ns       (const struct stat *st);
 gint64   _tessera_stat_ctime_ns       (const struct stat *st);
 
+/* A name beside @name in @dir_fd that no one has: @name, a dot and six
+ * random characters (in *@tmp, replaced), created read-write with O_EXCL,
+ * never through a link, 0644 less the umask. The descriptor, or -1 with
+ * errno. */
+int      _tessera_create_temporary_at (int          dir_fd,
+                                       const char  *name,
+                                       char       **tmp);
+
 /* An OFD lock on the whole file (F_RDLCK, F_WRLCK, F_UNLCK), retried on
  * EINTR; @wait: block until it is granted. */
 int      _tessera_ofd_lock            (int          fd,

@@ -21,10 +21,8 @@
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
-/* A name beside @name that no one has: @name, a dot and six random
- * characters, created with O_EXCL and never through a link. */
-static int
-create_temporary_at (int dir_fd, const char *name, char **tmp)
+int
+_tessera_create_temporary_at (int dir_fd, const char *name, char **tmp)
 {
   static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -66,12 +64,12 @@ write_file_atomic (int          tmp_fd,
   gsize left = length < 0 ? strlen (data) : (gsize) length;
   int fd, saved;
 
-  fd = tmp_fd >= 0 ? create_temporary_at (tmp_fd, name, &tmp) : -1;
+  fd = tmp_fd >= 0 ? _tessera_create_temporary_at (tmp_fd, name, &tmp) : -1;
   if (fd < 0)
     {
       /* Our folder gone or unusable: beside the file, as a peer would. */
       tmp_fd = dir_fd;
-      fd = create_temporary_at (dir_fd, name, &tmp);
+      fd = _tessera_create_temporary_at (dir_fd, name, &tmp);
     }
   if (fd < 0)
     {

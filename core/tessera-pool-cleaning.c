@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-cleaned-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-host-lease-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
@@ -134,7 +135,7 @@ tessera_pool_clean_host_temporaries (const char *pool,
   GPtrArray *cleaned = cleaned_array ();
   g_autofree char *hosts = NULL;
   AUTO_FD int hosts_fd = open_pool_folder (pool, "hosts");
-  char clock_name[] = ".tessera-clock.XXXXXX";
+  g_autofree char *clock_name = NULL;
   struct timespec now = { 0 };
   struct dirent *entry;
   struct stat st;
@@ -144,12 +145,8 @@ tessera_pool_clean_host_temporaries (const char *pool,
   if (hosts_fd < 0)
     return cleaned;
   hosts = g_build_filename (pool, "hosts", NULL);
-  for (int attempt = 0; fd < 0 && attempt < 10; attempt++)
-    {
-      for (char *p = clock_name + strlen (".tessera-clock."); *p != '\0'; p++)
-        *p = "abcdefghijklmnopqrstuvwxyz0123456789"[g_random_int_range (0, 36)];
-      fd = openat (hosts_fd, clock_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    }
+  /* A file made there now: its mtime is the file server's clock. */
+  fd = _tessera_create_temporary_at (hosts_fd, ".tessera-clock", &clock_name);
   if (fd >= 0)
     {
       if (fstat (fd, &st) == 0)
