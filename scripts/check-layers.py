@@ -135,11 +135,12 @@ PROBE_PATTERNS = {
     re.compile(r'"/proc/%d'): "/proc/PID",
 }
 # The command's own processes, not holders: run's fence walks its
-# command's process tree in /proc. The mutex plugin's intents: an intent
-# is a waiter's wish (an exclusive request waits), not a holding, and
-# one whose process is gone stops keeping shared requests out, which
-# frees no capacity; its pid check is no verdict on a holder.
-NOT_HOLDERS = {"tools/tessera-fence.c: /proc/PID", "plugins/mutex/tessera-mutex.c: tessera_process_check"}
+# command's process tree, which tessera-proc.c reads in /proc. The mutex
+# plugin's intents: an intent is a waiter's wish (an exclusive request
+# waits), not a holding, and one whose process is gone stops keeping
+# shared requests out, which frees no capacity; its pid check is no
+# verdict on a holder.
+NOT_HOLDERS = {"tools/tessera-proc.c: /proc/PID", "plugins/mutex/tessera-mutex.c: tessera_process_check"}
 # The verdict, the holder monitor that gathers its probes, and TesseraJob,
 # which asks it whether a job folder's job is over (for `tessera clean`).
 JUDGES = {"core/tessera-verdict.c", "core/tessera-holder-monitor.c", "core/tessera-job.c"}

@@ -349,13 +349,10 @@ spawn_on_other_host (Fixture *f, const char *host, GSubprocessFlags flags, GErro
 GPid
 namespace_init (GSubprocess *unshare)
 {
-  int pid = atoi (g_subprocess_get_identifier (unshare));
-  g_autofree char *path = g_strdup_printf ("/proc/%d/task/%d/children", pid, pid);
-  g_autofree char *children = NULL;
+  GPid init = test_first_child (atoi (g_subprocess_get_identifier (unshare)));
 
-  g_assert_true (g_file_get_contents (path, &children, NULL, NULL));
-  g_assert_cmpint (atoi (children), >, 0);
-  return atoi (children);
+  g_assert_cmpint (init, >, 0);
+  return init;
 }
 
 /* ---------------------------------------------------------------------- */

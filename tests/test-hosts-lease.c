@@ -9,6 +9,7 @@
 #include "test-counter.h"
 #include "test-utils.h"
 #include "test-hosts-common.h"
+#include "tessera-proc.h"
 
 #include <glib/gstdio.h>
 #include <stdlib.h>
@@ -121,25 +122,6 @@ test_other_host_holder_then_host_killed (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (reclaim, <, 30);
 }
 
-/* The first child of @pid (any of its threads'), 0 when it has none. */
-static GPid
-first_child (GPid pid)
-{
-  g_autofree char *tasks = g_strdup_printf ("/proc/%d/task", (int) pid);
-  g_autoptr(GDir) dir = g_dir_open (tasks, 0, NULL);
-  const char *task;
-
-  while (dir != NULL && (task = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (tasks, task, "children", NULL);
-      g_autofree char *children = NULL;
-
-      if (g_file_get_contents (path, &children, NULL, NULL) && atoi (children) > 0)
-        return atoi (children);
-    }
-  return 0;
-}
-
 /* NFSv3: locks cross hosts, but a vanished host's stay held (here by a
  * stand-in process that keeps a copy of the dead command's job lock
  * descriptor). On a lease pool, the host's lease decides: a waiter here
@@ -184,7 +166,7 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
 
   /* The stand-in keeps the command's job lock held after the host dies. */
   wrapper = namespace_init (holder);
-  command = first_child (wrapper);
+  command = test_first_child (wrapper);
   g_assert_cmpint (command, >, 0);
   command_text = g_strdup_printf ("%d", (int) command);
   fd_text = g_strdup (ready + strlen ("ready "));
@@ -230,20 +212,6 @@ test_lease_healthy_run (Fixture *f, gconstpointer data)
   g_test_message ("tessera run said: %s", err);
   g_assert_cmpint (test_exit_code (run), ==, 0);
   g_assert_null (strstr (err, "lease"));
-}
-
-/* Whether @pid has ended (gone, or a zombie nobody reaped yet). */
-static gboolean
-process_gone (GPid pid)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *stat = NULL;
-  const char *end;
-
-  if (!g_file_get_contents (path, &stat, NULL, NULL))
-    return TRUE;
-  end = strrchr (stat, ')');
-  return end != NULL && end[1] == ' ' && end[2] == 'Z';
 }
 
 /* Starts `tessera run --need r=1 -- sh -c SCRIPT`, where SCRIPT first
@@ -292,10 +260,10 @@ test_lease_fence (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_rename (hosts, moved), ==, 0);
   test_write_file (hosts, "not a folder");
   broken = g_get_monotonic_time ();
-  while (!process_gone (command) && g_get_monotonic_time () - broken < 60 * G_USEC_PER_SEC)
+  while (!tessera_proc_has_ended (command) && g_get_monotonic_time () - broken < 60 * G_USEC_PER_SEC)
     g_usleep (10 * 1000);
   ended = (double) (g_get_monotonic_time () - broken) / G_USEC_PER_SEC;
-  if (!process_gone (command))
+  if (!tessera_proc_has_ended (command))
     {
       /* Never fenced: end it here, and fail below. */
       kill (command, SIGKILL);
@@ -315,7 +283,7 @@ test_lease_fence (Fixture *f, gconstpointer data)
                   ignores_term ? "killed" : "ended", ended, lease);
   g_assert_cmpint (test_exit_code (run), ==, 76);
   g_assert_nonnull (strstr (err, "lease"));
-  g_assert_true (process_gone (command));
+  g_assert_true (tessera_proc_has_ended (command));
   /* Before any other host could have taken the holding for dead: the last
    * renewal came before the break. */
   g_assert_cmpfloat (ended, <, lease);
@@ -347,10 +315,10 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
 
   g_assert_cmpint (kill (server, SIGSTOP), ==, 0);
   stopped = g_get_monotonic_time ();
-  while (!process_gone (command) && g_get_monotonic_time () - stopped < 30 * G_USEC_PER_SEC)
+  while (!tessera_proc_has_ended (command) && g_get_monotonic_time () - stopped < 30 * G_USEC_PER_SEC)
     g_usleep (10 * 1000);
   ended = (double) (g_get_monotonic_time () - stopped) / G_USEC_PER_SEC;
-  if (!process_gone (command))
+  if (!tessera_proc_has_ended (command))
     kill (command, SIGKILL);   /* never fenced: fail below, leaving nothing */
   g_assert_cmpint (kill (server, SIGCONT), ==, 0);
   g_test_message ("command ended %.2f s after the server stopped answering (lease %g s)", ended, lease);
@@ -535,7 +503,7 @@ test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
   g_assert_nonnull (ready);
   g_assert_true (g_str_has_prefix (ready, "ready "));
   wrapper = namespace_init (holder);
-  command_text = g_strdup_printf ("%d", (int) first_child (wrapper));
+  command_text = g_strdup_printf ("%d", (int) test_first_child (wrapper));
   holder_stand_in = helper_spawn (NULL, "keep-fd", command_text, ready + strlen ("ready "), NULL);
   helper_expect_line (holder_stand_in, "KEPT", 60);
 
@@ -620,7 +588,7 @@ forking_all_gone (GPid pids[3])
   gboolean gone = TRUE;
 
   for (int i = 0; i < 3; i++)
-    if (!process_gone (pids[i]))
+    if (!tessera_proc_has_ended (pids[i]))
       {
         g_test_message ("pid %d (%s) still runs", (int) pids[i], i == 0 ? "command" : i == 1 ? "child" : "orphan");
         kill (pids[i], SIGKILL);
@@ -666,8 +634,8 @@ test_lease_descendants_die_with_wrapper (Fixture *f, gconstpointer data)
   g_subprocess_force_exit (run);
   g_assert_cmpint (test_exit_code (run), ==, 128 + SIGKILL);
   deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (!(process_gone (pids[0]) && process_gone (pids[1]) && process_gone (pids[2])) &&
-         g_get_monotonic_time () < deadline)
+  while (!(tessera_proc_has_ended (pids[0]) && tessera_proc_has_ended (pids[1]) &&
+           tessera_proc_has_ended (pids[2])) && g_get_monotonic_time () < deadline)
     g_usleep (10 * 1000);
   g_assert_true (forking_all_gone (pids));
 }
@@ -693,7 +661,7 @@ test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
   deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   if (lease)
     {
-      while (!process_gone (command))
+      while (!tessera_proc_has_ended (command))
         {
           g_assert_cmpint (g_get_monotonic_time (), <, deadline);
           g_usleep (10 * 1000);
@@ -701,7 +669,7 @@ test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
     }
   else
     {
-      g_assert_false (process_gone (command));
+      g_assert_false (tessera_proc_has_ended (command));
       kill (command, SIGKILL);
     }
 }

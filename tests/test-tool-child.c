@@ -73,8 +73,6 @@ test_command_killed_while_waiting (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) holder = hold_r (f);
   g_autoptr(GSubprocess) waiter = NULL;
   g_autofree char *waited = NULL;
-  g_autofree char *children_path = NULL;
-  g_autofree char *children = NULL;
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
   GPid command;
 
@@ -84,10 +82,7 @@ test_command_killed_while_waiting (Fixture *f, gconstpointer data)
   waited = read_error_line (waiter, 60);
   g_assert_nonnull (waited);
   g_assert_nonnull (strstr (waited, "waiting for r"));
-  children_path = g_strdup_printf ("/proc/%s/task/%s/children", g_subprocess_get_identifier (waiter),
-                                   g_subprocess_get_identifier (waiter));
-  g_assert_true (g_file_get_contents (children_path, &children, NULL, NULL));
-  command = (GPid) g_ascii_strtoll (children, NULL, 10);
+  command = test_first_child (atoi (g_subprocess_get_identifier (waiter)));
   g_assert_cmpint (command, >, 0);
   g_assert_cmpint (kill (command, SIGKILL), ==, 0);
   g_assert_cmpint (test_exit_code (waiter), ==, 128 + SIGKILL);

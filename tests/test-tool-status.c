@@ -15,6 +15,7 @@
 
 #include "test-utils.h"
 #include "test-tool-common.h"
+#include "tessera-proc.h"
 #include <tessera/tessera.h>
 
 static JsonObject *
@@ -184,17 +185,10 @@ queue_for_r (Fixture *f, const char *name, const char *count)
 static void
 wait_until_dead (GPid pid)
 {
-  g_autofree char *stat_path = g_strdup_printf ("/proc/%d/stat", (int) pid);
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
-  for (;;)
+  while (!tessera_proc_has_ended (pid))
     {
-      g_autofree char *text = NULL;
-      const char *paren;
-
-      if (!g_file_get_contents (stat_path, &text, NULL, NULL) ||
-          ((paren = strrchr (text, ')')) != NULL && paren[1] == ' ' && paren[2] == 'Z'))
-        return;
       if (g_get_monotonic_time () > deadline)
         g_error ("process %d still ran 60 s after SIGKILL", (int) pid);
       g_usleep (10 * 1000);

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "test-utils.h"
+#include "tessera-proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -474,6 +475,16 @@ helper_is_running (Helper *helper)
 {
   /* The identifier goes once the child has been reaped. */
   return g_subprocess_get_identifier (helper->process) != NULL;
+}
+
+/* The first child of @pid (of its main thread first, then of its
+ * others'), as the command's fence finds them; 0 when it has none. */
+GPid
+test_first_child (GPid pid)
+{
+  g_autoptr(GArray) children = tessera_proc_dup_children (pid);
+
+  return children->len > 0 ? g_array_index (children, GPid, 0) : 0;
 }
 
 /* Waits for @process: its exit status, or 128 + the signal that ended

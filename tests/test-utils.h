@@ -31,6 +31,7 @@ gboolean test_try_private_mounts (void);
 GSubprocess *test_mount_fuse_view (const char *real, const char *view);
 void     test_unmount_fuse_view  (const char *view, GSubprocess *bindfs);
 int      test_exit_code          (GSubprocess *process);
+GPid     test_first_child        (GPid pid);
 char    *test_read_stream_line   (GInputStream *out, double timeout_s);
 /* Waits until @process says "ready" on its stdout: a holder's command runs. */
 void     test_wait_ready         (GSubprocess *process, double timeout_s);

@@ -27,11 +27,10 @@
 #include "config.h"
 
 #include "tessera-fence.h"
+#include "tessera-proc.h"
 
 #include <glib/gi18n-lib.h>
 #include <signal.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 struct _TesseraFence
@@ -87,68 +86,32 @@ tessera_fence_needed (GPtrArray *resources)
   return FALSE;
 }
 
-/* Whether /proc is our pid namespace's: /proc/self names our pid. */
-static gboolean
-proc_is_ours (void)
-{
-  g_autofree char *self = g_file_read_link ("/proc/self", NULL);
-
-  return self != NULL && atoi (self) == (int) getpid ();
-}
-
-/* Whether @pid has ended (gone, or a zombie not reaped yet). */
-static gboolean
-is_gone (GPid pid)
-{
-  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *stat = NULL;
-  const char *end;
-
-  if (!g_file_get_contents (path, &stat, NULL, NULL))
-    return TRUE;
-  end = strrchr (stat, ')');
-  return end != NULL && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
-}
-
 int
 tessera_fence_signal_descendants (int signum, GPid except)
 {
   g_autoptr(GArray) queue = g_array_new (FALSE, FALSE, sizeof (GPid));
   g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
-  g_autofree char *own = g_strdup_printf ("/proc/%d/task/%d/children", (int) getpid (), (int) getpid ());
   GPid self = getpid ();
   int live = 0;
 
-  if (!proc_is_ours () || !g_file_test (own, G_FILE_TEST_EXISTS))
+  if (!tessera_proc_lists_children ())
     return -1;
   g_array_append_val (queue, self);
   /* Breadth first, each process's children from each of its threads. */
   for (guint i = 0; i < queue->len; i++)
     {
-      g_autofree char *tasks = g_strdup_printf ("/proc/%d/task", (int) g_array_index (queue, GPid, i));
-      g_autoptr(GDir) dir = g_dir_open (tasks, 0, NULL);
-      const char *task;
+      g_autoptr(GArray) children = tessera_proc_dup_children (g_array_index (queue, GPid, i));
 
-      while (dir != NULL && (task = g_dir_read_name (dir)) != NULL)
+      for (guint j = 0; j < children->len; j++)
         {
-          g_autofree char *path = g_build_filename (tasks, task, "children", NULL);
-          g_autofree char *children = NULL;
-          g_auto(GStrv) pids = NULL;
+          GPid child = g_array_index (children, GPid, j);
 
-          if (!g_file_get_contents (path, &children, NULL, NULL))
+          if (child == self || g_hash_table_contains (seen, GINT_TO_POINTER (child)))
             continue;
-          pids = g_strsplit_set (children, " \n", -1);
-          for (guint j = 0; pids[j] != NULL; j++)
-            {
-              GPid child = atoi (pids[j]);
-
-              if (child <= 0 || child == self || g_hash_table_contains (seen, GINT_TO_POINTER (child)))
-                continue;
-              g_hash_table_add (seen, GINT_TO_POINTER (child));
-              g_array_append_val (queue, child);
-              if (child != except && !is_gone (child) && kill (child, signum) == 0)
-                live++;
-            }
+          g_hash_table_add (seen, GINT_TO_POINTER (child));
+          g_array_append_val (queue, child);
+          if (child != except && !tessera_proc_has_ended (child) && kill (child, signum) == 0)
+            live++;
         }
     }
   return live;
