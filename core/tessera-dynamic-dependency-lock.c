@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-lock-folder-private.h"
 #include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
 #include "tessera-registry-private.h"
@@ -324,7 +325,7 @@ char *
 tessera_dynamic_dependency_lock_dup_ipc_lock_path (TesseraDynamicDependencyLock *self)
 {
   g_autofree char *folder = tessera_dynamic_dependency_lock_dup_lock_folder (self);
-  return folder ? g_build_filename (folder, "ipc.lock", NULL) : NULL;
+  return folder ? g_build_filename (folder, _TESSERA_POOL_IPC_LOCK, NULL) : NULL;
 }
 
 /**
@@ -349,7 +350,7 @@ tessera_dynamic_dependency_lock_dup_lock_file_path (TesseraDynamicDependencyLock
   if (job == NULL)
     return NULL;
   name = tessera_job_dup_lock_file_name (job);
-  return g_build_filename (folder, "jobs", name, NULL);
+  return g_build_filename (folder, _TESSERA_POOL_JOBS, name, NULL);
 }
 
 /**

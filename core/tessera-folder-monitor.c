@@ -5,6 +5,7 @@
 #include "tessera-environment-private.h"
 #include "tessera-folder-io-private.h"
 #include "tessera-folder-monitor-private.h"
+#include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
 
 #include <errno.h>
@@ -195,14 +196,14 @@ drain_fd (TesseraFolderMonitor *monitor,
               if (ev->mask & IN_IGNORED)
                 monitor->info_wd = -1;
             }
-          else if (ev->len > 0 && strcmp (ev->name, "informations.json") == 0)
+          else if (ev->len > 0 && strcmp (ev->name, _TESSERA_POOL_INFORMATIONS) == 0)
             {
               /* A new file under the name: watch it before it is read. */
               if (ev->mask & (IN_CREATE | IN_MOVED_TO))
                 watch_informations (monitor);
               *informations_changed = TRUE;
             }
-          else if (ev->len > 0 && strcmp (ev->name, "jobs") == 0)
+          else if (ev->len > 0 && strcmp (ev->name, _TESSERA_POOL_JOBS) == 0)
             {
               /* Replaced: both watches must be on the new one, even one
                * put in place in the middle of the swap. */

@@ -181,7 +181,7 @@ _tessera_host_lease_new (const char *pool_path)
   TesseraHostLease *lease = g_atomic_rc_box_new0 (TesseraHostLease);
 
   lease->pool_path = g_strdup (pool_path);
-  lease->hosts_path = g_build_filename (pool_path, "hosts", NULL);
+  lease->hosts_path = g_build_filename (pool_path, _TESSERA_POOL_HOSTS, NULL);
   lease->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) seen_free);
   g_mutex_init (&lease->lock);
   return lease;
@@ -310,10 +310,10 @@ open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
 
   if (pool_fd < 0)
     return -1;
-  fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  fd = openat (pool_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create)
     {
-      if (!_tessera_may_make_folder_in (pool_fd, lease->pool_path, "hosts", refused))
+      if (!_tessera_may_make_folder_in (pool_fd, lease->pool_path, _TESSERA_POOL_HOSTS, refused))
         {
           close (pool_fd);
           errno = EACCES;
@@ -321,9 +321,9 @@ open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
         }
       /* Sticky where the pool's folder is (a group's pool): only a
        * file's owner (or root, or the folder's) removes a mark. */
-      if (mkdirat (pool_fd, "hosts", 0777) == 0)
+      if (mkdirat (pool_fd, _TESSERA_POOL_HOSTS, 0777) == 0)
         _tessera_share_like_parent (-1, lease->hosts_path);
-      fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      fd = openat (pool_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
   saved = errno;
   close (pool_fd);
@@ -1135,11 +1135,11 @@ _tessera_host_lease_list_hosts (const char  *pool_path,
 
   if (pool_fd < 0)
     return NULL;
-  hosts_fd = openat (pool_fd, "hosts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  hosts_fd = openat (pool_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   close (pool_fd);
   if (hosts_fd < 0 && errno != ENOENT)
     {
-      g_autofree char *hosts = g_build_filename (pool_path, "hosts", NULL);
+      g_autofree char *hosts = g_build_filename (pool_path, _TESSERA_POOL_HOSTS, NULL);
 
       _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), hosts);
       return NULL;

@@ -20,13 +20,28 @@ G_BEGIN_DECLS
  * - `F/.tessera-tmp-UID/`: where user UID's Tessera writes the temporary
  *   files of its lock files, so that only the rename reaches jobs/;
  * - `F/fence.UID` and `F/fence.UID.now`: user UID's part of the fencing
- *   counter (a durable ceiling, and the last token given).
+ *   counter (a durable ceiling, and the last token given);
+ * - `F/hosts/`: each host's mark and heartbeat (tessera-host-lease.c);
+ * - `F/queue/`: the waiting requests (tessera-wait-queue.c);
+ * - `F/runs/UID/`: user UID's job folders of `tessera run`.
+ *
+ * Every other unit of core spells these names through the macros below,
+ * never as strings of its own.
  *
  * Everything above it (the lock file cache, the folder monitor, the
  * holder monitor, informations.json) asks it for names, reads and
  * removals, so that a second store (an etcd cluster) can later sit
  * behind the same functions. Not thread-safe: the owner serialises. */
 typedef struct _TesseraLockFolder TesseraLockFolder;
+
+#define _TESSERA_POOL_JOBS          "jobs"
+#define _TESSERA_POOL_IPC_LOCK      "ipc.lock"
+#define _TESSERA_POOL_INFORMATIONS  "informations.json"
+#define _TESSERA_POOL_HOSTS         "hosts"
+#define _TESSERA_POOL_QUEUE         "queue"
+#define _TESSERA_POOL_RUNS          "runs"
+/* Followed by the writer's uid. */
+#define _TESSERA_POOL_WRITER_TMP    ".tessera-tmp-"
 
 /* @path: absolute. Touches nothing on disk. */
 TesseraLockFolder *_tessera_lock_folder_new       (const char         *path);

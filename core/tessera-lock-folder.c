@@ -51,9 +51,9 @@ _tessera_lock_folder_new (const char *path)
   TesseraLockFolder *folder = g_new0 (TesseraLockFolder, 1);
 
   folder->path = g_strdup (path);
-  folder->jobs_path = g_build_filename (path, "jobs", NULL);
-  folder->ipc_path = g_build_filename (path, "ipc.lock", NULL);
-  folder->info_path = g_build_filename (path, "informations.json", NULL);
+  folder->jobs_path = g_build_filename (path, _TESSERA_POOL_JOBS, NULL);
+  folder->ipc_path = g_build_filename (path, _TESSERA_POOL_IPC_LOCK, NULL);
+  folder->info_path = g_build_filename (path, _TESSERA_POOL_INFORMATIONS, NULL);
   folder->fd = -1;
   folder->tmp_fd = TMP_UNTRIED;
   return folder;
@@ -136,15 +136,15 @@ make_jobs (TesseraLockFolder *folder, GError **error)
   struct stat st;
 
   /* A member makes no jobs/ in a group's pool (she would own it). */
-  if (dir_fd >= 0 && fstatat (dir_fd, "jobs", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
-      !_tessera_may_make_folder_in (dir_fd, folder->path, "jobs", error))
+  if (dir_fd >= 0 && fstatat (dir_fd, _TESSERA_POOL_JOBS, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+      !_tessera_may_make_folder_in (dir_fd, folder->path, _TESSERA_POOL_JOBS, error))
     return FALSE;
-  if (dir_fd < 0 || (mkdirat (dir_fd, "jobs", 0777) < 0 && errno != EEXIST))
+  if (dir_fd < 0 || (mkdirat (dir_fd, _TESSERA_POOL_JOBS, 0777) < 0 && errno != EEXIST))
     {
       _tessera_set_io_error (error, errno, _("Cannot create %s: %s"), folder->jobs_path);
       return FALSE;
     }
-  jobs_fd = openat (dir_fd, "jobs", DIR_FLAGS);
+  jobs_fd = openat (dir_fd, _TESSERA_POOL_JOBS, DIR_FLAGS);
   if (jobs_fd >= 0)
     {
       _tessera_share_like_parent (jobs_fd, folder->jobs_path);
@@ -230,8 +230,8 @@ _tessera_lock_folder_lock (TesseraLockFolder  *folder,
       return -1;
     }
   if (shared)
-    return _tessera_ipc_lock_acquire_shared_at (dir_fd, "ipc.lock", folder->ipc_path);
-  return _tessera_ipc_lock_acquire_at (dir_fd, "ipc.lock", folder->ipc_path, error);
+    return _tessera_ipc_lock_acquire_shared_at (dir_fd, _TESSERA_POOL_IPC_LOCK, folder->ipc_path);
+  return _tessera_ipc_lock_acquire_at (dir_fd, _TESSERA_POOL_IPC_LOCK, folder->ipc_path, error);
 }
 
 void
@@ -249,7 +249,7 @@ _tessera_lock_folder_stat_jobs (TesseraLockFolder *folder,
 {
   int dir_fd = folder_fd (folder);
 
-  return dir_fd >= 0 && fstatat (dir_fd, "jobs", st, AT_SYMLINK_NOFOLLOW) == 0;
+  return dir_fd >= 0 && fstatat (dir_fd, _TESSERA_POOL_JOBS, st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 void
@@ -280,7 +280,7 @@ _tessera_lock_folder_open_jobs (TesseraLockFolder *folder)
 {
   int dir_fd = folder_fd (folder);
 
-  return dir_fd < 0 ? -1 : openat (dir_fd, "jobs", DIR_FLAGS);
+  return dir_fd < 0 ? -1 : openat (dir_fd, _TESSERA_POOL_JOBS, DIR_FLAGS);
 }
 
 static gboolean
@@ -431,7 +431,7 @@ sweep_tmp (int tmp_fd)
 static int
 open_writer_tmp (TesseraLockFolder *folder, gboolean create)
 {
-  g_autofree char *name = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
+  g_autofree char *name = g_strdup_printf (_TESSERA_POOL_WRITER_TMP "%u", (unsigned) geteuid ());
   int dir_fd = folder_fd (folder);
   struct stat st;
   int fd;
@@ -540,7 +540,7 @@ _tessera_lock_folder_stat_informations (TesseraLockFolder *folder,
 {
   int dir_fd = folder_fd (folder);
 
-  return dir_fd >= 0 && fstatat (dir_fd, "informations.json", st, AT_SYMLINK_NOFOLLOW) == 0;
+  return dir_fd >= 0 && fstatat (dir_fd, _TESSERA_POOL_INFORMATIONS, st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 gboolean
@@ -573,7 +573,7 @@ _tessera_lock_folder_read_informations (TesseraLockFolder  *folder,
    * same, and is not used. */
   if (st == NULL)
     st = &local_st;
-  if (!_tessera_read_file_at (dir_fd, "informations.json", folder->info_path, data, length, st, error))
+  if (!_tessera_read_file_at (dir_fd, _TESSERA_POOL_INFORMATIONS, folder->info_path, data, length, st, error))
     return FALSE;
   if (!believed (dir_fd, st, folder->info_path, error))
     {
@@ -590,7 +590,7 @@ _tessera_lock_folder_informations_believed (TesseraLockFolder  *folder,
   int dir_fd = folder_fd (folder);
   struct stat st;
 
-  return dir_fd < 0 || fstatat (dir_fd, "informations.json", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+  return dir_fd < 0 || fstatat (dir_fd, _TESSERA_POOL_INFORMATIONS, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
          believed (dir_fd, &st, folder->info_path, error);
 }
 
@@ -600,7 +600,7 @@ _tessera_lock_folder_may_make_informations (TesseraLockFolder  *folder,
 {
   int dir_fd = folder_fd (folder);
 
-  return dir_fd < 0 || _tessera_may_make_folder_in (dir_fd, folder->path, "informations.json", error);
+  return dir_fd < 0 || _tessera_may_make_folder_in (dir_fd, folder->path, _TESSERA_POOL_INFORMATIONS, error);
 }
 
 /* Durable: the capacity must outlive a crash of the machine. */
@@ -616,7 +616,7 @@ _tessera_lock_folder_write_informations (TesseraLockFolder  *folder,
       _tessera_set_io_error (error, errno, _("Cannot write %s: %s"), folder->info_path);
       return FALSE;
     }
-  return _tessera_write_file_atomic_at (dir_fd, "informations.json", folder->info_path, text, -1, TRUE, error);
+  return _tessera_write_file_atomic_at (dir_fd, _TESSERA_POOL_INFORMATIONS, folder->info_path, text, -1, TRUE, error);
 }
 
 /* ---------------------------------------------------------------------- */

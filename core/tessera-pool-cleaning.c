@@ -134,7 +134,7 @@ tessera_pool_clean_host_temporaries (const char *pool,
 {
   GPtrArray *cleaned = cleaned_array ();
   g_autofree char *hosts = NULL;
-  AUTO_FD int hosts_fd = open_pool_folder (pool, "hosts");
+  AUTO_FD int hosts_fd = open_pool_folder (pool, _TESSERA_POOL_HOSTS);
   g_autofree char *clock_name = NULL;
   struct timespec now = { 0 };
   struct dirent *entry;
@@ -144,7 +144,7 @@ tessera_pool_clean_host_temporaries (const char *pool,
 
   if (hosts_fd < 0)
     return cleaned;
-  hosts = g_build_filename (pool, "hosts", NULL);
+  hosts = g_build_filename (pool, _TESSERA_POOL_HOSTS, NULL);
   /* A file made there now: its mtime is the file server's clock. */
   fd = _tessera_create_temporary_at (hosts_fd, ".tessera-clock", &clock_name);
   if (fd >= 0)
@@ -199,13 +199,13 @@ tessera_pool_clean_retired_host_files (const char *pool,
   GPtrArray *cleaned = cleaned_array ();
   g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *hosts = NULL;
-  AUTO_FD int hosts_fd = open_pool_folder (pool, "hosts");
+  AUTO_FD int hosts_fd = open_pool_folder (pool, _TESSERA_POOL_HOSTS);
   DIR *dir = open_dir_copy (hosts_fd);
   struct dirent *entry;
 
   if (dir == NULL)
     return cleaned;
-  hosts = g_build_filename (pool, "hosts", NULL);
+  hosts = g_build_filename (pool, _TESSERA_POOL_HOSTS, NULL);
   for (int pass = 0; pass < 2; pass++)
     {
       rewinddir (dir);
@@ -429,7 +429,7 @@ tessera_clean_state_job_folders (const char *state_dir)
 static void
 clean_others_job_folders (GPtrArray *cleaned, int runs_fd, const char *pool)
 {
-  g_autofree char *pool_jobs = g_build_filename (pool, "jobs", NULL);
+  g_autofree char *pool_jobs = g_build_filename (pool, _TESSERA_POOL_JOBS, NULL);
   DIR *dir = open_dir_copy (runs_fd);
   struct dirent *entry;
 
@@ -445,7 +445,7 @@ clean_others_job_folders (GPtrArray *cleaned, int runs_fd, const char *pool)
         continue;
       if ((own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0)
         continue;
-      runs = g_build_filename (pool, "runs", entry->d_name, NULL);
+      runs = g_build_filename (pool, _TESSERA_POOL_RUNS, entry->d_name, NULL);
       clean_job_folders_in (cleaned, own_fd, runs, (uid_t) uid, pool_jobs);
     }
   closedir (dir);
@@ -471,8 +471,8 @@ tessera_pool_clean_job_folders (const char *pool)
 {
   GPtrArray *cleaned = cleaned_array ();
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
-  g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
-  AUTO_FD int runs_fd = open_pool_folder (pool, "runs");
+  g_autofree char *runs = g_build_filename (pool, _TESSERA_POOL_RUNS, uid, NULL);
+  AUTO_FD int runs_fd = open_pool_folder (pool, _TESSERA_POOL_RUNS);
   AUTO_FD int own_fd = runs_fd >= 0 ? open_folder_of_at (runs_fd, uid, geteuid ()) : -1;
 
   clean_job_folders_in (cleaned, own_fd, runs, geteuid (), NULL);
@@ -525,7 +525,7 @@ tessera_pool_clean_retired_host_job_folders (const char *pool,
 {
   GPtrArray *cleaned = cleaned_array ();
   g_autofree char *prefix = g_strconcat (host, "-", NULL);
-  AUTO_FD int runs_fd = open_pool_folder (pool, "runs");
+  AUTO_FD int runs_fd = open_pool_folder (pool, _TESSERA_POOL_RUNS);
   DIR *dir = open_dir_copy (runs_fd);
   struct dirent *entry;
 
@@ -548,7 +548,7 @@ tessera_pool_clean_retired_host_job_folders (const char *pool,
           (own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0 ||
           (jobs = open_dir_copy (own_fd)) == NULL)
         continue;
-      runs = g_build_filename (pool, "runs", entry->d_name, NULL);
+      runs = g_build_filename (pool, _TESSERA_POOL_RUNS, entry->d_name, NULL);
       others = geteuid () != 0 && uid != geteuid ();
       while ((job = readdir (jobs)) != NULL)
         {
@@ -654,7 +654,7 @@ static GHashTable *
 list_holders (const char *pool)
 {
   GHashTable *holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  AUTO_FD int jobs_fd = open_pool_folder (pool, "jobs");
+  AUTO_FD int jobs_fd = open_pool_folder (pool, _TESSERA_POOL_JOBS);
   DIR *dir = open_dir_copy (jobs_fd);
   struct dirent *entry;
 
@@ -716,9 +716,9 @@ tessera_pool_cleaning_new (const char *pool)
 
   self->pool = g_strdup (pool);
   self->holders = list_holders (pool);
-  self->own_name = g_strdup_printf (".tessera-tmp-%u", (unsigned) geteuid ());
+  self->own_name = g_strdup_printf (_TESSERA_POOL_WRITER_TMP "%u", (unsigned) geteuid ());
   self->listed_us = g_get_monotonic_time ();
-  self->jobs_fd = open_pool_folder (pool, "jobs");
+  self->jobs_fd = open_pool_folder (pool, _TESSERA_POOL_JOBS);
   self->own_fd = open_pool_folder (pool, self->own_name);
   /* The writer's own folder is looked at only when it is ours and closed
    * to others, as the library requires. */
@@ -771,7 +771,7 @@ tessera_pool_cleaning_forget_holder (TesseraPoolCleaning *self,
 static TesseraCleaned *
 holder_cleaned (TesseraPoolCleaning *self, const char *job, gboolean removed, guint owner)
 {
-  g_autofree char *jobs = g_build_filename (self->pool, "jobs", NULL);
+  g_autofree char *jobs = g_build_filename (self->pool, _TESSERA_POOL_JOBS, NULL);
   g_autofree char *file = g_strconcat (job, ".json", NULL);
 
   return _tessera_cleaned_new (TESSERA_CLEANED_HOLDER, jobs, file, job, removed, owner, 0);
@@ -837,7 +837,7 @@ tessera_pool_cleaning_list_left_holders (TesseraPoolCleaning           *self,
   if (g_hash_table_size (now) == 0)
     return cleaned;
   /* Reached as list_holders() reaches it, never through a link. */
-  jobs_fd = open_pool_folder (self->pool, "jobs");
+  jobs_fd = open_pool_folder (self->pool, _TESSERA_POOL_JOBS);
   files = tessera_tracked_dynamic_resource_list_lock_files (resource);
   counted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < files->len; i++)
@@ -915,7 +915,7 @@ tessera_pool_cleaning_list_gone_temporaries (TesseraPoolCleaning *self,
   GPtrArray *cleaned = cleaned_array ();
 
   g_return_val_if_fail (TESSERA_IS_POOL_CLEANING (self), cleaned);
-  add_gone_temporaries (self, cleaned, self->jobs_fd, "jobs", self->jobs_tmp, jobs_stale);
+  add_gone_temporaries (self, cleaned, self->jobs_fd, _TESSERA_POOL_JOBS, self->jobs_tmp, jobs_stale);
   add_gone_temporaries (self, cleaned, self->own_fd, self->own_name, self->own_tmp,
                         TESSERA_FOLDER_PATH_TEMPORARY_STALE_S);
   return cleaned;

@@ -4,6 +4,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
 
@@ -120,8 +121,8 @@ tessera_tracked_dynamic_resource_check_readable (TesseraTrackedDynamicResource  
 static gboolean
 check_side_entry (const char *kind, const char *name, GError **error)
 {
-  gboolean good_kind = kind != NULL && *kind != '\0' && strlen (kind) <= 32 && !g_str_equal (kind, "jobs") &&
-                       !g_str_equal (kind, "queue");
+  gboolean good_kind = kind != NULL && *kind != '\0' && strlen (kind) <= 32 && !g_str_equal (kind, _TESSERA_POOL_JOBS) &&
+                       !g_str_equal (kind, _TESSERA_POOL_QUEUE);
   gboolean good_name = name == NULL || (*name != '\0' && strchr (name, '/') == NULL && !g_str_equal (name, ".") &&
                                         !g_str_equal (name, "..") && strlen (name) <= 256 &&
                                         g_utf8_validate (name, -1, NULL));

@@ -62,7 +62,6 @@
  * entries (etcd) it is the side entry `waiting/NAME`, on the waiter's
  * lease: it goes with its process, and no acquire counts it. */
 
-#define QUEUE_FOLDER "queue"
 #define WAITING_SUFFIX ".waiting"
 /* The kind of a waiting entry kept as a store's side entry. */
 #define WAITING_KIND "waiting"
@@ -402,7 +401,7 @@ read_entries (const char       *lock_folder,
               gint64           *last_place,
               gint64           *own_found)
 {
-  g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  g_autofree char *folder = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
   double min_age = store->min_age;
   gint64 own_ticket = own_place > 0 ? own_place : G_MAXINT64;
   gint64 own_since = 0;
@@ -691,7 +690,7 @@ put_folder_entry (const char  *lock_folder,
                   char       **location,
                   GError     **error)
 {
-  g_autofree char *folder = g_build_filename (lock_folder, QUEUE_FOLDER, NULL);
+  g_autofree char *folder = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
   g_autofree char *path = g_build_filename (folder, own_name, NULL);
   struct stat st;
 
@@ -700,7 +699,7 @@ put_folder_entry (const char  *lock_folder,
   if (lstat (folder, &st) < 0 && errno == ENOENT)
     {
       int pool_fd = _tessera_open_folder_path (lock_folder, FALSE, NULL);
-      gboolean may = pool_fd < 0 || _tessera_may_make_folder_in (pool_fd, lock_folder, QUEUE_FOLDER, error);
+      gboolean may = pool_fd < 0 || _tessera_may_make_folder_in (pool_fd, lock_folder, _TESSERA_POOL_QUEUE, error);
 
       if (pool_fd >= 0)
         close (pool_fd);
