@@ -36,6 +36,18 @@ int      _tessera_ofd_lock            (int          fd,
                                        short        type,
                                        gboolean     wait);
 
+/* The mode the file or folder of stat @st has in a group's pool: a
+ * folder group-readable and setgid, group-writable when @group_writes,
+ * sticky when @sticky; a file group-readable, group-writable only when
+ * both @group_writes and @writable_file (ipc.lock), else writable by its
+ * owner only (no member rewrites another's). The one rule every part a
+ * group's pool has is given by (share_like_parent, `tessera init
+ * --group`, tessera_pool_part_share_with_group()). */
+mode_t _tessera_group_share_mode (const struct stat *st,
+                                  gboolean           group_writes,
+                                  gboolean           writable_file,
+                                  gboolean           sticky);
+
 /* What we made in a group's folder shared like it (tessera-folder-io.c). */
 void _tessera_share_like_parent (int fd, const char *path);
 void _tessera_share_like_parent_writable (int fd, const char *path);

@@ -444,6 +444,21 @@ _tessera_path_with_suffix (const char *path,
   return g_strdup_printf ("%.*s%s", (int) stem_len, path, suffix);
 }
 
+mode_t
+_tessera_group_share_mode (const struct stat *st,
+                           gboolean           group_writes,
+                           gboolean           writable_file,
+                           gboolean           sticky)
+{
+  gboolean dir = S_ISDIR (st->st_mode);
+  mode_t add = S_IRGRP | (group_writes && (dir || writable_file) ? S_IWGRP : 0) |
+               (dir ? S_IXGRP | S_ISGID | (sticky ? S_ISVTX : 0) : 0);
+  /* Only its owner writes a file another member may read. */
+  mode_t drop = dir || writable_file ? 0 : S_IWGRP | S_IWOTH;
+
+  return ((st->st_mode & 07777) | add) & ~drop;
+}
+
 /* A pool shared by the users of a group lives in a group-writable (and
  * usually setgid and sticky) folder: what Tessera creates there must be
  * usable by the others whatever the creator's umask, and no member may
@@ -482,12 +497,8 @@ share_like_parent (int         fd,
     return;
   if (fstat (fd, &st) == 0 && st.st_uid == geteuid () && (S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
     {
-      gboolean dir = S_ISDIR (st.st_mode);
-      mode_t add = S_IRGRP | (writable && (dir || writable_file) ? S_IWGRP : 0) |
-                   (dir ? S_IXGRP | S_ISGID | (sticky ? pst.st_mode & S_ISVTX : 0) : 0);
-      /* Only its owner writes a file another member may read. */
-      mode_t drop = dir || writable_file ? 0 : S_IWGRP | S_IWOTH;
-      mode_t mode = ((st.st_mode & 07777) | add) & ~drop;
+      mode_t mode = _tessera_group_share_mode (&st, writable, writable_file,
+                                               sticky && (pst.st_mode & S_ISVTX) != 0);
 
       /* Not a member of that group: the folder's setgid bit did it already,
        * or nothing can. */

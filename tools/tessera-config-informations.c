@@ -196,7 +196,7 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
   Entry *entry = find_entry (self, name);
   GObjectClass *klass = G_OBJECT_GET_CLASS (resource);
   g_autofree char *path = g_build_filename (tessera_tracked_dynamic_resource_get_lock_folder (resource),
-                                            "informations.json", NULL);
+                                            tessera_pool_part_get_name (TESSERA_POOL_PART_INFORMATIONS), NULL);
   g_autofree GParamSpec **pspecs = NULL;
   g_autoptr(JsonNode) informations = NULL;
   g_autoptr(GError) local = NULL;

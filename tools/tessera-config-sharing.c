@@ -51,16 +51,20 @@ check_sharing_key (GKeyFile *keyfile, const char *group, const char *key, int *m
 void
 apply_sharing (Entry *entry, const char *folder)
 {
-  const char *parts[] = { "", "jobs", "ipc.lock", "informations.json" };
   int folder_fd = tessera_folder_path_open (folder, NULL);
 
-  for (guint i = 0; folder_fd >= 0 && i < G_N_ELEMENTS (parts); i++)
+  /* The folder itself (-1), then its parts made with every resource. */
+  for (int i = -1; folder_fd >= 0 && i < TESSERA_POOL_PART_LAST; i++)
     {
-      g_autofree char *path = g_build_filename (folder, parts[i], NULL);
-      int fd = *parts[i] == '\0' ? dup (folder_fd)
-                                 : openat (folder_fd, parts[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      const char *part = i < 0 ? "" : tessera_pool_part_get_name (i);
+      g_autofree char *path = NULL;
+      int fd;
       struct stat st;
 
+      if (i >= 0 && !(tessera_pool_part_get_flags (i) & TESSERA_POOL_PART_FLAGS_OF_RESOURCE))
+        continue;
+      path = g_build_filename (folder, part, NULL);
+      fd = i < 0 ? dup (folder_fd) : openat (folder_fd, part, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0)
         continue;
       if (fstat (fd, &st) == 0 && st.st_uid == geteuid ())

@@ -28,12 +28,10 @@
 static gboolean
 share_folder (int fd, const char *path, gid_t gid)
 {
-  struct stat st;
+  int saved = tessera_pool_part_share_with_group (fd, gid, FALSE, TRUE);
 
-  if (fstat (fd, &st) < 0 || (st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
-      fchmod (fd, (st.st_mode & 07777) | S_ISGID | S_ISVTX | S_IRWXG) < 0)
+  if (saved != 0)
     {
-      int saved = errno;
       fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
       return FALSE;
     }
@@ -74,23 +72,15 @@ static int
 share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean sticky)
 {
   struct stat st;
-  mode_t add, drop, mode;
+  int saved;
 
   if (fstat (fd, &st) < 0)
     return 0;
   if (st.st_uid != geteuid () && st.st_uid != 0)
     return refuse_another (path, st.st_uid);
-  if (st.st_uid != geteuid () || !(S_ISDIR (st.st_mode) || (S_ISREG (st.st_mode) && st.st_nlink == 1)))
-    return 0;
-  add = S_ISDIR (st.st_mode) ? S_IRWXG | S_ISGID | (sticky ? S_ISVTX : 0) : S_IRGRP | (writable ? S_IWGRP : 0);
-  drop = S_ISDIR (st.st_mode) || writable ? 0 : S_IWGRP | S_IWOTH;
-  mode = ((st.st_mode & 07777) | add) & ~drop;
-  if ((st.st_gid != gid && fchown (fd, (uid_t) -1, gid) < 0) ||
-      (mode != (st.st_mode & 07777) && fchmod (fd, mode) < 0))
-    {
-      int saved = errno;
-      return fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
-    }
+  saved = tessera_pool_part_share_with_group (fd, gid, writable, sticky);
+  if (saved != 0)
+    return fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
   return 0;
 }
 
@@ -104,15 +94,6 @@ share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean
 static int
 share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
 {
-  /* hosts/ is sticky too: each user renews her own heartbeat and mark of
-   * each host there (HOSTID.UID.lease, HOSTID.UID.host), and no member
-   * may remove another's (issue 38, F3). runs/ holds each user's job
-   * folders (runs/UID). */
-  static const struct { const char *name; gboolean folder, writable, sticky, make; } parts[] = {
-    { "jobs", TRUE, TRUE, TRUE, TRUE }, { "runs", TRUE, TRUE, TRUE, TRUE }, { "queue", TRUE, TRUE, TRUE, TRUE },
-    { "intents", TRUE, TRUE, TRUE, FALSE }, { "hosts", TRUE, TRUE, TRUE, TRUE },
-    { "ipc.lock", FALSE, TRUE, FALSE, FALSE }, { "informations.json", FALSE, FALSE, FALSE, FALSE },
-  };
   g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
   g_autofree char *path = g_strdup (pool);
   AUTO_FD int dir_fd = dup (pool_fd);
@@ -141,22 +122,30 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
       path = g_steal_pointer (&next_path);
       status = share_existing (dir_fd, path, gid, TRUE, TRUE);
     }
-  for (guint i = 0; status == 0 && i < G_N_ELEMENTS (parts); i++)
+  /* The library's parts, then the mutex's intents/ (a side folder its
+   * type made, prepare_pool: sticky, like the library's folders). */
+  for (guint i = 0; status == 0 && i <= TESSERA_POOL_PART_LAST; i++)
     {
-      g_autofree char *part_path = g_build_filename (path, parts[i].name, NULL);
+      const char *name = i < TESSERA_POOL_PART_LAST ? tessera_pool_part_get_name (i) : "intents";
+      TesseraPoolPartFlags flags = i < TESSERA_POOL_PART_LAST
+                                   ? tessera_pool_part_get_flags (i)
+                                   : TESSERA_POOL_PART_FLAGS_FOLDER | TESSERA_POOL_PART_FLAGS_GROUP_WRITES |
+                                       TESSERA_POOL_PART_FLAGS_STICKY;
+      g_autofree char *part_path = g_build_filename (path, name, NULL);
       AUTO_FD int fd = -1;
 
-      if (parts[i].make && mkdirat (dir_fd, parts[i].name, 0770) < 0 && errno != EEXIST)
+      if ((flags & TESSERA_POOL_PART_FLAGS_MADE_AHEAD) && mkdirat (dir_fd, name, 0770) < 0 && errno != EEXIST)
         {
           int saved = errno;
           return fail (EXIT_IOERR, _("cannot create the folder %s: %s"), part_path, g_strerror (saved));
         }
-      fd = openat (dir_fd, parts[i].name, parts[i].folder ? FOLDER_FLAGS
-                                          : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      fd = openat (dir_fd, name, (flags & TESSERA_POOL_PART_FLAGS_FOLDER)
+                                   ? FOLDER_FLAGS : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       /* Not there yet, or a link or other planted thing: left alone (the
        * library refuses what it should not use). */
       if (fd >= 0)
-        status = share_existing (fd, part_path, gid, parts[i].writable, parts[i].sticky);
+        status = share_existing (fd, part_path, gid, (flags & TESSERA_POOL_PART_FLAGS_GROUP_WRITES) != 0,
+                                 (flags & TESSERA_POOL_PART_FLAGS_STICKY) != 0);
     }
   return status;
 }
@@ -193,13 +182,17 @@ refuse_members_parts (int pool_fd, const char *pool, const char *folder)
       if (fstat (dir_fd, &st) == 0 && st.st_uid != geteuid () && st.st_uid != 0)
         return refuse_another (path, st.st_uid);
     }
-  if (dir_fd >= 0 && fstatat (dir_fd, "informations.json", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-      st.st_uid != geteuid () && st.st_uid != 0)
-    {
-      g_autofree char *informations = g_build_filename (path, "informations.json", NULL);
+  /* The files the library believes only when they are the pool
+   * owner's (informations.json). */
+  for (guint i = 0; dir_fd >= 0 && i < TESSERA_POOL_PART_LAST; i++)
+    if ((tessera_pool_part_get_flags (i) & TESSERA_POOL_PART_FLAGS_OWNERS) &&
+        fstatat (dir_fd, tessera_pool_part_get_name (i), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_uid != geteuid () && st.st_uid != 0)
+      {
+        g_autofree char *part_path = g_build_filename (path, tessera_pool_part_get_name (i), NULL);
 
-      return refuse_another (informations, st.st_uid);
-    }
+        return refuse_another (part_path, st.st_uid);
+      }
   return 0;
 }
 
@@ -337,8 +330,9 @@ cmd_init (int argc, char **argv)
     {
       /* runs/, made by an earlier run, as `run` makes it in a shared
        * pool: the group's and sticky. */
-      g_autofree char *runs_path = g_build_filename (pool, "runs", NULL);
-      AUTO_FD int runs_fd = openat (fd, "runs", FOLDER_FLAGS);
+      const char *runs = tessera_pool_part_get_name (TESSERA_POOL_PART_RUNS);
+      g_autofree char *runs_path = g_build_filename (pool, runs, NULL);
+      AUTO_FD int runs_fd = openat (fd, runs, FOLDER_FLAGS);
 
       if (runs_fd >= 0 && (status = share_existing (runs_fd, runs_path, (gid_t) share_gid, TRUE, TRUE)) != 0)
         return status;

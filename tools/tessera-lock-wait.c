@@ -14,6 +14,7 @@
 #include "tessera-lock-wait.h"
 
 #include <glib/gi18n-lib.h>
+#include <tessera/tessera.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -162,7 +163,8 @@ describe_ipc_lock_poll (void)
     {
       g_autofree char *fd_path = g_build_filename ("/proc/self/fd", name, NULL);
       g_autofree char *target = g_file_read_link (fd_path, NULL);
-      char *words = target != NULL && g_str_has_suffix (target, "/ipc.lock")
+      const char *base = target != NULL ? strrchr (target, G_DIR_SEPARATOR) : NULL;
+      char *words = base != NULL && g_str_equal (base + 1, tessera_pool_part_get_name (TESSERA_POOL_PART_IPC_LOCK))
                     ? describe_locked (target, fd_path, TRUE) : NULL;
 
       if (words != NULL)

@@ -397,7 +397,7 @@ is_others_entry (const char *folder, const char *job, TesseraDynamicLockFile *ho
 {
   g_autofree char *file = g_strconcat (job, ".json", NULL);
   struct stat st;
-  int fd, jobs_fd;
+  int jobs_fd;
   gboolean others = FALSE;
 
   if (folder == NULL)
@@ -406,11 +406,7 @@ is_others_entry (const char *folder, const char *job, TesseraDynamicLockFile *ho
 
       return holder != NULL && (process == NULL || tessera_process_get_uid (process) != (gint64) geteuid ());
     }
-  if (strchr (job, '/') != NULL || (fd = tessera_folder_path_open (folder, NULL)) < 0)
-    return FALSE;
-  jobs_fd = openat (fd, "jobs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  close (fd);
-  if (jobs_fd < 0)
+  if (strchr (job, '/') != NULL || (jobs_fd = tessera_pool_part_open (folder, TESSERA_POOL_PART_JOBS)) < 0)
     return FALSE;
   others = fstatat (jobs_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != geteuid ();
   close (jobs_fd);

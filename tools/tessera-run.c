@@ -47,48 +47,6 @@ open_own_folder_at (int dir_fd, const char *name)
   return fd;
 }
 
-/* Where `tessera run` keeps its job folders: POOL/runs/UID, ours, in the
- * pool, so that every judge of the pool (in a container with its own
- * state folder, on another host) can probe the job lock of a holder it
- * cannot judge by its pid. In a pool shared with a group (a
- * group-writable folder) it is readable by the pool's group, and runs/
- * is the group's and sticky: each user makes a folder there, none
- * removes another's. NULL when that folder cannot be had safely (a
- * co-user's link or folder in its place) or at all (a pool we may not
- * write): the job folder then stays in the user's state folder and such
- * holders count until they are surely dead. Never follows a link. */
-static char *
-dup_runs_folder (const char *pool, int *own_fd_out)
-{
-  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
-  struct stat st;
-  AUTO_FD int pool_fd = tessera_folder_path_open (pool, NULL);
-  AUTO_FD int runs_fd = -1;
-  AUTO_FD int own_fd = -1;
-  gboolean shared;
-
-  if (pool_fd < 0 || fstat (pool_fd, &st) < 0)
-    return NULL;
-  shared = (st.st_mode & S_IWGRP) != 0;
-  /* A member makes no runs/ in a group's pool: its owner could move
-   * anyone's job folder in it (init makes it). */
-  if (fstatat (pool_fd, "runs", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
-      !tessera_folder_path_may_make_folder (pool_fd, pool, "runs", NULL))
-    return NULL;
-  if (mkdirat (pool_fd, "runs", shared ? 0770 : 0755) == 0 &&
-      (runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 && shared)
-    fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);
-  if (runs_fd < 0)
-    runs_fd = openat (pool_fd, "runs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
-    return NULL;
-  own_fd = open_own_folder_at (runs_fd, uid);
-  if (own_fd < 0 || (shared && fchmod (own_fd, S_ISGID | 0750) < 0))
-    return NULL;
-  *own_fd_out = g_steal_fd (&own_fd);
-  return g_build_filename (pool, "runs", uid, NULL);
-}
-
 typedef struct
 {
   char *name;
@@ -132,7 +90,9 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
       g_object_get (resource, "store", &store, NULL);
       if (store == NULL || g_str_equal (store, "folder"))
         {
-          root = dup_runs_folder (tessera_tracked_dynamic_resource_get_lock_folder (resource), &own_fd);
+          /* POOL/runs/UID, where every judge of the pool can probe our
+           * job lock. */
+          own_fd = tessera_pool_part_open_runs (tessera_tracked_dynamic_resource_get_lock_folder (resource), &root);
           break;
         }
     }

@@ -10,6 +10,7 @@
 #include <tessera/tessera-error.h>
 #include <tessera/tessera-json.h>
 #include <tessera/tessera-folder-path.h>
+#include <tessera/tessera-pool-part.h>
 #include <tessera/tessera-settings.h>
 #include <tessera/tessera-process.h>
 #include <tessera/tessera-process-type.h>

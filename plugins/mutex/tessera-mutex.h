@@ -34,7 +34,15 @@ void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, cons
 void     tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self);
 void     tessera_mutex_dependency_set_queued (TesseraMutexDependency *self);
 gboolean tessera_mutex_dependency_take_queued (TesseraMutexDependency *self);
-/* F/intents/ opened without following a link, or -1. */
-int      _tessera_mutex_open_intents (const char *lock_folder, gboolean create);
+/* F/intents/, where exclusive waiters leave their intents on a folder
+ * pool: the resource reads and sweeps them, a dependency drops its own.
+ * Core opens it (never through a link) and makes it with the pool's
+ * sharing: -1 when it is missing, not a real folder, or the pool has no
+ * folder. */
+static inline int
+_tessera_mutex_open_intents (const char *lock_folder, gboolean create)
+{
+  return tessera_pool_part_open_side_folder (lock_folder, "intents", create);
+}
 
 G_END_DECLS

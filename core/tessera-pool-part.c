@@ -1,0 +1,314 @@
+/* tessera-pool-part.c: the parts Tessera keeps in a folder pool, named
+ * for the programs and plugins that reach them (`tessera init` and
+ * `run`, the configuration's sharing, the mutex's intents/) from the
+ * lock folder's names, and reached for them: opened from the pool's
+ * folder without following a link, made and shared with the pool's
+ * group as the library makes its own
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "tessera-folder-io-private.h"
+#include "tessera-lock-folder-private.h"
+#include "tessera-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <tessera/tessera.h>
+#include <unistd.h>
+
+#define FOLDER_OF_ALL (TESSERA_POOL_PART_FLAGS_FOLDER | TESSERA_POOL_PART_FLAGS_GROUP_WRITES | \
+                       TESSERA_POOL_PART_FLAGS_STICKY | TESSERA_POOL_PART_FLAGS_MADE_AHEAD)
+
+static const struct
+{
+  const char *name;
+  TesseraPoolPartFlags flags;
+} parts[TESSERA_POOL_PART_LAST] = {
+  [TESSERA_POOL_PART_JOBS] = { _TESSERA_POOL_JOBS, FOLDER_OF_ALL | TESSERA_POOL_PART_FLAGS_OF_RESOURCE },
+  [TESSERA_POOL_PART_RUNS] = { _TESSERA_POOL_RUNS, FOLDER_OF_ALL },
+  [TESSERA_POOL_PART_QUEUE] = { _TESSERA_POOL_QUEUE, FOLDER_OF_ALL },
+  /* Sticky too: each user renews her own heartbeat and mark of each
+   * host there, and no member may remove another's. */
+  [TESSERA_POOL_PART_HOSTS] = { _TESSERA_POOL_HOSTS, FOLDER_OF_ALL },
+  [TESSERA_POOL_PART_IPC_LOCK] = { _TESSERA_POOL_IPC_LOCK,
+                                   TESSERA_POOL_PART_FLAGS_GROUP_WRITES | TESSERA_POOL_PART_FLAGS_OF_RESOURCE },
+  [TESSERA_POOL_PART_INFORMATIONS] = { _TESSERA_POOL_INFORMATIONS,
+                                       TESSERA_POOL_PART_FLAGS_OF_RESOURCE | TESSERA_POOL_PART_FLAGS_OWNERS },
+};
+
+/**
+ * tessera_pool_part_get_name:
+ * @part: a part of a folder pool
+ *
+ * The name of @part in a pool's lock folder.
+ *
+ * Returns: (transfer none): its name (`jobs`, `ipc.lock`, …)
+ */
+const char *
+tessera_pool_part_get_name (TesseraPoolPart part)
+{
+  g_return_val_if_fail (part < TESSERA_POOL_PART_LAST, NULL);
+  return parts[part].name;
+}
+
+/**
+ * tessera_pool_part_get_flags:
+ * @part: a part of a folder pool
+ *
+ * What @part is, and how a pool shared with a group has it.
+ *
+ * Returns: its flags
+ */
+TesseraPoolPartFlags
+tessera_pool_part_get_flags (TesseraPoolPart part)
+{
+  g_return_val_if_fail (part < TESSERA_POOL_PART_LAST, TESSERA_POOL_PART_FLAGS_NONE);
+  return parts[part].flags;
+}
+
+/**
+ * tessera_pool_part_open:
+ * @lock_folder: a folder pool's lock folder
+ * @part: one of its folders (%TESSERA_POOL_PART_JOBS, …)
+ *
+ * Opens the folder @part of the pool, without following a link,
+ * @lock_folder opened as [func@Tessera.folder_path_open] opens it;
+ * nothing is made. A program that looks at a part itself (whose a lock
+ * file is) reaches what is in it through the descriptor.
+ *
+ * Returns: the folder's descriptor, to close, or -1 with `errno` set
+ */
+int
+tessera_pool_part_open (const char      *lock_folder,
+                        TesseraPoolPart  part)
+{
+  int pool_fd, fd, saved;
+
+  g_return_val_if_fail (lock_folder != NULL, -1);
+  g_return_val_if_fail (part < TESSERA_POOL_PART_LAST && (parts[part].flags & TESSERA_POOL_PART_FLAGS_FOLDER), -1);
+  pool_fd = tessera_folder_path_open (lock_folder, NULL);
+  if (pool_fd < 0)
+    return -1;
+  fd = openat (pool_fd, parts[part].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  saved = errno;
+  close (pool_fd);
+  errno = saved;
+  return fd;
+}
+
+/* @name in @dir_fd, a folder, if it is ours (never through a link):
+ * -1 with errno else (EPERM: another user's). */
+static int
+open_own_folder_at (int dir_fd, const char *name)
+{
+  struct stat st;
+  int fd = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+  if (fd >= 0 && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()))
+    {
+      close (fd);
+      errno = EPERM;
+      return -1;
+    }
+  return fd;
+}
+
+/**
+ * tessera_pool_part_open_runs:
+ * @pool: a folder pool's lock folder
+ * @path: (out) (optional) (transfer full): where the folder opened is
+ *
+ * Opens this user's folder for job folders in the pool @pool, making it
+ * when missing: `runs/UID` in it, ours, reached from
+ * [func@Tessera.folder_path_open] without following a link. `tessera run`
+ * keeps its job folders there, so that every judge of the pool (in a
+ * container with its own state folder, on another host) can probe the
+ * job lock of a holder it cannot judge by its pid.
+ *
+ * In a pool shared with a group (a group-writable folder) it is readable
+ * by the pool's group, and `runs/` is the group's and sticky: each user
+ * makes a folder there, none removes another's. A member makes no `runs/`
+ * in a group's pool (see [func@Tessera.folder_path_may_make_folder]):
+ * `tessera init` does.
+ *
+ * Returns: the folder's descriptor, to close, or -1 (with @path untouched)
+ *   when it cannot be had safely (a co-user's link or folder in its
+ *   place) or at all (a pool this user may not write)
+ */
+int
+tessera_pool_part_open_runs (const char  *pool,
+                               char       **path)
+{
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  struct stat st;
+  int pool_fd, runs_fd = -1, own_fd = -1;
+  gboolean shared;
+
+  g_return_val_if_fail (pool != NULL, -1);
+  pool_fd = tessera_folder_path_open (pool, NULL);
+  if (pool_fd < 0 || fstat (pool_fd, &st) < 0)
+    goto out;
+  shared = (st.st_mode & S_IWGRP) != 0;
+  /* A member makes no runs/ in a group's pool: its owner could move
+   * anyone's job folder in it (init makes it). */
+  if (fstatat (pool_fd, _TESSERA_POOL_RUNS, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+      !tessera_folder_path_may_make_folder (pool_fd, pool, _TESSERA_POOL_RUNS, NULL))
+    goto out;
+  if (mkdirat (pool_fd, _TESSERA_POOL_RUNS, shared ? 0770 : 0755) == 0 &&
+      (runs_fd = openat (pool_fd, _TESSERA_POOL_RUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 &&
+      shared)
+    fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);
+  if (runs_fd < 0)
+    runs_fd = openat (pool_fd, _TESSERA_POOL_RUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
+    goto out;
+  own_fd = open_own_folder_at (runs_fd, uid);
+  if (own_fd >= 0 && shared && fchmod (own_fd, S_ISGID | 0750) < 0)
+    {
+      close (own_fd);
+      own_fd = -1;
+    }
+  if (own_fd >= 0 && path != NULL)
+    *path = g_build_filename (pool, _TESSERA_POOL_RUNS, uid, NULL);
+
+out:
+  if (runs_fd >= 0)
+    close (runs_fd);
+  if (pool_fd >= 0)
+    close (pool_fd);
+  return own_fd;
+}
+
+/* A side folder's kind: a short lower-case word, none of the pool's own
+ * names. */
+static gboolean
+is_side_kind (const char *kind)
+{
+  static const char *const own[] = { _TESSERA_POOL_JOBS, _TESSERA_POOL_QUEUE, _TESSERA_POOL_HOSTS,
+                                     _TESSERA_POOL_RUNS, NULL };
+
+  if (*kind == '\0' || strlen (kind) > 32 || g_strv_contains (own, kind))
+    return FALSE;
+  for (const char *p = kind; *p != '\0'; p++)
+    if (!g_ascii_islower (*p) && !g_ascii_isdigit (*p) && *p != '_' && *p != '-')
+      return FALSE;
+  return TRUE;
+}
+
+/**
+ * tessera_pool_part_open_side_folder:
+ * @lock_folder: (nullable): a folder pool's lock folder
+ * @kind: the folder's name, a short lower-case word of the resource
+ *   type's own (the mutex's `intents`), none of the pool's own folders
+ * @create: make it when missing
+ *
+ * Opens the folder @kind a resource type keeps in its lock folder beside
+ * the pool's own files (as the etcd store keeps side entries,
+ * [method@Tessera.TrackedDynamicResource.put_side_entry]), without
+ * following a link (a co-user may have planted one to a folder of ours),
+ * @lock_folder opened as [func@Tessera.folder_path_open] opens it: reach
+ * everything in it through the descriptor.
+ *
+ * When @create, it is made unless this user may not make it (a member
+ * makes none in a group's pool, see
+ * [func@Tessera.folder_path_may_make_folder]: she could remove the
+ * others' entries in it; `tessera init` makes it, through
+ * [vfunc@Tessera.TrackedDynamicResource.prepare_pool]). In a group's pool
+ * what is made is the group's whatever the umask (as `jobs/` is), and
+ * sticky when the lock folder is: only an entry's owner (or root, or the
+ * folder's owner) rewrites or removes it.
+ *
+ * Returns: the folder's descriptor, to close, or -1 with `errno` set when
+ *   it is missing or not a real folder (a link is warned of once), when
+ *   @kind is no side folder's name (`EINVAL`), or when @lock_folder is
+ *   %NULL (a pool configured without a folder)
+ */
+int
+tessera_pool_part_open_side_folder (const char *lock_folder,
+                                      const char *kind,
+                                      gboolean    create)
+{
+  int pool_fd;
+  gboolean created;
+  struct stat there;
+  int fd, saved;
+
+  g_return_val_if_fail (kind != NULL, -1);
+  if (!is_side_kind (kind))
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  pool_fd = lock_folder != NULL ? tessera_folder_path_open (lock_folder, NULL) : -1;
+  if (pool_fd < 0)
+    return -1;
+  created = create && (fstatat (pool_fd, kind, &there, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
+                       tessera_folder_path_may_make_folder (pool_fd, lock_folder, kind, NULL)) &&
+            mkdirat (pool_fd, kind, 0777) == 0;
+  fd = openat (pool_fd, kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  saved = errno;
+  if (created && fd >= 0)
+    {
+      g_autofree char *path = g_build_filename (lock_folder, kind, NULL);
+
+      _tessera_share_like_parent (fd, path);
+    }
+  if (fd < 0 && (saved == ELOOP || saved == ENOTDIR))
+    {
+      static gsize warned = 0;
+
+      if (g_once_init_enter (&warned))
+        {
+          g_autofree char *path = g_build_filename (lock_folder, kind, NULL);
+
+          g_warning (_("%s is not a folder (a symbolic link?): nothing is read, written or deleted through it; remove it"),
+                     path);
+          g_once_init_leave (&warned, 1);
+        }
+    }
+  close (pool_fd);
+  errno = saved;
+  return fd;
+}
+
+/**
+ * tessera_pool_part_share_with_group:
+ * @fd: a part of a pool (a folder or a file), opened without following
+ *   a link
+ * @gid: the group the pool is shared with
+ * @writable_file: for a file: whether every member writes it (ipc.lock)
+ * @sticky: for a folder: whether it is made sticky (only an entry's
+ *   owner, root or the folder's owner then renames or removes it)
+ *
+ * Gives @fd, when it is this user's, to the group @gid as a pool shared
+ * from the start (`tessera init --group`) has it, whatever the umask: a
+ * folder group-writable and setgid; a file group-readable, and
+ * group-writable only when @writable_file: no member rewrites another's.
+ * What the library makes in a group's pool is given the same mode. Root's
+ * part (when this user is not root), another user's, a file with other
+ * links, or what is neither a folder nor a regular file is left as it is.
+ *
+ * Returns: 0, or the `errno` of the change that failed (the group is
+ *   given first: the mode is not changed when it could not be)
+ */
+int
+tessera_pool_part_share_with_group (int      fd,
+                                      guint32  gid,
+                                      gboolean writable_file,
+                                      gboolean sticky)
+{
+  struct stat st;
+  mode_t mode;
+
+  g_return_val_if_fail (fd >= 0, EBADF);
+  if (fstat (fd, &st) < 0 || st.st_uid != geteuid () ||
+      !(S_ISDIR (st.st_mode) || (S_ISREG (st.st_mode) && st.st_nlink == 1)))
+    return 0;
+  mode = _tessera_group_share_mode (&st, TRUE, writable_file, sticky);
+  if ((st.st_gid != (gid_t) gid && fchown (fd, (uid_t) -1, (gid_t) gid) < 0) ||
+      (mode != (st.st_mode & 07777) && fchmod (fd, mode) < 0))
+    return errno;
+  return 0;
+}

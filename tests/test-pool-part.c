@@ -1,0 +1,223 @@
+/* test-pool-part.c: the parts of a folder pool as a program or plugin
+ * reaches them (tessera_pool_part_*()): their names and what a group's
+ * pool makes of them, runs/UID and a type's side folder opened and made,
+ * and the group's modes given
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <tessera/tessera.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test-utils.h"
+
+/* experimaestro's names; folders sticky in a group's pool; the files a
+ * resource's settings give a mode to. */
+static void
+test_pool_part_names (void)
+{
+  g_assert_cmpstr (tessera_pool_part_get_name (TESSERA_POOL_PART_JOBS), ==, "jobs");
+  g_assert_cmpstr (tessera_pool_part_get_name (TESSERA_POOL_PART_IPC_LOCK), ==, "ipc.lock");
+  g_assert_cmpstr (tessera_pool_part_get_name (TESSERA_POOL_PART_INFORMATIONS), ==, "informations.json");
+  for (guint i = 0; i < TESSERA_POOL_PART_LAST; i++)
+    {
+      TesseraPoolPartFlags flags = tessera_pool_part_get_flags (i);
+
+      g_assert_nonnull (tessera_pool_part_get_name (i));
+      g_assert_true (!(flags & TESSERA_POOL_PART_FLAGS_FOLDER) || (flags & TESSERA_POOL_PART_FLAGS_STICKY));
+    }
+  g_assert_true (tessera_pool_part_get_flags (TESSERA_POOL_PART_INFORMATIONS) & TESSERA_POOL_PART_FLAGS_OWNERS);
+  g_assert_false (tessera_pool_part_get_flags (TESSERA_POOL_PART_RUNS) & TESSERA_POOL_PART_FLAGS_OF_RESOURCE);
+}
+
+/* A part's folder opened, never through a link, nothing made. */
+static void
+test_pool_part_open (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *jobs = g_build_filename (tmp, "jobs", NULL);
+  int fd;
+
+  errno = 0;
+  g_assert_cmpint (tessera_pool_part_open (tmp, TESSERA_POOL_PART_JOBS), ==, -1);
+  g_assert_cmpint (errno, ==, ENOENT);
+  g_assert_false (g_file_test (jobs, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (symlink (tmp, jobs), ==, 0);
+  g_assert_cmpint (tessera_pool_part_open (tmp, TESSERA_POOL_PART_JOBS), ==, -1);
+  g_assert_cmpint (g_unlink (jobs), ==, 0);
+  g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
+  fd = tessera_pool_part_open (tmp, TESSERA_POOL_PART_JOBS);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  test_remove_tree (tmp);
+}
+
+/* runs/UID made, ours; the group's and sticky in a group's pool; never
+ * reached through a link. */
+static void
+test_pool_part_open_runs (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *pool = g_build_filename (tmp, "pool", NULL);
+  g_autofree char *group_pool = g_build_filename (tmp, "group-pool", NULL);
+  g_autofree char *linked = g_build_filename (tmp, "linked", NULL);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  g_autofree char *expected = g_build_filename (pool, "runs", uid, NULL);
+  g_autofree char *group_runs = g_build_filename (group_pool, "runs", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *group_path = NULL;
+  struct stat st, path_st;
+  int fd;
+
+  g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
+  fd = tessera_pool_part_open_runs (pool, &path);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpstr (path, ==, expected);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (stat (path, &path_st), ==, 0);
+  g_assert_cmpuint (st.st_ino, ==, path_st.st_ino);
+  g_assert_cmpuint (st.st_uid, ==, geteuid ());
+  close (fd);
+  /* Again: the same folder. */
+  fd = tessera_pool_part_open_runs (pool, NULL);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+
+  /* A group's pool (group-writable): runs/ sticky and setgid, runs/UID
+   * setgid and readable by the group. */
+  g_assert_cmpint (g_mkdir (group_pool, 0755), ==, 0);
+  g_assert_cmpint (chmod (group_pool, 0775), ==, 0);
+  fd = tessera_pool_part_open_runs (group_pool, &group_path);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (stat (group_runs, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, S_ISVTX | S_ISGID | 0770);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, S_ISGID | 0750);
+  close (fd);
+
+  /* runs/ a link: nothing is opened through it. */
+  g_assert_cmpint (g_mkdir (linked, 0755), ==, 0);
+  g_free (path);
+  path = g_build_filename (linked, "runs", NULL);
+  g_assert_cmpint (symlink (tmp, path), ==, 0);
+  g_clear_pointer (&path, g_free);
+  g_assert_cmpint (tessera_pool_part_open_runs (linked, &path), ==, -1);
+  g_assert_null (path);
+
+  test_remove_tree (tmp);
+}
+
+/* A type's side folder: made when asked, opened after, never through a
+ * link; the pool's own names and odd words refused. */
+static void
+test_pool_part_open_side_folder (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *pool = g_build_filename (tmp, "pool", NULL);
+  g_autofree char *side = g_build_filename (pool, "intents", NULL);
+  g_autofree char *linked = g_build_filename (pool, "linked", NULL);
+  struct stat st, side_st;
+  int fd;
+
+  g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
+  errno = 0;
+  g_assert_cmpint (tessera_pool_part_open_side_folder (pool, "intents", FALSE), ==, -1);
+  g_assert_cmpint (errno, ==, ENOENT);
+  g_assert_false (g_file_test (side, G_FILE_TEST_EXISTS));
+  fd = tessera_pool_part_open_side_folder (pool, "intents", TRUE);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (lstat (side, &side_st), ==, 0);
+  g_assert_true (S_ISDIR (side_st.st_mode));
+  g_assert_cmpuint (st.st_ino, ==, side_st.st_ino);
+  close (fd);
+  fd = tessera_pool_part_open_side_folder (pool, "intents", FALSE);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+
+  /* The pool's own folders and what is no short word are no side folder. */
+  for (guint i = 0; i < 6; i++)
+    {
+      const char *bad[] = { "jobs", "queue", "hosts", "runs", "../x", "" };
+
+      errno = 0;
+      g_assert_cmpint (tessera_pool_part_open_side_folder (pool, bad[i], TRUE), ==, -1);
+      g_assert_cmpint (errno, ==, EINVAL);
+    }
+  /* No folder: nothing. */
+  g_assert_cmpint (tessera_pool_part_open_side_folder (NULL, "intents", TRUE), ==, -1);
+
+  /* A link in its place: refused (and warned of once). */
+  g_assert_cmpint (symlink (tmp, linked), ==, 0);
+  g_test_expect_message ("Tessera", G_LOG_LEVEL_WARNING, "*linked is not a folder*");
+  g_assert_cmpint (tessera_pool_part_open_side_folder (pool, "linked", TRUE), ==, -1);
+  g_test_assert_expected_messages ();
+
+  test_remove_tree (tmp);
+}
+
+/* A group's pool's modes, whatever the umask: folders group-writable
+ * and setgid (sticky when asked), files group-readable, written by the
+ * group only when asked; another's or a linked file left alone. */
+static void
+test_pool_part_share_with_group (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "folder", NULL);
+  g_autofree char *file = g_build_filename (tmp, "file", NULL);
+  g_autofree char *lock = g_build_filename (tmp, "lock", NULL);
+  g_autofree char *linked = g_build_filename (tmp, "linked", NULL);
+  struct stat st;
+  int fd;
+
+  g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (file, "{}", -1, NULL));
+  g_assert_cmpint (chmod (file, 0666), ==, 0);
+  g_assert_true (g_file_set_contents (lock, "", -1, NULL));
+  g_assert_cmpint (chmod (lock, 0600), ==, 0);
+
+  fd = open (folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_assert_cmpint (tessera_pool_part_share_with_group (fd, getegid (), FALSE, TRUE), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 0700 | S_IRWXG | S_ISGID | S_ISVTX);
+  close (fd);
+
+  fd = open (file, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (tessera_pool_part_share_with_group (fd, getegid (), FALSE, FALSE), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 0644);
+  close (fd);
+
+  fd = open (lock, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (tessera_pool_part_share_with_group (fd, getegid (), TRUE, FALSE), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 0660);
+  close (fd);
+
+  /* A file with another link: left as it is. */
+  g_assert_cmpint (chmod (lock, 0600), ==, 0);
+  g_assert_cmpint (link (lock, linked), ==, 0);
+  fd = open (lock, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (tessera_pool_part_share_with_group (fd, getegid (), TRUE, FALSE), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 0600);
+  close (fd);
+
+  test_remove_tree (tmp);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/pool-part/names", test_pool_part_names);
+  g_test_add_func ("/pool-part/open", test_pool_part_open);
+  g_test_add_func ("/pool-part/open-runs", test_pool_part_open_runs);
+  g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
+  g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);
+  return g_test_run ();
+}
