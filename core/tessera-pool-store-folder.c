@@ -5,7 +5,8 @@
 
 /* The built-in store (tessera-pool-store-private.h): experimaestro's lock
  * folder. It owns the units below the pool view and wires them together;
- * its waiters' queue is the wait queue's own (`queue/`,
+ * its holders are the lock file cache's own functions, its liveness the
+ * host lease's and its waiters' queue the wait queue's (`queue/`,
  * tessera-wait-queue.c). Calls go one way (see docs/design.md):
  *
  *   folder store -> lock file cache -> holder monitor, folder monitor -> lock folder
@@ -341,6 +342,7 @@ folder_store_open (TesseraPoolStore *store,
     _tessera_dynamic_resource_start_thread (self->owner);
   self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, store->lock_file_type,
                                               read_only, &self->calls->cache, self->owner);
+  store->holder_table = self->cache;
   /* A read-only view of a pool nobody set up yet is an empty pool; one
    * reached through a link that another user may have put there is none. */
   if (!read_only && !_tessera_lock_folder_create (self->folder, error))
@@ -403,25 +405,7 @@ folder_store_load (TesseraPoolStore *store, GError **error)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Holders: the lock file cache */
-
-static gboolean
-folder_store_check_usable (TesseraPoolStore *store, GError **error)
-{
-  return _tessera_lock_file_cache_check_usable (FOLDER_STORE (store)->cache, error);
-}
-
-static gboolean
-folder_store_check_readable (TesseraPoolStore *store, GError **error)
-{
-  return _tessera_lock_file_cache_check_readable (FOLDER_STORE (store)->cache, error);
-}
-
-static TesseraDynamicLockFile *
-folder_store_get_holder (TesseraPoolStore *store, const char *name)
-{
-  return _tessera_lock_file_cache_get_lock_file (FOLDER_STORE (store)->cache, name);
-}
+/* Holders: what decides; the rest is the lock file cache's own */
 
 static gboolean
 folder_store_judge_all (TesseraPoolStore *store)
@@ -431,18 +415,6 @@ folder_store_judge_all (TesseraPoolStore *store)
 
   _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (FOLDER_STORE (store)->owner));
   return changed;
-}
-
-static guint
-folder_store_get_whole_holders (TesseraPoolStore *store)
-{
-  return _tessera_lock_file_cache_get_whole_holders (FOLDER_STORE (store)->cache);
-}
-
-static GPtrArray *
-folder_store_list_holders (TesseraPoolStore *store)
-{
-  return _tessera_lock_file_cache_list (FOLDER_STORE (store)->cache);
 }
 
 static gboolean
@@ -468,18 +440,6 @@ folder_store_get_token (TesseraPoolStore *store)
   return FOLDER_STORE (store)->token;
 }
 
-static void
-folder_store_forget_holder (TesseraPoolStore *store, const char *name)
-{
-  _tessera_lock_file_cache_remove (FOLDER_STORE (store)->cache, name);
-}
-
-static gboolean
-folder_store_delete_own_holder (TesseraPoolStore *store, const char *name, GError **error)
-{
-  return _tessera_lock_file_cache_delete_own (FOLDER_STORE (store)->cache, name, error);
-}
-
 static gboolean
 folder_store_set_holder_process (TesseraPoolStore *store,
                                  const char       *name,
@@ -498,17 +458,19 @@ folder_store_set_holder_process (TesseraPoolStore *store,
   return _tessera_lock_file_cache_set_process (self->cache, name, process, store->min_age, error);
 }
 
-static gboolean
-folder_store_check_holder_name (TesseraPoolStore *store, const char *job, GError **error)
-{
-  return _tessera_lock_file_cache_check_holder_name (FOLDER_STORE (store)->cache, job, error);
-}
-
-static gboolean
-folder_store_remove_holder (TesseraPoolStore *store, const char *job, GError **error)
-{
-  return _tessera_lock_file_cache_remove_holder (FOLDER_STORE (store)->cache, job, error);
-}
+/* The holders as read: the lock file cache, the store's holder_table
+ * from open on, called as it is. */
+static const TesseraPoolStoreHolders folder_store_holders = {
+  .check_usable = (gboolean (*) (gpointer, GError **)) _tessera_lock_file_cache_check_usable,
+  .check_readable = (gboolean (*) (gpointer, GError **)) _tessera_lock_file_cache_check_readable,
+  .get = (TesseraDynamicLockFile *(*) (gpointer, const char *)) _tessera_lock_file_cache_get_lock_file,
+  .get_whole = (guint (*) (gpointer)) _tessera_lock_file_cache_get_whole_holders,
+  .list = (GPtrArray *(*) (gpointer)) _tessera_lock_file_cache_list,
+  .forget = (void (*) (gpointer, const char *)) _tessera_lock_file_cache_remove,
+  .delete_own = (gboolean (*) (gpointer, const char *, GError **)) _tessera_lock_file_cache_delete_own,
+  .check_name = (gboolean (*) (gpointer, const char *, GError **)) _tessera_lock_file_cache_check_holder_name,
+  .remove = (gboolean (*) (gpointer, const char *, GError **)) _tessera_lock_file_cache_remove_holder,
+};
 
 /* NULL when open failed before the folder was known. */
 static char *
@@ -594,18 +556,10 @@ static const TesseraPoolStoreClass folder_store_class = {
   .refresh = folder_store_refresh,
   .commit = folder_store_commit,
   .force_scan = folder_store_force_scan,
-  .check_usable = folder_store_check_usable,
-  .check_readable = folder_store_check_readable,
-  .get_holder = folder_store_get_holder,
+  .holders = &folder_store_holders,
   .judge_all = folder_store_judge_all,
-  .get_whole_holders = folder_store_get_whole_holders,
-  .list_holders = folder_store_list_holders,
   .put_holder = folder_store_put_holder,
-  .forget_holder = folder_store_forget_holder,
-  .delete_own_holder = folder_store_delete_own_holder,
   .set_holder_process = folder_store_set_holder_process,
-  .check_holder_name = folder_store_check_holder_name,
-  .remove_holder = folder_store_remove_holder,
   .dup_holder_location = folder_store_dup_holder_location,
   .liveness = &folder_store_liveness,
   .read_informations = folder_store_read_informations,

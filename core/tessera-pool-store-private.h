@@ -36,6 +36,7 @@ typedef struct _TesseraPoolStore      TesseraPoolStore;
 typedef struct _TesseraPoolStoreClass TesseraPoolStoreClass;
 typedef struct _TesseraPoolStoreQueue TesseraPoolStoreQueue;
 typedef struct _TesseraPoolStoreLiveness TesseraPoolStoreLiveness;
+typedef struct _TesseraPoolStoreHolders TesseraPoolStoreHolders;
 
 /* What a store calls in the resource it serves (upward, through this
  * table): the resource type's accounting and its informations, as the
@@ -200,6 +201,65 @@ struct _TesseraPoolStoreLiveness
 };
 
 /**
+ * TesseraPoolStoreHolders:
+ * @check_usable: %FALSE with @error when holders cannot be read or
+ *   written safely here (a planted link, locks that do not cross hosts).
+ *   Between @begin and @end.
+ * @check_readable: optional: %FALSE with @error when holders could not
+ *   all be read (a planted link, a failed listing), so what looks free
+ *   may be held; looks only, writes nothing. Thread lock held. Without
+ *   it, @check_usable stands in (a store whose check writes nothing).
+ * @get: (transfer none) (nullable): the readable lock file of the holder
+ *   @name (`task@identifier`). Thread lock held.
+ * @get_whole: holders whose amount cannot be read (they hold
+ *   everything). Thread lock held.
+ * @list: (transfer container): the lock files that count (an entry that
+ *   holds everything unread as one with its path and its problem only).
+ *   Thread lock held.
+ * @forget: @name no longer counts; the store is left as it is. Thread
+ *   lock held.
+ * @delete_own: deletes our own holder @name, already forgotten; one
+ *   already gone is no error. Between @begin and @end.
+ * @check_name: whether @job is a holder's name that may be removed here.
+ *   Any thread, no lock.
+ * @remove: removes holder @job whatever its liveness;
+ *   %TESSERA_ERROR_LOCK_FILE_MISSING when it holds nothing. Between
+ *   @begin and @end.
+ *
+ * The holders a store has read (TesseraPoolStoreClass's @holders), each
+ * called on the store's @holder_table:
+ * `store->klass->holders->get (store->holder_table, name)`; @begin, @end
+ * and what decides (@put_holder, @judge_all, @set_holder_process) are the
+ * class's. The folder store's table is its lock-file cache, and these are
+ * the cache's own functions (tessera-lock-file-cache-private.h); the etcd
+ * store's is the store itself. @holder_table is %NULL until @open made it
+ * (nothing is asked of it before). Every member is set but the optional
+ * one.
+ */
+struct _TesseraPoolStoreHolders
+{
+  gboolean  (*check_usable)   (gpointer     table,
+                               GError     **error);
+  gboolean  (*check_readable) (gpointer     table,
+                               GError     **error);
+  TesseraDynamicLockFile *(*get) (gpointer     table,
+                                  const char  *name);
+  guint     (*get_whole)      (gpointer     table);
+  GPtrArray *(*list)          (gpointer     table);
+  void      (*forget)         (gpointer     table,
+                               const char  *name);
+  gboolean  (*delete_own)     (gpointer     table,
+                               const char  *name,
+                               GError     **error);
+  gboolean  (*check_name)     (gpointer     table,
+                               const char  *job,
+                               GError     **error);
+  gboolean  (*remove)         (gpointer     table,
+                               const char  *job,
+                               GError     **error);
+};
+
+/**
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
  * @wakes_waiters: its change notification misses nothing (etcd's watch,
@@ -241,40 +301,19 @@ struct _TesseraPoolStoreLiveness
  *   etcd: the holder key's create revision). Between @begin and @end,
  *   after a @commit that succeeded, thread lock held.
  * @force_scan: the next @refresh reads everything. Thread lock held.
- * @check_usable: %FALSE with @error when holders cannot be read or written
- *   safely here (a planted link, locks that do not cross hosts). Between
- *   @begin and @end.
- * @check_readable: optional: %FALSE with @error when holders could not all
- *   be read (a planted link, a failed listing), so what looks free may be
- *   held; looks only, writes nothing. Thread lock held. Without it,
- *   @check_usable stands in (a store whose check writes nothing).
- * @get_holder: (transfer none) (nullable): the readable lock file of the
- *   holder @name (`task@identifier`). Thread lock held.
+ * @holders: the holders it has read (TesseraPoolStoreHolders, on the
+ *   store's holder_table).
  * @judge_all: judges every holder not judged yet (a store may count a
  *   holder unjudged until its share is needed: fail closed), removing
  *   those gone; from then on holders are judged as they are read. %TRUE
  *   when the accounting changed. Between @begin and @end, after a
  *   @refresh, thread lock held.
- * @get_whole_holders: holders whose amount cannot be read (they hold
- *   everything). Thread lock held.
- * @list_holders: (transfer container): the lock files that count (an
- *   entry that holds everything unread as one with its path and its
- *   problem only). Thread lock held.
  * @put_holder: writes the holder @name for @job with @information: it
  *   counts at once; a folder raises its fencing counter first (see
  *   @get_token), and fails when it cannot. Between @begin and @end.
- * @forget_holder: @name no longer counts; the store is left as it is.
- *   Thread lock held.
- * @delete_own_holder: deletes our own holder @name, already forgotten;
- *   one already gone is no error. Between @begin and @end.
  * @set_holder_process: writes @process into holder @name and judges it
  *   again; %TESSERA_ERROR_LOCK_FILE_MISSING when there is no such holder.
  *   Between @begin and @end.
- * @check_holder_name: whether @job is a holder's name that may be removed
- *   here. Any thread, no lock.
- * @remove_holder: removes holder @job whatever its liveness;
- *   %TESSERA_ERROR_LOCK_FILE_MISSING when it holds nothing. Between
- *   @begin and @end.
  * @dup_holder_location: (transfer full) (nullable): where holder @name
  *   lives, for people (a path, a key); %NULL when @open failed early.
  *   Any thread.
@@ -345,34 +384,16 @@ struct _TesseraPoolStoreClass
                                    GError                **error);
   void      (*force_scan)         (TesseraPoolStore       *store);
 
-  gboolean  (*check_usable)       (TesseraPoolStore       *store,
-                                   GError                **error);
-  gboolean  (*check_readable)     (TesseraPoolStore       *store,
-                                   GError                **error);
-  TesseraDynamicLockFile *(*get_holder) (TesseraPoolStore *store,
-                                         const char       *name);
+  const TesseraPoolStoreHolders *holders;
   gboolean  (*judge_all)          (TesseraPoolStore       *store);
-  guint     (*get_whole_holders)  (TesseraPoolStore       *store);
-  GPtrArray *(*list_holders)      (TesseraPoolStore       *store);
   gboolean  (*put_holder)         (TesseraPoolStore       *store,
                                    const char             *name,
                                    TesseraJob             *job,
                                    JsonNode               *information,
                                    GError                **error);
-  void      (*forget_holder)      (TesseraPoolStore       *store,
-                                   const char             *name);
-  gboolean  (*delete_own_holder)  (TesseraPoolStore       *store,
-                                   const char             *name,
-                                   GError                **error);
   gboolean  (*set_holder_process) (TesseraPoolStore       *store,
                                    const char             *name,
                                    TesseraProcess         *process,
-                                   GError                **error);
-  gboolean  (*check_holder_name)  (TesseraPoolStore       *store,
-                                   const char             *job,
-                                   GError                **error);
-  gboolean  (*remove_holder)      (TesseraPoolStore       *store,
-                                   const char             *job,
                                    GError                **error);
   char     *(*dup_holder_location) (TesseraPoolStore      *store,
                                     const char            *name);
@@ -430,6 +451,10 @@ struct _TesseraPoolStore
    * lease, set by its @open; the etcd store itself, from @create); %NULL
    * until then. Set once, read from any thread. */
   gpointer proof;
+  /* What the class's @holders is called on (the folder store's lock-file
+   * cache, set by its @open; the etcd store itself, from @create); %NULL
+   * until then. Set once. */
+  gpointer holder_table;
 };
 
 /* The folder store, built in: @owner, @calls, @host and @view outlive it.
@@ -450,35 +475,16 @@ const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
                                                          GError    **error);
 
 /* The store's operations, for the units above it (tessera-pool-store.c). */
-gboolean  _tessera_pool_store_check_usable      (TesseraPoolStore  *store,
-                                                 GError           **error);
-gboolean  _tessera_pool_store_check_readable    (TesseraPoolStore  *store,
-                                                 GError           **error);
-TesseraDynamicLockFile *_tessera_pool_store_get_holder (TesseraPoolStore *store,
-                                                        const char       *name);
 gboolean  _tessera_pool_store_judge_all         (TesseraPoolStore  *store);
-guint     _tessera_pool_store_get_whole_holders (TesseraPoolStore  *store);
-GPtrArray *_tessera_pool_store_list_holders     (TesseraPoolStore  *store);
 gboolean  _tessera_pool_store_put_holder        (TesseraPoolStore  *store,
                                                  const char        *name,
                                                  TesseraJob        *job,
                                                  JsonNode          *information,
                                                  GError           **error);
-void      _tessera_pool_store_forget_holder     (TesseraPoolStore  *store,
-                                                 const char        *name);
-gboolean  _tessera_pool_store_delete_own_holder (TesseraPoolStore  *store,
-                                                 const char        *name,
-                                                 GError           **error);
 gboolean  _tessera_pool_store_set_holder_process (TesseraPoolStore *store,
                                                   const char       *name,
                                                   TesseraProcess   *process,
                                                   GError          **error);
-gboolean  _tessera_pool_store_check_holder_name (TesseraPoolStore  *store,
-                                                 const char        *job,
-                                                 GError           **error);
-gboolean  _tessera_pool_store_remove_holder     (TesseraPoolStore  *store,
-                                                 const char        *job,
-                                                 GError           **error);
 char     *_tessera_pool_store_dup_holder_location (TesseraPoolStore *store,
                                                    const char       *name);
 gboolean  _tessera_pool_store_commit            (TesseraPoolStore  *store,

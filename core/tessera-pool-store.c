@@ -8,40 +8,9 @@
 #include "tessera-pool-store-private.h"
 
 gboolean
-_tessera_pool_store_check_usable (TesseraPoolStore *store, GError **error)
-{
-  return store->klass->check_usable (store, error);
-}
-
-gboolean
-_tessera_pool_store_check_readable (TesseraPoolStore *store, GError **error)
-{
-  return store->klass->check_readable != NULL ? store->klass->check_readable (store, error)
-                                              : store->klass->check_usable (store, error);
-}
-
-TesseraDynamicLockFile *
-_tessera_pool_store_get_holder (TesseraPoolStore *store, const char *name)
-{
-  return store->klass->get_holder (store, name);
-}
-
-gboolean
 _tessera_pool_store_judge_all (TesseraPoolStore *store)
 {
   return store->klass->judge_all (store);
-}
-
-guint
-_tessera_pool_store_get_whole_holders (TesseraPoolStore *store)
-{
-  return store->klass->get_whole_holders (store);
-}
-
-GPtrArray *
-_tessera_pool_store_list_holders (TesseraPoolStore *store)
-{
-  return store->klass->list_holders (store);
 }
 
 gboolean
@@ -54,18 +23,6 @@ _tessera_pool_store_put_holder (TesseraPoolStore *store,
   return store->klass->put_holder (store, name, job, information, error);
 }
 
-void
-_tessera_pool_store_forget_holder (TesseraPoolStore *store, const char *name)
-{
-  store->klass->forget_holder (store, name);
-}
-
-gboolean
-_tessera_pool_store_delete_own_holder (TesseraPoolStore *store, const char *name, GError **error)
-{
-  return store->klass->delete_own_holder (store, name, error);
-}
-
 gboolean
 _tessera_pool_store_set_holder_process (TesseraPoolStore *store,
                                         const char       *name,
@@ -73,18 +30,6 @@ _tessera_pool_store_set_holder_process (TesseraPoolStore *store,
                                         GError          **error)
 {
   return store->klass->set_holder_process (store, name, process, error);
-}
-
-gboolean
-_tessera_pool_store_check_holder_name (TesseraPoolStore *store, const char *job, GError **error)
-{
-  return store->klass->check_holder_name (store, job, error);
-}
-
-gboolean
-_tessera_pool_store_remove_holder (TesseraPoolStore *store, const char *job, GError **error)
-{
-  return store->klass->remove_holder (store, job, error);
 }
 
 char *

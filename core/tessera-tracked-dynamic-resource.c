@@ -112,6 +112,9 @@ refuse_read_only (TesseraTrackedDynamicResource *self, GError **error)
 
 #define VIEW(o) (PRIV (o)->view)
 #define STORE(o) _tessera_pool_view_get_store (VIEW (o))
+/* The holders the store has read, and what they are called on. */
+#define HOLDERS(o) (STORE (o)->klass->holders)
+#define TABLE(o) (STORE (o)->holder_table)
 
 /* The thread lock alone; ipc.lock and the thread lock ("both"); a
  * refresh, with both held. */
@@ -633,11 +636,11 @@ decide_locked (TesseraTrackedDynamicResource  *self,
   TesseraDynamicLockFile *lock_file;
 
   refresh_locked (self, FALSE);
-  if (!_tessera_pool_store_check_usable (STORE (self), error))
+  if (!HOLDERS (self)->check_usable (TABLE (self), error))
     return FALSE;
   queue = _tessera_wait_queue_read (priv->patience, STORE (self), dependency, name, tessera_job_get_job_uri (job));
 
-  lock_file = _tessera_pool_store_get_holder (STORE (self), name);
+  lock_file = HOLDERS (self)->get (TABLE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD,
@@ -713,8 +716,8 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
         }
       ok = decide_locked (self, dependency, name, token, &local);
     }
-  if (ok && PRIV (self)->audited && _tessera_pool_store_get_holder (STORE (self), name) != NULL)
-    granted = g_object_ref (_tessera_pool_store_get_holder (STORE (self), name));
+  if (ok && PRIV (self)->audited && HOLDERS (self)->get (TABLE (self), name) != NULL)
+    granted = g_object_ref (HOLDERS (self)->get (TABLE (self), name));
   unlock_both (self, fd);
   /* Logged once no lock is held: a slow log (syslog blocks while its
    * reader's queue is full) must not hold the pool. */
@@ -750,7 +753,7 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   /* Once per acquire that succeeded, even if its lock file is gone since. */
   STORE (self)->klass->liveness->unhold (STORE (self)->proof);
   refresh_locked (self, FALSE);
-  cached = _tessera_pool_store_get_holder (STORE (self), name);
+  cached = HOLDERS (self)->get (TABLE (self), name);
   if (cached == NULL)
     {
       g_debug ("Lock file %s of %s already released", name, resource_name (self));
@@ -758,9 +761,9 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
       return TRUE;
     }
   lock_file = g_object_ref (cached);
-  _tessera_pool_store_forget_holder (STORE (self), name);
+  HOLDERS (self)->forget (TABLE (self), name);
   KLASS (self)->do_release (self, dependency);
-  deleted = _tessera_pool_store_delete_own_holder (STORE (self), name, error) &&
+  deleted = HOLDERS (self)->delete_own (TABLE (self), name, error) &&
             _tessera_pool_store_commit (STORE (self), error);
   unlock_both (self, fd);
   if (deleted && PRIV (self)->audited)
@@ -799,7 +802,7 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
   /* Written with this very process already (`tessera run` names it
    * before it acquires): no second ipc.lock cycle. */
   lock_thread (self);
-  cached = _tessera_pool_store_get_holder (STORE (self), name);
+  cached = HOLDERS (self)->get (TABLE (self), name);
   named = cached != NULL && tessera_dynamic_lock_file_get_process (cached) == process;
   unlock_thread (self);
   if (named)
@@ -838,7 +841,7 @@ tessera_tracked_dynamic_resource_get_usage (TesseraTrackedDynamicResource *self,
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   lock_thread (self);
   KLASS (self)->get_usage (self, &c, &f);
-  if (_tessera_pool_store_get_whole_holders (STORE (self)) > 0 && f > 0)
+  if (HOLDERS (self)->get_whole (TABLE (self)) > 0 && f > 0)
     f = 0;   /* a holder whose amount cannot be read holds everything */
   unlock_thread (self);
   if (capacity != NULL)
@@ -871,7 +874,7 @@ tessera_tracked_dynamic_resource_list_lock_files (TesseraTrackedDynamicResource 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self),
                         g_ptr_array_new_with_free_func (g_object_unref));
   lock_thread (self);
-  result = _tessera_pool_store_list_holders (STORE (self));
+  result = HOLDERS (self)->list (TABLE (self));
   unlock_thread (self);
   return result;
 }
@@ -1041,13 +1044,13 @@ tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (job != NULL, FALSE);
-  if (!_tessera_pool_store_check_holder_name (STORE (self), job, error))
+  if (!HOLDERS (self)->check_name (TABLE (self), job, error))
     return FALSE;
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
   refresh_locked (self, TRUE);
-  ok = _tessera_pool_store_remove_holder (STORE (self), job, error) &&
+  ok = HOLDERS (self)->remove (TABLE (self), job, error) &&
        _tessera_pool_store_commit (STORE (self), error);
   if (ok)
     _tessera_pool_view_mark_changed (VIEW (self));   /* unlock_both wakes this process's waiters */

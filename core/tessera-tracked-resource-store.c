@@ -12,6 +12,9 @@
 
 #define VIEW(o) _tessera_tracked_dynamic_resource_get_view (o)
 #define STORE(o) _tessera_pool_view_get_store (VIEW (o))
+/* The holders the store has read, and what they are called on. */
+#define HOLDERS(o) (STORE (o)->klass->holders)
+#define TABLE(o) (STORE (o)->holder_table)
 #define lock_thread(o) _tessera_pool_view_lock_thread (VIEW (o))
 #define unlock_thread(o) _tessera_pool_view_unlock_thread (VIEW (o))
 
@@ -110,7 +113,9 @@ tessera_tracked_dynamic_resource_check_readable (TesseraTrackedDynamicResource  
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   lock_thread (self);
-  readable = _tessera_pool_store_check_readable (STORE (self), error);
+  /* Without a check of its own, the store's usable check writes nothing. */
+  readable = HOLDERS (self)->check_readable != NULL ? HOLDERS (self)->check_readable (TABLE (self), error)
+                                                    : HOLDERS (self)->check_usable (TABLE (self), error);
   unlock_thread (self);
   return readable;
 }

@@ -7,6 +7,9 @@
 
 #define VIEW(o) _tessera_tracked_dynamic_resource_get_view (o)
 #define STORE(o) _tessera_pool_view_get_store (VIEW (o))
+/* The holders the store has read, and what they are called on. */
+#define HOLDERS(o) (STORE (o)->klass->holders)
+#define TABLE(o) (STORE (o)->holder_table)
 #define KLASS(o) TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (o)
 #define lock_thread(o) _tessera_pool_view_lock_thread (VIEW (o))
 #define unlock_thread(o) _tessera_pool_view_unlock_thread (VIEW (o))
@@ -30,7 +33,7 @@ tessera_tracked_dynamic_resource_dup_usage_text (TesseraTrackedDynamicResource *
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   lock_thread (self);
-  if (KLASS (self)->dup_usage_text != NULL && _tessera_pool_store_get_whole_holders (STORE (self)) == 0)
+  if (KLASS (self)->dup_usage_text != NULL && HOLDERS (self)->get_whole (TABLE (self)) == 0)
     text = KLASS (self)->dup_usage_text (self);
   unlock_thread (self);
   return text;

@@ -38,7 +38,7 @@ TesseraWaitQueueView *_tessera_wait_queue_read (double                        pa
 gboolean _tessera_wait_queue_decide          (TesseraTrackedDynamicResource  *self,
                                                TesseraWaitQueueView           *view,
                                                TesseraDynamicDependency       *dependency,
-                                               struct _TesseraPoolStore       *holders,
+                                               struct _TesseraPoolStore       *store,
                                                const char                     *name,
                                                GError                        **error);
 void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *self,

@@ -641,8 +641,8 @@ _tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
   view->accounted = account;
 }
 
-/* Whether @dependency may have what it asks now: none of @holders holds
- * everything (those unjudged are judged first when it does not fit), and
+/* Whether @dependency may have what it asks now: none of @store's holders
+ * holds everything (those unjudged are judged first when it does not fit), and
  * the type says it fits once the waiters before it whose patience is over
  * count as holders (@name: the resource's, for
  * messages). A refusal is recorded (the
@@ -653,7 +653,7 @@ gboolean
 _tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
                             TesseraWaitQueueView           *view,
                             TesseraDynamicDependency       *dependency,
-                            TesseraPoolStore               *holders,
+                            TesseraPoolStore               *store,
                             const char                     *name,
                             GError                        **error)
 {
@@ -664,15 +664,15 @@ _tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
     {
       g_clear_error (&local);
       _tessera_wait_queue_account (self, view, TRUE);
-      available = _tessera_pool_store_get_whole_holders (holders) == 0 &&
+      available = store->klass->holders->get_whole (store->holder_table) == 0 &&
                   TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->is_available (self, dependency, &local);
       _tessera_wait_queue_account (self, view, FALSE);
       if (available)
         return TRUE;
     }
-  while (_tessera_pool_store_judge_all (holders));   /* a dead holder's share freed: again */
+  while (_tessera_pool_store_judge_all (store));   /* a dead holder's share freed: again */
   /* A holder of everything; or a type that broke is_available's rule. */
-  g_warn_if_fail (local != NULL || _tessera_pool_store_get_whole_holders (holders) > 0);
+  g_warn_if_fail (local != NULL || store->klass->holders->get_whole (store->holder_table) > 0);
   if (local == NULL)
     local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Resource %s is not available"),
                          name);

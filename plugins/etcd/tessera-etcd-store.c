@@ -645,7 +645,7 @@ etcd_store_get_token (TesseraPoolStore *store)
 /* Holders */
 
 static gboolean
-etcd_store_check_usable (TesseraPoolStore *store, GError **error)
+etcd_store_check_usable (gpointer store, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
 
@@ -659,7 +659,7 @@ etcd_store_check_usable (TesseraPoolStore *store, GError **error)
 }
 
 static TesseraDynamicLockFile *
-etcd_store_get_holder (TesseraPoolStore *store, const char *name)
+etcd_store_get_holder (gpointer store, const char *name)
 {
   Holder *holder = g_hash_table_lookup (ETCD_STORE (store)->holders, name);
 
@@ -674,13 +674,13 @@ etcd_store_judge_all (TesseraPoolStore *store)
 }
 
 static guint
-etcd_store_get_whole_holders (TesseraPoolStore *store)
+etcd_store_get_whole_holders (gpointer store)
 {
   return ETCD_STORE (store)->whole;
 }
 
 static GPtrArray *
-etcd_store_list_holders (TesseraPoolStore *store)
+etcd_store_list_holders (gpointer store)
 {
   GPtrArray *result = g_ptr_array_new_with_free_func (g_object_unref);
   GHashTableIter iter;
@@ -745,13 +745,13 @@ etcd_store_put_holder (TesseraPoolStore *store,
 }
 
 static void
-etcd_store_forget_holder (TesseraPoolStore *store, const char *name)
+etcd_store_forget_holder (gpointer store, const char *name)
 {
   drop_holder (ETCD_STORE (store), name);
 }
 
 static gboolean
-etcd_store_delete_own_holder (TesseraPoolStore *store, const char *name, GError **error)
+etcd_store_delete_own_holder (gpointer store, const char *name, GError **error)
 {
   g_autofree char *short_name = key_name (name);
 
@@ -798,13 +798,13 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
 }
 
 static gboolean
-etcd_store_check_holder_name (TesseraPoolStore *store, const char *job, GError **error)
+etcd_store_check_holder_name (gpointer store, const char *job, GError **error)
 {
   return tessera_etcd_pool_check_holder_name (job, error);
 }
 
 static gboolean
-etcd_store_remove_holder (TesseraPoolStore *store, const char *job, GError **error)
+etcd_store_remove_holder (gpointer store, const char *job, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
   g_autofree char *name = g_strconcat (job, SUFFIX, NULL);
@@ -820,6 +820,18 @@ etcd_store_remove_holder (TesseraPoolStore *store, const char *job, GError **err
   drop_holder (self, name);
   return TRUE;
 }
+
+/* The holders as read: the store's own table, its holder_table. */
+static const TesseraPoolStoreHolders etcd_store_holders = {
+  .check_usable = etcd_store_check_usable,
+  .get = etcd_store_get_holder,
+  .get_whole = etcd_store_get_whole_holders,
+  .list = etcd_store_list_holders,
+  .forget = etcd_store_forget_holder,
+  .delete_own = etcd_store_delete_own_holder,
+  .check_name = etcd_store_check_holder_name,
+  .remove = etcd_store_remove_holder,
+};
 
 static char *
 etcd_store_dup_location (TesseraPoolStore *store)
@@ -1127,17 +1139,10 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .commit = etcd_store_commit,
   .get_token = etcd_store_get_token,
   .force_scan = etcd_store_force_scan,
-  .check_usable = etcd_store_check_usable,
-  .get_holder = etcd_store_get_holder,
+  .holders = &etcd_store_holders,
   .judge_all = etcd_store_judge_all,
-  .get_whole_holders = etcd_store_get_whole_holders,
-  .list_holders = etcd_store_list_holders,
   .put_holder = etcd_store_put_holder,
-  .forget_holder = etcd_store_forget_holder,
-  .delete_own_holder = etcd_store_delete_own_holder,
   .set_holder_process = etcd_store_set_holder_process,
-  .check_holder_name = etcd_store_check_holder_name,
-  .remove_holder = etcd_store_remove_holder,
   .dup_holder_location = etcd_store_dup_holder_location,
   .liveness = &etcd_store_liveness,
   .read_informations = etcd_store_read_informations,
@@ -1195,6 +1200,7 @@ etcd_store_create (TesseraDynamicResource         *owner,
   self = g_new0 (EtcdStore, 1);
   self->parent.klass = &etcd_store_class;
   self->parent.proof = self;
+  self->parent.holder_table = self;
   self->owner = owner;
   self->calls = calls;
   self->host = host;
