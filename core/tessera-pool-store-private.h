@@ -474,43 +474,14 @@ void              _tessera_pool_store_register   (const TesseraPoolStoreClass *k
 const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
                                                          GError    **error);
 
-/* The store's operations, for the units above it (tessera-pool-store.c). */
-gboolean  _tessera_pool_store_judge_all         (TesseraPoolStore  *store);
-gboolean  _tessera_pool_store_put_holder        (TesseraPoolStore  *store,
-                                                 const char        *name,
-                                                 TesseraJob        *job,
-                                                 JsonNode          *information,
-                                                 GError           **error);
-gboolean  _tessera_pool_store_set_holder_process (TesseraPoolStore *store,
-                                                  const char       *name,
-                                                  TesseraProcess   *process,
-                                                  GError          **error);
-char     *_tessera_pool_store_dup_holder_location (TesseraPoolStore *store,
-                                                   const char       *name);
-gboolean  _tessera_pool_store_commit            (TesseraPoolStore  *store,
-                                                 GError           **error);
-gint64    _tessera_pool_store_get_token         (TesseraPoolStore  *store);
+/* The units above a store call its class (`store->klass->commit (store,
+ * …)`) and its interfaces in one step; what each operation means, and
+ * under which lock, is said above. A store keeps side entries when its
+ * class has @side_list. */
 /* The liveness's host_expired, named: one place judges a holder, and
  * scripts/check-layers.py sees who asks. */
 gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
                                                  const char        *host_id);
-JsonNode *_tessera_pool_store_read_informations (TesseraPoolStore  *store,
-                                                 GError           **error);
-char     *_tessera_pool_store_dup_location      (TesseraPoolStore  *store);
-double    _tessera_pool_store_get_holder_lease_left (TesseraPoolStore *store,
-                                                     const char       *name);
-gboolean  _tessera_pool_store_has_side_entries  (TesseraPoolStore  *store);
-GHashTable *_tessera_pool_store_side_list       (TesseraPoolStore  *store,
-                                                 const char        *kind);
-gboolean  _tessera_pool_store_side_put          (TesseraPoolStore  *store,
-                                                 const char        *kind,
-                                                 const char        *name,
-                                                 const char        *text,
-                                                 GError           **error);
-gboolean  _tessera_pool_store_side_delete       (TesseraPoolStore  *store,
-                                                 const char        *kind,
-                                                 const char        *name,
-                                                 GError           **error);
 
 /* The folder's queue (tessera-wait-queue.c), the folder store's @queue:
  * the entries of `queue/` in the store's location, a pool folder. */

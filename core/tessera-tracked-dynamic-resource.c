@@ -112,6 +112,7 @@ refuse_read_only (TesseraTrackedDynamicResource *self, GError **error)
 
 #define VIEW(o) (PRIV (o)->view)
 #define STORE(o) _tessera_pool_view_get_store (VIEW (o))
+#define STORE_CLASS(o) (STORE (o)->klass)
 /* The holders the store has read, and what they are called on. */
 #define HOLDERS(o) (STORE (o)->klass->holders)
 #define TABLE(o) (STORE (o)->holder_table)
@@ -542,7 +543,7 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   name = lock_file_name_for (dependency, NULL);
   return name && _tessera_pool_view_is_open (VIEW (self))
-    ? _tessera_pool_store_dup_holder_location (STORE (self), name) : NULL;
+    ? STORE_CLASS (self)->dup_holder_location (STORE (self), name) : NULL;
 }
 
 TesseraPoolView *
@@ -612,7 +613,7 @@ tessera_tracked_dynamic_resource_update (TesseraTrackedDynamicResource  *self,
   if (fd < 0)
     return FALSE;
   refresh_locked (self, TRUE);
-  _tessera_pool_store_judge_all (STORE (self));   /* every verdict, dead holders removed */
+  STORE_CLASS (self)->judge_all (STORE (self));   /* every verdict, dead holders removed */
   unlock_both (self, fd);
   return TRUE;
 }
@@ -656,13 +657,13 @@ decide_locked (TesseraTrackedDynamicResource  *self,
     return FALSE;
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
-  if (!_tessera_pool_store_put_holder (STORE (self), name, job, information, error) ||
-      !_tessera_pool_store_commit (STORE (self), error))
+  if (!STORE_CLASS (self)->put_holder (STORE (self), name, job, information, error) ||
+      !STORE_CLASS (self)->commit (STORE (self), error))
     {
       KLASS (self)->do_release (self, dependency);
       return FALSE;
     }
-  *token = _tessera_pool_store_get_token (STORE (self));
+  *token = STORE_CLASS (self)->get_token (STORE (self));
   _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
   STORE (self)->klass->liveness->hold (STORE (self)->proof);
   g_debug ("Acquired %s for %s", resource_name (self), name);
@@ -764,7 +765,7 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   HOLDERS (self)->forget (TABLE (self), name);
   KLASS (self)->do_release (self, dependency);
   deleted = HOLDERS (self)->delete_own (TABLE (self), name, error) &&
-            _tessera_pool_store_commit (STORE (self), error);
+            STORE_CLASS (self)->commit (STORE (self), error);
   unlock_both (self, fd);
   if (deleted && PRIV (self)->audited)
     _tessera_audit_log ("release", resource_name (self), name, lock_file, NULL);
@@ -812,8 +813,8 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
   if (fd < 0)
     return FALSE;
   refresh_locked (self, FALSE);
-  if (!_tessera_pool_store_set_holder_process (STORE (self), name, process, error) ||
-      !_tessera_pool_store_commit (STORE (self), error))
+  if (!STORE_CLASS (self)->set_holder_process (STORE (self), name, process, error) ||
+      !STORE_CLASS (self)->commit (STORE (self), error))
     {
       unlock_both (self, fd);
       return FALSE;
@@ -948,7 +949,7 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   priv = PRIV (self);
-  if (_tessera_pool_view_is_open (VIEW (self)) && _tessera_pool_store_has_side_entries (STORE (self)))
+  if (_tessera_pool_view_is_open (VIEW (self)) && STORE_CLASS (self)->side_list != NULL)
     {
       fd = lock_both (self, error);
       if (fd < 0)
@@ -984,7 +985,7 @@ tessera_tracked_dynamic_resource_read_informations (TesseraTrackedDynamicResourc
                                                     GError                        **error)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return _tessera_pool_store_read_informations (STORE (self), error);
+  return STORE_CLASS (self)->read_informations (STORE (self), error);
 }
 
 /**
@@ -1051,7 +1052,7 @@ tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *
     return FALSE;
   refresh_locked (self, TRUE);
   ok = HOLDERS (self)->remove (TABLE (self), job, error) &&
-       _tessera_pool_store_commit (STORE (self), error);
+       STORE_CLASS (self)->commit (STORE (self), error);
   if (ok)
     _tessera_pool_view_mark_changed (VIEW (self));   /* unlock_both wakes this process's waiters */
   unlock_both (self, fd);

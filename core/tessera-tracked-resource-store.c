@@ -12,6 +12,7 @@
 
 #define VIEW(o) _tessera_tracked_dynamic_resource_get_view (o)
 #define STORE(o) _tessera_pool_view_get_store (VIEW (o))
+#define STORE_CLASS(o) (STORE (o)->klass)
 /* The holders the store has read, and what they are called on. */
 #define HOLDERS(o) (STORE (o)->klass->holders)
 #define TABLE(o) (STORE (o)->holder_table)
@@ -34,7 +35,7 @@ char *
 tessera_tracked_dynamic_resource_dup_location (TesseraTrackedDynamicResource *self)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return _tessera_pool_view_is_open (VIEW (self)) ? _tessera_pool_store_dup_location (STORE (self)) : NULL;
+  return _tessera_pool_view_is_open (VIEW (self)) ? STORE_CLASS (self)->dup_location (STORE (self)) : NULL;
 }
 
 /**
@@ -63,7 +64,7 @@ tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicRes
     return -1;
   name = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
   lock_thread (self);
-  left = _tessera_pool_store_get_holder_lease_left (STORE (self), name);
+  left = STORE_CLASS (self)->get_holder_lease_left (STORE (self), name);
   unlock_thread (self);
   return left;
 }
@@ -162,7 +163,7 @@ tessera_tracked_dynamic_resource_keeps_side_entries (TesseraTrackedDynamicResour
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   return VIEW (self) != NULL && _tessera_pool_view_is_open (VIEW (self)) &&
-         _tessera_pool_store_has_side_entries (STORE (self));
+         STORE_CLASS (self)->side_list != NULL;
 }
 
 /**
@@ -189,7 +190,7 @@ tessera_tracked_dynamic_resource_list_side_entries (TesseraTrackedDynamicResourc
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   if (!tessera_tracked_dynamic_resource_keeps_side_entries (self) || !check_side_entry (kind, NULL, NULL))
     return g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  return _tessera_pool_store_side_list (STORE (self), kind);
+  return STORE_CLASS (self)->side_list (STORE (self), kind);
 }
 
 /**
@@ -227,7 +228,7 @@ tessera_tracked_dynamic_resource_put_side_entry (TesseraTrackedDynamicResource  
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)));
       return FALSE;
     }
-  return _tessera_pool_store_side_put (STORE (self), kind, name, text, error);
+  return STORE_CLASS (self)->side_put (STORE (self), kind, name, text, error);
 }
 
 /**
@@ -259,5 +260,5 @@ tessera_tracked_dynamic_resource_delete_side_entry (TesseraTrackedDynamicResourc
     return FALSE;
   if (!tessera_tracked_dynamic_resource_keeps_side_entries (self))
     return TRUE;
-  return _tessera_pool_store_side_delete (STORE (self), kind, name, error);
+  return STORE_CLASS (self)->side_delete (STORE (self), kind, name, error);
 }

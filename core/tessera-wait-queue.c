@@ -178,7 +178,7 @@ delete_waiting (WaitState *state, gboolean final)
       g_clear_pointer (&state->waiting, g_free);
     }
   else if (state->waiting != NULL && (state->waiting_live || final) &&
-           !_tessera_pool_store_side_delete (state->waiting_store, WAITING_KIND, state->waiting, &error))
+           !state->waiting_store->klass->side_delete (state->waiting_store, WAITING_KIND, state->waiting, &error))
     g_debug ("Cannot delete waiting entry %s: %s", state->waiting, error->message);
   state->waiting_live = FALSE;
 }
@@ -514,7 +514,7 @@ folder_queue_read (TesseraPoolStore *store,
                    gint64           *last_place,
                    gint64           *own_found)
 {
-  g_autofree char *lock_folder = _tessera_pool_store_dup_location (store);
+  g_autofree char *lock_folder = store->klass->dup_location (store);
 
   read_entries (lock_folder, ".json", TRUE, store, store->read_only, own_name, own_place, ahead, last_place,
                 own_found);
@@ -571,8 +571,8 @@ GPtrArray *
 _tessera_wait_queue_store_list_waiting (TesseraPoolStore *store)
 {
   GPtrArray *waiters = g_ptr_array_new_with_free_func (g_object_unref);
-  g_autoptr(GHashTable) entries = _tessera_pool_store_side_list (store, WAITING_KIND);
-  g_autofree char *location = _tessera_pool_store_dup_location (store);
+  g_autoptr(GHashTable) entries = store->klass->side_list (store, WAITING_KIND);
+  g_autofree char *location = store->klass->dup_location (store);
   GHashTableIter iter;
   gpointer key, value;
 
@@ -670,7 +670,7 @@ _tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
       if (available)
         return TRUE;
     }
-  while (_tessera_pool_store_judge_all (store));   /* a dead holder's share freed: again */
+  while (store->klass->judge_all (store));   /* a dead holder's share freed: again */
   /* A holder of everything; or a type that broke is_available's rule. */
   g_warn_if_fail (local != NULL || store->klass->holders->get_whole (store->holder_table) > 0);
   if (local == NULL)
@@ -728,7 +728,7 @@ folder_queue_put (TesseraPoolStore *store,
                   char            **location,
                   GError          **error)
 {
-  g_autofree char *lock_folder = _tessera_pool_store_dup_location (store);
+  g_autofree char *lock_folder = store->klass->dup_location (store);
 
   return put_folder_entry (lock_folder, own_name, text, location, error);
 }
@@ -837,13 +837,13 @@ write_waiting (TesseraTrackedDynamicResource *self,
   if (state->waiting_live ||
       (state->waiting != NULL && state->waiting_store == NULL && now - state->waiting_written < refresh))
     return;
-  if (_tessera_pool_store_has_side_entries (view->store))
+  if (view->store->klass->side_list != NULL)
     {
       if (state->waiting_store != NULL && state->waiting_store != view->store)
         return;
       name = waiting_side_name (view->own_name);
       text = entry_text (self, view, dependency, state);
-      if (!_tessera_pool_store_side_put (view->store, WAITING_KIND, name, text, &error))
+      if (!view->store->klass->side_put (view->store, WAITING_KIND, name, text, &error))
         {
           g_debug ("Cannot write waiting entry %s: %s", name, error->message);
           return;
