@@ -13,17 +13,19 @@
  *   folder store -> resource informations -> lock folder
  *   folder store -> watch box (the poller-thread sources' way back)
  *
- * Upward only through TesseraPoolStoreCalls (the resource type's
- * accounting and informations.json), TesseraPoolStoreHost (the view's
- * thread lock) and the poller-thread sources (inotify, pidfd), which
- * reach the resource through a TesseraWatchBox (on_inotify_ready,
- * on_holder_exited here). */
+ * Upward only through the resource type's class (its accounting and
+ * informations.json: the cache's calls, filled here, and the
+ * informations' apply), TesseraPoolStoreHost (the view's thread lock)
+ * and the poller-thread sources (inotify, pidfd), which reach the
+ * resource through a TesseraWatchBox (on_inotify_ready, on_holder_exited
+ * here). */
 #include "tessera-dynamic-resource-private.h"
 #include "tessera-environment-private.h"
 #include "tessera-file-warnings-private.h"
 #include "tessera-holder-monitor-private.h"
 #include "tessera-pool-store-private.h"
 #include "tessera-private.h"
+#include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-watch-box-private.h"
 
 typedef struct
@@ -31,7 +33,6 @@ typedef struct
   TesseraPoolStore parent;
 
   TesseraDynamicResource *owner;   /* not referenced: it owns the view, which owns the store */
-  const TesseraPoolStoreCalls *calls;
   const TesseraPoolStoreHost *host;
   gpointer view;
 
@@ -69,6 +70,46 @@ typedef struct
  * or so lock files (reading every name again would cost more). */
 #define REFRESHES_UNWATCHED 8
 #define LARGE_JOBS_FOLDER_BYTES (32 * 1024)
+
+/* ---------------------------------------------------------------------- */
+/* What the lock file cache calls in its owner, this store: the resource
+ * type's class */
+
+static void
+cache_account (gpointer store, TesseraDynamicLockFile *lock_file)
+{
+  OWNER_CLASS (FOLDER_STORE (store))->account_lock_file (OWNER (FOLDER_STORE (store)), lock_file);
+}
+
+static void
+cache_unaccount (gpointer store, TesseraDynamicLockFile *lock_file)
+{
+  OWNER_CLASS (FOLDER_STORE (store))->unaccount_lock_file (OWNER (FOLDER_STORE (store)), lock_file);
+}
+
+static const char *
+cache_name (gpointer store)
+{
+  return FOLDER_STORE (store)->parent.name;
+}
+
+static void
+cache_reclaimed (gpointer store, const char *name, TesseraDynamicLockFile *lock_file, const char *reason,
+                 gboolean left)
+{
+  _tessera_tracked_dynamic_resource_audit_reclaim (OWNER (FOLDER_STORE (store)), name, lock_file, reason, left);
+}
+
+static const TesseraLockFileCacheCalls cache_calls = {
+  cache_account, cache_unaccount, cache_name, cache_reclaimed,
+};
+
+/* The informations' apply: the resource type's. */
+static gboolean
+apply_informations (gpointer owner, JsonNode *informations, GError **error)
+{
+  return TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (owner)->handle_information_change (owner, informations, error);
+}
 
 static void
 folder_store_free (TesseraPoolStore *store)
@@ -150,11 +191,9 @@ dup_store (gpointer box, TesseraDynamicResource **owner)
 static gboolean
 check_informations_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock)
 {
-  gboolean changed = _tessera_resource_informations_check (self->informations, self->calls->cache.name (self->owner),
-                                                           self->calls->apply_informations, self->owner,
-                                                           under_ipc_lock);
-  double lease = _tessera_resource_informations_get_host_lease (self->informations,
-                                                                self->calls->cache.name (self->owner));
+  gboolean changed = _tessera_resource_informations_check (self->informations, self->parent.name,
+                                                           apply_informations, self->owner, under_ipc_lock);
+  double lease = _tessera_resource_informations_get_host_lease (self->informations, self->parent.name);
   TesseraHostLease *host_lease = _tessera_holder_monitor_get_lease (self->holders);
 
   /* The pool's recorded lease wins over our configuration's. */
@@ -341,7 +380,7 @@ folder_store_open (TesseraPoolStore *store,
   if (host_lease > 0 && !read_only)
     _tessera_dynamic_resource_start_thread (self->owner);
   self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, store->lock_file_type,
-                                              read_only, &self->calls->cache, self->owner);
+                                              read_only, &cache_calls, self);
   store->holder_table = self->cache;
   /* A read-only view of a pool nobody set up yet is an empty pool; one
    * reached through a link that another user may have put there is none. */
@@ -381,7 +420,7 @@ folder_store_load (TesseraPoolStore *store, GError **error)
       g_autoptr(JsonNode) initial = OWNER_CLASS (self)->initialize_informations (OWNER (self));
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && self->parent.read_only)
-        self->calls->apply_informations (self->owner, initial, NULL);
+        apply_informations (self->owner, initial, NULL);
       else if (initial != NULL && (!_tessera_lock_folder_may_make_informations (self->folder, error) ||
                                    !_tessera_resource_informations_write (self->informations, initial, error)))
         return FALSE;
@@ -452,7 +491,7 @@ folder_store_set_holder_process (TesseraPoolStore *store,
       _tessera_lock_file_cache_jobs_refused (self->cache))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING,
-                   _("Lock file %s of %s is missing"), name, self->calls->cache.name (self->owner));
+                   _("Lock file %s of %s is missing"), name, store->name);
       return FALSE;
     }
   return _tessera_lock_file_cache_set_process (self->cache, name, process, store->min_age, error);
@@ -507,7 +546,7 @@ static gboolean
 folder_store_write_informations (TesseraPoolStore *store, JsonNode *informations, GError **error)
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
-  gboolean ok = self->calls->apply_informations (self->owner, informations, error) &&
+  gboolean ok = apply_informations (self->owner, informations, error) &&
                 _tessera_resource_informations_write (self->informations, informations, error);
 
   /* Read again by the next refresh, whatever happened (a failed apply
@@ -518,13 +557,12 @@ folder_store_write_informations (TesseraPoolStore *store, JsonNode *informations
 
 static TesseraPoolStore *
 folder_store_create (TesseraDynamicResource         *owner,
-                     const TesseraPoolStoreCalls    *calls,
                      const TesseraPoolStoreHost     *host,
                      gpointer                        view,
                      const TesseraPoolStoreSettings *settings,
                      GError                        **error)
 {
-  return _tessera_pool_store_folder_new (owner, calls, host, view);
+  return _tessera_pool_store_folder_new (owner, host, view);
 }
 
 static char *
@@ -572,7 +610,6 @@ static const TesseraPoolStoreClass folder_store_class = {
 
 TesseraPoolStore *
 _tessera_pool_store_folder_new (TesseraDynamicResource      *owner,
-                                const TesseraPoolStoreCalls *calls,
                                 const TesseraPoolStoreHost  *host,
                                 gpointer                     view)
 {
@@ -580,7 +617,6 @@ _tessera_pool_store_folder_new (TesseraDynamicResource      *owner,
 
   self->parent.klass = &folder_store_class;
   self->owner = owner;
-  self->calls = calls;
   self->host = host;
   self->view = view;
   self->box = _tessera_watch_box_new (owner, self);

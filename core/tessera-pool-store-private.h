@@ -38,23 +38,15 @@ typedef struct _TesseraPoolStoreQueue TesseraPoolStoreQueue;
 typedef struct _TesseraPoolStoreLiveness TesseraPoolStoreLiveness;
 typedef struct _TesseraPoolStoreHolders TesseraPoolStoreHolders;
 
-/* What a store calls in the resource it serves (upward, through this
- * table): the resource type's accounting and its informations, as the
- * units below the store take them (callbacks). The resource type's own
- * virtual functions that need no such adapting the store calls in the
- * owner's class (a TesseraTrackedDynamicResourceClass), under the locks
- * their documentation names: initialize_informations (what a new pool's
- * informations say) and reset_state (forget every holding, before the
- * first full read), both from @load. */
-typedef struct
-{
-  TesseraLockFileCacheCalls cache;
-  TesseraInformationsApply  apply_informations;
-  /* The view let go of its locks (the thread lock, after the store's
-   * exclusion): what waited for it is done, such as the audit lines of
-   * the reclaims made under them. Any thread, no lock held. */
-  void      (*unlocked)             (gpointer owner);
-} TesseraPoolStoreCalls;
+/* What a store calls in the resource it serves (upward): the resource
+ * type's class (a TesseraTrackedDynamicResourceClass), under the locks
+ * its documentation names: account_lock_file and unaccount_lock_file as
+ * holders count and stop counting, handle_information_change for new
+ * informations, initialize_informations (what a new pool's informations
+ * say) and reset_state (forget every holding, before the first full
+ * read), both from @load. A dead holder's reclaim goes to the resource's
+ * audit (_tessera_tracked_dynamic_resource_audit_reclaim(), the folder
+ * store's). */
 
 /* What a store calls in the pool view above it, from the poller's thread
  * (a change was heard, a holder exited): the view's thread lock. */
@@ -268,12 +260,12 @@ struct _TesseraPoolStoreHolders
  *   set
  * @settings: the names of the settings it reads (besides `store`); a
  *   setting it does not read is refused
- * @create: makes a store for @owner (its calls, its view's @host table),
+ * @create: makes a store for @owner (its view's @host table),
  *   from the settings; %NULL with @error for a bad value. Nothing is
  *   touched until @open. No lock held.
  * @open: prepares the pool (made unless read-only) and what tells its
  *   changes, with the settings the view set in the store before
- *   (TesseraPoolStore's lock_file_type, read_only, min_age and
+ *   (TesseraPoolStore's lock_file_type, read_only, min_age, name and
  *   host_lease). Called once, from the resource's init, no lock held.
  * @load: right after @open, between @begin and @end, thread lock held:
  *   sets up a new pool's informations (kept in memory when read-only),
@@ -361,7 +353,6 @@ struct _TesseraPoolStoreClass
   const char * const *settings;
 
   TesseraPoolStore *(*create)     (TesseraDynamicResource        *owner,
-                                   const TesseraPoolStoreCalls   *calls,
                                    const TesseraPoolStoreHost    *host,
                                    gpointer                       view,
                                    const TesseraPoolStoreSettings *settings,
@@ -455,12 +446,14 @@ struct _TesseraPoolStore
    * cache, set by its @open; the etcd store itself, from @create); %NULL
    * until then. Set once. */
   gpointer holder_table;
+  /* The resource's name, else its folder, for messages (borrowed: the
+   * resource's, which outlives the store). */
+  const char *name;
 };
 
-/* The folder store, built in: @owner, @calls, @host and @view outlive it.
+/* The folder store, built in: @owner, @host and @view outlive it.
  * Nothing is touched until its open. */
 TesseraPoolStore *_tessera_pool_store_folder_new (TesseraDynamicResource      *owner,
-                                                  const TesseraPoolStoreCalls *calls,
                                                   const TesseraPoolStoreHost  *host,
                                                   gpointer                     view);
 

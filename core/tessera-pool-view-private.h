@@ -15,23 +15,19 @@ G_BEGIN_DECLS
  * threads). Made with the resource, opened at its init. */
 typedef struct _TesseraPoolView TesseraPoolView;
 
-/* What the view's store calls in its resource (the resource type's
- * accounting and its handling of informations.json); the resource is the
- * owner given at _tessera_pool_view_new(). */
-typedef TesseraPoolStoreCalls TesseraPoolViewCalls;
-
 /* No ipc.lock held, but go on (read-only: none could be opened). */
 #define TESSERA_POOL_VIEW_NO_IPC_LOCK TESSERA_POOL_STORE_NO_LOCK
 
-/* @owner: not referenced; the view lives no longer than it. */
-TesseraPoolView *_tessera_pool_view_new   (TesseraDynamicResource     *owner,
-                                           const TesseraPoolViewCalls *calls);
+/* @owner: a tracked resource, not referenced; the view lives no longer
+ * than it. */
+TesseraPoolView *_tessera_pool_view_new   (TesseraDynamicResource     *owner);
 void      _tessera_pool_view_free         (TesseraPoolView *view);
 /* Sets up the pool (unless @read_only) in the store @settings name (the
  * folder @path by default) and its informations, starts watching it,
  * reads every holder, and refuses a pool of a newer protocol.
  * @lock_file_type, @read_only, @min_age and @host_lease are the store's
- * from then on (TesseraPoolStore): no call is given them again. */
+ * from then on (TesseraPoolStore), with the resource's name (else @path)
+ * for messages: no call is given them again. */
 gboolean  _tessera_pool_view_open         (TesseraPoolView *view,
                                            const char      *path,
                                            GType            lock_file_type,

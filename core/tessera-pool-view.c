@@ -11,18 +11,18 @@
  *   pool view -> folder store -> lock file cache, folder monitor,
  *                                holder monitor, resource informations
  *
- * Upward only through TesseraPoolViewCalls (the resource type's
- * accounting and informations.json), which the store calls, and the
- * view's thread lock, which the store's poller-thread sources take
- * through a TesseraPoolStoreHost. */
+ * The store calls the resource type's class (its accounting and
+ * informations.json) and the view's thread lock, which the store's
+ * poller-thread sources take through a TesseraPoolStoreHost; letting go
+ * of the thread lock logs the resource's audited reclaims. */
 #include "tessera-dynamic-resource-private.h"
 #include "tessera-pool-view-private.h"
 #include "tessera-private.h"
+#include "tessera-tracked-dynamic-resource-private.h"
 
 struct _TesseraPoolView
 {
   TesseraDynamicResource *owner;   /* not referenced: it owns the view */
-  const TesseraPoolViewCalls *calls;
 
   GMutex lock;                     /* the seed's thread lock */
   gboolean refresh_changed;        /* a refresh changed it: wake this process's waiters */
@@ -52,15 +52,13 @@ host_notify (gpointer view)
 static const TesseraPoolStoreHost view_host = { host_lock_thread, host_unlock_thread, host_notify };
 
 TesseraPoolView *
-_tessera_pool_view_new (TesseraDynamicResource     *owner,
-                        const TesseraPoolViewCalls *calls)
+_tessera_pool_view_new (TesseraDynamicResource *owner)
 {
   TesseraPoolView *view = g_new0 (TesseraPoolView, 1);
 
   view->owner = owner;
-  view->calls = calls;
   g_mutex_init (&view->lock);
-  view->store = _tessera_pool_store_folder_new (owner, calls, &view_host, view);
+  view->store = _tessera_pool_store_folder_new (owner, &view_host, view);
   return view;
 }
 
@@ -95,8 +93,9 @@ _tessera_pool_view_unlock_thread (TesseraPoolView *view)
 {
   g_mutex_unlock (&view->lock);
   g_object_thaw_notify (G_OBJECT (view->owner));
-  if (view->calls->unlocked != NULL)
-    view->calls->unlocked (view->owner);
+  /* What waited for the locks to go: the audit lines of the reclaims
+   * made under them. */
+  _tessera_tracked_dynamic_resource_log_reclaims (TESSERA_TRACKED_DYNAMIC_RESOURCE (view->owner));
 }
 
 /* The store's exclusion then the thread lock, in that order, always: a
@@ -153,13 +152,14 @@ choose_store (TesseraPoolView *view, const TesseraPoolStoreSettings *settings, G
     return FALSE;
   if (klass == view->store->klass)
     return TRUE;
-  store = klass->create (view->owner, view->calls, &view_host, view, settings, error);
+  store = klass->create (view->owner, &view_host, view, settings, error);
   if (store == NULL)
     return FALSE;
   store->lock_file_type = view->store->lock_file_type;
   store->read_only = view->store->read_only;
   store->min_age = view->store->min_age;
   store->host_lease = view->store->host_lease;
+  store->name = view->store->name;
   view->store->klass->free (view->store);
   view->store = store;
   return TRUE;
@@ -191,6 +191,10 @@ _tessera_pool_view_open (TesseraPoolView *view,
   view->store->read_only = read_only;
   view->store->min_age = min_age;
   view->store->host_lease = host_lease;
+  /* The resource's name, else its folder. */
+  view->store->name = tessera_dynamic_resource_get_name (view->owner);
+  if (view->store->name == NULL)
+    view->store->name = path;
   if (!choose_store (view, settings, error) || !view->store->klass->open (view->store, path, error))
     return FALSE;
   /* Polling would only read the pool again for nothing; a first interval

@@ -41,8 +41,4 @@ void _tessera_tracked_dynamic_resource_log_reclaims (TesseraTrackedDynamicResour
  * through it). */
 TesseraPoolView *_tessera_tracked_dynamic_resource_get_view (TesseraTrackedDynamicResource *self);
 
-/* What the resource's pool view calls in the resource type
- * (tessera-tracked-resource-calls.c). */
-extern const TesseraPoolViewCalls _tessera_tracked_resource_view_calls;
-
 G_END_DECLS

@@ -13,9 +13,10 @@
  *                                    monitor, resource informations)
  *   tracked resource -> pool store, wait queue
  *
- * Upward only through the view's TesseraPoolViewCalls (account,
- * unaccount, name, apply informations) and the poller-thread sources the
- * view owns. docs/design.md draws the whole map. */
+ * Upward only through the type's class, which the store calls (account,
+ * unaccount, apply informations), the reclaims' audit, and the
+ * poller-thread sources the view owns. docs/design.md draws the whole
+ * map. */
 #include "tessera-audit-private.h"
 #include "tessera-environment-private.h"
 #include "tessera-host-lease-private.h"
@@ -390,7 +391,7 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
 
   g_mutex_init (&priv->reclaims_lock);
   priv->reclaims = g_ptr_array_new_with_free_func (reclaim_free);
-  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self), &_tessera_tracked_resource_view_calls);
+  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self));
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
 }

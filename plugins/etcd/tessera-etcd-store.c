@@ -198,7 +198,6 @@ typedef struct
   TesseraPoolStore parent;
 
   TesseraDynamicResource *owner;       /* not referenced: it owns the view, which owns the store */
-  const TesseraPoolStoreCalls *calls;
   const TesseraPoolStoreHost *host;
   gpointer view;
 
@@ -264,7 +263,7 @@ drop_holder (EtcdStore *self, const char *name)
   if (holder == NULL)
     return;
   if (holder->counted)
-    self->calls->cache.unaccount (self->owner, holder->lock_file);
+    OWNER_CLASS (self)->unaccount_lock_file (OWNER (self), holder->lock_file);
   if (holder->lock_file == NULL)
     self->whole--;
   g_hash_table_remove (self->holders, name);
@@ -285,7 +284,7 @@ add_holder (EtcdStore *self, const char *name, TesseraDynamicLockFile *lock_file
     self->whole++;
   g_hash_table_insert (self->holders, g_strdup (name), holder);
   if (holder->counted)
-    self->calls->cache.account (self->owner, lock_file);
+    OWNER_CLASS (self)->account_lock_file (OWNER (self), lock_file);
   return holder;
 }
 
@@ -416,7 +415,7 @@ apply_informations (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *text)
     return FALSE;
   g_clear_pointer (&self->informations, g_bytes_unref);
   self->informations = g_bytes_ref (text);
-  if (!self->calls->apply_informations (self->owner, state->informations, &error))
+  if (!OWNER_CLASS (self)->handle_information_change (OWNER (self), state->informations, &error))
     g_warning (_("Ignoring the informations of etcd pool %s: %s"), tessera_etcd_pool_get_key (self->pool),
                error->message);
   return TRUE;
@@ -509,7 +508,7 @@ etcd_store_open (TesseraPoolStore *store,
 {
   EtcdStore *self = ETCD_STORE (store);
 
-  self->pool = tessera_etcd_pool_new (self->client, self->prefix, self->calls->cache.name (self->owner),
+  self->pool = tessera_etcd_pool_new (self->client, self->prefix, self->parent.name,
                                       store->lock_file_type, error);
   return self->pool != NULL;
 }
@@ -529,7 +528,7 @@ etcd_store_load (TesseraPoolStore *store, GError **error)
 
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && self->parent.read_only)
-        self->calls->apply_informations (self->owner, initial, NULL);
+        OWNER_CLASS (self)->handle_information_change (OWNER (self), initial, NULL);
       else if (initial != NULL && !tessera_etcd_pool_put_informations (self->pool, initial, NULL, error))
         return FALSE;
       if (initial != NULL && !self->parent.read_only)
@@ -775,7 +774,7 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
   if (holder == NULL || holder->lock_file == NULL || holder->create_revision == 0)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING, _("Lock file %s of %s is missing"),
-                   name, self->calls->cache.name (self->owner));
+                   name, self->parent.name);
       return FALSE;
     }
   information = tessera_dynamic_lock_file_get_information (holder->lock_file);
@@ -790,7 +789,7 @@ etcd_store_set_holder_process (TesseraPoolStore *store,
   if (!written)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING, _("Lock file %s of %s is missing"),
-                   name, self->calls->cache.name (self->owner));
+                   name, self->parent.name);
       return FALSE;
     }
   tessera_dynamic_lock_file_set_process (holder->lock_file, process);
@@ -812,7 +811,7 @@ etcd_store_remove_holder (gpointer store, const char *job, GError **error)
   if (!g_hash_table_contains (self->holders, name))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING, _("Lock file %s of %s is missing"),
-                   job, self->calls->cache.name (self->owner));
+                   job, self->parent.name);
       return FALSE;
     }
   if (!tessera_etcd_pool_delete_holder (self->pool, job, NULL, error))
@@ -970,7 +969,7 @@ static gboolean
 etcd_store_write_informations (TesseraPoolStore *store, JsonNode *informations, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
-  gboolean ok = self->calls->apply_informations (self->owner, informations, error) &&
+  gboolean ok = OWNER_CLASS (self)->handle_information_change (OWNER (self), informations, error) &&
                 tessera_etcd_pool_put_informations (self->pool, informations, NULL, error);
 
   /* Applied again by the next refresh, whatever happened. */
@@ -1118,7 +1117,6 @@ static const char * const etcd_settings[] = {
 
 static TesseraPoolStore *
 etcd_store_create (TesseraDynamicResource         *owner,
-                   const TesseraPoolStoreCalls    *calls,
                    const TesseraPoolStoreHost     *host,
                    gpointer                        view,
                    const TesseraPoolStoreSettings *settings,
@@ -1165,7 +1163,6 @@ setting_error (GError **error, const char *setting, const GError *why)
 
 static TesseraPoolStore *
 etcd_store_create (TesseraDynamicResource         *owner,
-                   const TesseraPoolStoreCalls    *calls,
                    const TesseraPoolStoreHost     *host,
                    gpointer                        view,
                    const TesseraPoolStoreSettings *settings,
@@ -1202,7 +1199,6 @@ etcd_store_create (TesseraDynamicResource         *owner,
   self->parent.proof = self;
   self->parent.holder_table = self;
   self->owner = owner;
-  self->calls = calls;
   self->host = host;
   self->view = view;
   g_mutex_init (&self->watch_mutex);
