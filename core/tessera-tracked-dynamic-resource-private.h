@@ -37,8 +37,4 @@ void _tessera_tracked_dynamic_resource_audit_reclaim (TesseraTrackedDynamicResou
 /* Logs the reclaims kept so far. No lock held. */
 void _tessera_tracked_dynamic_resource_log_reclaims (TesseraTrackedDynamicResource *self);
 
-/* Its pool view (tessera-tracked-resource-store.c reads the store
- * through it). */
-TesseraPoolView *_tessera_tracked_dynamic_resource_get_view (TesseraTrackedDynamicResource *self);
-
 G_END_DECLS
