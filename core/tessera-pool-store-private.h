@@ -48,8 +48,9 @@ typedef struct _TesseraPoolStoreHolders TesseraPoolStoreHolders;
  * audit (_tessera_tracked_dynamic_resource_audit_reclaim(), the folder
  * store's). */
 
-/* What a store calls in the pool view above it, from the poller's thread
- * (a change was heard, a holder exited): the view's thread lock. */
+/* What a store calls in the pool view above it (its tracked resource's,
+ * given as @view at @create), from the poller's thread (a change was
+ * heard, a holder exited): the resource's thread lock. */
 typedef struct
 {
   void (*lock_thread)   (gpointer view);

@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#include "tessera-pool-view-private.h"
+#include "tessera-pool-store-private.h"
 
 G_BEGIN_DECLS
 

@@ -3,29 +3,28 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 
-/* The resource is the GObject, its vfunc dispatch, the acquire /
- * release / record-process protocol, its usage and what it tells of its
- * store (location, leases, side entries); what it sees of its folder,
- * and what keeps that current, is its TesseraPoolView. Calls go one way only (A -> B:
- * A calls B, B never calls A):
+/* The resource is the GObject, its vfunc dispatch, its pool view (the
+ * store its pool lives in behind the two locks, opened at init), the
+ * acquire / release / record-process protocol, its usage and what it
+ * tells of its store (location, leases, side entries). Calls go one way
+ * only (A -> B: A calls B, B never calls A):
  *
- *   tracked resource -> pool view -> pool store (the folder store: lock
- *                                    file cache, folder monitor, holder
- *                                    monitor, resource informations)
- *   tracked resource -> pool store, wait queue
+ *   tracked resource -> pool store (the folder store: lock file cache,
+ *                       folder monitor, holder monitor, resource
+ *                       informations), wait queue
  *
  * Upward only through the type's class, which the store calls (account,
- * unaccount, apply informations), the reclaims' audit, and the
- * poller-thread sources the view owns. docs/design.md draws the whole
- * map. */
+ * unaccount, apply informations), the reclaims' audit, the thread lock
+ * (TesseraPoolStoreHost) and the poller-thread sources the store owns.
+ * docs/design.md draws the whole map. */
 #include "tessera-audit-private.h"
+#include "tessera-dynamic-resource-private.h"
 #include "tessera-environment-private.h"
 #include "tessera-host-lease-private.h"
 #include "tessera-job-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
 #include "tessera-pool-store-settings-private.h"
-#include "tessera-pool-view-private.h"
 #include "tessera-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-wait-queue-private.h"
@@ -44,8 +43,17 @@ typedef struct
   char *audit;                /* "auto", "on" or "off", as configured */
   gboolean audited;           /* grants, releases and reclaims are logged */
 
-  TesseraPoolView *view;      /* the thread lock, the cache and what keeps it current */
   TesseraPoolStoreSettings store;   /* where the pool lives, read at init */
+
+  /* What it sees of its pool (its pool view): the store, made at init
+   * (the folder store until the settings choose another at open),
+   * behind the two locks every decision takes, in this order: the
+   * store's exclusion between processes (ipc.lock for a folder), then
+   * the thread lock. */
+  TesseraPoolStore *pool_store;
+  GMutex lock;                /* the seed's thread lock */
+  gboolean refresh_changed;   /* a refresh changed it: wake this process's waiters */
+  gboolean opened;
 
   GMutex reclaims_lock;       /* guards reclaims only, never held while logging */
   GPtrArray *reclaims;        /* of Reclaim: made under the locks, logged once they are let go */
@@ -114,20 +122,153 @@ refuse_read_only (TesseraTrackedDynamicResource *self, GError **error)
   return TRUE;
 }
 
-#define VIEW(o) (PRIV (o)->view)
-#define STORE(o) _tessera_pool_view_get_store (VIEW (o))
+#define STORE(o) (PRIV (o)->pool_store)
 #define STORE_CLASS(o) (STORE (o)->klass)
 /* The holders the store has read, and what they are called on. */
 #define HOLDERS(o) (STORE (o)->klass->holders)
 #define TABLE(o) (STORE (o)->holder_table)
 
-/* The thread lock alone; ipc.lock and the thread lock ("both"); a
- * refresh, with both held. */
-#define lock_thread(o) _tessera_pool_view_lock_thread (VIEW (o))
-#define unlock_thread(o) _tessera_pool_view_unlock_thread (VIEW (o))
-#define lock_both(o, error) _tessera_pool_view_lock (VIEW (o), (error))
-#define unlock_both(o, fd) _tessera_pool_view_unlock (VIEW (o), (fd))
-#define refresh_locked(o, full) _tessera_pool_view_refresh (VIEW (o), (full))
+/* ---------------------------------------------------------------------- */
+/* The pool view: the store behind the two locks */
+
+/* The thread lock alone: what the poller's thread takes. Property
+ * notifications raised under it are held back until it is released. */
+static void
+lock_thread (TesseraTrackedDynamicResource *self)
+{
+  g_object_freeze_notify (G_OBJECT (self));
+  g_mutex_lock (&PRIV (self)->lock);
+}
+
+static void
+unlock_thread (TesseraTrackedDynamicResource *self)
+{
+  g_mutex_unlock (&PRIV (self)->lock);
+  g_object_thaw_notify (G_OBJECT (self));
+  /* What waited for the locks to go: the audit lines of the reclaims
+   * made under them. */
+  _tessera_tracked_dynamic_resource_log_reclaims (self);
+}
+
+/* What the store calls in the resource above it from the poller's
+ * thread: the thread lock, and waking this process's waiters. */
+static const TesseraPoolStoreHost pool_host = {
+  .lock_thread = (void (*) (gpointer)) lock_thread,
+  .unlock_thread = (void (*) (gpointer)) unlock_thread,
+  .notify = (void (*) (gpointer)) tessera_dynamic_resource_notify_changed,
+};
+
+/* The store's exclusion then the thread lock ("both"), in that order,
+ * always: a peer that keeps ipc.lock must not keep the poller's thread
+ * (which needs only the thread lock) from serving this process's other
+ * resources. The token to give back, TESSERA_POOL_STORE_NO_LOCK, or -1
+ * with @error. */
+static int
+lock_both (TesseraTrackedDynamicResource *self, GError **error)
+{
+  int fd = STORE_CLASS (self)->begin (STORE (self), error);
+
+  if (fd >= 0)
+    lock_thread (self);
+  return fd;
+}
+
+/* Wakes this process's waiters when a refresh under the locks changed
+ * something. */
+static void
+unlock_both (TesseraTrackedDynamicResource *self, int fd)
+{
+  gboolean changed = PRIV (self)->refresh_changed;
+
+  PRIV (self)->refresh_changed = FALSE;
+  STORE_CLASS (self)->end (STORE (self), fd);
+  unlock_thread (self);
+  if (changed)
+    tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
+}
+
+/* The seed's `_update`, incremental; every holder when @full. Both locks
+ * held. What it found (a holder gone, a peer's release whose events it
+ * consumed) other threads of this process have not seen. */
+static void
+refresh_locked (TesseraTrackedDynamicResource *self, gboolean full)
+{
+  if (STORE_CLASS (self)->refresh (STORE (self), full))
+    PRIV (self)->refresh_changed = TRUE;
+}
+
+/* The store the settings name, in place of the folder store made at init
+ * (not opened yet: nothing was touched). */
+static gboolean
+choose_store (TesseraTrackedDynamicResource *self, GError **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  const TesseraPoolStoreClass *klass = priv->pool_store->klass;
+  TesseraPoolStore *store;
+
+  if (_tessera_pool_store_settings_elsewhere (&priv->store))
+    klass = _tessera_pool_store_lookup (priv->store.store, error);
+  if (klass == NULL || !_tessera_pool_store_settings_check (&priv->store, klass, error))
+    return FALSE;
+  if (klass == priv->pool_store->klass)
+    return TRUE;
+  store = klass->create (TESSERA_DYNAMIC_RESOURCE (self), &pool_host, self, &priv->store, error);
+  if (store == NULL)
+    return FALSE;
+  store->lock_file_type = priv->pool_store->lock_file_type;
+  store->read_only = priv->pool_store->read_only;
+  store->min_age = priv->pool_store->min_age;
+  store->host_lease = priv->pool_store->host_lease;
+  store->name = priv->pool_store->name;
+  priv->pool_store->klass->free (priv->pool_store);
+  priv->pool_store = store;
+  return TRUE;
+}
+
+/* Sets up the pool (unless read-only) in the store the settings name
+ * (the lock folder by default) and its informations, starts watching
+ * it, reads every holder, and refuses a pool of a newer protocol. The
+ * lock-file type, read_only, min_age, host_lease and the name (else the
+ * folder) for messages are the store's from then on (TesseraPoolStore):
+ * no call is given them again. */
+static gboolean
+open_pool (TesseraTrackedDynamicResource *self, GError **error)
+{
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+  gboolean usable;
+  int fd;
+
+  g_return_val_if_fail (!priv->opened, FALSE);
+  if (!g_type_is_a (priv->lock_file_type, TESSERA_TYPE_DYNAMIC_LOCK_FILE) ||
+      G_TYPE_IS_ABSTRACT (priv->lock_file_type))
+    {
+      g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
+                   _("%s is not a concrete lock file type"), g_type_name (priv->lock_file_type));
+      return FALSE;
+    }
+  priv->opened = TRUE;
+  /* The store's from now on, whichever it is. */
+  priv->pool_store->lock_file_type = priv->lock_file_type;
+  priv->pool_store->read_only = priv->read_only;
+  priv->pool_store->min_age = priv->min_age;
+  priv->pool_store->host_lease = priv->host_lease;
+  priv->pool_store->name = tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self));
+  if (priv->pool_store->name == NULL)
+    priv->pool_store->name = priv->lock_folder;
+  if (!choose_store (self, error) || !STORE_CLASS (self)->open (STORE (self), priv->lock_folder, error))
+    return FALSE;
+  /* Polling would only read the pool again for nothing; a first interval
+   * set on purpose still polls, and so does a read-only view (`tessera
+   * watch`), which the store does not watch. */
+  if (STORE_CLASS (self)->wakes_waiters && !priv->read_only && g_getenv ("TESSERA_POLL_INTERVAL") == NULL)
+    _tessera_dynamic_resource_set_polling (TESSERA_DYNAMIC_RESOURCE (self), FALSE);
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  usable = STORE_CLASS (self)->load (STORE (self), error);
+  unlock_both (self, fd);
+  return usable;
+}
 
 /* ---------------------------------------------------------------------- */
 /* GObject */
@@ -135,7 +276,12 @@ refuse_read_only (TesseraTrackedDynamicResource *self, GError **error)
 static void
 tessera_tracked_dynamic_resource_dispose (GObject *object)
 {
-  _tessera_pool_view_stop (VIEW (TESSERA_TRACKED_DYNAMIC_RESOURCE (object)));
+  TesseraTrackedDynamicResourcePrivate *priv = PRIV (TESSERA_TRACKED_DYNAMIC_RESOURCE (object));
+
+  /* The store's sources in the poller's thread. */
+  g_mutex_lock (&priv->lock);
+  priv->pool_store->klass->stop (priv->pool_store);
+  g_mutex_unlock (&priv->lock);
   G_OBJECT_CLASS (tessera_tracked_dynamic_resource_parent_class)->dispose (object);
 }
 
@@ -145,7 +291,9 @@ tessera_tracked_dynamic_resource_finalize (GObject *object)
   TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (object);
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
 
-  g_clear_pointer (&priv->view, _tessera_pool_view_free);
+  priv->pool_store->klass->free (priv->pool_store);
+  priv->pool_store = NULL;
+  g_mutex_clear (&priv->lock);
   _tessera_tracked_dynamic_resource_log_reclaims (self);
   g_ptr_array_unref (priv->reclaims);
   g_mutex_clear (&priv->reclaims_lock);
@@ -161,9 +309,9 @@ get_host_lease (TesseraTrackedDynamicResourcePrivate *priv)
 {
   TesseraPoolStore *store;
 
-  if (priv->view == NULL || !_tessera_pool_view_is_open (priv->view))
+  if (priv->pool_store == NULL || !priv->opened)
     return priv->host_lease;
-  store = _tessera_pool_view_get_store (priv->view);
+  store = priv->pool_store;
   return store->proof != NULL ? store->klass->liveness->get_lease (store->proof) : store->host_lease;
 }
 
@@ -229,7 +377,7 @@ tessera_tracked_dynamic_resource_refresh_state (TesseraDynamicResource *resource
   /* Runs in the poller's thread, which never takes ipc.lock: mark the cache
    * for a full re-read and let the waiters do it under ipc.lock. */
   lock_thread (self);
-  _tessera_pool_view_force_scan (VIEW (self));
+  STORE_CLASS (self)->force_scan (STORE (self));
   unlock_thread (self);
   tessera_dynamic_resource_notify_changed (resource);
 }
@@ -394,7 +542,8 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
 
   g_mutex_init (&priv->reclaims_lock);
   priv->reclaims = g_ptr_array_new_with_free_func (reclaim_free);
-  priv->view = _tessera_pool_view_new (TESSERA_DYNAMIC_RESOURCE (self));
+  g_mutex_init (&priv->lock);
+  priv->pool_store = _tessera_pool_store_folder_new (TESSERA_DYNAMIC_RESOURCE (self), &pool_host, self);
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
 }
@@ -421,10 +570,9 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
   priv->lock_file_type = KLASS (self)->lock_file_type;
   if (priv->lock_file_type == G_TYPE_INVALID)
     priv->lock_file_type = TESSERA_TYPE_DYNAMIC_LOCK_FILE;
-  if (!_tessera_pool_view_open (priv->view, priv->lock_folder, priv->lock_file_type, priv->read_only,
-                                priv->min_age, priv->host_lease, &priv->store, error))
+  if (!open_pool (self, error))
     return FALSE;
-  /* Decided once the folder is there (the view makes it). A member's
+  /* Decided once the folder is there (open_pool makes it). A member's
    * own configuration cannot switch off the audit of another's pool:
    * her "off" is "auto" there. */
   {
@@ -546,7 +694,7 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   name = lock_file_name_for (dependency, NULL);
-  return name && _tessera_pool_view_is_open (VIEW (self))
+  return name && PRIV (self)->opened
     ? STORE_CLASS (self)->dup_holder_location (STORE (self), name) : NULL;
 }
 
@@ -579,9 +727,9 @@ tessera_tracked_dynamic_resource_set_min_age (TesseraTrackedDynamicResource *sel
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   g_return_if_fail (min_age >= 0);
 
-  /* The store's once open (the view gives it then): what judges holders
+  /* The store's once open (open_pool gives it then): what judges holders
    * and waiters from the next decision on. */
-  if (PRIV (self)->view != NULL && _tessera_pool_view_is_open (PRIV (self)->view))
+  if (PRIV (self)->pool_store != NULL && PRIV (self)->opened)
     STORE (self)->min_age = min_age;
   if (PRIV (self)->min_age != min_age)
     {
@@ -972,7 +1120,7 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   priv = PRIV (self);
-  if (_tessera_pool_view_is_open (VIEW (self)) && STORE_CLASS (self)->side_list != NULL)
+  if (PRIV (self)->opened && STORE_CLASS (self)->side_list != NULL)
     {
       fd = lock_both (self, error);
       if (fd < 0)
@@ -1028,12 +1176,25 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
                                                      JsonNode                       *informations,
                                                      GError                        **error)
 {
+  gboolean ok;
+  int fd;
+
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (informations != NULL, FALSE);
 
   if (refuse_read_only (self, error))
     return FALSE;
-  return _tessera_pool_view_write_informations (VIEW (self), informations, error);
+  /* Applied, then written: a shape the resource type rejects never
+   * reaches the store. Wakes this process's waiters. */
+  fd = lock_both (self, error);
+  if (fd < 0)
+    return FALSE;
+  ok = STORE_CLASS (self)->write_informations (STORE (self), informations, error);
+  refresh_locked (self, FALSE);
+  if (ok)
+    PRIV (self)->refresh_changed = TRUE;
+  unlock_both (self, fd);
+  return ok;
 }
 
 /**
@@ -1077,7 +1238,7 @@ tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *
   ok = HOLDERS (self)->remove (TABLE (self), job, error) &&
        STORE_CLASS (self)->commit (STORE (self), error);
   if (ok)
-    _tessera_pool_view_mark_changed (VIEW (self));   /* unlock_both wakes this process's waiters */
+    PRIV (self)->refresh_changed = TRUE;   /* unlock_both wakes this process's waiters */
   unlock_both (self, fd);
   return ok;
 }
@@ -1102,7 +1263,7 @@ char *
 tessera_tracked_dynamic_resource_dup_location (TesseraTrackedDynamicResource *self)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return _tessera_pool_view_is_open (VIEW (self)) ? STORE_CLASS (self)->dup_location (STORE (self)) : NULL;
+  return PRIV (self)->opened ? STORE_CLASS (self)->dup_location (STORE (self)) : NULL;
 }
 
 /**
@@ -1127,7 +1288,7 @@ tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicRes
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), -1);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (lock_file), -1);
-  if (!_tessera_pool_view_is_open (VIEW (self)) || tessera_dynamic_lock_file_get_path (lock_file) == NULL)
+  if (!PRIV (self)->opened || tessera_dynamic_lock_file_get_path (lock_file) == NULL)
     return -1;
   name = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
   lock_thread (self);
@@ -1155,7 +1316,7 @@ tessera_tracked_dynamic_resource_get_lease_unrenewed (TesseraTrackedDynamicResou
   TesseraPoolStore *store;
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
-  store = VIEW (self) != NULL ? STORE (self) : NULL;
+  store = STORE (self);
   return store != NULL && store->proof != NULL ? store->klass->liveness->get_unrenewed (store->proof) : 0;
 }
 
@@ -1229,7 +1390,7 @@ gboolean
 tessera_tracked_dynamic_resource_keeps_side_entries (TesseraTrackedDynamicResource *self)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
-  return VIEW (self) != NULL && _tessera_pool_view_is_open (VIEW (self)) &&
+  return STORE (self) != NULL && PRIV (self)->opened &&
          STORE_CLASS (self)->side_list != NULL;
 }
 
