@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -386,17 +385,6 @@ test_group_pool (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
-/* The uid of @user. */
-static uid_t
-uid_of (const char *user)
-{
-  struct passwd *pw;
-
-  if ((pw = getpwnam (user)) == NULL)
-    g_error ("no user %s", user);
-  return pw->pw_uid;
-}
-
 /* A member cannot switch the audit of a group's pool off (issue 42,
  * point 3): `audit=off` in a configuration of her own (passed with
  * --config) is ignored in a pool whose folder is another user's; its
@@ -415,7 +403,7 @@ test_member_audit_off (Fixture *f, gconstpointer data)
   g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
                    ==, 0);
   test_write_file (own, text);
-  g_assert_cmpint (chown (own, uid_of (member), (gid_t) -1), ==, 0);
+  g_assert_cmpint (chown (own, test_uid_of (member), (gid_t) -1), ==, 0);
   g_assert_cmpint (chmod (own, 0644), ==, 0);
   shared_config = f->gp->config;
   f->gp->config = own;
@@ -440,7 +428,7 @@ test_forged_owner (Fixture *f, gconstpointer data)
   const char *member = f->gp->users->users[1];
   g_autofree char *user_first = g_strdup_printf ("user=%s ", first);
   g_autofree char *owner_member = g_strdup_printf ("owner=%s ", member);
-  g_autofree char *claimed = g_strdup_printf ("claimed_uid=%u", (unsigned) uid_of (first));
+  g_autofree char *claimed = g_strdup_printf ("claimed_uid=%u", (unsigned) test_uid_of (first));
   g_autofree char *out = NULL, *err = NULL;
   g_autofree char *lock_file = NULL, *contents = NULL, *forged = NULL;
   g_autoptr(JsonNode) root = NULL;
@@ -469,13 +457,13 @@ test_forged_owner (Fixture *f, gconstpointer data)
   spec = json_from_string (contents, &error);
   g_assert_no_error (error);
   json_object_set_int_member (json_object_get_object_member (json_node_get_object (spec), "process"), "uid",
-                              uid_of (first));
+                              test_uid_of (first));
   forged = json_to_string (spec, FALSE);
   g_assert_cmpint (fd = open (lock_file, O_WRONLY | O_TRUNC | O_NOFOLLOW), >=, 0);
   g_assert_cmpint (write (fd, forged, strlen (forged)), ==, (gssize) strlen (forged));
   g_assert_cmpint (close (fd), ==, 0);
   g_assert_cmpint (stat (lock_file, &st), ==, 0);
-  g_assert_cmpuint (st.st_uid, ==, uid_of (member));
+  g_assert_cmpuint (st.st_uid, ==, test_uid_of (member));
 
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);

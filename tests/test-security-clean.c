@@ -116,7 +116,7 @@ test_clean_host_job_folders_by_owner (Fixture *f, gconstpointer data)
                    ==, 0);
   job = plant_job_folder (f, member, "node7-1236-abcdef03", "job", JOB_PID, "{\"dynamic_locks\": []}");
   lock_file = g_strdup_printf ("%s/r/jobs/far@1.json", f->gp->pool);
-  mark = g_strdup_printf ("%s/r/hosts/%s.%u.host", f->gp->pool, id, uid_of (member));
+  mark = g_strdup_printf ("%s/r/hosts/%s.%u.host", f->gp->pool, id, test_uid_of (member));
   script = g_strdup_printf ("printf '{\"job_uri\": \"%s/job\", \"information\": {\"count\": 1}, "
                             "\"process\": {\"type\": \"local\", \"pid\": 123, \"host\": \"node7\"}}' > '%s'; "
                             "printf '{\"host\": \"node7\", \"lease\": 0, \"locks_cross\": true}' > '%s'",

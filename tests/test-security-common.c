@@ -453,17 +453,6 @@ lock_file_pid (const char *lock_file)
   return (GPid) json_object_get_int_member (process, "pid");
 }
 
-/* The uid of @user. */
-guint
-uid_of (const char *user)
-{
-  struct passwd *pw = getpwnam (user);
-
-  if (pw == NULL)
-    g_error ("no user %s", user);
-  return (guint) pw->pw_uid;
-}
-
 /* The test @path: @fn on a fixture of @data. */
 void
 security_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gconstpointer))

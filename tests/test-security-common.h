@@ -58,7 +58,6 @@ Helper *hold_as_first (Fixture *f, const char *need);
 char *only_lock_file (Fixture *f);
 int tessera_by (Fixture *f, const char *user, char **out, gboolean one_line, const char *first, ...);
 GPid lock_file_pid (const char *lock_file);
-guint uid_of (const char *user);
 char *plant_job_folder (Fixture *f, const char *user, const char *name, const char *job, const char *pid,
                         const char *locks);
 void security_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gconstpointer));

@@ -62,7 +62,7 @@ fence_bound_now (void)
 static void
 test_fence_huge_value (Fixture *f, gconstpointer data)
 {
-  guint member = uid_of (f->gp->users->users[1]);
+  guint member = test_uid_of (f->gp->users->users[1]);
   g_autofree char *plant_huge = g_strdup_printf ("printf '9223372036854775806\\n' > \"$1/r/fence.%u\"", member);
   g_autofree char *unplant = g_strdup_printf ("rm -f \"$1/r/fence.%u\"", member);
   gint64 tokens[4];
@@ -90,7 +90,7 @@ test_fence_huge_value (Fixture *f, gconstpointer data)
 static void
 test_fence_clock_ahead (Fixture *f, gconstpointer data)
 {
-  guint member = uid_of (f->gp->users->users[1]);
+  guint member = test_uid_of (f->gp->users->users[1]);
   g_autofree char *part = g_strdup_printf ("fence.%u", member);
   g_autofree char *part_path = g_build_filename (f->gp->pool, "r", part, NULL);
   g_autofree char *said = NULL;
@@ -173,7 +173,7 @@ test_fence_unreadable_parts (Fixture *f, gconstpointer data)
     "ln -s \"$2/a.json\" \"$f\"",
     "head -c 200 /dev/zero | tr '\\0' 7 > \"$f\"",
   };
-  guint member = uid_of (f->gp->users->users[1]);
+  guint member = test_uid_of (f->gp->users->users[1]);
   gint64 last;
 
   init_group_pool (f);
@@ -241,8 +241,8 @@ static void
 test_fence_own_name_taken (Fixture *f, gconstpointer data)
 {
   const char *member = f->gp->users->users[1];
-  guint first = uid_of (f->gp->users->users[0]);
-  guint second = uid_of (member);
+  guint first = test_uid_of (f->gp->users->users[0]);
+  guint second = test_uid_of (member);
   g_autofree char *script = g_strdup_printf ("printf '1000000\\n' > \"$1/r/fence.%u\"; "
                                              "printf '1000000 x\\n' > \"$1/r/fence.%u.now\"; "
                                              "for i in $(seq 1 %d); do printf '2000000\\n' > \"$1/r/fence.%u.$i\"; done; "

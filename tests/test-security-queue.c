@@ -377,7 +377,7 @@ static void
 assert_waiter (JsonObject *w, const char *user, gint64 count, const char *state)
 {
   g_assert_cmpstr (json_object_get_string_member (w, "user"), ==, user);
-  g_assert_cmpint (json_object_get_int_member (w, "uid"), ==, uid_of (user));
+  g_assert_cmpint (json_object_get_int_member (w, "uid"), ==, test_uid_of (user));
   g_assert_cmpint (json_object_get_int_member (w, "amount"), ==, count);
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (w, "wants"), "count"), ==, count);
   g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, state);
@@ -541,7 +541,7 @@ test_queue_view_planted_for_another (Fixture *f, gconstpointer data)
     "entry firsts 3 %d false > \"$1/r/queue/firsts@1.waiting\"; "
     "entry reserves 1 %d true > \"$1/r/queue/reserves@1.json\"; "
     "entry hers 2 %d false > \"$1/r/queue/hers@1.waiting\"",
-    uid_of (first), (int) firsts, (int) firsts, (int) seconds);
+    test_uid_of (first), (int) firsts, (int) firsts, (int) seconds);
   plant (f, script);
 
   for (guint i = 0; i < G_N_ELEMENTS (viewers); i++)

@@ -623,6 +623,17 @@ test_group_pool_free (TestGroupPool *gp)
   g_free (gp);
 }
 
+/* The uid of @user; a missing user is an error of the test's set-up. */
+guint
+test_uid_of (const char *user)
+{
+  struct passwd *pw = getpwnam (user);
+
+  if (pw == NULL)
+    g_error ("no user %s", user);
+  return (guint) pw->pw_uid;
+}
+
 /* A folder @user owns (0700), for its state and its own files. */
 char *
 test_user_folder (const char *parent, const char *user)

@@ -79,6 +79,7 @@ typedef struct
 
 TestUsers *test_users_new        (const char *prefix);
 void     test_users_free         (TestUsers *users);
+guint    test_uid_of             (const char *user);
 char    *test_user_folder        (const char *parent, const char *user);
 char    *test_substitute         (const char *text, const char *token, const char *value);
 void     test_argv_as_user       (GPtrArray *argv, const char *user, double timeout_s);
