@@ -59,23 +59,6 @@ tear_down (Fixture *f, gconstpointer data)
   g_free (f->image);
 }
 
-/* A valid lock file naming this (live) test process, holding @count; its
- * spec names this host (on a lock-less FUSE mount, one that names no host
- * may come from another, and the pool is refused). */
-static char *
-plant_live_holder (const char *folder, int count)
-{
-  g_autofree char *job_uri = g_build_filename (folder, "planted-job", NULL);
-  char *path = g_build_filename (folder, "jobs", "planted@1.json", NULL);
-  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
-  g_autoptr(JsonNode) spec = tessera_process_to_json (self);
-  g_autofree char *spec_text = json_to_string (spec, FALSE);
-  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %d}, "
-                                           "\"process\": %s}", job_uri, count, spec_text);
-  test_write_file (path, json);
-  return path;
-}
-
 /* Another host writes through its own mount (here: the folder under the
  * FUSE view), which inotify on ours never reports: the acquirer must read
  * jobs/ before deciding. */
@@ -94,7 +77,7 @@ test_fuse_other_writer (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   late = helper_spawn (NULL, "try", view, "-1", "late", "1", NULL);
   helper_expect_line (late, "READY", 60);
-  planted = plant_live_holder (real, 1);
+  planted = test_plant_live_holder (real, 1, TRUE);
   helper_write_line (late, "go");
   line = helper_read_line (late, 60);
   g_assert_cmpstr (line, ==, "UNAVAILABLE");
@@ -210,7 +193,7 @@ test_coarse_mtime_same_tick (Fixture *f, gconstpointer data)
 
       helper_expect_line (late, "READY", 60);
       before = mtime_of (jobs);
-      planted = plant_live_holder (folder, 2);
+      planted = test_plant_live_holder (folder, 2, TRUE);
       if (mtime_of (jobs) != before)
         {
           /* The second ticked over: the mtime shows the change anyway. */

@@ -63,18 +63,6 @@ release_pause (Fixture *f, const char *point)
   test_write_file (go, "");
 }
 
-/* A valid lock file naming this (live) test process, holding @count. */
-static void
-plant_live_holder (const char *jobs, int count)
-{
-  g_autofree char *job_uri = g_build_filename (jobs, "..", "planted-job", NULL);
-  g_autofree char *path = g_build_filename (jobs, "planted@1.json", NULL);
-  g_autofree char *json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %d}, "
-                                           "\"process\": {\"type\": \"local\", \"pid\": %d}}",
-                                           job_uri, count, (int) getpid ());
-  test_write_file (path, json);
-}
-
 /* jobs/ replaced by a folder that already holds the whole total while the
  * acquirer waited for ipc.lock: inotify reports it in the very drain the
  * acquirer does under the lock, and the decision must follow that rescan
@@ -89,7 +77,7 @@ test_folder_replaced_during_wait (Fixture *f, gconstpointer data)
 
   g_assert_cmpint (g_rename (jobs, old), ==, 0);
   g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
-  plant_live_holder (jobs, 1);
+  g_free (test_plant_live_holder (f->folder, 1, FALSE));
   release_pause (f, "acquire-locked");
 
   line = helper_read_line (late, 60);
@@ -115,7 +103,7 @@ test_cleanup_wakes_waiters (Fixture *f, gconstpointer data)
   g_autofree char *w = NULL;
 
   test_write_file (info, "{\"total\": 2}");
-  plant_live_holder (jobs, 2);
+  g_free (test_plant_live_holder (f->folder, 2, FALSE));
   helper = helper_spawn (env, "wake", f->folder, NULL);
   helper_expect_line (helper, "WAITING", 60);
   g_assert_cmpint (g_unlink (planted), ==, 0);

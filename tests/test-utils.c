@@ -5,6 +5,8 @@
 #include "test-utils.h"
 #include "tessera-proc.h"
 
+#include <tessera/tessera.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -82,6 +84,34 @@ test_write_file (const char *path, const char *contents)
   g_mkdir_with_parents (dir, 0777);
   g_file_set_contents (path, contents, -1, &error);
   g_assert_no_error (error);
+}
+
+/* A valid lock file in @folder's jobs/ naming this (live) test process,
+ * holding @count; returns its path. @whole_spec: its process is this
+ * process's whole spec, naming this host (on a lock-less FUSE mount, one
+ * that names no host may come from another, and the pool is refused);
+ * otherwise a bare local pid, as the races tests want. */
+char *
+test_plant_live_holder (const char *folder, int count, gboolean whole_spec)
+{
+  g_autofree char *job_uri = g_build_filename (folder, "planted-job", NULL);
+  char *path = g_build_filename (folder, "jobs", "planted@1.json", NULL);
+  g_autofree char *spec_text = NULL;
+  g_autofree char *json = NULL;
+
+  if (whole_spec)
+    {
+      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+      g_autoptr(JsonNode) spec = tessera_process_to_json (self);
+
+      spec_text = json_to_string (spec, FALSE);
+    }
+  else
+    spec_text = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) getpid ());
+  json = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": %d}, "
+                          "\"process\": %s}", job_uri, count, spec_text);
+  test_write_file (path, json);
+  return path;
 }
 
 void

@@ -17,6 +17,7 @@ void     test_remove_tree        (const char *path);
 /* Drops a resource and waits until it is gone, before its folder is removed. */
 void     test_drop_resource      (gpointer    resource_location);
 void     test_write_file         (const char *path, const char *contents);
+char    *test_plant_live_holder  (const char *folder, int count, gboolean whole_spec);
 void     test_set_file_age       (const char *path, double seconds_ago);
 void     test_rewrite_keeping_stat (const char *path, const char *text);
 void     test_expect_warnings    (void);
