@@ -75,27 +75,6 @@ job_uri_for (Fixture *f, const char *name)
   return g_build_filename (job_dir, "task", NULL);
 }
 
-/* Writes jobs/<name>@id.json with the given information and process
- * (either may be NULL); returns its path. */
-char *
-write_lock_file (Fixture *f, const char *name, const char *information, const char *process)
-{
-  g_autofree char *job_uri = job_uri_for (f, name);
-  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
-  char *path = g_build_filename (f->jobs, file_name, NULL);
-  GString *content = g_string_new (NULL);
-
-  g_string_append_printf (content, "{\"job_uri\": \"%s\"", job_uri);
-  if (information != NULL)
-    g_string_append_printf (content, ", \"information\": %s", information);
-  if (process != NULL)
-    g_string_append_printf (content, ", \"process\": %s", process);
-  g_string_append (content, "}");
-  test_write_file (path, content->str);
-  g_string_free (content, TRUE);
-  return path;
-}
-
 /* The pid of a process that has ended. */
 GPid
 dead_pid (void)

@@ -43,7 +43,6 @@ void fixture_tear_down (Fixture *f, gconstpointer data);
 TestCounter *open_counter (Fixture *f);
 void use_lease_config (Fixture *f, gint64 total, double lease);
 char *job_uri_for (Fixture *f, const char *name);
-char *write_lock_file (Fixture *f, const char *name, const char *information, const char *process);
 GPid dead_pid (void);
 char *own_spec (void (*edit) (JsonObject *spec, gpointer data), gpointer data);
 void set_boot (JsonObject *spec, gpointer data);

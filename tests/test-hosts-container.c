@@ -339,7 +339,7 @@ test_recorded_job_folder (Fixture *f, gconstpointer data)
     g_error ("cannot mount a tmpfs on %s: %s", xp, g_strerror (errno));
   spec = own_spec (g_str_has_prefix (which, "other-host") ? set_other_host_job_folder : set_container_job_folder,
                    &edit);
-  path = write_lock_file (f, "recorded", "{\"count\": 1}", spec);
+  path = test_write_lock_file (f->tmp, f->jobs, "recorded", "{\"count\": 1}", spec, TEST_JOB_FOLDER_EMPTY);
   if (g_str_equal (which, "none"))
     g_assert_cmpint (g_rmdir (job_dir), ==, 0);
   counter = open_counter (f);
@@ -375,7 +375,7 @@ test_experimaestro_job_folder (Fixture *f, gconstpointer data)
 
   if (g_str_equal (which, "lock"))
     test_write_file (lock_path, "");
-  path = write_lock_file (f, "xp-job", "{\"count\": 1}", process);
+  path = test_write_lock_file (f->tmp, f->jobs, "xp-job", "{\"count\": 1}", process, TEST_JOB_FOLDER_EMPTY);
   if (g_str_equal (which, "none"))
     g_assert_cmpint (g_rmdir (job_dir), ==, 0);
   counter = open_counter (f);

@@ -25,7 +25,8 @@
 static void
 test_float_count_counts (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "float", "{\"count\": 1.0}", NULL);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "float", "{\"count\": 1.0}", NULL,
+                                                TEST_JOB_FOLDER_EMPTY);
   g_autoptr(TestCounter) counter = open_counter (f);
 
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
@@ -40,7 +41,8 @@ test_unreadable_information_counts_whole (Fixture *f, gconstpointer data)
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autofree char *path = write_lock_file (f, "odd", cases[i], NULL);
+      g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "odd", cases[i], NULL,
+                                                    TEST_JOB_FOLDER_EMPTY);
       g_autoptr(TestCounter) counter = open_counter (f);
 
       g_test_message ("information %s", cases[i]);
@@ -56,12 +58,15 @@ static void
 test_slurm_lock_file_counts (Fixture *f, gconstpointer data)
 {
   const char *slurm = "{\"type\": \"slurm\", \"pid\": \"4242\", \"options\": {\"partition\": \"gpu\"}}";
-  g_autofree char *path = write_lock_file (f, "slurm", "{\"count\": 1}", slurm);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "slurm", "{\"count\": 1}", slurm,
+                                                TEST_JOB_FOLDER_EMPTY);
   g_autofree char *ssh_path = NULL;
   g_autoptr(TestCounter) counter = open_counter (f);
 
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
-  ssh_path = write_lock_file (f, "ssh", "{\"count\": 1}", "{\"type\": \"ssh\", \"pid\": 17, \"host\": \"far\"}");
+  ssh_path = test_write_lock_file (f->tmp, f->jobs, "ssh", "{\"count\": 1}",
+                                   "{\"type\": \"ssh\", \"pid\": 17, \"host\": \"far\"}",
+                                   TEST_JOB_FOLDER_EMPTY);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 0);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (ssh_path, G_FILE_TEST_EXISTS));
@@ -72,7 +77,8 @@ test_slurm_lock_file_counts (Fixture *f, gconstpointer data)
 static void
 test_slurm_pid_file_no_orphan (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "slurmpid", "{\"count\": 1}", NULL);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "slurmpid", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_EMPTY);
   g_autofree char *job_uri = job_uri_for (f, "slurmpid");
   g_autofree char *pid_path = g_strconcat (job_uri, ".pid", NULL);
   g_autoptr(TestCounter) counter = NULL;
@@ -133,7 +139,8 @@ test_no_host_written_elsewhere_counts (Fixture *f, gconstpointer data)
   g_autoptr(TestCounter) counter = NULL;
 
   helper_expect_line (job, "LOCKED", 60);
-  path = write_lock_file (f, "elsewhere", "{\"count\": 1}", process);
+  path = test_write_lock_file (f->tmp, f->jobs, "elsewhere", "{\"count\": 1}", process,
+                               TEST_JOB_FOLDER_EMPTY);
   counter = open_counter (f);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -150,7 +157,8 @@ static void
 test_same_host_other_boot_dead (Fixture *f, gconstpointer data)
 {
   g_autofree char *spec = own_spec (set_boot, NULL);
-  g_autofree char *path = write_lock_file (f, "rebooted", "{\"count\": 1}", spec);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "rebooted", "{\"count\": 1}", spec,
+                                                TEST_JOB_FOLDER_EMPTY);
   g_autoptr(TestCounter) counter = open_counter (f);
 
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
@@ -163,7 +171,8 @@ static void
 test_same_name_other_machine_counts (Fixture *f, gconstpointer data)
 {
   g_autofree char *spec = own_spec (set_other_machine, NULL);
-  g_autofree char *path = write_lock_file (f, "twin", "{\"count\": 1}", spec);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "twin", "{\"count\": 1}", spec,
+                                                TEST_JOB_FOLDER_EMPTY);
   g_autofree char *job_uri = job_uri_for (f, "twin");
   g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
   g_autoptr(Helper) holder = helper_spawn (NULL, "lockf", lock_path, NULL);
@@ -217,7 +226,7 @@ test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
   /* The job lock is held: the holder runs (its pid may look reused). */
   locker = helper_spawn (NULL, kind, lock_path, NULL);
   helper_expect_line (locker, "LOCKED", 60);
-  path = write_lock_file (f, "reused", "{\"count\": 1}", spec);
+  path = test_write_lock_file (f->tmp, f->jobs, "reused", "{\"count\": 1}", spec, TEST_JOB_FOLDER_EMPTY);
   counter = open_counter (f);
   if (g_str_equal (kind, "flock"))
     g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
@@ -246,7 +255,8 @@ test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
 static void
 test_orphan_mtime_hour_behind_is_young (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "fresh", "{\"count\": 1}", NULL);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "fresh", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_EMPTY);
   g_autoptr(TestCounter) counter = NULL;
 
   test_set_file_age (path, 3600);
@@ -260,7 +270,8 @@ test_orphan_mtime_hour_behind_is_young (Fixture *f, gconstpointer data)
 static void
 test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "future", "{\"count\": 1}", NULL);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "future", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_EMPTY);
   g_autofree char *job_uri = job_uri_for (f, "future");
   g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
   g_autoptr(TestCounter) first = NULL;
@@ -302,7 +313,8 @@ test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
 
   helper_expect_line (other, "LOCKED", 60);
   process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) helper_get_pid (other));
-  path = write_lock_file (f, "reused-xp", "{\"count\": 1}", process);
+  path = test_write_lock_file (f->tmp, f->jobs, "reused-xp", "{\"count\": 1}", process,
+                               TEST_JOB_FOLDER_EMPTY);
   test_write_file (lock_path, "");   /* its job ended: its job lock is free */
   counter = open_counter (f);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);

@@ -13,34 +13,6 @@
 
 typedef TestPoolFixture Fixture;
 
-/* Writes jobs/<name>.json for a job under tmp/xp; returns its path.
- * @make_job_dir: its job folder is there, with its job lock, free, as a
- * job that ended leaves them (a judge here can open it). */
-static char *
-write_lock_file (Fixture *f, const char *name, const char *process_json, gboolean make_job_dir)
-{
-  g_autofree char *job_dir = g_build_filename (f->tmp, "xp", name, NULL);
-  g_autofree char *job_uri = g_build_filename (job_dir, "task", NULL);
-  g_autofree char *job_lock = g_build_filename (job_dir, "task.lock", NULL);
-  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
-  char *path = g_build_filename (f->jobs, file_name, NULL);
-  g_autofree char *content = NULL;
-
-  if (make_job_dir)
-    {
-      g_mkdir_with_parents (job_dir, 0777);
-      if (!g_file_test (job_lock, G_FILE_TEST_EXISTS))   /* one a helper locks stays */
-        test_write_file (job_lock, "");
-    }
-  if (process_json != NULL)
-    content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}, \"process\": %s}",
-                               job_uri, process_json);
-  else
-    content = g_strdup_printf ("{\"job_uri\": \"%s\", \"information\": {\"count\": 1}}", job_uri);
-  test_write_file (path, content);
-  return path;
-}
-
 static TestCounter *
 open_counter (Fixture *f, double min_age)
 {
@@ -89,7 +61,8 @@ assert_reclaimed_after (Fixture *f, TestCounter *counter, gint64 since, double m
 static void
 test_old_orphan_removed (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "nopid", NULL, TRUE);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "nopid", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_WITH_LOCK);
   g_autoptr(TestCounter) counter = NULL;
   gint64 since = g_get_monotonic_time ();
 
@@ -108,7 +81,8 @@ test_old_orphan_removed (Fixture *f, gconstpointer data)
 static void
 test_old_orphan_without_job_dir_counts (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "gone", NULL, FALSE);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "gone", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_NONE);
   g_autoptr(TestCounter) counter = NULL;
   g_autoptr(GError) error = NULL;
 
@@ -124,7 +98,8 @@ test_old_orphan_without_job_dir_counts (Fixture *f, gconstpointer data)
 static void
 test_young_orphan_kept (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "young", NULL, TRUE);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "young", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_WITH_LOCK);
   g_autoptr(TestCounter) counter = open_counter (f, 30);
 
   g_assert_cmpint (test_counter_get_used (counter), ==, 1);
@@ -135,7 +110,8 @@ test_young_orphan_kept (Fixture *f, gconstpointer data)
 static void
 test_min_age_settable (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "young", NULL, TRUE);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "young", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_WITH_LOCK);
   g_autoptr(TestCounter) counter = NULL;
   gint64 since = g_get_monotonic_time ();
 
@@ -153,7 +129,8 @@ test_min_age_settable (Fixture *f, gconstpointer data)
 static void
 test_held_job_lock_kept (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "starting", NULL, TRUE);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "starting", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_WITH_LOCK);
   g_autofree char *job_lock = g_build_filename (f->tmp, "xp", "starting", "task.lock", NULL);
   g_autoptr(Helper) starter = helper_spawn (NULL, data, job_lock, NULL);
   g_autoptr(TestCounter) counter = NULL;
@@ -211,7 +188,8 @@ test_pid_reuse (Fixture *f, gconstpointer data)
   /* Our own pid, but another start time: the recorded process is gone. */
   wrong = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}",
                            getpid (), start + 12345);
-  reused_path = write_lock_file (f, "reused", wrong, TRUE);
+  reused_path = test_write_lock_file (f->tmp, f->jobs, "reused", "{\"count\": 1}", wrong,
+                                      TEST_JOB_FOLDER_WITH_LOCK);
   counter = open_counter (f, 30);
   /* Judged when its share is needed: the only unit here. */
   g_assert_true (can_acquire (f, counter, "0"));
@@ -221,7 +199,8 @@ test_pid_reuse (Fixture *f, gconstpointer data)
   /* The same pid with the right start time holds. */
   right = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}",
                            getpid (), start);
-  live_path = write_lock_file (f, "live", right, TRUE);
+  live_path = test_write_lock_file (f->tmp, f->jobs, "live", "{\"count\": 1}", right,
+                                    TEST_JOB_FOLDER_WITH_LOCK);
   g_assert_false (can_acquire (f, counter, "1"));
   g_assert_true (g_file_test (live_path, G_FILE_TEST_EXISTS));
 }
@@ -236,7 +215,8 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
 
   test_expect_warnings ();
   other_boot = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"boot_id\": \"00000000-dead-beef-0000-000000000000\"}", getpid ());
-  boot_path = write_lock_file (f, "rebooted", other_boot, TRUE);
+  boot_path = test_write_lock_file (f->tmp, f->jobs, "rebooted", "{\"count\": 1}", other_boot,
+                                    TEST_JOB_FOLDER_WITH_LOCK);
   counter = open_counter (f, 30);
   g_assert_true (can_acquire (f, counter, "0"));   /* needs its unit: judged */
   g_assert_false (g_file_test (boot_path, G_FILE_TEST_EXISTS));
@@ -251,8 +231,9 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
     g_mkdir_with_parents (job_dir, 0777);
     remote = helper_spawn (NULL, "lockf", lock_path, NULL);
     helper_expect_line (remote, "LOCKED", 60);
-    host_path = write_lock_file (f, "remote",
-      "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}", TRUE);
+    host_path = test_write_lock_file (f->tmp, f->jobs, "remote", "{\"count\": 1}",
+      "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}",
+      TEST_JOB_FOLDER_WITH_LOCK);
     g_assert_false (can_acquire (f, counter, "1"));
     g_assert_true (g_file_test (host_path, G_FILE_TEST_EXISTS));
     helper_close_stdin (remote);
@@ -365,7 +346,8 @@ test_stale_temporary_removed (Fixture *f, gconstpointer data)
 static void
 test_unknown_reason_follows_verdict (Fixture *f, gconstpointer data)
 {
-  g_autofree char *path = write_lock_file (f, "seed", NULL, FALSE);
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "seed", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_NONE);
   g_autofree char *job_lock = g_build_filename (f->tmp, "xp", "seed", "task.lock", NULL);
   g_autofree char *pid_file = g_build_filename (f->tmp, "xp", "seed", "task.pid", NULL);
   g_autoptr(TesseraProcess) self = tessera_process_new_self ();
@@ -444,7 +426,7 @@ write_dead_holder (Fixture *f, const char *name)
   g_autofree char *spec = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"start_time\": %" G_GUINT64_FORMAT "}",
                                            getpid (), tessera_process_get_start_time (self) + 12345);
 
-  return write_lock_file (f, name, spec, TRUE);
+  return test_write_lock_file (f->tmp, f->jobs, name, "{\"count\": 1}", spec, TEST_JOB_FOLDER_WITH_LOCK);
 }
 
 /* Holders are judged only when their share is needed: until then each

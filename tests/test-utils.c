@@ -114,6 +114,36 @@ test_plant_live_holder (const char *folder, int count, gboolean whole_spec)
   return path;
 }
 
+/* Writes @jobs/<name>@id.json for a job whose URI is @tmp/xp/<name>/task,
+ * with the given information and process (either may be NULL); returns
+ * its path. @job_folder: what of the job's folder is there (a judge can
+ * open a job lock that is). */
+char *
+test_write_lock_file (const char *tmp, const char *jobs, const char *name, const char *information,
+                      const char *process, TestJobFolder job_folder)
+{
+  g_autofree char *job_dir = g_build_filename (tmp, "xp", name, NULL);
+  g_autofree char *job_uri = g_build_filename (job_dir, "task", NULL);
+  g_autofree char *job_lock = g_build_filename (job_dir, "task.lock", NULL);
+  g_autofree char *file_name = g_strconcat (name, "@id.json", NULL);
+  char *path = g_build_filename (jobs, file_name, NULL);
+  g_autoptr(GString) content = g_string_new (NULL);
+
+  if (job_folder != TEST_JOB_FOLDER_NONE)
+    g_mkdir_with_parents (job_dir, 0777);
+  /* One a helper locks stays. */
+  if (job_folder == TEST_JOB_FOLDER_WITH_LOCK && !g_file_test (job_lock, G_FILE_TEST_EXISTS))
+    test_write_file (job_lock, "");
+  g_string_append_printf (content, "{\"job_uri\": \"%s\"", job_uri);
+  if (information != NULL)
+    g_string_append_printf (content, ", \"information\": %s", information);
+  if (process != NULL)
+    g_string_append_printf (content, ", \"process\": %s", process);
+  g_string_append (content, "}");
+  test_write_file (path, content->str);
+  return path;
+}
+
 void
 test_set_file_age (const char *path, double seconds_ago)
 {

@@ -18,6 +18,15 @@ void     test_remove_tree        (const char *path);
 void     test_drop_resource      (gpointer    resource_location);
 void     test_write_file         (const char *path, const char *contents);
 char    *test_plant_live_holder  (const char *folder, int count, gboolean whole_spec);
+/* What test_write_lock_file leaves of the job's folder, tmp/xp/NAME. */
+typedef enum
+{
+  TEST_JOB_FOLDER_NONE,        /* none */
+  TEST_JOB_FOLDER_EMPTY,       /* the folder */
+  TEST_JOB_FOLDER_WITH_LOCK,   /* the folder and its job lock, free, as a job that ended leaves them */
+} TestJobFolder;
+char    *test_write_lock_file    (const char *tmp, const char *jobs, const char *name, const char *information,
+                                  const char *process, TestJobFolder job_folder);
 void     test_set_file_age       (const char *path, double seconds_ago);
 void     test_rewrite_keeping_stat (const char *path, const char *text);
 void     test_expect_warnings    (void);
