@@ -165,19 +165,6 @@ spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **
   return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
 }
 
-/* The holder prints its line once it holds; the read ends at the latest
- * when it dies (then NULL), and meson's timeout bounds the rest. */
-char *
-read_line (GSubprocess *process)
-{
-  GDataInputStream *in = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
-  char *line;
-
-  line = g_data_input_stream_read_line (in, NULL, NULL, NULL);
-  g_object_unref (in);
-  return line;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Another host: its own UTS, pid and mount namespaces, with its own
  * /etc/machine-id, boot id and host-local state (/var/tmp) bind-mounted,
@@ -412,7 +399,7 @@ start_holder_at (Fixture *f, const Place *at, char **fd, GPid *pid)
                                   "echo \"ready $TESSERA_JOB_LOCK_FD $$\"; read x || true", NULL);
 
   g_assert_no_error (error);
-  ready = read_line (holder);
+  ready = test_read_line (holder, 60);
   g_assert_nonnull (ready);
   words = g_strsplit (ready, " ", -1);
   g_assert_cmpuint (g_strv_length (words), ==, 3);
@@ -464,7 +451,7 @@ kill_and_wait_through (GSubprocess *holder, GSubprocess *waiter)
   g_assert_cmpint (kill (namespace_init (holder), SIGKILL), ==, 0);
   killed = g_get_monotonic_time ();
   g_assert_cmpint (test_exit_code (holder), !=, 0);
-  through = read_line (waiter);
+  through = test_read_line (waiter, 60);
   reclaim = (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC;
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);

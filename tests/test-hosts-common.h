@@ -49,7 +49,6 @@ void set_boot (JsonObject *spec, gpointer data);
 void set_other_machine (JsonObject *spec, gpointer data);
 int run_no_wait_here (Fixture *f, char **out, char **err);
 GSubprocess *spawn_tool (Fixture *f, gboolean in_container, GSubprocessFlags flags, GError **error, ...);
-char *read_line (GSubprocess *process);
 void append_place (Fixture *f, const Place *at, const char *config, GPtrArray *argv);
 GSubprocess *spawn_place_va (Fixture *f, const Place *at, GSubprocessLauncher *launcher, const char *config, GError **error,
                              va_list ap);

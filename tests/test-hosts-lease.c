@@ -153,7 +153,7 @@ test_other_host_killed_lease (Fixture *f, gconstpointer data)
                                 "run", "--need", "r=1", "--", "sh", "-c",
                                 "echo \"ready $TESSERA_JOB_LOCK_FD\"; read x || true", NULL);
   g_assert_no_error (error);
-  ready = read_line (holder);
+  ready = test_read_line (holder, 60);
   g_assert_nonnull (ready);
   g_assert_true (g_str_has_prefix (ready, "ready "));
 
@@ -226,7 +226,7 @@ spawn_run_holding (Fixture *f, GSubprocessFlags flags, const char *script, GPid 
                                  "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
 
   g_assert_no_error (error);
-  ready = read_line (run);
+  ready = test_read_line (run, 60);
   g_assert_nonnull (ready);
   *command = atoi (ready);
   g_assert_cmpint (*command, >, 0);
@@ -499,7 +499,7 @@ test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
                                 "run", "--need", "r=1", "--", "sh", "-c",
                                 "echo \"ready $TESSERA_JOB_LOCK_FD\"; read x || true", NULL);
   g_assert_no_error (error);
-  ready = read_line (holder);
+  ready = test_read_line (holder, 60);
   g_assert_nonnull (ready);
   g_assert_true (g_str_has_prefix (ready, "ready "));
   wrapper = namespace_init (holder);
@@ -532,7 +532,7 @@ test_lease_dead_host_reservation_dropped (Fixture *f, gconstpointer data)
   here = g_subprocess_launcher_spawn (here_launcher, &error, g_getenv ("TESSERA_TOOL"), "--config", f->config,
                                       "run", "--timeout", "30", "--need", "r=1", "--", "echo", "through", NULL);
   g_assert_no_error (error);
-  through = read_line (here);
+  through = test_read_line (here, 60);
   g_test_message ("a later arrival got through %.2f s after the host died (lease %g s)",
                   (double) (g_get_monotonic_time () - killed) / G_USEC_PER_SEC, lease);
   g_assert_cmpstr (through, ==, "through");

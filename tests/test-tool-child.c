@@ -30,7 +30,7 @@ test_sigterm_reaches_child (Fixture *f, gconstpointer data)
 
   test_wait_ready (run, 60);
   g_subprocess_send_signal (run, SIGTERM);
-  got = read_line (run, 60);
+  got = test_read_line (run, 60);
   g_assert_cmpstr (got, ==, "got-term");
   g_assert_cmpint (test_exit_code (run), ==, 3);
 }
@@ -54,11 +54,11 @@ test_wrapper_killed (Fixture *f, gconstpointer data)
 
   second = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "echo", "second", NULL);
   /* The orphaned child still holds r. */
-  early = read_line (second, 1.0);
+  early = test_read_line (second, 1.0);
   g_assert_null (early);
   /* It ends when its stdin closes; the waiting run is woken by its exit. */
   g_output_stream_close (g_subprocess_get_stdin_pipe (first), NULL, NULL);
-  late = read_line (second, 60);
+  late = test_read_line (second, 60);
   g_assert_cmpstr (late, ==, "second");
   g_assert_cmpint (test_exit_code (second), ==, 0);
 }
@@ -191,7 +191,7 @@ test_ignored_signal_stays_ignored (Fixture *f, gconstpointer data)
   /* The command ends only when told; had the SIGHUP reached it, it would
    * be gone, and its own `kill -HUP $$` shows SIGHUP is ignored there too. */
   g_output_stream_close (g_subprocess_get_stdin_pipe (run), NULL, NULL);
-  after = read_line (run, 60);
+  after = test_read_line (run, 60);
   g_assert_cmpstr (after, ==, "survived");
   g_assert_cmpint (test_exit_code (run), ==, 0);
 }
@@ -214,7 +214,7 @@ test_ignored_signal_not_forwarded (Fixture *f, gconstpointer data)
   /* The wrapper forwards in order: a forwarded SIGHUP would reach the
    * command before this SIGTERM, which ends it. */
   g_subprocess_send_signal (run, SIGTERM);
-  after = read_line (run, 60);
+  after = test_read_line (run, 60);
   g_assert_cmpstr (after, ==, NULL);
   g_assert_cmpint (test_exit_code (run), ==, 128 + SIGTERM);
 }
@@ -265,13 +265,13 @@ test_one_ctrl_c_one_sigint (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   test_wait_ready (run, 60);
   g_assert_cmpint (write (master, "\003", 1), ==, 1);   /* Ctrl-C */
-  first = read_line (run, 60);
+  first = test_read_line (run, 60);
   g_assert_cmpstr (first, ==, "int");
   /* A forwarded copy would follow within this second. */
-  second = read_line (run, 1.0);
+  second = test_read_line (run, 1.0);
   g_assert_cmpstr (second, ==, NULL);
   g_subprocess_send_signal (run, SIGTERM);
-  count = read_line (run, 60);
+  count = test_read_line (run, 60);
   g_assert_cmpstr (count, ==, "count 1");
   g_assert_cmpint (test_exit_code (run), ==, 0);
   close (master);
@@ -340,7 +340,7 @@ check_lost_lock_file (Fixture *f, gboolean end, gboolean rewrite)
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
                    "run", "--need", "r", end ? "--on-lost=end" : "--on-lost=warn",
                    "--", "sh", "-c", "echo ready; sleep 60", NULL);
-  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *ready = test_read_line (run, 60);
   g_autofree char *path = find_lock_file (f);
   g_autofree char *said = NULL;
 
@@ -402,7 +402,7 @@ test_command_keeps_the_job_lock (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) run =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                    "run", "--need", "r", "--", "sh", "-c", "echo ready; read x", NULL);
-  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *ready = test_read_line (run, 60);
   g_autofree char *path = find_lock_file (f);
   gint64 deadline;
 

@@ -336,7 +336,7 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
 
   /* It ends (its stdin closes with the wrapper's pipe): the folder goes. */
   g_output_stream_close (g_subprocess_get_stdin_pipe (killed), NULL, NULL);
-  g_free (read_line (killed, 60));   /* end of file: the command has closed its stdout */
+  g_free (test_read_line (killed, 60));   /* end of file: the command has closed its stdout */
   for (int i = 0; i < 600; i++)
     {
       g_autofree char *pending = NULL;
@@ -347,7 +347,7 @@ test_clean_job_folders (Fixture *f, gconstpointer data)
       if (count_job_folders (f) == 1)
         break;
       /* A command that has not exited yet: ask again. */
-      pending = read_line (running, 0.1);
+      pending = test_read_line (running, 0.1);
       g_assert_null (pending);
     }
   g_assert_cmpuint (count_job_folders (f), ==, 1);
@@ -376,7 +376,7 @@ test_clean_force (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) run =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
                    "run", "--need", "r", "--", "sh", "-c", "echo ready; sleep 60", NULL);
-  g_autofree char *ready = read_line (run, 60);
+  g_autofree char *ready = test_read_line (run, 60);
   g_autofree char *path = find_lock_file (f);
   g_autofree char *base = NULL;
   g_autofree char *job = NULL;

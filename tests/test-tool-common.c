@@ -71,12 +71,6 @@ tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, cons
 }
 
 char *
-read_line (GSubprocess *process, double timeout)
-{
-  return test_read_stream_line (g_subprocess_get_stdout_pipe (process), timeout);
-}
-
-char *
 read_error_line (GSubprocess *process, double timeout)
 {
   return test_read_stream_line (g_subprocess_get_stderr_pipe (process), timeout);

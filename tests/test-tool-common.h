@@ -22,7 +22,6 @@ void fixture_set_up (Fixture *f, gconstpointer data);
 void fixture_tear_down (Fixture *f, gconstpointer data);
 GSubprocess *tessera_spawnv (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, va_list ap);
 GSubprocess *tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, ...);
-char *read_line (GSubprocess *process, double timeout);
 char *read_error_line (GSubprocess *process, double timeout);
 char *run_capture (Fixture *f, int *status, const char *first, ...);
 GSubprocess *hold_r (Fixture *f);

@@ -104,7 +104,7 @@ test_job_folders_setting (Fixture *f, gconstpointer data)
     tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "sh", "-c",
                    "ls \"$TESSERA_JOB_FOLDERS\" | wc -l", NULL);
   g_autoptr(GSubprocess) bad = NULL;
-  g_autofree char *count = read_line (run, 60);
+  g_autofree char *count = test_read_line (run, 60);
   g_autofree char *message = NULL;
 
   g_assert_cmpstr (count, ==, "1");
@@ -142,7 +142,7 @@ test_job_files_removed_through_folder (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) run =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                    "run", "--need", "r", "--", "sh", "-c", "echo \"$TESSERA_LOCKS\"; read x || true", NULL);
-  g_autofree char *locks = read_line (run, 60);
+  g_autofree char *locks = test_read_line (run, 60);
   g_autofree char *job_dir = NULL;
   g_autofree char *moved = NULL;
   g_autofree char *decoy = g_build_filename (f->tmp, "decoy", NULL);
@@ -594,7 +594,7 @@ test_all_at_once (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
 
   test_let_go (holder);
-  through = read_line (waiter, 60);
+  through = test_read_line (waiter, 60);
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }
@@ -782,11 +782,11 @@ test_above_total_fails_at_once (Fixture *f, gconstpointer data)
 
   waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--wait-for-capacity", "--need", "r=2",
                           "--", "echo", "through", NULL);
-  early = read_line (waiter, 1.0);
+  early = test_read_line (waiter, 1.0);
   g_assert_null (early);
   set = run_capture (f, &status, "set", "r", "total=2", NULL);
   g_assert_cmpint (status, ==, 0);
-  through = read_line (waiter, 60);
+  through = test_read_line (waiter, 60);
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 }

@@ -25,11 +25,11 @@ test_set_wakes_waiter (Fixture *f, gconstpointer data)
   int status;
 
   waiter = tessera_spawn (f, no_poll, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "run", "--need", "r", "--", "echo", "through", NULL);
-  early = read_line (waiter, 1.0);
+  early = test_read_line (waiter, 1.0);
   g_assert_null (early);
   out = run_capture (f, &status, "set", "r", "total=2", NULL);
   g_assert_cmpint (status, ==, 0);
-  through = read_line (waiter, 30);
+  through = test_read_line (waiter, 30);
   g_assert_cmpstr (through, ==, "through");
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
   test_let_go (holder);

@@ -39,7 +39,7 @@ test_status_json (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) holder =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                    "run", "--need", "r", "--name", "trainer", "--", "sh", "-c", "echo $$; read x || true", NULL);
-  g_autofree char *pid = read_line (holder, 60);
+  g_autofree char *pid = test_read_line (holder, 60);
   g_autofree char *path = g_build_filename (f->tmp, "r", NULL);
   g_autoptr(JsonNode) during = NULL;
   g_autoptr(JsonNode) after = NULL;
@@ -83,7 +83,7 @@ test_status_user_is_file_owner (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) holder =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                    "run", "--need", "r", "--name", "claimer", "--", "sh", "-c", "echo $$; read x || true", NULL);
-  g_autofree char *pid = read_line (holder, 60);
+  g_autofree char *pid = test_read_line (holder, 60);
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
   g_autofree char *path = NULL;
   g_autofree char *text = NULL;
@@ -136,7 +136,7 @@ hold_r_named (Fixture *f, const char *name, const char *count, GPid *pid)
   GSubprocess *holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
                                        "run", "--need", need, "--name", name, "--",
                                        "sh", "-c", "echo $$; read x || true", NULL);
-  g_autofree char *line = read_line (holder, 60);
+  g_autofree char *line = test_read_line (holder, 60);
 
   g_assert_nonnull (line);
   if (pid != NULL)
@@ -736,7 +736,7 @@ test_status_openmetrics_saturates (Fixture *f, gconstpointer data)
 static JsonObject *
 watched_r (GSubprocess *watch, JsonNode **root)
 {
-  g_autofree char *line = read_line (watch, 60);
+  g_autofree char *line = test_read_line (watch, 60);
   JsonArray *resources;
 
   g_assert_nonnull (line);
@@ -792,7 +792,7 @@ test_watch (Fixture *f, gconstpointer data)
   gboolean saw_three = FALSE;
   int status;
 
-  g_autofree char *stamp = read_line (watch, 60);
+  g_autofree char *stamp = test_read_line (watch, 60);
   g_autoptr(GRegex) utc = g_regex_new ("^— [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z —$", 0, 0, NULL);
 
   /* The header's time is UTC, in ISO 8601, as a holder's "since". */
@@ -800,12 +800,12 @@ test_watch (Fixture *f, gconstpointer data)
   g_test_message ("%s", stamp);
   g_assert_true (g_regex_match (utc, stamp, 0, NULL));
   for (int i = 0; i < 2; i++)
-    g_free (read_line (watch, 60));   /* the rest of the first view: resource, no holder */
+    g_free (test_read_line (watch, 60));   /* the rest of the first view: resource, no holder */
   g_free (run_capture (f, &status, "set", "r", "total=3", NULL));
   g_assert_cmpint (status, ==, 0);
   for (int i = 0; i < 12 && !saw_three; i++)
     {
-      g_autofree char *line = read_line (watch, 4);
+      g_autofree char *line = test_read_line (watch, 4);
       saw_three = line != NULL && strstr (line, "of 3 free") != NULL;
     }
   g_subprocess_force_exit (watch);
@@ -923,17 +923,17 @@ test_watch_quiet_when_idle (Fixture *f, gconstpointer data)
   watch = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE, "watch", NULL);
   for (int i = 0; i < 3; i++)
     {
-      g_autofree char *line = read_line (watch, 60);   /* first view: stamp, resource, the holder */
+      g_autofree char *line = test_read_line (watch, 60);   /* first view: stamp, resource, the holder */
       g_assert_nonnull (line);
     }
   /* Nothing changes: nothing more is printed. */
-  idle = read_line (watch, 2.0);
+  idle = test_read_line (watch, 2.0);
   g_assert_null (idle);
   g_free (run_capture (f, &status, "set", "r", "total=3", NULL));
   g_assert_cmpint (status, ==, 0);
   for (int i = 0; i < 3 && !saw_three; i++)
     {
-      g_autofree char *line = read_line (watch, 30);
+      g_autofree char *line = test_read_line (watch, 30);
       saw_three = line != NULL && strstr (line, "of 3 free") != NULL;
     }
   g_subprocess_force_exit (watch);

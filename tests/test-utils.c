@@ -856,6 +856,15 @@ test_read_stream_line (GInputStream *out, double timeout_s)
   return NULL;
 }
 
+/* One line of @process's stdout, as test_read_stream_line reads it: a
+ * read bounded in time, so a holder that hangs fails the test rather than
+ * leaving it to meson's timeout. */
+char *
+test_read_line (GSubprocess *process, double timeout_s)
+{
+  return test_read_stream_line (g_subprocess_get_stdout_pipe (process), timeout_s);
+}
+
 /* Waits until @process says "ready" on its stdout (@timeout_s at most):
  * what a holder's command says once `tessera run` has started it. */
 void

@@ -43,6 +43,7 @@ void     test_unmount_fuse_view  (const char *view, GSubprocess *bindfs);
 int      test_exit_code          (GSubprocess *process);
 GPid     test_first_child        (GPid pid);
 char    *test_read_stream_line   (GInputStream *out, double timeout_s);
+char    *test_read_line          (GSubprocess *process, double timeout_s);
 /* Waits until @process says "ready" on its stdout: a holder's command runs. */
 void     test_wait_ready         (GSubprocess *process, double timeout_s);
 /* Closes @holder's stdin and waits until it has ended (status 0). */
