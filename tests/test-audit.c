@@ -222,21 +222,12 @@ static int
 tessera_by (Fixture *f, const char *user, const char *batch, char **out, char **err, ...)
 {
   g_autoptr(GPtrArray) argv = NULL;
-  g_autoptr(GBytes) out_bytes = NULL;
-  g_autoptr(GBytes) err_bytes = NULL;
   va_list ap;
-  int status;
 
   va_start (ap, err);
   argv = tessera_argv (f, user, batch, ap);
   va_end (ap);
-  status = test_run_capture (argv, &out_bytes, &err_bytes);
-  *out = g_strndup (g_bytes_get_size (out_bytes) > 0 ? g_bytes_get_data (out_bytes, NULL) : "",
-                    g_bytes_get_size (out_bytes));
-  *err = g_strndup (g_bytes_get_size (err_bytes) > 0 ? g_bytes_get_data (err_bytes, NULL) : "",
-                    g_bytes_get_size (err_bytes));
-  g_test_message ("exit %d; out: %s; err: %s", status, *out, *err);
-  return status;
+  return test_run_capture_text (argv, out, err);
 }
 
 /* A holder of @need that runs `sh -c 'echo held; exec cat'` as @user,

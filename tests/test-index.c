@@ -226,8 +226,8 @@ static int
 run_tessera (Fixture *f, char **out_text, char **err_text, ...)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GBytes) out = NULL;
-  g_autoptr(GBytes) err = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
   const char *arg;
   va_list ap;
   int status;
@@ -243,16 +243,13 @@ run_tessera (Fixture *f, char **out_text, char **err_text, ...)
     g_ptr_array_add (argv, g_strdup (arg));
   va_end (ap);
   g_ptr_array_add (argv, NULL);
-  status = test_run_capture (argv, &out, &err);
+  status = test_run_capture_text (argv, &out, &err);
   {
     /* GLib prints debug messages on the standard output: they go with the
      * error output here, the rest is the command's. */
-    g_autofree char *text = g_strndup (g_bytes_get_size (out) > 0 ? g_bytes_get_data (out, NULL) : "",
-                                       g_bytes_get_size (out));
-    g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+    g_auto(GStrv) lines = g_strsplit (out, "\n", -1);
     GString *own = g_string_new (NULL);
-    GString *messages = g_string_new_len (g_bytes_get_size (err) > 0 ? g_bytes_get_data (err, NULL) : "",
-                                          g_bytes_get_size (err));
+    GString *messages = g_string_new (err);
 
     for (guint i = 0; lines[i] != NULL; i++)
       g_string_append_printf (g_str_has_prefix (lines[i], "(tessera") ? messages : own, "%s\n", lines[i]);

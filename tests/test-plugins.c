@@ -1025,20 +1025,13 @@ run_tessera (const char *tmp, const char *config, char **out, char **err, const 
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *state = g_build_filename (tmp, "state", NULL);
-  g_autoptr(GBytes) out_bytes = NULL;
-  g_autoptr(GBytes) err_bytes = NULL;
   va_list ap;
-  int status;
 
   test_argv_tessera (argv, state, config);
   va_start (ap, first);
   test_argv_end_va (argv, first, ap);
   va_end (ap);
-  status = test_run_capture (argv, &out_bytes, &err_bytes);
-  *out = g_strndup (g_bytes_get_data (out_bytes, NULL), g_bytes_get_size (out_bytes));
-  *err = g_strndup (g_bytes_get_data (err_bytes, NULL), g_bytes_get_size (err_bytes));
-  g_test_message ("tessera %s: %d\n%s%s", first, status, *out, *err);
-  return status;
+  return test_run_capture_text (argv, out, err);
 }
 
 /* How many of gpu pool g's devices `tessera status --json` says are free;

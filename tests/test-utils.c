@@ -766,6 +766,23 @@ test_run_capture (GPtrArray *argv, GBytes **out, GBytes **err)
   return test_exit_code (process);
 }
 
+/* As test_run_capture, its output in @out and its error output in @err
+ * as text (empty, never NULL, when there is none), both logged. */
+int
+test_run_capture_text (GPtrArray *argv, char **out, char **err)
+{
+  g_autoptr(GBytes) out_bytes = NULL;
+  g_autoptr(GBytes) err_bytes = NULL;
+  int status = test_run_capture (argv, &out_bytes, &err_bytes);
+
+  *out = g_strndup (g_bytes_get_size (out_bytes) > 0 ? g_bytes_get_data (out_bytes, NULL) : "",
+                    g_bytes_get_size (out_bytes));
+  *err = g_strndup (g_bytes_get_size (err_bytes) > 0 ? g_bytes_get_data (err_bytes, NULL) : "",
+                    g_bytes_get_size (err_bytes));
+  g_test_message ("exit %d; out: %s; err: %s", status, *out, *err);
+  return status;
+}
+
 /* Drops the caller's reference to a resource and waits (up to 60 s) until
  * it is finalized: the poller's thread may hold it a moment longer
  * (draining its inotify events), and it must not see the test remove its

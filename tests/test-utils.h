@@ -98,6 +98,7 @@ void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char 
                                   double timeout_s);
 void     test_argv_tessera       (GPtrArray *argv, const char *state, const char *config);
 int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
+int      test_run_capture_text   (GPtrArray *argv, char **out, char **err);
 void     test_argv_append        (GPtrArray *argv, const char * const *args);
 void     test_argv_end           (GPtrArray *argv, const char * const *args);
 void     test_argv_end_va        (GPtrArray *argv, const char *first, va_list ap);
