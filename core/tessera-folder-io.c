@@ -100,7 +100,7 @@ write_file_atomic (int          tmp_fd,
   fd = -1;
   /* The race tests hold a writer between its temporary file and the
    * rename: a host's heartbeat renewal, or any other write. */
-  _tessera_pause_point (g_str_has_suffix (name, ".lease") ? "heartbeat-renaming" : "atomic-write-renaming");
+  _tessera_pause_point (g_str_has_suffix (name, _TESSERA_POOL_HOST_LEASE) ? "heartbeat-renaming" : "atomic-write-renaming");
   if (renameat (tmp_fd, tmp, dir_fd, name) < 0)
     {
       /* Our folder on another file system than @dir_fd (a mount between

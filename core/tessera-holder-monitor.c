@@ -8,6 +8,7 @@
 #include "tessera-host-lease-private.h"
 #include "tessera-host-private.h"
 #include "tessera-job-lock-private.h"
+#include "tessera-lock-folder-private.h"
 #include "tessera-json-private.h"
 #include "tessera-pause-point-private.h"
 #include "tessera-pool-store-private.h"
@@ -524,7 +525,7 @@ _tessera_holder_monitor_check_hosts (TesseraHolderMonitor  *monitor,
       g_autofree char *shown = other_name != NULL ? g_strescape (other_name, NULL) : NULL;
 
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_CONFIGURATION,
-                   g_str_has_suffix (other, ".host")
+                   g_str_has_suffix (other, _TESSERA_POOL_HOST_MARK)
                    ? _("refusing %s: it is on a file system whose locks do not cross hosts (%s) and another host "
                        "(%s) has used it, as its mark hosts/%s (owned by %s) says, so nothing can keep the hosts "
                        "from handing out the same share; mount it so that locks cross hosts (NFS without “nolock” "

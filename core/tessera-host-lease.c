@@ -22,8 +22,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define LEASE_SUFFIX ".lease"
-#define MARK_SUFFIX ".host"
+#define LEASE_SUFFIX _TESSERA_POOL_HOST_LEASE
+#define MARK_SUFFIX  _TESSERA_POOL_HOST_MARK
 
 /* What a file of hosts/ is, by its name. Each user of a host writes her
  * own: HOSTID.UID.lease (heartbeat) and HOSTID.UID.host (mark), so that

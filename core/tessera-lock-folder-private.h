@@ -21,8 +21,10 @@ G_BEGIN_DECLS
  *   files of its lock files, so that only the rename reaches jobs/;
  * - `F/fence.UID` and `F/fence.UID.now`: user UID's part of the fencing
  *   counter (a durable ceiling, and the last token given);
- * - `F/hosts/`: each host's mark and heartbeat (tessera-host-lease.c);
- * - `F/queue/`: the waiting requests (tessera-wait-queue.c);
+ * - `F/hosts/`: each host's mark, `HOSTID[.UID[.vVIEW]].host`, and
+ *   heartbeat, `HOSTID[.UID].lease` (tessera-host-lease.c);
+ * - `F/queue/`: the waiting requests, `NAME.json` for one that reserves
+ *   and `NAME.waiting` for one that only waits (tessera-wait-queue.c);
  * - `F/runs/UID/`: user UID's job folders of `tessera run`.
  *
  * Every other unit of core spells these names through the macros below,
@@ -42,6 +44,10 @@ typedef struct _TesseraLockFolder TesseraLockFolder;
 #define _TESSERA_POOL_RUNS          "runs"
 /* Followed by the writer's uid. */
 #define _TESSERA_POOL_WRITER_TMP    ".tessera-tmp-"
+/* The ends of the names of hosts/ and queue/ entries. */
+#define _TESSERA_POOL_HOST_LEASE    ".lease"
+#define _TESSERA_POOL_HOST_MARK     ".host"
+#define _TESSERA_POOL_QUEUE_WAITING ".waiting"
 
 /* @path: absolute. Touches nothing on disk. */
 TesseraLockFolder *_tessera_lock_folder_new       (const char         *path);

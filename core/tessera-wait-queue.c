@@ -62,7 +62,7 @@
  * entries (etcd) it is the side entry `waiting/NAME`, on the waiter's
  * lease: it goes with its process, and no acquire counts it. */
 
-#define WAITING_SUFFIX ".waiting"
+#define WAITING_SUFFIX _TESSERA_POOL_QUEUE_WAITING
 /* The kind of a waiting entry kept as a store's side entry. */
 #define WAITING_KIND "waiting"
 
