@@ -112,8 +112,8 @@ tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
       /* During a decision, gone once its grant counts (see
        * tessera_tracked_dynamic_resource_delete_side_entry()). */
       if (resource != NULL &&
-          !tessera_tracked_dynamic_resource_delete_side_entry (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource), "intents",
-                                                              self->intent, &error))
+          !tessera_tracked_dynamic_resource_delete_side_entry (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource),
+                                                              TESSERA_MUTEX_INTENTS, self->intent, &error))
         g_debug ("Cannot delete the intent %s: %s", self->intent, error->message);
       g_clear_pointer (&self->intent, g_free);
     }

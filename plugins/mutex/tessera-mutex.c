@@ -95,7 +95,7 @@ static char *
 intents_folder (TesseraMutex *self)
 {
   return g_build_filename (tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)),
-                           "intents", NULL);
+                           TESSERA_MUTEX_INTENTS, NULL);
 }
 
 /* An intent: a small regular file (never a link, never waited on). */
@@ -153,7 +153,7 @@ static gboolean
 exclusive_waiting_in_store (TesseraMutex *self, const char *own)
 {
   TesseraTrackedDynamicResource *resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (self);
-  g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, "intents");
+  g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, TESSERA_MUTEX_INTENTS);
   gint64 now = g_get_real_time () / G_USEC_PER_SEC;
   gboolean waiting = FALSE;
   GHashTableIter iter;
@@ -170,7 +170,7 @@ exclusive_waiting_in_store (TesseraMutex *self, const char *own)
       if (intent_counts (node, now))
         waiting = TRUE;
       else
-        tessera_tracked_dynamic_resource_delete_side_entry (resource, "intents", name, NULL);
+        tessera_tracked_dynamic_resource_delete_side_entry (resource, TESSERA_MUTEX_INTENTS, name, NULL);
     }
   return waiting;
 }
@@ -248,7 +248,7 @@ static void
 write_intent_in_store (TesseraMutex *self, TesseraMutexDependency *dependency, const char *own)
 {
   TesseraTrackedDynamicResource *resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (self);
-  g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, "intents");
+  g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, TESSERA_MUTEX_INTENTS);
   const char *known = g_hash_table_lookup (intents, own);
   g_autoptr(JsonNode) node = known != NULL ? parse_stored_intent (known) : NULL;
   g_autofree char *text = NULL;
@@ -257,7 +257,7 @@ write_intent_in_store (TesseraMutex *self, TesseraMutexDependency *dependency, c
   if (!intent_counts (node, g_get_real_time () / G_USEC_PER_SEC + INTENT_LIFETIME / 2))
     {
       text = intent_text (dependency);
-      if (!tessera_tracked_dynamic_resource_put_side_entry (resource, "intents", own, text, &error))
+      if (!tessera_tracked_dynamic_resource_put_side_entry (resource, TESSERA_MUTEX_INTENTS, own, text, &error))
         {
           g_debug ("Cannot write the intent %s of %s: %s", own,
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)), error->message);
@@ -418,7 +418,7 @@ prepare_pool (TesseraTrackedDynamicResource *resource, GError **error)
   if (fd < 0)
     {
       int saved = errno;
-      g_autofree char *path = g_build_filename (folder, "intents", NULL);
+      g_autofree char *path = g_build_filename (folder, TESSERA_MUTEX_INTENTS, NULL);
 
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"), path,
                    g_strerror (saved));

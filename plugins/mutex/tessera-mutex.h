@@ -34,6 +34,11 @@ void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, cons
 void     tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self);
 void     tessera_mutex_dependency_set_queued (TesseraMutexDependency *self);
 gboolean tessera_mutex_dependency_take_queued (TesseraMutexDependency *self);
+/* The kind of the mutex's intents: its side folder F/intents/ on a
+ * folder pool, its side entries intents/NAME on a store that keeps them
+ * (etcd). The plugin spells it only here. */
+#define TESSERA_MUTEX_INTENTS "intents"
+
 /* F/intents/, where exclusive waiters leave their intents on a folder
  * pool: the resource reads and sweeps them, a dependency drops its own.
  * Core opens it (never through a link) and makes it with the pool's
@@ -42,7 +47,7 @@ gboolean tessera_mutex_dependency_take_queued (TesseraMutexDependency *self);
 static inline int
 _tessera_mutex_open_intents (const char *lock_folder, gboolean create)
 {
-  return tessera_pool_part_open_side_folder (lock_folder, "intents", create);
+  return tessera_pool_part_open_side_folder (lock_folder, TESSERA_MUTEX_INTENTS, create);
 }
 
 G_END_DECLS
