@@ -246,7 +246,7 @@ tessera_dynamic_dependency_locks_save_for_job (TesseraDynamicDependencyLocks  *s
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY_LOCKS (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_JOB (job), FALSE);
   text = locks_text (self);
-  return tessera_job_write_file (job, "locks.json", text, error);
+  return tessera_job_write_file (job, TESSERA_JOB_LOCKS_FILE, text, error);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -216,7 +216,7 @@ tessera_lock_file_name (const char *task_id,
   g_autofree char *cut = g_utf8_validate (full, -1, NULL)
                          ? g_utf8_substring (full, 0, MIN (256, g_utf8_strlen (full, -1)))
                          : g_strndup (full, 256);
-  return g_strconcat (cut, ".json", NULL);
+  return g_strconcat (cut, TESSERA_LOCK_FILE_SUFFIX, NULL);
 }
 
 /* Whether @name, and its temporary while it is written (@temporary),
@@ -436,14 +436,14 @@ tessera_job_new_private (const char  *name,
   for (char *p = identifier; *p; p++)
     if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
       *p = '-';
-  job_dir = g_build_filename (g_get_user_state_dir (), "tessera", "jobs", identifier, NULL);
+  job_dir = g_build_filename (g_get_user_state_dir (), "tessera", TESSERA_JOB_STATE_FOLDER, identifier, NULL);
   job_uri = g_build_filename (job_dir, task_id, NULL);
   job = tessera_job_new (task_id, identifier, job_uri, error);
   if (job == NULL || !tessera_job_set_process (job, self, error))
     return NULL;
   files = g_new0 (PrivateJobFiles, 1);
   files->lock_path = tessera_job_dup_lock_path (job);
-  files->locks_json = g_build_filename (job_dir, "locks.json", NULL);
+  files->locks_json = g_build_filename (job_dir, TESSERA_JOB_LOCKS_FILE, NULL);
   files->job_dir = g_steal_pointer (&job_dir);
   /* Run by GObject after TesseraJob's own finalize has unheld the job. */
   g_object_set_data_full (G_OBJECT (job), "tessera-private-job-files", files, private_job_files_free);

@@ -338,11 +338,11 @@ job_folder_is_done (int job_fd, uid_t owner, gboolean retired, const char *pool_
         continue;
       if (fstatat (job_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) || st.st_uid != owner)
         done = FALSE;
-      else if (retired && g_str_equal (name, "locks.json"))
+      else if (retired && g_str_equal (name, TESSERA_JOB_LOCKS_FILE))
         ;
       else if (g_str_has_suffix (name, ".lock") || is_job_lock_temporary (name))
         done = tessera_job_lock_is_released_at (job_fd, name);   /* the verdict's reading of a job lock */
-      else if (g_str_equal (name, "locks.json"))
+      else if (g_str_equal (name, TESSERA_JOB_LOCKS_FILE))
         done = locks_json_says_done (job_fd, name, pool_jobs);
       else if (!g_str_has_suffix (name, ".pid"))
         done = FALSE;
@@ -413,9 +413,9 @@ GPtrArray *
 tessera_clean_state_job_folders (const char *state_dir)
 {
   GPtrArray *cleaned = cleaned_array ();
-  g_autofree char *jobs = g_build_filename (state_dir, "jobs", NULL);
+  g_autofree char *jobs = g_build_filename (state_dir, TESSERA_JOB_STATE_FOLDER, NULL);
   AUTO_FD int state_fd = open (state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  AUTO_FD int jobs_fd = state_fd >= 0 ? open_folder_of_at (state_fd, "jobs", geteuid ()) : -1;
+  AUTO_FD int jobs_fd = state_fd >= 0 ? open_folder_of_at (state_fd, TESSERA_JOB_STATE_FOLDER, geteuid ()) : -1;
 
   clean_job_folders_in (cleaned, jobs_fd, jobs, geteuid (), NULL);
   return cleaned;
@@ -662,9 +662,10 @@ list_holders (const char *pool)
     {
       struct stat st;
 
-      if (g_str_has_suffix (entry->d_name, ".json") &&
+      if (g_str_has_suffix (entry->d_name, TESSERA_LOCK_FILE_SUFFIX) &&
           fstatat (jobs_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK (st.st_mode))
-        g_hash_table_insert (holders, g_strndup (entry->d_name, strlen (entry->d_name) - strlen (".json")),
+        g_hash_table_insert (holders,
+                             g_strndup (entry->d_name, strlen (entry->d_name) - strlen (TESSERA_LOCK_FILE_SUFFIX)),
                              GUINT_TO_POINTER ((guint) st.st_uid + 1));
     }
   if (dir != NULL)
@@ -772,7 +773,7 @@ static TesseraCleaned *
 holder_cleaned (TesseraPoolCleaning *self, const char *job, gboolean removed, guint owner)
 {
   g_autofree char *jobs = g_build_filename (self->pool, _TESSERA_POOL_JOBS, NULL);
-  g_autofree char *file = g_strconcat (job, ".json", NULL);
+  g_autofree char *file = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
 
   return _tessera_cleaned_new (TESSERA_CLEANED_HOLDER, jobs, file, job, removed, owner, 0);
 }
@@ -845,13 +846,13 @@ tessera_pool_cleaning_list_left_holders (TesseraPoolCleaning           *self,
       const char *path = tessera_dynamic_lock_file_get_path (g_ptr_array_index (files, i));
       g_autofree char *base = path != NULL ? g_path_get_basename (path) : NULL;
 
-      if (base != NULL && g_str_has_suffix (base, ".json"))
-        g_hash_table_add (counted, g_strndup (base, strlen (base) - strlen (".json")));
+      if (base != NULL && g_str_has_suffix (base, TESSERA_LOCK_FILE_SUFFIX))
+        g_hash_table_add (counted, g_strndup (base, strlen (base) - strlen (TESSERA_LOCK_FILE_SUFFIX)));
     }
   g_hash_table_iter_init (&iter, now);
   while (g_hash_table_iter_next (&iter, &job, NULL))
     {
-      g_autofree char *file = g_strconcat (job, ".json", NULL);
+      g_autofree char *file = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
       struct stat st;
 
       if (!g_hash_table_contains (self->holders, job) || g_hash_table_contains (counted, job) ||

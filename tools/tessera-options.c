@@ -395,7 +395,7 @@ pool_owned_by (const char *folder)
 gboolean
 is_others_entry (const char *folder, const char *job, TesseraDynamicLockFile *holder)
 {
-  g_autofree char *file = g_strconcat (job, ".json", NULL);
+  g_autofree char *file = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
   struct stat st;
   int jobs_fd;
   gboolean others = FALSE;

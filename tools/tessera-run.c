@@ -97,7 +97,7 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
         }
     }
   if (root == NULL)
-    root = g_build_filename (state_dir, "jobs", NULL);
+    root = g_build_filename (state_dir, TESSERA_JOB_STATE_FOLDER, NULL);
   folder = g_build_filename (root, identifier, NULL);
   if (own_fd < 0)
     {
@@ -536,7 +536,7 @@ remove_job_files (TesseraJob *job, const char *job_dir)
   g_autofree char *lock_path = tessera_job_dup_lock_path (job);
   g_autofree char *lock_name = g_path_get_basename (lock_path);
 
-  tessera_job_remove_file (job, "locks.json");
+  tessera_job_remove_file (job, TESSERA_JOB_LOCKS_FILE);
   tessera_job_unhold (job);
   tessera_job_remove_file (job, lock_name);
   g_rmdir (job_dir);
@@ -910,7 +910,7 @@ wait_for_needs (Run *run)
   g_mutex_unlock (&run_state.lock);
   if (status == 0)
     {
-      run->locks_path = g_build_filename (run->job_dir, "locks.json", NULL);
+      run->locks_path = g_build_filename (run->job_dir, TESSERA_JOB_LOCKS_FILE, NULL);
       if (!tessera_dynamic_dependency_locks_save_for_job (run->locks, run->job, &error))
         status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);
       /* The command finds locks.json by path: it must lead there. */

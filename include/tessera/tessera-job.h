@@ -16,6 +16,34 @@ G_BEGIN_DECLS
 
 #define TESSERA_TYPE_JOB (tessera_job_get_type ())
 
+/**
+ * TESSERA_JOB_LOCKS_FILE:
+ *
+ * The name of the file in a job's folder that lists the locks the job
+ * holds (`locks.json`, experimaestro's name), as
+ * [method@Tessera.DynamicDependencyLocks.save_for_job] writes it and the
+ * job's process reads it ([func@Tessera.job_dependency_locks_load]).
+ */
+#define TESSERA_JOB_LOCKS_FILE "locks.json"
+
+/**
+ * TESSERA_JOB_STATE_FOLDER:
+ *
+ * The folder, in Tessera's state folder (`$XDG_STATE_HOME/tessera`), that
+ * holds the job folders made there: those of
+ * [ctor@Tessera.Job.new_private], and those of `tessera run` when no pool
+ * has a folder for them (`jobs`, experimaestro's name).
+ */
+#define TESSERA_JOB_STATE_FOLDER "jobs"
+
+/**
+ * TESSERA_LOCK_FILE_SUFFIX:
+ *
+ * How the name of a lock file ends: a holder's lock file in a pool's
+ * `jobs/` is its name followed by it ([func@Tessera.lock_file_name]).
+ */
+#define TESSERA_LOCK_FILE_SUFFIX ".json"
+
 TESSERA_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (TesseraJob, tessera_job, TESSERA, JOB, GObject)
 
