@@ -11,6 +11,7 @@
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -271,6 +272,52 @@ tessera_pool_part_open_side_folder (const char *lock_folder,
   close (pool_fd);
   errno = saved;
   return fd;
+}
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/**
+ * tessera_pool_part_list_side_folders:
+ * @lock_folder_fd: a folder pool's lock folder, opened
+ *
+ * The side folders resource types keep in the lock folder
+ * ([func@Tessera.pool_part_open_side_folder]): every real folder
+ * directly in it (never a link) whose name is a side folder's kind, none
+ * of the pool's own parts. A program that handles every part of a pool
+ * (`tessera init --group`, which gives them to the group) reaches them
+ * so, without knowing which type made which.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): their names, sorted;
+ *   empty when there is none or the folder cannot be read
+ */
+char **
+tessera_pool_part_list_side_folders (int lock_folder_fd)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  /* A descriptor of its own: readdir moves its offset. */
+  int fd = lock_folder_fd >= 0 ? openat (lock_folder_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *entry;
+
+  if (dir == NULL && fd >= 0)
+    close (fd);
+  while (dir != NULL && (entry = readdir (dir)) != NULL)
+    {
+      struct stat st;
+
+      if (is_side_kind (entry->d_name) &&
+          fstatat (dirfd (dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode))
+        g_ptr_array_add (names, g_strdup (entry->d_name));
+    }
+  if (dir != NULL)
+    closedir (dir);
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_steal (names, NULL);
 }
 
 /**

@@ -160,6 +160,49 @@ test_pool_part_open_side_folder (void)
   test_remove_tree (tmp);
 }
 
+/* The side folders of a lock folder: its real folders that are no part
+ * of the pool's own, sorted; no link, no file, no odd name. */
+static void
+test_pool_part_list_side_folders (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *pool = g_build_filename (tmp, "pool", NULL);
+  g_auto(GStrv) sides = NULL;
+  const char *folders[] = { "jobs", "hosts", "intents", "b-side", ".tessera-tmp-0", "Odd" };
+  int fd;
+
+  g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (folders); i++)
+    {
+      g_autofree char *path = g_build_filename (pool, folders[i], NULL);
+
+      g_assert_cmpint (g_mkdir (path, 0755), ==, 0);
+    }
+  {
+    g_autofree char *file = g_build_filename (pool, "file", NULL);
+    g_autofree char *link = g_build_filename (pool, "linked", NULL);
+
+    g_assert_true (g_file_set_contents (file, "", 0, NULL));
+    g_assert_cmpint (symlink (tmp, link), ==, 0);
+  }
+  fd = open (pool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  sides = tessera_pool_part_list_side_folders (fd);
+  g_assert_cmpuint (g_strv_length (sides), ==, 2);
+  g_assert_cmpstr (sides[0], ==, "b-side");
+  g_assert_cmpstr (sides[1], ==, "intents");
+  /* Twice: the caller's descriptor is not moved. */
+  g_clear_pointer (&sides, g_strfreev);
+  sides = tessera_pool_part_list_side_folders (fd);
+  g_assert_cmpuint (g_strv_length (sides), ==, 2);
+  close (fd);
+  g_clear_pointer (&sides, g_strfreev);
+  sides = tessera_pool_part_list_side_folders (-1);
+  g_assert_cmpuint (g_strv_length (sides), ==, 0);
+
+  test_remove_tree (tmp);
+}
+
 /* A group's pool's modes, whatever the umask: folders group-writable
  * and setgid (sticky when asked), files group-readable, written by the
  * group only when asked; another's or a linked file left alone. */
@@ -218,6 +261,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/open", test_pool_part_open);
   g_test_add_func ("/pool-part/open-runs", test_pool_part_open_runs);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
+  g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);
   return g_test_run ();
 }

@@ -122,11 +122,16 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
       path = g_steal_pointer (&next_path);
       status = share_existing (dir_fd, path, gid, TRUE, TRUE);
     }
-  /* The library's parts, then the mutex's intents/ (a side folder its
-   * type made, prepare_pool: sticky, like the library's folders). */
-  for (guint i = 0; status == 0 && i <= TESSERA_POOL_PART_LAST; i++)
+  /* The library's parts, then the side folders its type made there
+   * (prepare_pool; the mutex's intents/): sticky, like the library's
+   * folders. */
+  g_auto(GStrv) sides = status == 0 ? tessera_pool_part_list_side_folders (dir_fd) : NULL;
+  guint n_sides = sides != NULL ? g_strv_length (sides) : 0;
+
+  for (guint i = 0; status == 0 && i < TESSERA_POOL_PART_LAST + n_sides; i++)
     {
-      const char *name = i < TESSERA_POOL_PART_LAST ? tessera_pool_part_get_name (i) : "intents";
+      const char *name = i < TESSERA_POOL_PART_LAST ? tessera_pool_part_get_name (i)
+                                                    : sides[i - TESSERA_POOL_PART_LAST];
       TesseraPoolPartFlags flags = i < TESSERA_POOL_PART_LAST
                                    ? tessera_pool_part_get_flags (i)
                                    : TESSERA_POOL_PART_FLAGS_FOLDER | TESSERA_POOL_PART_FLAGS_GROUP_WRITES |

@@ -95,6 +95,9 @@ int tessera_pool_part_open_side_folder  (const char      *lock_folder,
                                          gboolean         create);
 
 TESSERA_AVAILABLE_IN_ALL
+char **tessera_pool_part_list_side_folders (int lock_folder_fd);
+
+TESSERA_AVAILABLE_IN_ALL
 int tessera_pool_part_share_with_group  (int              fd,
                                          guint32          gid,
                                          gboolean         writable_file,
