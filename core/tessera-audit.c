@@ -80,8 +80,8 @@ _tessera_audit_log (const char             *event,
     {
       char *base = g_path_get_basename (name);
 
-      if (g_str_has_suffix (base, ".json"))
-        base[strlen (base) - strlen (".json")] = '\0';
+      if (g_str_has_suffix (base, TESSERA_LOCK_FILE_SUFFIX))
+        base[strlen (base) - strlen (TESSERA_LOCK_FILE_SUFFIX)] = '\0';
       g_ptr_array_add (keep, base);
       append_pair (line, fields, keep, "job", base);
     }

@@ -169,7 +169,8 @@ drain_fd (TesseraFolderMonitor *monitor,
                * (jobs/ gone) is told by the other instance. */
               if (ev->wd == monitor->view_jobs_wd && (ev->mask & IN_IGNORED))
                 monitor->view_jobs_wd = -1;
-              else if (ev->wd == monitor->view_jobs_wd && ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
+              else if (ev->wd == monitor->view_jobs_wd && ev->len > 0 &&
+                       g_str_has_suffix (ev->name, TESSERA_LOCK_FILE_SUFFIX))
                 note_name (monitor, ev->name, TESSERA_DIRTY_MADE);
             }
           else if (ev->wd == monitor->jobs_wd)
@@ -180,7 +181,7 @@ drain_fd (TesseraFolderMonitor *monitor,
                   monitor->force_scan = TRUE;
                   relevant = TRUE;
                 }
-              else if (ev->len > 0 && g_str_has_suffix (ev->name, ".json"))
+              else if (ev->len > 0 && g_str_has_suffix (ev->name, TESSERA_LOCK_FILE_SUFFIX))
                 {
                   note_name (monitor, ev->name,
                              (ev->mask & IN_CREATE) ? TESSERA_DIRTY_MADE

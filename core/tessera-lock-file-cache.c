@@ -914,7 +914,7 @@ _tessera_lock_file_cache_check_holder_name (TesseraLockFileCache  *cache,
                                             GError               **error)
 {
   if (*job == '\0' || strchr (job, '/') != NULL || g_str_equal (job, ".") || g_str_equal (job, "..") ||
-      g_str_has_suffix (job, ".json") || strlen (job) > 256 || !g_utf8_validate (job, -1, NULL))
+      g_str_has_suffix (job, TESSERA_LOCK_FILE_SUFFIX) || strlen (job) > 256 || !g_utf8_validate (job, -1, NULL))
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME,
                    _("“%s” is not a holder's name (task@identifier, as “tessera status” shows it)"), job);
@@ -1130,7 +1130,7 @@ _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
                                         const char            *job,
                                         GError               **error)
 {
-  g_autofree char *name = g_strconcat (job, ".json", NULL);
+  g_autofree char *name = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   g_autoptr(GError) local = NULL;
 

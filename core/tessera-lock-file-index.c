@@ -156,7 +156,8 @@ take_string (Cursor *c, guint32 n)
 static gboolean
 is_record_name (const char *name)
 {
-  return g_str_has_suffix (name, ".json") && strchr (name, '/') == NULL && strcmp (name, ".json") != 0;
+  return g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX) && strchr (name, '/') == NULL &&
+         strcmp (name, TESSERA_LOCK_FILE_SUFFIX) != 0;
 }
 
 static gboolean

@@ -286,7 +286,7 @@ _tessera_lock_folder_open_jobs (TesseraLockFolder *folder)
 static gboolean
 is_lock_file_name (const char *name)
 {
-  return g_str_has_suffix (name, ".json") && strcmp (name, ".json") != 0;
+  return g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX) && strcmp (name, TESSERA_LOCK_FILE_SUFFIX) != 0;
 }
 
 /* A writer killed between its temporary file and the rename leaves the

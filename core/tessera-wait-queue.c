@@ -516,8 +516,8 @@ folder_queue_read (TesseraPoolStore *store,
 {
   g_autofree char *lock_folder = store->klass->dup_location (store);
 
-  read_entries (lock_folder, ".json", TRUE, store, store->read_only, own_name, own_place, ahead, last_place,
-                own_found);
+  read_entries (lock_folder, TESSERA_LOCK_FILE_SUFFIX, TRUE, store, store->read_only, own_name, own_place, ahead,
+                last_place, own_found);
 }
 
 static int
@@ -580,7 +580,7 @@ _tessera_wait_queue_store_list_waiting (TesseraPoolStore *store)
   while (g_hash_table_iter_next (&iter, &key, &value))
     {
       const char *text = value;
-      g_autofree char *own_name = g_strconcat (key, ".json", NULL);
+      g_autofree char *own_name = g_strconcat (key, TESSERA_LOCK_FILE_SUFFIX, NULL);
       g_autofree char *path = g_strconcat (location != NULL ? location : "", WAITING_KIND "/", key, NULL);
       g_autoptr(JsonParser) parser = json_parser_new_immutable ();
       g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
@@ -807,8 +807,9 @@ write_entry (TesseraTrackedDynamicResource *self,
 static char *
 waiting_side_name (const char *own_name)
 {
-  return g_str_has_suffix (own_name, ".json") ? g_strndup (own_name, strlen (own_name) - strlen (".json"))
-                                              : g_strdup (own_name);
+  return g_str_has_suffix (own_name, TESSERA_LOCK_FILE_SUFFIX)
+         ? g_strndup (own_name, strlen (own_name) - strlen (TESSERA_LOCK_FILE_SUFFIX))
+         : g_strdup (own_name);
 }
 
 /* A waiter within its patience: its entry, for people only. On a store
@@ -864,8 +865,9 @@ write_waiting (TesseraTrackedDynamicResource *self,
   if (state->waiting == NULL)
     live = _tessera_wait_queue_folder_list_waiting (lock_folder, view->store, FALSE);
   /* NAME.waiting for NAME.json: acquires read only "*.json". */
-  name = g_str_has_suffix (view->own_name, ".json")
-         ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (".json")), view->own_name)
+  name = g_str_has_suffix (view->own_name, TESSERA_LOCK_FILE_SUFFIX)
+         ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (TESSERA_LOCK_FILE_SUFFIX)),
+                            view->own_name)
          : g_strconcat (view->own_name, WAITING_SUFFIX, NULL);
   text = entry_text (self, view, dependency, state);
   if (!put_folder_entry (lock_folder, name, text, &location, &error))

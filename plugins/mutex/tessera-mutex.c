@@ -204,7 +204,7 @@ exclusive_waiting (TesseraMutex *self, const char *own_name)
       /* Only regular files are ours to judge and remove. */
       if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
         continue;
-      if (!g_str_has_suffix (name, ".json") || g_strcmp0 (name, own_name) == 0)
+      if (!g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX) || g_strcmp0 (name, own_name) == 0)
         {
           /* An intent's temporary file, left by a writer killed before its
            * rename: older than any intent could live, it goes. */
@@ -306,8 +306,9 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraMutexDependency *dep = TESSERA_MUTEX_DEPENDENCY (dependency);
   g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
   /* The store's entries are named as its holders are, without ".json". */
-  g_autofree char *own = g_str_has_suffix (name, ".json") ? g_strndup (name, strlen (name) - strlen (".json"))
-                                                          : g_strdup (name);
+  g_autofree char *own = g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX)
+                         ? g_strndup (name, strlen (name) - strlen (TESSERA_LOCK_FILE_SUFFIX))
+                         : g_strdup (name);
   gboolean in_store = tessera_tracked_dynamic_resource_keeps_side_entries (resource);
   gboolean queued = tessera_mutex_dependency_take_queued (dep);
 
