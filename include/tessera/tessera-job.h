@@ -22,7 +22,7 @@ G_BEGIN_DECLS
  * The name of the file in a job's folder that lists the locks the job
  * holds (`locks.json`, experimaestro's name), as
  * [method@Tessera.DynamicDependencyLocks.save_for_job] writes it and the
- * job's process reads it ([func@Tessera.job_dependency_locks_load]).
+ * job's process reads it ([func@Tessera.JobDependencyLocks.load]).
  */
 #define TESSERA_JOB_LOCKS_FILE "locks.json"
 
@@ -40,7 +40,7 @@ G_BEGIN_DECLS
  * TESSERA_LOCK_FILE_SUFFIX:
  *
  * How the name of a lock file ends: a holder's lock file in a pool's
- * `jobs/` is its name followed by it ([func@Tessera.lock_file_name]).
+ * `jobs/` is its name followed by it ([func@Tessera.Lock.file_name]).
  */
 #define TESSERA_LOCK_FILE_SUFFIX ".json"
 
