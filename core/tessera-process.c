@@ -646,34 +646,33 @@ _tessera_pid_look_new (void)
   return g_hash_table_new_full (NULL, NULL, NULL, g_free);
 }
 
-/* What /proc says of @pid: read now, or once in @look (nullable). */
+/* What /proc says of @pid, into @facts: read now, or as @look (nullable)
+ * saw it when it has it (kept there when read). */
 static void
 look_at_pid (GPid pid, GHashTable *look, TesseraPidFacts *facts)
 {
-  TesseraPidFacts *seen = look != NULL ? g_hash_table_lookup (look, GINT_TO_POINTER (pid)) : NULL;
+  const TesseraPidFacts *seen = look != NULL ? g_hash_table_lookup (look, GINT_TO_POINTER (pid)) : NULL;
 
-  if (seen == NULL)
+  if (seen != NULL)
     {
-      seen = g_new0 (TesseraPidFacts, 1);
-      seen->proc_state = '?';
-      errno = 0;
-      seen->proc_read = proc_stat (pid, &seen->proc_start_time, &seen->proc_state);
-      if (!seen->proc_read)
-        {
-          seen->proc_errno = errno;
-          /* Not in /proc: gone, or hidden from us (hidepid), which kill() tells. */
-          seen->kill_errno = kill (pid, 0) < 0 ? errno : 0;
-        }
-      if (look != NULL)
-        g_hash_table_insert (look, GINT_TO_POINTER (pid), seen);
+      facts->proc_read = seen->proc_read;
+      facts->proc_errno = seen->proc_errno;
+      facts->proc_start_time = seen->proc_start_time;
+      facts->proc_state = seen->proc_state;
+      facts->kill_errno = seen->kill_errno;
+      return;
     }
-  facts->proc_read = seen->proc_read;
-  facts->proc_errno = seen->proc_errno;
-  facts->proc_start_time = seen->proc_start_time;
-  facts->proc_state = seen->proc_state;
-  facts->kill_errno = seen->kill_errno;
-  if (look == NULL)
-    g_free (seen);
+  facts->proc_state = '?';
+  errno = 0;
+  facts->proc_read = proc_stat (pid, &facts->proc_start_time, &facts->proc_state);
+  if (!facts->proc_read)
+    {
+      facts->proc_errno = errno;
+      /* Not in /proc: gone, or hidden from us (hidepid), which kill() tells. */
+      facts->kill_errno = kill (pid, 0) < 0 ? errno : 0;
+    }
+  if (look != NULL)
+    g_hash_table_insert (look, GINT_TO_POINTER (pid), g_memdup2 (facts, sizeof *facts));
 }
 
 /* The pid in our /proc (as @look saw it, when not %NULL). @sure: the
