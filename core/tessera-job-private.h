@@ -18,4 +18,9 @@ gboolean _tessera_job_get_folder      (TesseraJob  *self,
                                        guint64     *dev,
                                        guint64     *ino);
 
+/* A new job's identifier, the name of its job folder (tessera-job.c):
+ * tessera_job_new_private() and tessera_pool_part_make_job_folder() name
+ * their folders so. */
+char    *_tessera_job_dup_new_identifier (void);
+
 G_END_DECLS

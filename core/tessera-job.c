@@ -403,6 +403,20 @@ sanitize_name (const char *name)
   return g_string_free (out, FALSE);
 }
 
+/* <host>-<pid>-<random>, as experimaestro names a job: unique on the
+ * host, and told apart from another host's in a shared pool; a host
+ * name's dots and the like become '-', so that it is one folder name. */
+char *
+_tessera_job_dup_new_identifier (void)
+{
+  char *identifier = g_strdup_printf ("%s-%d-%08x", g_get_host_name (), (int) getpid (), g_random_int ());
+
+  for (char *p = identifier; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
+      *p = '-';
+  return identifier;
+}
+
 /**
  * tessera_job_new_private:
  * @name: (nullable): the job's name in lock files (its task id), or %NULL
@@ -432,11 +446,8 @@ tessera_job_new_private (const char  *name,
   g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   PrivateJobFiles *files;
 
-  identifier = g_strdup_printf ("%s-%d-%08x", g_get_host_name (), (int) getpid (), g_random_int ());
-  for (char *p = identifier; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
-      *p = '-';
-  job_dir = g_build_filename (g_get_user_state_dir (), "tessera", TESSERA_JOB_STATE_FOLDER, identifier, NULL);
+  identifier = _tessera_job_dup_new_identifier ();
+  job_dir = g_build_filename (g_get_user_state_dir (), TESSERA_STATE_FOLDER, TESSERA_JOB_STATE_FOLDER, identifier, NULL);
   job_uri = g_build_filename (job_dir, task_id, NULL);
   job = tessera_job_new (task_id, identifier, job_uri, error);
   if (job == NULL || !tessera_job_set_process (job, self, error))

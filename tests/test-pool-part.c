@@ -1,7 +1,7 @@
 /* test-pool-part.c: the parts of a folder pool as a program or plugin
  * reaches them (tessera_pool_part_*()): their names and what a group's
- * pool makes of them, runs/UID and a type's side folder opened and made,
- * and the group's modes given
+ * pool makes of them, runs/UID, a run's job folder and a type's side
+ * folder opened and made, and the group's modes given
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -107,6 +107,114 @@ test_pool_part_open_runs (void)
   g_clear_pointer (&path, g_free);
   g_assert_cmpint (tessera_pool_part_open_runs (linked, &path), ==, -1);
   g_assert_null (path);
+
+  test_remove_tree (tmp);
+}
+
+/* Whether @identifier reads as a job's: <host>-<pid>-<8 hex digits>,
+ * one folder name. */
+static void
+assert_job_identifier (const char *identifier)
+{
+  g_autofree char *pid = g_strdup_printf ("-%d-", (int) getpid ());
+  const char *tail = strstr (identifier, pid);
+
+  g_assert_nonnull (tail);
+  tail += strlen (pid);
+  g_assert_cmpuint (strlen (tail), ==, 8);
+  for (const char *p = tail; *p != '\0'; p++)
+    g_assert_true (g_ascii_isxdigit (*p));
+  g_assert_null (strchr (identifier, '/'));
+  g_assert_null (strchr (identifier, '.'));
+}
+
+/* A run's job folder: in the pool's runs/UID, ours and setgid; in the
+ * root given when there is no pool or no runs/UID to be had (a link in
+ * its place), readable by a setgid root's group; the root made when
+ * missing; each folder a new name. */
+static void
+test_pool_part_make_job_folder (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *pool = g_build_filename (tmp, "pool", NULL);
+  g_autofree char *linked = g_build_filename (tmp, "linked", NULL);
+  g_autofree char *linked_runs = g_build_filename (linked, "runs", NULL);
+  g_autofree char *root = g_build_filename (tmp, "state", "jobs", NULL);
+  g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
+  g_autofree char *runs = g_build_filename (pool, "runs", uid, NULL);
+  g_autofree char *identifier = NULL;
+  g_autofree char *other = NULL;
+  g_autofree char *folder = NULL;
+  g_autofree char *expected = NULL;
+  g_autoptr(GError) error = NULL;
+  struct stat st, path_st;
+  int fd = -1;
+
+  g_assert_cmpint (g_mkdir (pool, 0755), ==, 0);
+  folder = tessera_pool_part_make_job_folder (pool, root, &identifier, &fd, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (folder);
+  assert_job_identifier (identifier);
+  expected = g_build_filename (runs, identifier, NULL);
+  g_assert_cmpstr (folder, ==, expected);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (lstat (folder, &path_st), ==, 0);
+  g_assert_cmpuint (st.st_ino, ==, path_st.st_ino);
+  g_assert_cmpuint (st.st_uid, ==, geteuid ());
+  g_assert_cmpint (st.st_mode & 07777, ==, S_ISGID | 0750);
+  g_assert_false (g_file_test (root, G_FILE_TEST_EXISTS));
+  close (fd);
+  g_clear_pointer (&folder, g_free);
+  g_clear_pointer (&expected, g_free);
+
+  /* No pool: in the root, made with its parents. */
+  folder = tessera_pool_part_make_job_folder (NULL, root, &other, &fd, &error);
+  g_assert_no_error (error);
+  assert_job_identifier (other);
+  g_assert_cmpstr (other, !=, identifier);
+  expected = g_build_filename (root, other, NULL);
+  g_assert_cmpstr (folder, ==, expected);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & S_ISGID, ==, 0);
+  close (fd);
+  g_clear_pointer (&folder, g_free);
+  g_clear_pointer (&expected, g_free);
+  g_clear_pointer (&other, g_free);
+
+  /* A setgid, group-readable root: its group reads the folder. */
+  g_assert_cmpint (chmod (root, S_ISGID | 0750), ==, 0);
+  folder = tessera_pool_part_make_job_folder (NULL, root, &other, &fd, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, S_ISGID | 0750);
+  close (fd);
+  g_clear_pointer (&folder, g_free);
+  g_clear_pointer (&other, g_free);
+
+  /* runs/ a link: the root, nothing made through it. */
+  g_assert_cmpint (g_mkdir (linked, 0755), ==, 0);
+  g_assert_cmpint (symlink (tmp, linked_runs), ==, 0);
+  folder = tessera_pool_part_make_job_folder (linked, root, &other, &fd, &error);
+  g_assert_no_error (error);
+  expected = g_build_filename (root, other, NULL);
+  g_assert_cmpstr (folder, ==, expected);
+  close (fd);
+  g_clear_pointer (&folder, g_free);
+  g_clear_pointer (&other, g_free);
+
+  /* A root that cannot be made: the folder's path in the message. */
+  g_assert_cmpint (chmod (tmp, 0500), ==, 0);
+  if (access (tmp, W_OK) < 0)
+    {
+      g_autofree char *unmade = g_build_filename (tmp, "unmade", NULL);
+
+      g_assert_null (tessera_pool_part_make_job_folder (NULL, unmade, &other, &fd, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
+      g_assert_nonnull (strstr (error->message, unmade));
+      g_assert_null (other);
+      g_clear_error (&error);
+    }
+  g_assert_cmpint (chmod (tmp, 0700), ==, 0);
 
   test_remove_tree (tmp);
 }
@@ -260,6 +368,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/names", test_pool_part_names);
   g_test_add_func ("/pool-part/open", test_pool_part_open);
   g_test_add_func ("/pool-part/open-runs", test_pool_part_open_runs);
+  g_test_add_func ("/pool-part/make-job-folder", test_pool_part_make_job_folder);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);

@@ -52,7 +52,7 @@ tessera_config_free (TesseraConfig *self)
 char *
 tessera_config_dup_state_dir (void)
 {
-  return g_build_filename (g_get_user_state_dir (), "tessera", NULL);
+  return g_build_filename (g_get_user_state_dir (), TESSERA_STATE_FOLDER, NULL);
 }
 
 TesseraConfig *

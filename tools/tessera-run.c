@@ -29,24 +29,6 @@
 #include "tessera-tool.h"
 #include "tessera-child.h"
 
-/* The folder @name in @dir_fd, opened where it is (never through a
- * link), only if it is ours: in a group's runs/ a co-user may have put
- * a link or a folder of theirs there. -1 (EPERM) otherwise. */
-static int
-open_own_folder_at (int dir_fd, const char *name)
-{
-  struct stat st;
-  int fd = openat (dir_fd, name, FOLDER_FLAGS);
-
-  if (fd >= 0 && (fstat (fd, &st) < 0 || st.st_uid != geteuid ()))
-    {
-      close (fd);
-      errno = EPERM;
-      return -1;
-    }
-  return fd;
-}
-
 typedef struct
 {
   char *name;
@@ -55,22 +37,17 @@ typedef struct
   TesseraDynamicDependencyLock *lock;
 } Need;
 
-/* Makes the run's job folder: under TESSERA_JOB_FOLDERS when set, else in
- * the first pool's runs/UID (every judge of that pool probes our job lock
- * there; the first in a folder: an etcd pool judges by its leases), else,
- * when that cannot be had, in the state folder's jobs/. In a setgid,
- * group-readable folder it is
- * readable by that group too. In a pool's runs/UID, which a co-user may
- * try to swap, it is made through the descriptor of the runs/UID that was
- * checked, and its path must still lead to it. */
+/* Makes the run's job folder (tessera_pool_part_make_job_folder()):
+ * under TESSERA_JOB_FOLDERS when set, else in the first pool's runs/UID
+ * (every judge of that pool probes our job lock there; the first in a
+ * folder: an etcd pool judges by its leases), else, when that cannot be
+ * had, in the state folder's jobs/. */
 static char *
-dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier, int *folder_fd, GError **error)
+dup_job_folder (GPtrArray *needs, const char *state_dir, char **identifier, int *folder_fd, GError **error)
 {
   const char *setting = g_getenv ("TESSERA_JOB_FOLDERS");
+  const char *pool = NULL;
   g_autofree char *root = NULL;
-  g_autofree char *folder = NULL;
-  struct stat st, path_st;
-  int own_fd = -1, job_fd;
 
   if (setting != NULL && *setting != '\0')
     {
@@ -80,9 +57,9 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
                        _("TESSERA_JOB_FOLDERS must be an absolute path, not “%s”"), setting);
           return NULL;
         }
-      root = g_strdup (setting);
+      return tessera_pool_part_make_job_folder (NULL, setting, identifier, folder_fd, error);
     }
-  for (guint i = 0; root == NULL && i < needs->len; i++)
+  for (guint i = 0; i < needs->len; i++)
     {
       TesseraTrackedDynamicResource *resource = ((Need *) g_ptr_array_index (needs, i))->resource;
       g_autofree char *store = NULL;
@@ -90,59 +67,12 @@ dup_job_folder (GPtrArray *needs, const char *state_dir, const char *identifier,
       g_object_get (resource, "store", &store, NULL);
       if (store == NULL || g_str_equal (store, "folder"))
         {
-          /* POOL/runs/UID, where every judge of the pool can probe our
-           * job lock. */
-          own_fd = tessera_pool_part_open_runs (tessera_tracked_dynamic_resource_get_lock_folder (resource), &root);
+          pool = tessera_tracked_dynamic_resource_get_lock_folder (resource);
           break;
         }
     }
-  if (root == NULL)
-    root = g_build_filename (state_dir, TESSERA_JOB_STATE_FOLDER, NULL);
-  folder = g_build_filename (root, identifier, NULL);
-  if (own_fd < 0)
-    {
-      if (g_mkdir_with_parents (folder, 0750) < 0)
-        {
-          int saved = errno;
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
-                       folder, g_strerror (saved));
-          return NULL;
-        }
-      /* Whatever our umask, the group of a shared runs folder reads it. */
-      if (stat (root, &st) == 0 && (st.st_mode & (S_ISGID | S_IRGRP | S_IXGRP)) == (S_ISGID | S_IRGRP | S_IXGRP))
-        chmod (folder, S_ISGID | 0750);
-      /* From here the job's files go through this descriptor. */
-      if ((*folder_fd = open (folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-        {
-          int saved = errno;
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot open %s: %s"), folder,
-                       g_strerror (saved));
-          return NULL;
-        }
-      return g_steal_pointer (&folder);
-    }
-  if (mkdirat (own_fd, identifier, 0750) < 0 || (job_fd = open_own_folder_at (own_fd, identifier)) < 0)
-    {
-      int saved = errno;
-      close (own_fd);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot create the folder %s: %s"),
-                   folder, g_strerror (saved));
-      return NULL;
-    }
-  close (own_fd);
-  fchmod (job_fd, S_ISGID | 0750);
-  /* The files of the job are written by path from here: the path must
-   * lead to the folder just made, not to one a co-user swapped in. */
-  if (fstat (job_fd, &st) < 0 || lstat (folder, &path_st) < 0 || st.st_dev != path_st.st_dev ||
-      st.st_ino != path_st.st_ino)
-    {
-      close (job_fd);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                   _("The job folder %s was moved while it was made (a co-user of the pool?)"), folder);
-      return NULL;
-    }
-  *folder_fd = job_fd;
-  return g_steal_pointer (&folder);
+  root = g_build_filename (state_dir, TESSERA_JOB_STATE_FOLDER, NULL);
+  return tessera_pool_part_make_job_folder (pool, root, identifier, folder_fd, error);
 }
 
 static void
@@ -779,18 +709,14 @@ make_job (GPtrArray *needs, const char *job_name, const char *command, char **jo
 {
   g_autofree char *state_dir = tessera_config_dup_state_dir ();
   g_autofree char *task_id = job_task_id (job_name, command);
-  g_autofree char *identifier = g_strdup_printf ("%s-%d-%08x", g_get_host_name (), (int) getpid (),
-                                                 g_random_int ());
+  g_autofree char *identifier = NULL;
   g_autofree char *job_dir = NULL;
   g_autofree char *job_uri = NULL;
   g_autoptr(GError) error = NULL;
   TesseraJob *job;
   int job_dir_fd = -1;
 
-  for (char *p = identifier; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
-      *p = '-';
-  job_dir = dup_job_folder (needs, state_dir, identifier, &job_dir_fd, &error);
+  job_dir = dup_job_folder (needs, state_dir, &identifier, &job_dir_fd, &error);
   if (job_dir == NULL)
     {
       *status = fail (oserr_or (error, EXIT_IOERR), "%s", error->message);

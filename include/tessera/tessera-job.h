@@ -27,6 +27,16 @@ G_BEGIN_DECLS
 #define TESSERA_JOB_LOCKS_FILE "locks.json"
 
 /**
+ * TESSERA_STATE_FOLDER:
+ *
+ * The name of Tessera's state folder in the user's (`$XDG_STATE_HOME`,
+ * as `g_get_user_state_dir()` gives it): `tessera`. It holds the job
+ * folders made there (in `TESSERA_JOB_STATE_FOLDER`) and what the
+ * `tessera` command keeps of its own.
+ */
+#define TESSERA_STATE_FOLDER "tessera"
+
+/**
  * TESSERA_JOB_STATE_FOLDER:
  *
  * The folder, in Tessera's state folder (`$XDG_STATE_HOME/tessera`), that

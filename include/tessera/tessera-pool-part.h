@@ -90,6 +90,13 @@ int tessera_pool_part_open_runs         (const char      *pool,
                                          char           **path);
 
 TESSERA_AVAILABLE_IN_ALL
+char *tessera_pool_part_make_job_folder (const char      *pool,
+                                         const char      *root,
+                                         char           **identifier,
+                                         int             *folder_fd,
+                                         GError         **error);
+
+TESSERA_AVAILABLE_IN_ALL
 int tessera_pool_part_open_side_folder  (const char      *lock_folder,
                                          const char      *kind,
                                          gboolean         create);
