@@ -103,12 +103,26 @@ fail (int fd, int saved, GError **error, const char *path)
   return fail_creating (fd, saved, FALSE, error, path);
 }
 
+/* How the folder of stat @st is shared: the one rule of
+ * tessera_folder_path_get_sharing(). */
+static TesseraFolderSharing
+sharing_of (const struct stat *st)
+{
+  if (!(st->st_mode & S_IWGRP))
+    return TESSERA_FOLDER_SHARING_NONE;
+  if (st->st_mode & S_IWOTH)
+    return TESSERA_FOLDER_SHARING_EVERYONE;
+  if ((st->st_mode & (S_ISGID | S_ISVTX)) == (S_ISGID | S_ISVTX))
+    return TESSERA_FOLDER_SHARING_GROUP_PREPARED;
+  return TESSERA_FOLDER_SHARING_GROUP;
+}
+
 /* A folder that `tessera init --group` prepared: setgid, sticky,
  * writable by its group and not by everyone. */
 static gboolean
 is_group_pool (const struct stat *st)
 {
-  return (st->st_mode & (S_ISGID | S_ISVTX | S_IWGRP)) == (S_ISGID | S_ISVTX | S_IWGRP) && !(st->st_mode & S_IWOTH);
+  return sharing_of (st) == TESSERA_FOLDER_SHARING_GROUP_PREPARED;
 }
 
 gboolean
@@ -326,6 +340,36 @@ tessera_folder_path_may_make_folder (int          dir_fd,
   g_return_val_if_fail (dir_fd >= 0, FALSE);
   g_return_val_if_fail (dir_path != NULL && name != NULL, FALSE);
   return _tessera_may_make_folder_in (dir_fd, dir_path, name, error);
+}
+
+/**
+ * tessera_folder_path_get_sharing:
+ * @folder_fd: a folder of a pool (its own folder, the folder that holds
+ *   it, a resource's), opened
+ *
+ * How @folder_fd is shared with other users, from its mode: by no one,
+ * with its group and everyone, with its group only, or with its group
+ * as `tessera init --group` prepares a pool (setgid and sticky). A
+ * program that asks whether a pool is a group's asks it here, with the
+ * least [enum@Tessera.FolderSharing] its question needs: "is anything
+ * made here to be given to the group" (more than
+ * %TESSERA_FOLDER_SHARING_NONE), "does the folder's owner administer the
+ * pool" (%TESSERA_FOLDER_SHARING_GROUP or more), "may a member make
+ * folders here, are her files believed"
+ * (%TESSERA_FOLDER_SHARING_GROUP_PREPARED).
+ *
+ * Returns: how it is shared; %TESSERA_FOLDER_SHARING_NONE when it cannot
+ *   be told
+ */
+TesseraFolderSharing
+tessera_folder_path_get_sharing (int folder_fd)
+{
+  struct stat st;
+
+  g_return_val_if_fail (folder_fd >= 0, TESSERA_FOLDER_SHARING_NONE);
+  if (fstat (folder_fd, &st) < 0)
+    return TESSERA_FOLDER_SHARING_NONE;
+  return sharing_of (&st);
 }
 
 /**

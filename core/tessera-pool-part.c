@@ -150,9 +150,10 @@ tessera_pool_part_open_runs (const char  *pool,
 
   g_return_val_if_fail (pool != NULL, -1);
   pool_fd = tessera_folder_path_open (pool, NULL);
-  if (pool_fd < 0 || fstat (pool_fd, &st) < 0)
+  if (pool_fd < 0)
     goto out;
-  shared = (st.st_mode & S_IWGRP) != 0;
+  /* Group-writable, everyone's too: what is made here is the group's. */
+  shared = tessera_folder_path_get_sharing (pool_fd) != TESSERA_FOLDER_SHARING_NONE;
   /* A member makes no runs/ in a group's pool: its owner could move
    * anyone's job folder in it (init makes it). */
   if (fstatat (pool_fd, _TESSERA_POOL_RUNS, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&

@@ -1,7 +1,8 @@
 /* test-pool-part.c: the parts of a folder pool as a program or plugin
  * reaches them (tessera_pool_part_*()): their names and what a group's
- * pool makes of them, runs/UID, a run's job folder and a type's side
- * folder opened and made, and the group's modes given
+ * pool makes of them, how a folder is shared,
+ * runs/UID, a run's job folder and a type's side folder opened and made,
+ * and the group's modes given
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -219,6 +220,41 @@ test_pool_part_make_job_folder (void)
   test_remove_tree (tmp);
 }
 
+/* How a folder is shared, from the least to the most particular: the
+ * one rule every "is it a group's pool" asks. */
+static void
+test_pool_part_folder_sharing (void)
+{
+  static const struct
+  {
+    mode_t mode;
+    TesseraFolderSharing sharing;
+  } cases[] = {
+    { 0755, TESSERA_FOLDER_SHARING_NONE },
+    { 0757, TESSERA_FOLDER_SHARING_NONE },
+    { S_ISGID | S_ISVTX | 0755, TESSERA_FOLDER_SHARING_NONE },
+    { S_ISVTX | 0777, TESSERA_FOLDER_SHARING_EVERYONE },
+    { S_ISGID | S_ISVTX | 0777, TESSERA_FOLDER_SHARING_EVERYONE },
+    { 0775, TESSERA_FOLDER_SHARING_GROUP },
+    { S_ISGID | 0770, TESSERA_FOLDER_SHARING_GROUP },
+    { S_ISVTX | 0770, TESSERA_FOLDER_SHARING_GROUP },
+    { S_ISGID | S_ISVTX | 0770, TESSERA_FOLDER_SHARING_GROUP_PREPARED },
+    { S_ISGID | S_ISVTX | 0775, TESSERA_FOLDER_SHARING_GROUP_PREPARED },
+  };
+  g_autofree char *tmp = test_make_tmpdir ();
+  int fd = open (tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_assert_cmpint (fchmod (fd, cases[i].mode), ==, 0);
+      g_assert_cmpint (tessera_folder_path_get_sharing (fd), ==, cases[i].sharing);
+    }
+  g_assert_cmpint (fchmod (fd, 0700), ==, 0);
+  close (fd);
+  test_remove_tree (tmp);
+}
+
 /* A type's side folder: made when asked, opened after, never through a
  * link; the pool's own names and odd words refused. */
 static void
@@ -369,6 +405,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/open", test_pool_part_open);
   g_test_add_func ("/pool-part/open-runs", test_pool_part_open_runs);
   g_test_add_func ("/pool-part/make-job-folder", test_pool_part_make_job_folder);
+  g_test_add_func ("/pool-part/folder-sharing", test_pool_part_folder_sharing);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);

@@ -367,7 +367,8 @@ may_administer (TesseraConfig *config, const char *folder)
   parent = g_path_get_dirname (folder);
   if ((fd = tessera_folder_path_open (parent, NULL)) >= 0)
     {
-      gboolean group_pool = fstat (fd, &st) == 0 && (st.st_mode & S_IWGRP) && !(st.st_mode & S_IWOTH);
+      gboolean group_pool = tessera_folder_path_get_sharing (fd) >= TESSERA_FOLDER_SHARING_GROUP &&
+                            fstat (fd, &st) == 0;
 
       close (fd);
       if (group_pool)

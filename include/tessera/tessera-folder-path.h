@@ -24,6 +24,32 @@ G_BEGIN_DECLS
  */
 #define TESSERA_FOLDER_PATH_TEMPORARY_STALE_S 60
 
+/**
+ * TesseraFolderSharing:
+ * @TESSERA_FOLDER_SHARING_NONE: its group may not write in it: a private
+ *   folder
+ * @TESSERA_FOLDER_SHARING_EVERYONE: its group may write in it, and so
+ *   may everyone (as in `/tmp`)
+ * @TESSERA_FOLDER_SHARING_GROUP: its group may write in it, and no one
+ *   else: a group's folder
+ * @TESSERA_FOLDER_SHARING_GROUP_PREPARED: a group's folder as `tessera
+ *   init --group` prepares it: setgid and sticky too
+ *
+ * How a folder of a pool (a pool's folder, a resource's) is shared with
+ * other users, from the least to the most particular
+ * ([func@Tessera.folder_path_get_sharing]): what Tessera makes in a
+ * group-writable folder is given to its group; in a group's folder
+ * (%TESSERA_FOLDER_SHARING_GROUP or more) its owner administers the
+ * pool; in one that `tessera init --group` prepared, a member makes no
+ * folder and only root's and the owner's files are believed.
+ */
+typedef enum {
+  TESSERA_FOLDER_SHARING_NONE,
+  TESSERA_FOLDER_SHARING_EVERYONE,
+  TESSERA_FOLDER_SHARING_GROUP,
+  TESSERA_FOLDER_SHARING_GROUP_PREPARED,
+} TesseraFolderSharing;
+
 TESSERA_AVAILABLE_IN_ALL
 int tessera_folder_path_open (const char  *path,
                               GError     **error);
@@ -33,6 +59,9 @@ gboolean tessera_folder_path_may_make_folder (int          dir_fd,
                                               const char  *dir_path,
                                               const char  *name,
                                               GError     **error);
+
+TESSERA_AVAILABLE_IN_ALL
+TesseraFolderSharing tessera_folder_path_get_sharing (int folder_fd);
 
 TESSERA_AVAILABLE_IN_ALL
 gboolean tessera_folder_path_is_temporary_name (const char *name,
