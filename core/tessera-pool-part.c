@@ -302,6 +302,65 @@ tessera_pool_part_make_job_folder (const char  *pool,
   return g_steal_pointer (&folder);
 }
 
+/**
+ * tessera_pool_part_dup_holder_name:
+ * @entry: the name of a holder's or a waiter's entry: a lock file of
+ *   `jobs/` (`TASK@ID.json`), a waiting entry of `queue/`
+ *   (`TASK@ID.waiting`), or the last part of a holder's key in a pool
+ *   elsewhere (`TASK@ID`)
+ *
+ * The name of the holder (or waiter) whose entry @entry is, as a program
+ * shows it or gives it back ([method@Tessera.TrackedDynamicResource.remove_holder]):
+ * @entry without the end a pool gives it.
+ *
+ * Returns: (transfer full): its name (`TASK@ID`)
+ */
+char *
+tessera_pool_part_dup_holder_name (const char *entry)
+{
+  const char *suffix;
+
+  g_return_val_if_fail (entry != NULL, NULL);
+  suffix = g_str_has_suffix (entry, _TESSERA_POOL_QUEUE_WAITING) ? _TESSERA_POOL_QUEUE_WAITING
+                                                                  : TESSERA_LOCK_FILE_SUFFIX;
+  if (g_str_has_suffix (entry, suffix))
+    return g_strndup (entry, strlen (entry) - strlen (suffix));
+  return g_strdup (entry);
+}
+
+/**
+ * tessera_pool_part_get_holder_owner:
+ * @lock_folder: a folder pool's lock folder
+ * @name: a holder's name (`TASK@ID`)
+ *
+ * Who owns the lock file of the holder @name in the pool's `jobs/`, as
+ * it is there (never through a link), @lock_folder opened as
+ * [func@Tessera.folder_path_open] opens it: whose holding it is, whatever
+ * uid the file records (whoever may write in `jobs/` may write another's
+ * uid in a file of hers, but owns it all the same).
+ *
+ * Returns: the owner's uid, or -1 when there is no such file (or @name is
+ *   none: it has a `/`), or `jobs/` cannot be opened
+ */
+gint64
+tessera_pool_part_get_holder_owner (const char *lock_folder,
+                                    const char *name)
+{
+  g_autofree char *file = NULL;
+  struct stat st;
+  gint64 owner = -1;
+  int jobs_fd;
+
+  g_return_val_if_fail (lock_folder != NULL && name != NULL, -1);
+  if (strchr (name, '/') != NULL || (jobs_fd = tessera_pool_part_open (lock_folder, TESSERA_POOL_PART_JOBS)) < 0)
+    return -1;
+  file = g_strconcat (name, TESSERA_LOCK_FILE_SUFFIX, NULL);
+  if (fstatat (jobs_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    owner = st.st_uid;
+  close (jobs_fd);
+  return owner;
+}
+
 /* A side folder's kind: a short lower-case word, none of the pool's own
  * names. */
 static gboolean

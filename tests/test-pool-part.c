@@ -1,6 +1,6 @@
 /* test-pool-part.c: the parts of a folder pool as a program or plugin
  * reaches them (tessera_pool_part_*()): their names and what a group's
- * pool makes of them, how a folder is shared,
+ * pool makes of them, a holder's name and owner, how a folder is shared,
  * runs/UID, a run's job folder and a type's side folder opened and made,
  * and the group's modes given
  *
@@ -220,6 +220,55 @@ test_pool_part_make_job_folder (void)
   test_remove_tree (tmp);
 }
 
+/* A holder's name from its entry: a lock file's .json, a waiting
+ * entry's .waiting, nothing from an etcd key's name. */
+static void
+test_pool_part_holder_name (void)
+{
+  static const char *const cases[][2] = {
+    { "task@host-1-0badcafe.json", "task@host-1-0badcafe" },
+    { "task@host-1-0badcafe.waiting", "task@host-1-0badcafe" },
+    { "task@host-1-0badcafe", "task@host-1-0badcafe" },
+    { "task.waiting.json", "task.waiting" },
+    { ".json", "" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *name = tessera_pool_part_dup_holder_name (cases[i][0]);
+
+      g_assert_cmpstr (name, ==, cases[i][1]);
+    }
+}
+
+/* Whose a lock file in jobs/ is, as it is there: never through a link,
+ * -1 when there is none, no jobs/, or a name that leaves jobs/. */
+static void
+test_pool_part_holder_owner (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *jobs = g_build_filename (tmp, "jobs", NULL);
+  g_autofree char *file = g_build_filename (jobs, "task@1.json", NULL);
+  g_autofree char *linked = g_build_filename (jobs, "linked@1.json", NULL);
+  g_autofree char *outside = g_build_filename (tmp, "outside.json", NULL);
+
+  g_assert_cmpint (tessera_pool_part_get_holder_owner (tmp, "task@1"), ==, -1);
+  g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
+  g_assert_cmpint (tessera_pool_part_get_holder_owner (tmp, "task@1"), ==, -1);
+  g_assert_true (g_file_set_contents (file, "{}", -1, NULL));
+  g_assert_true (g_file_set_contents (outside, "{}", -1, NULL));
+  g_assert_cmpint (tessera_pool_part_get_holder_owner (tmp, "task@1"), ==, (gint64) geteuid ());
+  g_assert_cmpint (tessera_pool_part_get_holder_owner (tmp, "../outside"), ==, -1);
+  /* A link is the link's, never its target's: lchown makes it another
+   * user's where we may (root). */
+  g_assert_cmpint (symlink (file, linked), ==, 0);
+  if (geteuid () == 0 && lchown (linked, 1, (gid_t) -1) == 0)
+    g_assert_cmpint (tessera_pool_part_get_holder_owner (tmp, "linked@1"), ==, 1);
+  else
+    g_assert_cmpint (tessera_pool_part_get_holder_owner (tmp, "linked@1"), ==, (gint64) geteuid ());
+  test_remove_tree (tmp);
+}
+
 /* How a folder is shared, from the least to the most particular: the
  * one rule every "is it a group's pool" asks. */
 static void
@@ -405,6 +454,8 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/open", test_pool_part_open);
   g_test_add_func ("/pool-part/open-runs", test_pool_part_open_runs);
   g_test_add_func ("/pool-part/make-job-folder", test_pool_part_make_job_folder);
+  g_test_add_func ("/pool-part/holder-name", test_pool_part_holder_name);
+  g_test_add_func ("/pool-part/holder-owner", test_pool_part_holder_owner);
   g_test_add_func ("/pool-part/folder-sharing", test_pool_part_folder_sharing);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);

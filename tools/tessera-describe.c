@@ -98,9 +98,8 @@ holder_name (TesseraDynamicLockFile *lock_file)
 {
   g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
   /* A waiter within its patience has its entry as NAME.waiting. */
-  const char *suffix = g_str_has_suffix (base, ".waiting") ? ".waiting" : ".json";
-  g_autofree char *name = g_str_has_suffix (base, suffix) ? g_strndup (base, strlen (base) - strlen (suffix))
-                                                          : g_strdup (base);
+  g_autofree char *name = tessera_pool_part_dup_holder_name (base);
+
   return escape_name (name, FALSE);
 }
 

@@ -389,17 +389,14 @@ pool_owned_by (const char *folder)
   return folder != NULL ? folder : _("its configuration");
 }
 
-/* Whether the entry of @job in @folder's jobs/ (never followed) is
- * another user's; in a pool elsewhere (@folder NULL: etcd, whose keys
- * have no owner), whether @holder's process does not say it is ours (the
- * uid its spec records). */
+/* Whether the entry of @job in @folder's jobs/ is another user's
+ * (tessera_pool_part_get_holder_owner()); in a pool elsewhere (@folder
+ * NULL: etcd, whose keys have no owner), whether @holder's process does
+ * not say it is ours (the uid its spec records). */
 gboolean
 is_others_entry (const char *folder, const char *job, TesseraDynamicLockFile *holder)
 {
-  g_autofree char *file = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
-  struct stat st;
-  int jobs_fd;
-  gboolean others = FALSE;
+  gint64 owner;
 
   if (folder == NULL)
     {
@@ -407,9 +404,6 @@ is_others_entry (const char *folder, const char *job, TesseraDynamicLockFile *ho
 
       return holder != NULL && (process == NULL || tessera_process_get_uid (process) != (gint64) geteuid ());
     }
-  if (strchr (job, '/') != NULL || (jobs_fd = tessera_pool_part_open (folder, TESSERA_POOL_PART_JOBS)) < 0)
-    return FALSE;
-  others = fstatat (jobs_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != geteuid ();
-  close (jobs_fd);
-  return others;
+  owner = tessera_pool_part_get_holder_owner (folder, job);
+  return owner >= 0 && owner != (gint64) geteuid ();
 }

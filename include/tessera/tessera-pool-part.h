@@ -97,6 +97,13 @@ char *tessera_pool_part_make_job_folder (const char      *pool,
                                          GError         **error);
 
 TESSERA_AVAILABLE_IN_ALL
+char *tessera_pool_part_dup_holder_name (const char      *entry);
+
+TESSERA_AVAILABLE_IN_ALL
+gint64 tessera_pool_part_get_holder_owner (const char    *lock_folder,
+                                           const char    *name);
+
+TESSERA_AVAILABLE_IN_ALL
 int tessera_pool_part_open_side_folder  (const char      *lock_folder,
                                          const char      *kind,
                                          gboolean         create);
