@@ -237,14 +237,14 @@ typedef struct
 #define OWNER(s) TESSERA_TRACKED_DYNAMIC_RESOURCE ((s)->owner)
 #define OWNER_CLASS(s) TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS ((s)->owner)
 
-/* The core names a holder as a folder's jobs/ does (`TASK@ID.json`); its
- * key is `jobs/TASK@ID`. */
-#define SUFFIX ".json"
-
+/* The core names a holder as a folder's jobs/ does (`TASK@ID.json`,
+ * TESSERA_LOCK_FILE_SUFFIX); its key is `jobs/TASK@ID`. */
 static char *
 key_name (const char *name)
 {
-  return g_str_has_suffix (name, SUFFIX) ? g_strndup (name, strlen (name) - strlen (SUFFIX)) : g_strdup (name);
+  if (g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX))
+    return g_strndup (name, strlen (name) - strlen (TESSERA_LOCK_FILE_SUFFIX));
+  return g_strdup (name);
 }
 
 static void
@@ -440,7 +440,7 @@ apply_state (EtcdStore *self, TesseraEtcdPoolState *state, GBytes *informations_
   for (guint i = 0; i < state->holders->len; i++)
     {
       TesseraEtcdHolder *read = g_ptr_array_index (state->holders, i);
-      char *name = g_strconcat (read->name, SUFFIX, NULL);
+      char *name = g_strconcat (read->name, TESSERA_LOCK_FILE_SUFFIX, NULL);
       Holder *known = g_hash_table_lookup (self->holders, name);
 
       g_hash_table_add (seen, name);
@@ -806,7 +806,7 @@ static gboolean
 etcd_store_remove_holder (gpointer store, const char *job, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
-  g_autofree char *name = g_strconcat (job, SUFFIX, NULL);
+  g_autofree char *name = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
 
   if (!g_hash_table_contains (self->holders, name))
     {
@@ -846,7 +846,9 @@ static double
 etcd_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
 {
   EtcdStore *self = ETCD_STORE (store);
-  g_autofree char *full = g_str_has_suffix (name, SUFFIX) ? g_strdup (name) : g_strconcat (name, SUFFIX, NULL);
+  g_autofree char *full = g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX)
+                            ? g_strdup (name)
+                            : g_strconcat (name, TESSERA_LOCK_FILE_SUFFIX, NULL);
   Holder *holder = g_hash_table_lookup (self->holders, full);
   g_autoptr(GError) error = NULL;
   gpointer known;
