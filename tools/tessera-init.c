@@ -281,6 +281,7 @@ cmd_init (int argc, char **argv)
   guint prepared = 0;
   int status = 0;
   AUTO_FD int fd = -1;
+  AUTO_FD int parent_fd = -1;
   gboolean shared = TRUE;
 
   if (!parse (context, &argc, &argv, &status))
@@ -321,13 +322,16 @@ cmd_init (int argc, char **argv)
     if (fstat (fd, &st) < 0 || st.st_uid != geteuid ())
       return fail (EXIT_IOERR, _("%s belongs to another user: only its owner may prepare it"), pool);
   }
+  /* Only looked at (as stat would, following a link): its mode and group. */
+  parent_fd = open (parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (group != NULL)
     share_gid = gid;
-  else if (stat (parent, &parent_st) == 0 && (parent_st.st_mode & S_IWGRP))
-    /* In a group's folder, the pool is that group's, as Tessera makes
-     * everything it creates there. */
+  else if (parent_fd >= 0 && tessera_folder_path_get_sharing (parent_fd) != TESSERA_FOLDER_SHARING_NONE &&
+           fstat (parent_fd, &parent_st) == 0)
+    /* In a group-writable folder, the pool is that group's, as Tessera
+     * makes everything it creates there. */
     share_gid = parent_st.st_gid;
-  else if (fstat (fd, &pool_st) == 0 && (pool_st.st_mode & S_IWGRP))
+  else if (tessera_folder_path_get_sharing (fd) != TESSERA_FOLDER_SHARING_NONE && fstat (fd, &pool_st) == 0)
     share_gid = pool_st.st_gid;   /* a pool shared before stays so */
   if (share_gid >= 0)
     shared = share_folder (fd, pool, (gid_t) share_gid);
