@@ -326,8 +326,10 @@ struct _TesseraPoolStoreHolders
  *   has none for it, or it is gone. Thread lock held; may wait for the
  *   store.
  * @side_list: optional (with @side_put and @side_delete; %NULL: the
- *   store keeps no side entries, and a resource type keeps what it needs
- *   in its lock folder, as the mutex keeps `intents/` on a folder):
+ *   store keeps none of its own, and a resource with a lock folder keeps
+ *   them as files of its side folders, tessera-side-folder.c, as the
+ *   folder store does; the wait queue then keeps its waiting entries in
+ *   `queue/`):
  *   (transfer full): the side entries of kind @kind as last read (name →
  *   text), small JSON texts that a resource type keeps in the pool beside
  *   its holders (the mutex's intents), whose liveness is the store's

@@ -26,6 +26,7 @@
 #include "tessera-pause-point-private.h"
 #include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
+#include "tessera-side-folder-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-wait-queue-private.h"
 
@@ -1370,28 +1371,44 @@ check_side_entry (const char *kind, const char *name, GError **error)
   return FALSE;
 }
 
+/* Side entries kept as files of the lock folder's side folders
+ * (tessera-side-folder.c): the folder store's, and any store's that
+ * keeps none of its own, as a type kept them there before. Reached here,
+ * not through the store's class: the wait queue takes a class with
+ * side_list for one whose waiting entries are side entries
+ * (`waiting/NAME`), and a folder's are `queue/NAME.waiting`. */
+static gboolean
+in_side_folders (TesseraTrackedDynamicResource *self)
+{
+  return STORE_CLASS (self)->side_list == NULL && PRIV (self)->lock_folder != NULL;
+}
+
 /**
  * tessera_tracked_dynamic_resource_keeps_side_entries:
  * @self: a tracked resource
  *
  * Whether the store @self's pool lives in keeps side entries: small JSON
  * texts a resource type keeps in the pool beside its holders, which every
- * process of the pool sees, on every host, and which live no longer than
- * the process that wrote them (the mutex's intents). The etcd store keeps
- * them under the pool's key, on the process's lease; the folder store
- * keeps none, and a type keeps such files in its lock folder
- * ([method@Tessera.TrackedDynamicResource.get_lock_folder]), as the mutex
- * keeps `intents/`. Callable from any thread.
+ * process of the pool sees, and which live no longer than the process
+ * that wrote them (the mutex's intents). The etcd store keeps them under
+ * the pool's key, on the process's lease, seen on every host; the folder
+ * store as files `KIND/NAME.json` of its lock folder
+ * ([func@Tessera.pool_part_open_side_folder]), which a type gives a
+ * lifetime of its own (the mutex's intents say until when they count),
+ * and so does another store for a resource that has a lock folder. So
+ * a type reaches them the same way whatever the store. Callable from
+ * any thread.
  *
  * Returns: %TRUE when [method@Tessera.TrackedDynamicResource.list_side_entries]
- *   and its kin may be used
+ *   and its kin may be used: the pool is open, and its store keeps
+ *   them or it has a lock folder
  */
 gboolean
 tessera_tracked_dynamic_resource_keeps_side_entries (TesseraTrackedDynamicResource *self)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   return STORE (self) != NULL && PRIV (self)->opened &&
-         STORE_CLASS (self)->side_list != NULL;
+         (STORE_CLASS (self)->side_list != NULL || PRIV (self)->lock_folder != NULL);
 }
 
 /**
@@ -1402,11 +1419,13 @@ tessera_tracked_dynamic_resource_keeps_side_entries (TesseraTrackedDynamicResour
  *   "intents")
  *
  * The side entries of @kind as the pool was last read, read at the same
- * time as its holders: what another process wrote, as it wrote it (read
- * it as a hostile co-user's text). Call it from the type's virtual
+ * time as its holders (in a lock folder, under ipc.lock now): what
+ * another process wrote, as it wrote it (read it as a hostile co-user's
+ * text; in a lock folder, one that says nothing readable, too large or
+ * not text, has the empty text). Call it from the type's virtual
  * functions, the thread lock held
  * ([vfunc@Tessera.TrackedDynamicResource.is_available]); it does not
- * block.
+ * wait for another process (in a lock folder, it reads the files).
  *
  * Returns: (transfer full) (element-type utf8 utf8): each entry's name
  *   and text; empty when there are none, or when the store keeps none
@@ -1418,6 +1437,9 @@ tessera_tracked_dynamic_resource_list_side_entries (TesseraTrackedDynamicResourc
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   if (!tessera_tracked_dynamic_resource_keeps_side_entries (self) || !check_side_entry (kind, NULL, NULL))
     return g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  /* A writer's temporary file left in a side folder goes, unless we only look. */
+  if (in_side_folders (self))
+    return _tessera_side_folder_list (PRIV (self)->lock_folder, kind, !PRIV (self)->read_only);
   return STORE_CLASS (self)->side_list (STORE (self), kind);
 }
 
@@ -1432,10 +1454,12 @@ tessera_tracked_dynamic_resource_list_side_entries (TesseraTrackedDynamicResourc
  * Writes side entry @name of @kind, at once: every process of the pool
  * sees it from its next decision, and a decision of another process made
  * on the pool as it was before is made again. It lives no longer than
- * this process (on etcd, it is on the process's lease). Write it only
- * when it changes: every write wakes every waiter of the pool. Call it
- * from the type's virtual functions, the thread lock held; it waits for
- * the store.
+ * this process (on etcd, it is on the process's lease; in a lock folder,
+ * the file `KIND/NAME.json` stays until it is deleted: its text says
+ * until when it counts, and whose it is). Write it only when it changes:
+ * on etcd every write wakes every waiter of the pool. Call it from the
+ * type's virtual functions, the thread lock held; it waits for the
+ * store.
  *
  * Returns: %TRUE when written; %FALSE with @error set
  */
@@ -1456,6 +1480,8 @@ tessera_tracked_dynamic_resource_put_side_entry (TesseraTrackedDynamicResource  
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)));
       return FALSE;
     }
+  if (in_side_folders (self))
+    return _tessera_side_folder_put (PRIV (self)->lock_folder, kind, name, text, error);
   return STORE_CLASS (self)->side_put (STORE (self), kind, name, text, error);
 }
 
@@ -1473,7 +1499,9 @@ tessera_tracked_dynamic_resource_put_side_entry (TesseraTrackedDynamicResource  
  * mutex's intent, dropped by its
  * [vfunc@Tessera.TrackedDynamicResource.do_acquire]), and not at all
  * when no grant is written; from elsewhere (a request given up: no lock
- * held), at once. Callable from any thread.
+ * held), at once. In a lock folder it is deleted at once in either case:
+ * ipc.lock keeps every other process from deciding until the grant is
+ * written. Callable from any thread.
  *
  * Returns: %TRUE when deleted, or to be; %FALSE with @error set
  */
@@ -1488,6 +1516,8 @@ tessera_tracked_dynamic_resource_delete_side_entry (TesseraTrackedDynamicResourc
     return FALSE;
   if (!tessera_tracked_dynamic_resource_keeps_side_entries (self))
     return TRUE;
+  if (in_side_folders (self))
+    return _tessera_side_folder_delete (PRIV (self)->lock_folder, kind, name, error);
   return STORE_CLASS (self)->side_delete (STORE (self), kind, name, error);
 }
 
