@@ -4,19 +4,13 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
-#include <glib/gstdio.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "tessera-mutex.h"
 
 struct _TesseraMutexDependency
 {
   TesseraDynamicDependency parent_instance;
   gboolean shared;
-  char *intent;   /* intent file written while waiting, if any */
-  gboolean intent_in_store;  /* @intent names the store's entry instead */
+  char *intent;   /* the side entry of its intent, while it waits, if any */
   gboolean queued;  /* its last attempt reserved in the folder's queue */
 };
 
@@ -91,47 +85,31 @@ tessera_mutex_dependency_is_shared (TesseraMutexDependency *self)
 }
 
 void
-tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *intent, gboolean in_store)
+tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *intent)
 {
   if (g_strcmp0 (self->intent, intent) != 0)
     {
       g_free (self->intent);
       self->intent = g_strdup (intent);
     }
-  self->intent_in_store = in_store;
 }
 
 void
 tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self)
 {
-  if (self->intent != NULL && self->intent_in_store)
-    {
-      TesseraDynamicResource *resource = tessera_dynamic_dependency_get_resource (TESSERA_DYNAMIC_DEPENDENCY (self));
-      g_autoptr(GError) error = NULL;
+  TesseraDynamicResource *resource;
+  g_autoptr(GError) error = NULL;
 
-      /* During a decision, gone once its grant counts (see
-       * tessera_tracked_dynamic_resource_delete_side_entry()). */
-      if (resource != NULL &&
-          !tessera_tracked_dynamic_resource_delete_side_entry (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource),
-                                                              TESSERA_MUTEX_INTENTS, self->intent, &error))
-        g_debug ("Cannot delete the intent %s: %s", self->intent, error->message);
-      g_clear_pointer (&self->intent, g_free);
-    }
-  else if (self->intent != NULL)
-    {
-      /* In the real intents/ only (@intent is F/intents/NAME). */
-      g_autofree char *intents = g_path_get_dirname (self->intent);
-      g_autofree char *folder = g_path_get_dirname (intents);
-      g_autofree char *name = g_path_get_basename (self->intent);
-      int dir_fd = _tessera_mutex_open_intents (folder, FALSE);
-      struct stat st;
-
-      if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
-        unlinkat (dir_fd, name, 0);
-      if (dir_fd >= 0)
-        close (dir_fd);
-      g_clear_pointer (&self->intent, g_free);
-    }
+  if (self->intent == NULL)
+    return;
+  resource = tessera_dynamic_dependency_get_resource (TESSERA_DYNAMIC_DEPENDENCY (self));
+  /* During a decision, gone once its grant counts (see
+   * tessera_tracked_dynamic_resource_delete_side_entry()). */
+  if (resource != NULL &&
+      !tessera_tracked_dynamic_resource_delete_side_entry (TESSERA_TRACKED_DYNAMIC_RESOURCE (resource),
+                                                          TESSERA_MUTEX_INTENTS, self->intent, &error))
+    g_debug ("Cannot delete the intent %s: %s", self->intent, error->message);
+  g_clear_pointer (&self->intent, g_free);
 }
 
 /* Past its patience, a request reserves its mode in the folder's queue at

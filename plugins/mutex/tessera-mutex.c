@@ -1,18 +1,18 @@
 /* tessera-mutex.c: one exclusive holder, or any number of shared holders.
  *
  * Fairness to writers: an exclusive request that has to wait leaves an
- * intent file in F/intents/ (outside jobs/, so no peer counts it as a
- * holder). While a live intent of another job exists, new shared requests
- * wait too, so a stream of shared holders cannot starve an exclusive one.
- * An intent is removed when its request is granted or given up, when its
- * process is gone, or at the latest INTENT_LIFETIME seconds after its last
- * attempt (a waiter attempts again at least every poll interval).
- *
- * On a store that keeps side entries (etcd), intents are the pool's
- * `intents` entries instead, seen by every host, on their process's
- * lease; an intent is written again only when half its life is gone (a
- * write wakes every waiter), and the one dropped by a grant goes once
- * the grant's holder counts.
+ * intent, a side entry of its pool of kind "intents" (in a lock folder
+ * the file F/intents/NAME.json, outside jobs/, so no peer counts it as a
+ * holder; on etcd a key on its process's lease, seen by every host),
+ * reached the same way whatever the store. While a live intent of
+ * another job exists, new shared requests wait too, so a stream of
+ * shared holders cannot starve an exclusive one. An intent is removed
+ * when its request is granted or given up, when its process is gone, or
+ * at the latest INTENT_LIFETIME seconds after it was written; a waiter
+ * attempts again at least every poll interval and writes it again once
+ * half its life is gone (not at every attempt: on etcd a write wakes
+ * every waiter). The one dropped by a grant goes once the grant's holder
+ * counts.
  *
  * Past its patience, a waiter also reserves in the folder's queue, as
  * other types' waiters do: an exclusive one the whole mutex, a shared one
@@ -29,14 +29,9 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <glib/gi18n-lib.h>
-#include <glib/gstdio.h>
-#include <limits.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tessera-mutex.h"
@@ -91,32 +86,6 @@ unaccount_lock_file (TesseraTrackedDynamicResource *resource, TesseraDynamicLock
     TESSERA_MUTEX (resource)->exclusive--;
 }
 
-static char *
-intents_folder (TesseraMutex *self)
-{
-  return g_build_filename (tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)),
-                           TESSERA_MUTEX_INTENTS, NULL);
-}
-
-/* An intent: a small regular file (never a link, never waited on). */
-static JsonNode *
-read_intent (int dir_fd, const char *name)
-{
-  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  char buf[4096];
-  struct stat st;
-  ssize_t n = -1;
-
-  if (fd < 0)
-    return NULL;
-  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
-    n = read (fd, buf, sizeof buf);
-  close (fd);
-  if (n <= 0 || (gsize) n == sizeof buf)
-    return NULL;
-  return tessera_json_parse (buf, n, NULL);
-}
-
 /* Whether an intent (@node as read; NULL when it could not be) still
  * counts at @now: one without a plain number for "until", past it, or
  * whose process is dead, does not. */
@@ -138,19 +107,20 @@ intent_counts (JsonNode *node, gint64 now)
          tessera_process_check (process) != TESSERA_PROCESS_DEAD;
 }
 
-/* An intent of the store's as read: bounded as a file's is. */
+/* An intent as the pool keeps it: bounded as a file's always was (an
+ * empty text: one the store could not read). */
 static JsonNode *
-parse_stored_intent (const char *text)
+parse_intent (const char *text)
 {
   gsize length = strlen (text);
 
   return length > 0 && length < 4096 ? tessera_json_parse (text, (gssize) length, NULL) : NULL;
 }
 
-/* The store's intents: whether another job's exclusive request waits
- * (@own: ours, without ".json"); those that no longer count go. */
+/* Whether another job's exclusive request waits (@own: ours, a holder's
+ * name without ".json"); intents that no longer count go. */
 static gboolean
-exclusive_waiting_in_store (TesseraMutex *self, const char *own)
+exclusive_waiting (TesseraMutex *self, const char *own)
 {
   TesseraTrackedDynamicResource *resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (self);
   g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, TESSERA_MUTEX_INTENTS);
@@ -166,62 +136,12 @@ exclusive_waiting_in_store (TesseraMutex *self, const char *own)
 
       if (g_str_equal (name, own))
         continue;
-      node = parse_stored_intent (text);
+      node = parse_intent (text);
       if (intent_counts (node, now))
         waiting = TRUE;
       else
         tessera_tracked_dynamic_resource_delete_side_entry (resource, TESSERA_MUTEX_INTENTS, name, NULL);
     }
-  return waiting;
-}
-
-/* Whether another job's exclusive request waits; stale intents go. */
-static gboolean
-exclusive_waiting (TesseraMutex *self, const char *own_name)
-{
-  int dir_fd = _tessera_mutex_open_intents (tessera_tracked_dynamic_resource_get_lock_folder
-                                              (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)), FALSE);
-  int list_fd = dir_fd >= 0 ? dup (dir_fd) : -1;
-  DIR *dir = list_fd >= 0 ? fdopendir (list_fd) : NULL;
-  struct dirent *d;
-  gboolean waiting = FALSE;
-  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
-
-  if (dir == NULL)
-    {
-      if (list_fd >= 0)
-        close (list_fd);
-      if (dir_fd >= 0)
-        close (dir_fd);
-      return FALSE;
-    }
-  while (!waiting && (d = readdir (dir)) != NULL)
-    {
-      const char *name = d->d_name;
-      g_autoptr(JsonNode) node = NULL;
-      struct stat st;
-
-      /* Only regular files are ours to judge and remove. */
-      if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode))
-        continue;
-      if (!g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX) || g_strcmp0 (name, own_name) == 0)
-        {
-          /* An intent's temporary file, left by a writer killed before its
-           * rename: older than any intent could live, it goes. */
-          if (strstr (name, ".json.") != NULL && st.st_mtime < now - INTENT_LIFETIME)
-            unlinkat (dir_fd, name, 0);
-          continue;
-        }
-      node = read_intent (dir_fd, name);
-      if (!intent_counts (node, now))
-        {
-          unlinkat (dir_fd, name, 0);
-          continue;
-        }
-      waiting = TRUE;
-    }
-  closedir (dir);
-  close (dir_fd);
   return waiting;
 }
 
@@ -241,16 +161,16 @@ intent_text (TesseraMutexDependency *dependency)
   return json_to_string (node, FALSE);
 }
 
-/* The store's intent @own (without ".json"): written when it is missing
- * or half its life is gone, not at every attempt (every write wakes every
- * waiter of the pool, this one too). */
+/* Our intent @own (without ".json"): written when it is missing or half
+ * its life is gone, not at every attempt (on etcd every write wakes
+ * every waiter of the pool, this one too). */
 static void
-write_intent_in_store (TesseraMutex *self, TesseraMutexDependency *dependency, const char *own)
+write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char *own)
 {
   TesseraTrackedDynamicResource *resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (self);
   g_autoptr(GHashTable) intents = tessera_tracked_dynamic_resource_list_side_entries (resource, TESSERA_MUTEX_INTENTS);
   const char *known = g_hash_table_lookup (intents, own);
-  g_autoptr(JsonNode) node = known != NULL ? parse_stored_intent (known) : NULL;
+  g_autoptr(JsonNode) node = known != NULL ? parse_intent (known) : NULL;
   g_autofree char *text = NULL;
   g_autoptr(GError) error = NULL;
 
@@ -264,39 +184,7 @@ write_intent_in_store (TesseraMutex *self, TesseraMutexDependency *dependency, c
           return;
         }
     }
-  tessera_mutex_dependency_set_intent (dependency, own, TRUE);
-}
-
-static void
-write_intent (TesseraMutex *self, TesseraMutexDependency *dependency, const char *name)
-{
-  g_autofree char *folder = intents_folder (self);
-  g_autofree char *path = g_build_filename (folder, name, NULL);
-  g_autofree char *text = intent_text (dependency);
-  int dir_fd, fd = -1;
-  char tmp[PATH_MAX];
-  gboolean written;
-
-  dir_fd = _tessera_mutex_open_intents (tessera_tracked_dynamic_resource_get_lock_folder
-                                          (TESSERA_TRACKED_DYNAMIC_RESOURCE (self)), TRUE);
-  if (dir_fd < 0)
-    return;
-  /* A temporary file ("NAME.json.XXXXXX", what a sweep knows) and a
-   * rename, in the real folder: never written through a link. No fsync:
-   * an intent lives no longer than its process. */
-  for (int i = 0; i < 16 && fd < 0; i++)
-    {
-      g_snprintf (tmp, sizeof tmp, "%s.%06x", name, g_random_int () & 0xffffff);
-      fd = openat (dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    }
-  written = fd >= 0 && write (fd, text, strlen (text)) == (ssize_t) strlen (text);
-  if (fd >= 0)
-    close (fd);
-  if (written && renameat (dir_fd, tmp, dir_fd, name) == 0)
-    tessera_mutex_dependency_set_intent (dependency, path, FALSE);
-  else if (fd >= 0)
-    unlinkat (dir_fd, tmp, 0);
-  close (dir_fd);
+  tessera_mutex_dependency_set_intent (dependency, own);
 }
 
 static gboolean
@@ -305,25 +193,21 @@ is_available (TesseraTrackedDynamicResource *resource, TesseraDynamicDependency 
   TesseraMutex *self = TESSERA_MUTEX (resource);
   TesseraMutexDependency *dep = TESSERA_MUTEX_DEPENDENCY (dependency);
   g_autofree char *name = tessera_job_dup_lock_file_name (tessera_dynamic_dependency_get_target (dependency));
-  /* The store's entries are named as its holders are, without ".json". */
+  /* Side entries are named as holders are, without ".json". */
   g_autofree char *own = g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX)
                          ? g_strndup (name, strlen (name) - strlen (TESSERA_LOCK_FILE_SUFFIX))
                          : g_strdup (name);
-  gboolean in_store = tessera_tracked_dynamic_resource_keeps_side_entries (resource);
   gboolean queued = tessera_mutex_dependency_take_queued (dep);
 
   if (tessera_mutex_dependency_is_shared (dep))
     {
-      if (self->exclusive == 0 &&
-          (queued || !(in_store ? exclusive_waiting_in_store (self, own) : exclusive_waiting (self, name))))
+      if (self->exclusive == 0 && (queued || !exclusive_waiting (self, own)))
         return TRUE;
     }
   else if (self->exclusive == 0 && self->shared == 0)
     return TRUE;
-  else if (in_store)
-    write_intent_in_store (self, dep, own);
   else
-    write_intent (self, dep, name);
+    write_intent (self, dep, own);
   g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Mutex %s is held"),
                tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)));
   return FALSE;
@@ -415,7 +299,7 @@ prepare_pool (TesseraTrackedDynamicResource *resource, GError **error)
 
   if (folder == NULL)
     return TRUE;
-  fd = _tessera_mutex_open_intents (folder, TRUE);
+  fd = tessera_pool_part_open_side_folder (folder, TESSERA_MUTEX_INTENTS, TRUE);
   if (fd < 0)
     {
       int saved = errno;

@@ -27,27 +27,15 @@ void _tessera_mutex_lock_register (GTypeModule *module);
 
 gboolean tessera_mutex_lock_file_is_shared (TesseraMutexLockFile *self);
 gboolean tessera_mutex_dependency_is_shared (TesseraMutexDependency *self);
-/* The intent an exclusive request leaves while it waits: a file's path,
- * or (@in_store) the name of its resource's store's entry. */
-void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *intent,
-                                              gboolean in_store);
+/* The intent an exclusive request leaves while it waits: the name of its
+ * resource's side entry. */
+void     tessera_mutex_dependency_set_intent (TesseraMutexDependency *self, const char *intent);
 void     tessera_mutex_dependency_drop_intent (TesseraMutexDependency *self);
 void     tessera_mutex_dependency_set_queued (TesseraMutexDependency *self);
 gboolean tessera_mutex_dependency_take_queued (TesseraMutexDependency *self);
-/* The kind of the mutex's intents: its side folder F/intents/ on a
- * folder pool, its side entries intents/NAME on a store that keeps them
- * (etcd). The plugin spells it only here. */
+/* The kind of the mutex's intents, side entries of its pool (in a lock
+ * folder, its side folder F/intents/; on etcd, keys intents/NAME). The
+ * plugin spells it only here. */
 #define TESSERA_MUTEX_INTENTS "intents"
-
-/* F/intents/, where exclusive waiters leave their intents on a folder
- * pool: the resource reads and sweeps them, a dependency drops its own.
- * Core opens it (never through a link) and makes it with the pool's
- * sharing: -1 when it is missing, not a real folder, or the pool has no
- * folder. */
-static inline int
-_tessera_mutex_open_intents (const char *lock_folder, gboolean create)
-{
-  return tessera_pool_part_open_side_folder (lock_folder, TESSERA_MUTEX_INTENTS, create);
-}
 
 G_END_DECLS
