@@ -2,8 +2,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-dynamic-resource-private.h"
 #include "tessera-lock-folder-private.h"
-#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
 #include "tessera-registry-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"

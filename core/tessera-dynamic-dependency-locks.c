@@ -6,7 +6,6 @@
 #include "tessera-dynamic-resource-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-lock-private.h"
-#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
 #include "tessera-wait-queue-private.h"
 

@@ -6,7 +6,6 @@
 #include "tessera-dynamic-resource-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
-#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
 #include "tessera-wait-queue-private.h"
 
@@ -195,6 +194,17 @@ tessera_dynamic_dependency_create_lock (TesseraDynamicDependency  *self,
  *   %TESSERA_ERROR_TIMEOUT (also when @timeout is 0 and the resource is
  *   full), `G_IO_ERROR_CANCELLED`, or the error that made acquiring fail
  */
+/* Whether @resource's pool lives in a lock folder on a file system this
+ * kernel alone changes (_tessera_fs_is_local()), where a try of ipc.lock
+ * costs no round trip. */
+static gboolean
+in_a_local_folder (TesseraDynamicResource *resource)
+{
+  const char *folder = _tessera_dynamic_resource_get_pool_folder (resource);
+
+  return folder != NULL && _tessera_fs_is_local (folder);
+}
+
 /* The pause after @delay_us while ipc.lock keeps refusing, every try
  * since @busy_since (monotonic µs) refused: twice as long, up to 1 ms for
  * the first second where it is @quick (on a local file system, where a
@@ -320,7 +330,7 @@ _tessera_dynamic_dependency_lock_acquire_until (TesseraDynamicDependencyLock  *l
         }
       if (quick < 0)
         {
-          quick = _tessera_dynamic_resource_in_a_local_folder (resource);
+          quick = in_a_local_folder (resource);
           have_pollfd = g_cancellable_make_pollfd (cancellable, &pollfd);
         }
       delay_us = delay_us == 0 ? (quick ? 250 : 1000) : next_busy_delay_us (delay_us, busy_since, quick);
@@ -627,7 +637,7 @@ attempt (GTask *task)
       if (state->busy_since == 0)
         state->busy_since = g_get_monotonic_time ();
       if (state->ipc_quick < 0)
-        state->ipc_quick = _tessera_dynamic_resource_in_a_local_folder (resource);
+        state->ipc_quick = in_a_local_folder (resource);
       schedule_attempt (task, state->busy_delay_ms);
       state->busy_delay_ms = next_busy_delay_us (state->busy_delay_ms * 1000, state->busy_since,
                                                  state->ipc_quick) / 1000;

@@ -58,4 +58,16 @@ void _tessera_dynamic_resource_start_thread     (TesseraDynamicResource *self);
 /* The context of the resource's own poller, where its watches run. */
 GMainContext *_tessera_dynamic_resource_get_context (TesseraDynamicResource *self);
 
+/* Where its pool lives */
+/* The lock folder of a pool in the folder store (copied), set once by a
+ * tracked resource at its init; %NULL (the default): its pool is
+ * elsewhere (another store), or it has none. */
+void     _tessera_dynamic_resource_set_pool_folder  (TesseraDynamicResource *self,
+                                                     const char             *folder);
+/* Whether @self's pool lives in its folder (the folder store), the only
+ * place where holders are files and there is an ipc.lock. */
+gboolean _tessera_dynamic_resource_in_a_folder       (TesseraDynamicResource *self);
+/* (nullable): that lock folder, or %NULL. */
+const char *_tessera_dynamic_resource_get_pool_folder (TesseraDynamicResource *self);
+
 G_END_DECLS

@@ -52,6 +52,10 @@ typedef struct
   TesseraWatchStartFunc watch_start;
   TesseraWatchStartFunc wait_begin;
   gpointer watch_start_data;
+
+  /* The lock folder its pool lives in, when that is the folder store's
+   * (set once, at a tracked resource's init); NULL: none. */
+  char *pool_folder;
 } TesseraDynamicResourcePrivate;
 
 /* How long a resource nobody waits on keeps its polling interval. */
@@ -110,6 +114,7 @@ tessera_dynamic_resource_finalize (GObject *object)
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
   g_free (priv->name);
+  g_free (priv->pool_folder);
   g_list_free_full (priv->wakers, waker_unref);
   drop_poll_timer (priv);
   g_clear_pointer (&priv->poller, _tessera_poller_unref);
@@ -371,6 +376,33 @@ _tessera_dynamic_resource_set_polling (TesseraDynamicResource *self,
   g_mutex_lock (&priv->mutex);
   priv->no_polling = !polling;
   g_mutex_unlock (&priv->mutex);
+}
+
+void
+_tessera_dynamic_resource_set_pool_folder (TesseraDynamicResource *self,
+                                           const char             *folder)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  g_free (priv->pool_folder);
+  priv->pool_folder = g_strdup (folder);
+}
+
+/* Only there are its holders files of a path, and is there an ipc.lock. */
+gboolean
+_tessera_dynamic_resource_in_a_folder (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  return priv->pool_folder != NULL;
+}
+
+const char *
+_tessera_dynamic_resource_get_pool_folder (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  return priv->pool_folder;
 }
 
 static gboolean poll_tick (gpointer data);

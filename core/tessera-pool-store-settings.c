@@ -10,7 +10,6 @@
  * the store the rest. A setting the chosen store does not read is
  * refused rather than ignored. */
 #include "tessera-pool-store-private.h"
-#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
 
 /* In property order: index i is property first_id + i. */
@@ -226,28 +225,4 @@ _tessera_pool_store_settings_check_folder (const TesseraPoolStoreSettings *setti
       *folder = g_canonicalize_filename (relative, NULL);
     }
   return TRUE;
-}
-
-/* Whether @resource's pool lives in its folder (the folder store): only
- * there are its holders files of a path, and is there an ipc.lock. */
-gboolean
-_tessera_dynamic_resource_in_a_folder (TesseraDynamicResource *resource)
-{
-  g_autofree char *store = NULL;
-
-  if (!TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource))
-    return FALSE;
-  g_object_get (resource, "store", &store, NULL);
-  return store == NULL || g_str_equal (store, "folder");
-}
-
-gboolean
-_tessera_dynamic_resource_in_a_local_folder (TesseraDynamicResource *resource)
-{
-  g_autofree char *folder = NULL;
-
-  if (!_tessera_dynamic_resource_in_a_folder (resource))
-    return FALSE;
-  g_object_get (resource, "lock-folder", &folder, NULL);
-  return folder != NULL && _tessera_fs_is_local (folder);
 }

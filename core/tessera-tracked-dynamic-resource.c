@@ -24,7 +24,6 @@
 #include "tessera-job-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
-#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
 #include "tessera-side-folder-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
@@ -561,6 +560,9 @@ tessera_tracked_dynamic_resource_initable_init_impl (GInitable     *initable,
     return FALSE;
   if (!_tessera_pool_store_settings_check_folder (&priv->store, &priv->lock_folder, error))
     return FALSE;
+  /* What the dependencies and the queue ask of where the pool lives. */
+  if (!_tessera_pool_store_settings_elsewhere (&priv->store))
+    _tessera_dynamic_resource_set_pool_folder (TESSERA_DYNAMIC_RESOURCE (self), priv->lock_folder);
   if (priv->audit != NULL && !g_str_equal (priv->audit, "auto") && !g_str_equal (priv->audit, "on") &&
       !g_str_equal (priv->audit, "off"))
     {

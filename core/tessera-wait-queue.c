@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-dynamic-lock-file-private.h"
+#include "tessera-dynamic-resource-private.h"
 #include "tessera-folder-io-private.h"
 #include "tessera-folder-path-private.h"
 #include "tessera-holder-monitor-private.h"
@@ -10,7 +11,6 @@
 #include "tessera-json-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-pool-store-private.h"
-#include "tessera-pool-store-settings-private.h"
 #include "tessera-private.h"
 #include "tessera-verdict-private.h"
 #include "tessera-wait-queue-private.h"
