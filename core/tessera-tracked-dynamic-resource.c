@@ -788,7 +788,8 @@ decide_locked (TesseraTrackedDynamicResource  *self,
   refresh_locked (self, FALSE);
   if (!HOLDERS (self)->check_usable (TABLE (self), error))
     return FALSE;
-  queue = _tessera_wait_queue_read (priv->patience, STORE (self), dependency, name, tessera_job_get_job_uri (job));
+  queue = _tessera_wait_queue_read (self, KLASS (self), priv->patience, STORE (self), dependency, name,
+                                    tessera_job_get_job_uri (job));
 
   lock_file = HOLDERS (self)->get (TABLE (self), name);
   if (lock_file != NULL && tessera_dynamic_lock_file_is_valid (lock_file))
@@ -798,8 +799,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
                    name, resource_name (self));
       return FALSE;
     }
-  if (!_tessera_wait_queue_decide (self, queue, dependency, STORE (self),
-                                   resource_name (self), error))
+  if (!_tessera_wait_queue_decide (queue, dependency, resource_name (self), error))
     return FALSE;
   if (!tessera_job_hold (job, error) || !STORE (self)->klass->liveness->renew (STORE (self)->proof, error) ||
       !KLASS (self)->do_acquire (self, dependency, error))
@@ -813,7 +813,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
       return FALSE;
     }
   *token = STORE_CLASS (self)->get_token (STORE (self));
-  _tessera_wait_queue_after_attempt (self, queue, dependency, TRUE, FALSE);
+  _tessera_wait_queue_after_attempt (queue, dependency, TRUE, FALSE);
   STORE (self)->klass->liveness->hold (STORE (self)->proof);
   g_debug ("Acquired %s for %s", resource_name (self), name);
   return TRUE;

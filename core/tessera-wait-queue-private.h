@@ -25,24 +25,27 @@ gint64   _tessera_wait_wake_time              (TesseraDynamicDependency      *de
 /* Begins a wait on each; freeing the array ends them. */
 GPtrArray *_tessera_wait_begin_all            (TesseraDynamicDependency     **dependencies,
                                                guint                          n_dependencies);
-/* @store: the pool's, which keeps the queue (a folder's queue/, etcd
- * keys) and the resource's min-age that judges its entries; a
+/* @resource: the resource deciding, with @klass, its type's class,
+ * which the view calls to count the reservations (account_lock_file…,
+ * is_available) and to say what its waiter asks for; both outlive the
+ * view. @store: the pool's, which keeps the queue (a folder's queue/,
+ * etcd keys) and the resource's min-age that judges its entries; a
  * reservation of a host whose lease expired is dropped, like its
  * holdings. */
 struct _TesseraPoolStore;
-TesseraWaitQueueView *_tessera_wait_queue_read (double                        patience,
-                                               struct _TesseraPoolStore     *store,
-                                               TesseraDynamicDependency     *dependency,
-                                               const char                   *own_name,
-                                               const char                   *job_uri);
-gboolean _tessera_wait_queue_decide          (TesseraTrackedDynamicResource  *self,
-                                               TesseraWaitQueueView           *view,
+TesseraWaitQueueView *_tessera_wait_queue_read (TesseraTrackedDynamicResource      *resource,
+                                               TesseraTrackedDynamicResourceClass *klass,
+                                               double                              patience,
+                                               struct _TesseraPoolStore           *store,
+                                               TesseraDynamicDependency           *dependency,
+                                               const char                         *own_name,
+                                               const char                         *job_uri);
+/* @name: the resource's, for messages. */
+gboolean _tessera_wait_queue_decide          (TesseraWaitQueueView           *view,
                                                TesseraDynamicDependency       *dependency,
-                                               struct _TesseraPoolStore       *store,
                                                const char                     *name,
                                                GError                        **error);
-void     _tessera_wait_queue_after_attempt    (TesseraTrackedDynamicResource *self,
-                                               TesseraWaitQueueView          *view,
+void     _tessera_wait_queue_after_attempt    (TesseraWaitQueueView          *view,
                                                TesseraDynamicDependency      *dependency,
                                                gboolean                       acquired,
                                                gboolean                       full);

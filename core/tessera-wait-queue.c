@@ -108,6 +108,11 @@ typedef struct
 
 struct _TesseraWaitQueueView
 {
+  /* The resource deciding, and its type's class: what counts the
+   * reservations and says what a waiter asks for (given by the resource,
+   * which makes the view). */
+  TesseraTrackedDynamicResource *resource;
+  TesseraTrackedDynamicResourceClass *klass;
   TesseraPoolStore *store;
   char *own_name;
   char *job_uri;      /* of the waiting job, written into its entry */
@@ -349,15 +354,19 @@ waiter_is_alive (TesseraDynamicLockFile *lock_file, const char *path, const stru
 
 /* Reads the queue through @store. Thread lock and ipc.lock held. */
 TesseraWaitQueueView *
-_tessera_wait_queue_read (double                    patience,
-                          TesseraPoolStore         *store,
-                          TesseraDynamicDependency *dependency,
-                          const char               *own_name,
-                          const char               *job_uri)
+_tessera_wait_queue_read (TesseraTrackedDynamicResource      *resource,
+                          TesseraTrackedDynamicResourceClass *klass,
+                          double                              patience,
+                          TesseraPoolStore                   *store,
+                          TesseraDynamicDependency           *dependency,
+                          const char                         *own_name,
+                          const char                         *job_uri)
 {
   TesseraWaitQueueView *view = g_new0 (TesseraWaitQueueView, 1);
   WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
 
+  view->resource = resource;
+  view->klass = klass;
   view->store = store;
   view->own_name = g_strdup (own_name);
   view->job_uri = g_strdup (job_uri);
@@ -621,11 +630,11 @@ _tessera_wait_queue_never_served (TesseraDynamicLockFile *entry,
  * counting them. Thread lock and ipc.lock held; the plugin's own
  * account/unaccount do it, so resource types need nothing more. */
 static void
-_tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
-                             TesseraWaitQueueView          *view,
-                             gboolean                       account)
+_tessera_wait_queue_account (TesseraWaitQueueView *view,
+                             gboolean              account)
 {
-  TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
+  TesseraTrackedDynamicResource *self = view->resource;
+  TesseraTrackedDynamicResourceClass *klass = view->klass;
   gint64 capacity, free_units;
 
   if (account == view->accounted)
@@ -650,23 +659,22 @@ _tessera_wait_queue_account (TesseraTrackedDynamicResource *self,
  * FALSE with @error, TESSERA_ERROR_UNAVAILABLE when full. Both locks
  * held. */
 gboolean
-_tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
-                            TesseraWaitQueueView           *view,
-                            TesseraDynamicDependency       *dependency,
-                            TesseraPoolStore               *store,
-                            const char                     *name,
-                            GError                        **error)
+_tessera_wait_queue_decide (TesseraWaitQueueView      *view,
+                            TesseraDynamicDependency  *dependency,
+                            const char                *name,
+                            GError                   **error)
 {
+  TesseraPoolStore *store = view->store;
   g_autoptr(GError) local = NULL;
   gboolean available;
 
   do
     {
       g_clear_error (&local);
-      _tessera_wait_queue_account (self, view, TRUE);
+      _tessera_wait_queue_account (view, TRUE);
       available = store->klass->holders->get_whole (store->holder_table) == 0 &&
-                  TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->is_available (self, dependency, &local);
-      _tessera_wait_queue_account (self, view, FALSE);
+                  view->klass->is_available (view->resource, dependency, &local);
+      _tessera_wait_queue_account (view, FALSE);
       if (available)
         return TRUE;
     }
@@ -676,7 +684,7 @@ _tessera_wait_queue_decide (TesseraTrackedDynamicResource  *self,
   if (local == NULL)
     local = g_error_new (TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE, _("Resource %s is not available"),
                          name);
-  _tessera_wait_queue_after_attempt (self, view, dependency, FALSE,
+  _tessera_wait_queue_after_attempt (view, dependency, FALSE,
                                      g_error_matches (local, TESSERA_ERROR, TESSERA_ERROR_UNAVAILABLE));
   g_propagate_error (error, g_steal_pointer (&local));
   return FALSE;
@@ -747,12 +755,12 @@ const TesseraPoolStoreQueue _tessera_wait_queue_folder = {
 
 /* The JSON of our entry, reserving or not as @state says. */
 static char *
-entry_text (TesseraTrackedDynamicResource *self,
-            TesseraWaitQueueView          *view,
-            TesseraDynamicDependency      *dependency,
-            WaitState                     *state)
+entry_text (TesseraWaitQueueView     *view,
+            TesseraDynamicDependency *dependency,
+            WaitState                *state)
 {
-  TesseraTrackedDynamicResourceClass *klass = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self);
+  TesseraTrackedDynamicResource *self = view->resource;
+  TesseraTrackedDynamicResourceClass *klass = view->klass;
   g_autoptr(TesseraProcess) process = tessera_process_new_self ();
   g_autoptr(JsonGenerator) generator = json_generator_new ();
   g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
@@ -789,14 +797,13 @@ entry_text (TesseraTrackedDynamicResource *self,
 }
 
 static gboolean
-write_entry (TesseraTrackedDynamicResource *self,
-             TesseraWaitQueueView          *view,
-             TesseraDynamicDependency      *dependency,
-             WaitState                     *state,
-             char                         **location,
-             GError                       **error)
+write_entry (TesseraWaitQueueView      *view,
+             TesseraDynamicDependency  *dependency,
+             WaitState                 *state,
+             char                     **location,
+             GError                   **error)
 {
-  g_autofree char *text = entry_text (self, view, dependency, state);
+  g_autofree char *text = entry_text (view, dependency, state);
 
   return view->store->klass->queue->put (view->store, view->own_name, text, view->own_found, &state->ticket, location,
                                         error);
@@ -820,13 +827,12 @@ waiting_side_name (const char *own_name)
  * judges elsewhere see it renewed. Thread lock and ipc.lock held. A
  * failure costs only the view. */
 static void
-write_waiting (TesseraTrackedDynamicResource *self,
-               TesseraWaitQueueView          *view,
-               TesseraDynamicDependency      *dependency,
-               WaitState                     *state)
+write_waiting (TesseraWaitQueueView     *view,
+               TesseraDynamicDependency *dependency,
+               WaitState                *state)
 {
-  TesseraDynamicResource *resource = TESSERA_DYNAMIC_RESOURCE (self);
-  g_autofree char *lock_folder = NULL;
+  TesseraDynamicResource *resource = TESSERA_DYNAMIC_RESOURCE (view->resource);
+  const char *lock_folder;
   g_autofree char *name = NULL;
   g_autofree char *text = NULL;
   g_autofree char *location = NULL;
@@ -843,7 +849,7 @@ write_waiting (TesseraTrackedDynamicResource *self,
       if (state->waiting_store != NULL && state->waiting_store != view->store)
         return;
       name = waiting_side_name (view->own_name);
-      text = entry_text (self, view, dependency, state);
+      text = entry_text (view, dependency, state);
       if (!view->store->klass->side_put (view->store, WAITING_KIND, name, text, &error))
         {
           g_debug ("Cannot write waiting entry %s: %s", name, error->message);
@@ -857,9 +863,7 @@ write_waiting (TesseraTrackedDynamicResource *self,
       state->waiting_live = TRUE;
       return;
     }
-  if (!_tessera_dynamic_resource_in_a_folder (resource))
-    return;
-  g_object_get (self, "lock-folder", &lock_folder, NULL);
+  lock_folder = _tessera_dynamic_resource_get_pool_folder (resource);
   if (lock_folder == NULL)
     return;
   if (state->waiting == NULL)
@@ -869,7 +873,7 @@ write_waiting (TesseraTrackedDynamicResource *self,
          ? g_strdup_printf ("%.*s" WAITING_SUFFIX, (int) (strlen (view->own_name) - strlen (TESSERA_LOCK_FILE_SUFFIX)),
                             view->own_name)
          : g_strconcat (view->own_name, WAITING_SUFFIX, NULL);
-  text = entry_text (self, view, dependency, state);
+  text = entry_text (view, dependency, state);
   if (!put_folder_entry (lock_folder, name, text, &location, &error))
     g_debug ("Cannot write waiting entry %s: %s", name, error->message);
   else
@@ -886,12 +890,12 @@ write_waiting (TesseraTrackedDynamicResource *self,
  * once that is over while the resource is merely full (not while its
  * request exceeds the whole capacity), and leaves at success. */
 void
-_tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
-                                   TesseraWaitQueueView          *view,
-                                   TesseraDynamicDependency      *dependency,
-                                   gboolean                       acquired,
-                                   gboolean                       full)
+_tessera_wait_queue_after_attempt (TesseraWaitQueueView     *view,
+                                   TesseraDynamicDependency *dependency,
+                                   gboolean                  acquired,
+                                   gboolean                  full)
 {
+  TesseraTrackedDynamicResource *self = view->resource;
   WaitState *state = g_object_get_qdata (G_OBJECT (dependency), wait_state_quark ());
   g_autofree char *location = NULL;
   g_autoptr(GError) error = NULL;
@@ -913,7 +917,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
   /* A type that cannot say what a waiter needs reserves nothing; its
    * waiter is shown all the same (it waits), and its patience wakes
    * nothing. */
-  state->never_reserves = TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (self)->get_wait_information == NULL;
+  state->never_reserves = view->klass->get_wait_information == NULL;
 
   now = g_get_monotonic_time ();
   state->last = now;
@@ -932,7 +936,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       delete_own (state);
       state->ticket = 0;
       state->reserve = FALSE;
-      write_waiting (self, view, dependency, state);
+      write_waiting (view, dependency, state);
       return;
     }
   if (state->ticket == 0)
@@ -947,7 +951,7 @@ _tessera_wait_queue_after_attempt (TesseraTrackedDynamicResource *self,
       state->store = view->store;
     }
   g_return_if_fail (state->store == view->store);
-  if (!write_entry (self, view, dependency, state, &location, &error))
+  if (!write_entry (view, dependency, state, &location, &error))
     {
       if (!state->warned)
         g_warning (_("Cannot queue for %s: %s"), tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self))
