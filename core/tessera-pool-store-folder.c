@@ -13,28 +13,26 @@
  *   folder store -> resource informations -> lock folder
  *   folder store -> watch box (the poller-thread sources' way back)
  *
- * Upward only through the resource type's class (its accounting and
- * informations.json: the cache's calls, filled here, and the
- * informations' apply), TesseraPoolStoreHost (the view's thread lock)
- * and the poller-thread sources (inotify, pidfd), which reach the
- * resource through a TesseraWatchBox (on_inotify_ready, on_holder_exited
- * here). */
+ * Upward only through the resource type's class, given at open (its
+ * accounting and informations.json: the cache's calls, filled here, and
+ * the informations' apply), TesseraPoolStoreOwner (the resource's thread
+ * lock, its audit of reclaims) and the poller-thread sources (inotify,
+ * pidfd), which reach the resource through a TesseraWatchBox
+ * (on_inotify_ready, on_holder_exited here). */
 #include "tessera-dynamic-resource-private.h"
 #include "tessera-environment-private.h"
 #include "tessera-file-warnings-private.h"
 #include "tessera-holder-monitor-private.h"
 #include "tessera-pool-store-private.h"
 #include "tessera-private.h"
-#include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-watch-box-private.h"
 
 typedef struct
 {
   TesseraPoolStore parent;
 
-  TesseraDynamicResource *owner;   /* not referenced: it owns the view, which owns the store */
-  const TesseraPoolStoreHost *host;
-  gpointer view;
+  TesseraTrackedDynamicResource *owner;   /* not referenced: it owns the store */
+  const TesseraPoolStoreOwner *owner_calls;
 
   TesseraLockFolder *folder;       /* NULL until opened */
   TesseraLockFileCache *cache;
@@ -54,9 +52,10 @@ typedef struct
 } TesseraPoolStoreFolder;
 
 #define FOLDER_STORE(s) ((TesseraPoolStoreFolder *) (s))
-/* The resource served, and its type's virtual functions. */
-#define OWNER(s) TESSERA_TRACKED_DYNAMIC_RESOURCE ((s)->owner)
-#define OWNER_CLASS(s) TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS ((s)->owner)
+/* The resource served, as a dynamic resource (its waiting and poller),
+ * and its type's virtual functions. */
+#define OWNER_BASE(s) TESSERA_DYNAMIC_RESOURCE ((s)->owner)
+#define OWNER_CLASS(s) ((s)->parent.owner_class)
 
 /* When watching starts. Its cost is paid once: a thread, and an inotify
  * instance whose closing waits for an RCU grace period of the kernel
@@ -78,13 +77,13 @@ typedef struct
 static void
 cache_account (gpointer store, TesseraDynamicLockFile *lock_file)
 {
-  OWNER_CLASS (FOLDER_STORE (store))->account_lock_file (OWNER (FOLDER_STORE (store)), lock_file);
+  OWNER_CLASS (FOLDER_STORE (store))->account_lock_file (FOLDER_STORE (store)->owner, lock_file);
 }
 
 static void
 cache_unaccount (gpointer store, TesseraDynamicLockFile *lock_file)
 {
-  OWNER_CLASS (FOLDER_STORE (store))->unaccount_lock_file (OWNER (FOLDER_STORE (store)), lock_file);
+  OWNER_CLASS (FOLDER_STORE (store))->unaccount_lock_file (FOLDER_STORE (store)->owner, lock_file);
 }
 
 static const char *
@@ -97,7 +96,7 @@ static void
 cache_reclaimed (gpointer store, const char *name, TesseraDynamicLockFile *lock_file, const char *reason,
                  gboolean left)
 {
-  _tessera_tracked_dynamic_resource_audit_reclaim (OWNER (FOLDER_STORE (store)), name, lock_file, reason, left);
+  FOLDER_STORE (store)->owner_calls->audit_reclaim (FOLDER_STORE (store)->owner, name, lock_file, reason, left);
 }
 
 static const TesseraLockFileCacheCalls cache_calls = {
@@ -106,9 +105,10 @@ static const TesseraLockFileCacheCalls cache_calls = {
 
 /* The informations' apply: the resource type's. */
 static gboolean
-apply_informations (gpointer owner, JsonNode *informations, GError **error)
+apply_informations (gpointer store, JsonNode *informations, GError **error)
 {
-  return TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS (owner)->handle_information_change (owner, informations, error);
+  return OWNER_CLASS (FOLDER_STORE (store))->handle_information_change (FOLDER_STORE (store)->owner, informations,
+                                                                        error);
 }
 
 static void
@@ -174,7 +174,7 @@ folder_store_commit (TesseraPoolStore *store, GError **error)
 static GMainContext *
 poller_context (TesseraPoolStoreFolder *self)
 {
-  return _tessera_dynamic_resource_get_context (self->owner);
+  return _tessera_dynamic_resource_get_context (OWNER_BASE (self));
 }
 
 /* The owner's store, with a reference on the owner (so on the store)
@@ -192,7 +192,7 @@ static gboolean
 check_informations_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock)
 {
   gboolean changed = _tessera_resource_informations_check (self->informations, self->parent.name,
-                                                           apply_informations, self->owner, under_ipc_lock);
+                                                           apply_informations, self, under_ipc_lock);
   double lease = _tessera_resource_informations_get_host_lease (self->informations, self->parent.name);
   TesseraHostLease *host_lease = _tessera_holder_monitor_get_lease (self->holders);
 
@@ -202,7 +202,7 @@ check_informations_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock
       _tessera_host_lease_set_time (host_lease, lease);
       _tessera_resource_informations_set_required (self->informations, TESSERA_POOL_PROTOCOL_LEASE);
       if (!self->parent.read_only)
-        _tessera_dynamic_resource_start_thread (self->owner);
+        _tessera_dynamic_resource_start_thread (OWNER_BASE (self));
     }
   return changed;
 }
@@ -229,13 +229,13 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
 
   if (self == NULL)
     return G_SOURCE_REMOVE;
-  self->host->lock_thread (self->view);
+  self->owner_calls->lock_thread (self->owner);
   relevant = drain_locked (self, FALSE);
   /* Nobody here to wake: later events are read by a drain every few
    * seconds, until a wait begins (on_wait_begin); decisions read them. */
   if (!_tessera_dynamic_resource_has_waiters (owner))
     _tessera_folder_monitor_set_polled (self->monitor, FALSE);
-  self->host->unlock_thread (self->view);
+  self->owner_calls->unlock_thread (self->owner);
   if (relevant)
     tessera_dynamic_resource_notify_changed (owner);
   return G_SOURCE_CONTINUE;
@@ -250,9 +250,9 @@ on_holder_exited (gpointer data, GPid pid, guint64 serial)
 
   if (self == NULL)
     return;
-  self->host->lock_thread (self->view);
+  self->owner_calls->lock_thread (self->owner);
   _tessera_lock_file_cache_holder_exited (self->cache, pid, serial);
-  self->host->unlock_thread (self->view);
+  self->owner_calls->unlock_thread (self->owner);
   tessera_dynamic_resource_notify_changed (owner);
 }
 
@@ -282,9 +282,9 @@ on_first_wait (TesseraDynamicResource *owner, gpointer data)
   TesseraPoolStoreFolder *self = data;
   gboolean started;
 
-  self->host->lock_thread (self->view);
+  self->owner_calls->lock_thread (self->owner);
   started = start_watching_locked (self);
-  self->host->unlock_thread (self->view);
+  self->owner_calls->unlock_thread (self->owner);
   if (started)
     tessera_dynamic_resource_notify_changed (owner);
 }
@@ -296,10 +296,10 @@ on_wait_begin (TesseraDynamicResource *owner, gpointer data)
 {
   TesseraPoolStoreFolder *self = data;
 
-  self->host->lock_thread (self->view);
+  self->owner_calls->lock_thread (self->owner);
   if (self->watching)
     _tessera_folder_monitor_set_polled (self->monitor, TRUE);
-  self->host->unlock_thread (self->view);
+  self->owner_calls->unlock_thread (self->owner);
 }
 
 static void
@@ -325,7 +325,7 @@ folder_store_refresh (TesseraPoolStore *store,
   if (!self->watching && ++self->refreshes > REFRESHES_UNWATCHED)
     {
       start_watching_locked (self);
-      _tessera_dynamic_resource_start_thread (self->owner);
+      _tessera_dynamic_resource_start_thread (OWNER_BASE (self));
     }
   if (full)
     _tessera_folder_monitor_force_scan (self->monitor);
@@ -338,7 +338,7 @@ folder_store_refresh (TesseraPoolStore *store,
   /* What it says of single lock files, it says once. */
   began = _tessera_file_warnings_begin ();
   refreshed = _tessera_lock_file_cache_refresh (self->cache, store->min_age);
-  _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (self->owner));
+  _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (OWNER_BASE (self)));
   if (!refreshed)
     return FALSE;
 
@@ -378,7 +378,7 @@ folder_store_open (TesseraPoolStore *store,
   /* The lease is renewed by a timer of the poller's thread, which
    * otherwise starts only at a first wait. */
   if (host_lease > 0 && !read_only)
-    _tessera_dynamic_resource_start_thread (self->owner);
+    _tessera_dynamic_resource_start_thread (OWNER_BASE (self));
   self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, store->lock_file_type,
                                               read_only, &cache_calls, self);
   store->holder_table = self->cache;
@@ -390,13 +390,13 @@ folder_store_open (TesseraPoolStore *store,
     return FALSE;
 
   self->can_watch = _tessera_folder_monitor_can_watch (self->monitor);
-  _tessera_dynamic_resource_set_watch_start (self->owner, on_first_wait, on_wait_begin, self);
+  _tessera_dynamic_resource_set_watch_start (OWNER_BASE (self), on_first_wait, on_wait_begin, self);
   if (!self->can_watch)
     {
       /* Polling is the primary path to wake waiters, with a short
        * interval, never below a first interval set on purpose
        * (TESSERA_POLL_INTERVAL). */
-      _tessera_dynamic_resource_set_poll_interval_max (self->owner,
+      _tessera_dynamic_resource_set_poll_interval_max (OWNER_BASE (self),
         MAX (MIN (TESSERA_POLL_INTERVAL_MAX_UNWATCHED, _tessera_poll_interval_max ()),
              _tessera_poll_interval_initial ()));
     }
@@ -417,20 +417,20 @@ folder_store_load (TesseraPoolStore *store, GError **error)
     return FALSE;
   if (!_tessera_lock_folder_has_informations (self->folder))
     {
-      g_autoptr(JsonNode) initial = OWNER_CLASS (self)->initialize_informations (OWNER (self));
+      g_autoptr(JsonNode) initial = OWNER_CLASS (self)->initialize_informations (self->owner);
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && self->parent.read_only)
-        apply_informations (self->owner, initial, NULL);
+        apply_informations (self, initial, NULL);
       else if (initial != NULL && (!_tessera_lock_folder_may_make_informations (self->folder, error) ||
                                    !_tessera_resource_informations_write (self->informations, initial, error)))
         return FALSE;
     }
-  OWNER_CLASS (self)->reset_state (OWNER (self));
+  OWNER_CLASS (self)->reset_state (self->owner);
   if (self->can_watch && _tessera_lock_folder_stat_jobs (self->folder, &jobs_st) &&
       jobs_st.st_size >= LARGE_JOBS_FOLDER_BYTES)
     {
       start_watching_locked (self);
-      _tessera_dynamic_resource_start_thread (self->owner);
+      _tessera_dynamic_resource_start_thread (OWNER_BASE (self));
     }
   folder_store_refresh (&self->parent, TRUE);
   self->loaded = TRUE;
@@ -452,7 +452,7 @@ folder_store_judge_all (TesseraPoolStore *store)
   gboolean began = _tessera_file_warnings_begin ();
   gboolean changed = _tessera_lock_file_cache_judge_all (FOLDER_STORE (store)->cache);
 
-  _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (FOLDER_STORE (store)->owner));
+  _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (OWNER_BASE (FOLDER_STORE (store))));
   return changed;
 }
 
@@ -546,7 +546,7 @@ static gboolean
 folder_store_write_informations (TesseraPoolStore *store, JsonNode *informations, GError **error)
 {
   TesseraPoolStoreFolder *self = FOLDER_STORE (store);
-  gboolean ok = apply_informations (self->owner, informations, error) &&
+  gboolean ok = apply_informations (self, informations, error) &&
                 _tessera_resource_informations_write (self->informations, informations, error);
 
   /* Read again by the next refresh, whatever happened (a failed apply
@@ -556,13 +556,12 @@ folder_store_write_informations (TesseraPoolStore *store, JsonNode *informations
 }
 
 static TesseraPoolStore *
-folder_store_create (TesseraDynamicResource         *owner,
-                     const TesseraPoolStoreHost     *host,
-                     gpointer                        view,
+folder_store_create (TesseraTrackedDynamicResource  *owner,
+                     const TesseraPoolStoreOwner    *owner_calls,
                      const TesseraPoolStoreSettings *settings,
                      GError                        **error)
 {
-  return _tessera_pool_store_folder_new (owner, host, view);
+  return _tessera_pool_store_folder_new (owner, owner_calls);
 }
 
 static char *
@@ -609,16 +608,14 @@ static const TesseraPoolStoreClass folder_store_class = {
 };
 
 TesseraPoolStore *
-_tessera_pool_store_folder_new (TesseraDynamicResource      *owner,
-                                const TesseraPoolStoreHost  *host,
-                                gpointer                     view)
+_tessera_pool_store_folder_new (TesseraTrackedDynamicResource *owner,
+                                const TesseraPoolStoreOwner   *owner_calls)
 {
   TesseraPoolStoreFolder *self = g_new0 (TesseraPoolStoreFolder, 1);
 
   self->parent.klass = &folder_store_class;
   self->owner = owner;
-  self->host = host;
-  self->view = view;
-  self->box = _tessera_watch_box_new (owner, self);
+  self->owner_calls = owner_calls;
+  self->box = _tessera_watch_box_new (TESSERA_DYNAMIC_RESOURCE (owner), self);
   return &self->parent;
 }

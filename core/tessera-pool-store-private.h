@@ -15,8 +15,8 @@ G_BEGIN_DECLS
  * format: tessera-pool-store-folder.c) or, later, a store from a module
  * (an etcd cluster). The store owns I/O, mutual exclusion between
  * processes, change notification and the liveness of what it cannot see;
- * the pool view above it owns the thread lock and calls the store in
- * this order for every decision:
+ * the tracked resource above it, its owner, owns the thread lock and
+ * calls the store in this order for every decision:
  *
  *   begin (no lock held: folder: takes ipc.lock; etcd: nothing)
  *     thread lock
@@ -38,26 +38,38 @@ typedef struct _TesseraPoolStoreQueue TesseraPoolStoreQueue;
 typedef struct _TesseraPoolStoreLiveness TesseraPoolStoreLiveness;
 typedef struct _TesseraPoolStoreHolders TesseraPoolStoreHolders;
 
-/* What a store calls in the resource it serves (upward): the resource
- * type's class (a TesseraTrackedDynamicResourceClass), under the locks
- * its documentation names: account_lock_file and unaccount_lock_file as
- * holders count and stop counting, handle_information_change for new
- * informations, initialize_informations (what a new pool's informations
- * say) and reset_state (forget every holding, before the first full
- * read), both from @load. A dead holder's reclaim goes to the resource's
- * audit (_tessera_tracked_dynamic_resource_audit_reclaim(), the folder
- * store's). */
+/* What a store calls in the resource it serves (upward), its owner:
+ * the resource type's class (TesseraPoolStore's owner_class), under the
+ * locks its documentation names: account_lock_file and
+ * unaccount_lock_file as holders count and stop counting,
+ * handle_information_change for new informations,
+ * initialize_informations (what a new pool's informations say) and
+ * reset_state (forget every holding, before the first full read), both
+ * from @load; tessera_dynamic_resource_notify_changed() when something
+ * changed (no lock held); and the owner's own calls below. */
 
-/* What a store calls in the pool view above it (its tracked resource's,
- * given as @view at @create), from the poller's thread (a change was
- * heard, a holder exited): the resource's thread lock. */
+/**
+ * TesseraPoolStoreOwner:
+ * @lock_thread: takes the owner's thread lock, from the poller's thread
+ *   (a change was heard, a holder exited).
+ * @unlock_thread: releases it.
+ * @audit_reclaim: keeps a dead holder's reclaim for the owner's audit
+ *   log (_tessera_tracked_dynamic_resource_audit_reclaim()): its lock
+ *   file @name removed, or (@left) left to its owner. Thread lock held.
+ *
+ * The tracked resource's own functions that a store calls, given at
+ * @create with the resource (the owner), which outlives the store.
+ */
 typedef struct
 {
-  void (*lock_thread)   (gpointer view);
-  void (*unlock_thread) (gpointer view);
-  /* Something changed: wake this process's waiters. No lock held. */
-  void (*notify)        (gpointer view);
-} TesseraPoolStoreHost;
+  void (*lock_thread)   (TesseraTrackedDynamicResource *owner);
+  void (*unlock_thread) (TesseraTrackedDynamicResource *owner);
+  void (*audit_reclaim) (TesseraTrackedDynamicResource *owner,
+                         const char                    *name,
+                         TesseraDynamicLockFile        *lock_file,
+                         const char                    *reason,
+                         gboolean                       left);
+} TesseraPoolStoreOwner;
 
 /* Where the pool lives, as configured (`store=`, `endpoints=`, …: the
  * tracked resource's store settings, tessera-pool-store-settings.c).
@@ -256,16 +268,16 @@ struct _TesseraPoolStoreHolders
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
  * @wakes_waiters: its change notification misses nothing (etcd's watch,
- *   which wakes the waiters again after any gap): waiters of a view that
- *   is not read-only are not polled, unless `TESSERA_POLL_INTERVAL` is
- *   set
+ *   which wakes the waiters again after any gap): waiters of a resource
+ *   that is not read-only are not polled, unless `TESSERA_POLL_INTERVAL`
+ *   is set
  * @settings: the names of the settings it reads (besides `store`); a
  *   setting it does not read is refused
- * @create: makes a store for @owner (its view's @host table),
- *   from the settings; %NULL with @error for a bad value. Nothing is
- *   touched until @open. No lock held.
+ * @create: makes a store for @owner (with its @owner_calls), from the
+ *   settings; %NULL with @error for a bad value. Nothing is touched
+ *   until @open. No lock held.
  * @open: prepares the pool (made unless read-only) and what tells its
- *   changes, with the settings the view set in the store before
+ *   changes, with the settings the owner set in the store before
  *   (TesseraPoolStore's lock_file_type, read_only, min_age, name and
  *   host_lease). Called once, from the resource's init, no lock held.
  * @load: right after @open, between @begin and @end, thread lock held:
@@ -355,11 +367,10 @@ struct _TesseraPoolStoreClass
   gboolean wakes_waiters;
   const char * const *settings;
 
-  TesseraPoolStore *(*create)     (TesseraDynamicResource        *owner,
-                                   const TesseraPoolStoreHost    *host,
-                                   gpointer                       view,
+  TesseraPoolStore *(*create)     (TesseraTrackedDynamicResource  *owner,
+                                   const TesseraPoolStoreOwner    *owner_calls,
                                    const TesseraPoolStoreSettings *settings,
-                                   GError                       **error);
+                                   GError                        **error);
   gboolean  (*open)               (TesseraPoolStore       *store,
                                    const char             *location,
                                    GError                **error);
@@ -420,12 +431,16 @@ struct _TesseraPoolStoreClass
 };
 
 /* Every store starts with this: its class, and the resource's settings
- * that are the store's. The view sets them once, at its open, before the
- * class's @open (a store made by @create starts with zeros); the store
- * keeps them, and no operation is given them again. */
+ * that are the store's. The owner sets them once, at its open, before
+ * the class's @open (a store made by @create starts with zeros); the
+ * store keeps them, and no operation is given them again. */
 struct _TesseraPoolStore
 {
   const TesseraPoolStoreClass *klass;
+  /* The owner's type's class, which the store calls (see above): its
+   * accounting and informations. Set at open, since the owner's class
+   * is its own type's only once it is made. */
+  TesseraTrackedDynamicResourceClass *owner_class;
   /* What the holders' lock files are made as: a concrete
    * TesseraDynamicLockFile type (the resource type's). */
   GType lock_file_type;
@@ -454,11 +469,10 @@ struct _TesseraPoolStore
   const char *name;
 };
 
-/* The folder store, built in: @owner, @host and @view outlive it.
+/* The folder store, built in: @owner and @owner_calls outlive it.
  * Nothing is touched until its open. */
-TesseraPoolStore *_tessera_pool_store_folder_new (TesseraDynamicResource      *owner,
-                                                  const TesseraPoolStoreHost  *host,
-                                                  gpointer                     view);
+TesseraPoolStore *_tessera_pool_store_folder_new (TesseraTrackedDynamicResource *owner,
+                                                  const TesseraPoolStoreOwner   *owner_calls);
 
 /* A store from a module (tessera-pool-store-lookup.c): its entry point
  * registers its class, which lives as long as the process. */

@@ -14,8 +14,9 @@
  *                       informations), wait queue
  *
  * Upward only through the type's class, which the store calls (account,
- * unaccount, apply informations), the reclaims' audit, the thread lock
- * (TesseraPoolStoreHost) and the poller-thread sources the store owns.
+ * unaccount, apply informations), the store's owner calls (the thread
+ * lock, the reclaims' audit: TesseraPoolStoreOwner) and the
+ * poller-thread sources the store owns.
  * docs/design.md draws the whole map. */
 #include "tessera-audit-private.h"
 #include "tessera-dynamic-resource-private.h"
@@ -150,12 +151,12 @@ unlock_thread (TesseraTrackedDynamicResource *self)
   _tessera_tracked_dynamic_resource_log_reclaims (self);
 }
 
-/* What the store calls in the resource above it from the poller's
- * thread: the thread lock, and waking this process's waiters. */
-static const TesseraPoolStoreHost pool_host = {
-  .lock_thread = (void (*) (gpointer)) lock_thread,
-  .unlock_thread = (void (*) (gpointer)) unlock_thread,
-  .notify = (void (*) (gpointer)) tessera_dynamic_resource_notify_changed,
+/* What the store calls in the resource that owns it: the thread lock
+ * (from the poller's thread), the audit of reclaims. */
+static const TesseraPoolStoreOwner pool_owner = {
+  .lock_thread = lock_thread,
+  .unlock_thread = unlock_thread,
+  .audit_reclaim = _tessera_tracked_dynamic_resource_audit_reclaim,
 };
 
 /* The store's exclusion then the thread lock ("both"), in that order,
@@ -212,9 +213,10 @@ choose_store (TesseraTrackedDynamicResource *self, GError **error)
     return FALSE;
   if (klass == priv->pool_store->klass)
     return TRUE;
-  store = klass->create (TESSERA_DYNAMIC_RESOURCE (self), &pool_host, self, &priv->store, error);
+  store = klass->create (self, &pool_owner, &priv->store, error);
   if (store == NULL)
     return FALSE;
+  store->owner_class = priv->pool_store->owner_class;
   store->lock_file_type = priv->pool_store->lock_file_type;
   store->read_only = priv->pool_store->read_only;
   store->min_age = priv->pool_store->min_age;
@@ -248,6 +250,7 @@ open_pool (TesseraTrackedDynamicResource *self, GError **error)
     }
   priv->opened = TRUE;
   /* The store's from now on, whichever it is. */
+  priv->pool_store->owner_class = KLASS (self);
   priv->pool_store->lock_file_type = priv->lock_file_type;
   priv->pool_store->read_only = priv->read_only;
   priv->pool_store->min_age = priv->min_age;
@@ -543,7 +546,7 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   g_mutex_init (&priv->reclaims_lock);
   priv->reclaims = g_ptr_array_new_with_free_func (reclaim_free);
   g_mutex_init (&priv->lock);
-  priv->pool_store = _tessera_pool_store_folder_new (TESSERA_DYNAMIC_RESOURCE (self), &pool_host, self);
+  priv->pool_store = _tessera_pool_store_folder_new (self, &pool_owner);
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
 }

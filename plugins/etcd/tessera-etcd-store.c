@@ -197,9 +197,7 @@ typedef struct
 {
   TesseraPoolStore parent;
 
-  TesseraDynamicResource *owner;       /* not referenced: it owns the view, which owns the store */
-  const TesseraPoolStoreHost *host;
-  gpointer view;
+  TesseraTrackedDynamicResource *owner;   /* not referenced: it owns the store */
 
   /* Settings, then what open made; set once. */
   GStrv endpoints;
@@ -234,8 +232,8 @@ typedef struct
 
 #define ETCD_STORE(s) ((EtcdStore *) (s))
 /* The resource served, and its type's virtual functions. */
-#define OWNER(s) TESSERA_TRACKED_DYNAMIC_RESOURCE ((s)->owner)
-#define OWNER_CLASS(s) TESSERA_TRACKED_DYNAMIC_RESOURCE_GET_CLASS ((s)->owner)
+#define OWNER(s) ((s)->owner)
+#define OWNER_CLASS(s) ((s)->parent.owner_class)
 
 /* The core names a holder as a folder's jobs/ does (`TASK@ID.json`,
  * TESSERA_LOCK_FILE_SUFFIX); its key is `jobs/TASK@ID`. */
@@ -347,7 +345,7 @@ watch_thread (gpointer data)
           if (events->len == 0)
             continue;
           set_watch_from (self, revision);
-          self->host->notify (self->view);
+          tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self->owner));
         }
       if (g_cancellable_is_cancelled (self->cancellable))
         break;
@@ -361,7 +359,7 @@ watch_thread (gpointer data)
           if (state != NULL)
             set_watch_from (self, state->revision);
         }
-      self->host->notify (self->view);
+      tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self->owner));
       pause_watch (self);
     }
   return NULL;
@@ -1118,9 +1116,8 @@ static const char * const etcd_settings[] = {
 };
 
 static TesseraPoolStore *
-etcd_store_create (TesseraDynamicResource         *owner,
-                   const TesseraPoolStoreHost     *host,
-                   gpointer                        view,
+etcd_store_create (TesseraTrackedDynamicResource  *owner,
+                   const TesseraPoolStoreOwner    *owner_calls,
                    const TesseraPoolStoreSettings *settings,
                    GError                        **error);
 
@@ -1164,9 +1161,8 @@ setting_error (GError **error, const char *setting, const GError *why)
 }
 
 static TesseraPoolStore *
-etcd_store_create (TesseraDynamicResource         *owner,
-                   const TesseraPoolStoreHost     *host,
-                   gpointer                        view,
+etcd_store_create (TesseraTrackedDynamicResource  *owner,
+                   const TesseraPoolStoreOwner    *owner_calls,
                    const TesseraPoolStoreSettings *settings,
                    GError                        **error)
 {
@@ -1201,8 +1197,6 @@ etcd_store_create (TesseraDynamicResource         *owner,
   self->parent.proof = self;
   self->parent.holder_table = self;
   self->owner = owner;
-  self->host = host;
-  self->view = view;
   g_mutex_init (&self->watch_mutex);
   self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) holder_free);
   self->side_deletes = g_ptr_array_new_with_free_func (g_free);
