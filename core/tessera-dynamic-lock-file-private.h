@@ -27,12 +27,9 @@ TesseraDynamicLockFile *_tessera_dynamic_lock_file_new_from_text (GType         
                                                                   const struct stat *st,
                                                                   GError           **error);
 
-/* What tessera_dynamic_lock_file_get_mtime() says of @lock_file, for a
- * store without files (etcd, a module): when its holder was written, in
- * nanoseconds since the epoch. */
-TESSERA_AVAILABLE_IN_ALL
-void _tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *lock_file,
-                                           gint64                  mtime_ns);
+/* A store without files saying when a holder was written:
+ * _tessera_dynamic_lock_file_set_mtime(), in the store header
+ * (tessera-pool-store-private.h), what a store plugin includes. */
 
 /* The holder's job folder (device and inode), written in its "process"
  * as "job_folder" (tessera-dynamic-lock-file.c): FALSE when not recorded. */

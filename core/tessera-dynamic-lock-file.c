@@ -7,6 +7,7 @@
 #include "tessera-json-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
+#include "tessera-pool-store-private.h"
 #include "tessera-private.h"
 
 #include <errno.h>

@@ -23,8 +23,10 @@
 #include "tessera-environment-private.h"
 #include "tessera-file-warnings-private.h"
 #include "tessera-holder-monitor-private.h"
+#include "tessera-lock-file-cache-private.h"
 #include "tessera-pool-store-private.h"
 #include "tessera-private.h"
+#include "tessera-resource-informations-private.h"
 #include "tessera-watch-box-private.h"
 
 typedef struct

@@ -4,10 +4,9 @@
  */
 #pragma once
 
-/* A store without files says when each holder was written. */
-#include "tessera-dynamic-lock-file-private.h"
-#include "tessera-lock-file-cache-private.h"
-#include "tessera-resource-informations-private.h"
+/* The one private header a store plugin includes (with the public API):
+ * it names no other. */
+#include <tessera/tessera.h>
 
 G_BEGIN_DECLS
 
@@ -492,6 +491,13 @@ const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
  * scripts/check-layers.py sees who asks. */
 gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
                                                  const char        *host_id);
+
+/* What tessera_dynamic_lock_file_get_mtime() says of @lock_file, for a
+ * store without files (etcd, a module): when its holder was written, in
+ * nanoseconds since the epoch (tessera-dynamic-lock-file.c). */
+TESSERA_AVAILABLE_IN_ALL
+void _tessera_dynamic_lock_file_set_mtime (TesseraDynamicLockFile *lock_file,
+                                           gint64                  mtime_ns);
 
 /* The folder's queue (tessera-wait-queue.c), the folder store's @queue:
  * the entries of `queue/` in the store's location, a pool folder. */

@@ -9,6 +9,7 @@
  * key; the core reads only `store` (a name, tessera-pool-store-lookup.c),
  * the store the rest. A setting the chosen store does not read is
  * refused rather than ignored. */
+#include "tessera-host-lease-private.h"
 #include "tessera-pool-store-private.h"
 #include "tessera-private.h"
 
