@@ -368,6 +368,7 @@ folder_store_open (TesseraPoolStore *store,
 
   self->folder = _tessera_lock_folder_new (path);
   self->informations = _tessera_resource_informations_new (self->folder);
+  store->informations_table = self->informations;
   self->monitor = _tessera_folder_monitor_new (self->folder);
   self->holders = _tessera_holder_monitor_new (self->folder, poller_context (self), on_holder_exited,
                                                _tessera_watch_box_ref (self->box), _tessera_watch_box_ref,
@@ -538,33 +539,13 @@ static const TesseraPoolStoreLiveness folder_store_liveness = {
 /* ---------------------------------------------------------------------- */
 /* informations.json */
 
-static JsonNode *
-folder_store_read_informations (TesseraPoolStore *store, GError **error)
-{
-  return _tessera_resource_informations_read (FOLDER_STORE (store)->informations, NULL, error);
-}
-
-static gboolean
-folder_store_write_informations (TesseraPoolStore *store, JsonNode *informations, GError **error)
-{
-  TesseraPoolStoreFolder *self = FOLDER_STORE (store);
-  gboolean ok = apply_informations (self, informations, error) &&
-                _tessera_resource_informations_write (self->informations, informations, error);
-
-  /* Read again by the next refresh, whatever happened (a failed apply
-   * may have left the resource type half changed). */
-  _tessera_resource_informations_forget (self->informations);
-  return ok;
-}
-
-static TesseraPoolStore *
-folder_store_create (TesseraTrackedDynamicResource  *owner,
-                     const TesseraPoolStoreOwner    *owner_calls,
-                     const TesseraPoolStoreSettings *settings,
-                     GError                        **error)
-{
-  return _tessera_pool_store_folder_new (owner, owner_calls);
-}
+/* informations.json, the store's informations_table from open on,
+ * called as it is. */
+static const TesseraPoolStoreInformations folder_store_informations = {
+  .read = (JsonNode *(*) (gpointer, GError **)) _tessera_resource_informations_read,
+  .write = (gboolean (*) (gpointer, JsonNode *, GError **)) _tessera_resource_informations_write,
+  .forget = (void (*) (gpointer)) _tessera_resource_informations_forget,
+};
 
 static char *
 folder_store_dup_location (TesseraPoolStore *store)
@@ -585,7 +566,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .name = "folder",
   .wakes_waiters = FALSE,   /* inotify drops events; other hosts' are unseen */
   .settings = NULL,   /* its folder is the resource's path */
-  .create = folder_store_create,
+  .create = _tessera_pool_store_folder_new,
   .open = folder_store_open,
   .load = folder_store_load,
   .stop = folder_store_stop,
@@ -601,17 +582,19 @@ static const TesseraPoolStoreClass folder_store_class = {
   .set_holder_process = folder_store_set_holder_process,
   .dup_holder_location = folder_store_dup_holder_location,
   .liveness = &folder_store_liveness,
-  .read_informations = folder_store_read_informations,
-  .write_informations = folder_store_write_informations,
+  .informations = &folder_store_informations,
   .queue = &_tessera_wait_queue_folder,   /* `queue/` (tessera-wait-queue.c) */
   .dup_location = folder_store_dup_location,
   .get_holder_lease_left = folder_store_get_holder_lease_left,
   .get_token = folder_store_get_token,
 };
 
+/* Its settings are the resource's path, given at open: none to check. */
 TesseraPoolStore *
-_tessera_pool_store_folder_new (TesseraTrackedDynamicResource *owner,
-                                const TesseraPoolStoreOwner   *owner_calls)
+_tessera_pool_store_folder_new (TesseraTrackedDynamicResource  *owner,
+                                const TesseraPoolStoreOwner    *owner_calls,
+                                const TesseraPoolStoreSettings *settings,
+                                GError                        **error)
 {
   TesseraPoolStoreFolder *self = g_new0 (TesseraPoolStoreFolder, 1);
 

@@ -36,6 +36,7 @@ typedef struct _TesseraPoolStoreClass TesseraPoolStoreClass;
 typedef struct _TesseraPoolStoreQueue TesseraPoolStoreQueue;
 typedef struct _TesseraPoolStoreLiveness TesseraPoolStoreLiveness;
 typedef struct _TesseraPoolStoreHolders TesseraPoolStoreHolders;
+typedef struct _TesseraPoolStoreInformations TesseraPoolStoreInformations;
 
 /* What a store calls in the resource it serves (upward), its owner:
  * the resource type's class (TesseraPoolStore's owner_class), under the
@@ -264,6 +265,36 @@ struct _TesseraPoolStoreHolders
 };
 
 /**
+ * TesseraPoolStoreInformations:
+ * @read: (transfer full): the pool's informations as they are now, or
+ *   %NULL with %TESSERA_ERROR_INVALID_INFORMATION. Any thread, no lock.
+ * @write: replaces them in the store, as they are (the resource applied
+ *   them through its type first, which may refuse them: a shape the type
+ *   rejects is never stored). Between @begin and @end, thread lock held.
+ * @forget: forgets the informations last applied, so that the next
+ *   @refresh applies what the store has again (after a @write, whatever
+ *   happened: a failed apply may have left the type half changed).
+ *   Thread lock held.
+ *
+ * The pool's informations in a store (TesseraPoolStoreClass's
+ * @informations), each called on the store's @informations_table:
+ * `store->klass->informations->read (store->informations_table, error)`.
+ * The folder store's table is its informations.json, and these are its
+ * own functions (tessera-resource-informations-private.h); the etcd
+ * store's is the store itself. @informations_table is %NULL until @open
+ * made it. Every member is set.
+ */
+struct _TesseraPoolStoreInformations
+{
+  JsonNode *(*read)   (gpointer     table,
+                       GError     **error);
+  gboolean  (*write)  (gpointer     table,
+                       JsonNode    *informations,
+                       GError     **error);
+  void      (*forget) (gpointer     table);
+};
+
+/**
  * TesseraPoolStoreClass:
  * @name: the store's name in a configuration (`store=folder`)
  * @wakes_waiters: its change notification misses nothing (etcd's watch,
@@ -323,11 +354,8 @@ struct _TesseraPoolStoreHolders
  *   Any thread.
  * @liveness: this process's liveness proof here, and other hosts'
  *   (TesseraPoolStoreLiveness, on the store's proof).
- * @read_informations: (transfer full): the pool's informations as they
- *   are now. Any thread, no lock.
- * @write_informations: applies them through the resource type (which
- *   may refuse them), then replaces them in the store: a shape the type
- *   rejects is never stored. Between @begin and @end, thread lock held.
+ * @informations: the pool's informations (TesseraPoolStoreInformations,
+ *   on the store's informations_table).
  * @queue: the waiters' queue (TesseraPoolStoreQueue).
  * @dup_location: (transfer full) (nullable): where the pool lives, for
  *   people (a folder's path, an etcd pool's key); %NULL when @open failed
@@ -404,11 +432,7 @@ struct _TesseraPoolStoreClass
 
   const TesseraPoolStoreLiveness *liveness;
 
-  JsonNode *(*read_informations)  (TesseraPoolStore       *store,
-                                   GError                **error);
-  gboolean  (*write_informations) (TesseraPoolStore       *store,
-                                   JsonNode               *informations,
-                                   GError                **error);
+  const TesseraPoolStoreInformations *informations;
 
   const TesseraPoolStoreQueue *queue;
   char     *(*dup_location)       (TesseraPoolStore       *store);
@@ -463,15 +487,22 @@ struct _TesseraPoolStore
    * cache, set by its @open; the etcd store itself, from @create); %NULL
    * until then. Set once. */
   gpointer holder_table;
+  /* What the class's @informations is called on (the folder store's
+   * informations.json, set by its @open; the etcd store itself, from
+   * @create); %NULL until then. Set once. */
+  gpointer informations_table;
   /* The resource's name, else its folder, for messages (borrowed: the
    * resource's, which outlives the store). */
   const char *name;
 };
 
-/* The folder store, built in: @owner and @owner_calls outlive it.
- * Nothing is touched until its open. */
-TesseraPoolStore *_tessera_pool_store_folder_new (TesseraTrackedDynamicResource *owner,
-                                                  const TesseraPoolStoreOwner   *owner_calls);
+/* The folder store, built in, its class's @create: @owner and
+ * @owner_calls outlive it; @settings (nullable) are not read, and it
+ * never fails. Nothing is touched until its open. */
+TesseraPoolStore *_tessera_pool_store_folder_new (TesseraTrackedDynamicResource  *owner,
+                                                  const TesseraPoolStoreOwner    *owner_calls,
+                                                  const TesseraPoolStoreSettings *settings,
+                                                  GError                        **error);
 
 /* A store from a module (tessera-pool-store-lookup.c): its entry point
  * registers its class, which lives as long as the process. */

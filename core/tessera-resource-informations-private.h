@@ -31,10 +31,10 @@ typedef gboolean (*TesseraInformationsApply) (gpointer   owner,
 TesseraResourceInformations *_tessera_resource_informations_new (TesseraLockFolder *folder);
 void      _tessera_resource_informations_free   (TesseraResourceInformations  *info);
 
-/* The parsed file (@st, when given, gets what was read), or NULL with
- * TESSERA_ERROR_INVALID_INFORMATION. */
+/* (transfer full): the parsed file as it is now, or NULL with
+ * TESSERA_ERROR_INVALID_INFORMATION (the folder store's informations'
+ * @read). */
 JsonNode *_tessera_resource_informations_read   (TesseraResourceInformations  *info,
-                                                 struct stat                  *st,
                                                  GError                      **error);
 /* Reads the file again when it may have changed (a peer writing in place
  * in the clock tick it was last read is caught) and hands what changed to

@@ -86,10 +86,12 @@ _tessera_resource_informations_free (TesseraResourceInformations *info)
   g_free (info);
 }
 
-JsonNode *
-_tessera_resource_informations_read (TesseraResourceInformations  *info,
-                                     struct stat                  *st,
-                                     GError                      **error)
+/* The parsed file (@st, when given, gets what was read), or NULL with
+ * TESSERA_ERROR_INVALID_INFORMATION. */
+static JsonNode *
+read_file (TesseraResourceInformations  *info,
+           struct stat                  *st,
+           GError                      **error)
 {
   g_autofree char *data = NULL;
   g_autoptr(JsonParser) parser = json_parser_new ();
@@ -115,6 +117,13 @@ _tessera_resource_informations_read (TesseraResourceInformations  *info,
       return NULL;
     }
   return json_node_copy (json_parser_get_root (parser));
+}
+
+JsonNode *
+_tessera_resource_informations_read (TesseraResourceInformations  *info,
+                                     GError                      **error)
+{
+  return read_file (info, NULL, error);
 }
 
 gboolean
@@ -149,7 +158,7 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
       if (info->clean)
         return FALSE;
       info->clean = now_mono - info->seen_mono >= _tessera_lock_folder_mtime_tick_us (info->mtime_ns);
-      node = _tessera_resource_informations_read (info, &st, &error);
+      node = read_file (info, &st, &error);
       if ((node == NULL && info->node == NULL) ||
           (node != NULL && info->node != NULL && json_node_equal (node, info->node)))
         return FALSE;
@@ -158,7 +167,7 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
     {
       info->seen_mono = now_mono;
       info->clean = FALSE;
-      node = _tessera_resource_informations_read (info, &st, &error);
+      node = read_file (info, &st, &error);
     }
 
   /* Remember what we looked at, good or bad, so a broken file is reported

@@ -546,7 +546,8 @@ tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
   g_mutex_init (&priv->reclaims_lock);
   priv->reclaims = g_ptr_array_new_with_free_func (reclaim_free);
   g_mutex_init (&priv->lock);
-  priv->pool_store = _tessera_pool_store_folder_new (self, &pool_owner);
+  /* Its settings are not set yet: the folder store reads none. */
+  priv->pool_store = _tessera_pool_store_folder_new (self, &pool_owner, NULL, NULL);
   priv->min_age = 30.0;
   priv->patience = _tessera_patience_default ();
 }
@@ -1162,7 +1163,7 @@ tessera_tracked_dynamic_resource_read_informations (TesseraTrackedDynamicResourc
                                                     GError                        **error)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
-  return STORE_CLASS (self)->read_informations (STORE (self), error);
+  return STORE_CLASS (self)->informations->read (STORE (self)->informations_table, error);
 }
 
 /**
@@ -1195,7 +1196,11 @@ tessera_tracked_dynamic_resource_write_informations (TesseraTrackedDynamicResour
   fd = lock_both (self, error);
   if (fd < 0)
     return FALSE;
-  ok = STORE_CLASS (self)->write_informations (STORE (self), informations, error);
+  ok = KLASS (self)->handle_information_change (self, informations, error) &&
+       STORE_CLASS (self)->informations->write (STORE (self)->informations_table, informations, error);
+  /* Applied again by the next refresh, whatever happened (a failed apply
+   * may have left the resource type half changed). */
+  STORE_CLASS (self)->informations->forget (STORE (self)->informations_table);
   refresh_locked (self, FALSE);
   if (ok)
     PRIV (self)->refresh_changed = TRUE;

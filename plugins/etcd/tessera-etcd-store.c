@@ -944,7 +944,7 @@ static const TesseraPoolStoreLiveness etcd_store_liveness = {
 /* Informations */
 
 static JsonNode *
-etcd_store_read_informations (TesseraPoolStore *store, GError **error)
+etcd_store_read_informations (gpointer store, GError **error)
 {
   EtcdStore *self = ETCD_STORE (store);
   g_autoptr(TesseraEtcdPoolState) state = tessera_etcd_pool_read (self->pool, NULL, error);
@@ -966,16 +966,24 @@ etcd_store_read_informations (TesseraPoolStore *store, GError **error)
 }
 
 static gboolean
-etcd_store_write_informations (TesseraPoolStore *store, JsonNode *informations, GError **error)
+etcd_store_write_informations (gpointer store, JsonNode *informations, GError **error)
 {
-  EtcdStore *self = ETCD_STORE (store);
-  gboolean ok = OWNER_CLASS (self)->handle_information_change (OWNER (self), informations, error) &&
-                tessera_etcd_pool_put_informations (self->pool, informations, NULL, error);
-
-  /* Applied again by the next refresh, whatever happened. */
-  g_clear_pointer (&self->informations, g_bytes_unref);
-  return ok;
+  return tessera_etcd_pool_put_informations (ETCD_STORE (store)->pool, informations, NULL, error);
 }
+
+/* Applied again by the next refresh. */
+static void
+etcd_store_forget_informations (gpointer store)
+{
+  g_clear_pointer (&ETCD_STORE (store)->informations, g_bytes_unref);
+}
+
+/* The pool's informations key, on the store itself. */
+static const TesseraPoolStoreInformations etcd_store_informations = {
+  .read = etcd_store_read_informations,
+  .write = etcd_store_write_informations,
+  .forget = etcd_store_forget_informations,
+};
 
 /* ---------------------------------------------------------------------- */
 /* The waiters' queue: `queue/` keys */
@@ -1142,8 +1150,7 @@ static const TesseraPoolStoreClass etcd_store_class = {
   .set_holder_process = etcd_store_set_holder_process,
   .dup_holder_location = etcd_store_dup_holder_location,
   .liveness = &etcd_store_liveness,
-  .read_informations = etcd_store_read_informations,
-  .write_informations = etcd_store_write_informations,
+  .informations = &etcd_store_informations,
   .queue = &etcd_store_queue,
   .dup_location = etcd_store_dup_location,
   .get_holder_lease_left = etcd_store_get_holder_lease_left,
@@ -1196,6 +1203,7 @@ etcd_store_create (TesseraTrackedDynamicResource  *owner,
   self->parent.klass = &etcd_store_class;
   self->parent.proof = self;
   self->parent.holder_table = self;
+  self->parent.informations_table = self;
   self->owner = owner;
   g_mutex_init (&self->watch_mutex);
   self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) holder_free);
