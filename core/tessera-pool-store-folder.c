@@ -4,8 +4,9 @@
  */
 
 /* The built-in store (tessera-pool-store-private.h): experimaestro's lock
- * folder. It owns the units below the pool view and wires them together;
- * its holders are the lock file cache's own functions, its liveness the
+ * folder. It owns the units below its owner (the tracked resource) and
+ * wires them together; its holders are the lock file cache's own
+ * functions, its informations informations.json's, its liveness the
  * host lease's and its waiters' queue the wait queue's (`queue/`,
  * tessera-wait-queue.c). Calls go one way (see docs/design.md):
  *

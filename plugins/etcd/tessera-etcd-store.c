@@ -39,8 +39,9 @@
  *   holder counts), or not at all when none is written.
  * - Change notification is a watch on the pool's prefix from the last
  *   revision read, on a thread of the store's own, which wakes this
- *   process's waiters through the view's host table (again after any
- *   gap in the watch), so waiters are not polled (wakes_waiters).
+ *   process's waiters (tessera_dynamic_resource_notify_changed() on its
+ *   owner; again after any gap in the watch), so waiters are not polled
+ *   (wakes_waiters).
  *
  * Values come from anyone who can write under the prefix: an unreadable
  * holder holds everything (as on a folder), said once per change. */
