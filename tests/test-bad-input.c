@@ -45,16 +45,6 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->info);
 }
 
-static TestCounter *
-open_counter (Fixture *f, gint64 total)
-{
-  g_autoptr(GError) error = NULL;
-  TestCounter *counter = test_counter_new (f->folder, total, &error);
-
-  g_assert_no_error (error);
-  return counter;
-}
-
 /* A lock file that does not read, with a warning; @grantable units can
  * then be had of 2. */
 static void
@@ -65,7 +55,7 @@ check_bad_lock_file (Fixture *f, const char *content, int expected)
   guint before = test_warning_count ();
 
   test_write_file (path, content);
-  counter = open_counter (f, 2);
+  counter = test_counter_open (f->folder, 2, -1);
   g_assert_cmpuint (test_warning_count (), >, before);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, expected);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -129,7 +119,7 @@ test_deep_json (Fixture *f, gconstpointer data)
       test_remove_tree (f->folder);
       g_mkdir_with_parents (f->jobs, 0777);
 
-      counter = open_counter (f, 2);
+      counter = test_counter_open (f->folder, 2, -1);
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 2);
       before = test_warning_count ();
       test_write_file (f->info, deep);
@@ -205,7 +195,7 @@ test_not_a_lock_file_read_once (Fixture *f, gconstpointer data)
   g_usleep (st.st_mtim.tv_nsec == 0 ? 2100 * 1000 : 200 * 1000);
   /* Closes too: inotify merges identical events that follow each other. */
   g_assert_cmpint (inotify_add_watch (fd, f->jobs, IN_OPEN | IN_CLOSE_NOWRITE), >=, 0);
-  counter = open_counter (f, 2);
+  counter = test_counter_open (f->folder, 2, -1);
   g_assert_cmpuint (count_opens (fd, "list@1.json"), ==, 1);
   tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
   g_assert_no_error (error);
@@ -246,7 +236,7 @@ test_count_unreadable (Fixture *f, gconstpointer data)
       g_test_message ("count %s", counts[i]);
       test_write_file (path, text);
       test_set_file_age (path, 3600);
-      counter = open_counter (f, 2);
+      counter = test_counter_open (f->folder, 2, -1);
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
       tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
       tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
@@ -282,7 +272,7 @@ test_process_unreadable (Fixture *f, gconstpointer data)
       g_test_message ("process %s", processes[i]);
       test_write_file (path, text);
       test_set_file_age (path, 3600);
-      counter = open_counter (f, 2);
+      counter = test_counter_open (f->folder, 2, -1);
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), <, 2);
       tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
       tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
@@ -335,7 +325,7 @@ test_not_a_file (Fixture *f, gconstpointer data)
 
       g_test_message ("%s", kinds[i]);
       make_not_a_file (kinds[i], path);
-      counter = open_counter (f, 2);
+      counter = test_counter_open (f->folder, 2, -1);
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
       tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
       tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
@@ -389,7 +379,7 @@ test_names_a_job (Fixture *f, gconstpointer data)
 
       g_test_message ("case %u: %s", i, cases[i].content);
       test_write_file (path, cases[i].content);
-      counter = open_counter (f, 2);
+      counter = test_counter_open (f->folder, 2, -1);
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, cases[i].grantable);
       g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
       test_remove_tree (f->jobs);
@@ -405,14 +395,14 @@ test_no_job_uri (Fixture *f, gconstpointer data)
   g_autoptr(TestCounter) counter = NULL;
 
   test_write_file (path, "{\"information\": {\"count\": 1}}");
-  counter = open_counter (f, 1);
+  counter = test_counter_open (f->folder, 1, -1);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 1);
 }
 
 static void
 test_informations_missing (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TestCounter) counter = open_counter (f, -1);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, -1);
   g_autoptr(JsonNode) two = json_from_string ("{\"total\": 2}", NULL);
   g_autoptr(GError) error = NULL;
 
@@ -433,7 +423,7 @@ test_informations_garbage (Fixture *f, gconstpointer data)
   guint before = test_warning_count ();
 
   test_write_file (f->info, "garbage{");
-  counter = open_counter (f, 5);   /* the file exists: the 5 is not written */
+  counter = test_counter_open (f->folder, 5, -1);   /* the file exists: the 5 is not written */
   g_assert_cmpuint (test_warning_count (), >, before);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 0);
 
@@ -480,7 +470,7 @@ test_symlink_jobs_folder (Fixture *f, gconstpointer data)
   g_subprocess_wait (gone, NULL, &error);
   g_assert_no_error (error);
   test_write_file (precious, json);
-  counter = open_counter (f, 2);
+  counter = test_counter_open (f->folder, 2, -1);
   g_assert_cmpint (g_rename (f->jobs, real), ==, 0);
   g_assert_cmpint (symlink (victim, f->jobs), ==, 0);
 
@@ -512,7 +502,7 @@ test_symlink_lock_file (Fixture *f, gconstpointer data)
 
   test_write_file (outside, outside_content);
   g_assert_cmpint (symlink (outside, link), ==, 0);
-  counter = open_counter (f, 1);
+  counter = test_counter_open (f->folder, 1, -1);
   g_assert_cmpuint (test_warning_count (), >, before);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 5), ==, 1);   /* the link is not a holder */
 
@@ -546,7 +536,7 @@ static void
 test_hostile_names (Fixture *f, gconstpointer data)
 {
   const char *bad[] = { "../evil", "a/b", "..", "x..y", "", "tab\there" };
-  g_autoptr(TestCounter) counter = open_counter (f, 2);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, 2, -1);
 
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
@@ -588,7 +578,7 @@ test_hostile_names (Fixture *f, gconstpointer data)
 static void
 test_names_a_folder_cannot_hold (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TestCounter) counter = open_counter (f, 2);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, 2, -1);
   g_autofree char *uri = g_build_filename (f->tmp, "job", "x", NULL);
   g_autofree char *long_task = g_strnfill (200, 't');
   g_autofree char *long_id = g_strnfill (60, 'i');
@@ -710,7 +700,7 @@ lock_done (GObject *source, GAsyncResult *result, gpointer data)
 static void
 test_read_only_refuses (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TestCounter) writer = open_counter (f, 2);   /* sets the pool up */
+  g_autoptr(TestCounter) writer = test_counter_open (f->folder, 2, -1);   /* sets the pool up */
   g_autoptr(GError) error = NULL;
   g_autoptr(TesseraCounterResource) resource =
     g_initable_new (TESSERA_TYPE_COUNTER_RESOURCE, NULL, &error, "name", "token", "lock-folder", f->folder,

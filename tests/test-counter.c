@@ -268,6 +268,21 @@ test_counter_new (const char *folder, gint64 total, GError **error)
                          NULL);
 }
 
+/* The counter of @folder (of @total units; -1: as the folder says), or the
+ * test fails; @min_age: its tracked resource's min-age, < 0 leaves the
+ * resource's own. */
+TestCounter *
+test_counter_open (const char *folder, gint64 total, double min_age)
+{
+  g_autoptr(GError) error = NULL;
+  TestCounter *counter = test_counter_new (folder, total, &error);
+
+  g_assert_no_error (error);
+  if (min_age >= 0)
+    tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), min_age);
+  return counter;
+}
+
 /* Makes @folder a counter's of @total units, through the library. */
 void
 test_counter_make (const char *folder, gint64 total)

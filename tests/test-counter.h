@@ -21,6 +21,7 @@ G_DECLARE_FINAL_TYPE (TestCounterDependency, test_counter_dependency, TEST, COUN
 
 TestCounter *test_counter_new       (const char *folder, gint64 total, GError **error);
 void         test_counter_make      (const char *folder, gint64 total);
+TestCounter *test_counter_open      (const char *folder, gint64 total, double min_age);
 gint64       test_counter_get_total (TestCounter *self);
 gint64       test_counter_get_used  (TestCounter *self);
 /* How many fallback polls of the resource ran so far. */

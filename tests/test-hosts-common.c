@@ -54,17 +54,6 @@ use_lease_config (Fixture *f, gint64 total, double lease)
   test_write_file (f->config, config);
 }
 
-TestCounter *
-open_counter (Fixture *f)
-{
-  g_autoptr(GError) error = NULL;
-  TestCounter *counter = test_counter_new (f->folder, -1, &error);
-
-  g_assert_no_error (error);
-  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 30);
-  return counter;
-}
-
 /* tmp/xp/<name>/task: the job URI of a lock file written by the tests. */
 char *
 job_uri_for (Fixture *f, const char *name)

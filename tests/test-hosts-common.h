@@ -40,7 +40,6 @@ typedef struct
 
 void fixture_set_up (Fixture *f, gconstpointer data);
 void fixture_tear_down (Fixture *f, gconstpointer data);
-TestCounter *open_counter (Fixture *f);
 void use_lease_config (Fixture *f, gint64 total, double lease);
 char *job_uri_for (Fixture *f, const char *name);
 GPid dead_pid (void);

@@ -342,7 +342,7 @@ test_recorded_job_folder (Fixture *f, gconstpointer data)
   path = test_write_lock_file (f->tmp, f->jobs, "recorded", "{\"count\": 1}", spec, TEST_JOB_FOLDER_EMPTY);
   if (g_str_equal (which, "none"))
     g_assert_cmpint (g_rmdir (job_dir), ==, 0);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   if (g_str_equal (which, "same") || g_str_equal (which, "other-host"))
     {
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
@@ -378,7 +378,7 @@ test_experimaestro_job_folder (Fixture *f, gconstpointer data)
   path = test_write_lock_file (f->tmp, f->jobs, "xp-job", "{\"count\": 1}", process, TEST_JOB_FOLDER_EMPTY);
   if (g_str_equal (which, "none"))
     g_assert_cmpint (g_rmdir (job_dir), ==, 0);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0);
   if (g_str_equal (which, "lock"))
     {

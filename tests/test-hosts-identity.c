@@ -27,7 +27,7 @@ test_float_count_counts (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "float", "{\"count\": 1.0}", NULL,
                                                 TEST_JOB_FOLDER_EMPTY);
-  g_autoptr(TestCounter) counter = open_counter (f);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
 
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -43,7 +43,7 @@ test_unreadable_information_counts_whole (Fixture *f, gconstpointer data)
     {
       g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "odd", cases[i], NULL,
                                                     TEST_JOB_FOLDER_EMPTY);
-      g_autoptr(TestCounter) counter = open_counter (f);
+      g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
 
       g_test_message ("information %s", cases[i]);
       g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 0);
@@ -61,7 +61,7 @@ test_slurm_lock_file_counts (Fixture *f, gconstpointer data)
   g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "slurm", "{\"count\": 1}", slurm,
                                                 TEST_JOB_FOLDER_EMPTY);
   g_autofree char *ssh_path = NULL;
-  g_autoptr(TestCounter) counter = open_counter (f);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
 
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   ssh_path = test_write_lock_file (f->tmp, f->jobs, "ssh", "{\"count\": 1}",
@@ -85,7 +85,7 @@ test_slurm_pid_file_no_orphan (Fixture *f, gconstpointer data)
 
   test_write_file (pid_path, "{\"type\": \"slurm\", \"pid\": \"4242\"}");
   test_set_file_age (path, 3600);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
@@ -141,7 +141,7 @@ test_no_host_written_elsewhere_counts (Fixture *f, gconstpointer data)
   helper_expect_line (job, "LOCKED", 60);
   path = test_write_lock_file (f->tmp, f->jobs, "elsewhere", "{\"count\": 1}", process,
                                TEST_JOB_FOLDER_EMPTY);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 
@@ -159,7 +159,7 @@ test_same_host_other_boot_dead (Fixture *f, gconstpointer data)
   g_autofree char *spec = own_spec (set_boot, NULL);
   g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "rebooted", "{\"count\": 1}", spec,
                                                 TEST_JOB_FOLDER_EMPTY);
-  g_autoptr(TestCounter) counter = open_counter (f);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
 
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -179,7 +179,7 @@ test_same_name_other_machine_counts (Fixture *f, gconstpointer data)
   g_autoptr(TestCounter) counter = NULL;
 
   helper_expect_line (holder, "LOCKED", 60);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   helper_close_stdin (holder);
@@ -227,7 +227,7 @@ test_pid_reuse_no_start_time (Fixture *f, gconstpointer data)
   locker = helper_spawn (NULL, kind, lock_path, NULL);
   helper_expect_line (locker, "LOCKED", 60);
   path = test_write_lock_file (f->tmp, f->jobs, "reused", "{\"count\": 1}", spec, TEST_JOB_FOLDER_EMPTY);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   if (g_str_equal (kind, "flock"))
     g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 2);
   else
@@ -260,7 +260,7 @@ test_orphan_mtime_hour_behind_is_young (Fixture *f, gconstpointer data)
   g_autoptr(TestCounter) counter = NULL;
 
   test_set_file_age (path, 3600);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
@@ -280,7 +280,7 @@ test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
 
   test_write_file (lock_path, "");   /* seen here, and free */
   test_set_file_age (path, -3600);
-  first = open_counter (f);
+  first = test_counter_open (f->folder, -1, 30);
   g_assert_cmpint (test_counter_grantable (first, f->tmp, 3), ==, 1);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   g_clear_object (&first);
@@ -289,7 +289,7 @@ test_orphan_mtime_hour_ahead_ages (Fixture *f, gconstpointer data)
   since = g_get_monotonic_time ();
   while (g_get_monotonic_time () - since < (gint64) (1.2 * G_USEC_PER_SEC))
     g_usleep (50 * 1000);
-  second = open_counter (f);
+  second = test_counter_open (f->folder, -1, 30);
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (second), 1);
   g_assert_cmpint (test_counter_grantable (second, f->tmp, 3), ==, 2);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -316,7 +316,7 @@ test_experimaestro_pid_reuse (Fixture *f, gconstpointer data)
   path = test_write_lock_file (f->tmp, f->jobs, "reused-xp", "{\"count\": 1}", process,
                                TEST_JOB_FOLDER_EMPTY);
   test_write_file (lock_path, "");   /* its job ended: its job lock is free */
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_cmpint (test_counter_grantable (counter, f->tmp, 3), ==, 1);
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   while (test_counter_grantable (counter, f->tmp, 3) != 2)

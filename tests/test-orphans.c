@@ -13,17 +13,6 @@
 
 typedef TestPoolFixture Fixture;
 
-static TestCounter *
-open_counter (Fixture *f, double min_age)
-{
-  g_autoptr(GError) error = NULL;
-  TestCounter *counter = test_counter_new (f->folder, -1, &error);
-
-  g_assert_no_error (error);
-  tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), min_age);
-  return counter;
-}
-
 /* Whether one more unit can be had right now. */
 static gboolean
 can_acquire (Fixture *f, TestCounter *counter, const char *id)
@@ -68,7 +57,7 @@ test_old_orphan_removed (Fixture *f, gconstpointer data)
 
   test_expect_warnings ();
   test_set_file_age (path, 100);   /* its time says nothing: we see it now */
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_false (can_acquire (f, counter, "1"));
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   assert_reclaimed_after (f, counter, since, 1);
@@ -87,7 +76,7 @@ test_old_orphan_without_job_dir_counts (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
 
   test_expect_warnings ();
-  counter = open_counter (f, 0);
+  counter = test_counter_open (f->folder, -1, 0);
   g_assert_false (can_acquire (f, counter, "1"));
   g_assert_true (tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error));
   g_assert_no_error (error);
@@ -100,7 +89,7 @@ test_young_orphan_kept (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "young", "{\"count\": 1}", NULL,
                                                 TEST_JOB_FOLDER_WITH_LOCK);
-  g_autoptr(TestCounter) counter = open_counter (f, 30);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
 
   g_assert_cmpint (test_counter_get_used (counter), ==, 1);
   g_assert_false (can_acquire (f, counter, "1"));
@@ -116,7 +105,7 @@ test_min_age_settable (Fixture *f, gconstpointer data)
   gint64 since = g_get_monotonic_time ();
 
   test_expect_warnings ();
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_false (can_acquire (f, counter, "1"));
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   assert_reclaimed_after (f, counter, since, 1);
@@ -136,7 +125,7 @@ test_held_job_lock_kept (Fixture *f, gconstpointer data)
   g_autoptr(TestCounter) counter = NULL;
 
   helper_expect_line (starter, "LOCKED", 60);
-  counter = open_counter (f, 0);
+  counter = test_counter_open (f->folder, -1, 0);
   g_assert_false (can_acquire (f, counter, "1"));
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   helper_close_stdin (starter);
@@ -160,7 +149,7 @@ test_killed_before_recording_process (Fixture *f, gconstpointer data)
 
   test_expect_warnings ();
   helper_expect_line (holder, "ACQUIRED", 60);
-  counter = open_counter (f, 1);
+  counter = test_counter_open (f->folder, -1, 1);
   g_assert_false (can_acquire (f, counter, "1"));   /* alive: its job lock is held */
   helper_kill (holder, SIGKILL);
   helper_wait (holder);
@@ -190,7 +179,7 @@ test_pid_reuse (Fixture *f, gconstpointer data)
                            getpid (), start + 12345);
   reused_path = test_write_lock_file (f->tmp, f->jobs, "reused", "{\"count\": 1}", wrong,
                                       TEST_JOB_FOLDER_WITH_LOCK);
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   /* Judged when its share is needed: the only unit here. */
   g_assert_true (can_acquire (f, counter, "0"));
   g_assert_false (g_file_test (reused_path, G_FILE_TEST_EXISTS));
@@ -217,7 +206,7 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
   other_boot = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d, \"boot_id\": \"00000000-dead-beef-0000-000000000000\"}", getpid ());
   boot_path = test_write_lock_file (f->tmp, f->jobs, "rebooted", "{\"count\": 1}", other_boot,
                                     TEST_JOB_FOLDER_WITH_LOCK);
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_true (can_acquire (f, counter, "0"));   /* needs its unit: judged */
   g_assert_false (g_file_test (boot_path, G_FILE_TEST_EXISTS));
 
@@ -273,7 +262,7 @@ write_in_place (const char *path, const char *content)
 static void
 test_capacity_raised (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TestCounter) counter = open_counter (f, 30);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
   g_autoptr(TesseraJob) job_a = test_job_new (f->tmp, "cap", "a");
   g_autoptr(TesseraJob) job_b = test_job_new (f->tmp, "cap", "b");
   g_autoptr(TesseraDynamicDependency) dep_a = test_counter_dependency_new (counter, job_a, 1);
@@ -299,7 +288,7 @@ test_capacity_raised (Fixture *f, gconstpointer data)
 static void
 test_capacity_lowered (Fixture *f, gconstpointer data)
 {
-  g_autoptr(TestCounter) counter = open_counter (f, 30);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "cap", "a");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
   g_autoptr(TesseraDynamicDependencyLock) held = NULL;
@@ -332,7 +321,7 @@ test_stale_temporary_removed (Fixture *f, gconstpointer data)
   test_write_file (stale, "{\"job_uri\": \"/x\", \"inf");
   test_write_file (young, "");
   test_set_file_age (stale, 100);
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_true (can_acquire (f, counter, "1"));
   g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
@@ -360,7 +349,7 @@ test_unknown_reason_follows_verdict (Fixture *f, gconstpointer data)
 
   test_expect_warnings ();
   g_assert_cmpint (g_mkdir_with_parents (job_lock, 0755), ==, 0);   /* not a regular file */
-  counter = open_counter (f, 0);
+  counter = test_counter_open (f->folder, -1, 0);
   g_assert_false (can_acquire (f, counter, "1"));
   files = tessera_tracked_dynamic_resource_list_lock_files (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter));
   g_assert_cmpuint (files->len, ==, 1);
@@ -399,7 +388,7 @@ test_truncated_removed (Fixture *f, gconstpointer data)
   test_set_file_age (empty, 100);
   test_set_file_age (cut, 100);
   test_set_file_age (other, 100);
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_false (can_acquire (f, counter, "1"));
   g_assert_true (g_file_test (empty, G_FILE_TEST_EXISTS));   /* just seen */
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
@@ -447,7 +436,7 @@ test_judged_when_needed (Fixture *f, gconstpointer data)
   test_expect_warnings ();
   test_write_file (info, "{\"total\": 3}");
   dead = write_dead_holder (f, "dead");
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_true (g_file_test (dead, G_FILE_TEST_EXISTS));
   g_assert_cmpint (test_counter_get_used (counter), ==, 1);
   dep = test_counter_dependency_new (counter, job, 2);
@@ -473,7 +462,7 @@ test_judged_on_update (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
 
   test_expect_warnings ();
-  counter = open_counter (f, 30);
+  counter = test_counter_open (f->folder, -1, 30);
   g_assert_true (g_file_test (dead, G_FILE_TEST_EXISTS));
   g_assert_true (tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error));
   g_assert_no_error (error);

@@ -105,16 +105,6 @@ write_slurm_lock_file (Fixture *f, const char *name, const char *job_id_json)
   return path;
 }
 
-static TestCounter *
-open_counter (Fixture *f)
-{
-  g_autoptr(GError) error = NULL;
-  TestCounter *counter = test_counter_new (f->folder, -1, &error);
-
-  g_assert_no_error (error);
-  return counter;
-}
-
 /* Tries to take the one token for a new job, waiting at most @timeout. */
 static TesseraDynamicDependencyLock *
 take (Fixture *f, TestCounter *counter, double timeout, GError **error)
@@ -162,7 +152,7 @@ test_running_job_counts_then_ended_job_frees (Fixture *f, gconstpointer data)
 
   wait_until_running (id);
   path = write_slurm_lock_file (f, "running", id_json);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, -1);
   assert_busy (f, counter);
   assert_busy (f, counter);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -179,7 +169,7 @@ static void
 test_forgotten_job_is_dead (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_slurm_lock_file (f, "forgotten", "\"987654\"");
-  g_autoptr(TestCounter) counter = open_counter (f);
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, -1);
 
   assert_free (f, counter, 0);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -195,7 +185,7 @@ test_controller_down_counts (Fixture *f, gconstpointer data)
   slurm_fixture ("controller-stop");
   /* An id no other test asks about: verdicts are cached per id. */
   path = write_slurm_lock_file (f, "unanswered", "\"987655\"");
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, -1);
   assert_busy (f, counter);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   slurm_fixture ("controller-start");
@@ -213,7 +203,7 @@ test_hostile_job_id_counts (Fixture *f, gconstpointer data)
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
     {
       g_autofree char *path = write_slurm_lock_file (f, "hostile", ids[i]);
-      g_autoptr(TestCounter) counter = open_counter (f);
+      g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, -1);
 
       g_test_message ("job id %s", ids[i]);
       assert_busy (f, counter);
@@ -300,7 +290,7 @@ test_array_with_an_ended_task_counts (Fixture *f, gconstpointer data)
   }
   id_json = g_strdup_printf ("\"%s\"", out);
   path = write_slurm_lock_file (f, "array-ended", id_json);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, -1);
   assert_busy (f, counter);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   {
@@ -321,7 +311,7 @@ test_array_task_counts (Fixture *f, gconstpointer data)
 
   id_json = g_strdup_printf ("\"%s_3\"", out);
   path = write_slurm_lock_file (f, "array", id_json);
-  counter = open_counter (f);
+  counter = test_counter_open (f->folder, -1, -1);
   assert_busy (f, counter);
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   {
