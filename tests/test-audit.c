@@ -290,6 +290,19 @@ parent_of (GPid pid)
   return (GPid) state_parent;
 }
 
+/* Kills a holder as a crash would: @pid, the holder's process as status
+ * names it, and the wrapper it runs under, the wrapper first; then waits
+ * for @holder, which fails. Its lock file stays for another to judge. */
+static void
+kill_holder (Helper *holder, GPid pid)
+{
+  GPid wrapper = parent_of (pid);
+
+  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
+  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
+  g_assert_cmpint (helper_wait (holder), !=, 0);
+}
+
 /* In a group's pool, audited by default: a grant and its release, the
  * command line and batch job id a holder records (in status --json), the
  * reclaim of a killed holder by another member (whose, by whom, why), a
@@ -310,7 +323,7 @@ test_group_pool (Fixture *f, gconstpointer data)
   JsonObject *h;
   JsonArray *command;
   const char *line;
-  GPid pid, wrapper;
+  GPid pid;
 
   g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
                    ==, 0);
@@ -341,10 +354,7 @@ test_group_pool (Fixture *f, gconstpointer data)
   g_clear_pointer (&root, json_node_unref);
 
   /* Killed (its wrapper first), it is reclaimed by the other member. */
-  wrapper = parent_of (pid);
-  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
-  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
-  g_assert_cmpint (helper_wait (holder), !=, 0);
+  kill_holder (holder, pid);
   g_clear_pointer (&holder, helper_free);
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
@@ -427,7 +437,7 @@ test_forged_owner (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(Helper) holder = NULL;
   JsonObject *h;
-  GPid pid, wrapper;
+  GPid pid;
   struct stat st;
   int fd;
 
@@ -438,10 +448,7 @@ test_forged_owner (Fixture *f, gconstpointer data)
   pid = (GPid) json_object_get_int_member (h, "pid");
   lock_file = g_strdup_printf ("%s/cpu/jobs/%s.json", f->gp->pool, json_object_get_string_member (h, "job"));
   g_clear_pointer (&root, json_node_unref);
-  wrapper = parent_of (pid);
-  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
-  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
-  g_assert_cmpint (helper_wait (holder), !=, 0);
+  kill_holder (holder, pid);
 
   /* Rewritten in place (still the member's file), claiming the first's uid. */
   g_assert_true (g_file_get_contents (lock_file, &contents, NULL, NULL));
@@ -493,9 +500,7 @@ test_owner_from_index (Fixture *f, gconstpointer data)
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (tessera_by (f, first, NULL, &out, &err, "run", "--no-wait", "--need", "cpu=1", "--", "true", NULL),
                    ==, 0);
-  g_assert_cmpint (kill (parent_of (pid), SIGKILL), ==, 0);
-  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
-  g_assert_cmpint (helper_wait (holder), !=, 0);
+  kill_holder (holder, pid);
 
   /* The file is as recorded: this run counts it from the index. */
   g_clear_pointer (&out, g_free);
@@ -591,7 +596,7 @@ test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
   g_autoptr(Helper) paused = NULL;
   g_autoptr(Helper) other = NULL;
   g_autofree char *line = NULL;
-  GPid pid, wrapper;
+  GPid pid;
 
   g_assert_cmpint (g_mkdir (private, 0755), ==, 0);
   g_assert_cmpint (g_mkdir (pause_dir, 0755), ==, 0);
@@ -602,10 +607,7 @@ test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
    * file: the next acquire needs its share, so judges it. */
   holder = hold_as (f, NULL, NULL, "told=2", NULL);
   pid = (GPid) json_object_get_int_member (only_holder (f, &root), "pid");
-  wrapper = parent_of (pid);
-  g_assert_cmpint (kill (wrapper, SIGKILL), ==, 0);
-  g_assert_true (kill (pid, SIGKILL) == 0 || errno == ESRCH);
-  g_assert_cmpint (helper_wait (holder), !=, 0);
+  kill_holder (holder, pid);
 
   /* The next run reclaims it, and is held in the audit write. */
   g_ptr_array_add (argv, g_strdup ("env"));
