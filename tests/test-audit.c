@@ -439,7 +439,6 @@ test_forged_owner (Fixture *f, gconstpointer data)
   JsonObject *h;
   GPid pid;
   struct stat st;
-  int fd;
 
   g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "init", f->gp->pool, "--group", f->gp->users->group, NULL),
                    ==, 0);
@@ -457,9 +456,7 @@ test_forged_owner (Fixture *f, gconstpointer data)
   json_object_set_int_member (json_object_get_object_member (json_node_get_object (spec), "process"), "uid",
                               test_uid_of (first));
   forged = json_to_string (spec, FALSE);
-  g_assert_cmpint (fd = open (lock_file, O_WRONLY | O_TRUNC | O_NOFOLLOW), >=, 0);
-  g_assert_cmpint (write (fd, forged, strlen (forged)), ==, (gssize) strlen (forged));
-  g_assert_cmpint (close (fd), ==, 0);
+  test_write_in_place (lock_file, forged);
   g_assert_cmpint (stat (lock_file, &st), ==, 0);
   g_assert_cmpuint (st.st_uid, ==, test_uid_of (member));
 

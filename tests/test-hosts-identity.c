@@ -423,14 +423,10 @@ test_host_id_planted_ignored (Fixture *f, gconstpointer data)
       const char *path = g_ptr_array_index (files, i);
       g_autofree char *text = NULL;
       g_autofree char *planted = NULL;
-      int fd;
 
       g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
       planted = test_substitute (text, first, chosen);
-      fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW);
-      g_assert_cmpint (fd, >=, 0);
-      g_assert_cmpint (write (fd, planted, strlen (planted)), ==, (gssize) strlen (planted));
-      close (fd);
+      test_write_in_place (path, planted);
       g_assert_cmpint (chown (path, 4242, 4242), ==, 0);
       g_assert_cmpint (chmod (path, 0644), ==, 0);
     }

@@ -247,18 +247,6 @@ waiter_thread (gpointer data)
   return NULL;
 }
 
-/* Like Python's open("w") + json.dump: in place, not atomic. */
-static void
-write_in_place (const char *path, const char *content)
-{
-  FILE *fp = fopen (path, "w");
-
-  if (fp == NULL)
-    g_error ("%s: %s", path, g_strerror (errno));
-  fputs (content, fp);
-  fclose (fp);
-}
-
 static void
 test_capacity_raised (Fixture *f, gconstpointer data)
 {
@@ -277,7 +265,7 @@ test_capacity_raised (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   thread = g_thread_new ("waiter", waiter_thread, &w);
   g_usleep (300 * 1000);
-  write_in_place (info, "{\"total\": 2}");
+  test_write_in_place (info, "{\"total\": 2}");
   g_thread_join (thread);
   g_assert_no_error (w.error);
   g_assert_nonnull (w.lock);
@@ -302,7 +290,7 @@ test_capacity_lowered (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (can_acquire (f, counter, "1"));
   /* Another process lowers the capacity to what is already held. */
-  write_in_place (info, "{\"total\": 1}");
+  test_write_in_place (info, "{\"total\": 1}");
   g_assert_false (can_acquire (f, counter, "2"));
   g_assert_cmpint (test_counter_get_total (counter), ==, 1);
   g_assert_true (tessera_lock_release (TESSERA_LOCK (held), NULL));

@@ -349,12 +349,7 @@ check_lost_lock_file (Fixture *f, gboolean end, gboolean rewrite)
   if (rewrite)
     {
       /* In place: same inode, other content. */
-      const char *text = "{\"job_uri\": \"/nowhere/job\", \"information\": {\"count\": 0}}";
-      int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-
-      g_assert_cmpint (fd, >=, 0);
-      g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
-      g_assert_cmpint (close (fd), ==, 0);
+      test_write_in_place (path, "{\"job_uri\": \"/nowhere/job\", \"information\": {\"count\": 0}}");
     }
   else
     g_assert_cmpint (g_unlink (path), ==, 0);

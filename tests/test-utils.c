@@ -155,6 +155,19 @@ test_set_file_age (const char *path, double seconds_ago)
   g_assert_cmpint (utimes (path, tv), ==, 0);
 }
 
+/* Writes @text over @path in place, as Python's json.dump does and as
+ * a co-user can in a file of hers: the same file (no link followed),
+ * truncated, then written and closed. */
+void
+test_write_in_place (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
+  g_assert_cmpint (close (fd), ==, 0);
+}
+
 /* Rewrites @path in place (the same inode) with @text, then puts its
  * times back: only its text and ctime change. */
 void
@@ -162,13 +175,9 @@ test_rewrite_keeping_stat (const char *path, const char *text)
 {
   struct stat before, after;
   struct timespec times[2];
-  int fd;
 
   g_assert_cmpint (stat (path, &before), ==, 0);
-  fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
-  g_assert_cmpint (close (fd), ==, 0);
+  test_write_in_place (path, text);
   /* Both times: bindfs drops a change of the mtime alone. */
   times[0] = before.st_atim;
   times[1] = before.st_mtim;

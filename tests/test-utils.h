@@ -28,6 +28,8 @@ typedef enum
 char    *test_write_lock_file    (const char *tmp, const char *jobs, const char *name, const char *information,
                                   const char *process, TestJobFolder job_folder);
 void     test_set_file_age       (const char *path, double seconds_ago);
+/* Writes over @path in place: the same inode, truncated, no link followed. */
+void     test_write_in_place     (const char *path, const char *text);
 void     test_rewrite_keeping_stat (const char *path, const char *text);
 void     test_expect_warnings    (void);
 guint    test_warning_count      (void);

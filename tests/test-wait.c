@@ -65,18 +65,6 @@ test_woken_by_release (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
-/* Writes @text over @path in place, as Python's json.dump does: the same
- * file, truncated, then written and closed. */
-static void
-write_in_place (const char *path, const char *text)
-{
-  int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-
-  g_assert_cmpint (fd, >=, 0);
-  g_assert_cmpint (write (fd, text, strlen (text)), ==, (gssize) strlen (text));
-  g_assert_cmpint (close (fd), ==, 0);
-}
-
 /* A peer raising the total in place wakes a waiter of another process
  * at once (no polling), also after informations.json was replaced by
  * another file (a rename), whose in-place write must be seen too. */
@@ -98,7 +86,7 @@ check_woken_by_total_in_place (Fixture *f, gboolean replaced_first)
       test_write_file (info, "{\"total\": 1, \"tessera_protocol\": 2}");
       g_usleep (200 * 1000);   /* let it see the new file (not required for correctness) */
     }
-  write_in_place (info, "{\"total\": 2, \"tessera_protocol\": 2}");
+  test_write_in_place (info, "{\"total\": 2, \"tessera_protocol\": 2}");
   line = helper_read_line (waiter, 90);
   g_assert_cmpstr (line, ==, "ACQUIRED polls=0");
   g_assert_cmpint (helper_wait (waiter), ==, 0);
@@ -282,7 +270,7 @@ test_woken_by_holder_renamed_in_place (Fixture *f, gconstpointer data)
   g_usleep (200 * 1000);   /* let it sleep in the wait (not required for correctness) */
   g_free (text);
   text = peer_lock_file_text (f, (GPid) g_ascii_strtoll (g_subprocess_get_identifier (second), NULL, 10));
-  write_in_place (path, text);
+  test_write_in_place (path, text);
   g_subprocess_force_exit (second);
   g_assert_true (g_subprocess_wait (second, NULL, &error));
   g_assert_no_error (error);
