@@ -33,8 +33,7 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) holder = NULL;
   g_autoptr(GSubprocess) other = NULL;
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
-  g_autoptr(GDir) dir = NULL;
-  guint files = 0;
+  g_autoptr(GPtrArray) files = NULL;
 
   holder = spawn_tool (f, holder_inside, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE, &error,
                        "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
@@ -50,11 +49,8 @@ test_container_holder_counts (Fixture *f, gconstpointer data)
       g_assert_cmpint (test_exit_code (other), ==, 75);
       g_clear_object (&other);
     }
-  dir = g_dir_open (jobs, 0, &error);
-  g_assert_no_error (error);
-  for (const char *name; (name = g_dir_read_name (dir)) != NULL;)
-    files += g_str_has_suffix (name, ".json");
-  g_assert_cmpuint (files, ==, 1);
+  files = test_list_json_files (jobs);
+  g_assert_cmpuint (files->len, ==, 1);
 
   test_let_go (holder);
 }
@@ -109,21 +105,11 @@ static JsonNode *
 read_only_lock_file (Fixture *f, char **path_out)
 {
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
-  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
   g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
+  g_autofree char *path = test_only_json_file (jobs);
   g_autofree char *text = NULL;
-  const char *name;
   JsonNode *node;
 
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      {
-        g_assert_null (path);
-        path = g_build_filename (jobs, name, NULL);
-      }
-  g_assert_nonnull (path);
   g_assert_true (g_file_get_contents (path, &text, NULL, &error));
   g_assert_no_error (error);
   node = json_from_string (text, &error);
@@ -501,8 +487,6 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) other = NULL;
   g_autofree char *lock_file = NULL;
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
-  g_autoptr(GDir) dir = NULL;
-  const char *name;
 
   g_assert_cmpint (g_chmod (f->tmp, 0777), ==, 0);
   g_assert_cmpint (g_chmod (f->config, 0644), ==, 0);
@@ -510,12 +494,7 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
                           "run", "--need", "r=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
   g_assert_no_error (error);
   test_wait_ready (holder, 120);
-  dir = g_dir_open (jobs, 0, &error);
-  g_assert_no_error (error);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      lock_file = g_build_filename (jobs, name, NULL);
-  g_assert_nonnull (lock_file);
+  lock_file = test_only_json_file (jobs);
 
   other = spawn_tool_as (f, 64002, TRUE, G_SUBPROCESS_FLAGS_NONE, &error,
                          "run", "--no-wait", "--need", "r=1", "--", "true", NULL);

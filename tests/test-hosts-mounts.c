@@ -245,20 +245,14 @@ mixed_mounts_pool (Fixture *f)
   return view;
 }
 
-/* The names of the lock files in tmp/real/r/jobs. */
+/* The paths of the lock files in tmp/real/r/jobs. */
 static GPtrArray *
 mixed_mounts_lock_files (Fixture *f)
 {
   g_autofree char *jobs = g_build_filename (f->tmp, "real", "r", "jobs", NULL);
-  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
-  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
-  const char *name;
 
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      g_ptr_array_add (names, g_build_filename (jobs, name, NULL));
-  return names;
+  g_assert_true (g_file_test (jobs, G_FILE_TEST_IS_DIR));
+  return test_list_json_files (jobs);
 }
 
 /* `tessera run --no-wait --need r=1 -- true` at @at: its exit status, and

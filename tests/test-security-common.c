@@ -389,19 +389,8 @@ char *
 only_lock_file (Fixture *f)
 {
   g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
-  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
-  char *found = NULL;
-  const char *name;
 
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      {
-        g_assert_null (found);
-        found = g_build_filename (jobs, name, NULL);
-      }
-  g_assert_nonnull (found);
-  return found;
+  return test_only_json_file (jobs);
 }
 
 /* `tessera ARGS…` as @user (NULL: root), its status; its output, whole

@@ -375,12 +375,10 @@ wait_for_a_lock_file (const char *folder)
 
   for (;;)
     {
-      g_autoptr(GDir) dir = g_dir_open (folder, 0, NULL);
-      const char *name;
+      g_autoptr(GPtrArray) lock_files = test_list_json_files (folder);
 
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        if (g_str_has_suffix (name, ".json"))
-          return;
+      if (lock_files->len > 0)
+        return;
       if (g_get_monotonic_time () > deadline)
         g_error ("no lock file in %s after 60 s", folder);
       g_usleep (20 * 1000);

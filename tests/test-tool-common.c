@@ -190,11 +190,7 @@ char *
 find_lock_file (Fixture *f)
 {
   g_autofree char *jobs = g_build_filename (f->tmp, "r", "jobs", NULL);
-  g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
-  const char *name;
+  g_autoptr(GPtrArray) paths = test_list_json_files (jobs);
 
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      return g_build_filename (jobs, name, NULL);
-  return NULL;
+  return paths->len > 0 ? g_strdup (g_ptr_array_index (paths, 0)) : NULL;
 }

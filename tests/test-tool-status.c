@@ -89,16 +89,10 @@ test_status_user_is_file_owner (Fixture *f, gconstpointer data)
   g_autofree char *text = NULL;
   g_autofree char *claimed = NULL;
   g_autoptr(JsonNode) status = NULL;
-  g_autoptr(GDir) dir = NULL;
-  const char *name;
   JsonObject *h;
 
   g_assert_nonnull (pid);
-  if ((dir = g_dir_open (jobs, 0, NULL)) == NULL)
-    g_error ("no %s", jobs);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      path = g_build_filename (jobs, name, NULL);
+  path = find_lock_file (f);
   if (path == NULL || !g_file_get_contents (path, &text, NULL, NULL))
     g_error ("no lock file in %s", jobs);
   /* Another uid of as many digits: the file keeps its size and times. */

@@ -397,6 +397,34 @@ test_count_entries (const char *path)
   return n;
 }
 
+/* The paths of the NAME.json files in @folder (a pool's lock files in
+ * its jobs/, a queue's entries), in the folder's order; none when it
+ * cannot be read. */
+GPtrArray *
+test_list_json_files (const char *folder)
+{
+  g_autoptr(GDir) dir = g_dir_open (folder, 0, NULL);
+  GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      g_ptr_array_add (paths, g_build_filename (folder, name, NULL));
+  return paths;
+}
+
+/* The path of the one NAME.json file in @folder (a pool's jobs/ with one
+ * holder): the test fails when there is none or more than one. */
+char *
+test_only_json_file (const char *folder)
+{
+  g_autoptr(GPtrArray) paths = test_list_json_files (folder);
+
+  if (paths->len != 1)
+    g_error ("%s holds %u .json files, not one", folder, paths->len);
+  return g_strdup (g_ptr_array_index (paths, 0));
+}
+
 /* Runs a system command (mount, useradd…) or fails the test with its
  * error output. */
 void

@@ -35,6 +35,8 @@ void     test_expect_warnings    (void);
 guint    test_warning_count      (void);
 void     test_wait_for_file      (const char *path, double timeout_s);
 guint    test_count_entries      (const char *path);
+GPtrArray *test_list_json_files  (const char *folder);
+char    *test_only_json_file     (const char *folder);
 void     test_run_or_fail        (const char * const *argv);
 /* Moves this test process into a mount namespace of its own (root):
  * first thing in main(), before any thread. */
