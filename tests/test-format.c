@@ -344,9 +344,8 @@ test_locks_json_round_trip (Fixture *f, gconstpointer data)
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "rt", "1");
   g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraDynamicDependencyLocks) locks = NULL;
   g_autoptr(TesseraJobDependencyLocks) job_locks = NULL;
-  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autofree char *locks_path = g_build_filename (f->tmp, "locks.json", NULL);
   g_autofree char *lock_file = g_build_filename (f->folder, "jobs", "rt@1.json", NULL);
   g_autoptr(JsonNode) root = NULL;
@@ -355,11 +354,7 @@ test_locks_json_round_trip (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
   g_assert_no_error (error);
-  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (lock));
-  g_assert_true (tessera_dynamic_dependency_locks_job_started (locks, job, self, &error));
-  g_assert_no_error (error);
-  g_assert_true (tessera_dynamic_dependency_locks_save (locks, locks_path, &error));
-  g_assert_no_error (error);
+  locks = test_locks_json_save (lock, job, locks_path);
 
   root = test_parse_json_file (locks_path);
   entry = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "dynamic_locks"), 0);
@@ -368,12 +363,7 @@ test_locks_json_round_trip (Fixture *f, gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (entry, "lock_file_path"), ==, lock_file);
 
   /* The scheduler hands the holding to the job process. */
-  tessera_lock_detach (TESSERA_LOCK (lock));
-  job_locks = tessera_job_dependency_locks_load (locks_path, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (job_locks)->len, ==, 1);
-  g_assert_true (tessera_job_dependency_locks_acquire (job_locks, &error));
-  g_assert_no_error (error);
+  job_locks = test_locks_json_take_over (lock, locks_path);
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));   /* detached: still held */
   tessera_job_dependency_locks_release (job_locks);

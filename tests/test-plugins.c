@@ -662,10 +662,9 @@ test_locks_json_round_trip (void)
   g_autofree char *job_uri = g_build_filename (tmp, "jobs", "t", "1", "t", NULL);
   g_autoptr(TesseraTrackedDynamicResource) token = open_resource ("countertoken", folder);
   g_autoptr(TesseraJob) job = NULL;
-  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
   g_autoptr(TesseraDynamicDependency) dep = NULL;
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
-  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraDynamicDependencyLocks) locks = NULL;
   g_autoptr(TesseraJobDependencyLocks) job_locks = NULL;
   g_autoptr(JsonObject) entry = NULL;
   g_autoptr(GError) error = NULL;
@@ -678,10 +677,7 @@ test_locks_json_round_trip (void)
   dep = tessera_dynamic_resource_create_dependency (TESSERA_DYNAMIC_RESOURCE (token), job, "2", &error);
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
   g_assert_no_error (error);
-  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (lock));
-  g_assert_true (tessera_dynamic_dependency_locks_job_started (locks, job, self, &error));
-  g_assert_true (tessera_dynamic_dependency_locks_save (locks, locks_path, &error));
-  g_assert_no_error (error);
+  locks = test_locks_json_save (lock, job, locks_path);
 
   /* The entry carries what the seed's CounterTokenLock.to_json carries. */
   entry = tessera_dynamic_dependency_lock_to_json (lock);
@@ -693,12 +689,7 @@ test_locks_json_round_trip (void)
   lock_file = json_object_get_string_member (entry, "lock_file_path");
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_IS_REGULAR));
 
-  tessera_lock_detach (TESSERA_LOCK (lock));
-  job_locks = tessera_job_dependency_locks_load (locks_path, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (job_locks)->len, ==, 1);
-  g_assert_true (tessera_job_dependency_locks_acquire (job_locks, &error));
-  g_assert_no_error (error);
+  job_locks = test_locks_json_take_over (lock, locks_path);
   tessera_job_dependency_locks_release (job_locks);
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 

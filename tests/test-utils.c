@@ -397,6 +397,41 @@ test_count_entries (const char *path)
   return n;
 }
 
+/* The scheduler's side of locks.json: @lock in a set of its own, the job
+ * @job started by this process, the set saved to @locks_path. Returns
+ * the set (which holds @lock). */
+TesseraDynamicDependencyLocks *
+test_locks_json_save (TesseraDynamicDependencyLock *lock, TesseraJob *job, const char *locks_path)
+{
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(GError) error = NULL;
+
+  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (lock));
+  g_assert_true (tessera_dynamic_dependency_locks_job_started (locks, job, self, &error));
+  g_assert_no_error (error);
+  g_assert_true (tessera_dynamic_dependency_locks_save (locks, locks_path, &error));
+  g_assert_no_error (error);
+  return g_steal_pointer (&locks);
+}
+
+/* The hand-over: the scheduler detaches @lock, and the job process
+ * loads locks.json at @locks_path (one lock) and takes its holding. */
+TesseraJobDependencyLocks *
+test_locks_json_take_over (TesseraDynamicDependencyLock *lock, const char *locks_path)
+{
+  g_autoptr(TesseraJobDependencyLocks) job_locks = NULL;
+  g_autoptr(GError) error = NULL;
+
+  tessera_lock_detach (TESSERA_LOCK (lock));
+  job_locks = tessera_job_dependency_locks_load (locks_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (job_locks)->len, ==, 1);
+  g_assert_true (tessera_job_dependency_locks_acquire (job_locks, &error));
+  g_assert_no_error (error);
+  return g_steal_pointer (&job_locks);
+}
+
 /* The paths of the NAME.json files in @folder (a pool's lock files in
  * its jobs/, a queue's entries), in the folder's order; none when it
  * cannot be read. */

@@ -6,6 +6,7 @@
 
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
+#include <tessera/tessera.h>
 
 G_BEGIN_DECLS
 
@@ -125,6 +126,10 @@ TestGroupPool *test_group_pool_new  (const char *prefix, const char *config_text
 void     test_group_pool_free    (TestGroupPool *gp);
 
 JsonNode *test_parse_json_file   (const char *path);
+/* locks.json, as a scheduler writes it and its job takes it over. */
+TesseraDynamicDependencyLocks *test_locks_json_save (TesseraDynamicDependencyLock *lock, TesseraJob *job,
+                                                      const char *locks_path);
+TesseraJobDependencyLocks *test_locks_json_take_over (TesseraDynamicDependencyLock *lock, const char *locks_path);
 char    *test_python_output      (const char *input, const char *script, ...) G_GNUC_NULL_TERMINATED;
 
 /* The fixture of tests on one pool's folder: a fresh folder @tmp, the
