@@ -87,13 +87,6 @@ wait_for_stdin_eof (void)
     ;
 }
 
-static void
-say (const char *line)
-{
-  printf ("%s\n", line);
-  fflush (stdout);
-}
-
 static TestCounter *
 open_counter (const char *folder, const char *total)
 {
@@ -184,10 +177,10 @@ do_hold (int argc, char **argv)
       g_printerr ("helper %s: %s\n", argv[4], error->message);
       return 1;
     }
-  say ("ACQUIRED");
+  test_peer_say ("ACQUIRED");
   wait_for_stdin_eof ();
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
-  say ("RELEASED");
+  test_peer_say ("RELEASED");
   return 0;
 }
 
@@ -205,7 +198,7 @@ do_wait (int argc, char **argv)
   lock = tessera_dynamic_dependency_lock (dep, watch_first ? 0.3 : 0, NULL, &error);
   if (lock != NULL || !g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
     {
-      say ("ERROR not-full");
+      test_peer_say ("ERROR not-full");
       return 1;
     }
   g_clear_error (&error);
@@ -213,23 +206,22 @@ do_wait (int argc, char **argv)
     {
       char buf[64];
 
-      say ("WATCHING");
+      test_peer_say ("WATCHING");
       if (fgets (buf, sizeof buf, stdin) == NULL)
         return 1;
     }
   polls_before = test_counter_get_polls (counter);
-  say ("WAITING");
+  test_peer_say ("WAITING");
   lock = tessera_dynamic_dependency_lock (dep, g_ascii_strtod (argv[5], NULL), NULL, &error);
   if (lock == NULL)
     {
-      g_autofree char *line = g_strdup_printf ("ERROR %d %s", error->code, error->message);
-      say (line);
+      test_peer_say_error (error);
       return 1;
     }
   {
     g_autofree char *line = g_strdup_printf ("ACQUIRED polls=%u",
                                              test_counter_get_polls (counter) - polls_before);
-    say (line);
+    test_peer_say ("%s", line);
   }
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   return 0;
@@ -253,7 +245,7 @@ wait_one (gpointer data)
   g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (data, 30, NULL, &error);
   g_autofree char *line = lock != NULL ? g_strdup ("W ACQUIRED") : g_strdup_printf ("W %s", error->message);
 
-  say (line);
+  test_peer_say ("%s", line);
   if (lock != NULL)
     g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   return NULL;
@@ -283,11 +275,11 @@ do_wake (char **argv)
   waiter = g_thread_new ("waiter", wait_one, dep_w);
   while (!g_file_test (reached, G_FILE_TEST_EXISTS))
     g_usleep (2000);
-  say ("WAITING");
+  test_peer_say ("WAITING");
   if (fgets (buf, sizeof buf, stdin) == NULL)
     return 1;
   lock = tessera_dynamic_dependency_lock (dep_a, 0, NULL, &error);
-  say (lock != NULL ? "A ACQUIRED" : "A UNAVAILABLE");
+  test_peer_say ("%s", lock != NULL ? "A ACQUIRED" : "A UNAVAILABLE");
   if (!g_file_set_contents (go, "", 0, NULL))
     return 1;
   g_thread_join (waiter);
@@ -317,7 +309,7 @@ say_failed (const char *what, int saved_errno)
 {
   g_autofree char *line = g_strdup_printf ("FAILED %s: %s", what, g_strerror (saved_errno));
 
-  say (line);
+  test_peer_say ("%s", line);
   return 2;
 }
 
@@ -331,7 +323,7 @@ do_raw_lock (char **argv, gboolean use_flock)
     return say_failed ("open", errno);
   if (use_flock ? flock (fd, LOCK_EX) < 0 : lockf (fd, F_LOCK, 0) < 0)
     return say_failed (use_flock ? "flock" : "lockf", errno);
-  say ("LOCKED");
+  test_peer_say ("LOCKED");
   wait_for_stdin_eof ();
   close (fd);
   return 0;
@@ -349,7 +341,7 @@ do_probe (char **argv)
     return say_failed ("open", errno);
   if (fcntl (fd, F_SETLK, &fl) < 0)
     return say_failed ("fcntl", errno);
-  say ("LOCKED");
+  test_peer_say ("LOCKED");
   wait_for_stdin_eof ();
   close (fd);
   return 0;
@@ -380,7 +372,7 @@ do_read_lock (char **argv)
     }
   if (r < 0)
     return say_failed (kind, errno);
-  say ("LOCKED");
+  test_peer_say ("LOCKED");
   wait_for_stdin_eof ();
   close (fd);
   return 0;
@@ -399,10 +391,10 @@ do_hold_job (char **argv)
        * whatever the time the helper took to start. */
       g_autofree char *line = g_strdup_printf ("ERROR ms=%" G_GINT64_FORMAT " %s",
                                                (g_get_monotonic_time () - start) / 1000, error->message);
-      say (line);
+      test_peer_say ("%s", line);
       return 1;
     }
-  say ("HELD");
+  test_peer_say ("HELD");
   wait_for_stdin_eof ();
   tessera_job_unhold (job);
   return 0;
@@ -420,7 +412,7 @@ do_keep_fd (char **argv)
   close (pidfd);
   if (fd < 0)
     return 2;
-  say ("KEPT");
+  test_peer_say ("KEPT");
   wait_for_stdin_eof ();
   close (fd);
   return 0;
@@ -437,7 +429,7 @@ do_set_user_id (char **argv)
   if ((acting ? setresuid (0, uid, 0) : setresuid (uid, 0, 0)) != 0 || prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
     return 2;
   line = g_strdup_printf ("%d", (int) getpid ());
-  say (line);
+  test_peer_say ("%s", line);
   wait_for_stdin_eof ();
   /* Root again (the saved uid) and dumpable before exit: LeakSanitizer's
    * check at exit traces this process, which it cannot as another user
@@ -457,11 +449,11 @@ do_job_locks (void)
   if (locks == NULL || !tessera_job_dependency_locks_acquire (locks, &error))
     {
       line = g_strdup_printf ("ERROR %s", error->message);
-      say (line);
+      test_peer_say ("%s", line);
       return 1;
     }
   line = g_strdup_printf ("JOB-LOCKS %u", tessera_job_dependency_locks_get_locks (locks)->len);
-  say (line);
+  test_peer_say ("%s", line);
   tessera_job_dependency_locks_release (locks);
   return 0;
 }

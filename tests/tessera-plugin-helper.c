@@ -112,8 +112,7 @@ acquire (TesseraDynamicResource *resource, TesseraJob *job, const char *request)
 
   if (lock == NULL)
     {
-      printf ("ERROR %d %s\n", error->code, error->message);
-      fflush (stdout);
+      test_peer_say_error (error);
       exit (1);
     }
   return lock;
@@ -197,13 +196,11 @@ main (int argc, char **argv)
       g_autofree char *env = environment_of (lock, NULL);
       char buf[64];
 
-      printf ("ACQUIRED %s\n", env);
-      fflush (stdout);
+      test_peer_say ("ACQUIRED %s", env);
       while (read (0, buf, sizeof buf) > 0)
         ;
       g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
-      printf ("RELEASED\n");
-      fflush (stdout);
+      test_peer_say ("RELEASED");
       return 0;
     }
   if (argc >= 6 && strcmp (argv[1], "try") == 0)

@@ -4,14 +4,29 @@
  */
 #include "test-peer.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
-static void
-say (const char *line)
+/* One line of a helper's protocol on stdout, flushed at once: the test
+ * reads it while the helper goes on. */
+void
+test_peer_say (const char *format, ...)
 {
-  printf ("%s\n", line);
+  va_list ap;
+
+  va_start (ap, format);
+  vprintf (format, ap);
+  va_end (ap);
+  putchar ('\n');
   fflush (stdout);
+}
+
+/* "ERROR <code> <message>" of @error, as a line of the protocol. */
+void
+test_peer_say_error (const GError *error)
+{
+  test_peer_say ("ERROR %d %s", error->code, error->message);
 }
 
 static void
@@ -40,18 +55,18 @@ test_peer_try (TesseraTrackedDynamicResource *resource,
       g_printerr ("helper %s: %s\n", id, error->message);
       return 1;
     }
-  say ("READY");
+  test_peer_say ("READY");
   if (fgets (buf, sizeof buf, stdin) == NULL)
     return 1;
   lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error);
   if (lock != NULL)
-    say ("ACQUIRED");
+    test_peer_say ("ACQUIRED");
   else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
-    say ("UNAVAILABLE");
+    test_peer_say ("UNAVAILABLE");
   else
     {
       g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
-      say (line);
+      test_peer_say ("%s", line);
     }
   hold_until_stdin_closes ();
   if (lock != NULL)
@@ -75,14 +90,14 @@ test_peer_tries (TesseraDynamicDependency *dependency)
       if (lock != NULL)
         {
           g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
-          say ("ACQUIRED");
+          test_peer_say ("ACQUIRED");
         }
       else if (g_error_matches (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT))
-        say ("UNAVAILABLE");
+        test_peer_say ("UNAVAILABLE");
       else
         {
           g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
-          say (line);
+          test_peer_say ("%s", line);
         }
     }
   return 0;
@@ -122,7 +137,7 @@ test_peer_request (TesseraDynamicDependency *dependency,
   start = g_get_monotonic_time ();
   lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, NULL);
   if (lock == NULL)
-    say ("WAITING");
+    test_peer_say ("WAITING");
   if (lock == NULL && async)
     {
       AsyncRequest request = { g_main_loop_new (NULL, FALSE), NULL, NULL };
@@ -137,17 +152,16 @@ test_peer_request (TesseraDynamicDependency *dependency,
     lock = tessera_dynamic_dependency_lock (dependency, timeout, NULL, &error);
   if (lock == NULL)
     {
-      g_autofree char *line = g_strdup_printf ("ERROR %d %s", error->code, error->message);
-      say (line);
+      test_peer_say_error (error);
       return 1;
     }
   {
     g_autofree char *line = g_strdup_printf ("ACQUIRED ms=%" G_GINT64_FORMAT,
                                              (g_get_monotonic_time () - start) / 1000);
-    say (line);
+    test_peer_say ("%s", line);
   }
   hold_until_stdin_closes ();
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
-  say ("RELEASED");
+  test_peer_say ("RELEASED");
   return 0;
 }

@@ -10,6 +10,9 @@
 
 G_BEGIN_DECLS
 
+void test_peer_say       (const char *format, ...) G_GNUC_PRINTF (1, 2);
+void test_peer_say_error (const GError *error);
+
 int test_peer_try     (TesseraTrackedDynamicResource *resource,
                        TesseraDynamicDependency      *dependency,
                        const char                    *id);
