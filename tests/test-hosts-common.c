@@ -480,7 +480,6 @@ kill_renewer_half_way (Fixture *f, const char *host)
   g_autoptr(GSubprocess) renewer = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GDir) dir = NULL;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   const char *name;
   char *temporary = NULL;
 
@@ -490,11 +489,7 @@ kill_renewer_half_way (Fixture *f, const char *host)
   g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", pause_dir, TRUE);
   renewer = spawn_at_with (f, &there, launcher, &error, "run", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (5 * 1000);
-    }
+  test_wait_for_file (reached, 60);
   dir = g_dir_open (hosts, 0, &error);
   while (dir != NULL && temporary == NULL && (name = g_dir_read_name (dir)) != NULL)
     if (strstr (name, ".lease.") != NULL)

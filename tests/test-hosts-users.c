@@ -213,7 +213,6 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
   g_autoptr(GPtrArray) swap = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
   g_autoptr(GDir) dir = NULL;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   const char *name;
 
   g_assert_cmpint (g_mkdir (root, 0775), ==, 0);
@@ -234,11 +233,7 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
   run = spawn_at_with (f, &runner, launcher, &error, "run", "--need", "r=1", "--", "sh", "-c",
                        "ls -A \"$1\"; echo ran", "sh", decoy, NULL);
   g_assert_no_error (error);
-  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (5 * 1000);
-    }
+  test_wait_for_file (reached, 60);
   dir = g_dir_open (root, 0, &error);
   g_assert_no_error (error);
   name = g_dir_read_name (dir);
