@@ -349,19 +349,15 @@ spawn_default_on_other_host (Fixture *f, GSubprocessLauncher *launcher, const ch
 static char *
 default_cpu_path (Fixture *f, const char *host)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autofree char *state = g_build_filename (f->tmp, "home-state", NULL);
+  g_autofree char *cfg = g_build_filename (f->tmp, "no-config", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = test_launcher_without_config (G_SUBPROCESS_FLAGS_STDOUT_PIPE, state, cfg);
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) root = NULL;
   g_autofree char *out = NULL;
-  g_autofree char *state = g_build_filename (f->tmp, "home-state", NULL);
-  g_autofree char *cfg = g_build_filename (f->tmp, "no-config", NULL);
   JsonArray *resources;
 
-  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", cfg, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", cfg, TRUE);
-  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
   if (host == NULL)
     process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
   else

@@ -67,23 +67,19 @@ test_french (Fixture *f, gconstpointer data)
 static char *
 run_plain (Fixture *f, int *status, const char * const *argv)
 {
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autofree char *nowhere = g_build_filename (f->tmp, "no-config", NULL);
   g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE);
+    test_launcher_without_config (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_MERGE, state, nowhere);
   g_autoptr(GPtrArray) args = g_ptr_array_new ();
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
-  g_autofree char *nowhere = g_build_filename (f->tmp, "no-config", NULL);
   char *out = NULL;
 
   g_ptr_array_add (args, (gpointer) g_getenv ("TESSERA_TOOL"));
   for (guint i = 0; argv[i] != NULL; i++)
     g_ptr_array_add (args, (gpointer) argv[i]);
   g_ptr_array_add (args, NULL);
-  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", nowhere, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", nowhere, TRUE);
-  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
   process = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &error);
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);

@@ -89,22 +89,17 @@ test_plugins_command (Fixture *f, gconstpointer data)
 static void
 test_default_configuration (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autofree char *cfg = g_build_filename (f->tmp, "no-config", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = test_launcher_without_config (G_SUBPROCESS_FLAGS_STDOUT_PIPE, state, cfg);
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) root = NULL;
   g_autofree char *out = NULL;
-  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
-  g_autofree char *cfg = g_build_filename (f->tmp, "no-config", NULL);
   g_autofree char *cpu_path = g_build_filename (state, "tessera", "cpu", NULL);
   JsonArray *resources;
   JsonObject *cpu, *gpu;
 
-  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", cfg, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", cfg, TRUE);
-  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
   process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);

@@ -796,6 +796,21 @@ test_argv_as_user (GPtrArray *argv, const char *user, double timeout_s)
     g_ptr_array_add (argv, prefix[i] ? g_strdup (prefix[i]) : g_strdup_printf ("%.0f", timeout_s));
 }
 
+/* A launcher for a `tessera` that finds no configuration anywhere: its
+ * XDG configuration folders are @no_config (a folder that is not there)
+ * and TESSERA_CONFIG is unset; its state goes to @state. */
+GSubprocessLauncher *
+test_launcher_without_config (GSubprocessFlags flags, const char *state, const char *no_config)
+{
+  GSubprocessLauncher *launcher = g_subprocess_launcher_new (flags);
+
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", no_config, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", no_config, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
+  return launcher;
+}
+
 /* Appends the command `tessera --config CONFIG` as @user (see
  * test_argv_as_user()), with its state (and home) in @state. */
 void

@@ -102,6 +102,8 @@ void     test_argv_as_user       (GPtrArray *argv, const char *user, double time
 void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char *state, const char *config,
                                   double timeout_s);
 void     test_argv_tessera       (GPtrArray *argv, const char *state, const char *config);
+GSubprocessLauncher *test_launcher_without_config (GSubprocessFlags flags, const char *state,
+                                                   const char *no_config);
 int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
 int      test_run_capture_text   (GPtrArray *argv, char **out, char **err);
 void     test_argv_append        (GPtrArray *argv, const char * const *args);
