@@ -18,23 +18,8 @@ set -euo pipefail
 action=$1
 dir=$2
 
-# free_ports N: N free loopback ports, one per line, all different (bound
-# together, then let go), from one start of Python.
-free_ports () {
-  "${TESSERA_TEST_PYTHON:-python3}" -c 'import socket, sys
-sockets = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in sockets:
-    s.bind(("127.0.0.1", 0))
-print("\n".join(str(s.getsockname()[1]) for s in sockets))' "$1"
-}
-
-wait_for () {   # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    if [ $SECONDS -ge $deadline ]; then echo "etcd-fixture: timed out: $*" >&2; return 1; fi
-    sleep 0.2
-  done
-}
+# free_ports, wait_for, stop_pid
+. "$(dirname "${BASH_SOURCE[0]}")/fixture-common.sh"
 
 healthy () {
   local tls=()
@@ -120,8 +105,7 @@ stop)
     [ -e "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     kill -CONT "$pid" 2>/dev/null || true
-    kill "$pid" 2>/dev/null || true
-    wait_for 30 sh -c "! kill -0 $pid" || kill -9 "$pid" 2>/dev/null || true
+    stop_pid "$pid"
   done
   # The data folder made elsewhere (a tmpfs) goes with the members.
   if [ -e "$dir/data-root" ]; then

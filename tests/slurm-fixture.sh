@@ -10,27 +10,15 @@ action=$1
 dir=$2
 host=$(hostname)
 
-wait_for () {   # wait_for SECONDS COMMAND...: until COMMAND succeeds
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    if [ $SECONDS -ge $deadline ]; then echo "slurm-fixture: timed out: $*" >&2; return 1; fi
-    sleep 0.2
-  done
-}
-
-free_port () {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# free_ports, wait_for, stop_pid
+. "$(dirname "${BASH_SOURCE[0]}")/fixture-common.sh"
 
 node_idle () { [ "$(sinfo --noheader --format=%t 2>/dev/null)" = idle ]; }
 no_jobs () { [ -z "$(squeue --noheader --format=%i 2>/dev/null)" ]; }
 
 stop_pid_file () {   # kills the daemon named by a pid file and waits for it
-  local pid
   [ -s "$1" ] || return 0
-  pid=$(cat "$1")
-  kill "$pid" 2>/dev/null || return 0
-  wait_for 30 sh -c "! kill -0 $pid" || kill -9 "$pid" 2>/dev/null || true
+  stop_pid "$(cat "$1")"
 }
 
 case $action in
@@ -41,11 +29,12 @@ start)
   chmod 600 "$dir/munge.key"
   munged --force --key-file="$dir/munge.key" --socket="$dir/munge.sock" \
     --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munged.seed"
+  mapfile -t ports < <(free_ports 2)
   cat >"$dir/slurm.conf" <<CONF
 ClusterName=tessera
 SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
+SlurmctldPort=${ports[0]}
+SlurmdPort=${ports[1]}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
