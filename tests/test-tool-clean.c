@@ -596,8 +596,6 @@ test_clean_host (Fixture *f, gconstpointer data)
   g_autofree char *old1 = NULL, *old2 = NULL, *other = NULL;
   g_autofree char *dead = g_build_filename (f->tmp, "r", "jobs", "dead@1.json", NULL);
   g_autofree char *dead_job_dir = g_build_filename (f->tmp, "third-node-job", NULL);
-  g_autofree char *dead_job_lock = g_build_filename (dead_job_dir, "never-locked.lock", NULL);
-  g_autofree char *dead_text = NULL;
   g_autofree char *out = NULL;
   int status;
 
@@ -621,13 +619,7 @@ test_clean_host (Fixture *f, gconstpointer data)
   /* Without --yes nothing goes, a dead holder of a third host neither
    * (its job lock, seen here, free); with it, that one goes too, and is
    * named. */
-  g_assert_cmpint (g_mkdir_with_parents (dead_job_dir, 0755), ==, 0);
-  test_write_file (dead_job_lock, "");
-  dead_text = g_strdup_printf ("{\"job_uri\": \"%s/never-locked\", \"information\": {\"count\": 1}, "
-                               "\"process\": {\"type\": \"local\", \"pid\": 5, \"start_time\": 1, "
-                               "\"host\": \"third-node\", \"boot_id\": \"00000000-dead-beef-0000-000000000001\"}}",
-                               dead_job_dir);
-  test_write_file (dead, dead_text);
+  test_write_third_host_holder (dead, dead_job_dir, "never-locked", 1);
   g_clear_pointer (&out, g_free);
   out = run_capture (f, &status, "clean", "--host", "retired-node", "r", NULL);
   g_assert_cmpint (status, ==, 64);

@@ -578,21 +578,13 @@ test_status_verdict_dead (Fixture *f, gconstpointer data)
   g_autoptr(JsonNode) root = NULL;
   g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "far@1.json", NULL);
   g_autofree char *job_dir = g_build_filename (f->tmp, "far-job", NULL);
-  g_autofree char *job_lock = g_build_filename (job_dir, "task.lock", NULL);
-  g_autofree char *text = NULL;
   JsonObject *r, *h;
   int status;
 
   set_total (f, 3);
   g_free (run_capture (f, &status, "status", NULL));   /* creates the folder */
   g_assert_cmpint (status, ==, 0);
-  g_assert_cmpint (g_mkdir_with_parents (job_dir, 0755), ==, 0);
-  test_write_file (job_lock, "");
-  text = g_strdup_printf ("{\"job_uri\": \"%s/task\", \"information\": {\"count\": 2}, "
-                          "\"process\": {\"type\": \"local\", \"pid\": 5, \"start_time\": 1, "
-                          "\"host\": \"third-node\", \"boot_id\": \"00000000-dead-beef-0000-000000000001\"}}",
-                          job_dir);
-  test_write_file (lock_file, text);
+  test_write_third_host_holder (lock_file, job_dir, "task", 2);
 
   r = status_of_r (f, &root);
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "holders")), ==, 1);

@@ -144,6 +144,26 @@ test_write_lock_file (const char *tmp, const char *jobs, const char *name, const
   return path;
 }
 
+/* Writes @lock_file for a holder of @count units on a third host
+ * (third-node, pid 5, a boot of its own) whose job, @job_dir/@task, has
+ * its job lock here and free: the verdict on a holder finds it dead,
+ * though its pid says nothing here. */
+void
+test_write_third_host_holder (const char *lock_file, const char *job_dir, const char *task, int count)
+{
+  g_autofree char *job_lock_name = g_strconcat (task, ".lock", NULL);
+  g_autofree char *job_lock = g_build_filename (job_dir, job_lock_name, NULL);
+  g_autofree char *text = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (job_dir, 0755), ==, 0);
+  test_write_file (job_lock, "");
+  text = g_strdup_printf ("{\"job_uri\": \"%s/%s\", \"information\": {\"count\": %d}, "
+                          "\"process\": {\"type\": \"local\", \"pid\": 5, \"start_time\": 1, "
+                          "\"host\": \"third-node\", \"boot_id\": \"00000000-dead-beef-0000-000000000001\"}}",
+                          job_dir, task, count);
+  test_write_file (lock_file, text);
+}
+
 void
 test_set_file_age (const char *path, double seconds_ago)
 {

@@ -28,6 +28,7 @@ typedef enum
 } TestJobFolder;
 char    *test_write_lock_file    (const char *tmp, const char *jobs, const char *name, const char *information,
                                   const char *process, TestJobFolder job_folder);
+void     test_write_third_host_holder (const char *lock_file, const char *job_dir, const char *task, int count);
 void     test_set_file_age       (const char *path, double seconds_ago);
 /* Writes over @path in place: the same inode, truncated, no link followed. */
 void     test_write_in_place     (const char *path, const char *text);
