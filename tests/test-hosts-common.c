@@ -33,6 +33,22 @@ fixture_set_up (Fixture *f, gconstpointer data)
   test_expect_warnings ();
 }
 
+/* First thing in main(), before any thread: this process's own mount
+ * namespace (the FUSE views are its own), then GTest. */
+void
+hosts_test_init (int *argc, char ***argv)
+{
+  test_private_mounts ();
+  g_test_init (argc, argv, NULL);
+}
+
+/* The test @path: @fn on the hosts fixture, given @data. */
+void
+hosts_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gconstpointer))
+{
+  g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down);
+}
+
 void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {

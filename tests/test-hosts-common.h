@@ -40,6 +40,8 @@ typedef struct
 
 void fixture_set_up (Fixture *f, gconstpointer data);
 void fixture_tear_down (Fixture *f, gconstpointer data);
+void hosts_test_init (int *argc, char ***argv);
+void hosts_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gconstpointer));
 void use_lease_config (Fixture *f, gint64 total, double lease);
 char *job_uri_for (Fixture *f, const char *name);
 GPid dead_pid (void);

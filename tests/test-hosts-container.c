@@ -508,25 +508,22 @@ test_hidepid_holder_counts (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  /* Before any thread: the FUSE views are this process's own. */
-  test_private_mounts ();
-  g_test_init (&argc, &argv, NULL);
-#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
-  ADD ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
-  ADD ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
-  ADD ("/hosts/container/own-state-folder/holder-counts", NULL, test_container_own_state_folder_counts);
-  ADD ("/hosts/container/hidden-job-folder/holder-counts", NULL, test_container_hidden_job_folder_counts);
-  ADD ("/hosts/job-lock/recorded-job-folder-without-lock/reclaimed", "same", test_recorded_job_folder);
-  ADD ("/hosts/job-lock/recorded-job-folder-replaced/counts", "other", test_recorded_job_folder);
-  ADD ("/hosts/job-lock/recorded-job-folder-unseen/counts", "none", test_recorded_job_folder);
-  ADD ("/hosts/job-lock/recorded-job-folder-other-host-device/reclaimed", "other-host", test_recorded_job_folder);
-  ADD ("/hosts/job-lock/recorded-job-folder-other-host-local/counts", "other-host-local", test_recorded_job_folder);
-  ADD ("/hosts/job-lock/experimaestro-free-lock/reclaimed", "lock", test_experimaestro_job_folder);
-  ADD ("/hosts/job-lock/experimaestro-no-lock/counts", "no-lock", test_experimaestro_job_folder);
-  ADD ("/hosts/job-lock/experimaestro-no-job-folder/counts", "none", test_experimaestro_job_folder);
+  hosts_test_init (&argc, &argv);
+  hosts_test_add ("/hosts/container/holder-inside-counts", GINT_TO_POINTER (TRUE), test_container_holder_counts);
+  hosts_test_add ("/hosts/container/holder-outside-counts", GINT_TO_POINTER (FALSE), test_container_holder_counts);
+  hosts_test_add ("/hosts/container/own-state-folder/holder-counts", NULL, test_container_own_state_folder_counts);
+  hosts_test_add ("/hosts/container/hidden-job-folder/holder-counts", NULL, test_container_hidden_job_folder_counts);
+  hosts_test_add ("/hosts/job-lock/recorded-job-folder-without-lock/reclaimed", "same", test_recorded_job_folder);
+  hosts_test_add ("/hosts/job-lock/recorded-job-folder-replaced/counts", "other", test_recorded_job_folder);
+  hosts_test_add ("/hosts/job-lock/recorded-job-folder-unseen/counts", "none", test_recorded_job_folder);
+  hosts_test_add ("/hosts/job-lock/recorded-job-folder-other-host-device/reclaimed", "other-host", test_recorded_job_folder);
+  hosts_test_add ("/hosts/job-lock/recorded-job-folder-other-host-local/counts", "other-host-local", test_recorded_job_folder);
+  hosts_test_add ("/hosts/job-lock/experimaestro-free-lock/reclaimed", "lock", test_experimaestro_job_folder);
+  hosts_test_add ("/hosts/job-lock/experimaestro-no-lock/counts", "no-lock", test_experimaestro_job_folder);
+  hosts_test_add ("/hosts/job-lock/experimaestro-no-job-folder/counts", "none", test_experimaestro_job_folder);
   /* Held at a pause point: only in builds that have them. */
   if (TESSERA_PAUSE_POINTS)
-    ADD ("/hosts/job-lock/take-waits-out-a-probe", NULL, test_job_lock_take_waits_out_probe);
-  ADD ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
+    hosts_test_add ("/hosts/job-lock/take-waits-out-a-probe", NULL, test_job_lock_take_waits_out_probe);
+  hosts_test_add ("/hosts/hidepid/other-users-holder-counts", NULL, test_hidepid_holder_counts);
   return g_test_run ();
 }

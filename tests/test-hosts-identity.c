@@ -465,25 +465,22 @@ test_host_id_copied_to_a_clone (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  /* Before any thread: the FUSE views are this process's own. */
-  test_private_mounts ();
-  g_test_init (&argc, &argv, NULL);
-#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
-  ADD ("/hosts/fail-closed/float-count", NULL, test_float_count_counts);
-  ADD ("/hosts/fail-closed/unreadable-information-holds-all", NULL, test_unreadable_information_counts_whole);
-  ADD ("/hosts/fail-closed/slurm-and-ssh-lock-files-count", NULL, test_slurm_lock_file_counts);
-  ADD ("/hosts/fail-closed/slurm-pid-file-is-no-orphan", NULL, test_slurm_pid_file_no_orphan);
-  ADD ("/hosts/identity/spec-records-identity", NULL, test_spec_records_identity);
-  ADD ("/hosts/identity/no-host-written-elsewhere-counts", NULL, test_no_host_written_elsewhere_counts);
-  ADD ("/hosts/identity/same-host-other-boot-is-dead", NULL, test_same_host_other_boot_dead);
-  ADD ("/hosts/identity/same-name-other-machine-counts", NULL, test_same_name_other_machine_counts);
-  ADD ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
-  ADD ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
-  ADD ("/hosts/identity/experimaestro-pid-reuse-no-start-time", NULL, test_experimaestro_pid_reuse);
-  ADD ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
-  ADD ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
-  ADD ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
-  ADD ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
-  ADD ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
+  hosts_test_init (&argc, &argv);
+  hosts_test_add ("/hosts/fail-closed/float-count", NULL, test_float_count_counts);
+  hosts_test_add ("/hosts/fail-closed/unreadable-information-holds-all", NULL, test_unreadable_information_counts_whole);
+  hosts_test_add ("/hosts/fail-closed/slurm-and-ssh-lock-files-count", NULL, test_slurm_lock_file_counts);
+  hosts_test_add ("/hosts/fail-closed/slurm-pid-file-is-no-orphan", NULL, test_slurm_pid_file_no_orphan);
+  hosts_test_add ("/hosts/identity/spec-records-identity", NULL, test_spec_records_identity);
+  hosts_test_add ("/hosts/identity/no-host-written-elsewhere-counts", NULL, test_no_host_written_elsewhere_counts);
+  hosts_test_add ("/hosts/identity/same-host-other-boot-is-dead", NULL, test_same_host_other_boot_dead);
+  hosts_test_add ("/hosts/identity/same-name-other-machine-counts", NULL, test_same_name_other_machine_counts);
+  hosts_test_add ("/hosts/identity/pid-reuse-no-start-time/lockf", "lockf", test_pid_reuse_no_start_time);
+  hosts_test_add ("/hosts/identity/pid-reuse-no-start-time/flock", "flock", test_pid_reuse_no_start_time);
+  hosts_test_add ("/hosts/identity/experimaestro-pid-reuse-no-start-time", NULL, test_experimaestro_pid_reuse);
+  hosts_test_add ("/hosts/orphans/mtime-an-hour-behind-is-young", NULL, test_orphan_mtime_hour_behind_is_young);
+  hosts_test_add ("/hosts/orphans/mtime-an-hour-ahead-ages-seen-by-the-next-process", NULL, test_orphan_mtime_hour_ahead_ages);
+  hosts_test_add ("/hosts/defaults/built-in-pools-are-per-host", NULL, test_default_pools_per_host);
+  hosts_test_add ("/hosts/host-id/planted-by-another-user-ignored", NULL, test_host_id_planted_ignored);
+  hosts_test_add ("/hosts/host-id/copied-to-a-clone-drawn-again", NULL, test_host_id_copied_to_a_clone);
   return g_test_run ();
 }

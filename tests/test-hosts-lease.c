@@ -766,30 +766,27 @@ test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  /* Before any thread: the FUSE views are this process's own. */
-  test_private_mounts ();
-  g_test_init (&argc, &argv, NULL);
-#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
-  ADD ("/hosts/queue/waiting-entry-refreshed", "often", test_waiting_entry_refreshed);
-  ADD ("/hosts/queue/waiting-entry-refreshed-quiet", "quiet", test_waiting_entry_refreshed);
-  ADD ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
-  ADD ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
-  ADD ("/hosts/lease/healthy-run-outlives-its-lease", NULL, test_lease_healthy_run);
-  ADD ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
-  ADD ("/hosts/lease/fence/file-server-hangs", NULL, test_lease_fence_server_hangs);
-  ADD ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
-  ADD ("/hosts/lease/fence/reaches-descendants", NULL, test_lease_fence_reaches_descendants);
-  ADD ("/hosts/lease/recorded-in-the-pool", NULL, test_lease_recorded_in_pool);
-  ADD ("/hosts/lease/first-renewal-before-the-lock-file", NULL, test_lease_first_renewal_before_lock_file);
-  ADD ("/hosts/lease/dead-host-reservation-dropped", NULL, test_lease_dead_host_reservation_dropped);
-  ADD ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
-  ADD ("/hosts/lease/descendants-die-with-wrapper", NULL, test_lease_descendants_die_with_wrapper);
-  ADD ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
-       test_lease_command_dies_with_wrapper);
-  ADD ("/hosts/fencing-token/successive-grants-increase-across-hosts", NULL, test_fencing_tokens_across_hosts);
+  hosts_test_init (&argc, &argv);
+  hosts_test_add ("/hosts/queue/waiting-entry-refreshed", "often", test_waiting_entry_refreshed);
+  hosts_test_add ("/hosts/queue/waiting-entry-refreshed-quiet", "quiet", test_waiting_entry_refreshed);
+  hosts_test_add ("/hosts/other-host/counts-then-reclaimed-when-host-dies", NULL, test_other_host_holder_then_host_killed);
+  hosts_test_add ("/hosts/lease/dead-host-reclaimed-through-lease", NULL, test_other_host_killed_lease);
+  hosts_test_add ("/hosts/lease/healthy-run-outlives-its-lease", NULL, test_lease_healthy_run);
+  hosts_test_add ("/hosts/lease/fence/ends-command", GINT_TO_POINTER (FALSE), test_lease_fence);
+  hosts_test_add ("/hosts/lease/fence/file-server-hangs", NULL, test_lease_fence_server_hangs);
+  hosts_test_add ("/hosts/lease/fence/kills-command-ignoring-sigterm", GINT_TO_POINTER (TRUE), test_lease_fence);
+  hosts_test_add ("/hosts/lease/fence/reaches-descendants", NULL, test_lease_fence_reaches_descendants);
+  hosts_test_add ("/hosts/lease/recorded-in-the-pool", NULL, test_lease_recorded_in_pool);
+  hosts_test_add ("/hosts/lease/first-renewal-before-the-lock-file", NULL, test_lease_first_renewal_before_lock_file);
+  hosts_test_add ("/hosts/lease/dead-host-reservation-dropped", NULL, test_lease_dead_host_reservation_dropped);
+  hosts_test_add ("/hosts/lease/command-dies-with-wrapper", GINT_TO_POINTER (TRUE), test_lease_command_dies_with_wrapper);
+  hosts_test_add ("/hosts/lease/descendants-die-with-wrapper", NULL, test_lease_descendants_die_with_wrapper);
+  hosts_test_add ("/hosts/lease/command-outlives-wrapper-without-lease", GINT_TO_POINTER (FALSE),
+                  test_lease_command_dies_with_wrapper);
+  hosts_test_add ("/hosts/fencing-token/successive-grants-increase-across-hosts", NULL, test_fencing_tokens_across_hosts);
   /* Held at a pause point: only in builds that have them. */
   if (TESSERA_PAUSE_POINTS)
-    ADD ("/hosts/lease/killed-renewer-temporary-removed-by-its-host", NULL,
-         test_lease_killed_renewer_temporary_removed);
+    hosts_test_add ("/hosts/lease/killed-renewer-temporary-removed-by-its-host", NULL,
+                    test_lease_killed_renewer_temporary_removed);
   return g_test_run ();
 }

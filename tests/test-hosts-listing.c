@@ -376,16 +376,13 @@ test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  /* Before any thread: the FUSE views are this process's own. */
-  test_private_mounts ();
-  g_test_init (&argc, &argv, NULL);
-#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
-  ADD ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
-  ADD ("/hosts/listing/hosts-and-mistyped-clean-host", NULL, test_hosts_listing);
-  ADD ("/hosts/listing/build", NULL, test_hosts_build);
-  ADD ("/hosts/clean-host/name-with-comma", NULL, test_clean_host_comma_name);
+  hosts_test_init (&argc, &argv);
+  hosts_test_add ("/hosts/clean-host/removes-heartbeat-and-its-temporary-files", NULL, test_clean_host_removes_heartbeat);
+  hosts_test_add ("/hosts/listing/hosts-and-mistyped-clean-host", NULL, test_hosts_listing);
+  hosts_test_add ("/hosts/listing/build", NULL, test_hosts_build);
+  hosts_test_add ("/hosts/clean-host/name-with-comma", NULL, test_clean_host_comma_name);
   /* Held at a pause point: only in builds that have them. */
   if (TESSERA_PAUSE_POINTS)
-    ADD ("/hosts/clean/removes-stale-temporaries-of-any-host", NULL, test_clean_removes_stale_host_temporaries);
+    hosts_test_add ("/hosts/clean/removes-stale-temporaries-of-any-host", NULL, test_clean_removes_stale_host_temporaries);
   return g_test_run ();
 }

@@ -752,23 +752,20 @@ test_mixed_mounts_warm_process_sees_new_marks (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  /* Before any thread: the FUSE views are this process's own. */
-  test_private_mounts ();
-  g_test_init (&argc, &argv, NULL);
-#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
-  ADD ("/hosts/lockless-mount/shared-pool-refused", NULL, test_lockless_mount_shared_pool_refused);
-  ADD ("/hosts/lockless-mount/run-refused", NULL, test_lockless_mount_run_refused);
-  ADD ("/hosts/lockless-mount/other-host-seen-without-holders", NULL,
-       test_lockless_mount_other_host_seen_without_holders);
-  ADD ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
-  ADD ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
-  ADD ("/hosts/mixed-mounts/view-holder-not-judged-dead", NULL, test_mixed_mounts_view_holder_not_dead);
-  ADD ("/hosts/mixed-mounts/view-alone-works", NULL, test_mixed_mounts_view_alone_works);
-  ADD ("/hosts/same-host-views/fuse-view-and-real-folder-refuse", NULL, test_same_host_views_refuse);
-  ADD ("/hosts/same-host-views/bind-mount-is-one-view", NULL, test_same_host_bind_mount_one_view);
-  ADD ("/hosts/same-host-views/fuse-view-without-proc", NULL, test_same_host_views_proc_hidden);
-  ADD ("/hosts/group-marks/member-removes-them", NULL, test_group_marks_member_removes);
-  ADD ("/hosts/group-marks/planted-named-with-owner", NULL, test_group_marks_planted);
-  ADD ("/hosts/mixed-mounts/warm-process-sees-changed-marks", NULL, test_mixed_mounts_warm_process_sees_new_marks);
+  hosts_test_init (&argc, &argv);
+  hosts_test_add ("/hosts/lockless-mount/shared-pool-refused", NULL, test_lockless_mount_shared_pool_refused);
+  hosts_test_add ("/hosts/lockless-mount/run-refused", NULL, test_lockless_mount_run_refused);
+  hosts_test_add ("/hosts/lockless-mount/other-host-seen-without-holders", NULL,
+                  test_lockless_mount_other_host_seen_without_holders);
+  hosts_test_add ("/hosts/lockless-mount/holder-of-unknown-host-refused", NULL, test_lockless_mount_unknown_host_refused);
+  hosts_test_add ("/hosts/mixed-mounts/both-hosts-refuse", NULL, test_mixed_mounts_both_refuse);
+  hosts_test_add ("/hosts/mixed-mounts/view-holder-not-judged-dead", NULL, test_mixed_mounts_view_holder_not_dead);
+  hosts_test_add ("/hosts/mixed-mounts/view-alone-works", NULL, test_mixed_mounts_view_alone_works);
+  hosts_test_add ("/hosts/same-host-views/fuse-view-and-real-folder-refuse", NULL, test_same_host_views_refuse);
+  hosts_test_add ("/hosts/same-host-views/bind-mount-is-one-view", NULL, test_same_host_bind_mount_one_view);
+  hosts_test_add ("/hosts/same-host-views/fuse-view-without-proc", NULL, test_same_host_views_proc_hidden);
+  hosts_test_add ("/hosts/group-marks/member-removes-them", NULL, test_group_marks_member_removes);
+  hosts_test_add ("/hosts/group-marks/planted-named-with-owner", NULL, test_group_marks_planted);
+  hosts_test_add ("/hosts/mixed-mounts/warm-process-sees-changed-marks", NULL, test_mixed_mounts_warm_process_sees_new_marks);
   return g_test_run ();
 }

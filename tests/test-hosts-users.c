@@ -267,17 +267,14 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  /* Before any thread: the FUSE views are this process's own. */
-  test_private_mounts ();
-  g_test_init (&argc, &argv, NULL);
-#define ADD(path, data, fn) g_test_add (path, Fixture, data, fixture_set_up, fn, fixture_tear_down)
-  ADD ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
-  ADD ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
-  ADD ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
+  hosts_test_init (&argc, &argv);
+  hosts_test_add ("/hosts/users/other-host-holder-counts-then-reclaimed", NULL, test_users_other_host_holder_then_host_killed);
+  hosts_test_add ("/hosts/users/planted-host-id-ignored", NULL, test_users_planted_host_id_ignored);
+  hosts_test_add ("/hosts/users/lease-verdict", NULL, test_users_lease_verdict);
   /* Held at a pause point: only in builds that have them. */
   if (TESSERA_PAUSE_POINTS)
-    ADD ("/hosts/users/job-folder-swapped-for-a-link", NULL, test_users_job_folder_swapped_for_a_link);
-  ADD ("/hosts/users/container-holder-judged-outside", GINT_TO_POINTER (FALSE), test_users_container_verdict);
-  ADD ("/hosts/users/container-holder-judged-in-another", GINT_TO_POINTER (TRUE), test_users_container_verdict);
+    hosts_test_add ("/hosts/users/job-folder-swapped-for-a-link", NULL, test_users_job_folder_swapped_for_a_link);
+  hosts_test_add ("/hosts/users/container-holder-judged-outside", GINT_TO_POINTER (FALSE), test_users_container_verdict);
+  hosts_test_add ("/hosts/users/container-holder-judged-in-another", GINT_TO_POINTER (TRUE), test_users_container_verdict);
   return g_test_run ();
 }
