@@ -94,16 +94,24 @@ run_capture (Fixture *f, int *status, const char *first, ...)
   return out;
 }
 
-/* `tessera run --need r` holding until told: returns once its command
- * runs (said "ready"). */
+/* `tessera run --need NEED` (with @env, NULL: none) holding until told
+ * (its stdin closed, see test_let_go()): returns once its command runs
+ * (said "ready"). */
 GSubprocess *
-hold_r (Fixture *f)
+hold_need (Fixture *f, const char * const *env, const char *need)
 {
-  GSubprocess *holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                                       "run", "--need", "r", "--", "sh", "-c", "echo ready; read x || true", NULL);
+  GSubprocess *holder = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
+                                       "run", "--need", need, "--", "sh", "-c", "echo ready; read x || true", NULL);
 
   test_wait_ready (holder, 60);
   return holder;
+}
+
+/* `tessera run --need r` holding until told (see hold_need()). */
+GSubprocess *
+hold_r (Fixture *f)
+{
+  return hold_need (f, NULL, "r");
 }
 
 /* ---------------------------------------------------------------------- */

@@ -24,6 +24,7 @@ GSubprocess *tessera_spawnv (Fixture *f, const char * const *env, GSubprocessFla
 GSubprocess *tessera_spawn (Fixture *f, const char * const *env, GSubprocessFlags flags, const char *first, ...);
 char *read_error_line (GSubprocess *process, double timeout);
 char *run_capture (Fixture *f, int *status, const char *first, ...);
+GSubprocess *hold_need (Fixture *f, const char * const *env, const char *need);
 GSubprocess *hold_r (Fixture *f);
 void assert_one_message (const char *out);
 GPtrArray *not_strict_lock_files (void);

@@ -570,9 +570,7 @@ test_all_at_once (Fixture *f, gconstpointer data)
   int status;
 
   test_write_file (f->config, content);
-  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                          "run", "--need", "db", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (holder, 60);
+  holder = hold_need (f, NULL, "db");
   waiter = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "cpu=2", "--need", "db", "--", "echo", "through", NULL);
   waiting = read_error_line (waiter, 60);

@@ -382,9 +382,7 @@ test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
   JsonNode *wants;
 
   test_write_file (f->config, mutex);
-  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                          "run", "--need", "m", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (holder, 60);
+  holder = hold_need (f, NULL, "m");
   waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "m=shared", "--name", "reader", "--", "true", NULL);
   line = read_error_line (waiter, 60);
@@ -397,9 +395,7 @@ test_status_patient_waiter_wants (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (waiter), ==, 0);
 
   test_write_file (f->config, gpu);
-  gpu_holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                              "run", "--need", "g=1", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (gpu_holder, 60);
+  gpu_holder = hold_need (f, NULL, "g=1");
   gpu_waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                               "run", "--need", "g=2", "--name", "trainer", "--", "true", NULL);
   gpu_line = read_error_line (gpu_waiter, 60);
@@ -434,9 +430,7 @@ test_status_gpu_waiter_amount (Fixture *f, gconstpointer data)
   int status;
 
   test_write_file (f->config, gpu);
-  holder = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                          "run", "--need", "g=2", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (holder, 60);
+  holder = hold_need (f, NULL, "g=2");
   waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "g=1", "--name", "small", "--", "true", NULL);
   if ((line = read_error_line (waiter, 60)) == NULL)
@@ -486,9 +480,7 @@ test_status_patient_waiter_no_reservation (Fixture *f, gconstpointer data)
   int status;
 
   test_write_file (f->config, content);
-  holder = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                          "run", "--need", "s", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (holder, 60);
+  holder = hold_need (f, env, "s");
   waiter = tessera_spawn (f, waiter_env, G_SUBPROCESS_FLAGS_STDERR_PIPE,
                           "run", "--need", "s", "--name", "builder", "--", "true", NULL);
   line = read_error_line (waiter, 60);
@@ -813,17 +805,13 @@ test_status_mutex_shared (Fixture *f, gconstpointer data)
   int status;
 
   test_write_file (f->config, content);
-  first = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                         "run", "--need", "m=shared", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (first, 60);
+  first = hold_need (f, NULL, "m=shared");
   one = run_capture (f, &status, "status", NULL);
   g_test_message ("%s", one);
   g_assert_cmpint (status, ==, 0);
   g_assert_true (g_str_has_prefix (one, "m (mutex): shared by 1\n"));
 
-  second = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                          "run", "--need", "m=shared", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (second, 60);
+  second = hold_need (f, NULL, "m=shared");
   two = run_capture (f, &status, "status", NULL);
   g_test_message ("%s", two);
   g_assert_true (g_str_has_prefix (two, "m (mutex): shared by 2\n"));
@@ -832,9 +820,7 @@ test_status_mutex_shared (Fixture *f, gconstpointer data)
   test_let_go (first);
   test_let_go (second);
 
-  exclusive = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDIN_PIPE,
-                             "run", "--need", "m", "--", "sh", "-c", "echo ready; read x || true", NULL);
-  test_wait_ready (exclusive, 60);
+  exclusive = hold_need (f, NULL, "m");
   held = run_capture (f, &status, "status", NULL);
   g_test_message ("%s", held);
   g_assert_true (g_str_has_prefix (held, "m (mutex): 0 of 1 free\n"));
