@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -503,6 +504,140 @@ has_option (const char *options, const char *option)
   return FALSE;
 }
 
+/* One mount of the mount table: where, what, with which options (the
+ * mount's and the super block's, joined). */
+typedef struct
+{
+  char *point;
+  char *type;
+  char *options;
+} MountEntry;
+
+static void
+mount_entry_clear (gpointer data)
+{
+  MountEntry *entry = data;
+
+  g_free (entry->point);
+  g_free (entry->type);
+  g_free (entry->options);
+}
+
+/* The mount table, read once per process while it holds: every run asks
+ * for the pool's folder, its job folder and its host lease's, from the
+ * holder monitor's thread and the caller's. It is held while the process
+ * is in the same mount namespace (its inode) and the same process (a
+ * child shares the open file, and a look by one would take the other's
+ * news), and while the open mountinfo reports no change: the kernel
+ * tells poll() of every mount, unmount and remount in the namespace
+ * since the file was opened or last polled (POLLPRI). Under @lock. */
+static struct
+{
+  GMutex lock;
+  int fd;                       /* on /proc/self/mountinfo, or -1 */
+  pid_t pid;                    /* that opened it */
+  struct stat ns;               /* /proc/self/ns/mnt then */
+  struct stat file;             /* the fd's, so another file on its number is no answer */
+  GArray *entries;              /* MountEntry, in the file's order */
+} mount_table = { .fd = -1 };
+
+static GArray *
+parse_mount_table (const char *text)
+{
+  GArray *entries = g_array_new (FALSE, TRUE, sizeof (MountEntry));
+  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+
+  g_array_set_clear_func (entries, mount_entry_clear);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
+      guint n = g_strv_length (fields), dash;
+      MountEntry entry;
+
+      for (dash = 6; dash < n && strcmp (fields[dash], "-") != 0; dash++)
+        ;
+      if (n < 7 || dash + 1 >= n)
+        continue;
+      entry.point = unescape_mount_field (fields[4]);
+      entry.type = g_strdup (fields[dash + 1]);
+      entry.options = g_strjoin (",", fields[5], dash + 3 < n ? fields[dash + 3] : "", NULL);
+      g_array_append_val (entries, entry);
+    }
+  return entries;
+}
+
+/* Reads the open mountinfo again from its start; FALSE on an error. */
+static gboolean
+read_mount_table (int fd)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  char buffer[16384];
+  gssize got;
+
+  if (lseek (fd, 0, SEEK_SET) != 0)
+    return FALSE;
+  while ((got = read (fd, buffer, sizeof buffer)) != 0)
+    {
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        return FALSE;
+      g_string_append_len (text, buffer, got);
+    }
+  g_clear_pointer (&mount_table.entries, g_array_unref);
+  mount_table.entries = parse_mount_table (text->str);
+  return TRUE;
+}
+
+static gboolean
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Makes mount_table.entries this namespace's mount table as it is now;
+ * FALSE when /proc cannot tell it. Under mount_table.lock. */
+static gboolean
+mount_table_update (void)
+{
+  struct stat ns, file;
+  gboolean ours;
+  int fd;
+
+  if (stat ("/proc/self/ns/mnt", &ns) != 0)
+    memset (&ns, 0, sizeof ns);   /* no namespaces: the file alone says */
+  /* Another file on its number (closed behind our back) is not ours to
+   * read or close. */
+  ours = mount_table.fd >= 0 && fstat (mount_table.fd, &file) == 0 && same_file (&file, &mount_table.file);
+  if (ours && mount_table.pid == getpid () && same_file (&ns, &mount_table.ns))
+    {
+      struct pollfd look = { .fd = mount_table.fd, .events = POLLPRI };
+
+      if (poll (&look, 1, 0) == 0 || read_mount_table (mount_table.fd))
+        return TRUE;
+    }
+  /* First time, or another namespace or process (a child closes its copy
+   * of the parent's descriptor: the parent's stays open). */
+  if (ours)
+    close (mount_table.fd);
+  mount_table.fd = -1;
+  g_clear_pointer (&mount_table.entries, g_array_unref);
+  fd = open ("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return FALSE;
+  if (fstat (fd, &file) != 0 || !read_mount_table (fd))
+    {
+      close (fd);
+      g_clear_pointer (&mount_table.entries, g_array_unref);
+      return FALSE;
+    }
+  mount_table.fd = fd;
+  mount_table.pid = getpid ();
+  mount_table.ns = ns;
+  mount_table.file = file;
+  return TRUE;
+}
+
 /**
  * _tessera_locks_cross_hosts:
  * @path: a folder
@@ -512,11 +647,11 @@ has_option (const char *options, const char *option)
  * Job locks and ipc.lock mean something for other hosts only where the
  * file system's lock manager spans hosts. They do not on most FUSE file
  * systems, on NFS mounted `nolock` or with `local_lock` other than `none`,
- * and on Lustre mounted `localflock`. Read from `/proc/self/mountinfo`;
- * when it cannot be read (no /proc in a container, no descriptor left),
- * they are taken to stay local: when in doubt a holder counts, and a
- * judge that thought they crossed took a free-looking job lock for a
- * death.
+ * and on Lustre mounted `localflock`. Read from `/proc/self/mountinfo`
+ * (once per process while no mount changes); when it cannot be read (no
+ * /proc in a container, no descriptor left), they are taken to stay
+ * local: when in doubt a holder counts, and a judge that thought they
+ * crossed took a free-looking job lock for a death.
  *
  * Returns: whether locks on @path are seen by other hosts
  */
@@ -525,49 +660,47 @@ _tessera_locks_cross_hosts (const char  *path,
                             char       **why)
 {
   g_autofree char *real = realpath (path, NULL);
-  g_autofree char *mounts = NULL;
   g_autofree char *best_type = NULL;
   g_autofree char *best_options = NULL;
-  g_auto(GStrv) lines = NULL;
   gsize best_length = 0;
 
   if (why != NULL)
     *why = NULL;
-  if (real == NULL || !g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL))
+  if (real == NULL)
     {
       if (why != NULL)
-        *why = g_strdup_printf (_("%s cannot be read"), real == NULL ? path : "/proc/self/mountinfo");
+        *why = g_strdup_printf (_("%s cannot be read"), path);
       return FALSE;
     }
-  lines = g_strsplit (mounts, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
+  g_mutex_lock (&mount_table.lock);
+  if (!mount_table_update ())
     {
-      g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
-      g_autofree char *point = NULL;
-      guint n = g_strv_length (fields), dash;
-      gsize length;
+      g_mutex_unlock (&mount_table.lock);
+      if (why != NULL)
+        *why = g_strdup_printf (_("%s cannot be read"), "/proc/self/mountinfo");
+      return FALSE;
+    }
+  for (guint i = 0; i < mount_table.entries->len; i++)
+    {
+      const MountEntry *entry = &g_array_index (mount_table.entries, MountEntry, i);
+      gsize length = strlen (entry->point);
 
-      for (dash = 6; dash < n && strcmp (fields[dash], "-") != 0; dash++)
-        ;
-      if (n < 7 || dash + 1 >= n)
-        continue;
-      point = unescape_mount_field (fields[4]);
-      length = strlen (point);
       /* The deepest mount point above the folder; a later one on the same
        * point covers an earlier one. */
-      if (!(strcmp (point, "/") == 0 ||
-            (g_str_has_prefix (real, point) && (real[length] == '\0' || real[length] == '/'))))
+      if (!(strcmp (entry->point, "/") == 0 ||
+            (g_str_has_prefix (real, entry->point) && (real[length] == '\0' || real[length] == '/'))))
         continue;
-      if (strcmp (point, "/") == 0)
+      if (strcmp (entry->point, "/") == 0)
         length = 1;
       if (length < best_length)
         continue;
       best_length = length;
       g_free (best_type);
       g_free (best_options);
-      best_type = g_strdup (fields[dash + 1]);
-      best_options = g_strjoin (",", fields[5], dash + 3 < n ? fields[dash + 3] : "", NULL);
+      best_type = g_strdup (entry->type);
+      best_options = g_strdup (entry->options);
     }
+  g_mutex_unlock (&mount_table.lock);
   if (best_type == NULL)
     return TRUE;
   if (strcmp (best_type, "fuse") == 0 || g_str_has_prefix (best_type, "fuse."))
