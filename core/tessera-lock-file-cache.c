@@ -211,17 +211,23 @@ unaccount (TesseraLockFileCache *cache, Entry *entry)
     }
 }
 
+/* @entry: @name's, already looked up. */
+static void
+remove_known_entry (TesseraLockFileCache *cache, const char *name, Entry *entry)
+{
+  unaccount (cache, entry);
+  _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
+  g_hash_table_remove (cache->attention, name);
+  g_hash_table_remove (cache->cache, name);
+}
+
 static void
 remove_entry (TesseraLockFileCache *cache, const char *name)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
 
-  if (entry == NULL)
-    return;
-  unaccount (cache, entry);
-  _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
-  g_hash_table_remove (cache->attention, name);
-  g_hash_table_remove (cache->cache, name);
+  if (entry != NULL)
+    remove_known_entry (cache, name, entry);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -393,10 +399,11 @@ note_racy (TesseraLockFileCache *cache, Entry *entry, const struct stat *st, con
   entry->racy_since = g_get_monotonic_time ();
 }
 
-/* Reads (or re-reads) one lock file; @jobs_fd: jobs/ when the caller
- * opened it, else -1. */
+/* Reads (or re-reads) one lock file; @old: @name's entry, NULL for a new
+ * name (the caller looked it up: a first scan looks each name up once);
+ * @jobs_fd: jobs/ when the caller opened it, else -1. */
 static void
-load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st, int jobs_fd)
+load_entry (TesseraLockFileCache *cache, const char *name, Entry *old, const struct stat *st, int jobs_fd)
 {
   g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
@@ -404,12 +411,13 @@ load_entry (TesseraLockFileCache *cache, const char *name, const struct stat *st
   const char *recorded = NULL;
   const char *summary = NULL;
   gsize length = 0;
-  Entry *entry = g_hash_table_lookup (cache->cache, name);
-  gboolean was_unreadable = entry != NULL && entry->unreadable;
+  Entry *entry;
+  gboolean was_unreadable = old != NULL && old->unreadable;
   struct stat swapped_st;
   g_autofree char *refused = NULL;
 
-  remove_entry (cache, name);
+  if (old != NULL)
+    remove_known_entry (cache, name, old);
   entry = g_new0 (Entry, 1);
   entry->h.name = g_strdup (name);
   entry_set_stat (entry, st);
@@ -690,7 +698,7 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
   if (entry != NULL && entry_same_stat (entry, &st) && (!entry->unreadable || entry->not_a_file || entry->refused) &&
       (entry->racy_text == NULL || racy_text_unchanged (cache, entry, &st, dir_fd, now_mono)))
     return;
-  load_entry (cache, name, &st, dir_fd);
+  load_entry (cache, name, entry, &st, dir_fd);
 }
 
 /* The names inotify reported: those it says are gone without a look
