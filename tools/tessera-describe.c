@@ -8,6 +8,7 @@
 #include <glib/gi18n-lib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <pwd.h>
 
 #include "tessera-config.h"
@@ -51,14 +52,20 @@ static char *
 format_since (TesseraDynamicLockFile *lock_file)
 {
   gint64 mtime = tessera_dynamic_lock_file_get_mtime (lock_file);
-  g_autoptr(GDateTime) when = NULL;
+  time_t seconds;
+  struct tm when;
 
   /* A holder counted from a file it could not read has no time: unknown,
    * never 1970. */
   if (mtime <= 0)
     return NULL;
-  when = g_date_time_new_from_unix_utc (mtime / G_GINT64_CONSTANT (1000000000));
-  return when ? g_date_time_format_iso8601 (when) : NULL;
+  /* What g_date_time_format_iso8601() says of whole seconds in UTC, and
+   * none beyond year 9999 as GDateTime, without building one per holder. */
+  seconds = (time_t) (mtime / G_GINT64_CONSTANT (1000000000));
+  if (seconds > G_GINT64_CONSTANT (253402300799) || gmtime_r (&seconds, &when) == NULL)
+    return NULL;
+  return g_strdup_printf ("%04d-%02d-%02dT%02d:%02d:%02dZ", when.tm_year + 1900, when.tm_mon + 1, when.tm_mday,
+                          when.tm_hour, when.tm_min, when.tm_sec);
 }
 
 /* Names and paths come from a folder a co-user may write: for JSON, bytes
@@ -69,9 +76,17 @@ format_since (TesseraDynamicLockFile *lock_file)
 char *
 escape_name (const char *name, gboolean for_terminal)
 {
-  GString *out = g_string_new (NULL);
+  GString *out;
   const char *p = name;
 
+  /* Most names are printable ASCII, which none of the rules touches:
+   * copied as they are (status escapes several strings of each of
+   * thousands of holders). */
+  while (*p != '\0' && (guchar) *p < 0x80 && (!for_terminal || ((guchar) *p >= 0x20 && *p != 0x7f)))
+    p++;
+  if (*p == '\0')
+    return g_strdup (name);
+  out = g_string_new_len (name, p - name);
   while (*p != '\0')
     {
       gunichar c = g_utf8_get_char_validated (p, -1);
