@@ -108,13 +108,25 @@ entry_same_stat (Entry *entry, const struct stat *st)
          entry->h.size == st->st_size && entry->type == (st->st_mode & S_IFMT);
 }
 
+/* An entry for @name, its name in the same block (a fresh scan makes
+ * one for each of thousands of lock files, and frees them all at the
+ * end). */
+static Entry *
+entry_new (const char *name)
+{
+  gsize length = strlen (name) + 1;
+  Entry *entry = g_malloc0 (sizeof (Entry) + length);
+
+  entry->h.name = memcpy ((char *) (entry + 1), name, length);
+  return entry;
+}
+
 static void
 entry_free (Entry *entry)
 {
   g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   g_clear_pointer (&entry->racy_text, g_bytes_unref);
   g_free (entry->problem);
-  g_free (entry->h.name);
   g_clear_object (&entry->h.lock_file);
   g_clear_object (&entry->h.process);
   g_free (entry);
@@ -418,8 +430,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, Entry *old, const str
 
   if (old != NULL)
     remove_known_entry (cache, name, old);
-  entry = g_new0 (Entry, 1);
-  entry->h.name = g_strdup (name);
+  entry = entry_new (name);
   entry_set_stat (entry, st);
   /* The text a previous process read of this very file (same inode, size
    * and times): counted from its summary, or parsed below exactly as if
@@ -1061,8 +1072,7 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
   if (cache->index != NULL)
     _tessera_lock_file_index_drop (cache->index, name);
 
-  entry = g_new0 (Entry, 1);
-  entry->h.name = g_strdup (name);
+  entry = entry_new (name);
   entry->h.lock_file = lock_file;
   entry_set_stat (entry, &st);
   g_hash_table_replace (cache->cache, entry->h.name, entry);
