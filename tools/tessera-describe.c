@@ -530,6 +530,19 @@ describe_unreadable (TesseraConfig *config, const char *name, const char *why)
   return json_builder_get_root (builder);
 }
 
+/* json_to_string (@node, FALSE), through one generator for all holders
+ * (@generator: made at the first) rather than one each. */
+static char *
+information_text (JsonGenerator **generator, JsonNode *node)
+{
+  if (node == NULL)
+    return json_to_string (node, FALSE);
+  if (*generator == NULL)
+    *generator = json_generator_new ();
+  json_generator_set_root (*generator, node);
+  return json_generator_to_data (*generator, NULL);
+}
+
 void
 format_description (JsonNode *node, GString *out)
 {
@@ -545,6 +558,7 @@ format_description (JsonNode *node, GString *out)
                        (long long) json_object_get_int_member_with_default (object, "held", 0), (long long) reclaimable)
     : g_strdup ("");
   const char *why = json_object_get_string_member_with_default (object, "error", NULL);
+  g_autoptr(JsonGenerator) generator = NULL;
 
   if (why != NULL)
     {
@@ -575,7 +589,7 @@ format_description (JsonNode *node, GString *out)
   for (guint i = 0; i < json_array_get_length (holders); i++)
     {
       JsonObject *h = json_array_get_object_element (holders, i);
-      g_autofree char *info = json_to_string (json_object_get_member (h, "information"), FALSE);
+      g_autofree char *info = information_text (&generator, json_object_get_member (h, "information"));
       JsonNode *pid = json_object_get_member (h, "pid");
       g_autofree char *pid_text = JSON_NODE_HOLDS_NULL (pid) ? g_strdup ("?")
                                   : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
