@@ -157,7 +157,7 @@ _tessera_audit_pool_is_shared (const char *lock_folder)
   parent = g_path_get_dirname (lock_folder);
   if ((fd = _tessera_open_folder_path (parent, FALSE, NULL)) >= 0)
     {
-      gboolean group = fstat (fd, &st) == 0 && (st.st_mode & S_IWGRP) && !(st.st_mode & S_IWOTH);
+      gboolean group = fstat (fd, &st) == 0 && _tessera_folder_sharing_of (&st) >= TESSERA_FOLDER_SHARING_GROUP;
 
       close (fd);
       if (group)
@@ -165,8 +165,8 @@ _tessera_audit_pool_is_shared (const char *lock_folder)
     }
   if ((fd = _tessera_open_folder_path (lock_folder, FALSE, NULL)) >= 0)
     {
-      gboolean group = fstat (fd, &st) == 0 && (st.st_mode & S_ISGID) && (st.st_mode & S_IWGRP) &&
-                       !(st.st_mode & S_IWOTH);
+      gboolean group = fstat (fd, &st) == 0 && (st.st_mode & S_ISGID) &&
+                       _tessera_folder_sharing_of (&st) >= TESSERA_FOLDER_SHARING_GROUP;
 
       close (fd);
       return group;

@@ -488,7 +488,7 @@ share_like_parent (int         fd,
 
   if (stat (parent, &pst) < 0)
     return;
-  writable = (pst.st_mode & S_IWGRP) != 0;
+  writable = _tessera_folder_sharing_of (&pst) != TESSERA_FOLDER_SHARING_NONE;
   if (!writable && (pst.st_mode & readable) != readable)
     return;
   if (fd < 0)

@@ -8,6 +8,7 @@
 
 #include <glib.h>
 #include <sys/stat.h>
+#include <tessera/tessera-folder-path.h>
 
 G_BEGIN_DECLS
 
@@ -33,6 +34,10 @@ G_BEGIN_DECLS
 int _tessera_open_folder_path (const char  *path,
                                gboolean     create,
                                GError     **error);
+
+/* How the folder of stat @st is shared with its group (the rule of
+ * tessera_folder_path_get_sharing(), for a unit that has the stat). */
+TesseraFolderSharing _tessera_folder_sharing_of (const struct stat *st);
 
 /* Whether this user may make the folder @name in the folder @dir_fd
  * (@dir_path, for the message): not in a group's pool that `tessera init

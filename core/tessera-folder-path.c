@@ -104,9 +104,10 @@ fail (int fd, int saved, GError **error, const char *path)
 }
 
 /* How the folder of stat @st is shared: the one rule of
- * tessera_folder_path_get_sharing(). */
-static TesseraFolderSharing
-sharing_of (const struct stat *st)
+ * tessera_folder_path_get_sharing(), for core's units that have the
+ * stat already. */
+TesseraFolderSharing
+_tessera_folder_sharing_of (const struct stat *st)
 {
   if (!(st->st_mode & S_IWGRP))
     return TESSERA_FOLDER_SHARING_NONE;
@@ -122,7 +123,7 @@ sharing_of (const struct stat *st)
 static gboolean
 is_group_pool (const struct stat *st)
 {
-  return sharing_of (st) == TESSERA_FOLDER_SHARING_GROUP_PREPARED;
+  return _tessera_folder_sharing_of (st) == TESSERA_FOLDER_SHARING_GROUP_PREPARED;
 }
 
 gboolean
@@ -369,7 +370,7 @@ tessera_folder_path_get_sharing (int folder_fd)
   g_return_val_if_fail (folder_fd >= 0, TESSERA_FOLDER_SHARING_NONE);
   if (fstat (folder_fd, &st) < 0)
     return TESSERA_FOLDER_SHARING_NONE;
-  return sharing_of (&st);
+  return _tessera_folder_sharing_of (&st);
 }
 
 /**

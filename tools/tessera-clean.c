@@ -355,7 +355,7 @@ clean_host (TesseraConfig *config, const char *host, gboolean yes, int argc, cha
           TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, j);
           TesseraProcess *process = tessera_dynamic_lock_file_get_process (lock_file);
           g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
-          g_autofree char *job = g_strndup (base, strlen (base) - strlen (TESSERA_LOCK_FILE_SUFFIX));
+          g_autofree char *job = tessera_pool_part_dup_holder_name (base);
           g_autofree char *shown = escape_name (job, TRUE);
 
           if (process == NULL || g_strcmp0 (tessera_process_get_host (process), host) != 0)
