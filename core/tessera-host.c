@@ -552,16 +552,18 @@ parse_mount_table (const char *text)
     {
       g_auto(GStrv) fields = g_strsplit (lines[i], " ", -1);
       guint n = g_strv_length (fields), dash;
-      MountEntry entry;
+      MountEntry *entry;
 
       for (dash = 6; dash < n && strcmp (fields[dash], "-") != 0; dash++)
         ;
       if (n < 7 || dash + 1 >= n)
         continue;
-      entry.point = unescape_mount_field (fields[4]);
-      entry.type = g_strdup (fields[dash + 1]);
-      entry.options = g_strjoin (",", fields[5], dash + 3 < n ? fields[dash + 3] : "", NULL);
-      g_array_append_val (entries, entry);
+      /* Filled in place: the array owns its strings from the start. */
+      g_array_set_size (entries, entries->len + 1);
+      entry = &g_array_index (entries, MountEntry, entries->len - 1);
+      entry->point = unescape_mount_field (fields[4]);
+      entry->type = g_strdup (fields[dash + 1]);
+      entry->options = g_strjoin (",", fields[5], dash + 3 < n ? fields[dash + 3] : "", NULL);
     }
   return entries;
 }
