@@ -284,8 +284,9 @@ _tessera_host_lease_set_time (TesseraHostLease *lease,
 }
 
 double
-_tessera_host_lease_get_time (TesseraHostLease *lease)
+_tessera_host_lease_get_time (gpointer proof)
 {
+  TesseraHostLease *lease = proof;
   double time;
 
   g_mutex_lock (&lease->lock);
@@ -603,9 +604,10 @@ start_timer_locked (TesseraHostLease *lease)
 }
 
 gboolean
-_tessera_host_lease_renew_first (TesseraHostLease  *lease,
+_tessera_host_lease_renew_first (gpointer           proof,
                                  GError           **error)
 {
+  TesseraHostLease *lease = proof;
   gboolean ok = TRUE;
   gint64 started_us;
 
@@ -628,8 +630,10 @@ _tessera_host_lease_renew_first (TesseraHostLease  *lease,
 }
 
 void
-_tessera_host_lease_hold (TesseraHostLease *lease)
+_tessera_host_lease_hold (gpointer proof)
 {
+  TesseraHostLease *lease = proof;
+
   g_mutex_lock (&lease->lock);
   if (lease->holdings++ == 0 && lease->time > 0 && !lease->stopped)
     {
@@ -652,8 +656,10 @@ _tessera_host_lease_hold (TesseraHostLease *lease)
 }
 
 void
-_tessera_host_lease_unhold (TesseraHostLease *lease)
+_tessera_host_lease_unhold (gpointer proof)
 {
+  TesseraHostLease *lease = proof;
+
   g_mutex_lock (&lease->lock);
   if (lease->holdings > 0 && --lease->holdings == 0)
     {
@@ -664,8 +670,10 @@ _tessera_host_lease_unhold (TesseraHostLease *lease)
 }
 
 double
-_tessera_host_lease_unrenewed_for (TesseraHostLease *lease)
+_tessera_host_lease_unrenewed_for (gpointer proof)
 {
+  TesseraHostLease *lease = proof;
+
   /* Never the lock: this is how the fence sees a renewal that hangs. */
   gint64 since = atomic_load (&lease->unrenewed_since_us);
 
@@ -856,9 +864,10 @@ stated_time (const char *text)
 }
 
 gboolean
-_tessera_host_lease_expired (TesseraHostLease *lease,
+_tessera_host_lease_expired (gpointer          proof,
                              const char       *host_id)
 {
+  TesseraHostLease *lease = proof;
   g_autoptr(GPtrArray) files = NULL;
   g_autoptr(GString) key = NULL;
   double time;

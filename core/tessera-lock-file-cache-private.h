@@ -17,6 +17,10 @@ G_BEGIN_DECLS
  * type. Not thread-safe: the owner serialises (the resource's thread
  * lock; ipc.lock too for whatever reads or changes jobs/). */
 typedef struct _TesseraLockFileCache TesseraLockFileCache;
+/* The calls below whose first parameter is `gpointer table` take the
+ * cache: they are the folder store's holders interface
+ * (TesseraPoolStoreHolders), called through it with the exact type of
+ * its members (a call through a cast pointer is undefined in C). */
 
 /* What the cache calls in its owner (the resource). */
 typedef struct
@@ -65,12 +69,12 @@ gboolean _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache);
 /* FALSE with TESSERA_ERROR_INVALID_LOCK_FILE when jobs/ is refused, or
  * TESSERA_ERROR_INVALID_CONFIGURATION on a mount whose locks do not cross
  * hosts when another host uses the pool. Under ipc.lock. */
-gboolean _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache,
+gboolean _tessera_lock_file_cache_check_usable (gpointer              table,
                                                 GError              **error);
 /* Its first part only: FALSE when jobs/ is refused or the last look at
  * it failed, so holders may hold what looks free. Writes nothing (the
  * hosts check marks the pool); thread lock held. */
-gboolean _tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache,
+gboolean _tessera_lock_file_cache_check_readable (gpointer              table,
                                                   GError              **error);
 /* A watched holder exited (from the holder monitor's notification). */
 void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
@@ -80,13 +84,13 @@ void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
 /* Moves whenever the accounting changes. */
 guint64  _tessera_lock_file_cache_get_serial  (TesseraLockFileCache *cache);
 /* Accounted lock files whose amount cannot be read: they hold everything. */
-guint    _tessera_lock_file_cache_get_whole_holders (TesseraLockFileCache *cache);
+guint    _tessera_lock_file_cache_get_whole_holders (gpointer table);
 /* (transfer none) (nullable): the readable lock file of @name. */
-TesseraDynamicLockFile *_tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
+TesseraDynamicLockFile *_tessera_lock_file_cache_get_lock_file (gpointer              table,
                                                                 const char           *name);
 /* (transfer container): the lock files that count; an unreadable entry
  * (it holds everything) as one with its path and problem only. */
-GPtrArray *_tessera_lock_file_cache_list      (TesseraLockFileCache *cache);
+GPtrArray *_tessera_lock_file_cache_list      (gpointer table);
 
 /* Writes the lock file of @name for @job (replacing a file of that name
  * that does not count): it counts at once, and @job's process (if known)
@@ -97,11 +101,11 @@ gboolean _tessera_lock_file_cache_create      (TesseraLockFileCache  *cache,
                                                JsonNode              *information,
                                                GError               **error);
 /* Forgets @name (it no longer counts); the file is left as it is. */
-void     _tessera_lock_file_cache_remove      (TesseraLockFileCache *cache,
+void     _tessera_lock_file_cache_remove      (gpointer              table,
                                                const char           *name);
 /* Deletes our own lock file of @name, already forgotten; one that is gone
  * is not an error. Under ipc.lock. */
-gboolean _tessera_lock_file_cache_delete_own  (TesseraLockFileCache  *cache,
+gboolean _tessera_lock_file_cache_delete_own  (gpointer               table,
                                                const char            *name,
                                                GError               **error);
 /* Writes @process into the lock file of @name and judges it again. */
@@ -113,14 +117,14 @@ gboolean _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
 /* Whether @job (task@identifier, a lock file's name without ".json") is a
  * holder's name that may be removed here: one name in jobs/, never a path,
  * and a cache that may change the folder. */
-gboolean _tessera_lock_file_cache_check_holder_name (TesseraLockFileCache  *cache,
+gboolean _tessera_lock_file_cache_check_holder_name (gpointer               table,
                                                      const char            *job,
                                                      GError               **error);
 /* Removes the lock file of @job (checked with the above) whatever its
  * holder's liveness, and forgets it. FALSE with
  * TESSERA_ERROR_LOCK_FILE_MISSING when jobs/ has no such lock file, or an
  * I/O error. Under ipc.lock. */
-gboolean _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
+gboolean _tessera_lock_file_cache_remove_holder (gpointer               table,
                                                  const char            *job,
                                                  GError               **error);
 

@@ -121,9 +121,12 @@ entry_new (const char *name)
   return entry;
 }
 
+/* A GDestroyNotify: the table's, called with its exact type. */
 static void
-entry_free (Entry *entry)
+entry_free (gpointer data)
 {
+  Entry *entry = data;
+
   g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   g_clear_pointer (&entry->racy_text, g_bytes_unref);
   g_free (entry->problem);
@@ -150,7 +153,7 @@ _tessera_lock_file_cache_new (TesseraLockFolder               *folder,
   cache->read_only = read_only;
   cache->calls = calls;
   cache->owner = owner;
-  cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) entry_free);
+  cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   cache->stand_ins = _tessera_stand_ins_new (lock_file_type, _tessera_lock_folder_get_jobs_path (folder));
   /* Holders are judged only when their share is needed, or on an update:
@@ -893,8 +896,10 @@ _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache)
 }
 
 gboolean
-_tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache, GError **error)
+_tessera_lock_file_cache_check_readable (gpointer table, GError **error)
 {
+  TesseraLockFileCache *cache = table;
+
   if (cache->jobs_hostile)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
@@ -914,8 +919,9 @@ _tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache, GError **e
 }
 
 gboolean
-_tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **error)
+_tessera_lock_file_cache_check_usable (gpointer table, GError **error)
 {
+  TesseraLockFileCache *cache = table;
   g_autoptr(GPtrArray) held = NULL;
 
   if (!_tessera_lock_file_cache_check_readable (cache, error))
@@ -928,10 +934,12 @@ _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **err
 }
 
 gboolean
-_tessera_lock_file_cache_check_holder_name (TesseraLockFileCache  *cache,
+_tessera_lock_file_cache_check_holder_name (gpointer               table,
                                             const char            *job,
                                             GError               **error)
 {
+  TesseraLockFileCache *cache = table;
+
   if (*job == '\0' || strchr (job, '/') != NULL || g_str_equal (job, ".") || g_str_equal (job, "..") ||
       g_str_has_suffix (job, TESSERA_LOCK_FILE_SUFFIX) || strlen (job) > 256 || !g_utf8_validate (job, -1, NULL))
     {
@@ -981,23 +989,27 @@ _tessera_lock_file_cache_get_serial (TesseraLockFileCache *cache)
 }
 
 guint
-_tessera_lock_file_cache_get_whole_holders (TesseraLockFileCache *cache)
+_tessera_lock_file_cache_get_whole_holders (gpointer table)
 {
+  TesseraLockFileCache *cache = table;
+
   return cache->whole_holders;
 }
 
 TesseraDynamicLockFile *
-_tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
+_tessera_lock_file_cache_get_lock_file (gpointer              table,
                                         const char           *name)
 {
+  TesseraLockFileCache *cache = table;
   Entry *entry = g_hash_table_lookup (cache->cache, name);
 
   return entry != NULL && build_entry (cache, entry) ? entry->h.lock_file : NULL;
 }
 
 GPtrArray *
-_tessera_lock_file_cache_list (TesseraLockFileCache *cache)
+_tessera_lock_file_cache_list (gpointer table)
 {
+  TesseraLockFileCache *cache = table;
   GPtrArray *result = g_ptr_array_new_with_free_func (g_object_unref);
   GHashTableIter iter;
   gpointer value;
@@ -1086,17 +1098,20 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
 }
 
 void
-_tessera_lock_file_cache_remove (TesseraLockFileCache *cache,
+_tessera_lock_file_cache_remove (gpointer              table,
                                  const char           *name)
 {
+  TesseraLockFileCache *cache = table;
+
   remove_entry (cache, name);
 }
 
 gboolean
-_tessera_lock_file_cache_delete_own (TesseraLockFileCache  *cache,
+_tessera_lock_file_cache_delete_own (gpointer               table,
                                      const char            *name,
                                      GError               **error)
 {
+  TesseraLockFileCache *cache = table;
   gint64 mtime_before;
   gboolean deleted;
 
@@ -1144,10 +1159,12 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
 }
 
 gboolean
-_tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
+_tessera_lock_file_cache_remove_holder (gpointer               table,
                                         const char            *job,
                                         GError               **error)
 {
+  TesseraLockFileCache *cache = table;
+
   g_autofree char *name = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   g_autoptr(GError) local = NULL;

@@ -504,15 +504,15 @@ folder_store_set_holder_process (TesseraPoolStore *store,
 /* The holders as read: the lock file cache, the store's holder_table
  * from open on, called as it is. */
 static const TesseraPoolStoreHolders folder_store_holders = {
-  .check_usable = (gboolean (*) (gpointer, GError **)) _tessera_lock_file_cache_check_usable,
-  .check_readable = (gboolean (*) (gpointer, GError **)) _tessera_lock_file_cache_check_readable,
-  .get = (TesseraDynamicLockFile *(*) (gpointer, const char *)) _tessera_lock_file_cache_get_lock_file,
-  .get_whole = (guint (*) (gpointer)) _tessera_lock_file_cache_get_whole_holders,
-  .list = (GPtrArray *(*) (gpointer)) _tessera_lock_file_cache_list,
-  .forget = (void (*) (gpointer, const char *)) _tessera_lock_file_cache_remove,
-  .delete_own = (gboolean (*) (gpointer, const char *, GError **)) _tessera_lock_file_cache_delete_own,
-  .check_name = (gboolean (*) (gpointer, const char *, GError **)) _tessera_lock_file_cache_check_holder_name,
-  .remove = (gboolean (*) (gpointer, const char *, GError **)) _tessera_lock_file_cache_remove_holder,
+  .check_usable = _tessera_lock_file_cache_check_usable,
+  .check_readable = _tessera_lock_file_cache_check_readable,
+  .get = _tessera_lock_file_cache_get_lock_file,
+  .get_whole = _tessera_lock_file_cache_get_whole_holders,
+  .list = _tessera_lock_file_cache_list,
+  .forget = _tessera_lock_file_cache_remove,
+  .delete_own = _tessera_lock_file_cache_delete_own,
+  .check_name = _tessera_lock_file_cache_check_holder_name,
+  .remove = _tessera_lock_file_cache_remove_holder,
 };
 
 /* NULL when open failed before the folder was known. */
@@ -529,12 +529,12 @@ folder_store_dup_holder_location (TesseraPoolStore *store, const char *name)
  * the store's proof from open on, called as it is. */
 
 static const TesseraPoolStoreLiveness folder_store_liveness = {
-  .hold = (void (*) (gpointer)) _tessera_host_lease_hold,
-  .unhold = (void (*) (gpointer)) _tessera_host_lease_unhold,
-  .get_unrenewed = (double (*) (gpointer)) _tessera_host_lease_unrenewed_for,
-  .get_lease = (double (*) (gpointer)) _tessera_host_lease_get_time,
-  .renew = (gboolean (*) (gpointer, GError **)) _tessera_host_lease_renew_first,
-  .host_expired = (gboolean (*) (gpointer, const char *)) _tessera_host_lease_expired,
+  .hold = _tessera_host_lease_hold,
+  .unhold = _tessera_host_lease_unhold,
+  .get_unrenewed = _tessera_host_lease_unrenewed_for,
+  .get_lease = _tessera_host_lease_get_time,
+  .renew = _tessera_host_lease_renew_first,
+  .host_expired = _tessera_host_lease_expired,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -543,9 +543,9 @@ static const TesseraPoolStoreLiveness folder_store_liveness = {
 /* informations.json, the store's informations_table from open on,
  * called as it is. */
 static const TesseraPoolStoreInformations folder_store_informations = {
-  .read = (JsonNode *(*) (gpointer, GError **)) _tessera_resource_informations_read,
-  .write = (gboolean (*) (gpointer, JsonNode *, GError **)) _tessera_resource_informations_write,
-  .forget = (void (*) (gpointer)) _tessera_resource_informations_forget,
+  .read = _tessera_resource_informations_read,
+  .write = _tessera_resource_informations_write,
+  .forget = _tessera_resource_informations_forget,
 };
 
 static char *

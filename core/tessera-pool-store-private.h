@@ -195,10 +195,10 @@ struct _TesseraPoolStoreQueue
  */
 struct _TesseraPoolStoreLiveness
 {
-  void      (*hold)          (gpointer     proof);
-  void      (*unhold)        (gpointer     proof);
-  double    (*get_unrenewed) (gpointer     proof);
-  double    (*get_lease)     (gpointer     proof);
+  void      (*hold)          (gpointer proof);
+  void      (*unhold)        (gpointer proof);
+  double    (*get_unrenewed) (gpointer proof);
+  double    (*get_lease)     (gpointer proof);
   gboolean  (*renew)         (gpointer     proof,
                               GError     **error);
   gboolean  (*host_expired)  (gpointer     proof,
@@ -249,8 +249,8 @@ struct _TesseraPoolStoreHolders
                                GError     **error);
   TesseraDynamicLockFile *(*get) (gpointer     table,
                                   const char  *name);
-  guint     (*get_whole)      (gpointer     table);
-  GPtrArray *(*list)          (gpointer     table);
+  guint     (*get_whole)      (gpointer table);
+  GPtrArray *(*list)          (gpointer table);
   void      (*forget)         (gpointer     table,
                                const char  *name);
   gboolean  (*delete_own)     (gpointer     table,
@@ -291,7 +291,7 @@ struct _TesseraPoolStoreInformations
   gboolean  (*write)  (gpointer     table,
                        JsonNode    *informations,
                        GError     **error);
-  void      (*forget) (gpointer     table);
+  void      (*forget) (gpointer table);
 };
 
 /**

@@ -120,9 +120,11 @@ read_file (TesseraResourceInformations  *info,
 }
 
 JsonNode *
-_tessera_resource_informations_read (TesseraResourceInformations  *info,
+_tessera_resource_informations_read (gpointer                      table,
                                      GError                      **error)
 {
+  TesseraResourceInformations *info = table;
+
   return read_file (info, NULL, error);
 }
 
@@ -224,10 +226,12 @@ _tessera_resource_informations_usable (TesseraResourceInformations  *info,
 }
 
 gboolean
-_tessera_resource_informations_write (TesseraResourceInformations  *info,
+_tessera_resource_informations_write (gpointer                      table,
                                       JsonNode                     *informations,
                                       GError                      **error)
 {
+  TesseraResourceInformations *info = table;
+
   g_autofree char *text = NULL;
 
   /* Whoever writes the file says which rules its holders follow; a pool
@@ -252,8 +256,10 @@ _tessera_resource_informations_write (TesseraResourceInformations  *info,
 }
 
 void
-_tessera_resource_informations_forget (TesseraResourceInformations *info)
+_tessera_resource_informations_forget (gpointer table)
 {
+  TesseraResourceInformations *info = table;
+
   info->known = FALSE;
 }
 

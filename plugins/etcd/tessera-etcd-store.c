@@ -246,9 +246,12 @@ key_name (const char *name)
   return g_strdup (name);
 }
 
+/* A GDestroyNotify: the table's, called with its exact type. */
 static void
-holder_free (Holder *holder)
+holder_free (gpointer data)
 {
+  Holder *holder = data;
+
   g_clear_object (&holder->lock_file);
   g_free (holder);
 }
@@ -1207,7 +1210,7 @@ etcd_store_create (TesseraTrackedDynamicResource  *owner,
   self->parent.informations_table = self;
   self->owner = owner;
   g_mutex_init (&self->watch_mutex);
-  self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) holder_free);
+  self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, holder_free);
   self->side_deletes = g_ptr_array_new_with_free_func (g_free);
   self->cancellable = g_cancellable_new ();
   self->endpoints = g_strsplit (settings->endpoints, ",", -1);
