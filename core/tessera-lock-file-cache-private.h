@@ -7,6 +7,7 @@
 #include "tessera-folder-monitor-private.h"
 #include "tessera-holder-monitor-private.h"
 #include "tessera-lock-folder-private.h"
+#include "tessera-pool-store-private.h"
 
 G_BEGIN_DECLS
 
@@ -22,30 +23,17 @@ typedef struct _TesseraLockFileCache TesseraLockFileCache;
  * (TesseraPoolStoreHolders), called through it with the exact type of
  * its members (a call through a cast pointer is undefined in C). */
 
-/* What the cache calls in its owner (the resource). */
-typedef struct
-{
-  /* The resource type's accounting of a valid lock file. */
-  void        (*account)   (gpointer owner, TesseraDynamicLockFile *lock_file);
-  void        (*unaccount) (gpointer owner, TesseraDynamicLockFile *lock_file);
-  /* The resource's name, for messages. */
-  const char *(*name)      (gpointer owner);
-  /* A holder judged gone no longer counts: its lock file @name (@lock_file
-   * as read, NULL when it could not be) was removed, or, with @left, is
-   * another user's that is left to its owner. For the audit log. */
-  void        (*reclaimed) (gpointer owner, const char *name, TesseraDynamicLockFile *lock_file,
-                            const char *reason, gboolean left);
-} TesseraLockFileCacheCalls;
-
-/* @folder, @monitor, @holders, @calls: borrowed, outlive the result.
- * @read_only: create and remove nothing. */
-TesseraLockFileCache *_tessera_lock_file_cache_new (TesseraLockFolder               *folder,
-                                                    TesseraFolderMonitor            *monitor,
-                                                    TesseraHolderMonitor            *holders,
-                                                    GType                            lock_file_type,
-                                                    gboolean                         read_only,
-                                                    const TesseraLockFileCacheCalls *calls,
-                                                    gpointer                         owner);
+/* @folder, @monitor, @holders, @store: borrowed, outlive the result.
+ * @store, the folder store that owns the cache, is called as it is: the
+ * resource type's accounting of a valid lock file (its owner_class's
+ * account_lock_file and unaccount_lock_file), and its owner_calls'
+ * audit_reclaim when a holder judged gone no longer counts; its name,
+ * lock_file_type, read_only (create and remove nothing) and min_age are
+ * read from it. */
+TesseraLockFileCache *_tessera_lock_file_cache_new (TesseraLockFolder    *folder,
+                                                    TesseraFolderMonitor *monitor,
+                                                    TesseraHolderMonitor *holders,
+                                                    TesseraPoolStore     *store);
 void     _tessera_lock_file_cache_free        (TesseraLockFileCache *cache);
 
 /* Brings the table up to date with jobs/ (makes it again when missing),
@@ -54,14 +42,13 @@ void     _tessera_lock_file_cache_free        (TesseraLockFileCache *cache);
  * that need it. FALSE when there is nothing to read (a read-only view of
  * a pool without jobs/) or jobs/ is refused (not a folder). Under
  * ipc.lock. */
-gboolean _tessera_lock_file_cache_refresh     (TesseraLockFileCache *cache,
-                                               double                min_age);
+gboolean _tessera_lock_file_cache_refresh     (TesseraLockFileCache *cache);
 /* A view reads holders without judging them: each counts (fail closed)
  * until its share is needed (a read-only view never removes any). The
  * first call judges every holder read so far, removing the lock files of
  * those gone, and from then on holders are judged as they are read (their
  * deaths then wake this process's waiters). TRUE when the accounting
- * changed. Under ipc.lock, after a refresh (whose min-age it uses). */
+ * changed. Under ipc.lock, after a refresh. */
 gboolean _tessera_lock_file_cache_judge_all   (TesseraLockFileCache *cache);
 /* Whether jobs/ was found not to be a folder (a planted link): nothing is
  * read, written or removed through it. */
@@ -112,7 +99,6 @@ gboolean _tessera_lock_file_cache_delete_own  (gpointer               table,
 gboolean _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
                                                const char            *name,
                                                TesseraProcess        *process,
-                                               double                 min_age,
                                                GError               **error);
 /* Whether @job (task@identifier, a lock file's name without ".json") is a
  * holder's name that may be removed here: one name in jobs/, never a path,

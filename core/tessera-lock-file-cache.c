@@ -65,12 +65,13 @@ struct _TesseraLockFileCache
   TesseraHolderMonitor *holders;
   GType lock_file_type;
   gboolean read_only;
-  const TesseraLockFileCacheCalls *calls;
-  gpointer owner;
+  /* Its owner, the folder store, which it calls up: the resource type's
+   * accounting (the store's owner_class), the owner's audit of reclaims,
+   * the resource's name and min-age, read where they are kept. */
+  TesseraPoolStore *store;
   GHashTable *cache;          /* name → Entry */
   GHashTable *attention;      /* names to look at on every refresh */
   gboolean lazy;              /* holders read are not judged (they count) until judge_all */
-  double min_age;             /* of the last refresh */
   guint64 serial;             /* moves whenever accounting changes */
   guint whole_holders;        /* entries that hold everything (accounted, unreadable, not JSON) */
   gboolean jobs_hostile;      /* jobs/ is not a folder (a planted link): use nothing in it */
@@ -89,7 +90,13 @@ struct _TesseraLockFileCache
   TesseraStandIns *stand_ins; /* what lock files counted from the index are counted through */
 };
 
-#define OWNER_NAME(cache) ((cache)->calls->name ((cache)->owner))
+#define OWNER_NAME(cache) ((cache)->store->name)
+#define ACCOUNT(cache, lock_file) \
+  ((cache)->store->owner_class->account_lock_file ((cache)->store->owner, (lock_file)))
+#define UNACCOUNT(cache, lock_file) \
+  ((cache)->store->owner_class->unaccount_lock_file ((cache)->store->owner, (lock_file)))
+#define RECLAIMED(cache, name, lock_file, reason, left) \
+  ((cache)->store->owner_calls->audit_reclaim ((cache)->store->owner, (name), (lock_file), (reason), (left)))
 
 /* What tells a lock file from the next one of the same name. */
 static void
@@ -136,26 +143,23 @@ entry_free (gpointer data)
 }
 
 TesseraLockFileCache *
-_tessera_lock_file_cache_new (TesseraLockFolder               *folder,
-                              TesseraFolderMonitor            *monitor,
-                              TesseraHolderMonitor            *holders,
-                              GType                            lock_file_type,
-                              gboolean                         read_only,
-                              const TesseraLockFileCacheCalls *calls,
-                              gpointer                         owner)
+_tessera_lock_file_cache_new (TesseraLockFolder    *folder,
+                              TesseraFolderMonitor *monitor,
+                              TesseraHolderMonitor *holders,
+                              TesseraPoolStore     *store)
 {
   TesseraLockFileCache *cache = g_new0 (TesseraLockFileCache, 1);
 
   cache->folder = folder;
   cache->monitor = monitor;
   cache->holders = holders;
-  cache->lock_file_type = lock_file_type;
-  cache->read_only = read_only;
-  cache->calls = calls;
-  cache->owner = owner;
+  /* Set before the store's open, and never changed after. */
+  cache->lock_file_type = store->lock_file_type;
+  cache->read_only = store->read_only;
+  cache->store = store;
   cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  cache->stand_ins = _tessera_stand_ins_new (lock_file_type, _tessera_lock_folder_get_jobs_path (folder));
+  cache->stand_ins = _tessera_stand_ins_new (cache->lock_file_type, _tessera_lock_folder_get_jobs_path (folder));
   /* Holders are judged only when their share is needed, or on an update:
    * a read-only view (status) counts them all anyway (it removes none)
    * and asks for the verdicts it shows itself. */
@@ -201,7 +205,7 @@ account (TesseraLockFileCache *cache, Entry *entry)
   if (counted_file (entry) != NULL && !entry->accounted &&
       tessera_dynamic_lock_file_is_valid (counted_file (entry)))
     {
-      cache->calls->account (cache->owner, counted_file (entry));
+      ACCOUNT (cache, counted_file (entry));
       entry->accounted = TRUE;
       cache->whole_holders += entry->whole;
       cache->serial++;
@@ -219,7 +223,7 @@ unaccount (TesseraLockFileCache *cache, Entry *entry)
     }
   if (entry->accounted)
     {
-      cache->calls->unaccount (cache->owner, counted_file (entry));
+      UNACCOUNT (cache, counted_file (entry));
       entry->accounted = FALSE;
       cache->whole_holders -= entry->whole;
       cache->serial++;
@@ -392,8 +396,8 @@ build_entry (TesseraLockFileCache *cache, Entry *entry)
   if (entry->accounted)
     {
       /* The same information: the totals do not move (nor the serial). */
-      cache->calls->unaccount (cache->owner, entry->recorded->stand_in);
-      cache->calls->account (cache->owner, lock_file);
+      UNACCOUNT (cache, entry->recorded->stand_in);
+      ACCOUNT (cache, lock_file);
     }
   g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   if (tessera_dynamic_lock_file_get_process (lock_file) != NULL)
@@ -630,7 +634,7 @@ examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
        * refresh. */
       g_debug ("Lock file %s of %s is gone (%s), left to its owner: %s", path, OWNER_NAME (cache), reason,
                error->message);
-      cache->calls->reclaimed (cache->owner, entry->h.name, entry->h.lock_file, reason, TRUE);
+      RECLAIMED (cache, entry->h.name, entry->h.lock_file, reason, TRUE);
       unaccount (cache, entry);
       _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
       g_hash_table_remove (cache->attention, entry->h.name);
@@ -639,7 +643,7 @@ examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
   if (found)
     {
       g_info (_("Removing lock file %s of %s: %s"), path, OWNER_NAME (cache), reason);
-      cache->calls->reclaimed (cache->owner, entry->h.name, entry->h.lock_file, reason, FALSE);
+      RECLAIMED (cache, entry->h.name, entry->h.lock_file, reason, FALSE);
       if (error != NULL)
         g_warning ("%s", error->message);
       _tessera_holder_monitor_forget (cache->holders, &entry->h);
@@ -809,9 +813,10 @@ examine_all (TesseraLockFileCache *cache, double min_age)
 }
 
 gboolean
-_tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
-                                  double                min_age)
+_tessera_lock_file_cache_refresh (TesseraLockFileCache *cache)
 {
+  /* Read once: the resource's setter may change it meanwhile. */
+  double min_age = cache->store->min_age;
   g_autoptr(GHashTable) dirty = NULL;
   struct stat st;
   /* The drain itself may ask for a full scan (overflow, jobs/ replaced):
@@ -820,7 +825,6 @@ _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache,
   gint64 now_mono = g_get_monotonic_time ();
 
   cache->looked_us = g_get_real_time ();
-  cache->min_age = min_age;
   cache->look_errno = 0;
 
   if (!_tessera_lock_folder_stat_jobs (cache->folder, &st))
@@ -885,7 +889,7 @@ _tessera_lock_file_cache_judge_all (TesseraLockFileCache *cache)
         build_entry (cache, value);
         g_hash_table_add (cache->attention, g_strdup (((Entry *) value)->h.name));
       }
-  examine_all (cache, cache->min_age);
+  examine_all (cache, cache->store->min_age);
   return cache->serial != serial_before;
 }
 
@@ -1128,7 +1132,6 @@ gboolean
 _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
                                       const char            *name,
                                       TesseraProcess        *process,
-                                      double                 min_age,
                                       GError               **error)
 {
   Entry *entry = g_hash_table_lookup (cache->cache, name);
@@ -1154,7 +1157,7 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
     _tessera_lock_file_index_drop (cache->index, name);
   g_set_object (&entry->h.process, process);
   g_hash_table_add (cache->attention, g_strdup (name));
-  examine_entry (cache, entry, min_age);
+  examine_entry (cache, entry, cache->store->min_age);
   return TRUE;
 }
 

@@ -14,12 +14,12 @@
  *   folder store -> resource informations -> lock folder
  *   folder store -> watch box (the poller-thread sources' way back)
  *
- * Upward only through the resource type's class, given at open (its
- * accounting and informations.json: the cache's calls, filled here, and
- * the informations' apply), TesseraPoolStoreOwner (the resource's thread
- * lock, its audit of reclaims) and the poller-thread sources (inotify,
- * pidfd), which reach the resource through a TesseraWatchBox
- * (on_inotify_ready, on_holder_exited here). */
+ * Upward only through the store's owner, its type's class and its
+ * TesseraPoolStoreOwner, set at open (the cache and informations.json
+ * call them directly: the accounting, the informations' apply, the
+ * audit of reclaims; this file the resource's thread lock), and the
+ * poller-thread sources (inotify, pidfd), which reach the resource
+ * through a TesseraWatchBox (on_inotify_ready, on_holder_exited here). */
 #include "tessera-dynamic-resource-private.h"
 #include "tessera-environment-private.h"
 #include "tessera-file-warnings-private.h"
@@ -33,9 +33,6 @@
 typedef struct
 {
   TesseraPoolStore parent;
-
-  TesseraTrackedDynamicResource *owner;   /* not referenced: it owns the store */
-  const TesseraPoolStoreOwner *owner_calls;
 
   TesseraLockFolder *folder;       /* NULL until opened */
   TesseraLockFileCache *cache;
@@ -57,7 +54,7 @@ typedef struct
 #define FOLDER_STORE(s) ((TesseraPoolStoreFolder *) (s))
 /* The resource served, as a dynamic resource (its waiting and poller),
  * and its type's virtual functions. */
-#define OWNER_BASE(s) TESSERA_DYNAMIC_RESOURCE ((s)->owner)
+#define OWNER_BASE(s) TESSERA_DYNAMIC_RESOURCE ((s)->parent.owner)
 #define OWNER_CLASS(s) ((s)->parent.owner_class)
 
 /* When watching starts. Its cost is paid once: a thread, and an inotify
@@ -72,47 +69,6 @@ typedef struct
  * or so lock files (reading every name again would cost more). */
 #define REFRESHES_UNWATCHED 8
 #define LARGE_JOBS_FOLDER_BYTES (32 * 1024)
-
-/* ---------------------------------------------------------------------- */
-/* What the lock file cache calls in its owner, this store: the resource
- * type's class */
-
-static void
-cache_account (gpointer store, TesseraDynamicLockFile *lock_file)
-{
-  OWNER_CLASS (FOLDER_STORE (store))->account_lock_file (FOLDER_STORE (store)->owner, lock_file);
-}
-
-static void
-cache_unaccount (gpointer store, TesseraDynamicLockFile *lock_file)
-{
-  OWNER_CLASS (FOLDER_STORE (store))->unaccount_lock_file (FOLDER_STORE (store)->owner, lock_file);
-}
-
-static const char *
-cache_name (gpointer store)
-{
-  return FOLDER_STORE (store)->parent.name;
-}
-
-static void
-cache_reclaimed (gpointer store, const char *name, TesseraDynamicLockFile *lock_file, const char *reason,
-                 gboolean left)
-{
-  FOLDER_STORE (store)->owner_calls->audit_reclaim (FOLDER_STORE (store)->owner, name, lock_file, reason, left);
-}
-
-static const TesseraLockFileCacheCalls cache_calls = {
-  cache_account, cache_unaccount, cache_name, cache_reclaimed,
-};
-
-/* The informations' apply: the resource type's. */
-static gboolean
-apply_informations (gpointer store, JsonNode *informations, GError **error)
-{
-  return OWNER_CLASS (FOLDER_STORE (store))->handle_information_change (FOLDER_STORE (store)->owner, informations,
-                                                                        error);
-}
 
 static void
 folder_store_free (TesseraPoolStore *store)
@@ -194,8 +150,7 @@ dup_store (gpointer box, TesseraDynamicResource **owner)
 static gboolean
 check_informations_locked (TesseraPoolStoreFolder *self, gboolean under_ipc_lock)
 {
-  gboolean changed = _tessera_resource_informations_check (self->informations, self->parent.name,
-                                                           apply_informations, self, under_ipc_lock);
+  gboolean changed = _tessera_resource_informations_check (self->informations, &self->parent, under_ipc_lock);
   double lease = _tessera_resource_informations_get_host_lease (self->informations, self->parent.name);
   TesseraHostLease *host_lease = _tessera_holder_monitor_get_lease (self->holders);
 
@@ -232,13 +187,13 @@ on_inotify_ready (gint fd, GIOCondition condition, gpointer data)
 
   if (self == NULL)
     return G_SOURCE_REMOVE;
-  self->owner_calls->lock_thread (self->owner);
+  self->parent.owner_calls->lock_thread (self->parent.owner);
   relevant = drain_locked (self, FALSE);
   /* Nobody here to wake: later events are read by a drain every few
    * seconds, until a wait begins (on_wait_begin); decisions read them. */
   if (!_tessera_dynamic_resource_has_waiters (owner))
     _tessera_folder_monitor_set_polled (self->monitor, FALSE);
-  self->owner_calls->unlock_thread (self->owner);
+  self->parent.owner_calls->unlock_thread (self->parent.owner);
   if (relevant)
     tessera_dynamic_resource_notify_changed (owner);
   return G_SOURCE_CONTINUE;
@@ -253,9 +208,9 @@ on_holder_exited (gpointer data, GPid pid, guint64 serial)
 
   if (self == NULL)
     return;
-  self->owner_calls->lock_thread (self->owner);
+  self->parent.owner_calls->lock_thread (self->parent.owner);
   _tessera_lock_file_cache_holder_exited (self->cache, pid, serial);
-  self->owner_calls->unlock_thread (self->owner);
+  self->parent.owner_calls->unlock_thread (self->parent.owner);
   tessera_dynamic_resource_notify_changed (owner);
 }
 
@@ -285,9 +240,9 @@ on_first_wait (TesseraDynamicResource *owner, gpointer data)
   TesseraPoolStoreFolder *self = data;
   gboolean started;
 
-  self->owner_calls->lock_thread (self->owner);
+  self->parent.owner_calls->lock_thread (self->parent.owner);
   started = start_watching_locked (self);
-  self->owner_calls->unlock_thread (self->owner);
+  self->parent.owner_calls->unlock_thread (self->parent.owner);
   if (started)
     tessera_dynamic_resource_notify_changed (owner);
 }
@@ -299,10 +254,10 @@ on_wait_begin (TesseraDynamicResource *owner, gpointer data)
 {
   TesseraPoolStoreFolder *self = data;
 
-  self->owner_calls->lock_thread (self->owner);
+  self->parent.owner_calls->lock_thread (self->parent.owner);
   if (self->watching)
     _tessera_folder_monitor_set_polled (self->monitor, TRUE);
-  self->owner_calls->unlock_thread (self->owner);
+  self->parent.owner_calls->unlock_thread (self->parent.owner);
 }
 
 static void
@@ -340,7 +295,7 @@ folder_store_refresh (TesseraPoolStore *store,
   informations_changed = check_informations_locked (self, TRUE);
   /* What it says of single lock files, it says once. */
   began = _tessera_file_warnings_begin ();
-  refreshed = _tessera_lock_file_cache_refresh (self->cache, store->min_age);
+  refreshed = _tessera_lock_file_cache_refresh (self->cache);
   _tessera_file_warnings_end (began, tessera_dynamic_resource_get_name (OWNER_BASE (self)));
   if (!refreshed)
     return FALSE;
@@ -383,8 +338,7 @@ folder_store_open (TesseraPoolStore *store,
    * otherwise starts only at a first wait. */
   if (host_lease > 0 && !read_only)
     _tessera_dynamic_resource_start_thread (OWNER_BASE (self));
-  self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, store->lock_file_type,
-                                              read_only, &cache_calls, self);
+  self->cache = _tessera_lock_file_cache_new (self->folder, self->monitor, self->holders, store);
   store->holder_table = self->cache;
   /* A read-only view of a pool nobody set up yet is an empty pool; one
    * reached through a link that another user may have put there is none. */
@@ -421,15 +375,15 @@ folder_store_load (TesseraPoolStore *store, GError **error)
     return FALSE;
   if (!_tessera_lock_folder_has_informations (self->folder))
     {
-      g_autoptr(JsonNode) initial = OWNER_CLASS (self)->initialize_informations (self->owner);
+      g_autoptr(JsonNode) initial = OWNER_CLASS (self)->initialize_informations (self->parent.owner);
       /* Only looking: what the first writer would set up, kept in memory. */
       if (initial != NULL && self->parent.read_only)
-        apply_informations (self, initial, NULL);
+        OWNER_CLASS (self)->handle_information_change (self->parent.owner, initial, NULL);
       else if (initial != NULL && (!_tessera_lock_folder_may_make_informations (self->folder, error) ||
                                    !_tessera_resource_informations_write (self->informations, initial, error)))
         return FALSE;
     }
-  OWNER_CLASS (self)->reset_state (self->owner);
+  OWNER_CLASS (self)->reset_state (self->parent.owner);
   if (self->can_watch && _tessera_lock_folder_stat_jobs (self->folder, &jobs_st) &&
       jobs_st.st_size >= LARGE_JOBS_FOLDER_BYTES)
     {
@@ -498,7 +452,7 @@ folder_store_set_holder_process (TesseraPoolStore *store,
                    _("Lock file %s of %s is missing"), name, store->name);
       return FALSE;
     }
-  return _tessera_lock_file_cache_set_process (self->cache, name, process, store->min_age, error);
+  return _tessera_lock_file_cache_set_process (self->cache, name, process, error);
 }
 
 /* The holders as read: the lock file cache, the store's holder_table
@@ -600,8 +554,6 @@ _tessera_pool_store_folder_new (TesseraTrackedDynamicResource  *owner,
   TesseraPoolStoreFolder *self = g_new0 (TesseraPoolStoreFolder, 1);
 
   self->parent.klass = &folder_store_class;
-  self->owner = owner;
-  self->owner_calls = owner_calls;
   self->box = _tessera_watch_box_new (TESSERA_DYNAMIC_RESOURCE (owner), self);
   return &self->parent;
 }

@@ -460,6 +460,12 @@ struct _TesseraPoolStoreClass
 struct _TesseraPoolStore
 {
   const TesseraPoolStoreClass *klass;
+  /* The resource the store serves, and its calls that a store makes
+   * (those given to @create, which a store may keep too), so that the
+   * units a store is made of call its owner directly (the folder
+   * store's lock file cache). The owner outlives the store. */
+  TesseraTrackedDynamicResource *owner;
+  const TesseraPoolStoreOwner *owner_calls;
   /* The owner's type's class, which the store calls (see above): its
    * accounting and informations. Set at open, since the owner's class
    * is its own type's only once it is made. */
@@ -471,10 +477,10 @@ struct _TesseraPoolStore
   gboolean read_only;
   /* Seconds this host must have seen a holder's or a waiter's file
    * unchanged before a lost job lock makes it gone (the resource's
-   * min-age): read by @refresh, @set_holder_process and the queue's
-   * read. The resource's min-age setter changes it after open, as it
-   * changed what those were given before (no lock: a double, as the
-   * property). */
+   * min-age): read here, where it is kept, by what judges (the folder
+   * store's lock file cache, at each refresh and set_holder_process,
+   * and the queue's read), never passed on. The resource's min-age
+   * setter changes it after open (no lock: a double, as the property). */
   double min_age;
   /* The host lease asked for (the resource's host-lease, seconds; 0:
    * none): @open's, and the lease while @proof is %NULL. */

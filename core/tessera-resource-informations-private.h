@@ -6,6 +6,7 @@
 
 #include "tessera-lock-folder-private.h"
 #include "tessera-pool-protocol-private.h"
+#include "tessera-pool-store-private.h"
 
 G_BEGIN_DECLS
 
@@ -20,12 +21,6 @@ G_BEGIN_DECLS
  * since. Not thread-safe: the owner serialises (the resource's thread
  * lock). */
 typedef struct _TesseraResourceInformations TesseraResourceInformations;
-
-/* Applies new informations to @owner (the resource type's
- * handle_information_change); FALSE with @error when it refuses them. */
-typedef gboolean (*TesseraInformationsApply) (gpointer   owner,
-                                              JsonNode  *informations,
-                                              GError   **error);
 
 /* @folder: borrowed, outlives the result. */
 TesseraResourceInformations *_tessera_resource_informations_new (TesseraLockFolder *folder);
@@ -43,16 +38,16 @@ JsonNode *_tessera_resource_informations_read   (gpointer                      t
                                                  GError                      **error);
 /* Reads the file again when it may have changed (a peer writing in place
  * in the clock tick it was last read is caught) and hands what changed to
- * @apply. TRUE when it was applied; a broken or refused file is warned
- * about once per change (@resource_name in the message), the last
+ * the resource type of @store, the folder store that owns @info (its
+ * owner_class's handle_information_change, on its owner), which may
+ * refuse it. TRUE when it was applied; a broken or refused file is warned
+ * about once per change (the store's name in the message), the last
  * capacity kept. A missing file is reported only with @report_missing
  * (under ipc.lock, where a decision is made); otherwise it is left for
  * that next look (the poller's thread may see a resource's folder being
  * removed after its application dropped it). */
 gboolean  _tessera_resource_informations_check  (TesseraResourceInformations  *info,
-                                                 const char                   *resource_name,
-                                                 TesseraInformationsApply      apply,
-                                                 gpointer                      owner,
+                                                 TesseraPoolStore             *store,
                                                  gboolean                      report_missing);
 /* FALSE with TESSERA_ERROR_UNSUPPORTED_PROTOCOL when the file as last
  * checked asks for a newer protocol than ours: such a pool is left alone

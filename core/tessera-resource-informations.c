@@ -130,11 +130,10 @@ _tessera_resource_informations_read (gpointer                      table,
 
 gboolean
 _tessera_resource_informations_check (TesseraResourceInformations *info,
-                                      const char                  *resource_name,
-                                      TesseraInformationsApply     apply,
-                                      gpointer                     owner,
+                                      TesseraPoolStore            *store,
                                       gboolean                     report_missing)
 {
+  const char *resource_name = store->name;
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
   gint64 now_mono = g_get_monotonic_time ();
@@ -198,7 +197,7 @@ _tessera_resource_informations_check (TesseraResourceInformations *info,
                    resource_name, _tessera_lock_folder_get_informations_path (info->folder));
       return FALSE;
     }
-  if (!apply (owner, node, &error))
+  if (!store->owner_class->handle_information_change (store->owner, node, &error))
     {
       g_warning (_("Keeping the last capacity of %s: %s: %s"), resource_name,
                  _tessera_lock_folder_get_informations_path (info->folder), error->message);

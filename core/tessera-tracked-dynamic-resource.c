@@ -216,6 +216,8 @@ choose_store (TesseraTrackedDynamicResource *self, GError **error)
   store = klass->create (self, &pool_owner, &priv->store, error);
   if (store == NULL)
     return FALSE;
+  store->owner = priv->pool_store->owner;
+  store->owner_calls = priv->pool_store->owner_calls;
   store->owner_class = priv->pool_store->owner_class;
   store->lock_file_type = priv->pool_store->lock_file_type;
   store->read_only = priv->pool_store->read_only;
@@ -250,6 +252,8 @@ open_pool (TesseraTrackedDynamicResource *self, GError **error)
     }
   priv->opened = TRUE;
   /* The store's from now on, whichever it is. */
+  priv->pool_store->owner = self;
+  priv->pool_store->owner_calls = &pool_owner;
   priv->pool_store->owner_class = KLASS (self);
   priv->pool_store->lock_file_type = priv->lock_file_type;
   priv->pool_store->read_only = priv->read_only;
