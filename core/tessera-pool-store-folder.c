@@ -117,13 +117,6 @@ folder_store_end (TesseraPoolStore *store, int fd)
     _tessera_lock_folder_unlock (fd);
 }
 
-/* Every write was made under ipc.lock, which makes them one decision. */
-static gboolean
-folder_store_commit (TesseraPoolStore *store, GError **error)
-{
-  return TRUE;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Change detection, in the poller's thread */
 
@@ -510,13 +503,6 @@ folder_store_dup_location (TesseraPoolStore *store)
   return folder != NULL ? g_strdup (_tessera_lock_folder_get_path (folder)) : NULL;
 }
 
-/* A host lease is the host's, not a holder's: none to tell. */
-static double
-folder_store_get_holder_lease_left (TesseraPoolStore *store, const char *name)
-{
-  return -1;
-}
-
 static const TesseraPoolStoreClass folder_store_class = {
   .name = "folder",
   .wakes_waiters = FALSE,   /* inotify drops events; other hosts' are unseen */
@@ -529,7 +515,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .begin = folder_store_begin,
   .end = folder_store_end,
   .refresh = folder_store_refresh,
-  .commit = folder_store_commit,
+  .commit = NULL,   /* every write is made under ipc.lock: each is one decision */
   .force_scan = folder_store_force_scan,
   .holders = &folder_store_holders,
   .judge_all = folder_store_judge_all,
@@ -540,7 +526,7 @@ static const TesseraPoolStoreClass folder_store_class = {
   .informations = &folder_store_informations,
   .queue = &_tessera_wait_queue_folder,   /* `queue/` (tessera-wait-queue.c) */
   .dup_location = folder_store_dup_location,
-  .get_holder_lease_left = folder_store_get_holder_lease_left,
+  .get_holder_lease_left = NULL,   /* a host lease is the host's, not a holder's */
   .get_token = folder_store_get_token,
 };
 

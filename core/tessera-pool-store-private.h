@@ -22,7 +22,7 @@ G_BEGIN_DECLS
  *       refresh (folder: reads what changed; etcd: reads the pool's keys
  *                at a revision)
  *       holders: get, list, put, forget, delete, set process, remove
- *       commit (folder: nothing, every write was made under ipc.lock;
+ *       commit (folder: none, every write was made under ipc.lock;
  *               etcd: one transaction, refused when anything under the
  *               pool changed since the revision read: the caller decides
  *               again)
@@ -325,7 +325,9 @@ struct _TesseraPoolStoreInformations
  *   (everything when @full), removing those whose holder is gone; %TRUE
  *   when the accounting or the informations changed. Between @begin and
  *   @end, thread lock held.
- * @commit: makes the writes since @begin one decision: %FALSE with
+ * @commit: optional (%NULL: every write since @begin is one decision as
+ *   it is made, as the folder's under ipc.lock; the caller goes on as if
+ *   it returned %TRUE): makes the writes since @begin one decision: %FALSE with
  *   %G_IO_ERROR_BUSY when a peer changed the pool meanwhile (nothing was
  *   written: the caller decides again), or with another error. Between
  *   @begin and @end, thread lock held.
@@ -360,7 +362,9 @@ struct _TesseraPoolStoreInformations
  * @dup_location: (transfer full) (nullable): where the pool lives, for
  *   people (a folder's path, an etcd pool's key); %NULL when @open failed
  *   early. Any thread.
- * @get_holder_lease_left: seconds the liveness proof of holder @name
+ * @get_holder_lease_left: optional (%NULL: holders have no liveness
+ *   proof of their own, as a folder's, whose host lease is the host's:
+ *   the caller answers -1): seconds the liveness proof of holder @name
  *   (an etcd lease) has left, asked of the store now; -1 when the store
  *   has none for it, or it is gone. Thread lock held; may wait for the
  *   store.

@@ -188,6 +188,15 @@ unlock_both (TesseraTrackedDynamicResource *self, int fd)
     tessera_dynamic_resource_notify_changed (TESSERA_DYNAMIC_RESOURCE (self));
 }
 
+/* Makes the writes since the store's begin one decision; a store
+ * without commit (the folder: every write was made under ipc.lock) made
+ * each one already. Both locks held. */
+static gboolean
+commit_locked (TesseraTrackedDynamicResource *self, GError **error)
+{
+  return STORE_CLASS (self)->commit == NULL || STORE_CLASS (self)->commit (STORE (self), error);
+}
+
 /* The seed's `_update`, incremental; every holder when @full. Both locks
  * held. What it found (a holder gone, a peer's release whose events it
  * consumed) other threads of this process have not seen. */
@@ -815,7 +824,7 @@ decide_locked (TesseraTrackedDynamicResource  *self,
 
   information = KLASS (self)->get_lock_file_information (self, dependency);
   if (!STORE_CLASS (self)->put_holder (STORE (self), name, job, information, error) ||
-      !STORE_CLASS (self)->commit (STORE (self), error))
+      !commit_locked (self, error))
     {
       KLASS (self)->do_release (self, dependency);
       return FALSE;
@@ -922,7 +931,7 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
   HOLDERS (self)->forget (TABLE (self), name);
   KLASS (self)->do_release (self, dependency);
   deleted = HOLDERS (self)->delete_own (TABLE (self), name, error) &&
-            STORE_CLASS (self)->commit (STORE (self), error);
+            commit_locked (self, error);
   unlock_both (self, fd);
   if (deleted && PRIV (self)->audited)
     _tessera_audit_log ("release", resource_name (self), name, lock_file, NULL);
@@ -971,7 +980,7 @@ _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource 
     return FALSE;
   refresh_locked (self, FALSE);
   if (!STORE_CLASS (self)->set_holder_process (STORE (self), name, process, error) ||
-      !STORE_CLASS (self)->commit (STORE (self), error))
+      !commit_locked (self, error))
     {
       unlock_both (self, fd);
       return FALSE;
@@ -1251,7 +1260,7 @@ tessera_tracked_dynamic_resource_remove_holder (TesseraTrackedDynamicResource  *
     return FALSE;
   refresh_locked (self, TRUE);
   ok = HOLDERS (self)->remove (TABLE (self), job, error) &&
-       STORE_CLASS (self)->commit (STORE (self), error);
+       commit_locked (self, error);
   if (ok)
     PRIV (self)->refresh_changed = TRUE;   /* unlock_both wakes this process's waiters */
   unlock_both (self, fd);
@@ -1303,7 +1312,9 @@ tessera_tracked_dynamic_resource_get_holder_lease_left (TesseraTrackedDynamicRes
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), -1);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_LOCK_FILE (lock_file), -1);
-  if (!PRIV (self)->opened || tessera_dynamic_lock_file_get_path (lock_file) == NULL)
+  /* A store without get_holder_lease_left has no lease per holder. */
+  if (!PRIV (self)->opened || STORE_CLASS (self)->get_holder_lease_left == NULL ||
+      tessera_dynamic_lock_file_get_path (lock_file) == NULL)
     return -1;
   name = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
   lock_thread (self);
