@@ -28,6 +28,7 @@
 #include "tessera-pool-store-private.h"
 #include "tessera-private.h"
 #include "tessera-resource-informations-private.h"
+#include "tessera-side-folder-private.h"
 #include "tessera-watch-box-private.h"
 
 typedef struct
@@ -506,6 +507,7 @@ folder_store_dup_location (TesseraPoolStore *store)
 static const TesseraPoolStoreClass folder_store_class = {
   .name = "folder",
   .wakes_waiters = FALSE,   /* inotify drops events; other hosts' are unseen */
+  .waiting_in_side_entries = FALSE,   /* `queue/NAME.waiting`, as Tessera always kept them */
   .settings = NULL,   /* its folder is the resource's path */
   .create = _tessera_pool_store_folder_new,
   .open = folder_store_open,
@@ -528,6 +530,10 @@ static const TesseraPoolStoreClass folder_store_class = {
   .dup_location = folder_store_dup_location,
   .get_holder_lease_left = NULL,   /* a host lease is the host's, not a holder's */
   .get_token = folder_store_get_token,
+  /* Files KIND/NAME.json of the lock folder (tessera-side-folder.c). */
+  .side_list = _tessera_side_folder_list,
+  .side_put = _tessera_side_folder_put,
+  .side_delete = _tessera_side_folder_delete,
 };
 
 /* Its settings are the resource's path, given at open: none to check. */

@@ -301,6 +301,11 @@ struct _TesseraPoolStoreInformations
  *   which wakes the waiters again after any gap): waiters of a resource
  *   that is not read-only are not polled, unless `TESSERA_POLL_INTERVAL`
  *   is set
+ * @waiting_in_side_entries: the entries of the waiters within their
+ *   patience (who reserve nothing yet, listed for people) are its side
+ *   entries `waiting/NAME` (@side_put), each on its waiter's lease
+ *   (etcd); %FALSE: files `queue/NAME.waiting` of the pool's folder
+ *   (the folder store's, tessera-wait-queue.c), or none without one
  * @settings: the names of the settings it reads (besides `store`); a
  *   setting it does not read is refused
  * @create: makes a store for @owner (with its @owner_calls), from the
@@ -369,10 +374,8 @@ struct _TesseraPoolStoreInformations
  *   has none for it, or it is gone. Thread lock held; may wait for the
  *   store.
  * @side_list: optional (with @side_put and @side_delete; %NULL: the
- *   store keeps none of its own, and a resource with a lock folder keeps
- *   them as files of its side folders, tessera-side-folder.c, as the
- *   folder store does; the wait queue then keeps its waiting entries in
- *   `queue/`):
+ *   store keeps no side entries; the folder store keeps them as files
+ *   of its side folders, tessera-side-folder.c's own functions):
  *   (transfer full): the side entries of kind @kind as last read (name →
  *   text), small JSON texts that a resource type keeps in the pool beside
  *   its holders (the mutex's intents), whose liveness is the store's
@@ -396,6 +399,7 @@ struct _TesseraPoolStoreClass
 {
   const char *name;
   gboolean wakes_waiters;
+  gboolean waiting_in_side_entries;
   const char * const *settings;
 
   TesseraPoolStore *(*create)     (TesseraTrackedDynamicResource  *owner,
@@ -524,7 +528,7 @@ void              _tessera_pool_store_register   (const TesseraPoolStoreClass *k
 const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
                                                          GError    **error);
 
-/* The units above a store call its class (`store->klass->commit (store,
+/* The units above a store call its class (`store->klass->refresh (store,
  * …)`) and its interfaces in one step; what each operation means, and
  * under which lock, is said above. A store keeps side entries when its
  * class has @side_list. */

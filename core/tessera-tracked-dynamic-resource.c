@@ -26,7 +26,6 @@
 #include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
 #include "tessera-private.h"
-#include "tessera-side-folder-private.h"
 #include "tessera-tracked-dynamic-resource-private.h"
 #include "tessera-wait-queue-private.h"
 
@@ -1140,7 +1139,7 @@ tessera_tracked_dynamic_resource_list_waiting (TesseraTrackedDynamicResource  *s
 
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   priv = PRIV (self);
-  if (PRIV (self)->opened && STORE_CLASS (self)->side_list != NULL)
+  if (PRIV (self)->opened && STORE_CLASS (self)->waiting_in_side_entries)
     {
       fd = lock_both (self, error);
       if (fd < 0)
@@ -1396,18 +1395,6 @@ check_side_entry (const char *kind, const char *name, GError **error)
   return FALSE;
 }
 
-/* Side entries kept as files of the lock folder's side folders
- * (tessera-side-folder.c): the folder store's, and any store's that
- * keeps none of its own, as a type kept them there before. Reached here,
- * not through the store's class: the wait queue takes a class with
- * side_list for one whose waiting entries are side entries
- * (`waiting/NAME`), and a folder's are `queue/NAME.waiting`. */
-static gboolean
-in_side_folders (TesseraTrackedDynamicResource *self)
-{
-  return STORE_CLASS (self)->side_list == NULL && PRIV (self)->lock_folder != NULL;
-}
-
 /**
  * tessera_tracked_dynamic_resource_keeps_side_entries:
  * @self: a tracked resource
@@ -1419,21 +1406,19 @@ in_side_folders (TesseraTrackedDynamicResource *self)
  * the pool's key, on the process's lease, seen on every host; the folder
  * store as files `KIND/NAME.json` of its lock folder
  * ([func@Tessera.pool_part_open_side_folder]), which a type gives a
- * lifetime of its own (the mutex's intents say until when they count),
- * and so does another store for a resource that has a lock folder. So
- * a type reaches them the same way whatever the store. Callable from
+ * lifetime of its own (the mutex's intents say until when they count).
+ * So a type reaches them the same way whatever the store. Callable from
  * any thread.
  *
  * Returns: %TRUE when [method@Tessera.TrackedDynamicResource.list_side_entries]
  *   and its kin may be used: the pool is open, and its store keeps
- *   them or it has a lock folder
+ *   them
  */
 gboolean
 tessera_tracked_dynamic_resource_keeps_side_entries (TesseraTrackedDynamicResource *self)
 {
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
-  return STORE (self) != NULL && PRIV (self)->opened &&
-         (STORE_CLASS (self)->side_list != NULL || PRIV (self)->lock_folder != NULL);
+  return STORE (self) != NULL && PRIV (self)->opened && STORE_CLASS (self)->side_list != NULL;
 }
 
 /**
@@ -1462,9 +1447,6 @@ tessera_tracked_dynamic_resource_list_side_entries (TesseraTrackedDynamicResourc
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), NULL);
   if (!tessera_tracked_dynamic_resource_keeps_side_entries (self) || !check_side_entry (kind, NULL, NULL))
     return g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  /* A writer's temporary file left in a side folder goes, unless we only look. */
-  if (in_side_folders (self))
-    return _tessera_side_folder_list (PRIV (self)->lock_folder, kind, !PRIV (self)->read_only);
   return STORE_CLASS (self)->side_list (STORE (self), kind);
 }
 
@@ -1505,8 +1487,6 @@ tessera_tracked_dynamic_resource_put_side_entry (TesseraTrackedDynamicResource  
                    tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self)));
       return FALSE;
     }
-  if (in_side_folders (self))
-    return _tessera_side_folder_put (PRIV (self)->lock_folder, kind, name, text, error);
   return STORE_CLASS (self)->side_put (STORE (self), kind, name, text, error);
 }
 
@@ -1541,8 +1521,6 @@ tessera_tracked_dynamic_resource_delete_side_entry (TesseraTrackedDynamicResourc
     return FALSE;
   if (!tessera_tracked_dynamic_resource_keeps_side_entries (self))
     return TRUE;
-  if (in_side_folders (self))
-    return _tessera_side_folder_delete (PRIV (self)->lock_folder, kind, name, error);
   return STORE_CLASS (self)->side_delete (STORE (self), kind, name, error);
 }
 

@@ -64,7 +64,8 @@ GPtrArray *_tessera_wait_queue_folder_list_waiting (const char               *fo
                                                     struct _TesseraPoolStore *store,
                                                     gboolean                  read_only);
 /* (transfer container): the live waiters within their patience of
- * @store, which keeps side entries (`waiting/NAME` on etcd), for people,
+ * @store, whose waiting entries are side entries (its class's
+ * waiting_in_side_entries: `waiting/NAME` on etcd), for people,
  * the longest waiting first, as lock files of @store's type. Thread lock
  * held, after a refresh. */
 GPtrArray *_tessera_wait_queue_store_list_waiting (struct _TesseraPoolStore *store);

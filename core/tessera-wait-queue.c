@@ -58,9 +58,10 @@
  * at readdir): it costs a write per wait (and one every 2 s at most as
  * it tries again, so that judges elsewhere see it renewed), not a read
  * per acquire. Its waiter removes it; a later waiter removes those whose waiter it finds
- * gone, judged as the reserving ones are. On a store that keeps side
- * entries (etcd) it is the side entry `waiting/NAME`, on the waiter's
- * lease: it goes with its process, and no acquire counts it. */
+ * gone, judged as the reserving ones are. On a store whose waiting
+ * entries are side entries (its class's waiting_in_side_entries: etcd)
+ * it is the side entry `waiting/NAME`, on the waiter's lease: it goes
+ * with its process, and no acquire counts it. */
 
 #define WAITING_SUFFIX _TESSERA_POOL_QUEUE_WAITING
 /* The kind of a waiting entry kept as a store's side entry. */
@@ -570,9 +571,9 @@ _tessera_wait_queue_folder_list_waiting (const char       *lock_folder,
 }
 
 
-/* The waiters within their patience of @store, which keeps side
- * entries (`waiting/NAME`, each on its waiter's lease: the store drops a
- * dead one's), as last read, shaped like lock files whose path is the
+/* The waiters within their patience of @store, whose waiting entries
+ * are side entries (`waiting/NAME`, each on its waiter's lease: the
+ * store drops a dead one's), as last read, shaped like lock files whose path is the
  * entry's location, the longest waiting first. One whose waiter has a
  * reserving entry is left out (that one shows it; the side entry goes at
  * the end of its wait). Thread lock held, after a refresh. */
@@ -820,7 +821,7 @@ waiting_side_name (const char *own_name)
 }
 
 /* A waiter within its patience: its entry, for people only. On a store
- * that keeps side entries, the side entry `waiting/NAME`, once a wait
+ * whose waiting entries are side entries, `waiting/NAME`, once a wait
  * (on this process's lease on etcd: it goes with it); on a folder,
  * NAME.waiting, first removing the entries of waiters gone, then
  * rewritten as it tries again, every WAITING_REFRESH at most, so that
@@ -844,7 +845,7 @@ write_waiting (TesseraWaitQueueView     *view,
   if (state->waiting_live ||
       (state->waiting != NULL && state->waiting_store == NULL && now - state->waiting_written < refresh))
     return;
-  if (view->store->klass->side_list != NULL)
+  if (view->store->klass->waiting_in_side_entries)
     {
       if (state->waiting_store != NULL && state->waiting_store != view->store)
         return;

@@ -1136,6 +1136,7 @@ etcd_store_create (TesseraTrackedDynamicResource  *owner,
 static const TesseraPoolStoreClass etcd_store_class = {
   .name = "etcd",
   .wakes_waiters = TRUE,
+  .waiting_in_side_entries = TRUE,   /* `waiting/NAME`, on the waiter's lease */
   .settings = etcd_settings,
   .create = etcd_store_create,
   .open = etcd_store_open,
