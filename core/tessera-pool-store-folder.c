@@ -111,6 +111,9 @@ folder_store_begin (TesseraPoolStore *store, GError **error)
   return fd >= 0 ? fd : TESSERA_POOL_STORE_NO_LOCK;
 }
 
+/* Not the lock folder's unlock itself: @begin's answer for a read-only
+ * view that could take no lock (TESSERA_POOL_STORE_NO_LOCK) is the
+ * store's, and unlocks nothing. */
 static void
 folder_store_end (TesseraPoolStore *store, int fd)
 {
@@ -254,6 +257,8 @@ on_wait_begin (TesseraDynamicResource *owner, gpointer data)
   self->parent.owner_calls->unlock_thread (self->parent.owner);
 }
 
+/* Not the folder monitor's force_scan itself: the resource may ask
+ * before its open made the monitor (an open that failed). */
 static void
 folder_store_force_scan (TesseraPoolStore *store)
 {
@@ -424,7 +429,9 @@ folder_store_put_holder (TesseraPoolStore *store,
          _tessera_lock_file_cache_create (self->cache, name, job, information, error);
 }
 
-/* Raised under ipc.lock by put_holder, which the commit does not change. */
+/* Raised under ipc.lock by put_holder, which the commit does not change:
+ * the store's own state (the lock folder hands it out once, at
+ * next_fence), so no unit below has a function to give here. */
 static gint64
 folder_store_get_token (TesseraPoolStore *store)
 {
@@ -463,7 +470,8 @@ static const TesseraPoolStoreHolders folder_store_holders = {
   .remove = _tessera_lock_file_cache_remove_holder,
 };
 
-/* NULL when open failed before the folder was known. */
+/* NULL when open failed before the folder was known: a check that the
+ * store is open, before the lock folder's job path. */
 static char *
 folder_store_dup_holder_location (TesseraPoolStore *store, const char *name)
 {
@@ -496,6 +504,8 @@ static const TesseraPoolStoreInformations folder_store_informations = {
   .forget = _tessera_resource_informations_forget,
 };
 
+/* A check that the store is open (the folder is made there), before the
+ * lock folder's path. */
 static char *
 folder_store_dup_location (TesseraPoolStore *store)
 {
