@@ -16,8 +16,8 @@ typedef struct _TesseraWatchBox TesseraWatchBox;
 /* @data: something @object owns, given back while @object lives. */
 TesseraWatchBox *_tessera_watch_box_new    (gpointer         object,
                                             gpointer         data);
-gpointer         _tessera_watch_box_ref    (gpointer box);
-void             _tessera_watch_box_unref  (gpointer box);
+gpointer         _tessera_watch_box_ref    (gpointer         box);
+void             _tessera_watch_box_unref  (gpointer         box);
 /* (transfer full) (nullable): the object, or NULL once it is gone. */
 gpointer         _tessera_watch_box_dup_object (TesseraWatchBox *box);
 /* The data given at creation: only while holding the object from
