@@ -6,7 +6,6 @@
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 #include "tessera-registry-private.h"
-#include "tessera-tracked-dynamic-resource-private.h"
 
 #include <string.h>
 
@@ -24,6 +23,10 @@
  * plain lock needs: acquire and release through the resource, record the
  * job's process when it starts, and write "lock_file_path".
  */
+/* The defaults reach the tracked resource through the functions it
+ * installs on its base (_tessera_dynamic_resource_get_grant()): the
+ * tracked resource calls the dependency, which makes this lock, so this
+ * lock calling it back would close a cycle. */
 typedef struct
 {
   TesseraDynamicDependency *dependency;
@@ -46,13 +49,20 @@ G_DEFINE_TYPE_WITH_PRIVATE (TesseraDynamicDependencyLock, tessera_dynamic_depend
 
 #define PRIV(o) ((TesseraDynamicDependencyLockPrivate *) tessera_dynamic_dependency_lock_get_instance_private (o))
 
-static TesseraTrackedDynamicResource *
-tracked_resource (TesseraDynamicDependencyLock *self)
+static TesseraDynamicResource *
+resource_of (TesseraDynamicDependencyLock *self)
 {
   TesseraDynamicDependency *dependency = PRIV (self)->dependency;
-  TesseraDynamicResource *resource = dependency ? tessera_dynamic_dependency_get_resource (dependency) : NULL;
 
-  return TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource) ? TESSERA_TRACKED_DYNAMIC_RESOURCE (resource) : NULL;
+  return dependency ? tessera_dynamic_dependency_get_resource (dependency) : NULL;
+}
+
+/* (nullable): how @resource is granted, when it keeps its holders in a
+ * pool (a tracked resource); NULL: the lock's class does it. */
+static const TesseraGrantFuncs *
+grant_of (TesseraDynamicResource *resource)
+{
+  return resource != NULL ? _tessera_dynamic_resource_get_grant (resource) : NULL;
 }
 
 static void
@@ -67,12 +77,13 @@ static gboolean
 real_do_acquire (TesseraLock *lock, GError **error)
 {
   TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
-  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+  TesseraDynamicResource *resource = resource_of (self);
+  const TesseraGrantFuncs *grant = grant_of (resource);
   gint64 token = 0;
 
   /* A lock on a resource that is not tracked must implement do_acquire. */
-  g_return_val_if_fail (resource != NULL, FALSE);
-  if (!_tessera_tracked_dynamic_resource_acquire (resource, PRIV (self)->dependency, &token, error))
+  g_return_val_if_fail (grant != NULL, FALSE);
+  if (!grant->acquire (resource, PRIV (self)->dependency, &token, error))
     return FALSE;
   set_fencing_token (self, token);
   return TRUE;
@@ -82,27 +93,27 @@ static gboolean
 real_do_release (TesseraLock *lock, GError **error)
 {
   TesseraDynamicDependencyLock *self = TESSERA_DYNAMIC_DEPENDENCY_LOCK (lock);
-  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+  TesseraDynamicResource *resource = resource_of (self);
+  const TesseraGrantFuncs *grant = grant_of (resource);
   g_autoptr(GError) local = NULL;
 
   set_fencing_token (self, 0);
-  if (resource == NULL || _tessera_tracked_dynamic_resource_release (resource, PRIV (self)->dependency, &local))
+  if (grant == NULL || grant->release (resource, PRIV (self)->dependency, &local))
     return TRUE;
   g_set_error (error, local->domain, local->code, _("Cannot release %s: %s"),
-               tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (resource)), local->message);
+               tessera_dynamic_resource_get_name (resource), local->message);
   return FALSE;
 }
 
 /* None for a pool in another store (etcd): its `path`, if set, holds
- * nothing of it, so no lock file or ipc.lock is to be looked for there. */
+ * nothing of it, so no lock file or ipc.lock is to be looked for there;
+ * none either for a resource that is not tracked (it has no pool). */
 static char *
 real_dup_lock_folder (TesseraDynamicDependencyLock *self)
 {
-  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+  TesseraDynamicResource *resource = resource_of (self);
 
-  if (resource == NULL || !_tessera_dynamic_resource_in_a_folder (TESSERA_DYNAMIC_RESOURCE (resource)))
-    return NULL;
-  return g_strdup (tessera_tracked_dynamic_resource_get_lock_folder (resource));
+  return resource != NULL ? g_strdup (_tessera_dynamic_resource_get_pool_folder (resource)) : NULL;
 }
 
 static gboolean
@@ -115,12 +126,12 @@ static gboolean
 real_job_started (TesseraDynamicDependencyLock *self, TesseraJob *job,
                   TesseraProcess *process, GError **error)
 {
-  TesseraTrackedDynamicResource *resource = tracked_resource (self);
+  TesseraDynamicResource *resource = resource_of (self);
+  const TesseraGrantFuncs *grant = grant_of (resource);
 
-  if (resource == NULL)
+  if (grant == NULL)
     return TRUE;
-  return _tessera_tracked_dynamic_resource_record_process (resource, PRIV (self)->dependency,
-                                                           process, error);
+  return grant->record_process (resource, PRIV (self)->dependency, process, error);
 }
 
 static void

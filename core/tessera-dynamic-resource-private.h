@@ -1,5 +1,6 @@
 /* tessera-dynamic-resource-private.h: waiting on a resource: polling,
- * wakers, watches (core/tessera-dynamic-resource.c), never installed
+ * wakers, watches, where its pool lives and how it is granted
+ * (core/tessera-dynamic-resource.c), never installed
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -69,5 +70,36 @@ void     _tessera_dynamic_resource_set_pool_folder  (TesseraDynamicResource *sel
 gboolean _tessera_dynamic_resource_in_a_folder       (TesseraDynamicResource *self);
 /* (nullable): that lock folder, or %NULL. */
 const char *_tessera_dynamic_resource_get_pool_folder (TesseraDynamicResource *self);
+
+/* Granting */
+/* How a dependency's lock is granted, told its job's process and
+ * released on a resource whose pool keeps its holders: set once by a
+ * tracked resource at its init, and called by the dependency lock's
+ * defaults, which so reach the tracked resource without naming it (it
+ * calls the dependency, which makes the lock). */
+typedef struct
+{
+  /* Does not wait. @token: (out): the grant's fencing token (0: the
+   * store gives none). FALSE with TESSERA_ERROR_UNAVAILABLE when full. */
+  gboolean (*acquire)        (TesseraDynamicResource    *self,
+                              TesseraDynamicDependency  *dependency,
+                              gint64                    *token,
+                              GError                   **error);
+  /* A holding already gone is no error. */
+  gboolean (*release)        (TesseraDynamicResource    *self,
+                              TesseraDynamicDependency  *dependency,
+                              GError                   **error);
+  /* Names @process as the holder, so that its end frees the holding. */
+  gboolean (*record_process) (TesseraDynamicResource    *self,
+                              TesseraDynamicDependency  *dependency,
+                              TesseraProcess            *process,
+                              GError                   **error);
+} TesseraGrantFuncs;
+/* @funcs (static) is kept, not copied. */
+void _tessera_dynamic_resource_set_grant (TesseraDynamicResource  *self,
+                                          const TesseraGrantFuncs *funcs);
+/* (nullable): what was set, or %NULL (the default): a resource whose
+ * dependency lock class grants it itself. */
+const TesseraGrantFuncs *_tessera_dynamic_resource_get_grant (TesseraDynamicResource *self);
 
 G_END_DECLS

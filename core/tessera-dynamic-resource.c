@@ -56,6 +56,9 @@ typedef struct
   /* The lock folder its pool lives in, when that is the folder store's
    * (set once, at a tracked resource's init); NULL: none. */
   char *pool_folder;
+  /* How a dependency's lock is granted (set once, at a tracked
+   * resource's init); NULL: by the lock's own class. */
+  const TesseraGrantFuncs *grant;
 } TesseraDynamicResourcePrivate;
 
 /* How long a resource nobody waits on keeps its polling interval. */
@@ -403,6 +406,23 @@ _tessera_dynamic_resource_get_pool_folder (TesseraDynamicResource *self)
   TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
 
   return priv->pool_folder;
+}
+
+void
+_tessera_dynamic_resource_set_grant (TesseraDynamicResource  *self,
+                                     const TesseraGrantFuncs *funcs)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  priv->grant = funcs;
+}
+
+const TesseraGrantFuncs *
+_tessera_dynamic_resource_get_grant (TesseraDynamicResource *self)
+{
+  TesseraDynamicResourcePrivate *priv = tessera_dynamic_resource_get_instance_private (self);
+
+  return priv->grant;
 }
 
 static gboolean poll_tick (gpointer data);

@@ -1,7 +1,8 @@
-/* tessera-tracked-dynamic-resource-private.h: the acquire protocol of a
- * tracked resource, private to the project. The one public way to acquire
- * is a dependency's lock ([method@Tessera.DynamicDependency.lock]); the
- * dependency lock classes call these.
+/* tessera-tracked-dynamic-resource-private.h: what a tracked resource
+ * keeps for the audit log, private to the project. Its acquire protocol
+ * is reached through the base resource (_tessera_dynamic_resource_get_grant()):
+ * the one public way to acquire is a dependency's lock
+ * ([method@Tessera.DynamicDependency.lock]).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -10,19 +11,6 @@
 #include "tessera-pool-store-private.h"
 
 G_BEGIN_DECLS
-
-/* @token: (out): the grant's fencing token (0: the store gives none). */
-gboolean _tessera_tracked_dynamic_resource_acquire        (TesseraTrackedDynamicResource  *self,
-                                                           TesseraDynamicDependency       *dependency,
-                                                           gint64                         *token,
-                                                           GError                        **error);
-gboolean _tessera_tracked_dynamic_resource_release        (TesseraTrackedDynamicResource  *self,
-                                                           TesseraDynamicDependency       *dependency,
-                                                           GError                        **error);
-gboolean _tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
-                                                           TesseraDynamicDependency       *dependency,
-                                                           TesseraProcess                 *process,
-                                                           GError                        **error);
 
 /* Keeps a reclaim for the audit log when the resource is audited: a dead
  * holder's lock file @name removed, or (@left) left to its owner. Made

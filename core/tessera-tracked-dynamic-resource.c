@@ -550,10 +550,32 @@ tessera_tracked_dynamic_resource_class_init (TesseraTrackedDynamicResourceClass 
   _tessera_pool_store_settings_install (object_class, N_PROPS);
 }
 
+/* The acquire protocol (below), which the dependency lock's defaults
+ * reach through the base resource: the lock names no tracked resource. */
+static gboolean grant_acquire        (TesseraDynamicResource    *resource,
+                                      TesseraDynamicDependency  *dependency,
+                                      gint64                    *token,
+                                      GError                   **error);
+static gboolean grant_release        (TesseraDynamicResource    *resource,
+                                      TesseraDynamicDependency  *dependency,
+                                      GError                   **error);
+static gboolean grant_record_process (TesseraDynamicResource    *resource,
+                                      TesseraDynamicDependency  *dependency,
+                                      TesseraProcess            *process,
+                                      GError                   **error);
+
+static const TesseraGrantFuncs grant_funcs = {
+  .acquire = grant_acquire,
+  .release = grant_release,
+  .record_process = grant_record_process,
+};
+
 static void
 tessera_tracked_dynamic_resource_init (TesseraTrackedDynamicResource *self)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
+
+  _tessera_dynamic_resource_set_grant (TESSERA_DYNAMIC_RESOURCE (self), &grant_funcs);
 
   g_mutex_init (&priv->reclaims_lock);
   priv->reclaims = g_ptr_array_new_with_free_func (reclaim_free);
@@ -845,19 +867,19 @@ decide_locked (TesseraTrackedDynamicResource  *self,
  * exclusion (ipc.lock), again when the store refused the decision. Does
  * not wait: tessera_dynamic_dependency_lock() does. FALSE with
  * TESSERA_ERROR_UNAVAILABLE when the resource is full. */
-gboolean
-_tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
-                                           TesseraDynamicDependency       *dependency,
-                                           gint64                         *token,
-                                           GError                        **error)
+static gboolean
+grant_acquire (TesseraDynamicResource    *resource,
+               TesseraDynamicDependency  *dependency,
+               gint64                    *token,
+               GError                   **error)
 {
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
   g_autofree char *name = NULL;
   g_autoptr(GError) local = NULL;
   g_autoptr(TesseraDynamicLockFile) granted = NULL;
   gboolean ok = FALSE;
   int fd;
 
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_DYNAMIC_DEPENDENCY (dependency), FALSE);
   g_return_val_if_fail (KLASS (self)->is_available != NULL, FALSE);
 
@@ -897,18 +919,17 @@ _tessera_tracked_dynamic_resource_acquire (TesseraTrackedDynamicResource  *self,
 /* The seed's `release`: calls `do_release`, deletes the lock file and
  * wakes waiters. A lock file that is already gone (the job process deleted
  * it, or a peer judged the holder dead) is not an error. */
-gboolean
-_tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
-                                           TesseraDynamicDependency       *dependency,
-                                           GError                        **error)
+static gboolean
+grant_release (TesseraDynamicResource    *resource,
+               TesseraDynamicDependency  *dependency,
+               GError                   **error)
 {
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
   g_autofree char *name = NULL;
   g_autoptr(TesseraDynamicLockFile) lock_file = NULL;
   TesseraDynamicLockFile *cached;
   gboolean deleted;
   int fd;
-
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
 
   name = lock_file_name_for (dependency, error);
   if (name == NULL)
@@ -945,18 +966,18 @@ _tessera_tracked_dynamic_resource_release (TesseraTrackedDynamicResource  *self,
  * so that any peer reclaims the holding as soon as @process ends: the
  * default `job_started` of a dynamic dependency lock. FALSE with @error
  * when the lock file is gone or cannot be written. */
-gboolean
-_tessera_tracked_dynamic_resource_record_process (TesseraTrackedDynamicResource  *self,
-                                                  TesseraDynamicDependency       *dependency,
-                                                  TesseraProcess                 *process,
-                                                  GError                        **error)
+static gboolean
+grant_record_process (TesseraDynamicResource    *resource,
+                      TesseraDynamicDependency  *dependency,
+                      TesseraProcess            *process,
+                      GError                   **error)
 {
+  TesseraTrackedDynamicResource *self = TESSERA_TRACKED_DYNAMIC_RESOURCE (resource);
   g_autofree char *name = NULL;
   TesseraDynamicLockFile *cached;
   gboolean named;
   int fd;
 
-  g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), FALSE);
   g_return_val_if_fail (TESSERA_IS_PROCESS (process), FALSE);
   if (refuse_read_only (self, error))
     return FALSE;
