@@ -2,7 +2,8 @@
  * reaches them (tessera_pool_part_*()): their names and what a group's
  * pool makes of them, a holder's name and owner, how a folder is shared,
  * runs/UID, a run's job folder and a type's side folder opened and made,
- * and the group's modes given
+ * the group's modes given, who may make a folder in a group's pool, and
+ * the names of an atomic write's temporary files
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -11,7 +12,9 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test-utils.h"
@@ -304,6 +307,114 @@ test_pool_part_folder_sharing (void)
   test_remove_tree (tmp);
 }
 
+/* In a child that is user and group @uid, whether it may make "runs"
+ * in @fd: 1 when it may, 0 when refused as the documentation says
+ * (PERMISSION_DENIED, naming the folder), 2 otherwise. */
+static int
+may_make_as (uid_t uid, int fd, const char *path)
+{
+  int status = 0;
+  pid_t pid = fork ();
+
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *named = g_strdup_printf ("%s/runs", path);
+
+      if (setgroups (0, NULL) < 0 || setresgid (uid, uid, uid) < 0 || setresuid (uid, uid, uid) < 0)
+        _exit (3);
+      if (tessera_folder_path_may_make_folder (fd, path, "runs", &error))
+        _exit (error == NULL ? 1 : 2);
+      _exit (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED) &&
+             strstr (error->message, named) != NULL ? 0 : 2);
+    }
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status);
+}
+
+/* tessera_folder_path_may_make_folder(): in a group's pool that `tessera
+ * init --group` prepared (setgid, sticky, not everyone's), only its owner
+ * and root make folders; anywhere else, anyone who can write. */
+static void
+test_folder_path_may_make_folder (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *prepared = g_build_filename (tmp, "prepared", NULL);
+  g_autofree char *plain = g_build_filename (tmp, "plain", NULL);
+  g_autofree char *theirs = g_build_filename (tmp, "theirs", NULL);
+  const uid_t nobody = 65534;
+  int prepared_fd, plain_fd, theirs_fd;
+
+  g_assert_cmpint (g_mkdir (prepared, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir (plain, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir (theirs, 0700), ==, 0);
+  prepared_fd = open (prepared, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  plain_fd = open (plain, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  theirs_fd = open (theirs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_assert_cmpint (prepared_fd, >=, 0);
+  g_assert_cmpint (plain_fd, >=, 0);
+  g_assert_cmpint (theirs_fd, >=, 0);
+  g_assert_cmpint (fchmod (prepared_fd, S_ISGID | S_ISVTX | 0770), ==, 0);
+  g_assert_cmpint (fchmod (plain_fd, 0775), ==, 0);
+  g_assert_cmpint (fchmod (theirs_fd, S_ISGID | S_ISVTX | 0770), ==, 0);
+
+  /* Its owner (and root) may. */
+  g_assert_true (tessera_folder_path_may_make_folder (prepared_fd, prepared, "runs", NULL));
+  g_assert_true (tessera_folder_path_may_make_folder (plain_fd, plain, "runs", NULL));
+  if (geteuid () != 0)
+    {
+      g_test_message ("not root: a member who is not the pool's owner is not tried");
+      goto out;
+    }
+  /* A member who owns neither: refused in the prepared pool only; in a
+   * prepared pool of her own, she may. */
+  g_assert_cmpint (fchown (theirs_fd, nobody, nobody), ==, 0);
+  g_assert_cmpint (fchmod (theirs_fd, S_ISGID | S_ISVTX | 0770), ==, 0);
+  g_assert_cmpint (may_make_as (nobody, prepared_fd, prepared), ==, 0);
+  g_assert_cmpint (may_make_as (nobody, plain_fd, plain), ==, 1);
+  g_assert_cmpint (may_make_as (nobody, theirs_fd, theirs), ==, 1);
+
+out:
+  close (prepared_fd);
+  close (plain_fd);
+  close (theirs_fd);
+  test_remove_tree (tmp);
+}
+
+/* tessera_folder_path_is_temporary_name(): NAME.json and the six
+ * characters an atomic write adds; a lock file's (TASK@ID.json…) only,
+ * when asked for those. */
+static void
+test_folder_path_is_temporary_name (void)
+{
+  static const struct
+  {
+    const char *name;
+    gboolean temporary;
+    gboolean lock_file;
+  } cases[] = {
+    { "task@1.json.a1B2c3", TRUE, TRUE },
+    { "informations.json.Xy12Zq", TRUE, FALSE },
+    { "x.json.abcdef", TRUE, FALSE },
+    { "task@1.json", FALSE, FALSE },
+    { "informations.json", FALSE, FALSE },
+    { "task@1.json.abcde", FALSE, FALSE },
+    { "task@1.json.abcdefg", FALSE, FALSE },
+    { "task@1.txt.abcdef", FALSE, FALSE },
+    { ".json.abcdef", FALSE, FALSE },
+    { "ipc.lock", FALSE, FALSE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_test_message ("%s", cases[i].name);
+      g_assert_cmpint (tessera_folder_path_is_temporary_name (cases[i].name, FALSE), ==, cases[i].temporary);
+      g_assert_cmpint (tessera_folder_path_is_temporary_name (cases[i].name, TRUE), ==, cases[i].lock_file);
+    }
+}
+
 /* A type's side folder: made when asked, opened after, never through a
  * link; the pool's own names and odd words refused. */
 static void
@@ -457,6 +568,8 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/holder-name", test_pool_part_holder_name);
   g_test_add_func ("/pool-part/holder-owner", test_pool_part_holder_owner);
   g_test_add_func ("/pool-part/folder-sharing", test_pool_part_folder_sharing);
+  g_test_add_func ("/pool-part/folder-path/may-make-folder", test_folder_path_may_make_folder);
+  g_test_add_func ("/pool-part/folder-path/is-temporary-name", test_folder_path_is_temporary_name);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);
