@@ -1,7 +1,8 @@
 /* test-public-api.c: public functions that nothing else in the tree calls
- * (not the library, the command, the plugins, the other tests, the
- * Python tests nor the examples), each held to what its documentation
- * says (issue 39: a public function that nothing calls gets its test)
+ * (not the command, the plugins, the other tests, the Python tests nor
+ * the examples; the library itself, for a few), each held to what its
+ * documentation says (issue 39: a public function that nothing calls
+ * gets its test)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -218,6 +219,38 @@ test_job_dependency_locks_append (void)
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING);
   g_assert_false (g_file_test (path_c, G_FILE_TEST_EXISTS));
 
+  test_remove_tree (tmp);
+}
+
+/* tessera_job_dependency_lock_verify_lock_file(): TRUE while the
+ * scheduler's lock file is there, LOCK_FILE_MISSING once it is gone (a
+ * peer judged the holder dead), and TRUE for a lock that names none. */
+static void
+test_job_dependency_lock_verify_lock_file (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *path = g_build_filename (tmp, "a@1.json", NULL);
+  g_autoptr(TesseraJobDependencyLock) lock = job_lock_for (path);
+  g_autoptr(JsonObject) no_path = json_object_new ();
+  g_autoptr(TesseraJobDependencyLock) unnamed = tessera_job_dependency_lock_new (no_path);
+  g_autoptr(GError) error = NULL;
+
+  test_write_file (path, "{}");
+  g_assert_true (tessera_job_dependency_lock_verify_lock_file (lock, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_false (tessera_job_dependency_lock_verify_lock_file (lock, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING);
+  g_clear_error (&error);
+  /* A folder in its place is no lock file either. */
+  g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
+  g_assert_false (tessera_job_dependency_lock_verify_lock_file (lock, &error));
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_LOCK_FILE_MISSING);
+  g_clear_error (&error);
+
+  g_assert_nonnull (unnamed);
+  g_assert_true (tessera_job_dependency_lock_verify_lock_file (unnamed, &error));
+  g_assert_no_error (error);
   test_remove_tree (tmp);
 }
 
@@ -451,6 +484,45 @@ test_process_boot_id (void)
   g_assert_cmpstr (tessera_process_get_boot_id (written), ==, tessera_process_get_boot_id (self));
 }
 
+/* tessera_process_equal(): the same pid names the same process unless
+ * what both know of it (start time, boot, host, pid namespace, type)
+ * differs; what only one of them knows does not tell them apart. */
+static void
+test_process_equal (void)
+{
+  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+  g_autoptr(TesseraProcess) self_again = tessera_process_new_self ();
+  g_autoptr(TesseraProcess) bare = process_from_text ("{\"type\": \"local\", \"pid\": 7}");
+  g_autoptr(TesseraProcess) other_pid = process_from_text ("{\"type\": \"local\", \"pid\": 8}");
+  g_autoptr(TesseraProcess) started = process_from_text ("{\"type\": \"local\", \"pid\": 7, \"start_time\": 100}");
+  g_autoptr(TesseraProcess) started_later = process_from_text (
+    "{\"type\": \"local\", \"pid\": 7, \"start_time\": 101}");
+  g_autoptr(TesseraProcess) boot_a = process_from_text (
+    "{\"type\": \"local\", \"pid\": 7, \"boot_id\": \"0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0\"}");
+  g_autoptr(TesseraProcess) boot_b = process_from_text (
+    "{\"type\": \"local\", \"pid\": 7, \"boot_id\": \"1b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0\"}");
+  g_autoptr(TesseraProcess) host_a = process_from_text ("{\"type\": \"local\", \"pid\": 7, \"host\": \"a\"}");
+  g_autoptr(TesseraProcess) host_b = process_from_text ("{\"type\": \"local\", \"pid\": 7, \"host\": \"b\"}");
+  g_autoptr(TesseraProcess) ns_a = process_from_text ("{\"type\": \"local\", \"pid\": 7, \"pid_ns\": 4026531836}");
+  g_autoptr(TesseraProcess) ns_b = process_from_text ("{\"type\": \"local\", \"pid\": 7, \"pid_ns\": 4026531837}");
+
+  g_assert_true (tessera_process_equal (self, self));
+  g_assert_true (tessera_process_equal (self, self_again));
+  g_assert_false (tessera_process_equal (self, other_pid));
+  g_assert_false (tessera_process_equal (bare, other_pid));
+  /* Known to one only: no difference. */
+  g_assert_true (tessera_process_equal (bare, started));
+  g_assert_true (tessera_process_equal (started, bare));
+  g_assert_true (tessera_process_equal (bare, boot_a));
+  g_assert_true (tessera_process_equal (bare, host_a));
+  g_assert_true (tessera_process_equal (bare, ns_a));
+  /* Known to both, and different: another process with the same pid. */
+  g_assert_false (tessera_process_equal (started, started_later));
+  g_assert_false (tessera_process_equal (boot_a, boot_b));
+  g_assert_false (tessera_process_equal (host_a, host_b));
+  g_assert_false (tessera_process_equal (ns_a, ns_b));
+}
+
 /* ---- TesseraDynamicLockFile ---- */
 
 /* A counter lock file of job @job holding one, whose process is @spec
@@ -600,6 +672,77 @@ test_tracked_resource_lock_file_path (void)
   test_remove_tree (tmp);
 }
 
+/* tessera_dynamic_dependency_lock_dup_lock_folder(): by default the
+ * folder of the dependency's resource's pool (a copy), the one its
+ * ipc.lock and lock file paths are in; none for a lock without a
+ * dependency. */
+static void
+test_dependency_lock_dup_lock_folder (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *lock_folder = NULL;
+  g_autofree char *again = NULL;
+  g_autofree char *ipc_lock = NULL;
+  g_autofree char *expected_ipc_lock = g_build_filename (folder, "ipc.lock", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependency) dependency = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) alone = NULL;
+
+  if ((counter = test_counter_new (folder, 2, &error)) == NULL)
+    g_error ("opening the counter: %s", error->message);
+  job = test_job_new (tmp, "my.task", "5f1e2d");
+  dependency = test_counter_dependency_new (counter, job, 1);
+  if ((lock = tessera_dynamic_dependency_create_lock (dependency, &error)) == NULL)
+    g_error ("making the lock: %s", error->message);
+
+  lock_folder = tessera_dynamic_dependency_lock_dup_lock_folder (lock);
+  g_assert_cmpstr (lock_folder, ==, folder);
+  g_assert_cmpstr (lock_folder, ==,
+                   tessera_tracked_dynamic_resource_get_lock_folder (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter)));
+  again = tessera_dynamic_dependency_lock_dup_lock_folder (lock);
+  g_assert_true (again != lock_folder);
+  g_assert_cmpstr (again, ==, lock_folder);
+  ipc_lock = tessera_dynamic_dependency_lock_dup_ipc_lock_path (lock);
+  g_assert_cmpstr (ipc_lock, ==, expected_ipc_lock);
+
+  alone = g_object_new (TESSERA_TYPE_DYNAMIC_DEPENDENCY_LOCK, NULL);
+  g_assert_null (tessera_dynamic_dependency_lock_dup_lock_folder (alone));
+
+  g_clear_object (&lock);
+  g_clear_object (&dependency);
+  test_drop_resource (&counter);
+  test_remove_tree (tmp);
+}
+
+/* tessera_tracked_dynamic_resource_keeps_side_entries(): TRUE once the
+ * pool of a resource with a lock folder is open (the folder store keeps
+ * them as files there), FALSE before. */
+static void
+test_tracked_resource_keeps_side_entries (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TestCounter) unopened = NULL;
+
+  if ((counter = test_counter_new (folder, 2, &error)) == NULL)
+    g_error ("opening the counter: %s", error->message);
+  g_assert_true (tessera_tracked_dynamic_resource_keeps_side_entries (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter)));
+
+  /* Made, not initialized: its pool is not open. */
+  unopened = g_object_new (TEST_TYPE_COUNTER, "lock-folder", folder, "name", "token", "total", (gint64) 2, NULL);
+  g_assert_false (tessera_tracked_dynamic_resource_keeps_side_entries (TESSERA_TRACKED_DYNAMIC_RESOURCE (unopened)));
+
+  g_clear_object (&unopened);
+  test_drop_resource (&counter);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -614,5 +757,9 @@ main (int argc, char **argv)
   g_test_add_func ("/public-api/lock-file/judge-holders", test_lock_file_judge_holders);
   g_test_add_func ("/public-api/lock-file/file-uid", test_lock_file_file_uid);
   g_test_add_func ("/public-api/tracked-resource/lock-file-path", test_tracked_resource_lock_file_path);
+  g_test_add_func ("/public-api/tracked-resource/keeps-side-entries", test_tracked_resource_keeps_side_entries);
+  g_test_add_func ("/public-api/dependency-lock/dup-lock-folder", test_dependency_lock_dup_lock_folder);
+  g_test_add_func ("/public-api/job-dependency-lock/verify-lock-file", test_job_dependency_lock_verify_lock_file);
+  g_test_add_func ("/public-api/process/equal", test_process_equal);
   return g_test_run ();
 }
