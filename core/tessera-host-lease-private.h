@@ -34,8 +34,8 @@ typedef struct _TesseraHostLease TesseraHostLease;
 /* A heartbeat larger than this is not one. */
 #define TESSERA_HOST_LEASE_MAX_SIZE 4096
 
-/* @pool_path: the pool's folder (absolute). */
-TesseraHostLease *_tessera_host_lease_new      (const char       *pool_path);
+/* @lock_folder: the pool's lock folder (absolute). */
+TesseraHostLease *_tessera_host_lease_new      (const char       *lock_folder);
 /* Stops renewing and joins the renewer's thread; the lease is freed once
  * no renewal uses it any more. */
 void        _tessera_host_lease_free           (TesseraHostLease *lease);
@@ -104,11 +104,11 @@ char       *_tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *leas
                                                          const char       **distrust,
                                                          GError           **error);
 
-/* The hosts whose marks and heartbeats are in @pool_path's hosts/, one
+/* The hosts whose marks and heartbeats are in @lock_folder's hosts/, one
  * JSON object each, by host id (see
  * tessera_tracked_dynamic_resource_dup_hosts()); an empty array when
  * there is no hosts/; NULL with @error when it cannot be read. */
-JsonNode   *_tessera_host_lease_list_hosts      (const char       *pool_path,
+JsonNode   *_tessera_host_lease_list_hosts      (const char       *lock_folder,
                                                  GError          **error);
 
 /* Whether @name is a file of hosts/ by its name (see host_file_kind()

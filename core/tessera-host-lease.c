@@ -118,7 +118,7 @@ typedef struct
 
 struct _TesseraHostLease
 {
-  char *pool_path;
+  char *lock_folder;
   char *hosts_path;
   /* The renewer's own thread and context: no other work of this process
    * (rescans of a large pool, holder exits, the waiting of a slow peer's
@@ -163,7 +163,7 @@ lease_ref (TesseraHostLease *lease)
 static void
 lease_clear (TesseraHostLease *lease)
 {
-  g_free (lease->pool_path);
+  g_free (lease->lock_folder);
   g_free (lease->hosts_path);
   g_hash_table_unref (lease->seen);
   g_mutex_clear (&lease->lock);
@@ -176,12 +176,12 @@ lease_unref (TesseraHostLease *lease)
 }
 
 TesseraHostLease *
-_tessera_host_lease_new (const char *pool_path)
+_tessera_host_lease_new (const char *lock_folder)
 {
   TesseraHostLease *lease = g_atomic_rc_box_new0 (TesseraHostLease);
 
-  lease->pool_path = g_strdup (pool_path);
-  lease->hosts_path = g_build_filename (pool_path, _TESSERA_POOL_HOSTS, NULL);
+  lease->lock_folder = g_strdup (lock_folder);
+  lease->hosts_path = g_build_filename (lock_folder, _TESSERA_POOL_HOSTS, NULL);
   lease->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) seen_free);
   g_mutex_init (&lease->lock);
   return lease;
@@ -306,28 +306,28 @@ _tessera_host_lease_get_time (gpointer proof)
 static int
 open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
 {
-  int pool_fd = _tessera_open_folder_path (lease->pool_path, FALSE, NULL);
+  int lock_folder_fd = _tessera_open_folder_path (lease->lock_folder, FALSE, NULL);
   int fd, saved;
 
-  if (pool_fd < 0)
+  if (lock_folder_fd < 0)
     return -1;
-  fd = openat (pool_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  fd = openat (lock_folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create)
     {
-      if (!_tessera_may_make_folder_in (pool_fd, lease->pool_path, _TESSERA_POOL_HOSTS, refused))
+      if (!_tessera_may_make_folder_in (lock_folder_fd, lease->lock_folder, _TESSERA_POOL_HOSTS, refused))
         {
-          close (pool_fd);
+          close (lock_folder_fd);
           errno = EACCES;
           return -1;
         }
       /* Sticky where the pool's folder is (a group's pool): only a
        * file's owner (or root, or the folder's) removes a mark. */
-      if (mkdirat (pool_fd, _TESSERA_POOL_HOSTS, 0777) == 0)
+      if (mkdirat (lock_folder_fd, _TESSERA_POOL_HOSTS, 0777) == 0)
         _tessera_share_like_parent (-1, lease->hosts_path);
-      fd = openat (pool_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      fd = openat (lock_folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
   saved = errno;
-  close (pool_fd);
+  close (lock_folder_fd);
   errno = saved;
   return fd;
 }
@@ -342,7 +342,7 @@ lease_locks_cross (TesseraHostLease *lease)
 
   if (cross == 0)
     {
-      cross = _tessera_locks_cross_hosts (lease->pool_path, NULL) ? 1 : -1;
+      cross = _tessera_locks_cross_hosts (lease->lock_folder, NULL) ? 1 : -1;
       g_atomic_int_set (&lease->locks_cross, cross);
     }
   return cross > 0;
@@ -504,7 +504,7 @@ renew_locked (TesseraHostLease *lease, gint64 *started_us, GError **error)
   if (*_tessera_host_id () == '\0')
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("This host has no host id: it cannot renew its lease in %s"), lease->pool_path);
+                   _("This host has no host id: it cannot renew its lease in %s"), lease->lock_folder);
       return FALSE;
     }
   name = own_host_file (LEASE_SUFFIX);
@@ -1004,7 +1004,7 @@ _tessera_host_lease_mark_and_dup_other_host (TesseraHostLease  *lease,
   if (*_tessera_host_id () == '\0')
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
-                   _("This host has no host id: it cannot tell itself from other hosts in %s"), lease->pool_path);
+                   _("This host has no host id: it cannot tell itself from other hosts in %s"), lease->lock_folder);
       return NULL;
     }
   fd = open_hosts (lease, TRUE, &refused);
@@ -1130,7 +1130,7 @@ host_seen_free (HostSeen *seen)
 }
 
 JsonNode *
-_tessera_host_lease_list_hosts (const char  *pool_path,
+_tessera_host_lease_list_hosts (const char  *lock_folder,
                                 GError     **error)
 {
   g_autoptr(GPtrArray) files = NULL;
@@ -1138,17 +1138,17 @@ _tessera_host_lease_list_hosts (const char  *pool_path,
                                                        (GDestroyNotify) host_seen_free);
   g_autoptr(GPtrArray) order = g_ptr_array_new ();
   g_autoptr(JsonBuilder) builder = json_builder_new ();
-  int pool_fd = _tessera_open_folder_path (pool_path, FALSE, error);
+  int lock_folder_fd = _tessera_open_folder_path (lock_folder, FALSE, error);
   int hosts_fd;
   gint64 now = g_get_real_time ();
 
-  if (pool_fd < 0)
+  if (lock_folder_fd < 0)
     return NULL;
-  hosts_fd = openat (pool_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  close (pool_fd);
+  hosts_fd = openat (lock_folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  close (lock_folder_fd);
   if (hosts_fd < 0 && errno != ENOENT)
     {
-      g_autofree char *hosts = g_build_filename (pool_path, _TESSERA_POOL_HOSTS, NULL);
+      g_autofree char *hosts = g_build_filename (lock_folder, _TESSERA_POOL_HOSTS, NULL);
 
       _tessera_set_io_error (error, errno, _("Cannot open %s: %s"), hosts);
       return NULL;
