@@ -377,9 +377,9 @@ _tessera_lock_folder_force_remove_job (TesseraLockFolder  *folder,
                                        GError            **error)
 {
   int dir_fd = _tessera_lock_folder_open_jobs (folder);
-  int pool_fd = folder_fd (folder);
+  int lock_folder_fd = folder_fd (folder);
   uid_t uid = geteuid ();
-  struct stat st, pool_st;
+  struct stat st, lock_folder_st;
   gboolean found = FALSE;
 
   if (dir_fd >= 0 && fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == ino &&
@@ -389,7 +389,7 @@ _tessera_lock_folder_force_remove_job (TesseraLockFolder  *folder,
 
       found = TRUE;
       /* What the sticky bit would say, whatever the folder's mode. */
-      if (uid != 0 && st.st_uid != uid && (pool_fd < 0 || fstat (pool_fd, &pool_st) < 0 || pool_st.st_uid != uid))
+      if (uid != 0 && st.st_uid != uid && (lock_folder_fd < 0 || fstat (lock_folder_fd, &lock_folder_st) < 0 || lock_folder_st.st_uid != uid))
         g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_FAILED,
                      _("%s is not yours: only its owner, root or the owner of %s may remove it"), path, folder->path);
       else if (unlinkat (dir_fd, name, S_ISDIR (st.st_mode) ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
