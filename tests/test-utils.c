@@ -537,23 +537,22 @@ die_with_parent (gpointer data)
   prctl (PR_SET_PDEATHSIG, SIGTERM);
 }
 
+static gboolean
+mounted (gpointer needle)
+{
+  g_autofree char *mounts = NULL;
+
+  g_assert_true (g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL));
+  return strstr (mounts, needle) != NULL;
+}
+
 /* Until @path is a mount point in /proc/self/mountinfo (a minute at most). */
 static void
 wait_for_mount (const char *path)
 {
   g_autofree char *needle = g_strdup_printf (" %s ", path);
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
-  for (;;)
-    {
-      g_autofree char *mounts = NULL;
-
-      g_assert_true (g_file_get_contents ("/proc/self/mountinfo", &mounts, NULL, NULL));
-      if (strstr (mounts, needle) != NULL)
-        return;
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);
-    }
+  test_wait_until (mounted, needle, 60, "%s is not mounted", path);
 }
 
 /* A FUSE view (bindfs) of @real at @view, both made if needed, with the
@@ -589,17 +588,66 @@ test_unmount_fuse_view (const char *view, GSubprocess *bindfs)
 }
 
 /* Waits (up to @timeout_s, generous) until @path exists. */
+/* The sleep between two looks starts short, for what comes at once, and
+ * grows to 50 ms, so that a long wait does not load the machine. */
+gboolean
+test_poll_until (TestCondition done, gpointer data, double timeout_s)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
+  gulong pause_us = 2000;
+
+  while (!done (data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        return done (data);
+      g_usleep (pause_us);
+      pause_us = MIN (pause_us * 2, 50 * 1000);
+    }
+  return TRUE;
+}
+
+void
+test_wait_until (TestCondition done, gpointer data, double timeout_s, const char *format, ...)
+{
+  g_autofree char *what = NULL;
+  va_list ap;
+
+  if (test_poll_until (done, data, timeout_s))
+    return;
+  va_start (ap, format);
+  what = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_error ("%s (waited %.0f s)", what, timeout_s);
+}
+
+gboolean
+test_flag_is_set (gpointer flag)
+{
+  return g_atomic_int_get ((gint *) flag) != 0;
+}
+
+gboolean
+test_subprocess_has_ended (gpointer process)
+{
+  return g_subprocess_get_identifier (process) == NULL;
+}
+
+gboolean
+test_pid_has_ended (gpointer pid)
+{
+  return tessera_proc_has_ended (GPOINTER_TO_INT (pid));
+}
+
+static gboolean
+file_exists (gpointer path)
+{
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
 void
 test_wait_for_file (const char *path, double timeout_s)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
-
-  while (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("%s did not appear within %.0f s", path, timeout_s);
-      g_usleep (5000);
-    }
+  test_wait_until (file_exists, (gpointer) path, timeout_s, "%s did not appear", path);
 }
 
 void
@@ -890,6 +938,14 @@ test_run_capture_text (GPtrArray *argv, char **out, char **err)
   return status;
 }
 
+static gboolean
+finalized (gpointer weak)
+{
+  g_autoptr(GObject) alive = g_weak_ref_get (weak);
+
+  return alive == NULL;
+}
+
 /* Drops the caller's reference to a resource and waits (up to 60 s) until
  * it is finalized: the poller's thread may hold it a moment longer
  * (draining its inotify events), and it must not see the test remove its
@@ -898,18 +954,11 @@ void
 test_drop_resource (gpointer resource_location)
 {
   GObject **resource = resource_location;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   GWeakRef weak;
-  GObject *alive;
 
   g_weak_ref_init (&weak, *resource);
   g_clear_object (resource);
-  while ((alive = g_weak_ref_get (&weak)) != NULL)
-    {
-      g_object_unref (alive);
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (1000);
-    }
+  test_wait_until (finalized, &weak, 60, "a dropped resource was not finalized");
   g_weak_ref_clear (&weak);
 }
 
@@ -1136,4 +1185,200 @@ test_hold_argv (GPtrArray *argv, const char *need, double timeout_s)
   holder = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   helper_expect_line (holder, "held", timeout_s);
   return holder;
+}
+
+char *
+test_parse_openmetrics (const char *metrics)
+{
+  static const char parse[] =
+    "import sys\n"
+    "from prometheus_client.openmetrics.parser import text_string_to_metric_families\n"
+    "for family in text_string_to_metric_families(sys.stdin.read()):\n"
+    "    for s in family.samples:\n"
+    "        labels = ','.join('%s=%s' % kv for kv in sorted(s.labels.items()))\n"
+    "        print('%s %s %s {%s} %g' % (family.type, family.name, s.name, labels, s.value))\n";
+
+  return test_python_output (metrics, parse, NULL);
+}
+
+JsonObject *
+test_status_first_resource (JsonNode *root)
+{
+  JsonArray *resources;
+
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+  resources = json_object_get_array_member (json_node_get_object (root), "resources");
+  g_assert_nonnull (resources);
+  g_assert_cmpuint (json_array_get_length (resources), >, 0);
+  return json_array_get_object_element (resources, 0);
+}
+
+JsonObject *
+test_status_only_resource (JsonNode *root)
+{
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (json_node_get_object (root), "resources")),
+                    ==, 1);
+  return test_status_first_resource (root);
+}
+
+/* A shell that printed its own pid, then ended. */
+GPid
+test_dead_pid (void)
+{
+  g_autofree char *out = NULL;
+
+  g_assert_true (g_spawn_command_line_sync ("sh -c 'echo $$'", &out, NULL, NULL, NULL));
+  g_assert_cmpint (atoi (out), >, 0);
+  return atoi (out);
+}
+
+JsonNode *
+test_queue_find_reservation (const char *queue)
+{
+  g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (queue, name, NULL);
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      JsonNode *root;
+
+      if (!g_str_has_suffix (name, ".json") || !json_parser_load_from_file (parser, path, NULL))
+        continue;
+      root = json_parser_get_root (parser);
+      if (JSON_NODE_HOLDS_OBJECT (root) &&
+          json_object_get_boolean_member_with_default (json_node_get_object (root), "reserve", FALSE))
+        return json_node_copy (root);
+    }
+  return NULL;
+}
+
+typedef struct
+{
+  const char *folder;
+  const char *prefix;
+  const char *suffix;
+  const char * const *others;
+  JsonNode *reservation;
+  char *entry;
+} QueueWait;
+
+static gboolean
+queue_has_reservation (gpointer data)
+{
+  QueueWait *wait = data;
+
+  wait->reservation = test_queue_find_reservation (wait->folder);
+  return wait->reservation != NULL;
+}
+
+JsonNode *
+test_queue_wait_reservation (const char *queue, double timeout_s)
+{
+  QueueWait wait = { .folder = queue };
+
+  test_wait_until (queue_has_reservation, &wait, timeout_s, "no reserving entry in %s", queue);
+  return wait.reservation;
+}
+
+static gboolean
+has_entry (gpointer data)
+{
+  QueueWait *wait = data;
+  g_autoptr(GDir) dir = g_dir_open (wait->folder, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && wait->entry == NULL && (name = g_dir_read_name (dir)) != NULL)
+    if ((wait->prefix == NULL || g_str_has_prefix (name, wait->prefix)) && g_str_has_suffix (name, wait->suffix) &&
+        (wait->others == NULL || !g_strv_contains (wait->others, name)))
+      wait->entry = g_strdup (name);
+  return wait->entry != NULL;
+}
+
+char *
+test_wait_entry (const char *folder, const char *prefix, const char *suffix, const char * const *others,
+                 double timeout_s)
+{
+  QueueWait wait = { .folder = folder, .prefix = prefix, .suffix = suffix, .others = others };
+
+  test_wait_until (has_entry, &wait, timeout_s, "no entry %s…%s in %s", prefix ? prefix : "", suffix, folder);
+  return wait.entry;
+}
+
+TestPausePoint *
+test_pause_point_new (const char *dir, const char *name)
+{
+  TestPausePoint *point = g_new0 (TestPausePoint, 1);
+
+  point->name = g_strdup (name);
+  point->dir = g_strdup (dir);
+  point->reached = g_strdup_printf ("%s/%s.reached", dir, name);
+  point->go = g_strdup_printf ("%s/%s.go", dir, name);
+  point->env[0] = "TESSERA_PAUSE_AT";
+  point->env[1] = point->name;
+  point->env[2] = "TESSERA_PAUSE_DIR";
+  point->env[3] = point->dir;
+  point->env[4] = NULL;
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0777), ==, 0);
+  g_unlink (point->reached);
+  return point;
+}
+
+void
+test_pause_point_free (TestPausePoint *point)
+{
+  g_free (point->name);
+  g_free (point->dir);
+  g_free (point->reached);
+  g_free (point->go);
+  g_free (point);
+}
+
+void
+test_pause_point_set_launcher (TestPausePoint *point, GSubprocessLauncher *launcher)
+{
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_AT", point->name, TRUE);
+  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", point->dir, TRUE);
+}
+
+void
+test_pause_point_argv_env (TestPausePoint *point, GPtrArray *argv)
+{
+  g_ptr_array_add (argv, g_strdup ("env"));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_AT=%s", point->name));
+  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", point->dir));
+}
+
+void
+test_pause_point_arm_here (TestPausePoint *point)
+{
+  g_setenv ("TESSERA_PAUSE_AT", point->name, TRUE);
+  g_setenv ("TESSERA_PAUSE_DIR", point->dir, TRUE);
+}
+
+void
+test_pause_points_disarm_here (void)
+{
+  g_unsetenv ("TESSERA_PAUSE_AT");
+  g_unsetenv ("TESSERA_PAUSE_DIR");
+}
+
+gboolean
+test_pause_point_is_reached (TestPausePoint *point)
+{
+  return g_file_test (point->reached, G_FILE_TEST_EXISTS);
+}
+
+void
+test_pause_point_wait (TestPausePoint *point, double timeout_s)
+{
+  test_wait_for_file (point->reached, timeout_s);
+}
+
+void
+test_pause_point_release (TestPausePoint *point)
+{
+  test_write_file (point->go, "");
 }

@@ -36,6 +36,21 @@ void     test_rewrite_keeping_stat (const char *path, const char *text);
 void     test_expect_warnings    (void);
 guint    test_warning_count      (void);
 void     test_wait_for_file      (const char *path, double timeout_s);
+/* What a test waits for: TRUE once it holds. */
+typedef gboolean (*TestCondition) (gpointer data);
+/* Polls @done (a short sleep between, growing) until it holds or
+ * @timeout_s has passed: FALSE then. Timeouts are generous: a loaded
+ * machine must never make a test fail. */
+gboolean test_poll_until         (TestCondition done, gpointer data, double timeout_s);
+/* The same, failing the test with the message @format if it never holds. */
+void     test_wait_until         (TestCondition done, gpointer data, double timeout_s,
+                                  const char *format, ...) G_GNUC_PRINTF (4, 5);
+/* A TestCondition: the gint at @flag (set by another thread) is not 0. */
+gboolean test_flag_is_set        (gpointer flag);
+/* TestConditions: the GSubprocess @process has ended (GLib reaped it);
+ * the process GINT_TO_POINTER (pid) is gone or a zombie. */
+gboolean test_subprocess_has_ended (gpointer process);
+gboolean test_pid_has_ended      (gpointer pid);
 guint    test_count_entries      (const char *path);
 GPtrArray *test_list_json_files  (const char *folder);
 char    *test_only_json_file     (const char *folder);
@@ -134,6 +149,55 @@ TesseraDynamicDependencyLocks *test_locks_json_save (TesseraDynamicDependencyLoc
                                                       const char *locks_path);
 TesseraJobDependencyLocks *test_locks_json_take_over (TesseraDynamicDependencyLock *lock, const char *locks_path);
 char    *test_python_output      (const char *input, const char *script, ...) G_GNUC_NULL_TERMINATED;
+/* @metrics (`status --format=openmetrics`) read by Prometheus's own
+ * parser: a line a sample, "TYPE FAMILY NAME {LABEL=VALUE,…} VALUE",
+ * labels sorted, the value as %g. */
+char    *test_parse_openmetrics  (const char *metrics);
+/* The first resource of `tessera status --json`'s document @root
+ * (there must be one); the only one (there must be just one). */
+JsonObject *test_status_first_resource (JsonNode *root);
+JsonObject *test_status_only_resource  (JsonNode *root);
+/* The pid of a process that has ended. */
+GPid     test_dead_pid           (void);
+
+/* A pool's queue/ folder @queue: (transfer full) (nullable) a reserving
+ * entry ("reserve": true); waiting until there is one. */
+JsonNode *test_queue_find_reservation (const char *queue);
+JsonNode *test_queue_wait_reservation (const char *queue, double timeout_s);
+/* The name of an entry of @folder (a queue/ or jobs/) that starts with
+ * @prefix (NULL: any) and ends with @suffix, not among @others (NULL:
+ * none), once there is one. */
+char    *test_wait_entry         (const char *folder, const char *prefix, const char *suffix,
+                                  const char * const *others, double timeout_s);
+
+/* A pause point of the library (core/tessera-pause-point.c): a process
+ * whose environment names it (TESSERA_PAUSE_AT, TESSERA_PAUSE_DIR) stops
+ * there, creates DIR/NAME.reached and waits until DIR/NAME.go exists. */
+typedef struct
+{
+  char *name;
+  char *dir;
+  char *reached;
+  char *go;
+  /* For helper_spawn (): TESSERA_PAUSE_AT, NAME, TESSERA_PAUSE_DIR, DIR. */
+  const char *env[5];
+} TestPausePoint;
+
+/* @dir is made if need be; a .reached left by an earlier run is removed. */
+TestPausePoint *test_pause_point_new (const char *dir, const char *name);
+void     test_pause_point_free   (TestPausePoint *point);
+void     test_pause_point_set_launcher (TestPausePoint *point, GSubprocessLauncher *launcher);
+/* Appends "env TESSERA_PAUSE_AT=NAME TESSERA_PAUSE_DIR=DIR" to @argv. */
+void     test_pause_point_argv_env (TestPausePoint *point, GPtrArray *argv);
+/* Arms (or disarms) it in this process: for the library called in it. */
+void     test_pause_point_arm_here (TestPausePoint *point);
+void     test_pause_points_disarm_here (void);
+gboolean test_pause_point_is_reached (TestPausePoint *point);
+void     test_pause_point_wait   (TestPausePoint *point, double timeout_s);
+/* Lets the paused process go on. */
+void     test_pause_point_release (TestPausePoint *point);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TestPausePoint, test_pause_point_free)
 
 /* The fixture of tests on one pool's folder: a fresh folder @tmp, the
  * pool's folder @folder (TMP/token) and its jobs/ folder @jobs. */
