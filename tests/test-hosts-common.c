@@ -80,17 +80,6 @@ job_uri_for (Fixture *f, const char *name)
   return g_build_filename (job_dir, "task", NULL);
 }
 
-/* The pid of a process that has ended. */
-GPid
-dead_pid (void)
-{
-  g_autofree char *out = NULL;
-
-  g_assert_true (g_spawn_command_line_sync ("sh -c 'echo $$'", &out, NULL, NULL, NULL));
-  g_assert_cmpint (atoi (out), >, 0);
-  return atoi (out);
-}
-
 /* Our own process spec as Tessera writes it, with @edit applied. */
 char *
 own_spec (void (*edit) (JsonObject *spec, gpointer data), gpointer data)

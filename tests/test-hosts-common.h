@@ -44,7 +44,6 @@ void hosts_test_init (int *argc, char ***argv);
 void hosts_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gconstpointer));
 void use_lease_config (Fixture *f, gint64 total, double lease);
 char *job_uri_for (Fixture *f, const char *name);
-GPid dead_pid (void);
 char *own_spec (void (*edit) (JsonObject *spec, gpointer data), gpointer data);
 void set_boot (JsonObject *spec, gpointer data);
 void set_other_machine (JsonObject *spec, gpointer data);

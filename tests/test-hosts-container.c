@@ -352,7 +352,7 @@ static void
 test_experimaestro_job_folder (Fixture *f, gconstpointer data)
 {
   const char *which = data;
-  g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) dead_pid ());
+  g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) test_dead_pid ());
   g_autofree char *job_uri = job_uri_for (f, "xp-job");
   g_autofree char *job_dir = g_path_get_dirname (job_uri);
   g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);

@@ -131,7 +131,7 @@ test_spec_records_identity (Fixture *f, gconstpointer data)
 static void
 test_no_host_written_elsewhere_counts (Fixture *f, gconstpointer data)
 {
-  g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) dead_pid ());
+  g_autofree char *process = g_strdup_printf ("{\"type\": \"local\", \"pid\": %d}", (int) test_dead_pid ());
   g_autofree char *job_uri = job_uri_for (f, "elsewhere");
   g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
   g_autoptr(Helper) job = helper_spawn (NULL, "lockf", lock_path, NULL);

@@ -440,31 +440,9 @@ static char *
 wait_for_reservation (Fixture *f)
 {
   g_autofree char *queue = g_build_filename (f->tmp, "r", "queue", NULL);
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  g_autoptr(JsonNode) entry = test_queue_wait_reservation (queue, 60);
 
-  while (g_get_monotonic_time () < deadline)
-    {
-      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *path = g_build_filename (queue, name, NULL);
-          g_autofree char *text = NULL;
-          g_autoptr(JsonParser) parser = json_parser_new ();
-          JsonObject *entry;
-
-          if (!g_str_has_suffix (name, ".json") || !g_file_get_contents (path, &text, NULL, NULL) ||
-              !json_parser_load_from_data (parser, text, -1, NULL) ||
-              !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-            continue;
-          entry = json_node_get_object (json_parser_get_root (parser));
-          if (json_object_get_boolean_member_with_default (entry, "reserve", FALSE))
-            return g_strdup (json_object_get_string_member_with_default (entry, "job_uri", ""));
-        }
-      g_usleep (20 * 1000);
-    }
-  g_assert_not_reached ();
+  return g_strdup (json_object_get_string_member_with_default (json_node_get_object (entry), "job_uri", ""));
 }
 
 /* NFSv3: a whole host vanishes with a holder and a waiter that reserved

@@ -118,39 +118,11 @@ read_queue (Fixture *f)
   return read_queue_at (f->queue);
 }
 
-/* (transfer full) (nullable): a reserving entry of @queue. */
-static JsonNode *
-find_reservation_at (const char *queue)
-{
-  g_autoptr(GPtrArray) entries = read_queue_at (queue);
-
-  for (guint i = 0; i < entries->len; i++)
-    if (json_object_get_boolean_member_with_default (json_node_get_object (g_ptr_array_index (entries, i)),
-                                                     "reserve", FALSE))
-      return json_node_copy (g_ptr_array_index (entries, i));
-  return NULL;
-}
-
-static gboolean
-has_reserving_entry_at (const char *queue)
-{
-  g_autoptr(JsonNode) entry = find_reservation_at (queue);
-
-  return entry != NULL;
-}
-
 /* Waits (up to @timeout_s) until the queue holds a reserving entry. */
 static void
 wait_for_reservation (Fixture *f, double timeout_s)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout_s * G_USEC_PER_SEC);
-
-  while (!has_reserving_entry_at (f->queue))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("no reserving queue entry in %s within %.0f s", f->queue, timeout_s);
-      g_usleep (10 * 1000);
-    }
+  g_autoptr(JsonNode) entry = test_queue_wait_reservation (f->queue, timeout_s);
 }
 
 /* Starts a helper that tries @request once and holds what it got:
@@ -344,7 +316,7 @@ test_patient_waiter_idles_nothing (Fixture *f, gconstpointer data)
 static void
 assert_reserves_devices_by_uuid (Fixture *f)
 {
-  g_autoptr(JsonNode) entry = find_reservation_at (f->queue);
+  g_autoptr(JsonNode) entry = test_queue_find_reservation (f->queue);
   JsonObject *information;
   JsonArray *devices;
 
@@ -440,6 +412,26 @@ on_in_process_locked (GObject *source, GAsyncResult *result, gpointer data)
   g_atomic_int_set (&wait->done, TRUE);
 }
 
+/* Whether @queue holds a reserving entry yet: an async wait goes on
+ * in the main context meanwhile. */
+typedef struct
+{
+  const char *queue;
+  gboolean async;
+} ReservationWait;
+
+static gboolean
+reserved_in_process (gpointer data)
+{
+  const ReservationWait *wait = data;
+  g_autoptr(JsonNode) entry = NULL;
+
+  if (wait->async)
+    g_main_context_iteration (NULL, FALSE);
+  entry = test_queue_find_reservation (wait->queue);
+  return entry != NULL;
+}
+
 /* One case of a waiter in this process: @held is granted, @waiting waits
  * and reserves past its patience, @refused then finds nothing left. */
 typedef struct
@@ -511,7 +503,6 @@ test_in_process (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
   InProcessWait wait = { NULL, NULL, NULL, FALSE, 0, 0 };
   GThread *thread = NULL;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   double patience = 0;
 
   g_object_get (resource, "patience", &patience, NULL);
@@ -526,14 +517,8 @@ test_in_process (Fixture *f, gconstpointer data)
     tessera_dynamic_dependency_lock_async (dep_big, 60, NULL, on_in_process_locked, &wait);
   else
     thread = g_thread_new ("waiter", wait_in_thread, &wait);
-  while (!has_reserving_entry_at (queue))
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      if (c->async)
-        g_main_context_iteration (NULL, TRUE);
-      else
-        g_usleep (10 * 1000);
-    }
+  test_wait_until (reserved_in_process, &(ReservationWait) { queue, c->async }, 60,
+                   "no reserving entry in %s", queue);
 
   /* Held and reserved: a try finds nothing left. */
   refused = tessera_dynamic_dependency_lock (dep_c, 0, NULL, &error);

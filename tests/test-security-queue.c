@@ -87,8 +87,8 @@ test_queue_entry_last_ticket (Fixture *f, gconstpointer data)
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
   g_autofree char *queue = g_build_filename (f->gp->pool, "r", "queue", NULL);
+  g_autofree char *name = NULL;
   g_autofree char *entry = NULL;
-  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
   gint64 ticket;
 
   init_group_pool (f);
@@ -101,19 +101,8 @@ test_queue_entry_last_ticket (Fixture *f, gconstpointer data)
   waiter = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error);
   g_assert_no_error (error);
   /* Its entry, beside the planted one. */
-  while (entry == NULL)
-    {
-      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        if (g_str_has_suffix (name, ".json") && !g_str_equal (name, "evil@1.json"))
-          entry = g_build_filename (queue, name, NULL);
-      if (entry == NULL && g_get_monotonic_time () > deadline)
-        g_error ("the waiter never entered %s within %d s", queue, BOUND_S);
-      if (entry == NULL)
-        g_usleep (10 * 1000);
-    }
+  name = test_wait_entry (queue, NULL, ".json", (const char *[]) { "evil@1.json", NULL }, BOUND_S);
+  entry = g_build_filename (queue, name, NULL);
   {
     g_autoptr(JsonParser) parser = json_parser_new ();
 
@@ -138,26 +127,12 @@ wait_as_first (Fixture *f, const char *need, const char *const *others, char **e
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *queue = g_build_filename (f->gp->pool, "r", "queue", NULL);
-  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
   Helper *waiter;
 
   test_argv_tessera_as (argv, f->gp->users->users[0], f->state[0], f->gp->config, BOUND_S * 4);
   test_argv_end (argv, (const char *[]) { "run", "--need", need, "--", "sh", "-c", "echo got; exec cat", NULL });
   waiter = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
-  *entry = NULL;
-  while (*entry == NULL)
-    {
-      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        if (g_str_has_suffix (name, ".json") && !g_strv_contains (others, name))
-          *entry = g_strdup (name);
-      if (*entry == NULL && g_get_monotonic_time () > deadline)
-        g_error ("the waiter for %s never entered %s within %d s", need, queue, BOUND_S);
-      if (*entry == NULL)
-        g_usleep (10 * 1000);
-    }
+  *entry = test_wait_entry (queue, NULL, ".json", others, BOUND_S);
   return waiter;
 }
 
