@@ -365,15 +365,6 @@ assert_waiter (JsonObject *w, const char *user, gint64 count, const char *state)
 static GHashTable *
 openmetrics_of_r (Fixture *f, const char *user)
 {
-  static const char parse[] =
-    "import sys\n"
-    "from prometheus_client.openmetrics.parser import text_string_to_metric_families\n"
-    "for family in text_string_to_metric_families(sys.stdin.read()):\n"
-    "    for s in family.samples:\n"
-    "        if s.labels.get('resource') != 'r':\n"
-    "            continue\n"
-    "        labels = ','.join('%s=%s' % kv for kv in sorted(s.labels.items()) if kv[0] != 'resource')\n"
-    "        print('%s{%s} %g' % (s.name, labels, s.value))\n";
   GHashTable *samples = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autofree char *metrics = NULL;
   g_autofree char *parsed = NULL;
@@ -381,18 +372,36 @@ openmetrics_of_r (Fixture *f, const char *user)
 
   g_assert_cmpint (tessera_by (f, user, &metrics, FALSE, "status", "--format=openmetrics", NULL), ==, 0);
   g_assert_true (g_str_has_suffix (metrics, "# EOF\n"));
-  parsed = test_python_output (metrics, parse, NULL);
+  parsed = test_parse_openmetrics (metrics);
   g_test_message ("parsed: %s", parsed);
   lines = g_strsplit (parsed, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
-      const char *space;
+      /* TYPE FAMILY NAME {LABELS} VALUE */
+      g_auto(GStrv) fields = g_strsplit (lines[i], " ", 5);
+      g_autoptr(GPtrArray) kept = g_ptr_array_new ();
+      g_auto(GStrv) labels = NULL;
+      g_autofree char *inside = NULL;
+      g_autofree char *joined = NULL;
+      gboolean of_r = FALSE;
 
       if (lines[i][0] == '\0')
         continue;
-      if ((space = strrchr (lines[i], ' ')) == NULL)
-        g_error ("an OpenMetrics sample without a value: “%s”", lines[i]);
-      g_assert_true (g_hash_table_insert (samples, g_strndup (lines[i], space - lines[i]), g_strdup (space + 1)));
+      if (g_strv_length (fields) != 5 || !g_str_has_prefix (fields[3], "{") || !g_str_has_suffix (fields[3], "}"))
+        g_error ("an OpenMetrics sample not as parsed: “%s”", lines[i]);
+      inside = g_strndup (fields[3] + 1, strlen (fields[3]) - 2);
+      labels = g_strsplit (inside, ",", -1);
+      for (guint j = 0; labels[j] != NULL; j++)
+        if (g_str_equal (labels[j], "resource=r"))
+          of_r = TRUE;
+        else if (!g_str_has_prefix (labels[j], "resource=") && labels[j][0] != '\0')
+          g_ptr_array_add (kept, labels[j]);
+      if (!of_r)
+        continue;
+      g_ptr_array_add (kept, NULL);
+      joined = g_strjoinv (",", (char **) kept->pdata);
+      g_assert_true (g_hash_table_insert (samples, g_strdup_printf ("%s{%s}", fields[2], joined),
+                                          g_strdup (fields[4])));
     }
   return samples;
 }
