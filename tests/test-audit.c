@@ -258,7 +258,7 @@ only_holder (Fixture *f, JsonNode **root)
   g_assert_cmpint (tessera_by (f, NULL, NULL, &out, &err, "status", "--json", NULL), ==, 0);
   *root = json_from_string (out, &error);
   g_assert_no_error (error);
-  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (*root), "resources"), 0);
+  r = test_status_first_resource (*root);
   holders = json_object_get_array_member (r, "holders");
   for (guint i = 0; i < json_array_get_length (holders); i++)
     {

@@ -648,7 +648,7 @@ tool_status_full (Fixture *f, const char *config, gint64 *capacity, gint64 *free
   g_assert_cmpint (status, ==, 0);
   root = json_from_string (g_bytes_get_data (out, NULL), &error);
   g_assert_no_error (error);
-  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  resource = test_status_first_resource (root);
   g_assert_cmpstr (json_object_get_string_member (resource, "name"), ==, "tokens");
   *capacity = json_object_get_int_member (resource, "capacity");
   *free_units = json_object_get_int_member (resource, "free");

@@ -74,7 +74,7 @@ test_store_status (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_run_capture (json_argv, &out, NULL), ==, 0);
   root = json_from_string (g_bytes_get_data (out, NULL), &error);
   g_assert_no_error (error);
-  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  resource = test_status_first_resource (root);
   g_assert_cmpstr (json_object_get_string_member (resource, "path"), ==, "/tool/tokens/");
   g_assert_cmpstr (json_object_get_string_member_with_default (resource, "store", NULL), ==, "etcd");
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (resource, "holders")), ==, 1);
@@ -121,7 +121,7 @@ test_store_waiting (Fixture *f, gconstpointer data)
   g_test_message ("%.*s", (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
   root = json_from_string (g_bytes_get_data (out, NULL), &error);
   g_assert_no_error (error);
-  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  resource = test_status_first_resource (root);
   waiters = json_object_get_array_member (resource, "waiters");
   g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
   w = json_array_get_object_element (waiters, 0);
@@ -471,7 +471,7 @@ test_store_since (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_run_capture (json_argv, &out, NULL), ==, 0);
   root = json_from_string (g_bytes_get_data (out, NULL), &error);
   g_assert_no_error (error);
-  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  resource = test_status_first_resource (root);
   h = json_array_get_object_element (json_object_get_array_member (resource, "holders"), 0);
   g_test_message ("holder since %s", json_object_get_string_member (h, "since"));
   since = g_date_time_new_from_iso8601 (json_object_get_string_member (h, "since"), NULL);

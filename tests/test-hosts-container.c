@@ -218,8 +218,8 @@ test_container_hidden_job_folder_counts (Fixture *f, gconstpointer data)
   g_test_message ("status --json: %s", json_out);
   described = json_from_string (json_out, &error);
   g_assert_no_error (error);
-  h = json_array_get_object_element (json_object_get_array_member (json_array_get_object_element (
-        json_object_get_array_member (json_node_get_object (described), "resources"), 0), "holders"), 0);
+  h = json_array_get_object_element (json_object_get_array_member (test_status_first_resource (described), "holders"),
+                                     0);
   g_assert_cmpstr (json_object_get_string_member (h, "state"), ==, "unknown");
   g_assert_nonnull (json_object_get_string_member (h, "reason"));
   g_assert_nonnull (strstr (json_object_get_string_member (h, "reason"), "job lock"));

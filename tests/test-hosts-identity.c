@@ -356,7 +356,7 @@ default_cpu_path (Fixture *f, const char *host)
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) root = NULL;
   g_autofree char *out = NULL;
-  JsonArray *resources;
+  JsonObject *resource;
 
   if (host == NULL)
     process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
@@ -368,9 +368,9 @@ default_cpu_path (Fixture *f, const char *host)
   g_assert_cmpint (test_exit_code (process), ==, 0);
   root = json_from_string (out, NULL);
   g_assert_nonnull (root);
-  resources = json_object_get_array_member (json_node_get_object (root), "resources");
-  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (resources, 0), "name"), ==, "cpu");
-  return g_strdup (json_object_get_string_member (json_array_get_object_element (resources, 0), "path"));
+  resource = test_status_first_resource (root);
+  g_assert_cmpstr (json_object_get_string_member (resource, "name"), ==, "cpu");
+  return g_strdup (json_object_get_string_member (resource, "path"));
 }
 
 static void

@@ -80,8 +80,7 @@ test_hosts_listing (Fixture *f, gconstpointer data)
   out = test_output_of (hosts);
   root = json_from_string (out, &error);
   g_assert_no_error (error);
-  list = json_object_get_array_member (json_array_get_object_element (
-           json_object_get_array_member (json_node_get_object (root), "resources"), 0), "hosts");
+  list = json_object_get_array_member (test_status_first_resource (root), "hosts");
   g_assert_nonnull (list);
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
@@ -177,8 +176,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
   out = test_output_of (hosts);
   root = json_from_string (out, &error);
   g_assert_no_error (error);
-  list = json_object_get_array_member (json_array_get_object_element (
-           json_object_get_array_member (json_node_get_object (root), "resources"), 0), "hosts");
+  list = json_object_get_array_member (test_status_first_resource (root), "hosts");
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
       JsonObject *h = json_array_get_object_element (list, i);

@@ -307,8 +307,7 @@ status_used (Fixture *f, int *hits)
     g_error ("status failed: %s", err);
   json_parser_load_from_data (parser, out, -1, &error);
   g_assert_no_error (error);
-  resource = json_array_get_object_element (
-    json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "resources"), 0);
+  resource = test_status_first_resource (json_parser_get_root (parser));
   capacity = json_object_get_int_member (resource, "capacity");
   free_ = json_object_get_int_member (resource, "free");
   g_assert_cmpint (capacity, ==, CAPACITY);
@@ -919,8 +918,7 @@ test_status_verdicts (Fixture *f, gconstpointer data)
   json_parser_load_from_data (parser, out, -1, &error);
   g_assert_no_error (error);
   holders = json_object_get_array_member (
-    json_array_get_object_element (
-      json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), "resources"), 0),
+    test_status_first_resource (json_parser_get_root (parser)),
     "holders");
   g_assert_cmpuint (json_array_get_length (holders), ==, 4);
   for (guint i = 0; i < json_array_get_length (holders); i++)

@@ -1038,7 +1038,7 @@ gpu_free (const char *tmp, const char *config, gint64 *capacity)
   g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", "--json", NULL), ==, 0);
   root = json_from_string (out, NULL);
   g_assert_nonnull (root);
-  g = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  g = test_status_first_resource (root);
   *capacity = json_object_get_int_member (g, "capacity");
   return json_object_get_int_member (g, "free");
 }
@@ -1107,7 +1107,7 @@ test_gpu_status_amount (void)
   g_assert_cmpint (run_tessera (tmp, config, &out, &err, "status", "--json", NULL), ==, 0);
   root = json_from_string (out, NULL);
   g_assert_nonnull (root);
-  g = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  g = test_status_first_resource (root);
   g_assert_cmpint (json_object_get_int_member (g, "free"), ==, 1);
   g_assert_cmpint (json_object_get_int_member (g, "held"), ==, 2);
   h = json_array_get_object_element (json_object_get_array_member (g, "holders"), 0);

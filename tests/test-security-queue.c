@@ -62,8 +62,7 @@ test_queue_entry_asks_too_much (Fixture *f, gconstpointer data)
   g_clear_pointer (&out, g_free);
   g_assert_cmpint (tessera_by (f, f->gp->users->users[0], &out, FALSE, "status", "--json", "r", NULL), ==, 0);
   g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
-  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)),
-                                                                  "resources"), 0);
+  r = test_status_first_resource (json_parser_get_root (parser));
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "waiters")), ==, 1);
   w = json_array_get_object_element (json_object_get_array_member (r, "waiters"), 0);
   g_assert_cmpstr (json_object_get_string_member (w, "state"), ==, "never-served");

@@ -23,14 +23,11 @@ status_of_r (Fixture *f, JsonNode **root)
 {
   int status;
   g_autofree char *out = run_capture (f, &status, "status", "--json", NULL);
-  JsonArray *resources;
 
   g_assert_cmpint (status, ==, 0);
   *root = json_from_string (out, NULL);
   g_assert_nonnull (*root);
-  resources = json_object_get_array_member (json_node_get_object (*root), "resources");
-  g_assert_cmpuint (json_array_get_length (resources), ==, 1);
-  return json_array_get_object_element (resources, 0);
+  return test_status_only_resource (*root);
 }
 
 static void
@@ -353,8 +350,7 @@ waiter_wants (Fixture *f, JsonNode **root)
   g_assert_cmpint (status, ==, 0);
   *root = json_from_string (out, NULL);
   g_assert_nonnull (*root);
-  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (*root),
-                                                                          "resources"), 0);
+  resource = test_status_first_resource (*root);
   waiters = json_object_get_array_member (resource, "waiters");
   g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
   w = json_array_get_object_element (waiters, 0);
@@ -499,8 +495,7 @@ test_status_patient_waiter_no_reservation (Fixture *f, gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   root = json_from_string (out, NULL);
   g_assert_nonnull (root);
-  resource = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"),
-                                            0);
+  resource = test_status_first_resource (root);
   waiters = json_object_get_array_member (resource, "waiters");
   g_assert_cmpuint (json_array_get_length (waiters), ==, 1);
   w = json_array_get_object_element (waiters, 0);
@@ -708,7 +703,6 @@ static JsonObject *
 watched_r (GSubprocess *watch, JsonNode **root)
 {
   g_autofree char *line = test_read_line (watch, 60);
-  JsonArray *resources;
 
   g_assert_nonnull (line);
   g_assert_null (strchr (line, '\n'));
@@ -716,9 +710,7 @@ watched_r (GSubprocess *watch, JsonNode **root)
   g_assert_nonnull (*root);
   g_assert_true (JSON_NODE_HOLDS_OBJECT (*root));
   g_assert_nonnull (json_object_get_string_member (json_node_get_object (*root), "time"));
-  resources = json_object_get_array_member (json_node_get_object (*root), "resources");
-  g_assert_cmpuint (json_array_get_length (resources), ==, 1);
-  return json_array_get_object_element (resources, 0);
+  return test_status_only_resource (*root);
 }
 
 /* `tessera watch --json`: one JSON document per line, one line per
@@ -941,7 +933,7 @@ test_hostile_names_escaped (Fixture *f, gconstpointer data)
   g_assert_true (g_utf8_validate (out, -1, NULL));
   root = json_from_string (out, NULL);
   g_assert_nonnull (root);
-  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  r = test_status_first_resource (root);
   h = json_array_get_object_element (json_object_get_array_member (r, "holders"), 0);
   g_assert_cmpstr (json_object_get_string_member (h, "job"), ==, "evil\033[2J\\xFF@1");
 }
@@ -992,7 +984,7 @@ test_unreadable_holders (Fixture *f, gconstpointer data)
   test_write_file (big, text);
 
   root = status_json_of (f);
-  r = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "resources"), 0);
+  r = test_status_first_resource (root);
   g_assert_cmpint (json_object_get_int_member (r, "free"), ==, 0);
   holders = json_object_get_array_member (r, "holders");
   g_assert_cmpuint (json_array_get_length (holders), ==, 2);
