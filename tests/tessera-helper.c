@@ -69,6 +69,7 @@
  */
 #include "test-counter.h"
 #include "test-peer.h"
+#include "test-utils.h"
 
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -261,9 +262,7 @@ do_wake (char **argv)
   g_autoptr(TesseraDynamicDependency) dep_a = test_counter_dependency_new (counter, job_a, 1);
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autoptr(GError) error = NULL;
-  const char *dir = g_getenv ("TESSERA_PAUSE_DIR");
-  g_autofree char *reached = g_strdup_printf ("%s/wait-registered.reached", dir);
-  g_autofree char *go = g_strdup_printf ("%s/wait-registered.go", dir);
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (g_getenv ("TESSERA_PAUSE_DIR"), "wait-registered");
   GThread *waiter;
   char buf[64];
 
@@ -273,15 +272,13 @@ do_wake (char **argv)
   lock = tessera_dynamic_dependency_create_lock (dep_a, NULL);
   g_clear_object (&lock);
   waiter = g_thread_new ("waiter", wait_one, dep_w);
-  while (!g_file_test (reached, G_FILE_TEST_EXISTS))
-    g_usleep (2000);
+  test_pause_point_wait (pause, 60);
   test_peer_say ("WAITING");
   if (fgets (buf, sizeof buf, stdin) == NULL)
     return 1;
   lock = tessera_dynamic_dependency_lock (dep_a, 0, NULL, &error);
   test_peer_say ("%s", lock != NULL ? "A ACQUIRED" : "A UNAVAILABLE");
-  if (!g_file_set_contents (go, "", 0, NULL))
-    return 1;
+  test_pause_point_release (pause);
   g_thread_join (waiter);
   if (lock != NULL)
     g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));

@@ -584,8 +584,7 @@ test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
 {
   g_autofree char *private = g_build_filename (f->gp->tmp, "private", NULL);
   g_autofree char *pause_dir = g_build_filename (f->gp->tmp, "pause", NULL);
-  g_autofree char *reached = g_build_filename (pause_dir, "audit-write.reached", NULL);
-  g_autofree char *go = g_build_filename (pause_dir, "audit-write.go", NULL);
+  g_autoptr(TestPausePoint) pause = NULL;
   g_autofree char *text = NULL;
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(JsonNode) root = NULL;
@@ -596,7 +595,7 @@ test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
   GPid pid;
 
   g_assert_cmpint (g_mkdir (private, 0755), ==, 0);
-  g_assert_cmpint (g_mkdir (pause_dir, 0755), ==, 0);
+  pause = test_pause_point_new (pause_dir, "audit-write");
   text = g_strdup_printf ("[resource told]\ntype=countertoken\npath=%s/told\ntotal=2\naudit=on\n", private);
   test_write_file (f->gp->config, text);
 
@@ -607,13 +606,11 @@ test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
   kill_holder (holder, pid);
 
   /* The next run reclaims it, and is held in the audit write. */
-  g_ptr_array_add (argv, g_strdup ("env"));
-  g_ptr_array_add (argv, g_strdup ("TESSERA_PAUSE_AT=audit-write"));
-  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
+  test_pause_point_argv_env (pause, argv);
   test_argv_tessera (argv, f->root_state, f->gp->config);
   test_argv_end (argv, (const char *[]) { "run", "--need", "told=1", "--", "echo", "first", NULL });
   paused = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
-  test_wait_for_file (reached, BOUND_S);
+  test_pause_point_wait (pause, BOUND_S);
 
   /* Meanwhile the pool serves: ipc.lock is free. */
   g_ptr_array_set_size (argv, 0);
@@ -621,7 +618,7 @@ test_reclaim_logged_unlocked (Fixture *f, gconstpointer data)
   test_argv_end (argv, (const char *[]) { "run", "--no-wait", "--need", "told=1", "--", "echo", "second", NULL });
   other = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   line = helper_read_line (other, BOUND_S);
-  test_write_file (go, "");   /* the first goes on, whatever the second did */
+  test_pause_point_release (pause);   /* the first goes on, whatever the second did */
   g_assert_cmpstr (line, ==, "second");
   g_assert_cmpint (helper_wait (other), ==, 0);
 

@@ -479,7 +479,7 @@ kill_renewer_half_way (Fixture *f, const char *host)
 {
   const Place there = { .host = host };
   g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
-  g_autofree char *reached = g_build_filename (pause_dir, "heartbeat-renaming.reached", NULL);
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (pause_dir, "heartbeat-renaming");
   g_autofree char *hosts = g_build_filename (f->tmp, "r", "hosts", NULL);
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_SILENCE);
   g_autoptr(GSubprocess) renewer = NULL;
@@ -488,13 +488,10 @@ kill_renewer_half_way (Fixture *f, const char *host)
   const char *name;
   char *temporary = NULL;
 
-  g_mkdir_with_parents (pause_dir, 0777);
-  g_unlink (reached);
-  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_AT", "heartbeat-renaming", TRUE);
-  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", pause_dir, TRUE);
+  test_pause_point_set_launcher (pause, launcher);
   renewer = spawn_at_with (f, &there, launcher, &error, "run", "--need", "r=1", "--", "true", NULL);
   g_assert_no_error (error);
-  test_wait_for_file (reached, 60);
+  test_pause_point_wait (pause, 60);
   dir = g_dir_open (hosts, 0, &error);
   while (dir != NULL && temporary == NULL && (name = g_dir_read_name (dir)) != NULL)
     if (strstr (name, ".lease.") != NULL)

@@ -391,37 +391,45 @@ test_experimaestro_job_folder (Fixture *f, gconstpointer data)
  * ran the job. The taker is held at pause point "job-lock-shared" (it
  * met the shared lock) until the probe has ended. A write lock still
  * means another runs the job, at once. */
+typedef struct
+{
+  TestPausePoint *pause;
+  Helper *taker;
+} PausedTaker;
+
+static gboolean
+paused_or_ended (gpointer data)
+{
+  PausedTaker *p = data;
+
+  return test_pause_point_is_reached (p->pause) || !helper_is_running (p->taker);
+}
+
 static void
 test_job_lock_take_waits_out_probe (Fixture *f, gconstpointer data)
 {
   g_autofree char *job_uri = job_uri_for (f, "probed");
   g_autofree char *lock_path = g_strconcat (job_uri, ".lock", NULL);
   g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
-  g_autofree char *reached = g_build_filename (pause_dir, "job-lock-shared.reached", NULL);
-  g_autofree char *go = g_build_filename (pause_dir, "job-lock-shared.go", NULL);
-  const char *env[] = { "TESSERA_PAUSE_AT", "job-lock-shared", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (pause_dir, "job-lock-shared");
   g_autoptr(Helper) probe = NULL;
   g_autoptr(Helper) taker = NULL;
   g_autoptr(Helper) holder = NULL;
   g_autoptr(Helper) other = NULL;
   g_autofree char *line = NULL;
   g_autofree char *line2 = NULL;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
-  g_mkdir_with_parents (pause_dir, 0777);
   probe = helper_spawn (NULL, "probe", lock_path, NULL);
   helper_expect_line (probe, "LOCKED", 60);
-  taker = helper_spawn (env, "hold-job", job_uri, NULL);
+  taker = helper_spawn (pause->env, "hold-job", job_uri, NULL);
   /* It meets the probe's lock and waits (or, failing at once, ends). */
-  while (!g_file_test (reached, G_FILE_TEST_EXISTS) && helper_is_running (taker) &&
-         g_get_monotonic_time () < deadline)
-    g_usleep (5 * 1000);
+  test_poll_until (paused_or_ended, &(PausedTaker) { pause, taker }, 60);
   helper_close_stdin (probe);
   g_assert_cmpint (helper_wait (probe), ==, 0);
-  test_write_file (go, "");
+  test_pause_point_release (pause);
   line = helper_read_line (taker, 60);
   g_assert_cmpstr (line, ==, "HELD");
-  g_assert_true (g_file_test (reached, G_FILE_TEST_EXISTS));
+  g_assert_true (test_pause_point_is_reached (pause));
   helper_close_stdin (taker);
   g_assert_cmpint (helper_wait (taker), ==, 0);
 

@@ -200,8 +200,7 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
   const Place runner = { .gp = gp, .user = gp->users->users[0] };
   g_autofree char *root = g_build_filename (gp->tmp, "job-folders", NULL);
   g_autofree char *pause_dir = g_build_filename (gp->tmp, "pause", NULL);
-  g_autofree char *reached = g_build_filename (pause_dir, "job-hold.reached", NULL);
-  g_autofree char *go = g_build_filename (pause_dir, "job-hold.go", NULL);
+  g_autoptr(TestPausePoint) pause = NULL;
   g_autofree char *other_state = test_user_folder (gp->tmp, gp->users->users[1]);
   g_autofree char *decoy = g_build_filename (other_state, "decoy", NULL);
   g_autofree char *folder = NULL;
@@ -218,7 +217,7 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_mkdir (root, 0775), ==, 0);
   g_assert_cmpint (chown (root, 0, gp->users->gid), ==, 0);
   g_assert_cmpint (chmod (root, 02775), ==, 0);
-  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  pause = test_pause_point_new (pause_dir, "job-hold");
   g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
   g_assert_cmpint (chmod (other_state, 0755), ==, 0);
   /* The decoy takes whatever is written through the link. */
@@ -227,13 +226,12 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
   g_subprocess_launcher_setenv (launcher, "TESSERA_JOB_FOLDERS", root, TRUE);
-  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_AT", "job-hold", TRUE);
-  g_subprocess_launcher_setenv (launcher, "TESSERA_PAUSE_DIR", pause_dir, TRUE);
+  test_pause_point_set_launcher (pause, launcher);
   /* The command shows what reached the decoy (the run cleans up after). */
   run = spawn_at_with (f, &runner, launcher, &error, "run", "--need", "r=1", "--", "sh", "-c",
                        "ls -A \"$1\"; echo ran", "sh", decoy, NULL);
   g_assert_no_error (error);
-  test_wait_for_file (reached, 60);
+  test_pause_point_wait (pause, 60);
   dir = g_dir_open (root, 0, &error);
   g_assert_no_error (error);
   name = g_dir_read_name (dir);
@@ -252,7 +250,7 @@ test_users_job_folder_swapped_for_a_link (Fixture *f, gconstpointer data)
   g_ptr_array_add (swap, g_strdup (decoy));
   g_ptr_array_add (swap, NULL);
   g_assert_cmpint (test_run_capture (swap, NULL, NULL), ==, 0);
-  test_write_file (go, "");
+  test_pause_point_release (pause);
 
   g_assert_true (g_subprocess_communicate_utf8 (run, NULL, NULL, &out, &err, &error));
   g_assert_no_error (error);

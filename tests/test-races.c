@@ -39,28 +39,16 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->pause_dir);
 }
 
-/* Holds the helper at pause point @point once it is told to go on. */
+/* Holds the helper at pause point @pause once it is told to go on. */
 static Helper *
-spawn_paused_try (Fixture *f, const char *point, const char *extra_env_name, const char *extra_env_value)
+spawn_paused_try (Fixture *f, TestPausePoint *pause)
 {
-  const char *env[] = { "TESSERA_PAUSE_AT", point, "TESSERA_PAUSE_DIR", f->pause_dir,
-                        extra_env_name, extra_env_value, NULL };
-  Helper *helper = helper_spawn (env, "try", f->folder, "-1", "late", "1", NULL);
+  Helper *helper = helper_spawn (pause->env, "try", f->folder, "-1", "late", "1", NULL);
 
   helper_expect_line (helper, "READY", 60);
   helper_write_line (helper, "go");
-  {
-    g_autofree char *reached = g_strdup_printf ("%s/%s.reached", f->pause_dir, point);
-    test_wait_for_file (reached, 60);
-  }
+  test_pause_point_wait (pause, 60);
   return helper;
-}
-
-static void
-release_pause (Fixture *f, const char *point)
-{
-  g_autofree char *go = g_strdup_printf ("%s/%s.go", f->pause_dir, point);
-  test_write_file (go, "");
 }
 
 /* jobs/ replaced by a folder that already holds the whole total while the
@@ -72,13 +60,14 @@ test_folder_replaced_during_wait (Fixture *f, gconstpointer data)
 {
   g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
   g_autofree char *old = g_build_filename (f->folder, "jobs-old", NULL);
-  g_autoptr(Helper) late = spawn_paused_try (f, "acquire-locked", NULL, NULL);
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (f->pause_dir, "acquire-locked");
+  g_autoptr(Helper) late = spawn_paused_try (f, pause);
   g_autofree char *line = NULL;
 
   g_assert_cmpint (g_rename (jobs, old), ==, 0);
   g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
   g_free (test_plant_live_holder (f->folder, 1, FALSE));
-  release_pause (f, "acquire-locked");
+  test_pause_point_release (pause);
 
   line = helper_read_line (late, 60);
   g_assert_cmpstr (line, ==, "UNAVAILABLE");
@@ -96,7 +85,8 @@ test_cleanup_wakes_waiters (Fixture *f, gconstpointer data)
   g_autofree char *jobs = g_build_filename (f->folder, "jobs", NULL);
   g_autofree char *planted = g_build_filename (jobs, "planted@1.json", NULL);
   g_autofree char *info = g_build_filename (f->folder, "informations.json", NULL);
-  const char *env[] = { "TESSERA_PAUSE_AT", "wait-registered", "TESSERA_PAUSE_DIR", f->pause_dir,
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (f->pause_dir, "wait-registered");
+  const char *env[] = { pause->env[0], pause->env[1], pause->env[2], pause->env[3],
                         "TESSERA_NO_INOTIFY", "1", "TESSERA_POLL_INTERVAL", "1000", NULL };
   g_autoptr(Helper) helper = NULL;
   g_autofree char *a = NULL;
@@ -439,7 +429,7 @@ test_jobs_replaced_between_watches (Fixture *f, gconstpointer data)
   g_autofree char *first_fresh = g_build_filename (fresh, "holder@1.json", NULL);
   g_autofree char *outside = g_build_filename (f->tmp, "holder2.json", NULL);
   g_autofree char *second = g_build_filename (jobs, "holder@2.json", NULL);
-  g_autofree char *reached = g_strdup_printf ("%s/watch-jobs-between.reached", f->pause_dir);
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (f->pause_dir, "watch-jobs-between");
   g_autofree char *first_text = live_holder_json (f, 1);
   g_autofree char *second_text = live_holder_json (f, 2);
   GThread *thread;
@@ -447,19 +437,17 @@ test_jobs_replaced_between_watches (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   dep = test_counter_dependency_new (counter, job, 1);
   test_write_file (first, first_text);
-  g_setenv ("TESSERA_PAUSE_AT", "watch-jobs-between", TRUE);
-  g_setenv ("TESSERA_PAUSE_DIR", f->pause_dir, TRUE);
+  test_pause_point_arm_here (pause);
   /* A first wait starts watching; it stops between the two watches. */
   thread = g_thread_new ("first-wait", first_wait, dep);
-  test_wait_for_file (reached, 60);
+  test_pause_point_wait (pause, 60);
   g_assert_cmpint (g_mkdir (fresh, 0755), ==, 0);
   test_write_file (first_fresh, first_text);
   g_assert_cmpint (g_rename (jobs, old), ==, 0);
   g_assert_cmpint (g_rename (fresh, jobs), ==, 0);
-  release_pause (f, "watch-jobs-between");
+  test_pause_point_release (pause);
   g_thread_join (thread);
-  g_unsetenv ("TESSERA_PAUSE_AT");
-  g_unsetenv ("TESSERA_PAUSE_DIR");
+  test_pause_points_disarm_here ();
 
   /* The new folder is read: its holder keeps the only unit. */
   lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);

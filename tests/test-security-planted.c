@@ -169,8 +169,7 @@ test_jobs_swapped (Fixture *f, gconstpointer data)
 {
   const char *point = data;
   g_autofree char *pause_dir = g_build_filename (f->gp->tmp, "pause", NULL);
-  g_autofree char *reached = g_strdup_printf ("%s/%s.reached", pause_dir, point);
-  g_autofree char *go = g_strdup_printf ("%s/%s.go", pause_dir, point);
+  g_autoptr(TestPausePoint) pause = NULL;
   g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(Helper) run = NULL;
@@ -197,12 +196,10 @@ test_jobs_swapped (Fixture *f, gconstpointer data)
       g_free (jobs);
       jobs = g_build_filename (f->gp->pool, first, "jobs", NULL);
     }
-  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  pause = test_pause_point_new (pause_dir, point);
   g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
   test_argv_as_user (argv, f->gp->users->users[0], BOUND_S);
-  g_ptr_array_add (argv, g_strdup ("env"));
-  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_AT=%s", point));
-  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
+  test_pause_point_argv_env (pause, argv);
   test_argv_tessera (argv, f->state[0], f->gp->config);
   for (const char *const *a = own_delete ? (const char *[]) { "run", "--no-wait", "--need", first, "--need", second, "--", "true", NULL }
                                          : (const char *[]) { "run", "--need", "r", "--", "true", NULL };
@@ -210,7 +207,7 @@ test_jobs_swapped (Fixture *f, gconstpointer data)
     g_ptr_array_add (argv, g_strdup (*a));
   g_ptr_array_add (argv, NULL);
   run = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
-  test_wait_for_file (reached, BOUND_S);
+  test_pause_point_wait (pause, BOUND_S);
 
   if (own_delete)
     {
@@ -237,7 +234,7 @@ test_jobs_swapped (Fixture *f, gconstpointer data)
     g_autofree char *script = g_strdup_printf ("cd \"$1/%s\"; mv jobs jobs.old; ln -s \"$2\" jobs", first);
     plant (f, script);
   }
-  test_write_file (go, "");
+  test_pause_point_release (pause);
   status = helper_wait (run);
   g_test_message ("run -> %d", status);
   g_assert_cmpint (status, <, 124);
@@ -253,8 +250,7 @@ static void
 test_folder_swapped (Fixture *f, gconstpointer data)
 {
   g_autofree char *pause_dir = g_build_filename (f->gp->tmp, "pause", NULL);
-  g_autofree char *reached = g_build_filename (pause_dir, "lock-file-create.reached", NULL);
-  g_autofree char *go = g_build_filename (pause_dir, "lock-file-create.go", NULL);
+  g_autoptr(TestPausePoint) pause = NULL;
   g_autofree char *other = g_build_filename (f->state[0], "other-pool", NULL);
   g_autofree char *other_jobs = g_build_filename (other, "jobs", NULL);
   g_autofree char *mine = g_build_filename (other_jobs, "mine.json", NULL);
@@ -264,7 +260,7 @@ test_folder_swapped (Fixture *f, gconstpointer data)
   int status;
 
   make_pool (f);
-  g_assert_cmpint (g_mkdir (pause_dir, 0777), ==, 0);
+  pause = test_pause_point_new (pause_dir, "lock-file-create");
   g_assert_cmpint (chmod (pause_dir, 0777), ==, 0);
   g_assert_cmpint (g_mkdir_with_parents (other_jobs, 0755), ==, 0);
   test_write_file (mine, "{\"mine\": true}\n");
@@ -276,16 +272,14 @@ test_folder_swapped (Fixture *f, gconstpointer data)
   f->victim_before = snapshot (f->victim);
 
   test_argv_as_user (argv, f->gp->users->users[0], BOUND_S);
-  g_ptr_array_add (argv, g_strdup ("env"));
-  g_ptr_array_add (argv, g_strdup ("TESSERA_PAUSE_AT=lock-file-create"));
-  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PAUSE_DIR=%s", pause_dir));
+  test_pause_point_argv_env (pause, argv);
   test_argv_tessera (argv, f->state[0], f->gp->config);
   test_argv_end (argv, (const char *[]) { "run", "--need", "r", "--", "true", NULL });
   run = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
-  test_wait_for_file (reached, BOUND_S);
+  test_pause_point_wait (pause, BOUND_S);
   /* $2 is now other-pool/jobs. */
   plant (f, "mv \"$1/r\" \"$1/r.old\"; ln -s \"$(dirname \"$2\")\" \"$1/r\"");
-  test_write_file (go, "");
+  test_pause_point_release (pause);
   status = helper_wait (run);
   g_test_message ("run -> %d", status);
   g_assert_cmpint (status, <, 124);

@@ -208,8 +208,7 @@ test_stuck_ipc_lock_holds_nothing (Fixture *f, gconstpointer data)
   g_autoptr(TesseraJob) job = test_job_new (f->tmp, "both", "stuck");
   g_autoptr(Helper) peer = NULL;
   g_autofree char *ipc = NULL;
-  g_autofree char *reached = g_build_filename (f->tmp, "ipc-lock-busy.reached", NULL);
-  g_autofree char *go = g_build_filename (f->tmp, "ipc-lock-busy.go", NULL);
+  g_autoptr(TestPausePoint) pause = NULL;
   TestCounter *first;
   gint64 first_count;
   GStatBuf cpu_st, db_st;
@@ -233,20 +232,19 @@ test_stuck_ipc_lock_holds_nothing (Fixture *f, gconstpointer data)
   helper_expect_line (peer, "LOCKED", 60);
 
   /* Held at its first try behind the peer, when it holds the first pool. */
-  g_setenv ("TESSERA_PAUSE_AT", "ipc-lock-busy", TRUE);
-  g_setenv ("TESSERA_PAUSE_DIR", f->tmp, TRUE);
+  pause = test_pause_point_new (f->tmp, "ipc-lock-busy");
+  test_pause_point_arm_here (pause);
   attempt_init (&a, f, job, 120);
   thread = g_thread_new ("attempt", data != NULL ? attempt_in_slices_thread : attempt_thread, &a);
-  test_wait_for_file (reached, 60);
+  test_pause_point_wait (pause, 60);
   g_assert_false (can_take (f, first, 1, "probe-stuck-held"));
-  test_write_file (go, "");
+  test_pause_point_release (pause);
   /* Before, it held the first pool until the peer let go (or its timeout). */
   g_assert_true (take_within (f, first, first_count, 30));
   helper_close_stdin (peer);
   g_assert_cmpint (helper_wait (peer), ==, 0);
   g_thread_join (thread);
-  g_unsetenv ("TESSERA_PAUSE_AT");   /* not while the attempt may read it */
-  g_unsetenv ("TESSERA_PAUSE_DIR");
+  test_pause_points_disarm_here ();   /* not while the attempt may read it */
   g_assert_no_error (a.error);
   g_assert_true (a.ok);
   g_assert_cmpuint (tessera_locks_get_locks (TESSERA_LOCKS (a.locks))->len, ==, 2);

@@ -192,13 +192,10 @@ test_job_folder_swapped_while_judged (Fixture *f, gconstpointer data)
   g_autofree char *job_lock = g_build_filename (folder, "task.lock", NULL);
   g_autofree char *lock_file = g_build_filename (f->tmp, "r", "jobs", "xp@1.json", NULL);
   g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
-  g_autofree char *reached = g_build_filename (pause_dir, "job-folder-check.reached", NULL);
-  g_autofree char *go = g_build_filename (pause_dir, "job-folder-check.go", NULL);
-  const char *env[] = { "TESSERA_PAUSE_AT", "job-folder-check", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (pause_dir, "job-folder-check");
   g_autoptr(GSubprocess) clean = NULL;
   int status, fd;
 
-  g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
   g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));   /* sets the pool up */
   g_assert_cmpint (status, ==, 0);
   g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
@@ -208,13 +205,13 @@ test_job_folder_swapped_while_judged (Fixture *f, gconstpointer data)
   /* The swap: a link to the empty folder while the judge starts... */
   g_assert_cmpint (rename (folder, aside), ==, 0);
   g_assert_cmpint (symlink (empty, folder), ==, 0);
-  clean = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_SILENCE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE,
+  clean = tessera_spawn (f, pause->env, G_SUBPROCESS_FLAGS_STDERR_SILENCE | G_SUBPROCESS_FLAGS_STDOUT_SILENCE,
                          "clean", "--min-age", "0", NULL);
-  test_wait_for_file (reached, 60);
+  test_pause_point_wait (pause, 60);
   /* ...and the recorded folder back in its place at the pause. */
   g_assert_cmpint (g_unlink (folder), ==, 0);
   g_assert_cmpint (rename (aside, folder), ==, 0);
-  g_assert_true (g_file_set_contents (go, "", 0, NULL));
+  test_pause_point_release (pause);
   g_assert_cmpint (test_exit_code (clean), ==, 0);
   g_assert_true (g_file_test (lock_file, G_FILE_TEST_EXISTS));
   close (fd);

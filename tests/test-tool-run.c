@@ -477,10 +477,8 @@ test_job_lock_held_when_seen (Fixture *f, gconstpointer data)
   for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
     {
       g_autofree char *pause_dir = g_strdup_printf ("%s/pause-%u", f->tmp, m);
-      g_autofree char *reached = g_build_filename (pause_dir, "job-lock-created.reached", NULL);
-      g_autofree char *go = g_build_filename (pause_dir, "job-lock-created.go", NULL);
+      g_autoptr(TestPausePoint) pause = test_pause_point_new (pause_dir, "job-lock-created");
       g_autofree char *mark = g_strdup_printf ("%s/ran-%u", f->tmp, m);
-      const char *env[] = { "TESSERA_PAUSE_AT", "job-lock-created", "TESSERA_PAUSE_DIR", pause_dir, NULL };
       g_autoptr(GSubprocess) run = NULL;
       g_autoptr(GDir) dir = NULL;
       g_autofree char *job_dir = NULL;
@@ -488,16 +486,15 @@ test_job_lock_held_when_seen (Fixture *f, gconstpointer data)
       g_autofree char *out = NULL;
       const char *name;
 
-      g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
       /* Its output silenced: a run left at its pause point by a failed
        * test must not keep the test's output open (meson waits for it). */
       if (modes[m][1] != NULL)
-        run = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run",
-                             modes[m][0], modes[m][1], "--need", "r", "--", "touch", mark, NULL);
+        run = tessera_spawn (f, pause->env, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                             "run", modes[m][0], modes[m][1], "--need", "r", "--", "touch", mark, NULL);
       else
-        run = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, "run",
-                             modes[m][0], "--need", "r", "--", "touch", mark, NULL);
-      test_wait_for_file (reached, 60);
+        run = tessera_spawn (f, pause->env, G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                             "run", modes[m][0], "--need", "r", "--", "touch", mark, NULL);
+      test_pause_point_wait (pause, 60);
 
       /* The run's job folder, the only one: each run removes its own. */
       dir = g_dir_open (runs, 0, NULL);
@@ -520,7 +517,7 @@ test_job_lock_held_when_seen (Fixture *f, gconstpointer data)
         }
       g_assert_true (job_lock_is_held (job_lock));
 
-      g_assert_true (g_file_set_contents (go, "", 0, NULL));
+      test_pause_point_release (pause);
       g_assert_true (g_subprocess_wait (run, NULL, NULL));
       g_assert_cmpint (test_exit_code (run), ==, 0);
       g_assert_true (g_file_test (mark, G_FILE_TEST_EXISTS));

@@ -231,22 +231,19 @@ test_naming_behind_stuck_ipc_lock (Fixture *f, gconstpointer data)
   g_autofree char *ipc = g_build_filename (f->tmp, "r", "ipc.lock", NULL);
   g_autofree char *mark = g_build_filename (f->tmp, "ran", NULL);
   g_autofree char *pause_dir = g_build_filename (f->tmp, "pause", NULL);
-  g_autofree char *reached = g_build_filename (pause_dir, "record-process.reached", NULL);
-  g_autofree char *go = g_build_filename (pause_dir, "record-process.go", NULL);
-  const char *env[] = { "TESSERA_PAUSE_AT", "record-process", "TESSERA_PAUSE_DIR", pause_dir, NULL };
+  g_autoptr(TestPausePoint) pause = test_pause_point_new (pause_dir, "record-process");
   g_autoptr(GSubprocess) run = NULL;
   g_autoptr(Helper) peer = NULL;
   int status;
 
-  g_assert_cmpint (g_mkdir (pause_dir, 0700), ==, 0);
   g_free (run_capture (f, &status, "run", "--no-wait", "--need", "r", "--", "true", NULL));
   g_assert_cmpint (status, ==, 0);
-  run = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
+  run = tessera_spawn (f, pause->env, G_SUBPROCESS_FLAGS_STDERR_PIPE, "run", "--no-wait", "--need", "r",
                        "--", "touch", mark, NULL);
-  test_wait_for_file (reached, 60);
+  test_pause_point_wait (pause, 60);
   peer = helper_spawn (NULL, "flock", ipc, NULL);
   helper_expect_line (peer, "LOCKED", 60);
-  g_assert_true (g_file_set_contents (go, "", 0, NULL));
+  test_pause_point_release (pause);
   interrupt_behind_peer (f, run, peer, ipc);
   g_assert_false (g_file_test (mark, G_FILE_TEST_EXISTS));
 }
