@@ -80,6 +80,25 @@ test_sigkill_seed_era_holder (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (lock_file, G_FILE_TEST_EXISTS));
 }
 
+typedef struct
+{
+  TesseraDynamicDependency *dependency;
+  TesseraDynamicDependencyLock *lock;
+} Try;
+
+/* Tries once, never waiting: FALSE if the unit is not free. */
+static gboolean
+taken (gpointer data)
+{
+  Try *try = data;
+  g_autoptr(GError) error = NULL;
+
+  try->lock = tessera_dynamic_dependency_lock (try->dependency, 0, NULL, &error);
+  if (try->lock == NULL)
+    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  return try->lock != NULL;
+}
+
 /* A process that only tries (a scheduler's try-locks, never a wait) still
  * learns of a holder's death: after a few refreshes it watches, and the
  * exit of a holder it watches through a pidfd (not judged again by its
@@ -93,10 +112,11 @@ test_sigkill_seen_without_wait (Fixture *f, gconstpointer data)
   g_autoptr(TesseraDynamicDependency) dep = NULL;
   g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
   g_autoptr(Helper) holder = NULL;
-  gint64 deadline;
+  Try try = { NULL, NULL };
 
   g_assert_no_error (error);
   dep = test_counter_dependency_new (counter, job, 1);
+  try.dependency = dep;
   holder = helper_spawn (NULL, "hold", f->folder, "-1", "victim", "1", NULL);
   helper_expect_line (holder, "ACQUIRED", 60);
   for (guint i = 0; i < 20; i++)
@@ -108,16 +128,8 @@ test_sigkill_seen_without_wait (Fixture *f, gconstpointer data)
   helper_kill (holder, SIGKILL);
   g_assert_cmpint (helper_wait (holder), ==, 128 + SIGKILL);
   /* Tries again, never waiting, until one gets it. */
-  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-  while ((lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error)) == NULL &&
-         g_get_monotonic_time () < deadline)
-    {
-      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-      g_clear_error (&error);
-      g_usleep (10 * 1000);
-    }
-  g_assert_no_error (error);
-  g_assert_nonnull (lock);
+  test_wait_until (taken, &try, 60, "the killed holder's unit was never free");
+  lock = try.lock;
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
 }
 

@@ -174,7 +174,6 @@ test_total_notified_on_change_only (void)
   g_autoptr(JsonNode) two = json_from_string ("{\"total\": 2}", NULL);
   g_autoptr(JsonNode) three = json_from_string ("{\"total\": 3}", NULL);
   g_autoptr(GError) error = NULL;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   gint notified = 0;
 
   g_assert_nonnull (counter);
@@ -193,8 +192,7 @@ test_total_notified_on_change_only (void)
   g_assert_true (tessera_tracked_dynamic_resource_update (tracked, &error));
   g_assert_no_error (error);
   /* Told once, by this update or by the poller's thread. */
-  while (g_atomic_int_get (&notified) == 0 && g_get_monotonic_time () < deadline)
-    g_usleep (10000);
+  test_poll_until (test_flag_is_set, &notified, 60);
   g_assert_cmpint (tessera_counter_resource_get_total (counter), ==, 3);
   g_assert_true (tessera_tracked_dynamic_resource_update (tracked, &error));
   g_assert_cmpint (g_atomic_int_get (&notified), ==, 1);

@@ -31,6 +31,12 @@
  * @data "often": the waiter tries often (polling every 0.3 s); "quiet":
  * nothing else changes in the pool and it would poll once a minute (a
  * watched folder: it wakes at changes, its own rewrites among them). */
+static gboolean
+has_entries (gpointer folder)
+{
+  return test_count_entries (folder) > 0;
+}
+
 static void
 test_waiting_entry_refreshed (Fixture *f, gconstpointer data)
 {
@@ -47,7 +53,7 @@ test_waiting_entry_refreshed (Fixture *f, gconstpointer data)
   const char *argv[] = { "unshare", "--pid", "--fork", "--mount-proc", helper, "request", f->folder, "2", "remote",
                          "1", "120", NULL };
   g_autoptr(Helper) waiter = NULL;
-  gint64 start, deadline;
+  gint64 start;
 
   g_assert_no_error (error);
   dep = test_counter_dependency_new (counter, job, 2);
@@ -55,13 +61,7 @@ test_waiting_entry_refreshed (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   waiter = helper_spawn_argv (env, argv);
   helper_expect_line (waiter, "WAITING", 60);
-  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-  while (test_count_entries (queue) == 0)
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("the waiter wrote no entry in %s within 60 s", queue);
-      g_usleep (10 * 1000);
-    }
+  test_wait_until (has_entries, queue, 60, "the waiter wrote no entry in %s", queue);
 
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 6);
   start = g_get_monotonic_time ();
@@ -596,6 +596,14 @@ test_lease_fence_reaches_descendants (Fixture *f, gconstpointer data)
   g_assert_true (forking_all_gone (pids));
 }
 
+static gboolean
+all_ended (gpointer data)
+{
+  const GPid *pids = data;
+
+  return tessera_proc_has_ended (pids[0]) && tessera_proc_has_ended (pids[1]) && tessera_proc_has_ended (pids[2]);
+}
+
 /* On a lease pool, every process the command started dies with the
  * wrapper, not only the command. */
 static void
@@ -604,17 +612,13 @@ test_lease_descendants_die_with_wrapper (Fixture *f, gconstpointer data)
   g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nhost-lease=30\n",
                                              f->tmp);
   g_autoptr(GSubprocess) run = NULL;
-  gint64 deadline;
   GPid pids[3];
 
   test_write_file (f->config, config);
   run = spawn_run_forking (f, pids);
   g_subprocess_force_exit (run);
   g_assert_cmpint (test_exit_code (run), ==, 128 + SIGKILL);
-  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (!(tessera_proc_has_ended (pids[0]) && tessera_proc_has_ended (pids[1]) &&
-           tessera_proc_has_ended (pids[2])) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
+  test_poll_until (all_ended, pids, 30);
   g_assert_true (forking_all_gone (pids));
 }
 
@@ -629,22 +633,14 @@ test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
                                              f->tmp, lease ? "host-lease=30\n" : "");
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) run = NULL;
-  gint64 deadline;
   GPid command;
 
   test_write_file (f->config, config);
   run = spawn_run_holding (f, G_SUBPROCESS_FLAGS_NONE, "echo $$; exec sleep 600", &command);
   g_subprocess_force_exit (run);
   g_assert_cmpint (test_exit_code (run), ==, 128 + SIGKILL);
-  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   if (lease)
-    {
-      while (!tessera_proc_has_ended (command))
-        {
-          g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-          g_usleep (10 * 1000);
-        }
-    }
+    test_wait_until (test_pid_has_ended, GINT_TO_POINTER (command), 30, "the command (pid %d) outlived its wrapper", (int) command);
   else
     {
       g_assert_false (tessera_proc_has_ended (command));
@@ -705,6 +701,20 @@ test_fencing_tokens_across_hosts (Fixture *f, gconstpointer data)
  * heartbeat's temporary file (HOSTID.lease.XXXXXX) and renaming it leaves
  * it there; they must not pile up */
 
+typedef struct
+{
+  const char *temporary;
+  GSubprocess *holder;
+} TemporaryWatch;
+
+static gboolean
+gone_or_holder_ended (gpointer data)
+{
+  const TemporaryWatch *watch = data;
+
+  return !g_file_test (watch->temporary, G_FILE_TEST_EXISTS) || g_subprocess_get_identifier (watch->holder) == NULL;
+}
+
 /* The host lives on (another of its runs holds and renews): its renewer
  * removes the temporary file once it has seen it unchanged for the lease,
  * not before. */
@@ -718,21 +728,16 @@ test_lease_killed_renewer_temporary_removed (Fixture *f, gconstpointer data)
   const Place there = { .host = "host-b" };
   g_autoptr(GSubprocess) holder = NULL;
   g_autofree char *temporary = NULL;
-  gint64 deadline;
   double written;
 
   use_lease_config (f, 2, lease);
   holder = start_holder_at (f, &there, NULL, NULL);
   temporary = kill_renewer_half_way (f, "host-b");
   written = file_time (temporary);
-  deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
-  while (g_file_test (temporary, G_FILE_TEST_EXISTS))
-    {
-      if (g_subprocess_get_identifier (holder) == NULL || g_get_monotonic_time () >= deadline)
-        g_error ("the temporary file is still there %.2f s after it was written (holder %s)",
-                 server_now (f) - written, g_subprocess_get_identifier (holder) ? "running" : "ended");
-      g_usleep (20 * 1000);
-    }
+  test_poll_until (gone_or_holder_ended, &(TemporaryWatch) { temporary, holder }, 120);
+  if (g_file_test (temporary, G_FILE_TEST_EXISTS))
+    g_error ("the temporary file is still there %.2f s after it was written (holder %s)",
+             server_now (f) - written, g_subprocess_get_identifier (holder) ? "running" : "ended");
   g_test_message ("the killed renewer's temporary file went %.2f s after it was written (lease %g s)",
                   server_now (f) - written, lease);
   g_assert_cmpfloat (server_now (f) - written, >=, lease);

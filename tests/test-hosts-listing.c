@@ -331,6 +331,31 @@ test_clean_host_removes_heartbeat (Fixture *f, gconstpointer data)
  * heartbeat's temporary file (HOSTID.lease.XXXXXX) and renaming it leaves
  * it there; they must not pile up */
 
+typedef struct
+{
+  Fixture *f;
+  const char *temporary;
+  double written;
+  double after;   /* when the last clean ended, on the server's clock */
+} Cleaning;
+
+static gboolean
+cleaned_away (gpointer data)
+{
+  Cleaning *c = data;
+  g_autoptr(GSubprocess) clean = NULL;
+  g_autoptr(GError) error = NULL;
+
+  clean = spawn_tool (c->f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (clean), ==, 0);
+  c->after = server_now (c->f);
+  if (!g_file_test (c->temporary, G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_test_message ("kept at %.2f s", c->after - c->written);
+  return FALSE;
+}
+
 /* No renewer is left to remove it (every run of its host was killed):
  * `tessera clean` removes a temporary file of hosts/ older than the lease
  * on the file server's clock, whatever its host, and leaves a younger
@@ -341,34 +366,21 @@ test_clean_removes_stale_host_temporaries (Fixture *f, gconstpointer data)
   const double lease = 4;
   const Place there = { .host = "host-b" };
   g_autofree char *temporary = NULL;
-  gint64 deadline;
-  double written, after;
+  Cleaning cleaning = { f, NULL, 0, 0 };
+  double written;
 
   use_lease_config (f, 1, lease);
   g_assert_cmpint (try_at (f, &there), ==, 0);   /* makes the pool */
   temporary = kill_renewer_half_way (f, "host-b");
   written = file_time (temporary);
-  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  for (;;)
-    {
-      g_autoptr(GSubprocess) clean = NULL;
-      g_autoptr(GError) error = NULL;
-
-      clean = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "clean", NULL);
-      g_assert_no_error (error);
-      g_assert_cmpint (test_exit_code (clean), ==, 0);
-      after = server_now (f);
-      if (!g_file_test (temporary, G_FILE_TEST_EXISTS))
-        break;
-      /* Kept while young; gone within the deadline once old. */
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_test_message ("kept at %.2f s", after - written);
-      g_usleep (200 * 1000);
-    }
+  cleaning.temporary = temporary;
+  cleaning.written = written;
+  /* Kept while young; gone within the deadline once old. */
+  test_wait_until (cleaned_away, &cleaning, 30, "clean kept %s", temporary);
   /* The clean that removed it ended at @after: it was old by then. */
   g_test_message ("clean removed the temporary file at most %.2f s after it was written (lease %g s)",
-                  after - written, lease);
-  g_assert_cmpfloat (after - written, >=, lease);
+                  cleaning.after - written, lease);
+  g_assert_cmpfloat (cleaning.after - written, >=, lease);
 }
 
 int

@@ -357,22 +357,30 @@ assert_counts_truth (Fixture *f)
 /* Fresh `run`s until a fresh status takes every lock file from the index
  * (a file enters it once its times are older than a clock tick of its
  * file system): a wait for a condition, bounded generously. */
+typedef struct
+{
+  Fixture *f;
+  int hits;
+} Coverage;
+
+static gboolean
+index_covers_all (gpointer data)
+{
+  Coverage *c = data;
+
+  g_assert_cmpint (run_no_wait (c->f, 1), ==, 0);
+  g_assert_cmpuint (status_used (c->f, &c->hits), ==, truth (c->f));
+  return c->hits == (int) g_hash_table_size (c->f->truth);
+}
+
 static void
 wait_index_covers_all (Fixture *f)
 {
-  gint64 deadline = g_get_monotonic_time () + COVER_TIMEOUT_S * G_USEC_PER_SEC;
-  guint n = g_hash_table_size (f->truth);
+  Coverage c = { f, -1 };
 
-  for (;;)
-    {
-      int hits;
-      g_assert_cmpint (run_no_wait (f, 1), ==, 0);
-      g_assert_cmpuint (status_used (f, &hits), ==, truth (f));
-      if (hits == (int) n)
-        return;
-      if (g_get_monotonic_time () > deadline)
-        g_error ("after %d s the index holds %d of %u lock files", COVER_TIMEOUT_S, hits, n);
-    }
+  if (!test_poll_until (index_covers_all, &c, COVER_TIMEOUT_S))
+    g_error ("after %d s the index holds %d of %u lock files", COVER_TIMEOUT_S, c.hits,
+             g_hash_table_size (f->truth));
 }
 
 static char *
@@ -577,6 +585,18 @@ test_lazy_holders (Fixture *f, gconstpointer data)
   g_assert_cmpint (run_no_wait (f, CAPACITY - truth (f) + 1), ==, EXIT_TEMPFAIL);
 }
 
+static gboolean
+index_covers_mutex (gpointer data)
+{
+  Coverage *c = data;
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run_tessera (c->f, NULL, &err, "run", "--no-wait", "--need", "m=1", "--", "true", NULL), ==,
+                   EXIT_TEMPFAIL);
+  c->hits = index_hits (err);
+  return c->hits == HOLDERS;
+}
+
 /* Another type counts through its stand-ins too: a fresh run that takes
  * a mutex's shared holders (alive) from the index refuses an exclusive
  * request, as one that reads them does. */
@@ -586,9 +606,8 @@ test_lazy_mutex (Fixture *f, gconstpointer data)
   g_autofree char *pool = g_build_filename (f->tmp, "mutex", NULL);
   g_autofree char *jobs = g_build_filename (pool, "jobs", NULL);
   g_autofree char *config = g_strdup_printf ("[resource m]\ntype=mutex\npath=%s\n", pool);
-  gint64 deadline = g_get_monotonic_time () + COVER_TIMEOUT_S * G_USEC_PER_SEC;
   guint64 start_time = self_start_time ();
-  int hits = -1;
+  Coverage c = { f, -1 };
 
   g_assert_cmpint (g_mkdir_with_parents (jobs, 0755), ==, 0);
   test_write_file (f->config, config);
@@ -602,15 +621,8 @@ test_lazy_mutex (Fixture *f, gconstpointer data)
       test_write_file (path, text);
     }
   /* Until a fresh run takes every holder from the index: refused each time. */
-  while (hits != HOLDERS)
-    {
-      g_autofree char *err = NULL;
-      g_assert_cmpint (run_tessera (f, NULL, &err, "run", "--no-wait", "--need", "m=1", "--", "true", NULL), ==,
-                       EXIT_TEMPFAIL);
-      hits = index_hits (err);
-      if (g_get_monotonic_time () > deadline)
-        g_error ("after %d s the index holds %d of %u lock files", COVER_TIMEOUT_S, hits, HOLDERS);
-    }
+  if (!test_poll_until (index_covers_mutex, &c, COVER_TIMEOUT_S))
+    g_error ("after %d s the index holds %d of %u lock files", COVER_TIMEOUT_S, c.hits, HOLDERS);
 }
 
 /* A damaged index (truncated, empty, garbage, a byte changed, huge) is

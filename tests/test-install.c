@@ -318,31 +318,41 @@ exit_status (GSubprocess *process)
   return g_subprocess_get_exit_status (process);
 }
 
-/* The one lock file in @jobs, once the launcher has recorded its process. */
+typedef struct
+{
+  const char *jobs;
+  JsonObject *recorded;
+} RecordedLockFile;
+
+static gboolean
+lock_file_recorded (gpointer data)
+{
+  RecordedLockFile *sought = data;
+  g_autoptr(GDir) dir = g_dir_open (sought->jobs, 0, NULL);
+  const char *name = dir ? g_dir_read_name (dir) : NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(JsonNode) root = NULL;
+
+  if (name == NULL || !g_str_has_suffix (name, ".json"))
+    return FALSE;
+  path = g_build_filename (sought->jobs, name, NULL);
+  if (g_file_get_contents (path, &text, NULL, NULL) &&
+      (root = json_from_string (text, NULL)) != NULL && JSON_NODE_HOLDS_OBJECT (root) &&
+      json_object_has_member (json_node_get_object (root), "process"))
+    sought->recorded = json_object_ref (json_node_get_object (root));
+  return sought->recorded != NULL;
+}
+
+/* The one lock file in @jobs, once the launcher has recorded its process
+ * (polling a file another process writes). */
 static JsonObject *
 wait_for_recorded_lock_file (const char *jobs)
 {
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  RecordedLockFile sought = { jobs, NULL };
 
-  for (;;)
-    {
-      g_autoptr(GDir) dir = g_dir_open (jobs, 0, NULL);
-      const char *name = dir ? g_dir_read_name (dir) : NULL;
-
-      if (name != NULL && g_str_has_suffix (name, ".json"))
-        {
-          g_autofree char *path = g_build_filename (jobs, name, NULL);
-          g_autofree char *text = NULL;
-          g_autoptr(JsonNode) root = NULL;
-
-          if (g_file_get_contents (path, &text, NULL, NULL) &&
-              (root = json_from_string (text, NULL)) != NULL && JSON_NODE_HOLDS_OBJECT (root) &&
-              json_object_has_member (json_node_get_object (root), "process"))
-            return json_object_ref (json_node_get_object (root));
-        }
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_usleep (10 * 1000);   /* polling a file another process writes */
-    }
+  test_wait_until (lock_file_recorded, &sought, 60, "no lock file with its process in %s", jobs);
+  return sought.recorded;
 }
 
 /* docs/writing-a-plugin.md: the licences plugin, copied from where Tessera

@@ -27,21 +27,29 @@ can_acquire (Fixture *f, TestCounter *counter, const char *id)
   return lock != NULL;
 }
 
+typedef struct
+{
+  Fixture *f;
+  TestCounter *counter;
+  int round;
+} Probe;
+
+static gboolean
+can_acquire_again (gpointer data)
+{
+  Probe *probe = data;
+  g_autofree char *id = g_strdup_printf ("wait-%d", probe->round++);
+
+  return can_acquire (probe->f, probe->counter, id);
+}
+
 /* Waits until one more unit can be had: the orphan in the way goes only
  * once this host has seen it for @min_age seconds (counted from @since,
  * taken before the resource first looked), and within a minute. */
 static void
 assert_reclaimed_after (Fixture *f, TestCounter *counter, gint64 since, double min_age)
 {
-  for (int round = 0;; round++)
-    {
-      g_autofree char *id = g_strdup_printf ("wait-%d", round);
-
-      if (can_acquire (f, counter, id))
-        break;
-      g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
-      g_usleep (20 * 1000);
-    }
+  test_wait_until (can_acquire_again, &(Probe) { f, counter, 0 }, 60, "the orphan was never reclaimed");
   g_assert_cmpint (g_get_monotonic_time () - since, >=, (gint64) (min_age * G_USEC_PER_SEC));
 }
 
@@ -355,6 +363,25 @@ test_unknown_reason_follows_verdict (Fixture *f, gconstpointer data)
   g_assert_null (after);
 }
 
+typedef struct
+{
+  TestCounter *counter;
+  const char *empty;
+  const char *cut;
+} Damaged;
+
+/* Whether both are gone; if not, the resource looks again. */
+static gboolean
+damaged_removed (gpointer data)
+{
+  const Damaged *d = data;
+
+  if (!g_file_test (d->empty, G_FILE_TEST_EXISTS) && !g_file_test (d->cut, G_FILE_TEST_EXISTS))
+    return TRUE;
+  tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (d->counter), NULL);
+  return FALSE;
+}
+
 /* What a Python peer killed while writing in place leaves: an empty or
  * cut-short file holds everything while it is there (its writer may be
  * writing still), and goes once older than min-age; JSON of another shape
@@ -380,12 +407,7 @@ test_truncated_removed (Fixture *f, gconstpointer data)
   g_assert_false (can_acquire (f, counter, "1"));
   g_assert_true (g_file_test (empty, G_FILE_TEST_EXISTS));   /* just seen */
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
-  while (g_file_test (empty, G_FILE_TEST_EXISTS) || g_file_test (cut, G_FILE_TEST_EXISTS))
-    {
-      g_assert_cmpint (g_get_monotonic_time () - since, <, 60 * G_USEC_PER_SEC);
-      g_usleep (20 * 1000);
-      tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), NULL);
-    }
+  test_wait_until (damaged_removed, &(Damaged) { counter, empty, cut }, 60, "%s or %s stayed", empty, cut);
   g_assert_cmpint (g_get_monotonic_time () - since, >=, G_USEC_PER_SEC);
   g_assert_true (can_acquire (f, counter, "1"));
   test_write_file (young, "");

@@ -391,6 +391,23 @@ typedef struct
   gint done;
 } LockCall;
 
+/* C's waiting entry, seen or not before its call returned. */
+typedef struct
+{
+  const char *waiting;
+  LockCall *call;
+  gboolean seen;
+} WaitingCall;
+
+static gboolean
+waiting_or_done (gpointer data)
+{
+  WaitingCall *watch = data;
+
+  watch->seen = g_file_test (watch->waiting, G_FILE_TEST_EXISTS);
+  return watch->seen || g_atomic_int_get (&watch->call->done);
+}
+
 static gpointer
 lock_in_thread (gpointer data)
 {
@@ -422,7 +439,7 @@ test_mutex_waiting_entry_keeps_intent (void)
   g_autofree char *waiting = NULL;
   g_autofree char *line = NULL;
   LockCall call = { NULL, 10, NULL, NULL, FALSE };
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  WaitingCall watch;
   gboolean seen = FALSE;
   GThread *thread;
 
@@ -450,13 +467,10 @@ test_mutex_waiting_entry_keeps_intent (void)
    * first attempt; woken then, it tries again, and times out (had it got
    * the mutex, its entry may be gone before it was seen). */
   call.dependency = dep;
+  watch = (WaitingCall) { waiting, &call, FALSE };
   thread = g_thread_new ("c-waits", lock_in_thread, &call);
-  while (!(seen = g_file_test (waiting, G_FILE_TEST_EXISTS)) && !g_atomic_int_get (&call.done))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("%s did not appear within 60 s", waiting);
-      g_usleep (5000);
-    }
+  test_wait_until (waiting_or_done, &watch, 60, "%s did not appear", waiting);
+  seen = watch.seen;
   if (seen)
     tessera_dynamic_resource_notify_changed (mutex);
   g_thread_join (thread);

@@ -647,22 +647,11 @@ test_remote_reservation_old_mtime (Fixture *f, gconstpointer data)
 static char *
 wait_for_new_holder (Fixture *f, const char *previous)
 {
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   g_autofree char *previous_name = g_strdup_printf ("helper@%s.json", previous);
+  g_autofree char *name = test_wait_entry (f->jobs, "helper@", ".json",
+                                           (const char *[]) { previous_name, NULL }, 60);
 
-  for (;;)
-    {
-      g_autoptr(GDir) dir = g_dir_open (f->jobs, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        if (g_str_has_prefix (name, "helper@") && g_str_has_suffix (name, ".json") &&
-            strcmp (name, previous_name) != 0)
-          return g_strndup (name + strlen ("helper@"), strlen (name) - strlen ("helper@") - strlen (".json"));
-      if (g_get_monotonic_time () > deadline)
-        g_error ("no one took %s within 60 s of %s's release", f->folder, previous);
-      g_usleep (10 * 1000);
-    }
+  return g_strndup (name + strlen ("helper@"), strlen (name) - strlen ("helper@") - strlen (".json"));
 }
 
 /* A shared request among a stream of exclusive requests that always have

@@ -275,8 +275,6 @@ wait_as (Fixture *f, const char *user, const char *state, const char *patience, 
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *queue = g_build_filename (f->gp->pool, "r", "queue", NULL);
   g_autofree char *prefix = g_strconcat (name, "@", NULL);
-  gint64 deadline = g_get_monotonic_time () + BOUND_S * G_USEC_PER_SEC;
-  gboolean entered = FALSE;
   Helper *waiter;
 
   test_argv_append (argv, (const char *[]) { "sh", "-c", "exec \"$@\" 2>&1", "sh", NULL });
@@ -289,18 +287,7 @@ wait_as (Fixture *f, const char *user, const char *state, const char *patience, 
   test_argv_end (argv, (const char *[]) { "--name", name, "--", "true", NULL });
   waiter = helper_spawn_argv (NULL, (const char * const *) argv->pdata);
   helper_expect_line (waiter, "tessera: waiting for r", BOUND_S);
-  while (!entered)
-    {
-      g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
-      const char *entry;
-
-      while (dir != NULL && !entered && (entry = g_dir_read_name (dir)) != NULL)
-        entered = g_str_has_prefix (entry, prefix) && g_str_has_suffix (entry, suffix);
-      if (!entered && g_get_monotonic_time () > deadline)
-        g_error ("%s never had its entry *%s in %s within %d s", name, suffix, queue, BOUND_S);
-      if (!entered)
-        g_usleep (10 * 1000);
-    }
+  g_free (test_wait_entry (queue, prefix, suffix, NULL, BOUND_S));
   return waiter;
 }
 

@@ -371,18 +371,7 @@ test_init_group_afterwards_refuses_a_planted_link (Fixture *f, gconstpointer dat
 static void
 wait_for_a_lock_file (const char *folder)
 {
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-
-  for (;;)
-    {
-      g_autoptr(GPtrArray) lock_files = test_list_json_files (folder);
-
-      if (lock_files->len > 0)
-        return;
-      if (g_get_monotonic_time () > deadline)
-        g_error ("no lock file in %s after 60 s", folder);
-      g_usleep (20 * 1000);
-    }
+  g_free (test_wait_entry (folder, NULL, ".json", NULL, 60));
 }
 
 /* The first user's `tessera run` holds the whole pool from a container (its

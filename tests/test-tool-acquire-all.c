@@ -67,21 +67,29 @@ can_take (Fixture *f, TestCounter *counter, gint64 count, const char *id)
   return TRUE;
 }
 
-/* Tries to take @count of @counter, again and again, for up to @seconds. */
+typedef struct
+{
+  Fixture *f;
+  TestCounter *counter;
+  gint64 count;
+  guint tries;
+} Take;
+
+static gboolean
+can_take_again (gpointer data)
+{
+  Take *take = data;
+  g_autofree char *id = g_strdup_printf ("probe-within-%u", take->tries++);
+
+  return can_take (take->f, take->counter, take->count, id);
+}
+
+/* Tries to take @count of @counter, again and again (the waiter may be
+ * within a try), for up to @seconds. */
 static gboolean
 take_within (Fixture *f, TestCounter *counter, gint64 count, double seconds)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
-
-  for (guint i = 0; g_get_monotonic_time () < deadline; i++)
-    {
-      g_autofree char *id = g_strdup_printf ("probe-within-%u", i);
-
-      if (can_take (f, counter, count, id))
-        return TRUE;
-      g_usleep (10 * 1000);   /* the waiter was within a try */
-    }
-  return FALSE;
+  return test_poll_until (can_take_again, &(Take) { f, counter, count, 0 }, seconds);
 }
 
 typedef struct

@@ -186,30 +186,37 @@ test_job_files_removed_through_folder (Fixture *f, gconstpointer data)
  * "anon_inode:inotify"). */
 #define SHOW_PARENT "cat /proc/$PPID/task/*/comm; ls -l /proc/$PPID/fd"
 
+typedef struct
+{
+  const char *tasks;   /* /proc/PID/task */
+  const char *name;
+} ThreadSought;
+
+static gboolean
+has_thread (gpointer data)
+{
+  const ThreadSought *sought = data;
+  g_autoptr(GDir) dir = g_dir_open (sought->tasks, 0, NULL);
+  const char *tid;
+
+  while (dir != NULL && (tid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (sought->tasks, tid, "comm", NULL);
+      g_autofree char *comm = NULL;
+
+      if (g_file_get_contents (path, &comm, NULL, NULL) && g_str_equal (g_strchomp (comm), sought->name))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* Whether @process has a thread named @name within @timeout seconds. */
 static gboolean
 has_thread_within (GSubprocess *process, const char *name, double timeout)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
   g_autofree char *tasks = g_strdup_printf ("/proc/%s/task", g_subprocess_get_identifier (process));
 
-  do
-    {
-      g_autoptr(GDir) dir = g_dir_open (tasks, 0, NULL);
-      const char *tid;
-
-      while (dir != NULL && (tid = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *path = g_build_filename (tasks, tid, "comm", NULL);
-          g_autofree char *comm = NULL;
-
-          if (g_file_get_contents (path, &comm, NULL, NULL) && g_str_equal (g_strchomp (comm), name))
-            return TRUE;
-        }
-      g_usleep (10 * 1000);
-    }
-  while (g_get_monotonic_time () < deadline);
-  return FALSE;
+  return test_poll_until (has_thread, &(ThreadSought) { tasks, name }, timeout);
 }
 
 /* A run that takes what is free starts no watch: no poller thread, no
@@ -717,11 +724,7 @@ test_nobody_holds_no_question_mark (Fixture *f, gconstpointer data)
 static gboolean
 ends_within_or_killed (GSubprocess *process, double timeout)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
-
-  while (g_subprocess_get_identifier (process) != NULL && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-  if (g_subprocess_get_identifier (process) == NULL)
+  if (test_poll_until (test_subprocess_has_ended, process, timeout))
     return TRUE;
   g_subprocess_force_exit (process);
   g_subprocess_wait (process, NULL, NULL);

@@ -135,21 +135,6 @@ hold_r_named (Fixture *f, const char *name, const char *count, GPid *pid)
   return holder;
 }
 
-/* How many reserving entries (NAME.json) @queue has: a waiter within
- * its patience has a NAME.waiting there. */
-static guint
-count_reserving (const char *queue)
-{
-  g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
-  const char *name;
-  guint n = 0;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".json"))
-      n++;
-  return n;
-}
-
 /* A run of r=@count named @name whose patience is over at once: past its
  * first attempt it has a reserving entry in r's queue. Returns once it
  * has. */
@@ -161,14 +146,9 @@ queue_for_r (Fixture *f, const char *name, const char *count)
   g_autofree char *queue = g_build_filename (f->tmp, "r", "queue", NULL);
   GSubprocess *waiter = tessera_spawn (f, env, G_SUBPROCESS_FLAGS_STDERR_SILENCE,
                                        "run", "--need", need, "--name", name, "--", "true", NULL);
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
-  while (count_reserving (queue) == 0)
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("%s never entered %s within 60 s", name, queue);
-      g_usleep (10 * 1000);
-    }
+  /* A reserving entry is NAME.json (one within its patience, NAME.waiting). */
+  g_free (test_wait_entry (queue, NULL, ".json", NULL, 60));
   return waiter;
 }
 
@@ -176,14 +156,7 @@ queue_for_r (Fixture *f, const char *name, const char *count)
 static void
 wait_until_dead (GPid pid)
 {
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-
-  while (!tessera_proc_has_ended (pid))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("process %d still ran 60 s after SIGKILL", (int) pid);
-      g_usleep (10 * 1000);
-    }
+  test_wait_until (test_pid_has_ended, GINT_TO_POINTER (pid), 60, "process %d still ran after SIGKILL", (int) pid);
 }
 
 /* The queue view, as squeue's: a waiter past its patience is listed with

@@ -23,11 +23,7 @@
 static gboolean
 ends_within (GSubprocess *process, double timeout)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) (timeout * G_USEC_PER_SEC);
-
-  while (g_subprocess_get_identifier (process) != NULL && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-  return g_subprocess_get_identifier (process) == NULL;
+  return test_poll_until (test_subprocess_has_ended, process, timeout);
 }
 
 /* A peer that keeps the pool's ipc.lock, taken with the helper's @how

@@ -405,6 +405,12 @@ on_total_counted (GObject *object, GParamSpec *pspec, gpointer data)
   g_atomic_int_inc ((gint *) data);
 }
 
+static gboolean
+counter_total_is_4 (gpointer counter)
+{
+  return test_counter_get_total (counter) == 4;
+}
+
 /* A process that watches the pool (it has waited on it) but in which
  * nobody waits now still applies another process's change of
  * informations.json (notify::total, the total property), as the class's
@@ -418,7 +424,6 @@ test_idle_process_applies_total (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(TestCounter) other = NULL;
   gint notified = 0;
-  gint64 deadline;
 
   watch_then_idle (f, dep);
   g_signal_connect (f->counter, "notify::total", G_CALLBACK (on_total_counted), &notified);
@@ -434,9 +439,7 @@ test_idle_process_applies_total (Fixture *f, gconstpointer data)
       g_usleep (100 * 1000);
     }
   /* A bound, not a time: a hang is far longer. */
-  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (test_counter_get_total (f->counter) != 4 && g_get_monotonic_time () < deadline)
-    g_usleep (50 * 1000);
+  test_poll_until (counter_total_is_4, f->counter, 30);
   g_test_message ("notify::total emitted %d times", g_atomic_int_get (&notified));
   g_assert_cmpint (test_counter_get_total (f->counter), ==, 4);
   g_assert_cmpint (g_atomic_int_get (&notified), >=, 1);
@@ -749,7 +752,6 @@ test_notify_outside_lock (Fixture *f, gconstpointer data)
   UpdateRun run = { f->counter, 0 };
   gint notified = 0;
   GThread *thread;
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
   g_signal_connect (f->counter, "notify::total", G_CALLBACK (on_total_read_usage), &notified);
   other = test_counter_new (f->folder, -1, &error);
@@ -758,12 +760,8 @@ test_notify_outside_lock (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
 
   thread = g_thread_new ("update", run_update, &run);
-  while (!g_atomic_int_get (&run.done))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("update did not return: a notify handler deadlocked on the resource's lock");
-      g_usleep (10000);
-    }
+  test_wait_until (test_flag_is_set, &run.done, 60,
+                   "update did not return: a notify handler deadlocked on the resource's lock");
   g_thread_join (thread);
   g_assert_cmpint (g_atomic_int_get (&notified), >=, 1);
   g_signal_handlers_disconnect_by_data (f->counter, &notified);
@@ -771,7 +769,7 @@ test_notify_outside_lock (Fixture *f, gconstpointer data)
 
 /* Whether /proc/locks shows a request of this process blocked on a lock. */
 static gboolean
-this_process_blocked_on_a_lock (void)
+blocked_on_a_lock (gpointer data)
 {
   g_autofree char *locks = NULL;
   g_autofree char *needle = g_strdup_printf (" %d ", (int) getpid ());
@@ -790,14 +788,7 @@ this_process_blocked_on_a_lock (void)
 static void
 wait_blocked_on_a_lock (const char *who)
 {
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-
-  while (!this_process_blocked_on_a_lock ())
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("%s never blocked on its ipc.lock", who);
-      g_usleep (5000);
-    }
+  test_wait_until (blocked_on_a_lock, NULL, 60, "%s never blocked on its ipc.lock", who);
 }
 
 static gpointer
@@ -900,7 +891,6 @@ test_level_asked_while_taking_waits (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_create_lock (dep, &error);
   LevelQuestion q = { TESSERA_LOCK (lock), 0, 7, TRUE };
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
   GThread *taker, *asker;
 
   g_assert_no_error (error);
@@ -909,12 +899,7 @@ test_level_asked_while_taking_waits (Fixture *f, gconstpointer data)
   taker = g_thread_new ("taker", take_behind_peer, lock);
   wait_blocked_on_a_lock ("the taking");
   asker = g_thread_new ("asker", ask_level, &q);
-  while (!g_atomic_int_get (&q.asked))
-    {
-      if (g_get_monotonic_time () > deadline)
-        g_error ("asking the level waited for the taking behind the peer");
-      g_usleep (5000);
-    }
+  test_wait_until (test_flag_is_set, &q.asked, 60, "asking the level waited for the taking behind the peer");
   g_thread_join (asker);
   g_assert_cmpuint (q.level, ==, 0);
   g_assert_false (q.detached);
@@ -1024,7 +1009,6 @@ test_behind_ipc_lock (Fixture *f, gconstpointer data)
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   BlockedLock b = { f, mode >> 1, cancel ? 60 : 0.5, cancel ? cancellable : NULL, NULL, 0, 0 };
   GThread *thread;
-  gint64 deadline;
   gboolean ended_while_locked;
 
   helper_expect_line (peer, "LOCKED", 60);
@@ -1032,10 +1016,7 @@ test_behind_ipc_lock (Fixture *f, gconstpointer data)
   g_usleep (300 * 1000);   /* let it reach ipc.lock (not needed for correctness) */
   if (cancel)
     g_cancellable_cancel (cancellable);
-  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (!g_atomic_int_get (&b.done) && g_get_monotonic_time () < deadline)
-    g_usleep (10 * 1000);
-  ended_while_locked = g_atomic_int_get (&b.done);
+  ended_while_locked = test_poll_until (test_flag_is_set, &b.done, 30);
   /* Let the peer go in any case, so a failing run still ends. */
   helper_close_stdin (peer);
   g_thread_join (thread);
