@@ -346,3 +346,29 @@ test_counter_grantable (TestCounter *counter, const char *base, int at_most)
     }
   return (int) locks->len;
 }
+
+gboolean
+test_counter_can_take (TestCounter *counter, const char *base, gint64 count, const char *id)
+{
+  g_autoptr(TesseraJob) job = test_job_new (base, "probe", id);
+  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, count);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
+
+  if (lock == NULL)
+    {
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+      return FALSE;
+    }
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+  return TRUE;
+}
+
+gboolean
+test_counter_probe_can_take (gpointer probe)
+{
+  TestCounterProbe *p = probe;
+  g_autofree char *id = g_strdup_printf ("probe-within-%u", p->tries++);
+
+  return test_counter_can_take (p->counter, p->base, p->count, id);
+}

@@ -36,5 +36,20 @@ TesseraJob *test_job_new (const char *base, const char *task_id, const char *ide
 /* How many single units of @counter can be had now, each by a new job
  * under @base (at most @at_most): all are given back before it returns. */
 int          test_counter_grantable (TestCounter *counter, const char *base, int at_most);
+/* Whether @count of @counter can be had now by a new job @id under @base
+ * (a try, never a wait): it is given back before it returns. */
+gboolean     test_counter_can_take  (TestCounter *counter, const char *base, gint64 count, const char *id);
+
+/* A TestCondition (test_wait_until): whether @count of @counter can be
+ * had now, by a new job under @base at each look. */
+typedef struct
+{
+  TestCounter *counter;
+  const char *base;
+  gint64 count;
+  guint tries;
+} TestCounterProbe;
+
+gboolean     test_counter_probe_can_take (gpointer probe);
 
 G_END_DECLS

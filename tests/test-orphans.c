@@ -13,43 +13,14 @@
 
 typedef TestPoolFixture Fixture;
 
-/* Whether one more unit can be had right now. */
-static gboolean
-can_acquire (Fixture *f, TestCounter *counter, const char *id)
-{
-  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
-  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, 1);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
-
-  if (lock == NULL)
-    g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
-  return lock != NULL;
-}
-
-typedef struct
-{
-  Fixture *f;
-  TestCounter *counter;
-  int round;
-} Probe;
-
-static gboolean
-can_acquire_again (gpointer data)
-{
-  Probe *probe = data;
-  g_autofree char *id = g_strdup_printf ("wait-%d", probe->round++);
-
-  return can_acquire (probe->f, probe->counter, id);
-}
-
 /* Waits until one more unit can be had: the orphan in the way goes only
  * once this host has seen it for @min_age seconds (counted from @since,
  * taken before the resource first looked), and within a minute. */
 static void
 assert_reclaimed_after (Fixture *f, TestCounter *counter, gint64 since, double min_age)
 {
-  test_wait_until (can_acquire_again, &(Probe) { f, counter, 0 }, 60, "the orphan was never reclaimed");
+  test_wait_until (test_counter_probe_can_take, &(TestCounterProbe) { counter, f->tmp, 1, 0 }, 60,
+                   "the orphan was never reclaimed");
   g_assert_cmpint (g_get_monotonic_time () - since, >=, (gint64) (min_age * G_USEC_PER_SEC));
 }
 
@@ -66,7 +37,7 @@ test_old_orphan_removed (Fixture *f, gconstpointer data)
   test_expect_warnings ();
   test_set_file_age (path, 100);   /* its time says nothing: we see it now */
   counter = test_counter_open (f->folder, -1, 30);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   assert_reclaimed_after (f, counter, since, 1);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -85,10 +56,10 @@ test_old_orphan_without_job_dir_counts (Fixture *f, gconstpointer data)
 
   test_expect_warnings ();
   counter = test_counter_open (f->folder, -1, 0);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   g_assert_true (tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error));
   g_assert_no_error (error);
-  g_assert_false (can_acquire (f, counter, "2"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "2"));
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -100,7 +71,7 @@ test_young_orphan_kept (Fixture *f, gconstpointer data)
   g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
 
   g_assert_cmpint (test_counter_get_used (counter), ==, 1);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
@@ -114,7 +85,7 @@ test_min_age_settable (Fixture *f, gconstpointer data)
 
   test_expect_warnings ();
   counter = test_counter_open (f->folder, -1, 30);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   assert_reclaimed_after (f, counter, since, 1);
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -134,12 +105,12 @@ test_held_job_lock_kept (Fixture *f, gconstpointer data)
 
   helper_expect_line (starter, "LOCKED", 60);
   counter = test_counter_open (f->folder, -1, 0);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   helper_close_stdin (starter);
   g_assert_cmpint (helper_wait (starter), ==, 0);
   test_expect_warnings ();
-  g_assert_true (can_acquire (f, counter, "2"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "2"));
 }
 
 /* Killed between acquiring and recording its process: the holder left a
@@ -158,7 +129,7 @@ test_killed_before_recording_process (Fixture *f, gconstpointer data)
   test_expect_warnings ();
   helper_expect_line (holder, "ACQUIRED", 60);
   counter = test_counter_open (f->folder, -1, 1);
-  g_assert_false (can_acquire (f, counter, "1"));   /* alive: its job lock is held */
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));   /* alive: its job lock is held */
   helper_kill (holder, SIGKILL);
   helper_wait (holder);
   job = test_job_new (f->tmp, "after", "1");
@@ -189,7 +160,7 @@ test_pid_reuse (Fixture *f, gconstpointer data)
                                       TEST_JOB_FOLDER_WITH_LOCK);
   counter = test_counter_open (f->folder, -1, 30);
   /* Judged when its share is needed: the only unit here. */
-  g_assert_true (can_acquire (f, counter, "0"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "0"));
   g_assert_false (g_file_test (reused_path, G_FILE_TEST_EXISTS));
   g_assert_cmpint (test_counter_get_used (counter), ==, 0);
 
@@ -198,7 +169,7 @@ test_pid_reuse (Fixture *f, gconstpointer data)
                            getpid (), start);
   live_path = test_write_lock_file (f->tmp, f->jobs, "live", "{\"count\": 1}", right,
                                     TEST_JOB_FOLDER_WITH_LOCK);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   g_assert_true (g_file_test (live_path, G_FILE_TEST_EXISTS));
 }
 
@@ -215,7 +186,7 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
   boot_path = test_write_lock_file (f->tmp, f->jobs, "rebooted", "{\"count\": 1}", other_boot,
                                     TEST_JOB_FOLDER_WITH_LOCK);
   counter = test_counter_open (f->folder, -1, 30);
-  g_assert_true (can_acquire (f, counter, "0"));   /* needs its unit: judged */
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "0"));   /* needs its unit: judged */
   g_assert_false (g_file_test (boot_path, G_FILE_TEST_EXISTS));
 
   /* A holder on another host is never judged by a local pid check: its
@@ -231,12 +202,12 @@ test_other_boot_and_host (Fixture *f, gconstpointer data)
     host_path = test_write_lock_file (f->tmp, f->jobs, "remote", "{\"count\": 1}",
       "{\"type\": \"local\", \"pid\": 2147483000, \"host\": \"elsewhere.invalid\"}",
       TEST_JOB_FOLDER_WITH_LOCK);
-    g_assert_false (can_acquire (f, counter, "1"));
+    g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
     g_assert_true (g_file_test (host_path, G_FILE_TEST_EXISTS));
     helper_close_stdin (remote);
     g_assert_cmpint (helper_wait (remote), ==, 0);
   }
-  g_assert_true (can_acquire (f, counter, "2"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "2"));
   g_assert_false (g_file_test (host_path, G_FILE_TEST_EXISTS));
 }
 
@@ -296,13 +267,13 @@ test_capacity_lowered (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   held = tessera_dynamic_dependency_lock (dep, 0, NULL, &error);
   g_assert_no_error (error);
-  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "1"));
   /* Another process lowers the capacity to what is already held. */
   test_write_in_place (info, "{\"total\": 1}");
-  g_assert_false (can_acquire (f, counter, "2"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "2"));
   g_assert_cmpint (test_counter_get_total (counter), ==, 1);
   g_assert_true (tessera_lock_release (TESSERA_LOCK (held), NULL));
-  g_assert_true (can_acquire (f, counter, "3"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "3"));
 }
 
 /* The temporary file of a writer killed before its rename goes once older
@@ -318,7 +289,7 @@ test_stale_temporary_removed (Fixture *f, gconstpointer data)
   test_write_file (young, "");
   test_set_file_age (stale, 100);
   counter = test_counter_open (f->folder, -1, 30);
-  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "1"));
   g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
 }
@@ -346,7 +317,7 @@ test_unknown_reason_follows_verdict (Fixture *f, gconstpointer data)
   test_expect_warnings ();
   g_assert_cmpint (g_mkdir_with_parents (job_lock, 0755), ==, 0);   /* not a regular file */
   counter = test_counter_open (f->folder, -1, 0);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   files = tessera_tracked_dynamic_resource_list_lock_files (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter));
   g_assert_cmpuint (files->len, ==, 1);
   before = tessera_dynamic_lock_file_dup_unknown_reason (g_ptr_array_index (files, 0));
@@ -356,7 +327,7 @@ test_unknown_reason_follows_verdict (Fixture *f, gconstpointer data)
   test_write_file (pid_file, spec_text);
   tessera_tracked_dynamic_resource_update (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), &error);
   g_assert_no_error (error);
-  g_assert_false (can_acquire (f, counter, "2"));   /* it lives: it holds */
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "2"));   /* it lives: it holds */
   g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
   after = tessera_dynamic_lock_file_dup_unknown_reason (g_ptr_array_index (files, 0));
   g_test_message ("after: %s", after);
@@ -404,14 +375,14 @@ test_truncated_removed (Fixture *f, gconstpointer data)
   test_set_file_age (cut, 100);
   test_set_file_age (other, 100);
   counter = test_counter_open (f->folder, -1, 30);
-  g_assert_false (can_acquire (f, counter, "1"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "1"));
   g_assert_true (g_file_test (empty, G_FILE_TEST_EXISTS));   /* just seen */
   tessera_tracked_dynamic_resource_set_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 1);
   test_wait_until (damaged_removed, &(Damaged) { counter, empty, cut }, 60, "%s or %s stayed", empty, cut);
   g_assert_cmpint (g_get_monotonic_time () - since, >=, G_USEC_PER_SEC);
-  g_assert_true (can_acquire (f, counter, "1"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "1"));
   test_write_file (young, "");
-  g_assert_false (can_acquire (f, counter, "2"));
+  g_assert_false (test_counter_can_take (counter, f->tmp, 1, "2"));
   g_assert_true (g_file_test (young, G_FILE_TEST_EXISTS));
   g_assert_true (g_file_test (other, G_FILE_TEST_EXISTS));
 }
@@ -454,12 +425,12 @@ test_judged_when_needed (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (g_file_test (dead, G_FILE_TEST_EXISTS));
   g_assert_cmpint (test_counter_get_used (counter), ==, 3);
-  g_assert_true (can_acquire (f, counter, "1"));   /* the dead holder's unit */
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "1"));   /* the dead holder's unit */
   g_assert_false (g_file_test (dead, G_FILE_TEST_EXISTS));
   /* Once the pool was found full, a newcomer is judged as it is read (its
    * death then wakes waiters), even when its share is not needed. */
   later = write_dead_holder (f, "later");
-  g_assert_true (can_acquire (f, counter, "2"));
+  g_assert_true (test_counter_can_take (counter, f->tmp, 1, "2"));
   g_assert_false (g_file_test (later, G_FILE_TEST_EXISTS));
 }
 

@@ -53,43 +53,12 @@ hold (Fixture *f, TestCounter *counter, gint64 count, const char *id)
   return lock;
 }
 
-/* Whether @count of @counter can be taken now (and gives it back). */
-static gboolean
-can_take (Fixture *f, TestCounter *counter, gint64 count, const char *id)
-{
-  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "probe", id);
-  g_autoptr(TesseraDynamicDependency) dep = test_counter_dependency_new (counter, job, count);
-  g_autoptr(TesseraDynamicDependencyLock) lock = tessera_dynamic_dependency_lock (dep, 0, NULL, NULL);
-
-  if (lock == NULL)
-    return FALSE;
-  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
-  return TRUE;
-}
-
-typedef struct
-{
-  Fixture *f;
-  TestCounter *counter;
-  gint64 count;
-  guint tries;
-} Take;
-
-static gboolean
-can_take_again (gpointer data)
-{
-  Take *take = data;
-  g_autofree char *id = g_strdup_printf ("probe-within-%u", take->tries++);
-
-  return can_take (take->f, take->counter, take->count, id);
-}
-
 /* Tries to take @count of @counter, again and again (the waiter may be
  * within a try), for up to @seconds. */
 static gboolean
 take_within (Fixture *f, TestCounter *counter, gint64 count, double seconds)
 {
-  return test_poll_until (can_take_again, &(Take) { f, counter, count, 0 }, seconds);
+  return test_poll_until (test_counter_probe_can_take, &(TestCounterProbe) { counter, f->tmp, count, 0 }, seconds);
 }
 
 typedef struct
@@ -167,7 +136,7 @@ test_timeout_holds_nothing (Fixture *f, gconstpointer data)
   g_assert_error (a.error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
   g_assert_true (tessera_dynamic_dependency_locks_get_waiting_for (a.locks) == a.deps[1]);
   g_assert_cmpuint (tessera_locks_get_locks (TESSERA_LOCKS (a.locks))->len, ==, 0);
-  g_assert_true (can_take (f, f->cpu, 2, "probe-1"));
+  g_assert_true (test_counter_can_take (f->cpu, f->tmp, 2, "probe-1"));
   attempt_clear (&a);
 }
 
@@ -197,10 +166,10 @@ test_waits_then_takes_both (Fixture *f, gconstpointer data)
   g_assert_cmpuint (held->len, ==, 2);
   g_assert_true (tessera_dynamic_dependency_lock_get_dependency (g_ptr_array_index (held, 0)) == a.deps[0]);
   g_assert_true (tessera_dynamic_dependency_lock_get_dependency (g_ptr_array_index (held, 1)) == a.deps[1]);
-  g_assert_false (can_take (f, f->cpu, 1, "probe-5"));
-  g_assert_false (can_take (f, f->db, 1, "probe-6"));
+  g_assert_false (test_counter_can_take (f->cpu, f->tmp, 1, "probe-5"));
+  g_assert_false (test_counter_can_take (f->db, f->tmp, 1, "probe-6"));
   attempt_clear (&a);
-  g_assert_true (can_take (f, f->cpu, 2, "probe-7"));
+  g_assert_true (test_counter_can_take (f->cpu, f->tmp, 2, "probe-7"));
 }
 
 /* A peer stuck in the critical section of the pool tried second (it
@@ -245,7 +214,7 @@ test_stuck_ipc_lock_holds_nothing (Fixture *f, gconstpointer data)
   attempt_init (&a, f, job, 120);
   thread = g_thread_new ("attempt", data != NULL ? attempt_in_slices_thread : attempt_thread, &a);
   test_pause_point_wait (pause, 60);
-  g_assert_false (can_take (f, first, 1, "probe-stuck-held"));
+  g_assert_false (test_counter_can_take (first, f->tmp, 1, "probe-stuck-held"));
   test_pause_point_release (pause);
   /* Before, it held the first pool until the peer let go (or its timeout). */
   g_assert_true (take_within (f, first, first_count, 30));
@@ -256,8 +225,8 @@ test_stuck_ipc_lock_holds_nothing (Fixture *f, gconstpointer data)
   g_assert_no_error (a.error);
   g_assert_true (a.ok);
   g_assert_cmpuint (tessera_locks_get_locks (TESSERA_LOCKS (a.locks))->len, ==, 2);
-  g_assert_false (can_take (f, f->cpu, 1, "probe-stuck-cpu"));
-  g_assert_false (can_take (f, f->db, 1, "probe-stuck-db"));
+  g_assert_false (test_counter_can_take (f->cpu, f->tmp, 1, "probe-stuck-cpu"));
+  g_assert_false (test_counter_can_take (f->db, f->tmp, 1, "probe-stuck-db"));
   attempt_clear (&a);
 }
 
@@ -277,7 +246,7 @@ test_cancel (Fixture *f, gconstpointer data)
   g_assert_false (a.ok);
   g_assert_error (a.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_assert_cmpuint (tessera_locks_get_locks (TESSERA_LOCKS (a.locks))->len, ==, 0);
-  g_assert_true (can_take (f, f->cpu, 2, "probe-8"));
+  g_assert_true (test_counter_can_take (f->cpu, f->tmp, 2, "probe-8"));
   attempt_clear (&a);
 }
 
@@ -300,7 +269,7 @@ test_same_folder_refused (Fixture *f, gconstpointer data)
   deps[1] = test_counter_dependency_new (again, job, 1);
   g_assert_false (tessera_dynamic_dependency_locks_acquire_all (locks, deps, 2, 0, NULL, &error));
   g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_ALREADY_HELD);
-  g_assert_true (can_take (f, f->cpu, 2, "probe-9"));
+  g_assert_true (test_counter_can_take (f->cpu, f->tmp, 2, "probe-9"));
   g_object_unref (deps[0]);
   g_object_unref (deps[1]);
 }
@@ -317,11 +286,11 @@ test_release_gives_all_back (Fixture *f, gconstpointer data)
   g_assert_true (tessera_dynamic_dependency_locks_acquire_all (a.locks, a.deps, 2, 0, NULL, &a.error));
   g_assert_no_error (a.error);
   g_assert_cmpuint (tessera_lock_get_level (TESSERA_LOCK (a.locks)), ==, 1);
-  g_assert_false (can_take (f, f->db, 1, "during"));
+  g_assert_false (test_counter_can_take (f->db, f->tmp, 1, "during"));
   g_assert_true (tessera_lock_release (TESSERA_LOCK (a.locks), NULL));
   /* Given back while the container still exists. */
-  g_assert_true (can_take (f, f->db, 1, "after"));
-  g_assert_true (can_take (f, f->cpu, 2, "after-cpu"));
+  g_assert_true (test_counter_can_take (f->db, f->tmp, 1, "after"));
+  g_assert_true (test_counter_can_take (f->cpu, f->tmp, 2, "after-cpu"));
   attempt_clear (&a);
 }
 
