@@ -370,15 +370,27 @@ watchers (Fixture *f, gint64 counts[3])
   return sum;
 }
 
+typedef struct
+{
+  Fixture *f;
+  gint64 sum;
+  gint64 *counts;
+} Watchers;
+
+static gboolean
+serve_watchers (gpointer data)
+{
+  const Watchers *w = data;
+
+  return watchers (w->f, w->counts) == w->sum;
+}
+
 /* Waits until the members serve @sum watches in all (bounded). */
 static void
 expect_watchers (Fixture *f, gint64 sum, gint64 counts[3])
 {
-  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-
-  while (watchers (f, counts) != sum)
-    if (g_get_monotonic_time () > deadline)
-      g_error ("etcd's members do not serve %" G_GINT64_FORMAT " watches in all", sum);
+  test_wait_until (serve_watchers, &(Watchers) { f, sum, counts }, 60,
+                   "etcd's members do not serve %" G_GINT64_FORMAT " watches in all", sum);
 }
 
 /* Three members; a waiter whose watch reads from the leader waits for

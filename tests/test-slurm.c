@@ -66,25 +66,35 @@ submit_job (void)
   return submit (argv);
 }
 
+/* What squeue says of a job (@argv), and whether it holds @text. */
+typedef struct
+{
+  const char * const *argv;
+  const char *text;
+  char *said;
+} Squeue;
+
+static gboolean
+squeue_says (gpointer data)
+{
+  Squeue *q = data;
+
+  g_clear_pointer (&q->said, g_free);
+  return g_spawn_sync (NULL, (char **) q->argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
+                       NULL, NULL, &q->said, NULL, NULL, NULL) &&
+         strstr (q->said, q->text) != NULL;
+}
+
 /* Waits (bounded) until Slurm says the job runs. */
 static void
 wait_until_running (const char *id)
 {
   const char *argv[] = { "squeue", "--noheader", "--format=%T", "--jobs", id, NULL };
-  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  Squeue q = { argv, "RUNNING", NULL };
 
-  while (TRUE)
-    {
-      g_autofree char *out = NULL;
-
-      if (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
-                        NULL, NULL, &out, NULL, NULL, NULL) &&
-          g_str_has_prefix (out, "RUNNING"))
-        return;
-      if (g_get_monotonic_time () > deadline)
-        g_error ("job %s never ran (squeue says “%s”)", id, out != NULL ? out : "");
-      g_usleep (G_USEC_PER_SEC / 10);
-    }
+  if (!test_poll_until (squeue_says, &q, 120))
+    g_error ("job %s never ran (squeue says “%s”)", id, q.said != NULL ? q.said : "");
+  g_free (q.said);
 }
 
 /* Writes experimaestro's lock file for a Slurm job: jobs/slurm@<name>.json. */
@@ -274,19 +284,10 @@ test_array_with_an_ended_task_counts (Fixture *f, gconstpointer data)
   /* Task 0 has ended when squeue shows it so. */
   {
     const char *probe[] = { "squeue", "--noheader", "--states=all", "--format=%i %T", "--jobs", out, NULL };
-    gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+    Squeue q = { probe, "_0 COMPLETED", NULL };
 
-    while (TRUE)
-      {
-        g_autofree char *listing = NULL;
-
-        g_assert_true (g_spawn_sync (NULL, (char **) probe, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
-                                     &listing, NULL, NULL, NULL));
-        if (strstr (listing, "_0 COMPLETED") != NULL)
-          break;
-        g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-        g_usleep (G_USEC_PER_SEC / 10);
-      }
+    test_wait_until (squeue_says, &q, 120, "task 0 of %s never completed", out);
+    g_free (q.said);
   }
   id_json = g_strdup_printf ("\"%s\"", out);
   path = write_slurm_lock_file (f, "array-ended", id_json);
