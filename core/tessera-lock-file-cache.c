@@ -750,10 +750,7 @@ reload_dirty (TesseraLockFileCache *cache, GHashTable *dirty)
 static gboolean
 scan_jobs (TesseraLockFileCache *cache, double min_age)
 {
-  g_autoptr(GHashTable) seen = _tessera_lock_folder_list_jobs (cache->folder, min_age, cache->read_only);
-  g_autoptr(GPtrArray) gone = NULL;
-  GHashTableIter iter;
-  gpointer key;
+  g_autoptr(GPtrArray) seen = _tessera_lock_folder_list_jobs (cache->folder, min_age, cache->read_only);
   int dir_fd;
 
   if (seen == NULL)
@@ -761,19 +758,28 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
       look_failed (cache, errno);
       return FALSE;
     }
-  gone = g_ptr_array_new_with_free_func (g_free);
+  /* What is gone, when anything was known: a fresh cache (every command)
+   * has nothing to drop and needs no set of the names seen. */
+  if (g_hash_table_size (cache->cache) > 0)
+    {
+      g_autoptr(GHashTable) present = g_hash_table_new (g_str_hash, g_str_equal);
+      g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func (g_free);
+      GHashTableIter iter;
+      gpointer key;
 
-  g_hash_table_iter_init (&iter, cache->cache);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    if (!g_hash_table_contains (seen, key))
-      g_ptr_array_add (gone, g_strdup (key));
-  for (guint i = 0; i < gone->len; i++)
-    remove_entry (cache, g_ptr_array_index (gone, i));
+      for (guint i = 0; i < seen->len; i++)
+        g_hash_table_add (present, g_ptr_array_index (seen, i));
+      g_hash_table_iter_init (&iter, cache->cache);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        if (!g_hash_table_contains (present, key))
+          g_ptr_array_add (gone, g_strdup (key));
+      for (guint i = 0; i < gone->len; i++)
+        remove_entry (cache, g_ptr_array_index (gone, i));
+    }
   /* jobs/ opened once for all (never through a link), not per name. */
   dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
-  g_hash_table_iter_init (&iter, seen);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    reload (cache, key, dir_fd);
+  for (guint i = 0; i < seen->len; i++)
+    reload (cache, g_ptr_array_index (seen, i), dir_fd);
   if (dir_fd >= 0)
     close (dir_fd);
   return cache->look_errno == 0;

@@ -97,7 +97,7 @@ gboolean    _tessera_lock_folder_stat_job         (TesseraLockFolder  *folder,
 /* The lock file names in jobs/, read through a descriptor that follows
  * no link (NULL, errno set, when jobs/ cannot be read); on the way, unless
  * @read_only, removes the temporaries of writers dead for @min_age. */
-GHashTable *_tessera_lock_folder_list_jobs        (TesseraLockFolder  *folder,
+GPtrArray  *_tessera_lock_folder_list_jobs        (TesseraLockFolder  *folder,
                                                    double              min_age,
                                                    gboolean            read_only);
 /* Removes jobs/@name if it is still the regular file @ino, never through
