@@ -56,13 +56,18 @@ struct _TesseraLockFileIndex
   guint64 jobs_ino;
   gboolean read_only;
   char *buffer;           /* the file as read: records point into it */
-  GHashTable *records;    /* name → Record */
+  GArray *loaded;         /* the file's Records, in one block; NULL: none */
+  GHashTable *records;    /* name → Record (in loaded, or one of put's) */
   guint changes;
 };
 
 static void
 record_free (Record *record)
 {
+  /* The file's records live in one block (index->loaded), not one each:
+   * 10 000 allocations cost as much as reading the file. */
+  if (record->owned_name == NULL)
+    return;
   g_free (record->owned_name);
   g_free (record->owned_data);
   g_free (record->owned_summary);
@@ -152,18 +157,28 @@ take_string (Cursor *c, guint32 n)
   return s;
 }
 
-/* Only names the cache could ask for: lock file names of jobs/. */
+/* Only names the cache could ask for: lock file names of jobs/, of
+ * @length bytes (known when read, so not counted again). */
+static gboolean
+is_record_name_of_length (const char *name, gsize length)
+{
+  gsize suffix = strlen (TESSERA_LOCK_FILE_SUFFIX);
+
+  return length > suffix && memcmp (name + length - suffix, TESSERA_LOCK_FILE_SUFFIX, suffix) == 0 &&
+         memchr (name, '/', length) == NULL;
+}
+
 static gboolean
 is_record_name (const char *name)
 {
-  return g_str_has_suffix (name, TESSERA_LOCK_FILE_SUFFIX) && strchr (name, '/') == NULL &&
-         strcmp (name, TESSERA_LOCK_FILE_SUFFIX) != 0;
+  return is_record_name_of_length (name, strlen (name));
 }
 
 static gboolean
 parse (TesseraLockFileIndex *index, const char *data, gsize length)
 {
   Cursor c = { data, data + length };
+  g_autoptr(GArray) loaded = NULL;
   guint64 dev, ino, sum;
   guint32 n;
   const char *pool_path;
@@ -180,35 +195,39 @@ parse (TesseraLockFileIndex *index, const char *data, gsize length)
     return FALSE;
   if (dev != index->jobs_dev || ino != index->jobs_ino || strcmp (pool_path, index->pool_path) != 0)
     return FALSE;   /* another pool's (a collision), or jobs/ made again */
+  /* A record takes a few hundred bytes: sized so it seldom grows. */
+  loaded = g_array_sized_new (FALSE, TRUE, sizeof (Record), (guint) (length / 256) + 1);
   for (;;)
     {
-      Record *record;
+      Record record = { 0 };
       guint32 text_length;
 
       if (!take (&c, &n, 4))
         return FALSE;
       if (n == 0)
         break;
-      record = g_new0 (Record, 1);
-      if ((record->name = take_string (&c, n)) == NULL || !is_record_name (record->name) ||
-          !take (&c, &record->ino, 8) || !take (&c, &record->size, 8) || !take (&c, &record->mtime_ns, 8) ||
-          !take (&c, &record->ctime_ns, 8) || !take (&c, &text_length, 4) ||
+      if ((record.name = take_string (&c, n)) == NULL || !is_record_name_of_length (record.name, n - 1) ||
+          !take (&c, &record.ino, 8) || !take (&c, &record.size, 8) || !take (&c, &record.mtime_ns, 8) ||
+          !take (&c, &record.ctime_ns, 8) || !take (&c, &text_length, 4) ||
           text_length > MAX_RECORD_TEXT || (gsize) (c.end - c.p) < text_length)
-        {
-          record_free (record);
-          return FALSE;
-        }
-      record->data = c.p;
-      record->length = text_length;
+        return FALSE;
+      record.data = c.p;
+      record.length = text_length;
       c.p += text_length;
-      if (!take (&c, &n, 4) || (n != 0 && ((record->summary = take_string (&c, n)) == NULL)))
-        {
-          record_free (record);
-          return FALSE;
-        }
+      if (!take (&c, &n, 4) || (n != 0 && ((record.summary = take_string (&c, n)) == NULL)))
+        return FALSE;
+      g_array_append_val (loaded, record);
+    }
+  if (c.p != c.end)
+    return FALSE;
+  /* Now that the block no longer moves. */
+  for (guint i = 0; i < loaded->len; i++)
+    {
+      Record *record = &g_array_index (loaded, Record, i);
       g_hash_table_replace (index->records, (gpointer) record->name, record);
     }
-  return c.p == c.end;
+  index->loaded = g_steal_pointer (&loaded);
+  return TRUE;
 }
 
 /* Reads our index, if it is one: a regular file of ours, opened without
@@ -293,6 +312,7 @@ _tessera_lock_file_index_free (TesseraLockFileIndex *index)
   if (index == NULL)
     return;
   g_hash_table_unref (index->records);
+  g_clear_pointer (&index->loaded, g_array_unref);
   g_free (index->buffer);
   g_free (index->folder_path);
   g_free (index->file_name);
