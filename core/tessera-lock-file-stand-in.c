@@ -6,11 +6,17 @@
 #include "tessera-folder-io-private.h"
 #include "tessera-lock-file-stand-in-private.h"
 
+#include <string.h>
+
 struct _TesseraStandIns
 {
   GType lock_file_type;
   char *jobs_path;
   GHashTable *table;   /* summary → lock file, or NULL: it makes none */
+  /* The last one asked for, its key in table: the holders of a pool
+   * mostly share one information, and comparing costs less than hashing. */
+  const char *last_summary;
+  TesseraDynamicLockFile *last;
 };
 
 static void
@@ -49,10 +55,16 @@ stand_ins_get (TesseraStandIns *stand_ins, const char *summary)
 {
   g_autofree char *text = NULL;
   TesseraDynamicLockFile *stand_in;
-  gpointer found;
+  gpointer key, found;
 
-  if (g_hash_table_lookup_extended (stand_ins->table, summary, NULL, &found))
-    return found;
+  if (stand_ins->last_summary != NULL && strcmp (stand_ins->last_summary, summary) == 0)
+    return stand_ins->last;
+  if (g_hash_table_lookup_extended (stand_ins->table, summary, &key, &found))
+    {
+      stand_ins->last_summary = key;
+      stand_ins->last = found;
+      return found;
+    }
   /* An empty job_uri: valid (it counts), and names no job to judge. */
   text = g_strdup_printf ("{\"job_uri\": \"\", \"information\": %s}", summary);
   stand_in = tessera_dynamic_lock_file_new_from_data (stand_ins->lock_file_type, stand_ins->jobs_path, text, -1, NULL);
