@@ -312,14 +312,95 @@ begin_description (JsonBuilder *builder, TesseraConfig *config, const char *name
   json_builder_begin_array (builder);
 }
 
+/* A holder's line of the text, from what its JSON holds (members that
+ * are JSON null here NULL; the names as escaped for JSON, escaped for a
+ * terminal when written). */
+typedef struct
+{
+  const char *job;
+  const char *user;        /* NULL: its uid (uid_text), else "?" */
+  const char *uid_text;
+  const char *pid_text;    /* NULL: "?" */
+  const char *host;
+  const char *process_type;
+  const char *process_id;
+  const char *reason;
+  const char *state;
+  const char *since;
+  const char *information; /* its JSON text */
+  gint64 lease_ttl;        /* < 0: none */
+} HolderLine;
+
+static void format_holder_line (const char *resource_name, const HolderLine *line, GString *out);
+static void format_header (JsonObject *object, guint holders, GString *out);
+static void format_waiters (JsonObject *object, GString *out);
+static char *information_text (JsonGenerator **generator, JsonNode *node);
+
+/* The text line of a holder, from the values its JSON would hold
+ * (describe_into()'s, as it computes them): @information is consumed. */
+static void
+describe_holder_line (TesseraTrackedDynamicResource *resource, const char *resource_name,
+                      TesseraDynamicLockFile *lock_file, TesseraProcess *process, const char *job,
+                      const char *since, const char *doubt, JsonNode *information, const char *state, gint64 owner,
+                      GHashTable *users, JsonGenerator **generator, GString *out)
+{
+  gboolean local = process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0;
+  JsonNode *spec = process ? tessera_process_get_spec (process) : NULL;
+  JsonNode *id = spec && JSON_NODE_HOLDS_OBJECT (spec)
+                 ? json_object_get_member (json_node_get_object (spec), "pid") : NULL;
+  g_autoptr(JsonNode) shown_information = information ? information : json_node_new (JSON_NODE_NULL);
+  g_autofree char *info = information_text (generator, shown_information);
+  g_autofree char *pid_text = local ? g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) tessera_process_get_pid (process))
+                                    : NULL;
+  g_autofree char *uid_text = owner >= 0 ? g_strdup_printf ("%" G_GINT64_FORMAT, owner) : NULL;
+  g_autofree char *host = process && tessera_process_get_host (process)
+                          ? escape_name (tessera_process_get_host (process), FALSE) : NULL;
+  g_autofree char *type = process && tessera_process_get_process_type (process)
+                          ? escape_name (tessera_process_get_process_type (process), FALSE) : NULL;
+  g_autofree char *process_id = NULL;
+  g_autofree char *reason = NULL;
+  double left = tessera_tracked_dynamic_resource_get_holder_lease_left (resource, lock_file);
+  HolderLine line = { 0 };
+
+  if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_STRING)
+    process_id = escape_name (json_node_get_string (id), FALSE);
+  else if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_INT64)
+    process_id = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (id));
+  else if (local)
+    process_id = g_strdup_printf ("%d", (int) tessera_process_get_pid (process));
+  if (tessera_dynamic_lock_file_get_problem (lock_file) != NULL)
+    reason = escape_name (tessera_dynamic_lock_file_get_problem (lock_file), FALSE);
+  else if (process && tessera_process_get_problem (process) != NULL)
+    reason = g_strdup (tessera_process_get_problem (process));
+  else if (doubt != NULL)
+    reason = escape_name (doubt, FALSE);
+  line.job = job;
+  line.user = owner >= 0 ? user_name (users, (uid_t) owner) : NULL;
+  line.uid_text = uid_text;
+  line.pid_text = pid_text;
+  line.host = host;
+  line.process_type = type;
+  line.process_id = process_id;
+  line.reason = reason;
+  line.state = state;
+  line.since = since;
+  line.information = info;
+  line.lease_ttl = left >= 0 ? (gint64) left : -1;
+  format_holder_line (resource_name, &line, out);
+}
+
 /* {"name", "type", "path", "store", "capacity", "free", "holders": [...]}
  * ("path": where the pool lives, its key on etcd)
  * @fresh: just opened, so its view was brought up to date under ipc.lock
- * a moment ago: not read again (each holder's state is judged here). */
-JsonNode *
-describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
-          GError **unusable_out)
+ * a moment ago: not read again (each holder's state is judged here).
+ * @lines: when given, the holders are written there as format_description()
+ * would (not put in the JSON, whose "holders" stays empty): a JSON tree
+ * of 10 000 holders cost more than reading their files. */
+static JsonNode *
+describe_into (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
+               GString *lines, GError **unusable_out)
 {
+  g_autoptr(JsonGenerator) generator = NULL;
   g_autoptr(GError) unusable = NULL;
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GPtrArray) files = NULL;
@@ -388,6 +469,12 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
         held = add_units (held, amount);
       gint64 owner = holder_owner (lock_file, process);
 
+      if (lines != NULL)
+        {
+          describe_holder_line (resource, name, lock_file, process, job, since, doubt, information, state, owner,
+                                users, &generator, lines);
+          continue;
+        }
       json_builder_begin_object (builder);
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
@@ -503,6 +590,32 @@ describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource
   return json_builder_get_root (builder);
 }
 
+JsonNode *
+describe (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
+          GError **unusable_out)
+{
+  return describe_into (config, name, resource, fresh, NULL, unusable_out);
+}
+
+void
+describe_text (TesseraConfig *config, const char *name, TesseraTrackedDynamicResource *resource, gboolean fresh,
+               GString *out, GError **unusable_out)
+{
+  g_autoptr(GString) holders = g_string_new (NULL);
+  g_autoptr(JsonNode) node = describe_into (config, name, resource, fresh, holders, unusable_out);
+  JsonObject *object = json_node_get_object (node);
+
+  if (json_object_get_string_member_with_default (object, "error", NULL) != NULL)
+    {
+      format_header (object, 0, out);
+      return;
+    }
+  /* Described above: the holders' count is that of their lines' first. */
+  format_header (object, holders->len > 0 ? 1 : 0, out);
+  g_string_append_len (out, holders->str, holders->len);
+  format_waiters (object, out);
+}
+
 /* What status --json says of resource @name when it cannot be opened:
  * nothing is known of it but why. */
 JsonNode *
@@ -543,12 +656,11 @@ information_text (JsonGenerator **generator, JsonNode *node)
   return json_generator_to_data (*generator, NULL);
 }
 
-void
-format_description (JsonNode *node, GString *out)
+/* The first line(s): the resource, what is free (or why it cannot be
+ * read), and "no holder" when @holders is 0. */
+static void
+format_header (JsonObject *object, guint holders, GString *out)
 {
-  JsonObject *object = json_node_get_object (node);
-  JsonArray *holders = json_object_get_array_member (object, "holders");
-  JsonArray *waiters = json_object_get_array_member (object, "waiters");
   gint64 capacity = json_object_get_int_member (object, "capacity");
   gint64 reclaimable = json_object_get_int_member_with_default (object, "reclaimable", 0);
   /* What dead holders leave to take back, when they leave any. */
@@ -558,7 +670,6 @@ format_description (JsonNode *node, GString *out)
                        (long long) json_object_get_int_member_with_default (object, "held", 0), (long long) reclaimable)
     : g_strdup ("");
   const char *why = json_object_get_string_member_with_default (object, "error", NULL);
-  g_autoptr(JsonGenerator) generator = NULL;
 
   if (why != NULL)
     {
@@ -584,72 +695,61 @@ format_description (JsonNode *node, GString *out)
   else
     g_string_append_printf (out, "%s (%s)\n", json_object_get_string_member (object, "name"),
              json_object_get_string_member (object, "type"));
-  if (json_array_get_length (holders) == 0)
+  if (holders == 0)
     g_string_append_printf (out, "  %s\n", _("no holder"));
-  for (guint i = 0; i < json_array_get_length (holders); i++)
+}
+
+/* A holder's line(s) under resource @resource_name. */
+static void
+format_holder_line (const char *resource_name, const HolderLine *line, GString *out)
+{
+  g_autofree char *user_text = g_strdup (line->user != NULL ? line->user
+                                         : line->uid_text != NULL ? line->uid_text : "?");
+  const char *host = line->host != NULL ? line->host : "?";
+  g_autofree char *job_text = escape_name (line->job, TRUE);
+  g_autofree char *host_text = escape_name (host, TRUE);
+  g_autofree char *info_text = escape_name (line->information, TRUE);
+  g_autofree char *user_safe = escape_name (user_text, TRUE);
+  const char *since = line->since != NULL ? line->since : "?";
+
+  if (line->process_type != NULL && !g_str_equal (line->process_type, "local"))
     {
-      JsonObject *h = json_array_get_object_element (holders, i);
-      g_autofree char *info = information_text (&generator, json_object_get_member (h, "information"));
-      JsonNode *pid = json_object_get_member (h, "pid");
-      g_autofree char *pid_text = JSON_NODE_HOLDS_NULL (pid) ? g_strdup ("?")
-                                  : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
+      g_autofree char *type_text = escape_name (line->process_type, TRUE);
+      g_autofree char *id_text = escape_name (line->process_id != NULL ? line->process_id : "?", TRUE);
 
-      JsonNode *user = json_object_get_member (h, "user");
-      JsonNode *uid = json_object_get_member (h, "uid");
-      g_autofree char *user_text = user && !JSON_NODE_HOLDS_NULL (user) ? g_strdup (json_node_get_string (user))
-                                   : uid && !JSON_NODE_HOLDS_NULL (uid)
-                                   ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (uid))
-                                   : g_strdup ("?");
-
-      const char *host = json_object_get_string_member_with_default (h, "host", "?");
-      g_autofree char *job_text = escape_name (json_object_get_string_member (h, "job"), TRUE);
-      g_autofree char *host_text = escape_name (host ? host : "?", TRUE);
-      g_autofree char *info_text = escape_name (info, TRUE);
-      g_autofree char *user_safe = escape_name (user_text, TRUE);
-
-      const char *type = json_object_get_string_member_with_default (h, "process_type", NULL);
-      const char *id = json_object_get_string_member_with_default (h, "process_id", NULL);
-      const char *reason = json_object_get_string_member_with_default (h, "reason", NULL);
-
-      if (type != NULL && !g_str_equal (type, "local"))
-        {
-          g_autofree char *type_text = escape_name (type, TRUE);
-          g_autofree char *id_text = escape_name (id != NULL ? id : "?", TRUE);
-
-          /* Translators: job, user, process type (slurm…), its job id, state, time, details */
-          g_string_append_printf (out, _("  %s  %s, %s job %s, %s, since %s  %s\n"),
-                   job_text, user_safe, type_text, id_text,
-                   json_object_get_string_member (h, "state"),
-                   json_object_get_string_member_with_default (h, "since", "?"), info_text);
-        }
-      else
-        /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
-        g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
-                 job_text, user_safe, pid_text, host_text,
-                 json_object_get_string_member (h, "state"),
-                 json_object_get_string_member_with_default (h, "since", "?"), info_text);
-      if (reason != NULL)
-        {
-          g_autofree char *reason_text = escape_name (reason, TRUE);
-          /* Translators: why a holder is "unknown" */
-          g_string_append_printf (out, _("    (%s)\n"), reason_text);
-        }
-      if (reason != NULL && g_strcmp0 (json_object_get_string_member (h, "state"), "unknown") == 0)
-        {
-          g_autofree char *name_text = escape_name (json_object_get_string_member (object, "name"), TRUE);
-
-          /* Translators: the command that frees an "unknown" holder (resource, job) */
-          g_string_append_printf (out, _("    it counts until it is surely gone; once it is: tessera clean --force %s %s\n"),
-                                  name_text, job_text);
-        }
-      {
-        JsonNode *ttl = json_object_get_member (h, "lease_ttl");
-
-        if (ttl != NULL && !JSON_NODE_HOLDS_NULL (ttl))
-          /* Translators: seconds the holder's etcd lease has left */
-          g_string_append_printf (out, _("    lease: %lld s left\n"), (long long) json_node_get_int (ttl));
-      }
+      /* Translators: job, user, process type (slurm…), its job id, state, time, details */
+      g_string_append_printf (out, _("  %s  %s, %s job %s, %s, since %s  %s\n"),
+               job_text, user_safe, type_text, id_text, line->state, since, info_text);
     }
+  else
+    /* Translators: job, user, pid, host, state (alive/dead/remote/unknown), time, details */
+    g_string_append_printf (out, _("  %s  %s, pid %s on %s, %s, since %s  %s\n"),
+             job_text, user_safe, line->pid_text != NULL ? line->pid_text : "?", host_text, line->state, since,
+             info_text);
+  if (line->reason != NULL)
+    {
+      g_autofree char *reason_text = escape_name (line->reason, TRUE);
+      /* Translators: why a holder is "unknown" */
+      g_string_append_printf (out, _("    (%s)\n"), reason_text);
+    }
+  if (line->reason != NULL && g_strcmp0 (line->state, "unknown") == 0)
+    {
+      g_autofree char *name_text = escape_name (resource_name, TRUE);
+
+      /* Translators: the command that frees an "unknown" holder (resource, job) */
+      g_string_append_printf (out, _("    it counts until it is surely gone; once it is: tessera clean --force %s %s\n"),
+                              name_text, job_text);
+    }
+  if (line->lease_ttl >= 0)
+    /* Translators: seconds the holder's etcd lease has left */
+    g_string_append_printf (out, _("    lease: %lld s left\n"), (long long) line->lease_ttl);
+}
+
+static void
+format_waiters (JsonObject *object, GString *out)
+{
+  JsonArray *waiters = json_object_get_array_member (object, "waiters");
+
   for (guint i = 0; waiters != NULL && i < json_array_get_length (waiters); i++)
     {
       JsonObject *w = json_array_get_object_element (waiters, i);
@@ -679,10 +779,42 @@ format_description (JsonNode *node, GString *out)
 }
 
 void
-print_description (JsonNode *node)
+format_description (JsonNode *node, GString *out)
 {
-  g_autoptr(GString) out = g_string_new (NULL);
+  JsonObject *object = json_node_get_object (node);
+  JsonArray *holders = json_object_get_array_member (object, "holders");
+  g_autoptr(JsonGenerator) generator = NULL;
 
-  format_description (node, out);
-  g_print ("%s", out->str);
+  format_header (object, json_array_get_length (holders), out);
+  if (json_object_get_string_member_with_default (object, "error", NULL) != NULL)
+    return;
+  for (guint i = 0; i < json_array_get_length (holders); i++)
+    {
+      JsonObject *h = json_array_get_object_element (holders, i);
+      g_autofree char *info = information_text (&generator, json_object_get_member (h, "information"));
+      JsonNode *pid = json_object_get_member (h, "pid");
+      JsonNode *uid = json_object_get_member (h, "uid");
+      JsonNode *ttl = json_object_get_member (h, "lease_ttl");
+      g_autofree char *pid_text = JSON_NODE_HOLDS_NULL (pid) ? NULL
+                                  : g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (pid));
+      g_autofree char *uid_text = uid && !JSON_NODE_HOLDS_NULL (uid)
+                                  ? g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (uid)) : NULL;
+      JsonNode *user = json_object_get_member (h, "user");
+      HolderLine line = { 0 };
+
+      line.job = json_object_get_string_member (h, "job");
+      line.user = user && !JSON_NODE_HOLDS_NULL (user) ? json_node_get_string (user) : NULL;
+      line.uid_text = uid_text;
+      line.pid_text = pid_text;
+      line.host = json_object_get_string_member_with_default (h, "host", NULL);
+      line.process_type = json_object_get_string_member_with_default (h, "process_type", NULL);
+      line.process_id = json_object_get_string_member_with_default (h, "process_id", NULL);
+      line.reason = json_object_get_string_member_with_default (h, "reason", NULL);
+      line.state = json_object_get_string_member (h, "state");
+      line.since = json_object_get_string_member_with_default (h, "since", NULL);
+      line.information = info;
+      line.lease_ttl = ttl != NULL && !JSON_NODE_HOLDS_NULL (ttl) ? json_node_get_int (ttl) : -1;
+      format_holder_line (json_object_get_string_member (object, "name"), &line, out);
+    }
+  format_waiters (object, out);
 }

@@ -21,7 +21,11 @@ JsonNode        *describe                    (TesseraConfig *config, const char 
                                               GError **unusable_out);
 JsonNode        *describe_unreadable         (TesseraConfig *config, const char *name, const char *why);
 void             format_description          (JsonNode *node, GString *out);
-void             print_description           (JsonNode *node);
+/* The text of format_description() for an open resource, written to @out
+ * without building its holders' JSON. */
+void             describe_text               (TesseraConfig *config, const char *name,
+                                              TesseraTrackedDynamicResource *resource, gboolean fresh,
+                                              GString *out, GError **unusable_out);
 
 /* @sum + @amount of a resource's units, both at least 0, stopping at
  * G_MAXINT64: counts come from files a co-user may write, and may be

@@ -72,7 +72,15 @@ cmd_status (int argc, char **argv)
             g_ptr_array_add (descriptions, describe_unreadable (config, name, why));
           continue;
         }
-      node = describe (config, name, resource, TRUE, &unusable);
+      if (!as_json && !as_metrics)
+        {
+          g_autoptr(GString) text = g_string_new (NULL);
+
+          describe_text (config, name, resource, TRUE, text, &unusable);
+          g_print ("%s", text->str);
+        }
+      else
+        node = describe (config, name, resource, TRUE, &unusable);
       /* Said in the view (cannot be read: …), and in the exit status. */
       if (unusable != NULL && status == 0)
         status = oserr_or (unusable, is_io_error (unusable) ? EXIT_IOERR : 1);
@@ -80,8 +88,6 @@ cmd_status (int argc, char **argv)
         json_builder_add_value (builder, g_steal_pointer (&node));
       else if (as_metrics)
         g_ptr_array_add (descriptions, g_steal_pointer (&node));
-      else
-        print_description (node);
     }
   json_builder_end_array (builder);
   json_builder_end_object (builder);
