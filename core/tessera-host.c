@@ -650,7 +650,8 @@ mount_table_update (void)
  * file system's lock manager spans hosts. They do not on most FUSE file
  * systems, on NFS mounted `nolock` or with `local_lock` other than `none`,
  * and on Lustre mounted `localflock`. Read from `/proc/self/mountinfo`
- * (once per process while no mount changes); when it cannot be read (no
+ * (once per process while no mount changes: the descriptor on it stays
+ * open for the life of the process); when it cannot be read (no
  * /proc in a container, no descriptor left), they are taken to stay
  * local: when in doubt a holder counts, and a judge that thought they
  * crossed took a free-looking job lock for a death.
