@@ -1,5 +1,6 @@
 /* test-tool-config.c: the command's configuration: its errors (exit 78
- * and one message naming file, group and key), informations.json, the
+ * and one message naming file, group and key), informations.json (and a
+ * resource's mode= never given to a file of ours linked there), the
  * built-in default, settings read from the environment, and `tessera
  * plugins`.
  *
@@ -439,6 +440,34 @@ test_pool_protocol (Fixture *f, gconstpointer data)
   g_assert_cmpint (pool_protocol (f), ==, ours + 1000);
 }
 
+/* A resource's mode= is given to what Tessera owns of its pool, never
+ * to a file of ours that only has the name of a part: one hard-linked
+ * there as informations.json keeps its mode. */
+static void
+test_sharing_spares_a_linked_file (Fixture *f, gconstpointer data)
+{
+  g_autofree char *folder = g_build_filename (f->tmp, "r", NULL);
+  g_autofree char *informations = g_build_filename (folder, "informations.json", NULL);
+  g_autofree char *mine = g_build_filename (f->tmp, "mine.json", NULL);
+  g_autofree char *config = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\nmode=0750\n",
+                                             f->tmp);
+  GStatBuf st;
+  int status;
+
+  test_write_file (f->config, config);
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  test_write_file (mine, "{\"total\": 1}");
+  g_assert_cmpint (g_chmod (mine, 0600), ==, 0);
+  g_assert_cmpint (link (mine, informations), ==, 0);
+  g_free (run_capture (f, &status, "run", "--need", "r", "--", "true", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpint (g_stat (mine, &st), ==, 0);
+  g_assert_cmpuint (st.st_mode & 07777, ==, 0600);
+  /* What is Tessera's own is given it. */
+  g_assert_cmpint (g_stat (folder, &st), ==, 0);
+  g_assert_cmpuint (st.st_mode & 07777, ==, 0750);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -459,5 +488,6 @@ main (int argc, char **argv)
   ADD ("/tool/plugins/lists-without-loading", test_plugins_command);
   ADD ("/tool/config/built-in-default", test_default_configuration);
   ADD ("/tool/config/pool-protocol", test_pool_protocol);
+  ADD ("/tool/config/sharing-spares-a-linked-file", test_sharing_spares_a_linked_file);
   return g_test_run ();
 }
