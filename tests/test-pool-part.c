@@ -557,6 +557,51 @@ test_pool_part_share_with_group (void)
   test_remove_tree (tmp);
 }
 
+/* A resource's mode= and group=: a folder given the mode, a file its
+ * read and write bits; a linked file left alone. */
+static void
+test_pool_part_give_settings (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "folder", NULL);
+  g_autofree char *file = g_build_filename (tmp, "file", NULL);
+  g_autofree char *linked = g_build_filename (tmp, "linked", NULL);
+  struct stat st;
+  int fd;
+
+  g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (file, "{}", -1, NULL));
+  g_assert_cmpint (chmod (file, 0600), ==, 0);
+
+  fd = open (folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_assert_cmpint (tessera_pool_part_give_settings (fd, 02750, getegid ()), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 02750);
+  g_assert_cmpuint (st.st_gid, ==, getegid ());
+  /* -1: the mode is left. */
+  g_assert_cmpint (tessera_pool_part_give_settings (fd, -1, -1), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 02750);
+  close (fd);
+
+  fd = open (file, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (tessera_pool_part_give_settings (fd, 02750, -1), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 0640);
+  close (fd);
+
+  /* A file with another link: left as it is. */
+  g_assert_cmpint (chmod (file, 0600), ==, 0);
+  g_assert_cmpint (link (file, linked), ==, 0);
+  fd = open (file, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (tessera_pool_part_give_settings (fd, 0777, -1), ==, 0);
+  g_assert_cmpint (fstat (fd, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 07777, ==, 0600);
+  close (fd);
+
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -573,5 +618,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);
+  g_test_add_func ("/pool-part/give-settings", test_pool_part_give_settings);
   return g_test_run ();
 }

@@ -7,11 +7,9 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <glib/gi18n-lib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tessera-config-entry.h"
@@ -45,9 +43,10 @@ check_sharing_key (GKeyFile *keyfile, const char *group, const char *key, int *m
 }
 
 /* Gives what Tessera owns of a resource (its folder, jobs/, ipc.lock,
- * informations.json) the mode and group its settings say; never through
- * a link below the folder, which is reached as the library reaches it
- * (tessera_folder_path_open()). */
+ * informations.json) the mode and group its settings say, by core's rule
+ * (tessera_pool_part_give_settings(): never a file with other links);
+ * never through a link below the folder, which is reached as the library
+ * reaches it (tessera_folder_path_open()). */
 void
 apply_sharing (Entry *entry, const char *folder)
 {
@@ -57,24 +56,18 @@ apply_sharing (Entry *entry, const char *folder)
   for (int i = -1; folder_fd >= 0 && i < TESSERA_POOL_PART_LAST; i++)
     {
       const char *part = i < 0 ? "" : tessera_pool_part_get_name (i);
-      g_autofree char *path = NULL;
-      int fd;
-      struct stat st;
+      int fd, saved;
 
       if (i >= 0 && !(tessera_pool_part_get_flags (i) & TESSERA_POOL_PART_FLAGS_OF_RESOURCE))
         continue;
-      path = g_build_filename (folder, part, NULL);
       fd = i < 0 ? dup (folder_fd) : openat (folder_fd, part, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0)
         continue;
-      if (fstat (fd, &st) == 0 && st.st_uid == geteuid ())
+      if ((saved = tessera_pool_part_give_settings (fd, entry->mode, entry->gid)) != 0)
         {
-          if (entry->gid >= 0 && st.st_gid != (gid_t) entry->gid && fchown (fd, (uid_t) -1, (gid_t) entry->gid) < 0)
-            g_printerr (_("tessera: cannot give %s the group of its settings: %s\n"), path, g_strerror (errno));
-          if (entry->mode >= 0 && S_ISDIR (st.st_mode))
-            fchmod (fd, (mode_t) entry->mode);
-          else if (entry->mode >= 0 && S_ISREG (st.st_mode))
-            fchmod (fd, (mode_t) entry->mode & 0666);
+          g_autofree char *path = g_build_filename (folder, part, NULL);
+
+          g_printerr (_("tessera: cannot give %s the group of its settings: %s\n"), path, g_strerror (saved));
         }
       close (fd);
     }

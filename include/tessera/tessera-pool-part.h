@@ -117,4 +117,9 @@ int tessera_pool_part_share_with_group  (int              fd,
                                          gboolean         writable_file,
                                          gboolean         sticky);
 
+TESSERA_AVAILABLE_IN_ALL
+int tessera_pool_part_give_settings     (int              fd,
+                                         int              mode,
+                                         gint64           gid);
+
 G_END_DECLS
