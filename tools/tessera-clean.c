@@ -181,19 +181,21 @@ clean_job_folders (TesseraConfig *config)
 }
 
 /* The holding of @job as last read (a new reference), NULL when none:
- * what the audit log says of it once it is removed. */
+ * what the audit log says of it once it is removed. @job is a holder's
+ * name (tessera_pool_part_dup_holder_name() of its entry), or its entry
+ * as given. */
 static TesseraDynamicLockFile *
 holder_of (TesseraTrackedDynamicResource *resource, const char *job)
 {
   g_autoptr(GPtrArray) files = tessera_tracked_dynamic_resource_list_lock_files (resource);
-  g_autofree char *file = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
 
   for (guint i = 0; i < files->len; i++)
     {
       TesseraDynamicLockFile *lock_file = g_ptr_array_index (files, i);
       g_autofree char *base = g_path_get_basename (tessera_dynamic_lock_file_get_path (lock_file));
+      g_autofree char *holder = tessera_pool_part_dup_holder_name (base);
 
-      if (g_str_equal (base, file) || g_str_equal (base, job))
+      if (g_str_equal (holder, job) || g_str_equal (base, job))
         return g_object_ref (lock_file);
     }
   return NULL;
