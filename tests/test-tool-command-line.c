@@ -173,7 +173,8 @@ test_ascii_quotes_without_utf8 (Fixture *f, gconstpointer data)
 }
 
 /* `tessera --version`: the version, the pool protocol it follows and
- * the build (two builds of one version differ); `--help` lists it. */
+ * the library's build (two builds of one version differ); `--help`
+ * lists it. */
 static void
 test_version (Fixture *f, gconstpointer data)
 {
@@ -189,6 +190,8 @@ test_version (Fixture *f, gconstpointer data)
                              g_getenv ("TESSERA_VERSION"));
   regex = g_regex_new (pattern, 0, 0, NULL);
   g_assert_true (g_regex_match (regex, out, 0, NULL));
+  g_assert_nonnull (strstr (out, tessera_get_build_id ()));
+  g_assert_cmpstr (tessera_get_build_id (), !=, "");
 
   help = run_capture (f, &status, "--help", NULL);
   g_assert_cmpint (status, ==, 0);

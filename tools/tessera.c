@@ -16,7 +16,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "tessera-build-id.h"
 #include "tessera-config.h"
 
 #include "tessera-commands.h"
@@ -203,7 +202,7 @@ main (int argc, char **argv)
         {
           /* Translators: version, the newest pool protocol it follows, the build (git describe) */
           g_print (_("tessera %s (pool protocol %d, build %s)\n"), PACKAGE_VERSION, tessera_get_pool_protocol (),
-                   tessera_build_id);
+                   tessera_get_build_id ());
           return 0;
         }
       else if ((g_str_equal (argv[i], "--config") || g_str_equal (argv[i], "-c")) && i + 1 < argc)
