@@ -126,6 +126,21 @@ is_group_pool (const struct stat *st)
   return _tessera_folder_sharing_of (st) == TESSERA_FOLDER_SHARING_GROUP_PREPARED;
 }
 
+/* The owner of a group's pool: that of @parent_fd, the folder that holds
+ * a resource's folder (the one `init --group` shared), when it is shared
+ * with its group at least as @least says; else -1. The one rule of who
+ * owns a pool (tessera_folder_path_get_pool_owner()) and whose entries a
+ * group's pool believes (_tessera_owner_believed_in()). */
+static gint64
+group_pool_owner (int parent_fd, TesseraFolderSharing least)
+{
+  struct stat st;
+
+  if (fstat (parent_fd, &st) < 0 || _tessera_folder_sharing_of (&st) < least)
+    return -1;
+  return st.st_uid;
+}
+
 gboolean
 _tessera_may_make_folder_in (int          dir_fd,
                              const char  *dir_path,
@@ -151,12 +166,11 @@ _tessera_owner_believed_in (int                pool_fd,
                             const char        *path,
                             GError           **error)
 {
-  struct stat pool_st;
+  gint64 pool_owner = group_pool_owner (pool_fd, TESSERA_FOLDER_SHARING_GROUP_PREPARED);
   struct passwd *pw;
   g_autofree char *owner = NULL;
 
-  if (fstat (pool_fd, &pool_st) < 0 || !is_group_pool (&pool_st) || st->st_uid == 0 ||
-      st->st_uid == pool_st.st_uid)
+  if (pool_owner < 0 || st->st_uid == 0 || (gint64) st->st_uid == pool_owner)
     return TRUE;
   pw = getpwuid (st->st_uid);
   owner = pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (guint) st->st_uid);
@@ -392,4 +406,46 @@ tessera_folder_path_is_temporary_name (const char *name,
 {
   g_return_val_if_fail (name != NULL, FALSE);
   return lock_files_only ? _tessera_is_lock_file_temporary_name (name) : _tessera_is_temporary_name (name);
+}
+
+/**
+ * tessera_folder_path_get_pool_owner:
+ * @folder: a resource's folder (its pool's lock folder), absolute
+ *
+ * Who owns the pool whose resource's folder @folder is: the one who may
+ * change its settings, force another user's holder out or retire a host,
+ * beside root. In a group's pool (the folder that holds @folder is
+ * shared with its group, %TESSERA_FOLDER_SHARING_GROUP or more, and not
+ * with everyone as `/tmp` is), the owner of that folder, the one
+ * `tessera init --group` shared: a member may have made @folder (her
+ * first run, or before init), which makes her no owner. Otherwise (a
+ * private pool) the owner of @folder. Both are opened as
+ * [func@Tessera.folder_path_open] opens them.
+ *
+ * Returns: the owner's uid, or -1 when it cannot be told (@folder is
+ *   not made yet, or cannot be opened)
+ */
+gint64
+tessera_folder_path_get_pool_owner (const char *folder)
+{
+  g_autofree char *parent = NULL;
+  struct stat st;
+  gint64 owner = -1;
+  int fd;
+
+  g_return_val_if_fail (folder != NULL, -1);
+  parent = g_path_get_dirname (folder);
+  if ((fd = tessera_folder_path_open (parent, NULL)) >= 0)
+    {
+      owner = group_pool_owner (fd, TESSERA_FOLDER_SHARING_GROUP);
+      close (fd);
+      if (owner >= 0)
+        return owner;
+    }
+  if ((fd = tessera_folder_path_open (folder, NULL)) < 0)
+    return -1;
+  if (fstat (fd, &st) == 0)
+    owner = st.st_uid;
+  close (fd);
+  return owner;
 }

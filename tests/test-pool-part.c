@@ -602,6 +602,32 @@ test_pool_part_give_settings (void)
   test_remove_tree (tmp);
 }
 
+/* The pool's owner: the folder holding the resource's in a group's pool,
+ * the resource's folder otherwise; none for a folder not made. (Without
+ * root every folder is ours: the test holds the answer to the folders
+ * asked, not to their owners.) */
+static void
+test_pool_part_pool_owner (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *pool = g_build_filename (tmp, "pool", NULL);
+  g_autofree char *resource = g_build_filename (pool, "r", NULL);
+  g_autofree char *missing = g_build_filename (tmp, "missing", "r", NULL);
+
+  g_assert_cmpint (g_mkdir (pool, 0700), ==, 0);
+  g_assert_cmpint (tessera_folder_path_get_pool_owner (missing), ==, -1);
+  g_assert_cmpint (tessera_folder_path_get_pool_owner (resource), ==, -1);
+  g_assert_cmpint (g_mkdir (resource, 0700), ==, 0);
+  g_assert_cmpint (tessera_folder_path_get_pool_owner (resource), ==, geteuid ());
+  g_assert_cmpint (chmod (pool, S_ISGID | S_ISVTX | 0770), ==, 0);
+  g_assert_cmpint (tessera_folder_path_get_pool_owner (resource), ==, geteuid ());
+  /* A group's pool is its folder's even before the resource is made. */
+  g_assert_cmpint (rmdir (resource), ==, 0);
+  g_assert_cmpint (tessera_folder_path_get_pool_owner (resource), ==, geteuid ());
+  g_assert_cmpint (chmod (pool, 0700), ==, 0);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -615,6 +641,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/folder-sharing", test_pool_part_folder_sharing);
   g_test_add_func ("/pool-part/folder-path/may-make-folder", test_folder_path_may_make_folder);
   g_test_add_func ("/pool-part/folder-path/is-temporary-name", test_folder_path_is_temporary_name);
+  g_test_add_func ("/pool-part/pool-owner", test_pool_part_pool_owner);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);

@@ -339,46 +339,27 @@ configuration_is_ours (TesseraConfig *config)
 /* Whether this user may administer the pool in @folder (a resource's
  * folder of @config; NULL for a pool that lives elsewhere, etcd): change
  * its settings, force another user's holder out, retire a host. Root and
- * the pool's owner may, as the sticky bit lets them rename or remove any
- * entry there; anyone else may not (its caller says so in one line,
- * status 77). In a group's pool (the folder holding the resource's is
- * group-writable, and not everyone's as /tmp is), the pool's owner is
- * that folder's, the one `init --group` shared: a member may have made
- * the resource's folder (her first run, or before init), which makes her
- * no owner. Otherwise (a private pool) it is the resource folder's. A
- * folder that cannot be opened (not made yet) is left to the command.
- * A pool elsewhere has no folder to tell its owner: there the owner of
- * the configuration decides (every file read is hers: a site's, root's,
- * leaves it to root), as only the cluster's own access control binds
- * anyone who has its credentials. */
+ * the pool's owner may (tessera_folder_path_get_pool_owner(): in a
+ * group's pool the owner of the folder holding the resource's), as the
+ * sticky bit lets them rename or remove any entry there; anyone else may
+ * not (its caller says so in one line, status 77). A folder that cannot
+ * be opened (not made yet) is left to the command. A pool elsewhere has
+ * no folder to tell its owner: there the owner of the configuration
+ * decides (every file read is hers: a site's, root's, leaves it to
+ * root), as only the cluster's own access control binds anyone who has
+ * its credentials. */
 gboolean
 may_administer (TesseraConfig *config, const char *folder)
 {
-  g_autofree char *parent = NULL;
-  struct stat st;
   uid_t uid = geteuid ();
-  int fd;
-  gboolean may;
+  gint64 owner;
 
   if (uid == 0)
     return TRUE;
   if (folder == NULL)
     return configuration_is_ours (config);
-  parent = g_path_get_dirname (folder);
-  if ((fd = tessera_folder_path_open (parent, NULL)) >= 0)
-    {
-      gboolean group_pool = tessera_folder_path_get_sharing (fd) >= TESSERA_FOLDER_SHARING_GROUP &&
-                            fstat (fd, &st) == 0;
-
-      close (fd);
-      if (group_pool)
-        return st.st_uid == uid;
-    }
-  if ((fd = tessera_folder_path_open (folder, NULL)) < 0)
-    return TRUE;
-  may = fstat (fd, &st) < 0 || st.st_uid == uid;
-  close (fd);
-  return may;
+  owner = tessera_folder_path_get_pool_owner (folder);
+  return owner < 0 || owner == (gint64) uid;
 }
 
 /* Whose pool @folder is, for a refusal: the folder, or (NULL: a pool

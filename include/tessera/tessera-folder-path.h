@@ -64,6 +64,9 @@ TESSERA_AVAILABLE_IN_ALL
 TesseraFolderSharing tessera_folder_path_get_sharing (int folder_fd);
 
 TESSERA_AVAILABLE_IN_ALL
+gint64 tessera_folder_path_get_pool_owner (const char *folder);
+
+TESSERA_AVAILABLE_IN_ALL
 gboolean tessera_folder_path_is_temporary_name (const char *name,
                                                 gboolean    lock_files_only);
 
