@@ -628,6 +628,45 @@ test_pool_part_pool_owner (void)
   test_remove_tree (tmp);
 }
 
+/* A lock file of ours: unchanged while only read or touched to the same
+ * text, rewritten when its text or its file changes, gone when removed. */
+static void
+test_pool_part_own_lock_file (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *path = g_build_filename (tmp, "job@1.json", NULL);
+  g_autofree char *other = g_build_filename (tmp, "other", NULL);
+  g_autoptr(TesseraOwnLockFile) file = NULL;
+  g_autoptr(TesseraOwnLockFile) missing = NULL;
+
+  g_assert_true (g_file_set_contents (path, "{\"pid\": 1}", -1, NULL));
+  file = tessera_own_lock_file_new (path);
+  g_assert_cmpstr (tessera_own_lock_file_get_path (file), ==, path);
+  g_assert_cmpint (tessera_own_lock_file_check (file), ==, TESSERA_OWN_LOCK_FILE_UNCHANGED);
+  /* Written again with the same text, in place: still ours. */
+  {
+    int fd = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+    g_assert_cmpint (fd, >=, 0);
+    g_assert_cmpint (write (fd, "{\"pid\": 1}", 10), ==, 10);
+    close (fd);
+  }
+  g_assert_cmpint (tessera_own_lock_file_check (file), ==, TESSERA_OWN_LOCK_FILE_UNCHANGED);
+  /* Another file in its place, with the same text. */
+  g_assert_true (g_file_set_contents (other, "{\"pid\": 1}", -1, NULL));
+  g_assert_cmpint (rename (other, path), ==, 0);
+  g_assert_cmpint (tessera_own_lock_file_check (file), ==, TESSERA_OWN_LOCK_FILE_REWRITTEN);
+  g_assert_cmpint (unlink (path), ==, 0);
+  g_assert_cmpint (tessera_own_lock_file_check (file), ==, TESSERA_OWN_LOCK_FILE_GONE);
+
+  /* Never read: only ever told gone. */
+  missing = tessera_own_lock_file_new (path);
+  g_assert_cmpint (tessera_own_lock_file_check (missing), ==, TESSERA_OWN_LOCK_FILE_GONE);
+  g_assert_true (g_file_set_contents (path, "{}", -1, NULL));
+  g_assert_cmpint (tessera_own_lock_file_check (missing), ==, TESSERA_OWN_LOCK_FILE_UNCHANGED);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -642,6 +681,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/folder-path/may-make-folder", test_folder_path_may_make_folder);
   g_test_add_func ("/pool-part/folder-path/is-temporary-name", test_folder_path_is_temporary_name);
   g_test_add_func ("/pool-part/pool-owner", test_pool_part_pool_owner);
+  g_test_add_func ("/pool-part/own-lock-file", test_pool_part_own_lock_file);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);

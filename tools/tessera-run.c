@@ -346,68 +346,23 @@ acquire_all (GPtrArray *needs, TesseraJob *job, TesseraDynamicDependencyLocks *l
 /* A lock file of ours that disappears while the command runs (a
  * `clean --force`, a peer's mistaken verdict, an older Tessera) means our
  * share may be handed to another run: say so once per resource, and with
- * --on-lost=end end the command (SIGTERM). Checked every second. */
+ * --on-lost=end end the command (SIGTERM). Checked every second, by core
+ * (TesseraOwnLockFile). */
 typedef struct
 {
-  GPtrArray *paths;     /* lock file paths, one per need */
+  GPtrArray *files;     /* TesseraOwnLockFile, one per need (NULL: none) */
   GPtrArray *names;     /* the needs' names */
-  GHashTable *told;     /* paths already reported */
+  GHashTable *told;     /* lock files already reported */
   gboolean end;
   RunState *state;
-  GArray *stats;        /* each lock file's stat when the command started */
-  GPtrArray *texts;     /* and its text (NULL: none could be read) */
 } LostWatch;
 
-/* The text of the lock file @path (never followed, never a FIFO), at
- * most a mebibyte; NULL when it cannot be read. */
-static char *
-read_own_lock_file (const char *path, struct stat *st)
+/* A free function for the lock files, some of which are none. */
+static void
+unref_own_lock_file (gpointer file)
 {
-  g_autoptr(GString) text = g_string_new (NULL);
-  char buffer[4096];
-  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-
-  if (fd < 0)
-    return NULL;
-  if (fstat (fd, st) < 0 || !S_ISREG (st->st_mode))
-    {
-      close (fd);
-      return NULL;
-    }
-  while (text->len < 1024 * 1024)
-    {
-      gssize n = read (fd, buffer, sizeof buffer);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      g_string_append_len (text, buffer, n);
-    }
-  close (fd);
-  return g_string_free (g_steal_pointer (&text), FALSE);
-}
-
-/* Whether this run's lock file @i was rewritten since the command
- * started: another file in its place (a rename), or other content. */
-static gboolean
-lock_file_rewritten (LostWatch *w, guint i, const struct stat *now)
-{
-  const struct stat *then = &g_array_index (w->stats, struct stat, i);
-  const char *text = g_ptr_array_index (w->texts, i);
-  g_autofree char *now_text = NULL;
-  struct stat st;
-
-  if (text == NULL)
-    return FALSE;
-  if (now->st_dev != then->st_dev || now->st_ino != then->st_ino)
-    return TRUE;
-  if (now->st_size == then->st_size && now->st_mtim.tv_sec == then->st_mtim.tv_sec &&
-      now->st_mtim.tv_nsec == then->st_mtim.tv_nsec && now->st_ctim.tv_sec == then->st_ctim.tv_sec &&
-      now->st_ctim.tv_nsec == then->st_ctim.tv_nsec)
-    return FALSE;
-  now_text = read_own_lock_file (g_ptr_array_index (w->paths, i), &st);
-  return now_text != NULL && (st.st_ino != then->st_ino || !g_str_equal (now_text, text));
+  if (file != NULL)
+    g_object_unref (file);
 }
 
 static gboolean
@@ -415,29 +370,26 @@ check_lost (gpointer data)
 {
   LostWatch *w = data;
 
-  for (guint i = 0; i < w->paths->len; i++)
+  for (guint i = 0; i < w->files->len; i++)
     {
-      const char *path = g_ptr_array_index (w->paths, i);
-      struct stat st;
+      TesseraOwnLockFile *file = g_ptr_array_index (w->files, i);
+      TesseraOwnLockFileState state;
+      g_autofree char *shown = NULL;
 
-      gboolean gone;
-
-      if (path == NULL || g_hash_table_contains (w->told, path))
+      if (file == NULL || g_hash_table_contains (w->told, file))
         continue;
-      gone = lstat (path, &st) < 0;
-      if ((gone && errno != ENOENT) || (!gone && !lock_file_rewritten (w, i, &st)))
+      state = tessera_own_lock_file_check (file);
+      if (state == TESSERA_OWN_LOCK_FILE_UNCHANGED)
         continue;
-      g_hash_table_add (w->told, (gpointer) path);
-      {
-        g_autofree char *shown = escape_name (path, TRUE);
-        if (gone)
-          g_printerr (_("tessera: %s: this run's lock file %s is gone: its share may be handed to another run\n"),
-                      (const char *) g_ptr_array_index (w->names, i), shown);
-        else
-          g_printerr (_("tessera: %s: this run's lock file %s was rewritten by someone else: "
-                        "its share may be handed to another run\n"),
-                      (const char *) g_ptr_array_index (w->names, i), shown);
-      }
+      g_hash_table_add (w->told, file);
+      shown = escape_name (tessera_own_lock_file_get_path (file), TRUE);
+      if (state == TESSERA_OWN_LOCK_FILE_GONE)
+        g_printerr (_("tessera: %s: this run's lock file %s is gone: its share may be handed to another run\n"),
+                    (const char *) g_ptr_array_index (w->names, i), shown);
+      else
+        g_printerr (_("tessera: %s: this run's lock file %s was rewritten by someone else: "
+                      "its share may be handed to another run\n"),
+                    (const char *) g_ptr_array_index (w->names, i), shown);
       if (w->end)
         signal_command (SIGTERM, w->state);
     }
@@ -912,10 +864,8 @@ supervise (Run *run)
   g_auto(GStrv) env = g_get_environ ();
   g_autoptr(GError) error = NULL;
   /* What --on-lost and the fence watch, one of each per need. */
-  g_autoptr(GPtrArray) lost_paths = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) lost_files = g_ptr_array_new_with_free_func (unref_own_lock_file);
   g_autoptr(GPtrArray) lost_names = g_ptr_array_new ();
-  g_autoptr(GArray) lost_stats = g_array_new (FALSE, TRUE, sizeof (struct stat));
-  g_autoptr(GPtrArray) lost_texts = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) lost_resources = g_ptr_array_new ();
   int exec_errno, status;
 
@@ -952,14 +902,11 @@ supervise (Run *run)
 
       /* None for a pool in another store (etcd), which has no lock
        * file to look at: its lease and the fence keep watch. */
-      char *lock_path = tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock);
-      struct stat st = { 0 };
+      g_autofree char *lock_path = tessera_dynamic_dependency_lock_dup_lock_file_path (need->lock);
 
-      g_ptr_array_add (lost_paths, lock_path);
-      g_ptr_array_add (lost_names, need->name);
       /* As the command starts with it: what a rewrite would change. */
-      g_ptr_array_add (lost_texts, lock_path != NULL ? read_own_lock_file (lock_path, &st) : NULL);
-      g_array_append_val (lost_stats, st);
+      g_ptr_array_add (lost_files, lock_path != NULL ? tessera_own_lock_file_new (lock_path) : NULL);
+      g_ptr_array_add (lost_names, need->name);
       g_ptr_array_add (lost_resources, need->resource);
     }
   /* Open before the gate is: from here no lock a peer keeps comes before
@@ -982,8 +929,8 @@ supervise (Run *run)
     }
   else
     {
-      g_autoptr(GHashTable) told = g_hash_table_new (g_str_hash, g_str_equal);
-      LostWatch lost = { lost_paths, lost_names, told, run->options.on_lost_end, &run_state, lost_stats, lost_texts };
+      g_autoptr(GHashTable) told = g_hash_table_new (NULL, NULL);
+      LostWatch lost = { lost_files, lost_names, told, run->options.on_lost_end, &run_state };
       g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
       TesseraFence *fence;
       guint lost_source;

@@ -30,6 +30,7 @@
 #include <tessera/tessera-counter-resource.h>
 #include <tessera/tessera-acquire.h>
 #include <tessera/tessera-cleaned.h>
+#include <tessera/tessera-own-lock-file.h>
 #include <tessera/tessera-pool-cleaning.h>
 #include <tessera/tessera-plugin-info.h>
 #include <tessera/tessera-registry.h>
