@@ -21,8 +21,9 @@
  * when made: its file and its text. [method@Tessera.OwnLockFile.check]
  * then says whether it is still there as it was, so that a program that
  * holds a share for long (`tessera run --on-lost`) learns it may be handed
- * to another. It is read never through a link, never a FIFO, and
- * bounded.
+ * to another. It is read by its path, bounded, never a FIFO, and never
+ * through a link in its last component (the folders above it are
+ * followed as the path gives them: pass the path the holding made).
  */
 struct _TesseraOwnLockFile
 {
