@@ -91,6 +91,36 @@ test_min_age_settable (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
+/* Decisions in another thread of the process, which judge holders with
+ * the store's min-age under the thread lock. */
+static gpointer
+update_many (gpointer data)
+{
+  for (guint i = 0; i < 200; i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_true (tessera_tracked_dynamic_resource_update (data, &error));
+      g_assert_no_error (error);
+    }
+  return NULL;
+}
+
+/* min-age set while another thread's decisions read it: the setter takes
+ * the lock they read it under (a race ThreadSanitizer reports otherwise). */
+static void
+test_min_age_set_while_deciding (Fixture *f, gconstpointer data)
+{
+  g_autoptr(TestCounter) counter = test_counter_open (f->folder, -1, 30);
+  TesseraTrackedDynamicResource *resource = TESSERA_TRACKED_DYNAMIC_RESOURCE (counter);
+  GThread *thread = g_thread_new ("decides", update_many, resource);
+
+  for (guint i = 0; i < 200; i++)
+    tessera_tracked_dynamic_resource_set_min_age (resource, 30 + i % 2);
+  g_thread_join (thread);
+  g_assert_cmpfloat (tessera_tracked_dynamic_resource_get_min_age (resource), ==, 31);
+}
+
 /* A file without process whose job lock is held by a live process (a job
  * still starting), in either kind (data: "lockf" or "flock"), is not an
  * orphan however long it has been seen. */
@@ -460,6 +490,7 @@ main (int argc, char **argv)
   ADD ("/orphans/old-without-process/removed", test_old_orphan_removed);
   ADD ("/orphans/young/kept", test_young_orphan_kept);
   ADD ("/orphans/min-age/settable", test_min_age_settable);
+  ADD ("/orphans/min-age/set-while-another-thread-decides", test_min_age_set_while_deciding);
   g_test_add ("/orphans/job-lock-held/lockf/kept", Fixture, "lockf",
               test_pool_fixture_set_up_one_unit, test_held_job_lock_kept, test_pool_fixture_tear_down);
   g_test_add ("/orphans/job-lock-held/flock/kept", Fixture, "flock",
