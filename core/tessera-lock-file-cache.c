@@ -821,7 +821,7 @@ examine_all (TesseraLockFileCache *cache, double min_age)
 gboolean
 _tessera_lock_file_cache_refresh (TesseraLockFileCache *cache)
 {
-  /* Read once: the resource's setter may change it meanwhile. */
+  /* Thread lock held, which the resource's setter takes to change it. */
   double min_age = cache->store->min_age;
   g_autoptr(GHashTable) dirty = NULL;
   struct stat st;

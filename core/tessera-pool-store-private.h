@@ -488,7 +488,8 @@ struct _TesseraPoolStore
    * min-age): read here, where it is kept, by what judges (the folder
    * store's lock file cache, at each refresh and set_holder_process,
    * and the queue's read), never passed on. The resource's min-age
-   * setter changes it after open (no lock: a double, as the property). */
+   * setter changes it after open. Thread lock: read and written under
+   * it only. */
   double min_age;
   /* The host lease asked for (the resource's host-lease, seconds; 0:
    * none): @open's, and the lease while @proof is %NULL. */

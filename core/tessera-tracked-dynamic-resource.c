@@ -769,9 +769,15 @@ tessera_tracked_dynamic_resource_set_min_age (TesseraTrackedDynamicResource *sel
   g_return_if_fail (min_age >= 0);
 
   /* The store's once open (open_pool gives it then): what judges holders
-   * and waiters from the next decision on. */
+   * and waiters from the next decision on. Those read it under the
+   * thread lock (the cache's refresh, the queue's read), maybe in
+   * another thread: so it is written under it too. */
   if (PRIV (self)->pool_store != NULL && PRIV (self)->opened)
-    STORE (self)->min_age = min_age;
+    {
+      g_mutex_lock (&PRIV (self)->lock);
+      STORE (self)->min_age = min_age;
+      g_mutex_unlock (&PRIV (self)->lock);
+    }
   if (PRIV (self)->min_age != min_age)
     {
       PRIV (self)->min_age = min_age;
