@@ -40,39 +40,34 @@ TesseraHostLease *_tessera_host_lease_new      (const char       *lock_folder);
  * no renewal uses it any more. */
 void        _tessera_host_lease_free           (TesseraHostLease *lease);
 
-/* The calls below whose first parameter is `gpointer proof` take the
- * lease: they are the folder store's liveness interface
- * (TesseraPoolStoreLiveness), called through it with the exact type of
- * its members (a call through a cast pointer is undefined in C). */
-
 /* Seconds; 0 (the default) makes the pool no lease pool. */
 void        _tessera_host_lease_set_time       (TesseraHostLease *lease,
                                                 double            seconds);
-double      _tessera_host_lease_get_time       (gpointer proof);
+double      _tessera_host_lease_get_time       (TesseraHostLease *lease);
 
 /* On a lease pool, renews this host's heartbeat now, before a holding's
  * lock file is written: FALSE with @error when it cannot (then nothing
  * may be held). TRUE at once elsewhere. */
-gboolean    _tessera_host_lease_renew_first    (gpointer           proof,
+gboolean    _tessera_host_lease_renew_first    (TesseraHostLease *lease,
                                                 GError           **error);
 /* This process holds one more (one less) thing in the pool: while it
  * holds anything in a lease pool, it renews this host's heartbeat. The
  * time set later (the pool's recorded lease) applies to a holding
  * already made. */
-void        _tessera_host_lease_hold           (gpointer proof);
-void        _tessera_host_lease_unhold         (gpointer proof);
+void        _tessera_host_lease_hold           (TesseraHostLease *lease);
+void        _tessera_host_lease_unhold         (TesseraHostLease *lease);
 
 /* How long, in seconds, this process has held something in a lease pool
  * without a successful renewal (0 when it renews, holds nothing or the
  * pool is no lease pool). */
-double      _tessera_host_lease_unrenewed_for  (gpointer proof);
+double      _tessera_host_lease_unrenewed_for  (TesseraHostLease *lease);
 
 /* Whether the lease of @host_id (32 hex digits; another host's) has
  * expired as seen from this host: its heartbeat seen unchanged for the
  * lease time (the longer of ours and the ones they state). FALSE when the
  * pool is no lease pool, the host has no heartbeat, or one of them cannot
  * be trusted (see _tessera_host_lease_mark_and_dup_other_host()). */
-gboolean    _tessera_host_lease_expired        (gpointer          proof,
+gboolean    _tessera_host_lease_expired        (TesseraHostLease *lease,
                                                 const char       *host_id);
 
 /* Before this host's first grant in the pool, whatever its file system:

@@ -284,9 +284,8 @@ _tessera_host_lease_set_time (TesseraHostLease *lease,
 }
 
 double
-_tessera_host_lease_get_time (gpointer proof)
+_tessera_host_lease_get_time (TesseraHostLease *lease)
 {
-  TesseraHostLease *lease = proof;
   double time;
 
   g_mutex_lock (&lease->lock);
@@ -604,10 +603,9 @@ start_timer_locked (TesseraHostLease *lease)
 }
 
 gboolean
-_tessera_host_lease_renew_first (gpointer           proof,
+_tessera_host_lease_renew_first (TesseraHostLease *lease,
                                  GError           **error)
 {
-  TesseraHostLease *lease = proof;
   gboolean ok = TRUE;
   gint64 started_us;
 
@@ -630,10 +628,8 @@ _tessera_host_lease_renew_first (gpointer           proof,
 }
 
 void
-_tessera_host_lease_hold (gpointer proof)
+_tessera_host_lease_hold (TesseraHostLease *lease)
 {
-  TesseraHostLease *lease = proof;
-
   g_mutex_lock (&lease->lock);
   if (lease->holdings++ == 0 && lease->time > 0 && !lease->stopped)
     {
@@ -656,10 +652,8 @@ _tessera_host_lease_hold (gpointer proof)
 }
 
 void
-_tessera_host_lease_unhold (gpointer proof)
+_tessera_host_lease_unhold (TesseraHostLease *lease)
 {
-  TesseraHostLease *lease = proof;
-
   g_mutex_lock (&lease->lock);
   if (lease->holdings > 0 && --lease->holdings == 0)
     {
@@ -670,10 +664,8 @@ _tessera_host_lease_unhold (gpointer proof)
 }
 
 double
-_tessera_host_lease_unrenewed_for (gpointer proof)
+_tessera_host_lease_unrenewed_for (TesseraHostLease *lease)
 {
-  TesseraHostLease *lease = proof;
-
   /* Never the lock: this is how the fence sees a renewal that hangs. */
   gint64 since = atomic_load (&lease->unrenewed_since_us);
 
@@ -864,10 +856,9 @@ stated_time (const char *text)
 }
 
 gboolean
-_tessera_host_lease_expired (gpointer          proof,
+_tessera_host_lease_expired (TesseraHostLease *lease,
                              const char       *host_id)
 {
-  TesseraHostLease *lease = proof;
   g_autoptr(GPtrArray) files = NULL;
   g_autoptr(GString) key = NULL;
   double time;

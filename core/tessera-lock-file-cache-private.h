@@ -18,10 +18,6 @@ G_BEGIN_DECLS
  * type. Not thread-safe: the owner serialises (the resource's thread
  * lock; ipc.lock too for whatever reads or changes jobs/). */
 typedef struct _TesseraLockFileCache TesseraLockFileCache;
-/* The calls below whose first parameter is `gpointer table` take the
- * cache: they are the folder store's holders interface
- * (TesseraPoolStoreHolders), called through it with the exact type of
- * its members (a call through a cast pointer is undefined in C). */
 
 /* @folder, @monitor, @holders, @store: borrowed, outlive the result.
  * @store, the folder store that owns the cache, is called as it is: the
@@ -56,12 +52,12 @@ gboolean _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache);
 /* FALSE with TESSERA_ERROR_INVALID_LOCK_FILE when jobs/ is refused, or
  * TESSERA_ERROR_INVALID_CONFIGURATION on a mount whose locks do not cross
  * hosts when another host uses the pool. Under ipc.lock. */
-gboolean _tessera_lock_file_cache_check_usable (gpointer              table,
+gboolean _tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache,
                                                 GError              **error);
 /* Its first part only: FALSE when jobs/ is refused or the last look at
  * it failed, so holders may hold what looks free. Writes nothing (the
  * hosts check marks the pool); thread lock held. */
-gboolean _tessera_lock_file_cache_check_readable (gpointer              table,
+gboolean _tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache,
                                                   GError              **error);
 /* A watched holder exited (from the holder monitor's notification). */
 void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
@@ -71,13 +67,13 @@ void     _tessera_lock_file_cache_holder_exited (TesseraLockFileCache *cache,
 /* Moves whenever the accounting changes. */
 guint64  _tessera_lock_file_cache_get_serial  (TesseraLockFileCache *cache);
 /* Accounted lock files whose amount cannot be read: they hold everything. */
-guint    _tessera_lock_file_cache_get_whole_holders (gpointer table);
+guint    _tessera_lock_file_cache_get_whole_holders (TesseraLockFileCache *cache);
 /* (transfer none) (nullable): the readable lock file of @name. */
-TesseraDynamicLockFile *_tessera_lock_file_cache_get_lock_file (gpointer              table,
+TesseraDynamicLockFile *_tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
                                                                 const char           *name);
 /* (transfer container): the lock files that count; an unreadable entry
  * (it holds everything) as one with its path and problem only. */
-GPtrArray *_tessera_lock_file_cache_list      (gpointer table);
+GPtrArray *_tessera_lock_file_cache_list      (TesseraLockFileCache *cache);
 
 /* Writes the lock file of @name for @job (replacing a file of that name
  * that does not count): it counts at once, and @job's process (if known)
@@ -88,11 +84,11 @@ gboolean _tessera_lock_file_cache_create      (TesseraLockFileCache  *cache,
                                                JsonNode              *information,
                                                GError               **error);
 /* Forgets @name (it no longer counts); the file is left as it is. */
-void     _tessera_lock_file_cache_remove      (gpointer              table,
+void     _tessera_lock_file_cache_remove      (TesseraLockFileCache *cache,
                                                const char           *name);
 /* Deletes our own lock file of @name, already forgotten; one that is gone
  * is not an error. Under ipc.lock. */
-gboolean _tessera_lock_file_cache_delete_own  (gpointer               table,
+gboolean _tessera_lock_file_cache_delete_own  (TesseraLockFileCache  *cache,
                                                const char            *name,
                                                GError               **error);
 /* Writes @process into the lock file of @name and judges it again. */
@@ -103,14 +99,14 @@ gboolean _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
 /* Whether @job (task@identifier, a lock file's name without ".json") is a
  * holder's name that may be removed here: one name in jobs/, never a path,
  * and a cache that may change the folder. */
-gboolean _tessera_lock_file_cache_check_holder_name (gpointer               table,
+gboolean _tessera_lock_file_cache_check_holder_name (TesseraLockFileCache  *cache,
                                                      const char            *job,
                                                      GError               **error);
 /* Removes the lock file of @job (checked with the above) whatever its
  * holder's liveness, and forgets it. FALSE with
  * TESSERA_ERROR_LOCK_FILE_MISSING when jobs/ has no such lock file, or an
  * I/O error. Under ipc.lock. */
-gboolean _tessera_lock_file_cache_remove_holder (gpointer               table,
+gboolean _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
                                                  const char            *job,
                                                  GError               **error);
 

@@ -906,10 +906,8 @@ _tessera_lock_file_cache_jobs_refused (TesseraLockFileCache *cache)
 }
 
 gboolean
-_tessera_lock_file_cache_check_readable (gpointer table, GError **error)
+_tessera_lock_file_cache_check_readable (TesseraLockFileCache *cache, GError **error)
 {
-  TesseraLockFileCache *cache = table;
-
   if (cache->jobs_hostile)
     {
       g_set_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_LOCK_FILE,
@@ -929,9 +927,8 @@ _tessera_lock_file_cache_check_readable (gpointer table, GError **error)
 }
 
 gboolean
-_tessera_lock_file_cache_check_usable (gpointer table, GError **error)
+_tessera_lock_file_cache_check_usable (TesseraLockFileCache *cache, GError **error)
 {
-  TesseraLockFileCache *cache = table;
   g_autoptr(GPtrArray) held = NULL;
 
   if (!_tessera_lock_file_cache_check_readable (cache, error))
@@ -944,12 +941,10 @@ _tessera_lock_file_cache_check_usable (gpointer table, GError **error)
 }
 
 gboolean
-_tessera_lock_file_cache_check_holder_name (gpointer               table,
+_tessera_lock_file_cache_check_holder_name (TesseraLockFileCache  *cache,
                                             const char            *job,
                                             GError               **error)
 {
-  TesseraLockFileCache *cache = table;
-
   if (*job == '\0' || strchr (job, '/') != NULL || g_str_equal (job, ".") || g_str_equal (job, "..") ||
       g_str_has_suffix (job, TESSERA_LOCK_FILE_SUFFIX) || strlen (job) > 256 || !g_utf8_validate (job, -1, NULL))
     {
@@ -999,27 +994,23 @@ _tessera_lock_file_cache_get_serial (TesseraLockFileCache *cache)
 }
 
 guint
-_tessera_lock_file_cache_get_whole_holders (gpointer table)
+_tessera_lock_file_cache_get_whole_holders (TesseraLockFileCache *cache)
 {
-  TesseraLockFileCache *cache = table;
-
   return cache->whole_holders;
 }
 
 TesseraDynamicLockFile *
-_tessera_lock_file_cache_get_lock_file (gpointer              table,
+_tessera_lock_file_cache_get_lock_file (TesseraLockFileCache *cache,
                                         const char           *name)
 {
-  TesseraLockFileCache *cache = table;
   Entry *entry = g_hash_table_lookup (cache->cache, name);
 
   return entry != NULL && build_entry (cache, entry) ? entry->h.lock_file : NULL;
 }
 
 GPtrArray *
-_tessera_lock_file_cache_list (gpointer table)
+_tessera_lock_file_cache_list (TesseraLockFileCache *cache)
 {
-  TesseraLockFileCache *cache = table;
   GPtrArray *result = g_ptr_array_new_with_free_func (g_object_unref);
   GHashTableIter iter;
   gpointer value;
@@ -1108,20 +1099,17 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
 }
 
 void
-_tessera_lock_file_cache_remove (gpointer              table,
+_tessera_lock_file_cache_remove (TesseraLockFileCache *cache,
                                  const char           *name)
 {
-  TesseraLockFileCache *cache = table;
-
   remove_entry (cache, name);
 }
 
 gboolean
-_tessera_lock_file_cache_delete_own (gpointer               table,
+_tessera_lock_file_cache_delete_own (TesseraLockFileCache  *cache,
                                      const char            *name,
                                      GError               **error)
 {
-  TesseraLockFileCache *cache = table;
   gint64 mtime_before;
   gboolean deleted;
 
@@ -1168,12 +1156,10 @@ _tessera_lock_file_cache_set_process (TesseraLockFileCache  *cache,
 }
 
 gboolean
-_tessera_lock_file_cache_remove_holder (gpointer               table,
+_tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
                                         const char            *job,
                                         GError               **error)
 {
-  TesseraLockFileCache *cache = table;
-
   g_autofree char *name = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
   Entry *entry = g_hash_table_lookup (cache->cache, name);
   g_autoptr(GError) local = NULL;

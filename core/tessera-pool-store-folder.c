@@ -457,17 +457,77 @@ folder_store_set_holder_process (TesseraPoolStore *store,
 }
 
 /* The holders as read: the lock file cache, the store's holder_table
- * from open on, called as it is. */
+ * from open on. Each member of the interface takes its table as a
+ * gpointer (another store's is another type), and a function called
+ * through a pointer of another type is undefined in C: so each is
+ * filled with one of these, of the member's exact type, which gives the
+ * table to the cache's own function as the cache it is (the cache's
+ * callers keep their type checks). */
+
+static gboolean
+holders_check_usable (gpointer cache, GError **error)
+{
+  return _tessera_lock_file_cache_check_usable (cache, error);
+}
+
+static gboolean
+holders_check_readable (gpointer cache, GError **error)
+{
+  return _tessera_lock_file_cache_check_readable (cache, error);
+}
+
+static TesseraDynamicLockFile *
+holders_get (gpointer cache, const char *name)
+{
+  return _tessera_lock_file_cache_get_lock_file (cache, name);
+}
+
+static guint
+holders_get_whole (gpointer cache)
+{
+  return _tessera_lock_file_cache_get_whole_holders (cache);
+}
+
+static GPtrArray *
+holders_list (gpointer cache)
+{
+  return _tessera_lock_file_cache_list (cache);
+}
+
+static void
+holders_forget (gpointer cache, const char *name)
+{
+  _tessera_lock_file_cache_remove (cache, name);
+}
+
+static gboolean
+holders_delete_own (gpointer cache, const char *name, GError **error)
+{
+  return _tessera_lock_file_cache_delete_own (cache, name, error);
+}
+
+static gboolean
+holders_check_name (gpointer cache, const char *job, GError **error)
+{
+  return _tessera_lock_file_cache_check_holder_name (cache, job, error);
+}
+
+static gboolean
+holders_remove (gpointer cache, const char *job, GError **error)
+{
+  return _tessera_lock_file_cache_remove_holder (cache, job, error);
+}
+
 static const TesseraPoolStoreHolders folder_store_holders = {
-  .check_usable = _tessera_lock_file_cache_check_usable,
-  .check_readable = _tessera_lock_file_cache_check_readable,
-  .get = _tessera_lock_file_cache_get_lock_file,
-  .get_whole = _tessera_lock_file_cache_get_whole_holders,
-  .list = _tessera_lock_file_cache_list,
-  .forget = _tessera_lock_file_cache_remove,
-  .delete_own = _tessera_lock_file_cache_delete_own,
-  .check_name = _tessera_lock_file_cache_check_holder_name,
-  .remove = _tessera_lock_file_cache_remove_holder,
+  .check_usable = holders_check_usable,
+  .check_readable = holders_check_readable,
+  .get = holders_get,
+  .get_whole = holders_get_whole,
+  .list = holders_list,
+  .forget = holders_forget,
+  .delete_own = holders_delete_own,
+  .check_name = holders_check_name,
+  .remove = holders_remove,
 };
 
 /* NULL when open failed before the folder was known: a check that the
@@ -482,26 +542,82 @@ folder_store_dup_holder_location (TesseraPoolStore *store, const char *name)
 
 /* ---------------------------------------------------------------------- */
 /* This process's liveness proof: the host lease (when the pool has one),
- * the store's proof from open on, called as it is. */
+ * the store's proof from open on, given to the host lease's own
+ * functions as the lease it is (as the holders' above). */
+
+static void
+liveness_hold (gpointer lease)
+{
+  _tessera_host_lease_hold (lease);
+}
+
+static void
+liveness_unhold (gpointer lease)
+{
+  _tessera_host_lease_unhold (lease);
+}
+
+static double
+liveness_get_unrenewed (gpointer lease)
+{
+  return _tessera_host_lease_unrenewed_for (lease);
+}
+
+static double
+liveness_get_lease (gpointer lease)
+{
+  return _tessera_host_lease_get_time (lease);
+}
+
+static gboolean
+liveness_renew (gpointer lease, GError **error)
+{
+  return _tessera_host_lease_renew_first (lease, error);
+}
+
+static gboolean
+liveness_host_expired (gpointer lease, const char *host_id)
+{
+  return _tessera_host_lease_expired (lease, host_id);
+}
 
 static const TesseraPoolStoreLiveness folder_store_liveness = {
-  .hold = _tessera_host_lease_hold,
-  .unhold = _tessera_host_lease_unhold,
-  .get_unrenewed = _tessera_host_lease_unrenewed_for,
-  .get_lease = _tessera_host_lease_get_time,
-  .renew = _tessera_host_lease_renew_first,
-  .host_expired = _tessera_host_lease_expired,
+  .hold = liveness_hold,
+  .unhold = liveness_unhold,
+  .get_unrenewed = liveness_get_unrenewed,
+  .get_lease = liveness_get_lease,
+  .renew = liveness_renew,
+  .host_expired = liveness_host_expired,
 };
 
 /* ---------------------------------------------------------------------- */
 /* informations.json */
 
 /* informations.json, the store's informations_table from open on,
- * called as it is. */
+ * given to its own functions as what it is (as the holders' above). */
+
+static JsonNode *
+informations_read (gpointer info, GError **error)
+{
+  return _tessera_resource_informations_read (info, error);
+}
+
+static gboolean
+informations_write (gpointer info, JsonNode *informations, GError **error)
+{
+  return _tessera_resource_informations_write (info, informations, error);
+}
+
+static void
+informations_forget (gpointer info)
+{
+  _tessera_resource_informations_forget (info);
+}
+
 static const TesseraPoolStoreInformations folder_store_informations = {
-  .read = _tessera_resource_informations_read,
-  .write = _tessera_resource_informations_write,
-  .forget = _tessera_resource_informations_forget,
+  .read = informations_read,
+  .write = informations_write,
+  .forget = informations_forget,
 };
 
 /* A check that the store is open (the folder is made there), before the

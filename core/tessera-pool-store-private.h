@@ -187,8 +187,9 @@ struct _TesseraPoolStoreQueue
  * (TesseraPoolStoreClass's @liveness), each called on the store's
  * @proof: `store->klass->liveness->hold (store->proof)`; @begin and @end
  * are the class's. The folder store's proof is the pool's host lease,
- * and these are the host lease's own functions
- * (tessera-host-lease-private.h). @proof is %NULL until @open made it:
+ * and these call the host lease's own functions
+ * (tessera-host-lease-private.h), each through a function of the
+ * member's exact type (in tessera-pool-store-folder.c). @proof is %NULL until @open made it:
  * then nothing is held here, nothing was left unrenewed (0), and the
  * lease is the configured one (the store's host_lease). Every member is
  * set.
@@ -235,9 +236,10 @@ struct _TesseraPoolStoreLiveness
  * called on the store's @holder_table:
  * `store->klass->holders->get (store->holder_table, name)`; @begin, @end
  * and what decides (@put_holder, @judge_all, @set_holder_process) are the
- * class's. The folder store's table is its lock-file cache, and these are
- * the cache's own functions (tessera-lock-file-cache-private.h); the etcd
- * store's is the store itself. @holder_table is %NULL until @open made it
+ * class's. The folder store's table is its lock-file cache, and these
+ * call the cache's own functions (tessera-lock-file-cache-private.h),
+ * each through a function of the member's exact type (in
+ * tessera-pool-store-folder.c); the etcd store's is the store itself. @holder_table is %NULL until @open made it
  * (nothing is asked of it before). Every member is set but the optional
  * one.
  */
@@ -279,8 +281,10 @@ struct _TesseraPoolStoreHolders
  * The pool's informations in a store (TesseraPoolStoreClass's
  * @informations), each called on the store's @informations_table:
  * `store->klass->informations->read (store->informations_table, error)`.
- * The folder store's table is its informations.json, and these are its
- * own functions (tessera-resource-informations-private.h); the etcd
+ * The folder store's table is its informations.json, and these call its
+ * own functions (tessera-resource-informations-private.h), each through
+ * a function of the member's exact type (in
+ * tessera-pool-store-folder.c); the etcd
  * store's is the store itself. @informations_table is %NULL until @open
  * made it. Every member is set.
  */

@@ -26,15 +26,10 @@ typedef struct _TesseraResourceInformations TesseraResourceInformations;
 TesseraResourceInformations *_tessera_resource_informations_new (TesseraLockFolder *folder);
 void      _tessera_resource_informations_free   (TesseraResourceInformations  *info);
 
-/* @table in read, write and forget is the informations: they are the
- * folder store's informations interface (TesseraPoolStoreInformations),
- * called through it with the exact type of its members (a call through
- * a cast pointer is undefined in C). */
-
 /* (transfer full): the parsed file as it is now, or NULL with
  * TESSERA_ERROR_INVALID_INFORMATION (the folder store's informations'
  * @read). */
-JsonNode *_tessera_resource_informations_read   (gpointer                      table,
+JsonNode *_tessera_resource_informations_read   (TesseraResourceInformations *info,
                                                  GError                      **error);
 /* Reads the file again when it may have changed (a peer writing in place
  * in the clock tick it was last read is caught) and hands what changed to
@@ -56,11 +51,11 @@ gboolean  _tessera_resource_informations_usable (TesseraResourceInformations  *i
                                                  GError                      **error);
 /* Replaces the file atomically and durably. Our protocol is set in
  * @informations itself first (never lowering the one it names). */
-gboolean  _tessera_resource_informations_write  (gpointer                      table,
+gboolean  _tessera_resource_informations_write  (TesseraResourceInformations  *info,
                                                  JsonNode                     *informations,
                                                  GError                      **error);
 /* Forgets what was read: the next check reads the file again. */
-void      _tessera_resource_informations_forget (gpointer table);
+void      _tessera_resource_informations_forget (TesseraResourceInformations *info);
 /* The protocol this pool's writers mark (TESSERA_POOL_PROTOCOL_PLAIN by
  * default); _require() marks a file read with a lower one. Both locks. */
 void      _tessera_resource_informations_set_required (TesseraResourceInformations *info,

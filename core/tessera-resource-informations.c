@@ -120,11 +120,9 @@ read_file (TesseraResourceInformations  *info,
 }
 
 JsonNode *
-_tessera_resource_informations_read (gpointer                      table,
+_tessera_resource_informations_read (TesseraResourceInformations *info,
                                      GError                      **error)
 {
-  TesseraResourceInformations *info = table;
-
   return read_file (info, NULL, error);
 }
 
@@ -225,12 +223,10 @@ _tessera_resource_informations_usable (TesseraResourceInformations  *info,
 }
 
 gboolean
-_tessera_resource_informations_write (gpointer                      table,
+_tessera_resource_informations_write (TesseraResourceInformations  *info,
                                       JsonNode                     *informations,
                                       GError                      **error)
 {
-  TesseraResourceInformations *info = table;
-
   g_autofree char *text = NULL;
 
   /* Whoever writes the file says which rules its holders follow; a pool
@@ -255,10 +251,8 @@ _tessera_resource_informations_write (gpointer                      table,
 }
 
 void
-_tessera_resource_informations_forget (gpointer table)
+_tessera_resource_informations_forget (TesseraResourceInformations *info)
 {
-  TesseraResourceInformations *info = table;
-
   info->known = FALSE;
 }
 
