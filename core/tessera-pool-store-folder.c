@@ -620,14 +620,42 @@ static const TesseraPoolStoreInformations folder_store_informations = {
   .forget = informations_forget,
 };
 
-/* A check that the store is open (the folder is made there), before the
- * lock folder's path. */
+/* The lock folder's path, or NULL before open made the folder (an open
+ * that failed). */
+static const char *
+folder_path (TesseraPoolStoreFolder *self)
+{
+  return self->folder != NULL ? _tessera_lock_folder_get_path (self->folder) : NULL;
+}
+
 static char *
 folder_store_dup_location (TesseraPoolStore *store)
 {
-  TesseraLockFolder *folder = FOLDER_STORE (store)->folder;
+  return g_strdup (folder_path (FOLDER_STORE (store)));
+}
 
-  return folder != NULL ? g_strdup (_tessera_lock_folder_get_path (folder)) : NULL;
+/* ---------------------------------------------------------------------- */
+/* Side entries: files KIND/NAME.json of the lock folder
+ * (tessera-side-folder.c), which is given the folder and whether the
+ * store only looks, not the store. */
+
+static GHashTable *
+folder_store_side_list (TesseraPoolStore *store, const char *kind)
+{
+  return _tessera_side_folder_list (folder_path (FOLDER_STORE (store)), kind, store->read_only);
+}
+
+static gboolean
+folder_store_side_put (TesseraPoolStore *store, const char *kind, const char *name, const char *text,
+                       GError **error)
+{
+  return _tessera_side_folder_put (folder_path (FOLDER_STORE (store)), kind, name, text, error);
+}
+
+static gboolean
+folder_store_side_delete (TesseraPoolStore *store, const char *kind, const char *name, GError **error)
+{
+  return _tessera_side_folder_delete (folder_path (FOLDER_STORE (store)), kind, name, error);
 }
 
 static const TesseraPoolStoreClass folder_store_class = {
@@ -656,10 +684,9 @@ static const TesseraPoolStoreClass folder_store_class = {
   .dup_location = folder_store_dup_location,
   .get_holder_lease_left = NULL,   /* a host lease is the host's, not a holder's */
   .get_token = folder_store_get_token,
-  /* Files KIND/NAME.json of the lock folder (tessera-side-folder.c). */
-  .side_list = _tessera_side_folder_list,
-  .side_put = _tessera_side_folder_put,
-  .side_delete = _tessera_side_folder_delete,
+  .side_list = folder_store_side_list,
+  .side_put = folder_store_side_put,
+  .side_delete = folder_store_side_delete,
 };
 
 /* Its settings are the resource's path, given at open: none to check. */

@@ -379,7 +379,8 @@ struct _TesseraPoolStoreInformations
  *   store.
  * @side_list: optional (with @side_put and @side_delete; %NULL: the
  *   store keeps no side entries; the folder store keeps them as files
- *   of its side folders, tessera-side-folder.c's own functions):
+ *   of its side folders, through tessera-side-folder.c, which it gives
+ *   its lock folder's path and read_only):
  *   (transfer full): the side entries of kind @kind as last read (name →
  *   text), small JSON texts that a resource type keeps in the pool beside
  *   its holders (the mutex's intents), whose liveness is the store's

@@ -15,7 +15,6 @@
 #include "tessera-folder-io-private.h"
 #include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
-#include "tessera-pool-store-private.h"
 #include "tessera-side-folder-private.h"
 
 #include <dirent.h>
@@ -43,12 +42,12 @@ is_entry_name (const char *name, gsize length)
 }
 
 GHashTable *
-_tessera_side_folder_list (TesseraPoolStore *store,
-                           const char       *kind)
+_tessera_side_folder_list (const char *lock_folder,
+                           const char *kind,
+                           gboolean    read_only)
 {
-  g_autofree char *lock_folder = store->klass->dup_location (store);
   /* A writer's temporary file left here goes, unless we only look. */
-  gboolean sweep = !store->read_only;
+  gboolean sweep = !read_only;
   GHashTable *entries = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   int dir_fd = tessera_pool_part_open_side_folder (lock_folder, kind, FALSE);
   /* A descriptor of its own for readdir, which moves its offset. */
@@ -97,13 +96,12 @@ _tessera_side_folder_list (TesseraPoolStore *store,
 }
 
 gboolean
-_tessera_side_folder_put (TesseraPoolStore  *store,
-                          const char        *kind,
-                          const char        *name,
-                          const char        *text,
-                          GError           **error)
+_tessera_side_folder_put (const char  *lock_folder,
+                          const char  *kind,
+                          const char  *name,
+                          const char  *text,
+                          GError     **error)
 {
-  g_autofree char *lock_folder = store->klass->dup_location (store);
   g_autofree char *file = g_strconcat (name, TESSERA_LOCK_FILE_SUFFIX, NULL);
   g_autofree char *path = g_build_filename (lock_folder != NULL ? lock_folder : "", kind, file, NULL);
   g_autofree char *tmp = NULL;
@@ -153,12 +151,11 @@ _tessera_side_folder_put (TesseraPoolStore  *store,
 }
 
 gboolean
-_tessera_side_folder_delete (TesseraPoolStore  *store,
-                             const char        *kind,
-                             const char        *name,
-                             GError           **error)
+_tessera_side_folder_delete (const char  *lock_folder,
+                             const char  *kind,
+                             const char  *name,
+                             GError     **error)
 {
-  g_autofree char *lock_folder = store->klass->dup_location (store);
   g_autofree char *file = g_strconcat (name, TESSERA_LOCK_FILE_SUFFIX, NULL);
   int dir_fd = tessera_pool_part_open_side_folder (lock_folder, kind, FALSE);
   struct stat st;
