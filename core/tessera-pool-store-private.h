@@ -378,9 +378,14 @@ struct _TesseraPoolStoreInformations
  *   has none for it, or it is gone. Thread lock held; may wait for the
  *   store.
  * @side_list: optional (with @side_put and @side_delete; %NULL: the
- *   store keeps no side entries; the folder store keeps them as files
- *   of its side folders, through tessera-side-folder.c, which it gives
- *   its lock folder's path and read_only):
+ *   store keeps no side entries, and nothing stands in for them, not
+ *   even a lock folder the pool may have: the resource's
+ *   keeps_side_entries says %FALSE, a type's list is empty and its put
+ *   fails with %G_IO_ERROR_NOT_SUPPORTED, so a mutex there keeps no
+ *   intents and its exclusive requests hold no shared one back; the
+ *   folder store keeps them as files of its side folders, through
+ *   tessera-side-folder.c, which it gives its lock folder's path and
+ *   read_only):
  *   (transfer full): the side entries of kind @kind as last read (name →
  *   text), small JSON texts that a resource type keeps in the pool beside
  *   its holders (the mutex's intents), whose liveness is the store's
@@ -537,7 +542,7 @@ const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
 /* The units above a store call its class (`store->klass->refresh (store,
  * …)`) and its interfaces in one step; what each operation means, and
  * under which lock, is said above. A store keeps side entries when its
- * class has @side_list. */
+ * class has @side_list, and only then (see there). */
 /* The liveness's host_expired, named: one place judges a holder, and
  * scripts/check-layers.py sees who asks. */
 gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
