@@ -1068,7 +1068,7 @@ answer_waiter_probe (TesseraProbe probe, TesseraVerdictFacts *facts, gpointer da
       facts->process_of_owner = ANSWER (process_may_be_owners (facts->pid, probes->owner));
       break;
     case TESSERA_PROBE_LEASE:
-      facts->lease_expired = ANSWER (_tessera_pool_store_host_expired (probes->store, facts->host));
+      facts->lease_expired = ANSWER (probes->store->klass->liveness->host_expired (probes->store->proof, facts->host));
       break;
     case TESSERA_PROBE_JOB_LOCK:
       /* By its path: a queue entry records no job folder. */

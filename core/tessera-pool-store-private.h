@@ -177,8 +177,8 @@ struct _TesseraPoolStoreQueue
  *   thread.
  * @host_expired: whether the liveness proof of host @host_id (a host
  *   lease) expired, so what its processes left here is gone. Between
- *   @begin and @end; asked through _tessera_pool_store_host_expired(),
- *   by the holder monitor only (one place judges a holder).
+ *   @begin and @end; asked by the holder monitor only (one place judges
+ *   a holder: scripts/check-layers.py fails on another caller).
  * @renew: renews this process's liveness proof before a holder is
  *   written, so the holder never outlives it unseen. Between @begin and
  *   @end.
@@ -543,10 +543,6 @@ const TesseraPoolStoreClass *_tessera_pool_store_lookup (const char *name,
  * …)`) and its interfaces in one step; what each operation means, and
  * under which lock, is said above. A store keeps side entries when its
  * class has @side_list, and only then (see there). */
-/* The liveness's host_expired, named: one place judges a holder, and
- * scripts/check-layers.py sees who asks. */
-gboolean  _tessera_pool_store_host_expired      (TesseraPoolStore  *store,
-                                                 const char        *host_id);
 
 /* What tessera_dynamic_lock_file_get_mtime() says of @lock_file, for a
  * store without files (etcd, a module): when its holder was written, in

@@ -136,12 +136,13 @@ PROBES = {
     "_tessera_proc_read": "/proc/PID",
     "_tessera_host_lease_expired": "a host lease",
     "_tessera_host_lease_mark_and_dup_other_host": "the hosts' marks",
-    "_tessera_pool_store_host_expired": "a host lease",
     "tessera_process_check": "the pid check (/proc/PID)",
 }
 PROBE_PATTERNS = {
     re.compile(r"\bF_OFD_GETLK\b"): "a lock's state (F_OFD_GETLK)",
     re.compile(r'"/proc/%d'): "/proc/PID",
+    # A store's liveness asked of another host, called in its class.
+    re.compile(r"->\s*host_expired\s*\("): "a host's liveness (a store's host_expired)",
 }
 # The command's own processes, not holders: run's fence walks its
 # command's process tree, which tessera-proc.c reads in /proc. The mutex
@@ -154,10 +155,11 @@ NOT_HOLDERS = {"tools/tessera-proc.c: /proc/PID", "plugins/mutex/tessera-mutex.c
 # which asks it whether a job folder's job is over (for `tessera clean`).
 JUDGES = {"core/tessera-verdict.c", "core/tessera-holder-monitor.c", "core/tessera-job.c"}
 # The probes' own files: where they are defined, and the pid check
-# (tessera_process_check(), /proc) and the stores' lease dispatch.
+# (tessera_process_check(), /proc), and the folder store, whose
+# liveness's host_expired is the host lease's.
 PROBE_OWNERS = {
     "core/tessera-job-lock.c", "core/tessera-process.c", "core/tessera-host-lease.c",
-    "core/tessera-pool-store.c", "core/tessera-pool-store-folder.c",
+    "core/tessera-pool-store-folder.c",
 }
 
 
