@@ -84,7 +84,7 @@ gboolean _tessera_lock_file_cache_create      (TesseraLockFileCache  *cache,
                                                JsonNode              *information,
                                                GError               **error);
 /* Forgets @name (it no longer counts); the file is left as it is. */
-void     _tessera_lock_file_cache_remove      (TesseraLockFileCache *cache,
+void     _tessera_lock_file_cache_forget      (TesseraLockFileCache *cache,
                                                const char           *name);
 /* Deletes our own lock file of @name, already forgotten; one that is gone
  * is not an error. Under ipc.lock. */

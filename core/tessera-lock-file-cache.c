@@ -1099,7 +1099,7 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
 }
 
 void
-_tessera_lock_file_cache_remove (TesseraLockFileCache *cache,
+_tessera_lock_file_cache_forget (TesseraLockFileCache *cache,
                                  const char           *name)
 {
   remove_entry (cache, name);

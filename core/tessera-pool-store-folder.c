@@ -497,7 +497,7 @@ holders_list (gpointer cache)
 static void
 holders_forget (gpointer cache, const char *name)
 {
-  _tessera_lock_file_cache_remove (cache, name);
+  _tessera_lock_file_cache_forget (cache, name);
 }
 
 static gboolean

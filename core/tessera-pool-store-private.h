@@ -222,8 +222,8 @@ struct _TesseraPoolStoreLiveness
  * @list: (transfer container): the lock files that count (an entry that
  *   holds everything unread as one with its path and its problem only).
  *   Thread lock held.
- * @forget: @name no longer counts; the store is left as it is. Thread
- *   lock held.
+ * @forget: @name no longer counts here; the store is left as it is.
+ *   Thread lock held.
  * @delete_own: deletes our own holder @name, already forgotten; one
  *   already gone is no error. Between @begin and @end.
  * @check_name: whether @job is a holder's name that may be removed here.
@@ -239,9 +239,19 @@ struct _TesseraPoolStoreLiveness
  * class's. The folder store's table is its lock-file cache, and these
  * call the cache's own functions (tessera-lock-file-cache-private.h),
  * each through a function of the member's exact type (in
- * tessera-pool-store-folder.c); the etcd store's is the store itself. @holder_table is %NULL until @open made it
- * (nothing is asked of it before). Every member is set but the optional
- * one.
+ * tessera-pool-store-folder.c); the etcd store's is the store itself.
+ * @holder_table is %NULL until @open made it (nothing is asked of it
+ * before). Every member is set but the optional one.
+ *
+ * Three words, three meanings, each a member's and its fillers' (the
+ * cache's _forget, _delete_own and _remove_holder, the etcd store's
+ * forget_holder, delete_own_holder and remove_holder): to forget changes
+ * only what this process has read (a release forgets its holder before
+ * it deletes it); to delete_own deletes from the store a holder this
+ * process wrote and already forgot; to remove forgets a holder and
+ * deletes it from the store, whoever wrote it and whatever its liveness
+ * (tessera_tracked_dynamic_resource_remove_holder(): `tessera clean`
+ * for a holder nobody can judge).
  */
 struct _TesseraPoolStoreHolders
 {
