@@ -67,6 +67,7 @@ struct _TesseraProcess
 #define COMMAND_LINE_MAX_BYTES 4096
 
 /* /proc/PID/stat's state and start time (with the /proc readers below). */
+static gboolean parse_stat (const char *contents, guint64 *start_time, char *state);
 static gboolean proc_stat (GPid pid, guint64 *start_time, char *state);
 
 G_DEFINE_FINAL_TYPE (TesseraProcess, tessera_process, G_TYPE_OBJECT)
@@ -715,6 +716,30 @@ tessera_process_check (TesseraProcess *self)
   return _tessera_process_check_in (self, NULL);
 }
 
+/**
+ * tessera_process_pid_has_ended:
+ * @pid: a process of this pid namespace, such as a child or a descendant
+ *
+ * Tells whether @pid has ended: gone from `/proc` (or hidden from us
+ * there), or a zombie not reaped yet, which can no longer do anything
+ * and loses a signal sent to it. `/proc/PID/stat` is read as
+ * [method@Tessera.Process.check] reads it, with no start time to tell a
+ * reused pid: for a process one knows, not for a holder.
+ *
+ * Returns: %TRUE when @pid has ended
+ */
+gboolean
+tessera_process_pid_has_ended (GPid pid)
+{
+  char contents[4096];   /* as proc_stat () reads it */
+  char state = '?';
+
+  if (_tessera_proc_read (pid, "stat", contents, sizeof contents, TRUE) < 0)
+    return TRUE;
+  /* A line that cannot be parsed is a process still there. */
+  return parse_stat (contents, NULL, &state) && _tessera_verdict_state_ended (state);
+}
+
 TesseraProcessState
 _tessera_process_check_in (TesseraProcess *self,
                            GHashTable     *look)
@@ -819,19 +844,16 @@ _tessera_proc_read (GPid        pid,
 }
 
 /* Field 3 (state) and field 22 (start time, in clock ticks since boot) of
- * /proc/PID/stat; the command name may hold spaces and parentheses, so
- * parse from the last ')'. */
+ * a /proc/PID/stat line; the command name may hold spaces and
+ * parentheses, so parse from the last ')'. */
 static gboolean
-proc_stat (GPid     pid,
-           guint64 *start_time,
-           char    *state)
+parse_stat (const char *contents,
+            guint64    *start_time,
+            char       *state)
 {
-  char contents[4096];   /* a stat line is about 300 bytes, at most about 1 100 */
   const char *p;
   int field;
 
-  if (_tessera_proc_read (pid, "stat", contents, sizeof contents, TRUE) < 0)
-    return FALSE;
   p = strrchr (contents, ')');
   if (p == NULL || p[1] != ' ')
     return FALSE;
@@ -847,6 +869,20 @@ proc_stat (GPid     pid,
   if (start_time != NULL)
     *start_time = g_ascii_strtoull (p, NULL, 10);
   return TRUE;
+}
+
+/* /proc/PID/stat read and parsed: FALSE when it cannot be opened or is no
+ * stat line. */
+static gboolean
+proc_stat (GPid     pid,
+           guint64 *start_time,
+           char    *state)
+{
+  char contents[4096];   /* a stat line is about 300 bytes, at most about 1 100 */
+
+  if (_tessera_proc_read (pid, "stat", contents, sizeof contents, TRUE) < 0)
+    return FALSE;
+  return parse_stat (contents, start_time, state);
 }
 
 int

@@ -111,6 +111,11 @@ typedef struct
   int kill_errno;                 /* when not read, kill (pid, 0): 0 (there), ESRCH, EPERM (hidepid), … */
 } TesseraPidFacts;
 
+/* Whether a process whose /proc/PID/stat shows @state has ended: a
+ * zombie (Z) or dead (X, or x as some older kernels show it), which can
+ * no longer do anything. Pure. */
+gboolean _tessera_verdict_state_ended (char state);
+
 /* Row "same host id, boot id and pid namespace as us" of the table "Who
  * may judge a holder": pid and start time in /proc; hidden by hidepid
  * (ENOENT there, EPERM from kill (pid, 0)) or without a start time to

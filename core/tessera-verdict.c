@@ -253,12 +253,18 @@ _tessera_verdict_decide (const TesseraVerdictFacts *facts,
   return TESSERA_VERDICT_DEAD;
 }
 
+gboolean
+_tessera_verdict_state_ended (char state)
+{
+  return state == 'Z' || state == 'X' || state == 'x';
+}
+
 TesseraProcessState
 _tessera_verdict_pid (const TesseraPidFacts *facts)
 {
   if (facts->proc_read)
     {
-      if (facts->proc_state == 'Z' || facts->proc_state == 'X' || facts->proc_state == 'x')
+      if (_tessera_verdict_state_ended (facts->proc_state))
         return facts->sure ? TESSERA_PROCESS_DEAD : TESSERA_PROCESS_REMOTE;
       if (facts->start_time != 0)
         return facts->proc_start_time == facts->start_time ? TESSERA_PROCESS_ALIVE

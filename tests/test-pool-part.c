@@ -3,7 +3,9 @@
  * pool makes of them, a holder's name and owner, how a folder is shared,
  * runs/UID, a run's job folder and a type's side folder opened and made,
  * the group's modes given, who may make a folder in a group's pool, and
- * the names of an atomic write's temporary files
+ * the names of an atomic write's temporary files; and what else the
+ * command asks of the library: a lock file of its own still as written,
+ * whether a process of its own has ended
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -667,6 +669,42 @@ test_pool_part_own_lock_file (void)
   test_remove_tree (tmp);
 }
 
+/* A pid of ours: running, then a zombie (ended, though not reaped), then
+ * gone. */
+static void
+test_process_pid_has_ended (void)
+{
+  int gate[2];
+  char byte = 0;
+  GPid child;
+  int status;
+
+  g_assert_false (tessera_process_pid_has_ended (getpid ()));
+  g_assert_cmpint (pipe (gate), ==, 0);
+  child = fork ();
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      close (gate[1]);
+      /* Until the test closes the gate. */
+      while (read (gate[0], &byte, 1) < 0 && errno == EINTR)
+        ;
+      _exit (0);
+    }
+  close (gate[0]);
+  g_assert_false (tessera_process_pid_has_ended (child));
+  close (gate[1]);
+  /* A zombie until reaped: waitid with WNOWAIT leaves it so. */
+  {
+    siginfo_t info = { 0 };
+
+    g_assert_cmpint (waitid (P_PID, child, &info, WEXITED | WNOWAIT), ==, 0);
+  }
+  g_assert_true (tessera_process_pid_has_ended (child));
+  g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+  g_assert_true (tessera_process_pid_has_ended (child));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -682,6 +720,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/folder-path/is-temporary-name", test_folder_path_is_temporary_name);
   g_test_add_func ("/pool-part/pool-owner", test_pool_part_pool_owner);
   g_test_add_func ("/pool-part/own-lock-file", test_pool_part_own_lock_file);
+  g_test_add_func ("/pool-part/process/pid-has-ended", test_process_pid_has_ended);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);

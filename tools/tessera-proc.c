@@ -9,8 +9,9 @@
 
 #include "tessera-proc.h"
 
+#include <tessera/tessera.h>
+
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 /**
@@ -36,22 +37,15 @@ tessera_proc_lists_children (void)
  * @pid: a process of this pid namespace
  *
  * Whether @pid has ended: gone, or a zombie not reaped yet (it can no
- * longer do anything, and a signal to it is lost).
+ * longer do anything, and a signal to it is lost). The library reads
+ * /proc/PID/stat and says which states have ended, as its pid check does.
  *
  * Returns: %TRUE when @pid has ended
  */
 gboolean
 tessera_proc_has_ended (GPid pid)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *stat = NULL;
-  const char *end;
-
-  if (!g_file_get_contents (path, &stat, NULL, NULL))
-    return TRUE;
-  /* The state follows the command's name, which may hold anything. */
-  end = strrchr (stat, ')');
-  return end != NULL && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+  return tessera_process_pid_has_ended (pid);
 }
 
 /**

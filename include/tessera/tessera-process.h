@@ -91,5 +91,7 @@ TesseraProcessState tessera_process_check           (TesseraProcess *self);
 TESSERA_AVAILABLE_IN_ALL
 gboolean            tessera_process_equal           (TesseraProcess *a,
                                                      TesseraProcess *b);
+TESSERA_AVAILABLE_IN_ALL
+gboolean            tessera_process_pid_has_ended   (GPid          pid);
 
 G_END_DECLS
