@@ -328,6 +328,23 @@ tessera_pool_part_dup_holder_name (const char *entry)
   return g_strdup (entry);
 }
 
+/* Who owns @file of @part (a folder) of @lock_folder, never through a
+ * link; -1 when none. */
+static gint64
+entry_owner (const char *lock_folder, TesseraPoolPart part, const char *file)
+{
+  struct stat st;
+  gint64 owner = -1;
+  int part_fd;
+
+  if (strchr (file, '/') != NULL || (part_fd = tessera_pool_part_open (lock_folder, part)) < 0)
+    return -1;
+  if (fstatat (part_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    owner = st.st_uid;
+  close (part_fd);
+  return owner;
+}
+
 /**
  * tessera_pool_part_get_holder_owner:
  * @lock_folder: a folder pool's lock folder
@@ -347,18 +364,47 @@ tessera_pool_part_get_holder_owner (const char *lock_folder,
                                     const char *name)
 {
   g_autofree char *file = NULL;
-  struct stat st;
-  gint64 owner = -1;
-  int jobs_fd;
 
   g_return_val_if_fail (lock_folder != NULL && name != NULL, -1);
-  if (strchr (name, '/') != NULL || (jobs_fd = tessera_pool_part_open (lock_folder, TESSERA_POOL_PART_JOBS)) < 0)
-    return -1;
   file = g_strconcat (name, TESSERA_LOCK_FILE_SUFFIX, NULL);
-  if (fstatat (jobs_fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0)
-    owner = st.st_uid;
-  close (jobs_fd);
-  return owner;
+  return entry_owner (lock_folder, TESSERA_POOL_PART_JOBS, file);
+}
+
+/**
+ * tessera_pool_part_get_entry_owner:
+ * @lock_folder: a folder pool's lock folder
+ * @path: the path of one of its entries as the library names it
+ *   ([method@Tessera.DynamicLockFile.get_path]): a lock file in `jobs/`,
+ *   or a request in `queue/`
+ *
+ * Who owns the entry at @path now, reached as
+ * [func@Tessera.pool_part_get_holder_owner] reaches a lock file (never
+ * through a link): whose holding or request it is, for an entry the
+ * library shows without having read its file (one it cannot read, a
+ * waiter's request).
+ *
+ * Returns: the owner's uid, or -1 when there is no such file, or @path is
+ *   no entry of @lock_folder's `jobs/` or `queue/`
+ */
+gint64
+tessera_pool_part_get_entry_owner (const char *lock_folder,
+                                   const char *path)
+{
+  static const TesseraPoolPart entry_parts[] = { TESSERA_POOL_PART_JOBS, TESSERA_POOL_PART_QUEUE };
+  g_autofree char *folder = NULL;
+  g_autofree char *file = NULL;
+
+  g_return_val_if_fail (lock_folder != NULL && path != NULL, -1);
+  folder = g_path_get_dirname (path);
+  file = g_path_get_basename (path);
+  for (guint i = 0; i < G_N_ELEMENTS (entry_parts); i++)
+    {
+      g_autofree char *part = g_build_filename (lock_folder, tessera_pool_part_get_name (entry_parts[i]), NULL);
+
+      if (strcmp (folder, part) == 0)
+        return entry_owner (lock_folder, entry_parts[i], file);
+    }
+  return -1;
 }
 
 /* A side folder's kind: a short lower-case word, none of the pool's own

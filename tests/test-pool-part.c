@@ -246,6 +246,36 @@ test_pool_part_holder_name (void)
     }
 }
 
+/* Whose an entry the library names by its path is: a lock file in jobs/
+ * or a request in queue/, as it is there; -1 for a path elsewhere, even
+ * in the lock folder or through a part's name. */
+static void
+test_pool_part_entry_owner (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *jobs = g_build_filename (tmp, "jobs", NULL);
+  g_autofree char *queue = g_build_filename (tmp, "queue", NULL);
+  g_autofree char *file = g_build_filename (jobs, "task@1.json", NULL);
+  g_autofree char *waiting = g_build_filename (queue, "task@2.waiting", NULL);
+  g_autofree char *informations = g_build_filename (tmp, "informations.json", NULL);
+  g_autofree char *below = g_build_filename (jobs, "task@1.json", "x", NULL);
+  g_autofree char *climbing = g_build_filename (jobs, "..", "informations.json", NULL);
+
+  g_assert_cmpint (tessera_pool_part_get_entry_owner (tmp, file), ==, -1);
+  g_assert_cmpint (g_mkdir (jobs, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (queue, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (file, "{}", -1, NULL));
+  g_assert_true (g_file_set_contents (waiting, "{}", -1, NULL));
+  g_assert_true (g_file_set_contents (informations, "{}", -1, NULL));
+  g_assert_cmpint (tessera_pool_part_get_entry_owner (tmp, file), ==, (gint64) geteuid ());
+  g_assert_cmpint (tessera_pool_part_get_entry_owner (tmp, waiting), ==, (gint64) geteuid ());
+  g_assert_cmpint (tessera_pool_part_get_entry_owner (tmp, informations), ==, -1);
+  g_assert_cmpint (tessera_pool_part_get_entry_owner (tmp, below), ==, -1);
+  g_assert_cmpint (tessera_pool_part_get_entry_owner (tmp, climbing), ==, -1);
+  g_assert_cmpint (tessera_pool_part_get_entry_owner (tmp, "PREFIX/r/jobs/task@1"), ==, -1);
+  test_remove_tree (tmp);
+}
+
 /* Whose a lock file in jobs/ is, as it is there: never through a link,
  * -1 when there is none, no jobs/, or a name that leaves jobs/. */
 static void
@@ -715,6 +745,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/make-job-folder", test_pool_part_make_job_folder);
   g_test_add_func ("/pool-part/holder-name", test_pool_part_holder_name);
   g_test_add_func ("/pool-part/holder-owner", test_pool_part_holder_owner);
+  g_test_add_func ("/pool-part/entry-owner", test_pool_part_entry_owner);
   g_test_add_func ("/pool-part/folder-sharing", test_pool_part_folder_sharing);
   g_test_add_func ("/pool-part/folder-path/may-make-folder", test_folder_path_may_make_folder);
   g_test_add_func ("/pool-part/folder-path/is-temporary-name", test_folder_path_is_temporary_name);

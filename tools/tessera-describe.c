@@ -7,7 +7,6 @@
 
 #include <glib/gi18n-lib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <pwd.h>
 
@@ -121,21 +120,21 @@ holder_name (TesseraDynamicLockFile *lock_file)
 /* Whose a holding is: its lock file's owner, where it has a file (the
  * uid its process spec records is anyone's claim: whoever may write in
  * jobs/ may write another's uid in a file of hers, but owns it all the
- * same); else (a pool in etcd) the uid its spec records; -1: unknown. */
+ * same); else (a pool in etcd) the uid its spec records; -1: unknown.
+ * @lock_folder: @resource's, NULL in etcd. */
 static gint64
-holder_owner (TesseraDynamicLockFile *lock_file, TesseraProcess *process)
+holder_owner (const char *lock_folder, TesseraDynamicLockFile *lock_file, TesseraProcess *process)
 {
   const char *path = tessera_dynamic_lock_file_get_path (lock_file);
   gint64 owner = tessera_dynamic_lock_file_get_file_uid (lock_file);
-  struct stat st;
 
   /* Known from when it was read (no stat of each of thousands of
    * holders); else (a waiting entry, a file that could not be read) the
    * file as it is now. */
+  if (owner < 0 && lock_folder != NULL && path != NULL)
+    owner = tessera_pool_part_get_entry_owner (lock_folder, path);
   if (owner >= 0)
     return owner;
-  if (path != NULL && g_path_is_absolute (path) && lstat (path, &st) == 0)
-    return st.st_uid;
   return process != NULL ? tessera_process_get_uid (process) : -1;
 }
 
@@ -247,7 +246,8 @@ add_waiters (JsonBuilder *builder, TesseraTrackedDynamicResource *resource, gint
       json_builder_set_member_name (builder, "job");
       json_builder_add_string_value (builder, job);
       add_name (builder, "job_uri", tessera_dynamic_lock_file_get_job_uri (waiter));
-      add_user (builder, holder_owner (waiter, process), users);
+      add_user (builder, holder_owner (tessera_tracked_dynamic_resource_get_lock_folder (resource), waiter, process),
+                users);
       json_builder_set_member_name (builder, "pid");
       if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
         json_builder_add_int_value (builder, tessera_process_get_pid (process));
@@ -407,6 +407,7 @@ describe_into (TesseraConfig *config, const char *name, TesseraTrackedDynamicRes
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   g_autoptr(GPtrArray) states = NULL;
   g_autofree char *location = tessera_tracked_dynamic_resource_dup_location (resource);
+  const char *lock_folder = tessera_tracked_dynamic_resource_get_lock_folder (resource);
   g_autofree char *store = NULL;
   g_autofree char *usage = NULL;
   gint64 capacity = -1, free_units = -1;
@@ -446,8 +447,7 @@ describe_into (TesseraConfig *config, const char *name, TesseraTrackedDynamicRes
     usage = tessera_tracked_dynamic_resource_dup_usage_text (resource);
 
   g_object_get (resource, "store", &store, NULL);
-  begin_description (builder, config, name, location != NULL ? location
-                                            : tessera_tracked_dynamic_resource_get_lock_folder (resource),
+  begin_description (builder, config, name, location != NULL ? location : lock_folder,
                      store != NULL ? store : "folder", capacity, free_units, usage);
   for (guint i = 0; i < files->len; i++)
     {
@@ -467,7 +467,7 @@ describe_into (TesseraConfig *config, const char *name, TesseraTrackedDynamicRes
         reclaimable = add_units (reclaimable, amount);
       else
         held = add_units (held, amount);
-      gint64 owner = holder_owner (lock_file, process);
+      gint64 owner = holder_owner (lock_folder, lock_file, process);
 
       if (lines != NULL)
         {

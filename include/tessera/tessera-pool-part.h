@@ -102,6 +102,9 @@ char *tessera_pool_part_dup_holder_name (const char      *entry);
 TESSERA_AVAILABLE_IN_ALL
 gint64 tessera_pool_part_get_holder_owner (const char    *lock_folder,
                                            const char    *name);
+TESSERA_AVAILABLE_IN_ALL
+gint64 tessera_pool_part_get_entry_owner (const char     *lock_folder,
+                                          const char     *path);
 
 TESSERA_AVAILABLE_IN_ALL
 int tessera_pool_part_open_side_folder  (const char      *lock_folder,
