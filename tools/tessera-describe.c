@@ -336,18 +336,43 @@ static void format_header (JsonObject *object, guint holders, GString *out);
 static void format_waiters (JsonObject *object, GString *out);
 static char *information_text (JsonGenerator **generator, JsonNode *node);
 
+/* What the text line and the JSON both show of a holder: its process's
+ * own id (its spec's "pid": a Slurm job's id; else a local pid), and why
+ * it holds everything (its file cannot be read) or is unknown (its
+ * process's problem, else @doubt); each NULL when there is none. */
+static void
+holder_id_and_reason (TesseraDynamicLockFile *lock_file, TesseraProcess *process, const char *doubt,
+                      char **process_id, char **reason)
+{
+  JsonNode *spec = process ? tessera_process_get_spec (process) : NULL;
+  JsonNode *id = spec && JSON_NODE_HOLDS_OBJECT (spec)
+                 ? json_object_get_member (json_node_get_object (spec), "pid") : NULL;
+
+  *process_id = NULL;
+  *reason = NULL;
+  if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_STRING)
+    *process_id = escape_name (json_node_get_string (id), FALSE);
+  else if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_INT64)
+    *process_id = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (id));
+  else if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
+    *process_id = g_strdup_printf ("%d", (int) tessera_process_get_pid (process));
+  if (tessera_dynamic_lock_file_get_problem (lock_file) != NULL)
+    *reason = escape_name (tessera_dynamic_lock_file_get_problem (lock_file), FALSE);
+  else if (process && tessera_process_get_problem (process) != NULL)
+    *reason = g_strdup (tessera_process_get_problem (process));
+  else if (doubt != NULL)
+    *reason = escape_name (doubt, FALSE);
+}
+
 /* The text line of a holder, from the values its JSON would hold
  * (describe_into()'s, as it computes them): @information is consumed. */
 static void
 describe_holder_line (TesseraTrackedDynamicResource *resource, const char *resource_name,
                       TesseraDynamicLockFile *lock_file, TesseraProcess *process, const char *job,
-                      const char *since, const char *doubt, JsonNode *information, const char *state, gint64 owner,
-                      GHashTable *users, JsonGenerator **generator, GString *out)
+                      const char *since, const char *process_id, const char *reason, JsonNode *information,
+                      const char *state, gint64 owner, GHashTable *users, JsonGenerator **generator, GString *out)
 {
   gboolean local = process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0;
-  JsonNode *spec = process ? tessera_process_get_spec (process) : NULL;
-  JsonNode *id = spec && JSON_NODE_HOLDS_OBJECT (spec)
-                 ? json_object_get_member (json_node_get_object (spec), "pid") : NULL;
   g_autoptr(JsonNode) shown_information = information ? information : json_node_new (JSON_NODE_NULL);
   g_autofree char *info = information_text (generator, shown_information);
   g_autofree char *pid_text = local ? g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) tessera_process_get_pid (process))
@@ -357,23 +382,9 @@ describe_holder_line (TesseraTrackedDynamicResource *resource, const char *resou
                           ? escape_name (tessera_process_get_host (process), FALSE) : NULL;
   g_autofree char *type = process && tessera_process_get_process_type (process)
                           ? escape_name (tessera_process_get_process_type (process), FALSE) : NULL;
-  g_autofree char *process_id = NULL;
-  g_autofree char *reason = NULL;
   double left = tessera_tracked_dynamic_resource_get_holder_lease_left (resource, lock_file);
   HolderLine line = { 0 };
 
-  if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_STRING)
-    process_id = escape_name (json_node_get_string (id), FALSE);
-  else if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_INT64)
-    process_id = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (id));
-  else if (local)
-    process_id = g_strdup_printf ("%d", (int) tessera_process_get_pid (process));
-  if (tessera_dynamic_lock_file_get_problem (lock_file) != NULL)
-    reason = escape_name (tessera_dynamic_lock_file_get_problem (lock_file), FALSE);
-  else if (process && tessera_process_get_problem (process) != NULL)
-    reason = g_strdup (tessera_process_get_problem (process));
-  else if (doubt != NULL)
-    reason = escape_name (doubt, FALSE);
   line.job = job;
   line.user = owner >= 0 ? user_name (users, (uid_t) owner) : NULL;
   line.uid_text = uid_text;
@@ -468,11 +479,14 @@ describe_into (TesseraConfig *config, const char *name, TesseraTrackedDynamicRes
       else
         held = add_units (held, amount);
       gint64 owner = holder_owner (lock_folder, lock_file, process);
+      g_autofree char *process_id = NULL;
+      g_autofree char *reason = NULL;
 
+      holder_id_and_reason (lock_file, process, doubt, &process_id, &reason);
       if (lines != NULL)
         {
-          describe_holder_line (resource, name, lock_file, process, job, since, doubt, information, state, owner,
-                                users, &generator, lines);
+          describe_holder_line (resource, name, lock_file, process, job, since, process_id, reason, information,
+                                state, owner, users, &generator, lines);
           continue;
         }
       json_builder_begin_object (builder);
@@ -490,38 +504,15 @@ describe_into (TesseraConfig *config, const char *name, TesseraTrackedDynamicRes
        * holder is unknown. */
       add_name (builder, "process_type", process ? tessera_process_get_process_type (process) : NULL);
       json_builder_set_member_name (builder, "process_id");
-      {
-        JsonNode *spec = process ? tessera_process_get_spec (process) : NULL;
-        JsonNode *id = spec && JSON_NODE_HOLDS_OBJECT (spec)
-                       ? json_object_get_member (json_node_get_object (spec), "pid") : NULL;
-        g_autofree char *text = NULL;
-
-        if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_STRING)
-          text = escape_name (json_node_get_string (id), FALSE);
-        else if (id != NULL && JSON_NODE_HOLDS_VALUE (id) && json_node_get_value_type (id) == G_TYPE_INT64)
-          text = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (id));
-        else if (process && g_strcmp0 (tessera_process_get_process_type (process), "local") == 0)
-          text = g_strdup_printf ("%d", (int) tessera_process_get_pid (process));
-        if (text != NULL)
-          json_builder_add_string_value (builder, text);
-        else
-          json_builder_add_null_value (builder);
-      }
+      if (process_id != NULL)
+        json_builder_add_string_value (builder, process_id);
+      else
+        json_builder_add_null_value (builder);
       /* Why it holds everything (its file cannot be read), else why it
        * is unknown. */
       json_builder_set_member_name (builder, "reason");
-      if (tessera_dynamic_lock_file_get_problem (lock_file) != NULL)
-        {
-          g_autofree char *problem = escape_name (tessera_dynamic_lock_file_get_problem (lock_file), FALSE);
-          json_builder_add_string_value (builder, problem);
-        }
-      else if (process && tessera_process_get_problem (process) != NULL)
-        json_builder_add_string_value (builder, tessera_process_get_problem (process));
-      else if (doubt != NULL)
-        {
-          g_autofree char *shown = escape_name (doubt, FALSE);
-          json_builder_add_string_value (builder, shown);
-        }
+      if (reason != NULL)
+        json_builder_add_string_value (builder, reason);
       else
         json_builder_add_null_value (builder);
       add_name (builder, "host", process ? tessera_process_get_host (process) : NULL);
