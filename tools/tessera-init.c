@@ -46,15 +46,25 @@ is_in_pool (const char *folder, const char *pool)
          (g_str_has_prefix (folder, pool) && folder[strlen (pool)] == G_DIR_SEPARATOR);
 }
 
-/* Refuses @path, another user's part of the pool (EXIT_NOPERM): its
- * owner, a member, would own that part (rename others' entries in a
- * sticky folder, pass for the pool's owner). */
+/* Refuses @path (as @st says it is), another user's part of the pool
+ * (EXIT_NOPERM): its owner, a member, would own that part (rename others'
+ * entries in a sticky folder, pass for the pool's owner). Ours or root's:
+ * 0. This is init's rule, not the library's of whose parts a group's pool
+ * believes (root's or the pool's owner's, as
+ * tessera_folder_path_get_pool_owner() tells it): init makes every part
+ * its runner's, so it refuses any other user's, the pool folder owner's
+ * too when root runs it, and before the pool is a group's (when the
+ * library's rule has no pool's owner yet). */
 static int
-refuse_another (const char *path, uid_t uid)
+refuse_anothers (const char *path, const struct stat *st)
 {
-  struct passwd *pw = getpwuid (uid);
-  g_autofree char *owner = pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (guint) uid);
+  struct passwd *pw;
+  g_autofree char *owner = NULL;
 
+  if (st->st_uid == geteuid () || st->st_uid == 0)
+    return 0;
+  pw = getpwuid (st->st_uid);
+  owner = pw != NULL ? g_strdup (pw->pw_name) : g_strdup_printf ("%u", (guint) st->st_uid);
   /* Translators: "/srv/pool/cpu belongs to mallory, not to the pool's owner: …" */
   return fail (EXIT_NOPERM, _("%s belongs to %s, not to the pool's owner: remove it or chown it, "
                               "then run init again"), path, owner);
@@ -76,8 +86,8 @@ share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean
 
   if (fstat (fd, &st) < 0)
     return 0;
-  if (st.st_uid != geteuid () && st.st_uid != 0)
-    return refuse_another (path, st.st_uid);
+  if ((saved = refuse_anothers (path, &st)) != 0)
+    return saved;
   saved = tessera_pool_part_share_with_group (fd, gid, writable, sticky);
   if (saved != 0)
     return fail (EXIT_IOERR, _("cannot open %s to its group: %s"), path, g_strerror (saved));
@@ -167,6 +177,7 @@ refuse_members_parts (int pool_fd, const char *pool, const char *folder)
   g_autofree char *path = g_strdup (pool);
   AUTO_FD int dir_fd = dup (pool_fd);
   struct stat st;
+  int status;
 
   for (guint i = 0; dir_fd >= 0 && steps[i] != NULL; i++)
     {
@@ -184,19 +195,19 @@ refuse_members_parts (int pool_fd, const char *pool, const char *folder)
       next_path = g_build_filename (path, steps[i], NULL);
       g_free (path);
       path = next_path;
-      if (fstat (dir_fd, &st) == 0 && st.st_uid != geteuid () && st.st_uid != 0)
-        return refuse_another (path, st.st_uid);
+      if (fstat (dir_fd, &st) == 0 && (status = refuse_anothers (path, &st)) != 0)
+        return status;
     }
   /* The files the library believes only when they are the pool
    * owner's (informations.json). */
   for (guint i = 0; dir_fd >= 0 && i < TESSERA_POOL_PART_LAST; i++)
     if ((tessera_pool_part_get_flags (i) & TESSERA_POOL_PART_FLAGS_OWNERS) &&
-        fstatat (dir_fd, tessera_pool_part_get_name (i), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        st.st_uid != geteuid () && st.st_uid != 0)
+        fstatat (dir_fd, tessera_pool_part_get_name (i), &st, AT_SYMLINK_NOFOLLOW) == 0)
       {
         g_autofree char *part_path = g_build_filename (path, tessera_pool_part_get_name (i), NULL);
 
-        return refuse_another (part_path, st.st_uid);
+        if ((status = refuse_anothers (part_path, &st)) != 0)
+          return status;
       }
   return 0;
 }
