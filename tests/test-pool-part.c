@@ -699,6 +699,47 @@ test_pool_part_own_lock_file (void)
   test_remove_tree (tmp);
 }
 
+/* A lock file of ours is reached through its folder, opened as the pool's
+ * folders are: a link another user may have put in place of its folder (in
+ * a sticky folder open to all) is not followed, so nothing behind it is
+ * read, and a file there rewritten is not taken for ours. (Root only: the
+ * link must be another user's.) */
+static void
+test_pool_part_own_lock_file_planted_folder (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *real = g_build_filename (tmp, "real", NULL);
+  g_autofree char *file = g_build_filename (real, "job@1.json", NULL);
+  g_autofree char *open_to_all = g_build_filename (tmp, "open", NULL);
+  g_autofree char *planted = g_build_filename (open_to_all, "jobs", NULL);
+  g_autofree char *path = g_build_filename (planted, "job@1.json", NULL);
+  g_autoptr(TesseraOwnLockFile) own = NULL;
+
+  if (geteuid () != 0)
+    {
+      g_test_skip ("needs root: the planted link must be another user's");
+      test_remove_tree (tmp);
+      return;
+    }
+  g_assert_cmpint (g_mkdir (real, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir (open_to_all, 0755), ==, 0);
+  g_assert_cmpint (chmod (open_to_all, 01777), ==, 0);
+  g_assert_cmpint (symlink (real, planted), ==, 0);
+  g_assert_cmpint (lchown (planted, 1, 1), ==, 0);
+  g_assert_true (g_file_set_contents (file, "{\"pid\": 1}", -1, NULL));
+  own = tessera_own_lock_file_new (path);
+  /* Someone else's text in the file behind the link. */
+  {
+    int fd = open (file, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+    g_assert_cmpint (fd, >=, 0);
+    g_assert_cmpint (write (fd, "{\"pid\": 22}", 11), ==, 11);
+    close (fd);
+  }
+  g_assert_cmpint (tessera_own_lock_file_check (own), !=, TESSERA_OWN_LOCK_FILE_REWRITTEN);
+  test_remove_tree (tmp);
+}
+
 /* A pid of ours: running, then a zombie (ended, though not reaped), then
  * gone. */
 static void
@@ -751,6 +792,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/folder-path/is-temporary-name", test_folder_path_is_temporary_name);
   g_test_add_func ("/pool-part/pool-owner", test_pool_part_pool_owner);
   g_test_add_func ("/pool-part/own-lock-file", test_pool_part_own_lock_file);
+  g_test_add_func ("/pool-part/own-lock-file/planted-folder", test_pool_part_own_lock_file_planted_folder);
   g_test_add_func ("/pool-part/process/pid-has-ended", test_process_pid_has_ended);
   g_test_add_func ("/pool-part/open-side-folder", test_pool_part_open_side_folder);
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
