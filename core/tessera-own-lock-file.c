@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <tessera/tessera.h>
 
 /* More than any lock file Tessera writes. */
@@ -21,14 +22,16 @@
  * when made: its file and its text. [method@Tessera.OwnLockFile.check]
  * then says whether it is still there as it was, so that a program that
  * holds a share for long (`tessera run --on-lost`) learns it may be handed
- * to another. It is read by its path, bounded, never a FIFO, and never
- * through a link in its last component (the folders above it are
- * followed as the path gives them: pass the path the holding made).
+ * to another. It is reached through its folder, opened at each look as
+ * [func@Tessera.folder_path_open] opens a pool's folders (a link on the
+ * way followed only where no other user may have put it), and read
+ * bounded, never a FIFO and never through a link.
  */
 struct _TesseraOwnLockFile
 {
   GObject parent_instance;
   char *path;
+  char *name;           /* its last component, in its folder */
   struct stat st;       /* the file when made */
   char *text;           /* and its text; NULL: none could be read */
 };
@@ -41,6 +44,7 @@ tessera_own_lock_file_finalize (GObject *object)
   TesseraOwnLockFile *self = TESSERA_OWN_LOCK_FILE (object);
 
   g_free (self->path);
+  g_free (self->name);
   g_free (self->text);
   G_OBJECT_CLASS (tessera_own_lock_file_parent_class)->finalize (object);
 }
@@ -54,6 +58,17 @@ tessera_own_lock_file_class_init (TesseraOwnLockFileClass *klass)
 static void
 tessera_own_lock_file_init (TesseraOwnLockFile *self)
 {
+}
+
+/* Its folder, opened as the pool's folders are: -1 with errno. Opened
+ * at each look, so a folder renamed or put in its place is the one at its
+ * path, as a peer sees it. */
+static int
+open_folder (TesseraOwnLockFile *self)
+{
+  g_autofree char *folder = g_path_get_dirname (self->path);
+
+  return tessera_folder_path_open (folder, NULL);
 }
 
 /**
@@ -72,11 +87,18 @@ TesseraOwnLockFile *
 tessera_own_lock_file_new (const char *path)
 {
   TesseraOwnLockFile *self;
+  int dir_fd;
 
   g_return_val_if_fail (path != NULL, NULL);
   self = g_object_new (TESSERA_TYPE_OWN_LOCK_FILE, NULL);
   self->path = g_strdup (path);
-  self->text = _tessera_read_bounded_at (AT_FDCWD, path, OWN_LOCK_FILE_MAX, NULL, &self->st);
+  self->name = g_path_get_basename (path);
+  dir_fd = open_folder (self);
+  if (dir_fd >= 0)
+    {
+      self->text = _tessera_read_bounded_at (dir_fd, self->name, OWN_LOCK_FILE_MAX, NULL, &self->st);
+      close (dir_fd);
+    }
   return self;
 }
 
@@ -104,6 +126,29 @@ same_times (const struct stat *a, const struct stat *b)
          a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
+/* tessera_own_lock_file_check() in its folder @dir_fd. */
+static TesseraOwnLockFileState
+check_in (TesseraOwnLockFile *self, int dir_fd)
+{
+  g_autofree char *text = NULL;
+  struct stat now, st;
+
+  if (fstatat (dir_fd, self->name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? TESSERA_OWN_LOCK_FILE_GONE : TESSERA_OWN_LOCK_FILE_UNCHANGED;
+  if (self->text == NULL)
+    return TESSERA_OWN_LOCK_FILE_UNCHANGED;
+  if (now.st_dev != self->st.st_dev || now.st_ino != self->st.st_ino)
+    return TESSERA_OWN_LOCK_FILE_REWRITTEN;
+  if (same_times (&now, &self->st))
+    return TESSERA_OWN_LOCK_FILE_UNCHANGED;
+  text = _tessera_read_bounded_at (dir_fd, self->name, OWN_LOCK_FILE_MAX, NULL, &st);
+  /* Grown past any lock file of ours: not ours any more. */
+  if (text == NULL)
+    return errno == EFBIG ? TESSERA_OWN_LOCK_FILE_REWRITTEN : TESSERA_OWN_LOCK_FILE_UNCHANGED;
+  return st.st_ino != self->st.st_ino || !g_str_equal (text, self->text)
+         ? TESSERA_OWN_LOCK_FILE_REWRITTEN : TESSERA_OWN_LOCK_FILE_UNCHANGED;
+}
+
 /**
  * tessera_own_lock_file_check:
  * @self: a lock file
@@ -120,22 +165,15 @@ same_times (const struct stat *a, const struct stat *b)
 TesseraOwnLockFileState
 tessera_own_lock_file_check (TesseraOwnLockFile *self)
 {
-  g_autofree char *text = NULL;
-  struct stat now, st;
+  TesseraOwnLockFileState state;
+  int dir_fd;
 
   g_return_val_if_fail (TESSERA_IS_OWN_LOCK_FILE (self), TESSERA_OWN_LOCK_FILE_UNCHANGED);
-  if (lstat (self->path, &now) < 0)
+  dir_fd = open_folder (self);
+  /* Its folder gone: so is it. Refused or not answering: asked again. */
+  if (dir_fd < 0)
     return errno == ENOENT ? TESSERA_OWN_LOCK_FILE_GONE : TESSERA_OWN_LOCK_FILE_UNCHANGED;
-  if (self->text == NULL)
-    return TESSERA_OWN_LOCK_FILE_UNCHANGED;
-  if (now.st_dev != self->st.st_dev || now.st_ino != self->st.st_ino)
-    return TESSERA_OWN_LOCK_FILE_REWRITTEN;
-  if (same_times (&now, &self->st))
-    return TESSERA_OWN_LOCK_FILE_UNCHANGED;
-  text = _tessera_read_bounded_at (AT_FDCWD, self->path, OWN_LOCK_FILE_MAX, NULL, &st);
-  /* Grown past any lock file of ours: not ours any more. */
-  if (text == NULL)
-    return errno == EFBIG ? TESSERA_OWN_LOCK_FILE_REWRITTEN : TESSERA_OWN_LOCK_FILE_UNCHANGED;
-  return st.st_ino != self->st.st_ino || !g_str_equal (text, self->text)
-         ? TESSERA_OWN_LOCK_FILE_REWRITTEN : TESSERA_OWN_LOCK_FILE_UNCHANGED;
+  state = check_in (self, dir_fd);
+  close (dir_fd);
+  return state;
 }
