@@ -14,10 +14,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <glib/gi18n-lib.h>
-#include <glib/gstdio.h>
 #include <unistd.h>
 
 #include "tessera-config-entry.h"
+#include "tessera-tool.h"
 
 /* A scalar member of informations.json as the configuration writes it. */
 static char *
@@ -159,22 +159,26 @@ tessera_config_check_informations_content (TesseraTrackedDynamicResource *resour
   return TRUE;
 }
 
-/* Whether informations.json at @path is missing or can be opened: a
- * pool folder that is a file, or one this user may not read, is a
+/* Whether informations.json (@path, in @lock_folder) is there, in
+ * @exists: reached through its folder, opened as the pool's folders are,
+ * never through a link. Missing, or its folder missing: not there. A link
+ * there counts as there (the library refuses it as broken when it reads
+ * it). A pool folder that is a file, or one this user may not read, is a
  * G_IO_ERROR saying so, never a "broken" file that `tessera set` would
- * fix. (A link there is refused as broken when it is read.) */
+ * fix. */
 static gboolean
-informations_reachable (const char *path, GError **error)
+informations_there (const char *lock_folder, const char *path, gboolean *exists, GError **error)
 {
-  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  int saved = errno;
+  AUTO_FD int dir_fd = tessera_folder_path_open (lock_folder, NULL);
+  AUTO_FD int fd = -1;
+  int saved;
 
-  if (fd >= 0)
-    {
-      close (fd);
-      return TRUE;
-    }
-  if (saved == ENOENT || saved == ELOOP)
+  if (dir_fd >= 0)
+    fd = openat (dir_fd, tessera_pool_part_get_name (TESSERA_POOL_PART_INFORMATIONS),
+                 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  saved = errno;
+  *exists = fd >= 0 || saved == ELOOP;
+  if (*exists || saved == ENOENT)
     return TRUE;
   g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _("Cannot open %s: %s"), path,
                g_strerror (saved));
@@ -200,16 +204,16 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
   g_autofree GParamSpec **pspecs = NULL;
   g_autoptr(JsonNode) informations = NULL;
   g_autoptr(GError) local = NULL;
-  GStatBuf st;
+  gboolean exists;
   JsonObject *object;
   guint n;
 
   *notice = NULL;
   g_return_val_if_fail (entry != NULL, FALSE);
   pspecs = g_object_class_list_properties (klass, &n);
-  if (!informations_reachable (path, error))
+  if (!informations_there (tessera_tracked_dynamic_resource_get_lock_folder (resource), path, &exists, error))
     return FALSE;
-  if (g_lstat (path, &st) < 0 && errno == ENOENT)
+  if (!exists)
     {
       for (guint i = 0; i < n; i++)
         if (tessera_config_is_type_setting (pspecs[i]) && is_setup_setting (pspecs[i]) &&
