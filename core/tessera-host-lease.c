@@ -120,6 +120,10 @@ struct _TesseraHostLease
 {
   char *lock_folder;
   char *hosts_path;
+  /* The lock folder, opened as configured once (as the lock folder unit
+   * opens it): hosts/ is reached from it at every grant without walking
+   * its path from / again. Atomic; -1 until opened. */
+  int lock_folder_fd;
   /* The renewer's own thread and context: no other work of this process
    * (rescans of a large pool, holder exits, the waiting of a slow peer's
    * file) can delay a renewal. The context is made before the first
@@ -167,6 +171,8 @@ lease_clear (TesseraHostLease *lease)
   g_free (lease->hosts_path);
   g_hash_table_unref (lease->seen);
   g_mutex_clear (&lease->lock);
+  if (lease->lock_folder_fd >= 0)
+    close (lease->lock_folder_fd);
 }
 
 static void
@@ -183,6 +189,7 @@ _tessera_host_lease_new (const char *lock_folder)
   lease->lock_folder = g_strdup (lock_folder);
   lease->hosts_path = g_build_filename (lock_folder, _TESSERA_POOL_HOSTS, NULL);
   lease->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) seen_free);
+  lease->lock_folder_fd = -1;
   g_mutex_init (&lease->lock);
   return lease;
 }
@@ -297,37 +304,54 @@ _tessera_host_lease_get_time (TesseraHostLease *lease)
 /* ---------------------------------------------------------------------- */
 /* Renewing this host's heartbeat */
 
-/* hosts/, opened from the pool's folder (opened as configured: see
- * _tessera_open_folder_path()) without following a link there; made
- * (with the pool's group and bits) when @create and missing, but not by
- * a member in a group's pool: then -1 with @refused set, saying to run
- * init (see _tessera_may_make_folder_in()). */
+/* The lock folder's descriptor, opened once (see
+ * _tessera_open_folder_path()); -1 with errno set while it cannot be
+ * (tried again at the next call). The renewer's thread and a grant may
+ * ask at once: one opening wins. */
+static int
+lock_folder_fd (TesseraHostLease *lease)
+{
+  int fd = g_atomic_int_get (&lease->lock_folder_fd);
+
+  if (fd >= 0)
+    return fd;
+  fd = _tessera_open_folder_path (lease->lock_folder, FALSE, NULL);
+  if (fd >= 0 && !g_atomic_int_compare_and_exchange (&lease->lock_folder_fd, -1, fd))
+    {
+      close (fd);
+      fd = g_atomic_int_get (&lease->lock_folder_fd);
+    }
+  return fd;
+}
+
+/* hosts/, opened from the lock folder's descriptor without following a
+ * link there (opened again at each call: a link planted in its place
+ * meanwhile is refused); made (with the pool's group and bits) when
+ * @create and missing, but not by a member in a group's pool: then -1
+ * with @refused set, saying to run init (see
+ * _tessera_may_make_folder_in()). */
 static int
 open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
 {
-  int lock_folder_fd = _tessera_open_folder_path (lease->lock_folder, FALSE, NULL);
-  int fd, saved;
+  int folder_fd = lock_folder_fd (lease);
+  int fd;
 
-  if (lock_folder_fd < 0)
+  if (folder_fd < 0)
     return -1;
-  fd = openat (lock_folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  fd = openat (folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create)
     {
-      if (!_tessera_may_make_folder_in (lock_folder_fd, lease->lock_folder, _TESSERA_POOL_HOSTS, refused))
+      if (!_tessera_may_make_folder_in (folder_fd, lease->lock_folder, _TESSERA_POOL_HOSTS, refused))
         {
-          close (lock_folder_fd);
           errno = EACCES;
           return -1;
         }
       /* Sticky where the pool's folder is (a group's pool): only a
        * file's owner (or root, or the folder's) removes a mark. */
-      if (mkdirat (lock_folder_fd, _TESSERA_POOL_HOSTS, 0777) == 0)
+      if (mkdirat (folder_fd, _TESSERA_POOL_HOSTS, 0777) == 0)
         _tessera_share_like_parent (-1, lease->hosts_path);
-      fd = openat (lock_folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      fd = openat (folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
-  saved = errno;
-  close (lock_folder_fd);
-  errno = saved;
   return fd;
 }
 
