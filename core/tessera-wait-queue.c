@@ -141,6 +141,65 @@ wait_state_free (gpointer data)
   g_free (state);
 }
 
+/* The lock folder of a resource's pool, kept open for the resource (as
+ * its lock folder unit keeps it): the queue's entries are reached from
+ * it at every grant, without walking its path from / again. */
+typedef struct
+{
+  char *path;
+  int fd;
+} KeptFolder;
+
+static GQuark
+kept_folder_quark (void)
+{
+  return g_quark_from_static_string ("tessera-wait-queue-lock-folder");
+}
+
+static void
+kept_folder_free (gpointer data)
+{
+  KeptFolder *kept = data;
+
+  close (kept->fd);
+  g_free (kept->path);
+  g_free (kept);
+}
+
+/* queue/ of @lock_folder, @owner's pool (a resource; NULL: none), opened
+ * without following a link from the lock folder's descriptor, which is
+ * opened as configured (see _tessera_open_folder_path()) once for
+ * @owner; -1 with errno set when it cannot be. */
+static int
+open_queue (gpointer owner, const char *lock_folder)
+{
+  KeptFolder *kept = owner != NULL ? g_object_get_qdata (owner, kept_folder_quark ()) : NULL;
+
+  if (kept == NULL && owner != NULL)
+    {
+      int fd = _tessera_open_folder_path (lock_folder, FALSE, NULL);
+
+      if (fd < 0)
+        return -1;
+      kept = g_new0 (KeptFolder, 1);
+      kept->path = g_strdup (lock_folder);
+      kept->fd = fd;
+      /* Two threads deciding on one resource: one opening wins. */
+      if (!g_object_replace_qdata (owner, kept_folder_quark (), NULL, kept, kept_folder_free, NULL))
+        {
+          kept_folder_free (kept);
+          kept = g_object_get_qdata (owner, kept_folder_quark ());
+        }
+    }
+  if (kept == NULL || strcmp (kept->path, lock_folder) != 0)
+    {
+      g_autofree char *folder = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
+
+      return _tessera_open_pool_subfolder (folder);
+    }
+  return openat (kept->fd, _TESSERA_POOL_QUEUE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 /* From the wait loops. A dependency is waited for by one call at a time. */
 void
 _tessera_wait_begin (TesseraDynamicDependency *dependency)
@@ -150,11 +209,38 @@ _tessera_wait_begin (TesseraDynamicDependency *dependency)
                              g_new0 (WaitState, 1), wait_state_free);
 }
 
+/* Removes our own entry @path, a regular file of the queue of
+ * @lock_folder (@owner's pool), never through a link planted in place of
+ * queue/: 0, or an errno (ENOENT: already gone). */
+static int
+unlink_entry (gpointer owner, const char *lock_folder, const char *path)
+{
+  g_autofree char *name = g_path_get_basename (path);
+  g_autofree char *expected = lock_folder != NULL ? g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, name, NULL)
+                                                  : NULL;
+  struct stat st;
+  int queue_fd, result = 0;
+
+  if (expected == NULL || strcmp (expected, path) != 0)
+    return _tessera_unlink_pool_file (path);
+  queue_fd = open_queue (owner, lock_folder);
+  if (queue_fd < 0)
+    return errno;
+  if (fstatat (queue_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    result = errno;
+  else if (!S_ISREG (st.st_mode))
+    result = EPERM;
+  else if (unlinkat (queue_fd, name, 0) < 0)
+    result = errno;
+  close (queue_fd);
+  return result;
+}
+
 /* Our own entry, never through a link planted in place of queue/. */
 static void
-delete_folder_entry (const char *path)
+delete_folder_entry (gpointer owner, const char *lock_folder, const char *path)
 {
-  int saved = _tessera_unlink_pool_file (path);
+  int saved = unlink_entry (owner, lock_folder, path);
 
   if (saved != 0 && saved != ENOENT)
     g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (saved));
@@ -180,7 +266,9 @@ delete_waiting (WaitState *state, gboolean final)
 
   if (state->waiting != NULL && state->waiting_store == NULL)
     {
-      delete_folder_entry (state->waiting);
+      delete_folder_entry (state->resource, state->resource != NULL
+                                            ? _tessera_dynamic_resource_get_pool_folder (state->resource) : NULL,
+                           state->waiting);
       g_clear_pointer (&state->waiting, g_free);
     }
   else if (state->waiting != NULL && (state->waiting_live || final) &&
@@ -422,7 +510,7 @@ read_entries (const char       *lock_folder,
 
   {
     /* Never through a link planted in place of queue/. */
-    int dir_fd = _tessera_open_pool_subfolder (folder);
+    int dir_fd = open_queue (store->owner, lock_folder);
     dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
     if (dir == NULL && dir_fd >= 0)
       close (dir_fd);
@@ -691,9 +779,11 @@ _tessera_wait_queue_decide (TesseraWaitQueueView      *view,
   return FALSE;
 }
 
-/* Writes @text as `F/queue/NAME`, atomically. */
+/* Writes @text as `F/queue/NAME`, atomically, F being @owner's lock
+ * folder (@lock_folder). */
 static gboolean
-put_folder_entry (const char  *lock_folder,
+put_folder_entry (gpointer     owner,
+                  const char  *lock_folder,
                   const char  *own_name,
                   const char  *text,
                   char       **location,
@@ -702,25 +792,39 @@ put_folder_entry (const char  *lock_folder,
   g_autofree char *folder = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
   g_autofree char *path = g_build_filename (folder, own_name, NULL);
   struct stat st;
+  int queue_fd;
+  gboolean ok;
 
   /* A member makes no queue/ in a group's pool (she would own it, and
    * could remove the other waiters' entries): init makes it. */
-  if (lstat (folder, &st) < 0 && errno == ENOENT)
+  if (lstat (folder, &st) < 0)
     {
-      int pool_fd = _tessera_open_folder_path (lock_folder, FALSE, NULL);
-      gboolean may = pool_fd < 0 || _tessera_may_make_folder_in (pool_fd, lock_folder, _TESSERA_POOL_QUEUE, error);
+      if (errno == ENOENT)
+        {
+          int lock_folder_fd = _tessera_open_folder_path (lock_folder, FALSE, NULL);
+          gboolean may = lock_folder_fd < 0 ||
+                         _tessera_may_make_folder_in (lock_folder_fd, lock_folder, _TESSERA_POOL_QUEUE, error);
 
-      if (pool_fd >= 0)
-        close (pool_fd);
-      if (!may)
+          if (lock_folder_fd >= 0)
+            close (lock_folder_fd);
+          if (!may)
+            return FALSE;
+        }
+      if (mkdir (folder, 0777) == 0)
+        /* In a group's shared pool, the others must write and clean it too. */
+        _tessera_share_like_parent (-1, folder);
+      else if (errno != EEXIST && !_tessera_mkdir_with_parents (folder, error))
         return FALSE;
     }
-  if (mkdir (folder, 0777) == 0)
-    /* In a group's shared pool, the others must write and clean it too. */
-    _tessera_share_like_parent (-1, folder);
-  else if (errno != EEXIST && !_tessera_mkdir_with_parents (folder, error))
-    return FALSE;
-  if (!_tessera_write_pool_file_atomic (path, text, error))
+  queue_fd = open_queue (owner, lock_folder);
+  if (queue_fd < 0)
+    {
+      _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
+      return FALSE;
+    }
+  ok = _tessera_write_file_atomic_at (queue_fd, own_name, path, text, -1, FALSE, error);
+  close (queue_fd);
+  if (!ok)
     return FALSE;
   *location = g_steal_pointer (&path);
   return TRUE;
@@ -739,13 +843,15 @@ folder_queue_put (TesseraPoolStore *store,
 {
   g_autofree char *lock_folder = store->klass->dup_location (store);
 
-  return put_folder_entry (lock_folder, own_name, text, location, error);
+  return put_folder_entry (store->owner, lock_folder, own_name, text, location, error);
 }
 
 static void
 folder_queue_remove (TesseraPoolStore *store, const char *location)
 {
-  delete_folder_entry (location);
+  g_autofree char *lock_folder = store->klass->dup_location (store);
+
+  delete_folder_entry (store->owner, lock_folder, location);
 }
 
 const TesseraPoolStoreQueue _tessera_wait_queue_folder = {
@@ -875,7 +981,9 @@ write_waiting (TesseraWaitQueueView     *view,
                             view->own_name)
          : g_strconcat (view->own_name, WAITING_SUFFIX, NULL);
   text = entry_text (view, dependency, state);
-  if (!put_folder_entry (lock_folder, name, text, &location, &error))
+  if (state->resource == NULL)
+    state->resource = g_object_ref (resource);
+  if (!put_folder_entry (view->resource, lock_folder, name, text, &location, &error))
     g_debug ("Cannot write waiting entry %s: %s", name, error->message);
   else
     {
