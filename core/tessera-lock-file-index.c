@@ -41,6 +41,9 @@ typedef struct
   gint64 size;
   gint64 mtime_ns;
   gint64 ctime_ns;
+  /* When this process first looked it up or put it (1, 2, …; 0: not
+   * yet): the index is written in that order, jobs/'s readdir order. */
+  guint seen;
   char *owned_name;
   char *owned_data;
   char *owned_summary;
@@ -57,7 +60,12 @@ struct _TesseraLockFileIndex
   gboolean read_only;
   char *buffer;           /* the file as read: records point into it */
   GArray *loaded;         /* the file's Records, in one block; NULL: none */
-  GHashTable *records;    /* name → Record (in loaded, or one of put's) */
+  /* name → Record (in loaded, or one of put's); NULL until needed: while
+   * names are looked up in the order of the file, @next finds them. */
+  GHashTable *records;
+  guint next;             /* the record of loaded expected next */
+  guint seen;             /* the last Record.seen given */
+  gboolean dropped;       /* a name was dropped without the table */
   guint changes;
 };
 
@@ -92,6 +100,22 @@ hash_bytes (const char *data, gsize length)
   for (; i < length; i++)
     h = (h ^ (guchar) data[i]) * G_GUINT64_CONSTANT (0x100000001b3);
   return h;
+}
+
+/* The records' table hashes a name eight bytes at a time: a fresh
+ * process hashes each of its 10 000 names twice (put in the table, then
+ * looked up), and g_str_hash, a byte at a time, cost more than the rest
+ * of the lookup. The last step mixes the high bits into the low ones,
+ * which the table uses. */
+static guint
+name_hash (gconstpointer key)
+{
+  const char *name = key;
+  guint64 h = hash_bytes (name, strlen (name));
+
+  h ^= h >> 32;
+  h *= G_GUINT64_CONSTANT (0x9e3779b97f4a7c15);
+  return (guint) (h >> 32);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -220,14 +244,26 @@ parse (TesseraLockFileIndex *index, const char *data, gsize length)
     }
   if (c.p != c.end)
     return FALSE;
-  /* Now that the block no longer moves. */
-  for (guint i = 0; i < loaded->len; i++)
-    {
-      Record *record = &g_array_index (loaded, Record, i);
-      g_hash_table_replace (index->records, (gpointer) record->name, record);
-    }
   index->loaded = g_steal_pointer (&loaded);
   return TRUE;
+}
+
+/* The table of the records, made at the first name looked up out of the
+ * file's order, or put, or dropped: a process that finds jobs/ as the
+ * last one left it (its readdir order, in which it wrote the file) looks
+ * every name up without it. */
+static GHashTable *
+records (TesseraLockFileIndex *index)
+{
+  if (index->records != NULL)
+    return index->records;
+  index->records = g_hash_table_new_full (name_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
+  for (guint i = 0; index->loaded != NULL && i < index->loaded->len; i++)
+    {
+      Record *record = &g_array_index (index->loaded, Record, i);
+      g_hash_table_replace (index->records, (gpointer) record->name, record);
+    }
+  return index->records;
 }
 
 /* Reads our index, if it is one: a regular file of ours, opened without
@@ -271,7 +307,6 @@ load (TesseraLockFileIndex *index)
   if (got != (gsize) st.st_size || !parse (index, data, got))
     {
       g_debug ("Ignoring %s: not a whole index of this pool", index->path);
-      g_hash_table_remove_all (index->records);
       return;
     }
   index->buffer = g_steal_pointer (&data);
@@ -301,7 +336,6 @@ _tessera_lock_file_index_open (TesseraLockFolder *folder,
   index->file_name = g_strdup_printf ("%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x-%s-v%d",
                                       index->jobs_dev, index->jobs_ino, hash, FORMAT_VERSION);
   index->path = g_build_filename (index->folder_path, index->file_name, NULL);
-  index->records = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
   load (index);
   return index;
 }
@@ -311,7 +345,7 @@ _tessera_lock_file_index_free (TesseraLockFileIndex *index)
 {
   if (index == NULL)
     return;
-  g_hash_table_unref (index->records);
+  g_clear_pointer (&index->records, g_hash_table_unref);
   g_clear_pointer (&index->loaded, g_array_unref);
   g_free (index->buffer);
   g_free (index->folder_path);
@@ -337,8 +371,15 @@ _tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
                                  gsize                *length,
                                  const char          **summary)
 {
-  Record *record = g_hash_table_lookup (index->records, name);
+  Record *record = NULL;
 
+  if (index->records == NULL && index->loaded != NULL && index->next < index->loaded->len &&
+      strcmp (g_array_index (index->loaded, Record, index->next).name, name) == 0)
+    record = &g_array_index (index->loaded, Record, index->next++);
+  else if (index->records != NULL || index->loaded != NULL)
+    record = g_hash_table_lookup (records (index), name);
+  if (record != NULL && record->seen == 0)
+    record->seen = ++index->seen;
   if (record == NULL || !S_ISREG (st->st_mode) || record->ino != (guint64) st->st_ino ||
       record->size != (gint64) st->st_size || record->mtime_ns != _tessera_stat_mtime_ns (st) ||
       record->ctime_ns != _tessera_stat_ctime_ns (st))
@@ -357,7 +398,7 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
                               const char           *summary,
                               gint64                looked_us)
 {
-  Record *record;
+  Record *record, *old;
 
   /* Racy: a peer writing in place within the same clock tick would leave
    * the same times (and maybe size); such a file is read every time until
@@ -380,6 +421,9 @@ _tessera_lock_file_index_put (TesseraLockFileIndex *index,
   record->size = st->st_size;
   record->mtime_ns = _tessera_stat_mtime_ns (st);
   record->ctime_ns = _tessera_stat_ctime_ns (st);
+  /* In the place of the one it replaces, for the order of the file. */
+  old = g_hash_table_lookup (records (index), name);
+  record->seen = old != NULL && old->seen != 0 ? old->seen : ++index->seen;
   g_hash_table_replace (index->records, record->owned_name, record);
   index->changes++;
 }
@@ -388,7 +432,20 @@ void
 _tessera_lock_file_index_drop (TesseraLockFileIndex *index,
                                const char           *name)
 {
-  if (g_hash_table_remove (index->records, name))
+  /* A fresh `tessera run` drops only the name of its own new lock file,
+   * which no record has: one look through the file's records costs less
+   * than the table, which the next drop makes. */
+  if (index->records == NULL && !index->dropped)
+    {
+      gboolean found = FALSE;
+
+      index->dropped = TRUE;
+      for (guint i = 0; index->loaded != NULL && i < index->loaded->len && !found; i++)
+        found = strcmp (g_array_index (index->loaded, Record, i).name, name) == 0;
+      if (!found)
+        return;
+    }
+  if (g_hash_table_remove (records (index), name))
     index->changes++;
 }
 
@@ -463,11 +520,26 @@ write_all (int fd, const guint8 *data, gsize length)
   return TRUE;
 }
 
+/* The order of the file: as this process first met them (jobs/'s
+ * readdir order, in which the next process looks them up), then the
+ * others by name. */
+static gint
+compare_seen (gconstpointer a, gconstpointer b)
+{
+  const Record *x = *(Record * const *) a;
+  const Record *y = *(Record * const *) b;
+
+  if (x->seen != y->seen)
+    return x->seen == 0 ? 1 : y->seen == 0 ? -1 : x->seen < y->seen ? -1 : 1;
+  return strcmp (x->name, y->name);
+}
+
 void
 _tessera_lock_file_index_save (TesseraLockFileIndex *index,
                                GHashTable           *names)
 {
   g_autoptr(GByteArray) out = NULL;
+  g_autoptr(GPtrArray) order = NULL;
   g_autofree char *temp = NULL;
   GHashTableIter iter;
   gpointer value;
@@ -476,17 +548,20 @@ _tessera_lock_file_index_save (TesseraLockFileIndex *index,
 
   if (index->read_only || index->changes == 0)
     return;
-  out = g_byte_array_sized_new (4096 + g_hash_table_size (index->records) * 256);
+  order = g_ptr_array_sized_new (g_hash_table_size (records (index)));
+  g_hash_table_iter_init (&iter, index->records);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (g_hash_table_contains (names, ((Record *) value)->name))
+      g_ptr_array_add (order, value);   /* else gone from jobs/ */
+  g_ptr_array_sort (order, compare_seen);
+  out = g_byte_array_sized_new (4096 + order->len * 256);
   g_byte_array_append (out, (const guint8 *) MAGIC, MAGIC_LENGTH);
   append_u64 (out, index->jobs_dev);
   append_u64 (out, index->jobs_ino);
   append_string (out, index->pool_path);
-  g_hash_table_iter_init (&iter, index->records);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  for (guint i = 0; i < order->len; i++)
     {
-      Record *record = value;
-      if (!g_hash_table_contains (names, record->name))
-        continue;   /* gone from jobs/ */
+      Record *record = g_ptr_array_index (order, i);
       if (out->len + record->length + strlen (record->name) + MAX_NAME_LENGTH + 64 > MAX_INDEX_SIZE)
         break;      /* the rest is read from jobs/ */
       append_string (out, record->name);
