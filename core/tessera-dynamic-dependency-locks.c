@@ -4,7 +4,7 @@
  */
 #include "tessera-dynamic-dependency-private.h"
 #include "tessera-dynamic-resource-private.h"
-#include "tessera-lock-folder-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-lock-private.h"
 #include "tessera-private.h"
 #include "tessera-wait-queue-private.h"

@@ -5,7 +5,6 @@
 #include "tessera-dynamic-lock-file-private.h"
 #include "tessera-folder-io-private.h"
 #include "tessera-json-private.h"
-#include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
 #include "tessera-pool-store-private.h"
 #include "tessera-private.h"

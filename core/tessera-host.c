@@ -4,8 +4,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-io-private.h"
 #include "tessera-host-private.h"
-#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
 #include <errno.h>

@@ -2,11 +2,12 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-lock-folder-private.h"
+#include "tessera-folder-io-private.h"
 #include "tessera-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <tessera/tessera.h>
 
 /**
  * TesseraJobDependencyLock:

@@ -2,9 +2,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-io-private.h"
 #include "tessera-json-private.h"
-#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
+
+#include <tessera/tessera.h>
 
 /**
  * TesseraJobDependencyLocks:

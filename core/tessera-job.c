@@ -5,7 +5,6 @@
 #include "tessera-folder-io-private.h"
 #include "tessera-job-lock-private.h"
 #include "tessera-job-private.h"
-#include "tessera-lock-folder-private.h"
 #include "tessera-pause-point-private.h"
 #include "tessera-private.h"
 #include "tessera-temporary-name-private.h"

@@ -2,12 +2,13 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "tessera-folder-io-private.h"
 #include "tessera-json-private.h"
-#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 
 #include <math.h>
 #include <string.h>
+#include <tessera/tessera.h>
 
 /* What reaches json-glib is strict RFC 8259 JSON, checked in one pass
  * that also bounds its nesting. json-glib 1.6 reads more than JSON (C and

@@ -184,69 +184,12 @@ gint64      _tessera_lock_folder_mtime_tick_us    (gint64              mtime_ns)
 gboolean    _tessera_stat_tick_before             (const struct stat  *st,
                                                    gint64              looked_us);
 
-/* Helpers for every file of a pool, used by the other units too
- * (tessera-folder-io.c). The *_at ones work in @dir_fd and follow no
- * link; @path is for messages. */
-gboolean _tessera_write_file_atomic_at (int         dir_fd,
-                                        const char *name,
-                                        const char *path,
-                                        const char *data,
-                                        gssize      length,
-                                        gboolean    durable,
-                                        GError    **error);
-/* The same, through a temporary file made in @tmp_fd (beside @name when
- * -1, or when @tmp_fd cannot be used), renamed into @dir_fd;
- * @tmp_unusable set when @tmp_fd is on another file system. */
-gboolean _tessera_write_file_atomic_via (int         tmp_fd,
-                                         int         dir_fd,
-                                         const char *name,
-                                         const char *path,
-                                         const char *data,
-                                         gboolean   *tmp_unusable,
-                                         GError    **error);
-gboolean _tessera_read_file_at        (int          dir_fd,
-                                       const char  *name,
-                                       const char  *path,
-                                       char       **data,
-                                       gsize       *length,
-                                       struct stat *st,
-                                       GError     **error);
-/* A pool's subfolder @dir (jobs/, queue/): its parent opened as
- * configured (see _tessera_open_folder_path()), the subfolder never
- * through a link; -1 with errno set when it cannot be. */
-int      _tessera_open_pool_subfolder (const char *dir);
-/* An atomic write of @path, a file in such a subfolder, in its folder. */
-gboolean _tessera_write_pool_file_atomic (const char  *path,
-                                          const char  *data,
-                                          GError     **error);
-/* Removes such a file of this process's own, if it is a regular file,
- * never through a link: 0, or an errno (ENOENT: already gone). */
-int      _tessera_unlink_pool_file    (const char  *path);
-/* By path: the file's folder opened as given (the job's own files). */
-gboolean _tessera_write_file_atomic   (const char  *path,
-                                       const char  *data,
-                                       gssize       length,
-                                       gboolean     durable,
-                                       GError     **error);
-gboolean _tessera_read_file_nofollow  (const char  *path,
-                                       char       **data,
-                                       gsize       *length,
-                                       struct stat *st,
-                                       GError     **error);
-/* Reads @name in @dir_fd (a path from AT_FDCWD): never through a link,
- * opened O_NONBLOCK, a regular file of at most @max bytes. Returns its
- * bytes, NUL-terminated (their number in @length), or NULL with errno set
- * (the open's; EINVAL: no regular file; EFBIG: more than @max). @st
- * (optional): what the opened file is, whenever it could be opened
- * (untouched else). */
-char    *_tessera_read_bounded_at     (int          dir_fd,
-                                       const char  *name,
-                                       gsize        max,
-                                       gsize       *length,
-                                       struct stat *st);
+/* Whether @path is on a file system whose every change this kernel
+ * makes (see _tessera_lock_folder_is_local()). */
 gboolean _tessera_fs_is_local         (const char  *path);
 
-/* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it */
+/* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it
+ * (under _tessera_lock_folder_lock()) */
 int      _tessera_ipc_lock_acquire_at (int          dir_fd,
                                        const char  *name,
                                        const char  *path,

@@ -3,7 +3,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "tessera-lock-folder-private.h"
+#include "tessera-folder-io-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
