@@ -56,20 +56,20 @@ open_dir_copy (int dir_fd)
   return dir;
 }
 
-/* The folder @sub of the pool @pool (the configured path followed as
- * tessera_folder_path_open() follows it), never through a link; -1 when
- * it cannot be had. */
+/* The folder @sub of the lock folder @lock_folder (the configured path
+ * followed as tessera_folder_path_open() follows it), never through a
+ * link; -1 when it cannot be had. */
 static int
-open_pool_folder (const char *pool, const char *sub)
+open_in_lock_folder (const char *lock_folder, const char *sub)
 {
-  AUTO_FD int pool_fd = pool != NULL ? tessera_folder_path_open (pool, NULL) : -1;
+  AUTO_FD int lock_folder_fd = lock_folder != NULL ? tessera_folder_path_open (lock_folder, NULL) : -1;
 
-  return pool_fd >= 0 ? openat (pool_fd, sub, FOLDER_FLAGS) : -1;
+  return lock_folder_fd >= 0 ? openat (lock_folder_fd, sub, FOLDER_FLAGS) : -1;
 }
 
 /**
  * tessera_pool_clean_fence_parts:
- * @pool: the folder of a pool, as configured
+ * @lock_folder: a folder pool's lock folder, as configured
  * @may_remove: whether this user administers the pool (root or its
  *   owner): only then are such parts removed
  *
@@ -85,12 +85,12 @@ open_pool_folder (const char *pool, const char *sub)
  *   removed and what was left, each with the uid it is named for
  */
 GPtrArray *
-tessera_pool_clean_fence_parts (const char *pool,
+tessera_pool_clean_fence_parts (const char *lock_folder,
                                 gboolean    may_remove)
 {
   GPtrArray *cleaned = cleaned_array ();
-  AUTO_FD int folder_fd = pool != NULL ? tessera_folder_path_open (pool, NULL) : -1;
-  DIR *dir = open_dir_copy (folder_fd);
+  AUTO_FD int lock_folder_fd = lock_folder != NULL ? tessera_folder_path_open (lock_folder, NULL) : -1;
+  DIR *dir = open_dir_copy (lock_folder_fd);
   struct dirent *entry;
 
   if (dir == NULL)
@@ -102,11 +102,11 @@ tessera_pool_clean_fence_parts (const char *pool,
       gboolean removed;
 
       if (!_tessera_is_fence_name (entry->d_name, &uid) ||
-          fstatat (folder_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
+          fstatat (lock_folder_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG (st.st_mode) ||
           st.st_uid == uid || st.st_uid == 0)
         continue;
-      removed = may_remove && unlinkat (folder_fd, entry->d_name, 0) == 0;
-      g_ptr_array_add (cleaned, _tessera_cleaned_new (TESSERA_CLEANED_FENCE_PART, pool, entry->d_name, NULL, removed,
+      removed = may_remove && unlinkat (lock_folder_fd, entry->d_name, 0) == 0;
+      g_ptr_array_add (cleaned, _tessera_cleaned_new (TESSERA_CLEANED_FENCE_PART, lock_folder, entry->d_name, NULL, removed,
                                                       (guint) st.st_uid, uid));
     }
   closedir (dir);
@@ -115,7 +115,7 @@ tessera_pool_clean_fence_parts (const char *pool,
 
 /**
  * tessera_pool_clean_host_temporaries:
- * @pool: the folder of a pool, as configured
+ * @lock_folder: a folder pool's lock folder, as configured
  * @bound: the age in seconds past which such a file goes: the pool's host
  *   lease, or where it has none its min-age
  *
@@ -129,12 +129,12 @@ tessera_pool_clean_fence_parts (const char *pool,
  *   removed
  */
 GPtrArray *
-tessera_pool_clean_host_temporaries (const char *pool,
+tessera_pool_clean_host_temporaries (const char *lock_folder,
                                      double      bound)
 {
   GPtrArray *cleaned = cleaned_array ();
   g_autofree char *hosts = NULL;
-  AUTO_FD int hosts_fd = open_pool_folder (pool, _TESSERA_POOL_HOSTS);
+  AUTO_FD int hosts_fd = open_in_lock_folder (lock_folder, _TESSERA_POOL_HOSTS);
   g_autofree char *clock_name = NULL;
   struct timespec now = { 0 };
   struct dirent *entry;
@@ -144,7 +144,7 @@ tessera_pool_clean_host_temporaries (const char *pool,
 
   if (hosts_fd < 0)
     return cleaned;
-  hosts = g_build_filename (pool, _TESSERA_POOL_HOSTS, NULL);
+  hosts = g_build_filename (lock_folder, _TESSERA_POOL_HOSTS, NULL);
   /* A file made there now: its mtime is the file server's clock. */
   fd = _tessera_create_temporary_at (hosts_fd, ".tessera-clock", &clock_name);
   if (fd >= 0)
@@ -176,7 +176,7 @@ tessera_pool_clean_host_temporaries (const char *pool,
 
 /**
  * tessera_pool_clean_retired_host_files:
- * @pool: the folder of a pool, as configured
+ * @lock_folder: a folder pool's lock folder, as configured
  * @host: the name of a retired host, or its host id
  *
  * Removes, in the pool's `hosts/`, the heartbeats (`HOSTID.UID.lease`)
@@ -193,19 +193,19 @@ tessera_pool_clean_host_temporaries (const char *pool,
  *   heartbeats and marks removed (the temporary files are not listed)
  */
 GPtrArray *
-tessera_pool_clean_retired_host_files (const char *pool,
+tessera_pool_clean_retired_host_files (const char *lock_folder,
                                        const char *host)
 {
   GPtrArray *cleaned = cleaned_array ();
   g_autoptr(GHashTable) ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *hosts = NULL;
-  AUTO_FD int hosts_fd = open_pool_folder (pool, _TESSERA_POOL_HOSTS);
+  AUTO_FD int hosts_fd = open_in_lock_folder (lock_folder, _TESSERA_POOL_HOSTS);
   DIR *dir = open_dir_copy (hosts_fd);
   struct dirent *entry;
 
   if (dir == NULL)
     return cleaned;
-  hosts = g_build_filename (pool, _TESSERA_POOL_HOSTS, NULL);
+  hosts = g_build_filename (lock_folder, _TESSERA_POOL_HOSTS, NULL);
   for (int pass = 0; pass < 2; pass++)
     {
       rewinddir (dir);
@@ -297,10 +297,10 @@ locks_json_says_done (int job_fd, const char *name, const char *pool_jobs)
       const char *lock_file = JSON_NODE_HOLDS_OBJECT (element)
         ? json_object_get_string_member_with_default (json_node_get_object (element), "lock_file_path", NULL)
         : NULL;
-      g_autofree char *lock_folder = lock_file != NULL ? g_path_get_dirname (lock_file) : NULL;
+      g_autofree char *jobs_folder = lock_file != NULL ? g_path_get_dirname (lock_file) : NULL;
       GStatBuf lock_st;
 
-      if (lock_file != NULL && pool_jobs != NULL && g_strcmp0 (lock_folder, pool_jobs) != 0)
+      if (lock_file != NULL && pool_jobs != NULL && g_strcmp0 (jobs_folder, pool_jobs) != 0)
         continue;
       /* Only looked at, never opened: a path read from a file. */
       if (lock_file == NULL || g_lstat (lock_file, &lock_st) == 0 || errno != ENOENT)
@@ -422,14 +422,14 @@ tessera_clean_state_job_folders (const char *state_dir)
 }
 
 /* Root's clean: the ended job folders of every user in the pool's runs/
- * (@runs_fd; @pool, for messages and its jobs/): runs/UID opened only
- * when UID owns it, and each of its job folders only when all in it is
- * UID's; of the paths their locks.json name, only those in the pool's
+ * (@runs_fd; @lock_folder, for messages and its jobs/): runs/UID opened
+ * only when UID owns it, and each of its job folders only when all in it
+ * is UID's; of the paths their locks.json name, only those in the pool's
  * jobs/ are looked at. */
 static void
-clean_others_job_folders (GPtrArray *cleaned, int runs_fd, const char *pool)
+clean_others_job_folders (GPtrArray *cleaned, int runs_fd, const char *lock_folder)
 {
-  g_autofree char *pool_jobs = g_build_filename (pool, _TESSERA_POOL_JOBS, NULL);
+  g_autofree char *pool_jobs = g_build_filename (lock_folder, _TESSERA_POOL_JOBS, NULL);
   DIR *dir = open_dir_copy (runs_fd);
   struct dirent *entry;
 
@@ -445,7 +445,7 @@ clean_others_job_folders (GPtrArray *cleaned, int runs_fd, const char *pool)
         continue;
       if ((own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0)
         continue;
-      runs = g_build_filename (pool, _TESSERA_POOL_RUNS, entry->d_name, NULL);
+      runs = g_build_filename (lock_folder, _TESSERA_POOL_RUNS, entry->d_name, NULL);
       clean_job_folders_in (cleaned, own_fd, runs, (uid_t) uid, pool_jobs);
     }
   closedir (dir);
@@ -453,7 +453,7 @@ clean_others_job_folders (GPtrArray *cleaned, int runs_fd, const char *pool)
 
 /**
  * tessera_pool_clean_job_folders:
- * @pool: the folder of a pool, as configured
+ * @lock_folder: a folder pool's lock folder, as configured
  *
  * Removes the folders of ended jobs that `tessera run` left in the pool's
  * `runs/UID` (this user's; see [func@Tessera.clean_state_job_folders] for
@@ -467,17 +467,17 @@ clean_others_job_folders (GPtrArray *cleaned, int runs_fd, const char *pool)
  *   folders removed
  */
 GPtrArray *
-tessera_pool_clean_job_folders (const char *pool)
+tessera_pool_clean_job_folders (const char *lock_folder)
 {
   GPtrArray *cleaned = cleaned_array ();
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
-  g_autofree char *runs = g_build_filename (pool, _TESSERA_POOL_RUNS, uid, NULL);
-  AUTO_FD int runs_fd = open_pool_folder (pool, _TESSERA_POOL_RUNS);
+  g_autofree char *runs = g_build_filename (lock_folder, _TESSERA_POOL_RUNS, uid, NULL);
+  AUTO_FD int runs_fd = open_in_lock_folder (lock_folder, _TESSERA_POOL_RUNS);
   AUTO_FD int own_fd = runs_fd >= 0 ? open_folder_of_at (runs_fd, uid, geteuid ()) : -1;
 
   clean_job_folders_in (cleaned, own_fd, runs, geteuid (), NULL);
   if (geteuid () == 0 && runs_fd >= 0)
-    clean_others_job_folders (cleaned, runs_fd, pool);
+    clean_others_job_folders (cleaned, runs_fd, lock_folder);
   return cleaned;
 }
 
@@ -505,7 +505,7 @@ is_job_folder_of (const char *name, const char *prefix)
 
 /**
  * tessera_pool_clean_retired_host_job_folders:
- * @pool: the folder of a pool, as configured
+ * @lock_folder: a folder pool's lock folder, as configured
  * @host: the name of a retired host
  *
  * Removes the retired host's job folders in the pool's `runs/`
@@ -520,12 +520,12 @@ is_job_folder_of (const char *name, const char *prefix)
  *   folders removed and those left
  */
 GPtrArray *
-tessera_pool_clean_retired_host_job_folders (const char *pool,
+tessera_pool_clean_retired_host_job_folders (const char *lock_folder,
                                              const char *host)
 {
   GPtrArray *cleaned = cleaned_array ();
   g_autofree char *prefix = g_strconcat (host, "-", NULL);
-  AUTO_FD int runs_fd = open_pool_folder (pool, _TESSERA_POOL_RUNS);
+  AUTO_FD int runs_fd = open_in_lock_folder (lock_folder, _TESSERA_POOL_RUNS);
   DIR *dir = open_dir_copy (runs_fd);
   struct dirent *entry;
 
@@ -548,7 +548,7 @@ tessera_pool_clean_retired_host_job_folders (const char *pool,
           (own_fd = open_folder_of_at (runs_fd, entry->d_name, (uid_t) uid)) < 0 ||
           (jobs = open_dir_copy (own_fd)) == NULL)
         continue;
-      runs = g_build_filename (pool, _TESSERA_POOL_RUNS, entry->d_name, NULL);
+      runs = g_build_filename (lock_folder, _TESSERA_POOL_RUNS, entry->d_name, NULL);
       others = geteuid () != 0 && uid != geteuid ();
       while ((job = readdir (jobs)) != NULL)
         {
@@ -604,7 +604,7 @@ tessera_pool_clean_retired_host_job_folders (const char *pool,
 struct _TesseraPoolCleaning
 {
   GObject parent_instance;
-  char *pool;
+  char *lock_folder;
   /* jobs/'s lock files then: job name -> owner's uid + 1 */
   GHashTable *holders;
   /* The temporaries then, of jobs/ and of the writer's own folder: each
@@ -625,7 +625,7 @@ tessera_pool_cleaning_finalize (GObject *object)
 {
   TesseraPoolCleaning *self = TESSERA_POOL_CLEANING (object);
 
-  g_free (self->pool);
+  g_free (self->lock_folder);
   g_hash_table_unref (self->holders);
   close_if_open (&self->jobs_fd);
   g_hash_table_unref (self->jobs_tmp);
@@ -647,14 +647,14 @@ tessera_pool_cleaning_init (TesseraPoolCleaning *self)
   self->jobs_fd = self->own_fd = -1;
 }
 
-/* The lock files in the pool @pool's jobs/, as the library counts them
- * (a link there is no holder; a FIFO holds everything): job name -> its
+/* The lock files in @lock_folder's jobs/, as the library counts them (a
+ * link there is no holder; a FIFO holds everything): job name -> its
  * owner's uid + 1. */
 static GHashTable *
-list_holders (const char *pool)
+list_holders (const char *lock_folder)
 {
   GHashTable *holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  AUTO_FD int jobs_fd = open_pool_folder (pool, _TESSERA_POOL_JOBS);
+  AUTO_FD int jobs_fd = open_in_lock_folder (lock_folder, _TESSERA_POOL_JOBS);
   DIR *dir = open_dir_copy (jobs_fd);
   struct dirent *entry;
 
@@ -700,9 +700,9 @@ list_temporaries (int fd, gboolean own)
 
 /**
  * tessera_pool_cleaning_new:
- * @pool: (nullable): the folder of a pool, as configured (the path
- *   followed as [func@Tessera.folder_path_open] follows it); %NULL for a
- *   pool that lives elsewhere
+ * @lock_folder: (nullable): a folder pool's lock folder, as configured
+ *   (the path followed as [func@Tessera.folder_path_open] follows it);
+ *   %NULL for a pool that lives elsewhere
  *
  * Begins the cleaning of a pool: looks at its holders and temporary files
  * now, before its resource is opened (which removes what is dead).
@@ -710,17 +710,17 @@ list_temporaries (int fd, gboolean own)
  * Returns: (transfer full): a new #TesseraPoolCleaning
  */
 TesseraPoolCleaning *
-tessera_pool_cleaning_new (const char *pool)
+tessera_pool_cleaning_new (const char *lock_folder)
 {
   TesseraPoolCleaning *self = g_object_new (TESSERA_TYPE_POOL_CLEANING, NULL);
   struct stat st;
 
-  self->pool = g_strdup (pool);
-  self->holders = list_holders (pool);
+  self->lock_folder = g_strdup (lock_folder);
+  self->holders = list_holders (lock_folder);
   self->own_name = g_strdup_printf (_TESSERA_POOL_WRITER_TMP "%u", (unsigned) geteuid ());
   self->listed_us = g_get_monotonic_time ();
-  self->jobs_fd = open_pool_folder (pool, _TESSERA_POOL_JOBS);
-  self->own_fd = open_pool_folder (pool, self->own_name);
+  self->jobs_fd = open_in_lock_folder (lock_folder, _TESSERA_POOL_JOBS);
+  self->own_fd = open_in_lock_folder (lock_folder, self->own_name);
   /* The writer's own folder is looked at only when it is ours and closed
    * to others, as the library requires. */
   if (self->own_fd >= 0 &&
@@ -772,7 +772,7 @@ tessera_pool_cleaning_forget_holder (TesseraPoolCleaning *self,
 static TesseraCleaned *
 holder_cleaned (TesseraPoolCleaning *self, const char *job, gboolean removed, guint owner)
 {
-  g_autofree char *jobs = g_build_filename (self->pool, _TESSERA_POOL_JOBS, NULL);
+  g_autofree char *jobs = g_build_filename (self->lock_folder, _TESSERA_POOL_JOBS, NULL);
   g_autofree char *file = g_strconcat (job, TESSERA_LOCK_FILE_SUFFIX, NULL);
 
   return _tessera_cleaned_new (TESSERA_CLEANED_HOLDER, jobs, file, job, removed, owner, 0);
@@ -797,7 +797,7 @@ tessera_pool_cleaning_list_gone_holders (TesseraPoolCleaning *self)
   gpointer job, owner;
 
   g_return_val_if_fail (TESSERA_IS_POOL_CLEANING (self), cleaned);
-  now = list_holders (self->pool);
+  now = list_holders (self->lock_folder);
   g_hash_table_iter_init (&iter, self->holders);
   while (g_hash_table_iter_next (&iter, &job, &owner))
     if (!g_hash_table_contains (now, job))
@@ -834,11 +834,11 @@ tessera_pool_cleaning_list_left_holders (TesseraPoolCleaning           *self,
 
   g_return_val_if_fail (TESSERA_IS_POOL_CLEANING (self), cleaned);
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (resource), cleaned);
-  now = list_holders (self->pool);
+  now = list_holders (self->lock_folder);
   if (g_hash_table_size (now) == 0)
     return cleaned;
   /* Reached as list_holders() reaches it, never through a link. */
-  jobs_fd = open_pool_folder (self->pool, _TESSERA_POOL_JOBS);
+  jobs_fd = open_in_lock_folder (self->lock_folder, _TESSERA_POOL_JOBS);
   files = tessera_tracked_dynamic_resource_list_lock_files (resource);
   counted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < files->len; i++)
@@ -878,7 +878,7 @@ add_gone_temporaries (TesseraPoolCleaning *self, GPtrArray *cleaned, int fd, con
 
   if (fd < 0)
     return;
-  folder = g_build_filename (self->pool, sub, NULL);
+  folder = g_build_filename (self->lock_folder, sub, NULL);
   g_hash_table_iter_init (&iter, ages);
   while (g_hash_table_iter_next (&iter, &name, &age))
     {

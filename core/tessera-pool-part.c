@@ -86,16 +86,16 @@ int
 tessera_pool_part_open (const char      *lock_folder,
                         TesseraPoolPart  part)
 {
-  int pool_fd, fd, saved;
+  int lock_folder_fd, fd, saved;
 
   g_return_val_if_fail (lock_folder != NULL, -1);
   g_return_val_if_fail (part < TESSERA_POOL_PART_LAST && (parts[part].flags & TESSERA_POOL_PART_FLAGS_FOLDER), -1);
-  pool_fd = tessera_folder_path_open (lock_folder, NULL);
-  if (pool_fd < 0)
+  lock_folder_fd = tessera_folder_path_open (lock_folder, NULL);
+  if (lock_folder_fd < 0)
     return -1;
-  fd = openat (pool_fd, parts[part].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  fd = openat (lock_folder_fd, parts[part].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   saved = errno;
-  close (pool_fd);
+  close (lock_folder_fd);
   errno = saved;
   return fd;
 }
@@ -119,15 +119,15 @@ open_own_folder_at (int dir_fd, const char *name)
 
 /**
  * tessera_pool_part_open_runs:
- * @pool: a folder pool's lock folder
+ * @lock_folder: a folder pool's lock folder
  * @path: (out) (optional) (transfer full): where the folder opened is
  *
- * Opens this user's folder for job folders in the pool @pool, making it
- * when missing: `runs/UID` in it, ours, reached from
- * [func@Tessera.folder_path_open] without following a link. `tessera run`
- * keeps its job folders there, so that every judge of the pool (in a
- * container with its own state folder, on another host) can probe the
- * job lock of a holder it cannot judge by its pid.
+ * Opens this user's folder for job folders in the lock folder
+ * @lock_folder, making it when missing: `runs/UID` in it, ours, reached
+ * from [func@Tessera.folder_path_open] without following a link.
+ * `tessera run` keeps its job folders there, so that every judge of the
+ * pool (in a container with its own state folder, on another host) can
+ * probe the job lock of a holder it cannot judge by its pid.
  *
  * In a pool shared with a group (a group-writable folder) it is readable
  * by the pool's group, and `runs/` is the group's and sticky: each user
@@ -140,31 +140,31 @@ open_own_folder_at (int dir_fd, const char *name)
  *   place) or at all (a pool this user may not write)
  */
 int
-tessera_pool_part_open_runs (const char  *pool,
-                               char       **path)
+tessera_pool_part_open_runs (const char  *lock_folder,
+                             char       **path)
 {
   g_autofree char *uid = g_strdup_printf ("%u", (guint) geteuid ());
   struct stat st;
-  int pool_fd, runs_fd = -1, own_fd = -1;
+  int lock_folder_fd, runs_fd = -1, own_fd = -1;
   gboolean shared;
 
-  g_return_val_if_fail (pool != NULL, -1);
-  pool_fd = tessera_folder_path_open (pool, NULL);
-  if (pool_fd < 0)
+  g_return_val_if_fail (lock_folder != NULL, -1);
+  lock_folder_fd = tessera_folder_path_open (lock_folder, NULL);
+  if (lock_folder_fd < 0)
     goto out;
   /* Group-writable, everyone's too: what is made here is the group's. */
-  shared = tessera_folder_path_get_sharing (pool_fd) != TESSERA_FOLDER_SHARING_NONE;
+  shared = tessera_folder_path_get_sharing (lock_folder_fd) != TESSERA_FOLDER_SHARING_NONE;
   /* A member makes no runs/ in a group's pool: its owner could move
    * anyone's job folder in it (init makes it). */
-  if (fstatat (pool_fd, _TESSERA_POOL_RUNS, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
-      !tessera_folder_path_may_make_folder (pool_fd, pool, _TESSERA_POOL_RUNS, NULL))
+  if (fstatat (lock_folder_fd, _TESSERA_POOL_RUNS, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+      !tessera_folder_path_may_make_folder (lock_folder_fd, lock_folder, _TESSERA_POOL_RUNS, NULL))
     goto out;
-  if (mkdirat (pool_fd, _TESSERA_POOL_RUNS, shared ? 0770 : 0755) == 0 &&
-      (runs_fd = openat (pool_fd, _TESSERA_POOL_RUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 &&
+  if (mkdirat (lock_folder_fd, _TESSERA_POOL_RUNS, shared ? 0770 : 0755) == 0 &&
+      (runs_fd = openat (lock_folder_fd, _TESSERA_POOL_RUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0 &&
       shared)
     fchmod (runs_fd, S_ISVTX | S_ISGID | 0770);
   if (runs_fd < 0)
-    runs_fd = openat (pool_fd, _TESSERA_POOL_RUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    runs_fd = openat (lock_folder_fd, _TESSERA_POOL_RUNS, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (runs_fd < 0 || (mkdirat (runs_fd, uid, 0750) < 0 && errno != EEXIST))
     goto out;
   own_fd = open_own_folder_at (runs_fd, uid);
@@ -174,13 +174,13 @@ tessera_pool_part_open_runs (const char  *pool,
       own_fd = -1;
     }
   if (own_fd >= 0 && path != NULL)
-    *path = g_build_filename (pool, _TESSERA_POOL_RUNS, uid, NULL);
+    *path = g_build_filename (lock_folder, _TESSERA_POOL_RUNS, uid, NULL);
 
 out:
   if (runs_fd >= 0)
     close (runs_fd);
-  if (pool_fd >= 0)
-    close (pool_fd);
+  if (lock_folder_fd >= 0)
+    close (lock_folder_fd);
   return own_fd;
 }
 
@@ -224,20 +224,20 @@ make_job_folder_in (const char *root, const char *name, int *folder_fd, GError *
 
 /**
  * tessera_pool_part_make_job_folder:
- * @pool: (nullable): a folder pool's lock folder, or %NULL
- * @root: the folder to make it in when @pool is %NULL or has no folder
- *   for this user's job folders; made when missing
+ * @lock_folder: (nullable): a folder pool's lock folder, or %NULL
+ * @root: the folder to make it in when @lock_folder is %NULL or has no
+ *   folder for this user's job folders; made when missing
  * @identifier: (out) (transfer full): the job's identifier, the folder's
  *   name (`<host>-<pid>-<random>`, as [ctor@Tessera.Job.new_private]
  *   names its job)
  * @folder_fd: (out): the folder's descriptor, to close
  * @error: return location for a #GError
  *
- * Makes a job's own folder for a run, as `tessera run` does: in @pool's
- * `runs/UID` ([func@Tessera.pool_part_open_runs]), where every judge of
- * the pool (in a container with its own state folder, on another host)
- * can probe the job's lock; else, when @pool is %NULL or that folder
- * cannot be had, in @root (for instance
+ * Makes a job's own folder for a run, as `tessera run` does: in
+ * @lock_folder's `runs/UID` ([func@Tessera.pool_part_open_runs]), where
+ * every judge of the pool (in a container with its own state folder, on
+ * another host) can probe the job's lock; else, when @lock_folder is
+ * %NULL or that folder cannot be had, in @root (for instance
  * `$XDG_STATE_HOME/tessera/jobs`).
  *
  * In a pool's `runs/UID`, which a co-user of a group's pool may try to
@@ -251,7 +251,7 @@ make_job_folder_in (const char *root, const char *name, int *folder_fd, GError *
  *   (a `G_IO_ERROR`)
  */
 char *
-tessera_pool_part_make_job_folder (const char  *pool,
+tessera_pool_part_make_job_folder (const char  *lock_folder,
                                    const char  *root,
                                    char       **identifier,
                                    int         *folder_fd,
@@ -268,7 +268,7 @@ tessera_pool_part_make_job_folder (const char  *pool,
   g_return_val_if_fail (folder_fd != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  own_fd = pool != NULL ? tessera_pool_part_open_runs (pool, &runs) : -1;
+  own_fd = lock_folder != NULL ? tessera_pool_part_open_runs (lock_folder, &runs) : -1;
   if (own_fd < 0)
     {
       folder = make_job_folder_in (root, name, folder_fd, error);
@@ -456,7 +456,7 @@ tessera_pool_part_open_side_folder (const char *lock_folder,
                                       const char *kind,
                                       gboolean    create)
 {
-  int pool_fd;
+  int lock_folder_fd;
   gboolean created;
   struct stat there;
   int fd, saved;
@@ -467,13 +467,13 @@ tessera_pool_part_open_side_folder (const char *lock_folder,
       errno = EINVAL;
       return -1;
     }
-  pool_fd = lock_folder != NULL ? tessera_folder_path_open (lock_folder, NULL) : -1;
-  if (pool_fd < 0)
+  lock_folder_fd = lock_folder != NULL ? tessera_folder_path_open (lock_folder, NULL) : -1;
+  if (lock_folder_fd < 0)
     return -1;
-  created = create && (fstatat (pool_fd, kind, &there, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
-                       tessera_folder_path_may_make_folder (pool_fd, lock_folder, kind, NULL)) &&
-            mkdirat (pool_fd, kind, 0777) == 0;
-  fd = openat (pool_fd, kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  created = create && (fstatat (lock_folder_fd, kind, &there, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
+                       tessera_folder_path_may_make_folder (lock_folder_fd, lock_folder, kind, NULL)) &&
+            mkdirat (lock_folder_fd, kind, 0777) == 0;
+  fd = openat (lock_folder_fd, kind, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   saved = errno;
   if (created && fd >= 0)
     {
@@ -494,7 +494,7 @@ tessera_pool_part_open_side_folder (const char *lock_folder,
           g_once_init_leave (&warned, 1);
         }
     }
-  close (pool_fd);
+  close (lock_folder_fd);
   errno = saved;
   return fd;
 }

@@ -29,7 +29,7 @@ G_DECLARE_FINAL_TYPE (TesseraPoolCleaning, tessera_pool_cleaning, TESSERA, POOL_
  */
 
 TESSERA_AVAILABLE_IN_ALL
-TesseraPoolCleaning *tessera_pool_cleaning_new          (const char          *pool);
+TesseraPoolCleaning *tessera_pool_cleaning_new          (const char          *lock_folder);
 TESSERA_AVAILABLE_IN_ALL
 gboolean   tessera_pool_cleaning_had_holder             (TesseraPoolCleaning *self,
                                                          const char          *job);
@@ -46,18 +46,18 @@ GPtrArray *tessera_pool_cleaning_list_gone_temporaries  (TesseraPoolCleaning *se
                                                          double               jobs_stale);
 
 TESSERA_AVAILABLE_IN_ALL
-GPtrArray *tessera_pool_clean_fence_parts            (const char *pool,
+GPtrArray *tessera_pool_clean_fence_parts            (const char *lock_folder,
                                                       gboolean    may_remove);
 TESSERA_AVAILABLE_IN_ALL
-GPtrArray *tessera_pool_clean_host_temporaries       (const char *pool,
+GPtrArray *tessera_pool_clean_host_temporaries       (const char *lock_folder,
                                                       double      bound);
 TESSERA_AVAILABLE_IN_ALL
-GPtrArray *tessera_pool_clean_retired_host_files     (const char *pool,
+GPtrArray *tessera_pool_clean_retired_host_files     (const char *lock_folder,
                                                       const char *host);
 TESSERA_AVAILABLE_IN_ALL
-GPtrArray *tessera_pool_clean_job_folders            (const char *pool);
+GPtrArray *tessera_pool_clean_job_folders            (const char *lock_folder);
 TESSERA_AVAILABLE_IN_ALL
-GPtrArray *tessera_pool_clean_retired_host_job_folders (const char *pool,
+GPtrArray *tessera_pool_clean_retired_host_job_folders (const char *lock_folder,
                                                         const char *host);
 TESSERA_AVAILABLE_IN_ALL
 GPtrArray *tessera_clean_state_job_folders           (const char *state_dir);

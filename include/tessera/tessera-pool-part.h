@@ -86,11 +86,11 @@ int tessera_pool_part_open              (const char      *lock_folder,
                                          TesseraPoolPart  part);
 
 TESSERA_AVAILABLE_IN_ALL
-int tessera_pool_part_open_runs         (const char      *pool,
+int tessera_pool_part_open_runs         (const char      *lock_folder,
                                          char           **path);
 
 TESSERA_AVAILABLE_IN_ALL
-char *tessera_pool_part_make_job_folder (const char      *pool,
+char *tessera_pool_part_make_job_folder (const char      *lock_folder,
                                          const char      *root,
                                          char           **identifier,
                                          int             *folder_fd,
