@@ -301,6 +301,15 @@ scan_next_folder (TesseraRegistry *self)
   return TRUE;
 }
 
+/* A GCopyFunc of its exact type: g_object_ref called through a pointer
+ * cast to GCopyFunc is a call through another function type, undefined
+ * (clang's -fsanitize=function reports it). */
+static gpointer
+ref_plugin_info (gconstpointer info, gpointer user_data)
+{
+  return g_object_ref ((gpointer) info);
+}
+
 /**
  * tessera_registry_list_plugins:
  * @self: a registry
@@ -318,7 +327,7 @@ tessera_registry_list_plugins (TesseraRegistry *self)
   g_rec_mutex_lock (&self->mutex);
   while (scan_next_folder (self))   /* every folder */
     ;
-  result = g_ptr_array_copy (self->plugins, (GCopyFunc) (void (*)(void)) g_object_ref, NULL);
+  result = g_ptr_array_copy (self->plugins, ref_plugin_info, NULL);
   g_ptr_array_set_free_func (result, g_object_unref);
   g_rec_mutex_unlock (&self->mutex);
   return result;
