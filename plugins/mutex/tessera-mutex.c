@@ -290,7 +290,13 @@ create_dependency (TesseraDynamicResource *resource, TesseraJob *job, const char
 }
 
 /* intents/, made by whoever prepares the pool (its owner, in a group's
- * pool), not at a member's first exclusive wait. */
+ * pool), not at a member's first exclusive wait. Made here as a side
+ * folder, not through the side-entry API (list/put/delete_side_entry):
+ * that API has no "make the kind's folder" call, and giving it one means
+ * a new store operation (the folder store's alone: etcd keeps no
+ * folders), a new public method and its own mode rule for a group's
+ * pool, to spare this one call; the store seam is to get narrower, not
+ * wider. */
 static gboolean
 prepare_pool (TesseraTrackedDynamicResource *resource, GError **error)
 {
