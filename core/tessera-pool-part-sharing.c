@@ -44,9 +44,9 @@ is_ours_to_share (int fd, struct stat *st)
  */
 int
 tessera_pool_part_share_with_group (int      fd,
-                                      guint32  gid,
-                                      gboolean writable_file,
-                                      gboolean sticky)
+                                    guint32  gid,
+                                    gboolean writable_file,
+                                    gboolean sticky)
 {
   struct stat st;
   mode_t mode;

@@ -63,8 +63,8 @@ is_side_kind (const char *kind)
  */
 int
 tessera_pool_part_open_side_folder (const char *lock_folder,
-                                      const char *kind,
-                                      gboolean    create)
+                                    const char *kind,
+                                    gboolean    create)
 {
   int lock_folder_fd;
   gboolean created;
