@@ -80,14 +80,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-static void
-wait_for_stdin_eof (void)
-{
-  char buf[64];
-  while (read (0, buf, sizeof buf) > 0)
-    ;
-}
-
 static TestCounter *
 open_counter (const char *folder, const char *total)
 {
@@ -102,32 +94,11 @@ open_counter (const char *folder, const char *total)
   return counter;
 }
 
+/* The job "helper" @id, its folder under the pool's jobs/helper/. */
 static TesseraJob *
 make_job (const char *folder, const char *id, gboolean with_process)
 {
-  g_autofree char *base = g_build_filename (folder, "..", NULL);
-  g_autofree char *canon = g_canonicalize_filename (base, NULL);
-  TesseraJob *job = test_job_new (canon, "helper", id);
-
-  if (with_process)
-    {
-      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
-      tessera_job_set_process (job, self, NULL);
-    }
-  return job;
-}
-
-static void
-log_line (int fd, char kind, const char *id, gint64 token)
-{
-  char line[160];
-  int n = kind == 'A' ? g_snprintf (line, sizeof line, "%c %" G_GINT64_FORMAT " %s 1 - %" G_GINT64_FORMAT "\n",
-                                    kind, g_get_monotonic_time (), id, token)
-                      : g_snprintf (line, sizeof line, "%c %" G_GINT64_FORMAT " %s\n",
-                                    kind, g_get_monotonic_time (), id);
-  /* One write per line with O_APPEND: lines of several processes never mix. */
-  if (write (fd, line, n) != n)
-    exit (3);
+  return test_peer_job_new (folder, "jobs/helper", id, with_process);
 }
 
 static int
@@ -153,9 +124,12 @@ do_cycle (char **argv)
           return 1;
         }
       g_object_get (lock, "fencing-token", &token, NULL);
-      log_line (fd, 'A', argv[4], token);
+      {
+        g_autofree char *grant = g_strdup_printf ("1 - %" G_GINT64_FORMAT, token);
+        test_peer_log (fd, 'A', argv[4], grant);
+      }
       g_usleep (g_random_int_range (1000, 8000));
-      log_line (fd, 'R', argv[4], 0);
+      test_peer_log (fd, 'R', argv[4], NULL);
       g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
     }
   close (fd);
@@ -179,7 +153,7 @@ do_hold (int argc, char **argv)
       return 1;
     }
   test_peer_say ("ACQUIRED");
-  wait_for_stdin_eof ();
+  test_peer_hold_until_stdin_closes ();
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   test_peer_say ("RELEASED");
   return 0;
@@ -321,7 +295,7 @@ do_raw_lock (char **argv, gboolean use_flock)
   if (use_flock ? flock (fd, LOCK_EX) < 0 : lockf (fd, F_LOCK, 0) < 0)
     return say_failed (use_flock ? "flock" : "lockf", errno);
   test_peer_say ("LOCKED");
-  wait_for_stdin_eof ();
+  test_peer_hold_until_stdin_closes ();
   close (fd);
   return 0;
 }
@@ -339,7 +313,7 @@ do_probe (char **argv)
   if (fcntl (fd, F_SETLK, &fl) < 0)
     return say_failed ("fcntl", errno);
   test_peer_say ("LOCKED");
-  wait_for_stdin_eof ();
+  test_peer_hold_until_stdin_closes ();
   close (fd);
   return 0;
 }
@@ -370,7 +344,7 @@ do_read_lock (char **argv)
   if (r < 0)
     return say_failed (kind, errno);
   test_peer_say ("LOCKED");
-  wait_for_stdin_eof ();
+  test_peer_hold_until_stdin_closes ();
   close (fd);
   return 0;
 }
@@ -392,7 +366,7 @@ do_hold_job (char **argv)
       return 1;
     }
   test_peer_say ("HELD");
-  wait_for_stdin_eof ();
+  test_peer_hold_until_stdin_closes ();
   tessera_job_unhold (job);
   return 0;
 }
@@ -410,7 +384,7 @@ do_keep_fd (char **argv)
   if (fd < 0)
     return 2;
   test_peer_say ("KEPT");
-  wait_for_stdin_eof ();
+  test_peer_hold_until_stdin_closes ();
   close (fd);
   return 0;
 }
@@ -427,7 +401,7 @@ do_set_user_id (char **argv)
     return 2;
   line = g_strdup_printf ("%d", (int) getpid ());
   test_peer_say ("%s", line);
-  wait_for_stdin_eof ();
+  test_peer_hold_until_stdin_closes ();
   /* Root again (the saved uid) and dumpable before exit: LeakSanitizer's
    * check at exit traces this process, which it cannot as another user
    * of a process that is not dumpable. */

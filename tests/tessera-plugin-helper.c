@@ -70,21 +70,11 @@ open_resource (const char *type, const char *folder, char **settings)
   return resource;
 }
 
+/* The job "helper" @id, its folder under the pool's jobs/. */
 static TesseraJob *
 make_job (const char *folder, const char *id)
 {
-  g_autofree char *uri = g_build_filename (folder, "..", "jobs", id, "helper", NULL);
-  g_autofree char *canon = g_canonicalize_filename (uri, NULL);
-  g_autoptr(TesseraProcess) self = tessera_process_new_self ();
-  g_autoptr(GError) error = NULL;
-  TesseraJob *job = tessera_job_new ("helper", id, canon, &error);
-
-  if (job == NULL || !tessera_job_set_process (job, self, &error))
-    {
-      g_printerr ("helper: %s\n", error->message);
-      exit (2);
-    }
-  return job;
+  return test_peer_job_new (folder, "jobs", id, TRUE);
 }
 
 static char *
@@ -155,12 +145,9 @@ do_request (char **argv)
 static void
 log_line (int fd, char kind, const char *id, const char *request, const char *gpus)
 {
-  g_autofree char *line = g_strdup_printf ("%c %" G_GINT64_FORMAT " %s %s %s\n",
-                                           kind, g_get_monotonic_time (), id, request, gpus);
-  gssize n = (gssize) strlen (line);
+  g_autofree char *rest = g_strjoin (" ", request, gpus, NULL);
 
-  if (write (fd, line, n) != n)
-    exit (3);
+  test_peer_log (fd, kind, id, rest);
 }
 
 int
@@ -194,11 +181,9 @@ main (int argc, char **argv)
       g_autoptr(TesseraJob) job = make_job (argv[3], argv[4]);
       g_autoptr(TesseraDynamicDependencyLock) lock = acquire (resource, job, argv[5]);
       g_autofree char *env = environment_of (lock, NULL);
-      char buf[64];
 
       test_peer_say ("ACQUIRED %s", env);
-      while (read (0, buf, sizeof buf) > 0)
-        ;
+      test_peer_hold_until_stdin_closes ();
       g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
       test_peer_say ("RELEASED");
       return 0;

@@ -1,4 +1,5 @@
-/* test-peer.c: the "try", "tries" and "request" commands of the helper programs
+/* test-peer.c: what the helper programs share: their line protocol, their
+ * job, their holders' log and their "try", "tries" and "request" commands
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -6,6 +7,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* One line of a helper's protocol on stdout, flushed at once: the test
@@ -29,13 +32,62 @@ test_peer_say_error (const GError *error)
   test_peer_say ("ERROR %d %s", error->code, error->message);
 }
 
-static void
-hold_until_stdin_closes (void)
+/* The test closes the helper's stdin to let it go on. */
+void
+test_peer_hold_until_stdin_closes (void)
 {
   char buf[64];
 
   while (read (0, buf, sizeof buf) > 0)
     ;
+}
+
+/* The job "helper" @id of the pool whose lock folder is @folder, its
+ * folder FOLDER/../JOBS/ID/helper (@jobs: a path under the pool, each
+ * helper keeps its own), run by this process if @with_process. Exits
+ * with status 2 on an error, as the helpers do with their arguments. */
+TesseraJob *
+test_peer_job_new (const char *folder,
+                   const char *jobs,
+                   const char *id,
+                   gboolean    with_process)
+{
+  g_autofree char *uri = g_build_filename (folder, "..", jobs, id, "helper", NULL);
+  g_autofree char *canon = g_canonicalize_filename (uri, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = tessera_job_new ("helper", id, canon, &error);
+
+  if (job != NULL && with_process)
+    {
+      g_autoptr(TesseraProcess) self = tessera_process_new_self ();
+
+      if (!tessera_job_set_process (job, self, &error))
+        g_clear_object (&job);
+    }
+  if (job == NULL)
+    {
+      g_printerr ("helper: %s\n", error->message);
+      exit (2);
+    }
+  return g_steal_pointer (&job);
+}
+
+/* A line "KIND <monotonic µs> ID[ REST]" of the holders' log @fd (opened
+ * with O_APPEND; test_read_holder_log reads it). Exits with status 3 if
+ * it cannot be written. */
+void
+test_peer_log (int         fd,
+               char        kind,
+               const char *id,
+               const char *rest)
+{
+  g_autofree char *line = g_strdup_printf ("%c %" G_GINT64_FORMAT " %s%s%s\n", kind, g_get_monotonic_time (), id,
+                                           rest != NULL ? " " : "", rest != NULL ? rest : "");
+  gssize n = (gssize) strlen (line);
+
+  /* One write per line: lines of several processes never mix. */
+  if (write (fd, line, n) != n)
+    exit (3);
 }
 
 /* Reads the resource's folder, prints "READY", waits for a line on stdin,
@@ -68,7 +120,7 @@ test_peer_try (TesseraTrackedDynamicResource *resource,
       g_autofree char *line = g_strdup_printf ("ERROR %s", error->message);
       test_peer_say ("%s", line);
     }
-  hold_until_stdin_closes ();
+  test_peer_hold_until_stdin_closes ();
   if (lock != NULL)
     g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   return 0;
@@ -160,7 +212,7 @@ test_peer_request (TesseraDynamicDependency *dependency,
                                              (g_get_monotonic_time () - start) / 1000);
     test_peer_say ("%s", line);
   }
-  hold_until_stdin_closes ();
+  test_peer_hold_until_stdin_closes ();
   g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
   test_peer_say ("RELEASED");
   return 0;
