@@ -191,33 +191,22 @@ fixture_tear_down (Fixture *f, gconstpointer data)
 }
 
 /* `tessera ARGS…` as @user (NULL: root), with SLURM_JOB_ID=@batch when
- * given; its output and error output in @out and @err. */
+ * given; each user with its own cache, as at home: her lock file index. */
 static GPtrArray *
 tessera_argv (Fixture *f, const char *user, const char *batch, va_list ap)
 {
   GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
-  const char *state = f->root_state;
+  g_autofree char *job_id = batch != NULL ? g_strdup_printf ("SLURM_JOB_ID=%s", batch) : NULL;
+  const char *first;
 
-  if (user != NULL)
-    {
-      test_argv_as_user (argv, user, BOUND_S * 4);
-      state = g_str_equal (user, f->gp->users->users[0]) ? f->state[0] : f->state[1];
-      /* Each user's own cache, as at home: her lock file index. */
-      g_ptr_array_add (argv, g_strdup ("env"));
-      g_ptr_array_add (argv, g_strdup_printf ("XDG_CACHE_HOME=%s/cache", state));
-    }
-  if (batch != NULL)
-    {
-      g_ptr_array_add (argv, g_strdup ("env"));
-      g_ptr_array_add (argv, g_strdup_printf ("SLURM_JOB_ID=%s", batch));
-    }
-  test_argv_tessera (argv, state, f->gp->config);
-  for (const char *a = va_arg (ap, const char *); a != NULL; a = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (a));
-  g_ptr_array_add (argv, NULL);
+  test_group_pool_argv_tessera (argv, f->gp, f->state, user, TRUE,
+                                job_id != NULL ? (const char *[]) { job_id, NULL } : NULL, BOUND_S * 4);
+  first = va_arg (ap, const char *);
+  test_argv_end_va (argv, first, ap);
   return argv;
 }
 
+/* Its output and error output in @out and @err. */
 static int
 tessera_by (Fixture *f, const char *user, const char *batch, char **out, char **err, ...)
 {

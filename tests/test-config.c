@@ -40,33 +40,18 @@ fixture_tear_down (Fixture *f, gconstpointer data)
 static int
 run_tessera (Fixture *f, char **out, char **err, const char *first, ...)
 {
-  g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
-  g_autofree char *joined = NULL;
+  g_autofree char *config_home = g_strdup_printf ("XDG_CONFIG_HOME=%s", f->config_home);
+  g_autofree char *config_dirs = g_strdup_printf ("XDG_CONFIG_DIRS=%s", f->config_dirs);
+  g_autofree char *home = g_strdup_printf ("HOME=%s", f->tmp);
   va_list ap;
+  int status;
 
-  g_ptr_array_add (argv, (gpointer) g_getenv ("TESSERA_TOOL"));
   va_start (ap, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, (gpointer) arg);
+  status = test_run_tessera_va (state, NULL, (const char *[]) { config_home, config_dirs, home, NULL }, out, err,
+                                first, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  g_subprocess_launcher_unsetenv (launcher, "TESSERA_CONFIG");
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", f->config_home, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_DIRS", f->config_dirs, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
-  g_subprocess_launcher_setenv (launcher, "HOME", f->tmp, TRUE);
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
-  g_assert_no_error (error);
-  joined = g_strjoinv (" ", (char **) argv->pdata);
-  g_test_message ("%s\nout: %s\nerr: %s", joined, *out, *err);
-  return test_exit_code (process);
+  return status;
 }
 
 /* The line of @text that starts with @prefix, its position; fails when

@@ -223,27 +223,18 @@ truth (Fixture *f)
 /* `tessera` with the test's configuration, state and cache; returns its
  * exit status, its error output in @err (debug messages included). */
 static int
-run_tessera (Fixture *f, char **out_text, char **err_text, ...)
+run_tessera (Fixture *f, char **out_text, char **err_text, const char *first, ...)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *cache = g_strdup_printf ("XDG_CACHE_HOME=%s", f->cache);
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
-  const char *arg;
   va_list ap;
   int status;
 
-  g_ptr_array_add (argv, g_strdup ("env"));
-  g_ptr_array_add (argv, g_strdup_printf ("XDG_CACHE_HOME=%s", f->cache));
-  g_ptr_array_add (argv, g_strdup ("G_MESSAGES_DEBUG=Tessera"));
-  test_argv_tessera (argv, f->state, f->config);
-  /* test_argv_tessera starts with its own "env": one is enough. */
-  g_ptr_array_remove_index (argv, 3);
-  va_start (ap, err_text);
-  while ((arg = va_arg (ap, const char *)) != NULL)
-    g_ptr_array_add (argv, g_strdup (arg));
+  va_start (ap, first);
+  status = test_run_tessera_va (f->state, f->config, (const char *[]) { cache, "G_MESSAGES_DEBUG=Tessera", NULL },
+                                &out, &err, first, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  status = test_run_capture_text (argv, &out, &err);
   {
     /* GLib prints debug messages on the standard output: they go with the
      * error output here, the rest is the command's. */

@@ -1028,15 +1028,14 @@ test_gpu_held_by_uuid (void)
 static int
 run_tessera (const char *tmp, const char *config, char **out, char **err, const char *first, ...)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *state = g_build_filename (tmp, "state", NULL);
   va_list ap;
+  int status;
 
-  test_argv_tessera (argv, state, config);
   va_start (ap, first);
-  test_argv_end_va (argv, first, ap);
+  status = test_run_tessera_va (state, config, NULL, out, err, first, ap);
   va_end (ap);
-  return test_run_capture_text (argv, out, err);
+  return status;
 }
 
 /* How many of gpu pool g's devices `tessera status --json` says are free;

@@ -361,12 +361,10 @@ void
 init_group_pool (Fixture *f)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *state = g_build_filename (f->gp->tmp, "root-state", NULL);
   g_autoptr(GBytes) out = NULL;
   int status;
 
-  g_assert_cmpint (g_mkdir_with_parents (state, 0700), ==, 0);
-  test_argv_tessera (argv, state, f->gp->config);
+  test_group_pool_argv_tessera (argv, f->gp, f->state, NULL, FALSE, NULL, BOUND_S);
   test_argv_end (argv, (const char *[]) { "init", f->gp->pool, "--group", f->gp->users->group, NULL });
   status = test_run_capture (argv, &out, NULL);
   g_test_message ("init -> %d: %.*s", status, (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
@@ -403,16 +401,7 @@ tessera_by (Fixture *f, const char *user, char **out, gboolean one_line, const c
   va_list ap;
   int status;
 
-  if (user == NULL)
-    {
-      g_autofree char *state = g_build_filename (f->gp->tmp, "root-state", NULL);
-
-      g_assert_cmpint (g_mkdir_with_parents (state, 0700), ==, 0);
-      test_argv_tessera (argv, state, f->gp->config);
-    }
-  else
-    test_argv_tessera_as (argv, user, g_str_equal (user, f->gp->users->users[0]) ? f->state[0] : f->state[1],
-                          f->gp->config, BOUND_S);
+  test_group_pool_argv_tessera (argv, f->gp, f->state, user, FALSE, NULL, BOUND_S);
   va_start (ap, first);
   test_argv_end_va (argv, first, ap);
   va_end (ap);

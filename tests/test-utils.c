@@ -893,13 +893,95 @@ test_argv_tessera_as (GPtrArray *argv, const char *user, const char *state, cons
 void
 test_argv_tessera (GPtrArray *argv, const char *state, const char *config)
 {
+  test_argv_tessera_env (argv, state, config, NULL);
+}
+
+/* As test_argv_tessera(), @config NULL: no --config and TESSERA_CONFIG
+ * unset (the command finds its configuration itself); @env: NAME=VALUE
+ * set after the state's (NULL: none). */
+void
+test_argv_tessera_env (GPtrArray *argv, const char *state, const char *config, const char * const *env)
+{
   g_ptr_array_add (argv, g_strdup ("env"));
+  if (config == NULL)
+    test_argv_append (argv, (const char *[]) { "-u", "TESSERA_CONFIG", NULL });
   g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s", state));
   g_ptr_array_add (argv, g_strdup_printf ("HOME=%s", state));
   g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
+  if (env != NULL)
+    test_argv_append (argv, env);
   g_ptr_array_add (argv, g_strdup (g_getenv ("TESSERA_TOOL")));
-  g_ptr_array_add (argv, g_strdup ("--config"));
-  g_ptr_array_add (argv, g_strdup (config));
+  if (config != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("--config"));
+      g_ptr_array_add (argv, g_strdup (config));
+    }
+}
+
+/* Runs `tessera ARGS…` (@first, then the arguments after it up to a
+ * NULL) to its end as test_argv_tessera_env() starts it; its exit status,
+ * its output and error output in @out and @err as
+ * test_run_capture_text() gives them. */
+int
+test_run_tessera_va (const char *state, const char *config, const char * const *env, char **out, char **err,
+                     const char *first, va_list ap)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+
+  test_argv_tessera_env (argv, state, config, env);
+  test_argv_end_va (argv, first, ap);
+  return test_run_capture_text (argv, out, err);
+}
+
+int
+test_run_tessera (const char *state, const char *config, const char * const *env, char **out, char **err,
+                  const char *first, ...)
+{
+  va_list ap;
+  int status;
+
+  va_start (ap, first);
+  status = test_run_tessera_va (state, config, env, out, err, first, ap);
+  va_end (ap);
+  return status;
+}
+
+/* Appends `tessera --config CONFIG` of the group pool @gp as @user (NULL:
+ * root, not wrapped), its state (and home) @states[0] or [1] as @user is
+ * the group's first or second user, root's GP/root-state (made if need
+ * be). With @own_cache, a user's cache (its lock file index) is its own,
+ * STATE/cache, as at home. @env: NAME=VALUE set for the command (NULL:
+ * none). A user's command is killed past @timeout_s (see
+ * test_argv_as_user()). */
+void
+test_group_pool_argv_tessera (GPtrArray *argv, TestGroupPool *gp, char * const *states, const char *user,
+                              gboolean own_cache, const char * const *env, double timeout_s)
+{
+  g_autofree char *root_state = NULL;
+  const char *state;
+
+  if (user == NULL)
+    {
+      root_state = g_build_filename (gp->tmp, "root-state", NULL);
+      g_assert_cmpint (g_mkdir_with_parents (root_state, 0700), ==, 0);
+      state = root_state;
+    }
+  else
+    {
+      test_argv_as_user (argv, user, timeout_s);
+      state = g_str_equal (user, gp->users->users[0]) ? states[0] : states[1];
+      if (own_cache)
+        {
+          g_ptr_array_add (argv, g_strdup ("env"));
+          g_ptr_array_add (argv, g_strdup_printf ("XDG_CACHE_HOME=%s/cache", state));
+        }
+    }
+  if (env != NULL)
+    {
+      g_ptr_array_add (argv, g_strdup ("env"));
+      test_argv_append (argv, env);
+    }
+  test_argv_tessera (argv, state, gp->config);
 }
 
 /* Runs @argv (NULL-terminated array) to its end; its output and error

@@ -118,6 +118,13 @@ void     test_argv_as_user       (GPtrArray *argv, const char *user, double time
 void     test_argv_tessera_as    (GPtrArray *argv, const char *user, const char *state, const char *config,
                                   double timeout_s);
 void     test_argv_tessera       (GPtrArray *argv, const char *state, const char *config);
+void     test_argv_tessera_env   (GPtrArray *argv, const char *state, const char *config,
+                                  const char * const *env);
+/* `tessera ARGS…` run to its end (see test_argv_tessera_env()). */
+int      test_run_tessera        (const char *state, const char *config, const char * const *env,
+                                  char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
+int      test_run_tessera_va     (const char *state, const char *config, const char * const *env,
+                                  char **out, char **err, const char *first, va_list ap);
 GSubprocessLauncher *test_launcher_without_config (GSubprocessFlags flags, const char *state,
                                                    const char *no_config);
 int      test_run_capture        (GPtrArray *argv, GBytes **out, GBytes **err);
@@ -142,6 +149,10 @@ typedef struct
 
 TestGroupPool *test_group_pool_new  (const char *prefix, const char *config_text);
 void     test_group_pool_free    (TestGroupPool *gp);
+/* `tessera` of the pool as one of its users or root, in that one's state. */
+void     test_group_pool_argv_tessera (GPtrArray *argv, TestGroupPool *gp, char * const *states,
+                                       const char *user, gboolean own_cache, const char * const *env,
+                                       double timeout_s);
 
 JsonNode *test_parse_json_file   (const char *path);
 /* locks.json, as a scheduler writes it and its job takes it over. */
