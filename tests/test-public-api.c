@@ -254,6 +254,80 @@ test_job_dependency_lock_verify_lock_file (void)
   test_remove_tree (tmp);
 }
 
+/* @count of @counter, taken for the job my.task@@ID (of @tmp). */
+static TesseraDynamicDependencyLock *
+take_counter (TestCounter *counter, const char *tmp, const char *id, gint64 count)
+{
+  g_autoptr(TesseraJob) job = test_job_new (tmp, "my.task", id);
+  g_autoptr(TesseraDynamicDependency) dependency = test_counter_dependency_new (counter, job, count);
+  g_autoptr(GError) error = NULL;
+  TesseraDynamicDependencyLock *lock = tessera_dynamic_dependency_lock (dependency, 0, NULL, &error);
+
+  if (lock == NULL)
+    g_error ("taking %" G_GINT64_FORMAT " of the counter: %s", count, error->message);
+  return lock;
+}
+
+/* tessera_job_dependency_lock_get_data(): the locks.json entry the job
+ * lock was built from, the job process's lock as loaded as much as one
+ * made from an entry; the lock keeps it (transfer none) and it is never
+ * NULL for a lock built from an entry. */
+static void
+test_job_dependency_lock_get_data (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *locks_path = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autoptr(TesseraDynamicDependencyLocks) saved = NULL;
+  g_autoptr(TesseraJobDependencyLocks) loaded = NULL;
+  g_autoptr(JsonNode) file = NULL;
+  g_autoptr(JsonObject) entry = json_object_new ();
+  g_autoptr(TesseraJobDependencyLock) made = NULL;
+  JsonArray *entries;
+  JsonObject *data;
+
+  if ((counter = test_counter_new (folder, 2, &error)) == NULL)
+    g_error ("opening the counter: %s", error->message);
+  job = test_job_new (tmp, "my.task", "5f1e2d");
+  lock = take_counter (counter, tmp, "5f1e2d", 1);
+  locks_path = g_build_filename (tmp, "locks.json", NULL);
+  saved = test_locks_json_save (lock, job, locks_path);
+
+  /* The job process's lock, loaded from locks.json: its entry there. */
+  if ((loaded = tessera_job_dependency_locks_load (locks_path, &error)) == NULL)
+    g_error ("loading %s: %s", locks_path, error->message);
+  g_assert_cmpuint (tessera_job_dependency_locks_get_locks (loaded)->len, ==, 1);
+  if ((file = tessera_json_read_file (locks_path, &error)) == NULL)
+    g_error ("reading %s: %s", locks_path, error->message);
+  entries = json_object_get_array_member (json_node_get_object (file), "dynamic_locks");
+  data = tessera_job_dependency_lock_get_data (g_ptr_array_index (tessera_job_dependency_locks_get_locks (loaded), 0));
+  if (data == NULL)
+    g_error ("a loaded job lock has no data");
+  g_assert_true (json_object_equal (data, json_array_get_object_element (entries, 0)));
+  /* Kept by the lock: the same object each time. */
+  g_assert_true (tessera_job_dependency_lock_get_data (
+                   g_ptr_array_index (tessera_job_dependency_locks_get_locks (loaded), 0)) == data);
+
+  /* One made from an entry: that entry. */
+  json_object_set_string_member (entry, "lock_file_path", "/nonexistent/a@1.json");
+  json_object_set_string_member (entry, "note", "kept");
+  made = tessera_job_dependency_lock_new (entry);
+  if ((data = tessera_job_dependency_lock_get_data (made)) == NULL)
+    g_error ("a job lock made from an entry has no data");
+  g_assert_true (json_object_equal (data, entry));
+  g_assert_cmpstr (json_object_get_string_member (data, "note"), ==, "kept");
+
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (lock), NULL));
+  g_clear_object (&saved);
+  g_clear_object (&lock);
+  test_drop_resource (&counter);
+  test_remove_tree (tmp);
+}
+
 /* ---- tessera_json_read_file() ---- */
 
 static void
@@ -743,6 +817,194 @@ test_tracked_resource_keeps_side_entries (void)
   test_remove_tree (tmp);
 }
 
+/* ---- TesseraDynamicDependencyLocks ---- */
+
+/* tessera_dynamic_dependency_locks_to_json(): the "dynamic_locks" array
+ * of locks.json, each dynamic lock's entry as its to_json writes it, in
+ * the set's order; a lock of another kind in the set has none. */
+static void
+test_dynamic_dependency_locks_to_json (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *folder = g_build_filename (tmp, "token", NULL);
+  g_autofree char *saved_path = g_build_filename (tmp, "locks.json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = NULL;
+  g_autoptr(TesseraDynamicDependencyLocks) locks = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(TesseraDynamicDependencyLocks) empty = tessera_dynamic_dependency_locks_new ();
+  g_autoptr(CountingLock) other = g_object_new (COUNTING_TYPE_LOCK, NULL);
+  g_autoptr(TesseraDynamicDependencyLock) first = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) second = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(JsonNode) none = NULL;
+  g_autoptr(JsonNode) saved = NULL;
+  JsonArray *array;
+
+  if ((counter = test_counter_new (folder, 3, &error)) == NULL)
+    g_error ("opening the counter: %s", error->message);
+  first = take_counter (counter, tmp, "job0", 1);
+  second = take_counter (counter, tmp, "job1", 2);
+  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (first));
+  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (other));
+  tessera_locks_append (TESSERA_LOCKS (locks), TESSERA_LOCK (second));
+
+  node = tessera_dynamic_dependency_locks_to_json (locks);
+  g_assert_nonnull (node);
+  g_assert_true (JSON_NODE_HOLDS_ARRAY (node));
+  array = json_node_get_array (node);
+  g_assert_cmpuint (json_array_get_length (array), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(JsonObject) expected = tessera_dynamic_dependency_lock_to_json (i == 0 ? first : second);
+
+      g_assert_true (json_object_equal (json_array_get_object_element (array, i), expected));
+    }
+  /* What locks.json holds. */
+  if (!tessera_dynamic_dependency_locks_save (locks, saved_path, &error))
+    g_error ("saving: %s", error->message);
+  if ((saved = tessera_json_read_file (saved_path, &error)) == NULL)
+    g_error ("reading %s: %s", saved_path, error->message);
+  g_assert_true (json_node_equal (json_object_get_member (json_node_get_object (saved), "dynamic_locks"), node));
+
+  none = tessera_dynamic_dependency_locks_to_json (empty);
+  g_assert_true (JSON_NODE_HOLDS_ARRAY (none));
+  g_assert_cmpuint (json_array_get_length (json_node_get_array (none)), ==, 0);
+
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (first), NULL));
+  g_assert_true (tessera_lock_release (TESSERA_LOCK (second), NULL));
+  g_clear_object (&locks);
+  g_clear_object (&first);
+  g_clear_object (&second);
+  test_drop_resource (&counter);
+  test_remove_tree (tmp);
+}
+
+/* ---- tessera_job_write_file() ---- */
+
+static char *
+contents_of (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  char *text = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, &error))
+    g_error ("reading %s: %s", path, error->message);
+  return text;
+}
+
+/* tessera_job_write_file(): <job dir>/NAME written whole (a new file, or
+ * one replaced), never through a link in its place, nothing else left
+ * beside it; through the folder's descriptor for a job made with
+ * tessera_job_new_at(): a folder renamed since keeps receiving the files,
+ * not what is at its path now. */
+static void
+test_job_write_file (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *dir = g_build_filename (tmp, "xp", NULL);
+  g_autofree char *uri = g_build_filename (dir, "task", NULL);
+  g_autofree char *file = g_build_filename (dir, "notes.txt", NULL);
+  g_autofree char *link = g_build_filename (dir, "link.txt", NULL);
+  g_autofree char *target = g_build_filename (tmp, "target.txt", NULL);
+  g_autofree char *moved = g_build_filename (tmp, "moved", NULL);
+  g_autofree char *moved_file = g_build_filename (moved, "at.txt", NULL);
+  g_autofree char *path_file = g_build_filename (dir, "at.txt", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TesseraJob) job = NULL;
+  g_autoptr(TesseraJob) job_at = NULL;
+  struct stat st;
+  int fd;
+
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  if ((job = tessera_job_new ("task", "1", uri, &error)) == NULL)
+    g_error ("tessera_job_new: %s", error->message);
+
+  if (!tessera_job_write_file (job, "notes.txt", "first\n", &error))
+    g_error ("writing: %s", error->message);
+  text = contents_of (file);
+  g_assert_cmpstr (text, ==, "first\n");
+  g_clear_pointer (&text, g_free);
+  if (!tessera_job_write_file (job, "notes.txt", "second, longer\n", &error))
+    g_error ("writing again: %s", error->message);
+  text = contents_of (file);
+  g_assert_cmpstr (text, ==, "second, longer\n");
+  g_clear_pointer (&text, g_free);
+
+  /* A link in the file's place is replaced, its target untouched. */
+  test_write_file (target, "theirs\n");
+  g_assert_cmpint (symlink (target, link), ==, 0);
+  if (!tessera_job_write_file (job, "link.txt", "ours\n", &error))
+    g_error ("writing over a link: %s", error->message);
+  g_assert_cmpint (lstat (link, &st), ==, 0);
+  g_assert_true (S_ISREG (st.st_mode));
+  text = contents_of (link);
+  g_assert_cmpstr (text, ==, "ours\n");
+  g_clear_pointer (&text, g_free);
+  text = contents_of (target);
+  g_assert_cmpstr (text, ==, "theirs\n");
+  g_clear_pointer (&text, g_free);
+  /* No temporary file left beside them. */
+  g_assert_cmpuint (test_count_entries (dir), ==, 2);
+
+  /* Through the descriptor: the folder moved away, another at its path. */
+  if ((fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    g_error ("open %s: %s", dir, g_strerror (errno));
+  job_at = tessera_job_new_at ("task", "1", uri, fd, &error);
+  close (fd);
+  if (job_at == NULL)
+    g_error ("tessera_job_new_at: %s", error->message);
+  g_assert_cmpint (rename (dir, moved), ==, 0);
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  if (!tessera_job_write_file (job_at, "at.txt", "where\n", &error))
+    g_error ("writing through the descriptor: %s", error->message);
+  text = contents_of (moved_file);
+  g_assert_cmpstr (text, ==, "where\n");
+  g_assert_false (g_file_test (path_file, G_FILE_TEST_EXISTS));
+
+  test_remove_tree (tmp);
+}
+
+/* ---- TesseraRegistry ---- */
+
+/* tessera_registry_lookup_process_type(): the TesseraProcessType
+ * subclass of the plugin whose manifest lists the name in ProcessTypes,
+ * its module loaded then (not before); INVALID_NAME for a name that
+ * could be a path, PLUGIN_NOT_FOUND for a name no plugin lists as a
+ * process type (a resource type's included). In a child: loading is
+ * for the process's life. */
+static void
+test_registry_lookup_process_type (void)
+{
+  if (g_test_subprocess ())
+    {
+      TesseraRegistry *registry = tessera_registry_get_default ();
+      g_autoptr(GError) error = NULL;
+      GType type;
+
+      /* slurm.plugin's module is slurmjobs. */
+      g_assert_false (tessera_registry_is_module_loaded (registry, "slurmjobs"));
+      type = tessera_registry_lookup_process_type (registry, "slurm", &error);
+      g_assert_no_error (error);
+      g_assert_true (g_type_is_a (type, TESSERA_TYPE_PROCESS_TYPE));
+      g_assert_true (tessera_registry_is_module_loaded (registry, "slurmjobs"));
+      g_assert_true (tessera_registry_lookup_process_type (registry, "slurm", NULL) == type);
+
+      g_assert_cmpuint (tessera_registry_lookup_process_type (registry, "../slurm", &error), ==, G_TYPE_INVALID);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_INVALID_NAME);
+      g_clear_error (&error);
+      g_assert_cmpuint (tessera_registry_lookup_process_type (registry, "no-such-type", &error), ==, G_TYPE_INVALID);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND);
+      g_clear_error (&error);
+      g_assert_cmpuint (tessera_registry_lookup_process_type (registry, "countertoken", &error), ==, G_TYPE_INVALID);
+      g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_PLUGIN_NOT_FOUND);
+      g_assert_false (tessera_registry_is_module_loaded (registry, "countertoken"));
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -761,5 +1023,9 @@ main (int argc, char **argv)
   g_test_add_func ("/public-api/dependency-lock/dup-lock-folder", test_dependency_lock_dup_lock_folder);
   g_test_add_func ("/public-api/job-dependency-lock/verify-lock-file", test_job_dependency_lock_verify_lock_file);
   g_test_add_func ("/public-api/process/equal", test_process_equal);
+  g_test_add_func ("/public-api/job/write-file", test_job_write_file);
+  g_test_add_func ("/public-api/job-dependency-lock/get-data", test_job_dependency_lock_get_data);
+  g_test_add_func ("/public-api/dynamic-dependency-locks/to-json", test_dynamic_dependency_locks_to_json);
+  g_test_add_func ("/public-api/registry/lookup-process-type", test_registry_lookup_process_type);
   return g_test_run ();
 }
