@@ -67,19 +67,6 @@ test_run_tessera_va (const char *state, const char *config, const char * const *
   return test_run_capture_text (argv, out, err);
 }
 
-int
-test_run_tessera (const char *state, const char *config, const char * const *env, char **out, char **err,
-                  const char *first, ...)
-{
-  va_list ap;
-  int status;
-
-  va_start (ap, first);
-  status = test_run_tessera_va (state, config, env, out, err, first, ap);
-  va_end (ap);
-  return status;
-}
-
 /* The `tessera` that @argv starts (not ended yet) as `tessera run --need
  * @need -- sh -c 'echo held; exec cat'`, once it says "held" (within
  * @timeout_s): it holds until its input is closed. */

@@ -124,8 +124,6 @@ void     test_argv_tessera_env   (GPtrArray *argv, const char *state, const char
                                   const char * const *env);
 
 /* `tessera ARGS…` run to its end (see test_argv_tessera_env()). */
-int      test_run_tessera        (const char *state, const char *config, const char * const *env,
-                                  char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
 int      test_run_tessera_va     (const char *state, const char *config, const char * const *env,
                                   char **out, char **err, const char *first, va_list ap);
 GSubprocessLauncher *test_launcher_without_config (GSubprocessFlags flags, const char *state,
