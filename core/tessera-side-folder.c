@@ -13,7 +13,6 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "tessera-folder-io-private.h"
-#include "tessera-lock-folder-private.h"
 #include "tessera-private.h"
 #include "tessera-side-folder-private.h"
 

@@ -115,14 +115,14 @@ say_job_folder_left (const char *name, const char *folder, uid_t uid, GHashTable
 }
 
 /* clean --host HOST --yes: says what the cleaning of the retired host's
- * job folders in the pool @pool of resource @name found
+ * job folders in the lock folder @lock_folder of resource @name found
  * (tessera_pool_clean_retired_host_job_folders()): those removed, and,
  * one line each, another user's that were left (@left, out: how many).
  * Returns how many were removed. */
 static guint
-clean_host_job_folders (const char *name, const char *pool, const char *host, guint *left)
+clean_host_job_folders (const char *name, const char *lock_folder, const char *host, guint *left)
 {
-  g_autoptr(GPtrArray) cleaned = tessera_pool_clean_retired_host_job_folders (pool, host);
+  g_autoptr(GPtrArray) cleaned = tessera_pool_clean_retired_host_job_folders (lock_folder, host);
   g_autoptr(GHashTable) users = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   guint removed = 0;
 
@@ -255,12 +255,12 @@ clean_force (TesseraConfig *config, int argc, char **argv)
 }
 
 /* Says which heartbeats and marks of the retired host @host (@shown_host,
- * as shown) went from the pool @pool's hosts/
+ * as shown) went from the lock folder @lock_folder's hosts/
  * (tessera_pool_clean_retired_host_files()); returns how many. */
 static guint
-clean_host_heartbeats (const char *resource, const char *pool, const char *host, const char *shown_host)
+clean_host_heartbeats (const char *resource, const char *lock_folder, const char *host, const char *shown_host)
 {
-  g_autoptr(GPtrArray) cleaned = tessera_pool_clean_retired_host_files (pool, host);
+  g_autoptr(GPtrArray) cleaned = tessera_pool_clean_retired_host_files (lock_folder, host);
 
   for (guint i = 0; i < cleaned->len; i++)
     g_print (tessera_cleaned_get_kind (g_ptr_array_index (cleaned, i)) == TESSERA_CLEANED_HEARTBEAT
@@ -296,12 +296,12 @@ say_gone_temporaries (const char *resource, TesseraPoolCleaning *cleaning, doubl
 }
 
 /* Says which temporary files of killed renewers older than @bound
- * seconds went from the pool @pool's hosts/
+ * seconds went from the lock folder @lock_folder's hosts/
  * (tessera_pool_clean_host_temporaries()); returns how many. */
 static guint
-clean_host_temporaries (const char *resource, const char *pool, double bound)
+clean_host_temporaries (const char *resource, const char *lock_folder, double bound)
 {
-  g_autoptr(GPtrArray) cleaned = tessera_pool_clean_host_temporaries (pool, bound);
+  g_autoptr(GPtrArray) cleaned = tessera_pool_clean_host_temporaries (lock_folder, bound);
 
   for (guint i = 0; i < cleaned->len; i++)
     say_temporary_removed (resource, g_ptr_array_index (cleaned, i));
