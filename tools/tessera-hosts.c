@@ -147,12 +147,7 @@ cmd_hosts (int argc, char **argv)
   json_builder_end_array (builder);
   json_builder_end_object (builder);
   if (as_json)
-    {
-      g_autoptr(JsonNode) root = json_builder_get_root (builder);
-      g_autofree char *text = json_to_string (root, TRUE);
-
-      g_print ("%s\n", text);
-    }
+    print_json (builder);
   return status;
 }
 

@@ -112,6 +112,17 @@ print_err (const char *text)
   print_to (stderr, text);
 }
 
+/* A --json answer: what @builder built, pretty-printed (JSON is UTF-8
+ * whatever the locale). */
+void
+print_json (JsonBuilder *builder)
+{
+  g_autoptr(JsonNode) root = json_builder_get_root (builder);
+  g_autofree char *text = json_to_string (root, TRUE);
+
+  g_print ("%s\n", text);
+}
+
 /* Lets the holdings go; what stays behind (a lock file that could not be
  * deleted) is said, and counts until its holder is judged dead. */
 void

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <json-glib/json-glib.h>
 #include <tessera/tessera.h>
 
 G_BEGIN_DECLS
@@ -25,6 +26,7 @@ int              fail                        (int status, const char *format, ..
 int              try_help                    (const char *command);
 void             print_out                   (const char *text);
 void             print_err                   (const char *text);
+void             print_json                  (JsonBuilder *builder);
 void             release_or_say              (TesseraLock *lock);
 GLogWriterOutput log_writer                  (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
                                               gpointer data);
