@@ -9,7 +9,6 @@
 #include "test-counter.h"
 #include "test-utils.h"
 #include "test-hosts-common.h"
-#include "tessera-proc.h"
 
 #include <glib/gstdio.h>
 #include <stdlib.h>
@@ -260,10 +259,10 @@ test_lease_fence (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_rename (hosts, moved), ==, 0);
   test_write_file (hosts, "not a folder");
   broken = g_get_monotonic_time ();
-  while (!tessera_proc_has_ended (command) && g_get_monotonic_time () - broken < 60 * G_USEC_PER_SEC)
+  while (!tessera_process_pid_has_ended (command) && g_get_monotonic_time () - broken < 60 * G_USEC_PER_SEC)
     g_usleep (10 * 1000);
   ended = (double) (g_get_monotonic_time () - broken) / G_USEC_PER_SEC;
-  if (!tessera_proc_has_ended (command))
+  if (!tessera_process_pid_has_ended (command))
     {
       /* Never fenced: end it here, and fail below. */
       kill (command, SIGKILL);
@@ -283,7 +282,7 @@ test_lease_fence (Fixture *f, gconstpointer data)
                   ignores_term ? "killed" : "ended", ended, lease);
   g_assert_cmpint (test_exit_code (run), ==, 76);
   g_assert_nonnull (strstr (err, "lease"));
-  g_assert_true (tessera_proc_has_ended (command));
+  g_assert_true (tessera_process_pid_has_ended (command));
   /* Before any other host could have taken the holding for dead: the last
    * renewal came before the break. */
   g_assert_cmpfloat (ended, <, lease);
@@ -315,10 +314,10 @@ test_lease_fence_server_hangs (Fixture *f, gconstpointer data)
 
   g_assert_cmpint (kill (server, SIGSTOP), ==, 0);
   stopped = g_get_monotonic_time ();
-  while (!tessera_proc_has_ended (command) && g_get_monotonic_time () - stopped < 30 * G_USEC_PER_SEC)
+  while (!tessera_process_pid_has_ended (command) && g_get_monotonic_time () - stopped < 30 * G_USEC_PER_SEC)
     g_usleep (10 * 1000);
   ended = (double) (g_get_monotonic_time () - stopped) / G_USEC_PER_SEC;
-  if (!tessera_proc_has_ended (command))
+  if (!tessera_process_pid_has_ended (command))
     kill (command, SIGKILL);   /* never fenced: fail below, leaving nothing */
   g_assert_cmpint (kill (server, SIGCONT), ==, 0);
   g_test_message ("command ended %.2f s after the server stopped answering (lease %g s)", ended, lease);
@@ -566,7 +565,7 @@ forking_all_gone (GPid pids[3])
   gboolean gone = TRUE;
 
   for (int i = 0; i < 3; i++)
-    if (!tessera_proc_has_ended (pids[i]))
+    if (!tessera_process_pid_has_ended (pids[i]))
       {
         g_test_message ("pid %d (%s) still runs", (int) pids[i], i == 0 ? "command" : i == 1 ? "child" : "orphan");
         kill (pids[i], SIGKILL);
@@ -601,7 +600,8 @@ all_ended (gpointer data)
 {
   const GPid *pids = data;
 
-  return tessera_proc_has_ended (pids[0]) && tessera_proc_has_ended (pids[1]) && tessera_proc_has_ended (pids[2]);
+  return tessera_process_pid_has_ended (pids[0]) && tessera_process_pid_has_ended (pids[1]) &&
+         tessera_process_pid_has_ended (pids[2]);
 }
 
 /* On a lease pool, every process the command started dies with the
@@ -643,7 +643,7 @@ test_lease_command_dies_with_wrapper (Fixture *f, gconstpointer data)
     test_wait_until (test_pid_has_ended, GINT_TO_POINTER (command), 30, "the command (pid %d) outlived its wrapper", (int) command);
   else
     {
-      g_assert_false (tessera_proc_has_ended (command));
+      g_assert_false (tessera_process_pid_has_ended (command));
       kill (command, SIGKILL);
     }
 }

@@ -15,7 +15,6 @@
 
 #include "test-utils.h"
 #include "test-tool-common.h"
-#include "tessera-proc.h"
 #include <tessera/tessera.h>
 
 static JsonObject *

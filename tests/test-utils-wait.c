@@ -4,7 +4,6 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "test-utils.h"
-#include "tessera-proc.h"
 
 #include <stdarg.h>
 
@@ -55,7 +54,7 @@ test_subprocess_has_ended (gpointer process)
 gboolean
 test_pid_has_ended (gpointer pid)
 {
-  return tessera_proc_has_ended (GPOINTER_TO_INT (pid));
+  return tessera_process_pid_has_ended (GPOINTER_TO_INT (pid));
 }
 
 static gboolean
