@@ -36,12 +36,11 @@ static int
 tessera_as (Fixture *f, const char *user, char **out, const char *first, ...)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *state = test_user_folder (f->gp->tmp, user);
   g_autoptr(GBytes) bytes = NULL;
   va_list ap;
   int status;
 
-  test_argv_tessera_as (argv, user, state, f->gp->config, 120);
+  test_group_pool_argv_tessera (argv, f->gp, NULL, user, FALSE, NULL, 120);
   va_start (ap, first);
   test_argv_end_va (argv, first, ap);
   va_end (ap);
@@ -106,16 +105,12 @@ init_as_root (Fixture *f, const char *umask_text, const char *path, ...)
   va_list ap;
   int status;
 
-  test_argv_append (argv, (const char *[]) { "sh", "-c", script, "sh", "env", NULL });
-  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
-  g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->gp->tmp));
-  test_argv_append (argv, (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->gp->config, "init", path,
-                                                 NULL });
+  test_argv_append (argv, (const char *[]) { "sh", "-c", script, "sh", NULL });
+  test_group_pool_argv_tessera (argv, f->gp, NULL, NULL, FALSE, NULL, 120);
+  g_ptr_array_add (argv, g_strdup ("init"));
   va_start (ap, path);
-  for (const char *arg = va_arg (ap, const char *); arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (argv, g_strdup (arg));
+  test_argv_end_va (argv, path, ap);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
   status = test_run_capture (argv, &out, NULL);
   g_test_message ("init: %.*s", (int) g_bytes_get_size (out), (const char *) g_bytes_get_data (out, NULL));
   return status;
@@ -130,10 +125,7 @@ root_tessera (Fixture *f, const char *first, ...)
   va_list ap;
   int status;
 
-  g_ptr_array_add (argv, g_strdup ("env"));
-  g_ptr_array_add (argv, g_strdup_printf ("TESSERA_PLUGIN_PATH=%s", g_getenv ("TESSERA_PLUGIN_PATH")));
-  g_ptr_array_add (argv, g_strdup_printf ("XDG_STATE_HOME=%s/root-state", f->gp->tmp));
-  test_argv_append (argv, (const char *[]) { g_getenv ("TESSERA_TOOL"), "--config", f->gp->config, NULL });
+  test_group_pool_argv_tessera (argv, f->gp, NULL, NULL, FALSE, NULL, 120);
   va_start (ap, first);
   test_argv_end_va (argv, first, ap);
   va_end (ap);
@@ -385,13 +377,12 @@ test_container_holder_of_another_user_reclaimed (Fixture *f, gconstpointer data)
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GSubprocess) holder = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *state = test_user_folder (f->gp->tmp, f->gp->users->users[0]);
   g_autofree char *jobs = g_build_filename (f->gp->pool, "r", "jobs", NULL);
   g_autofree char *out = NULL;
   int status;
 
   test_argv_append (argv, (const char *[]) { "unshare", "--pid", "--fork", "--kill-child", "--mount-proc", NULL });
-  test_argv_tessera_as (argv, f->gp->users->users[0], state, f->gp->config, 600);
+  test_group_pool_argv_tessera (argv, f->gp, NULL, f->gp->users->users[0], FALSE, NULL, 600);
   test_argv_end (argv, (const char *[]) { "run", "--need", "r=2", "--", "sleep", "600", NULL });
   holder = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
   g_assert_no_error (error);

@@ -152,8 +152,8 @@ test_argv_tessera_as (GPtrArray *argv, const char *user, const char *state, cons
 
 /* Appends `tessera --config CONFIG` of the group pool @gp as @user (NULL:
  * root, not wrapped), its state (and home) @states[0] or [1] as @user is
- * the group's first or second user, root's GP/root-state (made if need
- * be). With @own_cache, a user's cache (its lock file index) is its own,
+ * the group's first or second user (@states NULL: GP/USER, see
+ * test_user_folder()), root's GP/root-state (made if need be). With @own_cache, a user's cache (its lock file index) is its own,
  * STATE/cache, as at home. @env: NAME=VALUE set for the command (NULL:
  * none). A user's command is killed past @timeout_s (see
  * test_argv_as_user()). */
@@ -162,6 +162,7 @@ test_group_pool_argv_tessera (GPtrArray *argv, TestGroupPool *gp, char * const *
                               gboolean own_cache, const char * const *env, double timeout_s)
 {
   g_autofree char *root_state = NULL;
+  g_autofree char *user_state = NULL;
   const char *state;
 
   if (user == NULL)
@@ -173,7 +174,10 @@ test_group_pool_argv_tessera (GPtrArray *argv, TestGroupPool *gp, char * const *
   else
     {
       test_argv_as_user (argv, user, timeout_s);
-      state = g_str_equal (user, gp->users->users[0]) ? states[0] : states[1];
+      if (states == NULL)
+        state = user_state = test_user_folder (gp->tmp, user);
+      else
+        state = g_str_equal (user, gp->users->users[0]) ? states[0] : states[1];
       if (own_cache)
         {
           g_ptr_array_add (argv, g_strdup ("env"));
