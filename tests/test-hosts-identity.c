@@ -365,7 +365,6 @@ default_cpu_path (Fixture *f, const char *host)
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) root = NULL;
-  g_autofree char *out = NULL;
   JsonObject *resource;
 
   if (host == NULL)
@@ -373,11 +372,7 @@ default_cpu_path (Fixture *f, const char *host)
   else
     process = spawn_default_on_other_host (f, launcher, host, &error);
   g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, 0);
-  root = json_from_string (out, NULL);
-  g_assert_nonnull (root);
+  root = test_output_json (process, 0);
   resource = test_status_first_resource (root);
   g_assert_cmpstr (json_object_get_string_member (resource, "name"), ==, "cpu");
   return g_strdup (json_object_get_string_member (resource, "path"));

@@ -152,16 +152,9 @@ assert_json_lists_unreadable (Fixture *f, int expected)
 {
   g_autoptr(GSubprocess) process = tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                                   G_SUBPROCESS_FLAGS_STDERR_SILENCE, "status", "--json", NULL);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  g_autoptr(GError) error = NULL;
-  g_autofree char *json = NULL;
-  JsonObject *r;
+  g_autoptr(JsonNode) root = test_output_json (process, expected);
+  JsonObject *r = test_status_only_resource (root);
 
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &json, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, expected);
-  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
-  r = test_status_only_resource (json_parser_get_root (parser));
   g_assert_cmpstr (json_object_get_string_member (r, "name"), ==, "r");
   g_assert_cmpint (json_object_get_int_member (r, "free"), ==, -1);
   g_assert_nonnull (json_object_get_string_member_with_default (r, "error", NULL));

@@ -96,16 +96,13 @@ test_default_configuration (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) root = NULL;
-  g_autofree char *out = NULL;
   g_autofree char *cpu_path = g_build_filename (state, "tessera", "cpu", NULL);
   JsonArray *resources;
   JsonObject *cpu, *gpu;
 
   process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("TESSERA_TOOL"), "status", "--json", NULL);
   g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
-  g_assert_cmpint (test_exit_code (process), ==, 0);
-  root = json_from_string (out, NULL);
+  root = test_output_json (process, 0);
   resources = json_object_get_array_member (json_node_get_object (root), "resources");
   g_assert_cmpuint (json_array_get_length (resources), ==, 2);
   cpu = json_array_get_object_element (resources, 0);

@@ -917,16 +917,8 @@ status_json_of (Fixture *f)
 {
   g_autoptr(GSubprocess) process =
     tessera_spawn (f, NULL, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, "status", "--json", NULL);
-  g_autofree char *out = NULL;
-  g_autoptr(GError) error = NULL;
-  JsonNode *root;
 
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, 0);
-  root = json_from_string (out, &error);
-  g_assert_no_error (error);
-  return root;
+  return test_output_json (process, 0);
 }
 
 /* What cannot be read holds the whole resource, and says why: a FIFO

@@ -268,6 +268,24 @@ test_exit_code (GSubprocess *process)
   return g_subprocess_get_exit_status (process);
 }
 
+/* Reads @process's output (a pipe) to its end, checks that it exited
+ * @expected, and returns that output parsed as JSON. */
+JsonNode *
+test_output_json (GSubprocess *process, int expected)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  JsonNode *root;
+
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (process), ==, expected);
+  root = json_from_string (out, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (root);
+  return root;
+}
+
 int
 helper_wait (Helper *helper)
 {

@@ -66,6 +66,7 @@ typedef struct _Helper Helper;
 const char *test_python          (void);
 void     test_run_or_fail        (const char * const *argv);
 int      test_exit_code          (GSubprocess *process);
+JsonNode *test_output_json       (GSubprocess *process, int expected);
 GPid     test_first_child        (GPid pid);
 char    *test_read_stream_line   (GInputStream *out, double timeout_s);
 char    *test_read_line          (GSubprocess *process, double timeout_s);
