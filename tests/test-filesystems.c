@@ -53,8 +53,7 @@ tear_down (Fixture *f, gconstpointer data)
     test_unmount_fuse_view (f->mount_point, f->bindfs);
   else
     test_run_or_fail ((const char *[]) { "umount", f->mount_point, NULL });
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
+  g_clear_pointer (&f->tmp, test_tmpdir_free);
   g_free (f->mount_point);
   g_free (f->image);
 }

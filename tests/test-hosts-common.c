@@ -52,8 +52,7 @@ hosts_test_add (const char *path, gconstpointer data, void (*fn) (Fixture *, gco
 void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
+  g_clear_pointer (&f->tmp, test_tmpdir_free);
   g_free (f->folder);
   g_free (f->jobs);
   g_free (f->config);

@@ -69,8 +69,7 @@ plugin_fixture_set_up (Fixture *f, gconstpointer data)
 static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
+  g_clear_pointer (&f->tmp, test_tmpdir_free);
   g_free (f->folder);
   g_free (f->queue);
   g_free (f->jobs);

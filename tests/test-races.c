@@ -33,8 +33,7 @@ fixture_set_up (Fixture *f, gconstpointer data)
 static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
+  g_clear_pointer (&f->tmp, test_tmpdir_free);
   g_free (f->folder);
   g_free (f->pause_dir);
 }

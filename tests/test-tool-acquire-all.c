@@ -36,8 +36,7 @@ fixture_tear_down (Fixture *f, gconstpointer data)
 {
   g_clear_object (&f->cpu);
   g_clear_object (&f->db);
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
+  g_clear_pointer (&f->tmp, test_tmpdir_free);
 }
 
 /* Holds @count of @counter for a job of its own. */

@@ -44,6 +44,15 @@ test_remove_tree (const char *path)
   g_rmdir (path);
 }
 
+/* Removes the folder @tmp (test_make_tmpdir()) with all it holds and
+ * frees its name: a fixture's g_clear_pointer (&f->tmp, test_tmpdir_free). */
+void
+test_tmpdir_free (char *tmp)
+{
+  test_remove_tree (tmp);
+  g_free (tmp);
+}
+
 void
 test_write_file (const char *path, const char *contents)
 {

@@ -199,8 +199,7 @@ test_pool_fixture_set_up_one_unit (TestPoolFixture *f, gconstpointer data)
 void
 test_pool_fixture_tear_down (TestPoolFixture *f, gconstpointer data)
 {
-  test_remove_tree (f->tmp);
-  g_free (f->tmp);
+  g_clear_pointer (&f->tmp, test_tmpdir_free);
   g_free (f->folder);
   g_free (f->jobs);
 }

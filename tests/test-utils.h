@@ -18,6 +18,7 @@ G_BEGIN_DECLS
 
 char    *test_make_tmpdir        (void);
 void     test_remove_tree        (const char *path);
+void     test_tmpdir_free        (char *tmp);
 void     test_write_file         (const char *path, const char *contents);
 void     test_set_file_age       (const char *path, double seconds_ago);
 
