@@ -326,15 +326,12 @@ host_id_on (Fixture *f, const char *host)
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(JsonNode) root = NULL;
   g_autofree char *script = g_strdup_printf ("cat '%s'/r/jobs/*.json", f->tmp);
-  g_autofree char *out = NULL;
   JsonObject *spec;
 
   process = spawn_on_other_host (f, host, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                                  "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
   g_assert_no_error (error);
-  out = test_output_of (process);
-  root = json_from_string (out, &error);
-  g_assert_no_error (error);
+  root = test_output_json (process, 0);
   spec = json_object_get_object_member (json_node_get_object (root), "process");
   g_assert_nonnull (spec);
   g_assert_cmpuint (strlen (json_object_get_string_member (spec, "host_id")), ==, 32);

@@ -669,7 +669,7 @@ fencing_token_on (Fixture *f, const char *host)
     process = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                           "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
   g_assert_no_error (error);
-  out = test_output_of (process);
+  out = test_output_of (process, 0);
   g_strstrip (out);
   g_test_message ("on %s: TESSERA_FENCING_TOKEN=%s", host != NULL ? host : "this host", out);
   if (!g_str_has_prefix (out, "r:"))

@@ -77,9 +77,7 @@ test_hosts_listing (Fixture *f, gconstpointer data)
 
   hosts = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", "--json", NULL);
   g_assert_no_error (error);
-  out = test_output_of (hosts);
-  root = json_from_string (out, &error);
-  g_assert_no_error (error);
+  root = test_output_json (hosts, 0);
   list = json_object_get_array_member (test_status_first_resource (root), "hosts");
   g_assert_nonnull (list);
   for (guint i = 0; i < json_array_get_length (list); i++)
@@ -150,7 +148,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
   g_autoptr(GSubprocess) text = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) root = NULL;
-  g_autofree char *version_out = NULL, *out = NULL, *text_out = NULL, *build = NULL, *build_text = NULL;
+  g_autofree char *version_out = NULL, *text_out = NULL, *build = NULL, *build_text = NULL;
   const char *at;
   JsonArray *list;
   guint seen = 0;
@@ -165,7 +163,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
   /* "tessera 0.1.0 (pool protocol 2, build BUILD)" */
   version = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "--version", NULL);
   g_assert_no_error (error);
-  version_out = test_output_of (version);
+  version_out = test_output_of (version, 0);
   if ((at = strstr (version_out, "build ")) == NULL)
     g_error ("no build in “%s”", version_out);
   build = g_strndup (at + strlen ("build "), strcspn (at + strlen ("build "), ")\n"));
@@ -173,9 +171,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
 
   hosts = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", "--json", NULL);
   g_assert_no_error (error);
-  out = test_output_of (hosts);
-  root = json_from_string (out, &error);
-  g_assert_no_error (error);
+  root = test_output_json (hosts, 0);
   list = json_object_get_array_member (test_status_first_resource (root), "hosts");
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
@@ -195,7 +191,7 @@ test_hosts_build (Fixture *f, gconstpointer data)
 
   text = spawn_tool (f, FALSE, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "hosts", NULL);
   g_assert_no_error (error);
-  text_out = test_output_of (text);
+  text_out = test_output_of (text, 0);
   build_text = g_strdup_printf ("build %s", build);
   g_assert_nonnull (strstr (text_out, build_text));
   g_assert_nonnull (strstr (text_out, "build v0.1.0-7-gfeedbee"));

@@ -141,7 +141,6 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
       g_autoptr(GSubprocess) process = NULL;
       g_autoptr(GError) error = NULL;
       g_autoptr(JsonNode) root = NULL;
-      g_autofree char *out = NULL;
       g_autofree char *text = g_strdup_printf ("%s\n", chosen);
       const char *id;
 
@@ -152,9 +151,7 @@ test_users_planted_host_id_ignored (Fixture *f, gconstpointer data)
       process = spawn_at (f, &planter, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                           "run", "--need", "r=1", "--", "sh", "-c", script, NULL);
       g_assert_no_error (error);
-      out = test_output_of (process);
-      root = json_from_string (out, &error);
-      g_assert_no_error (error);
+      root = test_output_json (process, 0);
       id = json_object_get_string_member (json_object_get_object_member (json_node_get_object (root), "process"),
                                           "host_id");
       g_test_message ("run %d: host id %s", i, id);

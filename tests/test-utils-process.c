@@ -268,24 +268,6 @@ test_exit_code (GSubprocess *process)
   return g_subprocess_get_exit_status (process);
 }
 
-/* Reads @process's output (a pipe) to its end, checks that it exited
- * @expected, and returns that output parsed as JSON. */
-JsonNode *
-test_output_json (GSubprocess *process, int expected)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *out = NULL;
-  JsonNode *root;
-
-  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, expected);
-  root = json_from_string (out, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (root);
-  return root;
-}
-
 int
 helper_wait (Helper *helper)
 {
@@ -407,17 +389,31 @@ test_let_go (GSubprocess *holder)
 }
 
 /* What @process wrote on its stdout (a pipe), to its end; its exit status
- * must be 0. */
+ * must be @expected. */
 char *
-test_output_of (GSubprocess *process)
+test_output_of (GSubprocess *process, int expected)
 {
   g_autoptr(GError) error = NULL;
   char *out = NULL;
 
   g_assert_true (g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (test_exit_code (process), ==, 0);
+  g_assert_cmpint (test_exit_code (process), ==, expected);
   return out;
+}
+
+/* As test_output_of(), its exit status @expected, and the output parsed
+ * as JSON. */
+JsonNode *
+test_output_json (GSubprocess *process, int expected)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = test_output_of (process, expected);
+  JsonNode *root = json_from_string (out, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (root);
+  return root;
 }
 
 /* Runs `python3 -c @script ARG…` (the arguments NULL-terminated) with

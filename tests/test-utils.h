@@ -67,7 +67,6 @@ typedef struct _Helper Helper;
 const char *test_python          (void);
 void     test_run_or_fail        (const char * const *argv);
 int      test_exit_code          (GSubprocess *process);
-JsonNode *test_output_json       (GSubprocess *process, int expected);
 GPid     test_first_child        (GPid pid);
 char    *test_read_stream_line   (GInputStream *out, double timeout_s);
 char    *test_read_line          (GSubprocess *process, double timeout_s);
@@ -79,7 +78,8 @@ void     test_wait_ready         (GSubprocess *process, double timeout_s);
 void     test_let_go             (GSubprocess *holder);
 
 /* What @process wrote on its stdout, to its end (status 0). */
-char    *test_output_of          (GSubprocess *process);
+char    *test_output_of          (GSubprocess *process, int expected);
+JsonNode *test_output_json       (GSubprocess *process, int expected);
 Helper  *helper_spawn            (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 Helper  *plugin_helper_spawn     (const char * const *env, const char *first_arg, ...) G_GNUC_NULL_TERMINATED;
 Helper  *helper_spawn_argv       (const char * const *env, const char * const *argv);
