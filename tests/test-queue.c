@@ -89,34 +89,6 @@ spawn_peer (Fixture *f, const char * const *env, const char *command, const char
   return plugin_helper_spawn (env, command, f->type, f->folder, id, request, f->setting, NULL);
 }
 
-/* The queue entries (the JSON files in @queue) as parsed objects. */
-static GPtrArray *
-read_queue_at (const char *queue)
-{
-  GPtrArray *entries = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
-  g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (queue, name, NULL);
-      g_autoptr(JsonParser) parser = json_parser_new ();
-
-      if (!g_str_has_suffix (name, ".json") || !json_parser_load_from_file (parser, path, NULL))
-        continue;
-      if (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        g_ptr_array_add (entries, json_node_copy (json_parser_get_root (parser)));
-    }
-  return entries;
-}
-
-/* The entries of the fixture's pool. */
-static GPtrArray *
-read_queue (Fixture *f)
-{
-  return read_queue_at (f->queue);
-}
-
 /* Waits (up to @timeout_s) until the queue holds a reserving entry. */
 static void
 wait_for_reservation (Fixture *f, double timeout_s)
@@ -294,7 +266,7 @@ test_patient_waiter_idles_nothing (Fixture *f, gconstpointer data)
       g_clear_pointer (&line, g_free);
     }
   g_assert_true (helper_is_running (big));
-  entries = read_queue (f);
+  entries = test_queue_read (f->queue);
   g_assert_cmpuint (entries->len, ==, 0);
   g_clear_pointer (&entries, g_ptr_array_unref);
 
@@ -304,7 +276,7 @@ test_patient_waiter_idles_nothing (Fixture *f, gconstpointer data)
   helper_expect_line (holder, "RELEASED", 60);
   g_assert_cmpint (helper_wait (holder), ==, 0);
   helper_expect_line (big, "ACQUIRED", 90);
-  entries = read_queue (f);
+  entries = test_queue_read (f->queue);
   g_assert_cmpuint (entries->len, ==, 0);
   helper_close_stdin (big);
   helper_expect_line (big, "RELEASED", 60);
@@ -359,7 +331,7 @@ test_killed_reserving_waiter (Fixture *f, gconstpointer data)
   second = take_one (f, "second", &answer);
   g_assert_cmpstr (answer, ==, "ACQUIRED");
   /* The dead waiter's entry went with the decision that ignored it. */
-  entries = read_queue (f);
+  entries = test_queue_read (f->queue);
   g_assert_cmpuint (entries->len, ==, 0);
   release_one (second);
   helper_close_stdin (holder);
@@ -538,7 +510,7 @@ test_in_process (Fixture *f, gconstpointer data)
     g_thread_join (thread);
   g_assert_no_error (wait.error);
   g_assert_nonnull (wait.lock);
-  entries = read_queue_at (queue);
+  entries = test_queue_read (queue);
   g_assert_cmpuint (entries->len, ==, 0);
   g_assert_true (tessera_lock_release (TESSERA_LOCK (wait.lock), NULL));
   g_clear_object (&wait.lock);
@@ -575,7 +547,7 @@ test_too_large_reserves_nothing (Fixture *f, gconstpointer data)
   /* The whole wait long, nothing is reserved. */
   while (!g_atomic_int_get (&wait.done))
     {
-      g_autoptr(GPtrArray) entries = read_queue (f);
+      g_autoptr(GPtrArray) entries = test_queue_read (f->queue);
       g_assert_cmpuint (entries->len, ==, 0);
       g_usleep (10 * 1000);
     }

@@ -239,9 +239,11 @@ test_status_only_resource (JsonNode *root)
   return test_status_first_resource (root);
 }
 
-JsonNode *
-test_queue_find_reservation (const char *queue)
+/* The queue entries (the JSON files in @queue) that read as objects. */
+GPtrArray *
+test_queue_read (const char *queue)
 {
+  GPtrArray *entries = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
   g_autoptr(GDir) dir = g_dir_open (queue, 0, NULL);
   const char *name;
 
@@ -249,14 +251,26 @@ test_queue_find_reservation (const char *queue)
     {
       g_autofree char *path = g_build_filename (queue, name, NULL);
       g_autoptr(JsonParser) parser = json_parser_new ();
-      JsonNode *root;
 
       if (!g_str_has_suffix (name, ".json") || !json_parser_load_from_file (parser, path, NULL))
         continue;
-      root = json_parser_get_root (parser);
-      if (JSON_NODE_HOLDS_OBJECT (root) &&
-          json_object_get_boolean_member_with_default (json_node_get_object (root), "reserve", FALSE))
-        return json_node_copy (root);
+      if (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        g_ptr_array_add (entries, json_node_copy (json_parser_get_root (parser)));
+    }
+  return entries;
+}
+
+JsonNode *
+test_queue_find_reservation (const char *queue)
+{
+  g_autoptr(GPtrArray) entries = test_queue_read (queue);
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      JsonNode *entry = g_ptr_array_index (entries, i);
+
+      if (json_object_get_boolean_member_with_default (json_node_get_object (entry), "reserve", FALSE))
+        return json_node_copy (entry);
     }
   return NULL;
 }

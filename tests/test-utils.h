@@ -170,8 +170,10 @@ char    *test_parse_openmetrics  (const char *metrics);
 JsonObject *test_status_first_resource (JsonNode *root);
 JsonObject *test_status_only_resource  (JsonNode *root);
 
-/* A pool's queue/ folder @queue: (transfer full) (nullable) a reserving
- * entry ("reserve": true); waiting until there is one. */
+/* A pool's queue/ folder @queue: its entries (JSON objects); (transfer
+ * full) (nullable) a reserving entry ("reserve": true); waiting until
+ * there is one. */
+GPtrArray *test_queue_read         (const char *queue);
 JsonNode *test_queue_find_reservation (const char *queue);
 JsonNode *test_queue_wait_reservation (const char *queue, double timeout_s);
 
