@@ -188,16 +188,6 @@ gboolean    _tessera_stat_tick_before             (const struct stat  *st,
  * makes (see _tessera_lock_folder_is_local()). */
 gboolean _tessera_fs_is_local         (const char  *path);
 
-/* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it
- * (under _tessera_lock_folder_lock()) */
-int      _tessera_ipc_lock_acquire_at (int          dir_fd,
-                                       const char  *name,
-                                       const char  *path,
-                                       GError     **error);
-int      _tessera_ipc_lock_acquire_shared_at (int         dir_fd,
-                                              const char *name,
-                                              const char *path);
-void     _tessera_ipc_lock_release    (int          fd);
 /* While set in this thread, ipc.lock is only tried: a peer holding it
  * makes the acquire fail with G_IO_ERROR_WOULD_BLOCK. */
 void     _tessera_ipc_lock_set_try_only (gboolean   try_only);

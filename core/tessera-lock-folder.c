@@ -216,6 +216,12 @@ _tessera_lock_folder_is_local (TesseraLockFolder *folder)
   return _tessera_fs_is_local (folder->path);
 }
 
+/* ipc.lock: flock + OFD write lock, re-opened when a peer unlinked it
+ * (at the end of this file). */
+static int ipc_lock_acquire_at        (int dir_fd, const char *name, const char *path, GError **error);
+static int ipc_lock_acquire_shared_at (int dir_fd, const char *name, const char *path);
+static void ipc_lock_release          (int fd);
+
 int
 _tessera_lock_folder_lock (TesseraLockFolder  *folder,
                            gboolean            shared,
@@ -230,14 +236,14 @@ _tessera_lock_folder_lock (TesseraLockFolder  *folder,
       return -1;
     }
   if (shared)
-    return _tessera_ipc_lock_acquire_shared_at (dir_fd, _TESSERA_POOL_IPC_LOCK, folder->ipc_path);
-  return _tessera_ipc_lock_acquire_at (dir_fd, _TESSERA_POOL_IPC_LOCK, folder->ipc_path, error);
+    return ipc_lock_acquire_shared_at (dir_fd, _TESSERA_POOL_IPC_LOCK, folder->ipc_path);
+  return ipc_lock_acquire_at (dir_fd, _TESSERA_POOL_IPC_LOCK, folder->ipc_path, error);
 }
 
 void
 _tessera_lock_folder_unlock (int fd)
 {
-  _tessera_ipc_lock_release (fd);
+  ipc_lock_release (fd);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1154,11 +1160,11 @@ fail_would_block (int fd, const char *path, GError **error)
   return -1;
 }
 
-int
-_tessera_ipc_lock_acquire_at (int          dir_fd,
-                              const char  *name,
-                              const char  *path,
-                              GError     **error)
+static int
+ipc_lock_acquire_at (int          dir_fd,
+                     const char  *name,
+                     const char  *path,
+                     GError     **error)
 {
   gboolean try_only = GPOINTER_TO_INT (g_private_get (&ipc_try_only));
 
@@ -1231,7 +1237,7 @@ _tessera_ipc_lock_acquire_at (int          dir_fd,
       if (fstat (fd, &fst) == 0 && fst.st_nlink > 0 &&
           fstatat (dir_fd, name, &pst, AT_SYMLINK_NOFOLLOW) == 0 && pst.st_ino == fst.st_ino && pst.st_dev == fst.st_dev)
         return fd;
-      _tessera_ipc_lock_release (fd);
+      ipc_lock_release (fd);
     }
 }
 
@@ -1239,8 +1245,8 @@ _tessera_ipc_lock_acquire_at (int          dir_fd,
  * when it can be opened, so no writer is half-way; -1 when it cannot (a
  * read-only mount, a pool of another group, none made yet): the caller
  * then reads without it, and the view may be moving. */
-int
-_tessera_ipc_lock_acquire_shared_at (int dir_fd, const char *name, const char *path)
+static int
+ipc_lock_acquire_shared_at (int dir_fd, const char *name, const char *path)
 {
   int fd = openat (dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   struct stat st;
@@ -1256,8 +1262,8 @@ _tessera_ipc_lock_acquire_shared_at (int dir_fd, const char *name, const char *p
   return fd;
 }
 
-void
-_tessera_ipc_lock_release (int fd)
+static void
+ipc_lock_release (int fd)
 {
   if (fd < 0)
     return;
