@@ -117,7 +117,7 @@ _tessera_holder_monitor_new (TesseraLockFolder       *folder,
   monitor->ref = ref;
   monitor->unref = unref;
   monitor->pid_watches = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) pid_watch_free);
-  monitor->lease = _tessera_host_lease_new (_tessera_lock_folder_get_path (folder));
+  monitor->lease = _tessera_host_lease_new (folder);
   return monitor;
 }
 

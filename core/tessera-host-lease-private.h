@@ -34,8 +34,11 @@ typedef struct _TesseraHostLease TesseraHostLease;
 /* A heartbeat larger than this is not one. */
 #define TESSERA_HOST_LEASE_MAX_SIZE 4096
 
-/* @lock_folder: the pool's lock folder (absolute). */
-TesseraHostLease *_tessera_host_lease_new      (const char       *lock_folder);
+/* @folder: the pool's lock folder unit, whose kept descriptor hosts/ is
+ * reached from; it outlives the lease's renewals (it must outlive
+ * _tessera_host_lease_free()). */
+struct _TesseraLockFolder;
+TesseraHostLease *_tessera_host_lease_new      (struct _TesseraLockFolder *folder);
 /* Stops renewing and joins the renewer's thread; the lease is freed once
  * no renewal uses it any more. */
 void        _tessera_host_lease_free           (TesseraHostLease *lease);

@@ -118,12 +118,12 @@ typedef struct
 
 struct _TesseraHostLease
 {
-  char *lock_folder;
+  /* The pool's lock folder unit (the holder monitor's, which outlives
+   * the lease's renewer): hosts/ is reached from its kept descriptor at
+   * every grant, as jobs/ is, without walking its path from / again. */
+  TesseraLockFolder *folder;
+  const char *lock_folder;   /* its path, for messages */
   char *hosts_path;
-  /* The lock folder, opened as configured once (as the lock folder unit
-   * opens it): hosts/ is reached from it at every grant without walking
-   * its path from / again. Atomic; -1 until opened. */
-  int lock_folder_fd;
   /* The renewer's own thread and context: no other work of this process
    * (rescans of a large pool, holder exits, the waiting of a slow peer's
    * file) can delay a renewal. The context is made before the first
@@ -167,12 +167,9 @@ lease_ref (TesseraHostLease *lease)
 static void
 lease_clear (TesseraHostLease *lease)
 {
-  g_free (lease->lock_folder);
   g_free (lease->hosts_path);
   g_hash_table_unref (lease->seen);
   g_mutex_clear (&lease->lock);
-  if (lease->lock_folder_fd >= 0)
-    close (lease->lock_folder_fd);
 }
 
 static void
@@ -182,14 +179,14 @@ lease_unref (TesseraHostLease *lease)
 }
 
 TesseraHostLease *
-_tessera_host_lease_new (const char *lock_folder)
+_tessera_host_lease_new (TesseraLockFolder *folder)
 {
   TesseraHostLease *lease = g_atomic_rc_box_new0 (TesseraHostLease);
 
-  lease->lock_folder = g_strdup (lock_folder);
-  lease->hosts_path = g_build_filename (lock_folder, _TESSERA_POOL_HOSTS, NULL);
+  lease->folder = folder;
+  lease->lock_folder = _tessera_lock_folder_get_path (folder);
+  lease->hosts_path = g_build_filename (lease->lock_folder, _TESSERA_POOL_HOSTS, NULL);
   lease->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) seen_free);
-  lease->lock_folder_fd = -1;
   g_mutex_init (&lease->lock);
   return lease;
 }
@@ -304,26 +301,6 @@ _tessera_host_lease_get_time (TesseraHostLease *lease)
 /* ---------------------------------------------------------------------- */
 /* Renewing this host's heartbeat */
 
-/* The lock folder's descriptor, opened once (see
- * _tessera_open_folder_path()); -1 with errno set while it cannot be
- * (tried again at the next call). The renewer's thread and a grant may
- * ask at once: one opening wins. */
-static int
-lock_folder_fd (TesseraHostLease *lease)
-{
-  int fd = g_atomic_int_get (&lease->lock_folder_fd);
-
-  if (fd >= 0)
-    return fd;
-  fd = _tessera_open_folder_path (lease->lock_folder, FALSE, NULL);
-  if (fd >= 0 && !g_atomic_int_compare_and_exchange (&lease->lock_folder_fd, -1, fd))
-    {
-      close (fd);
-      fd = g_atomic_int_get (&lease->lock_folder_fd);
-    }
-  return fd;
-}
-
 /* hosts/, opened from the lock folder's descriptor without following a
  * link there (opened again at each call: a link planted in its place
  * meanwhile is refused); made (with the pool's group and bits) when
@@ -333,7 +310,7 @@ lock_folder_fd (TesseraHostLease *lease)
 static int
 open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
 {
-  int folder_fd = lock_folder_fd (lease);
+  int folder_fd = _tessera_lock_folder_get_fd (lease->folder);
   int fd;
 
   if (folder_fd < 0)

@@ -60,6 +60,13 @@ const char *_tessera_lock_folder_get_informations_path (TesseraLockFolder *folde
 char       *_tessera_lock_folder_dup_job_path     (TesseraLockFolder  *folder,
                                                    const char         *name);
 
+/* The pool's folder, opened as configured (see
+ * _tessera_open_folder_path()) once and kept: -1 with errno while it
+ * cannot be (tried again at the next call). Not the caller's to close.
+ * The wait queue and the host lease reach queue/ and hosts/ from it, so
+ * every part of a resource's pool is reached from the same folder. */
+int         _tessera_lock_folder_get_fd           (TesseraLockFolder  *folder);
+
 /* Makes the folder and jobs/ (with a group folder's group and bits),
  * opening the folder (see _tessera_open_folder_path()). Both: FALSE when
  * the folder, in a group's pool, is neither root's nor the pool's

@@ -126,6 +126,12 @@ folder_fd (TesseraLockFolder *folder)
   return open_folder (folder, FALSE, NULL);
 }
 
+int
+_tessera_lock_folder_get_fd (TesseraLockFolder *folder)
+{
+  return folder_fd (folder);
+}
+
 /* jobs/, made in the pool's folder (or there already), with a group
  * folder's group and bits. */
 static gboolean

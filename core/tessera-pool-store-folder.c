@@ -322,6 +322,7 @@ folder_store_open (TesseraPoolStore *store,
     }
 
   self->folder = _tessera_lock_folder_new (path);
+  store->lock_folder = self->folder;
   self->informations = _tessera_resource_informations_new (self->folder);
   store->informations_table = self->informations;
   self->monitor = _tessera_folder_monitor_new (self->folder);

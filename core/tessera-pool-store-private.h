@@ -526,6 +526,10 @@ struct _TesseraPoolStore
    * informations.json, set by its @open; the etcd store itself, from
    * @create); %NULL until then. Set once. */
   gpointer informations_table;
+  /* The folder store's lock folder unit, set by its @open (%NULL on any
+   * other store): its queue (tessera-wait-queue.c) reaches queue/ from
+   * the unit's kept descriptor, as jobs/ and hosts/ are. Set once. */
+  struct _TesseraLockFolder *lock_folder;
   /* The resource's name, else its folder, for messages (borrowed: the
    * resource's, which outlives the store). */
   const char *name;

@@ -102,6 +102,8 @@ typedef struct
   TesseraPoolStore *waiting_store;   /* where @waiting is a side entry (of @resource's), or NULL */
   gboolean waiting_live;             /* @waiting is written, not deleted since */
   gint64 waiting_written;            /* monotonic µs when @waiting was last written (a folder's) */
+  TesseraLockFolder *waiting_folder; /* the lock folder unit a folder's @waiting was written through: its
+                                      * store's, which lives as long as @resource */
   TesseraDynamicResource *resource;   /* whose store wrote it */
   TesseraPoolStore *store;
   gboolean warned;
@@ -141,63 +143,26 @@ wait_state_free (gpointer data)
   g_free (state);
 }
 
-/* The lock folder of a resource's pool, kept open for the resource (as
- * its lock folder unit keeps it): the queue's entries are reached from
- * it at every grant, without walking its path from / again. */
-typedef struct
-{
-  char *path;
-  int fd;
-} KeptFolder;
-
-static GQuark
-kept_folder_quark (void)
-{
-  return g_quark_from_static_string ("tessera-wait-queue-lock-folder");
-}
-
-static void
-kept_folder_free (gpointer data)
-{
-  KeptFolder *kept = data;
-
-  close (kept->fd);
-  g_free (kept->path);
-  g_free (kept);
-}
-
-/* queue/ of @lock_folder, @owner's pool (a resource; NULL: none), opened
- * without following a link from the lock folder's descriptor, which is
- * opened as configured (see _tessera_open_folder_path()) once for
- * @owner; -1 with errno set when it cannot be. */
+/* queue/ of @lock_folder, opened without following a link from the
+ * kept descriptor of @folder, the lock folder unit of the store asking
+ * (see _tessera_lock_folder_get_fd()), so that queue/ is reached from
+ * the very folder jobs/ and hosts/ are; -1 with errno set when it cannot
+ * be. A folder asked for that is not @folder's (or none: NULL) is never
+ * reached through that descriptor: it is opened by its path, as
+ * configured (see _tessera_open_pool_subfolder()). */
 static int
-open_queue (gpointer owner, const char *lock_folder)
+open_queue (TesseraLockFolder *folder, const char *lock_folder)
 {
-  KeptFolder *kept = owner != NULL ? g_object_get_qdata (owner, kept_folder_quark ()) : NULL;
+  int fd;
 
-  if (kept == NULL && owner != NULL)
+  if (folder == NULL || strcmp (_tessera_lock_folder_get_path (folder), lock_folder) != 0)
     {
-      int fd = _tessera_open_folder_path (lock_folder, FALSE, NULL);
+      g_autofree char *queue = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
 
-      if (fd < 0)
-        return -1;
-      kept = g_new0 (KeptFolder, 1);
-      kept->path = g_strdup (lock_folder);
-      kept->fd = fd;
-      /* Two threads deciding on one resource: one opening wins. */
-      if (!g_object_replace_qdata (owner, kept_folder_quark (), NULL, kept, kept_folder_free, NULL))
-        {
-          kept_folder_free (kept);
-          kept = g_object_get_qdata (owner, kept_folder_quark ());
-        }
+      return _tessera_open_pool_subfolder (queue);
     }
-  if (kept == NULL || strcmp (kept->path, lock_folder) != 0)
-    {
-      g_autofree char *folder = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
-
-      return _tessera_open_pool_subfolder (folder);
-    }
-  return openat (kept->fd, _TESSERA_POOL_QUEUE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  fd = _tessera_lock_folder_get_fd (folder);
+  return fd < 0 ? -1 : openat (fd, _TESSERA_POOL_QUEUE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /* From the wait loops. A dependency is waited for by one call at a time. */
@@ -209,13 +174,16 @@ _tessera_wait_begin (TesseraDynamicDependency *dependency)
                              g_new0 (WaitState, 1), wait_state_free);
 }
 
-/* Removes our own entry @path, a regular file of the queue of
- * @lock_folder (@owner's pool), never through a link planted in place of
- * queue/: 0, or an errno (ENOENT: already gone). */
+/* Removes our own entry @path, a regular file of the queue of @folder
+ * (the lock folder unit it was written through), never through a link
+ * planted in place of queue/: 0, or an errno (ENOENT: already gone). An
+ * entry elsewhere than in @folder's queue/ (or without @folder) is
+ * removed by its path, through its folder opened as configured. */
 static int
-unlink_entry (gpointer owner, const char *lock_folder, const char *path)
+unlink_entry (TesseraLockFolder *folder, const char *path)
 {
   g_autofree char *name = g_path_get_basename (path);
+  const char *lock_folder = folder != NULL ? _tessera_lock_folder_get_path (folder) : NULL;
   g_autofree char *expected = lock_folder != NULL ? g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, name, NULL)
                                                   : NULL;
   struct stat st;
@@ -223,7 +191,7 @@ unlink_entry (gpointer owner, const char *lock_folder, const char *path)
 
   if (expected == NULL || strcmp (expected, path) != 0)
     return _tessera_unlink_pool_file (path);
-  queue_fd = open_queue (owner, lock_folder);
+  queue_fd = open_queue (folder, lock_folder);
   if (queue_fd < 0)
     return errno;
   if (fstatat (queue_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -238,9 +206,9 @@ unlink_entry (gpointer owner, const char *lock_folder, const char *path)
 
 /* Our own entry, never through a link planted in place of queue/. */
 static void
-delete_folder_entry (gpointer owner, const char *lock_folder, const char *path)
+delete_folder_entry (TesseraLockFolder *folder, const char *path)
 {
-  int saved = unlink_entry (owner, lock_folder, path);
+  int saved = unlink_entry (folder, path);
 
   if (saved != 0 && saved != ENOENT)
     g_warning (_("Cannot delete queue entry %s: %s"), path, g_strerror (saved));
@@ -266,9 +234,7 @@ delete_waiting (WaitState *state, gboolean final)
 
   if (state->waiting != NULL && state->waiting_store == NULL)
     {
-      delete_folder_entry (state->resource, state->resource != NULL
-                                            ? _tessera_dynamic_resource_get_pool_folder (state->resource) : NULL,
-                           state->waiting);
+      delete_folder_entry (state->waiting_folder, state->waiting);
       g_clear_pointer (&state->waiting, g_free);
     }
   else if (state->waiting != NULL && (state->waiting_live || final) &&
@@ -510,7 +476,7 @@ read_entries (const char       *lock_folder,
 
   {
     /* Never through a link planted in place of queue/. */
-    int dir_fd = open_queue (store->owner, lock_folder);
+    int dir_fd = open_queue (store->lock_folder, lock_folder);
     dir = dir_fd >= 0 ? fdopendir (dir_fd) : NULL;
     if (dir == NULL && dir_fd >= 0)
       close (dir_fd);
@@ -779,10 +745,11 @@ _tessera_wait_queue_decide (TesseraWaitQueueView      *view,
   return FALSE;
 }
 
-/* Writes @text as `F/queue/NAME`, atomically, F being @owner's lock
- * folder (@lock_folder). */
+/* Writes @text as `F/queue/NAME`, atomically, F being the lock folder
+ * @lock_folder, reached from the descriptor of @unit (a lock folder
+ * unit) when it is @unit's (see open_queue()). */
 static gboolean
-put_folder_entry (gpointer     owner,
+put_folder_entry (TesseraLockFolder *unit,
                   const char  *lock_folder,
                   const char  *own_name,
                   const char  *text,
@@ -816,7 +783,7 @@ put_folder_entry (gpointer     owner,
       else if (errno != EEXIST && !_tessera_mkdir_with_parents (folder, error))
         return FALSE;
     }
-  queue_fd = open_queue (owner, lock_folder);
+  queue_fd = open_queue (unit, lock_folder);
   if (queue_fd < 0)
     {
       _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
@@ -843,15 +810,13 @@ folder_queue_put (TesseraPoolStore *store,
 {
   g_autofree char *lock_folder = store->klass->dup_location (store);
 
-  return put_folder_entry (store->owner, lock_folder, own_name, text, location, error);
+  return put_folder_entry (store->lock_folder, lock_folder, own_name, text, location, error);
 }
 
 static void
 folder_queue_remove (TesseraPoolStore *store, const char *location)
 {
-  g_autofree char *lock_folder = store->klass->dup_location (store);
-
-  delete_folder_entry (store->owner, lock_folder, location);
+  delete_folder_entry (store->lock_folder, location);
 }
 
 const TesseraPoolStoreQueue _tessera_wait_queue_folder = {
@@ -983,10 +948,11 @@ write_waiting (TesseraWaitQueueView     *view,
   text = entry_text (view, dependency, state);
   if (state->resource == NULL)
     state->resource = g_object_ref (resource);
-  if (!put_folder_entry (view->resource, lock_folder, name, text, &location, &error))
+  if (!put_folder_entry (view->store->lock_folder, lock_folder, name, text, &location, &error))
     g_debug ("Cannot write waiting entry %s: %s", name, error->message);
   else
     {
+      state->waiting_folder = view->store->lock_folder;
       g_free (state->waiting);
       state->waiting = g_steal_pointer (&location);
       state->waiting_written = now;
