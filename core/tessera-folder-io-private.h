@@ -112,5 +112,8 @@ mode_t _tessera_group_share_mode (const struct stat *st,
 /* What we made in a group's folder shared like it (tessera-folder-io.c). */
 void _tessera_share_like_parent (int fd, const char *path);
 void _tessera_share_like_parent_writable (int fd, const char *path);
+/* The same, the folder that holds it being @parent_fd (looked at through
+ * it, not by @path's parent, which another folder may be by now). */
+void _tessera_share_like_parent_at (int parent_fd, int fd, const char *path);
 
 G_END_DECLS

@@ -78,8 +78,9 @@ write_file_atomic (int          tmp_fd,
       return FALSE;
     }
   /* In a group's pool, the group's whatever the umask: its other users
-   * read informations.json and the lock files. */
-  _tessera_share_like_parent (fd, path);
+   * read informations.json and the lock files. Its folder is looked at
+   * through @dir_fd: no path walked from / at every write. */
+  _tessera_share_like_parent_at (dir_fd, fd, path);
   while (left > 0)
     {
       gssize n = write (fd, left_data, left);
@@ -473,9 +474,11 @@ _tessera_group_share_mode (const struct stat *st,
  * the pool's other users probe), what we create is readable by the
  * group. Nothing happens elsewhere, nor to a file we do not own. @fd may
  * be -1: @path is then opened (never followed). @sticky: whether a
- * folder inherits the sticky bit. */
+ * folder inherits the sticky bit. @parent_fd: the folder that holds it,
+ * or -1: @path's parent is then looked at by its path. */
 static void
-share_like_parent (int         fd,
+share_like_parent (int         parent_fd,
+                   int         fd,
                    const char *path,
                    gboolean    writable_file,
                    gboolean    sticky)
@@ -486,7 +489,7 @@ share_like_parent (int         fd,
   gboolean writable;
   int own_fd = -1;
 
-  if (stat (parent, &pst) < 0)
+  if ((parent_fd >= 0 ? fstat (parent_fd, &pst) : stat (parent, &pst)) < 0)
     return;
   writable = _tessera_folder_sharing_of (&pst) != TESSERA_FOLDER_SHARING_NONE;
   if (!writable && (pst.st_mode & readable) != readable)
@@ -515,7 +518,15 @@ void
 _tessera_share_like_parent (int         fd,
                             const char *path)
 {
-  share_like_parent (fd, path, FALSE, TRUE);
+  share_like_parent (-1, fd, path, FALSE, TRUE);
+}
+
+void
+_tessera_share_like_parent_at (int         parent_fd,
+                               int         fd,
+                               const char *path)
+{
+  share_like_parent (parent_fd, fd, path, FALSE, TRUE);
 }
 
 /* The same for a file every user of the pool opens for writing
@@ -524,7 +535,7 @@ void
 _tessera_share_like_parent_writable (int         fd,
                                      const char *path)
 {
-  share_like_parent (fd, path, TRUE, TRUE);
+  share_like_parent (-1, fd, path, TRUE, TRUE);
 }
 
 gboolean
