@@ -739,6 +739,37 @@ test_later_request_takes_unreserved_device (Fixture *f, gconstpointer data)
   release_one (small);
 }
 
+/* The pool's folder moved away (renamed, another made at its path)
+ * while a resource has it open: its waiter's entry still goes to the
+ * queue/ of the folder it opened, made there the first time through the
+ * descriptor it keeps (jobs/ is reached so too); nothing is made in the
+ * folder that is at the path now. */
+static void
+test_queue_made_in_opened_folder (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TestCounter) counter = test_counter_new (f->folder, -1, &error);
+  g_autoptr(TesseraJob) job = test_job_new (f->tmp, "local", "big");
+  g_autoptr(TesseraDynamicDependency) dep = NULL;
+  g_autoptr(TesseraDynamicDependencyLock) lock = NULL;
+  g_autofree char *moved = g_strconcat (f->folder, ".moved", NULL);
+  g_autofree char *moved_queue = g_build_filename (moved, "queue", NULL);
+
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (f->queue, G_FILE_TEST_EXISTS));
+  /* More than the whole pool: it waits, within its patience. */
+  dep = test_counter_dependency_new (counter, job, 5);
+  g_assert_cmpint (g_rename (f->folder, moved), ==, 0);
+  g_assert_cmpint (g_mkdir (f->folder, 0700), ==, 0);
+  lock = tessera_dynamic_dependency_lock (dep, 0.3, NULL, &error);
+  g_assert_error (error, TESSERA_ERROR, TESSERA_ERROR_TIMEOUT);
+  g_assert_null (lock);
+  g_assert_true (g_file_test (moved_queue, G_FILE_TEST_IS_DIR));
+  g_assert_false (g_file_test (f->queue, G_FILE_TEST_EXISTS));
+  g_clear_object (&dep);
+  test_drop_resource (&counter);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -766,5 +797,6 @@ main (int argc, char **argv)
   ADD_PLUGIN ("/queue/mutex/exclusive-among-shared-served-within-patience", "mutex", test_large_request_served);
   ADD_PLUGIN ("/queue/mutex/shared-among-exclusive-served-within-patience", "mutex",
               test_shared_among_exclusive_served);
+  ADD ("/queue/made-in-the-opened-folder", NULL, test_queue_made_in_opened_folder);
   return g_test_run ();
 }
