@@ -150,12 +150,18 @@ wait_state_free (gpointer data)
  * be. A folder asked for that is not @folder's (or none: NULL) is never
  * reached through that descriptor: it is opened by its path, as
  * configured (see _tessera_open_pool_subfolder()). */
+static gboolean
+is_unit_of (TesseraLockFolder *folder, const char *lock_folder)
+{
+  return folder != NULL && strcmp (_tessera_lock_folder_get_path (folder), lock_folder) == 0;
+}
+
 static int
 open_queue (TesseraLockFolder *folder, const char *lock_folder)
 {
   int fd;
 
-  if (folder == NULL || strcmp (_tessera_lock_folder_get_path (folder), lock_folder) != 0)
+  if (!is_unit_of (folder, lock_folder))
     {
       g_autofree char *queue = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
 
@@ -336,25 +342,24 @@ seen_unchanged_for (const char *path, const struct stat *st, double min_age)
   return (double) (g_get_monotonic_time () - _tessera_first_seen (key)) / G_USEC_PER_SEC >= min_age;
 }
 
-/* Deletes a queue entry judged dead, if it is still the file we read. */
+/* Deletes a queue entry judged dead, @name in queue/ (@queue_fd, the
+ * descriptor it was read through, so never through a link planted in
+ * place of queue/ nor in another folder now at its path; @path for
+ * messages), if it is still the file we read (the same inode on the same
+ * device). */
 static void
-remove_dead (const char *path, const struct stat *st, const char *reason)
+remove_dead (int queue_fd, const char *name, const char *path, const struct stat *st, const char *reason)
 {
   g_autofree char *key = seen_key (path, st);
   struct stat now;
 
-  g_autofree char *folder = g_path_get_dirname (path);
-  g_autofree char *name = g_path_get_basename (path);
-  /* Only in the real queue/, never through a link planted in its place. */
-  int dir_fd = _tessera_open_pool_subfolder (folder);
-
-  if (dir_fd >= 0 && fstatat (dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-      now.st_ino == st->st_ino && S_ISREG (now.st_mode))
+  if (fstatat (queue_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st->st_ino &&
+      now.st_dev == st->st_dev && S_ISREG (now.st_mode))
     {
       int saved;
 
       g_info (_("Removing queue entry %s: %s"), path, reason);
-      saved = unlinkat (dir_fd, name, 0) < 0 ? errno : 0;
+      saved = unlinkat (queue_fd, name, 0) < 0 ? errno : 0;
       if (saved == EPERM || saved == EACCES)
         /* Another user's, in a group's sticky queue/: left to its owner. */
         g_debug ("Cannot delete queue entry %s: %s", path, g_strerror (saved));
@@ -363,8 +368,6 @@ remove_dead (const char *path, const struct stat *st, const char *reason)
       else
         _tessera_forget_seen (key);
     }
-  if (dir_fd >= 0)
-    close (dir_fd);
 }
 
 /* What the verdict asks of the queue: whether this host has seen the
@@ -512,7 +515,7 @@ read_entries (const char       *lock_folder,
         {
           /* Never counted; gone once old (its writer died while writing). */
           if (reserving && !read_only && seen_unchanged_for (path, &st, min_age))
-            remove_dead (path, &st, _("it is not JSON"));
+            remove_dead (dirfd (dir), dent->d_name, path, &st, _("it is not JSON"));
           continue;
         }
       object = json_node_get_object (json_parser_get_root (parser));
@@ -537,7 +540,7 @@ read_entries (const char       *lock_folder,
       if (!waiter_is_alive (lock_file, path, &st, min_age, store, &reason))
         {
           if (!read_only)
-            remove_dead (path, &st, reason);
+            remove_dead (dirfd (dir), dent->d_name, path, &st, reason);
           continue;
         }
       /* Its time is when it began to wait (the entry is rewritten at
@@ -758,28 +761,36 @@ put_folder_entry (TesseraLockFolder *unit,
 {
   g_autofree char *folder = g_build_filename (lock_folder, _TESSERA_POOL_QUEUE, NULL);
   g_autofree char *path = g_build_filename (folder, own_name, NULL);
+  /* Made in the folder the entry goes to: @unit's kept descriptor. */
+  gboolean own_fd = !is_unit_of (unit, lock_folder);
+  int lock_folder_fd = own_fd ? _tessera_open_folder_path (lock_folder, FALSE, NULL) : _tessera_lock_folder_get_fd (unit);
+  gboolean made = FALSE, ok = TRUE;
   struct stat st;
   int queue_fd;
-  gboolean ok;
 
-  /* A member makes no queue/ in a group's pool (she would own it, and
-   * could remove the other waiters' entries): init makes it. */
-  if (lstat (folder, &st) < 0)
+  if (lock_folder_fd >= 0 && fstatat (lock_folder_fd, _TESSERA_POOL_QUEUE, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+      errno == ENOENT)
     {
-      if (errno == ENOENT)
+      /* A member makes no queue/ in a group's pool (she would own it, and
+       * could remove the other waiters' entries): init makes it. */
+      ok = _tessera_may_make_folder_in (lock_folder_fd, lock_folder, _TESSERA_POOL_QUEUE, error);
+      if (ok && mkdirat (lock_folder_fd, _TESSERA_POOL_QUEUE, 0777) == 0)
+        made = TRUE;
+      else if (ok && errno != EEXIST)
         {
-          int lock_folder_fd = _tessera_open_folder_path (lock_folder, FALSE, NULL);
-          gboolean may = lock_folder_fd < 0 ||
-                         _tessera_may_make_folder_in (lock_folder_fd, lock_folder, _TESSERA_POOL_QUEUE, error);
-
-          if (lock_folder_fd >= 0)
-            close (lock_folder_fd);
-          if (!may)
-            return FALSE;
+          _tessera_set_io_error (error, errno, _("Cannot create the folder %s: %s"), folder);
+          ok = FALSE;
         }
+    }
+  if (own_fd && lock_folder_fd >= 0)
+    close (lock_folder_fd);
+  if (!ok)
+    return FALSE;
+  /* No lock folder to reach (removed since): made by its path, as ever. */
+  if (lock_folder_fd < 0 && lstat (folder, &st) < 0)
+    {
       if (mkdir (folder, 0777) == 0)
-        /* In a group's shared pool, the others must write and clean it too. */
-        _tessera_share_like_parent (-1, folder);
+        made = TRUE;
       else if (errno != EEXIST && !_tessera_mkdir_with_parents (folder, error))
         return FALSE;
     }
@@ -789,6 +800,9 @@ put_folder_entry (TesseraLockFolder *unit,
       _tessera_set_io_error (error, errno, _("Cannot create a file beside %s: %s"), path);
       return FALSE;
     }
+  /* In a group's shared pool, the others must write and clean it too. */
+  if (made)
+    _tessera_share_like_parent_at (own_fd ? -1 : lock_folder_fd, queue_fd, folder);
   ok = _tessera_write_file_atomic_at (queue_fd, own_name, path, text, -1, FALSE, error);
   close (queue_fd);
   if (!ok)
