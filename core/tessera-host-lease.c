@@ -311,6 +311,7 @@ static int
 open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
 {
   int folder_fd = _tessera_lock_folder_get_fd (lease->folder);
+  gboolean made;
   int fd;
 
   if (folder_fd < 0)
@@ -323,11 +324,14 @@ open_hosts (TesseraHostLease *lease, gboolean create, GError **refused)
           errno = EACCES;
           return -1;
         }
-      /* Sticky where the pool's folder is (a group's pool): only a
-       * file's owner (or root, or the folder's) removes a mark. */
-      if (mkdirat (folder_fd, _TESSERA_POOL_HOSTS, 0777) == 0)
-        _tessera_share_like_parent (-1, lease->hosts_path);
+      made = mkdirat (folder_fd, _TESSERA_POOL_HOSTS, 0777) == 0;
       fd = openat (folder_fd, _TESSERA_POOL_HOSTS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      /* Sticky where the pool's folder is (a group's pool): only a
+       * file's owner (or root, or the folder's) removes a mark. Through
+       * the folder just made, never by its path (which another folder may
+       * hold by now). */
+      if (made && fd >= 0)
+        _tessera_share_like_parent_at (folder_fd, fd, lease->hosts_path);
     }
   return fd;
 }
