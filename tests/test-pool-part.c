@@ -776,6 +776,30 @@ test_process_pid_has_ended (void)
   g_assert_true (tessera_process_pid_has_ended (child));
 }
 
+/* A lock file of ours is read as the library reads jobs/: its folder is
+ * opened without following a link, even one only we could have put
+ * there (a pool's jobs/ swapped for a link is refused by the resource
+ * too), so nothing behind such a link is read: a file there rewritten is
+ * not told ours rewritten (the folder refused is asked again later). */
+static void
+test_pool_part_own_lock_file_folder_link (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *real = g_build_filename (tmp, "real", NULL);
+  g_autofree char *file = g_build_filename (real, "job@1.json", NULL);
+  g_autofree char *jobs = g_build_filename (tmp, "jobs", NULL);
+  g_autofree char *path = g_build_filename (jobs, "job@1.json", NULL);
+  g_autoptr(TesseraOwnLockFile) own = NULL;
+
+  g_assert_cmpint (g_mkdir (real, 0700), ==, 0);
+  g_assert_cmpint (symlink (real, jobs), ==, 0);
+  g_assert_true (g_file_set_contents (file, "{\"pid\": 1}", -1, NULL));
+  own = tessera_own_lock_file_new (path);
+  g_assert_true (g_file_set_contents (file, "{\"pid\": 22}", -1, NULL));
+  g_assert_cmpint (tessera_own_lock_file_check (own), !=, TESSERA_OWN_LOCK_FILE_REWRITTEN);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -798,5 +822,6 @@ main (int argc, char **argv)
   g_test_add_func ("/pool-part/list-side-folders", test_pool_part_list_side_folders);
   g_test_add_func ("/pool-part/share-with-group", test_pool_part_share_with_group);
   g_test_add_func ("/pool-part/give-settings", test_pool_part_give_settings);
+  g_test_add_func ("/pool-part/own-lock-file/folder-link", test_pool_part_own_lock_file_folder_link);
   return g_test_run ();
 }
