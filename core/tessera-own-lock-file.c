@@ -23,9 +23,10 @@
  * then says whether it is still there as it was, so that a program that
  * holds a share for long (`tessera run --on-lost`) learns it may be handed
  * to another. It is reached through its folder, opened at each look as
- * [func@Tessera.folder_path_open] opens a pool's folders (a link on the
- * way followed only where no other user may have put it), and read
- * bounded, never a FIFO and never through a link.
+ * the library opens a pool's `jobs/`: never through a link, from its
+ * parent opened as [func@Tessera.folder_path_open] opens a pool's folders
+ * (a link on the way followed only where no other user may have put it),
+ * and read bounded, never a FIFO and never through a link.
  */
 struct _TesseraOwnLockFile
 {
@@ -60,15 +61,19 @@ tessera_own_lock_file_init (TesseraOwnLockFile *self)
 {
 }
 
-/* Its folder, opened as the pool's folders are: -1 with errno. Opened
- * at each look, so a folder renamed or put in its place is the one at its
- * path, as a peer sees it. */
+/* Its folder (a pool's jobs/), opened as the library opens jobs/ to
+ * read a lock file by its path (see docs/design.md, "Folder I/O
+ * rules"): never through a link, even one only we could have put there
+ * (a resource refuses a jobs/ that is a link), from its parent opened as
+ * the pool's folders are. -1 with errno. Opened at each look, so a
+ * folder renamed or put in its place is the one at its path, as a peer
+ * sees it. */
 static int
 open_folder (TesseraOwnLockFile *self)
 {
   g_autofree char *folder = g_path_get_dirname (self->path);
 
-  return tessera_folder_path_open (folder, NULL);
+  return _tessera_open_pool_subfolder (folder);
 }
 
 /**
