@@ -121,6 +121,51 @@ test_min_age_set_while_deciding (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (tessera_tracked_dynamic_resource_get_min_age (resource), ==, 31);
 }
 
+/* min-age set from another thread, over and over, until told to stop. */
+typedef struct
+{
+  TesseraTrackedDynamicResource *resource;
+  gint stop;
+} MinAgeSetter;
+
+static gpointer
+set_min_age_until_stopped (gpointer data)
+{
+  MinAgeSetter *setter = data;
+
+  for (guint i = 0; !g_atomic_int_get (&setter->stop); i++)
+    tessera_tracked_dynamic_resource_set_min_age (setter->resource, 30 + i % 2);
+  tessera_tracked_dynamic_resource_set_min_age (setter->resource, 1);
+  return NULL;
+}
+
+/* min-age set while the resource opens (made, then initialized, as a
+ * GInitable may be): the open gives its min-age to the store under the
+ * lock the setter writes it under, so no value set meanwhile is lost (a
+ * race ThreadSanitizer reports otherwise); the last one set judges. */
+static void
+test_min_age_set_while_opening (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = test_write_lock_file (f->tmp, f->jobs, "young", "{\"count\": 1}", NULL,
+                                                TEST_JOB_FOLDER_WITH_LOCK);
+  g_autoptr(TestCounter) counter = g_object_new (TEST_TYPE_COUNTER, "lock-folder", f->folder, "total",
+                                                 (gint64) -1, NULL);
+  MinAgeSetter setter = { TESSERA_TRACKED_DYNAMIC_RESOURCE (counter), 0 };
+  g_autoptr(GError) error = NULL;
+  gint64 since = g_get_monotonic_time ();
+  GThread *thread;
+
+  test_expect_warnings ();
+  thread = g_thread_new ("sets min-age", set_min_age_until_stopped, &setter);
+  g_assert_true (g_initable_init (G_INITABLE (counter), NULL, &error));
+  g_assert_no_error (error);
+  g_atomic_int_set (&setter.stop, 1);
+  g_thread_join (thread);
+  g_assert_cmpfloat (tessera_tracked_dynamic_resource_get_min_age (setter.resource), ==, 1);
+  assert_reclaimed_after (f, counter, since, 1);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
 /* A file without process whose job lock is held by a live process (a job
  * still starting), in either kind (data: "lockf" or "flock"), is not an
  * orphan however long it has been seen. */
@@ -491,6 +536,7 @@ main (int argc, char **argv)
   ADD ("/orphans/young/kept", test_young_orphan_kept);
   ADD ("/orphans/min-age/settable", test_min_age_settable);
   ADD ("/orphans/min-age/set-while-another-thread-decides", test_min_age_set_while_deciding);
+  ADD ("/orphans/min-age/set-while-opening", test_min_age_set_while_opening);
   g_test_add ("/orphans/job-lock-held/lockf/kept", Fixture, "lockf",
               test_pool_fixture_set_up_one_unit, test_held_job_lock_kept, test_pool_fixture_tear_down);
   g_test_add ("/orphans/job-lock-held/flock/kept", Fixture, "flock",
