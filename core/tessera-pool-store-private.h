@@ -507,9 +507,10 @@ struct _TesseraPoolStore
    * unchanged before a lost job lock makes it gone (the resource's
    * min-age): read here, where it is kept, by what judges (the folder
    * store's lock file cache, at each refresh and set_holder_process,
-   * and the queue's read), never passed on. The resource's min-age
-   * setter changes it after open. Thread lock: read and written under
-   * it only. */
+   * and the queue's read), never passed on. Thread lock: the owner's
+   * open gives it (and a store chosen then takes it over) under it,
+   * and the resource's min-age setter, in any thread, changes it under
+   * it from then on; read under it. */
   double min_age;
   /* The host lease asked for (the resource's host-lease, seconds; 0:
    * none): @open's, and the lease while @proof is %NULL. */

@@ -213,7 +213,7 @@ choose_store (TesseraTrackedDynamicResource *self, GError **error)
 {
   TesseraTrackedDynamicResourcePrivate *priv = PRIV (self);
   const TesseraPoolStoreClass *klass = priv->pool_store->klass;
-  TesseraPoolStore *store;
+  TesseraPoolStore *store, *old;
 
   if (_tessera_pool_store_settings_elsewhere (&priv->store))
     klass = _tessera_pool_store_lookup (priv->store.store, error);
@@ -224,16 +224,20 @@ choose_store (TesseraTrackedDynamicResource *self, GError **error)
   store = klass->create (self, &pool_owner, &priv->store, error);
   if (store == NULL)
     return FALSE;
-  store->owner = priv->pool_store->owner;
-  store->owner_calls = priv->pool_store->owner_calls;
-  store->owner_class = priv->pool_store->owner_class;
-  store->lock_file_type = priv->pool_store->lock_file_type;
-  store->read_only = priv->pool_store->read_only;
-  store->min_age = priv->pool_store->min_age;
-  store->host_lease = priv->pool_store->host_lease;
-  store->name = priv->pool_store->name;
-  priv->pool_store->klass->free (priv->pool_store);
+  /* Under the thread lock: the min-age setter writes the store's. */
+  g_mutex_lock (&priv->lock);
+  old = priv->pool_store;
+  store->owner = old->owner;
+  store->owner_calls = old->owner_calls;
+  store->owner_class = old->owner_class;
+  store->lock_file_type = old->lock_file_type;
+  store->read_only = old->read_only;
+  store->min_age = old->min_age;
+  store->host_lease = old->host_lease;
+  store->name = old->name;
   priv->pool_store = store;
+  g_mutex_unlock (&priv->lock);
+  old->klass->free (old);
   return TRUE;
 }
 
@@ -258,8 +262,11 @@ open_pool (TesseraTrackedDynamicResource *self, GError **error)
                    _("%s is not a concrete lock file type"), g_type_name (priv->lock_file_type));
       return FALSE;
     }
+  /* The store's from now on, whichever it is. Under the thread lock:
+   * from opened on, the min-age setter writes the store's min_age, in
+   * any thread, and a value it set meanwhile must not be lost. */
+  g_mutex_lock (&priv->lock);
   priv->opened = TRUE;
-  /* The store's from now on, whichever it is. */
   priv->pool_store->owner = self;
   priv->pool_store->owner_calls = &pool_owner;
   priv->pool_store->owner_class = KLASS (self);
@@ -270,6 +277,7 @@ open_pool (TesseraTrackedDynamicResource *self, GError **error)
   priv->pool_store->name = tessera_dynamic_resource_get_name (TESSERA_DYNAMIC_RESOURCE (self));
   if (priv->pool_store->name == NULL)
     priv->pool_store->name = priv->lock_folder;
+  g_mutex_unlock (&priv->lock);
   if (!choose_store (self, error) || !STORE_CLASS (self)->open (STORE (self), priv->lock_folder, error))
     return FALSE;
   /* Polling would only read the pool again for nothing; a first interval
@@ -339,7 +347,9 @@ tessera_tracked_dynamic_resource_get_property (GObject *object, guint prop_id, G
     {
     case PROP_LOCK_FOLDER:
     case PROP_PATH: g_value_set_string (value, priv->lock_folder); break;
-    case PROP_MIN_AGE: g_value_set_double (value, priv->min_age); break;
+    case PROP_MIN_AGE:
+      g_value_set_double (value, tessera_tracked_dynamic_resource_get_min_age (TESSERA_TRACKED_DYNAMIC_RESOURCE (object)));
+      break;
     case PROP_READ_ONLY: g_value_set_boolean (value, priv->read_only); break;
     case PROP_AUDIT: g_value_set_string (value, priv->audit); break;
     case PROP_PATIENCE: g_value_set_double (value, priv->patience); break;
@@ -750,8 +760,14 @@ tessera_tracked_dynamic_resource_dup_lock_file_path (TesseraTrackedDynamicResour
 double
 tessera_tracked_dynamic_resource_get_min_age (TesseraTrackedDynamicResource *self)
 {
+  double min_age;
+
   g_return_val_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self), 0);
-  return PRIV (self)->min_age;
+  /* Written under the thread lock, maybe by another thread. */
+  g_mutex_lock (&PRIV (self)->lock);
+  min_age = PRIV (self)->min_age;
+  g_mutex_unlock (&PRIV (self)->lock);
+  return min_age;
 }
 
 /**
@@ -765,24 +781,25 @@ void
 tessera_tracked_dynamic_resource_set_min_age (TesseraTrackedDynamicResource *self,
                                               double                         min_age)
 {
+  gboolean changed;
+
   g_return_if_fail (TESSERA_IS_TRACKED_DYNAMIC_RESOURCE (self));
   g_return_if_fail (min_age >= 0);
 
-  /* The store's once open (open_pool gives it then): what judges holders
-   * and waiters from the next decision on. Those read it under the
-   * thread lock (the cache's refresh, the queue's read), maybe in
-   * another thread: so it is written under it too. */
+  /* The store's once open (open_pool gives it then, under the thread
+   * lock): what judges holders and waiters from the next decision on.
+   * Those read it under the thread lock (the cache's refresh, the
+   * queue's read), maybe in another thread, and an open in another
+   * thread copies ours: so both are written under it, and whether the
+   * resource is open is asked under it. */
+  g_mutex_lock (&PRIV (self)->lock);
+  changed = PRIV (self)->min_age != min_age;
+  PRIV (self)->min_age = min_age;
   if (PRIV (self)->pool_store != NULL && PRIV (self)->opened)
-    {
-      g_mutex_lock (&PRIV (self)->lock);
-      STORE (self)->min_age = min_age;
-      g_mutex_unlock (&PRIV (self)->lock);
-    }
-  if (PRIV (self)->min_age != min_age)
-    {
-      PRIV (self)->min_age = min_age;
-      g_object_notify_by_pspec (G_OBJECT (self), props[PROP_MIN_AGE]);
-    }
+    STORE (self)->min_age = min_age;
+  g_mutex_unlock (&PRIV (self)->lock);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), props[PROP_MIN_AGE]);
 }
 
 /**
