@@ -230,23 +230,15 @@ unaccount (TesseraLockFileCache *cache, Entry *entry)
     }
 }
 
-/* @entry: @name's, already looked up. */
+/* _tessera_lock_file_cache_forget() of @name, whose @entry was already
+ * looked up. */
 static void
-remove_known_entry (TesseraLockFileCache *cache, const char *name, Entry *entry)
+forget_known_entry (TesseraLockFileCache *cache, const char *name, Entry *entry)
 {
   unaccount (cache, entry);
   _tessera_holder_monitor_unwatch (cache->holders, &entry->h);
   g_hash_table_remove (cache->attention, name);
   g_hash_table_remove (cache->cache, name);
-}
-
-static void
-remove_entry (TesseraLockFileCache *cache, const char *name)
-{
-  Entry *entry = g_hash_table_lookup (cache->cache, name);
-
-  if (entry != NULL)
-    remove_known_entry (cache, name, entry);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -436,7 +428,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, Entry *old, const str
   g_autofree char *refused = NULL;
 
   if (old != NULL)
-    remove_known_entry (cache, name, old);
+    forget_known_entry (cache, name, old);
   entry = entry_new (name);
   entry_set_stat (entry, st);
   /* The text a previous process read of this very file (same inode, size
@@ -648,7 +640,7 @@ examine_entry (TesseraLockFileCache *cache, Entry *entry, double min_age)
         g_warning ("%s", error->message);
       _tessera_holder_monitor_forget (cache->holders, &entry->h);
     }
-  remove_entry (cache, entry->h.name);
+  _tessera_lock_file_cache_forget (cache, entry->h.name);
   return FALSE;
 }
 
@@ -708,7 +700,7 @@ reload (TesseraLockFileCache *cache, const char *name, int dir_fd)
       /* Only a name that is not there is gone: a look that failed (no
        * descriptor left) proves nothing, and the next refresh reads all. */
       if (errno == ENOENT)
-        remove_entry (cache, name);
+        _tessera_lock_file_cache_forget (cache, name);
       else
         look_failed (cache, errno);
       return;
@@ -734,7 +726,7 @@ reload_dirty (TesseraLockFileCache *cache, GHashTable *dirty)
     {
       if (GPOINTER_TO_INT (value) == TESSERA_DIRTY_REMOVED)
         {
-          remove_entry (cache, key);
+          _tessera_lock_file_cache_forget (cache, key);
           continue;
         }
       if (dir_fd == -2)
@@ -774,7 +766,7 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
         if (!g_hash_table_contains (present, key))
           g_ptr_array_add (gone, g_strdup (key));
       for (guint i = 0; i < gone->len; i++)
-        remove_entry (cache, g_ptr_array_index (gone, i));
+        _tessera_lock_file_cache_forget (cache, g_ptr_array_index (gone, i));
     }
   /* jobs/ opened once for all (never through a link), not per name. */
   dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
@@ -1052,7 +1044,7 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
       /* Our name is taken by something that does not count (garbage, a
        * symlink): replace it. rename() never follows a symlink. */
       g_info (_("Replacing unusable lock file %s"), path);
-      remove_entry (cache, name);
+      _tessera_lock_file_cache_forget (cache, name);
     }
   _tessera_pause_point ("lock-file-create");
   lock_file = _tessera_dynamic_lock_file_new_unsaved (cache->lock_file_type, path,
@@ -1102,7 +1094,10 @@ void
 _tessera_lock_file_cache_forget (TesseraLockFileCache *cache,
                                  const char           *name)
 {
-  remove_entry (cache, name);
+  Entry *entry = g_hash_table_lookup (cache->cache, name);
+
+  if (entry != NULL)
+    forget_known_entry (cache, name, entry);
 }
 
 gboolean
@@ -1180,6 +1175,6 @@ _tessera_lock_file_cache_remove_holder (TesseraLockFileCache  *cache,
       return FALSE;
     }
   _tessera_holder_monitor_forget (cache->holders, &entry->h);
-  remove_entry (cache, name);
+  _tessera_lock_file_cache_forget (cache, name);
   return TRUE;
 }
