@@ -76,7 +76,12 @@ const char *_tessera_dynamic_resource_get_pool_folder (TesseraDynamicResource *s
  * released on a resource whose pool keeps its holders: set once by a
  * tracked resource at its init, and called by the dependency lock's
  * defaults, which so reach the tracked resource without naming it (it
- * calls the dependency, which makes the lock). */
+ * calls the dependency, which makes the lock: naming it would make a
+ * cycle the layers suite refuses). A table, not virtual functions of
+ * the resource's class: TesseraDynamicResourceClass is public API, and
+ * these are the tracked resource's own protocol, which no type
+ * overrides (its types override do_acquire and do_release, which it
+ * calls). */
 typedef struct
 {
   /* Does not wait. @token: (out): the grant's fencing token (0: the

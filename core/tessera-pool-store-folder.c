@@ -629,6 +629,8 @@ folder_path (TesseraPoolStoreFolder *self)
   return self->folder != NULL ? _tessera_lock_folder_get_path (self->folder) : NULL;
 }
 
+/* What it adds to the lock folder's path: NULL before open made the
+ * folder, and a copy, as the member gives. */
 static char *
 folder_store_dup_location (TesseraPoolStore *store)
 {

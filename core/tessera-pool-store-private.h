@@ -59,6 +59,15 @@ typedef struct _TesseraPoolStoreInformations TesseraPoolStoreInformations;
  *
  * The tracked resource's own functions that a store calls, given at
  * @create with the resource (the owner), which outlives the store.
+ *
+ * Why a table and not the owner's class: these are not virtual
+ * functions (no type overrides the thread lock or the audit), the
+ * class struct is public API and would have to grow to carry them, and
+ * calling them by name from the store's units would make a cycle
+ * (tracked resource -> folder store -> lock file cache -> tracked
+ * resource) that the layers suite refuses. What a type does differently
+ * (its accounting and informations) the store calls through the class
+ * (owner_class).
  */
 typedef struct
 {
