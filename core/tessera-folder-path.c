@@ -182,18 +182,49 @@ _tessera_owner_believed_in (int                pool_fd,
   return FALSE;
 }
 
-/* Walks from / through the components in @queue (@path, for messages). */
+/* How walk() goes down. */
+typedef struct {
+  /* A missing folder is made (where this user may make one). */
+  gboolean create;
+  /* A link on the way is refused, never followed, and so is "..": the
+   * walk stays below where it starts. Each folder on the way is opened
+   * for reading (not O_PATH), to be given to @step. */
+  gboolean no_links;
+  /* Given each folder on the way, the last one too. */
+  TesseraFolderPathStepFunc step;
+  gpointer step_data;
+} WalkRules;
+
+/* Fails a walk under no_links at the step @step_path, with errno @saved:
+ * a link (or anything not a folder) says so; closes @fd. */
 static int
-walk (GQueue *queue, const char *path, gboolean create, GError **error)
+fail_step (int fd, int saved, GError **error, const char *step_path)
+{
+  if (saved != ENOTDIR && saved != ELOOP)
+    return fail (fd, saved, error, step_path);
+  if (fd >= 0)
+    close (fd);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY, _("%s is not a folder (a link is never followed there)"),
+               step_path);
+  errno = ENOTDIR;
+  return -1;
+}
+
+/* Walks from @from_fd (@from_path, for messages), or from / when it is
+ * -1, through the components in @queue (@path, for messages), as
+ * @rules say. */
+static int
+walk (int from_fd, const char *from_path, GQueue *queue, const char *path, const WalkRules *rules, GError **error)
 {
   /* Where we are, for messages: the links resolved, as the kernel would. */
-  g_autoptr(GString) here = g_string_new (NULL);
+  g_autoptr(GString) here = g_string_new (from_fd >= 0 ? from_path : NULL);
+  int step_flags = rules->no_links ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC : STEP_FLAGS;
   guint links = 0;
   int fd, next_fd;
 
-  fd = open ("/", STEP_FLAGS);
+  fd = from_fd >= 0 ? openat (from_fd, ".", step_flags) : open ("/", STEP_FLAGS);
   if (fd < 0)
-    return fail (-1, errno, error, path);
+    return fail (-1, errno, error, from_fd >= 0 ? from_path : path);
 
   while (!g_queue_is_empty (queue))
     {
@@ -202,6 +233,8 @@ walk (GQueue *queue, const char *path, gboolean create, GError **error)
       struct stat folder_st, link_st;
       int next;
 
+      if (strcmp (name, "..") == 0 && rules->no_links)
+        return fail (fd, EINVAL, error, path);
       if (strcmp (name, "..") == 0)
         {
           char *slash = strrchr (here->str, '/');
@@ -214,8 +247,8 @@ walk (GQueue *queue, const char *path, gboolean create, GError **error)
           g_string_truncate (here, slash != NULL ? (gsize) (slash - here->str) : 0);
           continue;
         }
-      next = openat (fd, name, STEP_FLAGS);
-      if (next < 0 && errno == ENOENT && create)
+      next = openat (fd, name, step_flags);
+      if (next < 0 && errno == ENOENT && rules->create)
         {
           if (!_tessera_may_make_folder_in (fd, here->len > 0 ? here->str : "", name, error))
             {
@@ -224,7 +257,7 @@ walk (GQueue *queue, const char *path, gboolean create, GError **error)
             }
           if (mkdirat (fd, name, 0777) < 0 && errno != EEXIST)
             return fail_creating (fd, errno, TRUE, error, path);
-          next = openat (fd, name, STEP_FLAGS);
+          next = openat (fd, name, step_flags);
         }
       if (next >= 0)
         {
@@ -232,7 +265,21 @@ walk (GQueue *queue, const char *path, gboolean create, GError **error)
           fd = next;
           g_string_append_c (here, '/');
           g_string_append (here, name);
+          if (rules->step != NULL && !rules->step (fd, here->str, rules->step_data))
+            {
+              close (fd);
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Stopped at %s"), here->str);
+              errno = ECANCELED;
+              return -1;
+            }
           continue;
+        }
+      if (rules->no_links)
+        {
+          int saved = errno;
+          g_autofree char *step_path = g_strdup_printf ("%s/%s", here->str, name);
+
+          return fail_step (fd, saved, error, step_path);
         }
       /* O_NOFOLLOW | O_DIRECTORY on a link: ENOTDIR (ELOOP without
        * O_DIRECTORY). Anything else, or no link, is the answer. */
@@ -291,7 +338,7 @@ _tessera_open_folder_path (const char  *path,
     }
   else
     push_components (&queue, path);
-  fd = walk (&queue, path, create, error);
+  fd = walk (-1, NULL, &queue, path, &(WalkRules) { .create = create }, error);
   saved = errno;
   g_queue_clear_full (&queue, g_free);
   errno = saved;
@@ -326,6 +373,62 @@ tessera_folder_path_open (const char  *path,
                           GError     **error)
 {
   return _tessera_open_folder_path (path, FALSE, error);
+}
+
+/**
+ * tessera_folder_path_open_below:
+ * @folder_fd: a folder, opened (a pool's folder, as
+ *   [func@Tessera.folder_path_open] opens it)
+ * @folder_path: its path, for messages and for @step
+ * @below: a folder inside it, relative to it (`gpus`, `site/gpus`): no
+ *   `..`; empty for @folder_fd's own
+ * @step: (scope call) (nullable): given each folder on the way down,
+ *   @below's own too, before the walk goes on
+ * @user_data: (closure step): data for @step
+ * @error: return location for a #GError
+ *
+ * Opens the folder @below in @folder_fd one component at a time, each
+ * from its parent's descriptor with `openat (O_DIRECTORY | O_NOFOLLOW)`,
+ * never following a link: a member of a group's pool may have planted
+ * one on the way to have a folder of someone else's handed over. Unlike
+ * [func@Tessera.folder_path_open], a link on the way is refused even
+ * where no other user could have put it, and nothing is created.
+ *
+ * A program that does something to each folder from a pool's folder down
+ * to a resource's (`tessera init --group` giving them to the group, or
+ * refusing another user's) does it in @step, on the descriptor it is
+ * given (open for reading: `fstat()`, `fchown()` and `fchmod()` work on
+ * it), and reaches what is in the last with `*at()` calls from the
+ * descriptor returned.
+ *
+ * Returns: @below's descriptor (`O_RDONLY | O_DIRECTORY | O_CLOEXEC`),
+ *   to close, or -1 with `errno` and @error set (a %G_IO_ERROR naming the
+ *   folder that failed; a link or a file on the way is
+ *   %G_IO_ERROR_NOT_DIRECTORY and `ENOTDIR`; a walk that @step stopped is
+ *   %G_IO_ERROR_CANCELLED and `ECANCELED`)
+ */
+int
+tessera_folder_path_open_below (int                        folder_fd,
+                                const char                *folder_path,
+                                const char                *below,
+                                TesseraFolderPathStepFunc  step,
+                                gpointer                   user_data,
+                                GError                   **error)
+{
+  GQueue queue = G_QUEUE_INIT;
+  g_autofree char *path = NULL;
+  int fd, saved;
+
+  g_return_val_if_fail (folder_fd >= 0, -1);
+  g_return_val_if_fail (folder_path != NULL && below != NULL, -1);
+  path = g_build_filename (folder_path, below, NULL);
+  push_components (&queue, below);
+  fd = walk (folder_fd, folder_path, &queue, path,
+             &(WalkRules) { .no_links = TRUE, .step = step, .step_data = user_data }, error);
+  saved = errno;
+  g_queue_clear_full (&queue, g_free);
+  errno = saved;
+  return fd;
 }
 
 /**

@@ -1005,10 +1005,102 @@ test_registry_lookup_process_type (void)
   g_test_trap_assert_passed ();
 }
 
+/* ---- tessera_folder_path_open_below ---- */
+
+/* Records each folder on the way in @user_data (a GPtrArray); stops
+ * after the first when the array says so (its first element "stop"). */
+static gboolean
+record_step (int folder_fd, const char *path, gpointer user_data)
+{
+  GPtrArray *seen = user_data;
+  struct stat st;
+
+  g_assert_cmpint (fstat (folder_fd, &st), ==, 0);
+  g_assert_true (S_ISDIR (st.st_mode));
+  g_ptr_array_add (seen, g_strdup (path));
+  return !(seen->len > 1 && g_str_equal (g_ptr_array_index (seen, 0), "stop"));
+}
+
+/* The walk down from a folder goes folder by folder, gives each to its
+ * step, and never follows a link, not even one of ours in our own
+ * folder (which tessera_folder_path_open() would follow). */
+static void
+test_folder_path_open_below (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *a = g_build_filename (tmp, "a", NULL);
+  g_autofree char *b = g_build_filename (a, "b", NULL);
+  g_autofree char *link = g_build_filename (tmp, "l", NULL);
+  g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) error = NULL;
+  struct stat st, got;
+  int tmp_fd, fd;
+
+  g_assert_cmpint (g_mkdir (a, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir (b, 0700), ==, 0);
+  g_assert_cmpint (symlink (a, link), ==, 0);
+  tmp_fd = tessera_folder_path_open (tmp, &error);
+  g_assert_no_error (error);
+
+  fd = tessera_folder_path_open_below (tmp_fd, tmp, "a/b", record_step, seen, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (fstat (fd, &got), ==, 0);
+  g_assert_cmpint (stat (b, &st), ==, 0);
+  g_assert_cmpuint (got.st_ino, ==, st.st_ino);
+  g_assert_cmpuint (seen->len, ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (seen, 0), ==, a);
+  g_assert_cmpstr (g_ptr_array_index (seen, 1), ==, b);
+  close (fd);
+
+  /* Its own folder: no step. */
+  g_ptr_array_set_size (seen, 0);
+  fd = tessera_folder_path_open_below (tmp_fd, tmp, "", record_step, seen, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (fstat (fd, &got), ==, 0);
+  g_assert_cmpint (stat (tmp, &st), ==, 0);
+  g_assert_cmpuint (got.st_ino, ==, st.st_ino);
+  g_assert_cmpuint (seen->len, ==, 0);
+  close (fd);
+
+  /* A link on the way: refused, named. */
+  fd = tessera_folder_path_open_below (tmp_fd, tmp, "l/b", NULL, NULL, &error);
+  g_assert_cmpint (fd, ==, -1);
+  g_assert_cmpint (errno, ==, ENOTDIR);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_DIRECTORY);
+  g_assert_nonnull (strstr (error->message, link));
+  g_clear_error (&error);
+
+  /* Missing: said, with its folder's name. */
+  fd = tessera_folder_path_open_below (tmp_fd, tmp, "a/none", NULL, NULL, &error);
+  g_assert_cmpint (fd, ==, -1);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  /* Never up. */
+  fd = tessera_folder_path_open_below (tmp_fd, tmp, "a/../a", NULL, NULL, &error);
+  g_assert_cmpint (fd, ==, -1);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* A step that stops the walk: cancelled, where it stopped. */
+  g_ptr_array_set_size (seen, 0);
+  g_ptr_array_add (seen, g_strdup ("stop"));
+  fd = tessera_folder_path_open_below (tmp_fd, tmp, "a/b", record_step, seen, &error);
+  g_assert_cmpint (fd, ==, -1);
+  g_assert_cmpint (errno, ==, ECANCELED);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (seen->len, ==, 2);
+  g_clear_error (&error);
+
+  close (tmp_fd);
+  test_remove_tree (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/public-api/folder-path/open-below", test_folder_path_open_below);
   g_test_add_func ("/public-api/job/names", test_job_names);
   g_test_add_func ("/public-api/job/names-of-private-job", test_job_names_of_private_job);
   g_test_add_func ("/public-api/job-dependency-locks/append", test_job_dependency_locks_append);

@@ -94,6 +94,37 @@ share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean
   return 0;
 }
 
+/* What share_resource() and refuse_members_parts() do to each folder on
+ * the way down from the pool to a resource's. */
+typedef struct {
+  gid_t gid;
+  int status;
+} Step;
+
+/* Gives @fd (@path) to the group, unless it is another user's (refused,
+ * as share_existing() says). */
+static gboolean
+share_step (int fd, const char *path, gpointer user_data)
+{
+  Step *step = user_data;
+
+  step->status = share_existing (fd, path, step->gid, TRUE, TRUE);
+  return step->status == 0;
+}
+
+/* Refuses @fd (@path) when it is another user's, as refuse_anothers()
+ * says. */
+static gboolean
+refuse_step (int fd, const char *path, gpointer user_data)
+{
+  Step *step = user_data;
+  struct stat st;
+
+  if (fstat (fd, &st) == 0)
+    step->status = refuse_anothers (path, &st);
+  return step->status == 0;
+}
+
 /* Gives the group @gid the resource in @folder as a pool shared from
  * the start has it: the folders from the pool's (@pool_fd, @pool) down
  * to it, then its parts, the folders made when missing, so that none is
@@ -104,34 +135,14 @@ share_existing (int fd, const char *path, gid_t gid, gboolean writable, gboolean
 static int
 share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
 {
-  g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
-  g_autofree char *path = g_strdup (pool);
-  AUTO_FD int dir_fd = dup (pool_fd);
-  int status = dir_fd >= 0 ? 0 : EXIT_IOERR;
+  Step step = { gid, 0 };
+  g_autoptr(GError) error = NULL;
+  AUTO_FD int dir_fd = tessera_folder_path_open_below (pool_fd, pool, folder + strlen (pool), share_step, &step,
+                                                       &error);
+  int status = step.status;
 
-  for (guint i = 0; status == 0 && steps[i] != NULL; i++)
-    {
-      g_autofree char *next_path = NULL;
-      int next;
-
-      if (*steps[i] == '\0')
-        continue;
-      next_path = g_build_filename (path, steps[i], NULL);
-      next = openat (dir_fd, steps[i], FOLDER_FLAGS);
-      if (next < 0)
-        {
-          int saved = errno;
-
-          if (saved == ELOOP || saved == ENOTDIR)
-            return fail (EXIT_IOERR, _("%s is not a folder (a link is never followed there)"), next_path);
-          return fail (EXIT_IOERR, _("cannot open %s to its group: %s"), next_path, g_strerror (saved));
-        }
-      close (dir_fd);
-      dir_fd = next;
-      g_free (path);
-      path = g_steal_pointer (&next_path);
-      status = share_existing (dir_fd, path, gid, TRUE, TRUE);
-    }
+  if (dir_fd < 0 && status == 0)
+    return fail (EXIT_IOERR, "%s", error->message);
   /* The library's parts, then the side folders its type made there
    * (prepare_pool; the mutex's intents/): sticky, like the library's
    * folders. */
@@ -146,7 +157,7 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
                                    ? tessera_pool_part_get_flags (i)
                                    : TESSERA_POOL_PART_FLAGS_FOLDER | TESSERA_POOL_PART_FLAGS_GROUP_WRITES |
                                        TESSERA_POOL_PART_FLAGS_STICKY;
-      g_autofree char *part_path = g_build_filename (path, name, NULL);
+      g_autofree char *part_path = g_build_filename (folder, name, NULL);
       AUTO_FD int fd = -1;
 
       if ((flags & TESSERA_POOL_PART_FLAGS_MADE_AHEAD) && mkdirat (dir_fd, name, 0770) < 0 && errno != EEXIST)
@@ -173,40 +184,25 @@ share_resource (int pool_fd, const char *pool, const char *folder, gid_t gid)
 static int
 refuse_members_parts (int pool_fd, const char *pool, const char *folder)
 {
-  g_auto(GStrv) steps = g_strsplit (folder + strlen (pool), G_DIR_SEPARATOR_S, -1);
-  g_autofree char *path = g_strdup (pool);
-  AUTO_FD int dir_fd = dup (pool_fd);
+  Step step = { 0, 0 };
+  AUTO_FD int dir_fd = tessera_folder_path_open_below (pool_fd, pool, folder + strlen (pool), refuse_step, &step,
+                                                       NULL);
   struct stat st;
-  int status;
 
-  for (guint i = 0; dir_fd >= 0 && steps[i] != NULL; i++)
-    {
-      char *next_path;
-      int next;
-
-      if (*steps[i] == '\0')
-        continue;
-      /* Missing (the opening makes it) or refused there: left to it. */
-      next = openat (dir_fd, steps[i], FOLDER_FLAGS);
-      if (next < 0)
-        return 0;
-      close (dir_fd);
-      dir_fd = next;
-      next_path = g_build_filename (path, steps[i], NULL);
-      g_free (path);
-      path = next_path;
-      if (fstat (dir_fd, &st) == 0 && (status = refuse_anothers (path, &st)) != 0)
-        return status;
-    }
+  /* Refused on the way, or missing (the opening makes it) or not to be
+   * opened there: left to the opening. */
+  if (dir_fd < 0)
+    return step.status;
   /* The files the library believes only when they are the pool
    * owner's (informations.json). */
-  for (guint i = 0; dir_fd >= 0 && i < TESSERA_POOL_PART_LAST; i++)
+  for (guint i = 0; i < TESSERA_POOL_PART_LAST; i++)
     if ((tessera_pool_part_get_flags (i) & TESSERA_POOL_PART_FLAGS_OWNERS) &&
         fstatat (dir_fd, tessera_pool_part_get_name (i), &st, AT_SYMLINK_NOFOLLOW) == 0)
       {
-        g_autofree char *part_path = g_build_filename (path, tessera_pool_part_get_name (i), NULL);
+        g_autofree char *part_path = g_build_filename (folder, tessera_pool_part_get_name (i), NULL);
+        int status = refuse_anothers (part_path, &st);
 
-        if ((status = refuse_anothers (part_path, &st)) != 0)
+        if (status != 0)
           return status;
       }
   return 0;

@@ -50,9 +50,32 @@ typedef enum {
   TESSERA_FOLDER_SHARING_GROUP_PREPARED,
 } TesseraFolderSharing;
 
+/**
+ * TesseraFolderPathStepFunc:
+ * @folder_fd: a folder on the way, open for reading (not to close)
+ * @path: its path
+ * @user_data: the data given with the function
+ *
+ * What [func@Tessera.folder_path_open_below] does to each folder on its
+ * way down.
+ *
+ * Returns: %TRUE to go on, %FALSE to stop the walk there
+ */
+typedef gboolean (*TesseraFolderPathStepFunc) (int         folder_fd,
+                                               const char *path,
+                                               gpointer    user_data);
+
 TESSERA_AVAILABLE_IN_ALL
 int tessera_folder_path_open (const char  *path,
                               GError     **error);
+
+TESSERA_AVAILABLE_IN_ALL
+int tessera_folder_path_open_below (int                        folder_fd,
+                                    const char                *folder_path,
+                                    const char                *below,
+                                    TesseraFolderPathStepFunc  step,
+                                    gpointer                   user_data,
+                                    GError                   **error);
 
 TESSERA_AVAILABLE_IN_ALL
 gboolean tessera_folder_path_may_make_folder (int          dir_fd,
