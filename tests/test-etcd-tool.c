@@ -483,6 +483,37 @@ test_store_since (Fixture *f, gconstpointer data)
   g_assert_cmpint (helper_wait (holder), ==, 0);
 }
 
+/* A pool set up by someone else is joined by a configuration without
+ * its total, as on a folder (/tool/config/missing-total-for-a-new-pool):
+ * the pool's informations are the store's (its informations key), never
+ * a local informations.json that the etcd store does not keep. */
+static void
+test_store_joined_without_total (Fixture *f, gconstpointer data)
+{
+  g_autofree char *config = tool_config (f);
+  g_autofree char *text = NULL;
+  g_autofree char *joining = NULL;
+  const char *run[] = { "run", "--need", "tokens", "--", "true", NULL };
+  gint64 free_units;
+  guint holders;
+
+  /* A run sets the pool up (status only looks). */
+  g_assert_cmpint (tool_run (f, config, run), ==, 0);
+  g_assert_true (g_file_get_contents (config, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "total=2\n"));
+  joining = g_build_filename (f->dir, "joining.conf", NULL);
+  {
+    g_auto(GStrv) parts = g_strsplit (text, "total=2\n", 2);
+    g_autofree char *without = g_strjoinv ("", parts);
+
+    test_write_file (joining, without);
+  }
+  tool_status (f, joining, &free_units, &holders);
+  g_assert_cmpint (free_units, ==, 2);
+  g_assert_cmpuint (holders, ==, 0);
+  g_assert_cmpint (tool_run (f, joining, run), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -499,5 +530,6 @@ main (int argc, char **argv)
   etcd_test_add ("/etcd/store/init", NULL, test_store_init);
   etcd_test_add ("/etcd/store/since", NULL, test_store_since);
   etcd_test_add ("/etcd/store/short-lease", NULL, test_store_short_lease);
+  etcd_test_add ("/etcd/store/joined-without-total", NULL, test_store_joined_without_total);
   return etcd_test_run ();
 }
