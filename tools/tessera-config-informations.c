@@ -160,7 +160,8 @@ tessera_config_check_informations_content (TesseraTrackedDynamicResource *resour
 }
 
 /* Whether informations.json (@path, in @lock_folder) is there, in
- * @exists: reached through its folder, opened as the pool's folders are,
+ * @exists, once the store could not read it (its one error code does not
+ * say): reached through its folder, opened as the pool's folders are,
  * never through a link. Missing, or its folder missing: not there. A link
  * there counts as there (the library refuses it as broken when it reads
  * it). A pool folder that is a file, or one this user may not read, is a
@@ -204,16 +205,24 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
   g_autofree GParamSpec **pspecs = NULL;
   g_autoptr(JsonNode) informations = NULL;
   g_autoptr(GError) local = NULL;
-  gboolean exists;
+  gboolean exists = TRUE;
   JsonObject *object;
   guint n;
 
   *notice = NULL;
   g_return_val_if_fail (entry != NULL, FALSE);
   pspecs = g_object_class_list_properties (klass, &n);
-  if (!informations_there (tessera_tracked_dynamic_resource_get_lock_folder (resource), path, &exists, error))
+  /* Asked of the pool's store first: on etcd it is the store's key, and
+   * no informations.json is kept. The library says any failure with one
+   * code (%TESSERA_ERROR_INVALID_INFORMATION, as documented), so only
+   * then is the file looked at, for what that code cannot tell: none
+   * yet (the configuration sets the pool up), or a folder that cannot
+   * be read (not a broken file that `tessera set` would fix). */
+  informations = tessera_tracked_dynamic_resource_read_informations (resource, &local);
+  if (informations == NULL &&
+      !informations_there (tessera_tracked_dynamic_resource_get_lock_folder (resource), path, &exists, error))
     return FALSE;
-  if (!exists)
+  if (informations == NULL && !exists)
     {
       for (guint i = 0; i < n; i++)
         if (tessera_config_is_type_setting (pspecs[i]) && is_setup_setting (pspecs[i]) &&
@@ -229,7 +238,6 @@ tessera_config_check_informations (TesseraConfig *self, const char *name, Tesser
           }
       return TRUE;
     }
-  informations = tessera_tracked_dynamic_resource_read_informations (resource, &local);
   if (informations == NULL)
     {
       broken_error (error, name, path, local->message, klass);
