@@ -110,7 +110,7 @@ tessera_fence_signal_descendants (int signum, GPid except)
             continue;
           g_hash_table_add (seen, GINT_TO_POINTER (child));
           g_array_append_val (queue, child);
-          if (child != except && !tessera_proc_has_ended (child) && kill (child, signum) == 0)
+          if (child != except && !tessera_process_pid_has_ended (child) && kill (child, signum) == 0)
             live++;
         }
     }

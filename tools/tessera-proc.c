@@ -1,15 +1,13 @@
 /* tessera-proc.c: this machine's processes as /proc shows them: whether
- * they can be listed here, whether a process has ended, and a process's
- * children, from /proc/PID/task/TID/children. Not a verdict on
- * a holder (that is the library's judge): the command's own processes.
+ * they can be listed here, and a process's children, from
+ * /proc/PID/task/TID/children. Not a verdict on a holder (that is the
+ * library's judge): the command's own processes.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
 #include "tessera-proc.h"
-
-#include <tessera/tessera.h>
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -30,22 +28,6 @@ tessera_proc_lists_children (void)
   g_autofree char *own = g_strdup_printf ("/proc/%d/task/%d/children", (int) getpid (), (int) getpid ());
 
   return self != NULL && atoi (self) == (int) getpid () && g_file_test (own, G_FILE_TEST_EXISTS);
-}
-
-/**
- * tessera_proc_has_ended:
- * @pid: a process of this pid namespace
- *
- * Whether @pid has ended: gone, or a zombie not reaped yet (it can no
- * longer do anything, and a signal to it is lost). The library reads
- * /proc/PID/stat and says which states have ended, as its pid check does.
- *
- * Returns: %TRUE when @pid has ended
- */
-gboolean
-tessera_proc_has_ended (GPid pid)
-{
-  return tessera_process_pid_has_ended (pid);
 }
 
 /**
