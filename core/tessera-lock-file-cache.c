@@ -47,8 +47,9 @@ typedef struct
   gboolean refused;
   char *problem;                      /* why an unreadable entry holds all */
   /* Taken from the index by a lazy view, not built yet (h.lock_file and
-   * h.process NULL): counted through its stand-in. */
-  TesseraRecorded *recorded;
+   * h.process NULL): counted through its stand-in. Unused while
+   * recorded.stand_in is NULL. */
+  TesseraRecorded recorded;
   /* git's racy rule for a lock file: read within its clock tick, it may
    * be re-made in that tick with the same inode, mtime and size (one-second
    * times). Until read again after the tick, the text read is kept here to
@@ -134,7 +135,6 @@ entry_free (gpointer data)
 {
   Entry *entry = data;
 
-  g_clear_pointer (&entry->recorded, _tessera_recorded_free);
   g_clear_pointer (&entry->racy_text, g_bytes_unref);
   g_free (entry->problem);
   g_clear_object (&entry->h.lock_file);
@@ -179,7 +179,8 @@ _tessera_lock_file_cache_free (TesseraLockFileCache *cache)
                _tessera_lock_folder_get_jobs_path (cache->folder), cache->holders_built);
       _tessera_lock_file_index_save (cache->index, cache->cache);
     }
-  /* Entries not built borrow their text from the index: they go first. */
+  /* Entries not built borrow their text from the index and their
+   * stand-in from the stand-ins: they go first. */
   g_hash_table_unref (cache->cache);
   _tessera_lock_file_index_free (cache->index);
   g_hash_table_unref (cache->attention);
@@ -196,7 +197,7 @@ static TesseraDynamicLockFile *
 counted_file (Entry *entry)
 {
   return entry->h.lock_file != NULL ? entry->h.lock_file
-         : entry->recorded != NULL ? entry->recorded->stand_in : NULL;
+         : entry->recorded.stand_in;
 }
 
 static void
@@ -351,7 +352,7 @@ defer_entry (TesseraLockFileCache *cache, Entry *entry, const char *recorded, gs
              const struct stat *st)
 {
   if (!cache->lazy || summary == NULL ||
-      (entry->recorded = _tessera_recorded_new (cache->stand_ins, summary, recorded, length, st)) == NULL)
+      !_tessera_recorded_init (&entry->recorded, cache->stand_ins, summary, recorded, length, st))
     return FALSE;
   cache->index_hits++;
   g_hash_table_replace (cache->cache, entry->h.name, entry);
@@ -372,10 +373,10 @@ build_entry (TesseraLockFileCache *cache, Entry *entry)
   g_autoptr(GError) error = NULL;
   TesseraDynamicLockFile *lock_file;
 
-  if (entry->recorded == NULL || entry->h.lock_file != NULL)
+  if (entry->recorded.stand_in == NULL || entry->h.lock_file != NULL)
     return entry->h.lock_file != NULL;
   path = _tessera_lock_folder_dup_job_path (cache->folder, entry->h.name);
-  lock_file = _tessera_recorded_build (entry->recorded, cache->lock_file_type, path, &error);
+  lock_file = _tessera_recorded_build (&entry->recorded, cache->lock_file_type, path, &error);
   if (lock_file == NULL)
     {
       g_debug ("Lock file %s as recorded in the index no longer loads (%s): read again", path, error->message);
@@ -388,10 +389,10 @@ build_entry (TesseraLockFileCache *cache, Entry *entry)
   if (entry->accounted)
     {
       /* The same information: the totals do not move (nor the serial). */
-      UNACCOUNT (cache, entry->recorded->stand_in);
+      UNACCOUNT (cache, entry->recorded.stand_in);
       ACCOUNT (cache, lock_file);
     }
-  g_clear_pointer (&entry->recorded, _tessera_recorded_free);
+  entry->recorded.stand_in = NULL;
   if (tessera_dynamic_lock_file_get_process (lock_file) != NULL)
     entry->h.process = g_object_ref (tessera_dynamic_lock_file_get_process (lock_file));
   return TRUE;

@@ -22,16 +22,20 @@ typedef struct _TesseraStandIns TesseraStandIns;
 /* @jobs_path: the path the stand-ins name (for messages). */
 TesseraStandIns *_tessera_stand_ins_new  (GType            lock_file_type,
                                           const char      *jobs_path);
+/* After every TesseraRecorded that borrows one of its stand-ins. */
 void             _tessera_stand_ins_free (TesseraStandIns *stand_ins);
 
 /* (nullable): the summary the index records of @lock_file, just read: the
  * JSON text of its "information" when it counts, NULL when it does not. */
 char *_tessera_lock_file_summarize      (TesseraDynamicLockFile *lock_file);
 
-/* A lock file counted through a stand-in and not built yet: its recorded
- * text (borrowed from the index: the owner drops this before the index's
+/* A lock file counted through a stand-in and not built yet: its stand-in
+ * (borrowed from the stand-ins, which outlive it), its recorded text
+ * (borrowed from the index: the owner drops this before the index's
  * record of the file changes or the index goes), and its modification
- * time and owner as the look that found it unchanged saw them. */
+ * time and owner as the look that found it unchanged saw them. Plain
+ * data, kept inside its owner's entry: a fresh process makes one for each
+ * of thousands of holders, and lets them all go at its end. */
 typedef struct
 {
   TesseraDynamicLockFile *stand_in;
@@ -41,15 +45,15 @@ typedef struct
   uid_t uid;
 } TesseraRecorded;
 
-/* NULL when @summary makes no stand-in (the file is then built). @text:
- * borrowed, see above. @st: the file's stat, which the index's record
- * matched. */
-TesseraRecorded *_tessera_recorded_new  (TesseraStandIns   *stand_ins,
-                                         const char        *summary,
-                                         const char        *text,
-                                         gsize              length,
-                                         const struct stat *st);
-void             _tessera_recorded_free (TesseraRecorded *recorded);
+/* Fills @recorded; FALSE (@recorded untouched) when @summary makes no
+ * stand-in (the file is then built). @text: borrowed, see above. @st: the
+ * file's stat, which the index's record matched. */
+gboolean _tessera_recorded_init (TesseraRecorded   *recorded,
+                                 TesseraStandIns   *stand_ins,
+                                 const char        *summary,
+                                 const char        *text,
+                                 gsize              length,
+                                 const struct stat *st);
 /* The lock file of the recorded text, built exactly as if read from
  * @path; NULL with @error when it makes none. */
 TesseraDynamicLockFile *_tessera_recorded_build (TesseraRecorded *recorded,

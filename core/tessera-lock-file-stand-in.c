@@ -86,34 +86,27 @@ _tessera_lock_file_summarize (TesseraDynamicLockFile *lock_file)
   return information != NULL ? json_to_string (information, FALSE) : g_strdup ("null");
 }
 
-TesseraRecorded *
-_tessera_recorded_new (TesseraStandIns   *stand_ins,
-                       const char        *summary,
-                       const char        *text,
-                       gsize              length,
-                       const struct stat *st)
+gboolean
+_tessera_recorded_init (TesseraRecorded   *recorded,
+                        TesseraStandIns   *stand_ins,
+                        const char        *summary,
+                        const char        *text,
+                        gsize              length,
+                        const struct stat *st)
 {
   TesseraDynamicLockFile *stand_in = stand_ins_get (stand_ins, summary);
-  TesseraRecorded *recorded;
 
   if (stand_in == NULL)
-    return NULL;
-  recorded = g_new0 (TesseraRecorded, 1);
-  recorded->stand_in = g_object_ref (stand_in);
+    return FALSE;
+  /* Not a reference: the table keeps each stand-in for as long as the
+   * stand-ins last, and a reference taken and dropped for each of
+   * thousands of holders costs more than counting them. */
+  recorded->stand_in = stand_in;
   recorded->text = text;
   recorded->length = length;
   recorded->mtime_ns = _tessera_stat_mtime_ns (st);
   recorded->uid = st->st_uid;
-  return recorded;
-}
-
-void
-_tessera_recorded_free (TesseraRecorded *recorded)
-{
-  if (recorded == NULL)
-    return;
-  g_object_unref (recorded->stand_in);
-  g_free (recorded);
+  return TRUE;
 }
 
 TesseraDynamicLockFile *
