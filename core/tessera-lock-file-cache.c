@@ -27,6 +27,17 @@
  * a fraction of that); fewer wait for the cache's end. */
 #define INDEX_SAVE_CHANGES 256
 
+/* The entries of a scan into an empty table (a fresh process's, of
+ * thousands of lock files, all let go at its end) are made in blocks of
+ * this size, not one allocation each. */
+#define ENTRY_BLOCK_SIZE (64 * 1024)
+
+/* A block of entries, followed by them: it goes with the last of them. */
+typedef struct
+{
+  guint live;                         /* its entries not freed, and 1 while the cache fills it */
+} EntryBlock;
+
 typedef struct
 {
   TesseraHolder h;                    /* name, lock file, identity, holder */
@@ -57,6 +68,7 @@ typedef struct
   GBytes *racy_text;
   gint64 racy_since;                  /* monotonic, just after that first read */
   mode_t type;                        /* S_IFMT of the stat: a link re-made as a file is new */
+  EntryBlock *block;                  /* where it was made; NULL: an allocation of its own */
 } Entry;
 
 struct _TesseraLockFileCache
@@ -89,6 +101,12 @@ struct _TesseraLockFileCache
   guint files_read;
   guint holders_built;        /* lock file objects made of what jobs/ holds */
   TesseraStandIns *stand_ins; /* what lock files counted from the index are counted through */
+  /* While a scan fills an empty table: new entries are made in blocks,
+   * the last one made and its free space (NULL and 0 before the first). */
+  gboolean in_blocks;
+  EntryBlock *filling;
+  char *filling_next;
+  gsize filling_left;
 };
 
 #define OWNER_NAME(cache) ((cache)->store->name)
@@ -116,15 +134,53 @@ entry_same_stat (Entry *entry, const struct stat *st)
          entry->h.size == st->st_size && entry->type == (st->st_mode & S_IFMT);
 }
 
-/* An entry for @name, its name in the same block (a fresh scan makes
- * one for each of thousands of lock files, and frees them all at the
- * end). */
+#define ENTRY_ALIGN(size) (((size) + G_ALIGNOF (Entry) - 1) & ~(gsize) (G_ALIGNOF (Entry) - 1))
+
+static void
+entry_block_release (EntryBlock *block)
+{
+  if (--block->live == 0)
+    g_free (block);
+}
+
+/* Where the next entry of @size goes while a scan fills an empty table:
+ * the filling block, or a new one when there is none or it is full; NULL
+ * when @size does not fit in a block. */
 static Entry *
-entry_new (const char *name)
+entry_block_take (TesseraLockFileCache *cache, gsize size)
+{
+  Entry *entry;
+
+  if (size > ENTRY_BLOCK_SIZE - ENTRY_ALIGN (sizeof (EntryBlock)))
+    return NULL;
+  if (size > cache->filling_left)
+    {
+      if (cache->filling != NULL)
+        entry_block_release (cache->filling);
+      cache->filling = g_malloc0 (ENTRY_BLOCK_SIZE);
+      cache->filling->live = 1;
+      cache->filling_next = (char *) cache->filling + ENTRY_ALIGN (sizeof (EntryBlock));
+      cache->filling_left = ENTRY_BLOCK_SIZE - ENTRY_ALIGN (sizeof (EntryBlock));
+    }
+  entry = (Entry *) (gpointer) cache->filling_next;
+  cache->filling_next += size;
+  cache->filling_left -= size;
+  cache->filling->live++;
+  entry->block = cache->filling;
+  return entry;
+}
+
+/* An entry for @name, its name after it in the same allocation; made in
+ * the filling block, if any (see ENTRY_BLOCK_SIZE). */
+static Entry *
+entry_new (TesseraLockFileCache *cache, const char *name)
 {
   gsize length = strlen (name) + 1;
-  Entry *entry = g_malloc0 (sizeof (Entry) + length);
+  gsize size = ENTRY_ALIGN (sizeof (Entry) + length);
+  Entry *entry = cache->in_blocks ? entry_block_take (cache, size) : NULL;
 
+  if (entry == NULL)
+    entry = g_malloc0 (size);
   entry->h.name = memcpy ((char *) (entry + 1), name, length);
   return entry;
 }
@@ -139,7 +195,10 @@ entry_free (gpointer data)
   g_free (entry->problem);
   g_clear_object (&entry->h.lock_file);
   g_clear_object (&entry->h.process);
-  g_free (entry);
+  if (entry->block != NULL)
+    entry_block_release (entry->block);
+  else
+    g_free (entry);
 }
 
 TesseraLockFileCache *
@@ -430,7 +489,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, Entry *old, const str
 
   if (old != NULL)
     forget_known_entry (cache, name, old);
-  entry = entry_new (name);
+  entry = entry_new (cache, name);
   entry_set_stat (entry, st);
   /* The text a previous process read of this very file (same inode, size
    * and times): counted from its summary, or parsed below exactly as if
@@ -769,12 +828,18 @@ scan_jobs (TesseraLockFileCache *cache, double min_age)
       for (guint i = 0; i < gone->len; i++)
         _tessera_lock_file_cache_forget (cache, g_ptr_array_index (gone, i));
     }
+  /* A fresh table (every command's) is filled in blocks; a block's
+   * memory goes with the last of its entries. */
+  cache->in_blocks = g_hash_table_size (cache->cache) == 0;
   /* jobs/ opened once for all (never through a link), not per name. */
   dir_fd = _tessera_lock_folder_open_jobs (cache->folder);
   for (guint i = 0; i < seen->len; i++)
     reload (cache, g_ptr_array_index (seen, i), dir_fd);
   if (dir_fd >= 0)
     close (dir_fd);
+  cache->in_blocks = FALSE;
+  g_clear_pointer (&cache->filling, entry_block_release);
+  cache->filling_left = 0;
   return cache->look_errno == 0;
 }
 
@@ -1078,7 +1143,7 @@ _tessera_lock_file_cache_create (TesseraLockFileCache  *cache,
   if (cache->index != NULL)
     _tessera_lock_file_index_drop (cache->index, name);
 
-  entry = entry_new (name);
+  entry = entry_new (cache, name);
   entry->h.lock_file = lock_file;
   entry_set_stat (entry, &st);
   g_hash_table_replace (cache->cache, entry->h.name, entry);
