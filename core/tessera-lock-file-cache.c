@@ -216,7 +216,7 @@ _tessera_lock_file_cache_new (TesseraLockFolder    *folder,
   cache->lock_file_type = store->lock_file_type;
   cache->read_only = store->read_only;
   cache->store = store;
-  cache->cache = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, entry_free);
+  cache->cache = g_hash_table_new_full (_tessera_lock_file_name_hash, g_str_equal, NULL, entry_free);
   cache->attention = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   cache->stand_ins = _tessera_stand_ins_new (cache->lock_file_type, _tessera_lock_folder_get_jobs_path (folder));
   /* Holders are judged only when their share is needed, or on an update:

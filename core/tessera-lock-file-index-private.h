@@ -69,6 +69,11 @@ guint       _tessera_lock_file_index_get_changes  (TesseraLockFileIndex *index);
 void        _tessera_lock_file_index_save         (TesseraLockFileIndex *index,
                                                    GHashTable           *names);
 
+/* A GHashFunc for lock file names, cheaper than g_str_hash (eight bytes
+ * at a time): the index's table and the lock file cache's hash each of a
+ * pool's names. */
+guint       _tessera_lock_file_name_hash          (gconstpointer         name);
+
 /* The file of the index (for tests and messages). */
 const char *_tessera_lock_file_index_get_path     (TesseraLockFileIndex *index);
 

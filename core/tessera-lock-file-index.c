@@ -107,8 +107,8 @@ hash_bytes (const char *data, gsize length)
  * looked up), and g_str_hash, a byte at a time, cost more than the rest
  * of the lookup. The last step mixes the high bits into the low ones,
  * which the table uses. */
-static guint
-name_hash (gconstpointer key)
+guint
+_tessera_lock_file_name_hash (gconstpointer key)
 {
   const char *name = key;
   guint64 h = hash_bytes (name, strlen (name));
@@ -257,7 +257,7 @@ records (TesseraLockFileIndex *index)
 {
   if (index->records != NULL)
     return index->records;
-  index->records = g_hash_table_new_full (name_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
+  index->records = g_hash_table_new_full (_tessera_lock_file_name_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
   for (guint i = 0; index->loaded != NULL && i < index->loaded->len; i++)
     {
       Record *record = &g_array_index (index->loaded, Record, i);
