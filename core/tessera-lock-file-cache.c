@@ -262,10 +262,13 @@ counted_file (Entry *entry)
 static void
 account (TesseraLockFileCache *cache, Entry *entry)
 {
-  if (counted_file (entry) != NULL && !entry->accounted &&
-      tessera_dynamic_lock_file_is_valid (counted_file (entry)))
+  TesseraDynamicLockFile *counted = counted_file (entry);
+
+  /* A stand-in is valid: the stand-ins keep no other. */
+  if (counted != NULL && !entry->accounted &&
+      (counted == entry->recorded.stand_in || tessera_dynamic_lock_file_is_valid (counted)))
     {
-      ACCOUNT (cache, counted_file (entry));
+      ACCOUNT (cache, counted);
       entry->accounted = TRUE;
       cache->whole_holders += entry->whole;
       cache->serial++;
