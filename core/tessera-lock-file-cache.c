@@ -157,12 +157,14 @@ entry_block_take (TesseraLockFileCache *cache, gsize size)
     {
       if (cache->filling != NULL)
         entry_block_release (cache->filling);
-      cache->filling = g_malloc0 (ENTRY_BLOCK_SIZE);
+      /* Not zeroed as a whole: each entry is, when taken (its name is
+       * copied over the rest). */
+      cache->filling = g_malloc (ENTRY_BLOCK_SIZE);
       cache->filling->live = 1;
       cache->filling_next = (char *) cache->filling + ENTRY_ALIGN (sizeof (EntryBlock));
       cache->filling_left = ENTRY_BLOCK_SIZE - ENTRY_ALIGN (sizeof (EntryBlock));
     }
-  entry = (Entry *) (gpointer) cache->filling_next;
+  entry = memset (cache->filling_next, 0, sizeof (Entry));
   cache->filling_next += size;
   cache->filling_left -= size;
   cache->filling->live++;
