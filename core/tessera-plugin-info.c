@@ -37,7 +37,11 @@ struct _TesseraPluginInfo
   GObject parent_instance;
 
   char *module;
+  /* Localised when first asked (only `tessera plugins` shows it): looking
+   * up the user's languages, which has GLib read locale.alias, was half
+   * of reading a manifest on every command's way to its type. */
   char *name;
+  GKeyFile *keyfile;      /* the manifest as read, for the name */
   char *manifest_path;
   char *module_path;
   GStrv resource_types;
@@ -55,6 +59,7 @@ tessera_plugin_info_finalize (GObject *object)
 
   g_free (self->module);
   g_free (self->name);
+  g_clear_pointer (&self->keyfile, g_key_file_unref);
   g_free (self->manifest_path);
   g_free (self->module_path);
   g_strfreev (self->resource_types);
@@ -102,6 +107,12 @@ const char *
 tessera_plugin_info_get_name (TesseraPluginInfo *self)
 {
   g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
+  if (g_once_init_enter (&self->name))
+    {
+      char *name = g_key_file_get_locale_string (self->keyfile, "Plugin", "Name", NULL, NULL);
+
+      g_once_init_leave (&self->name, name != NULL ? name : g_strdup (self->module));
+    }
   return self->name;
 }
 
@@ -275,9 +286,6 @@ _tessera_plugin_info_new_from_file (const char *dir,
   library = g_strconcat ("lib", module, ".so", NULL);
   info = g_object_new (TESSERA_TYPE_PLUGIN_INFO, NULL);
   info->module = g_steal_pointer (&module);
-  info->name = g_key_file_get_locale_string (keyfile, "Plugin", "Name", NULL, NULL);
-  if (info->name == NULL)
-    info->name = g_strdup (info->module);
   info->manifest_path = g_steal_pointer (&path);
   /* The module lives next to its manifest: only its name comes from data. */
   info->module_path = g_build_filename (dir, library, NULL);
@@ -285,6 +293,7 @@ _tessera_plugin_info_new_from_file (const char *dir,
   info->classes = checked_list (keyfile, "Classes", TRUE, info->manifest_path);
   info->process_types = checked_list (keyfile, "ProcessTypes", FALSE, info->manifest_path);
   info->stores = checked_list (keyfile, "Stores", FALSE, info->manifest_path);
+  info->keyfile = g_steal_pointer (&keyfile);
   return info;
 }
 

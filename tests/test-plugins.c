@@ -185,6 +185,40 @@ test_hostile_manifest (void)
   test_remove_tree (tmp);
 }
 
+/* A manifest's Name, localised as the user's languages say, else its
+ * Module: read when asked for, as it was with the rest of the manifest. */
+static void
+test_names_for_people (void)
+{
+  g_autofree char *tmp = test_make_tmpdir ();
+  g_autofree char *alpha = g_build_filename (tmp, "alpha.plugin", NULL);
+  g_autofree char *beta = g_build_filename (tmp, "beta.plugin", NULL);
+  g_autofree char *language = g_strdup (g_getenv ("LANGUAGE"));
+  const char *path[] = { tmp, NULL };
+  g_autoptr(TesseraRegistry) registry = tessera_registry_new (path);
+  g_autoptr(GPtrArray) plugins = NULL;
+
+  test_write_file (alpha, "[Plugin]\nModule=alpha\nName=Alpha tokens\nName[fr]=Jetons alpha\nResourceTypes=alpha\n");
+  test_write_file (beta, "[Plugin]\nModule=beta\nResourceTypes=beta\n");
+  g_setenv ("LANGUAGE", "fr", TRUE);
+  plugins = tessera_registry_list_plugins (registry);
+  g_assert_cmpuint (plugins->len, ==, 2);
+  for (guint i = 0; i < plugins->len; i++)
+    {
+      TesseraPluginInfo *info = g_ptr_array_index (plugins, i);
+      const char *expected = g_str_equal (tessera_plugin_info_get_module (info), "alpha") ? "Jetons alpha" : "beta";
+
+      g_assert_cmpstr (tessera_plugin_info_get_name (info), ==, expected);
+      /* The same string each time it is asked. */
+      g_assert_true (tessera_plugin_info_get_name (info) == tessera_plugin_info_get_name (info));
+    }
+  if (language != NULL)
+    g_setenv ("LANGUAGE", language, TRUE);
+  else
+    g_unsetenv ("LANGUAGE");
+  test_remove_tree (tmp);
+}
+
 static void
 test_broken_module (void)
 {
@@ -1265,6 +1299,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/registry/hostile-names", test_hostile_names);
   g_test_add_func ("/plugins/registry/hostile-manifest", test_hostile_manifest);
   g_test_add_func ("/plugins/registry/settings-from-text", test_settings_from_text);
+  g_test_add_func ("/plugins/registry/names-for-people", test_names_for_people);
   g_test_add_func ("/plugins/registry/broken-module", test_broken_module);
   g_test_add_func ("/plugins/registry/module-without-entry-point", test_module_without_entry_point);
   g_test_add_func ("/plugins/countertoken/processes", test_countertoken_processes);
