@@ -1076,10 +1076,13 @@ test_folder_path_open_below (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   g_clear_error (&error);
 
-  /* Never up. */
-  fd = tessera_folder_path_open_below (tmp_fd, tmp, "a/../a", NULL, NULL, &error);
+  /* Never up, refused before any step (a step may change a folder). */
+  g_ptr_array_set_size (seen, 0);
+  fd = tessera_folder_path_open_below (tmp_fd, tmp, "a/../a", record_step, seen, &error);
   g_assert_cmpint (fd, ==, -1);
+  g_assert_cmpint (errno, ==, EINVAL);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpuint (seen->len, ==, 0);
   g_clear_error (&error);
 
   /* A step that stops the walk: cancelled, where it stopped. */
