@@ -185,6 +185,16 @@ test_hostile_manifest (void)
   test_remove_tree (tmp);
 }
 
+/* An info made without a manifest (g_object_new, as a binding may) has
+ * no name: NULL, not a critical. */
+static void
+test_name_without_manifest (void)
+{
+  g_autoptr(TesseraPluginInfo) info = g_object_new (TESSERA_TYPE_PLUGIN_INFO, NULL);
+
+  g_assert_null (tessera_plugin_info_get_name (info));
+}
+
 /* A manifest's Name, localised as the user's languages say, else its
  * Module: read when asked for, as it was with the rest of the manifest. */
 static void
@@ -1300,6 +1310,7 @@ main (int argc, char **argv)
   g_test_add_func ("/plugins/registry/hostile-manifest", test_hostile_manifest);
   g_test_add_func ("/plugins/registry/settings-from-text", test_settings_from_text);
   g_test_add_func ("/plugins/registry/names-for-people", test_names_for_people);
+  g_test_add_func ("/plugins/registry/name-without-manifest", test_name_without_manifest);
   g_test_add_func ("/plugins/registry/broken-module", test_broken_module);
   g_test_add_func ("/plugins/registry/module-without-entry-point", test_module_without_entry_point);
   g_test_add_func ("/plugins/countertoken/processes", test_countertoken_processes);
