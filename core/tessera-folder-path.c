@@ -380,8 +380,9 @@ tessera_folder_path_open (const char  *path,
  * @folder_fd: a folder, opened (a pool's folder, as
  *   [func@Tessera.folder_path_open] opens it)
  * @folder_path: its path, for messages and for @step
- * @below: a folder inside it, relative to it (`gpus`, `site/gpus`): no
- *   `..`; empty for @folder_fd's own
+ * @below: a folder inside it, relative to it (`gpus`, `site/gpus`; a
+ *   leading `/` and `.` components are skipped): no `..`; empty for
+ *   @folder_fd's own
  * @step: (scope call) (nullable): given each folder on the way down,
  *   @below's own too, before the walk goes on
  * @user_data: (closure step): data for @step
@@ -405,7 +406,8 @@ tessera_folder_path_open (const char  *path,
  *   to close, or -1 with `errno` and @error set (a %G_IO_ERROR naming the
  *   folder that failed; a link or a file on the way is
  *   %G_IO_ERROR_NOT_DIRECTORY and `ENOTDIR`; a walk that @step stopped is
- *   %G_IO_ERROR_CANCELLED and `ECANCELED`)
+ *   %G_IO_ERROR_CANCELLED and `ECANCELED`; a `..` in @below is
+ *   %G_IO_ERROR_INVALID_ARGUMENT and `EINVAL`, before @step is called)
  */
 int
 tessera_folder_path_open_below (int                        folder_fd,
@@ -423,6 +425,14 @@ tessera_folder_path_open_below (int                        folder_fd,
   g_return_val_if_fail (folder_path != NULL && below != NULL, -1);
   path = g_build_filename (folder_path, below, NULL);
   push_components (&queue, below);
+  /* Refused before the first step: @step must not have run on the
+   * folders before a "..". */
+  for (GList *l = queue.head; l != NULL; l = l->next)
+    if (strcmp (l->data, "..") == 0)
+      {
+        g_queue_clear_full (&queue, g_free);
+        return fail (-1, EINVAL, error, path);
+      }
   fd = walk (folder_fd, folder_path, &queue, path,
              &(WalkRules) { .no_links = TRUE, .step = step, .step_data = user_data }, error);
   saved = errno;
