@@ -107,6 +107,9 @@ const char *
 tessera_plugin_info_get_name (TesseraPluginInfo *self)
 {
   g_return_val_if_fail (TESSERA_IS_PLUGIN_INFO (self), NULL);
+  /* Made without a manifest (g_object_new): no name to read. */
+  if (self->keyfile == NULL)
+    return self->module;
   if (g_once_init_enter (&self->name))
     {
       char *name = g_key_file_get_locale_string (self->keyfile, "Plugin", "Name", NULL, NULL);
