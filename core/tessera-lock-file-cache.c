@@ -21,6 +21,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
 
 /* Records changed in one refresh above which the index is written at once
  * (a fresh process's first scan read that many files: writing them costs
@@ -198,7 +201,16 @@ entry_free (gpointer data)
   g_clear_object (&entry->h.lock_file);
   g_clear_object (&entry->h.process);
   if (entry->block != NULL)
-    entry_block_release (entry->block);
+    {
+      EntryBlock *block = entry->block;
+
+#ifdef __SANITIZE_ADDRESS__
+      /* Its memory stays in the block: AddressSanitizer is told, so that
+       * a use after this free is caught as with an entry of its own. */
+      ASAN_POISON_MEMORY_REGION (entry, ENTRY_ALIGN (sizeof (Entry) + strlen (entry->h.name) + 1));
+#endif
+      entry_block_release (block);
+    }
   else
     g_free (entry);
 }
