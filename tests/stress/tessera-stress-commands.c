@@ -50,7 +50,8 @@
  *
  * With --fuse-host-joins too, the other way round: the real folder's
  * runs (containers with state folders of their own, kills) go alone for
- * the first N seconds (and until one container was killed), then the
+ * the first N seconds (and until a container was killed while its
+ * command ran, up to a minute past --seconds), then the
  * FUSE host joins, and from the marks on the pool is refused on either
  * side as above; the FUSE host need run no command (its first run finds
  * the real folder's marks), but containers must have run and been killed
@@ -80,6 +81,7 @@ typedef struct
   gboolean container, fuse, late;   /* late: started once both hosts' marks were seen */
   gint64 kill_at;             /* monotonic µs, 0: never */
   gint64 kill_after_start;    /* µs after its command's start (as the log shows) to kill it, 0: not so */
+  gboolean kill_when_running; /* kill_at was set once its command's start was seen */
   int pidfd;
   gboolean done;
 } Run;
@@ -93,6 +95,7 @@ typedef struct
   char *root, *config, *log_path, *state;
   GPtrArray *runs;
   guint serial, started, in_containers, kills, failed;
+  guint kills_running;        /* kills sent once the run's command was seen started */
   /* The FUSE host (--fuse-host-seconds): its namespaces' keeper (pid 1
    * there is `cat`, ended by closing its stdin), that process's pid, its
    * configuration, state, host name, and the pool's hosts/ as seen here. */
@@ -259,13 +262,17 @@ tend (Stress *s)
             {
               run->kill_at = now + run->kill_after_start;
               run->kill_after_start = 0;
+              run->kill_when_running = TRUE;
             }
         }
       if (!run->done && run->kill_at != 0 && now >= run->kill_at && run->pidfd >= 0)
         {
           log_kill (s, run->id);
           if (syscall (SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0) == 0)
-            s->kills++;
+            {
+              s->kills++;
+              s->kills_running += run->kill_when_running;
+            }
           run->kill_at = 0;
         }
       if (run->done)
@@ -614,11 +621,17 @@ main (int argc, char **argv)
       for (int side = 0; side < 2; side++)
         {
           gboolean first = s.fuse_joins ? side == 0 : side == 1;
+          /* A kill of a command seen running, not just of a run: one
+           * sent while it waited may leave the audit no kill of a
+           * running command (a loaded machine starts few commands). */
           gboolean alone_done = g_get_monotonic_time () >= real_from &&
-                                (s.fuse_joins ? s.kills > 0 : s.fuse_ran > 0);
+                                (s.fuse_joins ? s.kills_running > 0 : s.fuse_ran > 0);
+          /* With --fuse-host-joins the FUSE host waits for that kill up
+           * to a minute past --seconds (the runs go on until then). */
+          gint64 alone_until = end + (s.fuse_joins ? 60 * G_USEC_PER_SEC : 0);
 
           if ((side == 1 && s.fuse_host == NULL) ||
-              (s.fuse_host != NULL && !first && !alone_done && g_get_monotonic_time () < end) ||
+              (s.fuse_host != NULL && !first && !alone_done && g_get_monotonic_time () < alone_until) ||
               (s.fuse_host == NULL && g_get_monotonic_time () < real_from))
             continue;
           while (running_on (&s, side == 1) < (guint) s.processes &&
