@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* The file: MAGIC, the jobs/ folder's device and inode, the pool's path
@@ -33,7 +34,7 @@
 
 typedef struct
 {
-  const char *name;       /* in the file's buffer or in owned_name */
+  const char *name;       /* in the file's mapping or in owned_name */
   const char *data;       /* likewise */
   gsize length;
   const char *summary;    /* likewise; NULL: none */
@@ -58,7 +59,10 @@ struct _TesseraLockFileIndex
   guint64 jobs_dev;
   guint64 jobs_ino;
   gboolean read_only;
-  char *buffer;           /* the file as read: records point into it */
+  /* The file, mapped (records point into it): never changed under us, as
+   * it is only ever replaced whole (a rename) in a folder of ours alone. */
+  void *map;
+  gsize map_length;
   GArray *loaded;         /* the file's Records, in one block; NULL: none */
   /* name → Record (in loaded, or one of put's); NULL until needed: while
    * names are looked up in the order of the file, @next finds them. */
@@ -271,10 +275,9 @@ records (TesseraLockFileIndex *index)
 static void
 load (TesseraLockFileIndex *index)
 {
-  g_autofree char *data = NULL;
   int dir_fd = open_index_folder (index, FALSE);
   struct stat st;
-  gsize got = 0;
+  void *data;
   int fd;
 
   if (dir_fd < 0)
@@ -290,26 +293,25 @@ load (TesseraLockFileIndex *index)
       close (fd);
       return;
     }
-  /* One byte more than its size: a file that grows is not the one stat'd. */
-  data = g_malloc ((gsize) st.st_size + 1);
-  for (;;)
-    {
-      ssize_t r = read (fd, data + got, (gsize) st.st_size + 1 - got);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        break;
-      got += r;
-      if (got > (gsize) st.st_size)
-        break;
-    }
+  /* Mapped rather than read: a fresh process with 10 000 holders faulted
+   * in each page of a copy (two megabytes) one by one; the mapping shares
+   * the page cache's and is filled in one call. Only the size stat'd is
+   * used, and its hash proves it whole. */
+  data = mmap (NULL, (gsize) st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   close (fd);
-  if (got != (gsize) st.st_size || !parse (index, data, got))
+  if (data == MAP_FAILED)
     {
-      g_debug ("Ignoring %s: not a whole index of this pool", index->path);
+      g_debug ("Ignoring %s: cannot map it (%s)", index->path, g_strerror (errno));
       return;
     }
-  index->buffer = g_steal_pointer (&data);
+  if (!parse (index, data, (gsize) st.st_size))
+    {
+      g_debug ("Ignoring %s: not a whole index of this pool", index->path);
+      munmap (data, (gsize) st.st_size);
+      return;
+    }
+  index->map = data;
+  index->map_length = (gsize) st.st_size;
 }
 
 TesseraLockFileIndex *
@@ -347,7 +349,8 @@ _tessera_lock_file_index_free (TesseraLockFileIndex *index)
     return;
   g_clear_pointer (&index->records, g_hash_table_unref);
   g_clear_pointer (&index->loaded, g_array_unref);
-  g_free (index->buffer);
+  if (index->map != NULL)
+    munmap (index->map, index->map_length);
   g_free (index->folder_path);
   g_free (index->file_name);
   g_free (index->path);
