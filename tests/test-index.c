@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -476,6 +477,63 @@ forge_index (Fixture *f, const char *dest)
   return changed;
 }
 
+/* The names the index records, in its order (see the format in
+ * tessera-lock-file-index.c: magic line, device, inode, pool path, then
+ * records up to a zero name length). */
+static GPtrArray *
+index_names (Fixture *f)
+{
+  g_autofree char *path = index_path (f);
+  g_autofree char *data = NULL;
+  g_autoptr(GError) error = NULL;
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  const char *p, *end;
+  guint32 n;
+  gsize length;
+
+  g_file_get_contents (path, &data, &length, &error);
+  g_assert_no_error (error);
+  p = memchr (data, '\n', length);
+  g_assert_nonnull (p);
+  end = data + length - 8;
+  p += 1 + 16;
+  memcpy (&n, p, 4);
+  p += 4 + n;
+  for (;;)
+    {
+      guint32 text;
+
+      g_assert_cmpint (end - p, >=, 4);
+      memcpy (&n, p, 4);
+      p += 4;
+      if (n == 0)
+        break;
+      g_ptr_array_add (names, g_strdup (p));
+      p += n + 4 * 8;
+      memcpy (&text, p, 4);
+      p += 4 + text;
+      memcpy (&n, p, 4);
+      p += 4 + n;
+    }
+  return names;
+}
+
+/* jobs/'s lock file names, in its readdir order. */
+static GPtrArray *
+jobs_names (Fixture *f)
+{
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  DIR *dir = opendir (f->jobs);
+  struct dirent *d;
+
+  g_assert_nonnull (dir);
+  while ((d = readdir (dir)) != NULL)
+    if (g_str_has_suffix (d->d_name, ".json"))
+      g_ptr_array_add (names, g_strdup (d->d_name));
+  closedir (dir);
+  return names;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Tests */
 
@@ -500,6 +558,34 @@ test_missing (Fixture *f, gconstpointer data)
   }
   assert_counts_truth (f);
   wait_index_covers_all (f);
+}
+
+/* The index keeps jobs/'s readdir order, in which the next fresh process
+ * looks its names up (each decoded where the last one ended): also when
+ * the process that rewrote it met some names in that order before one
+ * that had changed, and the rest through its table. */
+static void
+test_order_kept (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) before = NULL;
+  g_autoptr(GPtrArray) recorded = NULL;
+  g_autoptr(GPtrArray) listed = NULL;
+  const char *middle;
+
+  add_holders (f, HOLDERS);
+  wait_index_covers_all (f);
+  before = index_names (f);
+  g_assert_cmpuint (before->len, ==, HOLDERS);
+  /* One in the middle of the file's order changed (a new inode). */
+  middle = g_ptr_array_index (before, HOLDERS / 2);
+  write_holder (f, middle, 3);
+  assert_counts_truth (f);
+  wait_index_covers_all (f);
+  recorded = index_names (f);
+  listed = jobs_names (f);
+  g_assert_cmpuint (recorded->len, ==, listed->len);
+  for (guint i = 0; i < listed->len; i++)
+    g_assert_cmpstr (g_ptr_array_index (recorded, i), ==, g_ptr_array_index (listed, i));
 }
 
 /* Tessera peers change jobs/ (atomic writes: new inodes) between two
@@ -965,6 +1051,7 @@ main (int argc, char **argv)
   ADD ("/index/missing/old-indexes-pruned", NULL, test_prune);
   ADD ("/index/stale/tessera-peer-changes", NULL, test_stale);
   ADD ("/index/stale/python-peer-in-place", NULL, test_python_peer);
+  ADD ("/index/order/readdir-order-kept", NULL, test_order_kept);
   ADD ("/index/lazy/run-builds-no-holder-of-the-index", NULL, test_lazy_holders);
   ADD ("/index/lazy/mutex-counted-from-the-index", NULL, test_lazy_mutex);
   ADD ("/index/status/verdicts-shown-none-acted-on", NULL, test_status_verdicts);
