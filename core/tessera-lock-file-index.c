@@ -63,11 +63,19 @@ struct _TesseraLockFileIndex
    * it is only ever replaced whole (a rename) in a folder of ours alone. */
   void *map;
   gsize map_length;
-  GArray *loaded;         /* the file's Records, in one block; NULL: none */
+  /* The file's records, in the mapping: not decoded ahead. A fresh
+   * process looks its names up in the file's order, each decoded where
+   * the cursor is; Records are made (in loaded) only for the table. With
+   * 10 000 holders they took a megabyte of fresh pages, a fault each. */
+  const char *first;      /* NULL: no file */
+  const char *end;        /* the mapping's end, less the hash */
+  guint n_loaded;
+  const char *cursor;     /* the record expected next */
+  GArray *loaded;         /* the file's Records, in one block, once the table is made */
   /* name → Record (in loaded, or one of put's); NULL until needed: while
    * names are looked up in the order of the file, @next finds them. */
   GHashTable *records;
-  guint next;             /* the record of loaded expected next */
+  guint next;             /* the number of the record at cursor */
   guint seen;             /* the last Record.seen given */
   gboolean dropped;       /* a name was dropped without the table */
   guint changes;
@@ -76,7 +84,7 @@ struct _TesseraLockFileIndex
 static void
 record_free (Record *record)
 {
-  /* The file's records live in one block (index->loaded), not one each:
+  /* The file's Records live in one block (index->loaded), not one each:
    * 10 000 allocations cost as much as reading the file. */
   if (record->owned_name == NULL)
     return;
@@ -202,14 +210,46 @@ is_record_name (const char *name)
   return is_record_name_of_length (name, strlen (name));
 }
 
+/* The record at @c, pointing into the file: FALSE at the end (a zero
+ * name length), or with *@bad set when it is not one. */
+static gboolean
+decode (Cursor *c, Record *record, gboolean *bad)
+{
+  guint32 n, text_length;
+
+  memset (record, 0, sizeof *record);
+  *bad = TRUE;
+  if (!take (c, &n, 4))
+    return FALSE;
+  if (n == 0)
+    {
+      *bad = FALSE;
+      return FALSE;
+    }
+  if ((record->name = take_string (c, n)) == NULL || !is_record_name_of_length (record->name, n - 1) ||
+      !take (c, &record->ino, 8) || !take (c, &record->size, 8) || !take (c, &record->mtime_ns, 8) ||
+      !take (c, &record->ctime_ns, 8) || !take (c, &text_length, 4) ||
+      text_length > MAX_RECORD_TEXT || (gsize) (c->end - c->p) < text_length)
+    return FALSE;
+  record->data = c->p;
+  record->length = text_length;
+  c->p += text_length;
+  if (!take (c, &n, 4) || (n != 0 && ((record->summary = take_string (c, n)) == NULL)))
+    return FALSE;
+  *bad = FALSE;
+  return TRUE;
+}
+
 static gboolean
 parse (TesseraLockFileIndex *index, const char *data, gsize length)
 {
   Cursor c = { data, data + length };
-  g_autoptr(GArray) loaded = NULL;
   guint64 dev, ino, sum;
   guint32 n;
-  const char *pool_path;
+  const char *pool_path, *first;
+  gboolean bad;
+  Record record;
+  guint count = 0;
 
   if (length < MAGIC_LENGTH + 8 || memcmp (data, MAGIC, MAGIC_LENGTH) != 0)
     return FALSE;
@@ -223,32 +263,15 @@ parse (TesseraLockFileIndex *index, const char *data, gsize length)
     return FALSE;
   if (dev != index->jobs_dev || ino != index->jobs_ino || strcmp (pool_path, index->pool_path) != 0)
     return FALSE;   /* another pool's (a collision), or jobs/ made again */
-  /* A record takes a few hundred bytes: sized so it seldom grows. */
-  loaded = g_array_sized_new (FALSE, TRUE, sizeof (Record), (guint) (length / 256) + 1);
-  for (;;)
-    {
-      Record record = { 0 };
-      guint32 text_length;
-
-      if (!take (&c, &n, 4))
-        return FALSE;
-      if (n == 0)
-        break;
-      if ((record.name = take_string (&c, n)) == NULL || !is_record_name_of_length (record.name, n - 1) ||
-          !take (&c, &record.ino, 8) || !take (&c, &record.size, 8) || !take (&c, &record.mtime_ns, 8) ||
-          !take (&c, &record.ctime_ns, 8) || !take (&c, &text_length, 4) ||
-          text_length > MAX_RECORD_TEXT || (gsize) (c.end - c.p) < text_length)
-        return FALSE;
-      record.data = c.p;
-      record.length = text_length;
-      c.p += text_length;
-      if (!take (&c, &n, 4) || (n != 0 && ((record.summary = take_string (&c, n)) == NULL)))
-        return FALSE;
-      g_array_append_val (loaded, record);
-    }
-  if (c.p != c.end)
+  /* Every record is checked here, once: decoding one again later cannot fail. */
+  first = c.p;
+  while (decode (&c, &record, &bad))
+    count++;
+  if (bad || c.p != c.end)
     return FALSE;
-  index->loaded = g_steal_pointer (&loaded);
+  index->first = index->cursor = first;
+  index->end = c.end;
+  index->n_loaded = count;
   return TRUE;
 }
 
@@ -262,10 +285,25 @@ records (TesseraLockFileIndex *index)
   if (index->records != NULL)
     return index->records;
   index->records = g_hash_table_new_full (_tessera_lock_file_name_hash, g_str_equal, NULL, (GDestroyNotify) record_free);
-  for (guint i = 0; index->loaded != NULL && i < index->loaded->len; i++)
+  if (index->first != NULL)
     {
-      Record *record = &g_array_index (index->loaded, Record, i);
-      g_hash_table_replace (index->records, (gpointer) record->name, record);
+      Cursor c = { index->first, index->end };
+      Record record;
+      gboolean bad;
+
+      index->loaded = g_array_sized_new (FALSE, FALSE, sizeof (Record), index->n_loaded);
+      while (decode (&c, &record, &bad))
+        {
+          /* Those before the cursor were looked up in order, one by one. */
+          if (index->loaded->len < index->next)
+            record.seen = index->loaded->len + 1;
+          g_array_append_val (index->loaded, record);
+        }
+      for (guint i = 0; i < index->loaded->len; i++)
+        {
+          Record *loaded = &g_array_index (index->loaded, Record, i);
+          g_hash_table_replace (index->records, (gpointer) loaded->name, loaded);
+        }
     }
   return index->records;
 }
@@ -374,15 +412,27 @@ _tessera_lock_file_index_lookup (TesseraLockFileIndex *index,
                                  gsize                *length,
                                  const char          **summary)
 {
-  Record *record = NULL;
+  Record *record = NULL, in_order;
+  gboolean bad;
 
-  if (index->records == NULL && index->loaded != NULL && index->next < index->loaded->len &&
-      strcmp (g_array_index (index->loaded, Record, index->next).name, name) == 0)
-    record = &g_array_index (index->loaded, Record, index->next++);
-  else if (index->records != NULL || index->loaded != NULL)
-    record = g_hash_table_lookup (records (index), name);
-  if (record != NULL && record->seen == 0)
-    record->seen = ++index->seen;
+  if (index->records == NULL && index->first != NULL && index->next < index->n_loaded)
+    {
+      Cursor c = { index->cursor, index->end };
+
+      if (decode (&c, &in_order, &bad) && strcmp (in_order.name, name) == 0)
+        {
+          /* Its seen is its number, which records() gives it. */
+          record = &in_order;
+          index->cursor = c.p;
+          index->seen = ++index->next;
+        }
+    }
+  if (record == NULL && (index->records != NULL || index->first != NULL))
+    {
+      record = g_hash_table_lookup (records (index), name);
+      if (record != NULL && record->seen == 0)
+        record->seen = ++index->seen;
+    }
   if (record == NULL || !S_ISREG (st->st_mode) || record->ino != (guint64) st->st_ino ||
       record->size != (gint64) st->st_size || record->mtime_ns != _tessera_stat_mtime_ns (st) ||
       record->ctime_ns != _tessera_stat_ctime_ns (st))
@@ -440,11 +490,13 @@ _tessera_lock_file_index_drop (TesseraLockFileIndex *index,
    * than the table, which the next drop makes. */
   if (index->records == NULL && !index->dropped)
     {
-      gboolean found = FALSE;
+      Cursor c = { index->first, index->end };
+      gboolean found = FALSE, bad;
+      Record record;
 
       index->dropped = TRUE;
-      for (guint i = 0; index->loaded != NULL && i < index->loaded->len && !found; i++)
-        found = strcmp (g_array_index (index->loaded, Record, i).name, name) == 0;
+      while (!found && index->first != NULL && decode (&c, &record, &bad))
+        found = strcmp (record.name, name) == 0;
       if (!found)
         return;
     }
