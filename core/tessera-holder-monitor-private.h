@@ -21,9 +21,10 @@ typedef struct
   gint64 mtime_ns;
   goffset size;
   TesseraProcess *process;            /* from the file or from <job_uri>.pid */
-  gboolean spec_unreadable;           /* the file's "process" could not be read: unknown, no .pid asked */
-  gboolean watched;
-  gboolean lock_seen_held;            /* its job lock was seen held: its job ran */
+  /* Bits: one of these is in each of a fresh process's 10 000 entries. */
+  guint spec_unreadable : 1;          /* the file's "process" could not be read: unknown, no .pid asked */
+  guint watched : 1;
+  guint lock_seen_held : 1;           /* its job lock was seen held: its job ran */
   gint64 first_seen_us;               /* monotonic: when this host first saw it; 0: not asked */
   gint64 lock_free_since_us;          /* monotonic: its job lock first seen free; 0: not */
 } TesseraHolder;

@@ -44,21 +44,24 @@ typedef struct
 typedef struct
 {
   TesseraHolder h;                    /* name, lock file, identity, holder */
-  gboolean accounted;
-  gboolean truncated;                 /* empty or cut short: holds all until it reads, or ages away */
-  gboolean whole;                     /* names a job, amount unreadable: holds all */
+  /* Bits, not gbooleans: a fresh process makes 10 000 entries, and each
+   * page of them is a fault. */
+  guint accounted : 1;
+  guint truncated : 1;                /* empty or cut short: holds all until it reads, or ages away */
+  guint whole : 1;                    /* names a job, amount unreadable: holds all */
   /* Could not be read at all (no permission, no descriptor left): holds
    * all, read again on every refresh. */
-  gboolean unreadable;
+  guint unreadable : 1;
   /* Unreadable for what its stat shows (a FIFO, socket, device or folder
    * named like a lock file): never opened, looked at again only when its
    * stat changes. */
-  gboolean not_a_file;
+  guint not_a_file : 1;
   /* Unreadable for its complete text, which the strict scan refuses (a
    * lone surrogate, bytes that are not UTF-8): no writer leaves it
    * half-way, so it never ages away; read again only when its stat
    * changes. */
-  gboolean refused;
+  guint refused : 1;
+  mode_t type;                        /* S_IFMT of the stat: a link re-made as a file is new */
   char *problem;                      /* why an unreadable entry holds all */
   /* Taken from the index by a lazy view, not built yet (h.lock_file and
    * h.process NULL): counted through its stand-in. Unused while
@@ -70,7 +73,6 @@ typedef struct
    * compare with; NULL: the stat proves the text. */
   GBytes *racy_text;
   gint64 racy_since;                  /* monotonic, just after that first read */
-  mode_t type;                        /* S_IFMT of the stat: a link re-made as a file is new */
   EntryBlock *block;                  /* where it was made; NULL: an allocation of its own */
 } Entry;
 
@@ -502,7 +504,7 @@ load_entry (TesseraLockFileCache *cache, const char *name, Entry *old, const str
 {
   g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
-  gboolean holder_unknown = FALSE;
+  gboolean holder_unknown = FALSE, whole = FALSE, truncated = FALSE;
   const char *recorded = NULL;
   const char *summary = NULL;
   gsize length = 0;
@@ -611,8 +613,10 @@ load_entry (TesseraLockFileCache *cache, const char *name, Entry *old, const str
               return;
             }
           entry->h.lock_file = _tessera_lock_file_salvage_failed (cache->lock_file_type, path, OWNER_NAME (cache),
-                                                                  data, length, error, &entry->whole,
-                                                                  &holder_unknown, &entry->truncated, &refused);
+                                                                  data, length, error, &whole,
+                                                                  &holder_unknown, &truncated, &refused);
+          entry->whole = whole;
+          entry->truncated = truncated;
           if (refused != NULL)
             {
               /* Complete, refused: it holds everything until removed. */

@@ -40,8 +40,8 @@ typedef struct
 {
   TesseraDynamicLockFile *stand_in;
   const char *text;
-  gsize length;
   gint64 mtime_ns;
+  guint32 length;     /* the index keeps no text of more than 64 KiB */
   uid_t uid;
 } TesseraRecorded;
 

@@ -94,8 +94,11 @@ _tessera_recorded_init (TesseraRecorded   *recorded,
                         gsize              length,
                         const struct stat *st)
 {
-  TesseraDynamicLockFile *stand_in = stand_ins_get (stand_ins, summary);
+  TesseraDynamicLockFile *stand_in;
 
+  if (length > G_MAXUINT32)
+    return FALSE;
+  stand_in = stand_ins_get (stand_ins, summary);
   if (stand_in == NULL)
     return FALSE;
   /* Not a reference: the table keeps each stand-in for as long as the
@@ -103,7 +106,7 @@ _tessera_recorded_init (TesseraRecorded   *recorded,
    * thousands of holders costs more than counting them. */
   recorded->stand_in = stand_in;
   recorded->text = text;
-  recorded->length = length;
+  recorded->length = (guint32) length;
   recorded->mtime_ns = _tessera_stat_mtime_ns (st);
   recorded->uid = st->st_uid;
   return TRUE;
