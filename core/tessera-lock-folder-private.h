@@ -101,12 +101,20 @@ void        _tessera_lock_folder_make_jobs        (TesseraLockFolder  *folder);
 gboolean    _tessera_lock_folder_stat_job         (TesseraLockFolder  *folder,
                                                    const char         *name,
                                                    struct stat        *st);
-/* The lock file names in jobs/, read through a descriptor that follows
- * no link (NULL, errno set, when jobs/ cannot be read); on the way, unless
- * @read_only, removes the temporaries of writers dead for @min_age. */
-GPtrArray  *_tessera_lock_folder_list_jobs        (TesseraLockFolder  *folder,
+/* Called with each lock file name of jobs/ and jobs/ itself, open. */
+typedef void (*TesseraJobNameFunc) (const char *name,
+                                    int         jobs_fd,
+                                    gpointer    user_data);
+/* Calls @func with the lock file names in jobs/, in its readdir order,
+ * read through a descriptor that follows no link; on the way, unless
+ * @read_only, removes the temporaries of writers dead for @min_age. FALSE,
+ * errno set, when jobs/ cannot be read (or not to its end: @func may have
+ * been called for some names). */
+gboolean    _tessera_lock_folder_foreach_job      (TesseraLockFolder  *folder,
                                                    double              min_age,
-                                                   gboolean            read_only);
+                                                   gboolean            read_only,
+                                                   TesseraJobNameFunc  func,
+                                                   gpointer            user_data);
 /* Removes jobs/@name if it is still the regular file @ino, never through
  * a link. FALSE when it is not (gone, replaced): nothing was removed. */
 gboolean    _tessera_lock_folder_remove_job       (TesseraLockFolder  *folder,
