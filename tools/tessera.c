@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gi18n-lib.h>
@@ -80,12 +81,70 @@ cmd_help (int argc, char **argv)
  * pidfds); a few more for the command, its gate and its fence. */
 #define DESCRIPTORS_NEEDED 64
 
+/* The descriptors open below @limit, listed in /proc/self/fd (but the
+ * one that lists them); -1 when it cannot be read (no /proc, or no
+ * descriptor left to read it with). */
+static gint64
+count_open_descriptors (guint64 limit)
+{
+  DIR *dir = opendir ("/proc/self/fd");
+  struct dirent *entry;
+  gint64 count = 0;
+
+  if (dir == NULL)
+    return -1;
+  errno = 0;
+  while ((entry = readdir (dir)) != NULL)
+    {
+      char *end;
+      guint64 fd;
+
+      if (entry->d_name[0] == '.')
+        continue;
+      fd = g_ascii_strtoull (entry->d_name, &end, 10);
+      if (end == entry->d_name || *end != '\0')
+        break;   /* not a descriptor's number: trust nothing of it */
+      if (fd < limit && fd != (guint64) dirfd (dir))
+        count++;
+    }
+  if (entry != NULL || errno != 0)
+    count = -1;
+  closedir (dir);
+  return count;
+}
+
+/* Whether DESCRIPTORS_NEEDED descriptors can be had, told in a handful of
+ * calls rather than ~130 (each costs, on a virtual machine above all):
+ * the free numbers under the soft limit, counted, and one eventfd, which
+ * alone shows that the kind GLib needs can be made now (the system's
+ * limit, fs.file-max, can only be seen by trying). FALSE when unsure:
+ * the caller then opens them one by one. */
+static gboolean
+descriptors_free (void)
+{
+  struct rlimit now;
+  guint64 limit;
+  gint64 open;
+  int fd;
+
+  if (getrlimit (RLIMIT_NOFILE, &now) < 0)
+    return FALSE;
+  limit = now.rlim_cur == RLIM_INFINITY ? G_MAXUINT64 : (guint64) now.rlim_cur;
+  fd = eventfd (0, EFD_CLOEXEC);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
+  open = count_open_descriptors (limit);
+  return open >= 0 && (guint64) open <= limit && limit - (guint64) open >= DESCRIPTORS_NEEDED;
+}
+
 /* Makes sure that descriptors do not run out half-way through a command,
  * nor in GLib, which aborts when it cannot make the eventfd of a main
  * context: raises the soft limit to the hard one (the command gets the
- * first back, see gated_child()), then opens DESCRIPTORS_NEEDED of them.
- * FALSE, with one line said, when they cannot be had. Before any thread
- * or main context. */
+ * first back, see gated_child()), then checks that DESCRIPTORS_NEEDED of
+ * them are free (descriptors_free()), or else opens them, which tells
+ * how many could be. FALSE, with one line said, when they cannot be had.
+ * Before any thread or main context. */
 static gboolean
 ensure_descriptors (int *status)
 {
@@ -100,6 +159,8 @@ ensure_descriptors (int *status)
       /* An infinite hard limit is more than the kernel allows: kept as it is. */
       start_nofile_raised = setrlimit (RLIMIT_NOFILE, &raised) == 0;
     }
+  if (descriptors_free ())
+    return TRUE;
   /* The kind GLib makes for a main context, then copies. */
   fd = eventfd (0, EFD_CLOEXEC);
   if (fd < 0 && errno != EMFILE && errno != ENFILE)
