@@ -39,17 +39,105 @@ static sigset_t start_ignored;
 struct rlimit start_nofile;
 gboolean start_nofile_raised;
 
+/* A signal mask of /proc/self/status (@field: "\nSigIgn:"): bit N-1 for
+ * signal N. FALSE when it is not there, or cut short. */
+static gboolean
+status_signal_mask (const char *status, const char *field, guint64 *mask)
+{
+  const char *start = strstr (status, field);
+  char *end;
+
+  if (start == NULL)
+    return FALSE;
+  start += strlen (field);
+  *mask = g_ascii_strtoull (start, &end, 16);
+  return end != start && *end == '\n';
+}
+
+/* The signals this process ignores and those it catches, from
+ * /proc/self/status: one open, read and close instead of a sigaction()
+ * per signal. FALSE when it cannot be read (no /proc). */
+static gboolean
+read_signal_dispositions (guint64 *ignored, guint64 *caught)
+{
+  char status[4096];
+  size_t len = 0;
+  ssize_t n;
+  int fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0)
+    return FALSE;
+  /* Bounded: the masks come within the first two kilobytes. */
+  while (len < sizeof status - 1)
+    {
+      n = read (fd, status + len, sizeof status - 1 - len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      len += (size_t) n;
+    }
+  close (fd);
+  status[len] = '\0';
+  return status_signal_mask (status, "\nSigIgn:", ignored) && status_signal_mask (status, "\nSigCgt:", caught);
+}
+
 void
 remember_start_signals (void)
 {
+  guint64 ignored, caught;
+
   sigemptyset (&start_ignored);
   pthread_sigmask (SIG_SETMASK, NULL, &start_mask);
+  if (read_signal_dispositions (&ignored, &caught))
+    {
+      /* sigaddset() refuses the C library's own signals, as sigaction()
+       * does in the loop below. */
+      for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+        if (ignored & (G_GUINT64_CONSTANT (1) << (sig - 1)))
+          sigaddset (&start_ignored, sig);
+      return;
+    }
   for (int sig = 1; sig < NSIG; sig++)
     {
       struct sigaction sa;
 
       if (sigaction (sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
         sigaddset (&start_ignored, sig);
+    }
+}
+
+/* The signals the command's process sets back to what they were at start
+ * (see gated_spawn()); @count -1: all of them. */
+typedef struct
+{
+  int count;
+  int signals[NSIG];
+} SignalsToRestore;
+
+/* Worked out before the fork (the child may only use the result): those
+ * ignored now but not at start, or the other way round, and those this
+ * process catches, whose handlers must not run in the child while it
+ * waits at its gate (nor in a watcher), and which exec would leave at
+ * SIG_DFL where SIG_IGN was asked. */
+static void
+signals_to_restore (SignalsToRestore *restore)
+{
+  guint64 ignored, caught;
+
+  restore->count = -1;
+  if (!read_signal_dispositions (&ignored, &caught))
+    return;
+  restore->count = 0;
+  for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+    {
+      guint64 bit = G_GUINT64_CONSTANT (1) << (sig - 1);
+      gboolean was_ignored = sigismember (&start_ignored, sig) == 1;
+
+      if (sig == SIGKILL || sig == SIGSTOP)
+        continue;
+      if ((caught & bit) || (!!(ignored & bit)) != was_ignored)
+        restore->signals[restore->count++] = sig;
     }
 }
 
@@ -285,7 +373,8 @@ gated_read_environment (int gate)
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 G_GNUC_NORETURN static void
-gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv)
+gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, char **sh_argv,
+             const SignalsToRestore *restore)
 {
   struct sigaction dfl = { 0 }, ign = { 0 };
   gboolean denied = FALSE;
@@ -296,9 +385,15 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
 
   dfl.sa_handler = SIG_DFL;
   ign.sa_handler = SIG_IGN;
-  for (int sig = 1; sig < NSIG; sig++)
-    if (sig != SIGKILL && sig != SIGSTOP)
-      sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
+  if (restore->count < 0)
+    {
+      for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+          sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
+    }
+  else
+    for (int i = 0; i < restore->count; i++)
+      sigaction (restore->signals[i], sigismember (&start_ignored, restore->signals[i]) ? &ign : &dfl, NULL);
   pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
 
   /* The gate opens once the lock files name this process; end-of-file
@@ -356,6 +451,7 @@ gated_spawn (char **command, int keep_fd, Gated *gated, GError **error)
   g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) sh_argv = g_ptr_array_new ();
   int gate[2] = { -1, -1 }, report[2] = { -1, -1 };
+  SignalsToRestore restore;
   sigset_t all, saved;
   int fork_errno;
   GPid pid;
@@ -391,6 +487,7 @@ gated_spawn (char **command, int keep_fd, Gated *gated, GError **error)
                    g_strerror (pipe_errno));
       return FALSE;
     }
+  signals_to_restore (&restore);
   /* No handler of this process may run in the child before it resets them. */
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &saved);
@@ -400,7 +497,8 @@ gated_spawn (char **command, int keep_fd, Gated *gated, GError **error)
     {
       close (gate[1]);
       close (report[0]);
-      gated_child (gate[0], report[1], keep_fd, (char **) candidates->pdata, command, (char **) sh_argv->pdata);
+      gated_child (gate[0], report[1], keep_fd, (char **) candidates->pdata, command, (char **) sh_argv->pdata,
+                   &restore);
     }
   pthread_sigmask (SIG_SETMASK, &saved, NULL);
   close (gate[0]);
