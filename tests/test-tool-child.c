@@ -219,6 +219,74 @@ test_ignored_signal_not_forwarded (Fixture *f, gconstpointer data)
   g_assert_cmpint (test_exit_code (run), ==, 128 + SIGTERM);
 }
 
+/* What a test command starts with: SIGHUP, SIGPIPE (which the wrapper
+ * ignores itself), SIGUSR1 and SIGSEGV (a handler of the wrapper's under
+ * a sanitizer) ignored when @data, else at their default. */
+static void
+set_start_signals (gpointer data)
+{
+  const int signals[] = { SIGHUP, SIGPIPE, SIGUSR1, SIGSEGV };
+
+  for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
+    signal (signals[i], data != NULL ? SIG_IGN : SIG_DFL);
+}
+
+/* The SigIgn mask of `cat /proc/self/status` started as set_start_signals()
+ * says (@ignored), through `tessera run --need @need` unless @need is NULL. */
+static guint64
+command_ignored_signals (Fixture *f, gboolean ignored, const char *need)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GStrvBuilder) argv = g_strv_builder_new ();
+  g_autofree char *state = g_build_filename (f->tmp, "state", NULL);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_auto(GStrv) args = NULL;
+  const char *line;
+
+  if (need != NULL)
+    g_strv_builder_add_many (argv, g_getenv ("TESSERA_TOOL"), "--config", f->config, "run", "--need", need, "--",
+                             NULL);
+  g_strv_builder_add_many (argv, "cat", "/proc/self/status", NULL);
+  args = g_strv_builder_end (argv);
+  g_subprocess_launcher_setenv (launcher, "XDG_STATE_HOME", state, TRUE);
+  g_subprocess_launcher_set_child_setup (launcher, set_start_signals, ignored ? f : NULL, NULL);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) args, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (test_exit_code (process), ==, 0);
+  line = strstr (out, "\nSigIgn:");
+  g_assert_nonnull (line);
+  g_test_message ("%s, %s: %.24s", ignored ? "ignored" : "default", need ? need : "directly", line + 1);
+  return g_ascii_strtoull (line + strlen ("\nSigIgn:"), NULL, 16);
+}
+
+/* The command starts with the very signals ignored that the wrapper
+ * started with, no more (SIGPIPE, which the wrapper ignores, is at its
+ * default again), no fewer (SIGSEGV stays ignored even where the wrapper
+ * handles it); on a lease pool too, whose command a watcher forks. */
+static void
+test_start_signals_reach_command (Fixture *f, gconstpointer data)
+{
+  g_autofree char *content = g_strdup_printf ("[resource r]\ntype=countertoken\npath=%s/r\ntotal=1\n\n"
+                                              "[resource leased]\ntype=countertoken\npath=%s/leased\ntotal=1\n"
+                                              "host-lease=30\n", f->tmp, f->tmp);
+  const char *needs[] = { "r", "leased" };
+  const guint64 hup = G_GUINT64_CONSTANT (1) << (SIGHUP - 1), pipe = G_GUINT64_CONSTANT (1) << (SIGPIPE - 1);
+
+  test_write_file (f->config, content);
+  for (int ignored = 0; ignored < 2; ignored++)
+    {
+      guint64 direct = command_ignored_signals (f, ignored, NULL);
+
+      g_assert_cmpuint (direct & (hup | pipe), ==, ignored ? hup | pipe : 0);
+      for (guint n = 0; n < G_N_ELEMENTS (needs); n++)
+        g_assert_cmphex (command_ignored_signals (f, ignored, needs[n]), ==, direct);
+    }
+}
+
 /* The terminal is a pseudo-terminal whose session the wrapper leads. */
 static void
 become_terminal_session (gpointer data)
@@ -458,6 +526,7 @@ main (int argc, char **argv)
   ADD ("/tool/run/inherited-fd-reaches-command", test_inherited_fd);
   ADD ("/tool/run/ignored-signal-stays-ignored", test_ignored_signal_stays_ignored);
   ADD ("/tool/run/ignored-signal-not-forwarded", test_ignored_signal_not_forwarded);
+  ADD ("/tool/run/start-signals-reach-command", test_start_signals_reach_command);
   ADD ("/tool/run/one-ctrl-c-one-sigint", test_one_ctrl_c_one_sigint);
   ADD ("/tool/run/waiting-line-and-ctrl-c", test_waiting_line_and_ctrl_c);
   return g_test_run ();
