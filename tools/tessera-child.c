@@ -119,7 +119,11 @@ typedef struct
  * ignored now but not at start, or the other way round, and those this
  * process catches, whose handlers must not run in the child while it
  * waits at its gate (nor in a watcher), and which exec would leave at
- * SIG_DFL where SIG_IGN was asked. */
+ * SIG_DFL where SIG_IGN was asked. Exact as long as no thread changes a
+ * disposition until the fork: ours do not (the signal thread waits with
+ * sigtimedwait()), but GLib sets SIGCHLD's handler, and takes it back,
+ * whenever a thread waits for a subprocess (slurm's probes), so SIGCHLD
+ * is always in the list. */
 static void
 signals_to_restore (SignalsToRestore *restore)
 {
@@ -136,7 +140,7 @@ signals_to_restore (SignalsToRestore *restore)
 
       if (sig == SIGKILL || sig == SIGSTOP)
         continue;
-      if ((caught & bit) || (!!(ignored & bit)) != was_ignored)
+      if (sig == SIGCHLD || (caught & bit) || (!!(ignored & bit)) != was_ignored)
         restore->signals[restore->count++] = sig;
     }
 }
