@@ -588,6 +588,41 @@ test_order_kept (Fixture *f, gconstpointer data)
     g_assert_cmpstr (g_ptr_array_index (recorded, i), ==, g_ptr_array_index (listed, i));
 }
 
+/* A waiting run keeps what it took from the index, and reads it again
+ * when its wait ends (its table, the index it writes). The file shortened
+ * in place meanwhile (a backup restored over it, `cp`, another host's
+ * prune on a shared home) must not end it: it is granted and runs its
+ * command once the capacity it waits for is let go. */
+static void
+test_shortened_while_waiting (Fixture *f, gconstpointer data)
+{
+  g_autofree char *cache = g_strdup_printf ("XDG_CACHE_HOME=%s", f->cache);
+  g_autofree char *queue = g_build_filename (f->pool, "queue", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *waiting = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GSubprocess) run = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *need = g_strdup_printf ("r=%d", CAPACITY - HOLDERS + 1);
+
+  add_holders (f, HOLDERS);
+  wait_index_covers_all (f);
+  path = index_path (f);
+  /* One more than is free: it waits, every holder taken from the index. */
+  test_argv_tessera_env (argv, f->state, f->config, (const char *[]) { cache, NULL });
+  test_argv_end (argv, (const char *[]) { "run", "--need", need, "--", "true", NULL });
+  run = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+  waiting = test_wait_entry (queue, NULL, ".waiting", NULL, COVER_TIMEOUT_S);
+  g_assert_cmpint (truncate (path, 0), ==, 0);
+  remove_holder (f, "holder@0.json");
+  g_subprocess_wait (run, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (run));
+  g_assert_cmpint (g_subprocess_get_exit_status (run), ==, 0);
+  assert_counts_truth (f);
+}
+
 /* Tessera peers change jobs/ (atomic writes: new inodes) between two
  * fresh processes: added, removed, replaced with the same size. */
 static void
@@ -1052,6 +1087,7 @@ main (int argc, char **argv)
   ADD ("/index/stale/tessera-peer-changes", NULL, test_stale);
   ADD ("/index/stale/python-peer-in-place", NULL, test_python_peer);
   ADD ("/index/order/readdir-order-kept", NULL, test_order_kept);
+  ADD ("/index/shortened/while-a-run-waits", NULL, test_shortened_while_waiting);
   ADD ("/index/lazy/run-builds-no-holder-of-the-index", NULL, test_lazy_holders);
   ADD ("/index/lazy/mutex-counted-from-the-index", NULL, test_lazy_mutex);
   ADD ("/index/status/verdicts-shown-none-acted-on", NULL, test_status_verdicts);
