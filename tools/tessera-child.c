@@ -60,14 +60,15 @@ status_signal_mask (const char *status, const char *field, guint64 *mask)
 static gboolean
 read_signal_dispositions (guint64 *ignored, guint64 *caught)
 {
-  char status[4096];
+  char status[16384];
   size_t len = 0;
   ssize_t n;
   int fd = open ("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
   if (fd < 0)
     return FALSE;
-  /* Bounded: the masks come within the first two kilobytes. */
+  /* Bounded: the masks come after the Groups line, which a user of
+   * hundreds of groups makes kilobytes long; beyond, the loops are used. */
   while (len < sizeof status - 1)
     {
       n = read (fd, status + len, sizeof status - 1 - len);
