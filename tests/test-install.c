@@ -148,7 +148,7 @@ test_example_builds_with_pkg_config (void)
       g_test_skip ("meson, cc or pkg-config is not in PATH");
       return;
     }
-  if (g_getenv ("ASAN_OPTIONS") != NULL || g_getenv ("TSAN_OPTIONS") != NULL)
+  if (test_under_sanitizer ())
     {
       g_test_skip ("a sanitizer build's library needs the sanitizer runtime in the program too");
       return;
@@ -498,7 +498,7 @@ test_python_under_prefix (void)
   g_autoptr(GError) error = NULL;
   guint documented = 0;
 
-  if (g_getenv ("ASAN_OPTIONS") != NULL || g_getenv ("TSAN_OPTIONS") != NULL)
+  if (test_under_sanitizer ())
     {
       g_test_skip ("a sanitizer build's library needs the sanitizer runtime in Python too");
       return;

@@ -220,12 +220,13 @@ test_ignored_signal_not_forwarded (Fixture *f, gconstpointer data)
 }
 
 /* What a test command starts with: SIGHUP, SIGPIPE (which the wrapper
- * ignores itself), SIGUSR1 and SIGSEGV (a handler of the wrapper's under
- * a sanitizer) ignored when @data, else at their default. */
+ * ignores itself), SIGUSR1 and SIGUSR2 ignored when @data, else at their
+ * default. Not SIGSEGV: a sanitizer build of the wrapper takes it over
+ * before main(), so what it was at start is gone before Tessera looks. */
 static void
 set_start_signals (gpointer data)
 {
-  const int signals[] = { SIGHUP, SIGPIPE, SIGUSR1, SIGSEGV };
+  const int signals[] = { SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2 };
 
   for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
     signal (signals[i], data != NULL ? SIG_IGN : SIG_DFL);
@@ -274,9 +275,9 @@ command_ignored_signals (Fixture *f, gboolean ignored, const char *need, gboolea
 
 /* The command starts with the very signals ignored that the wrapper
  * started with, no more (SIGPIPE, which the wrapper ignores, is at its
- * default again), no fewer (SIGSEGV stays ignored even where the wrapper
- * handles it); on a lease pool too, whose command a watcher forks; and
- * without /proc, where the wrapper asks sigaction() for each signal. */
+ * default again), no fewer; on a lease pool too, whose command a watcher
+ * forks; and without /proc, where the wrapper asks sigaction() for each
+ * signal (not under a sanitizer, which needs /proc to start at all). */
 static void
 test_start_signals_reach_command (Fixture *f, gconstpointer data)
 {
@@ -294,11 +295,13 @@ test_start_signals_reach_command (Fixture *f, gconstpointer data)
       g_assert_cmpuint (direct & (hup | pipe), ==, ignored ? hup | pipe : 0);
       for (guint n = 0; n < G_N_ELEMENTS (needs); n++)
         g_assert_cmphex (command_ignored_signals (f, ignored, needs[n], FALSE), ==, direct);
-      if (getuid () == 0)
+      if (getuid () == 0 && !test_under_sanitizer ())
         g_assert_cmphex (command_ignored_signals (f, ignored, "r", TRUE), ==, direct);
     }
   if (getuid () != 0)
     g_test_message ("without /proc: not checked, hiding /proc needs root");
+  else if (test_under_sanitizer ())
+    g_test_message ("without /proc: not checked, a sanitizer build cannot start without it");
 }
 
 /* The terminal is a pseudo-terminal whose session the wrapper leads. */

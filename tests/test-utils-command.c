@@ -80,3 +80,9 @@ test_hold_argv (GPtrArray *argv, const char *need, double timeout_s)
   helper_expect_line (holder, "held", timeout_s);
   return holder;
 }
+
+gboolean
+test_under_sanitizer (void)
+{
+  return g_getenv ("ASAN_OPTIONS") != NULL || g_getenv ("TSAN_OPTIONS") != NULL;
+}

@@ -130,6 +130,9 @@ int      test_run_tessera_va     (const char *state, const char *config, const c
                                   char **out, char **err, const char *first, va_list ap);
 GSubprocessLauncher *test_launcher_without_config (GSubprocessFlags flags, const char *state,
                                                    const char *no_config);
+/* Whether the tests (and the `tessera` they run) are a sanitizer build's
+ * under its setup (ASAN_OPTIONS or TSAN_OPTIONS set by meson's setups). */
+gboolean test_under_sanitizer    (void);
 Helper  *test_hold_argv          (GPtrArray *argv, const char *need, double timeout_s);
 
 /* ------------------------------------------------------------------ */
