@@ -109,7 +109,7 @@ remember_start_signals (void)
 }
 
 /* The signals the command's process sets back to what they were at start
- * (see gated_spawn()); @count -1: all of them. */
+ * (see gated_spawn()). */
 typedef struct
 {
   int count;
@@ -129,19 +129,18 @@ static void
 signals_to_restore (SignalsToRestore *restore)
 {
   guint64 ignored, caught;
+  /* Without /proc: all of them. */
+  gboolean all = !read_signal_dispositions (&ignored, &caught);
 
-  restore->count = -1;
-  if (!read_signal_dispositions (&ignored, &caught))
-    return;
   restore->count = 0;
-  for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+  for (int sig = 1; sig < NSIG; sig++)
     {
-      guint64 bit = G_GUINT64_CONSTANT (1) << (sig - 1);
+      guint64 bit = sig <= 64 ? G_GUINT64_CONSTANT (1) << (sig - 1) : 0;
       gboolean was_ignored = sigismember (&start_ignored, sig) == 1;
 
       if (sig == SIGKILL || sig == SIGSTOP)
         continue;
-      if (sig == SIGCHLD || (caught & bit) || (!!(ignored & bit)) != was_ignored)
+      if (all || sig == SIGCHLD || (caught & bit) || (!!(ignored & bit)) != was_ignored)
         restore->signals[restore->count++] = sig;
     }
 }
@@ -390,15 +389,8 @@ gated_child (int gate, int report, int keep_fd, char **candidates, char **argv, 
 
   dfl.sa_handler = SIG_DFL;
   ign.sa_handler = SIG_IGN;
-  if (restore->count < 0)
-    {
-      for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-          sigaction (sig, sigismember (&start_ignored, sig) ? &ign : &dfl, NULL);
-    }
-  else
-    for (int i = 0; i < restore->count; i++)
-      sigaction (restore->signals[i], sigismember (&start_ignored, restore->signals[i]) ? &ign : &dfl, NULL);
+  for (int i = 0; i < restore->count; i++)
+    sigaction (restore->signals[i], sigismember (&start_ignored, restore->signals[i]) ? &ign : &dfl, NULL);
   pthread_sigmask (SIG_SETMASK, &start_mask, NULL);
 
   /* The gate opens once the lock files name this process; end-of-file
